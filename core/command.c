@@ -1,0 +1,27 @@
+/* Subcommand dispatch shared by railbench and its command groups. */
+#include "railbench/command.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "railbench/cli.h"
+
+int rb_dispatch(const char *group, const struct rb_subcommand *subs, int argc, char **argv)
+{
+    const char *word = argc > 1 ? argv[1] : NULL;
+    if (!word || strcmp(word, "--help") == 0 || strcmp(word, "-h") == 0 ||
+        strcmp(word, "help") == 0) {
+        FILE *out = word ? stdout : stderr;
+        fprintf(out, "usage: %s <command> [options]\n\ncommands:\n", group);
+        for (const struct rb_subcommand *s = subs; s->name; s++)
+            fprintf(out, "  %-10s %s\n", s->name, s->summary);
+        fprintf(out, "\n'%s <command> --help' describes a command's options.\n", group);
+        return word ? RB_EXIT_OK : RB_EXIT_USAGE;
+    }
+    for (const struct rb_subcommand *s = subs; s->name; s++)
+        if (strcmp(word, s->name) == 0)
+            return s->run(argc - 1, argv + 1);
+    fprintf(stderr, "railbench: unknown command \"%s\" for \"%s\" (see %s --help)\n", word, group,
+            group);
+    return RB_EXIT_USAGE;
+}

@@ -1,0 +1,190 @@
+/* railbench fabric counters: per-host disk, NIC and InfiniBand rates every interval. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabric_int.h"
+#include "railbench/clock.h"
+#include "railbench/counters.h"
+#include "railbench/harness.h"
+#include "railbench/log.h"
+
+struct counters_ctx {
+    const char *root;
+    struct rb_counters_sample prev, cur;
+    bool have_prev;
+};
+
+static double num(const cJSON *o, const char *k)
+{
+    return cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, k));
+}
+
+/* Sums a device array's field over its entries. */
+static double sum_field(const cJSON *host, const char *section, const char *field)
+{
+    double s = 0;
+    const cJSON *d;
+    cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(host, section))
+    {
+        double v = num(d, field);
+        if (v == v)
+            s += v;
+    }
+    return s;
+}
+
+static double max_field(const cJSON *host, const char *section, const char *field)
+{
+    double m = 0;
+    const cJSON *d;
+    cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(host, section))
+    {
+        double v = num(d, field);
+        if (v > m)
+            m = v;
+    }
+    return m;
+}
+
+#define MIB (1024.0 * 1024.0)
+
+static void host_row(char *buf, size_t len, const char *label, const cJSON *h)
+{
+    snprintf(buf, len, "| %-16s | %9.0f | %9.0f | %8.2f | %8.2f | %6.1f | %12.2f | %12.2f | %11.2f | %11.2f | %5.1f |\n",
+             label, sum_field(h, "disk", "read_iops"), sum_field(h, "disk", "write_iops"),
+             sum_field(h, "disk", "read_bytes_per_s") / MIB,
+             sum_field(h, "disk", "write_bytes_per_s") / MIB,
+             100.0 * max_field(h, "disk", "util_ratio"), sum_field(h, "net", "rx_bytes_per_s") / MIB,
+             sum_field(h, "net", "tx_bytes_per_s") / MIB, sum_field(h, "ib", "rx_bytes_per_s") / MIB,
+             sum_field(h, "ib", "tx_bytes_per_s") / MIB, 100.0 * num(h, "cpu_util_ratio"));
+}
+
+static const char table_head[] =
+    "| host             |  disk r/s |  disk w/s | rd MiB/s | wr MiB/s | util % | net rx MiB/s | net tx MiB/s | IB rx MiB/s | IB tx MiB/s | cpu % |\n"
+    "|------------------|----------:|----------:|---------:|---------:|-------:|-------------:|-------------:|------------:|------------:|------:|\n";
+
+static void on_tick(void *arg, struct rb_harness *h, const struct rb_stats *interval, double t_s)
+{
+    (void)interval;
+    struct counters_ctx *c = arg;
+    cJSON *mine = NULL;
+    if (h->local_rank == 0 && rb_counters_sample(c->root, &c->cur) == 0) {
+        if (c->have_prev) {
+            struct rb_counters_rates *r = malloc(sizeof *r);
+            if (r) {
+                rb_counters_rates(&c->prev, &c->cur, r);
+                mine = rb_counters_rates_json(r);
+                cJSON_AddStringToObject(mine, "host", h->host);
+                free(r);
+            }
+        }
+        c->prev = c->cur;
+        c->have_prev = true;
+    }
+    cJSON *all = rb_harness_gather_json(h, mine);
+    cJSON_Delete(mine);
+    if (h->rank != 0 || !all) {
+        cJSON_Delete(all);
+        return;
+    }
+    if (cJSON_GetArraySize(all) > 0 && rb_log_get_level() >= RB_LOG_INFO) {
+        printf("t=%.1fs\n", t_s);
+        fputs(table_head, stdout);
+        const cJSON *host;
+        cJSON_ArrayForEach(host, all)
+        {
+            char row[512];
+            host_row(row, sizeof row, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(host, "host")), host);
+            fputs(row, stdout);
+        }
+        fflush(stdout);
+    }
+    cJSON *line = cJSON_CreateObject();
+    cJSON_AddStringToObject(line, "phase", "counters");
+    cJSON_AddNumberToObject(line, "t_s", t_s);
+    cJSON_AddItemToObject(line, "hosts", all);
+    rb_result_interval(&h->result, line);
+}
+
+static bool never_done(void *ctx)
+{
+    (void)ctx;
+    return false;
+}
+
+int rb_fabric_counters(int argc, char **argv)
+{
+    uint64_t duration_ns = 10 * RB_NS_PER_S;
+    const char *root = "/";
+    const struct rb_opt opts[] = {
+        {"duration", 0, RB_OPT_DURATION, &duration_ns, "DURATION", "how long to sample", NULL},
+        {"root", 0, RB_OPT_STR, &root, "DIR", "root of the proc and sys trees to read", NULL},
+        {0},
+    };
+    const struct rb_cmd_spec spec = {
+        "railbench fabric counters [options]",
+        "Print per-host disk, NIC and InfiniBand rates every interval (every host under mpirun).",
+        opts, 0, 0};
+    struct rb_cli cli;
+    int rc = rb_cli_parse(&cli, &spec, argc, argv);
+    if (rc != 0) {
+        rb_cli_free(&cli);
+        return rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE;
+    }
+    if (duration_ns == 0) {
+        fprintf(stderr, "railbench: --duration: must be greater than 0 (e.g. 10s)\n");
+        rb_cli_free(&cli);
+        return RB_EXIT_USAGE;
+    }
+    struct rb_harness h;
+    rc = rb_harness_init(&h, "fabric counters", &cli, true);
+    if (rc != 0) {
+        rb_cli_free(&cli);
+        return rc;
+    }
+    h.counters_root = root;
+
+    struct counters_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        rb_harness_fatal(&h, RB_EXIT_RUNTIME, "out of memory");
+    c->root = root;
+    if (h.local_rank == 0 && rb_counters_sample(root, &c->prev) != 0)
+        rb_harness_fatal(&h, RB_EXIT_RUNTIME, "--root %s: cannot read counters there", root);
+    c->have_prev = h.local_rank == 0;
+
+    struct rb_phase p = {.name = "counters", .op = "sample", .duration_ns = duration_ns,
+                         .done = never_done, .on_tick = on_tick, .ctx = c, .no_stats = true};
+    rc = rb_harness_run_phase(&h, &p);
+
+    char *table = NULL;
+    if (h.rank == 0 && p.record) {
+        /* The whole run per host, from the phase's start and end samples. */
+        size_t cap = 4096, len = 0;
+        table = malloc(cap);
+        len += (size_t)snprintf(table, cap, "\n# railbench fabric counters: %.1f s\n\n", p.duration_s);
+        len += (size_t)snprintf(table + len, cap - len, "%s", table_head);
+        const cJSON *host;
+        cJSON_ArrayForEach(host, cJSON_GetObjectItemCaseSensitive(p.record, "counters"))
+        {
+            char row[512];
+            host_row(row, sizeof row, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(host, "host")), host);
+            if (len + strlen(row) + 1 > cap) {
+                cap *= 2;
+                char *t = realloc(table, cap);
+                if (!t)
+                    break;
+                table = t;
+            }
+            len += (size_t)snprintf(table + len, cap - len, "%s", row);
+        }
+        rb_result_set(&h.result, "summary", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(p.record, "counters"), 1));
+    }
+    rc = rb_harness_finish(&h, table, rc);
+    free(table);
+    free(c);
+    rb_harness_phase_free(&p);
+    rb_cli_free(&cli);
+    return rc;
+}

@@ -1,0 +1,12 @@
+/* railbench fabric: topology, discovery, simulation, counters, wire overhead. */
+#include "railbench/command.h"
+#include "fabric_int.h"
+
+int rb_fabric_main(int argc, char **argv)
+{
+    static const struct rb_subcommand subs[] = {
+        {"counters", "per-host disk, NIC and InfiniBand rates each interval", rb_fabric_counters},
+        {0, 0, 0},
+    };
+    return rb_dispatch("railbench fabric", subs, argc, argv);
+}

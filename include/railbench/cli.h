@@ -1,0 +1,106 @@
+/* Command-line and --config parsing shared by every command. */
+#ifndef RB_CLI_H
+#define RB_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#define RB_LIST_MAX 64
+
+/* Exit statuses (DESIGN.md): 1 a check the user asked for failed, 2 usage, 3 runtime. */
+enum { RB_EXIT_OK = 0, RB_EXIT_CHECK = 1, RB_EXIT_USAGE = 2, RB_EXIT_RUNTIME = 3 };
+
+/* A list of numbers ("4k,8k", "1,2,4"). */
+struct rb_u64s {
+    size_t n;
+    uint64_t v[RB_LIST_MAX];
+};
+
+/* A repeatable string option (--label, --endpoint). Strings are owned by the rb_cli. */
+struct rb_strs {
+    size_t n;
+    const char *v[RB_LIST_MAX];
+};
+
+enum rb_opt_type {
+    RB_OPT_FLAG,     /* bool *; no value on the command line, true/false in --config */
+    RB_OPT_STR,      /* const char ** */
+    RB_OPT_STRS,     /* struct rb_strs *; repeatable */
+    RB_OPT_INT,      /* int64_t * */
+    RB_OPT_U64,      /* uint64_t * */
+    RB_OPT_DOUBLE,   /* double * */
+    RB_OPT_PERCENT,  /* double * in percent, "90" or "90%" */
+    RB_OPT_SIZE,     /* uint64_t * bytes */
+    RB_OPT_SIZES,    /* struct rb_u64s * of byte sizes */
+    RB_OPT_U64S,     /* struct rb_u64s * of whole numbers */
+    RB_OPT_DURATION, /* uint64_t * nanoseconds */
+    RB_OPT_RATE,     /* double * per second */
+    RB_OPT_CHOICE,   /* int * index into choices "a|b|c" */
+};
+
+/* One option. The value already in *dest before parsing is its default. */
+struct rb_opt {
+    const char *name;    /* long name without "--"; also the --config key */
+    char short_name;     /* 0 for none; e.g. 'b' for nccl-tests' -b */
+    enum rb_opt_type type;
+    void *dest;
+    const char *metavar; /* shown in --help, e.g. "SIZE" */
+    const char *help;
+    const char *choices; /* RB_OPT_CHOICE only: "random|sequential|epoch" */
+};
+
+/* A command's interface: usage line, one-line summary, options (ending with {0}), positional count. */
+struct rb_cmd_spec {
+    const char *usage;   /* "railbench load get [options] URL" */
+    const char *summary;
+    const struct rb_opt *opts;
+    int min_args, max_args; /* positional arguments; max_args < 0 means unlimited */
+};
+
+/* Options every command takes (DESIGN.md "One binary, subcommands"). */
+struct rb_common {
+    const char *out_dir;     /* --out; NULL means railbench-results/<UTC time>-<command> */
+    uint64_t interval_ns;    /* --interval, default 1s */
+    struct rb_strs labels;   /* --label k=v, validated: k is [A-Za-z_][A-Za-z0-9_]* */
+    const char *config_path; /* --config */
+    bool quiet;              /* --quiet */
+};
+
+struct rb_cli {
+    struct rb_common common;
+    int nargs;
+    const char **args;   /* positional arguments (owned) */
+    cJSON *config;       /* every option's resolved value, secrets redacted (owned) */
+    cJSON *argv_json;    /* the command line as given, secrets redacted (owned) */
+    /* internal */
+    char **owned;
+    size_t nowned, capowned;
+};
+
+#define RB_CLI_HELP 1
+
+/*
+ * Parses argv (argv[0] is the command word, e.g. "get") against spec plus
+ * the common options. Values from --config FILE.json are applied first, then
+ * the command line, which wins. Returns 0; RB_CLI_HELP after printing --help
+ * to stdout; or -EINVAL after printing one line naming the option, the value
+ * and the accepted form (the caller exits 2). Free with rb_cli_free.
+ */
+int rb_cli_parse(struct rb_cli *cli, const struct rb_cmd_spec *spec, int argc, char **argv);
+
+/* Releases what rb_cli_parse allocated; NULL-safe, idempotent. */
+void rb_cli_free(struct rb_cli *cli);
+
+/* Prints the --help text of spec to stdout. */
+void rb_cli_usage(const struct rb_cmd_spec *spec);
+
+/* True when an option of this name carries a secret (contains key, secret, token or password). */
+bool rb_cli_is_secret(const char *name);
+
+/* Keeps s alive until rb_cli_free; returns the copy or NULL when out of memory. */
+const char *rb_cli_strdup(struct rb_cli *cli, const char *s);
+
+#endif

@@ -1,0 +1,131 @@
+/* MPI lifecycle shared by every command: ranks and hosts, phases, interval ticks, signals, results. */
+#ifndef RB_HARNESS_H
+#define RB_HARNESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <mpi.h>
+
+#include "railbench/cli.h"
+#include "railbench/counters.h"
+#include "railbench/result.h"
+#include "railbench/stats.h"
+
+/* Checks an MPI call; on failure logs host, rank, file, line and MPI's own message, then aborts (exit 3). */
+#define RB_MPI_CHECK(call)                                                                     \
+    do {                                                                                       \
+        int rb_mpi_rc_ = (call);                                                               \
+        if (rb_mpi_rc_ != MPI_SUCCESS)                                                         \
+            rb_harness_mpi_fail(rb_mpi_rc_, #call, __FILE__, __LINE__);                        \
+    } while (0)
+
+struct rb_harness {
+    int rank, size;               /* in MPI_COMM_WORLD; 0 and 1 without MPI */
+    int local_rank, local_size;   /* among the ranks on this host */
+    int host_index, host_count;   /* this host's index, and number of hosts */
+    char host[256];
+    bool mpi;                     /* MPI was initialised by the harness */
+    MPI_Comm comm;                /* duplicate of MPI_COMM_WORLD for the command's own collectives */
+    MPI_Comm tick_comm;           /* the harness's ticks */
+    MPI_Comm done_comm;           /* non-blocking "every rank is done" barriers */
+    MPI_Comm node_comm;           /* ranks on this host */
+    const char *command;          /* "load get" */
+    struct rb_cli *cli;
+    char out_dir[4096];           /* the run's directory, the same string on every rank */
+    struct rb_result result;      /* open on rank 0 only */
+    bool interrupted;             /* a phase was cut short by SIGINT/SIGTERM */
+    const char *counters_root;    /* proc/sys root sampled around phases; "/" unless a command sets it */
+};
+
+/* A phase: the harness owns barriers, ticks, timing and records; the command owns the work. */
+struct rb_phase {
+    const char *name;                 /* "get", "cold", "epoch-1" */
+    const char *op;                   /* "GET", "PUT", "collect" */
+    struct rb_stats_names names;      /* error class and extra counter names */
+    uint64_t duration_ns;             /* end after this long; 0: when every rank is done */
+    /* Called on every rank right after the start barrier; returns 0 or -errno (run aborts, exit 3). */
+    int (*start)(void *ctx);
+    /* Moves this rank's stats since the last call into *into (merging); called by the main thread. */
+    void (*collect)(void *ctx, struct rb_stats *into);
+    /* True when this rank has nothing more to do. */
+    bool (*done)(void *ctx);
+    /* Asks the work to end now and waits for it (duration reached, another rank failed, a signal). */
+    void (*stop)(void *ctx);
+    /* Optional: called on every rank after each tick's reduce (collectives allowed); stats valid on rank 0. */
+    void (*on_tick)(void *ctx, struct rb_harness *h, const struct rb_stats *interval, double t_s);
+    void *ctx;
+    bool no_stats;                    /* the phase counts no operations: no progress or stats lines */
+
+    /* Filled by rb_harness_run_phase (totals on rank 0 only). */
+    struct rb_stats *total;           /* allocated by the harness; freed by rb_harness_phase_free */
+    double duration_s;
+    double disk_util_ratio;           /* mean over hosts of the busy disks' utilisation */
+    double net_rx_bytes_per_s;        /* summed over hosts (all interfaces but lo) */
+    double net_tx_bytes_per_s;
+    cJSON *record;                    /* the phase record added to result.json (rank 0), still owned by it */
+};
+
+/*
+ * Initialises MPI when want_mpi (MPI_THREAD_FUNNELED; works under mpirun,
+ * srun and as a singleton), discovers ranks and hosts, installs SIGINT and
+ * SIGTERM handlers, and on rank 0 opens the result directory (--out, or
+ * railbench-results/<UTC time>-<command>). Returns 0, or an exit status
+ * (RB_EXIT_RUNTIME) after logging why.
+ */
+int rb_harness_init(struct rb_harness *h, const char *command, struct rb_cli *cli, bool want_mpi);
+
+/*
+ * Runs one phase on every rank: counters sampled, barrier, start(), then a
+ * tick every --interval that collects each rank's stats, reduces them to
+ * rank 0, appends an intervals.jsonl line and prints the progress line; ends
+ * when every rank is done, the duration has passed, or a signal arrived;
+ * then stop() and a last tick. Adds the phase record to result.json.
+ * Collective: every rank calls it with the same phases in the same order.
+ * Returns 0, or an exit status after logging why.
+ */
+int rb_harness_run_phase(struct rb_harness *h, struct rb_phase *p);
+
+/* Frees what rb_harness_run_phase allocated in p; NULL-safe. */
+void rb_harness_phase_free(struct rb_phase *p);
+
+/* True once SIGINT or SIGTERM arrived in this process (async-signal-safe flag). */
+bool rb_harness_signalled(void);
+
+/* Address of the signal flag, for sleeps that should end early (rb_clock_sleep_ns). */
+const volatile int *rb_harness_signal_flag(void);
+
+/* True on every rank when any rank was signalled; collective. */
+bool rb_harness_any_signalled(struct rb_harness *h);
+
+/*
+ * Gathers one JSON value from every rank to rank 0 (collective on h->comm).
+ * Ranks pass their value or NULL (ownership stays with the caller). Rank 0
+ * gets a new array of the non-NULL values in rank order (caller frees);
+ * other ranks get NULL.
+ */
+cJSON *rb_harness_gather_json(struct rb_harness *h, const cJSON *mine);
+
+/* Barrier on h->comm (no-op without MPI). */
+void rb_harness_barrier(struct rb_harness *h);
+
+/* Formats a stats line like aisloader's for the progress output. */
+void rb_harness_progress_line(char *buf, size_t len, const char *phase, const struct rb_stats *interval,
+                              const struct rb_stats *total, double interval_s, double t_s);
+
+/*
+ * Ends the run: rank 0 writes table (may be NULL) to stdout and table.md,
+ * records "interrupted" as a failed check when a signal cut the run short,
+ * and writes result.json; then MPI is finalised. Returns the exit status:
+ * status if non-zero, else 1 when a check failed, else 0 (broadcast from rank 0).
+ */
+int rb_harness_finish(struct rb_harness *h, const char *table, int status);
+
+/* Logs one error line and ends every rank with status (MPI_Abort under MPI). */
+void rb_harness_fatal(struct rb_harness *h, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4), noreturn));
+
+/* Used by RB_MPI_CHECK. */
+void rb_harness_mpi_fail(int rc, const char *call, const char *file, int line) __attribute__((noreturn));
+
+#endif

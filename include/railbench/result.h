@@ -1,0 +1,73 @@
+/* The run record: result.json, intervals.jsonl and table.md in one directory per run. */
+#ifndef RB_RESULT_H
+#define RB_RESULT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#define RB_RESULT_SCHEMA "railbench.result/v1"
+
+struct rb_cli;
+
+struct rb_result {
+    char dir[4096];
+    cJSON *root;        /* the record written as result.json */
+    cJSON *phases;      /* root.phases */
+    cJSON *checks;      /* root.checks */
+    FILE *intervals;    /* intervals.jsonl, appended and flushed line by line */
+    bool failed;        /* a check failed */
+};
+
+/*
+ * Creates dir (and parents) and intervals.jsonl, and starts the record:
+ * schema, command, argv and config (already redacted by the cli), labels,
+ * version, started_at. cli may be NULL. Returns 0 or -errno after logging
+ * one line naming the path. Release with rb_result_close.
+ */
+int rb_result_open(struct rb_result *r, const char *dir, const char *command,
+                   const struct rb_cli *cli);
+
+/* Appends obj as one line of intervals.jsonl and flushes it; takes ownership of obj. */
+int rb_result_interval(struct rb_result *r, cJSON *obj);
+
+/* Appends a phase record to root.phases; takes ownership. */
+void rb_result_add_phase(struct rb_result *r, cJSON *phase);
+
+/* Sets root[key] = value, replacing what was there; takes ownership. */
+void rb_result_set(struct rb_result *r, const char *key, cJSON *value);
+
+/* Records a check {name, passed, detail}; a failed check makes rb_result_failed() true. */
+void rb_result_check(struct rb_result *r, const char *name, bool passed, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* True when any recorded check failed. */
+bool rb_result_failed(const struct rb_result *r);
+
+/* Writes text as table.md (temporary name, then rename). Returns 0 or -errno. */
+int rb_result_write_table(struct rb_result *r, const char *text);
+
+/* Sets ended_at and writes result.json (temporary name, then rename). Returns 0 or -errno. */
+int rb_result_finish(struct rb_result *r);
+
+/* Closes intervals.jsonl and frees the record; NULL-safe and idempotent. */
+void rb_result_close(struct rb_result *r);
+
+/* Writes len bytes to path through path.tmp and rename(2). Returns 0 or -errno. */
+int rb_write_file_atomic(const char *path, const char *data, size_t len);
+
+/* Creates dir and its missing parents (mode 0755). Returns 0 or -errno. */
+int rb_mkdir_p(const char *dir);
+
+/* A JSON number for v when it is exact as a double (<= 2^53), else a decimal string. */
+cJSON *rb_json_u64(uint64_t v);
+
+/* Reads a value written by rb_json_u64 (number or decimal string). Returns 0 or -EINVAL. */
+int rb_json_get_u64(const cJSON *item, uint64_t *v);
+
+/* The version compiled in (git describe --always --dirty). */
+const char *rb_version(void);
+
+#endif

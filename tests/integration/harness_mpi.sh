@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Harness under mpirun -np 3: interval reduces sum every rank's values; SIGINT still writes result.json.
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+PROG=$ROOT/build/tests/mpi_harness
+
+# 1. Totals: rank r records (r+1)*1000 known values; rank 0 compares the merged histogram bucket by bucket.
+rb_mpirun 3 "$PROG" --out "$T/r1" --interval 100ms --quiet
+R=$T/r1/result.json
+assert_jq "$R" '.schema == "railbench.result/v1"' "schema"
+assert_jq "$R" '.mpi.size == 3 and .mpi.enabled' "mpi size 3 recorded"
+assert_jq "$R" '.checks[] | select(.name=="totals") | .passed' "rank 0 totals equal the sum of the ranks' values"
+assert_jq "$R" '.phases[0].count == 6000 and .phases[0].bytes == 60000' "phase count 6000, bytes 60000"
+assert_jq "$R" '.phases[0].errors.http_4xx == 60 and .phases[0].errors.total == 60' "errors by class"
+assert_jq "$R" '.phases[0].latency_hist.count == 6000' "histogram in the phase record"
+sum=$(jq -s 'map(.count) | add' "$T/r1/intervals.jsonl")
+assert_eq "sum of interval counts" 6000 "$sum"
+
+# 2. SIGINT to mpirun mid-run: ranks stop at the next tick and rank 0 still writes the result.
+bg "${MPIRUN[@]}" -np 3 "$PROG" --out "$T/r2" --interval 200ms --forever --per-collect 10 --quiet
+MPIRUN=$LAST_PID
+for _ in $(seq 100); do [ -s "$T/r2/intervals.jsonl" ] && break; sleep 0.1; done
+[ -s "$T/r2/intervals.jsonl" ] || fail "no interval written"
+sleep 0.5
+kill -INT "$MPIRUN"
+rc=0; wait "$MPIRUN" || rc=$?
+[ -f "$T/r2/result.json" ] || fail "no result.json after SIGINT (mpirun exit $rc)"
+assert_jq "$T/r2/result.json" '.checks[] | select(.name=="completed") | .passed == false' "interrupted run recorded as such"
+assert_jq "$T/r2/result.json" '.phases[0].count > 0 and .phases[0].interrupted' "measured values kept"
+ok "mpirun exit status after SIGINT: $rc"

@@ -1,0 +1,115 @@
+# Shared helpers for tests/integration/*.sh: temp dirs, free ports, servers we start and stop, assertions.
+# Source it after `set -euo pipefail`. Every server started here is stopped by PID on exit.
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+RB=$ROOT/build/railbench
+mkdir -p "$ROOT/build/tmp"
+T=$(mktemp -d "$ROOT/build/tmp/$(basename "$0" .sh).XXXXXX")
+PIDS=()
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Shared-memory transport without ptrace-based single copy (not permitted in containers).
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+export OMPI_MCA_rmaps_base_oversubscribe=1
+
+cleanup() {
+    local pid
+    for pid in "${PIDS[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
+    for pid in "${PIDS[@]}"; do
+        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -9 "$pid" 2>/dev/null || true
+    done
+    [ -n "${KEEP_TMP:-}" ] || rm -rf "$T"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+ok() { echo "ok: $*"; }
+
+# free_port: prints a TCP port on 127.0.0.1 that nothing listens on now.
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# wait_port PORT [SECONDS]: waits until something accepts on 127.0.0.1:PORT.
+wait_port() {
+    local port=$1 limit=${2:-20} i
+    for i in $(seq $((limit * 10))); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+        sleep 0.1
+    done
+    fail "nothing listens on port $port after ${limit}s"
+}
+
+# bg CMD...: starts CMD in the background, records its PID for cleanup, sets LAST_PID.
+bg() {
+    "$@" &
+    LAST_PID=$!
+    PIDS+=("$LAST_PID")
+}
+
+# rb_mpirun NP PROGRAM ARGS...: runs PROGRAM under mpirun on this host.
+# For a background run whose PID you need, use: bg "${MPIRUN[@]}" -np N PROGRAM ARGS...
+MPIRUN=(mpirun --oversubscribe --mca btl self,vader,tcp)
+rb_mpirun() {
+    local np=$1; shift
+    "${MPIRUN[@]}" -np "$np" "$@"
+}
+
+# jqr FILE FILTER: prints jq -r output, failing on jq errors.
+jqr() { jq -er "$2" "$1"; }
+
+# assert_eq WHAT EXPECTED ACTUAL
+assert_eq() {
+    [ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"
+    ok "$1 = $3"
+}
+
+# assert_jq FILE FILTER WHAT: the jq filter must print true.
+assert_jq() {
+    local v
+    v=$(jq -e "$2" "$1" 2>&1) || fail "$3: jq '$2' on $1 gave: $v"
+    ok "$3"
+}
+
+# assert_exit EXPECTED WHAT CMD...: runs CMD, checks its status; its stderr goes to $T/stderr.
+assert_exit() {
+    local expected=$1 what=$2 rc=0; shift 2
+    "$@" >"$T/stdout" 2>"$T/stderr" || rc=$?
+    [ "$rc" = "$expected" ] || { cat "$T/stderr" >&2; fail "$what: exit $rc, expected $expected"; }
+    ok "$what: exit $rc"
+}
+
+# assert_stderr_line PATTERN: stderr of the last assert_exit is one line matching PATTERN (grep -E).
+assert_stderr_line() {
+    local n
+    n=$(grep -c . "$T/stderr" || true)
+    [ "$n" = 1 ] || { cat "$T/stderr" >&2; fail "expected one stderr line, got $n"; }
+    grep -Eq "$1" "$T/stderr" || { cat "$T/stderr" >&2; fail "stderr does not match /$1/"; }
+    ok "message: $(cat "$T/stderr")"
+}
+
+# nginx_start NAME CONF_BODY: starts nginx with the given http{} body in $T/NAME; sets NGINX_PID.
+nginx_start() {
+    local name=$1 body=$2 dir=$T/$1
+    mkdir -p "$dir/logs" "$dir/tmp"
+    cat >"$dir/nginx.conf" <<CONF
+worker_processes 1;
+pid $dir/nginx.pid;
+error_log $dir/logs/error.log warn;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    client_body_temp_path $dir/tmp/body;
+    proxy_temp_path $dir/tmp/proxy;
+    fastcgi_temp_path $dir/tmp/fastcgi;
+    uwsgi_temp_path $dir/tmp/uwsgi;
+    scgi_temp_path $dir/tmp/scgi;
+    keepalive_requests 1000000;
+    $body
+}
+CONF
+    bg nginx -p "$dir" -c "$dir/nginx.conf" -g 'daemon off;'
+    NGINX_PID=$LAST_PID
+}

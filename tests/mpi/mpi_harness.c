@@ -1,0 +1,89 @@
+/* MPI test of the harness: every rank records known values; rank 0 checks the merged totals. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "railbench/clock.h"
+#include "railbench/harness.h"
+
+struct ctx {
+    int rank;
+    uint64_t n, i, per_collect;
+    bool forever;
+};
+
+/* The value rank r records as its i-th latency; the same formula rebuilds the expected histogram. */
+static uint64_t value(int r, uint64_t i)
+{
+    return (uint64_t)r * 1000 + i % 1000 + 1 + (i % 7 == 0 ? 1000000 * (uint64_t)(r + 1) : 0);
+}
+
+static void collect(void *arg, struct rb_stats *into)
+{
+    struct ctx *c = arg;
+    for (uint64_t k = 0; k < c->per_collect && (c->forever || c->i < c->n); k++, c->i++) {
+        into->ops++;
+        into->bytes += 10;
+        rb_hist_record(&into->lat, value(c->rank, c->i));
+        if (c->i % 100 == 0)
+            rb_stats_error(into, 1);
+    }
+}
+
+static bool done(void *arg)
+{
+    struct ctx *c = arg;
+    return !c->forever && c->i >= c->n;
+}
+
+int main(int argc, char **argv)
+{
+    bool forever = false;
+    uint64_t per_collect = 250;
+    const struct rb_opt opts[] = {
+        {"forever", 0, RB_OPT_FLAG, &forever, NULL, "record until a signal arrives", NULL},
+        {"per-collect", 0, RB_OPT_U64, &per_collect, "N", "values recorded per tick", NULL},
+        {0},
+    };
+    const struct rb_cmd_spec spec = {"mpi_harness [options]", "harness test", opts, 0, 0};
+    struct rb_cli cli;
+    if (rb_cli_parse(&cli, &spec, argc, argv) != 0)
+        return 2;
+    struct rb_harness h;
+    if (rb_harness_init(&h, "test harness", &cli, true) != 0)
+        return 3;
+    struct ctx c = {.rank = h.rank, .n = (uint64_t)(h.rank + 1) * 1000, .per_collect = per_collect,
+                    .forever = forever};
+    static const char *const errs[] = {"connect", "http_4xx", NULL};
+    struct rb_phase p = {.name = "test", .op = "REC", .names = {errs, NULL}, .collect = collect,
+                         .done = done, .ctx = &c};
+    int rc = rb_harness_run_phase(&h, &p);
+    if (rc == 0 && h.rank == 0 && !forever) {
+        struct rb_hist *want = rb_hist_new();
+        uint64_t ops = 0;
+        for (int r = 0; r < h.size; r++)
+            for (uint64_t i = 0; i < (uint64_t)(r + 1) * 1000; i++, ops++)
+                rb_hist_record(want, value(r, i));
+        const struct rb_stats *t = p.total;
+        bool same = t->ops == ops && t->bytes == 10 * ops && t->err[1] == (ops + 99) / 100 - 0 &&
+                    memcmp(want->counts, t->lat.counts, sizeof want->counts) == 0 &&
+                    want->count == t->lat.count && want->sum_ns == t->lat.sum_ns &&
+                    want->min_ns == t->lat.min_ns && want->max_ns == t->lat.max_ns;
+        /* Errors: rank r records one at i = 0, 100, ..., so ceil(n_r / 100) each. */
+        uint64_t errs_want = 0;
+        for (int r = 0; r < h.size; r++)
+            errs_want += ((uint64_t)(r + 1) * 1000 + 99) / 100;
+        same = same && t->err[1] == errs_want && t->errors == errs_want;
+        rb_result_check(&h.result, "totals", same,
+                        "ops %llu (want %llu), errors %llu (want %llu), histogram %s",
+                        (unsigned long long)t->ops, (unsigned long long)ops,
+                        (unsigned long long)t->errors, (unsigned long long)errs_want,
+                        memcmp(want->counts, t->lat.counts, sizeof want->counts) ? "differs" : "equal");
+        rb_hist_free(want);
+    }
+    rc = rb_harness_finish(&h, NULL, rc);
+    rb_harness_phase_free(&p);
+    rb_cli_free(&cli);
+    return rc;
+}
