@@ -92,7 +92,7 @@ bench: all $(BENCH_BIN)
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/railbench
 	install -m 0755 build/railbench $(DESTDIR)$(PREFIX)/bin/railbench
-	cp -r reports/grafana $(DESTDIR)$(PREFIX)/share/railbench/
+	if [ -d reports/grafana ]; then cp -r reports/grafana $(DESTDIR)$(PREFIX)/share/railbench/; fi
 
 lint:
 	cppcheck --quiet --enable=warning,performance,portability --error-exitcode=1 \

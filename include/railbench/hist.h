@@ -9,12 +9,12 @@
 #include <cjson/cJSON.h>
 
 /*
- * Layout: values below 2^RB_HIST_SUB_BITS are exact (one bucket each); above,
- * each power of two [2^e, 2^(e+1)) is split into 2^RB_HIST_SUB_BITS equal
- * buckets, so a bucket is at most 1/128 of its lower bound wide (relative
- * error <= 0.78 %, or 0.39 % when a bucket is reported by its midpoint).
- * The top power is 2^47 ns (about 39 hours); larger values land in the last
- * bucket and are still counted exactly in max and sum.
+ * Layout: values below 2^RB_HIST_SUB_BITS have a bucket each; above, each
+ * power of two [2^e, 2^(e+1)) is split into 2^RB_HIST_SUB_BITS equal buckets,
+ * so a bucket is at most 1/128 of its lower bound wide (relative error
+ * <= 0.78 %, or 0.39 % when a bucket is reported by its midpoint), and values
+ * below 256 ns are exact. The top power is [2^47, 2^48) ns (39 to 78 hours);
+ * larger values land in the last bucket and are still exact in max and sum.
  */
 #define RB_HIST_SUB_BITS 7
 #define RB_HIST_SUB_COUNT (1u << RB_HIST_SUB_BITS)
