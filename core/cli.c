@@ -54,7 +54,7 @@ struct tok {
     const char *val;
 };
 
-enum { C_OUT, C_INTERVAL, C_LABEL, C_CONFIG, C_QUIET, NCOMMON };
+enum { C_OUT, C_INTERVAL, C_LABEL, C_CONFIG, C_QUIET, C_PROM, C_PROM_RANK, C_PROM_TEXT, C_PUSH, C_LINGER, NCOMMON };
 
 struct parse {
     struct rb_cli *cli;
@@ -78,6 +78,18 @@ static const struct rb_opt common_tmpl[NCOMMON] = {
                   "read options from a JSON object keyed by long option names; the command line wins",
                   NULL},
     [C_QUIET] = {"quiet", 0, RB_OPT_FLAG, NULL, NULL, "print only warnings and errors", NULL},
+    [C_PROM] = {"prom-listen", 0, RB_OPT_STR, NULL, "[ADDR:]PORT",
+                "serve Prometheus /metrics from rank 0 (address defaults to 127.0.0.1)", NULL},
+    [C_PROM_RANK] = {"prom-per-rank", 0, RB_OPT_U64, NULL, "BASEPORT",
+                     "also serve each rank's own /metrics on 127.0.0.1:BASEPORT+rank (0: off)", NULL},
+    [C_PROM_TEXT] = {"prom-textfile", 0, RB_OPT_STR, NULL, "DIR",
+                     "write the final metrics to DIR/railbench.prom for node_exporter's textfile collector",
+                     NULL},
+    [C_PUSH] = {"pushgateway", 0, RB_OPT_STR, NULL, "URL",
+                "push the run's final metrics to a Prometheus Pushgateway", NULL},
+    [C_LINGER] = {"prom-linger", 0, RB_OPT_DURATION, NULL, "DURATION",
+                  "keep serving /metrics this long after the run so a last scrape sees the final values",
+                  NULL},
 };
 
 /* The common options with their destinations inside c. */
@@ -89,6 +101,11 @@ static void common_opts(struct rb_opt out[NCOMMON], struct rb_common *c)
     out[C_LABEL].dest = &c->labels;
     out[C_CONFIG].dest = &c->config_path;
     out[C_QUIET].dest = &c->quiet;
+    out[C_PROM].dest = &c->prom_listen;
+    out[C_PROM_RANK].dest = &c->prom_per_rank_port;
+    out[C_PROM_TEXT].dest = &c->prom_textfile;
+    out[C_PUSH].dest = &c->pushgateway;
+    out[C_LINGER].dest = &c->prom_linger_ns;
 }
 
 static bool contains_nocase(const char *hay, const char *needle)

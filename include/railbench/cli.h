@@ -67,6 +67,11 @@ struct rb_common {
     struct rb_strs labels;   /* --label k=v, validated: k is [A-Za-z_][A-Za-z0-9_]* */
     const char *config_path; /* --config */
     bool quiet;              /* --quiet */
+    const char *prom_listen; /* --prom-listen [ADDR:]PORT; NULL: no exporter */
+    uint64_t prom_per_rank_port; /* --prom-per-rank BASEPORT; 0: off */
+    const char *prom_textfile;   /* --prom-textfile DIR */
+    const char *pushgateway;     /* --pushgateway URL */
+    uint64_t prom_linger_ns;     /* --prom-linger: keep /metrics up after the run */
 };
 
 struct rb_cli {

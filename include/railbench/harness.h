@@ -36,6 +36,10 @@ struct rb_harness {
     struct rb_result result;      /* open on rank 0 only */
     bool interrupted;             /* a phase was cut short by SIGINT/SIGTERM */
     const char *counters_root;    /* proc/sys root sampled around phases; "/" unless a command sets it */
+    bool metrics;                 /* any Prometheus output was asked for (same on every rank) */
+    struct rb_prom *prom;         /* rank 0: the cluster-wide registry; NULL without metrics */
+    struct rb_prom *prom_rank;    /* every rank with --prom-per-rank: this rank's own view */
+    struct rb_counters_sample *prom_c0, *prom_cprev; /* host counters at start and last tick */
 };
 
 /* A phase: the harness owns barriers, ticks, timing and records; the command owns the work. */
@@ -105,6 +109,21 @@ bool rb_harness_any_signalled(struct rb_harness *h);
  * other ranks get NULL.
  */
 cJSON *rb_harness_gather_json(struct rb_harness *h, const cJSON *mine);
+
+/*
+ * Sets a command-specific gauge or counter in the cluster-wide metrics
+ * (rank 0; a no-op elsewhere or without metrics). See rb_prom_set.
+ */
+void rb_harness_metric(struct rb_harness *h, const char *name, const char *type, const char *help,
+                       const char *labels, double value);
+
+/*
+ * Refreshes the per-host metrics (disk utilisation, network and InfiniBand
+ * bytes) and publishes the registry for scrapes. rb_harness_run_phase calls
+ * it every tick; commands that do not run phases call it when they have new
+ * values. Collective; a no-op without metrics.
+ */
+void rb_harness_metrics_update(struct rb_harness *h);
 
 /* Barrier on h->comm (no-op without MPI). */
 void rb_harness_barrier(struct rb_harness *h);

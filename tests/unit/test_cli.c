@@ -651,7 +651,7 @@ static void test_config_round_trip(void **state)
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(c, "offset")), "-9223372036854775808");
     assert_true(cJSON_GetObjectItem(c, "rate")->valuedouble == 2500);
     /* Command options first, then the common ones, every one present. */
-    assert_int_equal(cJSON_GetArraySize(c), 16 + 5);
+    assert_int_equal(cJSON_GetArraySize(c), 16 + 10);
     assert_string_equal(cJSON_GetArrayItem(c, 0)->string, "bs");
     assert_string_equal(cJSON_GetArrayItem(c, 16)->string, "out");
 
@@ -753,7 +753,7 @@ static void test_strdup_and_ownership(void **state)
     char *argv[] = {"version", "--quiet", "--label", "k=v", NULL};
     assert_int_equal(rb_cli_parse(&cli, &bare, 4, argv), 0);
     assert_true(cli.common.quiet);
-    assert_int_equal(cJSON_GetArraySize(cli.config), 5);
+    assert_int_equal(cJSON_GetArraySize(cli.config), 10);
     rb_cli_free(&cli);
 }
 
