@@ -8,7 +8,7 @@ pkgs=(
   build-essential pkg-config git cppcheck
   libcurl4-openssl-dev libcjson-dev libmicrohttpd-dev libhwloc-dev hwloc libcmocka-dev
   libopenmpi-dev openmpi-bin
-  fio nginx prometheus wrk curl jq python3
+  fio nginx prometheus prometheus-pushgateway wrk curl jq python3
   iproute2 iputils-ping openssh-server openssh-client ansible ansible-lint
   nodejs chromium graphviz
 )

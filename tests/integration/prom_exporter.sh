@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Prometheus exporter: a real Prometheus scrapes rank 0 every second during an mpirun; textfile; Pushgateway; errors.
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+PROG=$ROOT/build/tests/mpi_harness
+P=$(free_port); PP=$(free_port); PG=$(free_port)
+
+cat >"$T/prometheus.yml" <<CONF
+global: {scrape_interval: 1s, evaluation_interval: 1s}
+scrape_configs:
+  - job_name: railbench
+    static_configs: [{targets: ['127.0.0.1:$P']}]
+CONF
+bg prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/tsdb" \
+    --web.listen-address="127.0.0.1:$PP" --log.level=warn
+wait_port "$PP"
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PP/-/ready" >/dev/null && break; sleep 0.2; done
+
+# Rank r records (r+1)*1000 values, 50 per 200 ms tick: about 8 s; linger 3 s for the last scrape.
+bg "${MPIRUN[@]}" -np 2 "$PROG" --out "$T/r1" --interval 200ms --per-collect 50 \
+    --prom-listen "$P" --prom-linger 3s --prom-textfile "$T/textfile" --label site=lab --quiet
+RUN=$LAST_PID
+wait_port "$P"
+sleep 1
+curl -sf "http://127.0.0.1:$P/metrics" >"$T/mid.prom"
+promtool check metrics <"$T/mid.prom" || fail "promtool rejects a mid-run scrape"
+ok "promtool check metrics passes on a mid-run scrape"
+grep -q '^railbench_run_info{command="test harness"' "$T/mid.prom" || fail "no run_info"
+wait "$RUN"
+R=$T/r1/result.json
+count=$(jq '.phases[0].count' "$R")
+assert_eq "result count" 3000 "$count"
+
+q() { curl -sfG "http://127.0.0.1:$PP/api/v1/$1" --data-urlencode "query=$2" "${@:3}"; }
+# Let Prometheus take the scrapes of the lingering exporter.
+sleep 2
+now=$(date +%s)
+q query_range 'sum(railbench_requests_total)' --data-urlencode "start=$((now - 30))" \
+    --data-urlencode "end=$now" --data-urlencode step=1 >"$T/range.json"
+vals=$(jq -r '.data.result[0].values | map(.[1] | tonumber) | unique | length' "$T/range.json")
+[ "$vals" -ge 3 ] || fail "railbench_requests_total took only $vals distinct values during the run"
+ok "railbench_requests_total rose through $vals distinct values"
+last=$(jq -r '.data.result[0].values[-1][1]' "$T/range.json")
+assert_eq "Prometheus' last railbench_requests_total equals result.json count" "$count" "$last"
+# Instant queries at the last sample's time: once the exporter is gone its series are stale.
+at=$(jq -r '.data.result[0].values[-1][0]' "$T/range.json")
+assert_eq "requests_total series (2xx, 4xx, error), each with the site label" 3 "$(q query 'count(railbench_requests_total{site="lab"})' --data-urlencode "time=$at" | jq -r '.data.result[0].value[1]')"
+
+p99_ns=$(jq '.phases[0].latency_ns.p99' "$R")
+p99_prom=$(q query 'histogram_quantile(0.99, sum by (le) (railbench_request_duration_seconds_bucket))' --data-urlencode "time=$at" | jq -r '.data.result[0].value[1]')
+awk -v a="$p99_prom" -v b="$p99_ns" 'BEGIN { r = a * 1e9 / b; exit !(r > 1/1.25 && r < 1.25) }' \
+    || fail "histogram_quantile p99 $p99_prom s vs result p99 $p99_ns ns: more than one bucket apart"
+ok "histogram_quantile(0.99) = $p99_prom s, result p99 = $p99_ns ns (within one bucket, 1.25x)"
+
+promtool check metrics <"$T/textfile/railbench.prom" || fail "promtool rejects the textfile"
+tf=$(awk '/^railbench_requests_total/ {s += $2} END {print s}' "$T/textfile/railbench.prom")
+assert_eq "textfile requests_total sum" "$count" "$tf"
+
+# Pushgateway: the final metrics arrive under job="railbench".
+bg prometheus-pushgateway --web.listen-address="127.0.0.1:$PG" --log.level=warn
+wait_port "$PG"
+"$PROG" --out "$T/r2" --interval 200ms --per-collect 500 --pushgateway "http://127.0.0.1:$PG" --quiet
+pushed=$(curl -sf "http://127.0.0.1:$PG/metrics" | awk '/^railbench_requests_total\{.*job="railbench"/ {s += $2} END {print s}')
+assert_eq "pushed requests_total" 1000 "$pushed"
+
+# Listener errors: port in use (exit 3), malformed address (exit 2). Default bind is loopback only.
+assert_exit 3 "port in use" "$RB" fabric counters --duration 1s --prom-listen "$PP" --out "$T/r3"
+assert_stderr_line "prom-listen.*Address already in use"
+assert_exit 2 "bad listen address" "$RB" fabric counters --duration 1s --prom-listen "localhost:x" --out "$T/r4"
+assert_stderr_line "prom-listen"
+bg "$RB" fabric counters --duration 3s --prom-listen "$P" --out "$T/r5" --quiet
+wait_port "$P"
+ss -ltn "sport = :$P" | grep -q "127.0.0.1:$P" || fail "listener is not on 127.0.0.1"
+ok "listener bound to 127.0.0.1 only"
+wait "$LAST_PID"
