@@ -1148,6 +1148,42 @@ static cJSON *build_config(const struct parse *P)
     return obj;
 }
 
+void rb_cli_redact_url(char *out, size_t len, const char *s)
+{
+    const char *scheme = strstr(s, "://");
+    const char *host = scheme ? scheme + 3 : NULL;
+    const char *end = host ? host + strcspn(host, "/?#") : NULL;
+    const char *at = NULL;
+    for (const char *c = host; c && c < end; c++)
+        if (*c == '@')
+            at = c;
+    if (!at) {
+        snprintf(out, len, "%s", s);
+        return;
+    }
+    snprintf(out, len, "%.*s***%s", (int)(host - s), s, at);
+}
+
+/* Hides user:password@ in every URL-looking string of a config or argv record. */
+static void redact_userinfo(cJSON *item)
+{
+    if (!item)
+        return;
+    if (cJSON_IsString(item) && strstr(item->valuestring, "://") && strchr(item->valuestring, '@')) {
+        size_t len = strlen(item->valuestring) + 8;
+        char *clean = malloc(len);
+        if (clean) {
+            rb_cli_redact_url(clean, len, item->valuestring);
+            cJSON_SetValuestring(item, clean);
+            free(clean);
+        }
+        return;
+    }
+    cJSON *child;
+    cJSON_ArrayForEach(child, item)
+    redact_userinfo(child);
+}
+
 static cJSON *build_argv(int argc, char **argv, const size_t *redact)
 {
     cJSON *arr = cJSON_CreateArray();
@@ -1261,6 +1297,8 @@ int rb_cli_parse(struct rb_cli *cli, const struct rb_cmd_spec *spec, int argc, c
     rc = -ENOMEM;
     cli->config = build_config(&P);
     cli->argv_json = build_argv(argc, argv, redact);
+    redact_userinfo(cli->config);
+    redact_userinfo(cli->argv_json);
     if (!cli->config || !cli->argv_json)
         goto out;
     for (size_t i = 0; i < P.nslots; i++)

@@ -17,6 +17,7 @@
 #include <curl/curl.h>
 #include <microhttpd.h>
 
+#include "railbench/cli.h"
 #include "railbench/result.h"
 
 #define LE_MIN_EXP 10
@@ -568,10 +569,12 @@ int rb_prom_push(const struct rb_prom *p, const char *url, const char *instance,
     long status = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     curl_slist_free_all(hdr);
+    char shown[1024];
+    rb_cli_redact_url(shown, sizeof shown, url);
     if (cr != CURLE_OK)
-        snprintf(msg, msglen, "push to %s failed: %s", url, curl_easy_strerror(cr));
+        snprintf(msg, msglen, "push to %s failed: %s", shown, curl_easy_strerror(cr));
     else if (status < 200 || status > 299)
-        snprintf(msg, msglen, "push to %s answered HTTP %ld", url, status);
+        snprintf(msg, msglen, "push to %s answered HTTP %ld", shown, status);
     else
         rc = 0;
 fail:

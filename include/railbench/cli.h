@@ -105,6 +105,12 @@ void rb_cli_usage(const struct rb_cmd_spec *spec);
 /* True when an option of this name carries a secret (contains key, secret, token or password). */
 bool rb_cli_is_secret(const char *name);
 
+/*
+ * Copies s to out with any user:password@ of a URL ("http://u:p@host/x")
+ * replaced by "***@", for messages, logs and records. Other text is copied as is.
+ */
+void rb_cli_redact_url(char *out, size_t len, const char *s);
+
 /* Keeps s alive until rb_cli_free; returns the copy or NULL when out of memory. */
 const char *rb_cli_strdup(struct rb_cli *cli, const char *s);
 

@@ -757,9 +757,34 @@ static void test_strdup_and_ownership(void **state)
     rb_cli_free(&cli);
 }
 
+static void test_url_userinfo_redacted(void **state)
+{
+    (void)state;
+    const char *url = NULL;
+    const struct rb_opt opts[] = {{"endpoint", 0, RB_OPT_STR, &url, "URL", "endpoint", NULL}, {0}};
+    const struct rb_cmd_spec spec = {"railbench t", "t", opts, 0, 0};
+    char *argv[] = {"t", "--endpoint", "http://alice:s3cr3t@host:9/x?y=1", NULL};
+    struct rb_cli cli;
+    assert_int_equal(rb_cli_parse(&cli, &spec, 3, argv), 0);
+    assert_string_equal(url, "http://alice:s3cr3t@host:9/x?y=1"); /* the program still gets it */
+    char *c = cJSON_PrintUnformatted(cli.config), *a = cJSON_PrintUnformatted(cli.argv_json);
+    assert_null(strstr(c, "s3cr3t"));
+    assert_null(strstr(a, "s3cr3t"));
+    assert_non_null(strstr(c, "http://***@host:9/x?y=1"));
+    free(c);
+    free(a);
+    rb_cli_free(&cli);
+    char out[64];
+    rb_cli_redact_url(out, sizeof out, "s3://bucket/key@odd");
+    assert_string_equal(out, "s3://bucket/key@odd");
+    rb_cli_redact_url(out, sizeof out, "no url here");
+    assert_string_equal(out, "no url here");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_url_userinfo_redacted),
         cmocka_unit_test(test_defaults_retained),
         cmocka_unit_test(test_long_short_forms),
         cmocka_unit_test(test_flags),
