@@ -581,8 +581,8 @@ struct run {
     struct rb_hist *clat, *lat;
 };
 
-/* Prints the last lines fio wrote to its log, where its own error messages are. */
-static void log_fio_tail(const char *log_path)
+/* Prints the last lines fio wrote to its log, where its own error messages are; appends the first of them to err. */
+static void log_fio_tail(const char *log_path, char *err, size_t errlen)
 {
     FILE *f = fopen(log_path, "r");
     if (!f)
@@ -601,6 +601,9 @@ static void log_fio_tail(const char *log_path)
     size_t first = n > FIO_TAIL_LINES ? n - FIO_TAIL_LINES : 0;
     for (size_t i = first; i < n; i++)
         rb_error("  %s", lines[i % FIO_TAIL_LINES]);
+    size_t len = strlen(err);
+    if (n > first && len < errlen)
+        snprintf(err + len, errlen - len, " %s", lines[first % FIO_TAIL_LINES]);
 }
 
 /*
@@ -978,8 +981,8 @@ static char *report(struct rb_harness *h, const struct opts *o, const struct rb_
         tprintf(&t, " (%.0f%% reads)", o->rwmix_pct);
     tprintf(&t, " on %d rank%s, %s direct=%d, runtime %s per point\n\ntarget (rank 0): %s\n", h->size,
             h->size == 1 ? "" : "s", o->engine, (int)o->direct, rt, target0);
-    tprintf(&t, "IOPS and MiB/s are summed over ranks; latencies are completion latencies (clat) of every I/O of "
-                "every rank.\n");
+    tprintf(&t, "Outstanding I/O is iodepth x jobs on each rank. IOPS and MiB/s are summed over ranks; latencies "
+                "are completion latencies (clat) of every I/O of every rank.\n");
 
     cJSON *summary = cJSON_CreateObject();
     cJSON_AddStringToObject(summary, "rw", rw_names[o->rw]);
@@ -1024,6 +1027,13 @@ static char *report(struct rb_harness *h, const struct opts *o, const struct rb_
         size_t b = a;
         while (b < n && ps[b].bs == ps[a].bs)
             b++;
+        bool measured = false;
+        for (size_t i = a; i < b; i++)
+            measured = measured || bp[i].bs_bytes != 0;
+        if (!measured) { /* the sweep stopped before this block size */
+            a = b;
+            continue;
+        }
         size_t ca = 0, cb;
         while (ca < m && (size_t)cidx[ca] < a)
             ca++;
@@ -1115,6 +1125,10 @@ static char *report(struct rb_harness *h, const struct opts *o, const struct rb_
     free(cp);
     free(cidx);
     rb_result_set(&h->result, "summary", summary);
+    if (cJSON_GetArraySize(points) == 0) { /* nothing measured: no table, only the error that said why */
+        free(t.s);
+        return NULL;
+    }
     return t.s;
 }
 
@@ -1157,6 +1171,28 @@ static int check_distinct_targets(struct rb_harness *h, const struct target *t)
     }
     cJSON_Delete(all);
     return status;
+}
+
+/* Rank 0 records why the sweep stopped as a failed check, with the first failing rank's message (collective). */
+static void record_failure(struct rb_harness *h, const char *point, const char *err)
+{
+    cJSON *mine = NULL;
+    if (err) {
+        mine = cJSON_CreateObject();
+        cJSON_AddNumberToObject(mine, "rank", h->rank);
+        cJSON_AddStringToObject(mine, "error", err[0] ? err : "fio failed");
+    }
+    cJSON *all = rb_harness_gather_json(h, mine);
+    cJSON_Delete(mine);
+    if (h->rank == 0) {
+        cJSON *first = cJSON_GetArrayItem(all, 0);
+        if (first)
+            rb_result_check(&h->result, "sweep", false, "rank %d: %s", (int)num(first, "rank"),
+                            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(first, "error")));
+        else
+            rb_result_check(&h->result, "sweep", false, "stopped at point %s", point);
+    }
+    cJSON_Delete(all);
 }
 
 /* Writes this rank's job file for point ps; returns 0 or RB_EXIT_RUNTIME after one line. */
@@ -1328,12 +1364,14 @@ int rb_block_main(int argc, char **argv)
             } else if (r.stopped) {
                 char w[32];
                 rb_format_duration(w, sizeof w, watchdog_ns);
-                rb_error("point %s: fio had not finished after %s; stopped it (see %s)", ps[k].name, w, r.log_path);
+                snprintf(r.err, sizeof r.err, "point %s: fio had not finished after %s; stopped it (see %s)",
+                         ps[k].name, w, r.log_path);
+                rb_error("%s", r.err);
                 mine = RB_EXIT_RUNTIME;
             } else {
                 rb_error("%s", r.err[0] ? r.err : "fio failed");
                 if (strstr(r.err, "last output"))
-                    log_fio_tail(r.log_path);
+                    log_fio_tail(r.log_path, r.err, sizeof r.err);
                 mine = RB_EXIT_RUNTIME;
             }
         }
@@ -1342,6 +1380,7 @@ int rb_block_main(int argc, char **argv)
             RB_MPI_CHECK(MPI_Allreduce(flags, any, 2, MPI_INT, MPI_MAX, h.comm));
         if (any[0]) {
             status = any[0];
+            record_failure(&h, ps[k].name, mine ? r.err : NULL);
             rb_harness_phase_free(&p);
             break;
         }
