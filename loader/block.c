@@ -665,6 +665,7 @@ static int run_start(void *arg)
         _exit(127);
     }
     r->pid = pid;
+    setpgid(pid, pid); /* also here, so that the group exists before run_stop could signal it */
     close(pfd[1]);
     pfd[1] = -1;
     int e = 0;
@@ -692,14 +693,31 @@ fail:
     return rc;
 }
 
+/*
+ * True once fio has exited. ECHILD means someone else reaped it (a library's
+ * SIGCHLD handler): its status is lost, so the JSON it left decides.
+ */
 static bool run_done(void *arg)
 {
     struct run *r = arg;
     if (r->reaped || r->pid <= 0)
         return true;
     pid_t w = waitpid(r->pid, &r->wstatus, WNOHANG);
-    if (w == r->pid || (w < 0 && errno == ECHILD))
+    if (w == r->pid)
         r->reaped = true;
+    else if (w < 0 && errno == ECHILD) {
+        r->reaped = true;
+        r->wstatus = 0;
+    }
+    return r->reaped;
+}
+
+/* Waits up to ns for fio to exit; true when it did. */
+static bool run_wait(struct run *r, uint64_t ns)
+{
+    uint64_t t0 = rb_clock_ns();
+    while (!run_done(r) && rb_clock_ns() - t0 < ns)
+        rb_clock_sleep_ns(10 * RB_NS_PER_MS, NULL);
     return r->reaped;
 }
 
@@ -711,14 +729,15 @@ static void run_stop(void *arg)
         return;
     r->stopped = true;
     kill(r->pid, SIGTERM);
-    uint64_t t0 = rb_clock_ns();
-    while (!run_done(r) && rb_clock_ns() - t0 < STOP_WAIT_NS)
-        rb_clock_sleep_ns(10 * RB_NS_PER_MS, NULL);
-    if (!r->reaped) {
-        kill(-r->pid, SIGKILL);
-        kill(r->pid, SIGKILL);
-        if (waitpid(r->pid, &r->wstatus, 0) == r->pid || errno == ECHILD)
-            r->reaped = true;
+    if (run_wait(r, STOP_WAIT_NS))
+        return;
+    kill(-r->pid, SIGKILL);
+    kill(r->pid, SIGKILL);
+    /* A process stuck in uninterruptible I/O ignores even SIGKILL; leave it rather than hang the run. */
+    if (!run_wait(r, STOP_WAIT_NS)) {
+        rb_warn("point %s: fio (pid %d) does not exit even after SIGKILL; leaving it", r->name, (int)r->pid);
+        r->reaped = true;
+        r->wstatus = 0;
     }
 }
 
@@ -1339,6 +1358,7 @@ int rb_block_main(int argc, char **argv)
         }
         r.name = ps[k].name;
         r.pid = 0;
+        r.wstatus = 0;
         r.reaped = r.stopped = r.parsed = r.ok = false;
         r.err[0] = '\0';
         rb_hist_reset(r.clat);
@@ -1380,7 +1400,7 @@ int rb_block_main(int argc, char **argv)
             RB_MPI_CHECK(MPI_Allreduce(flags, any, 2, MPI_INT, MPI_MAX, h.comm));
         if (any[0]) {
             status = any[0];
-            record_failure(&h, ps[k].name, mine ? r.err : NULL);
+            record_failure(&h, ps[k].name, r.err[0] ? r.err : NULL);
             rb_harness_phase_free(&p);
             break;
         }

@@ -141,6 +141,22 @@ assert_jq "$T/r9/result.json" '.checks[] | select(.name == "sweep") | (.passed =
     "result.json records the failure"
 [ -z "$(ls "$T/data")" ] || fail "target file not removed after fio failed"
 
+# 7b. Truncated fio JSON: real fio runs, then its output is cut in half (what a full disk or a killed writer leaves).
+cat >"$T/fio-truncating" <<'EOF'
+#!/bin/sh
+fio "$@" || exit
+for a in "$@"; do
+    case $a in --output=*) f=${a#--output=}; truncate -s $(( $(stat -c %s "$f") / 2 )) "$f" ;; esac
+done
+EOF
+chmod +x "$T/fio-truncating"
+assert_exit 3 "truncated fio JSON" "$RB" block --target "$T/data" --size 8M --iodepth 1,2 --runtime 1s --fio "$T/fio-truncating" \
+    --out "$T/r12" --quiet
+assert_stderr_line '^railbench: error: point 4k-randread-qd1-j1: .*/points/0/4k-randread-qd1-j1.json: malformed or truncated fio JSON \(parse error at byte [0-9]+ of [0-9]+\)$'
+[ ! -e "$T/r12/points/0/4k-randread-qd2-j1.fio" ] || fail "the sweep went on after a bad point"
+assert_jq "$T/r12/result.json" '.summary.block_points == [] and (.checks[] | select(.name == "sweep") | .detail | test("truncated"))' \
+    "result.json records the bad point"
+
 # 8. Bad usage: one line naming the option, exit 2, nothing run.
 assert_exit 2 "no target" "$RB" block --runtime 1s --out "$T/r10"
 assert_stderr_line '^railbench: --target: required'
