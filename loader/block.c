@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <linux/fs.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -566,6 +568,32 @@ static int find_program(const char *prog, char *out, size_t len)
     return -ENOENT;
 }
 
+/* CPUs this process may run on; fio inherits the set (and mpirun binds ranks, by default to one core when np <= 2). */
+static int allowed_cpus(void)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : -1;
+}
+
+/* Rank 0 warns when a rank's binding leaves fewer CPUs than fio jobs: the jobs would share them (collective). */
+static void warn_binding(struct rb_harness *h, const struct opts *o)
+{
+    int mine = allowed_cpus(), least = mine;
+    if (mine < 0)
+        mine = least = INT_MAX;
+    if (h->mpi)
+        RB_MPI_CHECK(MPI_Allreduce(&mine, &least, 1, MPI_INT, MPI_MIN, h->comm));
+    uint64_t jobs = 0;
+    for (size_t i = 0; i < o->numjobs.n; i++)
+        if (o->numjobs.v[i] > jobs)
+            jobs = o->numjobs.v[i];
+    if (h->rank == 0 && (uint64_t)least < jobs)
+        rb_warn("a rank may run on only %d CPU(s) while up to %" PRIu64 " fio jobs share them (fio inherits the "
+                "rank's CPU binding); consider mpirun --bind-to none or --bind-to socket",
+                least, jobs);
+}
+
 /* ---- one point on this rank: fio as a child process ---- */
 
 struct run {
@@ -827,6 +855,7 @@ static cJSON *rank_json(const struct rb_harness *h, const struct run *r, const s
     cJSON_AddStringToObject(o, "target", t->path);
     cJSON_AddStringToObject(o, "target_kind", target_kind_names[t->kind]);
     cJSON_AddStringToObject(o, "fio_json", r->json_path);
+    cJSON_AddNumberToObject(o, "cpus_allowed", allowed_cpus());
     cJSON_AddNumberToObject(o, "iops", f->read.iops + f->write.iops);
     cJSON_AddNumberToObject(o, "bw_bytes_per_s", f->read.bw_bytes_per_s + f->write.bw_bytes_per_s);
     cJSON_AddItemToObject(o, "io_bytes", rb_json_u64(f->read.io_bytes + f->write.io_bytes));
@@ -1327,6 +1356,7 @@ int rb_block_main(int argc, char **argv)
         goto out;
     if ((status = agree(&h, check_distinct_targets(&h, &t))) != 0)
         goto out;
+    warn_binding(&h, &o);
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/points/%d", h.out_dir, h.rank);
     if ((rc = rb_mkdir_p(dir)) != 0)
