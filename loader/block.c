@@ -1279,7 +1279,7 @@ int rb_block_main(int argc, char **argv)
         {"target", 0, RB_OPT_STR, &o.target, "PATH",
          "file, directory or block device; %r is replaced by the rank", NULL},
         {"size", 0, RB_OPT_SIZE, &o.size_bytes, "SIZE",
-         "bytes of the target to use (new files: default 1GiB; existing ones: all)", NULL},
+         "bytes of the target to use; 0: 1GiB for a file railbench creates, all of an existing file or device", NULL},
         {"rw", 0, RB_OPT_CHOICE, &o.rw, "RW", "I/O pattern (fio's rw=)", "randread|randwrite|read|write|randrw"},
         {"rwmix", 0, RB_OPT_PERCENT, &o.rwmix_pct, "PCT", "reads in percent for --rw randrw (fio's rwmixread=)", NULL},
         {"bs", 0, RB_OPT_SIZES, &o.bs, "SIZES", "block sizes, e.g. 4k,8k", NULL},

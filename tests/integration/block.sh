@@ -26,7 +26,7 @@ for k in 0 1 2 3; do
     grep -qx 'direct=1' "$T/r1/points/0/$name.fio" && grep -qx 'ioengine=libaio' "$T/r1/points/0/$name.fio" ||
         fail "$name: job file lacks direct=1 / ioengine=libaio"
     # Every figure railbench parsed for this rank equals the one in fio's own JSON for the same point.
-    jq -n --slurpfile f "$T/fio.json" --slurpfile r "$R" --argjson k "$k" '
+    jq -en --slurpfile f "$T/fio.json" --slurpfile r "$R" --argjson k "$k" '
         ($f[0].jobs[0].read) as $fr | ($r[0].summary.block_points[$k]) as $p | ($p.per_rank[0].fio.read) as $rr |
         def pct($o): {p50: $o.percentile["50.000000"], p90: $o.percentile["90.000000"], p99: $o.percentile["99.000000"],
                       p999: $o.percentile["99.900000"], p9999: $o.percentile["99.990000"]};
@@ -42,7 +42,7 @@ for k in 0 1 2 3; do
         fail "$name: parsed figures differ from fio's JSON"
     ok "$name: iops, bw, bytes, I/Os, runtime, clat/lat p50..p99.99, min, max, disk_util equal fio's JSON"
     # The aggregate's percentiles come from fio's json+ bins in our histogram: within one bucket (< 1 %) of fio's.
-    jq -n --slurpfile f "$T/fio.json" --slurpfile r "$R" --argjson k "$k" '
+    jq -en --slurpfile f "$T/fio.json" --slurpfile r "$R" --argjson k "$k" '
         ($f[0].jobs[0].read.clat_ns.percentile) as $q | ($r[0].summary.block_points[$k].clat_ns) as $c |
         [["p50","50.000000"],["p99","99.000000"],["p999","99.900000"]] |
         all(. as [$a, $b] | (($c[$a] - $q[$b]) | fabs) <= 0.01 * $q[$b])' >/dev/null ||
@@ -107,7 +107,7 @@ if command -v losetup >/dev/null && truncate -s 32M "$T/loop.img" && LOOP=$(lose
     assert_exit 0 "write to a block device allowed" "$RB" block --target "$LOOP" --rw randwrite --iodepth 4 --runtime 1s \
         --allow-destructive --out "$T/r7" --quiet
     fio_json "$T/r7/points/0/4k-randwrite-qd4-j1.json" >"$T/fio.json"
-    jq -n --slurpfile f "$T/fio.json" --slurpfile r "$T/r7/result.json" '
+    jq -en --slurpfile f "$T/fio.json" --slurpfile r "$T/r7/result.json" '
         $r[0].summary.block_points[0] as $p | ($p.iops == $f[0].jobs[0].write.iops) and ($p.iops > 0)
         and ($p.per_rank[0].target_kind == "block device") and ($p.per_rank[0].fio.write.total_ios == $f[0].jobs[0].write.total_ios)' \
         >/dev/null || fail "device write figures differ from fio's"

@@ -17,7 +17,7 @@ for k in 0 1; do
     # Each rank's IOPS is its own fio's; the aggregate is their sum.
     for r in 0 1; do
         sed -n '/^{/,$p' "$T/r1/points/$r/$name.json" >"$T/fio$r.json"
-        jq -n --slurpfile f "$T/fio$r.json" --slurpfile res "$R" --argjson k "$k" --argjson r "$r" '
+        jq -en --slurpfile f "$T/fio$r.json" --slurpfile res "$R" --argjson k "$k" --argjson r "$r" '
             $res[0].summary.block_points[$k].per_rank[$r] as $p |
             ($p.rank == $r) and ($p.iops == $f[0].jobs[0].read.iops) and ($p.total_ios == $f[0].jobs[0].read.total_ios)
             and ($p.fio.read.clat_ns.p99 == $f[0].jobs[0].read.clat_ns.percentile["99.000000"])' >/dev/null ||
