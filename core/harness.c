@@ -575,7 +575,7 @@ int rb_harness_run_phase(struct rb_harness *h, struct rb_phase *p)
             c0 = c1 = NULL;
         }
     }
-    if (!p->no_stats)
+    if (!p->no_stats && !p->no_progress)
         progress_header(h);
 
     rb_harness_barrier(h);
@@ -647,7 +647,7 @@ int rb_harness_run_phase(struct rb_harness *h, struct rb_phase *p)
             cJSON_AddStringToObject(line, "ts", ts);
             rb_stats_to_json(line, sum, &p->names, dt, false);
             rb_result_interval(&h->result, line);
-            if (verbose && (sum->ops || !end)) {
+            if (verbose && !p->no_progress && (sum->ops || !end)) {
                 char text[512];
                 rb_harness_progress_line(text, sizeof text, p->name, sum, p->total, dt, t_s);
                 printf("%s\n", text);

@@ -29,6 +29,20 @@ static uint64_t mul_sat(uint64_t a, uint64_t b)
     return a * b;
 }
 
+void rb_hist_record_n(struct rb_hist *h, uint64_t v, uint64_t n)
+{
+    if (n == 0)
+        return;
+    size_t i = rb_hist_index(v);
+    h->counts[i] = add_sat(h->counts[i], n);
+    h->count = add_sat(h->count, n);
+    h->sum_ns = add_sat(h->sum_ns, mul_sat(v, n));
+    if (v < h->min_ns)
+        h->min_ns = v;
+    if (v > h->max_ns)
+        h->max_ns = v;
+}
+
 void rb_hist_reset(struct rb_hist *h)
 {
     memset(h, 0, sizeof(*h));

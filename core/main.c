@@ -14,6 +14,7 @@
 #include "railbench/result.h"
 
 static const struct rb_subcommand commands[] = {
+    {"block", "fio sweeps of block devices and files: IOPS vs latency, SLO, knee", rb_block_main},
     {"fabric", "fabric topology, discovery, simulation, counters", rb_fabric_main},
     {"version", "print the version of railbench and its libraries", rb_version_main},
     {NULL, NULL, NULL},

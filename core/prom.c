@@ -393,7 +393,12 @@ char *rb_prom_render(const struct rb_prom *p)
                 continue;
             bprintf(&b, "%s", s->name);
             labelset(&b, p->const_labels, "%s", s->labels);
-            bprintf(&b, " %.17g\n", s->value);
+            /* The shortest of %.15g and %.17g that reads back as the same double. */
+            char num[40];
+            snprintf(num, sizeof num, "%.15g", s->value);
+            if (strtod(num, NULL) != s->value)
+                snprintf(num, sizeof num, "%.17g", s->value);
+            bprintf(&b, " %s\n", num);
         }
     }
     if (!b.s)

@@ -60,6 +60,7 @@ struct rb_phase {
     void (*on_tick)(void *ctx, struct rb_harness *h, const struct rb_stats *interval, double t_s);
     void *ctx;
     bool no_stats;                    /* the phase counts no operations: no progress or stats lines */
+    bool no_progress;                 /* keep stats and records but print no live lines (work that reports only at its end) */
 
     /* Filled by rb_harness_run_phase (totals on rank 0 only). */
     struct rb_stats *total;           /* allocated by the harness; freed by rb_harness_phase_free */

@@ -67,6 +67,13 @@ static inline void rb_hist_record(struct rb_hist *h, uint64_t v)
         h->max_ns = v;
 }
 
+/*
+ * Records value v n times, as n calls of rb_hist_record would (counts, count
+ * and sum saturate at UINT64_MAX instead of wrapping). For histograms that
+ * arrive already binned, such as fio's json+ latency bins. Not thread-safe.
+ */
+void rb_hist_record_n(struct rb_hist *h, uint64_t v, uint64_t n);
+
 /* Empties h (all counts zero, min UINT64_MAX, max 0). */
 void rb_hist_reset(struct rb_hist *h);
 

@@ -611,6 +611,34 @@ static void test_summary(void **state)
     free(v);
 }
 
+/* Recording a value n times at once is the same as n single records; 0 is a no-op; totals saturate. */
+static void test_record_n(void **state)
+{
+    (void)state;
+    struct rb_hist *a = hist_new(), *b = hist_new();
+    static const uint64_t v[] = {0, 1, 255, 256, 16768, 250880, 25034752, UINT64_C(1) << 50};
+    static const uint64_t n[] = {3, 1, 7, 2, 1000, 17, 1, 5};
+    for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+        rb_hist_record_n(a, v[k], n[k]);
+        for (uint64_t j = 0; j < n[k]; j++)
+            rb_hist_record(b, v[k]);
+    }
+    rb_hist_record_n(a, 12345, 0);
+    assert_memory_equal(a, b, sizeof *a);
+    assert_int_equal(rb_hist_percentile(a, 50), rb_hist_percentile(b, 50));
+
+    rb_hist_reset(a);
+    rb_hist_record_n(a, 1000, UINT64_MAX - 1);
+    rb_hist_record_n(a, 1000, 5);
+    assert_true(a->count == UINT64_MAX);
+    assert_true(a->counts[rb_hist_index(1000)] == UINT64_MAX);
+    assert_true(a->sum_ns == UINT64_MAX);
+    assert_int_equal(a->min_ns, 1000);
+    assert_int_equal(a->max_ns, 1000);
+    rb_hist_free(a);
+    rb_hist_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -628,6 +656,7 @@ int main(void)
         cmocka_unit_test(test_empty),
         cmocka_unit_test(test_huge_values),
         cmocka_unit_test(test_summary),
+        cmocka_unit_test(test_record_n),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
