@@ -258,7 +258,7 @@ static int fit_scaled(const double *M, size_t n, double *phi)
     }
     double lambda = scale > 0 ? 1e-7 * scale : 1.0;
     for (int round = 0; round <= NPARAM; round++) {
-        int idx[NPARAM], k = 0;
+        int idx[NPARAM] = {0}, k = 0;
         for (int j = 0; j < NPARAM; j++)
             if (!pinned[j])
                 idx[k++] = j;

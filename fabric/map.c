@@ -319,7 +319,7 @@ void rb_map_assign(struct rb_map *m)
     }
 
     /* Local ranks: NUMA node, then bus order, so ranks bound in core order sit next to their GPU. */
-    int order[RB_MAP_MAX_DEV];
+    int order[RB_MAP_MAX_DEV] = {0};
     for (int g = 0; g < m->ngpus; g++)
         order[g] = g;
     for (int i = 1; i < m->ngpus; i++)
