@@ -297,6 +297,7 @@ static int run_compare(const struct job *j, const struct rb_topo *base, struct r
         }
     }
     int p = rb_topo_gpus(base);
+    uint64_t t0 = rb_clock_ns();
     cJSON *rows = cJSON_AddArrayToObject(summary, "collective_rows");
     cJSON *crow = cJSON_AddArrayToObject(summary, "compare_rows");
     rb_buf_printf(out, "# railbench fabric sim --compare: predicted by the alpha-beta model, no data moved\n# ");
@@ -346,7 +347,9 @@ static int run_compare(const struct job *j, const struct rb_topo *base, struct r
                 rb_buf_printf(out, "\n");
             }
         }
-    rb_buf_printf(out, "# busbw in GB/s, as nccl-tests\n");
+    double model_s = (double)(rb_clock_ns() - t0) * 1e-9;
+    rb_buf_printf(out, "# busbw in GB/s, as nccl-tests\n#\n# model time: %.3f s\n", model_s);
+    cJSON_AddNumberToObject(summary, "model_time_s", model_s);
 done:
     for (int d = 0; d < 3; d++)
         rb_sim_free(sim[d]);
