@@ -329,7 +329,7 @@ int rb_calib_fit(const struct rb_topo *base, bool pxn, struct rb_calib_row *rows
         }
         char why[256];
         if (rb_topo_finish(&t, why, sizeof why) != 0) {
-            rc = errf(err, errlen, "%zu ranks with %d per node do not fit the topology: %s", (size_t)rows[i].ranks,
+            rc = errf(err, errlen, "%d ranks with %d per node do not fit the topology: %s", rows[i].ranks,
                       rows[i].ranks_per_node, why);
             goto fail;
         }

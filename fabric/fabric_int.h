@@ -9,6 +9,7 @@
 #include "railbench/cli.h"
 #include "railbench/topo.h"
 
+/* Entry points (argv[0] is the subcommand word); each returns an exit status. */
 int rb_fabric_counters(int argc, char **argv);
 int rb_fabric_topo(int argc, char **argv);
 int rb_fabric_map(int argc, char **argv);
@@ -57,7 +58,9 @@ struct rb_buf {
     size_t len, cap;
     bool oom;
 };
+/* Appends formatted text to b (zero-initialised before first use); not thread-safe. */
 void rb_buf_printf(struct rb_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Frees b's text and resets it; NULL-safe. */
 void rb_buf_free(struct rb_buf *b);
 
 #endif

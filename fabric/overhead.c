@@ -53,6 +53,11 @@ double rb_overhead_goodput(const struct rb_overhead *o, uint64_t object_bytes, d
     return o->wire_bytes ? link_bytes_per_s * (double)object_bytes / (double)o->wire_bytes : 0;
 }
 
+double rb_overhead_objects_per_s(const struct rb_overhead *o, double link_bytes_per_s)
+{
+    return o->wire_bytes ? link_bytes_per_s / (double)o->wire_bytes : 0;
+}
+
 int rb_overhead_parse_stack(const char *s, uint64_t *total, char *err, size_t errlen)
 {
     *total = 0;

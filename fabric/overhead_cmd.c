@@ -117,7 +117,7 @@ int rb_fabric_overhead(int argc, char **argv)
             cfg.mtu_bytes = mtus.v[m];
             rb_overhead_compute(&cfg, sizes.v[i], &o);
             double good = rb_overhead_goodput(&o, sizes.v[i], link);
-            double objs = link / (double)o.wire_bytes;
+            double objs = rb_overhead_objects_per_s(&o, link);
             char sz[32];
             rb_format_size(sz, sizeof sz, sizes.v[i]);
             rb_buf_printf(&b, "| %s | %llu | %llu | %llu | %llu | %llu | %.3f %% | %.2f | %.1f |\n", sz,

@@ -37,6 +37,9 @@ int rb_overhead_compute(const struct rb_overhead_cfg *c, uint64_t object_bytes, 
 /* Object bytes per second delivered by a link of link_bytes_per_s carrying such objects back to back. */
 double rb_overhead_goodput(const struct rb_overhead *o, uint64_t object_bytes, double link_bytes_per_s);
 
+/* Objects per second such a link carries back to back (0 for an empty result). */
+double rb_overhead_objects_per_s(const struct rb_overhead *o, double link_bytes_per_s);
+
 /*
  * Sums a header stack written "name=bytes,name=bytes" (e.g.
  * "ipv4=20,tcp=20,tcp-timestamps=12"); an empty string is 0. Returns 0,

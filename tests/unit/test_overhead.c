@@ -72,6 +72,7 @@ static void test_per_object_and_goodput(void **state)
     assert_int_equal(rb_overhead_compute(&c, MiB, &o), 0);
     double good = rb_overhead_goodput(&o, MiB, 12.5e9);
     assert_true(fabs(good - 12.5e9 * (double)MiB / (double)(MiB + 300 + 47850)) < 1e-3);
+    assert_true(fabs(rb_overhead_objects_per_s(&o, 12.5e9) - 12.5e9 / (double)(MiB + 300 + 47850)) < 1e-9);
     /* Headers that fill the MTU, and empty objects, are errors. */
     c.mtu_bytes = 52;
     assert_int_equal(rb_overhead_compute(&c, MiB, &o), -EINVAL);
