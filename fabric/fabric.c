@@ -5,6 +5,10 @@
 int rb_fabric_main(int argc, char **argv)
 {
     static const struct rb_subcommand subs[] = {
+        {"topo", "generate or read a topology: counts, bisection, hops with PXN off and on, Graphviz", rb_fabric_topo},
+        {"map", "this host's GPUs, NICs and NUMA (hwloc): GPU -> NIC rails and rank placement", rb_fabric_map},
+        {"sim", "predicted collective times on a topology (alpha-beta model), --compare, --calibrate", rb_fabric_sim},
+        {"overhead", "wire bytes and packets per object for an MTU and header stack", rb_fabric_overhead},
         {"counters", "per-host disk, NIC and InfiniBand rates each interval", rb_fabric_counters},
         {0, 0, 0},
     };

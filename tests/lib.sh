@@ -86,7 +86,7 @@ assert_stderr_line() {
     local n
     n=$(grep -c . "$T/stderr" || true)
     [ "$n" = 1 ] || { cat "$T/stderr" >&2; fail "expected one stderr line, got $n"; }
-    grep -Eq "$1" "$T/stderr" || { cat "$T/stderr" >&2; fail "stderr does not match /$1/"; }
+    grep -Eq -- "$1" "$T/stderr" || { cat "$T/stderr" >&2; fail "stderr does not match /$1/"; }
     ok "message: $(cat "$T/stderr")"
 }
 

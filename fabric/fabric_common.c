@@ -1,0 +1,190 @@
+/* Helpers shared by the fabric subcommands: topology options, result output, string buffers. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabric_int.h"
+#include "railbench/harness.h"
+#include "railbench/units.h"
+
+void rb_buf_printf(struct rb_buf *b, const char *fmt, ...)
+{
+    if (b->oom)
+        return;
+    for (;;) {
+        size_t room = b->cap - b->len;
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? room : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+            return;
+        if (b->s && (size_t)n < room) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + (size_t)n + 1)
+            cap *= 2;
+        char *s = realloc(b->s, cap);
+        if (!s) {
+            b->oom = true;
+            return;
+        }
+        b->s = s;
+        b->cap = cap;
+        b->s[b->len] = '\0';
+    }
+}
+
+void rb_buf_free(struct rb_buf *b)
+{
+    if (!b)
+        return;
+    free(b->s);
+    memset(b, 0, sizeof *b);
+}
+
+static int usage_error(const char *opt, const char *val, const char *want)
+{
+    fprintf(stderr, "railbench: --%s: expected %s, got \"%s\"\n", opt, want, val);
+    return RB_EXIT_USAGE;
+}
+
+/* Whole number >= min for option opt; leaves *v alone when s is NULL. */
+static int opt_int(const char *opt, const char *s, long long min, int *v)
+{
+    if (!s)
+        return 0;
+    int64_t x;
+    if (rb_parse_i64(s, &x) != 0 || x < min || x > RB_TOPO_MAX_GPUS) {
+        char want[64];
+        snprintf(want, sizeof want, "a whole number >= %lld", min);
+        return usage_error(opt, s, want);
+    }
+    *v = (int)x;
+    return 0;
+}
+
+/* "CLASS:GBIT[:LATENCY]" as in --link leaf:400:1us. */
+static int opt_link(const char *s, struct rb_topo *t)
+{
+    static const char want[] = "CLASS:GBIT[:LATENCY] with CLASS nvlink, pcie, leaf or spine (e.g. leaf:400:1us)";
+    char buf[128];
+    if (strlen(s) >= sizeof buf)
+        return usage_error("link", s, want);
+    snprintf(buf, sizeof buf, "%s", s);
+    char *cls = buf, *bw = strchr(buf, ':');
+    if (!bw)
+        return usage_error("link", s, want);
+    *bw++ = '\0';
+    char *lat = strchr(bw, ':');
+    if (lat)
+        *lat++ = '\0';
+    enum rb_link_class c;
+    if (rb_link_class_parse(cls, &c) != 0)
+        return usage_error("link", s, want);
+    double gbit;
+    if (rb_parse_double(bw, &gbit) != 0 || !(gbit > 0))
+        return usage_error("link", s, "a bandwidth in Gbit/s > 0 (e.g. leaf:400:1us)");
+    if (lat) {
+        uint64_t ns;
+        /* A bare number would be seconds (rb_parse_duration); insist on a unit here. */
+        size_t n = strlen(lat);
+        if (n == 0 || !((lat[n - 1] >= 'a' && lat[n - 1] <= 'z')) || rb_parse_duration(lat, &ns) != 0)
+            return usage_error("link", s, "a latency with a unit (e.g. leaf:400:1us or leaf:400:700ns)");
+        t->link[c].lat_s = (double)ns * 1e-9;
+    }
+    t->link[c].bw_bytes_per_s = gbit * 1e9 / 8.0;
+    return 0;
+}
+
+int rb_fabric_topo_resolve(const struct rb_topo_opts *o, struct rb_topo *t)
+{
+    char err[512];
+    int rc;
+    if (o->topology) {
+        if (rb_topo_load(t, o->topology, err, sizeof err) != 0) {
+            fprintf(stderr, "railbench: topology %s: %s\n", o->topology, err);
+            return RB_EXIT_USAGE;
+        }
+    } else {
+        rb_topo_default(t);
+    }
+    if (o->kind) {
+        enum rb_topo_kind k;
+        if (rb_topo_kind_parse(o->kind, &k) != 0)
+            return usage_error("kind", o->kind, "fat-tree, rail-optimized or rail-only");
+        if (k != t->kind) {
+            /* Changing the design keeps NICs and links; rails follow the new kind's default. */
+            if (k == RB_TOPO_FAT_TREE)
+                t->rails = 1;
+            else if (t->kind == RB_TOPO_FAT_TREE)
+                t->rails = t->nics_per_node;
+            if (k == RB_TOPO_RAIL_ONLY)
+                t->spines = 0;
+            t->kind = k;
+        }
+    }
+    int nics_before = t->nics_per_node;
+    if ((rc = opt_int("nodes", o->nodes, 1, &t->nodes)) || (rc = opt_int("gpus-per-node", o->gpus_per_node, 1, &t->gpus_per_node)) ||
+        (rc = opt_int("nics-per-node", o->nics_per_node, 1, &t->nics_per_node)))
+        return rc;
+    /* Rails default to one per NIC: follow a changed NIC count unless --rails says otherwise. */
+    if (t->kind != RB_TOPO_FAT_TREE && t->nics_per_node != nics_before && t->rails == nics_before)
+        t->rails = t->nics_per_node;
+    if ((rc = opt_int("rails", o->rails, 1, &t->rails)) || (rc = opt_int("leaf-radix", o->leaf_radix, 2, &t->leaf_radix)) ||
+        (rc = opt_int("spines", o->spines, 0, &t->spines)))
+        return rc;
+    if (o->oversubscription) {
+        double x;
+        if (rb_parse_double(o->oversubscription, &x) != 0 || !(x >= 1))
+            return usage_error("oversubscription", o->oversubscription, "a number >= 1 (downlink:uplink ratio)");
+        t->oversubscription = x;
+    }
+    for (size_t i = 0; i < o->links.n; i++)
+        if ((rc = opt_link(o->links.v[i], t)) != 0)
+            return rc;
+    if (rb_topo_finish(t, err, sizeof err) != 0) {
+        if (o->topology)
+            fprintf(stderr, "railbench: topology %s: %s\n", o->topology, err);
+        else
+            fprintf(stderr, "railbench: topology: %s\n", err);
+        return RB_EXIT_USAGE;
+    }
+    return 0;
+}
+
+int rb_fabric_emit(const char *command, struct rb_cli *cli, const char *table, cJSON *summary, bool json_out)
+{
+    int status = RB_EXIT_OK;
+    if (cli->common.out_dir) {
+        struct rb_harness h;
+        /* Calculators: no MPI, a result directory only when asked for with --out. */
+        int rc = rb_harness_init(&h, command, cli, false);
+        if (rc != 0) {
+            cJSON_Delete(summary);
+            return rc;
+        }
+        rb_result_set(&h.result, "summary", cJSON_Duplicate(summary, 1));
+        if (table)
+            rb_result_write_table(&h.result, table);
+        status = rb_harness_finish(&h, NULL, 0);
+    }
+    if (json_out) {
+        char *s = cJSON_Print(summary);
+        if (s) {
+            fputs(s, stdout);
+            fputc('\n', stdout);
+            free(s);
+        }
+    } else if (table) {
+        fputs(table, stdout);
+    }
+    fflush(stdout);
+    cJSON_Delete(summary);
+    return status;
+}
