@@ -211,6 +211,7 @@ static int req_init(struct worker *w, struct req *r, size_t ep)
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
     curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 256L * 1024);
+    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, o->max_redirects > 0 ? 1L : 0L);
     curl_easy_setopt(c, CURLOPT_MAXREDIRS, o->max_redirects);
     if (o->timeout_ns)
         curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)((o->timeout_ns + RB_NS_PER_MS - 1) / RB_NS_PER_MS));
@@ -395,8 +396,8 @@ static void log_first_error(struct worker *w, struct req *r, int cls, CURLcode r
     } else {
         snprintf(msg, sizeof msg, "%" PRIu64 " body bytes, expected %" PRIu64, r->body, r->expect_len);
     }
-    rb_warn("%s %s/%s: %s (first %s error; all are counted by class)", op, rb_target_name(w->o->target), r->name,
-            msg, rb_load_err_names[cls]);
+    rb_warn("%s \"%s\" (%s): %s (first %s error; all are counted by class)", op, r->name,
+            rb_target_name(w->o->target), msg, rb_load_err_names[cls]);
 }
 
 static void log_request(struct worker *w, const struct req *r, long status, int cls, uint64_t bytes,

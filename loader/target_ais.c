@@ -73,7 +73,7 @@ static int ais_object_url(const struct rb_target *t, size_t ep, const char *name
 static int ais_setup(const struct rb_target *t, CURL *easy, enum rb_load_op op, struct curl_slist **hdrs)
 {
     (void)op;
-    /* The proxy redirects every object request to the target that holds it. */
+    /* The proxy redirects every object request to the target that holds it (a listing too). */
     curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
     if (t->token_header) {
         /* The token has to reach the target the proxy redirects to, a different host:port. */
