@@ -246,10 +246,14 @@ static int build_objects(struct rb_harness *h, const struct load_args *a, const 
         if (h->rank == 0)
             rb_info("%s: listed %zu objects under \"%s\"", rb_target_name(t), all->n, prefix);
     }
-    /* Sizes the user told us (as used for put) let GET check lengths and pick random ranges. */
+    /*
+     * Sizes the user told us (as used for put) let GET check lengths and pick
+     * random ranges. Under --verify they are what the objects must be, so
+     * they win over a listing (which reports what the objects are now).
+     */
     if (a->max_size)
         for (size_t i = 0; i < all->n; i++)
-            if (!all->sizes[i])
+            if (!all->sizes[i] || a->verify)
                 all->sizes[i] = rb_payload_size(a->seed, all->names[i], a->min_size, a->max_size);
     return 0;
 }
@@ -318,6 +322,18 @@ static int run(struct load_args *a, struct rb_cli *cli)
     snprintf(prefix, sizeof prefix, "%s%s", rb_target_prefix(t),
              a->prefix ? a->prefix : (a->objects ? DEFAULT_PREFIX : ""));
 
+    /*
+     * One connection to every endpoint before anything starts: an unreachable
+     * one is one line and exit 3, with no result directory (nothing was
+     * measured). Every rank probes; the first one speaks.
+     */
+    if (rb_target_probe(t, a->timeout_ns, err, sizeof err) != 0) {
+        if (first_rank())
+            fprintf(stderr, "railbench: error: %s\n", err);
+        rb_target_close(t);
+        return RB_EXIT_RUNTIME;
+    }
+
     const char *command = a->op == RB_LOAD_PUT ? "load put" : "load get";
     struct rb_harness h;
     status = rb_harness_init(&h, command, cli, true);
@@ -325,22 +341,11 @@ static int run(struct load_args *a, struct rb_cli *cli)
         rb_target_close(t);
         return status;
     }
-
-    /* One connection to every endpoint before anything is measured: an unreachable one is one line, exit 3. */
-    int probe = 0;
-    if (h.rank == 0 && rb_target_probe(t, a->timeout_ns, err, sizeof err) != 0) {
-        rb_error("%s", err);
-        probe = RB_EXIT_RUNTIME;
-    }
-    if (h.mpi)
-        RB_MPI_CHECK(MPI_Bcast(&probe, 1, MPI_INT, 0, h.comm));
     struct rb_objset all = {0}, mine = {0};
     int log_fd = -1;
     struct rb_load_result res = {0};
     char *table = NULL;
     size_t tlen = 0;
-    if ((status = probe))
-        goto out;
     if ((status = build_objects(&h, a, t, prefix, &all)))
         goto out;
     if (rb_objset_partition(&all, h.rank, h.size, &mine))
@@ -436,6 +441,9 @@ static int run(struct load_args *a, struct rb_cli *cli)
         }
     }
 out:
+    /* A run that failed before measuring anything says so in one line, without pointing at an empty result. */
+    if (status && !res.total && rb_log_get_level() > RB_LOG_WARN)
+        rb_log_set_level(RB_LOG_WARN);
     status = rb_harness_finish(&h, table, status);
     free(table);
     rb_load_result_free(&res);
