@@ -14,17 +14,23 @@ Python standard library only; binds 127.0.0.1. Behaviour by path:
   /v1/buckets/B          AIStore list action (GET with a JSON body): pages of --ais-page entries
                          with "continuation_token" and "uuid", as in AIStore's docs/http_api.md
 
+  /<bucket>[/<key>]      with --sigv4-secret and a SigV4 Authorization header: an S3 stand-in that checks AWS Signature Version 4 (--sigv4-secret) the way AWS
+                         documents it, independently of libcurl: GET/PUT objects, ListObjectsV2 in two
+                         pages whose continuation token needs percent-encoding; 403 SignatureDoesNotMatch
+
 --stall-at N makes the N-th request (counted from 1 over all paths) start a stall of --stall-ms:
 every response due before the stall ends waits for its end. The AIStore part is a stand-in written
 from AIStore's public API documentation (AIStore itself cannot run here), not AIStore.
 """
 import argparse
+import hashlib
+import hmac
 import json
 import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import urlsplit, parse_qs
+from urllib.parse import quote, unquote, urlsplit
 
 lock = threading.Lock()
 state = {"count": 0, "stall_end": 0.0, "store": {}}
@@ -123,8 +129,59 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(200, obj)
         if path.startswith("/v1/buckets/"):
             return self.ais_list(parts[3], data)
+        if ARGS.sigv4_secret and (self.headers.get("Authorization") or "").startswith("AWS4-"):
+            return self.s3_signed(url)
         self.wait_until(t0 + ARGS.delay_ms / 1000.0)
         return self.send(200, b"\0" * ARGS.size)
+
+    def sigv4_ok(self, url):
+        """Recomputes the request's SigV4 signature (AWS General Reference, "Create a signed AWS API request")."""
+        auth = self.headers.get("Authorization") or ""
+        if not auth.startswith("AWS4-HMAC-SHA256 "):
+            return False
+        fields = dict(f.strip().split("=", 1) for f in auth[len("AWS4-HMAC-SHA256 "):].split(","))
+        _key, date, region, service, _term = fields["Credential"].split("/")
+        signed = fields["SignedHeaders"].split(";")
+        # Canonical query: every name and value URI-encoded (unreserved kept), sorted by name.
+        pairs = []
+        for item in filter(None, url.query.split("&")):
+            k, _, v = item.partition("=")
+            pairs.append((quote(unquote(k), safe="-_.~"), quote(unquote(v), safe="-_.~")))
+        query = "&".join("%s=%s" % kv for kv in sorted(pairs))
+        headers = "".join("%s:%s\n" % (h, " ".join((self.headers.get(h) or "").split())) for h in signed)
+        payload = self.headers.get("x-amz-content-sha256")
+        if payload is None:
+            return False
+        canonical = "\n".join([self.command, quote(unquote(url.path), safe="/-_.~"), query, headers,
+                               ";".join(signed), payload])
+        to_sign = "\n".join(["AWS4-HMAC-SHA256", self.headers.get("x-amz-date") or "",
+                             "/".join([date, region, service, "aws4_request"]),
+                             hashlib.sha256(canonical.encode()).hexdigest()])
+        k = ("AWS4" + ARGS.sigv4_secret).encode()
+        for part in (date, region, service, "aws4_request"):
+            k = hmac.new(k, part.encode(), hashlib.sha256).digest()
+        return hmac.compare_digest(hmac.new(k, to_sign.encode(), hashlib.sha256).hexdigest(), fields["Signature"])
+
+    def s3_signed(self, url):
+        if not self.sigv4_ok(url):
+            return self.send(403, b"<?xml version=\"1.0\"?><Error><Code>SignatureDoesNotMatch</Code><Message>"
+                             b"The request signature we calculated does not match the signature you provided."
+                             b"</Message></Error>", "application/xml")
+        parts = url.path.split("/")
+        if len(parts) <= 2 or not parts[2]:
+            # ListObjectsV2 in two pages; the token has '+', '/' and '=' so it must be encoded to sign.
+            token = "pg+2/next=="
+            if "continuation-token=" in url.query:
+                keys, more = ["k3", "k4"], ""
+            else:
+                keys, more = ["k0", "k1", "k2"], token
+            body = "<?xml version=\"1.0\"?><ListBucketResult><Name>%s</Name>" % parts[1]
+            body += "".join("<Contents><Key>%s</Key><Size>%d</Size></Contents>" % (k, ARGS.size) for k in keys)
+            body += "<IsTruncated>%s</IsTruncated>" % ("true" if more else "false")
+            if more:
+                body += "<NextContinuationToken>%s</NextContinuationToken>" % more
+            return self.send(200, (body + "</ListBucketResult>").encode(), "application/xml")
+        return self.send(200, b"" if self.command == "PUT" else b"\0" * ARGS.size)
 
     def ais_list(self, bucket, data):
         try:
@@ -159,9 +216,12 @@ def main():
     ap.add_argument("--stall-at", type=int, default=0)
     ap.add_argument("--stall-ms", type=float, default=1000.0)
     ap.add_argument("--ais-page", type=int, default=100)
+    ap.add_argument("--sigv4-secret", default="")
     ARGS = ap.parse_args()
     # The default listen backlog (5) drops connects past it, and a retried SYN costs a second.
     ThreadingHTTPServer.request_queue_size = 1024
+    # Clients that time out or give up close their end; that is expected here, not worth a traceback.
+    ThreadingHTTPServer.handle_error = lambda self, request, address: None
     srv = ThreadingHTTPServer(("127.0.0.1", ARGS.port), Handler)
     srv.daemon_threads = True
     srv.serve_forever()
