@@ -23,21 +23,22 @@ static int http_parse(struct rb_target *t, const char *rest, const struct rb_tar
     while (n && path[n - 1] == '/')
         path[--n] = '\0';
     snprintf(t->base_path, sizeof t->base_path, "%s", path);
-    if (cfg->nendpoints == 0) {
-        char ep[600];
-        snprintf(ep, sizeof ep, "%s://%s", scheme, hp);
-        int rc = rb_target_add_endpoint(t, ep, err, errlen);
-        if (rc) {
-            snprintf(err, errlen, "target \"%.200s\": bad host or port \"%.100s\" (expected http://HOST[:PORT]/PATH)",
-                     cfg->url, hp);
-            return rc;
-        }
+    /* The URL's host is checked even when --endpoint replaces it: a typo there is still a typo. */
+    char ep[600];
+    snprintf(ep, sizeof ep, "%s://%s", scheme, hp);
+    int rc = rb_target_add_endpoint(t, ep, err, errlen);
+    if (rc) {
+        snprintf(err, errlen, "target \"%.200s\": bad host or port \"%.100s\" (expected http://HOST[:PORT]/PATH)",
+                 cfg->url, hp);
+        return rc;
     }
-    for (size_t i = 0; i < cfg->nendpoints; i++) {
-        int rc = rb_target_add_endpoint(t, cfg->endpoints[i], err, errlen);
-        if (rc)
-            return rc;
+    if (cfg->nendpoints) {
+        free(t->endpoints[0]);
+        t->nendpoints = 0;
     }
+    for (size_t i = 0; i < cfg->nendpoints; i++)
+        if ((rc = rb_target_add_endpoint(t, cfg->endpoints[i], err, errlen)))
+            return rc;
     return 0;
 }
 
