@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "loader_int.h"
@@ -16,6 +18,15 @@
 #define LOG_BUF_BYTES (64u << 10)
 #define ERRBODY_BYTES 2048
 #define IDLE_POLL_MS 100
+#define EPOLL_BATCH 256
+/*
+ * Requests per curl multi handle. libcurl 7.88 looks for a reusable
+ * connection by walking every connection it holds to the host, so one
+ * multi handle with 1,024 connections spends its time there; a thread
+ * spreads its slots over several multi handles that share one epoll set.
+ */
+#define SHARD_SLOTS 32
+#define EV_WAKE UINT64_MAX
 /* How long collect() waits for a worker to notice a tick before taking what its mailbox has. */
 #define HANDOVER_WAIT_NS (200 * RB_NS_PER_MS)
 
@@ -27,10 +38,19 @@ const char *const rb_load_extra_names[RB_LX_COUNT + 1] = {"redirects", "cache_hi
 
 struct worker;
 
+/* One curl multi handle of a worker, with its own connection pool and timer. */
+struct shard {
+    CURLM *multi;
+    struct worker *w;
+    unsigned idx;
+    uint64_t timer_ns;          /* when curl wants its timeout action; UINT64_MAX none */
+};
+
 /* One request slot: an easy handle reused for request after request, so its connection stays alive. */
 struct req {
     CURL *easy;
     struct worker *w;
+    struct shard *sh;
     struct curl_slist *hdrs;
     size_t ep;                  /* endpoint of this slot (round-robin per connection) */
     const char *name;
@@ -52,7 +72,9 @@ struct worker {
     unsigned id;
     pthread_t th;
     bool started;
-    CURLM *multi;
+    struct shard *shards;
+    unsigned nshards;
+    int epfd, evfd;             /* epoll set of curl's sockets, and an eventfd to wake the loop (ticks, stop) */
     struct req *reqs;
     unsigned nreq, nfree, *free_slots;
 
@@ -344,7 +366,7 @@ static int issue(struct worker *w, const char *name, uint64_t size, uint64_t int
     /* Closed loop (0): a request is due when it is sent. */
     r->intended_ns = intended_ns ? intended_ns : r->start_ns;
     r->start_wall_ns = rb_clock_wall_ns();
-    CURLMcode mc = curl_multi_add_handle(w->multi, r->easy);
+    CURLMcode mc = curl_multi_add_handle(r->sh->multi, r->easy);
     if (mc != CURLM_OK) {
         rb_error("curl_multi_add_handle: %s", curl_multi_strerror(mc));
         w->nfree++;
@@ -426,7 +448,7 @@ static void complete(struct worker *w, struct req *r, CURLcode rc)
     curl_easy_getinfo(r->easy, CURLINFO_TOTAL_TIME_T, &total_us);
     curl_easy_getinfo(r->easy, CURLINFO_STARTTRANSFER_TIME_T, &ttfb_us);
     curl_easy_getinfo(r->easy, CURLINFO_REDIRECT_COUNT, &redirects);
-    curl_multi_remove_handle(w->multi, r->easy);
+    curl_multi_remove_handle(r->sh->multi, r->easy);
     r->busy = false;
     w->free_slots[w->nfree++] = (unsigned)(r - w->reqs);
 
@@ -489,16 +511,18 @@ static void complete(struct worker *w, struct req *r, CURLcode rc)
 static unsigned drain(struct worker *w)
 {
     unsigned n = 0;
-    int left;
-    CURLMsg *m;
-    while ((m = curl_multi_info_read(w->multi, &left))) {
-        if (m->msg != CURLMSG_DONE)
-            continue;
-        struct req *r = NULL;
-        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
-        CURLcode rc = m->data.result;
-        complete(w, r, rc);
-        n++;
+    for (unsigned i = 0; i < w->nshards; i++) {
+        int left;
+        CURLMsg *m;
+        while ((m = curl_multi_info_read(w->shards[i].multi, &left))) {
+            if (m->msg != CURLMSG_DONE)
+                continue;
+            struct req *r = NULL;
+            curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+            CURLcode rc = m->data.result;
+            complete(w, r, rc);
+            n++;
+        }
     }
     return n;
 }
@@ -514,10 +538,67 @@ static void handover(struct worker *w)
     rb_hist_reset(w->unc_local);
 }
 
-/* The request loop; stop may be NULL. Returns 0 or -errno. */
+/*
+ * curl's socket callback: keeps the epoll set in step with the sockets curl
+ * wants watched, so a wait costs O(ready sockets), not O(connections), and
+ * thousands of requests in flight stay cheap (libcurl's multi_socket API).
+ */
+static int on_socket(CURL *easy, curl_socket_t s, int what, void *arg, void *socketp)
+{
+    (void)easy;
+    struct shard *sh = arg;
+    struct worker *w = sh->w;
+    if (what == CURL_POLL_REMOVE) {
+        epoll_ctl(w->epfd, EPOLL_CTL_DEL, s, NULL); /* may already be gone with a closed socket */
+        return 0;
+    }
+    struct epoll_event ev = {.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u),
+                             .data.u64 = (uint64_t)sh->idx << 32 | (uint32_t)s};
+    int op = socketp ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    if (epoll_ctl(w->epfd, op, s, &ev) != 0) {
+        /* A descriptor number reused after a close, or dropped from the set when it closed. */
+        op = errno == EEXIST ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+        if (epoll_ctl(w->epfd, op, s, &ev) != 0) {
+            rb_error("epoll_ctl: %s", strerror(errno));
+            return -1;
+        }
+    }
+    if (!socketp)
+        curl_multi_assign(sh->multi, s, sh);
+    return 0;
+}
+
+static int on_timer(CURLM *multi, long timeout_ms, void *arg)
+{
+    (void)multi;
+    struct shard *sh = arg;
+    sh->timer_ns = timeout_ms < 0 ? UINT64_MAX : rb_clock_ns() + (uint64_t)timeout_ms * RB_NS_PER_MS;
+    return 0;
+}
+
+static void wake(struct worker *w)
+{
+    uint64_t one = 1;
+    if (write(w->evfd, &one, sizeof one) < 0 && errno != EAGAIN)
+        rb_warn("eventfd write: %s", strerror(errno));
+}
+
+static int socket_action(struct shard *sh, curl_socket_t s, int mask)
+{
+    int running = 0;
+    CURLMcode mc = curl_multi_socket_action(sh->multi, s, mask, &running);
+    if (mc != CURLM_OK) {
+        rb_error("curl_multi_socket_action: %s", curl_multi_strerror(mc));
+        return -EIO;
+    }
+    return 0;
+}
+
+/* The request loop; stop and stop2 may be NULL. Returns 0 or -errno. */
 static int run_loop(struct worker *w, const atomic_bool *stop, const volatile int *stop2)
 {
     const bool open_loop = w->period_ns != 0;
+    struct epoll_event evs[EPOLL_BATCH];
     int rc = 0;
     for (;;) {
         if ((stop && atomic_load_explicit(stop, memory_order_relaxed)) || (stop2 && *stop2))
@@ -540,12 +621,14 @@ static int run_loop(struct worker *w, const atomic_bool *stop, const volatile in
         }
         if (w->exhausted && w->nfree == w->nreq)
             break;
-        int running = 0;
-        CURLMcode mc = curl_multi_perform(w->multi, &running);
-        if (mc != CURLM_OK) {
-            rb_error("curl_multi_perform: %s", curl_multi_strerror(mc));
-            return -EIO;
-        }
+        /* New handles ask for an immediate timeout action: that is what starts them. */
+        now = rb_clock_ns();
+        for (unsigned i = 0; i < w->nshards; i++)
+            if (w->shards[i].timer_ns <= now) {
+                w->shards[i].timer_ns = UINT64_MAX;
+                if ((rc = socket_action(&w->shards[i], CURL_SOCKET_TIMEOUT, 0)))
+                    return rc;
+            }
         unsigned done = drain(w);
         if (w->e && atomic_load_explicit(&w->e->seq, memory_order_acquire) != atomic_load(&w->acked)) {
             unsigned seq = atomic_load(&w->e->seq);
@@ -554,26 +637,39 @@ static int run_loop(struct worker *w, const atomic_bool *stop, const volatile in
         }
         if (done && w->nfree && !w->exhausted && !open_loop)
             continue; /* slots freed: refill before waiting */
-        int timeout_ms = IDLE_POLL_MS;
-        if (open_loop && w->nfree && !w->exhausted) {
-            now = rb_clock_ns();
-            uint64_t wait = w->next_ns > now ? w->next_ns - now : 0;
-            /* Rounded up: a send at most 1 ms late is still timed from its intended moment. */
-            uint64_t ms = (wait + RB_NS_PER_MS - 1) / RB_NS_PER_MS;
-            timeout_ms = ms < IDLE_POLL_MS ? (int)ms : IDLE_POLL_MS;
+        now = rb_clock_ns();
+        uint64_t until = now + IDLE_POLL_MS * RB_NS_PER_MS;
+        for (unsigned i = 0; i < w->nshards; i++)
+            if (w->shards[i].timer_ns < until)
+                until = w->shards[i].timer_ns;
+        if (open_loop && w->nfree && !w->exhausted && w->next_ns < until)
+            until = w->next_ns;
+        /* Rounded up: a send at most 1 ms late is still timed from its intended moment. */
+        int timeout_ms = until > now ? (int)((until - now + RB_NS_PER_MS - 1) / RB_NS_PER_MS) : 0;
+        int n = epoll_wait(w->epfd, evs, EPOLL_BATCH, timeout_ms);
+        if (n < 0 && errno != EINTR) {
+            rb_error("epoll_wait: %s", strerror(errno));
+            return -errno;
         }
-        if (timeout_ms > 0 || running) {
-            mc = curl_multi_poll(w->multi, NULL, 0, timeout_ms, NULL);
-            if (mc != CURLM_OK) {
-                rb_error("curl_multi_poll: %s", curl_multi_strerror(mc));
-                return -EIO;
+        for (int i = 0; i < n; i++) {
+            if (evs[i].data.u64 == EV_WAKE) {
+                uint64_t v;
+                if (read(w->evfd, &v, sizeof v) < 0 && errno != EAGAIN)
+                    rb_warn("eventfd read: %s", strerror(errno));
+                continue;
             }
+            int mask = ((evs[i].events & EPOLLIN) ? CURL_CSELECT_IN : 0) |
+                       ((evs[i].events & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
+                       ((evs[i].events & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
+            unsigned sh = (unsigned)(evs[i].data.u64 >> 32);
+            if (sh < w->nshards && (rc = socket_action(&w->shards[sh], (curl_socket_t)(uint32_t)evs[i].data.u64, mask)))
+                return rc;
         }
     }
     /* Requests still in flight when told to stop are abandoned, not counted. */
     for (unsigned i = 0; i < w->nreq; i++)
         if (w->reqs[i].busy) {
-            curl_multi_remove_handle(w->multi, w->reqs[i].easy);
+            curl_multi_remove_handle(w->reqs[i].sh->multi, w->reqs[i].easy);
             w->reqs[i].busy = false;
             w->free_slots[w->nfree++] = i;
         }
@@ -600,19 +696,40 @@ static int worker_init(struct worker *w, const struct rb_load_opts *o, unsigned 
     w->o = o;
     w->id = id;
     w->nreq = o->inflight;
-    w->multi = curl_multi_init();
+    w->nshards = (w->nreq + SHARD_SLOTS - 1) / SHARD_SLOTS;
+    w->shards = calloc(w->nshards, sizeof *w->shards);
+    w->epfd = epoll_create1(EPOLL_CLOEXEC);
+    w->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     w->reqs = calloc(w->nreq, sizeof *w->reqs);
     w->free_slots = calloc(w->nreq, sizeof *w->free_slots);
     w->local = rb_stats_new();
     w->unc_local = rb_hist_new();
     w->box = rb_stats_new();
     w->unc_box = rb_hist_new();
-    if (!w->multi || !w->reqs || !w->free_slots || !w->local || !w->unc_local || !w->box || !w->unc_box)
+    if (!w->shards || !w->reqs || !w->free_slots || !w->local || !w->unc_local || !w->box || !w->unc_box)
         return -ENOMEM;
+    if (w->epfd < 0 || w->evfd < 0)
+        return -errno;
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = EV_WAKE};
+    if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->evfd, &ev) != 0)
+        return -errno;
     pthread_mutex_init(&w->mu, NULL);
-    curl_multi_setopt(w->multi, CURLMOPT_MAXCONNECTS, (long)w->nreq);
+    for (unsigned i = 0; i < w->nshards; i++) {
+        struct shard *sh = &w->shards[i];
+        sh->w = w;
+        sh->idx = i;
+        sh->timer_ns = UINT64_MAX;
+        if (!(sh->multi = curl_multi_init()))
+            return -ENOMEM;
+        curl_multi_setopt(sh->multi, CURLMOPT_MAXCONNECTS, (long)SHARD_SLOTS);
+        curl_multi_setopt(sh->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+        curl_multi_setopt(sh->multi, CURLMOPT_SOCKETDATA, sh);
+        curl_multi_setopt(sh->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+        curl_multi_setopt(sh->multi, CURLMOPT_TIMERDATA, sh);
+    }
     size_t neps = rb_target_endpoint_count(o->target);
     for (unsigned i = 0; i < w->nreq; i++) {
+        w->reqs[i].sh = &w->shards[i / SHARD_SLOTS];
         int rc = req_init(w, &w->reqs[i], (ep0 + i) % neps);
         if (rc)
             return rc;
@@ -632,12 +749,18 @@ static int worker_init(struct worker *w, const struct rb_load_opts *o, unsigned 
 static void worker_free(struct worker *w)
 {
     for (unsigned i = 0; w->reqs && i < w->nreq; i++) {
-        if (w->reqs[i].busy && w->multi)
-            curl_multi_remove_handle(w->multi, w->reqs[i].easy);
+        if (w->reqs[i].busy && w->reqs[i].sh && w->reqs[i].sh->multi)
+            curl_multi_remove_handle(w->reqs[i].sh->multi, w->reqs[i].easy);
         req_free(&w->reqs[i]);
     }
-    if (w->multi)
-        curl_multi_cleanup(w->multi);
+    for (unsigned i = 0; w->shards && i < w->nshards; i++)
+        if (w->shards[i].multi)
+            curl_multi_cleanup(w->shards[i].multi);
+    free(w->shards);
+    if (w->epfd > 0)
+        close(w->epfd);
+    if (w->evfd > 0)
+        close(w->evfd);
     if (w->box)
         pthread_mutex_destroy(&w->mu);
     free(w->reqs);
@@ -736,7 +859,7 @@ void rb_engine_collect(struct rb_engine *e, struct rb_stats *into, struct rb_his
     unsigned seq = atomic_fetch_add(&e->seq, 1) + 1;
     for (unsigned t = 0; t < e->nw; t++)
         if (e->w[t].started && !atomic_load(&e->w[t].finished))
-            curl_multi_wakeup(e->w[t].multi);
+            wake(&e->w[t]);
     uint64_t deadline = rb_clock_ns() + HANDOVER_WAIT_NS;
     for (unsigned t = 0; t < e->nw; t++) {
         struct worker *w = &e->w[t];
@@ -765,7 +888,7 @@ void rb_engine_stop(struct rb_engine *e)
     atomic_store(&e->stop, true);
     for (unsigned t = 0; t < e->nw; t++)
         if (e->w[t].started)
-            curl_multi_wakeup(e->w[t].multi);
+            wake(&e->w[t]);
     for (unsigned t = 0; t < e->nw; t++)
         if (e->w[t].started) {
             pthread_join(e->w[t].th, NULL);
