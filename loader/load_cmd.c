@@ -341,7 +341,7 @@ static int run(struct load_args *a, struct rb_cli *cli)
         rb_target_close(t);
         return status;
     }
-    struct rb_objset all = {0}, mine = {0};
+    struct rb_objset all = {0}, mine = {0}, none = {0};
     int log_fd = -1;
     struct rb_load_result res = {0};
     char *table = NULL;
@@ -388,9 +388,8 @@ static int run(struct load_args *a, struct rb_cli *cli)
         .log_fd = log_fd,
     };
     /* A rank with a count share of zero has nothing to do (fewer requests than ranks). */
-    bool idle = a->count && !o.count;
-    if (idle)
-        o.objects = &(struct rb_objset){0};
+    if (a->count && !o.count)
+        o.objects = &none;
     if (h.rank == 0) {
         char lim[160] = "";
         size_t l = 0;

@@ -46,6 +46,10 @@ assert_eq "PUT: bytes reported = bytes on disk" "$disk" "$(summary p1 .bytes)"
 "$RB" load get "$URL/dav/set" --pattern epoch --verify --seed 7 --min-size 4k --max-size 64k --out "$T/v1" --quiet >/dev/null
 assert_eq "verified GET: errors" 0 "$(summary v1 .errors.total)"
 assert_eq "verified GET: bytes" "$disk" "$(summary v1 .bytes)"
+# The fetcher API (batches of GETs from the caller's thread, as the training emulation reads): 2 passes of 40.
+out=$("$ROOT/build/tests/loader_fetch" "$URL/dav/set" 40 7 6 4)
+assert_eq "fetcher: requests, errors, bytes" "80 0 $((2 * disk))" "$(jq -r '"\(.requests) \(.errors) \(.bytes)"' <<<"$out")"
+assert_eq "fetcher: calls of 6 names" 14 "$(jq .calls <<<"$out")"
 # The payload is not zeros: nothing compresses it.
 [ "$(gzip -c "$W/dav/set/obj-00000000" | wc -c)" -gt "$(stat -c %s "$W/dav/set/obj-00000000")" ] || fail "payload compresses"
 ok "payload is incompressible"
