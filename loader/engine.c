@@ -425,14 +425,29 @@ static void log_first_error(struct worker *w, struct req *r, int cls, CURLcode r
 static void log_request(struct worker *w, const struct req *r, long status, int cls, uint64_t bytes,
                         uint64_t ttfb_ns, uint64_t total_ns, uint64_t lat_ns)
 {
-    if (w->loglen + 1600 > LOG_BUF_BYTES) {
+    if (w->loglen + 2400 > LOG_BUF_BYTES) {
         if (write(w->o->log_fd, w->logbuf, w->loglen) < 0)
             rb_warn("--log-requests: write failed: %s", strerror(errno));
         w->loglen = 0;
     }
+    /* CSV (RFC 4180): a name with a comma, quote or line break is quoted, its quotes doubled. */
+    char name[2100];
+    if (strpbrk(r->name, ",\"\r\n")) {
+        size_t o = 0;
+        name[o++] = '"';
+        for (const char *c = r->name; *c && o + 3 < sizeof name; c++) {
+            if (*c == '"')
+                name[o++] = '"';
+            name[o++] = *c;
+        }
+        name[o++] = '"';
+        name[o] = '\0';
+    } else {
+        snprintf(name, sizeof name, "%s", r->name);
+    }
     int n = snprintf(w->logbuf + w->loglen, LOG_BUF_BYTES - w->loglen,
-                     "%d,%u,%s,%.1024s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%ld,%s,%" PRIu64 "\n",
-                     w->o->rank, w->id, w->o->op == RB_LOAD_PUT ? "PUT" : "GET", r->name, bytes,
+                     "%d,%u,%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%ld,%s,%" PRIu64 "\n",
+                     w->o->rank, w->id, w->o->op == RB_LOAD_PUT ? "PUT" : "GET", name, bytes,
                      r->start_wall_ns, ttfb_ns, r->start_wall_ns + total_ns, status,
                      cls >= 0 ? rb_load_err_names[cls] : "ok", lat_ns);
     if (n > 0 && (size_t)n < LOG_BUF_BYTES - w->loglen)

@@ -236,7 +236,9 @@ int rb_target_probe(const struct rb_target *t, uint64_t timeout_ns, char *err, s
         curl_easy_setopt(c, CURLOPT_CONNECT_ONLY, 1L);
         curl_easy_setopt(c, CURLOPT_ERRORBUFFER, ebuf);
         curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms(timeout_ns ? timeout_ns : 10 * RB_NS_PER_S));
+        /* At most 10 s: the probe says whether the endpoint answers at all, not how fast. */
+        uint64_t limit = timeout_ns && timeout_ns < 10 * RB_NS_PER_S ? timeout_ns : 10 * RB_NS_PER_S;
+        curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms(limit));
         CURLcode rc = curl_easy_perform(c);
         curl_easy_cleanup(c);
         if (rc != CURLE_OK) {
