@@ -233,6 +233,12 @@ static int req_init(struct worker *w, struct req *r, size_t ep)
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
     curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 256L * 1024);
+    /*
+     * Requests go straight to the endpoints: a load generator must not route
+     * through whatever http_proxy the environment names (and libcurl would
+     * otherwise look the variables up on every request).
+     */
+    curl_easy_setopt(c, CURLOPT_PROXY, "");
     curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, o->max_redirects > 0 ? 1L : 0L);
     curl_easy_setopt(c, CURLOPT_MAXREDIRS, o->max_redirects);
     if (o->timeout_ns)
