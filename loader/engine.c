@@ -227,31 +227,31 @@ static int req_init(struct worker *w, struct req *r, size_t ep)
     if (!r->easy)
         return -ENOMEM;
     CURL *c = r->easy;
-    curl_easy_setopt(c, CURLOPT_PRIVATE, r);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, r->ebuf);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
-    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
-    curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 256L * 1024);
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_PRIVATE, r));
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L));
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_ERRORBUFFER, r->ebuf));
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body));
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_WRITEDATA, r));
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header));
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_HEADERDATA, r));
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 256L * 1024));
     /*
      * Requests go straight to the endpoints: a load generator must not route
      * through whatever http_proxy the environment names (and libcurl would
      * otherwise look the variables up on every request).
      */
-    curl_easy_setopt(c, CURLOPT_PROXY, "");
-    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, o->max_redirects > 0 ? 1L : 0L);
-    curl_easy_setopt(c, CURLOPT_MAXREDIRS, o->max_redirects);
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_PROXY, ""));
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, o->max_redirects > 0 ? 1L : 0L));
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_MAXREDIRS, o->max_redirects));
     if (o->timeout_ns)
-        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)((o->timeout_ns + RB_NS_PER_MS - 1) / RB_NS_PER_MS));
+        RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)((o->timeout_ns + RB_NS_PER_MS - 1) / RB_NS_PER_MS)));
     if (o->op == RB_LOAD_PUT) {
-        curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
-        curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
-        curl_easy_setopt(c, CURLOPT_READDATA, r);
-        curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, on_seek);
-        curl_easy_setopt(c, CURLOPT_SEEKDATA, r);
-        curl_easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE, 256L * 1024);
+        RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_UPLOAD, 1L));
+        RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read));
+        RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_READDATA, r));
+        RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, on_seek));
+        RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_SEEKDATA, r));
+        RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE, 256L * 1024));
         /* No 100-continue round trip before each body: a benchmark measures the transfer, not the handshake. */
         r->hdrs = curl_slist_append(r->hdrs, "Expect:");
         if (!r->hdrs)
@@ -260,7 +260,7 @@ static int req_init(struct worker *w, struct req *r, size_t ep)
     int rc = rb_target_setup(o->target, c, o->op, &r->hdrs);
     if (rc)
         return rc;
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, r->hdrs);
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_HTTPHEADER, r->hdrs));
     return 0;
 }
 
@@ -340,7 +340,10 @@ static int issue(struct worker *w, const char *name, uint64_t size, uint64_t int
     r->cache = RB_LX_CACHE_ABSENT;
     r->errbody.len = 0;
     r->ebuf[0] = '\0';
-    curl_easy_setopt(r->easy, CURLOPT_URL, url);
+    if (curl_easy_setopt(r->easy, CURLOPT_URL, url) != CURLE_OK) {
+        w->nfree++;
+        return -ENOMEM;
+    }
     if (o->op == RB_LOAD_PUT) {
         r->put_size = size;
         r->put_pos = 0;

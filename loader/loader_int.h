@@ -5,12 +5,29 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <errno.h>
+
 #include <curl/curl.h>
 
 #include "railbench/loader.h"
+#include "railbench/log.h"
 
 #define RB_URL_MAX 4096
 #define RB_TARGET_MAX_ENDPOINTS 64
+
+/*
+ * Checks a libcurl easy call that returns CURLcode; on failure logs file,
+ * line, the call and libcurl's own message (the log adds host and rank)
+ * and returns -EINVAL from the calling function.
+ */
+#define RB_CURL_CHECK(call)                                                                        \
+    do {                                                                                           \
+        CURLcode rb_cc_ = (call);                                                                  \
+        if (rb_cc_ != CURLE_OK) {                                                                  \
+            rb_error("%s:%d: %s failed: %s", __FILE__, __LINE__, #call, curl_easy_strerror(rb_cc_)); \
+            return -EINVAL;                                                                        \
+        }                                                                                          \
+    } while (0)
 
 /* A response body collected into memory (listings, error messages). */
 struct rb_buf {

@@ -74,10 +74,10 @@ static int ais_setup(const struct rb_target *t, CURL *easy, enum rb_load_op op, 
 {
     (void)op;
     /* The proxy redirects every object request to the target that holds it (a listing too). */
-    curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
+    RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L));
     if (t->token_header) {
         /* The token has to reach the target the proxy redirects to, a different host:port. */
-        curl_easy_setopt(easy, CURLOPT_UNRESTRICTED_AUTH, 1L);
+        RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_UNRESTRICTED_AUTH, 1L));
         struct curl_slist *l = curl_slist_append(*hdrs, t->token_header);
         if (!l)
             return -ENOMEM;
@@ -114,9 +114,9 @@ static int ais_list_request(const struct rb_target *t, const char *prefix, const
     if (!l)
         return -ENOMEM;
     *hdrs = l;
-    curl_easy_setopt(easy, CURLOPT_URL, url);
-    curl_easy_setopt(easy, CURLOPT_POSTFIELDS, *body);
-    curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, "GET");
+    RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_URL, url));
+    RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_POSTFIELDS, *body));
+    RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, "GET"));
     return 0;
 }
 

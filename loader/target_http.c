@@ -69,7 +69,7 @@ static int http_list_request(const struct rb_target *t, const char *prefix, cons
     *body = NULL;
     char url[RB_URL_MAX];
     snprintf(url, sizeof url, "%s%s/", t->endpoints[0], t->base_path);
-    curl_easy_setopt(easy, CURLOPT_URL, url);
+    RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_URL, url));
     return 0;
 }
 

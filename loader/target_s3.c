@@ -248,8 +248,8 @@ static int s3_object_url(const struct rb_target *t, size_t ep, const char *name,
 static int s3_setup(const struct rb_target *t, CURL *easy, enum rb_load_op op, struct curl_slist **hdrs)
 {
     (void)op;
-    curl_easy_setopt(easy, CURLOPT_AWS_SIGV4, t->sigv4);
-    curl_easy_setopt(easy, CURLOPT_USERPWD, t->userpwd);
+    RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_AWS_SIGV4, t->sigv4));
+    RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_USERPWD, t->userpwd));
     struct curl_slist *l = curl_slist_append(*hdrs, PAYLOAD_HDR);
     if (!l)
         return -ENOMEM;
@@ -279,7 +279,7 @@ static int s3_list_request(const struct rb_target *t, const char *prefix, const 
                      token ? "continuation-token=" : "", etok, token ? "&" : "", epre[0] ? "&prefix=" : "", epre);
     if (n < 0 || (size_t)n >= sizeof url)
         return -ENAMETOOLONG;
-    curl_easy_setopt(easy, CURLOPT_URL, url);
+    RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_URL, url));
     return 0;
 }
 
