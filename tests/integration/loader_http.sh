@@ -13,6 +13,7 @@ nginx_start web "server {
         listen 127.0.0.1:$PORT;
         root $W;
         location / { autoindex on; autoindex_format json; }
+        location /small/ { autoindex on; autoindex_format json; add_header X-Cache-Status HIT; }
         location /dav/ { dav_methods PUT; create_full_put_path on; client_max_body_size 0;
                          autoindex on; autoindex_format json; }
     }"
@@ -66,6 +67,13 @@ ok "message names the corrupted object"
 # A wrong seed makes every object mismatch.
 "$RB" load get "$URL/dav/set" --objects 40 --prefix obj- --pattern epoch --verify --seed 8 --out "$T/v3" --quiet >/dev/null 2>&1
 assert_eq "wrong seed: checksum errors" 40 "$(summary v3 .errors.checksum)"
+
+# Cache status by response header (the tiers' HIT/MISS): every /small/ response says HIT, /large/ says nothing.
+"$RB" load get "$URL/small" --objects 20 --count 25 --cache-header x-cache-status --out "$T/c1" --quiet >/dev/null
+assert_eq "cache hits counted" 25 "$(summary c1 .extra.cache_hit)"
+"$RB" load get "$URL/large" --objects 8 --count 5 --cache-header X-Cache-Status --out "$T/c2" --quiet >/dev/null
+assert_eq "no cache header: absent" "5 0" "$(summary c2 '"\(.extra.cache_absent) \(.extra.cache_hit)"' | tr -d '"')"
+assert_jq "$T/c1/result.json" '.phases[0].extra.cache_hit == 25' "cache counters in the phase record"
 
 # 5. Ranges: 200 bytes from offset 100 of each 1 KiB object.
 "$RB" load get "$URL/small" --objects 20 --range 100:200 --count 30 --out "$T/r1" --quiet >/dev/null
