@@ -960,6 +960,14 @@ void rb_engine_stop(struct rb_engine *e)
             e->segments[i] += e->w[t].seg[i];
 }
 
+int rb_engine_status(const struct rb_engine *e)
+{
+    for (unsigned t = 0; t < e->nw; t++)
+        if (e->w[t].failed)
+            return e->w[t].failed;
+    return 0;
+}
+
 const uint64_t *rb_engine_segments(const struct rb_engine *e, size_t *n)
 {
     *n = e->nsegments;

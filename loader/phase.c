@@ -93,6 +93,12 @@ int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_
     };
     rc = rb_harness_run_phase(h, &p);
     res->duration_s = p.duration_s;
+    /* A worker whose request loop broke leaves a partial measurement: keep it, but the run failed. */
+    int broken = rb_engine_status(c.e) != 0, any_broken = broken;
+    if (h->mpi)
+        RB_MPI_CHECK(MPI_Allreduce(&broken, &any_broken, 1, MPI_INT, MPI_MAX, h->comm));
+    if (any_broken && !rc)
+        rc = RB_EXIT_RUNTIME;
 
     /* The uncorrected histogram and the 1-second segments, summed over ranks on rank 0. */
     struct rb_hist *unc_all = rb_hist_new();

@@ -193,6 +193,9 @@ bool rb_engine_done(struct rb_engine *e);
 /* Tells workers to stop issuing, abandons requests in flight, joins the threads. Idempotent. */
 void rb_engine_stop(struct rb_engine *e);
 
+/* 0, or the -errno of the first worker whose loop failed (what it measured before is kept). */
+int rb_engine_status(const struct rb_engine *e);
+
 /* Bytes completed in each whole second since start, summed over workers; *n gets the length. */
 const uint64_t *rb_engine_segments(const struct rb_engine *e, size_t *n);
 
