@@ -478,7 +478,7 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         {"filelist", 0, RB_OPT_STR, &a.filelist, "FILE", "object names, one per line (optional size after a space)",
          NULL},
         {"size", 's', RB_OPT_SIZE, &a.size, "SIZE", get ? "object size as put (for --verify and --random-range)"
-                                                        : "object size (default 1MiB)", NULL},
+                                                        : "object size; 1 MiB when no size is given", NULL},
         {"min-size", 0, RB_OPT_SIZE, &a.min_size, "SIZE", "smallest object size (with --max-size)", NULL},
         {"max-size", 0, RB_OPT_SIZE, &a.max_size, "SIZE", "largest object size; each object's size is seeded", NULL},
         {"duration", 'd', RB_OPT_DURATION, &a.duration_ns, "D",
