@@ -17,6 +17,7 @@
 #include <curl/curl.h>
 #include <microhttpd.h>
 
+#include "railbench/buf.h"
 #include "railbench/cli.h"
 #include "railbench/result.h"
 
@@ -48,44 +49,6 @@ struct rb_prom {
     pthread_mutex_t lock;     /* guards text: the server thread reads it, the publisher swaps it */
     char *text;
 };
-
-/* A growing string. */
-struct buf {
-    char *s;
-    size_t len, cap;
-    bool oom;
-};
-
-static void bprintf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void bprintf(struct buf *b, const char *fmt, ...)
-{
-    if (b->oom)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->oom = true;
-            return;
-        }
-        if ((size_t)n < b->cap - b->len) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = b->cap ? b->cap * 2 : 4096;
-        while (cap - b->len <= (size_t)n)
-            cap *= 2;
-        char *s = realloc(b->s, cap);
-        if (!s) {
-            b->oom = true;
-            return;
-        }
-        b->s = s;
-        b->cap = cap;
-    }
-}
 
 size_t rb_prom_le_count(void)
 {
@@ -223,9 +186,9 @@ void rb_prom_phase(struct rb_prom *p, const char *phase, const char *op,
 }
 
 /* Writes "{labels}" joining the constant labels and the series' own; nothing when both are empty. */
-static void labelset(struct buf *b, const char *const_labels, const char *fmt, ...)
+static void labelset(struct rb_buf *b, const char *const_labels, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static void labelset(struct buf *b, const char *const_labels, const char *fmt, ...)
+static void labelset(struct rb_buf *b, const char *const_labels, const char *fmt, ...)
 {
     char own[1024];
     va_list ap;
@@ -234,12 +197,12 @@ static void labelset(struct buf *b, const char *const_labels, const char *fmt, .
     va_end(ap);
     if (!*own && !*const_labels)
         return;
-    bprintf(b, "{%s%s%s}", own, *own && *const_labels ? "," : "", const_labels);
+    rb_buf_printf(b, "{%s%s%s}", own, *own && *const_labels ? "," : "", const_labels);
 }
 
-static void family(struct buf *b, const char *name, const char *type, const char *help)
+static void family(struct rb_buf *b, const char *name, const char *type, const char *help)
 {
-    bprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+    rb_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 /* Success class of a phase: HTTP phases count successes as 2xx, others as ok. */
@@ -259,7 +222,7 @@ static const char *err_code_class(const char *cls)
     return "error";
 }
 
-static void histogram(struct buf *b, const char *cl, const char *name, const char *phase,
+static void histogram(struct rb_buf *b, const char *cl, const char *name, const char *phase,
                       const char *op, const struct rb_hist *h)
 {
     uint64_t cum = 0;
@@ -268,21 +231,21 @@ static void histogram(struct buf *b, const char *cl, const char *name, const cha
         size_t upto = rb_hist_index(rb_prom_le_ns(i)); /* buckets below this one are < le */
         for (; bucket < upto; bucket++)
             cum += h->counts[bucket];
-        bprintf(b, "%s_bucket", name);
+        rb_buf_printf(b, "%s_bucket", name);
         labelset(b, cl, "op=\"%s\",phase=\"%s\",le=\"%.9g\"", op, phase,
                  (double)rb_prom_le_ns(i) / 1e9);
-        bprintf(b, " %llu\n", (unsigned long long)cum);
+        rb_buf_printf(b, " %llu\n", (unsigned long long)cum);
     }
-    bprintf(b, "%s_bucket", name);
+    rb_buf_printf(b, "%s_bucket", name);
     labelset(b, cl, "op=\"%s\",phase=\"%s\",le=\"+Inf\"", op, phase);
-    bprintf(b, " %llu\n%s_sum", (unsigned long long)h->count, name);
+    rb_buf_printf(b, " %llu\n%s_sum", (unsigned long long)h->count, name);
     labelset(b, cl, "op=\"%s\",phase=\"%s\"", op, phase);
-    bprintf(b, " %.9f\n%s_count", (double)h->sum_ns / 1e9, name);
+    rb_buf_printf(b, " %.9f\n%s_count", (double)h->sum_ns / 1e9, name);
     labelset(b, cl, "op=\"%s\",phase=\"%s\"", op, phase);
-    bprintf(b, " %llu\n", (unsigned long long)h->count);
+    rb_buf_printf(b, " %llu\n", (unsigned long long)h->count);
 }
 
-static void render_phases(struct buf *b, const struct rb_prom *p)
+static void render_phases(struct rb_buf *b, const struct rb_prom *p)
 {
     const char *cl = p->const_labels;
     char ph_[256], op_[128], cls_[128];
@@ -294,9 +257,9 @@ static void render_phases(struct buf *b, const struct rb_prom *p)
         rb_prom_escape(ph_, sizeof ph_, ph->phase);
         rb_prom_escape(op_, sizeof op_, ph->op);
         const struct rb_stats *s = ph->stats;
-        bprintf(b, "railbench_requests_total");
+        rb_buf_printf(b, "railbench_requests_total");
         labelset(b, cl, "op=\"%s\",phase=\"%s\",code_class=\"%s\"", op_, ph_, ok_class(ph));
-        bprintf(b, " %llu\n", (unsigned long long)(s->ops - s->errors));
+        rb_buf_printf(b, " %llu\n", (unsigned long long)(s->ops - s->errors));
         /* Error classes sharing a code class (e.g. connect and timeout) add up into one series. */
         for (size_t k = 0; ph->err && ph->err[k]; k++) {
             const char *cc = err_code_class(ph->err[k]);
@@ -310,18 +273,18 @@ static void render_phases(struct buf *b, const struct rb_prom *p)
             for (size_t j = k; ph->err[j] && j < RB_STATS_ERR_MAX; j++)
                 if (strcmp(err_code_class(ph->err[j]), cc) == 0)
                     n += s->err[j];
-            bprintf(b, "railbench_requests_total");
+            rb_buf_printf(b, "railbench_requests_total");
             labelset(b, cl, "op=\"%s\",phase=\"%s\",code_class=\"%s\"", op_, ph_, cc);
-            bprintf(b, " %llu\n", (unsigned long long)n);
+            rb_buf_printf(b, " %llu\n", (unsigned long long)n);
         }
     }
     family(b, "railbench_bytes_total", "counter", "Payload bytes moved.");
     for (size_t i = 0; i < p->nphases; i++) {
         rb_prom_escape(ph_, sizeof ph_, p->phases[i].phase);
         rb_prom_escape(op_, sizeof op_, p->phases[i].op);
-        bprintf(b, "railbench_bytes_total");
+        rb_buf_printf(b, "railbench_bytes_total");
         labelset(b, cl, "op=\"%s\",phase=\"%s\"", op_, ph_);
-        bprintf(b, " %llu\n", (unsigned long long)p->phases[i].stats->bytes);
+        rb_buf_printf(b, " %llu\n", (unsigned long long)p->phases[i].stats->bytes);
     }
     family(b, "railbench_errors_total", "counter", "Failed operations by error class.");
     for (size_t i = 0; i < p->nphases; i++) {
@@ -330,9 +293,9 @@ static void render_phases(struct buf *b, const struct rb_prom *p)
         rb_prom_escape(op_, sizeof op_, ph->op);
         for (size_t k = 0; ph->err && ph->err[k] && k < RB_STATS_ERR_MAX; k++) {
             rb_prom_escape(cls_, sizeof cls_, ph->err[k]);
-            bprintf(b, "railbench_errors_total");
+            rb_buf_printf(b, "railbench_errors_total");
             labelset(b, cl, "op=\"%s\",phase=\"%s\",class=\"%s\"", op_, ph_, cls_);
-            bprintf(b, " %llu\n", (unsigned long long)ph->stats->err[k]);
+            rb_buf_printf(b, " %llu\n", (unsigned long long)ph->stats->err[k]);
         }
     }
     bool any_events = false;
@@ -347,9 +310,9 @@ static void render_phases(struct buf *b, const struct rb_prom *p)
             rb_prom_escape(op_, sizeof op_, ph->op);
             for (size_t k = 0; ph->extra && ph->extra[k] && k < RB_STATS_EXTRA_MAX; k++) {
                 rb_prom_escape(cls_, sizeof cls_, ph->extra[k]);
-                bprintf(b, "railbench_events_total");
+                rb_buf_printf(b, "railbench_events_total");
                 labelset(b, cl, "op=\"%s\",phase=\"%s\",event=\"%s\"", op_, ph_, cls_);
-                bprintf(b, " %llu\n", (unsigned long long)ph->stats->extra[k]);
+                rb_buf_printf(b, " %llu\n", (unsigned long long)ph->stats->extra[k]);
             }
         }
     }
@@ -377,7 +340,7 @@ static void render_phases(struct buf *b, const struct rb_prom *p)
 
 char *rb_prom_render(const struct rb_prom *p)
 {
-    struct buf b = {0};
+    struct rb_buf b = {0};
     render_phases(&b, p);
     /* Samples grouped by family, families in order of first appearance. */
     for (size_t i = 0; i < p->nsamples; i++) {
@@ -391,18 +354,18 @@ char *rb_prom_render(const struct rb_prom *p)
             const struct sample *s = &p->samples[j];
             if (strcmp(s->name, p->samples[i].name) != 0)
                 continue;
-            bprintf(&b, "%s", s->name);
+            rb_buf_printf(&b, "%s", s->name);
             labelset(&b, p->const_labels, "%s", s->labels);
             /* The shortest of %.15g and %.17g that reads back as the same double. */
             char num[40];
             snprintf(num, sizeof num, "%.15g", s->value);
             if (strtod(num, NULL) != s->value)
                 snprintf(num, sizeof num, "%.17g", s->value);
-            bprintf(&b, " %s\n", num);
+            rb_buf_printf(&b, " %s\n", num);
         }
     }
     if (!b.s)
-        bprintf(&b, "%s", "");
+        rb_buf_printf(&b, "%s", "");
     if (b.oom) {
         free(b.s);
         return NULL;

@@ -10,44 +10,6 @@
 #include "railbench/harness.h"
 #include "railbench/units.h"
 
-void rb_buf_printf(struct rb_buf *b, const char *fmt, ...)
-{
-    if (b->oom)
-        return;
-    for (;;) {
-        size_t room = b->cap - b->len;
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? room : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0)
-            return;
-        if (b->s && (size_t)n < room) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + (size_t)n + 1)
-            cap *= 2;
-        char *s = realloc(b->s, cap);
-        if (!s) {
-            b->oom = true;
-            return;
-        }
-        b->s = s;
-        b->cap = cap;
-        b->s[b->len] = '\0';
-    }
-}
-
-void rb_buf_free(struct rb_buf *b)
-{
-    if (!b)
-        return;
-    free(b->s);
-    memset(b, 0, sizeof *b);
-}
-
 static int usage_error(const char *opt, const char *val, const char *want)
 {
     fprintf(stderr, "railbench: --%s: expected %s, got \"%s\"\n", opt, want, val);

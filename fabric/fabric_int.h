@@ -2,6 +2,8 @@
 #ifndef RB_FABRIC_INT_H
 #define RB_FABRIC_INT_H
 
+#include "railbench/buf.h"
+
 #include <stdbool.h>
 
 #include <cjson/cJSON.h>
@@ -52,15 +54,5 @@ int rb_fabric_topo_resolve(const struct rb_topo_opts *o, struct rb_topo *t);
  */
 int rb_fabric_emit(const char *command, struct rb_cli *cli, const char *table, cJSON *summary, bool json_out);
 
-/* A growing string for tables; out-of-memory leaves it truncated and sets oom. */
-struct rb_buf {
-    char *s;
-    size_t len, cap;
-    bool oom;
-};
-/* Appends formatted text to b (zero-initialised before first use); not thread-safe. */
-void rb_buf_printf(struct rb_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Frees b's text and resets it; NULL-safe. */
-void rb_buf_free(struct rb_buf *b);
 
 #endif

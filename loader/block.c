@@ -1,6 +1,7 @@
 /* railbench block: fio sweeps (block size x iodepth x numjobs) on every rank at once, latency SLO, knee, aggregate. */
 #define _GNU_SOURCE
 #include "railbench/block.h"
+#include "railbench/buf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -982,35 +983,6 @@ static cJSON *aggregate_point(const struct opts *o, const struct point_spec *ps,
 
 /* ---- output ---- */
 
-struct text {
-    char *s;
-    size_t len, cap;
-};
-
-static void tprintf(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void tprintf(struct text *t, const char *fmt, ...)
-{
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(t->s ? t->s + t->len : NULL, t->s ? t->cap - t->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0)
-            return;
-        if (t->s && t->len + (size_t)n < t->cap) {
-            t->len += (size_t)n;
-            return;
-        }
-        size_t cap = t->cap ? t->cap : 4096;
-        while (cap <= t->len + (size_t)n)
-            cap *= 2;
-        char *s = realloc(t->s, cap);
-        if (!s)
-            return;
-        t->s = s;
-        t->cap = cap;
-    }
-}
 
 static void dur(char *buf, size_t len, uint64_t ns)
 {
@@ -1040,15 +1012,15 @@ static char *report(struct rb_harness *h, const struct opts *o, const struct rb_
                     const struct point_spec *ps, const struct rb_block_point *bp, const bool *complete, size_t n,
                     cJSON *points, const char *target0, const char *fio_version)
 {
-    struct text t = {0};
+    struct rb_buf t = {0};
     char size[32], rt[32];
     rb_format_duration(rt, sizeof rt, o->runtime_ns);
-    tprintf(&t, "\n# railbench block: %s", rw_names[o->rw]);
+    rb_buf_printf(&t, "\n# railbench block: %s", rw_names[o->rw]);
     if (o->rw == RW_RANDRW)
-        tprintf(&t, " (%.0f%% reads)", o->rwmix_pct);
-    tprintf(&t, " on %d rank%s, %s direct=%d, runtime %s per point\n\ntarget (rank 0): %s\n", h->size,
+        rb_buf_printf(&t, " (%.0f%% reads)", o->rwmix_pct);
+    rb_buf_printf(&t, " on %d rank%s, %s direct=%d, runtime %s per point\n\ntarget (rank 0): %s\n", h->size,
             h->size == 1 ? "" : "s", o->engine, (int)o->direct, rt, target0);
-    tprintf(&t, "Outstanding I/O is iodepth x jobs on each rank. IOPS and MiB/s are summed over ranks; latencies "
+    rb_buf_printf(&t, "Outstanding I/O is iodepth x jobs on each rank. IOPS and MiB/s are summed over ranks; latencies "
                 "are completion latencies (clat) of every I/O of every rank.\n");
 
     cJSON *summary = cJSON_CreateObject();
@@ -1117,9 +1089,9 @@ static char *report(struct rb_harness *h, const struct opts *o, const struct rb_
         }
 
         rb_format_size(size, sizeof size, ps[a].bs);
-        tprintf(&t, "\n## bs %s\n\n", size);
-        tprintf(&t, "| outstanding | iodepth | jobs |       IOPS |    MiB/s | clat p50 | clat p99 | clat p99.9 | util %% | note |\n");
-        tprintf(&t, "|------------:|--------:|-----:|-----------:|---------:|---------:|---------:|-----------:|-------:|------|\n");
+        rb_buf_printf(&t, "\n## bs %s\n\n", size);
+        rb_buf_printf(&t, "| outstanding | iodepth | jobs |       IOPS |    MiB/s | clat p50 | clat p99 | clat p99.9 | util %% | note |\n");
+        rb_buf_printf(&t, "|------------:|--------:|-----:|-----------:|---------:|---------:|---------:|-----------:|-------:|------|\n");
         for (size_t i = a; i < b; i++) {
             char p50[16], p99[16], p999[16], util[16];
             dur(p50, sizeof p50, bp[i].clat_ns[0]);
@@ -1136,11 +1108,11 @@ static char *report(struct rb_harness *h, const struct opts *o, const struct rb_
                                                                       : "";
             if (bp[i].bs_bytes == 0) /* not measured (the sweep stopped before it) */
                 continue;
-            tprintf(&t, "| %11" PRIu64 " | %7" PRIu64 " | %4" PRIu64 " | %10.0f | %8.2f | %8s | %8s | %10s | %6s | %s |\n",
+            rb_buf_printf(&t, "| %11" PRIu64 " | %7" PRIu64 " | %4" PRIu64 " | %10.0f | %8.2f | %8s | %8s | %10s | %6s | %s |\n",
                     rb_block_outstanding(&bp[i]), bp[i].iodepth, bp[i].numjobs, bp[i].iops,
                     bp[i].bw_bytes_per_s / (1024.0 * 1024.0), p50, p99, p999, util, note);
         }
-        tprintf(&t, "\n");
+        rb_buf_printf(&t, "\n");
         cJSON *kj = cJSON_CreateObject();
         cJSON_AddNumberToObject(kj, "bs", (double)ps[a].bs);
         cJSON_AddStringToObject(kj, "rw", rw_names[o->rw]);
@@ -1151,12 +1123,12 @@ static char *report(struct rb_harness *h, const struct opts *o, const struct rb_
             cJSON_AddItemToObject(kj, "next", point_ref(&ps[cidx[ca + (size_t)k + 1]], y, cidx[ca + (size_t)k + 1]));
             cJSON_AddNumberToObject(kj, "iops_gain_pct", gain);
             cJSON_AddNumberToObject(kj, "p99_growth_pct", growth);
-            tprintf(&t, "knee: outstanding %" PRIu64 " (%.0f IOPS); the next step, outstanding %" PRIu64
+            rb_buf_printf(&t, "knee: outstanding %" PRIu64 " (%.0f IOPS); the next step, outstanding %" PRIu64
                         ", changes IOPS by %+.1f %% and clat p99 by %+.0f %%\n",
                     rb_block_outstanding(x), x->iops, rb_block_outstanding(y), gain, growth);
         } else {
             cJSON_AddNullToObject(kj, "point");
-            tprintf(&t, "knee: none up to outstanding %" PRIu64 " (no step adds < %.0f %% IOPS for > %.0f %% more clat p99)\n",
+            rb_buf_printf(&t, "knee: none up to outstanding %" PRIu64 " (no step adds < %.0f %% IOPS for > %.0f %% more clat p99)\n",
                     cb > ca ? rb_block_outstanding(&cp[cb - 1]) : 0, 100 * RB_BLOCK_KNEE_MAX_IOPS_GAIN,
                     100 * RB_BLOCK_KNEE_MIN_P99_GROWTH);
         }
@@ -1166,12 +1138,12 @@ static char *report(struct rb_harness *h, const struct opts *o, const struct rb_
             cJSON_AddNumberToObject(sj, "bs", (double)ps[a].bs);
             if (best_i >= 0) {
                 cJSON_AddItemToObject(sj, "best", point_ref(&ps[best_i], &bp[best_i], best_i));
-                tprintf(&t, "SLO %s: highest IOPS %.0f at outstanding %" PRIu64 " (iodepth %" PRIu64 ", jobs %" PRIu64 ")\n",
+                rb_buf_printf(&t, "SLO %s: highest IOPS %.0f at outstanding %" PRIu64 " (iodepth %" PRIu64 ", jobs %" PRIu64 ")\n",
                         slo->text, bp[best_i].iops, rb_block_outstanding(&bp[best_i]), bp[best_i].iodepth,
                         bp[best_i].numjobs);
             } else {
                 cJSON_AddNullToObject(sj, "best");
-                tprintf(&t, "SLO %s: no point meets it\n", slo->text);
+                rb_buf_printf(&t, "SLO %s: no point meets it\n", slo->text);
             }
             cJSON_AddItemToArray(slo_per_bs, sj);
         }

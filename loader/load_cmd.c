@@ -1,0 +1,566 @@
+/* railbench load put|get: options, object set, probe, one load phase, and the warp-like report. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "loader_int.h"
+#include "railbench/clock.h"
+#include "railbench/command.h"
+#include "railbench/log.h"
+#include "railbench/units.h"
+
+#define MAX_THREADS 1024
+#define MAX_INFLIGHT 65536
+#define DEFAULT_DURATION_NS (60 * RB_NS_PER_S) /* aisloader's default run time */
+#define DEFAULT_PREFIX "obj-"
+
+struct load_args {
+    enum rb_load_op op;
+    struct rb_strs endpoints;
+    uint64_t threads, inflight;
+    uint64_t objects;
+    const char *prefix, *filelist;
+    uint64_t size, min_size, max_size;
+    int pattern;
+    uint64_t epochs;
+    const char *range;
+    uint64_t random_range;
+    uint64_t duration_ns, count, bytes;
+    double rate;
+    uint64_t seed;
+    bool verify;
+    uint64_t timeout_ns;
+    double max_error_pct;
+    uint64_t max_redirects;
+    const char *region, *provider, *credentials_file, *profile;
+    bool virtual_host;
+    const char *cache_header, *log_requests;
+};
+
+/*
+ * Under mpirun every rank parses the same command line; only the first
+ * prints a usage error so the user reads it once. The launchers' own rank
+ * variables tell which one that is before MPI is initialised.
+ */
+static bool first_rank(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return strcmp(v, "0") == 0;
+    }
+    return true;
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+    if (first_rank()) {
+        char msg[1024];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        fprintf(stderr, "railbench: %s\n", msg);
+    }
+    return RB_EXIT_USAGE;
+}
+
+/* "OFF:LEN" with sizes on both sides, LEN > 0. */
+static int parse_range(const char *s, uint64_t *off, uint64_t *len)
+{
+    const char *colon = strchr(s, ':');
+    if (!colon || colon == s || !colon[1])
+        return -EINVAL;
+    char a[64];
+    if ((size_t)(colon - s) >= sizeof a)
+        return -EINVAL;
+    memcpy(a, s, (size_t)(colon - s));
+    a[colon - s] = '\0';
+    if (rb_parse_size(a, off) || rb_parse_size(colon + 1, len) || *len == 0)
+        return -EINVAL;
+    return 0;
+}
+
+/* Checks the options together; prints one line and returns RB_EXIT_USAGE on the first problem. */
+static int validate(struct load_args *a, uint64_t *range_off, uint64_t *range_len)
+{
+    const bool get = a->op == RB_LOAD_GET;
+    if (a->threads < 1 || a->threads > MAX_THREADS)
+        return usage_error("--threads %" PRIu64 ": expected 1 to %d", a->threads, MAX_THREADS);
+    if (a->inflight < 1 || a->inflight > MAX_INFLIGHT)
+        return usage_error("--inflight %" PRIu64 ": expected 1 to %d", a->inflight, MAX_INFLIGHT);
+    if (a->threads * a->inflight > MAX_INFLIGHT)
+        return usage_error("--threads x --inflight = %" PRIu64 ": at most %d requests in flight per rank",
+                           a->threads * a->inflight, MAX_INFLIGHT);
+    if (a->objects && a->filelist)
+        return usage_error("--objects and --filelist: give one of them");
+    if (a->objects > UINT32_MAX)
+        return usage_error("--objects %" PRIu64 ": at most %u", a->objects, UINT32_MAX);
+    if (!get && !a->objects && !a->filelist)
+        return usage_error("load put: give --objects N (names <prefix><index>) or --filelist FILE");
+    if (a->size && (a->min_size || a->max_size))
+        return usage_error("--size and --min-size/--max-size: give one form");
+    if ((a->min_size != 0) != (a->max_size != 0))
+        return usage_error("--min-size and --max-size go together (e.g. --min-size 4k --max-size 1M)");
+    if (a->min_size > a->max_size)
+        return usage_error("--min-size %" PRIu64 " is larger than --max-size %" PRIu64, a->min_size, a->max_size);
+    if (a->size) {
+        a->min_size = a->max_size = a->size;
+    } else if (!get && !a->max_size) {
+        a->min_size = a->max_size = 1024 * 1024; /* put's default object size: 1 MiB */
+    }
+    if (a->prefix && strlen(a->prefix) > 512)
+        return usage_error("--prefix: at most 512 bytes");
+    if (a->epochs && a->pattern != RB_PATTERN_EPOCH)
+        return usage_error("--epochs %" PRIu64 ": needs --pattern epoch", a->epochs);
+    *range_off = *range_len = 0;
+    if (a->range && parse_range(a->range, range_off, range_len))
+        return usage_error("--range \"%s\": expected OFF:LEN with sizes (e.g. 0:4k), LEN > 0", a->range);
+    if (a->range && a->random_range)
+        return usage_error("--range and --random-range: give one of them");
+    if (a->max_error_pct < 0 || a->max_error_pct > 100)
+        return usage_error("--max-error-rate %g: expected 0 to 100 (percent)", a->max_error_pct);
+    if (a->max_redirects > 100)
+        return usage_error("--max-redirects %" PRIu64 ": expected 0 to 100", a->max_redirects);
+    if (a->cache_header && (!*a->cache_header || strpbrk(a->cache_header, ": \t\r\n")))
+        return usage_error("--cache-header \"%s\": expected a header name such as X-Cache-Status", a->cache_header);
+    if (get && a->pattern == RB_PATTERN_EPOCH && !a->epochs && !a->count && !a->bytes && !a->duration_ns)
+        a->epochs = 1;
+    if (!a->duration_ns && !a->count && !a->bytes && !(get && a->pattern == RB_PATTERN_EPOCH) && get)
+        a->duration_ns = DEFAULT_DURATION_NS;
+    return 0;
+}
+
+/* Serialises a set as "name\0size\0..." for one broadcast. */
+static char *pack_objects(const struct rb_objset *s, size_t *len)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->n; i++)
+        n += strlen(s->names[i]) + 1 + 21;
+    char *b = malloc(n + 1), *p = b;
+    if (!b)
+        return NULL;
+    for (size_t i = 0; i < s->n; i++) {
+        p += sprintf(p, "%s", s->names[i]) + 1;
+        p += sprintf(p, "%" PRIu64, s->sizes[i]) + 1;
+    }
+    *len = (size_t)(p - b);
+    return b;
+}
+
+static int unpack_objects(const char *b, size_t len, struct rb_objset *s)
+{
+    const char *p = b, *end = b + len;
+    while (p < end) {
+        const char *name = p;
+        p += strlen(p) + 1;
+        if (p >= end)
+            return -EPROTO;
+        uint64_t size = strtoull(p, NULL, 10);
+        p += strlen(p) + 1;
+        int rc = rb_objset_add(s, name, size);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/*
+ * Builds the whole object set on every rank: generated names, the file
+ * list, or (rank 0 only, then broadcast) the bucket listing. Returns 0 or
+ * an exit status after rank 0 logged why.
+ */
+static int build_objects(struct rb_harness *h, const struct load_args *a, const struct rb_target *t,
+                         const char *prefix, struct rb_objset *all)
+{
+    char err[1024] = "";
+    int rc = 0;
+    if (a->objects) {
+        rc = rb_objset_generate(all, prefix, a->objects);
+        if (rc)
+            rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory for %" PRIu64 " object names", a->objects);
+    } else if (a->filelist) {
+        rc = rb_objset_from_file(all, a->filelist, err, sizeof err);
+        int bad = rc != 0, any = bad;
+        if (h->mpi)
+            RB_MPI_CHECK(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, h->comm));
+        if (any) {
+            if (h->rank == 0)
+                rb_error("%s", err[0] ? err : "--filelist: cannot be read on every rank");
+            return RB_EXIT_USAGE;
+        }
+        if (all->n == 0) {
+            if (h->rank == 0)
+                rb_error("--filelist %s: no object names in it", a->filelist);
+            return RB_EXIT_USAGE;
+        }
+    } else {
+        unsigned long long len = 0;
+        char *packed = NULL;
+        int status = 0;
+        if (h->rank == 0) {
+            rc = rb_target_list(t, prefix, a->timeout_ns, all, err, sizeof err);
+            if (rc) {
+                rb_error("%s", err);
+                status = RB_EXIT_RUNTIME;
+            } else if (all->n == 0) {
+                rb_error("%s: no objects under prefix \"%s\" to read (put some first, or give --objects N / "
+                         "--filelist FILE)", rb_target_name(t), prefix);
+                status = RB_EXIT_RUNTIME;
+            } else {
+                size_t l = 0;
+                packed = pack_objects(all, &l);
+                if (!packed)
+                    rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
+                len = l;
+            }
+        }
+        if (h->mpi && h->size > 1) {
+            RB_MPI_CHECK(MPI_Bcast(&status, 1, MPI_INT, 0, h->comm));
+            if (!status) {
+                RB_MPI_CHECK(MPI_Bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, h->comm));
+                if (h->rank != 0 && !(packed = malloc(len ? len : 1)))
+                    rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
+                /* Chunks below INT_MAX bytes: MPI counts are ints. */
+                for (unsigned long long off = 0; off < len; off += 1u << 30) {
+                    unsigned long long n = len - off < (1u << 30) ? len - off : (1u << 30);
+                    RB_MPI_CHECK(MPI_Bcast(packed + off, (int)n, MPI_CHAR, 0, h->comm));
+                }
+                if (h->rank != 0 && unpack_objects(packed, len, all) != 0)
+                    rb_harness_fatal(h, RB_EXIT_RUNTIME, "cannot unpack the object list");
+            }
+        }
+        free(packed);
+        if (status)
+            return status;
+        if (h->rank == 0)
+            rb_info("%s: listed %zu objects under \"%s\"", rb_target_name(t), all->n, prefix);
+    }
+    /*
+     * Sizes the user told us (as used for put) let GET check lengths and pick
+     * random ranges. Under --verify they are what the objects must be, so
+     * they win over a listing (which reports what the objects are now).
+     */
+    if (a->max_size)
+        for (size_t i = 0; i < all->n; i++)
+            if (!all->sizes[i] || a->verify)
+                all->sizes[i] = rb_payload_size(a->seed, all->names[i], a->min_size, a->max_size);
+    return 0;
+}
+
+static uint64_t share(uint64_t total, int n, int i)
+{
+    return total / (uint64_t)n + ((uint64_t)i < total % (uint64_t)n ? 1 : 0);
+}
+
+/* Rank 0 truncates FILE and writes the header; then every rank appends its own whole lines. */
+static int open_request_log(struct rb_harness *h, const char *path)
+{
+    int fd = -1, bad = 0, any;
+    if (h->rank == 0) {
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+        static const char head[] = "rank,thread,op,object,bytes,start_ns,ttfb_ns,end_ns,status,class,latency_ns\n";
+        if (fd < 0 || write(fd, head, sizeof head - 1) != (ssize_t)(sizeof head - 1))
+            bad = 1;
+    }
+    rb_harness_barrier(h);
+    if (h->rank != 0) {
+        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        bad = fd < 0;
+    }
+    int err = bad ? errno : 0;
+    any = bad;
+    if (h->mpi)
+        RB_MPI_CHECK(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, h->comm));
+    if (any) {
+        if (bad)
+            rb_error("--log-requests %s: %s", path, strerror(err ? err : EIO));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int run(struct load_args *a, struct rb_cli *cli)
+{
+    uint64_t range_off, range_len;
+    int status = validate(a, &range_off, &range_len);
+    if (status)
+        return status;
+
+    struct rb_target_cfg tc = {
+        .url = cli->args[0],
+        .endpoints = a->endpoints.v,
+        .nendpoints = a->endpoints.n,
+        .region = a->region,
+        .virtual_host = a->virtual_host,
+        .provider = a->provider,
+        .credentials_file = a->credentials_file,
+        .profile = a->profile,
+    };
+    char err[1024] = "";
+    struct rb_target *t = NULL;
+    if (rb_target_open(&t, &tc, err, sizeof err) != 0)
+        return usage_error("%s", err);
+    if (a->random_range && !a->max_size && (a->objects || a->filelist)) {
+        rb_target_close(t);
+        return usage_error("--random-range needs object sizes: give --size or --min-size/--max-size, "
+                           "sizes in the --filelist, or let the bucket be listed");
+    }
+    char prefix[1600];
+    snprintf(prefix, sizeof prefix, "%s%s", rb_target_prefix(t),
+             a->prefix ? a->prefix : (a->objects ? DEFAULT_PREFIX : ""));
+
+    /*
+     * One connection to every endpoint before anything starts: an unreachable
+     * one is one line and exit 3, with no result directory (nothing was
+     * measured). Every rank probes; the first one speaks.
+     */
+    if (rb_target_probe(t, a->timeout_ns, err, sizeof err) != 0) {
+        if (first_rank())
+            fprintf(stderr, "railbench: error: %s\n", err);
+        rb_target_close(t);
+        return RB_EXIT_RUNTIME;
+    }
+
+    const char *command = a->op == RB_LOAD_PUT ? "load put" : "load get";
+    struct rb_harness h;
+    status = rb_harness_init(&h, command, cli, true);
+    if (status) {
+        rb_target_close(t);
+        return status;
+    }
+    struct rb_objset all = {0}, mine = {0}, none = {0};
+    int log_fd = -1;
+    struct rb_load_result res = {0};
+    char *table = NULL;
+    size_t tlen = 0;
+    if ((status = build_objects(&h, a, t, prefix, &all)))
+        goto out;
+    if (rb_objset_partition(&all, h.rank, h.size, &mine))
+        rb_harness_fatal(&h, RB_EXIT_RUNTIME, "out of memory");
+    if (a->random_range) {
+        for (size_t i = 0; i < mine.n; i++)
+            if (!mine.sizes[i]) {
+                rb_harness_fatal(&h, RB_EXIT_USAGE,
+                                 "--random-range: the size of \"%s\" is unknown (give --size or sizes in the list)",
+                                 mine.names[i]);
+            }
+    }
+    if (a->log_requests && (log_fd = open_request_log(&h, a->log_requests)) < 0) {
+        status = RB_EXIT_USAGE;
+        goto out;
+    }
+
+    struct rb_load_opts o = {
+        .op = a->op,
+        .target = t,
+        .objects = &mine,
+        .threads = (unsigned)a->threads,
+        .inflight = (unsigned)a->inflight,
+        .pattern = (enum rb_load_pattern)a->pattern,
+        .epochs = a->epochs,
+        .count = a->count ? share(a->count, h.size, h.rank) : 0,
+        .bytes = a->bytes ? share(a->bytes, h.size, h.rank) : 0,
+        .range_off = range_off,
+        .range_len = range_len,
+        .random_range_len = a->random_range,
+        .rate_per_s = a->rate / h.size,
+        .seed = a->seed,
+        .verify = a->verify,
+        .min_size = a->min_size,
+        .max_size = a->max_size,
+        .timeout_ns = a->timeout_ns,
+        .max_redirects = (long)a->max_redirects,
+        .cache_header = a->cache_header,
+        .rank = h.rank,
+        .log_fd = log_fd,
+    };
+    /* A rank with a count share of zero has nothing to do (fewer requests than ranks). */
+    if (a->count && !o.count)
+        o.objects = &none;
+    if (h.rank == 0) {
+        char lim[160] = "";
+        size_t l = 0;
+        if (a->duration_ns) {
+            char d[32];
+            rb_format_duration(d, sizeof d, a->duration_ns);
+            l += (size_t)snprintf(lim + l, sizeof lim - l, " duration %s", d);
+        }
+        if (a->count)
+            l += (size_t)snprintf(lim + l, sizeof lim - l, " count %" PRIu64, a->count);
+        if (a->bytes)
+            l += (size_t)snprintf(lim + l, sizeof lim - l, " bytes %" PRIu64, a->bytes);
+        if (a->epochs)
+            snprintf(lim + l, sizeof lim - l, " epochs %" PRIu64, a->epochs);
+        rb_info("%s %s: %zu objects, %d rank(s) x %u thread(s) x %u in flight, %s;%s", command,
+                rb_target_name(t), all.n, h.size, o.threads, o.inflight,
+                a->rate > 0 ? "open loop" : "closed loop", lim);
+    }
+    status = rb_load_run_phase(&h, a->op == RB_LOAD_PUT ? "put" : "get", a->duration_ns, &o, &res);
+
+    if (h.rank == 0 && res.total) {
+        cJSON *summary = cJSON_CreateObject();
+        cJSON *ops = cJSON_AddArrayToObject(summary, "ops");
+        cJSON_AddItemToArray(ops, rb_load_summary_json(&res));
+        cJSON_AddStringToObject(summary, "target", rb_target_name(t));
+        cJSON_AddNumberToObject(summary, "ranks", h.size);
+        cJSON_AddNumberToObject(summary, "threads", o.threads);
+        cJSON_AddNumberToObject(summary, "inflight", o.inflight);
+        if (a->rate > 0)
+            cJSON_AddNumberToObject(summary, "rate_per_s", a->rate);
+        rb_result_set(&h.result, "summary", summary);
+        char head[1400], mode[64] = "closed loop";
+        if (a->rate > 0)
+            snprintf(mode, sizeof mode, "open loop at %.6g requests/s", a->rate);
+        snprintf(head, sizeof head, "\n# railbench %s %s\n\n%d rank(s) x %u thread(s) x %u in flight, %s\n",
+                 command, rb_target_name(t), h.size, o.threads, o.inflight, mode);
+        table = strdup(head);
+        tlen = table ? strlen(table) : 0;
+        if (table)
+            rb_load_report_md(&res, &table, &tlen);
+        if (a->max_error_pct < 100) {
+            double pct = res.total->ops ? 100.0 * (double)res.total->errors / (double)res.total->ops : 0;
+            rb_result_check(&h.result, "error_rate", pct <= a->max_error_pct,
+                            "%.3f %% of %" PRIu64 " requests failed (--max-error-rate %g %%)", pct,
+                            res.total->ops, a->max_error_pct);
+            if (pct > a->max_error_pct)
+                rb_error("error rate %.3f %% is above --max-error-rate %g %%", pct, a->max_error_pct);
+        }
+    }
+out:
+    /* A run that failed before measuring anything says so in one line, without pointing at an empty result. */
+    if (status && !res.total && rb_log_get_level() > RB_LOG_WARN)
+        rb_log_set_level(RB_LOG_WARN);
+    status = rb_harness_finish(&h, table, status);
+    free(table);
+    rb_load_result_free(&res);
+    if (log_fd >= 0)
+        close(log_fd);
+    rb_objset_free(&all);
+    rb_objset_free(&mine);
+    rb_target_close(t);
+    return status;
+}
+
+static int load_cmd(enum rb_load_op op, int argc, char **argv)
+{
+    struct load_args a = {
+        .op = op,
+        .threads = 1,
+        .inflight = 8,
+        .seed = 1,
+        .timeout_ns = 30 * RB_NS_PER_S,
+        .max_error_pct = 100,
+        .max_redirects = 5,
+    };
+    const bool get = op == RB_LOAD_GET;
+    /* Options both commands take, then the GET-only ones (left out of put's table). */
+    struct rb_opt opts[] = {
+        {"endpoint", 0, RB_OPT_STRS, &a.endpoints, "URL",
+         "S3/AIStore endpoint http[s]://HOST[:PORT]; repeatable, used round-robin per connection", NULL},
+        {"threads", 't', RB_OPT_U64, &a.threads, "N", "worker threads per rank, each with its own connections", NULL},
+        {"inflight", 'c', RB_OPT_U64, &a.inflight, "N", "concurrent requests (connections) per thread", NULL},
+        {"objects", 'n', RB_OPT_U64, &a.objects, "N", "generated object names <prefix><index>, N of them", NULL},
+        {"prefix", 0, RB_OPT_STR, &a.prefix, "P", "object name prefix: obj- with --objects, the listing filter otherwise",
+         NULL},
+        {"filelist", 0, RB_OPT_STR, &a.filelist, "FILE", "object names, one per line (optional size after a space)",
+         NULL},
+        {"size", 's', RB_OPT_SIZE, &a.size, "SIZE", get ? "object size as put (for --verify and --random-range)"
+                                                        : "object size; 1 MiB when no size is given", NULL},
+        {"min-size", 0, RB_OPT_SIZE, &a.min_size, "SIZE", "smallest object size (with --max-size)", NULL},
+        {"max-size", 0, RB_OPT_SIZE, &a.max_size, "SIZE", "largest object size; each object's size is seeded", NULL},
+        {"duration", 'd', RB_OPT_DURATION, &a.duration_ns, "D",
+         get ? "stop after D; 0 with no other limit means 60s" : "stop after D (0: when every object is put)", NULL},
+        {"count", 0, RB_OPT_U64, &a.count, "N", "stop after N requests (all ranks together)", NULL},
+        {"bytes", 0, RB_OPT_SIZE, &a.bytes, "SIZE", "stop issuing once SIZE bytes moved (all ranks together)", NULL},
+        {"rate", 0, RB_OPT_RATE, &a.rate, "R/s", "open loop: R requests per second in total, latency from the intended send",
+         NULL},
+        {"seed", 0, RB_OPT_U64, &a.seed, "N", "seed of payloads, sizes, orders (put and get must agree for --verify)",
+         NULL},
+        {"timeout", 0, RB_OPT_DURATION, &a.timeout_ns, "D", "per-request timeout (0: none)", NULL},
+        {"max-error-rate", 0, RB_OPT_PERCENT, &a.max_error_pct, "PCT", "exit 1 when more than PCT % of requests fail",
+         NULL},
+        {"max-redirects", 0, RB_OPT_U64, &a.max_redirects, "N", "redirects followed per request (AIStore)", NULL},
+        {"region", 0, RB_OPT_STR, &a.region, "NAME", "S3 signing region (default $AWS_REGION or us-east-1)", NULL},
+        {"virtual-host", 0, RB_OPT_FLAG, &a.virtual_host, NULL, "S3 virtual-host style (bucket.host) instead of path style",
+         NULL},
+        {"credentials-file", 0, RB_OPT_STR, &a.credentials_file, "FILE",
+         "S3 credentials file (default $AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials)", NULL},
+        {"profile", 0, RB_OPT_STR, &a.profile, "NAME", "profile in the credentials file (default $AWS_PROFILE or default)",
+         NULL},
+        {"provider", 0, RB_OPT_STR, &a.provider, "NAME", "AIStore bucket provider: ais (default), aws, gcp, azure", NULL},
+        {"log-requests", 0, RB_OPT_STR, &a.log_requests, "FILE", "append one CSV line per request to FILE", NULL},
+        {"pattern", 0, RB_OPT_CHOICE, &a.pattern, "P", "GET order: random, sequential, or epoch (each object once per epoch)",
+         "random|sequential|epoch"},
+        {"epochs", 0, RB_OPT_U64, &a.epochs, "N", "with --pattern epoch: stop after N epochs (0 with no other limit: 1)", NULL},
+        {"range", 0, RB_OPT_STR, &a.range, "OFF:LEN", "GET LEN bytes from offset OFF of each object", NULL},
+        {"random-range", 0, RB_OPT_SIZE, &a.random_range, "LEN", "GET LEN bytes at a random offset of each object",
+         NULL},
+        {"verify", 0, RB_OPT_FLAG, &a.verify, NULL, "compare every byte with the seeded payload (class checksum)", NULL},
+        {"cache-header", 0, RB_OPT_STR, &a.cache_header, "NAME",
+         "count HIT/MISS of this response header (e.g. X-Cache-Status)", NULL},
+        {0},
+    };
+    if (!get) {
+        /* put has no GET-only options: cut the table at "pattern". */
+        for (struct rb_opt *o = opts; o->name; o++)
+            if (strcmp(o->name, "pattern") == 0) {
+                memset(o, 0, sizeof *o);
+                break;
+            }
+    }
+    const struct rb_cmd_spec spec = {
+        get ? "railbench load get [options] URL" : "railbench load put [options] URL",
+        get ? "GET objects from http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET and report throughput, "
+              "latency and TTFB."
+            : "PUT seeded objects to http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET and report throughput "
+              "and latency.",
+        opts, 1, 1};
+    struct rb_cli cli;
+    int rc = rb_cli_parse(&cli, &spec, argc, argv);
+    if (rc != 0) {
+        rb_cli_free(&cli);
+        return rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE;
+    }
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        rb_cli_free(&cli);
+        fprintf(stderr, "railbench: curl_global_init failed\n");
+        return RB_EXIT_RUNTIME;
+    }
+    rc = run(&a, &cli);
+    curl_global_cleanup();
+    rb_cli_free(&cli);
+    return rc;
+}
+
+static int load_put(int argc, char **argv)
+{
+    return load_cmd(RB_LOAD_PUT, argc, argv);
+}
+
+static int load_get(int argc, char **argv)
+{
+    return load_cmd(RB_LOAD_GET, argc, argv);
+}
+
+int rb_load_main(int argc, char **argv)
+{
+    static const struct rb_subcommand subs[] = {
+        {"put", "PUT N seeded objects (payload verifiable by get --verify)", load_put},
+        {"get", "GET objects: random, sequential or epoch order; closed or open loop", load_get},
+        {NULL, NULL, NULL},
+    };
+    return rb_dispatch("railbench load", subs, argc, argv);
+}

@@ -1,0 +1,314 @@
+/* A GET or PUT phase on the harness, and its warp-like summary (JSON row and markdown report). */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader_int.h"
+#include "railbench/log.h"
+#include "railbench/result.h"
+#include "railbench/units.h"
+
+#define MIB (1024.0 * 1024.0)
+
+static const char *const extra_names_nocache[] = {"redirects", NULL};
+
+struct phase_ctx {
+    struct rb_engine *e;
+    struct rb_hist *unc;  /* this rank's uncorrected latencies over the phase */
+};
+
+static int ph_start(void *arg)
+{
+    struct phase_ctx *c = arg;
+    int rc = rb_engine_start(c->e);
+    if (rc)
+        rb_error("cannot start the load threads: %s", strerror(-rc));
+    return rc;
+}
+
+static void ph_collect(void *arg, struct rb_stats *into)
+{
+    struct phase_ctx *c = arg;
+    rb_engine_collect(c->e, into, c->unc);
+}
+
+static bool ph_done(void *arg)
+{
+    struct phase_ctx *c = arg;
+    return rb_engine_done(c->e);
+}
+
+static void ph_stop(void *arg)
+{
+    struct phase_ctx *c = arg;
+    rb_engine_stop(c->e);
+}
+
+/* Sums a histogram over ranks into out on rank 0 (one sum, one min and one max reduce). */
+static void reduce_hist(struct rb_harness *h, const struct rb_hist *in, struct rb_hist *out)
+{
+    if (!h->mpi || h->size == 1) {
+        memcpy(out, in, sizeof *out);
+        return;
+    }
+    RB_MPI_CHECK(MPI_Reduce(in->counts, out->counts, (int)RB_HIST_U64S, MPI_UINT64_T, MPI_SUM, 0, h->comm));
+    RB_MPI_CHECK(MPI_Reduce(&in->min_ns, &out->min_ns, 1, MPI_UINT64_T, MPI_MIN, 0, h->comm));
+    RB_MPI_CHECK(MPI_Reduce(&in->max_ns, &out->max_ns, 1, MPI_UINT64_T, MPI_MAX, 0, h->comm));
+}
+
+int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_ns,
+                      const struct rb_load_opts *o, struct rb_load_result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->phase = name;
+    res->op = o->op == RB_LOAD_PUT ? "PUT" : "GET";
+    res->open_loop = o->rate_per_s > 0;
+    struct phase_ctx c = {0};
+    int rc = rb_engine_new(&c.e, o);
+    c.unc = rb_hist_new();
+    int bad = rc != 0 || !c.unc, any_bad = bad;
+    if (rc)
+        rb_error("cannot set up the load engine: %s", strerror(-rc));
+    if (h->mpi)
+        RB_MPI_CHECK(MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, h->comm));
+    if (any_bad) {
+        rb_engine_free(c.e);
+        rb_hist_free(c.unc);
+        return RB_EXIT_RUNTIME;
+    }
+
+    struct rb_phase p = {
+        .name = name,
+        .op = res->op,
+        .names = {rb_load_err_names, o->cache_header ? rb_load_extra_names : extra_names_nocache},
+        .duration_ns = duration_ns,
+        .start = ph_start,
+        .collect = ph_collect,
+        .done = ph_done,
+        .stop = ph_stop,
+        .ctx = &c,
+    };
+    rc = rb_harness_run_phase(h, &p);
+    res->duration_s = p.duration_s;
+    /* A worker whose request loop broke leaves a partial measurement: keep it, but the run failed. */
+    int broken = rb_engine_status(c.e) != 0, any_broken = broken;
+    if (h->mpi)
+        RB_MPI_CHECK(MPI_Allreduce(&broken, &any_broken, 1, MPI_INT, MPI_MAX, h->comm));
+    if (any_broken && !rc)
+        rc = RB_EXIT_RUNTIME;
+
+    /* The uncorrected histogram and the 1-second segments, summed over ranks on rank 0. */
+    struct rb_hist *unc_all = rb_hist_new();
+    if (!unc_all)
+        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
+    reduce_hist(h, c.unc, unc_all);
+    size_t nseg = 0;
+    const uint64_t *seg = rb_engine_segments(c.e, &nseg);
+    unsigned long long nmine = nseg, nmax = nseg;
+    if (h->mpi)
+        RB_MPI_CHECK(MPI_Allreduce(&nmine, &nmax, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, h->comm));
+    uint64_t *mine = calloc(nmax ? nmax : 1, sizeof *mine), *all = calloc(nmax ? nmax : 1, sizeof *all);
+    if (!mine || !all)
+        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
+    if (seg && nseg)
+        memcpy(mine, seg, nseg * sizeof *mine);
+    if (h->mpi && h->size > 1 && nmax)
+        RB_MPI_CHECK(MPI_Reduce(mine, all, (int)nmax, MPI_UINT64_T, MPI_SUM, 0, h->comm));
+    else
+        memcpy(all, mine, nmax * sizeof *all);
+    free(mine);
+
+    if (h->rank == 0) {
+        res->total = p.total;
+        p.total = NULL;
+        res->uncorrected = unc_all;
+        res->segments = all;
+        res->nsegments = (size_t)nmax;
+        if (p.record) {
+            cJSON_AddItemToObject(p.record, "latency_uncorrected_ns", rb_hist_summary_json(unc_all));
+            cJSON_AddItemToObject(p.record, "latency_uncorrected_hist", rb_hist_to_json(unc_all));
+            cJSON_AddBoolToObject(p.record, "open_loop", res->open_loop);
+            cJSON *segs = cJSON_AddArrayToObject(p.record, "bytes_per_second");
+            for (size_t i = 0; i < res->nsegments; i++)
+                cJSON_AddItemToArray(segs, rb_json_u64(all[i]));
+        }
+    } else {
+        rb_hist_free(unc_all);
+        free(all);
+    }
+    rb_harness_phase_free(&p);
+    rb_engine_free(c.e);
+    rb_hist_free(c.unc);
+    return rc;
+}
+
+void rb_load_result_free(struct rb_load_result *res)
+{
+    if (!res)
+        return;
+    rb_stats_free(res->total);
+    rb_hist_free(res->uncorrected);
+    free(res->segments);
+    res->total = NULL;
+    res->uncorrected = NULL;
+    res->segments = NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * warp's throughput segments: the run cut into 1-second pieces, reported as
+ * the fastest, median and slowest piece. Only whole seconds inside the
+ * phase count (a last partial second would read as a slow one).
+ */
+static bool segment_stats(const struct rb_load_result *r, double *fast, double *median, double *slow, size_t *n)
+{
+    size_t whole = (size_t)r->duration_s;
+    if (whole > r->nsegments)
+        whole = r->nsegments;
+    *n = whole;
+    if (!whole)
+        return false;
+    uint64_t *s = malloc(whole * sizeof *s);
+    if (!s)
+        return false;
+    memcpy(s, r->segments, whole * sizeof *s);
+    qsort(s, whole, sizeof *s, cmp_u64);
+    *slow = (double)s[0];
+    *fast = (double)s[whole - 1];
+    *median = whole % 2 ? (double)s[whole / 2] : ((double)s[whole / 2 - 1] + (double)s[whole / 2]) / 2;
+    free(s);
+    return true;
+}
+
+cJSON *rb_load_summary_json(const struct rb_load_result *r)
+{
+    const struct rb_stats *s = r->total;
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !s)
+        return o;
+    double d = r->duration_s > 0 ? r->duration_s : 0;
+    uint64_t ok = s->ops - s->errors;
+    cJSON_AddStringToObject(o, "op", r->op);
+    cJSON_AddStringToObject(o, "phase", r->phase);
+    cJSON_AddItemToObject(o, "requests", rb_json_u64(s->ops));
+    cJSON_AddItemToObject(o, "objects", rb_json_u64(ok));
+    cJSON_AddItemToObject(o, "bytes", rb_json_u64(s->bytes));
+    cJSON_AddNumberToObject(o, "duration_s", d);
+    cJSON_AddNumberToObject(o, "throughput_bytes_per_s", d > 0 ? (double)s->bytes / d : 0);
+    cJSON_AddNumberToObject(o, "ops_per_s", d > 0 ? (double)ok / d : 0);
+    cJSON_AddBoolToObject(o, "open_loop", r->open_loop);
+    cJSON_AddItemToObject(o, "latency_ns", rb_hist_summary_json(&s->lat));
+    cJSON_AddItemToObject(o, "ttfb_ns", rb_hist_summary_json(&s->ttfb));
+    if (r->uncorrected)
+        cJSON_AddItemToObject(o, "latency_uncorrected_ns", rb_hist_summary_json(r->uncorrected));
+    double fast, med, slow;
+    size_t n;
+    if (segment_stats(r, &fast, &med, &slow, &n)) {
+        cJSON *g = cJSON_AddObjectToObject(o, "segments");
+        cJSON_AddNumberToObject(g, "seconds", (double)n);
+        cJSON_AddNumberToObject(g, "fastest_bytes_per_s", fast);
+        cJSON_AddNumberToObject(g, "median_bytes_per_s", med);
+        cJSON_AddNumberToObject(g, "slowest_bytes_per_s", slow);
+    } else {
+        cJSON_AddNullToObject(o, "segments");
+    }
+    cJSON *e = cJSON_AddObjectToObject(o, "errors");
+    cJSON_AddItemToObject(e, "total", rb_json_u64(s->errors));
+    for (int i = 0; i < RB_LERR_COUNT; i++)
+        cJSON_AddItemToObject(e, rb_load_err_names[i], rb_json_u64(s->err[i]));
+    cJSON *x = cJSON_AddObjectToObject(o, "extra");
+    for (int i = 0; i < RB_LX_COUNT; i++)
+        cJSON_AddItemToObject(x, rb_load_extra_names[i], rb_json_u64(s->extra[i]));
+    return o;
+}
+
+static int append(char **buf, size_t *len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int append(char **buf, size_t *len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return -EINVAL;
+    char *b = realloc(*buf, *len + (size_t)n + 1);
+    if (!b)
+        return -ENOMEM;
+    va_start(ap, fmt);
+    vsnprintf(b + *len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    *buf = b;
+    *len += (size_t)n;
+    return 0;
+}
+
+static int latency_row(char **buf, size_t *len, const char *label, const struct rb_hist *h)
+{
+    struct rb_hist_summary s;
+    rb_hist_summarize(h, &s);
+    char v[6][16];
+    rb_format_duration_human(v[0], sizeof v[0], (uint64_t)s.mean_ns);
+    rb_format_duration_human(v[1], sizeof v[1], s.p50_ns);
+    rb_format_duration_human(v[2], sizeof v[2], s.p90_ns);
+    rb_format_duration_human(v[3], sizeof v[3], s.p99_ns);
+    rb_format_duration_human(v[4], sizeof v[4], s.p999_ns);
+    rb_format_duration_human(v[5], sizeof v[5], s.max_ns);
+    return append(buf, len, "| %s | %s | %s | %s | %s | %s | %s |\n", label, v[0], v[1], v[2], v[3], v[4], v[5]);
+}
+
+int rb_load_report_md(const struct rb_load_result *r, char **buf, size_t *len)
+{
+    const struct rb_stats *s = r->total;
+    if (!s)
+        return 0;
+    double d = r->duration_s;
+    uint64_t ok = s->ops - s->errors;
+    char bytes[32];
+    rb_format_size(bytes, sizeof bytes, s->bytes);
+    int rc = append(buf, len,
+                    "\n## %s (phase %s)\n\n"
+                    "| requests | objects | bytes | duration | MiB/s | obj/s | errors |\n"
+                    "|---:|---:|---:|---:|---:|---:|---:|\n"
+                    "| %llu | %llu | %s | %.2f s | %.2f | %.1f | %llu |\n\n"
+                    "| latency | avg | p50 | p90 | p99 | p99.9 | max |\n"
+                    "|---|---:|---:|---:|---:|---:|---:|\n",
+                    r->op, r->phase, (unsigned long long)s->ops, (unsigned long long)ok, bytes, d,
+                    d > 0 ? (double)s->bytes / d / MIB : 0, d > 0 ? (double)ok / d : 0,
+                    (unsigned long long)s->errors);
+    if (!rc)
+        rc = latency_row(buf, len, r->open_loop ? "request, from intended send (corrected)" : "request", &s->lat);
+    if (!rc && r->open_loop && r->uncorrected)
+        rc = latency_row(buf, len, "request, from actual send (uncorrected)", r->uncorrected);
+    if (!rc)
+        rc = latency_row(buf, len, "time to first byte", &s->ttfb);
+    double fast, med, slow;
+    size_t n;
+    if (!rc && segment_stats(r, &fast, &med, &slow, &n))
+        rc = append(buf, len, "\n1-second segments (%zu): fastest %.2f MiB/s, median %.2f MiB/s, slowest %.2f MiB/s\n",
+                    n, fast / MIB, med / MIB, slow / MIB);
+    if (!rc)
+        rc = append(buf, len, "\nerrors:");
+    for (int i = 0; !rc && i < RB_LERR_COUNT; i++)
+        if (s->err[i])
+            rc = append(buf, len, " %s %llu", rb_load_err_names[i], (unsigned long long)s->err[i]);
+    if (!rc && !s->errors)
+        rc = append(buf, len, " none");
+    if (!rc && s->extra[RB_LX_REDIRECTS])
+        rc = append(buf, len, "; redirects followed: %llu", (unsigned long long)s->extra[RB_LX_REDIRECTS]);
+    if (!rc && (s->extra[RB_LX_CACHE_HIT] || s->extra[RB_LX_CACHE_MISS] || s->extra[RB_LX_CACHE_OTHER]))
+        rc = append(buf, len, "; cache hit %llu, miss %llu, other %llu, absent %llu",
+                    (unsigned long long)s->extra[RB_LX_CACHE_HIT], (unsigned long long)s->extra[RB_LX_CACHE_MISS],
+                    (unsigned long long)s->extra[RB_LX_CACHE_OTHER],
+                    (unsigned long long)s->extra[RB_LX_CACHE_ABSENT]);
+    if (!rc)
+        rc = append(buf, len, "\n");
+    return rc;
+}

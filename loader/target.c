@@ -1,0 +1,296 @@
+/* Targets: scheme dispatch to the http, s3 and ais tables, endpoints, connection probe and paginated listing. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader_int.h"
+#include "railbench/clock.h"
+
+/* A listing page or error body larger than this is not what we asked for. */
+#define LIST_BODY_LIMIT (256u << 20)
+
+static const struct rb_target_ops *const tables[] = {&rb_target_http_ops, &rb_target_s3_ops,
+                                                     &rb_target_ais_ops};
+
+int rb_target_split_url(const char *url, char *scheme, size_t slen, char *hostport, size_t hlen,
+                        char *path, size_t plen)
+{
+    const char *sep = strstr(url, "://");
+    if (!sep || sep == url || (size_t)(sep - url) >= slen)
+        return -EINVAL;
+    for (const char *c = url; c < sep; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              *c == '+' || *c == '-' || *c == '.'))
+            return -EINVAL;
+    memcpy(scheme, url, (size_t)(sep - url));
+    scheme[sep - url] = '\0';
+    const char *h = sep + 3, *p = h + strcspn(h, "/?#");
+    if ((size_t)(p - h) >= hlen)
+        return -EINVAL;
+    memcpy(hostport, h, (size_t)(p - h));
+    hostport[p - h] = '\0';
+    if (strchr(p, '?') || strchr(p, '#'))
+        return -EINVAL;
+    if (strlen(p) >= plen)
+        return -EINVAL;
+    snprintf(path, plen, "%s", p);
+    return 0;
+}
+
+/* host[:port] with a plausible host (letters, digits, '-', '.', '_' or a [v6] literal) and port 1..65535. */
+static bool valid_hostport(const char *hp)
+{
+    if (!*hp)
+        return false;
+    const char *port = NULL;
+    if (hp[0] == '[') {
+        const char *end = strchr(hp, ']');
+        if (!end || end == hp + 1)
+            return false;
+        if (end[1] == ':')
+            port = end + 2;
+        else if (end[1])
+            return false;
+    } else {
+        const char *colon = strchr(hp, ':');
+        for (const char *c = hp; *c && c != colon; c++)
+            if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                  *c == '-' || *c == '.' || *c == '_'))
+                return false;
+        if (colon == hp)
+            return false;
+        port = colon ? colon + 1 : NULL;
+    }
+    if (port) {
+        char *end;
+        long v = strtol(port, &end, 10);
+        if (!*port || *end || v < 1 || v > 65535)
+            return false;
+    }
+    return true;
+}
+
+int rb_target_add_endpoint(struct rb_target *t, const char *url, char *err, size_t errlen)
+{
+    char scheme[16], hp[512], path[1024];
+    if (rb_target_split_url(url, scheme, sizeof scheme, hp, sizeof hp, path, sizeof path) != 0 ||
+        (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0) || !valid_hostport(hp) ||
+        (path[0] && strcmp(path, "/") != 0)) {
+        snprintf(err, errlen, "--endpoint \"%.200s\": expected http[s]://HOST[:PORT]", url);
+        return -EINVAL;
+    }
+    if (t->nendpoints == RB_TARGET_MAX_ENDPOINTS) {
+        snprintf(err, errlen, "--endpoint: at most %d endpoints", RB_TARGET_MAX_ENDPOINTS);
+        return -EINVAL;
+    }
+    char *e = malloc(strlen(scheme) + strlen(hp) + 4);
+    if (!e)
+        return -ENOMEM;
+    sprintf(e, "%s://%s", scheme, hp);
+    t->endpoints[t->nendpoints++] = e;
+    return 0;
+}
+
+int rb_target_open(struct rb_target **out, const struct rb_target_cfg *cfg, char *err, size_t errlen)
+{
+    *out = NULL;
+    const char *url = cfg->url ? cfg->url : "";
+    const char *sep = strstr(url, "://");
+    if (!sep) {
+        snprintf(err, errlen,
+                 "target \"%.200s\": expected http://HOST[:PORT]/PATH, s3://BUCKET[/PREFIX] or "
+                 "ais://BUCKET[/PREFIX]",
+                 url);
+        return -EINVAL;
+    }
+    const struct rb_target_ops *ops = NULL;
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
+        if (strlen(tables[i]->scheme) == (size_t)(sep - url) &&
+            strncmp(url, tables[i]->scheme, (size_t)(sep - url)) == 0)
+            ops = tables[i];
+    if (sep - url == 5 && strncmp(url, "https", 5) == 0)
+        ops = &rb_target_http_ops;
+    if (!ops) {
+        snprintf(err, errlen, "target \"%.200s\": unknown scheme \"%.*s\" (expected http, s3 or ais)", url,
+                 (int)(sep - url > 32 ? 32 : sep - url), url);
+        return -EINVAL;
+    }
+    struct rb_target *t = calloc(1, sizeof *t);
+    if (!t)
+        return -ENOMEM;
+    t->ops = ops;
+    snprintf(t->name, sizeof t->name, "%.1000s", url);
+    int rc = ops->parse(t, sep + 3, cfg, err, errlen);
+    if (rc) {
+        rb_target_close(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+void rb_target_close(struct rb_target *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->nendpoints; i++)
+        free(t->endpoints[i]);
+    if (t->userpwd) {
+        /* The secret leaves memory with the target. */
+        memset(t->userpwd, 0, strlen(t->userpwd));
+        free(t->userpwd);
+    }
+    if (t->token_header) {
+        memset(t->token_header, 0, strlen(t->token_header));
+        free(t->token_header);
+    }
+    free(t);
+}
+
+const char *rb_target_scheme(const struct rb_target *t)
+{
+    return t->ops->scheme;
+}
+
+size_t rb_target_endpoint_count(const struct rb_target *t)
+{
+    return t->nendpoints;
+}
+
+const char *rb_target_name(const struct rb_target *t)
+{
+    return t->name;
+}
+
+const char *rb_target_prefix(const struct rb_target *t)
+{
+    return t->prefix;
+}
+
+int rb_url_escape(const char *s, bool keep_slash, char *out, size_t outlen)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        bool plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                     *p == '-' || *p == '.' || *p == '_' || *p == '~' || (keep_slash && *p == '/');
+        if (o + (plain ? 1 : 3) >= outlen)
+            return -ENAMETOOLONG;
+        if (plain) {
+            out[o++] = (char)*p;
+        } else {
+            out[o++] = '%';
+            out[o++] = hex[*p >> 4];
+            out[o++] = hex[*p & 15];
+        }
+    }
+    if (o >= outlen)
+        return -ENAMETOOLONG;
+    out[o] = '\0';
+    return 0;
+}
+
+static long timeout_ms(uint64_t ns)
+{
+    return ns ? (long)((ns + RB_NS_PER_MS - 1) / RB_NS_PER_MS) : 0;
+}
+
+int rb_target_probe(const struct rb_target *t, uint64_t timeout_ns, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < t->nendpoints; i++) {
+        CURL *c = curl_easy_init();
+        if (!c)
+            return -ENOMEM;
+        char ebuf[CURL_ERROR_SIZE] = "";
+        curl_easy_setopt(c, CURLOPT_URL, t->endpoints[i]);
+        curl_easy_setopt(c, CURLOPT_CONNECT_ONLY, 1L);
+        curl_easy_setopt(c, CURLOPT_ERRORBUFFER, ebuf);
+        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+        /* At most 10 s: the probe says whether the endpoint answers at all, not how fast. */
+        uint64_t limit = timeout_ns && timeout_ns < 10 * RB_NS_PER_S ? timeout_ns : 10 * RB_NS_PER_S;
+        curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms(limit));
+        CURLcode rc = curl_easy_perform(c);
+        curl_easy_cleanup(c);
+        if (rc != CURLE_OK) {
+            snprintf(err, errlen, "%s: cannot connect to endpoint %s: %s", t->name, t->endpoints[i],
+                     ebuf[0] ? ebuf : curl_easy_strerror(rc));
+            return rc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -ECONNREFUSED;
+        }
+    }
+    return 0;
+}
+
+int rb_target_list(const struct rb_target *t, const char *prefix, uint64_t timeout_ns,
+                   struct rb_objset *out, char *err, size_t errlen)
+{
+    if (!t->ops->list_request) {
+        snprintf(err, errlen, "%s: this target cannot be listed", t->name);
+        return -EOPNOTSUPP;
+    }
+    CURL *c = curl_easy_init();
+    if (!c)
+        return -ENOMEM;
+    char *token = NULL;
+    int rc = 0;
+    for (;;) {
+        struct rb_buf body = {.limit = LIST_BODY_LIMIT};
+        struct curl_slist *hdrs = NULL;
+        char *req_body = NULL;
+        char ebuf[CURL_ERROR_SIZE] = "";
+        curl_easy_reset(c);
+        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(c, CURLOPT_ERRORBUFFER, ebuf);
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, rb_buf_curl_write);
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms(timeout_ns));
+        rc = t->ops->setup(t, c, RB_LOAD_GET, &hdrs);
+        if (!rc)
+            rc = t->ops->list_request(t, prefix, token, c, &hdrs, &req_body);
+        if (rc) {
+            snprintf(err, errlen, "%s: cannot build a listing request", t->name);
+            curl_slist_free_all(hdrs);
+            free(req_body);
+            rb_buf_free(&body);
+            break;
+        }
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+        CURLcode cc = curl_easy_perform(c);
+        long status = 0;
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        curl_slist_free_all(hdrs);
+        free(req_body);
+        if (cc != CURLE_OK) {
+            snprintf(err, errlen, "%s: listing failed: %s", t->name, ebuf[0] ? ebuf : curl_easy_strerror(cc));
+            rc = -EIO;
+        } else if (status != 200) {
+            char msg[300];
+            rb_target_error_message(t, body.s ? body.s : "", body.len, msg, sizeof msg);
+            snprintf(err, errlen, "%s: listing failed: HTTP %ld%s%s", t->name, status, msg[0] ? " " : "", msg);
+            rc = -EIO;
+        } else {
+            free(token);
+            token = NULL;
+            size_t first = out->n;
+            rc = t->ops->list_parse(t, body.s ? body.s : "", body.len, out, &token, err, errlen);
+            /* Servers that cannot filter by prefix (a web server's index) are filtered here. */
+            size_t plen = prefix ? strlen(prefix) : 0, keep = first;
+            for (size_t i = first; i < out->n; i++) {
+                if (plen && strncmp(out->names[i], prefix, plen) != 0) {
+                    free(out->names[i]);
+                    continue;
+                }
+                out->names[keep] = out->names[i];
+                out->sizes[keep++] = out->sizes[i];
+            }
+            out->n = keep;
+        }
+        rb_buf_free(&body);
+        if (rc || !token)
+            break;
+    }
+    free(token);
+    curl_easy_cleanup(c);
+    return rc;
+}

@@ -1,0 +1,184 @@
+/* ais:// target: AIStore's native API (/v1/objects, /v1/buckets list action), proxy-to-target redirects followed. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "loader_int.h"
+
+/*
+ * From AIStore's docs/http_api.md: GET/PUT /v1/objects/<bucket>/<object>
+ * with ?provider=<ais|aws|gcp|azure|...> (empty means an ais bucket); the
+ * proxy (gateway) answers object requests with a redirect to the target
+ * that owns the object, which the client follows (curl -L). Listing is
+ * GET /v1/buckets/<bucket> with the JSON body {"action":"list","value":{...}}
+ * whose reply carries "entries" [{name, size}], a "continuation_token" and
+ * a listing "uuid" to pass back with the next page.
+ */
+
+static int ais_parse(struct rb_target *t, const char *rest, const struct rb_target_cfg *cfg, char *err,
+                     size_t errlen)
+{
+    int rc = rb_target_bucket_prefix(t, rest, "ais", err, errlen);
+    if (rc)
+        return rc;
+    const char *prov = cfg->provider ? cfg->provider : "ais";
+    size_t pl = strlen(prov);
+    bool ok = pl > 0 && pl < sizeof t->provider;
+    for (size_t i = 0; ok && i < pl; i++)
+        ok = (prov[i] >= 'a' && prov[i] <= 'z') || (prov[i] >= '0' && prov[i] <= '9');
+    if (!ok) {
+        snprintf(err, errlen, "--provider \"%.40s\": expected ais, aws, gcp, azure or another AIStore provider name",
+                 prov);
+        return -EINVAL;
+    }
+    snprintf(t->provider, sizeof t->provider, "%s", prov);
+    for (size_t i = 0; i < cfg->nendpoints; i++)
+        if ((rc = rb_target_add_endpoint(t, cfg->endpoints[i], err, errlen)))
+            return rc;
+    if (cfg->nendpoints == 0) {
+        const char *env = getenv("AIS_ENDPOINT");
+        if (!env || !*env) {
+            snprintf(err, errlen, "%s: no AIStore endpoint: give --endpoint http://PROXY:PORT (or set AIS_ENDPOINT)",
+                     t->name);
+            return -EINVAL;
+        }
+        if ((rc = rb_target_add_endpoint(t, env, err, errlen)))
+            return rc;
+    }
+    const char *token = getenv("AIS_AUTHN_TOKEN");
+    if (token && *token) {
+        size_t n = strlen(token) + 32;
+        t->token_header = malloc(n);
+        if (!t->token_header)
+            return -ENOMEM;
+        snprintf(t->token_header, n, "Authorization: Bearer %s", token);
+    }
+    return 0;
+}
+
+static int ais_object_url(const struct rb_target *t, size_t ep, const char *name, char *buf, size_t len)
+{
+    char esc[3 * 1024 + 1];
+    if (rb_url_escape(name, true, esc, sizeof esc))
+        return -ENAMETOOLONG;
+    int n = snprintf(buf, len, "%s/v1/objects/%s/%s?provider=%s", t->endpoints[ep % t->nendpoints], t->bucket, esc,
+                     t->provider);
+    return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int ais_setup(const struct rb_target *t, CURL *easy, enum rb_load_op op, struct curl_slist **hdrs)
+{
+    (void)op;
+    /* The proxy redirects every object request to the target that holds it (a listing too). */
+    RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L));
+    if (t->token_header) {
+        /* The token has to reach the target the proxy redirects to, a different host:port. */
+        RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_UNRESTRICTED_AUTH, 1L));
+        struct curl_slist *l = curl_slist_append(*hdrs, t->token_header);
+        if (!l)
+            return -ENOMEM;
+        *hdrs = l;
+    }
+    return 0;
+}
+
+static int ais_list_request(const struct rb_target *t, const char *prefix, const char *token, CURL *easy,
+                            struct curl_slist **hdrs, char **body)
+{
+    char url[RB_URL_MAX];
+    snprintf(url, sizeof url, "%s/v1/buckets/%s?provider=%s", t->endpoints[0], t->bucket, t->provider);
+    cJSON *msg = cJSON_CreateObject(), *val = cJSON_AddObjectToObject(msg, "value");
+    cJSON_AddStringToObject(msg, "action", "list");
+    cJSON_AddStringToObject(val, "props", "name,size");
+    if (prefix && *prefix)
+        cJSON_AddStringToObject(val, "prefix", prefix);
+    if (token) {
+        /* Our page token is "<uuid>\n<continuation_token>". */
+        const char *nl = strchr(token, '\n');
+        if (nl) {
+            char uuid[256];
+            snprintf(uuid, sizeof uuid, "%.*s", (int)(nl - token > 255 ? 255 : nl - token), token);
+            cJSON_AddStringToObject(val, "uuid", uuid);
+            cJSON_AddStringToObject(val, "continuation_token", nl + 1);
+        }
+    }
+    *body = cJSON_PrintUnformatted(msg);
+    cJSON_Delete(msg);
+    if (!*body)
+        return -ENOMEM;
+    struct curl_slist *l = curl_slist_append(*hdrs, "Content-Type: application/json");
+    if (!l)
+        return -ENOMEM;
+    *hdrs = l;
+    RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_URL, url));
+    RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_POSTFIELDS, *body));
+    RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, "GET"));
+    return 0;
+}
+
+static int ais_list_parse(const struct rb_target *t, const char *body, size_t len, struct rb_objset *out,
+                          char **next, char *err, size_t errlen)
+{
+    (void)len;
+    *next = NULL;
+    cJSON *j = cJSON_Parse(body);
+    if (!cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        snprintf(err, errlen, "%s: listing: the reply is not AIStore's JSON object", t->name);
+        return -EPROTO;
+    }
+    int rc = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "entries"))
+    {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "name"));
+        const cJSON *size = cJSON_GetObjectItemCaseSensitive(e, "size");
+        if (!name)
+            continue;
+        uint64_t sz = 0;
+        /* AIStore writes sizes as strings in some versions and numbers in others. */
+        if (cJSON_IsString(size))
+            sz = strtoull(size->valuestring, NULL, 10);
+        else if (cJSON_IsNumber(size) && size->valuedouble > 0)
+            sz = (uint64_t)size->valuedouble;
+        if ((rc = rb_objset_add(out, name, sz)))
+            break;
+    }
+    const char *tok = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "continuation_token"));
+    const char *uuid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "uuid"));
+    if (!rc && tok && *tok) {
+        size_t n = strlen(tok) + (uuid ? strlen(uuid) : 0) + 2;
+        *next = malloc(n);
+        if (!*next)
+            rc = -ENOMEM;
+        else
+            snprintf(*next, n, "%s\n%s", uuid ? uuid : "", tok);
+    }
+    cJSON_Delete(j);
+    return rc;
+}
+
+/* AIStore errors are JSON {"message": ..., "status": ...}. */
+static void ais_error_message(const char *body, size_t len, char *out, size_t outlen)
+{
+    (void)len;
+    cJSON *j = cJSON_Parse(body);
+    const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "message"));
+    if (m)
+        snprintf(out, outlen, "%s", m);
+    cJSON_Delete(j);
+}
+
+const struct rb_target_ops rb_target_ais_ops = {
+    .scheme = "ais",
+    .parse = ais_parse,
+    .object_url = ais_object_url,
+    .setup = ais_setup,
+    .list_request = ais_list_request,
+    .list_parse = ais_list_parse,
+    .error_message = ais_error_message,
+};

@@ -1,0 +1,116 @@
+/* http:// target: objects are <base>/<name> on a plain web server; listing from an nginx autoindex JSON page. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "loader_int.h"
+
+static int http_parse(struct rb_target *t, const char *rest, const struct rb_target_cfg *cfg, char *err,
+                      size_t errlen)
+{
+    (void)rest;
+    char scheme[16], hp[512], path[1024];
+    if (rb_target_split_url(cfg->url, scheme, sizeof scheme, hp, sizeof hp, path, sizeof path) != 0 ||
+        !hp[0]) {
+        snprintf(err, errlen, "target \"%.200s\": expected http://HOST[:PORT]/PATH", cfg->url);
+        return -EINVAL;
+    }
+    size_t n = strlen(path);
+    while (n && path[n - 1] == '/')
+        path[--n] = '\0';
+    snprintf(t->base_path, sizeof t->base_path, "%s", path);
+    /* The URL's host is checked even when --endpoint replaces it: a typo there is still a typo. */
+    char ep[600];
+    snprintf(ep, sizeof ep, "%s://%s", scheme, hp);
+    int rc = rb_target_add_endpoint(t, ep, err, errlen);
+    if (rc) {
+        snprintf(err, errlen, "target \"%.200s\": bad host or port \"%.100s\" (expected http://HOST[:PORT]/PATH)",
+                 cfg->url, hp);
+        return rc;
+    }
+    if (cfg->nendpoints) {
+        free(t->endpoints[0]);
+        t->nendpoints = 0;
+    }
+    for (size_t i = 0; i < cfg->nendpoints; i++)
+        if ((rc = rb_target_add_endpoint(t, cfg->endpoints[i], err, errlen)))
+            return rc;
+    return 0;
+}
+
+static int http_object_url(const struct rb_target *t, size_t ep, const char *name, char *buf, size_t len)
+{
+    char esc[3 * 1024 + 1];
+    if (rb_url_escape(name, true, esc, sizeof esc))
+        return -ENAMETOOLONG;
+    int n = snprintf(buf, len, "%s%s/%s", t->endpoints[ep % t->nendpoints], t->base_path, esc);
+    return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int http_setup(const struct rb_target *t, CURL *easy, enum rb_load_op op, struct curl_slist **hdrs)
+{
+    (void)t;
+    (void)easy;
+    (void)op;
+    (void)hdrs;
+    return 0;
+}
+
+static int http_list_request(const struct rb_target *t, const char *prefix, const char *token, CURL *easy,
+                             struct curl_slist **hdrs, char **body)
+{
+    (void)prefix;
+    (void)token;
+    (void)hdrs;
+    *body = NULL;
+    char url[RB_URL_MAX];
+    snprintf(url, sizeof url, "%s%s/", t->endpoints[0], t->base_path);
+    RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_URL, url));
+    return 0;
+}
+
+/* nginx "autoindex on; autoindex_format json;": [{"name":..,"type":"file","size":N}, ...]. */
+static int http_list_parse(const struct rb_target *t, const char *body, size_t len, struct rb_objset *out,
+                           char **next, char *err, size_t errlen)
+{
+    (void)len;
+    *next = NULL;
+    cJSON *j = cJSON_Parse(body);
+    if (!cJSON_IsArray(j)) {
+        cJSON_Delete(j);
+        snprintf(err, errlen,
+                 "%s: the server's index is not an nginx autoindex JSON list (autoindex_format json); "
+                 "give --objects N or --filelist FILE",
+                 t->name);
+        return -EPROTO;
+    }
+    const cJSON *e;
+    int rc = 0;
+    cJSON_ArrayForEach(e, j)
+    {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "name"));
+        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "type"));
+        const cJSON *size = cJSON_GetObjectItemCaseSensitive(e, "size");
+        if (!name || !type || strcmp(type, "file") != 0)
+            continue;
+        rc = rb_objset_add(out, name, cJSON_IsNumber(size) && size->valuedouble > 0 ? (uint64_t)size->valuedouble : 0);
+        if (rc)
+            break;
+    }
+    cJSON_Delete(j);
+    return rc;
+}
+
+const struct rb_target_ops rb_target_http_ops = {
+    .scheme = "http",
+    .parse = http_parse,
+    .object_url = http_object_url,
+    .setup = http_setup,
+    .list_request = http_list_request,
+    .list_parse = http_list_parse,
+    .error_message = NULL,
+};

@@ -1,0 +1,419 @@
+/* s3:// target: SigV4 through libcurl (CURLOPT_AWS_SIGV4), path- or virtual-host style, ListObjectsV2 pages. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader_int.h"
+
+/*
+ * libcurl 7.88 signs the value of a caller-supplied x-amz-content-sha256
+ * header as the payload hash and adds no such header itself (S3 requires
+ * one); it hashes only CURLOPT_POSTFIELDS, never an upload read callback.
+ * So every request carries UNSIGNED-PAYLOAD, which S3 accepts for any
+ * request (AWS S3 API reference, "Authenticating Requests: Using the
+ * Authorization Header"), and PUT bodies stream without being hashed first.
+ * libcurl also signs the query string as written, so listing parameters are
+ * written already sorted and RFC 3986-encoded.
+ */
+#define PAYLOAD_HDR "x-amz-content-sha256: UNSIGNED-PAYLOAD"
+
+/* Bucket names per the S3 rules: 3-63 of [a-z0-9.-], starting and ending with a letter or digit. */
+static bool valid_bucket(const char *b, size_t n)
+{
+    if (n < 3 || n > 63)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = b[i];
+        bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+        if (!alnum && ((c != '.' && c != '-') || i == 0 || i == n - 1))
+            return false;
+    }
+    return true;
+}
+
+/* Splits "bucket[/prefix]"; shared with ais:// (whose bucket names follow the same shape). */
+int rb_target_bucket_prefix(struct rb_target *t, const char *rest, const char *scheme, char *err, size_t errlen)
+{
+    size_t n = strcspn(rest, "/");
+    if (!valid_bucket(rest, n)) {
+        snprintf(err, errlen, "target \"%.200s\": bad bucket name \"%.*s\" (expected %s://BUCKET[/PREFIX], "
+                 "BUCKET 3-63 of a-z 0-9 . -)", t->name, (int)(n > 80 ? 80 : n), rest, scheme);
+        return -EINVAL;
+    }
+    memcpy(t->bucket, rest, n);
+    t->bucket[n] = '\0';
+    const char *p = rest + n;
+    if (*p == '/')
+        p++;
+    if (strlen(p) >= sizeof t->prefix || strpbrk(p, "?#")) {
+        snprintf(err, errlen, "target \"%.200s\": bad object prefix", t->name);
+        return -EINVAL;
+    }
+    snprintf(t->prefix, sizeof t->prefix, "%s", p);
+    return 0;
+}
+
+/* Value of key in the [profile] section of an AWS credentials file (INI); malloc'd or NULL. */
+static char *ini_value(const char *path, const char *profile, const char *key, bool *found_profile)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    char line[4096], *val = NULL;
+    bool in = false;
+    while (fgets(line, sizeof line, f)) {
+        char *s = line;
+        while (*s == ' ' || *s == '\t')
+            s++;
+        s[strcspn(s, "\r\n")] = '\0';
+        if (*s == '#' || *s == ';' || !*s)
+            continue;
+        if (*s == '[') {
+            char *end = strchr(s, ']');
+            if (!end)
+                continue;
+            *end = '\0';
+            char *name = s + 1;
+            while (*name == ' ')
+                name++;
+            if (strncmp(name, "profile ", 8) == 0) /* the ~/.aws/config spelling */
+                name += 8;
+            size_t nl = strlen(name);
+            while (nl && name[nl - 1] == ' ')
+                name[--nl] = '\0';
+            in = strcmp(name, profile) == 0;
+            if (in)
+                *found_profile = true;
+            continue;
+        }
+        if (!in)
+            continue;
+        char *eq = strchr(s, '=');
+        if (!eq)
+            continue;
+        char *k = s, *ke = eq;
+        while (ke > k && (ke[-1] == ' ' || ke[-1] == '\t'))
+            ke--;
+        if ((size_t)(ke - k) != strlen(key) || strncmp(k, key, strlen(key)) != 0)
+            continue;
+        char *v = eq + 1;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        size_t vl = strlen(v);
+        while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
+            v[--vl] = '\0';
+        free(val);
+        val = strdup(v);
+    }
+    /* The line buffer held a secret. */
+    memset(line, 0, sizeof line);
+    fclose(f);
+    return val;
+}
+
+static int set_credentials(struct rb_target *t, const char *id, const char *secret, const char *token)
+{
+    size_t n = strlen(id) + strlen(secret) + 2;
+    t->userpwd = malloc(n);
+    if (!t->userpwd)
+        return -ENOMEM;
+    snprintf(t->userpwd, n, "%s:%s", id, secret);
+    if (token && *token) {
+        n = strlen(token) + 32;
+        t->token_header = malloc(n);
+        if (!t->token_header)
+            return -ENOMEM;
+        snprintf(t->token_header, n, "x-amz-security-token: %s", token);
+    }
+    return 0;
+}
+
+/* Credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY[/AWS_SESSION_TOKEN], else the credentials file's profile. */
+static int load_credentials(struct rb_target *t, const struct rb_target_cfg *cfg, char *err, size_t errlen)
+{
+    const char *id = getenv("AWS_ACCESS_KEY_ID"), *secret = getenv("AWS_SECRET_ACCESS_KEY");
+    bool have_id = id && *id, have_secret = secret && *secret;
+    if (have_id != have_secret) {
+        snprintf(err, errlen, "%s: %s is set but %s is not; set both (or neither, to use a credentials file)",
+                 t->name, have_id ? "AWS_ACCESS_KEY_ID" : "AWS_SECRET_ACCESS_KEY",
+                 have_id ? "AWS_SECRET_ACCESS_KEY" : "AWS_ACCESS_KEY_ID");
+        return -EACCES;
+    }
+    if (have_id && !cfg->credentials_file)
+        return set_credentials(t, id, secret, getenv("AWS_SESSION_TOKEN"));
+
+    char path[4096];
+    const char *explicit_file = cfg->credentials_file;
+    if (explicit_file)
+        snprintf(path, sizeof path, "%s", explicit_file);
+    else if (getenv("AWS_SHARED_CREDENTIALS_FILE") && *getenv("AWS_SHARED_CREDENTIALS_FILE"))
+        snprintf(path, sizeof path, "%s", getenv("AWS_SHARED_CREDENTIALS_FILE"));
+    else
+        snprintf(path, sizeof path, "%s/.aws/credentials", getenv("HOME") ? getenv("HOME") : "");
+    const char *profile = cfg->profile ? cfg->profile : getenv("AWS_PROFILE");
+    if (!profile || !*profile)
+        profile = "default";
+
+    FILE *probe = fopen(path, "r");
+    if (!probe) {
+        if (explicit_file)
+            snprintf(err, errlen, "--credentials-file %s: %s", path, strerror(errno));
+        else
+            snprintf(err, errlen,
+                     "%s: no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or give "
+                     "--credentials-file FILE [--profile NAME] (no %s)",
+                     t->name, path);
+        return -EACCES;
+    }
+    fclose(probe);
+    bool found = false;
+    char *fid = ini_value(path, profile, "aws_access_key_id", &found);
+    char *fsecret = ini_value(path, profile, "aws_secret_access_key", &found);
+    char *ftoken = ini_value(path, profile, "aws_session_token", &found);
+    int rc = 0;
+    if (!found) {
+        snprintf(err, errlen, "%s: profile \"%s\" not found in %s (--profile NAME or AWS_PROFILE)", t->name,
+                 profile, path);
+        rc = -EACCES;
+    } else if (!fid || !*fid || !fsecret || !*fsecret) {
+        snprintf(err, errlen, "%s: profile \"%s\" in %s lacks aws_access_key_id or aws_secret_access_key",
+                 t->name, profile, path);
+        rc = -EACCES;
+    } else {
+        rc = set_credentials(t, fid, fsecret, ftoken);
+    }
+    if (fsecret)
+        memset(fsecret, 0, strlen(fsecret));
+    if (ftoken)
+        memset(ftoken, 0, strlen(ftoken));
+    free(fid);
+    free(fsecret);
+    free(ftoken);
+    return rc;
+}
+
+static int s3_parse(struct rb_target *t, const char *rest, const struct rb_target_cfg *cfg, char *err,
+                    size_t errlen)
+{
+    int rc = rb_target_bucket_prefix(t, rest, "s3", err, errlen);
+    if (rc)
+        return rc;
+    const char *region = cfg->region ? cfg->region : getenv("AWS_REGION");
+    if (!region || !*region)
+        region = "us-east-1";
+    if (strlen(region) >= sizeof t->region || strchr(region, ':')) {
+        snprintf(err, errlen, "--region \"%.80s\": expected a region name such as us-east-1", region);
+        return -EINVAL;
+    }
+    snprintf(t->region, sizeof t->region, "%s", region);
+    snprintf(t->sigv4, sizeof t->sigv4, "aws:amz:%s:s3", t->region);
+    t->virtual_host = cfg->virtual_host;
+    for (size_t i = 0; i < cfg->nendpoints; i++)
+        if ((rc = rb_target_add_endpoint(t, cfg->endpoints[i], err, errlen)))
+            return rc;
+    if (cfg->nendpoints == 0) {
+        char ep[160];
+        snprintf(ep, sizeof ep, "https://s3.%s.amazonaws.com", t->region);
+        if ((rc = rb_target_add_endpoint(t, ep, err, errlen)))
+            return rc;
+    }
+    return load_credentials(t, cfg, err, errlen);
+}
+
+/* The endpoint's base URL for this bucket: http://host:port/bucket, or http://bucket.host:port (virtual host). */
+static int bucket_base(const struct rb_target *t, size_t ep, char *buf, size_t len)
+{
+    const char *e = t->endpoints[ep % t->nendpoints];
+    int n;
+    if (t->virtual_host) {
+        const char *hp = strstr(e, "://") + 3;
+        n = snprintf(buf, len, "%.*s%s.%s", (int)(hp - e), e, t->bucket, hp);
+    } else {
+        n = snprintf(buf, len, "%s/%s", e, t->bucket);
+    }
+    return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int s3_object_url(const struct rb_target *t, size_t ep, const char *name, char *buf, size_t len)
+{
+    char base[1024], esc[3 * 1024 + 1];
+    if (bucket_base(t, ep, base, sizeof base) || rb_url_escape(name, true, esc, sizeof esc))
+        return -ENAMETOOLONG;
+    int n = snprintf(buf, len, "%s/%s", base, esc);
+    return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int s3_setup(const struct rb_target *t, CURL *easy, enum rb_load_op op, struct curl_slist **hdrs)
+{
+    (void)op;
+    RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_AWS_SIGV4, t->sigv4));
+    RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_USERPWD, t->userpwd));
+    struct curl_slist *l = curl_slist_append(*hdrs, PAYLOAD_HDR);
+    if (!l)
+        return -ENOMEM;
+    *hdrs = l;
+    if (t->token_header) {
+        l = curl_slist_append(*hdrs, t->token_header);
+        if (!l)
+            return -ENOMEM;
+        *hdrs = l;
+    }
+    return 0;
+}
+
+static int s3_list_request(const struct rb_target *t, const char *prefix, const char *token, CURL *easy,
+                           struct curl_slist **hdrs, char **body)
+{
+    (void)hdrs;
+    *body = NULL;
+    char base[1024], etok[2048] = "", epre[3 * 1024 + 1] = "", url[RB_URL_MAX];
+    if (bucket_base(t, 0, base, sizeof base))
+        return -ENAMETOOLONG;
+    if ((token && rb_url_escape(token, false, etok, sizeof etok)) ||
+        (prefix && rb_url_escape(prefix, false, epre, sizeof epre)))
+        return -ENAMETOOLONG;
+    /* Parameters in byte order: SigV4's canonical query string is sorted and libcurl signs it as written. */
+    int n = snprintf(url, sizeof url, "%s%s?%s%s%slist-type=2&max-keys=1000%s%s", base, t->virtual_host ? "/" : "",
+                     token ? "continuation-token=" : "", etok, token ? "&" : "", epre[0] ? "&prefix=" : "", epre);
+    if (n < 0 || (size_t)n >= sizeof url)
+        return -ENAMETOOLONG;
+    RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_URL, url));
+    return 0;
+}
+
+/* Text of the first <tag>...</tag> in [p, end), XML entities decoded, into out; returns a pointer past it or NULL. */
+static const char *xml_text(const char *p, const char *end, const char *tag, char *out, size_t outlen)
+{
+    char open[64], close[64];
+    snprintf(open, sizeof open, "<%s>", tag);
+    snprintf(close, sizeof close, "</%s>", tag);
+    size_t ol = strlen(open);
+    const char *s = p;
+    for (;;) {
+        s = memchr(s, '<', (size_t)(end - s));
+        if (!s || (size_t)(end - s) < ol)
+            return NULL;
+        if (memcmp(s, open, ol) == 0)
+            break;
+        s++;
+    }
+    s += ol;
+    const char *e = s;
+    size_t cl = strlen(close);
+    for (;;) {
+        e = memchr(e, '<', (size_t)(end - e));
+        if (!e || (size_t)(end - e) < cl)
+            return NULL;
+        if (memcmp(e, close, cl) == 0)
+            break;
+        e++;
+    }
+    size_t o = 0;
+    for (const char *c = s; c < e && o + 1 < outlen;) {
+        if (*c != '&') {
+            out[o++] = *c++;
+            continue;
+        }
+        static const struct { const char *ent; char ch; } ents[] = {
+            {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
+        bool done = false;
+        for (size_t i = 0; i < sizeof ents / sizeof ents[0] && !done; i++) {
+            size_t el = strlen(ents[i].ent);
+            if ((size_t)(e - c) >= el && memcmp(c, ents[i].ent, el) == 0) {
+                out[o++] = ents[i].ch;
+                c += el;
+                done = true;
+            }
+        }
+        if (!done && c + 2 < e && c[1] == '#') {
+            char *q;
+            unsigned long cp = c[2] == 'x' ? strtoul(c + 3, &q, 16) : strtoul(c + 2, &q, 10);
+            if (q < e && *q == ';' && cp > 0 && cp < 0x110000) {
+                /* UTF-8 encode the code point. */
+                unsigned char u[4];
+                size_t ul;
+                if (cp < 0x80) { u[0] = (unsigned char)cp; ul = 1; }
+                else if (cp < 0x800) { u[0] = (unsigned char)(0xc0 | (cp >> 6)); u[1] = (unsigned char)(0x80 | (cp & 0x3f)); ul = 2; }
+                else if (cp < 0x10000) { u[0] = (unsigned char)(0xe0 | (cp >> 12)); u[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f)); u[2] = (unsigned char)(0x80 | (cp & 0x3f)); ul = 3; }
+                else { u[0] = (unsigned char)(0xf0 | (cp >> 18)); u[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3f)); u[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f)); u[3] = (unsigned char)(0x80 | (cp & 0x3f)); ul = 4; }
+                for (size_t k = 0; k < ul && o + 1 < outlen; k++)
+                    out[o++] = (char)u[k];
+                c = q + 1;
+                done = true;
+            }
+        }
+        if (!done)
+            out[o++] = *c++;
+    }
+    out[o] = '\0';
+    return e + cl;
+}
+
+static int s3_list_parse(const struct rb_target *t, const char *body, size_t len, struct rb_objset *out,
+                         char **next, char *err, size_t errlen)
+{
+    *next = NULL;
+    const char *end = body + len;
+    if (!strstr(body, "<ListBucketResult")) {
+        snprintf(err, errlen, "%s: listing: the reply is not a ListBucketResult", t->name);
+        return -EPROTO;
+    }
+    char key[2048], size[64];
+    const char *p = body;
+    for (;;) {
+        const char *c = strstr(p, "<Contents>");
+        if (!c)
+            break;
+        const char *ce = strstr(c, "</Contents>");
+        if (!ce) {
+            snprintf(err, errlen, "%s: listing: truncated <Contents>", t->name);
+            return -EPROTO;
+        }
+        if (!xml_text(c, ce, "Key", key, sizeof key)) {
+            snprintf(err, errlen, "%s: listing: <Contents> without <Key>", t->name);
+            return -EPROTO;
+        }
+        uint64_t sz = 0;
+        if (xml_text(c, ce, "Size", size, sizeof size))
+            sz = strtoull(size, NULL, 10);
+        int rc = rb_objset_add(out, key, sz);
+        if (rc)
+            return rc;
+        p = ce + 11;
+    }
+    char truncated[16] = "", tok[1024];
+    xml_text(body, end, "IsTruncated", truncated, sizeof truncated);
+    if (strcmp(truncated, "true") == 0) {
+        if (!xml_text(body, end, "NextContinuationToken", tok, sizeof tok) || !tok[0]) {
+            snprintf(err, errlen, "%s: listing: truncated page without NextContinuationToken", t->name);
+            return -EPROTO;
+        }
+        *next = strdup(tok);
+        if (!*next)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+/* "<Code>: <Message>" of an S3 <Error> body. */
+static void s3_error_message(const char *body, size_t len, char *out, size_t outlen)
+{
+    char code[128] = "", msg[256] = "";
+    const char *end = body + len;
+    xml_text(body, end, "Code", code, sizeof code);
+    xml_text(body, end, "Message", msg, sizeof msg);
+    if (code[0])
+        snprintf(out, outlen, "%s%s%s", code, msg[0] ? ": " : "", msg);
+}
+
+const struct rb_target_ops rb_target_s3_ops = {
+    .scheme = "s3",
+    .parse = s3_parse,
+    .object_url = s3_object_url,
+    .setup = s3_setup,
+    .list_request = s3_list_request,
+    .list_parse = s3_list_parse,
+    .error_message = s3_error_message,
+};

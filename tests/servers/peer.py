@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""Test peer for railbench's loader tests: known delays, one stall, chosen failures, and an AIStore stand-in.
+
+Python standard library only; binds 127.0.0.1. Behaviour by path:
+
+  /<anything>            200 with --size bytes after --delay-ms (keep-alive, HTTP/1.1)
+  /status/<code>/...     that status with a short body
+  /reset/...             closes the connection without answering        (client: reset)
+  /short/...             announces 1000 bytes, sends 500, closes          (client: short_read)
+  /slow/...              answers after 3 s                                (client: timeout)
+  /redirect/...          307 to itself, forever                           (client: too_many_redirects)
+  /v1/objects/B/O        AIStore proxy: 307 to /target/v1/objects/B/O (query kept)
+  /target/v1/objects/B/O AIStore target: PUT stores, GET returns the stored bytes (404 if none)
+  /v1/buckets/B          AIStore list action (GET with a JSON body): pages of --ais-page entries
+                         with "continuation_token" and "uuid", as in AIStore's docs/http_api.md
+
+  /<bucket>[/<key>]      with --sigv4-secret and a SigV4 Authorization header: an S3 stand-in that checks AWS Signature Version 4 (--sigv4-secret) the way AWS
+                         documents it, independently of libcurl: GET/PUT objects, ListObjectsV2 in two
+                         pages whose continuation token needs percent-encoding; 403 SignatureDoesNotMatch
+
+--stall-at N makes the N-th request (counted from 1 over all paths) start a stall of --stall-ms:
+every response due before the stall ends waits for its end. The AIStore part is a stand-in written
+from AIStore's public API documentation (AIStore itself cannot run here), not AIStore.
+"""
+import argparse
+import hashlib
+import hmac
+import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import quote, unquote, urlsplit
+
+lock = threading.Lock()
+state = {"count": 0, "stall_end": 0.0, "store": {}}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def setup(self):
+        super().setup()
+        # Headers and body go out in separate writes: without this, Nagle plus delayed ACKs add 40 ms.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, fmt, *args):  # quiet
+        pass
+
+    def arrive(self):
+        now = time.monotonic()
+        with lock:
+            state["count"] += 1
+            if ARGS.stall_at and state["count"] == ARGS.stall_at:
+                state["stall_end"] = now + ARGS.stall_ms / 1000.0
+        return now
+
+    def wait_until(self, due):
+        delay = due - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        # A response that falls due while the stall lasts is held until it ends.
+        with lock:
+            stall_end = state["stall_end"]
+        delay = stall_end - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+
+    def body_in(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(n) if n else b""
+
+    def send(self, code, body, ctype="application/octet-stream", extra=None):
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in (extra or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def do_PUT(self):
+        self.handle_any()
+
+    def do_GET(self):
+        self.handle_any()
+
+    def handle_any(self):
+        t0 = self.arrive()
+        url = urlsplit(self.path)
+        path = url.path
+        data = self.body_in()
+        parts = path.split("/")
+        if path.startswith("/status/"):
+            self.wait_until(t0 + ARGS.delay_ms / 1000.0)
+            code = int(parts[2])
+            return self.send(code, b'{"message":"peer: status %d as asked","status":%d}' % (code, code),
+                             "application/json")
+        if path.startswith("/reset/"):
+            self.close_connection = True
+            return
+        if path.startswith("/short/"):
+            self.send_response(200)
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            self.wfile.write(b"x" * 500)
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        if path.startswith("/slow/"):
+            time.sleep(3)
+            return self.send(200, b"late")
+        if path.startswith("/redirect/"):
+            return self.send(307, b"", extra={"Location": self.path})
+        if path.startswith("/v1/objects/"):
+            loc = "http://127.0.0.1:%d/target%s" % (self.server.server_address[1], self.path)
+            return self.send(307, b"", extra={"Location": loc})
+        if path.startswith("/target/v1/objects/"):
+            key = "/".join(parts[4:])
+            if self.command == "PUT":
+                with lock:
+                    state["store"][key] = data
+                return self.send(200, b"")
+            with lock:
+                obj = state["store"].get(key)
+            if obj is None:
+                return self.send(404, b'{"message":"object does not exist","status":404}', "application/json")
+            return self.send(200, obj)
+        if path.startswith("/v1/buckets/"):
+            return self.ais_list(parts[3], data)
+        if ARGS.sigv4_secret and (self.headers.get("Authorization") or "").startswith("AWS4-"):
+            return self.s3_signed(url)
+        self.wait_until(t0 + ARGS.delay_ms / 1000.0)
+        return self.send(200, b"\0" * ARGS.size)
+
+    def sigv4_ok(self, url):
+        """Recomputes the request's SigV4 signature (AWS General Reference, "Create a signed AWS API request")."""
+        auth = self.headers.get("Authorization") or ""
+        if not auth.startswith("AWS4-HMAC-SHA256 "):
+            return False
+        fields = dict(f.strip().split("=", 1) for f in auth[len("AWS4-HMAC-SHA256 "):].split(","))
+        _key, date, region, service, _term = fields["Credential"].split("/")
+        signed = fields["SignedHeaders"].split(";")
+        # Canonical query: every name and value URI-encoded (unreserved kept), sorted by name.
+        pairs = []
+        for item in filter(None, url.query.split("&")):
+            k, _, v = item.partition("=")
+            pairs.append((quote(unquote(k), safe="-_.~"), quote(unquote(v), safe="-_.~")))
+        query = "&".join("%s=%s" % kv for kv in sorted(pairs))
+        headers = "".join("%s:%s\n" % (h, " ".join((self.headers.get(h) or "").split())) for h in signed)
+        payload = self.headers.get("x-amz-content-sha256")
+        if payload is None:
+            return False
+        canonical = "\n".join([self.command, quote(unquote(url.path), safe="/-_.~"), query, headers,
+                               ";".join(signed), payload])
+        to_sign = "\n".join(["AWS4-HMAC-SHA256", self.headers.get("x-amz-date") or "",
+                             "/".join([date, region, service, "aws4_request"]),
+                             hashlib.sha256(canonical.encode()).hexdigest()])
+        k = ("AWS4" + ARGS.sigv4_secret).encode()
+        for part in (date, region, service, "aws4_request"):
+            k = hmac.new(k, part.encode(), hashlib.sha256).digest()
+        return hmac.compare_digest(hmac.new(k, to_sign.encode(), hashlib.sha256).hexdigest(), fields["Signature"])
+
+    def s3_signed(self, url):
+        if not self.sigv4_ok(url):
+            return self.send(403, b"<?xml version=\"1.0\"?><Error><Code>SignatureDoesNotMatch</Code><Message>"
+                             b"The request signature we calculated does not match the signature you provided."
+                             b"</Message></Error>", "application/xml")
+        parts = url.path.split("/")
+        if len(parts) <= 2 or not parts[2]:
+            # ListObjectsV2 in two pages; the token has '+', '/' and '=' so it must be encoded to sign.
+            token = "pg+2/next=="
+            if "continuation-token=" in url.query:
+                keys, more = ["k3", "k4"], ""
+            else:
+                keys, more = ["k0", "k1", "k2"], token
+            body = "<?xml version=\"1.0\"?><ListBucketResult><Name>%s</Name>" % parts[1]
+            body += "".join("<Contents><Key>%s</Key><Size>%d</Size></Contents>" % (k, ARGS.size) for k in keys)
+            body += "<IsTruncated>%s</IsTruncated>" % ("true" if more else "false")
+            if more:
+                body += "<NextContinuationToken>%s</NextContinuationToken>" % more
+            return self.send(200, (body + "</ListBucketResult>").encode(), "application/xml")
+        return self.send(200, b"" if self.command == "PUT" else b"\0" * ARGS.size)
+
+    def ais_list(self, bucket, data):
+        try:
+            msg = json.loads(data or b"{}")
+        except ValueError:
+            return self.send(400, b'{"message":"bad JSON","status":400}', "application/json")
+        if msg.get("action") != "list":
+            return self.send(400, b'{"message":"expected action list","status":400}', "application/json")
+        value = msg.get("value") or {}
+        prefix = bucket + "/" + (value.get("prefix") or "")
+        with lock:
+            names = sorted(k for k in state["store"] if k.startswith(prefix))
+            sizes = {k: len(state["store"][k]) for k in names}
+        token = value.get("continuation_token") or ""
+        if token and value.get("uuid") != "peer-uuid":
+            return self.send(400, b'{"message":"continuation without the listing uuid","status":400}',
+                             "application/json")
+        start = names.index(token) if token in names else 0
+        page = names[start:start + ARGS.ais_page]
+        nxt = names[start + ARGS.ais_page] if start + ARGS.ais_page < len(names) else ""
+        entries = [{"name": k[len(bucket) + 1:], "size": str(sizes[k]), "flags": 64} for k in page]
+        body = json.dumps({"uuid": "peer-uuid", "continuation_token": nxt, "entries": entries, "flags": 0})
+        return self.send(200, body.encode(), "application/json")
+
+
+def main():
+    global ARGS
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--delay-ms", type=float, default=0.0)
+    ap.add_argument("--size", type=int, default=1024)
+    ap.add_argument("--stall-at", type=int, default=0)
+    ap.add_argument("--stall-ms", type=float, default=1000.0)
+    ap.add_argument("--ais-page", type=int, default=100)
+    ap.add_argument("--sigv4-secret", default="")
+    ARGS = ap.parse_args()
+    # The default listen backlog (5) drops connects past it, and a retried SYN costs a second.
+    ThreadingHTTPServer.request_queue_size = 1024
+    # Clients that time out or give up close their end; that is expected here, not worth a traceback.
+    ThreadingHTTPServer.handle_error = lambda self, request, address: None
+    srv = ThreadingHTTPServer(("127.0.0.1", ARGS.port), Handler)
+    srv.daemon_threads = True
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
