@@ -48,7 +48,8 @@ commands:
   mpirun [--net mgmt|rails] MPIRUN-ARGS...
                          run mpirun on client1 with the cluster's hostfile and ssh agent;
                          --net picks the interfaces of the MPI TCP traffic (default mgmt)
-  path WHAT              print a generated file: state ssh_config hostfile inventory hosts origin_root
+  path WHAT              print a path or URL: state ssh_config hostfile inventory hosts origin_root,
+                         and (when up) tier_url backend_url
 
 global options (also from RB_CLUSTER_NAME, RB_CLUSTER_STATE):
   --name NAME            cluster name, [a-z][a-z0-9]{0,9} (default rbc); prefixes namespaces and hostnames
@@ -859,8 +860,8 @@ case $cmd in
         exec ip netns exec "$name-client1" nsenter --uts="$state/uts/$name-client1" -- \
             env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "${mpi[@]}" ;;
     path)
-        [ "${#args[@]}" -eq 1 ] || die_usage "path needs one of: state ssh_config hostfile inventory hosts origin_root"
-        load_layout
+        [ "${#args[@]}" -eq 1 ] || die_usage "path needs one of: state ssh_config hostfile inventory hosts origin_root tier_url backend_url"
+        case ${args[0]} in tier_url|backend_url) load_config ;; *) load_layout ;; esac
         case ${args[0]} in
             state) echo "$state" ;;
             ssh_config) echo "$ssh_config" ;;
@@ -868,6 +869,8 @@ case $cmd in
             inventory) echo "$inventory" ;;
             hosts) echo "$hosts_file" ;;
             origin_root) echo "$origin_root" ;;
-            *) die_usage "path '${args[0]}': expected state, ssh_config, hostfile, inventory, hosts or origin_root" ;;
+            tier_url) echo "http://$tier_ip" ;;
+            backend_url) echo "http://$backend_ip" ;;
+            *) die_usage "path '${args[0]}': expected state, ssh_config, hostfile, inventory, hosts, origin_root, tier_url or backend_url" ;;
         esac ;;
 esac
