@@ -716,11 +716,9 @@ do_down() {
             etc) rm -rf -- "$a" ;;
             etc-netns) rmdir "$a" 2>/dev/null || true ;;
             sshd-dir)
-                # Shared by every cluster on the machine: leave it while another one is up.
-                if ! ls /run/railbench-cluster/*/up-complete >/dev/null 2>&1 ||
-                    [ "$(ls /run/railbench-cluster/*/up-complete 2>/dev/null)" = "$state/up-complete" ]; then
-                    rmdir "$a" 2>/dev/null || true
-                fi ;;
+                # Every sshd on the machine needs it (another cluster's, the system's): remove
+                # it only when no sshd runs any more.
+                if ! pgrep -x sshd >/dev/null; then rmdir "$a" 2>/dev/null || true; fi ;;
         esac
     done
     rm -rf -- "$state"
