@@ -101,6 +101,7 @@ struct worker {
     pthread_mutex_t mu;
     struct rb_stats *box;
     struct rb_hist *unc_box;
+    unsigned box_inflight;      /* requests in flight at the last handover (under mu) */
     atomic_uint acked;
     atomic_bool finished;
     int failed;                 /* -errno when the loop itself failed */
@@ -112,6 +113,7 @@ struct worker {
 
 struct rb_engine {
     struct rb_load_opts o;
+    unsigned inflight;          /* requests in flight at the last collect, over all workers */
     struct worker *w;
     unsigned nw;
     atomic_bool stop;
@@ -568,6 +570,7 @@ static void handover(struct worker *w)
     pthread_mutex_lock(&w->mu);
     rb_stats_merge(w->box, w->local);
     rb_hist_merge(w->unc_box, w->unc_local);
+    w->box_inflight = w->nreq - w->nfree;
     pthread_mutex_unlock(&w->mu);
     rb_stats_reset(w->local);
     rb_hist_reset(w->unc_local);
@@ -917,6 +920,7 @@ void rb_engine_collect(struct rb_engine *e, struct rb_stats *into, struct rb_his
         if (e->w[t].started && !atomic_load(&e->w[t].finished))
             wake(&e->w[t]);
     uint64_t deadline = rb_clock_ns() + HANDOVER_WAIT_NS;
+    e->inflight = 0;
     for (unsigned t = 0; t < e->nw; t++) {
         struct worker *w = &e->w[t];
         while (w->started && !atomic_load(&w->finished) && atomic_load(&w->acked) != seq &&
@@ -928,8 +932,15 @@ void rb_engine_collect(struct rb_engine *e, struct rb_stats *into, struct rb_his
             rb_hist_merge(uncorrected, w->unc_box);
         rb_stats_reset(w->box);
         rb_hist_reset(w->unc_box);
+        if (!atomic_load(&w->finished))
+            e->inflight += w->box_inflight;
         pthread_mutex_unlock(&w->mu);
     }
+}
+
+unsigned rb_engine_inflight(const struct rb_engine *e)
+{
+    return e->inflight;
 }
 
 bool rb_engine_done(struct rb_engine *e)

@@ -8,6 +8,7 @@
 
 #include "loader_int.h"
 #include "railbench/log.h"
+#include "railbench/prom.h"
 #include "railbench/result.h"
 #include "railbench/units.h"
 
@@ -18,6 +19,7 @@ static const char *const extra_names_nocache[] = {"redirects", NULL};
 struct phase_ctx {
     struct rb_engine *e;
     struct rb_hist *unc;  /* this rank's uncorrected latencies over the phase */
+    const char *name;
 };
 
 static int ph_start(void *arg)
@@ -33,6 +35,24 @@ static void ph_collect(void *arg, struct rb_stats *into)
 {
     struct phase_ctx *c = arg;
     rb_engine_collect(c->e, into, c->unc);
+}
+
+/* In-flight requests summed over ranks, as a gauge (only when metrics were asked for). */
+static void ph_tick(void *arg, struct rb_harness *h, const struct rb_stats *interval, double t_s)
+{
+    (void)interval;
+    (void)t_s;
+    struct phase_ctx *c = arg;
+    if (!h->metrics)
+        return;
+    unsigned long long mine = rb_engine_inflight(c->e), all = mine;
+    if (h->mpi)
+        RB_MPI_CHECK(MPI_Reduce(&mine, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, h->comm));
+    char phase[256], labels[300];
+    rb_prom_escape(phase, sizeof phase, c->name);
+    snprintf(labels, sizeof labels, "phase=\"%s\"", phase);
+    rb_harness_metric(h, "railbench_inflight_requests", "gauge", "Requests in flight at the last tick, all ranks.",
+                      labels, (double)all);
 }
 
 static bool ph_done(void *arg)
@@ -89,8 +109,10 @@ int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_
         .collect = ph_collect,
         .done = ph_done,
         .stop = ph_stop,
+        .on_tick = ph_tick,
         .ctx = &c,
     };
+    c.name = name;
     rc = rb_harness_run_phase(h, &p);
     res->duration_s = p.duration_s;
     /* A worker whose request loop broke leaves a partial measurement: keep it, but the run failed. */

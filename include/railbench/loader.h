@@ -196,6 +196,9 @@ void rb_engine_stop(struct rb_engine *e);
 /* 0, or the -errno of the first worker whose loop failed (what it measured before is kept). */
 int rb_engine_status(const struct rb_engine *e);
 
+/* Requests in flight on this rank as the workers handed over at the last rb_engine_collect. */
+unsigned rb_engine_inflight(const struct rb_engine *e);
+
 /* Bytes completed in each whole second since start, summed over workers; *n gets the length. */
 const uint64_t *rb_engine_segments(const struct rb_engine *e, size_t *n);
 

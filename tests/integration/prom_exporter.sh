@@ -16,20 +16,31 @@ bg prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/tsdb" \
 wait_port "$PP"
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PP/-/ready" >/dev/null && break; sleep 0.2; done
 
-# Rank r records (r+1)*1000 values, 50 per 200 ms tick: about 8 s; linger 3 s for the last scrape.
-bg "${MPIRUN[@]}" -np 2 "$PROG" --out "$T/r1" --interval 200ms --per-collect 50 \
-    --prom-listen "$P" --prom-linger 3s --prom-textfile "$T/textfile" --label site=lab --quiet
+# An nginx origin with 100 objects of 4 KiB.
+mkdir -p "$T/www/data"; chmod 755 "$T"
+for i in $(seq 0 99); do head -c 4096 /dev/urandom >"$T/www/data/$(printf 'obj-%08d' "$i")"; done
+N=$(free_port)
+nginx_start origin "server { listen 127.0.0.1:$N; root $T/www; }"
+wait_port "$N"
+
+# mpirun -np 2 load get, open loop at 200/s for 8 s; linger 3 s for the last scrape.
+bg "${MPIRUN[@]}" -np 2 "$RB" load get "http://127.0.0.1:$N/data" --objects 100 --rate 200/s --duration 8s \
+    --cache-header X-Cache-Status --prom-listen "$P" --prom-linger 3s --prom-textfile "$T/textfile" \
+    --label site=lab --out "$T/r1" --quiet
 RUN=$LAST_PID
 wait_port "$P"
-sleep 1
+sleep 2
 curl -sf "http://127.0.0.1:$P/metrics" >"$T/mid.prom"
-promtool check metrics <"$T/mid.prom" || fail "promtool rejects a mid-run scrape"
-ok "promtool check metrics passes on a mid-run scrape"
-grep -q '^railbench_run_info{command="test harness"' "$T/mid.prom" || fail "no run_info"
+promtool check metrics <"$T/mid.prom" || fail "promtool rejects a mid-run scrape of load get"
+ok "promtool check metrics passes on a mid-run scrape of load get"
+grep -q '^railbench_run_info{command="load get"' "$T/mid.prom" || fail "no run_info"
+grep -q '^railbench_inflight_requests{phase="get",site="lab"} ' "$T/mid.prom" || fail "no in-flight gauge"
+grep -q '^railbench_ttfb_seconds_bucket{op="GET",phase="get"' "$T/mid.prom" || fail "no TTFB histogram"
 wait "$RUN"
 R=$T/r1/result.json
 count=$(jq '.phases[0].count' "$R")
-assert_eq "result count" 3000 "$count"
+[ "$count" -ge 1000 ] || fail "only $count requests in 8 s at 200/s"
+assert_jq "$R" '.phases[0].errors.total == 0' "no errors"
 
 q() { curl -sfG "http://127.0.0.1:$PP/api/v1/$1" --data-urlencode "query=$2" "${@:3}"; }
 # Let Prometheus take the scrapes of the lingering exporter.
@@ -44,7 +55,7 @@ last=$(jq -r '.data.result[0].values[-1][1]' "$T/range.json")
 assert_eq "Prometheus' last railbench_requests_total equals result.json count" "$count" "$last"
 # Instant queries at the last sample's time: once the exporter is gone its series are stale.
 at=$(jq -r '.data.result[0].values[-1][0]' "$T/range.json")
-assert_eq "requests_total series (2xx, 4xx, error), each with the site label" 3 "$(q query 'count(railbench_requests_total{site="lab"})' --data-urlencode "time=$at" | jq -r '.data.result[0].value[1]')"
+assert_eq "requests_total series (2xx, 4xx, 5xx, error), each with the site label" 4 "$(q query 'count(railbench_requests_total{site="lab"})' --data-urlencode "time=$at" | jq -r '.data.result[0].value[1]')"
 
 p99_ns=$(jq '.phases[0].latency_ns.p99' "$R")
 p99_prom=$(q query 'histogram_quantile(0.99, sum by (le) (railbench_request_duration_seconds_bucket))' --data-urlencode "time=$at" | jq -r '.data.result[0].value[1]')
