@@ -29,10 +29,13 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 MPI_TEST_SRC := $(wildcard tests/mpi/*.c)
 MPI_TEST_BIN := $(MPI_TEST_SRC:tests/mpi/%.c=$(B)/tests/%)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/fuzzers/%)
+FUZZ_SECONDS ?= 10
 BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=build/bench/%)
 
-.PHONY: all test unit check demo demo-cluster bench install lint clean deps FORCE
+.PHONY: all test unit check fuzz fuzzers demo demo-cluster bench install lint clean deps FORCE
 
 all: $(B)/railbench
 
@@ -75,10 +78,26 @@ unit: $(UNIT_BIN)
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BIN) $(MPI_TEST_BIN)
-	$(Q)scripts/run-tests.sh all $(UNIT_BIN)
+	$(Q)OMPI_CC=clang $(MAKE) --no-print-directory SUFFIX=fuzz CFLAGS="-O1 -g" \
+	    SANFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" fuzzers
+	$(Q)scripts/run-tests.sh all $(UNIT_BIN) $(FUZZ_BIN)
 
 check:
 	$(Q)$(MAKE) --no-print-directory SUFFIX=asan CFLAGS="-O1 -g" SANFLAGS="$(SAN)" LDFLAGS="$(SAN)" unit
+
+# libFuzzer targets (clang): the library built with fuzzer instrumentation plus ASan/UBSan, each target
+# run for FUZZ_SECONDS from its seed corpus in tests/fuzz/corpus/.
+fuzz:
+	$(Q)OMPI_CC=clang $(MAKE) --no-print-directory SUFFIX=fuzz CFLAGS="-O1 -g" \
+	    SANFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" fuzzers
+	$(Q)scripts/run-tests.sh fuzz $(FUZZ_BIN)
+
+fuzzers: $(FUZZ_BIN)
+
+build/fuzz/fuzzers/%: tests/fuzz/%.c $(LIBOBJ)
+	@mkdir -p $(dir $@)
+	@echo "  FUZZ    $<"
+	$(Q)$(CC) $(RB_CFLAGS) -Iloader -fsanitize=fuzzer -o $@ $< $(LIBOBJ) $(LDLIBS)
 
 demo: deps all
 	$(Q)scripts/demo.sh

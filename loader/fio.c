@@ -138,8 +138,8 @@ static int need_u64(const cJSON *o, const char *path, const char *k, uint64_t *o
     double d;
     if (need_num(o, path, k, &d, err, errlen))
         return -EINVAL;
-    if (d != floor(d) || d > 9007199254740992.0) {
-        seterr(err, errlen, "fio JSON %s.%s is not a whole number: %.17g", path, k, d);
+    if (d != floor(d) || d < 0 || d > 9007199254740992.0) {
+        seterr(err, errlen, "fio JSON %s.%s is not a whole number >= 0: %.17g", path, k, d);
         return -EINVAL;
     }
     *out = (uint64_t)d;
@@ -168,7 +168,8 @@ static void read_percentiles(const cJSON *pobj, struct rb_fio_lat *l)
     {
         char *end = NULL;
         double q = strtod(it->string, &end);
-        if (end == it->string || !cJSON_IsNumber(it) || it->valuedouble < 0)
+        if (end == it->string || !cJSON_IsNumber(it) || !(it->valuedouble >= 0) ||
+            it->valuedouble > 9007199254740992.0)
             continue;
         for (int i = 0; i < RB_FIO_PCTS; i++)
             if (fabs(q - rb_fio_pct[i]) < 1e-6) {
@@ -196,15 +197,16 @@ static int parse_lat(const cJSON *job_dir, const char *path, const char *kind, u
         seterr(err, errlen, "fio JSON has no object %s (fio >= 3.0 writes latencies in ns)", p);
         return -EINVAL;
     }
-    double mn, mx, mean;
-    if (need_num(o, p, "min", &mn, err, errlen) || need_num(o, p, "max", &mx, err, errlen) ||
+    uint64_t mn, mx;
+    double mean;
+    if (need_u64(o, p, "min", &mn, err, errlen) || need_u64(o, p, "max", &mx, err, errlen) ||
         need_num(o, p, "mean", &mean, err, errlen))
         return -EINVAL;
     if (ios > 0) {
-        if (prev_ios == 0 || (uint64_t)mn < l->min_ns)
-            l->min_ns = (uint64_t)mn;
-        if ((uint64_t)mx > l->max_ns)
-            l->max_ns = (uint64_t)mx;
+        if (prev_ios == 0 || mn < l->min_ns)
+            l->min_ns = mn;
+        if (mx > l->max_ns)
+            l->max_ns = mx;
         l->mean_ns = (l->mean_ns * (double)prev_ios + mean * (double)ios) / (double)(prev_ios + ios);
     }
     if (first_job)
@@ -217,8 +219,8 @@ static int parse_lat(const cJSON *job_dir, const char *path, const char *kind, u
     cJSON_ArrayForEach(b, bins)
     {
         uint64_t v;
-        if (parse_u64_text(b->string, &v) || !cJSON_IsNumber(b) || b->valuedouble < 0 ||
-            b->valuedouble != floor(b->valuedouble)) {
+        if (parse_u64_text(b->string, &v) || !cJSON_IsNumber(b) || !(b->valuedouble >= 0) ||
+            b->valuedouble > 9007199254740992.0 || b->valuedouble != floor(b->valuedouble)) {
             seterr(err, errlen, "fio JSON %s.bins has a bad entry \"%s\"", p, b->string ? b->string : "");
             return -EINVAL;
         }
@@ -299,7 +301,7 @@ int rb_fio_parse(const char *text, struct rb_fio_result *r, struct rb_hist *clat
     {
         double e = cJSON_GetNumberValue(get(job, "error"));
         if (!r->job_error && e == e && e != 0)
-            r->job_error = (int)e;
+            r->job_error = (e >= 1 && e <= 4095) ? (int)e : -1; /* fio reports an errno; anything else is "failed" */
         if (parse_dir(job, j, "read", j == 0, &r->read, clat, lat, err, errlen) ||
             parse_dir(job, j, "write", j == 0, &r->write, clat, lat, err, errlen))
             goto fail;

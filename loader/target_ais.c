@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "loader_int.h"
+#include "railbench/result.h"
 
 /*
  * From AIStore's docs/http_api.md: GET/PUT /v1/objects/<bucket>/<object>
@@ -141,10 +142,9 @@ static int ais_list_parse(const struct rb_target *t, const char *body, size_t le
             continue;
         uint64_t sz = 0;
         /* AIStore writes sizes as strings in some versions and numbers in others. */
-        if (cJSON_IsString(size))
-            sz = strtoull(size->valuestring, NULL, 10);
-        else if (cJSON_IsNumber(size) && size->valuedouble > 0)
-            sz = (uint64_t)size->valuedouble;
+        /* rb_json_get_u64 takes both; anything else (negative, fractional, huge) is "unknown". */
+        if (rb_json_get_u64(size, &sz) != 0)
+            sz = 0;
         if ((rc = rb_objset_add(out, name, sz)))
             break;
     }

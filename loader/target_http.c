@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "loader_int.h"
+#include "railbench/result.h"
 
 static int http_parse(struct rb_target *t, const char *rest, const struct rb_target_cfg *cfg, char *err,
                       size_t errlen)
@@ -97,7 +98,10 @@ static int http_list_parse(const struct rb_target *t, const char *body, size_t l
         const cJSON *size = cJSON_GetObjectItemCaseSensitive(e, "size");
         if (!name || !type || strcmp(type, "file") != 0)
             continue;
-        rc = rb_objset_add(out, name, cJSON_IsNumber(size) && size->valuedouble > 0 ? (uint64_t)size->valuedouble : 0);
+        uint64_t sz = 0;
+        if (rb_json_get_u64(size, &sz) != 0)
+            sz = 0; /* absent or not a whole number: unknown */
+        rc = rb_objset_add(out, name, sz);
         if (rc)
             break;
     }

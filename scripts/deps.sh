@@ -5,7 +5,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 
 pkgs=(
-  build-essential pkg-config git cppcheck shellcheck
+  build-essential pkg-config git cppcheck clang shellcheck
   libcurl4-openssl-dev libcjson-dev libmicrohttpd-dev libhwloc-dev hwloc libcmocka-dev
   libopenmpi-dev openmpi-bin
   fio nginx prometheus prometheus-pushgateway wrk curl jq python3

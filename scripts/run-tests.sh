@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs unit test binaries and (with "all") every tests/integration/*.sh; ends with "tests: N passed, M failed".
-# Usage: run-tests.sh unit|all UNIT_BIN...   Filter integration tests with TESTS=regex.
+# Usage: run-tests.sh unit|fuzz|all BIN...   Filter integration tests with TESTS=regex.
+# Fuzzers (build/fuzz/fuzzers/*) run FUZZ_SECONDS each from a copy of tests/fuzz/corpus/<name>.
 set -u
 mode=$1; shift
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,8 +22,24 @@ run_one() { # name, command...
     fi
 }
 
+fuzz_one() { # BIN: libFuzzer for FUZZ_SECONDS on a scratch copy of its seed corpus
+    local bin=$1 name corpus
+    name=$(basename "$bin")
+    corpus=$(mktemp -d "$here/build/tmp/$name.XXXXXX")
+    [ -d "$here/tests/fuzz/corpus/$name" ] && cp -r "$here/tests/fuzz/corpus/$name/." "$corpus/"
+    "$bin" -max_total_time="${FUZZ_SECONDS:-10}" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+        -artifact_prefix="$here/build/test-logs/fuzz/$name-" "$corpus"
+    local rc=$?
+    rm -rf "$corpus"
+    return $rc
+}
+
+mkdir -p "$here/build/tmp" "$logs/fuzz"
 for bin in "$@"; do
-    run_one "unit/$(basename "$bin")" "$bin"
+    case $bin in
+    */fuzzers/*) run_one "fuzz/$(basename "$bin")" fuzz_one "$bin" ;;
+    *) run_one "unit/$(basename "$bin")" "$bin" ;;
+    esac
 done
 
 if [ "$mode" = all ]; then
