@@ -690,8 +690,9 @@ static int run_loop(struct worker *w, const atomic_bool *stop, const volatile in
             handover(w);
             atomic_store_explicit(&w->acked, seq, memory_order_release);
         }
-        if (done && w->nfree && !w->exhausted && !open_loop)
-            continue; /* slots freed: refill before waiting */
+        /* Slots freed: refill before waiting; or the last request came back: end now, not after an idle poll. */
+        if (done && ((w->nfree && !w->exhausted && !open_loop) || (w->exhausted && w->nfree == w->nreq)))
+            continue;
         now = rb_clock_ns();
         uint64_t until = now + IDLE_POLL_MS * RB_NS_PER_MS;
         for (unsigned i = 0; i < w->nshards; i++)
