@@ -95,8 +95,12 @@ static void http_error(const struct rb_target *t, const char *what, long status,
 {
     char msg[400];
     rb_target_error_message(t, b->s ? b->s : "", b->len, msg, sizeof msg);
-    if (!msg[0] && b->s)
+    /* Not AIStore's JSON: a plain-text reason is shown on one line; an HTML error page is not. */
+    if (!msg[0] && b->s && b->s[0] != '<')
         snprintf(msg, sizeof msg, "%.300s", b->s);
+    for (char *c = msg; *c; c++)
+        if (*c == '\r' || *c == '\n' || *c == '\t')
+            *c = ' ';
     snprintf(err, errlen, "%s: %s: HTTP %ld%s%s", t->name, what, status, msg[0] ? " " : "", msg);
 }
 
