@@ -169,8 +169,9 @@ static void fill_row(struct row *row, const struct rb_load_result *res, uint64_t
 /*
  * One load phase over this rank's share mine of an object set: PUT (once
  * through the set) or GET in epoch order (each object once per epoch).
- * Sets r->stop when the run must end here. On rank 0, row (may be NULL)
- * gets the figures. Collective.
+ * Sets r->stop (on every rank) when the run must end here. Returns, on
+ * rank 0 and with keep_row, the table row it added; NULL otherwise.
+ * Collective.
  */
 static const struct row *run_phase(struct tiers_run *r, const char *name, enum rb_load_op op,
                                    const struct rb_target *t, const struct rb_objset *mine, uint64_t size,
