@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -66,6 +67,7 @@ struct req {
     uint64_t body;              /* body bytes received */
     bool busy, mismatch, status_known, err_status;
     int cache;                  /* RB_LX_CACHE_* seen in this response, or RB_LX_CACHE_ABSENT */
+    unsigned cache_pos;         /* position in the cache header list of the name that set cache; UINT_MAX none */
     struct rb_buf errbody;      /* start of an error response's body, for one log line */
     char ebuf[CURL_ERROR_SIZE];
 };
@@ -150,13 +152,23 @@ static size_t on_header(char *p, size_t size, size_t n, void *arg)
         /* A new response (after a redirect, or 100 Continue): start over. */
         r->status_known = false;
         r->cache = RB_LX_CACHE_ABSENT;
+        r->cache_pos = UINT_MAX;
         return len;
     }
     const char *name = r->w->o->cache_header;
     if (!name)
         return len;
-    size_t nl = strlen(name);
-    if (len > nl + 1 && p[nl] == ':' && strncasecmp(p, name, nl) == 0) {
+    /* A list "A,B": the value of the earliest name in the list that the response carries counts. */
+    size_t nl = 0;
+    unsigned pos = 0;
+    for (; *name; pos++) {
+        nl = strcspn(name, ",");
+        if (nl && len > nl + 1 && p[nl] == ':' && strncasecmp(p, name, nl) == 0)
+            break;
+        name += nl + (name[nl] == ',');
+    }
+    if (*name && pos < r->cache_pos) {
+        r->cache_pos = pos;
         const char *v = p + nl + 1, *end = p + len;
         while (v < end && (*v == ' ' || *v == '\t'))
             v++;
@@ -347,6 +359,7 @@ static int issue(struct worker *w, const char *name, uint64_t size, uint64_t int
     r->body = 0;
     r->mismatch = r->status_known = r->err_status = false;
     r->cache = RB_LX_CACHE_ABSENT;
+    r->cache_pos = UINT_MAX;
     r->errbody.len = 0;
     r->ebuf[0] = '\0';
     if (curl_easy_setopt(r->easy, CURLOPT_URL, url) != CURLE_OK) {
@@ -693,8 +706,9 @@ static int run_loop(struct worker *w, const atomic_bool *stop, const volatile in
             handover(w);
             atomic_store_explicit(&w->acked, seq, memory_order_release);
         }
-        if (done && w->nfree && !w->exhausted && !open_loop)
-            continue; /* slots freed: refill before waiting */
+        /* Slots freed: refill before waiting; or the last request came back: end now, not after an idle poll. */
+        if (done && ((w->nfree && !w->exhausted && !open_loop) || (w->exhausted && w->nfree == w->nreq)))
+            continue;
         now = rb_clock_ns();
         uint64_t until = now + IDLE_POLL_MS * RB_NS_PER_MS;
         for (unsigned i = 0; i < w->nshards; i++)

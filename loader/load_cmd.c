@@ -15,6 +15,8 @@
 #include "railbench/clock.h"
 #include "railbench/command.h"
 #include "railbench/log.h"
+#include "railbench/sweep.h"
+#include "railbench/tiers.h"
 #include "railbench/units.h"
 
 #define MAX_THREADS 1024
@@ -73,6 +75,21 @@ static int usage_error(const char *fmt, ...)
         fprintf(stderr, "railbench: %s\n", msg);
     }
     return RB_EXIT_USAGE;
+}
+
+bool rb_load_first_rank(void)
+{
+    return first_rank();
+}
+
+int rb_load_usage_error(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return usage_error("%s", msg);
 }
 
 /* "OFF:LEN" with sizes on both sides, LEN > 0. */
@@ -175,22 +192,17 @@ static int unpack_objects(const char *b, size_t len, struct rb_objset *s)
     return 0;
 }
 
-/*
- * Builds the whole object set on every rank: generated names, the file
- * list, or (rank 0 only, then broadcast) the bucket listing. Returns 0 or
- * an exit status after rank 0 logged why.
- */
-static int build_objects(struct rb_harness *h, const struct load_args *a, const struct rb_target *t,
-                         const char *prefix, struct rb_objset *all)
+int rb_load_build_objects(struct rb_harness *h, const struct rb_target *t, uint64_t count, const char *filelist,
+                          const char *prefix, uint64_t timeout_ns, struct rb_objset *all)
 {
     char err[1024] = "";
     int rc = 0;
-    if (a->objects) {
-        rc = rb_objset_generate(all, prefix, a->objects);
+    if (count) {
+        rc = rb_objset_generate(all, prefix, count);
         if (rc)
-            rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory for %" PRIu64 " object names", a->objects);
-    } else if (a->filelist) {
-        rc = rb_objset_from_file(all, a->filelist, err, sizeof err);
+            rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory for %" PRIu64 " object names", count);
+    } else if (filelist) {
+        rc = rb_objset_from_file(all, filelist, err, sizeof err);
         int bad = rc != 0, any = bad;
         if (h->mpi)
             RB_MPI_CHECK(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, h->comm));
@@ -201,7 +213,7 @@ static int build_objects(struct rb_harness *h, const struct load_args *a, const 
         }
         if (all->n == 0) {
             if (h->rank == 0)
-                rb_error("--filelist %s: no object names in it", a->filelist);
+                rb_error("--filelist %s: no object names in it", filelist);
             return RB_EXIT_USAGE;
         }
     } else {
@@ -209,7 +221,7 @@ static int build_objects(struct rb_harness *h, const struct load_args *a, const 
         char *packed = NULL;
         int status = 0;
         if (h->rank == 0) {
-            rc = rb_target_list(t, prefix, a->timeout_ns, all, err, sizeof err);
+            rc = rb_target_list(t, prefix, timeout_ns, all, err, sizeof err);
             if (rc) {
                 rb_error("%s", err);
                 status = RB_EXIT_RUNTIME;
@@ -246,6 +258,16 @@ static int build_objects(struct rb_harness *h, const struct load_args *a, const 
         if (h->rank == 0)
             rb_info("%s: listed %zu objects under \"%s\"", rb_target_name(t), all->n, prefix);
     }
+    return 0;
+}
+
+/* The object set of put and get (rb_load_build_objects), with the sizes the user gave. */
+static int build_objects(struct rb_harness *h, const struct load_args *a, const struct rb_target *t,
+                         const char *prefix, struct rb_objset *all)
+{
+    int status = rb_load_build_objects(h, t, a->objects, a->filelist, prefix, a->timeout_ns, all);
+    if (status)
+        return status;
     /*
      * Sizes the user told us (as used for put) let GET check lengths and pick
      * random ranges. Under --verify they are what the objects must be, so
@@ -560,6 +582,8 @@ int rb_load_main(int argc, char **argv)
     static const struct rb_subcommand subs[] = {
         {"put", "PUT N seeded objects (payload verifiable by get --verify)", load_put},
         {"get", "GET objects: random, sequential or epoch order; closed or open loop", load_get},
+        {"tiers", "direct, cold and warm GETs through a caching tier in one run, verified, as one table", rb_tiers_main},
+        {"sweep", "one GET phase per in-flight or rate step; throughput, latency and the knee", rb_sweep_main},
         {NULL, NULL, NULL},
     };
     return rb_dispatch("railbench load", subs, argc, argv);

@@ -101,4 +101,21 @@ static inline void rb_target_error_message(const struct rb_target *t, const char
         t->ops->error_message(body, len, out, outlen);
 }
 
+/* ---- Shared by the load subcommands (load_cmd.c, tiers.c, sweep.c) ---- */
+
+/* True on the rank that prints usage errors (the launcher's rank 0, or no launcher), before MPI starts. */
+bool rb_load_first_rank(void);
+
+/* Prints "railbench: MESSAGE" once (on the first rank) and returns RB_EXIT_USAGE. */
+int rb_load_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Builds the whole object set on every rank (collective): count generated names
+ * "<prefix><index>", the names in filelist, or (count == 0 and no filelist)
+ * rank 0's listing of t under prefix, broadcast to every rank. Returns 0
+ * or an exit status after rank 0 logged why.
+ */
+int rb_load_build_objects(struct rb_harness *h, const struct rb_target *t, uint64_t count, const char *filelist,
+                          const char *prefix, uint64_t timeout_ns, struct rb_objset *all);
+
 #endif

@@ -115,6 +115,9 @@ int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_
     c.name = name;
     rc = rb_harness_run_phase(h, &p);
     res->duration_s = p.duration_s;
+    res->disk_util_ratio = p.disk_util_ratio;
+    res->net_rx_bytes_per_s = p.net_rx_bytes_per_s;
+    res->net_tx_bytes_per_s = p.net_tx_bytes_per_s;
     /* A worker whose request loop broke leaves a partial measurement: keep it, but the run failed. */
     int broken = rb_engine_status(c.e) != 0, any_broken = broken;
     if (h->mpi)

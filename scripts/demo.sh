@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make demo: runs railbench's main jobs against local servers and ends with a results table.
+# make demo: runs railbench's main jobs against local servers and ends with the storage tiers table.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -11,5 +11,70 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_va
 echo "== host counters under mpirun -np 2 (3 s)"
 mpirun --oversubscribe -np 2 "$RB" fabric counters --duration 3s --out "$out/counters" --quiet >/dev/null
 cat "$out/counters/table.md"
+echo
+
+# Two nginx servers on free loopback ports: an origin limited to 8 MiB/s per connection, standing in for a
+# remote object store, and a proxy_cache tier in front of it that says HIT or MISS in X-Cache-Status.
+srv=$(mktemp -d /tmp/railbench-demo.XXXXXX)
+chmod 755 "$srv" # nginx's workers run as nobody
+nginx_pid=
+stop_servers() {
+    if [ -n "$nginx_pid" ]; then
+        kill "$nginx_pid" 2>/dev/null || true
+        wait "$nginx_pid" 2>/dev/null || true
+    fi
+    rm -rf "$srv"
+}
+trap stop_servers EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+origin_port=$(free_port)
+tier_port=$(free_port)
+mkdir -p "$srv/origin/data" "$srv/cache" "$srv/logs" "$srv/tmp"
+chmod 777 "$srv/origin/data" "$srv/cache"
+cat >"$srv/nginx.conf" <<CONF
+worker_processes 1;
+pid $srv/nginx.pid;
+error_log $srv/logs/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    client_body_temp_path $srv/tmp/body;
+    proxy_temp_path $srv/tmp/proxy;
+    fastcgi_temp_path $srv/tmp/fastcgi;
+    uwsgi_temp_path $srv/tmp/uwsgi;
+    scgi_temp_path $srv/tmp/scgi;
+    keepalive_requests 1000000;
+    proxy_cache_path $srv/cache levels=1:2 keys_zone=tier:10m max_size=2g inactive=1h use_temp_path=off;
+    server {
+        listen 127.0.0.1:$origin_port;
+        root $srv/origin;
+        location /data/ { dav_methods PUT; create_full_put_path on; client_max_body_size 0; limit_rate 8m; }
+    }
+    server {
+        listen 127.0.0.1:$tier_port;
+        location /data/ {
+            proxy_pass http://127.0.0.1:$origin_port;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_cache tier;
+            proxy_cache_valid 200 1h;
+            proxy_cache_lock on;
+            add_header X-Cache-Status \$upstream_cache_status;
+        }
+    }
+}
+CONF
+nginx -p "$srv" -c "$srv/nginx.conf" -g 'daemon off;' &
+nginx_pid=$!
+for _ in $(seq 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$tier_port") 2>/dev/null && (exec 3<>"/dev/tcp/127.0.0.1/$origin_port") 2>/dev/null && break
+    sleep 0.1
+done
+
+echo "== storage tiers under mpirun -np 2: origin (8 MiB/s per connection) vs nginx caching tier"
+mpirun --oversubscribe -np 2 "$RB" load tiers --backend "http://127.0.0.1:$origin_port/data" \
+    --tier "http://127.0.0.1:$tier_port/data" --sizes 1MiB,10MiB --objects 16 -c 4 --warm-epochs 2 \
+    --out "$out/tiers" --quiet >/dev/null
+cat "$out/tiers/table.md"
 echo
 echo "results: $out"

@@ -33,6 +33,8 @@ extern const char *const rb_load_err_names[RB_LERR_COUNT + 1];
  * Extra counters, in the order of rb_load_extra_names (a phase's names.extra).
  * The cache_* counters count responses by the value of the response header
  * named in rb_load_opts.cache_header: HIT, MISS, any other value, or absent.
+ * cache_header may be a comma-separated list ("X-Cache-Status,X-Cache"):
+ * a response is counted by the first name of the list that it carries.
  */
 enum rb_load_extra {
     RB_LX_REDIRECTS,
@@ -166,7 +168,7 @@ struct rb_load_opts {
     uint64_t min_size, max_size;      /* PUT object sizes (rb_payload_size) */
     uint64_t timeout_ns;              /* per request; 0 = none */
     long max_redirects;               /* beyond this: class too_many_redirects */
-    const char *cache_header;         /* count this response header's HIT/MISS; NULL = off */
+    const char *cache_header;         /* count this response header's HIT/MISS (or a list, see above); NULL = off */
     int rank;                         /* for --log-requests lines */
     int log_fd;                       /* --log-requests file (O_APPEND), or -1 */
 };
@@ -214,6 +216,9 @@ struct rb_load_result {
     size_t nsegments;
     double duration_s;
     bool open_loop;
+    /* The host counters over the phase (rank 0): disk utilisation averaged over hosts, network summed over hosts. */
+    double disk_util_ratio;
+    double net_rx_bytes_per_s, net_tx_bytes_per_s;
 };
 
 /*

@@ -12,7 +12,17 @@ Python standard library only; binds 127.0.0.1. Behaviour by path:
   /v1/objects/B/O        AIStore proxy: 307 to /target/v1/objects/B/O (query kept)
   /target/v1/objects/B/O AIStore target: PUT stores, GET returns the stored bytes (404 if none)
   /v1/buckets/B          AIStore list action (GET with a JSON body): pages of --ais-page entries
-                         with "continuation_token" and "uuid", as in AIStore's docs/http_api.md
+                         with "continuation_token" and "uuid", as in AIStore's docs/http_api.md;
+                         DELETE with {"action":"evict-listrange","value":{"template"|"objnames"}} drops
+                         those objects and answers a job id; with {"action":"evict-remote-bck"} (and
+                         ?keep_bck_md=true) drops every object of the bucket
+  /v1/cluster?what=status  AIStore job status (GET with {"id":..}): end_time stays 0 for
+                         --ais-evict-ms after the job started, as a job that takes time
+  /peer/stats            JSON: backend_fetches, evictions (each request's action and value), status_polls
+
+With --ais-backend URL the AIStore stand-in is a caching tier in front of URL: a GET of an object it
+does not hold fetches URL/<object> (counted in backend_fetches), keeps it and serves it; later GETs
+are served from what it keeps, until evicted.
 
   /<bucket>[/<key>]      with --sigv4-secret and a SigV4 Authorization header: an S3 stand-in that checks AWS Signature Version 4 (--sigv4-secret) the way AWS
                          documents it, independently of libcurl: GET/PUT objects, ListObjectsV2 in two
@@ -26,14 +36,30 @@ import argparse
 import hashlib
 import hmac
 import json
+import re
 import socket
 import threading
 import time
+import urllib.error
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import quote, unquote, urlsplit
 
 lock = threading.Lock()
-state = {"count": 0, "stall_end": 0.0, "store": {}}
+state = {"count": 0, "stall_end": 0.0, "store": {}, "backend_fetches": 0, "evictions": [], "jobs": {},
+         "status_polls": 0}
+# Never through an environment proxy: the backend is on loopback.
+NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def expand_template(tmpl):
+    """Names of an AIStore range template "prefix{first..last[..step]}suffix" (one range, as railbench sends)."""
+    m = re.fullmatch(r"(.*)\{(\d+)\.\.(\d+)(?:\.\.(\d+))?\}(.*)", tmpl, re.S)
+    if not m:
+        raise ValueError("not a template: %r" % tmpl)
+    first, last, step = int(m.group(2)), int(m.group(3)), int(m.group(4) or 1)
+    width = min(len(m.group(2)), len(m.group(3)))
+    return ["%s%0*d%s" % (m.group(1), width, i, m.group(5)) for i in range(first, last + 1, step)]
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -86,6 +112,9 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         self.handle_any()
 
+    def do_DELETE(self):
+        self.handle_any()
+
     def handle_any(self):
         t0 = self.arrive()
         url = urlsplit(self.path)
@@ -124,11 +153,22 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send(200, b"")
             with lock:
                 obj = state["store"].get(key)
+            if obj is None and ARGS.ais_backend:
+                obj = self.ais_fetch(key)
             if obj is None:
                 return self.send(404, b'{"message":"object does not exist","status":404}', "application/json")
             return self.send(200, obj)
+        if path.startswith("/v1/buckets/") and self.command == "DELETE":
+            return self.ais_evict(parts[3], url.query, data)
         if path.startswith("/v1/buckets/"):
             return self.ais_list(parts[3], data)
+        if path == "/v1/cluster" and "what=status" in url.query:
+            return self.ais_status(data)
+        if path == "/peer/stats":
+            with lock:
+                body = json.dumps({"backend_fetches": state["backend_fetches"], "evictions": state["evictions"],
+                                   "status_polls": state["status_polls"], "held": sorted(state["store"])})
+            return self.send(200, body.encode(), "application/json")
         if ARGS.sigv4_secret and (self.headers.get("Authorization") or "").startswith("AWS4-"):
             return self.s3_signed(url)
         self.wait_until(t0 + ARGS.delay_ms / 1000.0)
@@ -183,6 +223,60 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(200, (body + "</ListBucketResult>").encode(), "application/xml")
         return self.send(200, b"" if self.command == "PUT" else b"\0" * ARGS.size)
 
+    def ais_fetch(self, key):
+        """A cold read: the object from the backend, kept for the next GET."""
+        name = key.split("/", 1)[1]
+        try:
+            with NO_PROXY.open(ARGS.ais_backend + "/" + name, timeout=30) as resp:
+                obj = resp.read()
+        except urllib.error.HTTPError:
+            return None
+        with lock:
+            state["backend_fetches"] += 1
+            state["store"][key] = obj
+        return obj
+
+    def ais_evict(self, bucket, query, data):
+        try:
+            msg = json.loads(data or b"{}")
+        except ValueError:
+            return self.send(400, b'{"message":"bad JSON","status":400}', "application/json")
+        action, value = msg.get("action"), msg.get("value") or {}
+        if action == "evict-remote-bck":
+            with lock:
+                state["evictions"].append({"action": action, "keep_bck_md": "keep_bck_md=true" in query})
+                for k in [k for k in state["store"] if k.startswith(bucket + "/")]:
+                    del state["store"][k]
+            return self.send(200, b"")
+        if action != "evict-listrange":
+            return self.send(400, b'{"message":"unknown action","status":400}', "application/json")
+        try:
+            names = expand_template(value["template"]) if value.get("template") else list(value["objnames"])
+        except (KeyError, TypeError, ValueError) as e:
+            return self.send(400, json.dumps({"message": "bad list-range: %s" % e, "status": 400}).encode(),
+                             "application/json")
+        with lock:
+            state["evictions"].append({"action": action, "value": value, "names": len(names)})
+            for n in names:
+                state["store"].pop(bucket + "/" + n, None)
+            xid = "peer-xact-%d" % len(state["evictions"])
+            state["jobs"][xid] = time.time() + ARGS.ais_evict_ms / 1000.0
+        return self.send(200, xid.encode(), "text/plain")
+
+    def ais_status(self, data):
+        try:
+            xid = json.loads(data or b"{}").get("id", "")
+        except ValueError:
+            return self.send(400, b'{"message":"bad JSON","status":400}', "application/json")
+        with lock:
+            state["status_polls"] += 1
+            end = state["jobs"].get(xid)
+        if end is None:
+            return self.send(404, b'{"message":"no such job","status":404}', "application/json")
+        end_ns = int(end * 1e9) if time.time() >= end else 0
+        body = json.dumps({"kind": "evict-listrange", "uuid": xid, "err": "", "end_time": end_ns, "aborted": False})
+        return self.send(200, body.encode(), "application/json")
+
     def ais_list(self, bucket, data):
         try:
             msg = json.loads(data or b"{}")
@@ -217,6 +311,8 @@ def main():
     ap.add_argument("--stall-ms", type=float, default=1000.0)
     ap.add_argument("--ais-page", type=int, default=100)
     ap.add_argument("--sigv4-secret", default="")
+    ap.add_argument("--ais-backend", default="", help="the AIStore stand-in caches this origin's objects")
+    ap.add_argument("--ais-evict-ms", type=float, default=300.0, help="how long an eviction job runs")
     ARGS = ap.parse_args()
     # The default listen backlog (5) drops connects past it, and a retried SYN costs a second.
     ThreadingHTTPServer.request_queue_size = 1024

@@ -1,0 +1,442 @@
+/* railbench load sweep: one barrier-started GET phase per in-flight or rate step, every point, and the knee. */
+#define _POSIX_C_SOURCE 200809L
+#include "railbench/sweep.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "loader_int.h"
+#include "railbench/buf.h"
+#include "railbench/clock.h"
+#include "railbench/log.h"
+#include "railbench/units.h"
+
+#define MAX_THREADS 1024
+#define MAX_INFLIGHT 65536
+#define DEFAULT_POINT_NS (5 * RB_NS_PER_S)
+#define DEFAULT_RATE_INFLIGHT 16 /* connections per thread for an open-loop point: room for the server to lag */
+#define MIB (1024.0 * 1024.0)
+
+/*
+ * The knee as the AIStore benchmark write-up reads its worker sweep: 20
+ * workers per client gave most of the throughput at half the latency of
+ * 100. Past the knee, more requests in flight only queue: throughput
+ * barely moves while every request waits longer. The knee is the last
+ * point before the first step that buys less than gain_pct % throughput
+ * for more than latency_pct % average latency.
+ */
+int rb_sweep_knee(const struct rb_sweep_point *pts, size_t n, double gain_pct, double latency_pct)
+{
+    for (size_t i = 0; i + 1 < n; i++) {
+        const struct rb_sweep_point *a = &pts[i], *b = &pts[i + 1];
+        if (!(a->throughput_bytes_per_s > 0) || !(a->latency_avg_ns > 0))
+            continue;
+        /* As ratios, so that a step of exactly +10 % reads as 1.1 on both sides of the comparison. */
+        bool flat = b->throughput_bytes_per_s / a->throughput_bytes_per_s < 1.0 + gain_pct / 100.0;
+        bool slower = b->latency_avg_ns / a->latency_avg_ns > 1.0 + latency_pct / 100.0;
+        if (flat && slower)
+            return (int)i;
+    }
+    return -1;
+}
+
+struct sweep_args {
+    struct rb_strs endpoints;
+    uint64_t threads;
+    struct rb_u64s inflight;
+    const char *rate;
+    uint64_t objects;
+    const char *prefix, *filelist;
+    uint64_t size;
+    int pattern;
+    uint64_t duration_ns, count, seed, timeout_ns, max_redirects;
+    bool verify, virtual_host;
+    double max_error_pct, knee_gain_pct, knee_latency_pct;
+    const char *region, *provider, *credentials_file, *profile;
+};
+
+/* One point as measured (rank 0). */
+struct point {
+    char phase[48];
+    uint64_t inflight;
+    double rate_per_s; /* 0: closed loop */
+    uint64_t requests, objects, bytes, errors;
+    double duration_s, bytes_per_s, ops_per_s, lat_avg_ns;
+    uint64_t lat_p50_ns, lat_p99_ns, unc_p99_ns;
+};
+
+static uint64_t share(uint64_t total, int n, int i)
+{
+    return total / (uint64_t)n + ((uint64_t)i < total % (uint64_t)n ? 1 : 0);
+}
+
+/* "100,200,400/s": rates, each as rb_parse_rate. Returns 0 or prints the usage error. */
+static int parse_rates(const char *s, double *out, size_t max, size_t *n)
+{
+    *n = 0;
+    const char *p = s;
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        char item[64];
+        if (len == 0 || len >= sizeof item || *n == max)
+            return rb_load_usage_error("--rate \"%s\": expected increasing rates such as 100,200,400 (at most %zu)", s,
+                                       max);
+        memcpy(item, p, len);
+        item[len] = '\0';
+        if (rb_parse_rate(item, &out[*n]) != 0)
+            return rb_load_usage_error("--rate \"%s\": \"%s\" is not a rate (use e.g. 1000, 1000/s, 60/m)", s, item);
+        (*n)++;
+        if (!p[len])
+            return 0;
+        p += len + 1;
+    }
+}
+
+static int validate(struct sweep_args *a, double *rates, size_t *nrates)
+{
+    *nrates = 0;
+    if (a->threads < 1 || a->threads > MAX_THREADS)
+        return rb_load_usage_error("--threads %" PRIu64 ": expected 1 to %d", a->threads, MAX_THREADS);
+    if (a->rate) {
+        int rc = parse_rates(a->rate, rates, RB_LIST_MAX, nrates);
+        if (rc)
+            return rc;
+        for (size_t i = 1; i < *nrates; i++)
+            if (!(rates[i] > rates[i - 1]))
+                return rb_load_usage_error("--rate %s: expected increasing rates (each step above the one before)",
+                                           a->rate);
+        if (a->inflight.n > 1)
+            return rb_load_usage_error("--rate steps run with one --inflight value (the connections per thread), "
+                                       "not a list");
+        if (!a->inflight.n)
+            a->inflight = (struct rb_u64s){1, {DEFAULT_RATE_INFLIGHT}};
+    } else if (!a->inflight.n) {
+        a->inflight = (struct rb_u64s){6, {1, 2, 4, 8, 16, 32}};
+    }
+    for (size_t i = 0; i < a->inflight.n; i++) {
+        uint64_t v = a->inflight.v[i];
+        if (v < 1 || v > MAX_INFLIGHT || a->threads * v > MAX_INFLIGHT)
+            return rb_load_usage_error("--inflight %" PRIu64 ": expected 1 to %d requests in flight per rank "
+                                       "(threads x inflight)", v, MAX_INFLIGHT);
+        if (i && v <= a->inflight.v[i - 1])
+            return rb_load_usage_error("--inflight: expected increasing values (e.g. 1,2,4,8), got %" PRIu64
+                                       " after %" PRIu64, v, a->inflight.v[i - 1]);
+    }
+    if (a->objects && a->filelist)
+        return rb_load_usage_error("--objects and --filelist: give one of them");
+    if (a->objects > UINT32_MAX)
+        return rb_load_usage_error("--objects %" PRIu64 ": at most %u", a->objects, UINT32_MAX);
+    if (a->prefix && strlen(a->prefix) > 512)
+        return rb_load_usage_error("--prefix: at most 512 bytes");
+    if (a->max_error_pct < 0 || a->max_error_pct > 100)
+        return rb_load_usage_error("--max-error-rate %g: expected 0 to 100 (percent)", a->max_error_pct);
+    if (a->max_redirects > 100)
+        return rb_load_usage_error("--max-redirects %" PRIu64 ": expected 0 to 100", a->max_redirects);
+    if (a->verify && !a->size)
+        return rb_load_usage_error("--verify: give --size, the size the objects were put with");
+    if (!a->duration_ns && !a->count)
+        a->duration_ns = DEFAULT_POINT_NS;
+    return 0;
+}
+
+static void fill_point(struct point *p, const struct rb_load_result *res, uint64_t inflight, double rate)
+{
+    const struct rb_stats *s = res->total;
+    memset(p, 0, sizeof *p);
+    snprintf(p->phase, sizeof p->phase, "%s", res->phase);
+    p->inflight = inflight;
+    p->rate_per_s = rate;
+    p->requests = s->ops;
+    p->errors = s->errors;
+    p->objects = s->ops - s->errors;
+    p->bytes = s->bytes;
+    p->duration_s = res->duration_s;
+    p->bytes_per_s = res->duration_s > 0 ? (double)s->bytes / res->duration_s : 0;
+    p->ops_per_s = res->duration_s > 0 ? (double)p->objects / res->duration_s : 0;
+    p->lat_avg_ns = rb_hist_mean(&s->lat);
+    p->lat_p50_ns = rb_hist_percentile(&s->lat, 50);
+    p->lat_p99_ns = rb_hist_percentile(&s->lat, 99);
+    p->unc_p99_ns = res->uncorrected ? rb_hist_percentile(res->uncorrected, 99) : 0;
+}
+
+/* Summary, table and knee (rank 0). n points ran to their end; more may have been cut short. */
+static char *report(const struct sweep_args *a, const struct rb_harness *h, const char *target,
+                    const struct point *pts, size_t n, size_t ncut, cJSON *summary)
+{
+    struct rb_sweep_point *sp = calloc(n ? n : 1, sizeof *sp);
+    if (!sp)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        sp[i] = (struct rb_sweep_point){pts[i].bytes_per_s, pts[i].lat_avg_ns};
+    int knee = rb_sweep_knee(sp, n, a->knee_gain_pct, a->knee_latency_pct);
+    free(sp);
+
+    struct rb_buf t = {0};
+    rb_buf_printf(&t, "\n# railbench load sweep %s\n\n%d rank(s) x %" PRIu64 " thread(s); %s per point\n\n", target,
+                  h->size, a->threads, a->rate ? "open loop, one rate" : "closed loop, one in-flight count");
+    rb_buf_printf(&t, "| point | in flight | rate/s | MiB/s | obj/s | latency avg | p50 | p99 | errors | |\n"
+                      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    cJSON *arr = cJSON_AddArrayToObject(summary, "sweep_points");
+    for (size_t i = 0; i < n + ncut; i++) {
+        const struct point *p = &pts[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddItemToObject(o, "inflight", rb_json_u64(p->inflight));
+        if (p->rate_per_s > 0)
+            cJSON_AddNumberToObject(o, "rate_per_s", p->rate_per_s);
+        else
+            cJSON_AddNullToObject(o, "rate_per_s");
+        cJSON_AddNumberToObject(o, "throughput_bytes_per_s", p->bytes_per_s);
+        cJSON_AddNumberToObject(o, "ops_per_s", p->ops_per_s);
+        cJSON_AddNumberToObject(o, "latency_avg_ns", p->lat_avg_ns);
+        cJSON_AddItemToObject(o, "latency_p50_ns", rb_json_u64(p->lat_p50_ns));
+        cJSON_AddItemToObject(o, "latency_p99_ns", rb_json_u64(p->lat_p99_ns));
+        if (p->rate_per_s > 0)
+            cJSON_AddItemToObject(o, "latency_uncorrected_p99_ns", rb_json_u64(p->unc_p99_ns));
+        cJSON_AddStringToObject(o, "phase", p->phase);
+        cJSON_AddItemToObject(o, "inflight_total", rb_json_u64(p->inflight * a->threads * (uint64_t)h->size));
+        cJSON_AddItemToObject(o, "requests", rb_json_u64(p->requests));
+        cJSON_AddItemToObject(o, "objects", rb_json_u64(p->objects));
+        cJSON_AddItemToObject(o, "bytes", rb_json_u64(p->bytes));
+        cJSON_AddItemToObject(o, "errors", rb_json_u64(p->errors));
+        cJSON_AddNumberToObject(o, "duration_s", p->duration_s);
+        cJSON_AddBoolToObject(o, "interrupted", i >= n);
+        cJSON_AddItemToArray(arr, o);
+        char rate[32] = "-", avg[16], p50[16], p99[16];
+        if (p->rate_per_s > 0)
+            snprintf(rate, sizeof rate, "%.6g", p->rate_per_s);
+        rb_format_duration_human(avg, sizeof avg, (uint64_t)p->lat_avg_ns);
+        rb_format_duration_human(p50, sizeof p50, p->lat_p50_ns);
+        rb_format_duration_human(p99, sizeof p99, p->lat_p99_ns);
+        rb_buf_printf(&t, "| %s | %" PRIu64 " | %s | %.2f | %.1f | %s | %s | %s | %" PRIu64 " | %s |\n", p->phase,
+                      p->inflight, rate, p->bytes_per_s / MIB, p->ops_per_s, avg, p50, p99, p->errors,
+                      i >= n ? "interrupted" : (int)i == knee ? "knee" : "");
+    }
+    cJSON *rule = cJSON_AddObjectToObject(summary, "knee_rule");
+    cJSON_AddNumberToObject(rule, "gain_pct", a->knee_gain_pct);
+    cJSON_AddNumberToObject(rule, "latency_pct", a->knee_latency_pct);
+    if (knee >= 0) {
+        const struct point *k = &pts[knee], *next = &pts[knee + 1];
+        double gain = 100.0 * (next->bytes_per_s / k->bytes_per_s - 1.0);
+        double growth = 100.0 * (next->lat_avg_ns / k->lat_avg_ns - 1.0);
+        cJSON *o = cJSON_AddObjectToObject(summary, "knee");
+        cJSON_AddNumberToObject(o, "index", knee);
+        cJSON_AddItemToObject(o, "inflight", rb_json_u64(k->inflight));
+        if (k->rate_per_s > 0)
+            cJSON_AddNumberToObject(o, "rate_per_s", k->rate_per_s);
+        else
+            cJSON_AddNullToObject(o, "rate_per_s");
+        cJSON_AddStringToObject(o, "phase", k->phase);
+        cJSON_AddNumberToObject(o, "throughput_gain_pct", gain);
+        cJSON_AddNumberToObject(o, "latency_growth_pct", growth);
+        char avg[16];
+        rb_format_duration_human(avg, sizeof avg, (uint64_t)k->lat_avg_ns);
+        rb_buf_printf(&t, "\nknee: %s (%.2f MiB/s, %.1f obj/s, latency avg %s); the next point, %s, adds %.1f %% "
+                      "throughput for %+.0f %% average latency\n",
+                      k->phase, k->bytes_per_s / MIB, k->ops_per_s, avg, next->phase, gain, growth);
+    } else {
+        cJSON_AddNullToObject(summary, "knee");
+        rb_buf_printf(&t, "\nknee: none up to %s (no step adds < %g %% throughput for > %g %% more average "
+                      "latency)\n", n ? pts[n - 1].phase : "-", a->knee_gain_pct, a->knee_latency_pct);
+    }
+    cJSON_AddStringToObject(summary, "target", target);
+    cJSON_AddNumberToObject(summary, "ranks", h->size);
+    cJSON_AddItemToObject(summary, "threads", rb_json_u64(a->threads));
+    cJSON_AddBoolToObject(summary, "open_loop", a->rate != NULL);
+    if (t.oom) {
+        rb_buf_free(&t);
+        return NULL;
+    }
+    return t.s;
+}
+
+static int run(struct sweep_args *a, struct rb_cli *cli)
+{
+    double rates[RB_LIST_MAX];
+    size_t nrates = 0;
+    int status = validate(a, rates, &nrates);
+    if (status)
+        return status;
+    struct rb_target_cfg tc = {
+        .url = cli->args[0],
+        .endpoints = a->endpoints.v,
+        .nendpoints = a->endpoints.n,
+        .region = a->region,
+        .virtual_host = a->virtual_host,
+        .provider = a->provider,
+        .credentials_file = a->credentials_file,
+        .profile = a->profile,
+    };
+    char err[1024] = "";
+    struct rb_target *t = NULL;
+    if (rb_target_open(&t, &tc, err, sizeof err) != 0)
+        return rb_load_usage_error("%s", err);
+    if (rb_target_probe(t, a->timeout_ns, err, sizeof err) != 0) {
+        if (rb_load_first_rank())
+            fprintf(stderr, "railbench: error: %s\n", err);
+        rb_target_close(t);
+        return RB_EXIT_RUNTIME;
+    }
+    char prefix[1600];
+    snprintf(prefix, sizeof prefix, "%s%s", rb_target_prefix(t), a->prefix ? a->prefix : (a->objects ? "obj-" : ""));
+
+    struct rb_harness h;
+    status = rb_harness_init(&h, "load sweep", cli, true);
+    if (status) {
+        rb_target_close(t);
+        return status;
+    }
+    struct rb_objset all = {0}, mine = {0}, none = {0};
+    const size_t npoints = a->rate ? nrates : a->inflight.n;
+    struct point *pts = calloc(npoints, sizeof *pts);
+    size_t done = 0, cut = 0;
+    char *table = NULL;
+    if (!pts)
+        rb_harness_fatal(&h, RB_EXIT_RUNTIME, "out of memory");
+    if ((status = rb_load_build_objects(&h, t, a->objects, a->filelist, prefix, a->timeout_ns, &all)))
+        goto out;
+    if (a->size)
+        for (size_t i = 0; i < all.n; i++)
+            if (!all.sizes[i] || a->verify)
+                all.sizes[i] = a->size;
+    if (rb_objset_partition(&all, h.rank, h.size, &mine))
+        rb_harness_fatal(&h, RB_EXIT_RUNTIME, "out of memory");
+    if (h.rank == 0)
+        rb_info("load sweep %s: %zu objects, %zu points of %s, %d rank(s) x %" PRIu64 " thread(s)", rb_target_name(t),
+                all.n, npoints, a->rate ? "rate" : "in-flight requests", h.size, a->threads);
+
+    for (size_t i = 0; i < npoints; i++) {
+        const uint64_t inflight = a->rate ? a->inflight.v[0] : a->inflight.v[i];
+        const double rate = a->rate ? rates[i] : 0;
+        char name[48];
+        if (a->rate)
+            snprintf(name, sizeof name, "rate-%.6g", rate);
+        else
+            snprintf(name, sizeof name, "inflight-%" PRIu64, inflight);
+        struct rb_load_opts o = {
+            .op = RB_LOAD_GET,
+            .target = t,
+            .objects = &mine,
+            .threads = (unsigned)a->threads,
+            .inflight = (unsigned)inflight,
+            .pattern = (enum rb_load_pattern)a->pattern,
+            .count = a->count ? share(a->count, h.size, h.rank) : 0,
+            .rate_per_s = rate / h.size,
+            .seed = a->seed,
+            .verify = a->verify,
+            .min_size = a->size,
+            .max_size = a->size,
+            .timeout_ns = a->timeout_ns,
+            .max_redirects = (long)a->max_redirects,
+            .rank = h.rank,
+            .log_fd = -1,
+        };
+        if (a->count && !o.count)
+            o.objects = &none;
+        struct rb_load_result res = {0};
+        status = rb_load_run_phase(&h, name, a->duration_ns, &o, &res);
+        if (h.rank == 0 && res.total) {
+            fill_point(&pts[done + cut], &res, inflight, rate);
+            if (h.interrupted)
+                cut++;
+            else
+                done++;
+            const struct rb_stats *s = res.total;
+            double pct = s->ops ? 100.0 * (double)s->errors / (double)s->ops : 0;
+            if (pct > a->max_error_pct) {
+                rb_result_check(&h.result, "error_rate", false, "%s: %.3f %% of %" PRIu64 " requests failed "
+                                "(--max-error-rate %g %%)", name, pct, s->ops, a->max_error_pct);
+                rb_error("%s: %.3f %% of %" PRIu64 " requests failed (--max-error-rate %g %%)", name, pct, s->ops,
+                         a->max_error_pct);
+            }
+        }
+        rb_load_result_free(&res);
+        if (status || h.interrupted)
+            break;
+    }
+    if (h.rank == 0) {
+        cJSON *summary = cJSON_CreateObject();
+        table = report(a, &h, rb_target_name(t), pts, done, cut, summary);
+        rb_result_set(&h.result, "summary", summary);
+    }
+out:
+    status = rb_harness_finish(&h, table, status);
+    free(table);
+    free(pts);
+    rb_objset_free(&all);
+    rb_objset_free(&mine);
+    rb_target_close(t);
+    return status;
+}
+
+int rb_sweep_main(int argc, char **argv)
+{
+    struct sweep_args a = {
+        .threads = 1,
+        .seed = 1,
+        .timeout_ns = 30 * RB_NS_PER_S,
+        .max_error_pct = 100,
+        .max_redirects = 5,
+        .knee_gain_pct = RB_SWEEP_KNEE_GAIN_PCT,
+        .knee_latency_pct = RB_SWEEP_KNEE_LATENCY_PCT,
+    };
+    struct rb_opt opts[] = {
+        {"inflight", 'c', RB_OPT_U64S, &a.inflight, "LIST",
+         "requests in flight per thread, one point each (default 1,2,4,8,16,32); with --rate one value (default 16)",
+         NULL},
+        {"rate", 0, RB_OPT_STR, &a.rate, "LIST", "open loop: total requests/s per point, e.g. 100,200,400", NULL},
+        {"duration", 'd', RB_OPT_DURATION, &a.duration_ns, "D", "length of every point; 0: 5s, or no limit with --count", NULL},
+        {"count", 0, RB_OPT_U64, &a.count, "N", "end a point after N requests (all ranks together)", NULL},
+        {"knee-gain", 0, RB_OPT_PERCENT, &a.knee_gain_pct, "PCT",
+         "knee: the next point adds less throughput than this", NULL},
+        {"knee-latency", 0, RB_OPT_PERCENT, &a.knee_latency_pct, "PCT",
+         "knee: while its average latency grows by more than this", NULL},
+        {"endpoint", 0, RB_OPT_STRS, &a.endpoints, "URL", "S3/AIStore endpoint http[s]://HOST[:PORT]; repeatable",
+         NULL},
+        {"threads", 't', RB_OPT_U64, &a.threads, "N", "worker threads per rank", NULL},
+        {"objects", 'n', RB_OPT_U64, &a.objects, "N", "generated object names <prefix><index>, N of them", NULL},
+        {"prefix", 0, RB_OPT_STR, &a.prefix, "P", "object name prefix: obj- with --objects, the listing filter otherwise",
+         NULL},
+        {"filelist", 0, RB_OPT_STR, &a.filelist, "FILE", "object names, one per line (optional size after a space)",
+         NULL},
+        {"size", 's', RB_OPT_SIZE, &a.size, "SIZE", "object size as put (for --verify)", NULL},
+        {"pattern", 0, RB_OPT_CHOICE, &a.pattern, "P", "GET order: random, sequential, or epoch",
+         "random|sequential|epoch"},
+        {"seed", 0, RB_OPT_U64, &a.seed, "N", "seed of payloads and orders", NULL},
+        {"verify", 0, RB_OPT_FLAG, &a.verify, NULL, "compare every byte with the seeded payload", NULL},
+        {"timeout", 0, RB_OPT_DURATION, &a.timeout_ns, "D", "per-request timeout (0: none)", NULL},
+        {"max-error-rate", 0, RB_OPT_PERCENT, &a.max_error_pct, "PCT", "exit 1 when a point has more failed requests",
+         NULL},
+        {"max-redirects", 0, RB_OPT_U64, &a.max_redirects, "N", "redirects followed per request (AIStore)", NULL},
+        {"region", 0, RB_OPT_STR, &a.region, "NAME", "S3 signing region", NULL},
+        {"virtual-host", 0, RB_OPT_FLAG, &a.virtual_host, NULL, "S3 virtual-host style (bucket.host)", NULL},
+        {"credentials-file", 0, RB_OPT_STR, &a.credentials_file, "FILE", "S3 credentials file", NULL},
+        {"profile", 0, RB_OPT_STR, &a.profile, "NAME", "profile in the credentials file", NULL},
+        {"provider", 0, RB_OPT_STR, &a.provider, "NAME", "AIStore bucket provider: ais (default), aws, gcp, azure", NULL},
+        {0},
+    };
+    const struct rb_cmd_spec spec = {
+        "railbench load sweep [options] URL",
+        "GET objects at growing in-flight counts (or rates), one barrier-started phase per point; report "
+        "throughput and latency of every point and the knee where more load only adds latency.",
+        opts, 1, 1};
+    struct rb_cli cli;
+    int rc = rb_cli_parse(&cli, &spec, argc, argv);
+    if (rc != 0) {
+        rb_cli_free(&cli);
+        return rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE;
+    }
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        rb_cli_free(&cli);
+        fprintf(stderr, "railbench: curl_global_init failed\n");
+        return RB_EXIT_RUNTIME;
+    }
+    rc = run(&a, &cli);
+    curl_global_cleanup();
+    rb_cli_free(&cli);
+    return rc;
+}

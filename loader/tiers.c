@@ -1,0 +1,822 @@
+/* railbench load tiers: per object size, populate the backend, then direct, cold and warm GETs, verified, as one table. */
+#define _GNU_SOURCE
+#include "railbench/tiers.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "loader_int.h"
+#include "railbench/buf.h"
+#include "railbench/clock.h"
+#include "railbench/evict.h"
+#include "railbench/log.h"
+#include "railbench/units.h"
+
+#define MAX_THREADS 1024
+#define MAX_INFLIGHT 65536
+#define MAX_ROWS (3 * RB_LIST_MAX)
+#define DEFAULT_PREFIX "obj-"
+/* The headers caching proxies answer with: nginx ($upstream_cache_status), Varnish, Squid and CDNs. */
+#define DEFAULT_CACHE_HEADERS "X-Cache-Status,X-Cache"
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+static const char *const how_names[] = {"direct", "cold", "warm"};
+static const char *const how_labels[] = {"DIRECT", "COLD through tier", "WARM through tier"};
+
+/* ---- The derived figures ---- */
+
+enum rb_tiers_verdict rb_tiers_judge(enum rb_tiers_how how, const struct rb_tiers_cache *c, char *why, size_t len)
+{
+    char dummy[8];
+    if (!why) {
+        why = dummy;
+        len = sizeof dummy;
+    }
+    const uint64_t seen = c->hit + c->miss + c->other, total = seen + c->absent;
+    if (how == RB_TIERS_DIRECT) {
+        snprintf(why, len, "direct reads do not pass the tier");
+        return RB_TIERS_UNVERIFIED;
+    }
+    if (!seen) {
+        snprintf(why, len, "none of the %" PRIu64 " responses carried a cache-status header", total);
+        return RB_TIERS_UNVERIFIED;
+    }
+    if (how == RB_TIERS_COLD && c->hit) {
+        snprintf(why, len,
+                 "%" PRIu64 " of %" PRIu64 " cold GETs were cache HITs: the tier already held objects this run "
+                 "had not read through it, so the read was not cold",
+                 c->hit, total);
+        return RB_TIERS_FAILED;
+    }
+    if (how == RB_TIERS_WARM && c->miss) {
+        snprintf(why, len,
+                 "%" PRIu64 " of %" PRIu64 " warm GETs were cache MISSes: the tier did not keep what the cold "
+                 "phase fetched (cache too small, responses not cacheable, or evicted meanwhile)",
+                 c->miss, total);
+        return RB_TIERS_FAILED;
+    }
+    snprintf(why, len, "%" PRIu64 " GETs: %" PRIu64 " MISS, %" PRIu64 " HIT, %" PRIu64 " other, %" PRIu64
+             " without the header", total, c->miss, c->hit, c->other, c->absent);
+    return RB_TIERS_VERIFIED;
+}
+
+double rb_tiers_speedup(double fast_bytes_per_s, double slow_bytes_per_s)
+{
+    return slow_bytes_per_s > 0 ? fast_bytes_per_s / slow_bytes_per_s : -1;
+}
+
+void rb_tiers_size_label(char *buf, size_t len, uint64_t bytes)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (u < 4 && bytes && bytes % 1024 == 0) {
+        bytes /= 1024;
+        u++;
+    }
+    snprintf(buf, len, "%" PRIu64 "%s", bytes, units[u]);
+}
+
+/* ---- The command ---- */
+
+struct tiers_args {
+    const char *backend, *tier;
+    struct rb_strs backend_endpoints, tier_endpoints;
+    const char *backend_provider, *tier_provider;
+    uint64_t objects;
+    const char *prefix;
+    struct rb_u64s sizes;
+    uint64_t warm_epochs;
+    uint64_t threads, inflight;
+    uint64_t duration_ns;
+    bool existing, fresh, evict, evict_bucket, evict_shell, verify, virtual_host;
+    const char *evict_cmd, *cache_header;
+    uint64_t evict_timeout_ns;
+    uint64_t seed, timeout_ns, max_redirects;
+    double max_error_pct;
+    const char *region, *credentials_file, *profile;
+};
+
+/* One table row (rank 0). */
+struct row {
+    uint64_t size_bytes;
+    enum rb_tiers_how how;
+    char phase[64];
+    uint64_t epochs, requests, objects, bytes, errors;
+    double duration_s, bytes_per_s, ops_per_s, lat_avg_ns, disk_util_ratio, net_bytes_per_s;
+    uint64_t lat_p99_ns, ttfb_p50_ns;
+    bool counted; /* the cache header was counted in this phase */
+    struct rb_tiers_cache cache;
+    enum rb_tiers_verdict verdict;
+};
+
+struct tiers_run {
+    struct rb_harness h;
+    struct tiers_args *a;
+    struct rb_target *backend, *tier;
+    const char *cache_headers; /* what the engine counts through the tier */
+    char **evict_words;        /* --evict-cmd split into words (or sh -c CMD) */
+    char fresh[48];            /* --fresh: this run's part of the object names */
+    struct row rows[MAX_ROWS];
+    size_t nrows;
+    uint64_t requests_total, errors_total;
+    bool stop;                 /* a phase decided that the run ends here (same on every rank) */
+    bool error_rate_failed;
+    int status;
+    bool warned_unverified;
+};
+
+/* Rank 0's decision, on every rank. */
+static void agree_int(struct tiers_run *r, int *v)
+{
+    if (r->h.mpi)
+        RB_MPI_CHECK(MPI_Bcast(v, 1, MPI_INT, 0, r->h.comm));
+}
+
+/* Fills row from a finished phase (rank 0). */
+static void fill_row(struct row *row, const struct rb_load_result *res, uint64_t size, enum rb_tiers_how how,
+                     uint64_t epochs, bool counted)
+{
+    const struct rb_stats *s = res->total;
+    memset(row, 0, sizeof *row);
+    row->size_bytes = size;
+    row->how = how;
+    snprintf(row->phase, sizeof row->phase, "%s", res->phase);
+    row->epochs = epochs;
+    row->requests = s->ops;
+    row->errors = s->errors;
+    row->objects = s->ops - s->errors;
+    row->bytes = s->bytes;
+    row->duration_s = res->duration_s;
+    row->bytes_per_s = res->duration_s > 0 ? (double)s->bytes / res->duration_s : 0;
+    row->ops_per_s = res->duration_s > 0 ? (double)row->objects / res->duration_s : 0;
+    row->lat_avg_ns = rb_hist_mean(&s->lat);
+    row->lat_p99_ns = rb_hist_percentile(&s->lat, 99);
+    row->ttfb_p50_ns = rb_hist_percentile(&s->ttfb, 50);
+    row->disk_util_ratio = res->disk_util_ratio;
+    row->net_bytes_per_s = res->net_rx_bytes_per_s;
+    row->counted = counted;
+    row->cache = (struct rb_tiers_cache){s->extra[RB_LX_CACHE_HIT], s->extra[RB_LX_CACHE_MISS],
+                                         s->extra[RB_LX_CACHE_OTHER], s->extra[RB_LX_CACHE_ABSENT]};
+    row->verdict = rb_tiers_judge(how, &row->cache, NULL, 0);
+}
+
+/*
+ * One load phase over this rank's share mine of an object set: PUT (once
+ * through the set) or GET in epoch order (each object once per epoch).
+ * Sets r->stop (on every rank) when the run must end here. Returns, on
+ * rank 0 and with keep_row, the table row it added; NULL otherwise.
+ * Collective.
+ */
+static const struct row *run_phase(struct tiers_run *r, const char *name, enum rb_load_op op,
+                                   const struct rb_target *t, const struct rb_objset *mine, uint64_t size,
+                                   uint64_t epochs, uint64_t duration_ns, const char *cache_headers,
+                                   enum rb_tiers_how how, bool keep_row)
+{
+    const struct row *row = NULL;
+    struct tiers_args *a = r->a;
+    struct rb_load_opts o = {
+        .op = op,
+        .target = t,
+        .objects = mine,
+        .threads = (unsigned)a->threads,
+        .inflight = (unsigned)a->inflight,
+        .pattern = RB_PATTERN_EPOCH,
+        .epochs = epochs,
+        .seed = a->seed,
+        .verify = a->verify && op == RB_LOAD_GET,
+        .min_size = size,
+        .max_size = size,
+        .timeout_ns = a->timeout_ns,
+        .max_redirects = (long)a->max_redirects,
+        .cache_header = cache_headers,
+        .rank = r->h.rank,
+        .log_fd = -1,
+    };
+    struct rb_load_result res = {0};
+    int status = rb_load_run_phase(&r->h, name, duration_ns, &o, &res);
+    int stop = status != 0 || r->h.interrupted;
+    if (r->h.rank == 0 && res.total) {
+        const struct rb_stats *s = res.total;
+        r->requests_total += s->ops;
+        r->errors_total += s->errors;
+        if (keep_row && r->nrows < MAX_ROWS) {
+            fill_row(&r->rows[r->nrows], &res, size, how, epochs, cache_headers != NULL);
+            row = &r->rows[r->nrows++];
+        }
+        double pct = s->ops ? 100.0 * (double)s->errors / (double)s->ops : 0;
+        if (pct > a->max_error_pct) {
+            char classes[512] = "";
+            size_t l = 0;
+            for (int i = 0; i < RB_LERR_COUNT; i++)
+                if (s->err[i] && l < sizeof classes)
+                    l += (size_t)snprintf(classes + l, sizeof classes - l, " %s %" PRIu64, rb_load_err_names[i],
+                                          s->err[i]);
+            rb_result_check(&r->h.result, "error_rate", false,
+                            "%s: %" PRIu64 " of %" PRIu64 " requests failed (%.3f %%; --max-error-rate %g %%):%s",
+                            name, s->errors, s->ops, pct, a->max_error_pct, classes);
+            rb_error("%s: %" PRIu64 " of %" PRIu64 " requests failed (%s); stopping here, the later phases "
+                     "would measure errors",
+                     name, s->errors, s->ops, classes[0] ? classes + 1 : "no class");
+            r->error_rate_failed = true;
+            stop = 1;
+        }
+    }
+    agree_int(r, &stop);
+    if (status && !r->status)
+        r->status = status;
+    r->stop = r->stop || stop;
+    rb_load_result_free(&res);
+    return row;
+}
+
+/* The environment an --evict-cmd sees: which objects the next cold phase reads. */
+static void evict_env(char env[6][1200], char *envp[7], const struct tiers_run *r, const char *phase, uint64_t size,
+                      uint64_t n, const char *tier_prefix)
+{
+    snprintf(env[0], sizeof env[0], "RB_TIERS_PHASE=%s", phase);
+    snprintf(env[1], sizeof env[1], "RB_TIERS_SIZE_BYTES=%" PRIu64, size);
+    snprintf(env[2], sizeof env[2], "RB_TIERS_OBJECTS=%" PRIu64, n);
+    snprintf(env[3], sizeof env[3], "RB_TIERS_PREFIX=%.1100s", tier_prefix);
+    snprintf(env[4], sizeof env[4], "RB_TIERS_TIER=%.1100s", rb_target_name(r->tier));
+    snprintf(env[5], sizeof env[5], "RB_TIERS_BACKEND=%.1100s", rb_target_name(r->backend));
+    for (int i = 0; i < 6; i++)
+        envp[i] = env[i];
+    envp[6] = NULL;
+}
+
+/* Rank 0 empties the tier of the cold phase's objects (API or command); every rank learns the outcome. */
+static void evict(struct tiers_run *r, const char *phase, uint64_t size, const struct rb_objset *tier_all,
+                  const char *tier_prefix)
+{
+    struct tiers_args *a = r->a;
+    if (!a->evict && !a->evict_bucket && !r->evict_words)
+        return;
+    int rc = 0;
+    char err[1024] = "";
+    if (r->h.rank == 0) {
+        const uint64_t t0 = rb_clock_ns();
+        const char *how;
+        if (a->evict) {
+            how = "AIStore evict-listrange";
+            rc = rb_evict_ais_objects(r->tier, tier_all, tier_prefix, a->evict_timeout_ns, rb_harness_signal_flag(),
+                                      err, sizeof err);
+        } else if (a->evict_bucket) {
+            how = "AIStore evict-remote-bck";
+            rc = rb_evict_ais_bucket(r->tier, a->evict_timeout_ns, err, sizeof err);
+        } else {
+            how = "--evict-cmd";
+            char env[6][1200], *envp[7];
+            evict_env(env, envp, r, phase, size, tier_all->n, tier_prefix);
+            rc = rb_evict_run(r->evict_words, envp, a->evict_timeout_ns, rb_harness_signal_flag(), err, sizeof err);
+        }
+        char d[32];
+        rb_format_duration_human(d, sizeof d, rb_clock_ns() - t0);
+        if (!rc) {
+            rb_info("before %s: %s done in %s", phase, how, d);
+            rb_result_check(&r->h.result, "evict", true, "before %s: %s done in %s", phase, how, d);
+        } else if (rc != -ECANCELED) {
+            rb_error("before %s: %s: %s", phase, how, err);
+            rb_result_check(&r->h.result, "evict", false, "before %s: %s: %s", phase, how, err);
+        }
+    }
+    agree_int(r, &rc);
+    if (rc == -ECANCELED) {
+        r->h.interrupted = true;
+        r->stop = true;
+    } else if (rc) {
+        r->stop = true;
+        r->status = RB_EXIT_RUNTIME;
+    }
+}
+
+/*
+ * After a cold or warm phase (row: its figures on rank 0, NULL elsewhere or
+ * when it measured nothing): the verdict as a check, and a header the user
+ * named but the tier never sent as an error that ends the run. Collective.
+ */
+static void judge(struct tiers_run *r, const struct row *row)
+{
+    int stop = 0;
+    if (row) {
+        char why[512];
+        enum rb_tiers_verdict v = rb_tiers_judge(row->how, &row->cache, why, sizeof why);
+        const char *check = row->how == RB_TIERS_COLD ? "cold_is_cold" : "warm_is_warm";
+        const uint64_t seen = row->cache.hit + row->cache.miss + row->cache.other;
+        if (v == RB_TIERS_FAILED) {
+            rb_result_check(&r->h.result, check, false, "%s: %s", row->phase, why);
+            rb_error("%s: %s%s", row->phase, why,
+                     row->how == RB_TIERS_COLD ? " (an earlier run or another client read them through the tier: "
+                                                 "use --fresh for new objects, or --evict / --evict-cmd to empty "
+                                                 "the tier first)"
+                                               : "");
+        } else if (v == RB_TIERS_VERIFIED) {
+            rb_result_check(&r->h.result, check, true, "%s: %s", row->phase, why);
+        } else if (r->a->cache_header && !seen && row->requests) {
+            rb_result_check(&r->h.result, "cache_header", false,
+                            "%s: the tier answered none of %" PRIu64 " GETs with the header %s", row->phase,
+                            row->requests, r->a->cache_header);
+            rb_error("--cache-header %s: the tier answered none of the %" PRIu64 " GETs of %s with this header, so "
+                     "cold and warm cannot be verified; name the header the tier sends (nginx: add_header "
+                     "X-Cache-Status $upstream_cache_status) or leave --cache-header out",
+                     r->a->cache_header, row->requests, row->phase);
+            stop = 1;
+        } else if (!seen && row->requests && !r->warned_unverified) {
+            rb_warn("%s: the tier sent neither X-Cache-Status nor X-Cache: cold and warm are measured but not "
+                    "verified by the tier's own account (name its header with --cache-header)",
+                    row->phase);
+            r->warned_unverified = true;
+        }
+    }
+    agree_int(r, &stop);
+    if (stop) {
+        r->stop = true;
+        r->status = RB_EXIT_USAGE;
+    }
+}
+
+/* The names of one size's objects as the backend and as the tier know them, and this rank's shares. */
+struct size_set {
+    char base[1200], backend_prefix[2400], tier_prefix[2400], label[32];
+    struct rb_objset backend_all, tier_all, backend_mine, tier_mine;
+};
+
+static void size_set_free(struct size_set *s)
+{
+    rb_objset_free(&s->backend_all);
+    rb_objset_free(&s->tier_all);
+    rb_objset_free(&s->backend_mine);
+    rb_objset_free(&s->tier_mine);
+}
+
+static void size_set_build(struct tiers_run *r, struct size_set *s, uint64_t size)
+{
+    const struct tiers_args *a = r->a;
+    memset(s, 0, sizeof *s);
+    rb_tiers_size_label(s->label, sizeof s->label, size);
+    /* A prefix per size: one name never stands for two sizes; --fresh adds this run's own part. */
+    snprintf(s->base, sizeof s->base, "%s%s%s%s-", a->prefix, r->fresh, r->fresh[0] ? "-" : "", s->label);
+    snprintf(s->backend_prefix, sizeof s->backend_prefix, "%s%s", rb_target_prefix(r->backend), s->base);
+    snprintf(s->tier_prefix, sizeof s->tier_prefix, "%s%s", rb_target_prefix(r->tier), s->base);
+    if (rb_objset_generate(&s->backend_all, s->backend_prefix, a->objects) ||
+        rb_objset_generate(&s->tier_all, s->tier_prefix, a->objects) ||
+        rb_objset_partition(&s->backend_all, r->h.rank, r->h.size, &s->backend_mine) ||
+        rb_objset_partition(&s->tier_all, r->h.rank, r->h.size, &s->tier_mine))
+        rb_harness_fatal(&r->h, RB_EXIT_RUNTIME, "out of memory for %" PRIu64 " object names", a->objects);
+    for (size_t i = 0; i < s->backend_mine.n; i++)
+        s->backend_mine.sizes[i] = s->tier_mine.sizes[i] = size;
+}
+
+/* Every phase of one object size. */
+static void run_size(struct tiers_run *r, uint64_t size)
+{
+    const struct tiers_args *a = r->a;
+    struct size_set s;
+    size_set_build(r, &s, size);
+    char name[64];
+    /* Direct and warm repeat epochs until --duration when it is given; cold reads each object at most once. */
+    const uint64_t warm_epochs = a->warm_epochs ? a->warm_epochs : (a->duration_ns ? 0 : 1);
+    const uint64_t direct_epochs = a->duration_ns ? 0 : 1;
+    if (!a->existing) {
+        snprintf(name, sizeof name, "put-%s", s.label);
+        run_phase(r, name, RB_LOAD_PUT, r->backend, &s.backend_mine, size, 0, 0, NULL, RB_TIERS_DIRECT, false);
+    }
+    if (!r->stop) {
+        snprintf(name, sizeof name, "direct-%s", s.label);
+        run_phase(r, name, RB_LOAD_GET, r->backend, &s.backend_mine, size, direct_epochs, a->duration_ns, NULL,
+                  RB_TIERS_DIRECT, true);
+    }
+    snprintf(name, sizeof name, "cold-%s", s.label);
+    if (!r->stop)
+        evict(r, name, size, &s.tier_all, s.tier_prefix);
+    if (!r->stop) {
+        const struct row *row = run_phase(r, name, RB_LOAD_GET, r->tier, &s.tier_mine, size, 1, a->duration_ns,
+                                          r->cache_headers, RB_TIERS_COLD, true);
+        judge(r, row);
+    }
+    if (!r->stop) {
+        snprintf(name, sizeof name, "warm-%s", s.label);
+        const struct row *row = run_phase(r, name, RB_LOAD_GET, r->tier, &s.tier_mine, size, warm_epochs,
+                                          a->duration_ns, r->cache_headers, RB_TIERS_WARM, true);
+        judge(r, row);
+    }
+    size_set_free(&s);
+}
+
+/* The row of (size, how), or NULL. */
+static const struct row *find_row(const struct tiers_run *r, uint64_t size, enum rb_tiers_how how)
+{
+    for (size_t i = 0; i < r->nrows; i++)
+        if (r->rows[i].size_bytes == size && r->rows[i].how == how)
+            return &r->rows[i];
+    return NULL;
+}
+
+static cJSON *ratio_json(double v)
+{
+    return v >= 0 ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+static cJSON *row_json(const struct row *w)
+{
+    char label[32];
+    rb_tiers_size_label(label, sizeof label, w->size_bytes);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "size_bytes", rb_json_u64(w->size_bytes));
+    cJSON_AddStringToObject(o, "how", how_names[w->how]);
+    cJSON_AddStringToObject(o, "label", how_labels[w->how]);
+    cJSON_AddStringToObject(o, "phase", w->phase);
+    cJSON_AddItemToObject(o, "objects", rb_json_u64(w->objects));
+    cJSON_AddItemToObject(o, "bytes", rb_json_u64(w->bytes));
+    cJSON_AddNumberToObject(o, "throughput_bytes_per_s", w->bytes_per_s);
+    cJSON_AddNumberToObject(o, "ops_per_s", w->ops_per_s);
+    cJSON_AddNumberToObject(o, "latency_avg_ns", w->lat_avg_ns);
+    cJSON_AddItemToObject(o, "latency_p99_ns", rb_json_u64(w->lat_p99_ns));
+    cJSON_AddItemToObject(o, "ttfb_p50_ns", rb_json_u64(w->ttfb_p50_ns));
+    cJSON_AddNumberToObject(o, "disk_util_ratio", w->disk_util_ratio);
+    cJSON_AddNumberToObject(o, "net_bytes_per_s", w->net_bytes_per_s);
+    const bool seen = w->counted && (w->cache.hit + w->cache.miss + w->cache.other) > 0;
+    cJSON_AddItemToObject(o, "cache_hit", seen ? rb_json_u64(w->cache.hit) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "cache_miss", seen ? rb_json_u64(w->cache.miss) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "cache_other", seen ? rb_json_u64(w->cache.other) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "cache_absent", w->counted ? rb_json_u64(w->cache.absent) : cJSON_CreateNull());
+    static const char *const verdicts[] = {"verified", "unverified", "failed"};
+    if (w->how == RB_TIERS_DIRECT)
+        cJSON_AddNullToObject(o, "verdict");
+    else
+        cJSON_AddStringToObject(o, "verdict", verdicts[w->verdict]);
+    cJSON_AddItemToObject(o, "requests", rb_json_u64(w->requests));
+    cJSON_AddItemToObject(o, "errors", rb_json_u64(w->errors));
+    cJSON_AddNumberToObject(o, "duration_s", w->duration_s);
+    cJSON_AddItemToObject(o, "epochs", rb_json_u64(w->epochs));
+    return o;
+}
+
+/* The summary, the table and the verdict of the whole run (rank 0). */
+static char *report(struct tiers_run *r, cJSON *summary)
+{
+    const struct tiers_args *a = r->a;
+    struct rb_buf t = {0};
+    char name_b[1200], name_t[1200];
+    rb_cli_redact_url(name_b, sizeof name_b, rb_target_name(r->backend));
+    rb_cli_redact_url(name_t, sizeof name_t, rb_target_name(r->tier));
+    rb_buf_printf(&t, "\n# railbench load tiers\n\nbackend %s, tier %s; %" PRIu64 " objects per size; %d rank(s) x %"
+                  PRIu64 " thread(s) x %" PRIu64 " in flight\n\n",
+                  name_b, name_t, a->objects, r->h.size, a->threads, a->inflight);
+    rb_buf_printf(&t, "| GET from/how | object size | throughput GiB/s | obj/s | latency avg ms | p99 ms | TTFB p50 ms "
+                      "| avg disk util %% | network GiB/s | cache hit/miss |\n"
+                      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    cJSON *rows = cJSON_AddArrayToObject(summary, "tiers_rows");
+    for (size_t i = 0; i < r->nrows; i++) {
+        const struct row *w = &r->rows[i];
+        cJSON_AddItemToArray(rows, row_json(w));
+        char size[32], cache[64] = "-";
+        rb_format_size(size, sizeof size, w->size_bytes);
+        if (w->counted && w->cache.hit + w->cache.miss + w->cache.other)
+            snprintf(cache, sizeof cache, "%" PRIu64 "/%" PRIu64 "%s", w->cache.hit, w->cache.miss,
+                     w->cache.other ? " (+other)" : "");
+        else if (w->counted)
+            snprintf(cache, sizeof cache, "no header");
+        rb_buf_printf(&t, "| %s | %s | %.4f | %.1f | %.2f | %.2f | %.2f | %.1f | %.4f | %s |\n", how_labels[w->how],
+                      size, w->bytes_per_s / GIB, w->ops_per_s, w->lat_avg_ns / 1e6, (double)w->lat_p99_ns / 1e6,
+                      (double)w->ttfb_p50_ns / 1e6, 100 * w->disk_util_ratio, w->net_bytes_per_s / GIB, cache);
+    }
+    cJSON *speedups = cJSON_AddArrayToObject(summary, "speedups");
+    bool any = false;
+    for (size_t k = 0; k < a->sizes.n; k++) {
+        const struct row *d = find_row(r, a->sizes.v[k], RB_TIERS_DIRECT), *c = find_row(r, a->sizes.v[k], RB_TIERS_COLD),
+                         *w = find_row(r, a->sizes.v[k], RB_TIERS_WARM);
+        if (!w)
+            continue;
+        double wd = d ? rb_tiers_speedup(w->bytes_per_s, d->bytes_per_s) : -1;
+        double wc = c ? rb_tiers_speedup(w->bytes_per_s, c->bytes_per_s) : -1;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddItemToObject(o, "size_bytes", rb_json_u64(a->sizes.v[k]));
+        cJSON_AddItemToObject(o, "warm_over_direct", ratio_json(wd));
+        cJSON_AddItemToObject(o, "warm_over_cold", ratio_json(wc));
+        cJSON_AddItemToArray(speedups, o);
+        char size[32];
+        rb_format_size(size, sizeof size, a->sizes.v[k]);
+        rb_buf_printf(&t, "%s%s: warm/direct ", any ? "; " : "\nspeed-ups: ", size);
+        if (wd >= 0)
+            rb_buf_printf(&t, "%.2fx", wd);
+        else
+            rb_buf_printf(&t, "-");
+        rb_buf_printf(&t, ", warm/cold ");
+        if (wc >= 0)
+            rb_buf_printf(&t, "%.2fx", wc);
+        else
+            rb_buf_printf(&t, "-");
+        any = true;
+    }
+    if (any)
+        rb_buf_printf(&t, "\n");
+    const bool passed = !rb_result_failed(&r->h.result) && !r->h.interrupted && !r->status;
+    cJSON_AddBoolToObject(summary, "checks_passed", passed);
+    bool verified = false, tiered = false;
+    for (size_t i = 0; i < r->nrows; i++) {
+        verified = verified || (r->rows[i].how != RB_TIERS_DIRECT && r->rows[i].verdict != RB_TIERS_UNVERIFIED);
+        tiered = tiered || r->rows[i].how != RB_TIERS_DIRECT;
+    }
+    cJSON_AddBoolToObject(summary, "cache_verified", verified);
+    cJSON_AddStringToObject(summary, "backend", name_b);
+    cJSON_AddStringToObject(summary, "tier", name_t);
+    cJSON_AddItemToObject(summary, "objects", rb_json_u64(a->objects));
+    cJSON_AddNumberToObject(summary, "ranks", r->h.size);
+    cJSON_AddItemToObject(summary, "threads", rb_json_u64(a->threads));
+    cJSON_AddItemToObject(summary, "inflight", rb_json_u64(a->inflight));
+    cJSON_AddStringToObject(summary, "cache_header", r->cache_headers);
+    cJSON_AddStringToObject(summary, "names_prefix", a->prefix);
+    if (r->fresh[0])
+        cJSON_AddStringToObject(summary, "fresh", r->fresh);
+    else
+        cJSON_AddNullToObject(summary, "fresh");
+
+    rb_buf_printf(&t, "\ncache status: %s; checks: %s\n",
+                  verified  ? "counted from the tier's header"
+                  : tiered ? "not reported by the tier (not verified)"
+                            : "no read through the tier was measured",
+                  passed ? "passed" : "FAILED (see result.json checks)");
+    if (t.oom) {
+        rb_buf_free(&t);
+        return NULL;
+    }
+    return t.s;
+}
+
+/* True when the two targets would serve the same object URL: the tier would be its own backend. */
+static bool same_place(const struct rb_target *a, const struct rb_target *b)
+{
+    char ua[RB_URL_MAX], ub[RB_URL_MAX];
+    for (size_t i = 0; i < rb_target_endpoint_count(a); i++)
+        for (size_t k = 0; k < rb_target_endpoint_count(b); k++)
+            if (rb_target_object_url(a, i, "railbench-probe", ua, sizeof ua) == 0 &&
+                rb_target_object_url(b, k, "railbench-probe", ub, sizeof ub) == 0 && strcmp(ua, ub) == 0)
+                return true;
+    return false;
+}
+
+static int validate(struct tiers_args *a)
+{
+    if (!a->backend)
+        return rb_load_usage_error("--backend URL is required: the origin (http://HOST:PORT/PATH, s3://BUCKET or "
+                                   "ais://BUCKET)");
+    if (!a->tier)
+        return rb_load_usage_error("--tier URL is required: the caching tier in front of --backend");
+    if (a->threads < 1 || a->threads > MAX_THREADS)
+        return rb_load_usage_error("--threads %" PRIu64 ": expected 1 to %d", a->threads, MAX_THREADS);
+    if (a->inflight < 1 || a->inflight > MAX_INFLIGHT || a->threads * a->inflight > MAX_INFLIGHT)
+        return rb_load_usage_error("--inflight %" PRIu64 ": expected 1 to %d requests in flight per rank "
+                                   "(threads x inflight)", a->inflight, MAX_INFLIGHT);
+    if (a->objects < 1 || a->objects > UINT32_MAX)
+        return rb_load_usage_error("--objects %" PRIu64 ": expected 1 to %u", a->objects, UINT32_MAX);
+    for (size_t i = 0; i < a->sizes.n; i++) {
+        if (!a->sizes.v[i])
+            return rb_load_usage_error("--sizes: an object size of 0 bytes measures nothing; give e.g. 1MiB,10MiB");
+        for (size_t k = 0; k < i; k++)
+            if (a->sizes.v[k] == a->sizes.v[i])
+                return rb_load_usage_error("--sizes: %" PRIu64 " bytes is listed twice", a->sizes.v[i]);
+    }
+    if (a->prefix && (strlen(a->prefix) > 512 || strpbrk(a->prefix, "\r\n")))
+        return rb_load_usage_error("--prefix: at most 512 bytes, no line breaks");
+    if (a->existing && a->fresh)
+        return rb_load_usage_error("--existing and --fresh: --fresh writes new objects, --existing reads what is "
+                                   "there; give one of them");
+    if ((a->evict ? 1 : 0) + (a->evict_bucket ? 1 : 0) + (a->evict_cmd ? 1 : 0) > 1)
+        return rb_load_usage_error("--evict, --evict-bucket and --evict-cmd: give one of them");
+    if (a->evict_shell && !a->evict_cmd)
+        return rb_load_usage_error("--evict-shell: needs --evict-cmd CMD (the command sh -c runs)");
+    if (a->cache_header && (!*a->cache_header || strpbrk(a->cache_header, ":, \t\r\n")))
+        return rb_load_usage_error("--cache-header \"%s\": expected one header name such as X-Cache-Status",
+                                   a->cache_header);
+    if (a->max_error_pct < 0 || a->max_error_pct > 100)
+        return rb_load_usage_error("--max-error-rate %g: expected 0 to 100 (percent)", a->max_error_pct);
+    if (a->max_redirects > 100)
+        return rb_load_usage_error("--max-redirects %" PRIu64 ": expected 0 to 100", a->max_redirects);
+    if (!a->evict_timeout_ns)
+        return rb_load_usage_error("--evict-timeout 0: give a time limit, e.g. 5m");
+    return 0;
+}
+
+/* Opens the backend or the tier; prints one line naming the option when it is malformed. */
+static int open_target(struct rb_target **t, const char *opt, const char *url, const struct rb_strs *eps,
+                       const char *provider, const struct tiers_args *a)
+{
+    struct rb_target_cfg tc = {
+        .url = url,
+        .endpoints = eps->v,
+        .nendpoints = eps->n,
+        .region = a->region,
+        .virtual_host = a->virtual_host,
+        .provider = provider,
+        .credentials_file = a->credentials_file,
+        .profile = a->profile,
+    };
+    char err[1024] = "";
+    if (rb_target_open(t, &tc, err, sizeof err) != 0)
+        return rb_load_usage_error("%s: %s", opt, err);
+    return 0;
+}
+
+static int run(struct tiers_args *a, struct rb_cli *cli)
+{
+    int status = validate(a);
+    if (status)
+        return status;
+    struct tiers_run *r = calloc(1, sizeof *r);
+    if (!r) {
+        fprintf(stderr, "railbench: out of memory\n");
+        return RB_EXIT_RUNTIME;
+    }
+    r->a = a;
+    char err[1024] = "";
+    if ((status = open_target(&r->backend, "--backend", a->backend, &a->backend_endpoints, a->backend_provider, a)) ||
+        (status = open_target(&r->tier, "--tier", a->tier, &a->tier_endpoints, a->tier_provider, a)))
+        goto early;
+    if (same_place(r->backend, r->tier)) {
+        status = rb_load_usage_error("--tier %s is the same place as --backend %s: every read would be direct; give "
+                                     "the caching tier's URL", a->tier, a->backend);
+        goto early;
+    }
+    if ((a->evict || a->evict_bucket) && strcmp(rb_target_scheme(r->tier), "ais") != 0) {
+        status = rb_load_usage_error("%s: the tier %s is not an AIStore tier (ais://BUCKET): AIStore's evict API "
+                                     "cannot empty it; use --evict-cmd CMD to empty this tier",
+                                     a->evict ? "--evict" : "--evict-bucket", a->tier);
+        goto early;
+    }
+    if (a->verify && strcmp(rb_target_prefix(r->backend), rb_target_prefix(r->tier)) != 0) {
+        status = rb_load_usage_error("--verify: the backend and the tier name objects with different prefixes "
+                                     "(\"%s\", \"%s\"), so the payloads would not match",
+                                     rb_target_prefix(r->backend), rb_target_prefix(r->tier));
+        goto early;
+    }
+    if (a->evict_cmd) {
+        if (a->evict_shell) {
+            /* The user asked for a shell: the command is sh's, quoting and all. */
+            const char *sh[] = {"/bin/sh", "-c", a->evict_cmd};
+            r->evict_words = calloc(4, sizeof *r->evict_words);
+            for (int i = 0; r->evict_words && i < 3; i++)
+                r->evict_words[i] = strdup(sh[i]);
+            if (!r->evict_words || !r->evict_words[0] || !r->evict_words[1] || !r->evict_words[2]) {
+                fprintf(stderr, "railbench: out of memory\n");
+                status = RB_EXIT_RUNTIME;
+                goto early;
+            }
+        } else if (rb_evict_split(a->evict_cmd, &r->evict_words, err, sizeof err) != 0) {
+            status = rb_load_usage_error("--evict-cmd \"%s\": %s (words are split without a shell; quote with ' "
+                                         "or \", or give --evict-shell to run it with sh -c)", a->evict_cmd, err);
+            goto early;
+        }
+    }
+    r->cache_headers = a->cache_header ? a->cache_header : DEFAULT_CACHE_HEADERS;
+
+    /* One connection to every endpoint of both before anything is measured: an unreachable one is exit 3. */
+    if (rb_target_probe(r->backend, a->timeout_ns, err, sizeof err) != 0 ||
+        rb_target_probe(r->tier, a->timeout_ns, err, sizeof err) != 0) {
+        if (rb_load_first_rank())
+            fprintf(stderr, "railbench: error: %s\n", err);
+        status = RB_EXIT_RUNTIME;
+        goto early;
+    }
+
+    status = rb_harness_init(&r->h, "load tiers", cli, true);
+    if (status)
+        goto early;
+    if (a->fresh) {
+        /* This run's part of the names, from rank 0's clock: a new object set nobody has read. */
+        if (r->h.rank == 0) {
+            uint64_t now = rb_clock_wall_ns();
+            char stamp[32];
+            rb_clock_stamp(stamp, sizeof stamp, now);
+            snprintf(r->fresh, sizeof r->fresh, "%s-%06u", stamp, (unsigned)(now / 1000 % 1000000));
+        }
+        if (r->h.mpi)
+            RB_MPI_CHECK(MPI_Bcast(r->fresh, sizeof r->fresh, MPI_CHAR, 0, r->h.comm));
+    }
+    if (r->h.rank == 0) {
+        char sizes[512] = "";
+        size_t l = 0;
+        for (size_t i = 0; i < a->sizes.n && l < sizeof sizes; i++) {
+            char s[32];
+            rb_tiers_size_label(s, sizeof s, a->sizes.v[i]);
+            l += (size_t)snprintf(sizes + l, sizeof sizes - l, "%s%s", i ? "," : "", s);
+        }
+        rb_info("load tiers: backend %s, tier %s; %" PRIu64 " objects of %s; %d rank(s) x %" PRIu64 " thread(s) x %"
+                PRIu64 " in flight%s%s",
+                rb_target_name(r->backend), rb_target_name(r->tier), a->objects, sizes, r->h.size, a->threads,
+                a->inflight, a->existing ? "; existing objects" : "", r->fresh[0] ? "; fresh names" : "");
+    }
+    for (size_t i = 0; i < a->sizes.n && !r->stop; i++)
+        run_size(r, a->sizes.v[i]);
+
+    char *table = NULL;
+    if (r->h.rank == 0) {
+        if (!r->error_rate_failed && r->requests_total)
+            rb_result_check(&r->h.result, "error_rate", true,
+                            "%" PRIu64 " of %" PRIu64 " requests failed (--max-error-rate %g %%)", r->errors_total,
+                            r->requests_total, a->max_error_pct);
+        cJSON *summary = cJSON_CreateObject();
+        table = report(r, summary);
+        rb_result_set(&r->h.result, "summary", summary);
+    }
+    status = rb_harness_finish(&r->h, table, r->status);
+    free(table);
+    rb_target_close(r->backend);
+    rb_target_close(r->tier);
+    rb_evict_words_free(r->evict_words);
+    free(r);
+    return status;
+early:
+    rb_target_close(r->backend);
+    rb_target_close(r->tier);
+    rb_evict_words_free(r->evict_words);
+    free(r);
+    return status;
+}
+
+int rb_tiers_main(int argc, char **argv)
+{
+    struct tiers_args a = {
+        .objects = 100,
+        .prefix = DEFAULT_PREFIX,
+        .sizes = {2, {1024 * 1024, 10 * 1024 * 1024}},
+        .threads = 1,
+        .inflight = 8,
+        .evict_timeout_ns = 5 * 60 * RB_NS_PER_S,
+        .seed = 1,
+        .timeout_ns = 60 * RB_NS_PER_S,
+        .max_redirects = 5,
+    };
+    struct rb_opt opts[] = {
+        {"backend", 0, RB_OPT_STR, &a.backend, "URL", "the origin: http://HOST:PORT/PATH, s3://BUCKET[/PREFIX] or "
+         "ais://BUCKET[/PREFIX]", NULL},
+        {"backend-endpoint", 0, RB_OPT_STRS, &a.backend_endpoints, "URL",
+         "S3/AIStore endpoint of the backend http[s]://HOST[:PORT]; repeatable", NULL},
+        {"backend-provider", 0, RB_OPT_STR, &a.backend_provider, "NAME", "AIStore provider of an ais:// backend "
+         "(default ais)", NULL},
+        {"tier", 0, RB_OPT_STR, &a.tier, "URL", "the caching tier in front of the backend (same URL forms)", NULL},
+        {"tier-endpoint", 0, RB_OPT_STRS, &a.tier_endpoints, "URL", "S3/AIStore endpoint of the tier; repeatable",
+         NULL},
+        {"tier-provider", 0, RB_OPT_STR, &a.tier_provider, "NAME",
+         "AIStore provider of an ais:// tier's bucket: ais (default), aws, gcp, azure", NULL},
+        {"objects", 'n', RB_OPT_U64, &a.objects, "N", "objects per size", NULL},
+        {"prefix", 0, RB_OPT_STR, &a.prefix, "P", "object names are <P>[<fresh>-]<size>-<index>", NULL},
+        {"sizes", 's', RB_OPT_SIZES, &a.sizes, "LIST", "object sizes, one set of phases each",
+         NULL},
+        {"warm-epochs", 0, RB_OPT_U64, &a.warm_epochs, "N",
+         "warm reads of every object; 0: once, or until --duration ends", NULL},
+        {"threads", 't', RB_OPT_U64, &a.threads, "N", "worker threads per rank", NULL},
+        {"inflight", 'c', RB_OPT_U64, &a.inflight, "N", "requests in flight per thread", NULL},
+        {"duration", 'd', RB_OPT_DURATION, &a.duration_ns, "D",
+         "cap every phase at D; direct and warm repeat epochs until D, cold reads each object at most once", NULL},
+        {"existing", 0, RB_OPT_FLAG, &a.existing, NULL, "read the objects already in the backend (no PUT)", NULL},
+        {"fresh", 0, RB_OPT_FLAG, &a.fresh, NULL, "write a new object set with this run's own names", NULL},
+        {"evict", 0, RB_OPT_FLAG, &a.evict, NULL,
+         "evict the cold phase's objects from an AIStore tier through its API first", NULL},
+        {"evict-bucket", 0, RB_OPT_FLAG, &a.evict_bucket, NULL,
+         "evict everything the AIStore tier cached of its bucket before each cold phase", NULL},
+        {"evict-cmd", 0, RB_OPT_STR, &a.evict_cmd, "CMD",
+         "run CMD on rank 0 before each cold phase (split into words, no shell)", NULL},
+        {"evict-shell", 0, RB_OPT_FLAG, &a.evict_shell, NULL, "run --evict-cmd with /bin/sh -c", NULL},
+        {"evict-timeout", 0, RB_OPT_DURATION, &a.evict_timeout_ns, "D", "time limit of one eviction", NULL},
+        {"cache-header", 0, RB_OPT_STR, &a.cache_header, "NAME",
+         "the tier's cache-status header (default: X-Cache-Status or X-Cache)", NULL},
+        {"seed", 0, RB_OPT_U64, &a.seed, "N", "seed of payloads and orders", NULL},
+        {"verify", 0, RB_OPT_FLAG, &a.verify, NULL, "compare every byte read with the payload written", NULL},
+        {"timeout", 0, RB_OPT_DURATION, &a.timeout_ns, "D", "per-request timeout (0: none)", NULL},
+        {"max-error-rate", 0, RB_OPT_PERCENT, &a.max_error_pct, "PCT",
+         "a phase with more failed requests ends the run (exit 1)", NULL},
+        {"max-redirects", 0, RB_OPT_U64, &a.max_redirects, "N", "redirects followed per request (AIStore)", NULL},
+        {"region", 0, RB_OPT_STR, &a.region, "NAME", "S3 signing region (default $AWS_REGION or us-east-1)", NULL},
+        {"virtual-host", 0, RB_OPT_FLAG, &a.virtual_host, NULL, "S3 virtual-host style (bucket.host)", NULL},
+        {"credentials-file", 0, RB_OPT_STR, &a.credentials_file, "FILE", "S3 credentials file", NULL},
+        {"profile", 0, RB_OPT_STR, &a.profile, "NAME", "profile in the credentials file", NULL},
+        {0},
+    };
+    const struct rb_cmd_spec spec = {
+        "railbench load tiers --backend URL --tier URL [options]",
+        "Per object size: populate the backend, then GET every object directly from it (DIRECT), through the tier "
+        "for the first time (COLD, verified by the tier's cache-status header) and again (WARM), and print the "
+        "table storage vendors publish.",
+        opts, 0, 0};
+    struct rb_cli cli;
+    int rc = rb_cli_parse(&cli, &spec, argc, argv);
+    if (rc != 0) {
+        rb_cli_free(&cli);
+        return rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE;
+    }
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        rb_cli_free(&cli);
+        fprintf(stderr, "railbench: curl_global_init failed\n");
+        return RB_EXIT_RUNTIME;
+    }
+    rc = run(&a, &cli);
+    curl_global_cleanup();
+    rb_cli_free(&cli);
+    return rc;
+}
