@@ -148,6 +148,12 @@ static int wait_job(const struct rb_target *t, const char *xid, uint64_t deadlin
         rc = ais_call(t, "GET", "/v1/cluster?what=status", body, remaining(deadline), &b, &status, err, errlen);
         if (rc) {
             rb_buf_free(&b);
+            /* A status request cut off by the deadline means the job outlived --evict-timeout. */
+            if (!remaining(deadline)) {
+                rc = -ETIMEDOUT;
+                snprintf(err, errlen, "%s: eviction job %s did not finish in time (last status reply: HTTP %ld)",
+                         t->name, xid, last);
+            }
             break;
         }
         last = status;
