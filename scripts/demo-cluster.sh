@@ -76,12 +76,15 @@ step_storage_path() {
 }
 
 step_ansible() {
-    echo "== ansible-playbook bench.yml from this machine over ssh: setup, fabric counters on every client, collect"
+    echo "== ansible-playbook bench.yml from this machine over ssh: setup, load tiers from both clients, collect"
     ANSIBLE_CONFIG=$here/ansible/ansible.cfg ansible-playbook -i "$("${CL[@]}" path inventory)" \
         "$here/ansible/bench.yml" \
-        -e '{"railbench_args": ["--duration", "3s", "--label", "demo=ansible"], "railbench_ranks_per_host": 2,
-             "railbench_rail_bind": true, "railbench_run_id": "ansible-counters"}' \
+        -e '{"railbench_command": "load tiers", "railbench_ranks_per_host": 2, "railbench_run_id": "ansible-tiers",
+             "railbench_args": ["--backend", "{{ railbench_backend_url }}/tiers", "--tier", "{{ railbench_tier_url }}/tiers",
+                                "--objects", "8", "--sizes", "1MiB,4MiB", "--warm-epochs", "2", "--fresh",
+                                "--label", "demo=ansible"]}' \
         -e "railbench_collect_dir=$here/$out/ansible"
+    cat "$out/ansible/ansible-tiers/table.md"
     echo
 }
 

@@ -131,24 +131,32 @@ sent_after=$(tc -s -n "$NAME-backend" qdisc show dev mgmt0 | awk '/Sent/ {print 
 [ $((sent_after - sent_before)) -ge $((2 * 4194304)) ] || fail "shaped qdisc sent $((sent_after - sent_before)) bytes, expected the direct and the miss read (>= 8 MiB)"
 ok "direct and miss crossed the shaped backend qdisc ($((sent_after - sent_before)) bytes), the hit did not need it"
 
-# Ansible from this machine over ssh: setup, fabric counters across both clients, collect.
+# Ansible from this machine over ssh: setup, then `load tiers` from both clients against the tier and
+# the backend hosts (PUT to the backend, direct, cold and warm through the tier), then collect.
 t0=$SECONDS
 export ANSIBLE_CONFIG=$ROOT/ansible/ansible.cfg ANSIBLE_LOCAL_TEMP=$T/ansible-local ANSIBLE_NOCOLOR=1
 ansible-playbook -i "$(cl path inventory)" "$ROOT/ansible/bench.yml" \
-    -e "{\"railbench_args\": [\"--duration\", \"2s\", \"--interval\", \"500ms\"], \"railbench_ranks_per_host\": 2,
-         \"railbench_run_id\": \"ansible-fc\", \"railbench_collect_dir\": \"$T/collected\"}" >"$T/ansible.log" 2>&1 ||
+    -e "{\"railbench_command\": \"load tiers\", \"railbench_ranks_per_host\": 2,
+         \"railbench_args\": [\"--backend\", \"{{ railbench_backend_url }}/tiers\", \"--tier\", \"{{ railbench_tier_url }}/tiers\",
+                            \"--objects\", \"8\", \"--sizes\", \"1MiB\", \"--warm-epochs\", \"2\", \"--fresh\", \"-c\", \"2\"],
+         \"railbench_run_id\": \"ansible-tiers\", \"railbench_collect_dir\": \"$T/collected\"}" >"$T/ansible.log" 2>&1 ||
     { tail -n 40 "$T/ansible.log"; fail "ansible-playbook bench.yml failed"; }
 ok "ansible-playbook bench.yml ($((SECONDS - t0)) s)"
-R=$T/collected/ansible-fc/result.json
+R=$T/collected/ansible-tiers/result.json
 [ -f "$R" ] || { tail -n 20 "$T/ansible.log"; fail "bench.yml fetched no result.json"; }
-assert_jq "$R" '.command == "fabric counters" and .labels.run == "ansible-fc"' "fetched result is the run's"
-assert_jq "$R" "[.hosts[] | {name, ranks}] | sort_by(.name) == [{\"name\": \"$NAME-client1\", \"ranks\": 2}, {\"name\": \"$NAME-client2\", \"ranks\": 2}]" "Ansible's run had 2 ranks on each client"
+assert_jq "$R" '.command == "load tiers" and .labels.run == "ansible-tiers"' "fetched result is the run's"
+assert_jq "$R" "[.hosts[] | {name, ranks}] | sort_by(.name) == [{\"name\": \"$NAME-client1\", \"ranks\": 2}, {\"name\": \"$NAME-client2\", \"ranks\": 2}]" "ranks ran on both clients, 2 each"
+assert_jq "$R" '.summary.tiers_rows[] | select(.how == "cold") | .cache_miss == 8 and .cache_hit == 0' "cold: 8 MISS, 0 HIT"
+assert_jq "$R" '.summary.tiers_rows[] | select(.how == "warm") | .cache_hit == 16 and .cache_miss == 0' "warm: 16 HIT (2 epochs), 0 MISS"
+assert_jq "$R" '.summary.tiers_rows[] | select(.how == "direct") | .bytes == 8 * 1048576' "direct moved exactly 8 MiB"
+# Designed gap: the backend link is shaped to 10 MB/s, the tier serves hits from its cache.
+assert_jq "$R" '([.summary.tiers_rows[] | select(.how == "warm")][0].throughput_bytes_per_s) > 2 * ([.summary.tiers_rows[] | select(.how == "direct")][0].throughput_bytes_per_s)' "warm more than 2x faster than direct over the slow backend link"
 if "$RB" report --help >/dev/null 2>&1; then
     [ -s "$T/collected/report.md" ] || fail "railbench report exists but bench.yml wrote no report.md"
     ok "report written"
 else
     grep -q "railbench report is not available" "$T/ansible.log" || fail "collect did not say why there is no report"
-    grep -q "ansible-fc/result.json" "$T/ansible.log" || fail "collect did not list what it fetched"
+    grep -q "ansible-tiers/result.json" "$T/ansible.log" || fail "collect did not list what it fetched"
     ok "no railbench report yet: collect listed the fetched files"
 fi
 grep -Eq "rbt[0-9]*-client1 +: ok=[0-9]+ +changed=[0-9]+ +unreachable=0 +failed=0" "$T/ansible.log" || fail "play recap shows a failure"
