@@ -690,6 +690,12 @@ static int run_loop(struct worker *w, const atomic_bool *stop, const volatile in
             handover(w);
             atomic_store_explicit(&w->acked, seq, memory_order_release);
         }
+        /*
+         * The last transfers just finished: leave now rather than after an
+         * idle poll, which a fetcher's caller would pay on every batch.
+         */
+        if (w->exhausted && w->nfree == w->nreq)
+            break;
         if (done && w->nfree && !w->exhausted && !open_loop)
             continue; /* slots freed: refill before waiting */
         now = rb_clock_ns();
