@@ -15,6 +15,7 @@
 #include "railbench/clock.h"
 #include "railbench/command.h"
 #include "railbench/log.h"
+#include "railbench/train.h"
 #include "railbench/units.h"
 
 #define MAX_THREADS 1024
@@ -560,6 +561,8 @@ int rb_load_main(int argc, char **argv)
     static const struct rb_subcommand subs[] = {
         {"put", "PUT N seeded objects (payload verifiable by get --verify)", load_put},
         {"get", "GET objects: random, sequential or epoch order; closed or open loop", load_get},
+        {"train", "emulate training epochs: accelerator utilisation (AU) and samples/s, MLPerf Storage style",
+         rb_load_train_main},
         {NULL, NULL, NULL},
     };
     return rb_dispatch("railbench load", subs, argc, argv);
