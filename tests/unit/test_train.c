@@ -248,7 +248,9 @@ static void test_epoch_stream(void **state)
     assert_int_equal(rb_train_epoch_stream(10, 7, 2, 0, 3, &other, &no), 0);
     assert_int_equal(no, 4);
     assert_true(memcmp(other, s[0], 4 * sizeof *other) != 0);
+    free(other);
     assert_int_equal(rb_train_epoch_stream(10, 7, 1, 3, 3, &other, &no), -EINVAL);
+    assert_null(other);
     for (int r = 0; r < 3; r++)
         free(s[r]);
     free(again);
