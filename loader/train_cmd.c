@@ -1,4 +1,4 @@
-/* railbench load train: data-parallel training emulation — read threads, a prefetch queue, a trainer per rank, AU per epoch. */
+/* railbench load train: training emulation — read threads, a prefetch queue, a trainer per rank, AU per epoch. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -979,6 +979,122 @@ static cJSON *trial_tried_json(const struct trial *tr, int ranks)
     return o;
 }
 
+/* Rank 0: the run's summary — the keys `railbench report` reads (train_epochs ... find_max), then the details. */
+static cJSON *summary_json(const struct run *R, const struct trial *trials, size_t ntrials, const struct trial *best,
+                           const struct rb_train_search *search, bool passed)
+{
+    const struct train_args *a = R->a;
+    const int ranks = R->h->size;
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddItemToObject(s, "train_epochs", cJSON_Duplicate(best->epochs, 1));
+    cJSON_AddNumberToObject(s, "au_mean_pct", best->au_mean_pct);
+    cJSON_AddNumberToObject(s, "samples_per_s", best->samples_per_s);
+    cJSON_AddNumberToObject(s, "au_min_pct", a->au_min);
+    cJSON_AddBoolToObject(s, "passed", passed);
+    cJSON_AddNumberToObject(s, "accelerators", (double)best->accel * ranks);
+    if (a->find_max) {
+        cJSON *fm = cJSON_AddObjectToObject(s, "find_max");
+        cJSON_AddNumberToObject(fm, "max_accelerators", (double)search->lo * ranks);
+        cJSON_AddNumberToObject(fm, "max_accelerators_per_rank", (double)search->lo);
+        cJSON_AddNumberToObject(fm, "search_limit_per_rank", (double)search->max);
+        cJSON_AddStringToObject(fm, "limited_by", search->max < a->max_accel ? "data set (two steps per trial)"
+                                                                              : "--max-accelerators-per-rank");
+        cJSON_AddBoolToObject(fm, "complete", search->done);
+        cJSON *tried = cJSON_AddArrayToObject(fm, "tried");
+        for (size_t i = 0; i < ntrials; i++)
+            cJSON_AddItemToArray(tried, trial_tried_json(&trials[i], ranks));
+    } else {
+        cJSON_AddNullToObject(s, "find_max");
+    }
+    cJSON_AddNumberToObject(s, "accelerators_per_rank", (double)best->accel);
+    cJSON_AddNumberToObject(s, "ranks", ranks);
+    cJSON *w = cJSON_AddObjectToObject(s, "workload");
+    cJSON_AddStringToObject(w, "preset", a->preset ? a->preset->name : "custom");
+    cJSON_AddItemToObject(w, "batch_size", rb_json_u64(a->batch));
+    cJSON_AddItemToObject(w, "samples_per_object", rb_json_u64(a->spo));
+    if (a->sample_known) {
+        cJSON_AddItemToObject(w, "sample_bytes", rb_json_u64(a->sample_bytes));
+        cJSON_AddItemToObject(w, "sample_stdev_bytes", rb_json_u64(a->sample_stdev));
+    }
+    cJSON_AddItemToObject(w, "compute_ns", rb_json_u64(a->compute_ns));
+    cJSON_AddItemToObject(w, "compute_stdev_ns", rb_json_u64(a->compute_stdev_ns));
+    cJSON_AddItemToObject(w, "read_threads", rb_json_u64(a->read_threads));
+    cJSON_AddItemToObject(w, "inflight", rb_json_u64(a->inflight));
+    cJSON_AddStringToObject(w, "sync", a->grad_bytes ? "allreduce" : "barrier");
+    cJSON_AddItemToObject(w, "grad_bytes", rb_json_u64(a->grad_bytes));
+    cJSON_AddStringToObject(s, "target", rb_target_name(R->t));
+    cJSON_AddItemToObject(s, "requests", rb_json_u64(R->requests));
+    cJSON_AddItemToObject(s, "errors", rb_json_u64(R->errors));
+    return s;
+}
+
+/* Rank 0: the report printed at the end and written to table.md. */
+static void report_md(struct rb_buf *b, const struct run *R, const struct trial *trials, size_t ntrials,
+                      const struct trial *best, const struct rb_train_search *search, bool small_dataset)
+{
+    const struct train_args *a = R->a;
+    const int ranks = R->h->size;
+    char sync[64] = "barrier", comp[32];
+    if (a->grad_bytes) {
+        char g[32];
+        rb_format_size(g, sizeof g, a->grad_bytes);
+        snprintf(sync, sizeof sync, "MPI_Allreduce of %s", g);
+    }
+    rb_format_duration_human(comp, sizeof comp, a->compute_ns);
+    rb_buf_printf(b, "\n# railbench load train %s\n\n", rb_target_name(R->t));
+    rb_buf_printf(b, "%s: %d rank(s) x %" PRIu64 " accelerator(s); batch %" PRIu64 ", %" PRIu64
+                     " sample(s) per object, compute %s%s per step, then %s; %u read thread(s) x %u in flight\n\n",
+                  a->preset ? a->preset->name : "custom workload", ranks, best->accel, a->batch, a->spo, comp,
+                  a->compute_stdev_ns ? " (mean)" : "", sync, R->nloaders, R->fetch.inflight);
+    table_epochs(b, best);
+    table_verdict(b, R, best);
+    if (a->find_max) {
+        rb_buf_printf(b, "\n| accelerators | per rank | steps | AU %% | samples/s | meets --au-min |\n"
+                         "|---:|---:|---:|---:|---:|---|\n");
+        for (size_t i = 0; i < ntrials; i++)
+            rb_buf_printf(b, "| %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %.1f | %.1f | %s |\n",
+                          trials[i].accel * (uint64_t)ranks, trials[i].accel, trials[i].nfig ? trials[i].fig[0].steps : 0,
+                          trials[i].au_mean_pct, trials[i].samples_per_s, trials[i].met ? "yes" : "no");
+        if (search->lo)
+            rb_buf_printf(b, "\nMost simulated accelerators with AU >= %g %%: %" PRIu64 " (%" PRIu64
+                             " per rank x %d rank(s))%s\n", a->au_min, search->lo * (uint64_t)ranks, search->lo, ranks,
+                          search->lo == search->max ? ", the search's limit" : "");
+        else
+            rb_buf_printf(b, "\nNot even one accelerator per rank keeps AU >= %g %%.\n", a->au_min);
+    }
+    if (small_dataset)
+        rb_buf_printf(b, "\nNote: the data set is smaller than %d x the client hosts' memory; page caches may serve it "
+                         "(MLPerf Storage asks for at least %dx).\n", MEMORY_FACTOR, MEMORY_FACTOR);
+}
+
+/* Rank 0: the checks asked for (--strict, --max-error-rate) and the search's gauge. */
+static void record_checks(struct run *R, const struct trial *best, const struct rb_train_search *search, bool passed)
+{
+    const struct train_args *a = R->a;
+    struct rb_harness *h = R->h;
+    if (a->strict) {
+        if (a->find_max)
+            rb_result_check(&h->result, "au_min", passed, "%" PRIu64 " simulated accelerator(s) keep AU >= %g %%",
+                            search->lo * (uint64_t)h->size, a->au_min);
+        else
+            rb_result_check(&h->result, "au_min", passed, "AU mean %.2f %% against --au-min %g %%", best->au_mean_pct,
+                            a->au_min);
+    }
+    if (a->max_error_pct < 100) {
+        double pct = R->requests ? 100.0 * (double)R->errors / (double)R->requests : 0;
+        rb_result_check(&h->result, "error_rate", pct <= a->max_error_pct,
+                        "%.3f %% of %" PRIu64 " reads failed (--max-error-rate %g %%)", pct, R->requests,
+                        a->max_error_pct);
+    }
+    if (a->find_max) {
+        char l[64];
+        snprintf(l, sizeof l, "au_min=\"%g\"", a->au_min);
+        rb_harness_metric(h, "railbench_train_max_accelerators", "gauge",
+                          "Most simulated accelerators that kept AU at or above --au-min.", l,
+                          (double)search->lo * h->size);
+    }
+}
+
 static int run(struct train_args *a, struct rb_cli *cli)
 {
     int status = resolve(a, cli);
@@ -1136,111 +1252,17 @@ static int run(struct train_args *a, struct rb_cli *cli)
         for (size_t i = 0; a->find_max && i < ntrials; i++)
             if (trials[i].accel == search.lo && trials[i].met)
                 best = &trials[i];
-        cJSON *s = cJSON_CreateObject();
-        cJSON_AddItemToObject(s, "train_epochs", cJSON_Duplicate(best->epochs, 1));
-        cJSON_AddNumberToObject(s, "au_mean_pct", best->au_mean_pct);
-        cJSON_AddNumberToObject(s, "samples_per_s", best->samples_per_s);
-        cJSON_AddNumberToObject(s, "au_min_pct", a->au_min);
         bool passed = a->find_max ? search.lo >= 1 : best->met;
-        cJSON_AddBoolToObject(s, "passed", passed);
-        cJSON_AddNumberToObject(s, "accelerators", (double)best->accel * h.size);
-        cJSON_AddNumberToObject(s, "accelerators_per_rank", (double)best->accel);
-        cJSON_AddNumberToObject(s, "ranks", h.size);
-        cJSON *fm = cJSON_AddObjectToObject(s, "find_max");
-        if (a->find_max) {
-            cJSON_AddNumberToObject(fm, "max_accelerators", (double)search.lo * h.size);
-            cJSON_AddNumberToObject(fm, "max_accelerators_per_rank", (double)search.lo);
-            cJSON_AddNumberToObject(fm, "search_limit_per_rank", (double)search.max);
-            cJSON_AddStringToObject(fm, "limited_by", search.max < a->max_accel ? "data set (two steps per trial)"
-                                                                                 : "--max-accelerators-per-rank");
-            cJSON_AddBoolToObject(fm, "complete", search.done);
-            cJSON *tried = cJSON_AddArrayToObject(fm, "tried");
-            for (size_t i = 0; i < ntrials; i++)
-                cJSON_AddItemToArray(tried, trial_tried_json(&trials[i], h.size));
-        } else {
-            cJSON_ReplaceItemInObjectCaseSensitive(s, "find_max", cJSON_CreateNull());
-        }
-        cJSON *w = cJSON_AddObjectToObject(s, "workload");
-        cJSON_AddStringToObject(w, "preset", a->preset ? a->preset->name : "custom");
-        cJSON_AddItemToObject(w, "batch_size", rb_json_u64(a->batch));
-        cJSON_AddItemToObject(w, "samples_per_object", rb_json_u64(a->spo));
-        if (a->sample_known) {
-            cJSON_AddItemToObject(w, "sample_bytes", rb_json_u64(a->sample_bytes));
-            cJSON_AddItemToObject(w, "sample_stdev_bytes", rb_json_u64(a->sample_stdev));
-        }
-        cJSON_AddItemToObject(w, "compute_ns", rb_json_u64(a->compute_ns));
-        cJSON_AddItemToObject(w, "compute_stdev_ns", rb_json_u64(a->compute_stdev_ns));
-        cJSON_AddItemToObject(w, "read_threads", rb_json_u64(a->read_threads));
-        cJSON_AddItemToObject(w, "inflight", rb_json_u64(a->inflight));
-        cJSON_AddStringToObject(w, "sync", a->grad_bytes ? "allreduce" : "barrier");
-        cJSON_AddItemToObject(w, "grad_bytes", rb_json_u64(a->grad_bytes));
-        cJSON_AddStringToObject(s, "target", rb_target_name(t));
+        cJSON *s = summary_json(&R, trials, ntrials, best, &search, passed);
         if (dataset)
             cJSON_AddItemToObject(s, "dataset", dataset);
-        dataset = NULL;
         if (populated)
             cJSON_AddItemToObject(s, "populate", populated);
-        populated = NULL;
-        cJSON_AddItemToObject(s, "requests", rb_json_u64(R.requests));
-        cJSON_AddItemToObject(s, "errors", rb_json_u64(R.errors));
+        bool small = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(dataset, "page_cache_may_hide_storage"));
+        dataset = populated = NULL;
         rb_result_set(&h.result, "summary", s);
-
-        char sync[64] = "barrier", comp[32];
-        if (a->grad_bytes) {
-            char g[32];
-            rb_format_size(g, sizeof g, a->grad_bytes);
-            snprintf(sync, sizeof sync, "MPI_Allreduce of %s", g);
-        }
-        rb_format_duration_human(comp, sizeof comp, a->compute_ns);
-        rb_buf_printf(&table, "\n# railbench load train %s\n\n", rb_target_name(t));
-        rb_buf_printf(&table, "%s: %d rank(s) x %" PRIu64 " accelerator(s); batch %" PRIu64 ", %" PRIu64
-                              " sample(s) per object, compute %s%s per step, then %s; %u read thread(s) x %u in flight\n\n",
-                      a->preset ? a->preset->name : "custom workload", h.size, best->accel, a->batch, a->spo, comp,
-                      a->compute_stdev_ns ? " (mean)" : "", sync, R.nloaders, R.fetch.inflight);
-        table_epochs(&table, best);
-        table_verdict(&table, &R, best);
-        if (a->find_max) {
-            rb_buf_printf(&table, "\n| accelerators | per rank | steps | AU %% | samples/s | meets --au-min |\n"
-                                  "|---:|---:|---:|---:|---:|---|\n");
-            for (size_t i = 0; i < ntrials; i++)
-                rb_buf_printf(&table, "| %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %.1f | %.1f | %s |\n",
-                              trials[i].accel * (uint64_t)h.size, trials[i].accel,
-                              trials[i].nfig ? trials[i].fig[0].steps : 0, trials[i].au_mean_pct,
-                              trials[i].samples_per_s, trials[i].met ? "yes" : "no");
-            if (search.lo)
-                rb_buf_printf(&table, "\nMost simulated accelerators with AU >= %g %%: %" PRIu64 " (%" PRIu64
-                                      " per rank x %d rank(s))%s\n", a->au_min, search.lo * (uint64_t)h.size,
-                              search.lo, h.size, search.lo == search.max ? ", the search's limit" : "");
-            else
-                rb_buf_printf(&table, "\nNot even one accelerator per rank keeps AU >= %g %%.\n", a->au_min);
-        }
-        const cJSON *ds = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(h.result.root, "summary"),
-                                                           "dataset");
-        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ds, "page_cache_may_hide_storage")))
-            rb_buf_printf(&table, "\nNote: the data set is smaller than %d x the client hosts' memory; page caches "
-                                  "may serve it (MLPerf Storage asks for at least %dx).\n", MEMORY_FACTOR, MEMORY_FACTOR);
-
-        if (a->strict) {
-            if (a->find_max)
-                rb_result_check(&h.result, "au_min", passed, "%" PRIu64 " simulated accelerator(s) keep AU >= %g %%",
-                                search.lo * (uint64_t)h.size, a->au_min);
-            else
-                rb_result_check(&h.result, "au_min", passed, "AU mean %.2f %% against --au-min %g %%",
-                                best->au_mean_pct, a->au_min);
-        }
-        if (a->max_error_pct < 100) {
-            double pct = R.requests ? 100.0 * (double)R.errors / (double)R.requests : 0;
-            rb_result_check(&h.result, "error_rate", pct <= a->max_error_pct,
-                            "%.3f %% of %" PRIu64 " reads failed (--max-error-rate %g %%)", pct, R.requests,
-                            a->max_error_pct);
-        }
-        if (a->find_max) {
-            char l[64];
-            snprintf(l, sizeof l, "au_min=\"%g\"", a->au_min);
-            rb_harness_metric(&h, "railbench_train_max_accelerators", "gauge",
-                              "Most simulated accelerators that kept AU at or above --au-min.", l,
-                              (double)search.lo * h.size);
-        }
+        report_md(&table, &R, trials, ntrials, best, &search, small);
+        record_checks(&R, best, &search, passed);
     }
 out:
     /* A run that failed before measuring anything says so in one line, without pointing at an empty result. */
