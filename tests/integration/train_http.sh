@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # railbench load train against nginx: AU > 95 % when compute dominates, < 90 % behind limit_rate (data wait explains it),
-# exact samples/bytes per epoch, populate + verify, sharded objects, presets, find-max, Prometheus, bad input, SIGINT.
+# cold then warm through a proxy_cache tier, exact samples/bytes per epoch, populate + verify, sharded objects, presets,
+# find-max, Prometheus, bad input, SIGINT.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 chmod 755 "$T" # nginx's workers run as nobody
 PORT=$(free_port)
+TIER=$(free_port)
 W=$T/www
 mkdir -p "$W/fast" "$W/slow" "$W/dav"
 chmod 777 "$W/dav"
@@ -15,7 +17,14 @@ for i in $(seq 0 63); do
 done
 # /slow/: nginx sends a 40 KiB object at limit_rate 64k in 0.5 s (its rate limiter works in whole steps), so a
 # read takes ten times the 50 ms compute step of scenario 2 and 2.5 times the 200 ms one of scenario 7.
-nginx_start web "server {
+# A caching tier (nginx proxy_cache, the X-Cache-Status header) in front of the throttled /slow/.
+nginx_start web "proxy_cache_path $T/cache keys_zone=tier:1m;
+    server {
+        listen 127.0.0.1:$TIER;
+        location / { proxy_pass http://127.0.0.1:$PORT/slow/; proxy_cache tier; proxy_cache_valid 200 1h;
+                     add_header X-Cache-Status \$upstream_cache_status; }
+    }
+    server {
         listen 127.0.0.1:$PORT;
         root $W;
         location / { autoindex on; autoindex_format json; }
@@ -24,6 +33,7 @@ nginx_start web "server {
                          autoindex on; autoindex_format json; }
     }"
 wait_port "$PORT"
+wait_port "$TIER"
 URL=http://127.0.0.1:$PORT
 S() { jq -c ".summary | $2" "$T/$1/result.json"; }
 # within A B TOL: |A - B| <= TOL
@@ -76,6 +86,17 @@ within "$au" "$model" 2 || fail "AU $au is not compute / (compute + mean data wa
 ok "AU $au % = 50 ms / (50 ms + mean wait) = $model % within 2 points"
 grep -q 'waited .* per step for its batch' "$T/slow/table.md" || fail "table.md does not explain the failure"
 ok "table.md explains it: $(grep waited "$T/slow/table.md")"
+
+# 2b. Through the tier: epoch 1 is cold (every read a MISS fetched from the throttled origin, AU < 90 %),
+#     epoch 2 warm (every read a HIT from the tier, AU > 95 %) — the same command, the same objects.
+"$RB" load train "http://127.0.0.1:$TIER/" --objects 16 --batch-size 2 -c 2 --compute-time 50ms --epochs 2 \
+    --cache-header X-Cache-Status --out "$T/tier" --quiet >/dev/null 2>&1
+assert_eq "tier: cold, misses, hits per epoch" '[[true,16,0],[false,0,16]]' \
+    "$(S tier '[.train_epochs[] | [.cold, .cache_miss, .cache_hit]]')"
+assert_jq "$T/tier/result.json" '.summary.train_epochs[0].au_pct < 90 and .summary.train_epochs[1].au_pct > 95' \
+    "tier: cold AU < 90 %, warm AU > 95 % (got $(S tier '[.train_epochs[].au_pct | floor]'))"
+assert_jq "$T/tier/result.json" '.phases[0].extra.cache_miss == 16 and .phases[1].extra.cache_hit == 16' \
+    "tier: the phase records count the same"
 
 # 3. --populate (WebDAV PUT, sizes from --sample-size MEAN/STDEV), then verified epochs of sharded objects
 #    (3 samples per object, read whole once): every object once per epoch, bytes equal to what is on disk.
