@@ -35,8 +35,12 @@
 #define MEMORY_FACTOR 5
 /* The trainer sleeps in slices so a stop is noticed within one. */
 #define SLEEP_SLICE_NS (20 * RB_NS_PER_MS)
-/* A barrier is polled with growing sleeps up to this, so waiting ranks leave the CPU to the read threads. */
-#define SYNC_POLL_MAX_NS (250 * RB_NS_PER_US)
+/*
+ * A barrier is polled with growing sleeps up to this, so waiting ranks leave
+ * the CPU to the read threads; short, because a rank that notices the end
+ * late starts its next step late and its peers pay for it at the next barrier.
+ */
+#define SYNC_POLL_MAX_NS (50 * RB_NS_PER_US)
 
 struct train_args {
     /* Values a --workload preset supplies when they are not given (NULL: not given). */
@@ -396,11 +400,15 @@ static void *trainer_main(void *arg)
             pthread_mutex_lock(&ep->mu);
             while (!ep->ready[k] && !ep->stop)
                 pthread_cond_wait(&ep->ready_cv, &ep->mu);
+            /*
+             * The accelerator has its batch now: its compute starts here even
+             * if the read thread woken below takes the CPU for a while.
+             */
+            ep->ready_ns[x] = rb_clock_ns();
             cut = !ep->ready[k];
             ep->taken = k + 1;
-            pthread_cond_broadcast(&ep->room_cv);
+            pthread_cond_signal(&ep->room_cv); /* one slot freed: one read thread */
             pthread_mutex_unlock(&ep->mu);
-            ep->ready_ns[x] = rb_clock_ns();
             ep->comp_ns[x] = rb_train_compute_ns(a->compute_ns, a->compute_stdev_ns, a->seed, ep->seq,
                                                  R->h->rank, x, s);
         }
