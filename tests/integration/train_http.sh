@@ -84,7 +84,8 @@ wait_mean=$(S slow '.train_epochs[0].data_wait_ns.mean')
 model=$(awk -v w="$wait_mean" 'BEGIN { print 100 * 50e6 / (50e6 + w) }')
 within "$au" "$model" 2 || fail "AU $au is not compute / (compute + mean data wait) = $model"
 ok "AU $au % = 50 ms / (50 ms + mean wait) = $model % within 2 points"
-grep -q 'waited .* per step for its batch' "$T/slow/table.md" || fail "table.md does not explain the failure"
+grep -q 'In epoch 1 (AU [0-9.]* %) each accelerator waited [0-9.]*ms (median) per step' "$T/slow/table.md" ||
+    fail "table.md does not explain the failure"
 ok "table.md explains it: $(grep waited "$T/slow/table.md")"
 
 # 2b. Through the tier: epoch 1 is cold (every read a MISS fetched from the throttled origin, AU < 90 %),
@@ -97,6 +98,8 @@ assert_jq "$T/tier/result.json" '.summary.train_epochs[0].au_pct < 90 and .summa
     "tier: cold AU < 90 %, warm AU > 95 % (got $(S tier '[.train_epochs[].au_pct | floor]'))"
 assert_jq "$T/tier/result.json" '.phases[0].extra.cache_miss == 16 and .phases[1].extra.cache_hit == 16' \
     "tier: the phase records count the same"
+grep -q 'In epoch 1 (AU' "$T/tier/table.md" || fail "table.md does not explain the cold epoch"
+ok "tier: the table explains the cold epoch, not the warm one"
 
 # 3. --populate (WebDAV PUT, sizes from --sample-size MEAN/STDEV), then verified epochs of sharded objects
 #    (3 samples per object, read whole once): every object once per epoch, bytes equal to what is on disk.
