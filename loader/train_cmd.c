@@ -1231,6 +1231,8 @@ static int run(struct train_args *a, struct rb_cli *cli)
     }
     if (a->populate && (status = populate(&R, &populated)))
         goto out;
+    if (h.interrupted)
+        goto out; /* a signal during --populate: nothing to train on yet, the populate phase is recorded */
     if (h.rank == 0 && source)
         dataset = dataset_json(&R, dataset_bytes, source);
 
