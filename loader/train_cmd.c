@@ -991,6 +991,8 @@ static cJSON *trial_tried_json(const struct trial *tr, int ranks)
     uint64_t steps = tr->nfig ? tr->fig[0].steps : 0;
     cJSON_AddItemToObject(o, "steps", rb_json_u64(steps));
     cJSON_AddBoolToObject(o, "met", tr->met);
+    if (tr->interrupted)
+        cJSON_AddBoolToObject(o, "interrupted", true);
     return o;
 }
 
