@@ -18,6 +18,7 @@ nginx_start web "log_format obj '\$uri';
         listen 127.0.0.1:$PORT;
         root $W;
         access_log $T/web/logs/access.log obj;
+        location / { autoindex on; autoindex_format json; }
         location /slow/ { limit_rate 64k; }
     }"
 wait_port "$PORT"
@@ -50,11 +51,15 @@ assert_eq "each object 3 times" 64 "$(sort "$T/web/logs/access.log" | uniq -c | 
 : >"$T/web/logs/access.log"
 kill -USR1 "$NGINX_PID" # reopen the log
 
-# 2. A real all-reduce of 2 MiB after each step instead of the barrier: the same counts, and the sync is recorded.
-rb_mpirun 2 "$RB" load train "$URL/fast" --objects 64 --batch-size 8 --compute-time 20ms --grad-bytes 2MiB \
+# 2. A real all-reduce of 2 MiB after each step instead of the barrier, on a data set rank 0 lists and shares
+#    (nginx autoindex JSON): the same counts, the sizes from the listing, and the sync recorded.
+rb_mpirun 2 "$RB" load train "$URL/fast" --batch-size 8 --compute-time 20ms --grad-bytes 2MiB \
     --out "$T/m2" --quiet >/dev/null 2>&1
 assert_eq "all-reduce: sync, bytes, steps, samples" '["allreduce",2097152,4,64]' \
     "$(S m2 '[.workload.sync, .workload.grad_bytes, .train_epochs[0].steps, .train_epochs[0].samples]')"
+assert_eq "listing shared by rank 0: objects, size source, bytes, read" '[64,"listing",524288,524288]' \
+    "$(S m2 '[.dataset.objects, .dataset.bytes_source, .dataset.bytes, .train_epochs[0].bytes]')"
+assert_eq "listing requests" 1 "$(grep -c '^/fast/$' "$T/web/logs/access.log")"
 assert_jq "$T/m2/result.json" '.summary.train_epochs[0] | . as $e | ($e.samples_per_s - ([$e.ranks[].samples_per_s] | add) | fabs) < 1e-9 * $e.samples_per_s' \
     "all-reduce: samples/s = sum over ranks"
 
