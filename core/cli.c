@@ -1181,7 +1181,9 @@ static void redact_userinfo(cJSON *item)
     }
     cJSON *child;
     cJSON_ArrayForEach(child, item)
-    redact_userinfo(child);
+    {
+        redact_userinfo(child);
+    }
 }
 
 static cJSON *build_argv(int argc, char **argv, const size_t *redact)

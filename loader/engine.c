@@ -706,9 +706,14 @@ static int run_loop(struct worker *w, const atomic_bool *stop, const volatile in
             handover(w);
             atomic_store_explicit(&w->acked, seq, memory_order_release);
         }
-        /* Slots freed: refill before waiting; or the last request came back: end now, not after an idle poll. */
-        if (done && ((w->nfree && !w->exhausted && !open_loop) || (w->exhausted && w->nfree == w->nreq)))
-            continue;
+        /*
+         * The last transfers just finished: leave now rather than after an
+         * idle poll, which a fetcher's caller would pay on every batch.
+         */
+        if (w->exhausted && w->nfree == w->nreq)
+            break;
+        if (done && w->nfree && !w->exhausted && !open_loop)
+            continue; /* slots freed: refill before waiting */
         now = rb_clock_ns();
         uint64_t until = now + IDLE_POLL_MS * RB_NS_PER_MS;
         for (unsigned i = 0; i < w->nshards; i++)

@@ -17,6 +17,7 @@
 #include "railbench/log.h"
 #include "railbench/sweep.h"
 #include "railbench/tiers.h"
+#include "railbench/train.h"
 #include "railbench/units.h"
 
 #define MAX_THREADS 1024
@@ -584,6 +585,8 @@ int rb_load_main(int argc, char **argv)
         {"get", "GET objects: random, sequential or epoch order; closed or open loop", load_get},
         {"tiers", "direct, cold and warm GETs through a caching tier in one run, verified, as one table", rb_tiers_main},
         {"sweep", "one GET phase per in-flight or rate step; throughput, latency and the knee", rb_sweep_main},
+        {"train", "emulate training epochs: accelerator utilisation (AU) and samples/s, MLPerf Storage style",
+         rb_load_train_main},
         {NULL, NULL, NULL},
     };
     return rb_dispatch("railbench load", subs, argc, argv);

@@ -150,3 +150,83 @@ void rb_objset_shuffle(uint32_t *idx, size_t n, uint64_t seed)
         idx[j] = t;
     }
 }
+
+/* MPI counts are ints: big buffers go in pieces of at most 1 GiB. */
+#define BCAST_CHUNK (1ull << 30)
+
+static int bcast_bytes(void *buf, uint64_t len, MPI_Datatype type, size_t elem, int root, MPI_Comm comm)
+{
+    for (uint64_t off = 0; off < len; off += BCAST_CHUNK / elem) {
+        uint64_t n = len - off < BCAST_CHUNK / elem ? len - off : BCAST_CHUNK / elem;
+        if (MPI_Bcast((char *)buf + off * elem, (int)n, type, root, comm) != MPI_SUCCESS)
+            return -EIO;
+    }
+    return 0;
+}
+
+int rb_objset_bcast(struct rb_objset *s, int root, MPI_Comm comm)
+{
+    int rank, size;
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &size) != MPI_SUCCESS)
+        return -EIO;
+    if (size == 1)
+        return 0;
+    /* Root packs the names as "name\0name\0..." and the sizes as one array; UINT64_MAX says it could not. */
+    uint64_t hdr[2] = {0, 0};
+    char *names = NULL;
+    uint64_t *sizes = NULL;
+    if (rank == root) {
+        uint64_t len = 0;
+        for (size_t i = 0; i < s->n; i++)
+            len += strlen(s->names[i]) + 1;
+        names = malloc(len ? len : 1);
+        if (names) {
+            char *p = names;
+            for (size_t i = 0; i < s->n; i++) {
+                size_t l = strlen(s->names[i]) + 1;
+                memcpy(p, s->names[i], l);
+                p += l;
+            }
+            hdr[0] = s->n;
+            hdr[1] = len;
+        } else {
+            hdr[0] = UINT64_MAX;
+        }
+        sizes = s->sizes;
+    }
+    if (MPI_Bcast(hdr, 2, MPI_UINT64_T, root, comm) != MPI_SUCCESS) {
+        free(names);
+        return -EIO;
+    }
+    int rc = hdr[0] == UINT64_MAX ? -ENOMEM : 0;
+    if (!rc && rank != root) {
+        names = malloc(hdr[1] ? hdr[1] : 1);
+        sizes = malloc(hdr[0] ? hdr[0] * sizeof *sizes : 1);
+    }
+    /* Every rank says whether it has the memory before anything large moves. */
+    int bad = rc || !names || !sizes, any = bad;
+    if (MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+        any = 1;
+    if (any) {
+        rc = rc ? rc : -ENOMEM;
+    } else {
+        rc = bcast_bytes(names, hdr[1], MPI_CHAR, 1, root, comm);
+        if (!rc)
+            rc = bcast_bytes(sizes, hdr[0], MPI_UINT64_T, sizeof *sizes, root, comm);
+    }
+    if (!rc && rank != root) {
+        const char *p = names;
+        for (uint64_t i = 0; i < hdr[0] && !rc; i++) {
+            rc = rb_objset_add(s, p, sizes[i]);
+            p += strlen(p) + 1;
+        }
+    }
+    free(names);
+    if (rank != root)
+        free(sizes);
+    /* Out of memory while adding on one rank is everybody's failure. */
+    int mine = rc, worst = rc;
+    if (MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+        worst = -EIO;
+    return worst;
+}

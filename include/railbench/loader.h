@@ -92,6 +92,14 @@ void rb_objset_free(struct rb_objset *s);
 /* In-place seeded Fisher-Yates permutation of idx[0..n) (the same on every host for the same seed). */
 void rb_objset_shuffle(uint32_t *idx, size_t n, uint64_t seed);
 
+/*
+ * Makes every rank's set a copy of root's (names and sizes), for a listing
+ * made once on root. Collective on comm: root passes its set, the others an
+ * empty one. Returns 0 on every rank, or -ENOMEM / -EIO on every rank when
+ * a rank could not take it (the sets are left partly filled then).
+ */
+int rb_objset_bcast(struct rb_objset *s, int root, MPI_Comm comm);
+
 /* ---- Targets ---- */
 
 struct rb_target_cfg {

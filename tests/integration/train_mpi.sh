@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# railbench load train under mpirun -np 2: samples/s is the sum over ranks and AU their mean, each object is read
+# once per epoch (three epochs, three GETs each in nginx's access log), a real MPI_Allreduce, throttling, SIGINT.
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+chmod 755 "$T"
+PORT=$(free_port)
+W=$T/www
+mkdir -p "$W/fast" "$W/slow"
+for i in $(seq 0 63); do
+    n=$(printf %08d "$i")
+    head -c 8192 /dev/urandom >"$W/fast/obj-$n"
+    head -c 40960 /dev/urandom >"$W/slow/obj-$n"
+done
+# The access log names every object read; /slow/ takes 0.5 s per 40 KiB object (limit_rate 64k).
+nginx_start web "log_format obj '\$uri';
+    server {
+        listen 127.0.0.1:$PORT;
+        root $W;
+        access_log $T/web/logs/access.log obj;
+        location / { autoindex on; autoindex_format json; }
+        location /slow/ { limit_rate 64k; }
+    }"
+wait_port "$PORT"
+URL=http://127.0.0.1:$PORT
+S() { jq -c ".summary | $2" "$T/$1/result.json"; }
+
+# 1. Two ranks x two simulated accelerators, batch 4, three epochs over 64 objects: 4 steps of 16 samples each.
+rb_mpirun 2 "$RB" load train "$URL/fast" --objects 64 --batch-size 4 --accelerators-per-rank 2 --compute-time 50ms \
+    -t 2 --epochs 3 --seed 3 --out "$T/m1" --quiet >/dev/null 2>&1
+R=$T/m1/result.json
+assert_jq "$R" '.mpi.size == 2 and .summary.ranks == 2 and .summary.accelerators == 4' "2 ranks x 2 accelerators"
+assert_eq "per epoch: steps, samples, requests, bytes" '[[4,64,64,524288],[4,64,64,524288],[4,64,64,524288]]' \
+    "$(S m1 '[.train_epochs[] | [.steps, .samples, .requests, .bytes]]')"
+assert_jq "$R" '.summary.train_epochs | all(.samples == ([.ranks[].samples] | add) and .bytes == ([.ranks[].bytes] | add))' \
+    "samples and bytes = sums over ranks"
+assert_jq "$R" '.summary.train_epochs | all(. as $e | ($e.samples_per_s - ([$e.ranks[].samples_per_s] | add) | fabs) < 1e-9 * $e.samples_per_s)' \
+    "samples/s = sum of the ranks' samples/s"
+assert_jq "$R" '.summary.train_epochs | all(. as $e | ($e.bytes_per_s - ([$e.ranks[].bytes_per_s] | add) | fabs) < 1e-9 * $e.bytes_per_s)' \
+    "bytes/s = sum of the ranks' bytes/s"
+assert_jq "$R" '.summary.train_epochs | all(. as $e | ($e.au_pct - ([$e.ranks[].au_pct] | add / 2) | fabs) < 1e-9)' "AU = mean of the ranks' AU"
+assert_jq "$R" '.summary.train_epochs | all(.ranks | all(.samples == 32 and .steps == 4))' "each rank: 4 steps x 2 x 4 samples"
+assert_jq "$R" '(.summary.au_mean_pct - ([.summary.train_epochs[].au_pct] | add / 3) | fabs) < 1e-9' "run AU = mean of epochs"
+assert_jq "$R" '(.summary.samples_per_s - ([.summary.train_epochs[].samples_per_s] | add / 3) | fabs) < 1e-9' \
+    "run samples/s = mean of epochs"
+assert_jq "$R" '.summary.train_epochs | all(.ranks | all(.samples_per_s <= 2 * 4 / 0.05 + 0.001))' \
+    "a rank's samples/s stays under the compute bound (2 x 4 samples per 50 ms step)"
+# Every object exactly three times in three epochs of 64 reads each.
+assert_eq "GETs in the access log" 192 "$(grep -c '^/fast/obj-' "$T/web/logs/access.log")"
+assert_eq "each object 3 times" 64 "$(sort "$T/web/logs/access.log" | uniq -c | awk '$1 == 3' | wc -l)"
+: >"$T/web/logs/access.log"
+kill -USR1 "$NGINX_PID" # reopen the log
+
+# 2. A real all-reduce of 2 MiB after each step instead of the barrier, on a data set rank 0 lists and shares
+#    (nginx autoindex JSON): the same counts, the sizes from the listing, and the sync recorded.
+rb_mpirun 2 "$RB" load train "$URL/fast" --batch-size 8 --compute-time 20ms --grad-bytes 2MiB \
+    --out "$T/m2" --quiet >/dev/null 2>&1
+assert_eq "all-reduce: sync, bytes, steps, samples" '["allreduce",2097152,4,64]' \
+    "$(S m2 '[.workload.sync, .workload.grad_bytes, .train_epochs[0].steps, .train_epochs[0].samples]')"
+assert_eq "listing shared by rank 0: objects, size source, bytes, read" '[64,"listing",524288,524288]' \
+    "$(S m2 '[.dataset.objects, .dataset.bytes_source, .dataset.bytes, .train_epochs[0].bytes]')"
+assert_eq "listing requests" 1 "$(grep -c '^/fast/$' "$T/web/logs/access.log")"
+assert_jq "$T/m2/result.json" '.summary.train_epochs[0] | . as $e | ($e.samples_per_s - ([$e.ranks[].samples_per_s] | add) | fabs) < 1e-9 * $e.samples_per_s' \
+    "all-reduce: samples/s = sum over ranks"
+
+# 3. Throttled under two ranks: every rank starves (a read takes 10 x the compute), --strict exits 1.
+assert_exit 1 "throttled: --strict under mpirun" rb_mpirun 2 "$RB" load train "$URL/slow" --objects 16 --batch-size 2 \
+    -c 2 --compute-time 50ms --strict --out "$T/m3" --quiet
+assert_jq "$T/m3/result.json" '.summary.train_epochs[0].ranks | length == 2 and all(.au_pct < 90)' "throttled: each rank's AU < 90 %"
+assert_jq "$T/m3/result.json" '.summary.train_epochs[0].data_wait_p50_ns > 4 * 50000000' "throttled: data wait > 4 x compute"
+
+# 4. Bad input under mpirun: one line, from the first rank only.
+assert_exit 2 "too small under mpirun" rb_mpirun 2 "$RB" load train "$URL/fast" --objects 5 --batch-size 4 \
+    --compute-time 1ms --out "$T/m4"
+grep -c 'data set is too small' "$T/stderr" | grep -qx 1 || { cat "$T/stderr"; fail "expected the message once"; }
+ok "message once: $(grep 'too small' "$T/stderr")"
+assert_exit 2 "unknown workload under mpirun" rb_mpirun 2 "$RB" load train "$URL/fast" --workload bert
+grep -c 'expected resnet50' "$T/stderr" | grep -qx 1 || { cat "$T/stderr"; fail "expected the message once"; }
+ok "usage message once"
+
+# 5. SIGINT to mpirun during the second epoch: every rank stops after the same step, and the result keeps epoch 1.
+bg "${MPIRUN[@]}" -np 2 "$RB" load train "$URL/slow" --objects 32 --batch-size 2 -c 2 --compute-time 50ms --epochs 5 \
+    --interval 200ms --out "$T/int" --quiet >/dev/null 2>&1
+pid=$LAST_PID
+for _ in $(seq 150); do grep -q '"epoch-2"' "$T/int/intervals.jsonl" 2>/dev/null && break; sleep 0.1; done
+kill -INT "$pid"
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" != 0 ] || fail "mpirun exited 0 after SIGINT"
+ok "SIGINT: mpirun exit $rc"
+R=$T/int/result.json
+assert_jq "$R" '.summary.train_epochs[0] | .steps == 8 and (.ranks | all(.steps == 8))' "SIGINT: epoch 1 complete on both ranks"
+assert_jq "$R" '.summary.train_epochs[1].interrupted == true' "SIGINT: epoch 2 interrupted"
+assert_jq "$R" '.summary.train_epochs[1].ranks | (map(.steps) | max) - (map(.steps) | min) <= 1' \
+    "SIGINT: the ranks stopped within a step of each other"
+assert_jq "$R" '.checks[] | select(.name == "completed") | .passed == false' "SIGINT: completed check failed"
