@@ -270,7 +270,7 @@ static void render_phases(struct rb_buf *b, const struct rb_prom *p)
             if (!first)
                 continue;
             uint64_t n = 0;
-            for (size_t j = k; ph->err[j] && j < RB_STATS_ERR_MAX; j++)
+            for (size_t j = k; j < RB_STATS_ERR_MAX && ph->err[j]; j++)
                 if (strcmp(err_code_class(ph->err[j]), cc) == 0)
                     n += s->err[j];
             rb_buf_printf(b, "railbench_requests_total");
