@@ -606,9 +606,10 @@ int rb_report_main(int argc, char **argv)
 
     if ((rc = load_all(&R, &cli, flags)) != 0)
         goto oom;
+    /* Each directory that gave nothing has said why in its own line. */
     if (R.n == 0 || (R.compare && R.n != 2)) {
-        fprintf(stderr, "railbench: report: nothing to report%s\n",
-                R.compare ? " (--compare needs both runs)" : " (see the warnings above)");
+        if (R.compare)
+            fprintf(stderr, "railbench: --compare: needs both runs; %zu of 2 could be read\n", R.n);
         status = RB_EXIT_USAGE;
         goto done;
     }

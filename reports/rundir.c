@@ -19,6 +19,8 @@
 /* Points of a latency curve: p50, then x = 1/(1-q) from 10^0.4 to 10^6 in steps of 10^0.1. */
 #define CURVE_STEPS_PER_DECADE 10
 #define CURVE_MAX_DECADES 6
+/* A parse that fails this close to the end of unbalanced text failed because the text stops. */
+#define TRUNCATED_TAIL_BYTES 4096
 
 static void warn(struct rb_rundir *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void warn(struct rb_rundir *r, const char *fmt, ...)
@@ -35,6 +37,20 @@ static void warn(struct rb_rundir *r, const char *fmt, ...)
     w[r->nwarnings] = strdup(line);
     if (w[r->nwarnings])
         r->nwarnings++;
+}
+
+/* Adds to the last warning, so that one directory's trouble reads as one line. */
+static void warn_more(struct rb_rundir *r, const char *more)
+{
+    if (!r->nwarnings)
+        return;
+    char *w = r->warnings[r->nwarnings - 1];
+    size_t n = strlen(w);
+    char *nw = realloc(w, n + strlen(more) + 1);
+    if (!nw)
+        return;
+    strcpy(nw + n, more);
+    r->warnings[r->nwarnings - 1] = nw;
 }
 
 /* Walks a dotted path ("latency_ns.p99") through objects. */
@@ -205,30 +221,132 @@ fail:
     return rc;
 }
 
-/* Where a parse stopped, as "line L" for the message; "the end" when the text just stops. */
-static void parse_position(char *out, size_t outlen, const char *buf, size_t len, const char *end)
+/*
+ * Why a parse failed, for the message: text that stops inside a string or
+ * with brackets still open was cut short (a run killed while writing, a full
+ * disk); anything else is invalid where the parser stopped.
+ */
+static void parse_problem(char *out, size_t outlen, const char *buf, size_t len, const char *end)
 {
+    long depth = 0;
+    bool in_string = false, escaped = false;
+    int lines = 1;
+    for (size_t i = 0; i < len; i++) {
+        char c = buf[i];
+        lines += c == '\n';
+        if (in_string) {
+            if (escaped)
+                escaped = false;
+            else if (c == '\\')
+                escaped = true;
+            else if (c == '"')
+                in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            depth--;
+        }
+    }
     if (!end || end < buf || end > buf + len)
         end = buf + len;
-    size_t rest = len - (size_t)(end - buf);
-    bool at_end = true;
-    for (size_t i = 0; i < rest; i++)
-        if (!strchr(" \t\r\n", end[i]))
-            at_end = false;
+    /* Garbage has brackets too: only a parse that got near the end counts as cut short. */
+    size_t tail = (size_t)(buf + len - end);
+    if ((in_string || depth > 0) && tail <= TRUNCATED_TAIL_BYTES && 4 * tail <= len) {
+        snprintf(out, outlen, "it ends early at line %d (truncated?)", lines);
+        return;
+    }
     int line = 1;
     for (const char *c = buf; c < end; c++)
         line += *c == '\n';
-    if (at_end)
-        snprintf(out, outlen, "it ends early at line %d (truncated?)", line);
-    else
-        snprintf(out, outlen, "invalid JSON at line %d", line);
+    snprintf(out, outlen, "invalid JSON at line %d", line);
 }
 
-static struct rb_series *series_for(struct rb_rundir *r, const char *name)
+/*
+ * Names to slots, so that a run with thousands of phases (a collective per
+ * size and algorithm) is read in one pass, not one scan per interval line.
+ * Keys are borrowed and must outlive the index.
+ */
+struct name_index {
+    const char **keys;
+    size_t *vals;
+    size_t cap, n;
+};
+
+static size_t name_hash(const char *s)
 {
-    for (size_t i = 0; i < r->nseries; i++)
-        if (strcmp(r->series[i].name, name) == 0)
-            return &r->series[i];
+    size_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static bool index_get(const struct name_index *x, const char *key, size_t *val)
+{
+    if (!x->cap)
+        return false;
+    for (size_t i = name_hash(key) & (x->cap - 1);; i = (i + 1) & (x->cap - 1)) {
+        if (!x->keys[i])
+            return false;
+        if (strcmp(x->keys[i], key) == 0) {
+            *val = x->vals[i];
+            return true;
+        }
+    }
+}
+
+static int index_put(struct name_index *x, const char *key, size_t val)
+{
+    if (2 * (x->n + 1) > x->cap) {
+        struct name_index g = {0};
+        g.cap = x->cap ? 2 * x->cap : 64;
+        g.keys = calloc(g.cap, sizeof *g.keys);
+        g.vals = calloc(g.cap, sizeof *g.vals);
+        if (!g.keys || !g.vals) {
+            free(g.keys);
+            free(g.vals);
+            return -ENOMEM;
+        }
+        for (size_t i = 0; i < x->cap; i++)
+            if (x->keys[i])
+                index_put(&g, x->keys[i], x->vals[i]);
+        free(x->keys);
+        free(x->vals);
+        *x = g;
+    }
+    size_t i = name_hash(key) & (x->cap - 1);
+    while (x->keys[i])
+        i = (i + 1) & (x->cap - 1);
+    x->keys[i] = key;
+    x->vals[i] = val;
+    x->n++;
+    return 0;
+}
+
+static void index_free(struct name_index *x)
+{
+    free(x->keys);
+    free(x->vals);
+    memset(x, 0, sizeof *x);
+}
+
+/* What reading intervals.jsonl keeps between lines. */
+struct reader {
+    struct rb_rundir *r;
+    unsigned flags;
+    cJSON *rebuilt;          /* phases rebuilt from the lines, or NULL when result.json had them */
+    struct name_index series, phases;
+    cJSON **phase_v;         /* rebuilt phases by index */
+    size_t nphase;
+};
+
+static struct rb_series *series_for(struct reader *rd, const char *name)
+{
+    struct rb_rundir *r = rd->r;
+    size_t k;
+    if (index_get(&rd->series, name, &k))
+        return &r->series[k];
     struct rb_series *v = realloc(r->series, (r->nseries + 1) * sizeof *v);
     if (!v)
         return NULL;
@@ -237,15 +355,19 @@ static struct rb_series *series_for(struct rb_rundir *r, const char *name)
     memset(s, 0, sizeof *s);
     if (!(s->name = strdup(name)))
         return NULL;
+    if (index_put(&rd->series, s->name, r->nseries) != 0) {
+        free(s->name);
+        return NULL;
+    }
     r->nseries++;
     return s;
 }
 
-static void series_add(struct rb_rundir *r, const char *name, double t_s, double y)
+static void series_add(struct reader *rd, const char *name, double t_s, double y)
 {
     if (!isfinite(t_s) || !isfinite(y))
         return;
-    struct rb_series *s = series_for(r, name);
+    struct rb_series *s = series_for(rd, name);
     if (!s)
         return;
     if (s->n == s->cap) {
@@ -281,20 +403,20 @@ static double host_sum(const cJSON *host, const char *section, const char *field
 }
 
 /* A phase rebuilt from interval lines: sums of what every line counted. */
-static cJSON *rebuilt_phase(cJSON *phases, const char *name, const char *op)
+static cJSON *rebuilt_phase(struct reader *rd, const char *name, const char *op)
 {
-    cJSON *ph;
-    cJSON_ArrayForEach(ph, phases)
-    {
-        const char *n = rb_rundir_str(ph, "name");
-        if (n && strcmp(n, name) == 0)
-            return ph;
-    }
-    ph = cJSON_CreateObject();
+    size_t k;
+    if (index_get(&rd->phases, name, &k))
+        return rd->phase_v[k];
+    cJSON **v = realloc(rd->phase_v, (rd->nphase + 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    rd->phase_v = v;
+    cJSON *ph = cJSON_CreateObject();
     if (!ph)
         return NULL;
-    cJSON_AddItemToArray(phases, ph);
-    cJSON_AddStringToObject(ph, "name", name);
+    cJSON_AddItemToArray(rd->rebuilt, ph);
+    cJSON *n = cJSON_AddStringToObject(ph, "name", name);
     if (op)
         cJSON_AddStringToObject(ph, "op", op);
     cJSON_AddNumberToObject(ph, "count", 0);
@@ -303,6 +425,9 @@ static cJSON *rebuilt_phase(cJSON *phases, const char *name, const char *op)
     cJSON *e = cJSON_AddObjectToObject(ph, "errors");
     cJSON_AddNumberToObject(e, "total", 0);
     cJSON_AddNumberToObject(ph, "interval_lines", 0);
+    if (!n || index_put(&rd->phases, n->valuestring, rd->nphase) != 0)
+        return NULL;
+    v[rd->nphase++] = ph;
     return ph;
 }
 
@@ -314,31 +439,31 @@ static void add_to(cJSON *o, const char *path, double v)
 }
 
 /* One well-formed interval line: a point of the phase's series; a rebuilt phase when rebuilding. */
-static void interval_line(struct rb_rundir *r, const cJSON *line, unsigned flags, cJSON *rebuilt)
+static void interval_line(struct reader *rd, const cJSON *line)
 {
     const char *phase = rb_rundir_str(line, "phase");
     if (!phase)
         phase = "(unnamed)";
     double t_s = rb_rundir_num(line, "t_s");
     const cJSON *hosts = rb_rundir_array(line, "hosts");
-    if (flags & RB_RUNDIR_SERIES) {
+    if (rd->flags & RB_RUNDIR_SERIES) {
         const cJSON *h;
         char name[300];
         cJSON_ArrayForEach(h, hosts)
         {
             const char *host = rb_rundir_str(h, "host");
             snprintf(name, sizeof name, "%s net rx+tx", host ? host : "?");
-            series_add(r, name, t_s, host_sum(h, "net", "rx_bytes_per_s") + host_sum(h, "net", "tx_bytes_per_s") +
+            series_add(rd, name, t_s, host_sum(h, "net", "rx_bytes_per_s") + host_sum(h, "net", "tx_bytes_per_s") +
                                          host_sum(h, "ib", "rx_bytes_per_s") + host_sum(h, "ib", "tx_bytes_per_s"));
             snprintf(name, sizeof name, "%s disk r+w", host ? host : "?");
-            series_add(r, name, t_s,
+            series_add(rd, name, t_s,
                        host_sum(h, "disk", "read_bytes_per_s") + host_sum(h, "disk", "write_bytes_per_s"));
         }
         if (!hosts)
-            series_add(r, phase, t_s, rb_rundir_num(line, "throughput_bytes_per_s"));
+            series_add(rd, phase, t_s, rb_rundir_num(line, "throughput_bytes_per_s"));
     }
-    if (rebuilt && !hosts) {
-        cJSON *ph = rebuilt_phase(rebuilt, phase, rb_rundir_str(line, "op"));
+    if (rd->rebuilt && !hosts) {
+        cJSON *ph = rebuilt_phase(rd, phase, rb_rundir_str(line, "op"));
         if (!ph)
             return;
         add_to(ph, "count", rb_rundir_num(line, "count"));
@@ -356,6 +481,7 @@ static void interval_line(struct rb_rundir *r, const cJSON *line, unsigned flags
  */
 static int read_intervals(struct rb_rundir *r, unsigned flags, cJSON *rebuilt)
 {
+    struct reader rd = {.r = r, .flags = flags, .rebuilt = rebuilt};
     char path[4200];
     snprintf(path, sizeof path, "%s/intervals.jsonl", r->path);
     FILE *f = fopen(path, "rb");
@@ -386,10 +512,13 @@ static int read_intervals(struct rb_rundir *r, unsigned flags, cJSON *rebuilt)
             continue;
         }
         r->interval_lines++;
-        interval_line(r, j, flags, rebuilt);
+        interval_line(&rd, j);
         cJSON_Delete(j);
     }
     free(line);
+    index_free(&rd.series);
+    index_free(&rd.phases);
+    free(rd.phase_v);
     bool read_error = ferror(f) != 0;
     fclose(f);
     if (read_error)
@@ -505,7 +634,7 @@ static int read_result(struct rb_rundir *r)
     cJSON *root = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
     if (!root) {
         char where[96];
-        parse_position(where, sizeof where, buf, len, end);
+        parse_problem(where, sizeof where, buf, len, end);
         warn(r, "%s: %s", path, len ? where : "empty file");
         free(buf);
         return -EINVAL;
@@ -584,7 +713,7 @@ int rb_rundir_load(struct rb_rundir *r, const char *dir, unsigned flags)
         if (rc == -ENOENT && !had_result)
             warn(r, "%s: no result.json or intervals.jsonl; not a result directory", r->path);
         else if (rc == -ENOENT)
-            warn(r, "%s: no intervals.jsonl to fall back on; nothing to report", r->path);
+            warn_more(r, "; no intervals.jsonl to fall back on, so nothing to report");
         else
             warn(r, "%s/intervals.jsonl: no phase lines; nothing to report", r->path);
         return -ENODATA;
