@@ -172,8 +172,8 @@ void rb_rtable_cell_text(const struct rb_rtable *t, size_t row, size_t col, char
         snprintf(buf, len, "%s", (t->cols[col].flags & RB_RCOL_NOTE) ? "" : "-");
 }
 
-/* Whether a column appears in text output (md, CSV, HTML). */
-static bool shown(const struct rb_rtable *t, size_t col, bool json)
+/* Whether a column appears in text output (md, CSV, HTML), or in JSON. */
+static bool column_shown(const struct rb_rtable *t, size_t col, bool json)
 {
     const struct rb_rcol *c = &t->cols[col];
     if ((c->flags & RB_RCOL_JSON_ONLY) && !json)
@@ -186,6 +186,15 @@ static bool shown(const struct rb_rtable *t, size_t col, bool json)
             return true;
     }
     return false;
+}
+
+/* Which columns appear, worked out once per output (an optional column looks at every row). */
+static bool *visible(const struct rb_rtable *t, bool json)
+{
+    bool *v = calloc(t->ncols ? t->ncols : 1, sizeof *v);
+    for (size_t c = 0; v && c < t->ncols; c++)
+        v[c] = column_shown(t, c, json);
+    return v;
 }
 
 static bool right_aligned(const struct rb_rcol *c)
@@ -228,8 +237,11 @@ static void md_escape(char *out, size_t len, const char *s)
 void rb_rtable_md(const struct rb_rtable *t, struct rb_buf *out)
 {
     size_t *width = calloc(t->ncols ? t->ncols : 1, sizeof *width);
+    bool *vis = visible(t, false);
     char raw[CELL_MAX], esc[2 * CELL_MAX];
-    if (!width) {
+    if (!width || !vis) {
+        free(width);
+        free(vis);
         out->oom = true;
         return;
     }
@@ -250,7 +262,7 @@ void rb_rtable_md(const struct rb_rtable *t, struct rb_buf *out)
     rb_buf_printf(out, "## %s\n\n", esc);
     for (int pass = 0; pass < 2; pass++) {
         for (size_t c = 0; c < t->ncols; c++) {
-            if (!shown(t, c, false))
+            if (!vis[c])
                 continue;
             if (pass == 0) {
                 md_escape(esc, sizeof esc, t->cols[c].head);
@@ -270,7 +282,7 @@ void rb_rtable_md(const struct rb_rtable *t, struct rb_buf *out)
     }
     for (size_t r = 0; r < t->nrows; r++) {
         for (size_t c = 0; c < t->ncols; c++) {
-            if (!shown(t, c, false))
+            if (!vis[c])
                 continue;
             rb_rtable_cell_text(t, r, c, raw, sizeof raw);
             md_escape(esc, sizeof esc, raw);
@@ -291,6 +303,7 @@ void rb_rtable_md(const struct rb_rtable *t, struct rb_buf *out)
     }
     rb_buf_printf(out, "\n");
     free(width);
+    free(vis);
 }
 
 /* RFC 4180: quoted when it holds a comma, quote or line break; quotes doubled. */
@@ -312,13 +325,18 @@ static void csv_field(struct rb_buf *out, const char *s)
 void rb_rtable_csv(const struct rb_rtable *t, struct rb_buf *out)
 {
     char buf[CELL_MAX];
+    bool *vis = visible(t, false);
+    if (!vis) {
+        out->oom = true;
+        return;
+    }
     rb_buf_printf(out, "# ");
     for (const char *p = t->title; *p; p++)
         rb_buf_append(out, (*p == '\n' || *p == '\r') ? " " : p, 1);
     rb_buf_printf(out, "\n");
     bool first = true;
     for (size_t c = 0; c < t->ncols; c++) {
-        if (!shown(t, c, false))
+        if (!vis[c])
             continue;
         if (!first)
             rb_buf_append(out, ",", 1);
@@ -329,7 +347,7 @@ void rb_rtable_csv(const struct rb_rtable *t, struct rb_buf *out)
     for (size_t r = 0; r < t->nrows; r++) {
         first = true;
         for (size_t c = 0; c < t->ncols; c++) {
-            if (!shown(t, c, false))
+            if (!vis[c])
                 continue;
             if (!first)
                 rb_buf_append(out, ",", 1);
@@ -349,18 +367,24 @@ void rb_rtable_csv(const struct rb_rtable *t, struct rb_buf *out)
         rb_buf_printf(out, "\n");
     }
     rb_buf_printf(out, "\n");
+    free(vis);
 }
 
 void rb_rtable_html(const struct rb_rtable *t, struct rb_buf *out)
 {
     char buf[CELL_MAX];
+    bool *vis = visible(t, false);
+    if (!vis) {
+        out->oom = true;
+        return;
+    }
     rb_buf_printf(out, "<h3>");
     rb_html_escape(out, t->title);
     rb_buf_printf(out, "</h3>\n<div class=\"wrap\"><table data-table=\"");
     rb_html_escape(out, t->id);
     rb_buf_printf(out, "\">\n<thead><tr>");
     for (size_t c = 0; c < t->ncols; c++) {
-        if (!shown(t, c, false))
+        if (!vis[c])
             continue;
         rb_buf_printf(out, "<th>");
         rb_html_escape(out, t->cols[c].head);
@@ -370,7 +394,7 @@ void rb_rtable_html(const struct rb_rtable *t, struct rb_buf *out)
     for (size_t r = 0; r < t->nrows; r++) {
         rb_buf_printf(out, "<tr>");
         for (size_t c = 0; c < t->ncols; c++) {
-            if (!shown(t, c, false))
+            if (!vis[c])
                 continue;
             rb_rtable_cell_text(t, r, c, buf, sizeof buf);
             const char *cls = right_aligned(&t->cols[c]) ? "num" : NULL;
@@ -385,6 +409,7 @@ void rb_rtable_html(const struct rb_rtable *t, struct rb_buf *out)
         rb_buf_printf(out, "</tr>\n");
     }
     rb_buf_printf(out, "</tbody></table></div>\n");
+    free(vis);
     if (t->nnotes) {
         rb_buf_printf(out, "<ul class=\"notes\">\n");
         for (size_t i = 0; i < t->nnotes; i++) {
@@ -399,13 +424,17 @@ void rb_rtable_html(const struct rb_rtable *t, struct rb_buf *out)
 cJSON *rb_rtable_json(const struct rb_rtable *t)
 {
     cJSON *o = cJSON_CreateObject();
-    if (!o)
+    bool *vis = visible(t, true);
+    if (!o || !vis) {
+        cJSON_Delete(o);
+        free(vis);
         return NULL;
+    }
     cJSON_AddStringToObject(o, "id", t->id);
     cJSON_AddStringToObject(o, "title", t->title);
     cJSON *cols = cJSON_AddArrayToObject(o, "columns");
     for (size_t c = 0; c < t->ncols; c++) {
-        if (!shown(t, c, true))
+        if (!vis[c])
             continue;
         cJSON *col = cJSON_CreateObject();
         cJSON_AddItemToArray(cols, col);
@@ -417,7 +446,7 @@ cJSON *rb_rtable_json(const struct rb_rtable *t)
         cJSON *row = cJSON_CreateObject();
         cJSON_AddItemToArray(rows, row);
         for (size_t c = 0; c < t->ncols; c++) {
-            if (!shown(t, c, true))
+            if (!vis[c])
                 continue;
             const struct rb_rcell *x = &t->cells[r * t->ncols + c];
             const char *k = t->cols[c].key;
@@ -432,6 +461,7 @@ cJSON *rb_rtable_json(const struct rb_rtable *t)
     cJSON *notes = cJSON_AddArrayToObject(o, "notes");
     for (size_t i = 0; i < t->nnotes; i++)
         cJSON_AddItemToArray(notes, cJSON_CreateString(t->notes[i]));
+    free(vis);
     if (!cols || !rows || !notes) {
         cJSON_Delete(o);
         return NULL;
