@@ -12,4 +12,9 @@ echo "== host counters under mpirun -np 2 (3 s)"
 mpirun --oversubscribe -np 2 "$RB" fabric counters --duration 3s --out "$out/counters" --quiet >/dev/null
 cat "$out/counters/table.md"
 echo
+# Last: one report over every run above (a directory of runs stands for all of them).
+echo "== railbench report over everything the demo ran"
+"$RB" report "$out" -o "$out/report.md" --html "$out/report.html" --quiet
+cat "$out/report.md"
 echo "results: $out"
+echo "HTML report: $out/report.html"
