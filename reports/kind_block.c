@@ -32,20 +32,20 @@ static void point_desc(char *buf, size_t len, const cJSON *p, bool with_bs)
 {
     char bs[48] = "", size[32];
     if (with_bs) {
-        rk_size(size, sizeof size, rb_rundir_num(p, "bs"));
+        rb_report_size(size, sizeof size, rb_rundir_num(p, "bs"));
         snprintf(bs, sizeof bs, "bs %s, ", size);
     }
     snprintf(buf, len, "outstanding %.0f (%siodepth %.0f, jobs %.0f)", rb_rundir_num(p, "outstanding"), bs,
              rb_rundir_num(p, "iodepth"), rb_rundir_num(p, "numjobs"));
 }
 
-static void notes(struct rb_rtable *t, const struct rk_set *s, size_t i)
+static void notes(struct rb_rtable *t, const struct rb_report_set *s, size_t i)
 {
     const cJSON *sum = s->runs[i]->summary;
     const char *rw = rb_rundir_str(sum, "rw"), *engine = rb_rundir_str(sum, "engine"),
                *fio = rb_rundir_str(sum, "fio_version");
     double ranks = rb_rundir_num(s->runs[i]->root, "mpi.size");
-    rk_note(t, s, i, "%s, %s direct=%.0f, %s, %.0f rank(s); IOPS and MiB/s summed over ranks, clat over every I/O",
+    rb_report_note(t, s, i, "%s, %s direct=%.0f, %s, %.0f rank(s); IOPS and MiB/s summed over ranks, clat over every I/O",
             rw ? rw : "?", engine ? engine : "?", rb_rundir_num(sum, "direct"), fio ? fio : "fio",
             isfinite(ranks) ? ranks : 1);
     const cJSON *k;
@@ -53,13 +53,13 @@ static void notes(struct rb_rtable *t, const struct rk_set *s, size_t i)
     {
         const cJSON *pt = cJSON_GetObjectItemCaseSensitive(k, "point"), *next = cJSON_GetObjectItemCaseSensitive(k, "next");
         char bs[32], desc[160];
-        rk_size(bs, sizeof bs, rb_rundir_num(k, "bs"));
+        rb_report_size(bs, sizeof bs, rb_rundir_num(k, "bs"));
         if (!cJSON_IsObject(pt)) {
-            rk_note(t, s, i, "knee (bs %s): none, IOPS kept growing", bs);
+            rb_report_note(t, s, i, "knee (bs %s): none, IOPS kept growing", bs);
             continue;
         }
         point_desc(desc, sizeof desc, pt, false);
-        rk_note(t, s, i, "knee (bs %s): %s at %.0f IOPS; the next step to outstanding %.0f changes IOPS by %+.1f %% "
+        rb_report_note(t, s, i, "knee (bs %s): %s at %.0f IOPS; the next step to outstanding %.0f changes IOPS by %+.1f %% "
                          "and clat p99 by %+.0f %%",
                 bs, desc, rb_rundir_num(pt, "iops"), rb_rundir_num(next, "outstanding"),
                 rb_rundir_num(k, "iops_gain_pct"), rb_rundir_num(k, "p99_growth_pct"));
@@ -70,16 +70,16 @@ static void notes(struct rb_rtable *t, const struct rk_set *s, size_t i)
         char desc[160];
         if (cJSON_IsObject(best)) {
             point_desc(desc, sizeof desc, best, true);
-            rk_note(t, s, i, "SLO %s: highest IOPS %.0f at %s", expr, rb_rundir_num(best, "iops"), desc);
+            rb_report_note(t, s, i, "SLO %s: highest IOPS %.0f at %s", expr, rb_rundir_num(best, "iops"), desc);
         } else {
-            rk_note(t, s, i, "SLO %s: no point meets it", expr);
+            rb_report_note(t, s, i, "SLO %s: no point meets it", expr);
         }
     }
 }
 
-static void tables(const struct rk_set *s, struct rk_tables *out)
+static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
 {
-    struct rb_rtable *t = rk_table(out, s, "block", "Block: IOPS against latency (fio)");
+    struct rb_rtable *t = rb_report_table(out, s, "block", "Block: IOPS against latency (fio)");
     if (!t)
         return;
     const double us = 1e-3;
@@ -104,11 +104,11 @@ static void tables(const struct rk_set *s, struct rk_tables *out)
         const cJSON *p;
         cJSON_ArrayForEach(p, rb_rundir_array(sum, "block_points"))
         {
-            size_t r = rk_row(t, s, i);
+            size_t r = rb_report_row(t, s, i);
             for (size_t f = 0; f < sizeof figs / sizeof figs[0]; f++)
                 rb_rtable_num(t, r, figs[f], rb_rundir_num(p, figs[f]));
             rb_rtable_text(t, r, "rw", rb_rundir_str(p, "rw"));
-            rk_latency_cells(t, r, "clat", cJSON_GetObjectItemCaseSensitive(p, "clat_ns"));
+            rb_report_latency_cells(t, r, "clat", cJSON_GetObjectItemCaseSensitive(p, "clat_ns"));
             bool knee = is_knee(sum, idx);
             rb_rtable_text(t, r, "note", knee && idx == best ? "knee, best within SLO"
                                          : knee               ? "knee"
@@ -137,7 +137,7 @@ static void slo_percentile(const cJSON *sum, char *key, size_t len, char *label,
 }
 
 /* IOPS against the SLO's latency percentile, one series per block size, the SLO as a line and the knee circled. */
-static void plot_iops(const struct rk_set *s, struct rb_buf *html)
+static void plot_iops(const struct rb_report_set *s, struct rb_buf *html)
 {
     char key[32], what[32], ytitle[96], title[128];
     slo_percentile(s->runs[0]->summary, key, sizeof key, what, sizeof what);
@@ -164,10 +164,10 @@ static void plot_iops(const struct rk_set *s, struct rb_buf *html)
                 k++;
             if (k == nbs && nbs < 16) {
                 char b[32], what_bs[96], name[512];
-                rk_size(b, sizeof b, bs);
+                rb_report_size(b, sizeof b, bs);
                 const char *rw = rb_rundir_str(pt, "rw");
                 snprintf(what_bs, sizeof what_bs, "bs %s %s", b, rw ? rw : "");
-                rk_series_name(name, sizeof name, s, i, what_bs);
+                rb_report_series_name(name, sizeof name, s, i, what_bs);
                 bs_of[nbs] = bs;
                 series[nbs++] = rb_plot_series(p, name);
             }
@@ -186,13 +186,13 @@ static void plot_iops(const struct rk_set *s, struct rb_buf *html)
             rb_plot_ref(p, bound, label);
         }
     }
-    rk_plot_emit(p, html);
+    rb_report_plot_emit(p, html);
 }
 
-static void plots(const struct rk_set *s, struct rb_buf *html)
+static void plots(const struct rb_report_set *s, struct rb_buf *html)
 {
     plot_iops(s, html);
-    rk_plot_latency(s, html);
+    rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rk_block = {"block", detect, tables, plots};
+const struct rb_report_kind rb_report_kind_block = {"block", detect, tables, plots};

@@ -25,7 +25,7 @@ static bool detect_sim(const struct rb_rundir *r)
 }
 
 /* nccl-tests' closing lines: the mean busbw over every row and both halves, and the wrong values. */
-static void closing_notes(struct rb_rtable *t, const struct rk_set *s, size_t i, bool pred)
+static void closing_notes(struct rb_rtable *t, const struct rb_report_set *s, size_t i, bool pred)
 {
     const cJSON *sum = s->runs[i]->summary;
     double avg = rb_rundir_num(sum, "avg_busbw_gbps");
@@ -47,23 +47,23 @@ static void closing_notes(struct rb_rtable *t, const struct rk_set *s, size_t i,
         avg = n ? total / (double)n : NAN;
     }
     if (isfinite(avg))
-        rk_note(t, s, i, "Avg bus bandwidth: %g GB/s%s", avg, pred ? " (predicted)" : "");
+        rb_report_note(t, s, i, "Avg bus bandwidth: %g GB/s%s", avg, pred ? " (predicted)" : "");
     double wrong = rb_rundir_num(sum, "wrong_total");
     if (pred)
-        rk_note(t, s, i, "Out of bounds values: N/A (predicted by the alpha-beta model; no data moved)");
+        rb_report_note(t, s, i, "Out of bounds values: N/A (predicted by the alpha-beta model; no data moved)");
     else if (isfinite(wrong))
-        rk_note(t, s, i, "Out of bounds values: %.0f %s", wrong, wrong == 0 ? "OK" : "FAILED");
+        rb_report_note(t, s, i, "Out of bounds values: %.0f %s", wrong, wrong == 0 ? "OK" : "FAILED");
     else
-        rk_note(t, s, i, "Out of bounds values: N/A (not checked)");
+        rb_report_note(t, s, i, "Out of bounds values: N/A (not checked)");
     const char *topo = rb_rundir_str(sum, "topology.name"), *kind = rb_rundir_str(sum, "topology.kind");
     if (pred && topo)
-        rk_note(t, s, i, "topology %s (%s), PXN %s", topo, kind ? kind : "?",
+        rb_report_note(t, s, i, "topology %s (%s), PXN %s", topo, kind ? kind : "?",
                 cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sum, "pxn")) ? "on" : "off");
     double e0 = rb_rundir_num(sum, "calibration.mean_abs_error_default"),
            e1 = rb_rundir_num(sum, "calibration.mean_abs_error_calibrated");
     const char *src = rb_rundir_str(sum, "calibration.source");
     if (isfinite(e0) && isfinite(e1))
-        rk_note(t, s, i, "calibrated against %s: mean absolute error %.1f %% before, %.1f %% after", src ? src : "?",
+        rb_report_note(t, s, i, "calibrated against %s: mean absolute error %.1f %% before, %.1f %% after", src ? src : "?",
                 100 * e0, 100 * e1);
 }
 
@@ -77,10 +77,10 @@ static void wrong_cell(struct rb_rtable *t, size_t r, const char *key, const cJS
         rb_rtable_text(t, r, key, "N/A");
 }
 
-static void coll_table(const struct rk_set *s, struct rk_tables *out, bool pred)
+static void coll_table(const struct rb_report_set *s, struct rb_report_tables *out, bool pred)
 {
     struct rb_rtable *t =
-        rk_table(out, s, "collectives",
+        rb_report_table(out, s, "collectives",
                  pred ? "Collectives predicted by fabric sim (nccl-tests columns)" : "Collectives (nccl-tests columns)");
     if (!t)
         return;
@@ -110,7 +110,7 @@ static void coll_table(const struct rk_set *s, struct rk_tables *out, bool pred)
         const cJSON *row;
         cJSON_ArrayForEach(row, rb_rundir_array(s->runs[i]->summary, "collective_rows"))
         {
-            size_t r = rk_row(t, s, i);
+            size_t r = rb_report_row(t, s, i);
             for (size_t k = 0; k < sizeof text / sizeof text[0]; k++)
                 rb_rtable_text(t, r, text[k], rb_rundir_str(row, text[k]));
             for (size_t k = 0; k < sizeof num / sizeof num[0]; k++)
@@ -135,18 +135,18 @@ static void coll_table(const struct rk_set *s, struct rk_tables *out, bool pred)
                       "allgather, reducescatter, alltoall (n-1)/n; others 1), as nccl-tests computes it");
 }
 
-static void tables_coll(const struct rk_set *s, struct rk_tables *out)
+static void tables_coll(const struct rb_report_set *s, struct rb_report_tables *out)
 {
     coll_table(s, out, false);
 }
 
-static void tables_sim(const struct rk_set *s, struct rk_tables *out)
+static void tables_sim(const struct rb_report_set *s, struct rb_report_tables *out)
 {
     coll_table(s, out, true);
 }
 
 /* One plot per collective: out-of-place busbw against message size, one series per algorithm (and design). */
-static void plots(const struct rk_set *s, struct rb_buf *html)
+static void plots(const struct rb_report_set *s, struct rb_buf *html)
 {
     const char *colls[32];
     size_t ncolls = 0;
@@ -193,15 +193,15 @@ static void plots(const struct rk_set *s, struct rb_buf *html)
                     if (nnames == sizeof names / sizeof names[0])
                         continue;
                     snprintf(names[nnames], sizeof names[0], "%s", what);
-                    rk_series_name(name, sizeof name, s, i, what);
+                    rb_report_series_name(name, sizeof name, s, i, what);
                     idx[nnames++] = rb_plot_series(p, name);
                 }
                 rb_plot_point(p, idx[k], rb_rundir_num(row, "size_bytes"), rb_rundir_num(row, "oop.busbw_gbps"));
             }
         }
-        rk_plot_emit(p, html);
+        rb_report_plot_emit(p, html);
     }
 }
 
-const struct rb_report_kind rk_coll = {"coll", detect_coll, tables_coll, plots};
-const struct rb_report_kind rk_sim = {"fabric sim", detect_sim, tables_sim, plots};
+const struct rb_report_kind rb_report_kind_coll = {"coll", detect_coll, tables_coll, plots};
+const struct rb_report_kind rb_report_kind_sim = {"fabric sim", detect_sim, tables_sim, plots};

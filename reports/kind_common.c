@@ -13,7 +13,7 @@
 
 #define LABEL_KEY_PREFIX "label_"
 
-int rk_set_init(struct rk_set *s, struct rb_rundir *const *runs, size_t n)
+int rb_report_set_init(struct rb_report_set *s, struct rb_rundir *const *runs, size_t n)
 {
     memset(s, 0, sizeof *s);
     s->runs = runs;
@@ -39,7 +39,7 @@ int rk_set_init(struct rk_set *s, struct rb_rundir *const *runs, size_t n)
     return 0;
 }
 
-void rk_set_free(struct rk_set *s)
+void rb_report_set_free(struct rb_report_set *s)
 {
     if (!s)
         return;
@@ -47,7 +47,7 @@ void rk_set_free(struct rk_set *s)
     memset(s, 0, sizeof *s);
 }
 
-void rk_tables_add(struct rk_tables *out, struct rb_rtable *t)
+void rb_report_tables_add(struct rb_report_tables *out, struct rb_rtable *t)
 {
     if (!t) {
         out->oom = true;
@@ -67,7 +67,7 @@ void rk_tables_add(struct rk_tables *out, struct rb_rtable *t)
     out->v[out->n++] = t;
 }
 
-void rk_tables_free(struct rk_tables *out)
+void rb_report_tables_free(struct rb_report_tables *out)
 {
     if (!out)
         return;
@@ -77,7 +77,8 @@ void rk_tables_free(struct rk_tables *out)
     memset(out, 0, sizeof *out);
 }
 
-struct rb_rtable *rk_table(struct rk_tables *out, const struct rk_set *s, const char *id, const char *title)
+struct rb_rtable *rb_report_table(struct rb_report_tables *out, const struct rb_report_set *s, const char *id,
+                                  const char *title)
 {
     struct rb_rtable *t = rb_rtable_new(id, title);
     if (t && s->n > 1) {
@@ -89,11 +90,11 @@ struct rb_rtable *rk_table(struct rk_tables *out, const struct rk_set *s, const 
         }
     }
     size_t before = out->n;
-    rk_tables_add(out, t);
+    rb_report_tables_add(out, t);
     return out->n > before ? t : NULL;
 }
 
-size_t rk_row(struct rb_rtable *t, const struct rk_set *s, size_t i)
+size_t rb_report_row(struct rb_rtable *t, const struct rb_report_set *s, size_t i)
 {
     size_t r = rb_rtable_row(t);
     if (s->n > 1) {
@@ -107,7 +108,7 @@ size_t rk_row(struct rb_rtable *t, const struct rk_set *s, size_t i)
     return r;
 }
 
-void rk_note(struct rb_rtable *t, const struct rk_set *s, size_t i, const char *fmt, ...)
+void rb_report_note(struct rb_rtable *t, const struct rb_report_set *s, size_t i, const char *fmt, ...)
 {
     char text[1800];
     va_list ap;
@@ -120,7 +121,7 @@ void rk_note(struct rb_rtable *t, const struct rk_set *s, size_t i, const char *
         rb_rtable_note(t, "%s", text);
 }
 
-void rk_series_name(char *buf, size_t len, const struct rk_set *s, size_t i, const char *what)
+void rb_report_series_name(char *buf, size_t len, const struct rb_report_set *s, size_t i, const char *what)
 {
     if (s->n > 1)
         snprintf(buf, len, "%s: %s", s->runs[i]->name, what);
@@ -128,7 +129,7 @@ void rk_series_name(char *buf, size_t len, const struct rk_set *s, size_t i, con
         snprintf(buf, len, "%s", what);
 }
 
-void rk_plot_emit(struct rb_plot *p, struct rb_buf *html)
+void rb_report_plot_emit(struct rb_plot *p, struct rb_buf *html)
 {
     if (!p)
         return;
@@ -137,7 +138,7 @@ void rk_plot_emit(struct rb_plot *p, struct rb_buf *html)
     rb_plot_free(p);
 }
 
-void rk_size(char *buf, size_t len, double bytes)
+void rb_report_size(char *buf, size_t len, double bytes)
 {
     if (isfinite(bytes) && bytes >= 0 && bytes < 1.8e19)
         rb_format_size(buf, len, (uint64_t)bytes);
@@ -145,7 +146,7 @@ void rk_size(char *buf, size_t len, double bytes)
         snprintf(buf, len, "?");
 }
 
-void rk_latency_cells(struct rb_rtable *t, size_t r, const char *prefix, const cJSON *obj)
+void rb_report_latency_cells(struct rb_rtable *t, size_t r, const char *prefix, const cJSON *obj)
 {
     static const char *const figs[] = {"min", "mean", "p50", "p90", "p99", "p999", "p9999", "max"};
     char key[96];
@@ -155,7 +156,7 @@ void rk_latency_cells(struct rb_rtable *t, size_t r, const char *prefix, const c
     }
 }
 
-void rk_plot_throughput(const struct rk_set *s, struct rb_buf *html)
+void rb_report_plot_throughput(const struct rb_report_set *s, struct rb_buf *html)
 {
     double max = 0;
     for (size_t i = 0; i < s->n; i++)
@@ -174,7 +175,7 @@ void rk_plot_throughput(const struct rk_set *s, struct rb_buf *html)
     for (size_t i = 0; i < s->n; i++) {
         const struct rb_rundir *r = s->runs[i];
         for (size_t k = 0; k < r->nseries; k++) {
-            rk_series_name(name, sizeof name, s, i, r->series[k].name);
+            rb_report_series_name(name, sizeof name, s, i, r->series[k].name);
             int si = rb_plot_series(p, name);
             for (size_t j = 0; j < r->series[k].n; j++)
                 rb_plot_point(p, si, r->series[k].t_s[j], r->series[k].bytes_per_s[j]);
@@ -185,10 +186,10 @@ void rk_plot_throughput(const struct rk_set *s, struct rb_buf *html)
         rb_plot_free(p);
         return;
     }
-    rk_plot_emit(p, html);
+    rb_report_plot_emit(p, html);
 }
 
-void rk_plot_latency(const struct rk_set *s, struct rb_buf *html)
+void rb_report_plot_latency(const struct rb_report_set *s, struct rb_buf *html)
 {
     double max = 0;
     for (size_t i = 0; i < s->n; i++)
@@ -215,11 +216,11 @@ void rk_plot_latency(const struct rk_set *s, struct rb_buf *html)
     for (size_t i = 0; i < s->n; i++) {
         const struct rb_rundir *r = s->runs[i];
         for (size_t k = 0; k < r->ncurves; k++) {
-            rk_series_name(name, sizeof name, s, i, r->curves[k].phase);
+            rb_report_series_name(name, sizeof name, s, i, r->curves[k].phase);
             int si = rb_plot_series(p, name);
             for (size_t j = 0; j < r->curves[k].n; j++)
                 rb_plot_point(p, si, r->curves[k].q_pct[j], r->curves[k].lat_ns[j]);
         }
     }
-    rk_plot_emit(p, html);
+    rb_report_plot_emit(p, html);
 }

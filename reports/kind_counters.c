@@ -36,9 +36,9 @@ static double max_field(const cJSON *host, const char *section, const char *fiel
     return m;
 }
 
-static void tables(const struct rk_set *s, struct rk_tables *out)
+static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
 {
-    struct rb_rtable *t = rk_table(out, s, "counters", "Host counters over the run");
+    struct rb_rtable *t = rb_report_table(out, s, "counters", "Host counters over the run");
     if (!t)
         return;
     rb_rtable_col(t, "host", "host", RB_RF_TEXT, 0, 1, RB_RCOL_KEY);
@@ -57,7 +57,7 @@ static void tables(const struct rk_set *s, struct rk_tables *out)
         const cJSON *h;
         cJSON_ArrayForEach(h, s->runs[i]->summary)
         {
-            size_t r = rk_row(t, s, i);
+            size_t r = rb_report_row(t, s, i);
             rb_rtable_text(t, r, "host", rb_rundir_str(h, "host"));
             rb_rtable_num(t, r, "disk_read_iops", sum_field(h, "disk", "read_iops"));
             rb_rtable_num(t, r, "disk_write_iops", sum_field(h, "disk", "write_iops"));
@@ -73,12 +73,13 @@ static void tables(const struct rk_set *s, struct rk_tables *out)
                 dur = rb_rundir_num(h, "duration_s");
         }
         if (isfinite(dur))
-            rk_note(t, s, i, "rates over %.1f s; disks and interfaces summed per host, util %% of the busiest disk", dur);
+            rb_report_note(t, s, i, "rates over %.1f s; disks and interfaces summed per host, util %% of the busiest disk",
+                           dur);
     }
 }
 
 /* Network and disk bytes per host over time, from the interval lines. */
-static void plots(const struct rk_set *s, struct rb_buf *html)
+static void plots(const struct rb_report_set *s, struct rb_buf *html)
 {
     struct rb_plot *p = rb_plot_new("host-rates", "Host network and disk rates over time");
     if (!p)
@@ -91,13 +92,13 @@ static void plots(const struct rk_set *s, struct rb_buf *html)
     for (size_t i = 0; i < s->n; i++) {
         for (size_t k = 0; k < s->runs[i]->nseries; k++) {
             const struct rb_series *ser = &s->runs[i]->series[k];
-            rk_series_name(name, sizeof name, s, i, ser->name);
+            rb_report_series_name(name, sizeof name, s, i, ser->name);
             int si = rb_plot_series(p, name);
             for (size_t j = 0; j < ser->n; j++)
                 rb_plot_point(p, si, ser->t_s[j], ser->bytes_per_s[j]);
         }
     }
-    rk_plot_emit(p, html);
+    rb_report_plot_emit(p, html);
 }
 
-const struct rb_report_kind rk_counters = {"fabric counters", detect, tables, plots};
+const struct rb_report_kind rb_report_kind_counters = {"fabric counters", detect, tables, plots};

@@ -15,7 +15,7 @@ static const char *const err_classes[] = {"connect",    "timeout",  "reset",
                                           "http_4xx",   "http_5xx", "short_read",
                                           "checksum",   "too_many_redirects", "other"};
 
-static void run_notes(struct rb_rtable *t, const struct rk_set *s, size_t i)
+static void run_notes(struct rb_rtable *t, const struct rb_report_set *s, size_t i)
 {
     const cJSON *sum = s->runs[i]->summary;
     const char *target = rb_rundir_str(sum, "target");
@@ -27,7 +27,7 @@ static void run_notes(struct rb_rtable *t, const struct rk_set *s, size_t i)
     else
         snprintf(loop, sizeof loop, "closed loop");
     if (isfinite(ranks) && isfinite(threads) && isfinite(inflight))
-        rk_note(t, s, i, "%s: %.0f rank(s) x %.0f thread(s) x %.0f in flight, %s", target ? target : "target", ranks,
+        rb_report_note(t, s, i, "%s: %.0f rank(s) x %.0f thread(s) x %.0f in flight, %s", target ? target : "target", ranks,
                 threads, inflight, loop);
 
     const cJSON *op;
@@ -44,21 +44,21 @@ static void run_notes(struct rb_rtable *t, const struct rk_set *s, size_t i)
         }
         const char *name = rb_rundir_str(op, "phase");
         if (n)
-            rk_note(t, s, i, "%s errors: %s", name ? name : "?", errs);
+            rb_report_note(t, s, i, "%s errors: %s", name ? name : "?", errs);
         double hit = rb_rundir_num(op, "extra.cache_hit"), miss = rb_rundir_num(op, "extra.cache_miss"),
                other = rb_rundir_num(op, "extra.cache_other"), absent = rb_rundir_num(op, "extra.cache_absent");
         if (hit > 0 || miss > 0 || other > 0)
-            rk_note(t, s, i, "%s cache status: hit %.0f, miss %.0f, other %.0f, absent %.0f", name ? name : "?", hit,
+            rb_report_note(t, s, i, "%s cache status: hit %.0f, miss %.0f, other %.0f, absent %.0f", name ? name : "?", hit,
                     miss, other, absent);
         double redirects = rb_rundir_num(op, "extra.redirects");
         if (redirects > 0)
-            rk_note(t, s, i, "%s redirects followed: %.0f", name ? name : "?", redirects);
+            rb_report_note(t, s, i, "%s redirects followed: %.0f", name ? name : "?", redirects);
     }
 }
 
-static void tables(const struct rk_set *s, struct rk_tables *out)
+static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
 {
-    struct rb_rtable *t = rk_table(out, s, "load", "Object load: per operation (warp-style)");
+    struct rb_rtable *t = rb_report_table(out, s, "load", "Object load: per operation (warp-style)");
     if (!t)
         return;
     const double ms = 1e-6;
@@ -85,15 +85,15 @@ static void tables(const struct rk_set *s, struct rk_tables *out)
         const cJSON *op;
         cJSON_ArrayForEach(op, rb_rundir_array(s->runs[i]->summary, "ops"))
         {
-            size_t r = rk_row(t, s, i);
+            size_t r = rb_report_row(t, s, i);
             rb_rtable_text(t, r, "op", rb_rundir_str(op, "op"));
             rb_rtable_text(t, r, "phase", rb_rundir_str(op, "phase"));
             rb_rtable_num(t, r, "requests", rb_rundir_num(op, "requests"));
             rb_rtable_num(t, r, "errors", rb_rundir_num(op, "errors.total"));
             rb_rtable_num(t, r, "throughput_bytes_per_s", rb_rundir_num(op, "throughput_bytes_per_s"));
             rb_rtable_num(t, r, "ops_per_s", rb_rundir_num(op, "ops_per_s"));
-            rk_latency_cells(t, r, "latency", cJSON_GetObjectItemCaseSensitive(op, "latency_ns"));
-            rk_latency_cells(t, r, "ttfb", cJSON_GetObjectItemCaseSensitive(op, "ttfb_ns"));
+            rb_report_latency_cells(t, r, "latency", cJSON_GetObjectItemCaseSensitive(op, "latency_ns"));
+            rb_report_latency_cells(t, r, "ttfb", cJSON_GetObjectItemCaseSensitive(op, "ttfb_ns"));
             if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(op, "open_loop")))
                 rb_rtable_num(t, r, "latency_uncorrected_p99_ns", rb_rundir_num(op, "latency_uncorrected_ns.p99"));
             rb_rtable_num(t, r, "segment_fastest_bytes_per_s", rb_rundir_num(op, "segments.fastest_bytes_per_s"));
@@ -104,10 +104,10 @@ static void tables(const struct rk_set *s, struct rk_tables *out)
     }
 }
 
-static void plots(const struct rk_set *s, struct rb_buf *html)
+static void plots(const struct rb_report_set *s, struct rb_buf *html)
 {
-    rk_plot_throughput(s, html);
-    rk_plot_latency(s, html);
+    rb_report_plot_throughput(s, html);
+    rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rk_load = {"load get|put", detect, tables, plots};
+const struct rb_report_kind rb_report_kind_load = {"load get|put", detect, tables, plots};

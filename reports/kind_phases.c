@@ -11,9 +11,9 @@ static bool detect(const struct rb_rundir *r)
     return true;
 }
 
-static void tables(const struct rk_set *s, struct rk_tables *out)
+static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
 {
-    struct rb_rtable *t = rk_table(out, s, "phases", "Phases");
+    struct rb_rtable *t = rb_report_table(out, s, "phases", "Phases");
     if (!t)
         return;
     const double ms = 1e-6;
@@ -41,7 +41,7 @@ static void tables(const struct rk_set *s, struct rk_tables *out)
         {
             if (!cJSON_IsObject(ph))
                 continue;
-            size_t r = rk_row(t, s, i);
+            size_t r = rb_report_row(t, s, i);
             rows++;
             rb_rtable_text(t, r, "phase", rb_rundir_str(ph, "name"));
             rb_rtable_text(t, r, "op", rb_rundir_str(ph, "op"));
@@ -54,30 +54,30 @@ static void tables(const struct rk_set *s, struct rk_tables *out)
                 for (size_t k = 0; k < sizeof lat / sizeof lat[0]; k++)
                     rb_rtable_text(t, r, lat[k], "n/a");
             } else if (cJSON_IsObject(l) && rb_rundir_num(l, "max") > 0) {
-                rk_latency_cells(t, r, "latency", l);
+                rb_report_latency_cells(t, r, "latency", l);
             }
             interrupted += cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ph, "interrupted"));
         }
         if (run->partial)
-            rk_note(t, s, i,
+            rb_report_note(t, s, i,
                     "rebuilt from %zu lines of intervals.jsonl (no usable result.json): counts, bytes and rates are "
                     "sums over whole intervals; latency percentiles are not available (n/a) because interval lines "
                     "carry no histograms",
                     run->interval_lines);
         else if (!rows)
-            rk_note(t, s, i, "no phase records");
+            rb_report_note(t, s, i, "no phase records");
         if (interrupted)
-            rk_note(t, s, i, "interrupted by a signal: the phases cover what ran before it");
+            rb_report_note(t, s, i, "interrupted by a signal: the phases cover what ran before it");
         if (*run->command && !run->partial)
-            rk_note(t, s, i, "command \"%s\": no table of its own here, so its phase records are shown",
+            rb_report_note(t, s, i, "command \"%s\": no table of its own here, so its phase records are shown",
                     run->command);
     }
 }
 
-static void plots(const struct rk_set *s, struct rb_buf *html)
+static void plots(const struct rb_report_set *s, struct rb_buf *html)
 {
-    rk_plot_throughput(s, html);
-    rk_plot_latency(s, html);
+    rb_report_plot_throughput(s, html);
+    rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rk_phases = {"phases", detect, tables, plots};
+const struct rb_report_kind rb_report_kind_phases = {"phases", detect, tables, plots};

@@ -18,9 +18,9 @@ static int knee_index(const struct rb_rundir *r)
     return isfinite(k) && k >= 0 && k < n && k == floor(k) ? (int)k : -1;
 }
 
-static void tables(const struct rk_set *s, struct rk_tables *out)
+static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
 {
-    struct rb_rtable *t = rk_table(out, s, "sweep", "Sweep: throughput and latency as load grows");
+    struct rb_rtable *t = rb_report_table(out, s, "sweep", "Sweep: throughput and latency as load grows");
     if (!t)
         return;
     const double ms = 1e-6;
@@ -40,7 +40,7 @@ static void tables(const struct rk_set *s, struct rk_tables *out)
         const cJSON *pt;
         cJSON_ArrayForEach(pt, rb_rundir_array(run->summary, "sweep_points"))
         {
-            size_t r = rk_row(t, s, i);
+            size_t r = rb_report_row(t, s, i);
             for (size_t f = 0; f < sizeof figs / sizeof figs[0]; f++)
                 rb_rtable_num(t, r, figs[f], rb_rundir_num(pt, figs[f]));
             if (k++ == knee)
@@ -52,19 +52,19 @@ static void tables(const struct rk_set *s, struct rk_tables *out)
             char at[64] = "";
             if (rate > 0)
                 snprintf(at, sizeof at, " at %.0f/s", rate);
-            rk_note(t, s, i,
+            rb_report_note(t, s, i,
                     "knee: %.0f in flight%s, %.2f MiB/s at p99 %.3f ms: the last point before throughput stops "
                     "growing while latency climbs",
                     rb_rundir_num(run->summary, "knee.inflight"), at,
                     rb_rundir_num(p, "throughput_bytes_per_s") / MIB, rb_rundir_num(p, "latency_p99_ns") * ms);
         } else {
-            rk_note(t, s, i, "no knee: throughput kept growing with load (or the sweep has too few points)");
+            rb_report_note(t, s, i, "no knee: throughput kept growing with load (or the sweep has too few points)");
         }
     }
 }
 
 /* Latency against throughput, the knee circled: where more load buys latency, not throughput. */
-static void plot_curve(const struct rk_set *s, struct rb_buf *html)
+static void plot_curve(const struct rb_report_set *s, struct rb_buf *html)
 {
     struct rb_plot *p = rb_plot_new("sweep-knee", "Sweep: p99 latency against throughput");
     if (!p)
@@ -74,7 +74,7 @@ static void plot_curve(const struct rk_set *s, struct rb_buf *html)
     rb_plot_caption(p, "One point per sweep step (in flight requests or rate); the circle is the knee.");
     char name[512];
     for (size_t i = 0; i < s->n; i++) {
-        rk_series_name(name, sizeof name, s, i, "sweep");
+        rb_report_series_name(name, sizeof name, s, i, "sweep");
         int si = rb_plot_series(p, name), k = 0, knee = knee_index(s->runs[i]);
         const cJSON *pt;
         cJSON_ArrayForEach(pt, rb_rundir_array(s->runs[i]->summary, "sweep_points"))
@@ -88,13 +88,13 @@ static void plot_curve(const struct rk_set *s, struct rb_buf *html)
             }
         }
     }
-    rk_plot_emit(p, html);
+    rb_report_plot_emit(p, html);
 }
 
-static void plots(const struct rk_set *s, struct rb_buf *html)
+static void plots(const struct rb_report_set *s, struct rb_buf *html)
 {
     plot_curve(s, html);
-    rk_plot_latency(s, html);
+    rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rk_sweep = {"load sweep", detect, tables, plots};
+const struct rb_report_kind rb_report_kind_sweep = {"load sweep", detect, tables, plots};

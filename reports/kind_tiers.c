@@ -10,9 +10,9 @@ static bool detect(const struct rb_rundir *r)
     return rb_rundir_array(r->summary, "tiers_rows") != NULL;
 }
 
-static void tables(const struct rk_set *s, struct rk_tables *out)
+static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
 {
-    struct rb_rtable *t = rk_table(out, s, "tiers", "Tiers: direct, cold and warm reads (AIStore-style)");
+    struct rb_rtable *t = rb_report_table(out, s, "tiers", "Tiers: direct, cold and warm reads (AIStore-style)");
     if (!t)
         return;
     const double ms = 1e-6;
@@ -37,7 +37,7 @@ static void tables(const struct rk_set *s, struct rk_tables *out)
         const cJSON *row;
         cJSON_ArrayForEach(row, rb_rundir_array(s->runs[i]->summary, "tiers_rows"))
         {
-            size_t r = rk_row(t, s, i);
+            size_t r = rb_report_row(t, s, i);
             rb_rtable_text(t, r, "how", rb_rundir_str(row, "how"));
             const char *label = rb_rundir_str(row, "label");
             rb_rtable_text(t, r, "label", label ? label : rb_rundir_str(row, "how"));
@@ -47,11 +47,11 @@ static void tables(const struct rk_set *s, struct rk_tables *out)
         }
         const cJSON *ok = cJSON_GetObjectItemCaseSensitive(s->runs[i]->summary, "checks_passed");
         if (cJSON_IsBool(ok))
-            rk_note(t, s, i, "checks: %s", cJSON_IsTrue(ok) ? "passed (cold reads verified as misses, warm as hits)"
+            rb_report_note(t, s, i, "checks: %s", cJSON_IsTrue(ok) ? "passed (cold reads verified as misses, warm as hits)"
                                                             : "FAILED");
     }
 
-    struct rb_rtable *sp = rk_table(out, s, "tiers-speedup", "Tiers: speedup of warm reads");
+    struct rb_rtable *sp = rb_report_table(out, s, "tiers-speedup", "Tiers: speedup of warm reads");
     if (!sp)
         return;
     rb_rtable_col(sp, "size_bytes", "object size", RB_RF_SIZE, 0, 1, RB_RCOL_KEY);
@@ -61,7 +61,7 @@ static void tables(const struct rk_set *s, struct rk_tables *out)
         const cJSON *row;
         cJSON_ArrayForEach(row, rb_rundir_array(s->runs[i]->summary, "speedups"))
         {
-            size_t r = rk_row(sp, s, i);
+            size_t r = rb_report_row(sp, s, i);
             rb_rtable_num(sp, r, "size_bytes", rb_rundir_num(row, "size_bytes"));
             rb_rtable_num(sp, r, "warm_over_direct", rb_rundir_num(row, "warm_over_direct"));
             rb_rtable_num(sp, r, "warm_over_cold", rb_rundir_num(row, "warm_over_cold"));
@@ -71,7 +71,7 @@ static void tables(const struct rk_set *s, struct rk_tables *out)
 }
 
 /* Throughput by object size, one series per way of reading: how much the tier buys at each size. */
-static void plot_sizes(const struct rk_set *s, struct rb_buf *html)
+static void plot_sizes(const struct rb_report_set *s, struct rb_buf *html)
 {
     struct rb_plot *p = rb_plot_new("tiers-size", "Throughput by object size: direct, cold and warm");
     if (!p)
@@ -82,7 +82,7 @@ static void plot_sizes(const struct rk_set *s, struct rb_buf *html)
     char name[512];
     for (size_t i = 0; i < s->n; i++) {
         for (size_t h = 0; h < 3; h++) {
-            rk_series_name(name, sizeof name, s, i, hows[h]);
+            rb_report_series_name(name, sizeof name, s, i, hows[h]);
             int si = -1;
             const cJSON *row;
             cJSON_ArrayForEach(row, rb_rundir_array(s->runs[i]->summary, "tiers_rows"))
@@ -96,14 +96,14 @@ static void plot_sizes(const struct rk_set *s, struct rb_buf *html)
             }
         }
     }
-    rk_plot_emit(p, html);
+    rb_report_plot_emit(p, html);
 }
 
-static void plots(const struct rk_set *s, struct rb_buf *html)
+static void plots(const struct rb_report_set *s, struct rb_buf *html)
 {
     plot_sizes(s, html);
-    rk_plot_throughput(s, html);
-    rk_plot_latency(s, html);
+    rb_report_plot_throughput(s, html);
+    rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rk_tiers = {"load tiers", detect, tables, plots};
+const struct rb_report_kind rb_report_kind_tiers = {"load tiers", detect, tables, plots};

@@ -10,7 +10,7 @@ static bool detect(const struct rb_rundir *r)
     return rb_rundir_array(r->summary, "train_epochs") != NULL;
 }
 
-static void find_max_note(struct rb_rtable *t, const struct rk_set *s, size_t i)
+static void find_max_note(struct rb_rtable *t, const struct rb_report_set *s, size_t i)
 {
     const cJSON *fm = cJSON_GetObjectItemCaseSensitive(s->runs[i]->summary, "find_max");
     if (!cJSON_IsObject(fm))
@@ -26,14 +26,14 @@ static void find_max_note(struct rb_rtable *t, const struct rk_set *s, size_t i)
     }
     double max = rb_rundir_num(fm, "max_accelerators"), min = rb_rundir_num(s->runs[i]->summary, "au_min_pct");
     if (isfinite(max))
-        rk_note(t, s, i, "most accelerators kept at AU >= %.0f %%: %.0f (tried %s)", min, max, tried);
+        rb_report_note(t, s, i, "most accelerators kept at AU >= %.0f %%: %.0f (tried %s)", min, max, tried);
     else
-        rk_note(t, s, i, "no accelerator count kept AU >= %.0f %% (tried %s)", min, tried);
+        rb_report_note(t, s, i, "no accelerator count kept AU >= %.0f %% (tried %s)", min, tried);
 }
 
-static void tables(const struct rk_set *s, struct rk_tables *out)
+static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
 {
-    struct rb_rtable *t = rk_table(out, s, "train", "Training emulation: accelerator utilisation per epoch");
+    struct rb_rtable *t = rb_report_table(out, s, "train", "Training emulation: accelerator utilisation per epoch");
     if (!t)
         return;
     const double ms = 1e-6;
@@ -51,7 +51,7 @@ static void tables(const struct rk_set *s, struct rk_tables *out)
         const cJSON *e;
         cJSON_ArrayForEach(e, rb_rundir_array(s->runs[i]->summary, "train_epochs"))
         {
-            size_t r = rk_row(t, s, i);
+            size_t r = rb_report_row(t, s, i);
             for (size_t f = 0; f < sizeof figs / sizeof figs[0]; f++)
                 rb_rtable_num(t, r, figs[f], rb_rundir_num(e, figs[f]));
             const cJSON *cold = cJSON_GetObjectItemCaseSensitive(e, "cold");
@@ -62,7 +62,7 @@ static void tables(const struct rk_set *s, struct rk_tables *out)
     rb_rtable_note(t, "AU = compute time / wall time x 100 over the epoch, first step excluded (MLPerf Storage); "
                       "data wait = time a step waited for its batch");
 
-    struct rb_rtable *sum = rk_table(out, s, "train-summary", "Training emulation: run");
+    struct rb_rtable *sum = rb_report_table(out, s, "train-summary", "Training emulation: run");
     if (!sum)
         return;
     rb_rtable_col(sum, "accelerators", "accelerators", RB_RF_NUM, 0, 1, 0);
@@ -72,7 +72,7 @@ static void tables(const struct rk_set *s, struct rk_tables *out)
     rb_rtable_col(sum, "passed", "result", RB_RF_TEXT, 0, 1, RB_RCOL_NOTE);
     for (size_t i = 0; i < s->n; i++) {
         const cJSON *summary = s->runs[i]->summary;
-        size_t r = rk_row(sum, s, i);
+        size_t r = rb_report_row(sum, s, i);
         rb_rtable_num(sum, r, "accelerators", rb_rundir_num(summary, "accelerators"));
         rb_rtable_num(sum, r, "samples_per_s", rb_rundir_num(summary, "samples_per_s"));
         rb_rtable_num(sum, r, "au_mean_pct", rb_rundir_num(summary, "au_mean_pct"));
@@ -85,7 +85,7 @@ static void tables(const struct rk_set *s, struct rk_tables *out)
 }
 
 /* AU per epoch against the minimum a run must keep. */
-static void plot_epochs(const struct rk_set *s, struct rb_buf *html)
+static void plot_epochs(const struct rb_report_set *s, struct rb_buf *html)
 {
     struct rb_plot *p = rb_plot_new("au-epoch", "Accelerator utilisation per epoch");
     if (!p)
@@ -95,7 +95,7 @@ static void plot_epochs(const struct rk_set *s, struct rb_buf *html)
     char name[512];
     double min = NAN;
     for (size_t i = 0; i < s->n; i++) {
-        rk_series_name(name, sizeof name, s, i, "AU");
+        rb_report_series_name(name, sizeof name, s, i, "AU");
         int si = rb_plot_series(p, name);
         const cJSON *e;
         cJSON_ArrayForEach(e, rb_rundir_array(s->runs[i]->summary, "train_epochs"))
@@ -113,11 +113,11 @@ static void plot_epochs(const struct rk_set *s, struct rb_buf *html)
     }
     rb_plot_caption(p, "A run passes when AU stays at or above the minimum (MLPerf Storage: 90 % for ResNet-50 "
                        "and 3D U-Net).");
-    rk_plot_emit(p, html);
+    rb_report_plot_emit(p, html);
 }
 
 /* AU against the number of accelerators tried by --find-max. */
-static void plot_find_max(const struct rk_set *s, struct rb_buf *html)
+static void plot_find_max(const struct rb_report_set *s, struct rb_buf *html)
 {
     struct rb_plot *p = rb_plot_new("au-accelerators", "Accelerator utilisation by number of accelerators");
     if (!p)
@@ -130,7 +130,7 @@ static void plot_find_max(const struct rk_set *s, struct rb_buf *html)
         const cJSON *tried = rb_rundir_array(s->runs[i]->summary, "find_max.tried");
         if (!tried)
             continue;
-        rk_series_name(name, sizeof name, s, i, "AU");
+        rb_report_series_name(name, sizeof name, s, i, "AU");
         int si = rb_plot_series(p, name);
         const cJSON *e;
         cJSON_ArrayForEach(e, tried)
@@ -146,15 +146,15 @@ static void plot_find_max(const struct rk_set *s, struct rb_buf *html)
         snprintf(label, sizeof label, "AU minimum %.0f %%", min);
         rb_plot_ref(p, min, label);
     }
-    rk_plot_emit(p, html);
+    rb_report_plot_emit(p, html);
 }
 
-static void plots(const struct rk_set *s, struct rb_buf *html)
+static void plots(const struct rb_report_set *s, struct rb_buf *html)
 {
     plot_epochs(s, html);
     plot_find_max(s, html);
-    rk_plot_throughput(s, html);
-    rk_plot_latency(s, html);
+    rb_report_plot_throughput(s, html);
+    rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rk_train = {"load train", detect, tables, plots};
+const struct rb_report_kind rb_report_kind_train = {"load train", detect, tables, plots};

@@ -15,8 +15,10 @@
 #include "report_int.h"
 
 /* Detection order matters: a summary may carry another kind's keys besides its own. */
-static const struct rb_report_kind *const kinds[] = {&rk_tiers, &rk_sweep, &rk_train,    &rk_load,  &rk_coll,
-                                                     &rk_sim,   &rk_block, &rk_counters, &rk_phases};
+static const struct rb_report_kind *const kinds[] = {
+    &rb_report_kind_tiers, &rb_report_kind_sweep, &rb_report_kind_train,    &rb_report_kind_load,   &rb_report_kind_coll,
+    &rb_report_kind_sim,   &rb_report_kind_block, &rb_report_kind_counters, &rb_report_kind_phases,
+};
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 
 /* Commands that have a table of their own; their results shown as bare phases lack a summary. */
@@ -100,7 +102,7 @@ static int load_one(struct report *R, const char *path, unsigned flags)
     while (!kinds[k]->detect(r))
         k++;
     R->kind[R->n] = kinds[k];
-    if (kinds[k] == &rk_phases && !r->partial && tabled(r->command)) {
+    if (kinds[k] == &rb_report_kind_phases && !r->partial && tabled(r->command)) {
         char line[4300];
         snprintf(line, sizeof line,
                  "%s/result.json: a \"%.60s\" result without the summary its table needs; showing its phases",
@@ -235,12 +237,12 @@ static struct rb_rtable *runs_table(struct report *R, struct rb_rundir *const *r
 struct section {
     char *heading;            /* group heading, or NULL */
     char *group_value;
-    struct rk_tables tables;
+    struct rb_report_tables tables;
 };
 
 /* Tables of runs[0..n) kind by kind (a kind's runs share one table, a row per run). */
 static int build_tables(struct rb_rundir **runs, const struct rb_report_kind **rkind, size_t n,
-                        struct rk_tables *out, struct rb_buf *html)
+                        struct rb_report_tables *out, struct rb_buf *html)
 {
     struct rb_rundir **sel = malloc((n ? n : 1) * sizeof *sel);
     if (!sel)
@@ -252,8 +254,8 @@ static int build_tables(struct rb_rundir **runs, const struct rb_report_kind **r
                 sel[m++] = runs[i];
         if (!m)
             continue;
-        struct rk_set set;
-        if (rk_set_init(&set, sel, m) != 0) {
+        struct rb_report_set set;
+        if (rb_report_set_init(&set, sel, m) != 0) {
             free(sel);
             return -ENOMEM;
         }
@@ -264,7 +266,7 @@ static int build_tables(struct rb_rundir **runs, const struct rb_report_kind **r
                 rb_rtable_html(out->v[t], html);
             kinds[k]->plots(&set, html);
         }
-        rk_set_free(&set);
+        rb_report_set_free(&set);
     }
     free(sel);
     return out->oom ? -ENOMEM : 0;
@@ -465,13 +467,13 @@ out:
 static int report_compare(struct report *R, struct section **secs_out, size_t *nsecs, struct rb_buf *html)
 {
     struct section *secs = calloc(1, sizeof *secs);
-    struct rk_tables ta = {0}, tb = {0};
+    struct rb_report_tables ta = {0}, tb = {0};
     struct rb_rundir *a = &R->runs[0], *b = &R->runs[1];
     *secs_out = secs;
     *nsecs = secs ? 1 : 0;
     if (!secs || build_tables(&a, &R->kind[0], 1, &ta, NULL) || build_tables(&b, &R->kind[1], 1, &tb, NULL)) {
-        rk_tables_free(&ta);
-        rk_tables_free(&tb);
+        rb_report_tables_free(&ta);
+        rb_report_tables_free(&tb);
         return -ENOMEM;
     }
     size_t pairs = 0;
@@ -488,14 +490,14 @@ static int report_compare(struct report *R, struct section **secs_out, size_t *n
                                "time, errors or wrong values",
                                reg, reg == 1 ? "" : "s", R->threshold_pct);
             }
-            rk_tables_add(&secs->tables, d);
+            rb_report_tables_add(&secs->tables, d);
             R->regressions += reg;
             pairs++;
             break;
         }
     }
-    rk_tables_free(&ta);
-    rk_tables_free(&tb);
+    rb_report_tables_free(&ta);
+    rb_report_tables_free(&tb);
     if (secs->tables.oom)
         return -ENOMEM;
     if (!pairs) {
@@ -510,14 +512,14 @@ static int report_compare(struct report *R, struct section **secs_out, size_t *n
         rb_buf_printf(html, "</section>\n");
         /* The plots of both runs, A's series then B's, in the kind of A. */
         if (R->kind[0] == R->kind[1]) {
-            struct rk_set set;
+            struct rb_report_set set;
             struct rb_rundir *both[2] = {a, b};
-            if (rk_set_init(&set, both, 2) == 0) {
+            if (rb_report_set_init(&set, both, 2) == 0) {
                 rb_buf_printf(html, "<section data-kind=\"compare-plots\">\n<h2>A and B</h2>\n");
                 R->kind[0]->plots(&set, html);
                 rb_buf_printf(html, "</section>\n");
             }
-            rk_set_free(&set);
+            rb_report_set_free(&set);
         }
     }
     return 0;
@@ -541,7 +543,7 @@ static void free_report(struct report *R, struct section *secs, size_t nsecs)
     for (size_t s = 0; s < nsecs; s++) {
         free(secs[s].heading);
         free(secs[s].group_value);
-        rk_tables_free(&secs[s].tables);
+        rb_report_tables_free(&secs[s].tables);
     }
     free(secs);
     for (size_t i = 0; i < R->n; i++)

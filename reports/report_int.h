@@ -14,7 +14,7 @@
 #define GIB (1024.0 * MIB)
 
 /* Runs of one kind reported together, and the label keys any of them has (the label columns). */
-struct rk_set {
+struct rb_report_set {
     struct rb_rundir *const *runs;
     size_t n;
     const char **label_keys; /* borrowed from the runs' labels */
@@ -22,7 +22,7 @@ struct rk_set {
 };
 
 /* Tables a report collects, in order. */
-struct rk_tables {
+struct rb_report_tables {
     struct rb_rtable **v;
     size_t n, cap;
     bool oom;
@@ -35,52 +35,54 @@ struct rk_tables {
 struct rb_report_kind {
     const char *name;                       /* "load get|put", for messages */
     bool (*detect)(const struct rb_rundir *r);
-    void (*tables)(const struct rk_set *s, struct rk_tables *out);
-    void (*plots)(const struct rk_set *s, struct rb_buf *html);
+    void (*tables)(const struct rb_report_set *s, struct rb_report_tables *out);
+    void (*plots)(const struct rb_report_set *s, struct rb_buf *html);
 };
 
-extern const struct rb_report_kind rk_tiers, rk_sweep, rk_train, rk_load, rk_coll, rk_sim, rk_block, rk_counters,
-    rk_phases;
+extern const struct rb_report_kind rb_report_kind_tiers, rb_report_kind_sweep, rb_report_kind_train,
+    rb_report_kind_load, rb_report_kind_coll, rb_report_kind_sim, rb_report_kind_block, rb_report_kind_counters,
+    rb_report_kind_phases;
 
-/* Fills s for runs[0..n) (label keys in first-seen order). Returns 0 or -ENOMEM; free with rk_set_free. */
-int rk_set_init(struct rk_set *s, struct rb_rundir *const *runs, size_t n);
-void rk_set_free(struct rk_set *s);
+/* Fills s for runs[0..n) (label keys in first-seen order). Returns 0 or -ENOMEM; free with rb_report_set_free. */
+int rb_report_set_init(struct rb_report_set *s, struct rb_rundir *const *runs, size_t n);
+void rb_report_set_free(struct rb_report_set *s);
 
 /*
  * A new table appended to out, with the run and label columns first when s
  * holds several runs. NULL when out of memory (out->oom set).
  */
-struct rb_rtable *rk_table(struct rk_tables *out, const struct rk_set *s, const char *id, const char *title);
+struct rb_rtable *rb_report_table(struct rb_report_tables *out, const struct rb_report_set *s, const char *id,
+                                  const char *title);
 
 /* Appends a table built elsewhere (taking ownership; freed and out->oom set when it cannot). */
-void rk_tables_add(struct rk_tables *out, struct rb_rtable *t);
+void rb_report_tables_add(struct rb_report_tables *out, struct rb_rtable *t);
 
 /* Frees every table; NULL-safe. */
-void rk_tables_free(struct rk_tables *out);
+void rb_report_tables_free(struct rb_report_tables *out);
 
 /* A new row of t for run i of s, its run and label cells filled when t has them. */
-size_t rk_row(struct rb_rtable *t, const struct rk_set *s, size_t i);
+size_t rb_report_row(struct rb_rtable *t, const struct rb_report_set *s, size_t i);
 
 /* A note under t about run i, prefixed with the run's name when s holds several runs. */
-void rk_note(struct rb_rtable *t, const struct rk_set *s, size_t i, const char *fmt, ...)
+void rb_report_note(struct rb_rtable *t, const struct rb_report_set *s, size_t i, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 /* The name of a series of run i: "phase" alone, or "run: phase" with several runs. */
-void rk_series_name(char *buf, size_t len, const struct rk_set *s, size_t i, const char *what);
+void rb_report_series_name(char *buf, size_t len, const struct rb_report_set *s, size_t i, const char *what);
 
 /* Renders p into html when anything can be drawn, then frees it. NULL-safe. */
-void rk_plot_emit(struct rb_plot *p, struct rb_buf *html);
+void rb_report_plot_emit(struct rb_plot *p, struct rb_buf *html);
 
 /* Throughput over time per phase (intervals.jsonl), in MiB/s or GiB/s to suit the data. */
-void rk_plot_throughput(const struct rk_set *s, struct rb_buf *html);
+void rb_report_plot_throughput(const struct rb_report_set *s, struct rb_buf *html);
 
 /* Latency percentiles p50 ... p99.99 per phase from the full histograms, log-log. */
-void rk_plot_latency(const struct rk_set *s, struct rb_buf *html);
+void rb_report_plot_latency(const struct rb_report_set *s, struct rb_buf *html);
 
 /* "1 MiB" for a byte count. */
-void rk_size(char *buf, size_t len, double bytes);
+void rb_report_size(char *buf, size_t len, double bytes);
 
 /* Sets the latency columns "<prefix>_<p>_ns" of row r from obj (min mean p50 p90 p99 p999 p9999 max). */
-void rk_latency_cells(struct rb_rtable *t, size_t r, const char *prefix, const cJSON *obj);
+void rb_report_latency_cells(struct rb_rtable *t, size_t r, const char *prefix, const cJSON *obj);
 
 #endif

@@ -1,4 +1,4 @@
-/* Unit tests of railbench report as a whole, in process: every kind through md, JSON and HTML with fields of the wrong type. */
+/* Unit tests of railbench report as a whole, in process: every kind through md, CSV, JSON and HTML, fields of the wrong type. */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
