@@ -537,7 +537,6 @@ static void row_key(const struct rb_rtable *t, size_t r, char *buf, size_t len)
 /* Copies row r's key cells of src into row dr of the comparison. */
 static void copy_keys(struct rb_rtable *d, size_t dr, const struct rb_rtable *src, size_t r)
 {
-    char v[CELL_MAX];
     for (size_t c = 0; c < src->ncols; c++) {
         const struct rb_rcol *col = &src->cols[c];
         if (!(col->flags & RB_RCOL_KEY) || (col->flags & RB_RCOL_IDENT))
@@ -545,9 +544,8 @@ static void copy_keys(struct rb_rtable *d, size_t dr, const struct rb_rtable *sr
         const struct rb_rcell *x = &src->cells[r * src->ncols + c];
         if (x->has_num && !x->text)
             rb_rtable_num(d, dr, col->key, x->num);
-        rb_rtable_cell_text(src, r, c, v, sizeof v);
-        if (x->text || col->fmt == RB_RF_TEXT)
-            rb_rtable_text(d, dr, col->key, v);
+        else if (x->text)
+            rb_rtable_text(d, dr, col->key, x->text);
     }
 }
 
@@ -580,7 +578,7 @@ static void compare_rows(struct rb_rtable *d, const struct rb_rtable *a, size_t 
             rb_rtable_text(d, r, "b", text);
         }
         if (!ha || !hb) {
-            rb_rtable_text(d, r, "mark", ha ? "only in A" : "only in B");
+            rb_rtable_text(d, r, "mark", ha ? "no value in B" : "no value in A");
             continue;
         }
         double delta = xb->num - xa->num;
