@@ -1514,6 +1514,12 @@ void rb_cli_usage(const struct rb_cmd_spec *spec)
     }
     printf("\ncommon options:\n");
     for (int i = 0; i < NCOMMON; i++) {
+        /* A command option of the same name replaces the common one (report's -o, --out FILE). */
+        bool shadowed = false;
+        for (const struct rb_opt *o = spec->opts; o && o->name && !shadowed; o++)
+            shadowed = strcmp(o->name, copts[i].name) == 0;
+        if (shadowed)
+            continue;
         sl.opt = &copts[i];
         load_default(&sl);
         print_opt(&sl, width);

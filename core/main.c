@@ -17,6 +17,7 @@ static const struct rb_subcommand commands[] = {
     {"block", "fio sweeps of block devices and files: IOPS vs latency, SLO, knee", rb_block_main},
     {"fabric", "fabric topology, discovery, simulation, counters", rb_fabric_main},
     {"load", "object storage loads: put, get, tiers, sweep, train (http, s3, ais)", rb_load_main},
+    {"report", "tables, comparisons and an HTML report with plots from result directories", rb_report_main},
     {"version", "print the version of railbench and its libraries", rb_version_main},
     {NULL, NULL, NULL},
 };

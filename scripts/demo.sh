@@ -77,4 +77,9 @@ mpirun --oversubscribe -np 2 "$RB" load tiers --backend "http://127.0.0.1:$origi
     --out "$out/tiers" --quiet >/dev/null
 cat "$out/tiers/table.md"
 echo
+# Last: one report over every run above (a directory of runs stands for all of them).
+echo "== railbench report over everything the demo ran"
+"$RB" report "$out" -o "$out/report.md" --html "$out/report.html" --quiet
+cat "$out/report.md"
 echo "results: $out"
+echo "HTML report: $out/report.html"

@@ -20,6 +20,7 @@ int rb_dispatch(const char *group, const struct rb_subcommand *subs, int argc, c
 int rb_block_main(int argc, char **argv);
 int rb_fabric_main(int argc, char **argv);
 int rb_load_main(int argc, char **argv);
+int rb_report_main(int argc, char **argv);
 int rb_version_main(int argc, char **argv);
 
 #endif

@@ -1,0 +1,226 @@
+/* What the kinds of report share: run and label columns, notes, the throughput and latency plots. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "railbench/units.h"
+#include "report_int.h"
+
+#define LABEL_KEY_PREFIX "label_"
+
+int rb_report_set_init(struct rb_report_set *s, struct rb_rundir *const *runs, size_t n)
+{
+    memset(s, 0, sizeof *s);
+    s->runs = runs;
+    s->n = n;
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *l;
+        cJSON_ArrayForEach(l, runs[i]->labels)
+        {
+            if (!l->string || !cJSON_IsString(l))
+                continue;
+            bool seen = false;
+            for (size_t k = 0; k < s->nlabel_keys && !seen; k++)
+                seen = strcmp(s->label_keys[k], l->string) == 0;
+            if (seen)
+                continue;
+            const char **v = realloc(s->label_keys, (s->nlabel_keys + 1) * sizeof *v);
+            if (!v)
+                return -ENOMEM;
+            s->label_keys = v;
+            v[s->nlabel_keys++] = l->string;
+        }
+    }
+    return 0;
+}
+
+void rb_report_set_free(struct rb_report_set *s)
+{
+    if (!s)
+        return;
+    free(s->label_keys);
+    memset(s, 0, sizeof *s);
+}
+
+void rb_report_tables_add(struct rb_report_tables *out, struct rb_rtable *t)
+{
+    if (!t) {
+        out->oom = true;
+        return;
+    }
+    if (out->n == out->cap) {
+        size_t cap = out->cap ? 2 * out->cap : 8;
+        struct rb_rtable **v = realloc(out->v, cap * sizeof *v);
+        if (!v) {
+            rb_rtable_free(t);
+            out->oom = true;
+            return;
+        }
+        out->v = v;
+        out->cap = cap;
+    }
+    out->v[out->n++] = t;
+}
+
+void rb_report_tables_free(struct rb_report_tables *out)
+{
+    if (!out)
+        return;
+    for (size_t i = 0; i < out->n; i++)
+        rb_rtable_free(out->v[i]);
+    free(out->v);
+    memset(out, 0, sizeof *out);
+}
+
+struct rb_rtable *rb_report_table(struct rb_report_tables *out, const struct rb_report_set *s, const char *id,
+                                  const char *title)
+{
+    struct rb_rtable *t = rb_rtable_new(id, title);
+    if (t && s->n > 1) {
+        rb_rtable_col(t, "run", "dir", RB_RF_TEXT, 0, 1, RB_RCOL_IDENT | RB_RCOL_KEY);
+        for (size_t k = 0; k < s->nlabel_keys; k++) {
+            char key[256];
+            snprintf(key, sizeof key, LABEL_KEY_PREFIX "%s", s->label_keys[k]);
+            rb_rtable_col(t, key, s->label_keys[k], RB_RF_TEXT, 0, 1, RB_RCOL_IDENT | RB_RCOL_KEY);
+        }
+    }
+    size_t before = out->n;
+    rb_report_tables_add(out, t);
+    return out->n > before ? t : NULL;
+}
+
+size_t rb_report_row(struct rb_rtable *t, const struct rb_report_set *s, size_t i)
+{
+    size_t r = rb_rtable_row(t);
+    if (s->n > 1) {
+        rb_rtable_text(t, r, "run", s->runs[i]->name);
+        for (size_t k = 0; k < s->nlabel_keys; k++) {
+            char key[256];
+            snprintf(key, sizeof key, LABEL_KEY_PREFIX "%s", s->label_keys[k]);
+            rb_rtable_text(t, r, key, rb_rundir_label(s->runs[i], s->label_keys[k]));
+        }
+    }
+    return r;
+}
+
+void rb_report_note(struct rb_rtable *t, const struct rb_report_set *s, size_t i, const char *fmt, ...)
+{
+    char text[1800];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    if (s->n > 1)
+        rb_rtable_note(t, "%s: %s", s->runs[i]->name, text);
+    else
+        rb_rtable_note(t, "%s", text);
+}
+
+void rb_report_series_name(char *buf, size_t len, const struct rb_report_set *s, size_t i, const char *what)
+{
+    if (s->n > 1)
+        snprintf(buf, len, "%s: %s", s->runs[i]->name, what);
+    else
+        snprintf(buf, len, "%s", what);
+}
+
+void rb_report_plot_emit(struct rb_plot *p, struct rb_buf *html)
+{
+    if (!p)
+        return;
+    if (rb_plot_drawable(p) > 0)
+        rb_plot_svg(p, html);
+    rb_plot_free(p);
+}
+
+void rb_report_size(char *buf, size_t len, double bytes)
+{
+    if (isfinite(bytes) && bytes >= 0 && bytes < 1.8e19)
+        rb_format_size(buf, len, (uint64_t)bytes);
+    else
+        snprintf(buf, len, "?");
+}
+
+void rb_report_latency_cells(struct rb_rtable *t, size_t r, const char *prefix, const cJSON *obj)
+{
+    static const char *const figs[] = {"min", "mean", "p50", "p90", "p99", "p999", "p9999", "max"};
+    char key[96];
+    for (size_t k = 0; k < sizeof figs / sizeof figs[0]; k++) {
+        snprintf(key, sizeof key, "%s_%s_ns", prefix, figs[k]);
+        rb_rtable_num(t, r, key, rb_rundir_num(obj, figs[k]));
+    }
+}
+
+void rb_report_plot_throughput(const struct rb_report_set *s, struct rb_buf *html)
+{
+    double max = 0;
+    for (size_t i = 0; i < s->n; i++)
+        for (size_t k = 0; k < s->runs[i]->nseries; k++)
+            for (size_t j = 0; j < s->runs[i]->series[k].n; j++)
+                max = fmax(max, s->runs[i]->series[k].bytes_per_s[j]);
+    bool gib = max >= 10 * GIB;
+    struct rb_plot *p = rb_plot_new("throughput-time", "Throughput over time, per phase");
+    if (!p)
+        return;
+    rb_plot_xaxis(p, "time since the phase started (s)", RB_AXIS_LINEAR, 1, true);
+    rb_plot_yaxis(p, gib ? "throughput (GiB/s)" : "throughput (MiB/s)", RB_AXIS_LINEAR, gib ? 1 / GIB : 1 / MIB,
+                  true);
+    rb_plot_caption(p, "One point per --interval from intervals.jsonl: bytes moved in the interval over its length.");
+    char name[512];
+    for (size_t i = 0; i < s->n; i++) {
+        const struct rb_rundir *r = s->runs[i];
+        for (size_t k = 0; k < r->nseries; k++) {
+            rb_report_series_name(name, sizeof name, s, i, r->series[k].name);
+            int si = rb_plot_series(p, name);
+            for (size_t j = 0; j < r->series[k].n; j++)
+                rb_plot_point(p, si, r->series[k].t_s[j], r->series[k].bytes_per_s[j]);
+        }
+    }
+    /* Phases that moved nothing (collectives' intervals carry bandwidths instead) draw no plot. */
+    if (max <= 0) {
+        rb_plot_free(p);
+        return;
+    }
+    rb_report_plot_emit(p, html);
+}
+
+void rb_report_plot_latency(const struct rb_report_set *s, struct rb_buf *html)
+{
+    double max = 0;
+    for (size_t i = 0; i < s->n; i++)
+        for (size_t k = 0; k < s->runs[i]->ncurves; k++)
+            for (size_t j = 0; j < s->runs[i]->curves[k].n; j++)
+                max = fmax(max, s->runs[i]->curves[k].lat_ns[j]);
+    const char *title = "latency (ns, log scale)";
+    double scale = 1;
+    if (max >= 1e6) {
+        title = "latency (ms, log scale)";
+        scale = 1e-6;
+    } else if (max >= 1e3) {
+        title = "latency (us, log scale)";
+        scale = 1e-3;
+    }
+    struct rb_plot *p = rb_plot_new("latency-percentiles", "Latency by percentile, per phase");
+    if (!p)
+        return;
+    rb_plot_xaxis(p, "percentile (log scale of 1/(1 - q))", RB_AXIS_PERCENTILE, 1, false);
+    rb_plot_yaxis(p, title, RB_AXIS_LOG10, scale, false);
+    rb_plot_caption(p, "From each phase's full latency histogram (every sample of every rank, nearest rank); "
+                       "a curve stops where its samples no longer resolve the percentile.");
+    char name[512];
+    for (size_t i = 0; i < s->n; i++) {
+        const struct rb_rundir *r = s->runs[i];
+        for (size_t k = 0; k < r->ncurves; k++) {
+            rb_report_series_name(name, sizeof name, s, i, r->curves[k].phase);
+            int si = rb_plot_series(p, name);
+            for (size_t j = 0; j < r->curves[k].n; j++)
+                rb_plot_point(p, si, r->curves[k].q_pct[j], r->curves[k].lat_ns[j]);
+        }
+    }
+    rb_report_plot_emit(p, html);
+}

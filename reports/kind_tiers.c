@@ -1,0 +1,109 @@
+/* Report of `load tiers`: the table storage vendors publish (GET from/how, object size, GiB/s, latency, disk util). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report_int.h"
+
+static bool detect(const struct rb_rundir *r)
+{
+    return rb_rundir_array(r->summary, "tiers_rows") != NULL;
+}
+
+static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
+{
+    struct rb_rtable *t = rb_report_table(out, s, "tiers", "Tiers: direct, cold and warm reads (AIStore-style)");
+    if (!t)
+        return;
+    const double ms = 1e-6;
+    rb_rtable_col(t, "how", "how", RB_RF_TEXT, 0, 1, RB_RCOL_KEY | RB_RCOL_JSON_ONLY);
+    rb_rtable_col(t, "label", "GET from/how", RB_RF_TEXT, 0, 1, RB_RCOL_KEY);
+    rb_rtable_col(t, "size_bytes", "object size", RB_RF_SIZE, 0, 1, RB_RCOL_KEY);
+    rb_rtable_col(t, "phase", "phase", RB_RF_TEXT, 0, 1, RB_RCOL_JSON_ONLY);
+    rb_rtable_col(t, "objects", "objects", RB_RF_NUM, 0, 1, 0);
+    rb_rtable_col(t, "throughput_bytes_per_s", "throughput (GiB/s)", RB_RF_NUM, 3, 1 / GIB, 0);
+    rb_rtable_col(t, "ops_per_s", "obj/s", RB_RF_NUM, 1, 1, 0);
+    rb_rtable_col(t, "latency_avg_ns", "latency avg (ms)", RB_RF_NUM, 3, ms, 0);
+    rb_rtable_col(t, "latency_p99_ns", "latency p99 (ms)", RB_RF_NUM, 3, ms, 0);
+    rb_rtable_col(t, "ttfb_p50_ns", "TTFB p50 (ms)", RB_RF_NUM, 3, ms, 0);
+    rb_rtable_col(t, "disk_util_ratio", "avg disk util (%)", RB_RF_NUM, 1, 100, 0);
+    rb_rtable_col(t, "net_bytes_per_s", "network (MiB/s)", RB_RF_NUM, 1, 1 / MIB, 0);
+    rb_rtable_col(t, "cache_hit", "cache hits", RB_RF_NUM, 0, 1, RB_RCOL_OPTIONAL);
+    rb_rtable_col(t, "cache_miss", "cache misses", RB_RF_NUM, 0, 1, RB_RCOL_OPTIONAL);
+    static const char *const figs[] = {"objects",        "throughput_bytes_per_s", "ops_per_s",       "latency_avg_ns",
+                                       "latency_p99_ns", "ttfb_p50_ns",            "disk_util_ratio", "net_bytes_per_s",
+                                       "cache_hit",      "cache_miss",             "size_bytes"};
+    for (size_t i = 0; i < s->n; i++) {
+        const cJSON *row;
+        cJSON_ArrayForEach(row, rb_rundir_array(s->runs[i]->summary, "tiers_rows"))
+        {
+            size_t r = rb_report_row(t, s, i);
+            rb_rtable_text(t, r, "how", rb_rundir_str(row, "how"));
+            const char *label = rb_rundir_str(row, "label");
+            rb_rtable_text(t, r, "label", label ? label : rb_rundir_str(row, "how"));
+            rb_rtable_text(t, r, "phase", rb_rundir_str(row, "phase"));
+            for (size_t k = 0; k < sizeof figs / sizeof figs[0]; k++)
+                rb_rtable_num(t, r, figs[k], rb_rundir_num(row, figs[k]));
+        }
+        const cJSON *ok = cJSON_GetObjectItemCaseSensitive(s->runs[i]->summary, "checks_passed");
+        if (cJSON_IsBool(ok))
+            rb_report_note(t, s, i, "checks: %s", cJSON_IsTrue(ok) ? "passed (cold reads verified as misses, warm as hits)"
+                                                            : "FAILED");
+    }
+
+    struct rb_rtable *sp = rb_report_table(out, s, "tiers-speedup", "Tiers: speedup of warm reads");
+    if (!sp)
+        return;
+    rb_rtable_col(sp, "size_bytes", "object size", RB_RF_SIZE, 0, 1, RB_RCOL_KEY);
+    rb_rtable_col(sp, "warm_over_direct", "warm / direct (x)", RB_RF_NUM, 2, 1, 0);
+    rb_rtable_col(sp, "warm_over_cold", "warm / cold (x)", RB_RF_NUM, 2, 1, 0);
+    for (size_t i = 0; i < s->n; i++) {
+        const cJSON *row;
+        cJSON_ArrayForEach(row, rb_rundir_array(s->runs[i]->summary, "speedups"))
+        {
+            size_t r = rb_report_row(sp, s, i);
+            rb_rtable_num(sp, r, "size_bytes", rb_rundir_num(row, "size_bytes"));
+            rb_rtable_num(sp, r, "warm_over_direct", rb_rundir_num(row, "warm_over_direct"));
+            rb_rtable_num(sp, r, "warm_over_cold", rb_rundir_num(row, "warm_over_cold"));
+        }
+    }
+    rb_rtable_note(sp, "throughput of warm reads over that of direct and of cold reads, per object size");
+}
+
+/* Throughput by object size, one series per way of reading: how much the tier buys at each size. */
+static void plot_sizes(const struct rb_report_set *s, struct rb_buf *html)
+{
+    struct rb_plot *p = rb_plot_new("tiers-size", "Throughput by object size: direct, cold and warm");
+    if (!p)
+        return;
+    rb_plot_xaxis(p, "object size (bytes, log scale)", RB_AXIS_LOG2_BYTES, 1, false);
+    rb_plot_yaxis(p, "throughput (GiB/s)", RB_AXIS_LINEAR, 1 / GIB, true);
+    static const char *const hows[] = {"direct", "cold", "warm"};
+    char name[512];
+    for (size_t i = 0; i < s->n; i++) {
+        for (size_t h = 0; h < 3; h++) {
+            rb_report_series_name(name, sizeof name, s, i, hows[h]);
+            int si = -1;
+            const cJSON *row;
+            cJSON_ArrayForEach(row, rb_rundir_array(s->runs[i]->summary, "tiers_rows"))
+            {
+                const char *how = rb_rundir_str(row, "how");
+                if (!how || strcmp(how, hows[h]) != 0)
+                    continue;
+                if (si < 0)
+                    si = rb_plot_series(p, name);
+                rb_plot_point(p, si, rb_rundir_num(row, "size_bytes"), rb_rundir_num(row, "throughput_bytes_per_s"));
+            }
+        }
+    }
+    rb_report_plot_emit(p, html);
+}
+
+static void plots(const struct rb_report_set *s, struct rb_buf *html)
+{
+    plot_sizes(s, html);
+    rb_report_plot_throughput(s, html);
+    rb_report_plot_latency(s, html);
+}
+
+const struct rb_report_kind rb_report_kind_tiers = {"load tiers", detect, tables, plots};

@@ -1,0 +1,160 @@
+/* Report of `load train`: accelerator utilisation per epoch and whether the run passes (MLPerf Storage style). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report_int.h"
+
+static bool detect(const struct rb_rundir *r)
+{
+    return rb_rundir_array(r->summary, "train_epochs") != NULL;
+}
+
+static void find_max_note(struct rb_rtable *t, const struct rb_report_set *s, size_t i)
+{
+    const cJSON *fm = cJSON_GetObjectItemCaseSensitive(s->runs[i]->summary, "find_max");
+    if (!cJSON_IsObject(fm))
+        return;
+    char tried[1024] = "";
+    size_t n = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, rb_rundir_array(fm, "tried"))
+    {
+        if (n < sizeof tried)
+            n += (size_t)snprintf(tried + n, sizeof tried - n, "%s%.0f: %.1f %%", n ? ", " : "",
+                                  rb_rundir_num(e, "accelerators"), rb_rundir_num(e, "au_pct"));
+    }
+    double max = rb_rundir_num(fm, "max_accelerators"), min = rb_rundir_num(s->runs[i]->summary, "au_min_pct");
+    if (isfinite(max))
+        rb_report_note(t, s, i, "most accelerators kept at AU >= %.0f %%: %.0f (tried %s)", min, max, tried);
+    else
+        rb_report_note(t, s, i, "no accelerator count kept AU >= %.0f %% (tried %s)", min, tried);
+}
+
+static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
+{
+    struct rb_rtable *t = rb_report_table(out, s, "train", "Training emulation: accelerator utilisation per epoch");
+    if (!t)
+        return;
+    const double ms = 1e-6;
+    rb_rtable_col(t, "epoch", "epoch", RB_RF_NUM, 0, 1, RB_RCOL_KEY);
+    rb_rtable_col(t, "cold", "cache", RB_RF_TEXT, 0, 1, RB_RCOL_NOTE);
+    rb_rtable_col(t, "samples", "samples", RB_RF_NUM, 0, 1, 0);
+    rb_rtable_col(t, "samples_per_s", "samples/s", RB_RF_NUM, 1, 1, 0);
+    rb_rtable_col(t, "bytes_per_s", "MiB/s", RB_RF_NUM, 1, 1 / MIB, 0);
+    rb_rtable_col(t, "au_pct", "AU (%)", RB_RF_NUM, 2, 1, 0);
+    rb_rtable_col(t, "data_wait_p50_ns", "data wait p50 (ms)", RB_RF_NUM, 3, ms, 0);
+    rb_rtable_col(t, "data_wait_p99_ns", "data wait p99 (ms)", RB_RF_NUM, 3, ms, 0);
+    static const char *const figs[] = {"epoch",  "samples",          "samples_per_s",   "bytes_per_s",
+                                       "au_pct", "data_wait_p50_ns", "data_wait_p99_ns"};
+    for (size_t i = 0; i < s->n; i++) {
+        const cJSON *e;
+        cJSON_ArrayForEach(e, rb_rundir_array(s->runs[i]->summary, "train_epochs"))
+        {
+            size_t r = rb_report_row(t, s, i);
+            for (size_t f = 0; f < sizeof figs / sizeof figs[0]; f++)
+                rb_rtable_num(t, r, figs[f], rb_rundir_num(e, figs[f]));
+            const cJSON *cold = cJSON_GetObjectItemCaseSensitive(e, "cold");
+            if (cJSON_IsBool(cold))
+                rb_rtable_text(t, r, "cold", cJSON_IsTrue(cold) ? "cold" : "warm");
+        }
+    }
+    rb_rtable_note(t, "AU = compute time / wall time x 100 over the epoch, first step excluded (MLPerf Storage); "
+                      "data wait = time a step waited for its batch");
+
+    struct rb_rtable *sum = rb_report_table(out, s, "train-summary", "Training emulation: run");
+    if (!sum)
+        return;
+    rb_rtable_col(sum, "accelerators", "accelerators", RB_RF_NUM, 0, 1, 0);
+    rb_rtable_col(sum, "samples_per_s", "samples/s", RB_RF_NUM, 1, 1, 0);
+    rb_rtable_col(sum, "au_mean_pct", "AU mean (%)", RB_RF_NUM, 2, 1, 0);
+    rb_rtable_col(sum, "au_min_pct", "AU minimum (%)", RB_RF_NUM, 0, 1, 0);
+    rb_rtable_col(sum, "passed", "result", RB_RF_TEXT, 0, 1, RB_RCOL_NOTE);
+    for (size_t i = 0; i < s->n; i++) {
+        const cJSON *summary = s->runs[i]->summary;
+        size_t r = rb_report_row(sum, s, i);
+        rb_rtable_num(sum, r, "accelerators", rb_rundir_num(summary, "accelerators"));
+        rb_rtable_num(sum, r, "samples_per_s", rb_rundir_num(summary, "samples_per_s"));
+        rb_rtable_num(sum, r, "au_mean_pct", rb_rundir_num(summary, "au_mean_pct"));
+        rb_rtable_num(sum, r, "au_min_pct", rb_rundir_num(summary, "au_min_pct"));
+        const cJSON *passed = cJSON_GetObjectItemCaseSensitive(summary, "passed");
+        if (cJSON_IsBool(passed))
+            rb_rtable_text(sum, r, "passed", cJSON_IsTrue(passed) ? "PASS" : "FAIL");
+        find_max_note(sum, s, i);
+    }
+}
+
+/* AU per epoch against the minimum a run must keep. */
+static void plot_epochs(const struct rb_report_set *s, struct rb_buf *html)
+{
+    struct rb_plot *p = rb_plot_new("au-epoch", "Accelerator utilisation per epoch");
+    if (!p)
+        return;
+    rb_plot_xaxis(p, "epoch", RB_AXIS_LINEAR, 1, false);
+    rb_plot_yaxis(p, "AU (%)", RB_AXIS_LINEAR, 1, true);
+    char name[512];
+    double min = NAN;
+    for (size_t i = 0; i < s->n; i++) {
+        rb_report_series_name(name, sizeof name, s, i, "AU");
+        int si = rb_plot_series(p, name);
+        const cJSON *e;
+        cJSON_ArrayForEach(e, rb_rundir_array(s->runs[i]->summary, "train_epochs"))
+        {
+            rb_plot_point(p, si, rb_rundir_num(e, "epoch"), rb_rundir_num(e, "au_pct"));
+        }
+        double m = rb_rundir_num(s->runs[i]->summary, "au_min_pct");
+        if (isfinite(m) && !isfinite(min))
+            min = m;
+    }
+    if (isfinite(min)) {
+        char label[64];
+        snprintf(label, sizeof label, "AU minimum %.0f %%", min);
+        rb_plot_ref(p, min, label);
+    }
+    rb_plot_caption(p, "A run passes when AU stays at or above the minimum (MLPerf Storage: 90 % for ResNet-50 "
+                       "and 3D U-Net).");
+    rb_report_plot_emit(p, html);
+}
+
+/* AU against the number of accelerators tried by --find-max. */
+static void plot_find_max(const struct rb_report_set *s, struct rb_buf *html)
+{
+    struct rb_plot *p = rb_plot_new("au-accelerators", "Accelerator utilisation by number of accelerators");
+    if (!p)
+        return;
+    rb_plot_xaxis(p, "simulated accelerators (log scale)", RB_AXIS_LOG10, 1, false);
+    rb_plot_yaxis(p, "AU (%)", RB_AXIS_LINEAR, 1, true);
+    char name[512];
+    double min = NAN;
+    for (size_t i = 0; i < s->n; i++) {
+        const cJSON *tried = rb_rundir_array(s->runs[i]->summary, "find_max.tried");
+        if (!tried)
+            continue;
+        rb_report_series_name(name, sizeof name, s, i, "AU");
+        int si = rb_plot_series(p, name);
+        const cJSON *e;
+        cJSON_ArrayForEach(e, tried)
+        {
+            rb_plot_point(p, si, rb_rundir_num(e, "accelerators"), rb_rundir_num(e, "au_pct"));
+        }
+        double m = rb_rundir_num(s->runs[i]->summary, "au_min_pct");
+        if (isfinite(m) && !isfinite(min))
+            min = m;
+    }
+    if (isfinite(min)) {
+        char label[64];
+        snprintf(label, sizeof label, "AU minimum %.0f %%", min);
+        rb_plot_ref(p, min, label);
+    }
+    rb_report_plot_emit(p, html);
+}
+
+static void plots(const struct rb_report_set *s, struct rb_buf *html)
+{
+    plot_epochs(s, html);
+    plot_find_max(s, html);
+    rb_report_plot_throughput(s, html);
+    rb_report_plot_latency(s, html);
+}
+
+const struct rb_report_kind rb_report_kind_train = {"load train", detect, tables, plots};

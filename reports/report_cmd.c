@@ -1,0 +1,674 @@
+/* railbench report: the tables each kind of result calls for, comparisons of two runs, and a self-contained HTML report. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "railbench/cli.h"
+#include "railbench/command.h"
+#include "railbench/html.h"
+#include "railbench/log.h"
+#include "railbench/result.h"
+#include "report_int.h"
+
+/* Detection order matters: a summary may carry another kind's keys besides its own. */
+static const struct rb_report_kind *const kinds[] = {
+    &rb_report_kind_tiers, &rb_report_kind_sweep, &rb_report_kind_train,    &rb_report_kind_load,   &rb_report_kind_coll,
+    &rb_report_kind_sim,   &rb_report_kind_block, &rb_report_kind_counters, &rb_report_kind_phases,
+};
+#define NKINDS (sizeof kinds / sizeof kinds[0])
+
+/* Commands that have a table of their own; their results shown as bare phases lack a summary. */
+static const char *const tabled_commands[] = {"load get",   "load put", "load tiers", "load sweep",     "load train",
+                                              "fabric sim", "block",    "coll",       "fabric counters"};
+
+enum format { FMT_MD, FMT_CSV, FMT_JSON, FMT_HTML };
+
+struct report {
+    struct rb_rundir *runs;
+    const struct rb_report_kind **kind; /* per run */
+    size_t n, cap;
+    char **warnings;                    /* every warning, also printed on stderr as it came */
+    size_t nwarnings;
+    bool oom;
+    /* options */
+    int format;
+    const char *out;
+    const char *html;
+    bool compare;
+    double threshold_pct;
+    const char *group_by;
+    /* results */
+    size_t regressions;
+};
+
+static void add_warning(struct report *R, const char *w)
+{
+    rb_warn("%s", w);
+    char **v = realloc(R->warnings, (R->nwarnings + 1) * sizeof *v);
+    if (!v) {
+        R->oom = true;
+        return;
+    }
+    R->warnings = v;
+    if ((v[R->nwarnings] = strdup(w)))
+        R->nwarnings++;
+    else
+        R->oom = true;
+}
+
+static bool tabled(const char *command)
+{
+    for (size_t i = 0; i < sizeof tabled_commands / sizeof tabled_commands[0]; i++) {
+        size_t n = strlen(tabled_commands[i]);
+        if (strncmp(command, tabled_commands[i], n) == 0 && (command[n] == '\0' || command[n] == ' '))
+            return true;
+    }
+    return false;
+}
+
+/* Loads one result directory; a missing one is one line, a broken one its warnings. Returns 0 or -ENOMEM. */
+static int load_one(struct report *R, const char *path, unsigned flags)
+{
+    if (R->n == R->cap) {
+        size_t cap = R->cap ? 2 * R->cap : 16;
+        struct rb_rundir *v = realloc(R->runs, cap * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        R->runs = v;
+        const struct rb_report_kind **k = realloc(R->kind, cap * sizeof *k);
+        if (!k)
+            return -ENOMEM;
+        R->kind = k;
+        R->cap = cap;
+    }
+    struct rb_rundir *r = &R->runs[R->n];
+    int rc = rb_rundir_load(r, path, flags);
+    for (size_t i = 0; i < r->nwarnings; i++)
+        add_warning(R, r->warnings[i]);
+    if (rc == -ENOENT || rc == -ENOTDIR) {
+        char line[4300];
+        snprintf(line, sizeof line, "%s: %s", path, rc == -ENOENT ? "no such directory" : "not a directory");
+        add_warning(R, line);
+    }
+    if (rc) {
+        rb_rundir_free(r);
+        return rc == -ENOMEM ? rc : 0;
+    }
+    size_t k = 0;
+    while (!kinds[k]->detect(r))
+        k++;
+    R->kind[R->n] = kinds[k];
+    if (kinds[k] == &rb_report_kind_phases && !r->partial && tabled(r->command)) {
+        char line[4300];
+        snprintf(line, sizeof line,
+                 "%s/result.json: a \"%.60s\" result without the summary its table needs; showing its phases",
+                 r->path, r->command);
+        add_warning(R, line);
+    }
+    R->n++;
+    return 0;
+}
+
+/* Loads every argument; a directory of result directories stands for them (sorted by name). */
+static int load_all(struct report *R, const struct rb_cli *cli, unsigned flags)
+{
+    for (int a = 0; a < cli->nargs; a++) {
+        const char *arg = cli->args[a];
+        struct stat st;
+        if (!R->compare && stat(arg, &st) == 0 && S_ISDIR(st.st_mode) && !rb_rundir_is_result(arg)) {
+            char **kids = NULL;
+            size_t nk = 0;
+            int rc = rb_rundir_children(arg, &kids, &nk);
+            if (rc == -ENOMEM)
+                return rc;
+            if (nk) {
+                for (size_t i = 0; i < nk && !rc; i++)
+                    rc = load_one(R, kids[i], flags);
+                for (size_t i = 0; i < nk; i++)
+                    free(kids[i]);
+                free(kids);
+                if (rc)
+                    return rc;
+                continue;
+            }
+            free(kids);
+        }
+        int rc = load_one(R, arg, flags);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* "a, b, c +2 more" from the hosts' names. */
+static void host_names(const struct rb_rundir *r, char *buf, size_t len)
+{
+    size_t n = 0, shown = 0, total = 0;
+    buf[0] = '\0';
+    const cJSON *h;
+    cJSON_ArrayForEach(h, rb_rundir_array(r->root, "hosts"))
+    {
+        const char *name = rb_rundir_str(h, "name");
+        total++;
+        if (!name || shown >= 4 || n >= len)
+            continue;
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", shown ? ", " : "", name);
+        shown++;
+    }
+    if (total > shown && n < len)
+        snprintf(buf + n, len - n, " +%zu more", total - shown);
+}
+
+static struct rb_rtable *runs_table(struct report *R, struct rb_rundir *const *runs, size_t n)
+{
+    struct rb_rtable *t = rb_rtable_new("runs", "Runs");
+    if (!t)
+        return NULL;
+    rb_rtable_col(t, "run", "dir", RB_RF_TEXT, 0, 1, RB_RCOL_KEY);
+    rb_rtable_col(t, "path", "path", RB_RF_TEXT, 0, 1, RB_RCOL_JSON_ONLY);
+    rb_rtable_col(t, "command", "command", RB_RF_TEXT, 0, 1, 0);
+    rb_rtable_col(t, "started_at", "started", RB_RF_TEXT, 0, 1, 0);
+    rb_rtable_col(t, "version", "version", RB_RF_TEXT, 0, 1, 0);
+    rb_rtable_col(t, "hosts", "hosts", RB_RF_TEXT, 0, 1, 0);
+    rb_rtable_col(t, "ranks", "ranks", RB_RF_NUM, 0, 1, 0);
+    rb_rtable_col(t, "labels", "labels", RB_RF_TEXT, 0, 1, 0);
+    rb_rtable_col(t, "checks", "checks", RB_RF_TEXT, 0, 1, 0);
+    rb_rtable_col(t, "record", "record", RB_RF_TEXT, 0, 1, 0);
+    for (size_t i = 0; i < n; i++) {
+        const struct rb_rundir *r = runs[i];
+        size_t row = rb_rtable_row(t);
+        char buf[1024];
+        rb_rtable_text(t, row, "run", r->name);
+        rb_rtable_text(t, row, "path", r->path);
+        rb_rtable_text(t, row, "command", *r->command ? r->command : "?");
+        rb_rtable_text(t, row, "started_at", rb_rundir_str(r->root, "started_at"));
+        rb_rtable_text(t, row, "version", rb_rundir_str(r->root, "version"));
+        host_names(r, buf, sizeof buf);
+        rb_rtable_text(t, row, "hosts", *buf ? buf : NULL);
+        rb_rtable_num(t, row, "ranks", rb_rundir_num(r->root, "mpi.size"));
+        size_t len = 0;
+        buf[0] = '\0';
+        const cJSON *l;
+        cJSON_ArrayForEach(l, r->labels)
+        {
+            if (cJSON_IsString(l) && len < sizeof buf)
+                len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s=%s", len ? " " : "", l->string,
+                                        l->valuestring);
+        }
+        rb_rtable_text(t, row, "labels", *buf ? buf : NULL);
+        size_t passed = 0, failed = 0;
+        len = 0;
+        buf[0] = '\0';
+        const cJSON *c;
+        cJSON_ArrayForEach(c, rb_rundir_array(r->root, "checks"))
+        {
+            const char *name = rb_rundir_str(c, "name"), *detail = rb_rundir_str(c, "detail");
+            if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "passed"))) {
+                passed++;
+                continue;
+            }
+            failed++;
+            if (len < sizeof buf)
+                len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", len ? ", " : "", name ? name : "?");
+            rb_rtable_note(t, "%s: check %s failed: %s", r->name, name ? name : "?", detail ? detail : "");
+        }
+        char checks[1100];
+        if (failed)
+            snprintf(checks, sizeof checks, "FAILED: %s", buf);
+        else if (passed)
+            snprintf(checks, sizeof checks, "passed (%zu)", passed);
+        else
+            snprintf(checks, sizeof checks, "-");
+        rb_rtable_text(t, row, "checks", checks);
+        rb_rtable_text(t, row, "record", r->partial ? "partial: rebuilt from intervals.jsonl" : "result.json");
+    }
+    if (R->oom || t->oom) {
+        rb_rtable_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* A section of the report: tables, and for HTML the plots of the runs behind them. */
+struct section {
+    char *heading;            /* group heading, or NULL */
+    char *group_value;
+    struct rb_report_tables tables;
+};
+
+/* Tables of runs[0..n) kind by kind (a kind's runs share one table, a row per run). */
+static int build_tables(struct rb_rundir **runs, const struct rb_report_kind **rkind, size_t n,
+                        struct rb_report_tables *out, struct rb_buf *html)
+{
+    struct rb_rundir **sel = malloc((n ? n : 1) * sizeof *sel);
+    if (!sel)
+        return -ENOMEM;
+    for (size_t k = 0; k < NKINDS; k++) {
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+            if (rkind[i] == kinds[k])
+                sel[m++] = runs[i];
+        if (!m)
+            continue;
+        struct rb_report_set set;
+        if (rb_report_set_init(&set, sel, m) != 0) {
+            free(sel);
+            return -ENOMEM;
+        }
+        size_t before = out->n;
+        kinds[k]->tables(&set, out);
+        if (html) {
+            for (size_t t = before; t < out->n; t++)
+                rb_rtable_html(out->v[t], html);
+            kinds[k]->plots(&set, html);
+        }
+        rb_report_set_free(&set);
+    }
+    free(sel);
+    return out->oom ? -ENOMEM : 0;
+}
+
+static void md_heading_escape(struct rb_buf *b, const char *s)
+{
+    for (; *s; s++)
+        rb_buf_append(b, (*s == '\n' || *s == '\r') ? " " : s, 1);
+}
+
+/* Writes the finished document (md, csv, json) of these tables. */
+static void render_text(struct report *R, int format, struct rb_rtable *runs, struct section *secs, size_t nsecs,
+                        struct rb_buf *out)
+{
+    if (format == FMT_JSON) {
+        cJSON *doc = cJSON_CreateObject();
+        cJSON_AddStringToObject(doc, "schema", "railbench.report/v1");
+        cJSON_AddStringToObject(doc, "version", rb_version());
+        cJSON *jr = cJSON_AddArrayToObject(doc, "runs");
+        for (size_t i = 0; i < R->n; i++) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddItemToArray(jr, o);
+            cJSON_AddStringToObject(o, "path", R->runs[i].path);
+            cJSON_AddStringToObject(o, "name", R->runs[i].name);
+            cJSON_AddStringToObject(o, "command", R->runs[i].command);
+            cJSON_AddStringToObject(o, "kind", R->kind[i]->name);
+            cJSON_AddBoolToObject(o, "partial", R->runs[i].partial);
+            cJSON_AddItemToObject(o, "labels",
+                                  R->runs[i].labels ? cJSON_Duplicate(R->runs[i].labels, 1) : cJSON_CreateObject());
+        }
+        cJSON *jt = cJSON_AddArrayToObject(doc, "tables");
+        cJSON_AddItemToArray(jt, rb_rtable_json(runs));
+        for (size_t s = 0; s < nsecs; s++) {
+            for (size_t t = 0; t < secs[s].tables.n; t++) {
+                cJSON *tj = rb_rtable_json(secs[s].tables.v[t]);
+                if (tj && R->group_by) {
+                    cJSON *g = cJSON_AddObjectToObject(tj, "group");
+                    cJSON_AddStringToObject(g, "label", R->group_by);
+                    if (secs[s].group_value)
+                        cJSON_AddStringToObject(g, "value", secs[s].group_value);
+                    else
+                        cJSON_AddNullToObject(g, "value");
+                }
+                cJSON_AddItemToArray(jt, tj);
+            }
+        }
+        if (R->compare) {
+            cJSON *c = cJSON_AddObjectToObject(doc, "compare");
+            cJSON_AddStringToObject(c, "a", R->runs[0].path);
+            cJSON_AddStringToObject(c, "b", R->runs[1].path);
+            cJSON_AddNumberToObject(c, "threshold_pct", R->threshold_pct);
+            cJSON_AddNumberToObject(c, "regressions", (double)R->regressions);
+        }
+        cJSON *w = cJSON_AddArrayToObject(doc, "warnings");
+        for (size_t i = 0; i < R->nwarnings; i++)
+            cJSON_AddItemToArray(w, cJSON_CreateString(R->warnings[i]));
+        char *text = cJSON_Print(doc);
+        if (text) {
+            rb_buf_printf(out, "%s\n", text);
+            free(text);
+        } else {
+            out->oom = true;
+        }
+        cJSON_Delete(doc);
+        return;
+    }
+    if (format == FMT_MD)
+        rb_buf_printf(out, "# railbench report\n\n");
+    if (format == FMT_MD)
+        rb_rtable_md(runs, out);
+    else
+        rb_rtable_csv(runs, out);
+    for (size_t s = 0; s < nsecs; s++) {
+        if (secs[s].heading && format == FMT_MD) {
+            rb_buf_printf(out, "# ");
+            md_heading_escape(out, secs[s].heading);
+            rb_buf_printf(out, "\n\n");
+        }
+        for (size_t t = 0; t < secs[s].tables.n; t++) {
+            if (format == FMT_MD)
+                rb_rtable_md(secs[s].tables.v[t], out);
+            else
+                rb_rtable_csv(secs[s].tables.v[t], out);
+        }
+    }
+    if (format == FMT_MD && R->nwarnings) {
+        rb_buf_printf(out, "## Warnings\n\n");
+        for (size_t i = 0; i < R->nwarnings; i++) {
+            rb_buf_printf(out, "- ");
+            md_heading_escape(out, R->warnings[i]);
+            rb_buf_printf(out, "\n");
+        }
+        rb_buf_printf(out, "\n");
+    }
+}
+
+static void html_head(struct report *R, struct rb_rtable *runs, struct rb_buf *html)
+{
+    rb_html_begin(html, "railbench report");
+    rb_buf_printf(html, "<p class=\"meta\">%zu run%s, railbench ", R->n, R->n == 1 ? "" : "s");
+    rb_html_escape(html, rb_version());
+    if (R->compare)
+        rb_buf_printf(html, "; comparison with threshold %g %%: %zu regression%s", R->threshold_pct, R->regressions,
+                      R->regressions == 1 ? "" : "s");
+    rb_buf_printf(html, "</p>\n");
+    if (R->nwarnings) {
+        rb_buf_printf(html, "<h2>Warnings</h2>\n<ul class=\"warnings\">\n");
+        for (size_t i = 0; i < R->nwarnings; i++) {
+            rb_buf_printf(html, "<li>");
+            rb_html_escape(html, R->warnings[i]);
+            rb_buf_printf(html, "</li>\n");
+        }
+        rb_buf_printf(html, "</ul>\n");
+    }
+    rb_buf_printf(html, "<section data-kind=\"runs\">\n");
+    rb_rtable_html(runs, html);
+    rb_buf_printf(html, "</section>\n");
+}
+
+/* Distinct values of the group label in order of first appearance; NULL stands for runs without it. */
+static int group_values(struct report *R, const char ***vals, size_t *nvals)
+{
+    const char **v = malloc((R->n + 1) * sizeof *v);
+    size_t n = 0;
+    bool none = false;
+    if (!v)
+        return -ENOMEM;
+    for (size_t i = 0; i < R->n; i++) {
+        const char *x = rb_rundir_label(&R->runs[i], R->group_by);
+        if (!x) {
+            none = true;
+            continue;
+        }
+        size_t k = 0;
+        while (k < n && strcmp(v[k], x) != 0)
+            k++;
+        if (k == n)
+            v[n++] = x;
+    }
+    if (none)
+        v[n++] = NULL;
+    *vals = v;
+    *nvals = n;
+    return 0;
+}
+
+static int report_runs(struct report *R, struct section **secs_out, size_t *nsecs, struct rb_buf *html)
+{
+    const char **vals = NULL;
+    size_t nvals = 1;
+    int rc = 0;
+    if (R->group_by && (rc = group_values(R, &vals, &nvals)) != 0)
+        return rc;
+    struct section *secs = calloc(nvals, sizeof *secs);
+    struct rb_rundir **sel = malloc((R->n ? R->n : 1) * sizeof *sel);
+    const struct rb_report_kind **selk = malloc((R->n ? R->n : 1) * sizeof *selk);
+    if (!secs || !sel || !selk) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (size_t g = 0; g < nvals && !rc; g++) {
+        size_t m = 0;
+        for (size_t i = 0; i < R->n; i++) {
+            const char *x = R->group_by ? rb_rundir_label(&R->runs[i], R->group_by) : NULL;
+            if (R->group_by && !(vals[g] ? x && strcmp(x, vals[g]) == 0 : !x))
+                continue;
+            sel[m] = &R->runs[i];
+            selk[m++] = R->kind[i];
+        }
+        if (R->group_by) {
+            char h[1024];
+            snprintf(h, sizeof h, "%s = %s", R->group_by, vals[g] ? vals[g] : "(no such label)");
+            secs[g].heading = strdup(h);
+            secs[g].group_value = vals[g] ? strdup(vals[g]) : NULL;
+            if (html) {
+                rb_buf_printf(html, "<h2 class=\"group\">");
+                rb_html_escape(html, h);
+                rb_buf_printf(html, "</h2>\n");
+            }
+        }
+        if (html)
+            rb_buf_printf(html, "<section>\n");
+        rc = build_tables(sel, selk, m, &secs[g].tables, html);
+        if (html)
+            rb_buf_printf(html, "</section>\n");
+    }
+out:
+    free(vals);
+    free(sel);
+    free(selk);
+    *secs_out = secs;
+    *nsecs = secs ? nvals : 0;
+    return rc;
+}
+
+/* --compare A B: each table of A against the table of the same kind of B. */
+static int report_compare(struct report *R, struct section **secs_out, size_t *nsecs, struct rb_buf *html)
+{
+    struct section *secs = calloc(1, sizeof *secs);
+    struct rb_report_tables ta = {0}, tb = {0};
+    struct rb_rundir *a = &R->runs[0], *b = &R->runs[1];
+    *secs_out = secs;
+    *nsecs = secs ? 1 : 0;
+    if (!secs || build_tables(&a, &R->kind[0], 1, &ta, NULL) || build_tables(&b, &R->kind[1], 1, &tb, NULL)) {
+        rb_report_tables_free(&ta);
+        rb_report_tables_free(&tb);
+        return -ENOMEM;
+    }
+    size_t pairs = 0;
+    for (size_t i = 0; i < ta.n; i++) {
+        for (size_t j = 0; j < tb.n; j++) {
+            if (strcmp(ta.v[i]->id, tb.v[j]->id) != 0)
+                continue;
+            size_t reg = 0;
+            struct rb_rtable *d = rb_rtable_compare(ta.v[i], tb.v[j], R->threshold_pct, &reg);
+            if (d) {
+                rb_rtable_note(d, "A = %s, B = %s", a->path, b->path);
+                rb_rtable_note(d,
+                               "%zu regression%s beyond %g %%: lower throughput, IOPS, busbw or AU, or higher latency, "
+                               "time, errors or wrong values",
+                               reg, reg == 1 ? "" : "s", R->threshold_pct);
+            }
+            rb_report_tables_add(&secs->tables, d);
+            R->regressions += reg;
+            pairs++;
+            break;
+        }
+    }
+    rb_report_tables_free(&ta);
+    rb_report_tables_free(&tb);
+    if (secs->tables.oom)
+        return -ENOMEM;
+    if (!pairs) {
+        fprintf(stderr, "railbench: report: --compare: %s is a \"%s\" result and %s a \"%s\" one; they share no table\n",
+                a->path, R->kind[0]->name, b->path, R->kind[1]->name);
+        return -EINVAL;
+    }
+    if (html) {
+        rb_buf_printf(html, "<section data-kind=\"compare\">\n");
+        for (size_t t = 0; t < secs->tables.n; t++)
+            rb_rtable_html(secs->tables.v[t], html);
+        rb_buf_printf(html, "</section>\n");
+        /* The plots of both runs, A's series then B's, in the kind of A. */
+        if (R->kind[0] == R->kind[1]) {
+            struct rb_report_set set;
+            struct rb_rundir *both[2] = {a, b};
+            if (rb_report_set_init(&set, both, 2) == 0) {
+                rb_buf_printf(html, "<section data-kind=\"compare-plots\">\n<h2>A and B</h2>\n");
+                R->kind[0]->plots(&set, html);
+                rb_buf_printf(html, "</section>\n");
+            }
+            rb_report_set_free(&set);
+        }
+    }
+    return 0;
+}
+
+static int write_out(const char *path, const struct rb_buf *b, const char *what)
+{
+    if (!path) {
+        if (b->len && fwrite(b->s, 1, b->len, stdout) != b->len)
+            return -EIO;
+        return fflush(stdout) == 0 ? 0 : -EIO;
+    }
+    int rc = rb_write_file_atomic(path, b->s ? b->s : "", b->len);
+    if (rc)
+        fprintf(stderr, "railbench: report: %s %s: cannot write: %s\n", what, path, strerror(-rc));
+    return rc;
+}
+
+static void free_report(struct report *R, struct section *secs, size_t nsecs)
+{
+    for (size_t s = 0; s < nsecs; s++) {
+        free(secs[s].heading);
+        free(secs[s].group_value);
+        rb_report_tables_free(&secs[s].tables);
+    }
+    free(secs);
+    for (size_t i = 0; i < R->n; i++)
+        rb_rundir_free(&R->runs[i]);
+    free(R->runs);
+    free(R->kind);
+    for (size_t i = 0; i < R->nwarnings; i++)
+        free(R->warnings[i]);
+    free(R->warnings);
+}
+
+int rb_report_main(int argc, char **argv)
+{
+    struct report R = {.threshold_pct = 5};
+    const struct rb_opt opts[] = {
+        {"format", 'f', RB_OPT_CHOICE, &R.format, "md|csv|json|html", "output format", "md|csv|json|html"},
+        {"out", 'o', RB_OPT_STR, &R.out, "FILE", "write the report to FILE instead of stdout", NULL},
+        {"html", 0, RB_OPT_STR, &R.html, "FILE",
+         "also write a self-contained HTML report with plots (no network fetches) to FILE", NULL},
+        {"compare", 0, RB_OPT_FLAG, &R.compare, NULL,
+         "compare two runs: the first is the baseline A, the second B; exit 1 on regressions", NULL},
+        {"threshold", 0, RB_OPT_PERCENT, &R.threshold_pct, "PCT",
+         "--compare marks a figure worse by more than PCT % of A as a regression", NULL},
+        {"group-by", 0, RB_OPT_STR, &R.group_by, "LABEL", "one section per value of this --label of the runs", NULL},
+        {0},
+    };
+    static const struct rb_cmd_spec spec = {
+        "railbench report [options] RESULT_DIR...",
+        "Print the tables each kind of result calls for (tiers, warp-like per op, nccl-tests, fio IOPS vs "
+        "latency, sweep knee, training AU), one row per run across runs; compare two runs; write an HTML report "
+        "with plots. A directory holding result directories stands for all of them.",
+        NULL, 1, -1};
+    struct rb_cmd_spec s = spec;
+    s.opts = opts;
+    struct rb_cli cli;
+    int rc = rb_cli_parse(&cli, &s, argc, argv);
+    if (rc != 0) {
+        rb_cli_free(&cli);
+        return rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE;
+    }
+    rb_log_set_level(cli.common.quiet ? RB_LOG_WARN : RB_LOG_INFO);
+    if (R.compare && cli.nargs != 2) {
+        fprintf(stderr, "railbench: --compare: needs exactly two result directories, A (the baseline) then B; got %d\n",
+                cli.nargs);
+        rb_cli_free(&cli);
+        return RB_EXIT_USAGE;
+    }
+    if (R.compare && R.group_by) {
+        fprintf(stderr, "railbench: --group-by: cannot be combined with --compare (which takes two runs)\n");
+        rb_cli_free(&cli);
+        return RB_EXIT_USAGE;
+    }
+    bool want_html = R.html || R.format == FMT_HTML;
+    unsigned flags = want_html ? RB_RUNDIR_SERIES | RB_RUNDIR_CURVES : 0;
+    struct section *secs = NULL;
+    size_t nsecs = 0;
+    struct rb_buf text = {0}, html = {0};
+    struct rb_rtable *runs = NULL;
+    struct rb_rundir **all = NULL;
+    struct rb_buf body = {0};
+    int status = RB_EXIT_OK;
+
+    if ((rc = load_all(&R, &cli, flags)) != 0)
+        goto oom;
+    /* Each directory that gave nothing has said why in its own line. */
+    if (R.n == 0 || (R.compare && R.n != 2)) {
+        if (R.compare)
+            fprintf(stderr, "railbench: --compare: needs both runs; %zu of 2 could be read\n", R.n);
+        status = RB_EXIT_USAGE;
+        goto done;
+    }
+    all = malloc(R.n * sizeof *all);
+    if (!all)
+        goto oom;
+    for (size_t i = 0; i < R.n; i++)
+        all[i] = &R.runs[i];
+    runs = runs_table(&R, all, R.n);
+    if (!runs)
+        goto oom;
+
+    /* The HTML page gathers sections as they are built, then gets its head (which needs the totals). */
+    rc = R.compare ? report_compare(&R, &secs, &nsecs, want_html ? &body : NULL)
+                   : report_runs(&R, &secs, &nsecs, want_html ? &body : NULL);
+    if (rc == -EINVAL) {
+        status = RB_EXIT_USAGE;
+        goto done;
+    }
+    if (rc || body.oom)
+        goto oom;
+    if (want_html) {
+        html_head(&R, runs, &html);
+        rb_buf_append(&html, body.s ? body.s : "", body.len);
+        rb_html_end(&html);
+        if (html.oom)
+            goto oom;
+    }
+    if (R.format != FMT_HTML) {
+        render_text(&R, R.format, runs, secs, nsecs, &text);
+        if (text.oom)
+            goto oom;
+    }
+    if (write_out(R.out, R.format == FMT_HTML ? &html : &text, "--out") != 0) {
+        status = RB_EXIT_RUNTIME;
+        goto done;
+    }
+    if (R.html) {
+        if (write_out(R.html, &html, "--html") != 0) {
+            status = RB_EXIT_RUNTIME;
+            goto done;
+        }
+        rb_info("HTML report: %s", R.html);
+    }
+    if (R.compare && R.regressions)
+        status = RB_EXIT_CHECK;
+    goto done;
+oom:
+    fprintf(stderr, "railbench: report: out of memory\n");
+    status = RB_EXIT_RUNTIME;
+done:
+    free(all);
+    rb_buf_free(&body);
+    rb_rtable_free(runs);
+    rb_buf_free(&text);
+    rb_buf_free(&html);
+    free_report(&R, secs, nsecs);
+    rb_cli_free(&cli);
+    return status;
+}

@@ -1,0 +1,88 @@
+/* Internals of railbench report: the kinds of result it knows, and what their tables and plots share. */
+#ifndef RB_REPORT_INT_H
+#define RB_REPORT_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "railbench/buf.h"
+#include "railbench/rtable.h"
+#include "railbench/rundir.h"
+#include "railbench/svg.h"
+
+#define MIB (1024.0 * 1024.0)
+#define GIB (1024.0 * MIB)
+
+/* Runs of one kind reported together, and the label keys any of them has (the label columns). */
+struct rb_report_set {
+    struct rb_rundir *const *runs;
+    size_t n;
+    const char **label_keys; /* borrowed from the runs' labels */
+    size_t nlabel_keys;
+};
+
+/* Tables a report collects, in order. */
+struct rb_report_tables {
+    struct rb_rtable **v;
+    size_t n, cap;
+    bool oom;
+};
+
+/*
+ * A kind of result, chosen once per run by detect (first match in the table
+ * of kinds): it owns the tables users of the matching tool expect and its plots.
+ */
+struct rb_report_kind {
+    const char *name;                       /* "load get|put", for messages */
+    bool (*detect)(const struct rb_rundir *r);
+    void (*tables)(const struct rb_report_set *s, struct rb_report_tables *out);
+    void (*plots)(const struct rb_report_set *s, struct rb_buf *html);
+};
+
+extern const struct rb_report_kind rb_report_kind_tiers, rb_report_kind_sweep, rb_report_kind_train,
+    rb_report_kind_load, rb_report_kind_coll, rb_report_kind_sim, rb_report_kind_block, rb_report_kind_counters,
+    rb_report_kind_phases;
+
+/* Fills s for runs[0..n) (label keys in first-seen order). Returns 0 or -ENOMEM; free with rb_report_set_free. */
+int rb_report_set_init(struct rb_report_set *s, struct rb_rundir *const *runs, size_t n);
+void rb_report_set_free(struct rb_report_set *s);
+
+/*
+ * A new table appended to out, with the run and label columns first when s
+ * holds several runs. NULL when out of memory (out->oom set).
+ */
+struct rb_rtable *rb_report_table(struct rb_report_tables *out, const struct rb_report_set *s, const char *id,
+                                  const char *title);
+
+/* Appends a table built elsewhere (taking ownership; freed and out->oom set when it cannot). */
+void rb_report_tables_add(struct rb_report_tables *out, struct rb_rtable *t);
+
+/* Frees every table; NULL-safe. */
+void rb_report_tables_free(struct rb_report_tables *out);
+
+/* A new row of t for run i of s, its run and label cells filled when t has them. */
+size_t rb_report_row(struct rb_rtable *t, const struct rb_report_set *s, size_t i);
+
+/* A note under t about run i, prefixed with the run's name when s holds several runs. */
+void rb_report_note(struct rb_rtable *t, const struct rb_report_set *s, size_t i, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* The name of a series of run i: "phase" alone, or "run: phase" with several runs. */
+void rb_report_series_name(char *buf, size_t len, const struct rb_report_set *s, size_t i, const char *what);
+
+/* Renders p into html when anything can be drawn, then frees it. NULL-safe. */
+void rb_report_plot_emit(struct rb_plot *p, struct rb_buf *html);
+
+/* Throughput over time per phase (intervals.jsonl), in MiB/s or GiB/s to suit the data. */
+void rb_report_plot_throughput(const struct rb_report_set *s, struct rb_buf *html);
+
+/* Latency percentiles p50 ... p99.99 per phase from the full histograms, log-log. */
+void rb_report_plot_latency(const struct rb_report_set *s, struct rb_buf *html);
+
+/* "1 MiB" for a byte count. */
+void rb_report_size(char *buf, size_t len, double bytes);
+
+/* Sets the latency columns "<prefix>_<p>_ns" of row r from obj (min mean p50 p90 p99 p999 p9999 max). */
+void rb_report_latency_cells(struct rb_rtable *t, size_t r, const char *prefix, const cJSON *obj);
+
+#endif

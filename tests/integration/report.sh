@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# railbench report: tables of every kind against expected text, --compare numbers and marks, partial and malformed input, the HTML in headless Chromium.
+# RB_UPDATE_EXPECTED=1 rewrites tests/fixtures/report/expected/ from the current output (review the diff before committing).
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+cd "$ROOT"
+F=tests/fixtures/report
+E=$F/expected
+
+# golden NAME ARGS...: stdout of `railbench report ARGS` must equal $E/NAME.
+golden() {
+    local name=$1 rc=0; shift
+    "$RB" report "$@" >"$T/$name" 2>"$T/$name.err" || rc=$?
+    [ "$rc" -le 1 ] || { cat "$T/$name.err" >&2; fail "$name: exit $rc"; }
+    if [ -n "${RB_UPDATE_EXPECTED:-}" ]; then
+        mkdir -p "$E"
+        cp "$T/$name" "$E/$name"
+    fi
+    diff -u "$E/$name" "$T/$name" >&2 || fail "$name: output differs from $E/$name"
+    ok "$name matches the expected text"
+}
+
+# 1. The table each kind calls for, from fixtures, against expected text.
+for k in get-a put get-open tiers sweep train coll sim block counters other; do
+    golden "$k.md" "$F/$k"
+done
+golden multi.md "$F/get-a" "$F/get-b" "$F/get-open"
+golden group.md --group-by conc "$F/get-a" "$F/get-b" "$F/get-open" "$F/put"
+golden tiers.csv --format csv "$F/tiers"
+golden coll.csv --format csv "$F/coll"
+
+# Table headings users know, and the figures in them, read from the fixtures with jq.
+grep -q '^| GET from/how      | object size | objects | throughput (GiB/s) |' "$T/tiers.md" || fail "tiers header"
+grep -q '^| collective | algo | size (B) | count (elements) | type  | redop | root |' "$T/coll.md" || fail "nccl-tests columns"
+"$RB" report --format json "$F/get-a" "$F/tiers" "$F/coll" "$F/block" "$F/sweep" "$F/train" >"$T/all.json"
+assert_jq "$T/all.json" '.schema == "railbench.report/v1" and ([.tables[].id] == ["runs","tiers","tiers-speedup","sweep","train","train-summary","load","collectives","block"])' \
+    "one table per kind, in a fixed order"
+jq -e --slurpfile r "$F/get-a/result.json" '(.tables[] | select(.id == "load") | .rows[0]) as $row | $r[0].summary.ops[0] as $o |
+    $row.throughput_bytes_per_s == $o.throughput_bytes_per_s and $row.latency_p99_ns == $o.latency_ns.p99 and
+    $row.ttfb_p50_ns == $o.ttfb_ns.p50 and $row.requests == $o.requests and $row.segment_slowest_bytes_per_s == $o.segments.slowest_bytes_per_s' \
+    "$T/all.json" >/dev/null || fail "load row differs from summary.ops[0]"
+ok "load row = summary.ops[0] (throughput, p99, TTFB p50, requests, slowest segment)"
+jq -e --slurpfile r "$F/tiers/result.json" '[.tables[] | select(.id == "tiers") | .rows[] | [.label, .size_bytes, .throughput_bytes_per_s, .latency_p99_ns, .cache_miss]] ==
+    [$r[0].summary.tiers_rows[] | [.label, .size_bytes, .throughput_bytes_per_s, .latency_p99_ns, .cache_miss]]' "$T/all.json" >/dev/null ||
+    fail "tiers rows differ from tiers_rows"
+ok "tiers rows = tiers_rows (label, size, throughput, p99, misses)"
+grep -q "^| WARM through tier |       1 MiB |    1000 |              2.729 |" "$T/tiers.md" || fail "warm 1 MiB at 2.729 GiB/s"
+avg=$(jq -r '.summary.avg_busbw_gbps' "$F/coll/result.json")
+grep -q "^- Avg bus bandwidth: $(printf '%g' "$avg") GB/s$" "$T/coll.md" || fail "closing line of nccl-tests"
+ok "nccl-tests closing line: Avg bus bandwidth $avg"
+knee=$(jq -r '.summary.knee.per_bs[1].point.index' "$F/block/result.json")
+assert_jq "$T/all.json" "[.tables[] | select(.id == \"block\") | .rows[$knee].note] == [\"knee\"]" "block: the knee row is marked"
+assert_jq "$T/all.json" '[.tables[] | select(.id == "sweep") | .rows[] | select(.knee == "knee") | .inflight] == [16]' "sweep: the knee at 16 in flight"
+assert_jq "$T/all.json" '[.tables[] | select(.id == "train-summary") | .rows[0] | .au_mean_pct, .passed] == [93.3, "PASS"]' "train: AU mean and PASS"
+
+# A directory of result directories stands for all of them (sorted), each kind once.
+assert_exit 0 "a directory of runs" "$RB" report "$F"
+[ "$(grep -c '^## ' "$T/stdout")" -ge 13 ] || fail "expected every kind's tables"
+grep -q '^## Warnings' "$T/stdout" || fail "the killed run's warnings are in the report"
+ok "every fixture through one command"
+
+# 2. --compare: absolute and % differences, regressions by the figure's direction, exit 1 on any.
+golden compare.md --compare "$F/get-a" "$F/get-b"
+"$RB" report --compare --format json "$F/get-a" "$F/get-b" >"$T/cmp.json" || true
+jq -e --slurpfile a "$F/get-a/result.json" --slurpfile b "$F/get-b/result.json" '
+    ($a[0].summary.ops[0]) as $A | ($b[0].summary.ops[0]) as $B |
+    [.tables[] | select(.id == "load") | .rows[]] as $rows |
+    def row($k): $rows[] | select(.figure_key == $k);
+    (row("throughput_bytes_per_s") | .a == $A.throughput_bytes_per_s and .b == $B.throughput_bytes_per_s
+        and .delta == ($B.throughput_bytes_per_s - $A.throughput_bytes_per_s)
+        and ((.delta_pct - 100 * .delta / $A.throughput_bytes_per_s) | fabs) < 1e-9)
+    and (row("latency_p99_ns") | .delta == ($B.latency_ns.p99 - $A.latency_ns.p99))' "$T/cmp.json" >/dev/null ||
+    fail "compare: A, B, B - A or % differ from the fixtures"
+ok "compare: A, B, B - A and % from the two results"
+marks() { jq -r '[.tables[] | select(.id == "load") | .rows[] | "\(.figure_key)=\(.mark // "")"] | join(" ")' "$1"; }
+m=$(marks "$T/cmp.json")
+for want in throughput_bytes_per_s=improved latency_p99_ns=REGRESSION latency_mean_ns=REGRESSION ttfb_p99_ns=REGRESSION \
+    requests= errors= segment_fastest_bytes_per_s=improved; do
+    [[ " $m " == *" $want "* ]] || fail "compare mark: expected $want in: $m"
+done
+assert_jq "$T/cmp.json" '.compare.regressions == 9 and .compare.threshold_pct == 5' "9 regressions beyond 5 %"
+ok "marks: throughput up = improved, latency up = REGRESSION, counts unmarked"
+assert_exit 1 "compare with regressions" "$RB" report --compare "$F/get-a" "$F/get-b"
+# At 10 %: +5.5 % and +9.8 % are no longer marked, +11.0 % still is.
+"$RB" report --compare --threshold 10 --format json "$F/get-a" "$F/get-b" >"$T/cmp10.json" || true
+m=$(marks "$T/cmp10.json")
+for want in segment_fastest_bytes_per_s= segment_median_bytes_per_s= segment_slowest_bytes_per_s=improved \
+    throughput_bytes_per_s= latency_p99_ns=REGRESSION; do
+    [[ " $m " == *" $want "* ]] || fail "threshold 10: expected $want in: $m"
+done
+ok "--threshold 10 moves the marks"
+# Swapped, lower throughput is the regression and lower latency the improvement.
+"$RB" report --compare --format json "$F/get-b" "$F/get-a" >"$T/cmp-rev.json" || true
+m=$(marks "$T/cmp-rev.json")
+for want in throughput_bytes_per_s=REGRESSION latency_p99_ns=improved; do
+    [[ " $m " == *" $want "* ]] || fail "swapped: expected $want in: $m"
+done
+ok "swapped: throughput down = REGRESSION"
+assert_exit 0 "a run against itself" "$RB" report --compare "$F/coll" "$F/coll"
+grep -q '^- 0 regressions beyond 5 %' "$T/stdout" || fail "no regressions against itself"
+# Measured collectives against the model: both are nccl-tests tables, rows matched by size (none match here).
+assert_exit 2 "different kinds" "$RB" report --compare "$F/get-a" "$F/block"
+assert_stderr_line 'get-a is a "load get\|put" result and .*block a "block" one; they share no table'
+assert_exit 2 "--compare with three" "$RB" report --compare "$F/get-a" "$F/get-b" "$F/put"
+assert_stderr_line '^railbench: --compare: needs exactly two result directories'
+
+# 3. Partial and malformed results: a warning naming the file, never a crash; exit 0 when anything is reported, else 2.
+assert_exit 0 "killed run (no result.json, truncated last line)" "$RB" report "$F/partial"
+grep -q 'partial/intervals.jsonl: the last line (4) is truncated (run killed?); skipped' "$T/stderr" || fail "truncated line warning"
+grep -q 'partial: no result.json (run killed or still running?); 1 phase(s) rebuilt from 3 interval lines' "$T/stderr" || fail "rebuilt warning"
+count=$(head -n 3 "$F/partial/intervals.jsonl" | jq -s 'map(.count) | add')
+grep -Eq "^\| get +\| GET +\| +$count \|.*\| +n/a \| +n/a \|" "$T/stdout" || fail "rebuilt count $count with n/a percentiles"
+ok "killed run: $count requests summed from the complete lines, percentiles n/a"
+golden partial.md "$F/partial"
+
+mkdir -p "$T/bad/trunc" "$T/bad/garbage" "$T/bad/empty" "$T/bad/wrongtype" "$T/bad/nothing"
+head -c 5000 "$F/get-a/result.json" >"$T/bad/trunc/result.json"
+cp "$F/get-a/intervals.jsonl" "$T/bad/trunc/"
+head -c 3000 "$ROOT/build/railbench" >"$T/bad/garbage/result.json"
+: >"$T/bad/empty/result.json"
+jq -c '.summary.ops = "nope" | .phases = 3' "$F/get-a/result.json" >"$T/bad/wrongtype/result.json"
+assert_exit 0 "truncated result.json with intervals" "$RB" report "$T/bad/trunc"
+grep -q 'trunc/result.json: it ends early at line 1 (truncated?)' "$T/stderr" || fail "truncated result.json warning"
+grep -q 'rebuilt from 6 interval lines' "$T/stderr" || fail "fell back to intervals"
+assert_exit 2 "garbage result.json alone" "$RB" report "$T/bad/garbage"
+grep -q 'garbage/result.json: invalid JSON at line 1' "$T/stderr" || fail "garbage warning"
+assert_exit 2 "empty result.json alone" "$RB" report "$T/bad/empty"
+grep -q 'empty/result.json: empty file' "$T/stderr" || fail "empty warning"
+assert_exit 0 "wrong types" "$RB" report "$T/bad/wrongtype"
+grep -q 'wrongtype/result.json: "phases" is not an array; ignored' "$T/stderr" || fail "wrong type warning"
+grep -q 'wrongtype/result.json: a "load get" result without the summary its table needs' "$T/stderr" || fail "no-summary warning"
+assert_exit 2 "not a result directory" "$RB" report "$T/bad/nothing"
+assert_stderr_line 'nothing: no result.json or intervals.jsonl; not a result directory'
+assert_exit 0 "good and bad together" "$RB" report "$T/bad/garbage" "$F/get-a" /nonexistent/run
+grep -q '^| GET | get   |     3397 |' "$T/stdout" || fail "the good run is reported"
+[ "$(grep -c 'warning' "$T/stderr")" = 2 ] || fail "one warning per bad directory"
+assert_exit 2 "missing directory" "$RB" report /nonexistent/run
+assert_stderr_line '^railbench: warning: /nonexistent/run: no such directory$'
+assert_exit 2 "bad option" "$RB" report --format xml "$F/get-a"
+assert_stderr_line '^railbench: --format: "xml" is not one of md, csv, json, html$'
+
+# Fuzz-ish: prefixes and byte-flipped copies of every fixture, with and without intervals; no hang, no signal.
+n=0
+for k in tiers sweep train coll sim block counters get-open other; do
+    src=$F/$k/result.json
+    size=$(stat -c %s "$src")
+    for cut in $(seq 1 $((size / 9)) "$size"); do
+        d=$T/fuzz/$k-$cut
+        mkdir -p "$d"
+        head -c "$cut" "$src" >"$d/result.json"
+        [ $((cut % 2)) = 0 ] && [ -f "$F/$k/intervals.jsonl" ] && head -c $((cut / 3)) "$F/$k/intervals.jsonl" >"$d/intervals.jsonl"
+        rc=0
+        timeout 10 "$RB" report "$d" --html "$d/r.html" >/dev/null 2>"$d/err" || rc=$?
+        { [ "$rc" = 0 ] || [ "$rc" = 2 ]; } || fail "$d: exit $rc"
+        [ "$cut" = "$size" ] || grep -q "$k-$cut" "$d/err" || fail "$d: no warning naming the directory"
+        n=$((n + 1))
+    done
+    d=$T/fuzz/$k-flip
+    mkdir -p "$d"
+    python3 -c 'import sys, random
+data = bytearray(open(sys.argv[1], "rb").read()); r = random.Random(7)
+for _ in range(40): data[r.randrange(len(data))] = r.randrange(256)
+open(sys.argv[2], "wb").write(data)' "$src" "$d/result.json"
+    rc=0
+    timeout 10 "$RB" report "$d" --html "$d/r.html" >/dev/null 2>/dev/null || rc=$?
+    { [ "$rc" = 0 ] || [ "$rc" = 2 ]; } || fail "$d: exit $rc"
+    n=$((n + 1))
+done
+ok "$n truncated and corrupted results: exit 0 or 2, a warning for each cut"
+
+# 4. The HTML report in real headless Chromium: rendered, the expected SVG plots, nothing injected, nothing fetched.
+# A run whose labels, host and phase names carry markup.
+mkdir -p "$T/evil"
+jq -c '.labels.run = "<script>alert(1)</script>" | .hosts[0].name = "<img src=x onerror=alert(2)>" |
+       .summary.ops[0].phase = "</svg><script>alert(3)</script>" | .phases[0].name = "\"><svg onload=alert(4)>"' \
+    "$F/get-a/result.json" >"$T/evil/result.json"
+cp "$F/get-a/intervals.jsonl" "$T/evil/"
+assert_exit 0 "html" "$RB" report "$F/get-a" "$F/get-b" "$F/tiers" "$F/sweep" "$F/train" "$F/coll" "$F/sim" "$F/block" \
+    "$F/counters" "$F/partial" "$T/evil" --html "$T/report.html" -o "$T/report.md"
+H=$T/report.html
+grep -q 'Content-Security-Policy" content="default-src '"'"'none'"'" "$H" || fail "CSP"
+# Only elements and attributes count: escaped text such as "&lt;img src=x" is harmless.
+! grep -Eiq '<(script|link|img|iframe|object|embed)|\s(src|href|xlink:href)="|url\(|@import' "$H" ||
+    fail "the page refers to something outside itself: $(grep -Eio '<(script|link|img)|\s(src|href)="|url\(' "$H" | head -1)"
+grep -q '&lt;script&gt;alert(1)&lt;/script&gt;' "$H" || fail "label not escaped"
+ok "self-contained page; markup from result files escaped"
+
+CHROME=(chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking
+    --disable-component-update --disable-sync --disable-default-apps --hide-scrollbars --window-size=1280,9000)
+chrome() { local profile=$1; shift; timeout --kill-after=5 90 "${CHROME[@]}" --user-data-dir="$T/$profile" "$@"; }
+# Console messages on stderr; the virtual time budget lets any load the page attempted be refused first.
+chrome prof-dom --enable-logging=stderr --v=0 --virtual-time-budget=2000 --dump-dom "file://$H" >"$T/dom.html" 2>"$T/chrome-dom.err" ||
+    { tail "$T/chrome-dom.err" >&2; fail "chromium --dump-dom"; }
+# The parsed DOM (what the browser built), not the file: plots by kind, axes with units, no injected elements.
+plots() { grep -o "data-plot=\"$1\"" "$T/dom.html" | wc -l; }
+# Latency curves: the load runs, tiers, sweep, train, block (the killed run has no histograms).
+for want in latency-percentiles:5 throughput-time:3 busbw-size:2 iops-latency:1 sweep-knee:1 au-epoch:1 \
+    au-accelerators:1 tiers-size:1 host-rates:1; do
+    got=$(plots "${want%%:*}")
+    assert_eq "SVG plots ${want%%:*}" "${want##*:}" "$got"
+done
+[ "$(grep -o '<polyline class="series' "$T/dom.html" | wc -l)" -ge 40 ] || fail "series lines"
+for axis in 'percentile (log scale of 1/(1 - q))' 'latency (ms, log scale)' 'busbw (GB/s)' 'message size (bytes, log scale)' \
+    'clat p99 latency (us, log scale)' 'AU (%)' 'throughput (MiB/s)' 'time since the phase started (s)'; do
+    grep -qF ">$axis</text>" "$T/dom.html" || fail "axis title '$axis'"
+done
+grep -q '>p99.99</text>' "$T/dom.html" || fail "percentile ticks"
+grep -q 'class="ref" ' "$T/dom.html" && grep -q '>SLO clat p99&lt;=2ms</text>' "$T/dom.html" || fail "SLO line"
+grep -q '>AU minimum 90 %</text>' "$T/dom.html" || fail "AU minimum line"
+! grep -Eq '<script|<img|<svg onload' "$T/dom.html" || fail "markup from a result file became elements"
+# A blocked fetch or any script error would be a console message ("... violates the Content Security Policy").
+! grep -q 'CONSOLE' "$T/chrome-dom.err" || fail "the page logged to the console: $(grep 'CONSOLE' "$T/chrome-dom.err" | head -1)"
+ok "DOM: plots of every kind, axes with units, no injected elements, no console message (nothing blocked)"
+
+# Screenshots, light and dark: rendered PNGs whose background follows the colour scheme.
+chrome prof-light --screenshot="$T/light.png" "file://$H" >/dev/null 2>&1 || fail "screenshot"
+chrome prof-dark --force-dark-mode --screenshot="$T/dark.png" "file://$H" >/dev/null 2>&1 || fail "dark screenshot"
+png_info() { # width height and the first pixel's RGB of an 8-bit PNG (stdlib zlib only)
+    python3 - "$1" <<'PY'
+import struct, sys, zlib
+d = open(sys.argv[1], "rb").read()
+assert d[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+w, h, depth, ctype = struct.unpack(">IIBB", d[16:26])
+idat, i = b"", 8
+while i < len(d):
+    n, t = struct.unpack(">I4s", d[i:i + 8])
+    if t == b"IDAT":
+        idat += d[i + 8:i + 8 + n]
+    i += 12 + n
+raw = zlib.decompressobj().decompress(idat, 16)
+# The first row's first pixel is stored as is under every PNG filter.
+print(w, h, raw[1], raw[2], raw[3])
+PY
+}
+read -r w h r g b < <(png_info "$T/light.png")
+[ "$w" = 1280 ] && [ "$h" = 9000 ] || fail "light PNG is ${w}x$h"
+[ "$r" -gt 240 ] && [ "$g" -gt 240 ] && [ "$b" -gt 240 ] || fail "light background is $r,$g,$b"
+[ "$(stat -c %s "$T/light.png")" -gt 200000 ] || fail "light PNG looks empty"
+read -r w h r g b < <(png_info "$T/dark.png")
+[ "$r" -lt 40 ] && [ "$g" -lt 40 ] && [ "$b" -lt 40 ] || fail "dark background is $r,$g,$b"
+ok "screenshots rendered: light background white, dark background dark"
+if [ -n "${RB_KEEP_SCREENSHOTS:-}" ]; then cp "$T/light.png" "$T/dark.png" "$H" "$RB_KEEP_SCREENSHOTS/"; fi
+
+# --format html writes the page itself; -o to a directory that does not exist is one line, exit 3.
+assert_exit 0 "--format html" "$RB" report --format html "$F/coll" -o "$T/coll.html"
+grep -q 'data-plot="busbw-size"' "$T/coll.html" || fail "--format html has the plot"
+assert_exit 3 "unwritable -o" "$RB" report "$F/coll" -o /nonexistent/dir/report.md
+assert_stderr_line 'report: --out /nonexistent/dir/report.md: cannot write'

@@ -1,0 +1,164 @@
+/* Unit tests of the SVG plots: axes and their labels, log and percentile scales, escaping, limits. */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "railbench/svg.h"
+
+static size_t count(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* The text of the tick labels, in order, joined by '|'. */
+static void ticks(const char *svg, char *out, size_t len)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (const char *p = svg; (p = strstr(p, "<text class=\"tick\"")); p++) {
+        const char *s = strchr(p, '>') + 1, *e = strstr(s, "</text>");
+        n += (size_t)snprintf(out + n, len - n, "%s%.*s", n ? "|" : "", (int)(e - s), s);
+        if (n >= len)
+            break;
+    }
+}
+
+static void test_percentile_and_log_axes(void **state)
+{
+    (void)state;
+    struct rb_plot *p = rb_plot_new("latency-percentiles", "Latency");
+    rb_plot_xaxis(p, "percentile", RB_AXIS_PERCENTILE, 1, false);
+    rb_plot_yaxis(p, "latency (ms, log scale)", RB_AXIS_LOG10, 1e-6, false);
+    int s = rb_plot_series(p, "get");
+    rb_plot_point(p, s, 50, 1.5e6);
+    rb_plot_point(p, s, 99, 4e6);
+    rb_plot_point(p, s, 99.9, 9e6);
+    rb_plot_point(p, s, 100, 1e7);  /* 1/(1-q) is infinite: not drawable */
+    rb_plot_point(p, s, 99.99, 0);  /* not on a log axis */
+    assert_int_equal(rb_plot_drawable(p), 3);
+    struct rb_buf b = {0};
+    rb_plot_svg(p, &b);
+    char t[512];
+    ticks(b.s, t, sizeof t);
+    /* y: 1 to 10 ms in decades with 2 and 5 between; x: p50 to p99.99. */
+    assert_string_equal(t, "1|2|5|10|p50|p90|p99|p99.9|p99.99");
+    assert_non_null(strstr(b.s, "data-plot=\"latency-percentiles\""));
+    assert_non_null(strstr(b.s, ">latency (ms, log scale)</text>"));
+    assert_int_equal(count(b.s, "<polyline class=\"series s0\""), 1);
+    assert_int_equal(count(b.s, "<circle class=\"f0\""), 3);
+    /* p50 sits at the left edge, 1.5 ms at log10(1.5) of the decade up from the bottom. */
+    char pt[64];
+    snprintf(pt, sizeof pt, "points=\"80.0,%.1f", 340.0 - log10(1.5) * 300.0);
+    assert_non_null(strstr(b.s, pt));
+    rb_buf_free(&b);
+    rb_plot_free(p);
+}
+
+static void test_linear_and_bytes_axes(void **state)
+{
+    (void)state;
+    struct rb_plot *p = rb_plot_new("busbw-size", "busbw");
+    rb_plot_xaxis(p, "message size (bytes, log scale)", RB_AXIS_LOG2_BYTES, 1, false);
+    rb_plot_yaxis(p, "throughput (MiB/s)", RB_AXIS_LINEAR, 1.0 / (1 << 20), true);
+    int s = rb_plot_series(p, "ring");
+    for (int e = 10; e <= 24; e += 2)
+        rb_plot_point(p, s, (double)(1 << e), (e - 9) * 100.0 * (1 << 20));
+    struct rb_buf b = {0};
+    rb_plot_svg(p, &b);
+    char t[512];
+    ticks(b.s, t, sizeof t);
+    /* Nice steps in the displayed unit (MiB/s), from zero; sizes every other power of two. */
+    assert_string_equal(t, "0|500|1000|1500|1 KiB|4 KiB|16 KiB|64 KiB|256 KiB|1 MiB|4 MiB|16 MiB");
+    rb_buf_free(&b);
+    rb_plot_free(p);
+}
+
+static void test_refs_marks_escaping(void **state)
+{
+    (void)state;
+    struct rb_plot *p = rb_plot_new("iops-latency", "IOPS <vs> p99");
+    rb_plot_xaxis(p, "IOPS", RB_AXIS_LINEAR, 1, true);
+    rb_plot_yaxis(p, "clat p99 (us, log scale)", RB_AXIS_LOG10, 1e-3, false);
+    rb_plot_caption(p, "caption & <more>");
+    int s = rb_plot_series(p, "host\"><script>alert(1)</script>");
+    rb_plot_point(p, s, 20000, 50e3);
+    rb_plot_point(p, s, 60000, 300e3);
+    rb_plot_ref(p, 2e6, "SLO clat p99<=2ms");
+    rb_plot_mark(p, 60000, 300e3, "knee");
+    struct rb_buf b = {0};
+    rb_plot_svg(p, &b);
+    assert_null(strstr(b.s, "<script"));
+    assert_non_null(strstr(b.s, "data-series=\"host&quot;&gt;&lt;script&gt;"));
+    assert_non_null(strstr(b.s, "IOPS &lt;vs&gt; p99"));
+    assert_non_null(strstr(b.s, "<figcaption>caption &amp; &lt;more&gt;</figcaption>"));
+    /* The SLO line widens the range to include it: 10 us to 10 ms. */
+    assert_int_equal(count(b.s, "<line class=\"ref\""), 1);
+    assert_non_null(strstr(b.s, ">SLO clat p99&lt;=2ms</text>"));
+    assert_int_equal(count(b.s, "<circle class=\"mark\""), 1);
+    char t[512];
+    ticks(b.s, t, sizeof t);
+    assert_non_null(strstr(t, "10|100|1000|10000|0|"));
+    rb_buf_free(&b);
+    rb_plot_free(p);
+}
+
+static void test_limits(void **state)
+{
+    (void)state;
+    struct rb_plot *p = rb_plot_new("x", "x");
+    rb_plot_xaxis(p, "x", RB_AXIS_LINEAR, 1, false);
+    rb_plot_yaxis(p, "y", RB_AXIS_LOG10, 1, false);
+    struct rb_buf b = {0};
+    /* No drawable point: nothing at all, not an empty frame. */
+    int s = rb_plot_series(p, "zeros");
+    rb_plot_point(p, s, 1, 0);
+    rb_plot_point(p, s, NAN, 5);
+    rb_plot_svg(p, &b);
+    assert_int_equal(b.len, 0);
+    /* More series than drawn: the caption says how many are left out; long names are cut. */
+    for (int i = 0; i < RB_PLOT_MAX_SERIES + 3; i++) {
+        char name[96];
+        snprintf(name, sizeof name, "series %02d with a name far too long for the legend \xC3\xA9\xC3\xA9", i);
+        int k = rb_plot_series(p, name);
+        rb_plot_point(p, k, i, i + 1);
+        rb_plot_point(p, k, i + 1, i + 2);
+    }
+    rb_plot_svg(p, &b);
+    assert_int_equal(count(b.s, "<polyline"), RB_PLOT_MAX_SERIES);
+    assert_non_null(strstr(b.s, "4 more series not drawn"));
+    assert_non_null(strstr(b.s, ">series 00 with a name far too \xE2\x80\xA6</text>"));
+    /* One value only: the axis still has a range. */
+    struct rb_plot *q = rb_plot_new("one", "one");
+    rb_plot_xaxis(q, "x", RB_AXIS_LINEAR, 1, false);
+    rb_plot_yaxis(q, "y", RB_AXIS_LINEAR, 1, false);
+    rb_plot_point(q, rb_plot_series(q, "a"), 3, 7);
+    rb_buf_free(&b);
+    rb_plot_svg(q, &b);
+    assert_null(strstr(b.s, "nan"));
+    assert_null(strstr(b.s, "inf"));
+    rb_buf_free(&b);
+    rb_plot_free(q);
+    rb_plot_free(p);
+    rb_plot_free(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_percentile_and_log_axes),
+        cmocka_unit_test(test_linear_and_bytes_axes),
+        cmocka_unit_test(test_refs_marks_escaping),
+        cmocka_unit_test(test_limits),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
