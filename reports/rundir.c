@@ -435,7 +435,7 @@ static void add_to(cJSON *o, const char *path, double v)
 {
     cJSON *it = (cJSON *)at_path(o, path);
     if (cJSON_IsNumber(it) && isfinite(v))
-        cJSON_SetNumberValue(it, it->valuedouble + v);
+        cJSON_SetNumberHelper(it, it->valuedouble + v);
 }
 
 /* One well-formed interval line: a point of the phase's series; a rebuilt phase when rebuilding. */
