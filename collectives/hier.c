@@ -1,0 +1,23 @@
+/*
+ * Rail-aware hierarchical allreduce: the pattern of rail-optimised fabrics
+ * (NCCL's PXN): reduce-scatter inside the node, then one inter-node
+ * allreduce per rail among the ranks that share a NIC index, so no byte
+ * crosses rails, then allgather inside the node. Cost (ANCHORS.md):
+ * intra-node RS and AG over L ranks, L simultaneous allreduces of n/L bytes
+ * over G nodes.
+ */
+#include "algo.h"
+
+int rb_hier_allreduce(const struct rb_coll_args *a, const void *in, void *out, size_t count)
+{
+    const struct rb_coll_comm *node = &a->node, *rail = &a->rail;
+    size_t off[node->size + 1];
+    void *tmp = rb_algo_scratch_tmp(a);
+    rb_algo_split(count, node->size, off);
+    void *mine = rb_algo_at(a, out, off[node->rank]);
+    size_t mine_count = off[node->rank + 1] - off[node->rank];
+    rb_ring_reduce_scatter(a, node, in, out, mine, off, tmp);
+    rb_rhd_allreduce(a, rail, mine, mine, mine_count, tmp);
+    rb_ring_allgather(a, node, out, off);
+    return 0;
+}
