@@ -14,6 +14,7 @@
 #include "railbench/result.h"
 
 static const struct rb_subcommand commands[] = {
+    {"coll", "collectives with nccl-tests' flags and table, MPI and rail-aware algorithms", rb_coll_main},
     {"fabric", "fabric topology, discovery, simulation, counters", rb_fabric_main},
     {"version", "print the version of railbench and its libraries", rb_version_main},
     {NULL, NULL, NULL},

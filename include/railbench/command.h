@@ -17,6 +17,7 @@ struct rb_subcommand {
 int rb_dispatch(const char *group, const struct rb_subcommand *subs, int argc, char **argv);
 
 /* Group entry points (argv[0] is the group word). Each returns an exit status. */
+int rb_coll_main(int argc, char **argv);
 int rb_fabric_main(int argc, char **argv);
 int rb_version_main(int argc, char **argv);
 
