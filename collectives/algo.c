@@ -15,7 +15,7 @@ void rb_algo_blocks(size_t per_block, int n, size_t *off)
         off[b] = per_block * (size_t)b;
 }
 
-/* The two full-size areas, each a multiple of 64 bytes, then the pipeline slots. */
+/* The two full-size areas, each the largest buffer rounded up to 64 bytes (RB_COLL_SCRATCH_BYTES), then the slots. */
 static size_t full_area(const struct rb_coll_args *a)
 {
     size_t slots = 2 * RB_COLL_PIPELINE_DEPTH * a->chunk_bytes;

@@ -47,9 +47,9 @@ struct rb_coll_args {
 /* Pipelined algorithms keep this many chunks in flight per peer. */
 #define RB_COLL_PIPELINE_DEPTH 4
 
-/* Scratch the algorithms need for buffers of at most max_bytes: two full buffers and the pipeline slots. */
+/* Scratch the algorithms need for buffers of at most max_bytes: two full buffers (64-byte aligned) and the pipeline slots. */
 #define RB_COLL_SCRATCH_BYTES(max_bytes, chunk_bytes)                                              \
-    (2 * (max_bytes) + 2 * RB_COLL_PIPELINE_DEPTH * (chunk_bytes) + 64)
+    (2 * (((max_bytes) + 63) / 64 * 64) + 2 * RB_COLL_PIPELINE_DEPTH * (chunk_bytes))
 
 /* One collective. run[a] is NULL where algorithm a does not apply; not_applicable[a] says why. */
 struct rb_coll_test {
