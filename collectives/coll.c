@@ -197,8 +197,15 @@ static void text_add(struct run *R, const char *fmt, ...)
     }
     memcpy(R->out.p + R->out.len, line, len + 1);
     R->out.len += len;
-    fputs(line, stdout);
-    fflush(stdout);
+    /*
+     * After a signal, mpirun is tearing the job down and stops reading our
+     * stdout; a blocked write would keep result.json from being written
+     * before the kill that follows. The rest goes to table.md only.
+     */
+    if (!R->h->interrupted) {
+        fputs(line, stdout);
+        fflush(stdout);
+    }
 }
 
 /* ---- options ---- */
