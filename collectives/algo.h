@@ -115,8 +115,9 @@ int rb_pipe_reduce(const struct rb_coll_args *a, const struct rb_coll_comm *c, c
 /*
  * Rail-aware allreduce: node-local ring reduce-scatter over a->node, one
  * allreduce per rail of this rank's block over a->rail (Rabenseifner;
- * recursive doubling for small blocks),
- * node-local ring allgather. in -> out (may be equal).
+ * recursive doubling for small blocks), node-local ring allgather. Vectors
+ * of at most 8 KiB take the latency path: recursive doubling in the node,
+ * then along the rail. in -> out (may be equal).
  */
 int rb_hier_allreduce(const struct rb_coll_args *a, const void *in, void *out, size_t count);
 

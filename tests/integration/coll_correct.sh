@@ -56,9 +56,10 @@ rb_mpirun 3 "$RB" coll all --algo all -d all -o avg -b 7 -e 7000 -f 10 -n 1 -w 0
 check_run np3b 3 10 1 4 1
 
 # np 4 as two nodes of two ranks (hier crosses both levels); small pipeline chunks so tree/chain pipeline.
-rb_mpirun 4 "$RB" coll all --algo all -d all -o all -r 3 --ranks-per-node 2 -b 48 -e 4800 -f 10 -n 1 -w 0 -c 1 \
-    --chunk 64 --out "$T/np4" --quiet >"$T/np4.out"
-check_run np4 4 10 5 3 1
+# 48000 B takes hier's bandwidth path (node reduce-scatter, rail Rabenseifner, node allgather), the rest its latency path.
+rb_mpirun 4 "$RB" coll all --algo all -d all -o all -r 3 --ranks-per-node 2 -b 48 -e 48000 -f 10 -n 1 -w 0 -c 1 \
+    --chunk 1K --out "$T/np4" --quiet >"$T/np4.out"
+check_run np4 4 10 5 4 1
 assert_jq "$T/np4/result.json" '[.summary.collective_rows[] | select(.coll == "reduce") | .root] | all(. == 3)' \
     "np4: reduce rooted at -r 3"
 assert_jq "$T/np4/result.json" '[.summary.collective_rows[] | select(.coll == "allreduce") | .root] | all(. == -1)' \
