@@ -121,10 +121,11 @@ static void mpi_types_free(void)
 {
     for (int i = 0; i < 2; i++)
         if (type16[i] != MPI_DATATYPE_NULL)
-            MPI_Type_free(&type16[i]);
+            RB_MPI_CHECK(MPI_Type_free(&type16[i]));
     for (int i = 0; i < RB_COLL_AVG; i++)
         if (ops16[i] != MPI_OP_NULL)
-            MPI_Op_free(&ops16[i]);
+            RB_MPI_CHECK(MPI_Op_free(&ops16[i]));
+    ops16[RB_COLL_AVG] = MPI_OP_NULL;
 }
 
 static MPI_Datatype mpi_type(enum rb_coll_dtype t)
@@ -1041,8 +1042,8 @@ int rb_coll_main(int argc, char **argv)
     }
 
     mpi_types_free();
-    MPI_Comm_free(&R.node.comm);
-    MPI_Comm_free(&R.rail.comm);
+    RB_MPI_CHECK(MPI_Comm_free(&R.node.comm));
+    RB_MPI_CHECK(MPI_Comm_free(&R.rail.comm));
     free(R.sendbuf);
     free(R.recvbuf);
     free(R.scratch);
