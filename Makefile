@@ -58,6 +58,11 @@ $(B)/version.stamp: FORCE
 $(B)/obj/core/result.o: RB_CFLAGS += -DRB_VERSION='"$(VERSION)"'
 $(B)/obj/core/result.o: $(B)/version.stamp
 
+# The collectives' reduction kernels must vectorise; GCC's -O2 cost model ("very cheap") leaves them scalar.
+ifneq ($(SUFFIX),fuzz)
+$(B)/obj/collectives/data.o: RB_CFLAGS += -fvect-cost-model=dynamic
+endif
+
 $(B)/tests/%: tests/mpi/%.c $(LIBOBJ)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"

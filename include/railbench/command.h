@@ -18,6 +18,7 @@ int rb_dispatch(const char *group, const struct rb_subcommand *subs, int argc, c
 
 /* Group entry points (argv[0] is the group word). Each returns an exit status. */
 int rb_block_main(int argc, char **argv);
+int rb_coll_main(int argc, char **argv);
 int rb_fabric_main(int argc, char **argv);
 int rb_load_main(int argc, char **argv);
 int rb_report_main(int argc, char **argv);

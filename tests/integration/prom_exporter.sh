@@ -67,6 +67,26 @@ promtool check metrics <"$T/textfile/railbench.prom" || fail "promtool rejects t
 tf=$(awk '/^railbench_requests_total/ {s += $2} END {print s}' "$T/textfile/railbench.prom")
 assert_eq "textfile requests_total sum" "$count" "$tf"
 
+# A collective run scraped mid-run: busbw gauges appear as sizes finish, and the scrape lints clean.
+PC=$(free_port)
+bg "${MPIRUN[@]}" -np 2 "$RB" coll allreduce -b 1K -e 32M -f 2 -n 10 -w 2 --prom-listen "$PC" --prom-linger 2s \
+    --out "$T/rc" --quiet
+CRUN=$LAST_PID
+wait_port "$PC"
+for _ in $(seq 100); do
+    curl -sf "http://127.0.0.1:$PC/metrics" >"$T/coll.prom" || true
+    grep -q '^railbench_coll_busbw_bytes_per_second' "$T/coll.prom" && break
+    sleep 0.1
+done
+promtool check metrics <"$T/coll.prom" || fail "promtool rejects a mid-run scrape of coll"
+grep -q '^railbench_coll_busbw_bytes_per_second{coll="allreduce",algo="mpi",dtype="float",redop="sum",size="1024"}' "$T/coll.prom" ||
+    fail "no busbw gauge for the first size in the mid-run coll scrape"
+ok "promtool check metrics passes on a mid-run scrape of coll; busbw gauges present"
+wait "$CRUN"
+want=$(jq '[.summary.collective_rows[] | select(.size_bytes == 1024)][0].oop.busbw_gbps * 1e9' "$T/rc/result.json")
+got=$(curl -s "http://127.0.0.1:$PC/metrics" 2>/dev/null | awk '/size="1024"/ {print $2}' || true)
+[ -z "$got" ] || awk -v a="$got" -v b="$want" 'BEGIN { exit !(a / b > 0.999 && a / b < 1.001) }' || fail "busbw gauge $got != result $want"
+
 # Pushgateway: the final metrics arrive under job="railbench".
 bg prometheus-pushgateway --web.listen-address="127.0.0.1:$PG" --log.level=warn
 wait_port "$PG"

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# railbench coll's nccl-tests table parses back: busbw = algbw x factor and algbw = size / time on every row; -J, -a, -c 0.
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+MPIRUN+=(--mca mpi_yield_when_idle 1)
+
+# parse_table OUT RESULT NP: reads the printed table like an nccl-tests parser and checks every row.
+parse_table() {
+    python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+out, result, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+# nccl-tests doc/PERFORMANCE.md, written out independently of the C code.
+factor = {"allreduce": 2 * (n - 1) / n, "allgather": (n - 1) / n, "reducescatter": (n - 1) / n,
+          "alltoall": (n - 1) / n, "broadcast": 1.0, "reduce": 1.0, "sendrecv": 1.0}
+tsize = {"int8": 1, "uint8": 1, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "half": 2, "float": 4,
+         "double": 8, "bfloat16": 2}
+whole = {"allgather", "reducescatter", "alltoall"}
+coll, rows, busbws, avg, oob = None, 0, [], None, None
+for line in open(out):
+    f = line.split()
+    if line.startswith("# Collective test starting:"):
+        coll = f[4].rstrip(",")
+        continue
+    if line.startswith("# Avg bus bandwidth"):
+        avg = float(f[-1])
+    if line.startswith("# Out of bounds values"):
+        oob = (int(f[-2]), f[-1])
+    if line.startswith("#") or not f:
+        continue
+    assert len(f) == 13, f"row with {len(f)} fields: {line!r}"
+    size, count, typ, redop, root = int(f[0]), int(f[1]), f[2], f[3], int(f[4])
+    assert size == count * tsize[typ] * (n if coll in whole else 1), f"{coll}: size {size} != count {count} x type"
+    assert (redop != "none") == (coll in ("allreduce", "reducescatter", "reduce")), f"{coll} redop {redop}"
+    assert (root >= 0) == (coll in ("broadcast", "reduce")), f"{coll} root {root}"
+    for h in (5, 9):
+        t, alg, bus, wrong = float(f[h]), float(f[h + 1]), float(f[h + 2]), f[h + 3]
+        assert wrong == "0", f"{coll} {size}: #wrong {wrong}"
+        assert t > 0, f"time {t}"
+        # Printed with 2 decimals: allow the rounding of time, algbw and busbw.
+        alg_lo, alg_hi = size / ((t + 0.005) * 1e3), size / (max(t - 0.005, 1e-9) * 1e3)
+        assert alg_lo - 0.005 <= alg <= alg_hi + 0.005, f"{coll} {size}: algbw {alg} vs size/time {size / (t * 1e3)}"
+        assert abs(bus - alg * factor[coll]) <= 0.005 + 0.005 * factor[coll] + 1e-9, \
+            f"{coll} {size}: busbw {bus} != algbw {alg} x {factor[coll]}"
+        busbws.append(bus)
+    rows += 1
+assert rows > 0 and avg is not None and oob == (0, "OK"), (rows, avg, oob)
+mean = sum(busbws) / len(busbws)
+assert abs(avg - mean) <= 0.006, f"Avg bus bandwidth {avg} != mean of busbw column {mean}"
+# The unrounded figures in result.json obey the same formulas exactly.
+r = json.load(open(result))
+cr = r["summary"]["collective_rows"]
+assert len(cr) == rows, (len(cr), rows)
+for row in cr:
+    S = row["count"] * tsize[row["type"]] * (n if row["coll"] in whole else 1)
+    assert S == row["size_bytes"]
+    for h in ("oop", "ip"):
+        x = row[h]
+        assert abs(x["algbw_gbps"] - S / (x["time_us"] * 1e3)) <= 1e-9 * x["algbw_gbps"] + 1e-12
+        assert abs(x["busbw_gbps"] - x["algbw_gbps"] * factor[row["coll"]]) <= 1e-9 * x["algbw_gbps"] + 1e-12
+    o = row["osu"]
+    assert o["min_us"] <= o["avg_us"] <= o["max_us"], o
+    assert row["ranks"] == n
+assert abs(r["summary"]["avg_busbw_gbps"] - mean) <= 0.006
+print(f"{rows} rows: busbw = algbw x factor, algbw = size/time, avg busbw {avg} = mean {mean:.4f}")
+PY
+}
+
+# Every collective, sizes large enough that times print with several significant digits.
+rb_mpirun 4 "$RB" coll all --algo mpi,ring -b 64K -e 1M -f 4 -n 3 -w 1 --ranks-per-node 2 \
+    -J "$T/nccl.json" --out "$T/r1" >"$T/r1.out"
+out=$(parse_table "$T/r1.out" "$T/r1/result.json" 4) || fail "table: $out"
+ok "table: $out"
+grep -q "^# Writing JSON output to $T/nccl.json\$" "$T/r1.out" || fail "-J announced"
+grep -q '^# nThread 1 nGpus 1 minBytes 65536 maxBytes 1048576 step: 4(factor) warmup iters: 1 iters: 3 ' "$T/r1.out" ||
+    fail "nccl-tests preamble line"
+grep -Eq '^#  Rank  3 Group  0 Pid +[0-9]+ on +[^ ]+ device  1 \[node 1 rail 1\] cpu$' "$T/r1.out" ||
+    fail "rank 3 is on node 1, rail 1 with --ranks-per-node 2"
+cmp -s "$T/r1/table.md" "$T/r1.out" || fail "table.md differs from what was printed"
+ok "table.md is the printed table"
+
+# -J: nccl-tests' JSON layout, one result per table row.
+J=$T/nccl.json
+assert_jq "$J" '.version == 2 and .config.iterations == 3 and .config.step_factor == 4 and (.config.devices | length) == 4' \
+    "-J: config"
+nrows=$(jq '.summary.collective_rows | length' "$T/r1/result.json")
+assert_jq "$J" ".results | length == $nrows" "-J: one result per row ($nrows)"
+assert_jq "$J" '.results | all(.out_of_place.bus_bw >= 0 and .in_place.nwrong == 0 and (.root | test("^ *-?[0-9]+$")))' \
+    "-J: result records"
+assert_jq "$J" '.out_of_bounds == {"count": 0, "okay": "true"} and (.average_bus_bandwidth.bandwidth > 0)' "-J: closing"
+assert_jq "$J" 'has("env") | not' "-J: no environment (it may hold secrets)"
+# A second run with the same -J keeps the first file (nccl-tests writes FILE.0).
+rb_mpirun 2 "$RB" coll sendrecv -b 1K -e 1K -n 1 -w 0 -J "$J" --out "$T/r1b" --quiet >/dev/null
+assert_jq "$J.0" '.results | length == 1' "-J: an existing file is not replaced"
+
+# -c 0: #wrong prints N/A and is null in the results; no "wrong" check is recorded.
+rb_mpirun 2 "$RB" coll allreduce -b 1K -e 4K -f 2 -n 2 -w 0 -c 0 --out "$T/r2" >"$T/r2.out"
+[ "$(grep -v '^#' "$T/r2.out" | awk '$9 == "N/A" && $13 == "N/A"' | wc -l)" = 3 ] || fail "-c 0: N/A in 3 rows"
+assert_jq "$T/r2/result.json" '[.summary.collective_rows[] | .oop.wrong, .ip.wrong] | all(. == null)' "-c 0: wrong is null"
+assert_jq "$T/r2/result.json" '[.checks[] | select(.name == "wrong")] | length == 0' "-c 0: no wrong check"
+
+# -a 2 and -a 3 report the fastest and the slowest rank (OSU's min and max); -a 1 the mean.
+for a in 1 2 3; do
+    rb_mpirun 3 "$RB" coll broadcast -b 256K -e 256K -n 3 -w 1 -a $a --out "$T/a$a" --quiet >/dev/null
+done
+assert_jq "$T/a1/result.json" '.summary.collective_rows[0] | .oop.time_us == .osu.avg_us' "-a 1: mean time"
+assert_jq "$T/a2/result.json" '.summary.collective_rows[0] | .oop.time_us == .osu.min_us' "-a 2: min time"
+assert_jq "$T/a3/result.json" '.summary.collective_rows[0] | .oop.time_us == .osu.max_us' "-a 3: max time"
+
+# Phases: one per (collective, algorithm, size), named like "allreduce/ring/65536".
+R=$T/r1/result.json
+assert_jq "$R" '[.phases[].name] | index("allreduce/ring/65536") != null and index("alltoall/mpi/1048576") != null' \
+    "phase names"
+assert_jq "$R" '[.phases[] | select(.name == "allreduce/ring/262144")][0] | .op == "allreduce" and .busbw_gbps > 0 and .count == 3 and .elements == 65536' \
+    "phase record: op, busbw, iterations, elements"
+[ "$(grep -c '"phase":' "$T/r1/intervals.jsonl")" = "$(jq '.phases | length' "$R")" ] || fail "one interval line per row"
+ok "one interval line per row"
+# The comparison table has a column per algorithm.
+grep -q '^# allreduce: busbw (GB/s, out-of-place) by algorithm$' "$T/r1.out" || fail "comparison table"
+grep -Eq '^#  +1048576 +float +sum +-1 +[0-9.]+ +[0-9.]+$' "$T/r1.out" || fail "comparison row with mpi and ring"
+ok "comparison table"
