@@ -81,3 +81,13 @@ assert_exit 2 "calibrate: missing" "$RB" fabric sim --calibrate "$T/nope"
 assert_stderr_line 'cannot read'
 assert_exit 2 "sizes" "$RB" fabric sim -b 1M -e 1K
 assert_stderr_line 'minbytes <= maxbytes'
+
+# --calibrate on a real `railbench coll` run on this machine: the model's error per size is printed, and the
+# fitted alpha/beta predict the measurement better than the uncalibrated defaults.
+rb_mpirun 2 "$RB" coll allreduce --algo ring,rhd -b 8 -e 4M -f 4 -n 10 -w 2 --out "$T/coll-real" --quiet >/dev/null
+"$RB" fabric sim --calibrate "$T/coll-real" >"$T/cal-real.txt"
+grep -Eq 'error' "$T/cal-real.txt" || fail "--calibrate printed no per-size error"
+"$RB" fabric sim --calibrate "$T/coll-real" --json >"$T/cal-real.json"
+assert_jq "$T/cal-real.json" '.calibration.rows_used == 20' "every measured row (2 algorithms x 10 sizes) used"
+assert_jq "$T/cal-real.json" '.calibration.mean_abs_error_calibrated < .calibration.mean_abs_error_default' \
+    "calibrated on a real coll run: mean error $(jq -r '.calibration.mean_abs_error_calibrated' "$T/cal-real.json") < default $(jq -r '.calibration.mean_abs_error_default' "$T/cal-real.json")"
