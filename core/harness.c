@@ -443,6 +443,17 @@ int rb_harness_init(struct rb_harness *h, const char *command, struct rb_cli *cl
     return cli ? metrics_init(h) : 0;
 }
 
+void rb_harness_reduce_hist(struct rb_harness *h, const struct rb_hist *in, struct rb_hist *out)
+{
+    if (!h->mpi || h->size == 1) {
+        memcpy(out, in, sizeof *out);
+        return;
+    }
+    RB_MPI_CHECK(MPI_Reduce(in->counts, out->counts, (int)RB_HIST_U64S, MPI_UINT64_T, MPI_SUM, 0, h->comm));
+    RB_MPI_CHECK(MPI_Reduce(&in->min_ns, &out->min_ns, 1, MPI_UINT64_T, MPI_MIN, 0, h->comm));
+    RB_MPI_CHECK(MPI_Reduce(&in->max_ns, &out->max_ns, 1, MPI_UINT64_T, MPI_MAX, 0, h->comm));
+}
+
 void rb_harness_barrier(struct rb_harness *h)
 {
     if (h->mpi)

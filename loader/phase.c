@@ -67,18 +67,6 @@ static void ph_stop(void *arg)
     rb_engine_stop(c->e);
 }
 
-/* Sums a histogram over ranks into out on rank 0 (one sum, one min and one max reduce). */
-static void reduce_hist(struct rb_harness *h, const struct rb_hist *in, struct rb_hist *out)
-{
-    if (!h->mpi || h->size == 1) {
-        memcpy(out, in, sizeof *out);
-        return;
-    }
-    RB_MPI_CHECK(MPI_Reduce(in->counts, out->counts, (int)RB_HIST_U64S, MPI_UINT64_T, MPI_SUM, 0, h->comm));
-    RB_MPI_CHECK(MPI_Reduce(&in->min_ns, &out->min_ns, 1, MPI_UINT64_T, MPI_MIN, 0, h->comm));
-    RB_MPI_CHECK(MPI_Reduce(&in->max_ns, &out->max_ns, 1, MPI_UINT64_T, MPI_MAX, 0, h->comm));
-}
-
 int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_ns,
                       const struct rb_load_opts *o, struct rb_load_result *res)
 {
@@ -129,7 +117,7 @@ int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_
     struct rb_hist *unc_all = rb_hist_new();
     if (!unc_all)
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
-    reduce_hist(h, c.unc, unc_all);
+    rb_harness_reduce_hist(h, c.unc, unc_all);
     size_t nseg = 0;
     const uint64_t *seg = rb_engine_segments(c.e, &nseg);
     unsigned long long nmine = nseg, nmax = nseg;

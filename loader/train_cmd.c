@@ -13,6 +13,7 @@
 
 #include <curl/curl.h>
 
+#include "loader_int.h"
 #include "railbench/buf.h"
 #include "railbench/clock.h"
 #include "railbench/harness.h"
@@ -62,36 +63,6 @@ struct train_args {
     double au_min;
 };
 
-/*
- * Under mpirun every rank parses the same command line; only the first
- * prints a usage error, so the user reads it once. The launchers' own rank
- * variables tell which one that is before MPI is initialised.
- */
-static bool first_rank(void)
-{
-    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && *v)
-            return strcmp(v, "0") == 0;
-    }
-    return true;
-}
-
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...)
-{
-    if (first_rank()) {
-        char msg[1024];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof msg, fmt, ap);
-        va_end(ap);
-        fprintf(stderr, "railbench: %s\n", msg);
-    }
-    return RB_EXIT_USAGE;
-}
-
 /* A whole number option given as text: value from s, or dflt when s is NULL; -EINVAL outside [lo, hi]. */
 static int count_opt(const char *s, uint64_t dflt, uint64_t lo, uint64_t hi, uint64_t *v)
 {
@@ -117,32 +88,32 @@ static int resolve(struct train_args *a, struct rb_cli *cli)
 {
     const struct rb_train_preset *p = NULL;
     if (a->workload && !(p = rb_train_preset_find(a->workload)))
-        return usage_error("--workload \"%s\": expected %s", a->workload, rb_train_preset_list);
+        return rb_load_usage_error("--workload \"%s\": expected %s", a->workload, rb_train_preset_list);
     a->preset = p;
     if (count_opt(a->batch_s, p ? p->batch_size : 1, 1, MAX_BATCH, &a->batch))
-        return usage_error("--batch-size \"%s\": expected a whole number of samples, 1 to %u", a->batch_s, MAX_BATCH);
+        return rb_load_usage_error("--batch-size \"%s\": expected a whole number of samples, 1 to %u", a->batch_s, MAX_BATCH);
     if (count_opt(a->spo_s, p ? p->samples_per_object : 1, 1, MAX_SPO, &a->spo))
-        return usage_error("--samples-per-object \"%s\": expected a whole number, 1 to %u", a->spo_s, MAX_SPO);
+        return rb_load_usage_error("--samples-per-object \"%s\": expected a whole number, 1 to %u", a->spo_s, MAX_SPO);
     if (count_opt(a->threads_s, p ? p->read_threads : 1, 1, MAX_READ_THREADS, &a->read_threads))
-        return usage_error("--read-threads \"%s\": expected 1 to %d", a->threads_s, MAX_READ_THREADS);
+        return rb_load_usage_error("--read-threads \"%s\": expected 1 to %d", a->threads_s, MAX_READ_THREADS);
     if (a->compute_s) {
         if (rb_train_parse_duration_dist(a->compute_s, &a->compute_ns, &a->compute_stdev_ns) ||
             a->compute_ns > MAX_COMPUTE_NS || a->compute_stdev_ns > MAX_COMPUTE_NS)
-            return usage_error("--compute-time \"%s\": expected a duration or MEAN/STDEV up to 1h (e.g. 224ms or "
+            return rb_load_usage_error("--compute-time \"%s\": expected a duration or MEAN/STDEV up to 1h (e.g. 224ms or "
                                "50ms/5ms)", a->compute_s);
     } else if (p) {
         a->compute_ns = p->compute_ns;
         a->compute_stdev_ns = 0;
     } else {
-        return usage_error("load train: give --compute-time D (per step) or --workload %s", rb_train_preset_list);
+        return rb_load_usage_error("load train: give --compute-time D (per step) or --workload %s", rb_train_preset_list);
     }
     if (a->compute_ns == 0)
-        return usage_error("--compute-time \"%s\": must be more than 0 (AU is compute time over wall time)",
+        return rb_load_usage_error("--compute-time \"%s\": must be more than 0 (AU is compute time over wall time)",
                            a->compute_s);
     if (a->sample_s) {
         if (rb_train_parse_size_dist(a->sample_s, &a->sample_bytes, &a->sample_stdev) || !a->sample_bytes ||
             a->sample_bytes > MAX_SAMPLE_BYTES || a->sample_stdev > MAX_SAMPLE_BYTES)
-            return usage_error("--sample-size \"%s\": expected SIZE or MEAN/STDEV, 1 B to 64 GiB (e.g. 110KiB or "
+            return rb_load_usage_error("--sample-size \"%s\": expected SIZE or MEAN/STDEV, 1 B to 64 GiB (e.g. 110KiB or "
                                "146.6MB/68.3MB)", a->sample_s);
         a->sample_known = true;
     } else if (p) {
@@ -152,38 +123,38 @@ static int resolve(struct train_args *a, struct rb_cli *cli)
     }
     a->au_min = p ? p->au_min_pct : 90;
     if (a->au_min_s && rb_parse_percent(a->au_min_s, &a->au_min))
-        return usage_error("--au-min \"%s\": expected a percentage 0 to 100 (e.g. 90 or 90%%)", a->au_min_s);
+        return rb_load_usage_error("--au-min \"%s\": expected a percentage 0 to 100 (e.g. 90 or 90%%)", a->au_min_s);
     if (a->inflight < 1 || a->inflight > MAX_INFLIGHT)
-        return usage_error("--inflight %" PRIu64 ": expected 1 to %d", a->inflight, MAX_INFLIGHT);
+        return rb_load_usage_error("--inflight %" PRIu64 ": expected 1 to %d", a->inflight, MAX_INFLIGHT);
     if (a->accel < 1 || a->accel > MAX_ACCEL)
-        return usage_error("--accelerators-per-rank %" PRIu64 ": expected 1 to %d", a->accel, MAX_ACCEL);
+        return rb_load_usage_error("--accelerators-per-rank %" PRIu64 ": expected 1 to %d", a->accel, MAX_ACCEL);
     if (a->max_accel < 1 || a->max_accel > MAX_ACCEL)
-        return usage_error("--max-accelerators-per-rank %" PRIu64 ": expected 1 to %d", a->max_accel, MAX_ACCEL);
+        return rb_load_usage_error("--max-accelerators-per-rank %" PRIu64 ": expected 1 to %d", a->max_accel, MAX_ACCEL);
     if (a->find_max && a->accel != 1)
-        return usage_error("--accelerators-per-rank %" PRIu64 " and --find-max-accelerators: the search chooses the "
+        return rb_load_usage_error("--accelerators-per-rank %" PRIu64 " and --find-max-accelerators: the search chooses the "
                            "count (bound it with --max-accelerators-per-rank)", a->accel);
     if (a->epochs < 1 || a->epochs > MAX_EPOCHS)
-        return usage_error("--epochs %" PRIu64 ": expected 1 to %d", a->epochs, MAX_EPOCHS);
+        return rb_load_usage_error("--epochs %" PRIu64 ": expected 1 to %d", a->epochs, MAX_EPOCHS);
     if (a->prefetch > (1u << 20))
-        return usage_error("--prefetch %" PRIu64 ": expected 0 (automatic) to %u batches", a->prefetch, 1u << 20);
+        return rb_load_usage_error("--prefetch %" PRIu64 ": expected 0 (automatic) to %u batches", a->prefetch, 1u << 20);
     if (a->grad_bytes > MAX_GRAD_BYTES)
-        return usage_error("--grad-bytes %" PRIu64 ": at most 4 GiB", a->grad_bytes);
+        return rb_load_usage_error("--grad-bytes %" PRIu64 ": at most 4 GiB", a->grad_bytes);
     if (a->objects && a->filelist)
-        return usage_error("--objects and --filelist: give one of them");
+        return rb_load_usage_error("--objects and --filelist: give one of them");
     if (a->objects > UINT32_MAX)
-        return usage_error("--objects %" PRIu64 ": at most %u", a->objects, UINT32_MAX);
+        return rb_load_usage_error("--objects %" PRIu64 ": at most %u", a->objects, UINT32_MAX);
     if (a->prefix && strlen(a->prefix) > 512)
-        return usage_error("--prefix: at most 512 bytes");
+        return rb_load_usage_error("--prefix: at most 512 bytes");
     if (a->populate && !a->objects && !a->filelist)
-        return usage_error("--populate: give --objects N (names <prefix><index>) or --filelist FILE to write");
+        return rb_load_usage_error("--populate: give --objects N (names <prefix><index>) or --filelist FILE to write");
     if (a->populate && !a->sample_known)
-        return usage_error("--populate: give --sample-size SIZE[/STDEV] or --workload (the size of what to write)");
+        return rb_load_usage_error("--populate: give --sample-size SIZE[/STDEV] or --workload (the size of what to write)");
     if (a->max_error_pct < 0 || a->max_error_pct > 100)
-        return usage_error("--max-error-rate %g: expected 0 to 100 (percent)", a->max_error_pct);
+        return rb_load_usage_error("--max-error-rate %g: expected 0 to 100 (percent)", a->max_error_pct);
     if (a->max_redirects > 100)
-        return usage_error("--max-redirects %" PRIu64 ": expected 0 to 100", a->max_redirects);
+        return rb_load_usage_error("--max-redirects %" PRIu64 ": expected 0 to 100", a->max_redirects);
     if (a->cache_header && (!*a->cache_header || strpbrk(a->cache_header, ": \t\r\n")))
-        return usage_error("--cache-header \"%s\": expected a header name such as X-Cache-Status", a->cache_header);
+        return rb_load_usage_error("--cache-header \"%s\": expected a header name such as X-Cache-Status", a->cache_header);
 
     /* The config records what ran, in the form --config reads back. */
     char v[96], d1[32], d2[32];
@@ -520,18 +491,6 @@ static void epoch_free(struct epoch *ep)
     rb_hist_free(ep->wait);
 }
 
-/* Sums a histogram over ranks into out on rank 0 (one sum, one min and one max reduce). */
-static void reduce_hist(struct rb_harness *h, const struct rb_hist *in, struct rb_hist *out)
-{
-    if (!h->mpi || h->size == 1) {
-        memcpy(out, in, sizeof *out);
-        return;
-    }
-    RB_MPI_CHECK(MPI_Reduce(in->counts, out->counts, (int)RB_HIST_U64S, MPI_UINT64_T, MPI_SUM, 0, h->comm));
-    RB_MPI_CHECK(MPI_Reduce(&in->min_ns, &out->min_ns, 1, MPI_UINT64_T, MPI_MIN, 0, h->comm));
-    RB_MPI_CHECK(MPI_Reduce(&in->max_ns, &out->max_ns, 1, MPI_UINT64_T, MPI_MAX, 0, h->comm));
-}
-
 static const char *const extra_redirects[] = {"redirects", NULL};
 
 /* Rank 0: the epoch's summary entry from every rank's figures. */
@@ -677,7 +636,7 @@ static int run_epoch(struct run *R, struct trial *tr, uint64_t epoch_no, const c
     struct rb_hist *wait_all = rb_hist_new();
     if (!wait_all)
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
-    reduce_hist(h, ep.wait, wait_all);
+    rb_harness_reduce_hist(h, ep.wait, wait_all);
 
     double au = 0, sps = 0;
     if (h->rank == 0 && ranks_json) {
@@ -1130,11 +1089,11 @@ static int run(struct train_args *a, struct rb_cli *cli)
     char err[1024] = "";
     struct rb_target *t = NULL;
     if (rb_target_open(&t, &tc, err, sizeof err) != 0)
-        return usage_error("%s", err);
+        return rb_load_usage_error("%s", err);
     char prefix[1600];
     snprintf(prefix, sizeof prefix, "%s%s", rb_target_prefix(t), a->prefix ? a->prefix : (a->objects ? "obj-" : ""));
     if (rb_target_probe(t, a->timeout_ns, err, sizeof err) != 0) {
-        if (first_rank())
+        if (rb_load_first_rank())
             fprintf(stderr, "railbench: error: %s\n", err);
         rb_target_close(t);
         return RB_EXIT_RUNTIME;
@@ -1149,7 +1108,7 @@ static int run(struct train_args *a, struct rb_cli *cli)
     MPI_Initialized(&inited);
     if (!inited && (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS ||
                     provided < MPI_THREAD_MULTIPLE)) {
-        if (first_rank())
+        if (rb_load_first_rank())
             fprintf(stderr, "railbench: error: the MPI library does not provide MPI_THREAD_MULTIPLE (got level %d), "
                             "which load train's trainer thread needs\n", provided);
         rb_target_close(t);

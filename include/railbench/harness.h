@@ -126,6 +126,9 @@ void rb_harness_metric(struct rb_harness *h, const char *name, const char *type,
  */
 void rb_harness_metrics_update(struct rb_harness *h);
 
+/* Sums a histogram over ranks into out on rank 0 (collective on h->comm; exact min and max). */
+void rb_harness_reduce_hist(struct rb_harness *h, const struct rb_hist *in, struct rb_hist *out);
+
 /* Barrier on h->comm (no-op without MPI). */
 void rb_harness_barrier(struct rb_harness *h);
 
