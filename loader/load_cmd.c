@@ -27,7 +27,7 @@
 
 struct load_args {
     enum rb_load_op op;
-    struct rb_strs endpoints;
+    struct rb_target_args tgt; /* --endpoint, --region, --virtual-host, credentials, --provider */
     uint64_t threads, inflight;
     uint64_t objects;
     const char *prefix, *filelist;
@@ -43,8 +43,6 @@ struct load_args {
     uint64_t timeout_ns;
     double max_error_pct;
     uint64_t max_redirects;
-    const char *region, *provider, *credentials_file, *profile;
-    bool virtual_host;
     const char *cache_header, *log_requests;
 };
 
@@ -91,6 +89,23 @@ int rb_load_usage_error(const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     return usage_error("%s", msg);
+}
+
+int rb_load_target_open(const struct rb_target_args *ta, const char *url, struct rb_target **t)
+{
+    const struct rb_target_cfg tc = {
+        .url = url,
+        .endpoints = ta->endpoints.v,
+        .nendpoints = ta->endpoints.n,
+        .region = ta->region,
+        .virtual_host = ta->virtual_host,
+        .provider = ta->provider,
+        .credentials_file = ta->credentials_file,
+        .profile = ta->profile,
+    };
+    char err[1024] = "";
+    *t = NULL;
+    return rb_target_open(t, &tc, err, sizeof err) != 0 ? usage_error("%s", err) : 0;
 }
 
 /* "OFF:LEN" with sizes on both sides, LEN > 0. */
@@ -322,20 +337,10 @@ static int run(struct load_args *a, struct rb_cli *cli)
     if (status)
         return status;
 
-    struct rb_target_cfg tc = {
-        .url = cli->args[0],
-        .endpoints = a->endpoints.v,
-        .nendpoints = a->endpoints.n,
-        .region = a->region,
-        .virtual_host = a->virtual_host,
-        .provider = a->provider,
-        .credentials_file = a->credentials_file,
-        .profile = a->profile,
-    };
-    char err[1024] = "";
     struct rb_target *t = NULL;
-    if (rb_target_open(&t, &tc, err, sizeof err) != 0)
-        return usage_error("%s", err);
+    if ((status = rb_load_target_open(&a->tgt, cli->args[0], &t)) != 0)
+        return status;
+    char err[1024] = "";
     if (a->random_range && !a->max_size && (a->objects || a->filelist)) {
         rb_target_close(t);
         return usage_error("--random-range needs object sizes: give --size or --min-size/--max-size, "
@@ -491,7 +496,7 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
     const bool get = op == RB_LOAD_GET;
     /* Options both commands take, then the GET-only ones (left out of put's table). */
     struct rb_opt opts[] = {
-        {"endpoint", 0, RB_OPT_STRS, &a.endpoints, "URL",
+        {"endpoint", 0, RB_OPT_STRS, &a.tgt.endpoints, "URL",
          "S3/AIStore endpoint http[s]://HOST[:PORT]; repeatable, used round-robin per connection", NULL},
         {"threads", 't', RB_OPT_U64, &a.threads, "N", "worker threads per rank, each with its own connections", NULL},
         {"inflight", 'c', RB_OPT_U64, &a.inflight, "N", "concurrent requests (connections) per thread", NULL},
@@ -516,14 +521,14 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         {"max-error-rate", 0, RB_OPT_PERCENT, &a.max_error_pct, "PCT", "exit 1 when more than PCT % of requests fail",
          NULL},
         {"max-redirects", 0, RB_OPT_U64, &a.max_redirects, "N", "redirects followed per request (AIStore)", NULL},
-        {"region", 0, RB_OPT_STR, &a.region, "NAME", "S3 signing region (default $AWS_REGION or us-east-1)", NULL},
-        {"virtual-host", 0, RB_OPT_FLAG, &a.virtual_host, NULL, "S3 virtual-host style (bucket.host) instead of path style",
+        {"region", 0, RB_OPT_STR, &a.tgt.region, "NAME", "S3 signing region (default $AWS_REGION or us-east-1)", NULL},
+        {"virtual-host", 0, RB_OPT_FLAG, &a.tgt.virtual_host, NULL, "S3 virtual-host style (bucket.host) instead of path style",
          NULL},
-        {"credentials-file", 0, RB_OPT_STR, &a.credentials_file, "FILE",
+        {"credentials-file", 0, RB_OPT_STR, &a.tgt.credentials_file, "FILE",
          "S3 credentials file (default $AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials)", NULL},
-        {"profile", 0, RB_OPT_STR, &a.profile, "NAME", "profile in the credentials file (default $AWS_PROFILE or default)",
+        {"profile", 0, RB_OPT_STR, &a.tgt.profile, "NAME", "profile in the credentials file (default $AWS_PROFILE or default)",
          NULL},
-        {"provider", 0, RB_OPT_STR, &a.provider, "NAME", "AIStore bucket provider: ais (default), aws, gcp, azure", NULL},
+        {"provider", 0, RB_OPT_STR, &a.tgt.provider, "NAME", "AIStore bucket provider: ais (default), aws, gcp, azure", NULL},
         {"log-requests", 0, RB_OPT_STR, &a.log_requests, "FILE", "append one CSV line per request to FILE", NULL},
         {"pattern", 0, RB_OPT_CHOICE, &a.pattern, "P", "GET order: random, sequential, or epoch (each object once per epoch)",
          "random|sequential|epoch"},

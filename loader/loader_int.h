@@ -10,6 +10,7 @@
 #include <curl/curl.h>
 
 #include "railbench/buf.h"
+#include "railbench/cli.h"
 #include "railbench/loader.h"
 #include "railbench/log.h"
 
@@ -105,6 +106,16 @@ static inline void rb_target_error_message(const struct rb_target *t, const char
 
 /* True on the rank that prints usage errors (the launcher's rank 0, or no launcher), before MPI starts. */
 bool rb_load_first_rank(void);
+
+/* The target options load get, sweep and train share (--endpoint, --region, --virtual-host, ...). */
+struct rb_target_args {
+    struct rb_strs endpoints;
+    const char *region, *provider, *credentials_file, *profile;
+    bool virtual_host;
+};
+
+/* Opens url with ta's options. Returns 0, or RB_EXIT_USAGE after the first rank printed the one-line reason. */
+int rb_load_target_open(const struct rb_target_args *ta, const char *url, struct rb_target **t);
 
 /* Prints "railbench: MESSAGE" once (on the first rank) and returns RB_EXIT_USAGE. */
 int rb_load_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

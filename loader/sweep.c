@@ -46,7 +46,7 @@ int rb_sweep_knee(const struct rb_sweep_point *pts, size_t n, double gain_pct, d
 }
 
 struct sweep_args {
-    struct rb_strs endpoints;
+    struct rb_target_args tgt; /* --endpoint, --region, --virtual-host, credentials, --provider */
     uint64_t threads;
     struct rb_u64s inflight;
     const char *rate;
@@ -55,9 +55,8 @@ struct sweep_args {
     uint64_t size;
     int pattern;
     uint64_t duration_ns, count, seed, timeout_ns, max_redirects;
-    bool verify, virtual_host;
+    bool verify;
     double max_error_pct, knee_gain_pct, knee_latency_pct;
-    const char *region, *provider, *credentials_file, *profile;
 };
 
 /* One point as measured (rank 0). */
@@ -261,20 +260,10 @@ static int run(struct sweep_args *a, struct rb_cli *cli)
     int status = validate(a, rates, &nrates);
     if (status)
         return status;
-    struct rb_target_cfg tc = {
-        .url = cli->args[0],
-        .endpoints = a->endpoints.v,
-        .nendpoints = a->endpoints.n,
-        .region = a->region,
-        .virtual_host = a->virtual_host,
-        .provider = a->provider,
-        .credentials_file = a->credentials_file,
-        .profile = a->profile,
-    };
-    char err[1024] = "";
     struct rb_target *t = NULL;
-    if (rb_target_open(&t, &tc, err, sizeof err) != 0)
-        return rb_load_usage_error("%s", err);
+    if ((status = rb_load_target_open(&a->tgt, cli->args[0], &t)) != 0)
+        return status;
+    char err[1024] = "";
     if (rb_target_probe(t, a->timeout_ns, err, sizeof err) != 0) {
         if (rb_load_first_rank())
             fprintf(stderr, "railbench: error: %s\n", err);
@@ -395,7 +384,7 @@ int rb_sweep_main(int argc, char **argv)
          "knee: the next point adds less throughput than this", NULL},
         {"knee-latency", 0, RB_OPT_PERCENT, &a.knee_latency_pct, "PCT",
          "knee: while its average latency grows by more than this", NULL},
-        {"endpoint", 0, RB_OPT_STRS, &a.endpoints, "URL", "S3/AIStore endpoint http[s]://HOST[:PORT]; repeatable",
+        {"endpoint", 0, RB_OPT_STRS, &a.tgt.endpoints, "URL", "S3/AIStore endpoint http[s]://HOST[:PORT]; repeatable",
          NULL},
         {"threads", 't', RB_OPT_U64, &a.threads, "N", "worker threads per rank", NULL},
         {"objects", 'n', RB_OPT_U64, &a.objects, "N", "generated object names <prefix><index>, N of them", NULL},
@@ -412,11 +401,11 @@ int rb_sweep_main(int argc, char **argv)
         {"max-error-rate", 0, RB_OPT_PERCENT, &a.max_error_pct, "PCT", "exit 1 when a point has more failed requests",
          NULL},
         {"max-redirects", 0, RB_OPT_U64, &a.max_redirects, "N", "redirects followed per request (AIStore)", NULL},
-        {"region", 0, RB_OPT_STR, &a.region, "NAME", "S3 signing region", NULL},
-        {"virtual-host", 0, RB_OPT_FLAG, &a.virtual_host, NULL, "S3 virtual-host style (bucket.host)", NULL},
-        {"credentials-file", 0, RB_OPT_STR, &a.credentials_file, "FILE", "S3 credentials file", NULL},
-        {"profile", 0, RB_OPT_STR, &a.profile, "NAME", "profile in the credentials file", NULL},
-        {"provider", 0, RB_OPT_STR, &a.provider, "NAME", "AIStore bucket provider: ais (default), aws, gcp, azure", NULL},
+        {"region", 0, RB_OPT_STR, &a.tgt.region, "NAME", "S3 signing region", NULL},
+        {"virtual-host", 0, RB_OPT_FLAG, &a.tgt.virtual_host, NULL, "S3 virtual-host style (bucket.host)", NULL},
+        {"credentials-file", 0, RB_OPT_STR, &a.tgt.credentials_file, "FILE", "S3 credentials file", NULL},
+        {"profile", 0, RB_OPT_STR, &a.tgt.profile, "NAME", "profile in the credentials file", NULL},
+        {"provider", 0, RB_OPT_STR, &a.tgt.provider, "NAME", "AIStore bucket provider: ais (default), aws, gcp, azure", NULL},
         {0},
     };
     const struct rb_cmd_spec spec = {

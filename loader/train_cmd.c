@@ -50,9 +50,8 @@ struct train_args {
     bool strict, find_max, populate, verify;
     uint64_t objects;
     const char *prefix, *filelist;
-    struct rb_strs endpoints;
-    const char *region, *provider, *credentials_file, *profile, *cache_header;
-    bool virtual_host;
+    struct rb_target_args tgt; /* --endpoint, --region, --virtual-host, credentials, --provider */
+    const char *cache_header;
     uint64_t timeout_ns, max_redirects;
     double max_error_pct;
 
@@ -1076,20 +1075,10 @@ static int run(struct train_args *a, struct rb_cli *cli)
     int status = resolve(a, cli);
     if (status)
         return status;
-    struct rb_target_cfg tc = {
-        .url = cli->args[0],
-        .endpoints = a->endpoints.v,
-        .nendpoints = a->endpoints.n,
-        .region = a->region,
-        .virtual_host = a->virtual_host,
-        .provider = a->provider,
-        .credentials_file = a->credentials_file,
-        .profile = a->profile,
-    };
-    char err[1024] = "";
     struct rb_target *t = NULL;
-    if (rb_target_open(&t, &tc, err, sizeof err) != 0)
-        return rb_load_usage_error("%s", err);
+    if ((status = rb_load_target_open(&a->tgt, cli->args[0], &t)) != 0)
+        return status;
+    char err[1024] = "";
     char prefix[1600];
     snprintf(prefix, sizeof prefix, "%s%s", rb_target_prefix(t), a->prefix ? a->prefix : (a->objects ? "obj-" : ""));
     if (rb_target_probe(t, a->timeout_ns, err, sizeof err) != 0) {
@@ -1318,16 +1307,16 @@ int rb_load_train_main(int argc, char **argv)
         {"verify", 0, RB_OPT_FLAG, &a.verify, NULL, "compare every byte read with the seeded payload (class checksum)",
          NULL},
         {"seed", 0, RB_OPT_U64, &a.seed, "N", "seed of permutations, payloads, sizes and compute times", NULL},
-        {"endpoint", 0, RB_OPT_STRS, &a.endpoints, "URL",
+        {"endpoint", 0, RB_OPT_STRS, &a.tgt.endpoints, "URL",
          "S3/AIStore endpoint http[s]://HOST[:PORT]; repeatable, used round-robin per connection", NULL},
-        {"region", 0, RB_OPT_STR, &a.region, "NAME", "S3 signing region (default $AWS_REGION or us-east-1)", NULL},
-        {"virtual-host", 0, RB_OPT_FLAG, &a.virtual_host, NULL, "S3 virtual-host style (bucket.host) instead of path style",
+        {"region", 0, RB_OPT_STR, &a.tgt.region, "NAME", "S3 signing region (default $AWS_REGION or us-east-1)", NULL},
+        {"virtual-host", 0, RB_OPT_FLAG, &a.tgt.virtual_host, NULL, "S3 virtual-host style (bucket.host) instead of path style",
          NULL},
-        {"credentials-file", 0, RB_OPT_STR, &a.credentials_file, "FILE",
+        {"credentials-file", 0, RB_OPT_STR, &a.tgt.credentials_file, "FILE",
          "S3 credentials file (default $AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials)", NULL},
-        {"profile", 0, RB_OPT_STR, &a.profile, "NAME", "profile in the credentials file (default $AWS_PROFILE or default)",
+        {"profile", 0, RB_OPT_STR, &a.tgt.profile, "NAME", "profile in the credentials file (default $AWS_PROFILE or default)",
          NULL},
-        {"provider", 0, RB_OPT_STR, &a.provider, "NAME", "AIStore bucket provider: ais (default), aws, gcp, azure", NULL},
+        {"provider", 0, RB_OPT_STR, &a.tgt.provider, "NAME", "AIStore bucket provider: ais (default), aws, gcp, azure", NULL},
         {"timeout", 0, RB_OPT_DURATION, &a.timeout_ns, "D", "per-request timeout (0: none)", NULL},
         {"max-redirects", 0, RB_OPT_U64, &a.max_redirects, "N", "redirects followed per request (AIStore)", NULL},
         {"max-error-rate", 0, RB_OPT_PERCENT, &a.max_error_pct, "PCT", "exit 1 when more than PCT % of reads fail",
