@@ -91,6 +91,26 @@ int rb_load_usage_error(const char *fmt, ...)
     return usage_error("%s", msg);
 }
 
+int rb_load_command(const struct rb_cmd_spec *spec, int argc, char **argv,
+                    int (*run)(void *args, struct rb_cli *cli), void *args)
+{
+    struct rb_cli cli;
+    int rc = rb_cli_parse(&cli, spec, argc, argv);
+    if (rc != 0) {
+        rb_cli_free(&cli);
+        return rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE;
+    }
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        rb_cli_free(&cli);
+        fprintf(stderr, "railbench: curl_global_init failed\n");
+        return RB_EXIT_RUNTIME;
+    }
+    rc = run(args, &cli);
+    curl_global_cleanup();
+    rb_cli_free(&cli);
+    return rc;
+}
+
 int rb_load_target_open(const struct rb_target_args *ta, const char *url, struct rb_target **t)
 {
     const struct rb_target_cfg tc = {
@@ -482,6 +502,12 @@ out:
     return status;
 }
 
+/* run() behind the generic signature rb_load_command calls. */
+static int run_args(void *a, struct rb_cli *cli)
+{
+    return run(a, cli);
+}
+
 static int load_cmd(enum rb_load_op op, int argc, char **argv)
 {
     struct load_args a = {
@@ -556,21 +582,7 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
             : "PUT seeded objects to http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET and report throughput "
               "and latency.",
         opts, 1, 1};
-    struct rb_cli cli;
-    int rc = rb_cli_parse(&cli, &spec, argc, argv);
-    if (rc != 0) {
-        rb_cli_free(&cli);
-        return rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE;
-    }
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-        rb_cli_free(&cli);
-        fprintf(stderr, "railbench: curl_global_init failed\n");
-        return RB_EXIT_RUNTIME;
-    }
-    rc = run(&a, &cli);
-    curl_global_cleanup();
-    rb_cli_free(&cli);
-    return rc;
+    return rb_load_command(&spec, argc, argv, run_args, &a);
 }
 
 static int load_put(int argc, char **argv)

@@ -107,6 +107,14 @@ static inline void rb_target_error_message(const struct rb_target *t, const char
 /* True on the rank that prints usage errors (the launcher's rank 0, or no launcher), before MPI starts. */
 bool rb_load_first_rank(void);
 
+/*
+ * The shape of every load subcommand: parses argv against spec, sets up
+ * libcurl, calls run(args, cli) and cleans up. Returns the exit status
+ * (0 after --help, 2 for a usage error, else run's).
+ */
+int rb_load_command(const struct rb_cmd_spec *spec, int argc, char **argv,
+                    int (*run)(void *args, struct rb_cli *cli), void *args);
+
 /* The target options load get, sweep and train share (--endpoint, --region, --virtual-host, ...). */
 struct rb_target_args {
     struct rb_strs endpoints;

@@ -362,6 +362,12 @@ out:
     return status;
 }
 
+/* run() behind the generic signature rb_load_command calls. */
+static int run_args(void *a, struct rb_cli *cli)
+{
+    return run(a, cli);
+}
+
 int rb_sweep_main(int argc, char **argv)
 {
     struct sweep_args a = {
@@ -413,19 +419,5 @@ int rb_sweep_main(int argc, char **argv)
         "GET objects at growing in-flight counts (or rates), one barrier-started phase per point; report "
         "throughput and latency of every point and the knee where more load only adds latency.",
         opts, 1, 1};
-    struct rb_cli cli;
-    int rc = rb_cli_parse(&cli, &spec, argc, argv);
-    if (rc != 0) {
-        rb_cli_free(&cli);
-        return rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE;
-    }
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-        rb_cli_free(&cli);
-        fprintf(stderr, "railbench: curl_global_init failed\n");
-        return RB_EXIT_RUNTIME;
-    }
-    rc = run(&a, &cli);
-    curl_global_cleanup();
-    rb_cli_free(&cli);
-    return rc;
+    return rb_load_command(&spec, argc, argv, run_args, &a);
 }

@@ -739,6 +739,12 @@ early:
     return status;
 }
 
+/* run() behind the generic signature rb_load_command calls. */
+static int run_args(void *a, struct rb_cli *cli)
+{
+    return run(a, cli);
+}
+
 int rb_tiers_main(int argc, char **argv)
 {
     struct tiers_args a = {
@@ -804,19 +810,5 @@ int rb_tiers_main(int argc, char **argv)
         "for the first time (COLD, verified by the tier's cache-status header) and again (WARM), and print the "
         "table storage vendors publish.",
         opts, 0, 0};
-    struct rb_cli cli;
-    int rc = rb_cli_parse(&cli, &spec, argc, argv);
-    if (rc != 0) {
-        rb_cli_free(&cli);
-        return rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE;
-    }
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-        rb_cli_free(&cli);
-        fprintf(stderr, "railbench: curl_global_init failed\n");
-        return RB_EXIT_RUNTIME;
-    }
-    rc = run(&a, &cli);
-    curl_global_cleanup();
-    rb_cli_free(&cli);
-    return rc;
+    return rb_load_command(&spec, argc, argv, run_args, &a);
 }

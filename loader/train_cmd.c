@@ -1254,6 +1254,12 @@ out:
     return status;
 }
 
+/* run() behind the generic signature rb_load_command calls. */
+static int run_args(void *a, struct rb_cli *cli)
+{
+    return run(a, cli);
+}
+
 int rb_load_train_main(int argc, char **argv)
 {
     struct train_args a = {
@@ -1331,19 +1337,5 @@ int rb_load_train_main(int argc, char **argv)
         "simulated accelerators read batches, compute, and synchronise; report accelerator utilisation (AU) and "
         "samples/s per epoch, MLPerf Storage style.",
         opts, 1, 1};
-    struct rb_cli cli;
-    int rc = rb_cli_parse(&cli, &spec, argc, argv);
-    if (rc != 0) {
-        rb_cli_free(&cli);
-        return rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE;
-    }
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-        rb_cli_free(&cli);
-        fprintf(stderr, "railbench: curl_global_init failed\n");
-        return RB_EXIT_RUNTIME;
-    }
-    rc = run(&a, &cli);
-    curl_global_cleanup();
-    rb_cli_free(&cli);
-    return rc;
+    return rb_load_command(&spec, argc, argv, run_args, &a);
 }
