@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "railbench/file.h"
 #include "railbench/units.h"
 
 #define REDACTED "***REDACTED***"
@@ -280,6 +281,46 @@ static struct slot *find_short(const struct parse *P, char c)
 
 /* ---- messages ---- */
 
+bool rb_cli_first_rank(void)
+{
+    /* Set by mpirun (OpenMPI), Hydra/PMI, PMIx and srun before MPI starts. */
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return strcmp(v, "0") == 0;
+    }
+    return true;
+}
+
+/* Prints "railbench: MESSAGE" on the first rank only, so a launch of N ranks says it once. */
+static void vcomplain(const char *fmt, va_list ap)
+{
+    if (!rb_cli_first_rank())
+        return;
+    char msg[2048];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    fprintf(stderr, "railbench: %s\n", msg);
+}
+
+static void complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void complain(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vcomplain(fmt, ap);
+    va_end(ap);
+}
+
+int rb_cli_usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vcomplain(fmt, ap);
+    va_end(ap);
+    return RB_EXIT_USAGE;
+}
+
 /*
  * Prints one line about option o: "railbench: --bs: ..." on the command line,
  * "railbench: config FILE: bs: ..." inside a config file.
@@ -294,9 +335,9 @@ static void opt_error(const struct parse *P, const struct rb_opt *o, const char 
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     if (P->config_path)
-        fprintf(stderr, "railbench: config %s: %s: %s\n", P->config_path, o->name, msg);
+        complain("config %s: %s: %s", P->config_path, o->name, msg);
     else
-        fprintf(stderr, "railbench: --%s: %s\n", o->name, msg);
+        complain("--%s: %s", o->name, msg);
 }
 
 /* What a value of type t is called and how to write one. */
@@ -768,61 +809,16 @@ static int apply_json(struct parse *P, struct slot *sl, const cJSON *it)
     return wrong_type(P, o, it);
 }
 
-/* Reads a whole file into a NUL-terminated buffer; 0 or a negative errno. */
-static int read_file(const char *path, char **out, size_t *outlen)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    int rc = 0;
-
-    if (!f)
-        return -errno;
-    for (;;) {
-        if (cap - len < 4096) {
-            cap = cap ? 2 * cap : 8192;
-            char *b = realloc(buf, cap + 1);
-            if (!b) {
-                rc = -ENOMEM;
-                goto fail;
-            }
-            buf = b;
-        }
-        size_t n = fread(buf + len, 1, cap - len, f);
-        len += n;
-        if (len > CONFIG_MAX_BYTES) {
-            rc = -EFBIG;
-            goto fail;
-        }
-        if (n == 0) {
-            if (ferror(f)) {
-                rc = errno ? -errno : -EIO;
-                goto fail;
-            }
-            break;
-        }
-    }
-    fclose(f);
-    buf[len] = '\0';
-    *out = buf;
-    *outlen = len;
-    return 0;
-fail:
-    fclose(f);
-    free(buf);
-    return rc;
-}
-
 /* Applies the options in a JSON object file; every failure is reported in one line. */
 static int load_config(struct parse *P, const char *path)
 {
     char *buf = NULL;
     size_t len;
     const char *end = NULL;
-    int rc = read_file(path, &buf, &len);
+    int rc = rb_file_read(path, CONFIG_MAX_BYTES, &buf, &len);
 
     if (rc) {
-        fprintf(stderr, "railbench: config %s: cannot read: %s\n", path, strerror(-rc));
+        complain("config %s: cannot read: %s", path, strerror(-rc));
         return -EINVAL;
     }
     cJSON *root = cJSON_ParseWithOpts(buf, &end, 1);
@@ -830,13 +826,13 @@ static int load_config(struct parse *P, const char *path)
         int line = 1;
         for (const char *p = buf; end && p < end && *p; p++)
             line += *p == '\n';
-        fprintf(stderr, "railbench: config %s: invalid JSON near line %d\n", path, line);
+        complain("config %s: invalid JSON near line %d", path, line);
         free(buf);
         return -EINVAL;
     }
     free(buf);
     if (!cJSON_IsObject(root)) {
-        fprintf(stderr, "railbench: config %s: expected a JSON object of option names and values, got %s\n",
+        complain("config %s: expected a JSON object of option names and values, got %s",
                 path, json_type_name(root));
         cJSON_Delete(root);
         return -EINVAL;
@@ -852,7 +848,7 @@ static int load_config(struct parse *P, const char *path)
         if (!sl) {
             char q[256];
             quote(q, sizeof(q), it->string);
-            fprintf(stderr, "railbench: config %s: unknown option %s\n", path, q);
+            complain("config %s: unknown option %s", path, q);
             rc = -EINVAL;
             break;
         }
@@ -959,7 +955,7 @@ static int tokenize(struct parse *P, int argc, char **argv, struct tok *toks, si
             if (!sl) {
                 if (nl == 4 && strncmp(name, "help", 4) == 0)
                     return RB_CLI_HELP;
-                fprintf(stderr, "railbench: unknown option --%.*s (see %s --help)\n",
+                complain("unknown option --%.*s (see %s --help)",
                         (int)(nl > 200 ? 200 : nl), name, P->cmd);
                 return -EINVAL;
             }
@@ -984,7 +980,7 @@ static int tokenize(struct parse *P, int argc, char **argv, struct tok *toks, si
             if (!sl) {
                 if (*p == 'h')
                     return RB_CLI_HELP;
-                fprintf(stderr, "railbench: unknown option -%c (see %s --help)\n", *p, P->cmd);
+                complain("unknown option -%c (see %s --help)", *p, P->cmd);
                 return -EINVAL;
             }
             if (sl->opt->type == RB_OPT_FLAG) {
@@ -1024,13 +1020,13 @@ static int check_nargs(const struct parse *P, const char **args, int nargs)
     if (spec->usage)
         snprintf(usage, sizeof(usage), "; usage: %s", spec->usage);
     if (nargs < spec->min_args) {
-        fprintf(stderr, "railbench: %s%smissing argument (expected at least %d, got %d%s)\n", cmd, sep,
+        complain("%s%smissing argument (expected at least %d, got %d%s)", cmd, sep,
                 spec->min_args, nargs, usage);
         return -EINVAL;
     }
     if (spec->max_args >= 0 && nargs > spec->max_args) {
         quote(q, sizeof(q), args[spec->max_args]);
-        fprintf(stderr, "railbench: %s%sunexpected argument %s (expected at most %d%s)\n", cmd, sep, q,
+        complain("%s%sunexpected argument %s (expected at most %d%s)", cmd, sep, q,
                 spec->max_args, usage);
         return -EINVAL;
     }
@@ -1528,4 +1524,13 @@ void rb_cli_usage(const struct rb_cmd_spec *spec)
     printf("\nSizes: 4096 (bytes), 4k = 4KiB = 4096, 4KB = 4000. Durations: 500us, 1.5s, 2m, 1h; "
            "a plain number is seconds.\n");
     fflush(stdout);
+}
+
+int rb_cli_parse_cmd(struct rb_cli *cli, const struct rb_cmd_spec *spec, int argc, char **argv)
+{
+    int rc = rb_cli_parse(cli, spec, argc, argv);
+    if (rc == 0)
+        return 0;
+    rb_cli_free(cli);
+    return rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE;
 }

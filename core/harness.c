@@ -357,8 +357,62 @@ static void metrics_finish(struct rb_harness *h)
     h->prom_c0 = h->prom_cprev = NULL;
 }
 
-int rb_harness_init(struct rb_harness *h, const char *command, struct rb_cli *cli, bool want_mpi)
+/* Starts MPI at the level the command asked for; 0 or an exit status after saying why. */
+static int start_mpi(const char *command, const struct rb_harness_opts *o)
 {
+    int provided = 0, inited = 0, want = o->thread_multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED;
+    MPI_Initialized(&inited);
+    if (inited) {
+        MPI_Query_thread(&provided);
+    } else if (MPI_Init_thread(NULL, NULL, want, &provided) != MPI_SUCCESS) {
+        rb_error("MPI_Init_thread failed");
+        return RB_EXIT_RUNTIME;
+    }
+    if (provided < want) {
+        if (rb_cli_first_rank())
+            rb_error("the MPI library does not provide MPI_THREAD_MULTIPLE (got level %d), which %s needs",
+                     provided, command);
+        MPI_Finalize();
+        return RB_EXIT_RUNTIME;
+    }
+    return 0;
+}
+
+/* Learns rank, size, this host's ranks and its index among the hosts. */
+static void discover_ranks(struct rb_harness *h)
+{
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    RB_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &h->rank));
+    RB_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &h->size));
+    RB_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &h->comm));
+    RB_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &h->tick_comm));
+    RB_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &h->done_comm));
+    RB_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, h->rank,
+                                     MPI_INFO_NULL, &h->node_comm));
+    RB_MPI_CHECK(MPI_Comm_rank(h->node_comm, &h->local_rank));
+    RB_MPI_CHECK(MPI_Comm_size(h->node_comm, &h->local_size));
+    /* Host index: rank of this host's first rank among all hosts' first ranks. */
+    MPI_Comm leaders;
+    RB_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, h->local_rank == 0 ? 0 : MPI_UNDEFINED,
+                                h->rank, &leaders));
+    int idx_count[2] = {0, 0};
+    if (leaders != MPI_COMM_NULL) {
+        RB_MPI_CHECK(MPI_Comm_rank(leaders, &idx_count[0]));
+        RB_MPI_CHECK(MPI_Comm_size(leaders, &idx_count[1]));
+        MPI_Comm_free(&leaders);
+    }
+    RB_MPI_CHECK(MPI_Bcast(idx_count, 2, MPI_INT, 0, h->node_comm));
+    h->host_index = idx_count[0];
+    h->host_count = idx_count[1];
+    if (h->size > 1)
+        rb_log_set_identity(h->host, h->rank);
+}
+
+int rb_harness_init(struct rb_harness *h, const char *command, struct rb_cli *cli,
+                    const struct rb_harness_opts *opts)
+{
+    static const struct rb_harness_opts no_mpi = {0};
+    const struct rb_harness_opts *o = opts ? opts : &no_mpi;
     memset(h, 0, sizeof *h);
     h->command = command;
     h->cli = cli;
@@ -370,39 +424,24 @@ int rb_harness_init(struct rb_harness *h, const char *command, struct rb_cli *cl
     h->host[sizeof h->host - 1] = '\0';
     rb_log_set_level(cli && cli->common.quiet ? RB_LOG_WARN : RB_LOG_INFO);
 
-    if (want_mpi) {
-        int provided = 0, inited = 0;
-        MPI_Initialized(&inited);
-        if (!inited && MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
-            rb_error("MPI_Init_thread failed");
-            return RB_EXIT_RUNTIME;
-        }
+    if (o->mpi) {
+        int rc = start_mpi(command, o);
+        if (rc)
+            return rc;
         h->mpi = true;
-        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-        RB_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &h->rank));
-        RB_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &h->size));
-        RB_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &h->comm));
-        RB_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &h->tick_comm));
-        RB_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &h->done_comm));
-        RB_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, h->rank,
-                                         MPI_INFO_NULL, &h->node_comm));
-        RB_MPI_CHECK(MPI_Comm_rank(h->node_comm, &h->local_rank));
-        RB_MPI_CHECK(MPI_Comm_size(h->node_comm, &h->local_size));
-        /* Host index: rank of this host's first rank among all hosts' first ranks. */
-        MPI_Comm leaders;
-        RB_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, h->local_rank == 0 ? 0 : MPI_UNDEFINED,
-                                    h->rank, &leaders));
-        int idx_count[2] = {0, 0};
-        if (leaders != MPI_COMM_NULL) {
-            RB_MPI_CHECK(MPI_Comm_rank(leaders, &idx_count[0]));
-            RB_MPI_CHECK(MPI_Comm_size(leaders, &idx_count[1]));
-            MPI_Comm_free(&leaders);
+        discover_ranks(h);
+    }
+    if (o->precheck) {
+        /* Checks that need the number of ranks come before any result directory exists. */
+        int rc = o->precheck(o->ctx, h->rank, h->size), worst = rc;
+        if (h->mpi)
+            RB_MPI_CHECK(MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, h->comm));
+        if (worst) {
+            if (h->mpi)
+                MPI_Finalize();
+            h->mpi = false;
+            return worst;
         }
-        RB_MPI_CHECK(MPI_Bcast(idx_count, 2, MPI_INT, 0, h->node_comm));
-        h->host_index = idx_count[0];
-        h->host_count = idx_count[1];
-        if (h->size > 1)
-            rb_log_set_identity(h->host, h->rank);
     }
     install_signals();
 
@@ -465,6 +504,8 @@ bool rb_harness_any_signalled(struct rb_harness *h)
     int mine = signalled, any = mine;
     if (h->mpi)
         RB_MPI_CHECK(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, h->comm));
+    if (any)
+        h->interrupted = true;
     return any != 0;
 }
 
