@@ -14,7 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "loader_int.h"
+#include "engine_int.h"
+#include "payload_int.h"
+#include "railbench/buf.h"
 #include "railbench/clock.h"
 #include "railbench/log.h"
 

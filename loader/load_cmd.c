@@ -12,12 +12,14 @@
 #include <curl/curl.h>
 
 #include "loader_int.h"
+#include "payload_int.h"
+#include "phase_int.h"
 #include "railbench/clock.h"
 #include "railbench/command.h"
 #include "railbench/log.h"
-#include "railbench/sweep.h"
-#include "railbench/tiers.h"
-#include "railbench/train.h"
+#include "sweep_int.h"
+#include "tiers_int.h"
+#include "train_int.h"
 #include "railbench/units.h"
 
 #define MAX_THREADS 1024

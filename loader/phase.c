@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "loader_int.h"
+#include "phase_int.h"
 #include "railbench/log.h"
 #include "railbench/prom.h"
 #include "railbench/result.h"

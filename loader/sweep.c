@@ -1,6 +1,6 @@
 /* railbench load sweep: one barrier-started GET phase per in-flight or rate step, every point, and the knee. */
 #define _POSIX_C_SOURCE 200809L
-#include "railbench/sweep.h"
+#include "sweep_int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -11,6 +11,8 @@
 #include <curl/curl.h>
 
 #include "loader_int.h"
+#include "payload_int.h"
+#include "phase_int.h"
 #include "railbench/buf.h"
 #include "railbench/clock.h"
 #include "railbench/log.h"

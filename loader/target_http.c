@@ -7,7 +7,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "loader_int.h"
+#include "target_int.h"
 #include "railbench/result.h"
 
 static int http_parse(struct rb_target *t, const char *rest, const struct rb_target_cfg *cfg, char *err,
@@ -117,4 +117,17 @@ const struct rb_target_ops rb_target_http_ops = {
     .list_request = http_list_request,
     .list_parse = http_list_parse,
     .error_message = NULL,
+    .evict = NULL,
+};
+
+/* The same requests over TLS: libcurl picks the transport from the endpoint URL's scheme. */
+const struct rb_target_ops rb_target_https_ops = {
+    .scheme = "https",
+    .parse = http_parse,
+    .object_url = http_object_url,
+    .setup = http_setup,
+    .list_request = http_list_request,
+    .list_parse = http_list_parse,
+    .error_message = NULL,
+    .evict = NULL,
 };

@@ -1,6 +1,6 @@
 /* railbench load tiers: per object size, populate the backend, then direct, cold and warm GETs, verified, as one table. */
 #define _GNU_SOURCE
-#include "railbench/tiers.h"
+#include "tiers_int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -12,9 +12,11 @@
 #include <curl/curl.h>
 
 #include "loader_int.h"
+#include "payload_int.h"
+#include "phase_int.h"
 #include "railbench/buf.h"
 #include "railbench/clock.h"
-#include "railbench/evict.h"
+#include "evict_int.h"
 #include "railbench/log.h"
 #include "railbench/units.h"
 
@@ -264,11 +266,11 @@ static void evict(struct tiers_run *r, const char *phase, uint64_t size, const s
         const char *how;
         if (a->evict) {
             how = "AIStore evict-listrange";
-            rc = rb_evict_ais_objects(r->tier, tier_all, tier_prefix, a->evict_timeout_ns, rb_harness_signal_flag(),
+            rc = rb_target_evict(r->tier, tier_all, tier_prefix, a->evict_timeout_ns, rb_harness_signal_flag(),
                                       err, sizeof err);
         } else if (a->evict_bucket) {
             how = "AIStore evict-remote-bck";
-            rc = rb_evict_ais_bucket(r->tier, a->evict_timeout_ns, err, sizeof err);
+            rc = rb_target_evict(r->tier, NULL, NULL, a->evict_timeout_ns, rb_harness_signal_flag(), err, sizeof err);
         } else {
             how = "--evict-cmd";
             char env[6][1200], *envp[7];
@@ -643,7 +645,7 @@ static int run(struct tiers_args *a, struct rb_cli *cli)
                                      "the caching tier's URL", a->tier, a->backend);
         goto early;
     }
-    if ((a->evict || a->evict_bucket) && strcmp(rb_target_scheme(r->tier), "ais") != 0) {
+    if ((a->evict || a->evict_bucket) && !rb_target_can_evict(r->tier)) {
         status = rb_load_usage_error("%s: the tier %s is not an AIStore tier (ais://BUCKET): AIStore's evict API "
                                      "cannot empty it; use --evict-cmd CMD to empty this tier",
                                      a->evict ? "--evict" : "--evict-bucket", a->tier);

@@ -14,12 +14,14 @@
 #include <curl/curl.h>
 
 #include "loader_int.h"
+#include "payload_int.h"
+#include "phase_int.h"
 #include "railbench/buf.h"
 #include "railbench/clock.h"
 #include "railbench/harness.h"
-#include "railbench/loader.h"
+
 #include "railbench/log.h"
-#include "railbench/train.h"
+#include "train_int.h"
 #include "railbench/units.h"
 
 #define MIB (1024.0 * 1024.0)

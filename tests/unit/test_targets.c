@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "../../loader/loader_int.h"
+#include "target_int.h"
 
 static const char *const EP[] = {"http://127.0.0.1:9000", "http://localhost:9001/"};
 

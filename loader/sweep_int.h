@@ -1,6 +1,6 @@
 /* railbench load sweep: one load phase per in-flight or rate step, and the knee of the throughput-latency curve. */
-#ifndef RB_SWEEP_H
-#define RB_SWEEP_H
+#ifndef RB_SWEEP_INT_H
+#define RB_SWEEP_INT_H
 
 #include <stddef.h>
 

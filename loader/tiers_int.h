@@ -1,6 +1,6 @@
 /* railbench load tiers: direct, cold and warm GETs through a caching tier in one run; verdicts and speed-ups. */
-#ifndef RB_TIERS_H
-#define RB_TIERS_H
+#ifndef RB_TIERS_INT_H
+#define RB_TIERS_INT_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,17 +1,18 @@
-/* Emptying a caching tier of the objects a cold phase will read: AIStore's evict API, or a command the user names. */
-#ifndef RB_EVICT_H
-#define RB_EVICT_H
+/* Emptying a caching tier of the objects a cold phase will read: AIStore's evict API (the ais table's .evict), or a command the user names. */
+#ifndef RB_EVICT_INT_H
+#define RB_EVICT_INT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "railbench/loader.h"
+#include "target_int.h"
 
 /* Names per evict-listrange request when the names do not form one template. */
 #define RB_EVICT_LIST_BATCH 1000
 
 /*
- * Evicts the objects names[] from the AIStore tier t (an ais:// target):
+ * The ais table's .evict (see rb_target_evict). With names, evicts the
+ * objects names[] from the AIStore tier t:
  * DELETE /v1/buckets/<bucket>?provider=<p> with {"action":"evict-listrange",
  * "value":{"template":"<prefix>{first..last}"}} when every name is prefix
  * followed by consecutive zero-padded indices (the names railbench
@@ -19,21 +20,15 @@
  * batches of RB_EVICT_LIST_BATCH; then waits for each job AIStore started
  * (GET /v1/cluster?what=status {"id":..,"kind":"evict-listrange"} until its
  * end_time is set). Gives up after timeout_ns in total, or when *stop
- * becomes non-zero (stop may be NULL). Returns 0; -EINVAL when t is not
- * ais://; -EIO with one line in err (HTTP status and AIStore's message, or
- * the job's error); -ETIMEDOUT; -ECANCELED. Not thread-safe with respect
- * to curl's global state (call after curl_global_init).
- */
-int rb_evict_ais_objects(const struct rb_target *t, const struct rb_objset *names, const char *prefix,
-                         uint64_t timeout_ns, const volatile int *stop, char *err, size_t errlen);
-
-/*
- * Evicts every cached object of t's bucket but keeps the bucket itself:
+ * becomes non-zero (stop may be NULL). With names NULL, evicts every
+ * cached object of t's bucket but keeps the bucket itself:
  * DELETE /v1/buckets/<bucket>?provider=<p>&keep_bck_md=true with
- * {"action":"evict-remote-bck"} (synchronous in AIStore). Returns 0,
- * -EINVAL when t is not ais://, or -EIO with one line in err.
+ * {"action":"evict-remote-bck"} (synchronous in AIStore). Returns 0; -EIO
+ * with one line in err (HTTP status and AIStore's message, or the job's
+ * error); -ETIMEDOUT; -ECANCELED. Main thread only, after curl_global_init.
  */
-int rb_evict_ais_bucket(const struct rb_target *t, uint64_t timeout_ns, char *err, size_t errlen);
+int rb_target_ais_evict(const struct rb_target *t, const struct rb_objset *names, const char *prefix,
+                        uint64_t timeout_ns, const volatile int *stop, char *err, size_t errlen);
 
 /*
  * Splits cmd into words the way a POSIX shell splits a simple command, and

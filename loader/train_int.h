@@ -1,6 +1,6 @@
 /* Training emulation's model: reference workloads, dataset layout per epoch, step accounting, AU and throughput. */
-#ifndef RB_TRAIN_H
-#define RB_TRAIN_H
+#ifndef RB_TRAIN_INT_H
+#define RB_TRAIN_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
