@@ -109,25 +109,13 @@ static int http_list_parse(const struct rb_target *t, const char *body, size_t l
     return rc;
 }
 
-const struct rb_target_ops rb_target_http_ops = {
-    .scheme = "http",
-    .parse = http_parse,
-    .object_url = http_object_url,
-    .setup = http_setup,
-    .list_request = http_list_request,
-    .list_parse = http_list_parse,
-    .error_message = NULL,
-    .evict = NULL,
-};
+/* One table for both schemes: libcurl picks plain or TLS transport from the endpoint URL itself. */
+#define HTTP_OPS(scheme_name)                                                                      \
+    {                                                                                              \
+        .scheme = scheme_name, .parse = http_parse, .object_url = http_object_url, .setup = http_setup, \
+        .list_request = http_list_request, .list_parse = http_list_parse, .error_message = NULL,   \
+        .evict = NULL,                                                                             \
+    }
 
-/* The same requests over TLS: libcurl picks the transport from the endpoint URL's scheme. */
-const struct rb_target_ops rb_target_https_ops = {
-    .scheme = "https",
-    .parse = http_parse,
-    .object_url = http_object_url,
-    .setup = http_setup,
-    .list_request = http_list_request,
-    .list_parse = http_list_parse,
-    .error_message = NULL,
-    .evict = NULL,
-};
+const struct rb_target_ops rb_target_http_ops = HTTP_OPS("http");
+const struct rb_target_ops rb_target_https_ops = HTTP_OPS("https");
