@@ -1,7 +1,6 @@
 /* railbench load put|get: options, object set, probe, one load phase, and the warp-like report. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
-#include <stdarg.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -48,60 +47,13 @@ struct load_args {
     const char *cache_header, *log_requests;
 };
 
-/*
- * Under mpirun every rank parses the same command line; only the first
- * prints a usage error so the user reads it once. The launchers' own rank
- * variables tell which one that is before MPI is initialised.
- */
-static bool first_rank(void)
-{
-    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && *v)
-            return strcmp(v, "0") == 0;
-    }
-    return true;
-}
-
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...)
-{
-    if (first_rank()) {
-        char msg[1024];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof msg, fmt, ap);
-        va_end(ap);
-        fprintf(stderr, "railbench: %s\n", msg);
-    }
-    return RB_EXIT_USAGE;
-}
-
-bool rb_load_first_rank(void)
-{
-    return first_rank();
-}
-
-int rb_load_usage_error(const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return usage_error("%s", msg);
-}
-
 int rb_load_command(const struct rb_cmd_spec *spec, int argc, char **argv,
                     int (*run)(void *args, struct rb_cli *cli), void *args)
 {
     struct rb_cli cli;
-    int rc = rb_cli_parse(&cli, spec, argc, argv);
-    if (rc != 0) {
-        rb_cli_free(&cli);
-        return rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE;
-    }
+    int rc = rb_cli_parse_cmd(&cli, spec, argc, argv);
+    if (rc != 0)
+        return rc;
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         rb_cli_free(&cli);
         fprintf(stderr, "railbench: curl_global_init failed\n");
@@ -127,7 +79,7 @@ int rb_load_target_open(const struct rb_target_args *ta, const char *url, struct
     };
     char err[1024] = "";
     *t = NULL;
-    return rb_target_open(t, &tc, err, sizeof err) != 0 ? usage_error("%s", err) : 0;
+    return rb_target_open(t, &tc, err, sizeof err) != 0 ? rb_cli_usage_error("%s", err) : 0;
 }
 
 /* "OFF:LEN" with sizes on both sides, LEN > 0. */
@@ -151,44 +103,44 @@ static int validate(struct load_args *a, uint64_t *range_off, uint64_t *range_le
 {
     const bool get = a->op == RB_LOAD_GET;
     if (a->threads < 1 || a->threads > MAX_THREADS)
-        return usage_error("--threads %" PRIu64 ": expected 1 to %d", a->threads, MAX_THREADS);
+        return rb_cli_usage_error("--threads %" PRIu64 ": expected 1 to %d", a->threads, MAX_THREADS);
     if (a->inflight < 1 || a->inflight > MAX_INFLIGHT)
-        return usage_error("--inflight %" PRIu64 ": expected 1 to %d", a->inflight, MAX_INFLIGHT);
+        return rb_cli_usage_error("--inflight %" PRIu64 ": expected 1 to %d", a->inflight, MAX_INFLIGHT);
     if (a->threads * a->inflight > MAX_INFLIGHT)
-        return usage_error("--threads x --inflight = %" PRIu64 ": at most %d requests in flight per rank",
+        return rb_cli_usage_error("--threads x --inflight = %" PRIu64 ": at most %d requests in flight per rank",
                            a->threads * a->inflight, MAX_INFLIGHT);
     if (a->objects && a->filelist)
-        return usage_error("--objects and --filelist: give one of them");
+        return rb_cli_usage_error("--objects and --filelist: give one of them");
     if (a->objects > UINT32_MAX)
-        return usage_error("--objects %" PRIu64 ": at most %u", a->objects, UINT32_MAX);
+        return rb_cli_usage_error("--objects %" PRIu64 ": at most %u", a->objects, UINT32_MAX);
     if (!get && !a->objects && !a->filelist)
-        return usage_error("load put: give --objects N (names <prefix><index>) or --filelist FILE");
+        return rb_cli_usage_error("load put: give --objects N (names <prefix><index>) or --filelist FILE");
     if (a->size && (a->min_size || a->max_size))
-        return usage_error("--size and --min-size/--max-size: give one form");
+        return rb_cli_usage_error("--size and --min-size/--max-size: give one form");
     if ((a->min_size != 0) != (a->max_size != 0))
-        return usage_error("--min-size and --max-size go together (e.g. --min-size 4k --max-size 1M)");
+        return rb_cli_usage_error("--min-size and --max-size go together (e.g. --min-size 4k --max-size 1M)");
     if (a->min_size > a->max_size)
-        return usage_error("--min-size %" PRIu64 " is larger than --max-size %" PRIu64, a->min_size, a->max_size);
+        return rb_cli_usage_error("--min-size %" PRIu64 " is larger than --max-size %" PRIu64, a->min_size, a->max_size);
     if (a->size) {
         a->min_size = a->max_size = a->size;
     } else if (!get && !a->max_size) {
         a->min_size = a->max_size = 1024 * 1024; /* put's default object size: 1 MiB */
     }
     if (a->prefix && strlen(a->prefix) > 512)
-        return usage_error("--prefix: at most 512 bytes");
+        return rb_cli_usage_error("--prefix: at most 512 bytes");
     if (a->epochs && a->pattern != RB_PATTERN_EPOCH)
-        return usage_error("--epochs %" PRIu64 ": needs --pattern epoch", a->epochs);
+        return rb_cli_usage_error("--epochs %" PRIu64 ": needs --pattern epoch", a->epochs);
     *range_off = *range_len = 0;
     if (a->range && parse_range(a->range, range_off, range_len))
-        return usage_error("--range \"%s\": expected OFF:LEN with sizes (e.g. 0:4k), LEN > 0", a->range);
+        return rb_cli_usage_error("--range \"%s\": expected OFF:LEN with sizes (e.g. 0:4k), LEN > 0", a->range);
     if (a->range && a->random_range)
-        return usage_error("--range and --random-range: give one of them");
+        return rb_cli_usage_error("--range and --random-range: give one of them");
     if (a->max_error_pct < 0 || a->max_error_pct > 100)
-        return usage_error("--max-error-rate %g: expected 0 to 100 (percent)", a->max_error_pct);
+        return rb_cli_usage_error("--max-error-rate %g: expected 0 to 100 (percent)", a->max_error_pct);
     if (a->max_redirects > 100)
-        return usage_error("--max-redirects %" PRIu64 ": expected 0 to 100", a->max_redirects);
+        return rb_cli_usage_error("--max-redirects %" PRIu64 ": expected 0 to 100", a->max_redirects);
     if (a->cache_header && (!*a->cache_header || strpbrk(a->cache_header, ": \t\r\n")))
-        return usage_error("--cache-header \"%s\": expected a header name such as X-Cache-Status", a->cache_header);
+        return rb_cli_usage_error("--cache-header \"%s\": expected a header name such as X-Cache-Status", a->cache_header);
     if (get && a->pattern == RB_PATTERN_EPOCH && !a->epochs && !a->count && !a->bytes && !a->duration_ns)
         a->epochs = 1;
     if (!a->duration_ns && !a->count && !a->bytes && !(get && a->pattern == RB_PATTERN_EPOCH) && get)
@@ -365,7 +317,7 @@ static int run(struct load_args *a, struct rb_cli *cli)
     char err[1024] = "";
     if (a->random_range && !a->max_size && (a->objects || a->filelist)) {
         rb_target_close(t);
-        return usage_error("--random-range needs object sizes: give --size or --min-size/--max-size, "
+        return rb_cli_usage_error("--random-range needs object sizes: give --size or --min-size/--max-size, "
                            "sizes in the --filelist, or let the bucket be listed");
     }
     char prefix[1600];
@@ -378,7 +330,7 @@ static int run(struct load_args *a, struct rb_cli *cli)
      * measured). Every rank probes; the first one speaks.
      */
     if (rb_target_probe(t, a->timeout_ns, err, sizeof err) != 0) {
-        if (first_rank())
+        if (rb_cli_first_rank())
             fprintf(stderr, "railbench: error: %s\n", err);
         rb_target_close(t);
         return RB_EXIT_RUNTIME;

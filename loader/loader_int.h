@@ -13,11 +13,6 @@
 
 /* Main thread only. */
 
-/* ---- Shared by the load subcommands (load_cmd.c, tiers.c, sweep.c) ---- */
-
-/* True on the rank that prints usage errors (the launcher's rank 0, or no launcher), before MPI starts. */
-bool rb_load_first_rank(void);
-
 /*
  * The shape of every load subcommand: parses argv against spec, sets up
  * libcurl, calls run(args, cli) and cleans up. Returns the exit status
@@ -35,9 +30,6 @@ struct rb_target_args {
 
 /* Opens url with ta's options. Returns 0, or RB_EXIT_USAGE after the first rank printed the one-line reason. */
 int rb_load_target_open(const struct rb_target_args *ta, const char *url, struct rb_target **t);
-
-/* Prints "railbench: MESSAGE" once (on the first rank) and returns RB_EXIT_USAGE. */
-int rb_load_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
  * Builds the whole object set on every rank (collective): count generated names

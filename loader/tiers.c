@@ -26,7 +26,6 @@
 #define DEFAULT_PREFIX "obj-"
 /* The headers caching proxies answer with: nginx ($upstream_cache_status), Varnish, Squid and CDNs. */
 #define DEFAULT_CACHE_HEADERS "X-Cache-Status,X-Cache"
-#define GIB (1024.0 * 1024.0 * 1024.0)
 
 static const char *const how_names[] = {"direct", "cold", "warm"};
 static const char *const how_labels[] = {"DIRECT", "COLD through tier", "WARM through tier"};
@@ -289,7 +288,7 @@ static void evict(struct tiers_run *r, const char *phase, uint64_t size, const s
     }
     agree_int(r, &rc);
     if (rc == -ECANCELED) {
-        r->h.interrupted = true;
+        rb_harness_any_signalled(&r->h); /* records the interruption (the harness owns the flag) */
         r->stop = true;
     } else if (rc) {
         r->stop = true;
@@ -485,8 +484,8 @@ static char *report(struct tiers_run *r, cJSON *summary)
         else if (w->counted)
             snprintf(cache, sizeof cache, "no header");
         rb_buf_printf(&t, "| %s | %s | %.4f | %.1f | %.2f | %.2f | %.2f | %.1f | %.4f | %s |\n", how_labels[w->how],
-                      size, w->bytes_per_s / GIB, w->ops_per_s, w->lat_avg_ns / 1e6, (double)w->lat_p99_ns / 1e6,
-                      (double)w->ttfb_p50_ns / 1e6, 100 * w->disk_util_ratio, w->net_bytes_per_s / GIB, cache);
+                      size, w->bytes_per_s / (double)RB_GIB, w->ops_per_s, w->lat_avg_ns / 1e6, (double)w->lat_p99_ns / 1e6,
+                      (double)w->ttfb_p50_ns / 1e6, 100 * w->disk_util_ratio, w->net_bytes_per_s / (double)RB_GIB, cache);
     }
     cJSON *speedups = cJSON_AddArrayToObject(summary, "speedups");
     bool any = false;
@@ -566,42 +565,42 @@ static bool same_place(const struct rb_target *a, const struct rb_target *b)
 static int validate(struct tiers_args *a)
 {
     if (!a->backend)
-        return rb_load_usage_error("--backend URL is required: the origin (http://HOST:PORT/PATH, s3://BUCKET or "
+        return rb_cli_usage_error("--backend URL is required: the origin (http://HOST:PORT/PATH, s3://BUCKET or "
                                    "ais://BUCKET)");
     if (!a->tier)
-        return rb_load_usage_error("--tier URL is required: the caching tier in front of --backend");
+        return rb_cli_usage_error("--tier URL is required: the caching tier in front of --backend");
     if (a->threads < 1 || a->threads > MAX_THREADS)
-        return rb_load_usage_error("--threads %" PRIu64 ": expected 1 to %d", a->threads, MAX_THREADS);
+        return rb_cli_usage_error("--threads %" PRIu64 ": expected 1 to %d", a->threads, MAX_THREADS);
     if (a->inflight < 1 || a->inflight > MAX_INFLIGHT || a->threads * a->inflight > MAX_INFLIGHT)
-        return rb_load_usage_error("--inflight %" PRIu64 ": expected 1 to %d requests in flight per rank "
+        return rb_cli_usage_error("--inflight %" PRIu64 ": expected 1 to %d requests in flight per rank "
                                    "(threads x inflight)", a->inflight, MAX_INFLIGHT);
     if (a->objects < 1 || a->objects > UINT32_MAX)
-        return rb_load_usage_error("--objects %" PRIu64 ": expected 1 to %u", a->objects, UINT32_MAX);
+        return rb_cli_usage_error("--objects %" PRIu64 ": expected 1 to %u", a->objects, UINT32_MAX);
     for (size_t i = 0; i < a->sizes.n; i++) {
         if (!a->sizes.v[i])
-            return rb_load_usage_error("--sizes: an object size of 0 bytes measures nothing; give e.g. 1MiB,10MiB");
+            return rb_cli_usage_error("--sizes: an object size of 0 bytes measures nothing; give e.g. 1MiB,10MiB");
         for (size_t k = 0; k < i; k++)
             if (a->sizes.v[k] == a->sizes.v[i])
-                return rb_load_usage_error("--sizes: %" PRIu64 " bytes is listed twice", a->sizes.v[i]);
+                return rb_cli_usage_error("--sizes: %" PRIu64 " bytes is listed twice", a->sizes.v[i]);
     }
     if (a->prefix && (strlen(a->prefix) > 512 || strpbrk(a->prefix, "\r\n")))
-        return rb_load_usage_error("--prefix: at most 512 bytes, no line breaks");
+        return rb_cli_usage_error("--prefix: at most 512 bytes, no line breaks");
     if (a->existing && a->fresh)
-        return rb_load_usage_error("--existing and --fresh: --fresh writes new objects, --existing reads what is "
+        return rb_cli_usage_error("--existing and --fresh: --fresh writes new objects, --existing reads what is "
                                    "there; give one of them");
     if ((a->evict ? 1 : 0) + (a->evict_bucket ? 1 : 0) + (a->evict_cmd ? 1 : 0) > 1)
-        return rb_load_usage_error("--evict, --evict-bucket and --evict-cmd: give one of them");
+        return rb_cli_usage_error("--evict, --evict-bucket and --evict-cmd: give one of them");
     if (a->evict_shell && !a->evict_cmd)
-        return rb_load_usage_error("--evict-shell: needs --evict-cmd CMD (the command sh -c runs)");
+        return rb_cli_usage_error("--evict-shell: needs --evict-cmd CMD (the command sh -c runs)");
     if (a->cache_header && (!*a->cache_header || strpbrk(a->cache_header, ":, \t\r\n")))
-        return rb_load_usage_error("--cache-header \"%s\": expected one header name such as X-Cache-Status",
+        return rb_cli_usage_error("--cache-header \"%s\": expected one header name such as X-Cache-Status",
                                    a->cache_header);
     if (a->max_error_pct < 0 || a->max_error_pct > 100)
-        return rb_load_usage_error("--max-error-rate %g: expected 0 to 100 (percent)", a->max_error_pct);
+        return rb_cli_usage_error("--max-error-rate %g: expected 0 to 100 (percent)", a->max_error_pct);
     if (a->max_redirects > 100)
-        return rb_load_usage_error("--max-redirects %" PRIu64 ": expected 0 to 100", a->max_redirects);
+        return rb_cli_usage_error("--max-redirects %" PRIu64 ": expected 0 to 100", a->max_redirects);
     if (!a->evict_timeout_ns)
-        return rb_load_usage_error("--evict-timeout 0: give a time limit, e.g. 5m");
+        return rb_cli_usage_error("--evict-timeout 0: give a time limit, e.g. 5m");
     return 0;
 }
 
@@ -621,7 +620,7 @@ static int open_target(struct rb_target **t, const char *opt, const char *url, c
     };
     char err[1024] = "";
     if (rb_target_open(t, &tc, err, sizeof err) != 0)
-        return rb_load_usage_error("%s: %s", opt, err);
+        return rb_cli_usage_error("%s: %s", opt, err);
     return 0;
 }
 
@@ -641,18 +640,18 @@ static int run(struct tiers_args *a, struct rb_cli *cli)
         (status = open_target(&r->tier, "--tier", a->tier, &a->tier_endpoints, a->tier_provider, a)))
         goto early;
     if (same_place(r->backend, r->tier)) {
-        status = rb_load_usage_error("--tier %s is the same place as --backend %s: every read would be direct; give "
+        status = rb_cli_usage_error("--tier %s is the same place as --backend %s: every read would be direct; give "
                                      "the caching tier's URL", a->tier, a->backend);
         goto early;
     }
     if ((a->evict || a->evict_bucket) && !rb_target_can_evict(r->tier)) {
-        status = rb_load_usage_error("%s: the tier %s is not an AIStore tier (ais://BUCKET): AIStore's evict API "
+        status = rb_cli_usage_error("%s: the tier %s is not an AIStore tier (ais://BUCKET): AIStore's evict API "
                                      "cannot empty it; use --evict-cmd CMD to empty this tier",
                                      a->evict ? "--evict" : "--evict-bucket", a->tier);
         goto early;
     }
     if (a->verify && strcmp(rb_target_prefix(r->backend), rb_target_prefix(r->tier)) != 0) {
-        status = rb_load_usage_error("--verify: the backend and the tier name objects with different prefixes "
+        status = rb_cli_usage_error("--verify: the backend and the tier name objects with different prefixes "
                                      "(\"%s\", \"%s\"), so the payloads would not match",
                                      rb_target_prefix(r->backend), rb_target_prefix(r->tier));
         goto early;
@@ -670,7 +669,7 @@ static int run(struct tiers_args *a, struct rb_cli *cli)
                 goto early;
             }
         } else if (rb_evict_split(a->evict_cmd, &r->evict_words, err, sizeof err) != 0) {
-            status = rb_load_usage_error("--evict-cmd \"%s\": %s (words are split without a shell; quote with ' "
+            status = rb_cli_usage_error("--evict-cmd \"%s\": %s (words are split without a shell; quote with ' "
                                          "or \", or give --evict-shell to run it with sh -c)", a->evict_cmd, err);
             goto early;
         }
@@ -680,7 +679,7 @@ static int run(struct tiers_args *a, struct rb_cli *cli)
     /* One connection to every endpoint of both before anything is measured: an unreachable one is exit 3. */
     if (rb_target_probe(r->backend, a->timeout_ns, err, sizeof err) != 0 ||
         rb_target_probe(r->tier, a->timeout_ns, err, sizeof err) != 0) {
-        if (rb_load_first_rank())
+        if (rb_cli_first_rank())
             fprintf(stderr, "railbench: error: %s\n", err);
         status = RB_EXIT_RUNTIME;
         goto early;

@@ -24,7 +24,6 @@
 #include "train_int.h"
 #include "railbench/units.h"
 
-#define MIB (1024.0 * 1024.0)
 #define MAX_READ_THREADS 256
 #define MAX_INFLIGHT 4096
 #define MAX_ACCEL 4096
@@ -89,32 +88,32 @@ static int resolve(struct train_args *a, struct rb_cli *cli)
 {
     const struct rb_train_preset *p = NULL;
     if (a->workload && !(p = rb_train_preset_find(a->workload)))
-        return rb_load_usage_error("--workload \"%s\": expected %s", a->workload, rb_train_preset_list);
+        return rb_cli_usage_error("--workload \"%s\": expected %s", a->workload, rb_train_preset_list);
     a->preset = p;
     if (count_opt(a->batch_s, p ? p->batch_size : 1, 1, MAX_BATCH, &a->batch))
-        return rb_load_usage_error("--batch-size \"%s\": expected a whole number of samples, 1 to %u", a->batch_s, MAX_BATCH);
+        return rb_cli_usage_error("--batch-size \"%s\": expected a whole number of samples, 1 to %u", a->batch_s, MAX_BATCH);
     if (count_opt(a->spo_s, p ? p->samples_per_object : 1, 1, MAX_SPO, &a->spo))
-        return rb_load_usage_error("--samples-per-object \"%s\": expected a whole number, 1 to %u", a->spo_s, MAX_SPO);
+        return rb_cli_usage_error("--samples-per-object \"%s\": expected a whole number, 1 to %u", a->spo_s, MAX_SPO);
     if (count_opt(a->threads_s, p ? p->read_threads : 1, 1, MAX_READ_THREADS, &a->read_threads))
-        return rb_load_usage_error("--read-threads \"%s\": expected 1 to %d", a->threads_s, MAX_READ_THREADS);
+        return rb_cli_usage_error("--read-threads \"%s\": expected 1 to %d", a->threads_s, MAX_READ_THREADS);
     if (a->compute_s) {
         if (rb_train_parse_duration_dist(a->compute_s, &a->compute_ns, &a->compute_stdev_ns) ||
             a->compute_ns > MAX_COMPUTE_NS || a->compute_stdev_ns > MAX_COMPUTE_NS)
-            return rb_load_usage_error("--compute-time \"%s\": expected a duration or MEAN/STDEV up to 1h (e.g. 224ms or "
+            return rb_cli_usage_error("--compute-time \"%s\": expected a duration or MEAN/STDEV up to 1h (e.g. 224ms or "
                                "50ms/5ms)", a->compute_s);
     } else if (p) {
         a->compute_ns = p->compute_ns;
         a->compute_stdev_ns = 0;
     } else {
-        return rb_load_usage_error("load train: give --compute-time D (per step) or --workload %s", rb_train_preset_list);
+        return rb_cli_usage_error("load train: give --compute-time D (per step) or --workload %s", rb_train_preset_list);
     }
     if (a->compute_ns == 0)
-        return rb_load_usage_error("--compute-time \"%s\": must be more than 0 (AU is compute time over wall time)",
+        return rb_cli_usage_error("--compute-time \"%s\": must be more than 0 (AU is compute time over wall time)",
                            a->compute_s);
     if (a->sample_s) {
         if (rb_train_parse_size_dist(a->sample_s, &a->sample_bytes, &a->sample_stdev) || !a->sample_bytes ||
             a->sample_bytes > MAX_SAMPLE_BYTES || a->sample_stdev > MAX_SAMPLE_BYTES)
-            return rb_load_usage_error("--sample-size \"%s\": expected SIZE or MEAN/STDEV, 1 B to 64 GiB (e.g. 110KiB or "
+            return rb_cli_usage_error("--sample-size \"%s\": expected SIZE or MEAN/STDEV, 1 B to 64 GiB (e.g. 110KiB or "
                                "146.6MB/68.3MB)", a->sample_s);
         a->sample_known = true;
     } else if (p) {
@@ -124,38 +123,38 @@ static int resolve(struct train_args *a, struct rb_cli *cli)
     }
     a->au_min = p ? p->au_min_pct : 90;
     if (a->au_min_s && rb_parse_percent(a->au_min_s, &a->au_min))
-        return rb_load_usage_error("--au-min \"%s\": expected a percentage 0 to 100 (e.g. 90 or 90%%)", a->au_min_s);
+        return rb_cli_usage_error("--au-min \"%s\": expected a percentage 0 to 100 (e.g. 90 or 90%%)", a->au_min_s);
     if (a->inflight < 1 || a->inflight > MAX_INFLIGHT)
-        return rb_load_usage_error("--inflight %" PRIu64 ": expected 1 to %d", a->inflight, MAX_INFLIGHT);
+        return rb_cli_usage_error("--inflight %" PRIu64 ": expected 1 to %d", a->inflight, MAX_INFLIGHT);
     if (a->accel < 1 || a->accel > MAX_ACCEL)
-        return rb_load_usage_error("--accelerators-per-rank %" PRIu64 ": expected 1 to %d", a->accel, MAX_ACCEL);
+        return rb_cli_usage_error("--accelerators-per-rank %" PRIu64 ": expected 1 to %d", a->accel, MAX_ACCEL);
     if (a->max_accel < 1 || a->max_accel > MAX_ACCEL)
-        return rb_load_usage_error("--max-accelerators-per-rank %" PRIu64 ": expected 1 to %d", a->max_accel, MAX_ACCEL);
+        return rb_cli_usage_error("--max-accelerators-per-rank %" PRIu64 ": expected 1 to %d", a->max_accel, MAX_ACCEL);
     if (a->find_max && a->accel != 1)
-        return rb_load_usage_error("--accelerators-per-rank %" PRIu64 " and --find-max-accelerators: the search chooses the "
+        return rb_cli_usage_error("--accelerators-per-rank %" PRIu64 " and --find-max-accelerators: the search chooses the "
                            "count (bound it with --max-accelerators-per-rank)", a->accel);
     if (a->epochs < 1 || a->epochs > MAX_EPOCHS)
-        return rb_load_usage_error("--epochs %" PRIu64 ": expected 1 to %d", a->epochs, MAX_EPOCHS);
+        return rb_cli_usage_error("--epochs %" PRIu64 ": expected 1 to %d", a->epochs, MAX_EPOCHS);
     if (a->prefetch > (1u << 20))
-        return rb_load_usage_error("--prefetch %" PRIu64 ": expected 0 (automatic) to %u batches", a->prefetch, 1u << 20);
+        return rb_cli_usage_error("--prefetch %" PRIu64 ": expected 0 (automatic) to %u batches", a->prefetch, 1u << 20);
     if (a->grad_bytes > MAX_GRAD_BYTES)
-        return rb_load_usage_error("--grad-bytes %" PRIu64 ": at most 4 GiB", a->grad_bytes);
+        return rb_cli_usage_error("--grad-bytes %" PRIu64 ": at most 4 GiB", a->grad_bytes);
     if (a->objects && a->filelist)
-        return rb_load_usage_error("--objects and --filelist: give one of them");
+        return rb_cli_usage_error("--objects and --filelist: give one of them");
     if (a->objects > UINT32_MAX)
-        return rb_load_usage_error("--objects %" PRIu64 ": at most %u", a->objects, UINT32_MAX);
+        return rb_cli_usage_error("--objects %" PRIu64 ": at most %u", a->objects, UINT32_MAX);
     if (a->prefix && strlen(a->prefix) > 512)
-        return rb_load_usage_error("--prefix: at most 512 bytes");
+        return rb_cli_usage_error("--prefix: at most 512 bytes");
     if (a->populate && !a->objects && !a->filelist)
-        return rb_load_usage_error("--populate: give --objects N (names <prefix><index>) or --filelist FILE to write");
+        return rb_cli_usage_error("--populate: give --objects N (names <prefix><index>) or --filelist FILE to write");
     if (a->populate && !a->sample_known)
-        return rb_load_usage_error("--populate: give --sample-size SIZE[/STDEV] or --workload (the size of what to write)");
+        return rb_cli_usage_error("--populate: give --sample-size SIZE[/STDEV] or --workload (the size of what to write)");
     if (a->max_error_pct < 0 || a->max_error_pct > 100)
-        return rb_load_usage_error("--max-error-rate %g: expected 0 to 100 (percent)", a->max_error_pct);
+        return rb_cli_usage_error("--max-error-rate %g: expected 0 to 100 (percent)", a->max_error_pct);
     if (a->max_redirects > 100)
-        return rb_load_usage_error("--max-redirects %" PRIu64 ": expected 0 to 100", a->max_redirects);
+        return rb_cli_usage_error("--max-redirects %" PRIu64 ": expected 0 to 100", a->max_redirects);
     if (a->cache_header && (!*a->cache_header || strpbrk(a->cache_header, ": \t\r\n")))
-        return rb_load_usage_error("--cache-header \"%s\": expected a header name such as X-Cache-Status", a->cache_header);
+        return rb_cli_usage_error("--cache-header \"%s\": expected a header name such as X-Cache-Status", a->cache_header);
 
     /* The config records what ran, in the form --config reads back. */
     char v[96], d1[32], d2[32];
@@ -842,7 +841,7 @@ static void table_epochs(struct rb_buf *b, const struct trial *tr)
                       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "cold")) ? "cold" : "warm",
                       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "interrupted")) ? " (interrupted)" : "",
                       steps, samples, cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "samples_per_s")),
-                      cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "bytes_per_s")) / MIB,
+                      cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "bytes_per_s")) / (double)RB_MIB,
                       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "au_pct")), p50, p99);
     }
 }
@@ -1084,7 +1083,7 @@ static int run(struct train_args *a, struct rb_cli *cli)
     char prefix[1600];
     snprintf(prefix, sizeof prefix, "%s%s", rb_target_prefix(t), a->prefix ? a->prefix : (a->objects ? "obj-" : ""));
     if (rb_target_probe(t, a->timeout_ns, err, sizeof err) != 0) {
-        if (rb_load_first_rank())
+        if (rb_cli_first_rank())
             fprintf(stderr, "railbench: error: %s\n", err);
         rb_target_close(t);
         return RB_EXIT_RUNTIME;
