@@ -148,52 +148,17 @@ static int validate(struct load_args *a, uint64_t *range_off, uint64_t *range_le
     return 0;
 }
 
-/* Serialises a set as "name\0size\0..." for one broadcast. */
-static char *pack_objects(const struct rb_objset *s, size_t *len)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < s->n; i++)
-        n += strlen(s->names[i]) + 1 + 21;
-    char *b = malloc(n + 1), *p = b;
-    if (!b)
-        return NULL;
-    for (size_t i = 0; i < s->n; i++) {
-        p += sprintf(p, "%s", s->names[i]) + 1;
-        p += sprintf(p, "%" PRIu64, s->sizes[i]) + 1;
-    }
-    *len = (size_t)(p - b);
-    return b;
-}
-
-static int unpack_objects(const char *b, size_t len, struct rb_objset *s)
-{
-    const char *p = b, *end = b + len;
-    while (p < end) {
-        const char *name = p;
-        p += strlen(p) + 1;
-        if (p >= end)
-            return -EPROTO;
-        uint64_t size = strtoull(p, NULL, 10);
-        p += strlen(p) + 1;
-        int rc = rb_objset_add(s, name, size);
-        if (rc)
-            return rc;
-    }
-    return 0;
-}
-
 int rb_load_build_objects(struct rb_harness *h, const struct rb_target *t, uint64_t count, const char *filelist,
-                          const char *prefix, uint64_t timeout_ns, struct rb_objset *all)
+                          const char *prefix, uint64_t timeout_ns, const char *hint, struct rb_objset *all)
 {
     char err[1024] = "";
-    int rc = 0;
     if (count) {
-        rc = rb_objset_generate(all, prefix, count);
-        if (rc)
+        if (rb_objset_generate(all, prefix, count))
             rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory for %" PRIu64 " object names", count);
-    } else if (filelist) {
-        rc = rb_objset_from_file(all, filelist, err, sizeof err);
-        int bad = rc != 0, any = bad;
+        return 0;
+    }
+    if (filelist) {
+        int bad = rb_objset_from_file(all, filelist, err, sizeof err) != 0, any = bad;
         if (h->mpi)
             RB_MPI_CHECK(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, h->comm));
         if (any) {
@@ -206,48 +171,29 @@ int rb_load_build_objects(struct rb_harness *h, const struct rb_target *t, uint6
                 rb_error("--filelist %s: no object names in it", filelist);
             return RB_EXIT_USAGE;
         }
-    } else {
-        unsigned long long len = 0;
-        char *packed = NULL;
-        int status = 0;
-        if (h->rank == 0) {
-            rc = rb_target_list(t, prefix, timeout_ns, all, err, sizeof err);
-            if (rc) {
-                rb_error("%s", err);
-                status = RB_EXIT_RUNTIME;
-            } else if (all->n == 0) {
-                rb_error("%s: no objects under prefix \"%s\" to read (put some first, or give --objects N / "
-                         "--filelist FILE)", rb_target_name(t), prefix);
-                status = RB_EXIT_RUNTIME;
-            } else {
-                size_t l = 0;
-                packed = pack_objects(all, &l);
-                if (!packed)
-                    rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
-                len = l;
-            }
-        }
-        if (h->mpi && h->size > 1) {
-            RB_MPI_CHECK(MPI_Bcast(&status, 1, MPI_INT, 0, h->comm));
-            if (!status) {
-                RB_MPI_CHECK(MPI_Bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, h->comm));
-                if (h->rank != 0 && !(packed = malloc(len ? len : 1)))
-                    rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
-                /* Chunks below INT_MAX bytes: MPI counts are ints. */
-                for (unsigned long long off = 0; off < len; off += 1u << 30) {
-                    unsigned long long n = len - off < (1u << 30) ? len - off : (1u << 30);
-                    RB_MPI_CHECK(MPI_Bcast(packed + off, (int)n, MPI_CHAR, 0, h->comm));
-                }
-                if (h->rank != 0 && unpack_objects(packed, len, all) != 0)
-                    rb_harness_fatal(h, RB_EXIT_RUNTIME, "cannot unpack the object list");
-            }
-        }
-        free(packed);
-        if (status)
-            return status;
-        if (h->rank == 0)
-            rb_info("%s: listed %zu objects under \"%s\"", rb_target_name(t), all->n, prefix);
+        return 0;
     }
+    int status = 0;
+    if (h->rank == 0) {
+        if (rb_target_list(t, prefix, timeout_ns, all, err, sizeof err)) {
+            rb_error("%s", err);
+            status = RB_EXIT_RUNTIME;
+        } else if (all->n == 0) {
+            rb_error("%s: no objects under prefix \"%s\" %s", rb_target_name(t), prefix, hint);
+            status = RB_EXIT_RUNTIME;
+        } else if (all->n > UINT32_MAX) {
+            rb_error("%s: %zu objects listed, at most %u", rb_target_name(t), all->n, UINT32_MAX);
+            status = RB_EXIT_RUNTIME;
+        }
+    }
+    if (h->mpi)
+        RB_MPI_CHECK(MPI_Bcast(&status, 1, MPI_INT, 0, h->comm));
+    if (status)
+        return status;
+    if (h->mpi && rb_objset_bcast(all, 0, h->comm) != 0)
+        rb_harness_fatal(h, RB_EXIT_RUNTIME, "cannot share the object listing between ranks");
+    if (h->rank == 0)
+        rb_info("%s: listed %zu objects under \"%s\"", rb_target_name(t), all->n, prefix);
     return 0;
 }
 
@@ -255,7 +201,8 @@ int rb_load_build_objects(struct rb_harness *h, const struct rb_target *t, uint6
 static int build_objects(struct rb_harness *h, const struct load_args *a, const struct rb_target *t,
                          const char *prefix, struct rb_objset *all)
 {
-    int status = rb_load_build_objects(h, t, a->objects, a->filelist, prefix, a->timeout_ns, all);
+    int status = rb_load_build_objects(h, t, a->objects, a->filelist, prefix, a->timeout_ns,
+                                       "to read (put some first, or give --objects N / --filelist FILE)", all);
     if (status)
         return status;
     /*

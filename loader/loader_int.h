@@ -34,10 +34,11 @@ int rb_load_target_open(const struct rb_target_args *ta, const char *url, struct
 /*
  * Builds the whole object set on every rank (collective): count generated names
  * "<prefix><index>", the names in filelist, or (count == 0 and no filelist)
- * rank 0's listing of t under prefix, broadcast to every rank. Returns 0
- * or an exit status after rank 0 logged why.
+ * rank 0's listing of t under prefix, broadcast to every rank. An empty
+ * listing is an error whose message ends with hint ("to read (put some
+ * first, ...)"). Returns 0 or an exit status after rank 0 logged why.
  */
 int rb_load_build_objects(struct rb_harness *h, const struct rb_target *t, uint64_t count, const char *filelist,
-                          const char *prefix, uint64_t timeout_ns, struct rb_objset *all);
+                          const char *prefix, uint64_t timeout_ns, const char *hint, struct rb_objset *all);
 
 #endif

@@ -287,7 +287,8 @@ static int run(struct sweep_args *a, struct rb_cli *cli)
     char *table = NULL;
     if (!pts)
         rb_harness_fatal(&h, RB_EXIT_RUNTIME, "out of memory");
-    if ((status = rb_load_build_objects(&h, t, a->objects, a->filelist, prefix, a->timeout_ns, &all)))
+    if ((status = rb_load_build_objects(&h, t, a->objects, a->filelist, prefix, a->timeout_ns,
+                                         "to read (put some first, or give --objects N / --filelist FILE)", &all)))
         goto out;
     if (a->size)
         for (size_t i = 0; i < all.n; i++)
