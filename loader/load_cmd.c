@@ -251,6 +251,120 @@ static int open_request_log(struct rb_harness *h, const char *path)
     return fd;
 }
 
+/*
+ * Opens the target and makes one connection to every endpoint before
+ * anything starts: an unreachable one is one line and exit 3, with no
+ * result directory (nothing was measured). Every rank probes; the first
+ * one speaks. prefix gets the object name prefix. Returns 0 or an exit status.
+ */
+static int open_target(struct load_args *a, struct rb_cli *cli, struct rb_target **tp, char *prefix, size_t plen)
+{
+    struct rb_target *t = NULL;
+    int status = rb_load_target_open(&a->tgt, cli->args[0], &t);
+    if (status)
+        return status;
+    char err[1024] = "";
+    if (a->random_range && !a->max_size && (a->objects || a->filelist)) {
+        rb_target_close(t);
+        return rb_cli_usage_error("--random-range needs object sizes: give --size or --min-size/--max-size, "
+                                  "sizes in the --filelist, or let the bucket be listed");
+    }
+    snprintf(prefix, plen, "%s%s", rb_target_prefix(t), a->prefix ? a->prefix : (a->objects ? DEFAULT_PREFIX : ""));
+    if (rb_target_probe(t, a->timeout_ns, err, sizeof err) != 0) {
+        if (rb_cli_first_rank())
+            fprintf(stderr, "railbench: error: %s\n", err);
+        rb_target_close(t);
+        return RB_EXIT_RUNTIME;
+    }
+    *tp = t;
+    return 0;
+}
+
+/* What this rank's engine runs: a's options with this rank's share of the limits and the rate. */
+static struct rb_load_opts rank_opts(const struct load_args *a, const struct rb_harness *h, const struct rb_target *t,
+                                     const struct rb_objset *mine, int log_fd, uint64_t range_off, uint64_t range_len)
+{
+    return (struct rb_load_opts){
+        .op = a->op,
+        .target = t,
+        .objects = mine,
+        .threads = (unsigned)a->threads,
+        .inflight = (unsigned)a->inflight,
+        .pattern = (enum rb_load_pattern)a->pattern,
+        .epochs = a->epochs,
+        .count = a->count ? share(a->count, h->size, h->rank) : 0,
+        .bytes = a->bytes ? share(a->bytes, h->size, h->rank) : 0,
+        .range_off = range_off,
+        .range_len = range_len,
+        .random_range_len = a->random_range,
+        .rate_per_s = a->rate / h->size,
+        .seed = a->seed,
+        .verify = a->verify,
+        .min_size = a->min_size,
+        .max_size = a->max_size,
+        .timeout_ns = a->timeout_ns,
+        .max_redirects = (long)a->max_redirects,
+        .cache_header = a->cache_header,
+        .rank = h->rank,
+        .log_fd = log_fd,
+    };
+}
+
+/* Rank 0: one line on what the phase is about to run. */
+static void announce(const struct load_args *a, const struct rb_harness *h, const char *command,
+                     const struct rb_target *t, size_t nobjects, const struct rb_load_opts *o)
+{
+    char lim[160] = "";
+    size_t l = 0;
+    if (a->duration_ns) {
+        char d[32];
+        rb_format_duration(d, sizeof d, a->duration_ns);
+        l += (size_t)snprintf(lim + l, sizeof lim - l, " duration %s", d);
+    }
+    if (a->count)
+        l += (size_t)snprintf(lim + l, sizeof lim - l, " count %" PRIu64, a->count);
+    if (a->bytes)
+        l += (size_t)snprintf(lim + l, sizeof lim - l, " bytes %" PRIu64, a->bytes);
+    if (a->epochs)
+        snprintf(lim + l, sizeof lim - l, " epochs %" PRIu64, a->epochs);
+    rb_info("%s %s: %zu objects, %d rank(s) x %u thread(s) x %u in flight, %s;%s", command, rb_target_name(t),
+            nobjects, h->size, o->threads, o->inflight, a->rate > 0 ? "open loop" : "closed loop", lim);
+}
+
+/* Rank 0: result.json's summary, the error-rate check, and the table (returned, malloc'd; NULL without memory). */
+static char *report(const struct load_args *a, struct rb_harness *h, const char *command, const struct rb_target *t,
+                    const struct rb_load_opts *o, const struct rb_load_result *res)
+{
+    cJSON *summary = cJSON_CreateObject();
+    cJSON *ops = cJSON_AddArrayToObject(summary, "ops");
+    cJSON_AddItemToArray(ops, rb_load_summary_json(res));
+    cJSON_AddStringToObject(summary, "target", rb_target_name(t));
+    cJSON_AddNumberToObject(summary, "ranks", h->size);
+    cJSON_AddNumberToObject(summary, "threads", o->threads);
+    cJSON_AddNumberToObject(summary, "inflight", o->inflight);
+    if (a->rate > 0)
+        cJSON_AddNumberToObject(summary, "rate_per_s", a->rate);
+    rb_result_set(&h->result, "summary", summary);
+    char head[1400], mode[64] = "closed loop";
+    if (a->rate > 0)
+        snprintf(mode, sizeof mode, "open loop at %.6g requests/s", a->rate);
+    snprintf(head, sizeof head, "\n# railbench %s %s\n\n%d rank(s) x %u thread(s) x %u in flight, %s\n", command,
+             rb_target_name(t), h->size, o->threads, o->inflight, mode);
+    char *table = strdup(head);
+    size_t tlen = table ? strlen(table) : 0;
+    if (table)
+        rb_load_report_md(res, &table, &tlen);
+    if (a->max_error_pct < 100) {
+        double pct = res->total->ops ? 100.0 * (double)res->total->errors / (double)res->total->ops : 0;
+        rb_result_check(&h->result, "error_rate", pct <= a->max_error_pct,
+                        "%.3f %% of %" PRIu64 " requests failed (--max-error-rate %g %%)", pct, res->total->ops,
+                        a->max_error_pct);
+        if (pct > a->max_error_pct)
+            rb_error("error rate %.3f %% is above --max-error-rate %g %%", pct, a->max_error_pct);
+    }
+    return table;
+}
+
 static int run(struct load_args *a, struct rb_cli *cli)
 {
     uint64_t range_off, range_len;
@@ -259,29 +373,9 @@ static int run(struct load_args *a, struct rb_cli *cli)
         return status;
 
     struct rb_target *t = NULL;
-    if ((status = rb_load_target_open(&a->tgt, cli->args[0], &t)) != 0)
-        return status;
-    char err[1024] = "";
-    if (a->random_range && !a->max_size && (a->objects || a->filelist)) {
-        rb_target_close(t);
-        return rb_cli_usage_error("--random-range needs object sizes: give --size or --min-size/--max-size, "
-                           "sizes in the --filelist, or let the bucket be listed");
-    }
     char prefix[1600];
-    snprintf(prefix, sizeof prefix, "%s%s", rb_target_prefix(t),
-             a->prefix ? a->prefix : (a->objects ? DEFAULT_PREFIX : ""));
-
-    /*
-     * One connection to every endpoint before anything starts: an unreachable
-     * one is one line and exit 3, with no result directory (nothing was
-     * measured). Every rank probes; the first one speaks.
-     */
-    if (rb_target_probe(t, a->timeout_ns, err, sizeof err) != 0) {
-        if (rb_cli_first_rank())
-            fprintf(stderr, "railbench: error: %s\n", err);
-        rb_target_close(t);
-        return RB_EXIT_RUNTIME;
-    }
+    if ((status = open_target(a, cli, &t, prefix, sizeof prefix)) != 0)
+        return status;
 
     const char *command = a->op == RB_LOAD_PUT ? "load put" : "load get";
     struct rb_harness h;
@@ -294,7 +388,6 @@ static int run(struct load_args *a, struct rb_cli *cli)
     int log_fd = -1;
     struct rb_load_result res = {0};
     char *table = NULL;
-    size_t tlen = 0;
     if ((status = build_objects(&h, a, t, prefix, &all)))
         goto out;
     if (rb_objset_partition(&all, h.rank, h.size, &mine))
@@ -312,82 +405,16 @@ static int run(struct load_args *a, struct rb_cli *cli)
         goto out;
     }
 
-    struct rb_load_opts o = {
-        .op = a->op,
-        .target = t,
-        .objects = &mine,
-        .threads = (unsigned)a->threads,
-        .inflight = (unsigned)a->inflight,
-        .pattern = (enum rb_load_pattern)a->pattern,
-        .epochs = a->epochs,
-        .count = a->count ? share(a->count, h.size, h.rank) : 0,
-        .bytes = a->bytes ? share(a->bytes, h.size, h.rank) : 0,
-        .range_off = range_off,
-        .range_len = range_len,
-        .random_range_len = a->random_range,
-        .rate_per_s = a->rate / h.size,
-        .seed = a->seed,
-        .verify = a->verify,
-        .min_size = a->min_size,
-        .max_size = a->max_size,
-        .timeout_ns = a->timeout_ns,
-        .max_redirects = (long)a->max_redirects,
-        .cache_header = a->cache_header,
-        .rank = h.rank,
-        .log_fd = log_fd,
-    };
+    struct rb_load_opts o = rank_opts(a, &h, t, &mine, log_fd, range_off, range_len);
     /* A rank with a count share of zero has nothing to do (fewer requests than ranks). */
     if (a->count && !o.count)
         o.objects = &none;
-    if (h.rank == 0) {
-        char lim[160] = "";
-        size_t l = 0;
-        if (a->duration_ns) {
-            char d[32];
-            rb_format_duration(d, sizeof d, a->duration_ns);
-            l += (size_t)snprintf(lim + l, sizeof lim - l, " duration %s", d);
-        }
-        if (a->count)
-            l += (size_t)snprintf(lim + l, sizeof lim - l, " count %" PRIu64, a->count);
-        if (a->bytes)
-            l += (size_t)snprintf(lim + l, sizeof lim - l, " bytes %" PRIu64, a->bytes);
-        if (a->epochs)
-            snprintf(lim + l, sizeof lim - l, " epochs %" PRIu64, a->epochs);
-        rb_info("%s %s: %zu objects, %d rank(s) x %u thread(s) x %u in flight, %s;%s", command,
-                rb_target_name(t), all.n, h.size, o.threads, o.inflight,
-                a->rate > 0 ? "open loop" : "closed loop", lim);
-    }
+    if (h.rank == 0)
+        announce(a, &h, command, t, all.n, &o);
     status = rb_load_run_phase(&h, a->op == RB_LOAD_PUT ? "put" : "get", a->duration_ns, &o, &res);
 
-    if (h.rank == 0 && res.total) {
-        cJSON *summary = cJSON_CreateObject();
-        cJSON *ops = cJSON_AddArrayToObject(summary, "ops");
-        cJSON_AddItemToArray(ops, rb_load_summary_json(&res));
-        cJSON_AddStringToObject(summary, "target", rb_target_name(t));
-        cJSON_AddNumberToObject(summary, "ranks", h.size);
-        cJSON_AddNumberToObject(summary, "threads", o.threads);
-        cJSON_AddNumberToObject(summary, "inflight", o.inflight);
-        if (a->rate > 0)
-            cJSON_AddNumberToObject(summary, "rate_per_s", a->rate);
-        rb_result_set(&h.result, "summary", summary);
-        char head[1400], mode[64] = "closed loop";
-        if (a->rate > 0)
-            snprintf(mode, sizeof mode, "open loop at %.6g requests/s", a->rate);
-        snprintf(head, sizeof head, "\n# railbench %s %s\n\n%d rank(s) x %u thread(s) x %u in flight, %s\n",
-                 command, rb_target_name(t), h.size, o.threads, o.inflight, mode);
-        table = strdup(head);
-        tlen = table ? strlen(table) : 0;
-        if (table)
-            rb_load_report_md(&res, &table, &tlen);
-        if (a->max_error_pct < 100) {
-            double pct = res.total->ops ? 100.0 * (double)res.total->errors / (double)res.total->ops : 0;
-            rb_result_check(&h.result, "error_rate", pct <= a->max_error_pct,
-                            "%.3f %% of %" PRIu64 " requests failed (--max-error-rate %g %%)", pct,
-                            res.total->ops, a->max_error_pct);
-            if (pct > a->max_error_pct)
-                rb_error("error rate %.3f %% is above --max-error-rate %g %%", pct, a->max_error_pct);
-        }
-    }
+    if (h.rank == 0 && res.total)
+        table = report(a, &h, command, t, &o, &res);
 out:
     /* A run that failed before measuring anything says so in one line, without pointing at an empty result. */
     if (status && !res.total && rb_log_get_level() > RB_LOG_WARN)
