@@ -82,6 +82,16 @@ int rb_load_target_open(const struct rb_target_args *ta, const char *url, struct
     return rb_target_open(t, &tc, err, sizeof err) != 0 ? rb_cli_usage_error("%s", err) : 0;
 }
 
+int rb_load_target_probe(const struct rb_target *t, uint64_t timeout_ns)
+{
+    char err[1024] = "";
+    if (rb_target_probe(t, timeout_ns, err, sizeof err) == 0)
+        return 0;
+    if (rb_cli_first_rank())
+        fprintf(stderr, "railbench: error: %s\n", err);
+    return RB_EXIT_RUNTIME;
+}
+
 /* "OFF:LEN" with sizes on both sides, LEN > 0. */
 static int parse_range(const char *s, uint64_t *off, uint64_t *len)
 {
@@ -263,18 +273,15 @@ static int open_target(struct load_args *a, struct rb_cli *cli, struct rb_target
     int status = rb_load_target_open(&a->tgt, cli->args[0], &t);
     if (status)
         return status;
-    char err[1024] = "";
     if (a->random_range && !a->max_size && (a->objects || a->filelist)) {
         rb_target_close(t);
         return rb_cli_usage_error("--random-range needs object sizes: give --size or --min-size/--max-size, "
                                   "sizes in the --filelist, or let the bucket be listed");
     }
     snprintf(prefix, plen, "%s%s", rb_target_prefix(t), a->prefix ? a->prefix : (a->objects ? DEFAULT_PREFIX : ""));
-    if (rb_target_probe(t, a->timeout_ns, err, sizeof err) != 0) {
-        if (rb_cli_first_rank())
-            fprintf(stderr, "railbench: error: %s\n", err);
+    if ((status = rb_load_target_probe(t, a->timeout_ns)) != 0) {
         rb_target_close(t);
-        return RB_EXIT_RUNTIME;
+        return status;
     }
     *tp = t;
     return 0;

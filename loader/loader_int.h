@@ -32,6 +32,13 @@ struct rb_target_args {
 int rb_load_target_open(const struct rb_target_args *ta, const char *url, struct rb_target **t);
 
 /*
+ * One connection to every endpoint of t before anything starts: an
+ * unreachable one is one line on the first rank and exit 3, with no result
+ * directory (nothing was measured). Returns 0 or RB_EXIT_RUNTIME.
+ */
+int rb_load_target_probe(const struct rb_target *t, uint64_t timeout_ns);
+
+/*
  * Builds the whole object set on every rank (collective): count generated names
  * "<prefix><index>", the names in filelist, or (count == 0 and no filelist)
  * rank 0's listing of t under prefix, broadcast to every rank. An empty

@@ -264,12 +264,9 @@ static int run(struct sweep_args *a, struct rb_cli *cli)
     struct rb_target *t = NULL;
     if ((status = rb_load_target_open(&a->tgt, cli->args[0], &t)) != 0)
         return status;
-    char err[1024] = "";
-    if (rb_target_probe(t, a->timeout_ns, err, sizeof err) != 0) {
-        if (rb_cli_first_rank())
-            fprintf(stderr, "railbench: error: %s\n", err);
+    if ((status = rb_load_target_probe(t, a->timeout_ns)) != 0) {
         rb_target_close(t);
-        return RB_EXIT_RUNTIME;
+        return status;
     }
     char prefix[1600];
     snprintf(prefix, sizeof prefix, "%s%s", rb_target_prefix(t), a->prefix ? a->prefix : (a->objects ? "obj-" : ""));

@@ -624,13 +624,9 @@ static int run(struct tiers_args *a, struct rb_cli *cli)
     r->cache_headers = a->cache_header ? a->cache_header : DEFAULT_CACHE_HEADERS;
 
     /* One connection to every endpoint of both before anything is measured: an unreachable one is exit 3. */
-    if (rb_target_probe(r->backend, a->timeout_ns, err, sizeof err) != 0 ||
-        rb_target_probe(r->tier, a->timeout_ns, err, sizeof err) != 0) {
-        if (rb_cli_first_rank())
-            fprintf(stderr, "railbench: error: %s\n", err);
-        status = RB_EXIT_RUNTIME;
+    if ((status = rb_load_target_probe(r->backend, a->timeout_ns)) != 0 ||
+        (status = rb_load_target_probe(r->tier, a->timeout_ns)) != 0)
         goto early;
-    }
 
     status = rb_harness_init(&r->h, "load tiers", cli, &(struct rb_harness_opts){.mpi = true});
     if (status)

@@ -144,16 +144,12 @@ static int open_target(struct train_args *a, struct rb_cli *cli, struct rb_targe
     int status = rb_load_target_open(&a->tgt, cli->args[0], t);
     if (status)
         return status;
-    char err[1024] = "";
     snprintf(prefix, plen, "%s%s", rb_target_prefix(*t), a->prefix ? a->prefix : (a->objects ? "obj-" : ""));
-    if (rb_target_probe(*t, a->timeout_ns, err, sizeof err) != 0) {
-        if (rb_cli_first_rank())
-            fprintf(stderr, "railbench: error: %s\n", err);
+    if ((status = rb_load_target_probe(*t, a->timeout_ns)) != 0) {
         rb_target_close(*t);
         *t = NULL;
-        return RB_EXIT_RUNTIME;
     }
-    return 0;
+    return status;
 }
 
 /* The data set must give every rank a step (two with --find-max-accelerators); *steps per epoch. Returns 0 or 2. */
