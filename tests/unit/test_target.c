@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "railbench/clock.h"
 #include "target_int.h"
 
 static const char *const EP[] = {"http://127.0.0.1:9000", "http://localhost:9001/"};
@@ -64,6 +65,30 @@ static void test_http_urls(void **state)
     open_fails("http://127.0.0.1:0/x", -EINVAL, "bad host or port");
     open_fails("http://:80/x", -EINVAL, "bad host or port");
     open_fails("http://h/x?q=1", -EINVAL, "expected http://HOST");
+}
+
+/* https is its own table row: same requests, TLS from the URL; only a kind with .evict can empty a tier. */
+static void test_https_row_and_evict(void **state)
+{
+    (void)state;
+    struct rb_target_cfg cfg = {.url = "https://127.0.0.1:8443/data"};
+    struct rb_target *t = open_ok(&cfg);
+    char url[RB_URL_MAX], err[256] = "";
+    assert_string_equal(rb_target_scheme(t), "https");
+    assert_int_equal(rb_target_object_url(t, 0, "o", url, sizeof url), 0);
+    assert_string_equal(url, "https://127.0.0.1:8443/data/o");
+    assert_false(rb_target_can_evict(t));
+    assert_int_equal(rb_target_evict(t, NULL, NULL, RB_NS_PER_S, NULL, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "needs an AIStore tier"));
+    rb_target_close(t);
+
+    cfg.url = "ais://bench";
+    cfg.endpoints = EP;
+    cfg.nendpoints = 1;
+    t = open_ok(&cfg);
+    assert_string_equal(rb_target_scheme(t), "ais");
+    assert_true(rb_target_can_evict(t));
+    rb_target_close(t);
 }
 
 static void test_s3_urls(void **state)
@@ -210,7 +235,7 @@ static void test_ais(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_http_urls),    cmocka_unit_test(test_s3_urls),
+        cmocka_unit_test(test_http_urls),    cmocka_unit_test(test_https_row_and_evict),    cmocka_unit_test(test_s3_urls),
         cmocka_unit_test(test_s3_credentials_file), cmocka_unit_test(test_s3_list_parse),
         cmocka_unit_test(test_ais),
     };
