@@ -1,4 +1,4 @@
-/* Engine: per-thread libcurl multi loops that run one rank's GETs or PUTs, and the fetcher (one batch from the caller's thread). */
+/* Engine: per-thread libcurl multi loops that run one rank's GETs or PUTs; the fetcher (a batch on the caller's thread). */
 #ifndef RB_ENGINE_INT_H
 #define RB_ENGINE_INT_H
 
@@ -130,6 +130,7 @@ int rb_fetcher_new(struct rb_fetcher **f, const struct rb_load_opts *o);
  */
 int rb_fetcher_get(struct rb_fetcher *f, const char *const *names, size_t n, struct rb_stats *stats,
                    struct rb_hist *uncorrected, const volatile int *stop);
+/* Frees the fetcher, its handles and connections; NULL-safe. */
 void rb_fetcher_free(struct rb_fetcher *f);
 
 /*

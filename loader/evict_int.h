@@ -1,4 +1,4 @@
-/* Emptying a caching tier of the objects a cold phase will read: AIStore's evict API (the ais table's .evict), or a command the user names. */
+/* Emptying a caching tier before a cold phase: AIStore's evict API (the ais table's .evict), or the user's command. */
 #ifndef RB_EVICT_INT_H
 #define RB_EVICT_INT_H
 

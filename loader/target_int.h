@@ -160,6 +160,7 @@ int rb_target_split_url(const char *url, char *scheme, size_t slen, char *hostpo
                         char *path, size_t plen);
 /* Splits "bucket[/prefix]" into t->bucket and t->prefix (s3 and ais bucket naming). */
 int rb_target_bucket_prefix(struct rb_target *t, const char *rest, const char *scheme, char *err, size_t errlen);
+/* Appends endpoint url (http[s]://HOST[:PORT], no path) to t. Returns 0, or -EINVAL/-ENOMEM with one line in err. */
 int rb_target_add_endpoint(struct rb_target *t, const char *url, char *err, size_t errlen);
 /* Percent-encodes s into out keeping RFC 3986 unreserved characters (and '/' when keep_slash). */
 int rb_url_escape(const char *s, bool keep_slash, char *out, size_t outlen);

@@ -1,4 +1,4 @@
-/* railbench load train: options, presets and their validation, and the run's steps (training emulation, MLPerf Storage-style). */
+/* railbench load train (MLPerf Storage-style training emulation): options, presets, validation, the run's steps. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -199,7 +199,7 @@ static void announce(const struct run *R, uint64_t steps)
                 steps, a->epochs);
 }
 
-/* The fetchers' options, the read threads, the trainers' communicator and gradient buffers. Returns 0 or an exit status. */
+/* The fetchers' options, read threads, the trainers' communicator, gradient buffers. Returns 0 or an exit status. */
 static int prepare(struct run *R, uint64_t steps)
 {
     const struct train_args *a = R->a;

@@ -20,7 +20,7 @@
  * guards (its mutex, condition variables and atomics, train_run.c).
  */
 
-/* MLPerf Storage: the data set must be at least five times the client hosts' memory, or page caches hide the storage. */
+/* MLPerf Storage: the data set must be at least five times the client hosts' memory, or page caches hide storage. */
 #define MEMORY_FACTOR 5
 
 struct train_args {
@@ -101,8 +101,12 @@ struct run {
  */
 int rb_train_build_objects(struct rb_harness *h, const struct train_args *a, const struct rb_target *t,
                            const char *prefix, struct rb_objset *all, const char **source);
-/* Starts R's fetchers (one per read thread). Returns 0 or an exit status. Free with rb_train_loaders_free. */
+/*
+ * Creates R's fetchers, one per read thread (each epoch starts and joins the
+ * threads). Returns 0 or an exit status. Free with rb_train_loaders_free.
+ */
 int rb_train_loaders_new(struct run *R);
+/* Frees R's fetchers and their stats (the epochs joined their threads); safe after a partial rb_train_loaders_new. */
 void rb_train_loaders_free(struct run *R);
 /* --populate: PUTs the data set as one load phase; rank 0 gets its summary row in *record. Collective. */
 int rb_train_populate(struct run *R, cJSON **record);

@@ -8,6 +8,12 @@
 
 #include "railbench/hist.h"
 
+/*
+ * Thread-safety: the model keeps no state of its own (the presets are
+ * const); every function works only on what its caller passes, so the
+ * trainer and read threads may call them at once on different data.
+ */
+
 /* ---- Reference workloads ---- */
 
 /*

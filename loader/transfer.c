@@ -146,7 +146,7 @@ static uint64_t put_bytes(const struct req *r)
     return r->put_size;
 }
 
-/* A whole object, a fixed range, or a random range inside the object; with --verify the body is checked as it streams. */
+/* A whole object, a fixed range, or a random range in it; with --verify the body is checked as it streams. */
 static void get_prepare(struct worker *w, struct req *r, const char *name, uint64_t size)
 {
     const struct rb_load_opts *o = w->o;

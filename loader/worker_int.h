@@ -1,4 +1,4 @@
-/* Engine internals shared by its files: transfers and op rows (transfer.c), worker loops (worker.c), object pickers (picker.c), the engine and fetcher (engine.c). */
+/* Engine internals: requests and op rows (transfer.c), worker loops (worker.c), pickers (picker.c), API (engine.c). */
 #ifndef RB_WORKER_INT_H
 #define RB_WORKER_INT_H
 
@@ -71,6 +71,7 @@ struct rb_picker {
  * Returns 0 or -ENOMEM. Free with rb_picker_free (NULL-safe). One thread.
  */
 int rb_picker_init(struct rb_picker *p, const struct rb_load_opts *o, unsigned thread, unsigned threads);
+/* Frees p's slice; NULL-safe, idempotent. */
 void rb_picker_free(struct rb_picker *p);
 
 /* The next object's index into the rank's objects; false when the picker has none left. */
@@ -186,7 +187,7 @@ void rb_xfer_complete(struct worker *w, struct req *r, CURLcode rc);
 int rb_worker_init(struct worker *w, const struct rb_load_opts *o, unsigned id, size_t ep0);
 /* Frees what rb_worker_init and the caller set up; safe on a partly set-up worker. */
 void rb_worker_free(struct worker *w);
-/* The request loop until its objects or limits run out or a stop flag is set (either may be NULL). Returns 0 or -errno. */
+/* The request loop until objects or limits run out or a stop flag is set (either may be NULL). Returns 0 or -errno. */
 int rb_worker_run(struct worker *w, const atomic_bool *stop, const volatile int *stop2);
 /* The thread function of an engine worker. */
 void *rb_worker_main(void *arg);
