@@ -17,6 +17,8 @@
  * one MPI_Reduce(MPI_UINT64_T, MPI_SUM), after which only the histograms'
  * min/max need fixing (rb_stats_minmax_* below). Error classes and extra
  * counters are named by the phase (struct rb_phase), not here.
+ * Threads: a struct rb_stats belongs to one thread; none of these functions
+ * lock. Workers hand copies to the main thread, which merges them.
  */
 struct rb_stats {
     uint64_t ops;                        /* completed operations, errors included */
