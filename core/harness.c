@@ -323,33 +323,43 @@ bool rb_harness_any_signalled(struct rb_harness *h)
     return any != 0;
 }
 
+/* Width of the Phase column: the phase's name, at least 10 characters. */
+static int phase_width(const char *phase)
+{
+    size_t n = strlen(phase);
+    return n < 10 ? 10 : n > 40 ? 40 : (int)n;
+}
+
 void rb_harness_progress_line(char *buf, size_t len, const char *phase, const struct rb_stats *in,
                               const struct rb_stats *total, double interval_s, double t_s)
 {
-    char bytes[32], min[16], avg[16], p50[16], p99[16], max[16];
+    char bytes[32], lat[5][16];
     rb_format_size(bytes, sizeof bytes, total->bytes);
     double bps = interval_s > 0 ? (double)in->bytes / interval_s : 0;
     double ops = interval_s > 0 ? (double)in->ops / interval_s : 0;
     const struct rb_hist *l = &in->lat;
-    rb_format_duration_human(min, sizeof min, l->count ? l->min_ns : 0);
-    rb_format_duration_human(avg, sizeof avg, (uint64_t)rb_hist_mean(l));
-    rb_format_duration_human(p50, sizeof p50, rb_hist_percentile(l, 50));
-    rb_format_duration_human(p99, sizeof p99, rb_hist_percentile(l, 99));
-    rb_format_duration_human(max, sizeof max, l->max_ns);
+    const uint64_t v[5] = {l->min_ns, (uint64_t)rb_hist_mean(l), rb_hist_percentile(l, 50),
+                           rb_hist_percentile(l, 99), l->max_ns};
+    for (int i = 0; i < 5; i++) {
+        if (l->count)
+            rb_format_duration_human(lat[i], sizeof lat[i], v[i]);
+        else
+            snprintf(lat[i], sizeof lat[i], "-"); /* no request completed in this interval */
+    }
     snprintf(buf, len,
-             "%7.1fs | %-10s | %8llu (%llu) | %10s | %s %s %s %s %s | %8.2f MiB/s %8.0f op/s | "
+             "%7.1fs | %-*s | %8llu %10llu | %10s | %8s %8s %8s %8s %8s | %8.2f MiB/s %8.0f op/s | "
              "%llu (%llu)",
-             t_s, phase, (unsigned long long)in->ops, (unsigned long long)total->ops, bytes, min,
-             avg, p50, p99, max, bps / (1024.0 * 1024.0), ops, (unsigned long long)in->errors,
+             t_s, phase_width(phase), phase, (unsigned long long)in->ops, (unsigned long long)total->ops, bytes,
+             lat[0], lat[1], lat[2], lat[3], lat[4], bps / (double)RB_MIB, ops, (unsigned long long)in->errors,
              (unsigned long long)total->errors);
 }
 
-static void progress_header(const struct rb_harness *h)
+static void progress_header(const struct rb_harness *h, const char *phase)
 {
     if (h->rank != 0 || rb_log_get_level() < RB_LOG_INFO)
         return;
-    printf("%8s | %-10s | %-14s | %10s | %-34s | %-29s | %s\n", "Time", "Phase", "Count (Total)",
-           "Size (Tot)", "Latency (min, avg, p50, p99, max)", "Throughput", "Errors (Total)");
+    printf("%8s | %-*s | %8s %10s | %10s | %-44s | %-29s | %s\n", "Time", phase_width(phase), "Phase", "Count",
+           "(Total)", "Size (Tot)", "Latency (min, avg, p50, p99, max)", "Throughput", "Errors (Total)");
     fflush(stdout);
 }
 
@@ -573,7 +583,7 @@ int rb_harness_run_phase(struct rb_harness *h, struct rb_phase *p)
         }
     }
     if (!p->no_stats && !p->no_progress)
-        progress_header(h);
+        progress_header(h, p->name);
 
     rb_harness_barrier(h);
     const uint64_t wall0 = rb_clock_wall_ns();
