@@ -10,7 +10,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "railbench/fabsim.h"
+#include "sim_int.h"
 
 #define NPARAM (2 * RB_LINK_CLASSES + 1) /* latency and 1/bandwidth per class, then 1/reduce throughput */
 #define MAX_ITER 30

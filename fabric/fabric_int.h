@@ -9,7 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "railbench/cli.h"
-#include "railbench/topo.h"
+#include "topo_int.h"
 
 /* Entry points (argv[0] is the subcommand word); each returns an exit status. */
 int rb_fabric_counters(int argc, char **argv);

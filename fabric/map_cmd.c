@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "fabric_int.h"
-#include "railbench/fabmap.h"
+#include "map_int.h"
 
 static const char *nic_name(const struct rb_map_nic *n)
 {

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "fabric_int.h"
-#include "railbench/overhead.h"
+#include "overhead_int.h"
 #include "railbench/units.h"
 
 static cJSON *stack_json(const char *s)

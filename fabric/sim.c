@@ -1,6 +1,6 @@
 /* Alpha-beta model of every collective and algorithm on a topology, with the sharing of links along each path. */
 #define _POSIX_C_SOURCE 200809L
-#include "railbench/fabsim.h"
+#include "sim_int.h"
 
 #include <errno.h>
 #include <math.h>

@@ -8,8 +8,8 @@
 
 #include "fabric_int.h"
 #include "railbench/clock.h"
-#include "railbench/coll.h"
-#include "railbench/fabsim.h"
+#include "railbench/busbw.h"
+#include "sim_int.h"
 #include "railbench/units.h"
 
 #define MAX_SIZES 4096
@@ -219,15 +219,9 @@ static int run_tables(const struct job *j, const struct rb_topo *t, bool pxn, st
             int blk_n = 0;
             rb_buf_printf(out, "#\n# %s, algorithm %s, %d ranks (%d per node)\n", rb_coll_kind_name((enum rb_coll_kind)k),
                           rb_sim_algo_name((enum rb_sim_algo)a), p, t->gpus_per_node);
-            char *hdr = NULL;
-            size_t hlen = 0;
-            FILE *hf = open_memstream(&hdr, &hlen);
-            if (hf) {
-                rb_coll_table_header(hf);
-                fclose(hf);
-                rb_buf_printf(out, "%s", hdr);
-            }
-            free(hdr);
+            char hdr[512];
+            rb_coll_table_header_str(hdr, sizeof hdr);
+            rb_buf_printf(out, "%s", hdr);
             for (size_t i = 0; i < j->nsizes; i++) {
                 uint64_t count, bytes;
                 round_size((enum rb_coll_kind)k, j->sizes[i], p, j->type->bytes, &count, &bytes);

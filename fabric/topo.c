@@ -1,6 +1,6 @@
 /* Fabric topology model: geometry of fat-tree, rail-optimised and rail-only designs, JSON, routes, counts, Graphviz. */
 #define _POSIX_C_SOURCE 200809L
-#include "railbench/topo.h"
+#include "topo_int.h"
 
 #include <errno.h>
 #include <math.h>

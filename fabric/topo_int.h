@@ -1,6 +1,6 @@
 /* Fabric topology model: fat-tree, rail-optimised and rail-only designs, JSON, routes and hops, counts, Graphviz. */
-#ifndef RB_TOPO_H
-#define RB_TOPO_H
+#ifndef RB_FABRIC_TOPO_INT_H
+#define RB_FABRIC_TOPO_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
