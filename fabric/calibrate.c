@@ -10,6 +10,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "railbench/file.h"
+#include "railbench/units.h"
 #include "sim_int.h"
 
 #define NPARAM (2 * RB_LINK_CLASSES + 1) /* latency and 1/bandwidth per class, then 1/reduce throughput */
@@ -25,42 +27,17 @@ static int errf(char *err, size_t len, const char *fmt, ...)
     return -EINVAL;
 }
 
+/* The whole file at path (at most 256 MiB), NUL-terminated; NULL after a message in err. Caller frees. */
 static char *read_text(const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        errf(err, errlen, "cannot read %s: %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n - 1, f);
-        if (n < cap - 1 || ferror(f))
-            break;
-        if (cap >= (256u << 20)) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        char *nb = realloc(buf, cap * 2);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    bool bad = ferror(f);
-    fclose(f);
-    if (!buf || bad) {
-        free(buf);
-        errf(err, errlen, "cannot read %s", path);
-        return NULL;
-    }
-    buf[n] = '\0';
-    return buf;
+    char *buf = NULL;
+    size_t n;
+    int rc = rb_file_read(path, 256 * RB_MIB, &buf, &n);
+    if (rc == -EFBIG || rc == -ENOMEM || rc == -EISDIR || rc == -EIO)
+        errf(err, errlen, "cannot read %s", path); /* opened, but not read whole */
+    else if (rc != 0)
+        errf(err, errlen, "cannot read %s: %s", path, strerror(-rc));
+    return rc == 0 ? buf : NULL;
 }
 
 static double num(const cJSON *o, const char *key)
@@ -323,7 +300,7 @@ int rb_calib_fit(const struct rb_topo *base, bool pxn, struct rb_calib_row *rows
         struct rb_topo t = *base;
         t.nodes = rows[i].ranks / rows[i].ranks_per_node;
         t.gpus_per_node = rows[i].ranks_per_node;
-        if (t.kind != RB_TOPO_FAT_TREE && t.nics_per_node < t.gpus_per_node) {
+        if (rb_topo_kind_def(t.kind)->railed && t.nics_per_node < t.gpus_per_node) {
             t.nics_per_node = t.gpus_per_node;
             t.rails = t.gpus_per_node;
         }

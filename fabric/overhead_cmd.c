@@ -28,7 +28,7 @@ static cJSON *stack_json(const char *s)
 
 int rb_fabric_overhead(int argc, char **argv)
 {
-    struct rb_u64s sizes = {.n = 1, .v = {10ull << 20}};
+    struct rb_u64s sizes = {.n = 1, .v = {10 * RB_MIB}};
     struct rb_u64s mtus = {.n = 1, .v = {9000}};
     const char *l2 = "ethernet=14", *l3 = "ipv4=20,tcp=20,tcp-timestamps=12";
     uint64_t per_object = 0;
@@ -67,29 +67,28 @@ int rb_fabric_overhead(int argc, char **argv)
     rb_overhead_defaults(&cfg);
     cfg.mtu_includes_l2 = includes_l2;
     cfg.per_object_bytes = per_object;
-    rc = RB_EXIT_USAGE;
     if (rb_overhead_parse_stack(l2, &cfg.l2_bytes, err, sizeof err) != 0) {
-        fprintf(stderr, "railbench: --l2-headers: %s (e.g. ethernet=14,vlan=4)\n", err);
+        rc = rb_cli_usage_error("--l2-headers: %s (e.g. ethernet=14,vlan=4)", err);
         goto done;
     }
     if (rb_overhead_parse_stack(l3, &cfg.l3_bytes, err, sizeof err) != 0) {
-        fprintf(stderr, "railbench: --l3-headers: %s (e.g. ipv4=20,tcp=20,tcp-timestamps=12)\n", err);
+        rc = rb_cli_usage_error("--l3-headers: %s (e.g. ipv4=20,tcp=20,tcp-timestamps=12)", err);
         goto done;
     }
     if (!(link_gbit > 0)) {
-        fprintf(stderr, "railbench: --link-rate: expected a rate in Gbit/s > 0, got %g\n", link_gbit);
+        rc = rb_cli_usage_error("--link-rate: expected a rate in Gbit/s > 0, got %g", link_gbit);
         goto done;
     }
     for (size_t i = 0; i < sizes.n; i++)
         if (sizes.v[i] == 0) {
-            fprintf(stderr, "railbench: --size: expected object sizes > 0 (e.g. 10MiB), got 0\n");
+            rc = rb_cli_usage_error("--size: expected object sizes > 0 (e.g. 10MiB), got 0");
             goto done;
         }
     for (size_t i = 0; i < mtus.n; i++)
         if (mtus.v[i] <= cfg.l3_bytes + (includes_l2 ? cfg.l2_bytes : 0)) {
-            fprintf(stderr, "railbench: --mtu: %llu leaves no payload after %llu header bytes inside it\n",
-                    (unsigned long long)mtus.v[i],
-                    (unsigned long long)(cfg.l3_bytes + (includes_l2 ? cfg.l2_bytes : 0)));
+            rc = rb_cli_usage_error("--mtu: %llu leaves no payload after %llu header bytes inside it",
+                                    (unsigned long long)mtus.v[i],
+                                    (unsigned long long)(cfg.l3_bytes + (includes_l2 ? cfg.l2_bytes : 0)));
             goto done;
         }
 
