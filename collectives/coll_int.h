@@ -1,4 +1,5 @@
-/* railbench coll inside collectives/: algorithms, the plug-in interface (one const struct per collective, like nccl-tests' test table), the harness's output. */
+/* Internal to collectives/: algorithms, the plug-in interface (one const struct per collective, as in
+ * nccl-tests' test table) and the harness's output. */
 #ifndef RB_COLL_INT_H
 #define RB_COLL_INT_H
 
@@ -93,7 +94,7 @@ struct rb_coll_test {
 extern const struct rb_coll_test rb_coll_allreduce, rb_coll_allgather, rb_coll_reducescatter,
     rb_coll_broadcast, rb_coll_reduce, rb_coll_alltoall, rb_coll_sendrecv;
 
-/* The collective of kind k. */
+/* The collective of kind k; NULL for an invalid kind. */
 const struct rb_coll_test *rb_coll_test_get(enum rb_coll_kind k);
 
 /* ---- the harness's output (coll_output.c) ---- */

@@ -209,7 +209,7 @@ static int run_tables(const struct job *j, const struct rb_topo *t, bool pxn, st
                 }
                 double t_us = ts * 1e6;
                 double algbw = rb_coll_algbw_gbps((double)bytes, t_us);
-                double busbw = algbw * rb_coll_busbw_factor((enum rb_coll_kind)k, p);
+                double busbw = rb_coll_busbw_gbps((enum rb_coll_kind)k, p, algbw);
                 char half[96];
                 rb_coll_table_half(half, sizeof half, t_us, algbw, busbw, -1);
                 rb_buf_printf(out, "%13llu  %12llu  %8s  %6s  %6d%s%s\n", (unsigned long long)bytes,
@@ -296,7 +296,7 @@ static int run_compare(const struct job *j, const struct rb_topo *base, struct r
                         goto done;
                     }
                     double t_us = ts * 1e6, algbw = rb_coll_algbw_gbps((double)bytes, t_us);
-                    double busbw = algbw * rb_coll_busbw_factor((enum rb_coll_kind)k, p);
+                    double busbw = rb_coll_busbw_gbps((enum rb_coll_kind)k, p, algbw);
                     rb_buf_printf(out, "  %10.2f  %8.2f", t_us, busbw);
                     cJSON_AddNumberToObject(cr, d == 0 ? "fat_tree_time_us" : d == 1 ? "rail_optimized_time_us"
                                                                                    : "rail_optimized_pxn_time_us",
