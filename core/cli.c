@@ -19,6 +19,8 @@
 static const struct rb_opt common_tmpl[NCOMMON] = {
     [C_OUT] = {"out", 0, RB_OPT_STR, NULL, "DIR",
                "write results under DIR (default: railbench-results/<UTC time>-<command>)", NULL},
+    [C_FORCE] = {"force", 0, RB_OPT_FLAG, NULL, NULL,
+                 "let --out name a directory that holds an earlier result: it is emptied first", NULL},
     [C_INTERVAL] = {"interval", 0, RB_OPT_DURATION, NULL, "DURATION",
                     "interval of live statistics and time series", NULL},
     [C_LABEL] = {"label", 0, RB_OPT_STRS, NULL, "K=V",
@@ -46,6 +48,7 @@ void cli_common_opts(struct rb_opt out[NCOMMON], struct rb_common *c)
 {
     memcpy(out, common_tmpl, sizeof(common_tmpl));
     out[C_OUT].dest = &c->out_dir;
+    out[C_FORCE].dest = &c->force;
     out[C_INTERVAL].dest = &c->interval_ns;
     out[C_LABEL].dest = &c->labels;
     out[C_CONFIG].dest = &c->config_path;

@@ -51,7 +51,7 @@ struct tok {
     const char *val;
 };
 
-enum { C_OUT, C_INTERVAL, C_LABEL, C_CONFIG, C_QUIET, C_PROM, C_PROM_RANK, C_PROM_TEXT, C_PUSH, C_LINGER, NCOMMON };
+enum { C_OUT, C_FORCE, C_INTERVAL, C_LABEL, C_CONFIG, C_QUIET, C_PROM, C_PROM_RANK, C_PROM_TEXT, C_PUSH, C_LINGER, NCOMMON };
 
 struct parse {
     struct rb_cli *cli;

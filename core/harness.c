@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "railbench/clock.h"
+#include "railbench/file.h"
 #include "railbench/log.h"
 #include "railbench/prom.h"
 #include "railbench/units.h"
@@ -171,6 +172,34 @@ static void default_out_dir(char *buf, size_t len, const char *command)
 }
 
 
+/*
+ * Rank 0: an --out directory that holds an earlier result would mix two runs
+ * (intervals.jsonl is appended to): refused with exit 2 unless --force, which
+ * empties it first.
+ */
+static int claim_out_dir(const char *dir, bool force)
+{
+    static const char *const marks[] = {"result.json", "intervals.jsonl", "table.md"};
+    const char *found = NULL;
+    char path[4200];
+    for (size_t i = 0; i < sizeof marks / sizeof marks[0] && !found; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, marks[i]);
+        if (access(path, F_OK) == 0)
+            found = marks[i];
+    }
+    if (!found)
+        return 0;
+    if (!force)
+        return rb_cli_usage_error("--out %s: holds an earlier result (%s); give a new directory, or add --force "
+                                  "to empty it first", dir, found);
+    int rc = rb_file_clear_dir(dir);
+    if (rc) {
+        rb_error("--force: cannot empty %s: %s", dir, strerror(-rc));
+        return RB_EXIT_RUNTIME;
+    }
+    return 0;
+}
+
 /* Starts MPI at the level the command asked for; 0 or an exit status after saying why. */
 static int start_mpi(const char *command, const struct rb_harness_opts *o)
 {
@@ -266,7 +295,9 @@ int rb_harness_init(struct rb_harness *h, const char *command, struct rb_cli *cl
             snprintf(h->out_dir, sizeof h->out_dir, "%s", cli->common.out_dir);
         else
             default_out_dir(h->out_dir, sizeof h->out_dir, command);
-        status = rb_result_open(&h->result, h->out_dir, command, cli) == 0 ? 0 : RB_EXIT_RUNTIME;
+        status = claim_out_dir(h->out_dir, cli && cli->common.force);
+        if (!status)
+            status = rb_result_open(&h->result, h->out_dir, command, cli) == 0 ? 0 : RB_EXIT_RUNTIME;
     }
     if (h->mpi) {
         RB_MPI_CHECK(MPI_Bcast(h->out_dir, sizeof h->out_dir, MPI_CHAR, 0, h->comm));
@@ -293,7 +324,9 @@ int rb_harness_init(struct rb_harness *h, const char *command, struct rb_cli *cl
         }
         rb_result_set(&h->result, "mpi", m);
     }
-    return cli ? rb_harness_metrics_init(h) : 0;
+    int rc = cli ? rb_harness_metrics_init(h) : 0;
+    /* The directory exists now: a failure from here on is recorded in it. */
+    return rc ? rb_harness_finish(h, NULL, rc) : 0;
 }
 
 void rb_harness_reduce_hist(struct rb_harness *h, const struct rb_hist *in, struct rb_hist *out)
@@ -619,12 +652,40 @@ int rb_harness_run_phase(struct rb_harness *h, struct rb_phase *p)
     return status;
 }
 
+/*
+ * The job's status is the worst of any rank's (3 > 2 > 1 > 0); when the run
+ * could not be carried out, rank 0 also learns the error line of the first
+ * rank that failed, for the run record. Collective.
+ */
+static int agree_status(struct rb_harness *h, int status, char *why, size_t len)
+{
+    int worst = status;
+    rb_log_last_error(why, len);
+    if (!h->mpi || h->size == 1)
+        return worst;
+    RB_MPI_CHECK(MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, h->comm));
+    if (worst < RB_EXIT_USAGE)
+        return worst;
+    int mine = status == worst ? h->rank : h->size, first = mine;
+    RB_MPI_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, h->comm));
+    RB_MPI_CHECK(MPI_Bcast(why, (int)len, MPI_CHAR, first, h->comm));
+    why[len - 1] = '\0';
+    return worst;
+}
+
 int rb_harness_finish(struct rb_harness *h, const char *table, int status)
 {
+    char why[1024];
+    status = agree_status(h, status, why, sizeof why);
     if (h->rank == 0 && h->result.root) {
         if (h->interrupted)
             rb_result_check(&h->result, "completed", false,
                             "interrupted by a signal; the results cover what ran before it");
+        else if (status >= RB_EXIT_USAGE)
+            rb_result_check(&h->result, "completed", false, "%s (exit %d)",
+                            why[0] ? why : "the run could not be carried out", status);
+        if (status)
+            rb_result_set(&h->result, "exit_status", cJSON_CreateNumber(status));
         if (table) {
             fputs(table, stdout);
             fflush(stdout);
@@ -634,14 +695,16 @@ int rb_harness_finish(struct rb_harness *h, const char *table, int status)
             status = RB_EXIT_RUNTIME;
         if (!status && rb_result_failed(&h->result))
             status = RB_EXIT_CHECK;
-        if (rb_log_get_level() >= RB_LOG_INFO)
+        /* A run that could not start keeps to its one error line; one that measured something says where. */
+        bool measured = cJSON_GetArraySize(h->result.phases) > 0;
+        if (rb_log_get_level() >= RB_LOG_INFO && (status < RB_EXIT_USAGE || measured))
             fprintf(stderr, "results: %s\n", h->out_dir);
     }
     rb_result_close(&h->result);
     if (h->cli)
         rb_harness_metrics_finish(h);
     if (h->mpi) {
-        /* The job's status is the worst of any rank's (3 > 2 > 1 > 0). */
+        /* Rank 0 may have found a failed check or failed to write: agree once more. */
         int mine = status;
         MPI_Allreduce(&mine, &status, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         MPI_Comm *comms[] = {&h->comm, &h->tick_comm, &h->done_comm, &h->node_comm};
