@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "railbench/fabmap.h"
+#include "map_int.h"
 
 #ifndef RB_FIXTURES_DIR
 #define RB_FIXTURES_DIR "tests/fixtures"

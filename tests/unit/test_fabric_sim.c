@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "railbench/fabsim.h"
+#include "sim_int.h"
 
 #ifndef RB_FIXTURES_DIR
 #define RB_FIXTURES_DIR "tests/fixtures"

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "railbench/overhead.h"
+#include "overhead_int.h"
 
 #define MiB (1024ull * 1024ull)
 

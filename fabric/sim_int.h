@@ -1,12 +1,12 @@
 /* Alpha-beta model of collectives on a fabric topology, with link sharing, and its calibration against measured runs. */
-#ifndef RB_FABSIM_H
-#define RB_FABSIM_H
+#ifndef RB_FABRIC_SIM_INT_H
+#define RB_FABRIC_SIM_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "railbench/coll.h"
-#include "railbench/topo.h"
+#include "railbench/busbw.h"
+#include "topo_int.h"
 
 /* The algorithms of railbench coll that the model knows (coll's "mpi" has no fixed schedule). */
 enum rb_sim_algo { RB_SIM_RING, RB_SIM_RD, RB_SIM_RHD, RB_SIM_TREE, RB_SIM_HIER, RB_SIM_ALGOS };

@@ -1,6 +1,6 @@
 /* Discovery of a host's GPUs, NICs, NUMA nodes and PCIe affinity (hwloc, sysfs), GPU -> NIC rails and rank placement. */
-#ifndef RB_FABMAP_H
-#define RB_FABMAP_H
+#ifndef RB_FABRIC_MAP_INT_H
+#define RB_FABRIC_MAP_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 /* Fabric topology model: fat-tree, rail-optimised and rail-only designs, JSON, routes and hops, counts, Graphviz. */
-#ifndef RB_TOPO_H
-#define RB_TOPO_H
+#ifndef RB_FABRIC_TOPO_INT_H
+#define RB_FABRIC_TOPO_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -8,7 +8,36 @@
 
 #include <cjson/cJSON.h>
 
+#include "railbench/buf.h"
+
 enum rb_topo_kind { RB_TOPO_FAT_TREE, RB_TOPO_RAIL_OPTIMIZED, RB_TOPO_RAIL_ONLY, RB_TOPO_KINDS };
+
+struct rb_topo;
+
+/*
+ * What sets one design apart, in one row per kind (rb_topo_kind_def); the
+ * rest of the model asks these properties, never the kind.
+ */
+struct rb_topo_kind_def {
+    const char *name;
+    /*
+     * NIC i of a node is on rail i % rails with leaves of its own, and GPU i
+     * uses NIC i. Without rails (fat-tree) rails is 1, every NIC on one set
+     * of leaves, and GPUs share the NICs evenly.
+     */
+    bool railed;
+    /* Leaves are joined by spines. Without (rail-only), cross-rail traffic needs PXN: there is no network path. */
+    bool spine_layer;
+    /*
+     * Lays out the leaves of a group holding ports NIC ports: sets
+     * down_per_leaf, leaves_per_group and uses_spines of a checked t.
+     * Returns 0 or -EINVAL with one sentence in err.
+     */
+    int (*layout)(struct rb_topo *t, long long ports, char *err, size_t errlen);
+};
+
+/* The row of kind k; NULL for an invalid kind. */
+const struct rb_topo_kind_def *rb_topo_kind_def(enum rb_topo_kind k);
 
 /* Link classes: GPU-GPU inside a node, GPU-NIC, NIC-leaf cable, leaf-spine cable. */
 enum rb_link_class { RB_LINK_NVLINK, RB_LINK_PCIE, RB_LINK_LEAF, RB_LINK_SPINE, RB_LINK_CLASSES };
@@ -18,6 +47,9 @@ struct rb_link {
     double bw_bytes_per_s;
     double lat_s;
 };
+
+/* Bytes per second in one Gbit/s: link speeds are given in Gbit/s (decimal, as vendors quote them). */
+#define RB_GBIT_BYTES_PER_S (1e9 / 8.0)
 
 /* Upper bound on GPUs, so that every index fits an int with room to spare. */
 #define RB_TOPO_MAX_GPUS (1 << 22)
@@ -124,7 +156,7 @@ int rb_topo_route(const struct rb_topo *t, int src, int dst, bool pxn, struct rb
 /* Switch, cable and bisection figures of a finished topology. */
 void rb_topo_counts(const struct rb_topo *t, struct rb_topo_counts *c);
 
-/* Writes the design as a Graphviz graph; returns 0 or -EIO. */
-int rb_topo_write_dot(const struct rb_topo *t, FILE *f);
+/* Appends the design as a Graphviz graph to b; returns 0 or -ENOMEM. */
+int rb_topo_write_dot(const struct rb_topo *t, struct rb_buf *b);
 
 #endif

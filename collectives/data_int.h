@@ -1,10 +1,12 @@
-/* Element types, reduction operations, exact test data and reduction kernels for the collectives. */
-#ifndef RB_COLL_DATA_H
-#define RB_COLL_DATA_H
+/* Element types, reduction operations, exact test data, reduction kernels and their MPI types (internal to collectives/). */
+#ifndef RB_COLL_DATA_INT_H
+#define RB_COLL_DATA_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <mpi.h>
 
 /* nccl-tests' data types, in its order (-d all runs them in this order). */
 enum rb_coll_dtype {
@@ -110,5 +112,22 @@ void rb_coll_data_reduce(void *dst, const void *a, const void *b, size_t count, 
 
 /* buf[k] /= nranks, the last step of avg (integer division for integer types, as NCCL does). */
 void rb_coll_data_avg(void *buf, size_t count, enum rb_coll_dtype t, int nranks);
+
+/*
+ * MPI types of the mpi baseline (data_mpi.c). MPI has no 16-bit floating
+ * types: half and bfloat16 travel as two bytes and reduce through
+ * rb_coll_data_reduce. Create once after MPI starts, free before it ends;
+ * not thread-safe.
+ */
+void rb_coll_mpi_types_create(void);
+
+/* Frees what rb_coll_mpi_types_create made; safe to call when nothing was made. */
+void rb_coll_mpi_types_free(void);
+
+/* The MPI datatype of t (MPI_DATATYPE_NULL for an invalid type). */
+MPI_Datatype rb_coll_mpi_type(enum rb_coll_dtype t);
+
+/* The MPI op of op on type t; avg is MPI_SUM (the collective divides, as NCCL defines ncclAvg); MPI_OP_NULL for none. */
+MPI_Op rb_coll_mpi_op(enum rb_coll_redop op, enum rb_coll_dtype t);
 
 #endif

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "railbench/topo.h"
+#include "topo_int.h"
 
 #define GBIT (1e9 / 8.0)
 

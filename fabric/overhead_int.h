@@ -1,6 +1,6 @@
 /* Wire overhead of objects sent over TCP/IP and Ethernet: packets, header bytes, efficiency, goodput. */
-#ifndef RB_OVERHEAD_H
-#define RB_OVERHEAD_H
+#ifndef RB_FABRIC_OVERHEAD_INT_H
+#define RB_FABRIC_OVERHEAD_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>

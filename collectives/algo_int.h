@@ -1,10 +1,10 @@
 /* Algorithms built on MPI point-to-point, shared by the collectives (internal to collectives/). */
-#ifndef RB_COLL_ALGO_H
-#define RB_COLL_ALGO_H
+#ifndef RB_COLL_ALGO_INT_H
+#define RB_COLL_ALGO_INT_H
 
 #include <stddef.h>
 
-#include "railbench/coll_test.h"
+#include "coll_int.h"
 #include "railbench/harness.h"
 
 /*
