@@ -1,9 +1,10 @@
 /* Whole files: read one into memory, write one atomically, make a directory path. */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700
 #include "railbench/file.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -109,5 +110,22 @@ int rb_file_mkdir_p(const char *dir)
     }
     if (mkdir(path, 0755) != 0 && errno != EEXIST)
         return -errno;
+    return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st;
+    (void)type;
+    if (ftw->level == 0)
+        return 0; /* keep the directory itself */
+    return remove(path) == 0 ? 0 : -1;
+}
+
+int rb_file_clear_dir(const char *dir)
+{
+    errno = 0;
+    if (nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+        return errno ? -errno : -EIO;
     return 0;
 }

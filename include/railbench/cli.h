@@ -63,6 +63,7 @@ struct rb_cmd_spec {
 /* Options every command takes (DESIGN.md "One binary, subcommands"). */
 struct rb_common {
     const char *out_dir;     /* --out; NULL means railbench-results/<UTC time>-<command> */
+    bool force;              /* --force: --out may name a directory that holds a result; it is cleared first */
     uint64_t interval_ns;    /* --interval, default 1s */
     struct rb_strs labels;   /* --label k=v, validated: k is [A-Za-z_][A-Za-z0-9_]* */
     const char *config_path; /* --config */

@@ -22,4 +22,10 @@ int rb_file_write_atomic(const char *path, const void *data, size_t len);
 /* Creates dir and its missing parents (mode 0755). Returns 0 or -errno. */
 int rb_file_mkdir_p(const char *dir);
 
+/*
+ * Removes everything inside dir (files, links and directories, without
+ * following links), keeping dir itself. Returns 0 or -errno.
+ */
+int rb_file_clear_dir(const char *dir);
+
 #endif

@@ -1,4 +1,8 @@
-/* MPI lifecycle shared by every command: ranks and hosts, phases, interval ticks, signals, results. */
+/*
+ * MPI lifecycle shared by every command: ranks and hosts, phases, interval ticks, signals, results.
+ * Threads: every function here is called from the main thread only (MPI is FUNNELED unless a command
+ * asks for MULTIPLE), except rb_harness_signalled and rb_harness_signal_flag, which any thread may read.
+ */
 #ifndef RB_HARNESS_H
 #define RB_HARNESS_H
 
