@@ -2,7 +2,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "block_int.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -414,15 +413,15 @@ int rb_block_main(int argc, char **argv)
     if (rc != 0 || !cli.config) /* --help (exit 0) or a usage error: cli is freed */
         return rc;
     if ((rc = validate(&s->o, &s->slo, &s->have_slo)) != 0)
-        goto out;
+        goto fail;
     s->ps = make_points(&s->o, &s->npoints);
     if (!s->ps) {
         fprintf(stderr, "railbench: out of memory\n");
         rc = RB_EXIT_RUNTIME;
-        goto out;
+        goto fail;
     }
     if ((rc = rb_harness_init(&s->h, "block", &cli, &(struct rb_harness_opts){.mpi = true})) != 0)
-        goto out;
+        goto fail;
     s->points = s->h.rank == 0 ? cJSON_CreateArray() : NULL;
     s->r.clat = rb_hist_new();
     s->r.lat = rb_hist_new();
@@ -436,7 +435,7 @@ int rb_block_main(int argc, char **argv)
     free(s->complete);
     rb_hist_free(s->r.clat);
     rb_hist_free(s->r.lat);
-out:
+fail:
     free(s->ps);
     rb_cli_free(&cli);
     return rc;
