@@ -22,7 +22,7 @@ endif
 
 # SUFFIX selects the build flavour: "" normal, "asan" for make check.
 B := build$(if $(SUFFIX),/$(SUFFIX))
-SRC := $(wildcard core/*.c loader/*.c collectives/*.c fabric/*.c reports/*.c)
+SRC := $(wildcard core/*.c loader/*.c block/*.c collectives/*.c fabric/*.c reports/*.c)
 OBJ := $(SRC:%.c=$(B)/obj/%.o)
 LIBOBJ := $(filter-out $(B)/obj/core/main.o,$(OBJ))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -123,7 +123,7 @@ lint:
 	cppcheck --quiet --enable=warning,performance,portability --error-exitcode=1 \
 	    --inline-suppr --suppress=missingIncludeSystem -Iinclude \
 	    --include=$(shell pkg-config --variable=includedir libcjson)/cjson/cJSON.h \
-	    core loader collectives fabric reports
+	    core loader block collectives fabric reports
 
 clean:
 	rm -rf build

@@ -1,4 +1,4 @@
-/* Unit tests for railbench block's derived figures (loader/block.c): SLO parsing, SLO best point, knee. */
+/* Unit tests for railbench block's derived figures (block/slo.c): SLO parsing, SLO best point, knee. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "railbench/block.h"
+#include "../../block/block_int.h"
 
 /*
  * The curve fixtures (tests/fixtures/fio/curve-qd*.json) are fio JSON for a

@@ -1,6 +1,6 @@
 /* fio job files for railbench block and the parser of fio's JSON (json+) output. */
 #define _POSIX_C_SOURCE 200809L
-#include "railbench/fio.h"
+#include "block_int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -12,11 +12,14 @@
 
 #include <cjson/cJSON.h>
 
+#include "railbench/file.h"
+#include "railbench/units.h"
+
 const double rb_fio_pct[RB_FIO_PCTS] = {50.0, 90.0, 99.0, 99.9, 99.99};
 const char *const rb_fio_pct_key[RB_FIO_PCTS] = {"p50", "p90", "p99", "p999", "p9999"};
 
 /* Largest fio output we read: a json+ point is tens of KiB; anything near this is not fio's. */
-#define MAX_FIO_JSON_BYTES (64u << 20)
+#define MAX_FIO_JSON_BYTES (64 * RB_MIB)
 
 static void seterr(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void seterr(char *err, size_t len, const char *fmt, ...)
@@ -121,6 +124,18 @@ static const cJSON *get(const cJSON *o, const char *k)
     return cJSON_GetObjectItemCaseSensitive(o, k);
 }
 
+/* The object o.k, or NULL with err naming its path (and a hint, "" for none). */
+static const cJSON *need_obj(const cJSON *o, const char *k, const char *path, const char *hint, char *err,
+                             size_t errlen)
+{
+    const cJSON *v = get(o, k);
+    if (!cJSON_IsObject(v)) {
+        seterr(err, errlen, "fio JSON has no object %s%s", path, hint);
+        return NULL;
+    }
+    return v;
+}
+
 static int need_num(const cJSON *o, const char *path, const char *k, double *out, char *err, size_t errlen)
 {
     const cJSON *v = get(o, k);
@@ -192,11 +207,9 @@ static int parse_lat(const cJSON *job_dir, const char *path, const char *kind, u
 {
     char p[96];
     snprintf(p, sizeof p, "%s.%s", path, kind);
-    const cJSON *o = get(job_dir, kind);
-    if (!cJSON_IsObject(o)) {
-        seterr(err, errlen, "fio JSON has no object %s (fio >= 3.0 writes latencies in ns)", p);
+    const cJSON *o = need_obj(job_dir, kind, p, " (fio >= 3.0 writes latencies in ns)", err, errlen);
+    if (!o)
         return -EINVAL;
-    }
     uint64_t mn, mx;
     double mean;
     if (need_u64(o, p, "min", &mn, err, errlen) || need_u64(o, p, "max", &mx, err, errlen) ||
@@ -238,11 +251,9 @@ static int parse_dir(const cJSON *job, int j, const char *name, bool first_job, 
 {
     char path[64];
     snprintf(path, sizeof path, "jobs[%d].%s", j, name);
-    const cJSON *o = get(job, name);
-    if (!cJSON_IsObject(o)) {
-        seterr(err, errlen, "fio JSON has no object %s", path);
+    const cJSON *o = need_obj(job, name, path, "", err, errlen);
+    if (!o)
         return -EINVAL;
-    }
     double iops, bw;
     uint64_t io_bytes, ios, runtime;
     if (need_num(o, path, "iops", &iops, err, errlen) || need_num(o, path, "bw_bytes", &bw, err, errlen) ||
@@ -327,51 +338,22 @@ fail:
 int rb_fio_parse_file(const char *path, struct rb_fio_result *r, struct rb_hist *clat, struct rb_hist *lat,
                       char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        int e = errno;
-        seterr(err, errlen, "cannot open %s: %s", path, strerror(e));
-        return -e;
-    }
-    int rc = 0;
     char *text = NULL;
-    size_t cap = 0, len = 0;
-    for (;;) {
-        if (len + 4096 + 1 > cap) {
-            if (cap >= MAX_FIO_JSON_BYTES) {
-                seterr(err, errlen, "%s: larger than %u MiB, not fio output", path, MAX_FIO_JSON_BYTES >> 20);
-                rc = -EFBIG;
-                goto fail;
-            }
-            size_t ncap = cap ? cap * 2 : 65536;
-            char *t = realloc(text, ncap);
-            if (!t) {
-                rc = -ENOMEM;
-                seterr(err, errlen, "%s: out of memory", path);
-                goto fail;
-            }
-            text = t;
-            cap = ncap;
-        }
-        size_t n = fread(text + len, 1, cap - len - 1, f);
-        len += n;
-        if (n == 0)
-            break;
-    }
-    if (ferror(f)) {
-        rc = -EIO;
+    size_t len = 0;
+    int rc = rb_file_read(path, MAX_FIO_JSON_BYTES, &text, &len);
+    if (rc == -EFBIG)
+        seterr(err, errlen, "%s: larger than %u MiB, not fio output", path, (unsigned)(MAX_FIO_JSON_BYTES / RB_MIB));
+    else if (rc == -ENOMEM)
+        seterr(err, errlen, "%s: out of memory", path);
+    else if (rc == -EIO || rc == -EISDIR)
         seterr(err, errlen, "cannot read %s", path);
-        goto fail;
-    }
-    text[len] = '\0';
-    if (memchr(text, '\0', len)) {
+    else if (rc)
+        seterr(err, errlen, "cannot open %s: %s", path, strerror(-rc));
+    else if (memchr(text, '\0', len)) {
         rc = -EINVAL;
         seterr(err, errlen, "%s: contains NUL bytes, not fio JSON", path);
-        goto fail;
-    }
-    rc = rb_fio_parse(text, r, clat, lat, err, errlen);
-fail:
+    } else
+        rc = rb_fio_parse(text, r, clat, lat, err, errlen);
     free(text);
-    fclose(f);
     return rc;
 }

@@ -1,4 +1,4 @@
-/* Unit tests for fio job files and the fio JSON parser (loader/fio.c), on fio outputs kept as fixtures. */
+/* Unit tests for fio job files and the fio JSON parser (block/fio.c), on fio outputs kept as fixtures. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "railbench/fio.h"
+#include "../../block/block_int.h"
 
 #define FIX RB_FIXTURES_DIR "/fio/"
 
