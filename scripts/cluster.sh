@@ -51,6 +51,7 @@ commands:
                          run mpirun on client1 with the cluster's hostfile and ssh agent;
                          --net picks the interfaces of the MPI TCP traffic (default mgmt)
   path WHAT              print a path or URL: state ssh_config hostfile inventory hosts origin_root,
+                         local (each host's own disk, seen there over ssh and under Slurm),
                          and (when up) tier_url backend_url slurm_conf
   slurm up|down|status   Slurm in the cluster: munged and slurmctld on host NAME-mgmt, slurmd on each client
   slurm srun|sbatch|salloc|squeue|scancel|sinfo|scontrol ARGS...
@@ -461,10 +462,15 @@ EOF
     done
 }
 
+# start_sshds: an sshd on every host. Each host's sshd (and so every ssh session, mpirun daemon
+# and Ansible task there) sees its own disk, STATE/hostdisk/HOST, at STATE/local.
 start_sshds() {
     local h
     for h in "${hosts[@]}"; do
-        start_daemon "$h" sshd /usr/sbin/sshd -D -e -f "$state/ssh/hosts/$name-$h/sshd_config"
+        mkdir -p "$state/hostdisk/$h"
+        # shellcheck disable=SC2016 # expanded by the inner sh, from its arguments
+        start_daemon "$h" sshd sh -c 'mount --bind "$1" "$2" && exec /usr/sbin/sshd -D -e -f "$3"' sshd \
+            "$state/hostdisk/$h" "$state/local" "$state/ssh/hosts/$name-$h/sshd_config"
     done
     for h in "${hosts[@]}"; do wait_tcp "$(mgmt_ip "$h")" 22 "sshd on $h"; done
 }
@@ -649,7 +655,7 @@ do_up() {
     ip link show "$ctl_if" >/dev/null 2>&1 && die "interface $ctl_if exists but is not recorded in $state; pick another --name"
 
     umask 022
-    mkdir -p "$state/log" "$state/uts" "$state/results"
+    mkdir -p "$state/log" "$state/uts" "$state/results" "$state/local"
     chmod 0755 "$state"
     : >"$state/created"
     config_text >"$state/config"
@@ -875,7 +881,7 @@ case $cmd in
         exec ip netns exec "$name-client1" nsenter --uts="$state/uts/$name-client1" -- \
             env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "${mpi[@]}" ;;
     path)
-        [ "${#args[@]}" -eq 1 ] || die_usage "path needs one of: state ssh_config hostfile inventory hosts origin_root tier_url backend_url slurm_conf"
+        [ "${#args[@]}" -eq 1 ] || die_usage "path needs one of: state ssh_config hostfile inventory hosts origin_root tier_url backend_url slurm_conf local"
         case ${args[0]} in tier_url|backend_url) load_config ;; *) load_layout ;; esac
         slurm_layout
         case ${args[0]} in
@@ -888,6 +894,7 @@ case $cmd in
             tier_url) echo "http://$tier_ip" ;;
             backend_url) echo "http://$backend_ip" ;;
             slurm_conf) echo "$slurm_conf" ;;
-            *) die_usage "path '${args[0]}': expected state, ssh_config, hostfile, inventory, hosts, origin_root, tier_url, backend_url or slurm_conf" ;;
+            local) echo "$state/local" ;;
+            *) die_usage "path '${args[0]}': expected state, ssh_config, hostfile, inventory, hosts, origin_root, tier_url, backend_url, slurm_conf or local" ;;
         esac ;;
 esac
