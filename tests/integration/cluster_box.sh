@@ -108,7 +108,7 @@ else
     grep -q "ansible-tiers/result.json" "$T/ansible.log" || fail "collect did not list what it fetched"
     ok "no railbench report yet: collect listed the fetched files"
 fi
-grep -Eq "rbt[0-9]*-client1 +: ok=[0-9]+ +changed=[0-9]+ +unreachable=0 +failed=0" "$T/ansible.log" || fail "play recap shows a failure"
+grep -Eq "$NAME-client1 +: ok=[0-9]+ +changed=[0-9]+ +unreachable=0 +failed=0" "$T/ansible.log" || fail "play recap shows a failure"
 
 PIDS_UP=$(awk '$1 == "pid" {print $2, $3}' "$STATE/created")
 assert_exit 0 "down" cl down
