@@ -10,7 +10,7 @@ CFLAGS ?= -O2 -g
 SANFLAGS ?=
 RB_CFLAGS = -std=c11 -Wall -Wextra -Wshadow -Iinclude -MMD -MP \
             $(shell pkg-config --cflags $(PKGS)) $(CFLAGS) $(SANFLAGS)
-LDLIBS := $(shell pkg-config --libs $(PKGS)) -lpthread -lm
+LDLIBS := $(shell pkg-config --libs $(PKGS)) -lhttp_parser -lpthread -lm
 TEST_LDLIBS := $(shell pkg-config --libs cmocka) $(LDLIBS)
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 

@@ -55,6 +55,13 @@ extern const char *const rb_load_extra_names[RB_LX_COUNT + 1];
 
 enum rb_load_pattern { RB_PATTERN_RANDOM, RB_PATTERN_SEQUENTIAL, RB_PATTERN_EPOCH };
 
+/*
+ * Which engine carries the requests: libcurl (every target and op), or the
+ * native one (plain http:// GET of whole objects on our own epoll loop).
+ * AUTO takes native where it applies. Chosen once per engine, never per request.
+ */
+enum rb_engine_kind { RB_ENGINE_AUTO, RB_ENGINE_CURL, RB_ENGINE_NATIVE };
+
 /* What one rank runs in a phase. Pointers are borrowed and must outlive the engine. */
 struct rb_load_opts {
     enum rb_load_op op;
@@ -77,7 +84,18 @@ struct rb_load_opts {
     const char *cache_header;         /* count this response header's HIT/MISS (or a list, see above); NULL = off */
     int rank;                         /* for --log-requests lines */
     int log_fd;                       /* --log-requests file (O_APPEND), or -1 */
+    enum rb_engine_kind engine;       /* AUTO (0): native where it applies */
 };
+
+/*
+ * Whether the native engine can run o: an http:// target, GET, whole
+ * objects (no --range or --random-range). When it cannot, *why (if not
+ * NULL) gets a static phrase naming what is missing. Pure; thread-safe.
+ */
+bool rb_engine_native_fits(const struct rb_load_opts *o, const char **why);
+
+/* The engine o runs on: o->engine, with AUTO resolved (native when it fits). Pure; thread-safe. */
+enum rb_engine_kind rb_engine_kind(const struct rb_load_opts *o);
 
 struct rb_engine;
 

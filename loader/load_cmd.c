@@ -45,6 +45,7 @@ struct load_args {
     double max_error_pct;
     uint64_t max_redirects;
     const char *cache_header, *log_requests;
+    int engine; /* enum rb_engine_kind: auto|curl|native */
 };
 
 int rb_load_command(const struct rb_cmd_spec *spec, int argc, char **argv,
@@ -314,6 +315,7 @@ static struct rb_load_opts rank_opts(const struct load_args *a, const struct rb_
         .cache_header = a->cache_header,
         .rank = h->rank,
         .log_fd = log_fd,
+        .engine = (enum rb_engine_kind)a->engine,
     };
 }
 
@@ -349,6 +351,7 @@ static char *report(const struct load_args *a, struct rb_harness *h, const char 
     cJSON_AddNumberToObject(summary, "ranks", h->size);
     cJSON_AddNumberToObject(summary, "threads", o->threads);
     cJSON_AddNumberToObject(summary, "inflight", o->inflight);
+    cJSON_AddStringToObject(summary, "engine", rb_engine_kind(o) == RB_ENGINE_NATIVE ? "native" : "curl");
     if (a->rate > 0)
         cJSON_AddNumberToObject(summary, "rate_per_s", a->rate);
     rb_result_set(&h->result, "summary", summary);
@@ -383,6 +386,13 @@ static int run(struct load_args *a, struct rb_cli *cli)
     char prefix[1600];
     if ((status = open_target(a, cli, &t, prefix, sizeof prefix)) != 0)
         return status;
+    const struct rb_load_opts kind = {.op = a->op, .target = t, .range_len = range_len,
+                                      .random_range_len = a->random_range};
+    const char *why;
+    if (a->engine == RB_ENGINE_NATIVE && !rb_engine_native_fits(&kind, &why)) {
+        rb_target_close(t);
+        return rb_cli_usage_error("--engine native: %s; use --engine curl or auto", why);
+    }
 
     const char *command = a->op == RB_LOAD_PUT ? "load put" : "load get";
     struct rb_harness h;
@@ -490,6 +500,10 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         {"profile", 0, RB_OPT_STR, &a.tgt.profile, "NAME", "profile in the credentials file (default $AWS_PROFILE or default)",
          NULL},
         {"provider", 0, RB_OPT_STR, &a.tgt.provider, "NAME", "AIStore bucket provider: ais (default), aws, gcp, azure", NULL},
+        {"engine", 0, RB_OPT_CHOICE, &a.engine, "E",
+         "request engine: native (own epoll loop; plain http:// GET of whole objects) or curl (everything); "
+         "auto: native where it applies",
+         "auto|curl|native"},
         {"log-requests", 0, RB_OPT_STR, &a.log_requests, "FILE", "append one CSV line per request to FILE", NULL},
         {"pattern", 0, RB_OPT_CHOICE, &a.pattern, "P", "GET order: random, sequential, or epoch (each object once per epoch)",
          "random|sequential|epoch"},

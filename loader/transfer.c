@@ -23,20 +23,9 @@ const char *const rb_load_extra_names[RB_LX_COUNT + 1] = {"redirects", "cache_hi
 
 /* ---- libcurl callbacks ---- */
 
-static size_t on_header(char *p, size_t size, size_t n, void *arg)
+void rb_xfer_cache_header(struct req *r, const char *p, size_t len)
 {
-    struct req *r = arg;
-    size_t len = size * n;
-    if (len >= 5 && memcmp(p, "HTTP/", 5) == 0) {
-        /* A new response (after a redirect, or 100 Continue): start over. */
-        r->status_known = false;
-        r->cache = RB_LX_CACHE_ABSENT;
-        r->cache_pos = UINT_MAX;
-        return len;
-    }
     const char *name = r->w->o->cache_header;
-    if (!name)
-        return len;
     /* A list "A,B": the value of the earliest name in the list that the response carries counts. */
     size_t nl = 0;
     unsigned pos = 0;
@@ -62,6 +51,21 @@ static size_t on_header(char *p, size_t size, size_t n, void *arg)
         else
             r->cache = RB_LX_CACHE_OTHER;
     }
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *arg)
+{
+    struct req *r = arg;
+    size_t len = size * n;
+    if (len >= 5 && memcmp(p, "HTTP/", 5) == 0) {
+        /* A new response (after a redirect, or 100 Continue): start over. */
+        r->status_known = false;
+        r->cache = RB_LX_CACHE_ABSENT;
+        r->cache_pos = UINT_MAX;
+        return len;
+    }
+    if (r->w->o->cache_header)
+        rb_xfer_cache_header(r, p, len);
     return len;
 }
 
@@ -269,7 +273,8 @@ int rb_xfer_issue(struct worker *w, const char *name, uint64_t size, uint64_t in
     r->start_ns = rb_clock_ns();
     /* Closed loop (0): a request is due when it is sent. */
     r->intended_ns = intended_ns ? intended_ns : r->start_ns;
-    r->start_wall_ns = rb_clock_wall_ns();
+    if (o->log_fd >= 0)
+        r->start_wall_ns = rb_clock_wall_ns(); /* only --log-requests prints it */
     CURLMcode mc = curl_multi_add_handle(r->sh->multi, r->easy);
     if (mc != CURLM_OK) {
         rb_error("curl_multi_add_handle: %s", curl_multi_strerror(mc));
@@ -378,7 +383,6 @@ static void log_request(struct worker *w, const struct req *r, long status, int 
 
 void rb_xfer_complete(struct worker *w, struct req *r, CURLcode rc)
 {
-    const struct rb_load_opts *o = w->o;
     long status = 0, redirects = 0;
     curl_off_t total_us = 0, ttfb_us = 0;
     curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
@@ -388,13 +392,19 @@ void rb_xfer_complete(struct worker *w, struct req *r, CURLcode rc)
     curl_multi_remove_handle(r->sh->multi, r->easy);
     r->busy = false;
     w->free_slots[w->nfree++] = (unsigned)(r - w->reqs);
+    rb_xfer_record(w, r, rc, status, (uint64_t)ttfb_us * RB_NS_PER_US, (uint64_t)total_us * RB_NS_PER_US,
+                   redirects, rb_clock_ns());
+}
 
+void rb_xfer_record(struct worker *w, struct req *r, CURLcode rc, long status, uint64_t ttfb_ns,
+                    uint64_t total_ns, long redirects, uint64_t now)
+{
+    const struct rb_load_opts *o = w->o;
     /* expect_len is set only by ops that read a body they can check (a verified GET). */
     bool wrong_length = o->verify && r->expect_len && r->body != r->expect_len;
     int cls = rb_engine_classify(rc, status, r->mismatch, wrong_length);
 
     struct rb_stats *s = w->local;
-    uint64_t total_ns = (uint64_t)total_us * RB_NS_PER_US, ttfb_ns = (uint64_t)ttfb_us * RB_NS_PER_US;
     /* Coordinated omission: the request was due at intended_ns; any wait for a free slot is latency too. */
     uint64_t lat_ns = (r->start_ns - r->intended_ns) + total_ns;
     uint64_t bytes = w->op->bytes(r);
@@ -413,7 +423,6 @@ void rb_xfer_complete(struct worker *w, struct req *r, CURLcode rc)
         rb_hist_record(&s->ttfb, ttfb_ns);
         rb_hist_record(w->unc_local, total_ns);
         if (w->seg) {
-            uint64_t now = rb_clock_ns();
             size_t sec = now > w->e->t0_ns ? (size_t)((now - w->e->t0_ns) / RB_NS_PER_S) : 0;
             if (sec >= w->nseg) {
                 size_t n = w->nseg ? w->nseg : 64;

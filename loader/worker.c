@@ -16,8 +16,6 @@
 #include "worker_int.h"
 
 #define IDLE_POLL_MS 100
-#define EPOLL_BATCH 256
-#define EV_WAKE UINT64_MAX
 
 /* ---- where objects come from ---- */
 
@@ -51,8 +49,7 @@ static bool next_listed(struct worker *w, const char **name, uint64_t *size)
     return true;
 }
 
-/* The next object for this worker; false when its limits or its objects are used up. */
-static bool next_object(struct worker *w, const char **name, uint64_t *size)
+bool rb_worker_next(struct worker *w, const char **name, uint64_t *size)
 {
     if (w->count_limit && w->issued >= w->count_limit)
         return false;
@@ -92,8 +89,7 @@ static unsigned drain(struct worker *w)
     return n;
 }
 
-/* Hands the private stats to the mailbox: once per tick, never per request. */
-static void handover(struct worker *w)
+void rb_worker_handover(struct worker *w)
 {
     pthread_mutex_lock(&w->mu);
     rb_stats_merge(w->box, w->local);
@@ -167,7 +163,7 @@ static int socket_action(struct shard *sh, curl_socket_t s, int mask)
  * nanosecond resolution (epoll_pwait2, Linux 5.11) rather than epoll_wait's
  * milliseconds, which would add half a millisecond to every corrected latency.
  */
-static int wait_events(struct worker *w, struct epoll_event *evs, uint64_t wait_ns)
+int rb_worker_wait(struct worker *w, struct epoll_event *evs, uint64_t wait_ns)
 {
     static atomic_bool no_pwait2;
     if (!atomic_load_explicit(&no_pwait2, memory_order_relaxed)) {
@@ -181,35 +177,63 @@ static int wait_events(struct worker *w, struct epoll_event *evs, uint64_t wait_
     return epoll_wait(w->epfd, evs, EPOLL_BATCH, (int)((wait_ns + RB_NS_PER_MS - 1) / RB_NS_PER_MS));
 }
 
+int rb_worker_refill(struct worker *w, int (*issue)(struct worker *w, const char *name, uint64_t size,
+                                                  uint64_t intended_ns))
+{
+    const bool open_loop = w->period_ns != 0;
+    uint64_t now = open_loop ? rb_clock_ns() : 0;
+    while (w->nfree && !w->exhausted) {
+        if (open_loop && now < w->next_ns)
+            break;
+        const char *name;
+        uint64_t size;
+        if (!rb_worker_next(w, &name, &size)) {
+            w->exhausted = true;
+            break;
+        }
+        uint64_t intended = open_loop ? w->next_ns : 0;
+        if (open_loop)
+            w->next_ns += w->period_ns;
+        int rc = issue(w, name, size, intended);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+void rb_worker_tick(struct worker *w)
+{
+    if (w->e && atomic_load_explicit(&w->e->seq, memory_order_acquire) != atomic_load(&w->acked)) {
+        unsigned seq = atomic_load(&w->e->seq);
+        rb_worker_handover(w);
+        atomic_store_explicit(&w->acked, seq, memory_order_release);
+    }
+}
+
+void rb_worker_eat_wake(struct worker *w)
+{
+    uint64_t v;
+    if (read(w->evfd, &v, sizeof v) < 0 && errno != EAGAIN)
+        rb_warn("eventfd read: %s", strerror(errno));
+}
+
 /* The request loop; stop and stop2 may be NULL. Returns 0 or -errno. */
 int rb_worker_run(struct worker *w, const atomic_bool *stop, const volatile int *stop2)
 {
+    if (w->nat)
+        return rb_native_run(w, stop, stop2);
     const bool open_loop = w->period_ns != 0;
     struct epoll_event evs[EPOLL_BATCH];
     int rc = 0;
     for (;;) {
         if ((stop && atomic_load_explicit(stop, memory_order_relaxed)) || (stop2 && *stop2))
             break;
-        uint64_t now = rb_clock_ns();
-        while (w->nfree && !w->exhausted) {
-            if (open_loop && now < w->next_ns)
-                break;
-            const char *name;
-            uint64_t size;
-            if (!next_object(w, &name, &size)) {
-                w->exhausted = true;
-                break;
-            }
-            uint64_t intended = open_loop ? w->next_ns : 0;
-            if (open_loop)
-                w->next_ns += w->period_ns;
-            if ((rc = rb_xfer_issue(w, name, size, intended)))
-                return rc;
-        }
+        if ((rc = rb_worker_refill(w, rb_xfer_issue)))
+            return rc;
         if (w->exhausted && w->nfree == w->nreq)
             break;
         /* New handles ask for an immediate timeout action: that is what starts them. */
-        now = rb_clock_ns();
+        uint64_t now = rb_clock_ns();
         for (unsigned i = 0; i < w->nshards; i++)
             if (w->shards[i].timer_ns <= now) {
                 w->shards[i].timer_ns = UINT64_MAX;
@@ -217,11 +241,7 @@ int rb_worker_run(struct worker *w, const atomic_bool *stop, const volatile int 
                     return rc;
             }
         unsigned done = drain(w);
-        if (w->e && atomic_load_explicit(&w->e->seq, memory_order_acquire) != atomic_load(&w->acked)) {
-            unsigned seq = atomic_load(&w->e->seq);
-            handover(w);
-            atomic_store_explicit(&w->acked, seq, memory_order_release);
-        }
+        rb_worker_tick(w);
         /*
          * The last transfers just finished: leave now rather than after an
          * idle poll, which a fetcher's caller would pay on every batch.
@@ -237,16 +257,14 @@ int rb_worker_run(struct worker *w, const atomic_bool *stop, const volatile int 
                 until = w->shards[i].timer_ns;
         if (open_loop && w->nfree && !w->exhausted && w->next_ns < until)
             until = w->next_ns;
-        int n = wait_events(w, evs, until > now ? until - now : 0);
+        int n = rb_worker_wait(w, evs, until > now ? until - now : 0);
         if (n < 0 && errno != EINTR) {
             rb_error("epoll_wait: %s", strerror(errno));
             return -errno;
         }
         for (int i = 0; i < n; i++) {
             if (evs[i].data.u64 == EV_WAKE) {
-                uint64_t v;
-                if (read(w->evfd, &v, sizeof v) < 0 && errno != EAGAIN)
-                    rb_warn("eventfd read: %s", strerror(errno));
+                rb_worker_eat_wake(w);
                 continue;
             }
             int mask = ((evs[i].events & EPOLLIN) ? CURL_CSELECT_IN : 0) |
@@ -275,7 +293,7 @@ void *rb_worker_main(void *arg)
         prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     w->failed = rb_worker_run(w, &w->e->stop, NULL);
     rb_worker_flush_log(w);
-    handover(w);
+    rb_worker_handover(w);
     atomic_store(&w->finished, true);
     atomic_fetch_add(&w->e->nfinished, 1);
     return NULL;
@@ -290,7 +308,7 @@ int rb_worker_init(struct worker *w, const struct rb_load_opts *o, unsigned id, 
     w->next = o->objects ? next_picked : next_listed;
     w->id = id;
     w->nreq = o->inflight;
-    w->nshards = (w->nreq + SHARD_SLOTS - 1) / SHARD_SLOTS;
+    w->nshards = rb_engine_kind(o) == RB_ENGINE_NATIVE ? 0 : (w->nreq + SHARD_SLOTS - 1) / SHARD_SLOTS;
     w->shards = calloc(w->nshards, sizeof *w->shards);
     w->epfd = epoll_create1(EPOLL_CLOEXEC);
     w->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -300,7 +318,7 @@ int rb_worker_init(struct worker *w, const struct rb_load_opts *o, unsigned id, 
     w->unc_local = rb_hist_new();
     w->box = rb_stats_new();
     w->unc_box = rb_hist_new();
-    if (!w->shards || !w->reqs || !w->free_slots || !w->local || !w->unc_local || !w->box || !w->unc_box)
+    if ((w->nshards && !w->shards) || !w->reqs || !w->free_slots || !w->local || !w->unc_local || !w->box || !w->unc_box)
         return -ENOMEM;
     if (w->epfd < 0 || w->evfd < 0)
         return -errno;
@@ -308,6 +326,11 @@ int rb_worker_init(struct worker *w, const struct rb_load_opts *o, unsigned id, 
     if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->evfd, &ev) != 0)
         return -errno;
     pthread_mutex_init(&w->mu, NULL);
+    if (!w->nshards) {
+        int rc = rb_native_new(w, ep0);
+        if (rc)
+            return rc;
+    }
     for (unsigned i = 0; i < w->nshards; i++) {
         struct shard *sh = &w->shards[i];
         sh->w = w;
@@ -323,6 +346,11 @@ int rb_worker_init(struct worker *w, const struct rb_load_opts *o, unsigned id, 
     }
     size_t neps = rb_target_endpoint_count(o->target);
     for (unsigned i = 0; i < w->nreq; i++) {
+        w->reqs[i].w = w;
+        if (w->nat) {
+            w->free_slots[w->nfree++] = w->nreq - 1 - i;
+            continue;
+        }
         w->reqs[i].sh = &w->shards[i / SHARD_SLOTS];
         int rc = rb_xfer_slot_init(w, &w->reqs[i], (ep0 + i) % neps);
         if (rc)
@@ -342,6 +370,7 @@ int rb_worker_init(struct worker *w, const struct rb_load_opts *o, unsigned id, 
 
 void rb_worker_free(struct worker *w)
 {
+    rb_native_free(w);
     for (unsigned i = 0; w->reqs && i < w->nreq; i++) {
         if (w->reqs[i].busy && w->reqs[i].sh && w->reqs[i].sh->multi)
             curl_multi_remove_handle(w->reqs[i].sh->multi, w->reqs[i].easy);

@@ -29,6 +29,10 @@
 #define SHARD_SLOTS 32
 /* --log-requests lines are buffered per worker and written whole (O_APPEND keeps lines intact across ranks). */
 #define LOG_BUF_BYTES (64u << 10)
+/* Events taken per epoll wait. */
+#define EPOLL_BATCH 256
+/* The epoll tag of a worker's wake-up eventfd. */
+#define EV_WAKE UINT64_MAX
 
 struct worker;
 struct req;
@@ -114,8 +118,11 @@ struct req {
     char ebuf[CURL_ERROR_SIZE];
 };
 
+struct rb_native;
+
 struct worker {
     struct rb_engine *e;
+    struct rb_native *nat;      /* the native engine's connections, or NULL: libcurl (chosen at init) */
     const struct rb_load_opts *o;
     unsigned id;
     pthread_t th;
@@ -180,6 +187,17 @@ void rb_xfer_slot_free(struct req *r);
 int rb_xfer_issue(struct worker *w, const char *name, uint64_t size, uint64_t intended_ns);
 /* Records a finished request (class, bytes, latencies, --log-requests) and frees its slot. */
 void rb_xfer_complete(struct worker *w, struct req *r, CURLcode rc);
+/*
+ * Records a finished request into w's private stats whichever engine ran it:
+ * rc as libcurl would have said it (the native engine maps its failures onto
+ * the same codes, so both classify alike), the HTTP status (0 none), times
+ * from the send, redirects followed, and now_ns (the completion time, for the
+ * per-second byte counters). The caller has freed the slot. Worker thread only.
+ */
+void rb_xfer_record(struct worker *w, struct req *r, CURLcode rc, long status, uint64_t ttfb_ns,
+                    uint64_t total_ns, long redirects, uint64_t now_ns);
+/* Counts the response header line p[0..len) ("Name: value") against o->cache_header into r->cache. */
+void rb_xfer_cache_header(struct req *r, const char *p, size_t len);
 
 /* ---- worker.c: the loop ---- */
 
@@ -191,9 +209,36 @@ void rb_worker_free(struct worker *w);
 int rb_worker_run(struct worker *w, const atomic_bool *stop, const volatile int *stop2);
 /* The thread function of an engine worker. */
 void *rb_worker_main(void *arg);
+/* The next object for w (name borrowed until the next call); false when its limits or objects are used up. */
+bool rb_worker_next(struct worker *w, const char **name, uint64_t *size);
+/* Hands w's private stats to its mailbox (under mu); once per tick, never per request. Worker thread. */
+void rb_worker_handover(struct worker *w);
+/* Waits for events on w's epoll set at most wait_ns (ns resolution where the kernel has epoll_pwait2); as epoll_wait. */
+struct epoll_event;
+int rb_worker_wait(struct worker *w, struct epoll_event *evs, uint64_t wait_ns);
+/*
+ * Issues requests on w's free slots through issue (the engine's) while the
+ * closed loop has free slots or the open loop's next send is due; sets
+ * w->exhausted when objects or limits run out. Returns 0 or issue's -errno.
+ */
+int rb_worker_refill(struct worker *w, int (*issue)(struct worker *w, const char *name, uint64_t size,
+                                                  uint64_t intended_ns));
+/* Hands w's stats over when the engine's tick sequence moved since w last did (engine workers; no-op for a fetcher). */
+void rb_worker_tick(struct worker *w);
+/* Consumes a wake-up on w's eventfd (the loop saw EV_WAKE). */
+void rb_worker_eat_wake(struct worker *w);
 /* Wakes w's loop (a tick or a stop); any thread. */
 void rb_worker_wake(struct worker *w);
 /* Writes out w's buffered --log-requests lines. */
 void rb_worker_flush_log(struct worker *w);
+
+/* ---- native.c: plain http:// GET on our own connections (see native.c) ---- */
+
+/* Sets up w's native connections (ep0: the endpoint of slot 0, as the curl slots). Returns 0 or -errno. */
+int rb_native_new(struct worker *w, size_t ep0);
+/* Closes w's native connections and frees them; safe when there are none. */
+void rb_native_free(struct worker *w);
+/* The native request loop: what rb_worker_run does, on w's own sockets. Returns 0 or -errno. */
+int rb_native_run(struct worker *w, const atomic_bool *stop, const volatile int *stop2);
 
 #endif

@@ -12,6 +12,7 @@ pkgs=(
   iproute2 iputils-ping openssh-server openssh-client ansible ansible-lint
   nodejs chromium graphviz
   slurm-wlm munge
+  libhttp-parser-dev
 )
 # Some Node.js builds bundle npm and conflict with Debian's npm package.
 command -v npm >/dev/null 2>&1 || pkgs+=(npm)

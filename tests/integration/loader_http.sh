@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
 # railbench load put|get against nginx: exact byte/object counts, WebDAV PUT then verified GET, ranges, errors, bad input.
+# Runs twice, once per request engine (RB_ENGINE=curl or native runs one of them).
 set -euo pipefail
+if [ -z "${RB_ENGINE:-}" ]; then
+    for e in curl native; do RB_ENGINE=$e bash "$0" "$@" || exit 1; done
+    exit 0
+fi
 . "$(dirname "$0")/../lib.sh"
+echo "engine: $RB_ENGINE"
+ENG=(--engine "$RB_ENGINE") # on every whole-object GET; ranges and PUT always go through libcurl
 chmod 755 "$T" # nginx's workers run as nobody
 PORT=$(free_port)
 W=$T/www
@@ -22,11 +29,12 @@ URL=http://127.0.0.1:$PORT
 summary() { jq -c ".summary.ops[0] | $2" "$T/$1/result.json"; }
 
 # 1. 1 KiB objects found by listing (nginx autoindex JSON), 3 epochs: every object exactly 3 times.
-"$RB" load get "$URL/small" --pattern epoch --epochs 3 -t 2 -c 4 --out "$T/g1" --quiet >/dev/null
+"$RB" load get "${ENG[@]}" "$URL/small" --pattern epoch --epochs 3 -t 2 -c 4 --out "$T/g1" --quiet >/dev/null
 assert_eq "1 KiB: requests" 60 "$(summary g1 .requests)"
 assert_eq "1 KiB: bytes" $((60 * 1024)) "$(summary g1 .bytes)"
 assert_eq "1 KiB: errors" 0 "$(summary g1 .errors.total)"
 assert_jq "$T/g1/result.json" '.phases[0].count == 60 and .phases[0].latency_hist.count == 60' "phase record and histogram agree"
+assert_eq "engine recorded" "\"$RB_ENGINE\"" "$(jq -c .summary.engine "$T/g1/result.json")"
 assert_jq "$T/g1/result.json" '.summary.ops[0].latency_ns.p50 > 0 and .summary.ops[0].ttfb_ns.p50 <= .summary.ops[0].latency_ns.p99' "latency and TTFB recorded"
 n=$(jq -s 'map(select(.phase == "get") | .count) | add' "$T/g1/intervals.jsonl")
 assert_eq "sum of interval counts" 60 "$n"
@@ -34,7 +42,7 @@ grep -q '^| request |' "$T/g1/table.md" || fail "table.md has no latency row"
 ok "table.md written"
 
 # 2. 1 MiB objects by generated names, sequential, 20 requests: 20 MiB exactly.
-"$RB" load get "$URL/large" --objects 8 --pattern sequential --count 20 -c 2 --out "$T/g2" --quiet >/dev/null
+"$RB" load get "${ENG[@]}" "$URL/large" --objects 8 --pattern sequential --count 20 -c 2 --out "$T/g2" --quiet >/dev/null
 assert_eq "1 MiB: bytes" $((20 * 1048576)) "$(summary g2 .bytes)"
 assert_eq "1 MiB: objects" 20 "$(summary g2 .objects)"
 
@@ -44,11 +52,11 @@ disk=$(find "$W/dav/set" -type f -printf '%s\n' | awk '{s+=$1} END {print s}')
 assert_eq "PUT: files on disk" 40 "$(find "$W/dav/set" -type f | wc -l)"
 assert_eq "PUT: bytes reported = bytes on disk" "$disk" "$(summary p1 .bytes)"
 [ "$(find "$W/dav/set" -type f -printf '%s\n' | sort -u | wc -l)" -gt 10 ] || fail "sizes are not spread over the range"
-"$RB" load get "$URL/dav/set" --pattern epoch --verify --seed 7 --min-size 4k --max-size 64k --out "$T/v1" --quiet >/dev/null
+"$RB" load get "${ENG[@]}" "$URL/dav/set" --pattern epoch --verify --seed 7 --min-size 4k --max-size 64k --out "$T/v1" --quiet >/dev/null
 assert_eq "verified GET: errors" 0 "$(summary v1 .errors.total)"
 assert_eq "verified GET: bytes" "$disk" "$(summary v1 .bytes)"
 # The fetcher API (batches of GETs from the caller's thread, as the training emulation reads): 2 passes of 40.
-out=$("$ROOT/build/tests/loader_fetch" "$URL/dav/set" 40 7 6 4)
+out=$("$ROOT/build/tests/loader_fetch" "$URL/dav/set" 40 7 6 4 "$RB_ENGINE")
 assert_eq "fetcher: requests, errors, bytes" "80 0 $((2 * disk))" "$(jq -r '"\(.requests) \(.errors) \(.bytes)"' <<<"$out")"
 assert_eq "fetcher: calls of 6 names" 14 "$(jq .calls <<<"$out")"
 # The payload is not zeros: nothing compresses it.
@@ -58,20 +66,20 @@ ok "payload is incompressible"
 # 4. Corruption and truncation are caught: one flipped byte (checksum), one short object (short_read).
 printf 'XY' | dd of="$W/dav/set/obj-00000003" bs=1 seek=1000 conv=notrunc status=none
 truncate -s 100 "$W/dav/set/obj-00000005"
-"$RB" load get "$URL/dav/set" --pattern epoch --verify --seed 7 --min-size 4k --max-size 64k --out "$T/v2" --quiet >/dev/null 2>"$T/v2.err"
+"$RB" load get "${ENG[@]}" "$URL/dav/set" --pattern epoch --verify --seed 7 --min-size 4k --max-size 64k --out "$T/v2" --quiet >/dev/null 2>"$T/v2.err"
 assert_eq "corrupted object: checksum errors" 1 "$(summary v2 .errors.checksum)"
 assert_eq "truncated object: short reads" 1 "$(summary v2 .errors.short_read)"
 assert_eq "the other objects" 38 "$(summary v2 .objects)"
 grep -q 'obj-00000003.*checksum' "$T/v2.err" || fail "no message naming the corrupted object"
 ok "message names the corrupted object"
 # A wrong seed makes every object mismatch.
-"$RB" load get "$URL/dav/set" --objects 40 --prefix obj- --pattern epoch --verify --seed 8 --out "$T/v3" --quiet >/dev/null 2>&1
+"$RB" load get "${ENG[@]}" "$URL/dav/set" --objects 40 --prefix obj- --pattern epoch --verify --seed 8 --out "$T/v3" --quiet >/dev/null 2>&1
 assert_eq "wrong seed: checksum errors" 40 "$(summary v3 .errors.checksum)"
 
 # Cache status by response header (the tiers' HIT/MISS): every /small/ response says HIT, /large/ says nothing.
-"$RB" load get "$URL/small" --objects 20 --count 25 --cache-header x-cache-status --out "$T/c1" --quiet >/dev/null
+"$RB" load get "${ENG[@]}" "$URL/small" --objects 20 --count 25 --cache-header x-cache-status --out "$T/c1" --quiet >/dev/null
 assert_eq "cache hits counted" 25 "$(summary c1 .extra.cache_hit)"
-"$RB" load get "$URL/large" --objects 8 --count 5 --cache-header X-Cache-Status --out "$T/c2" --quiet >/dev/null
+"$RB" load get "${ENG[@]}" "$URL/large" --objects 8 --count 5 --cache-header X-Cache-Status --out "$T/c2" --quiet >/dev/null
 assert_eq "no cache header: absent" "5 0" "$(summary c2 '"\(.extra.cache_absent) \(.extra.cache_hit)"' | tr -d '"')"
 assert_jq "$T/c1/result.json" '.phases[0].extra.cache_hit == 25' "cache counters in the phase record"
 
@@ -82,7 +90,7 @@ assert_eq "range: bytes" $((30 * 200)) "$(summary r1 .bytes)"
 assert_eq "random range: bytes" $((30 * 100)) "$(summary r2 .bytes)"
 
 # 6. 404s counted by class; --max-error-rate turns them into exit 1; --log-requests has one line each.
-assert_exit 1 "404s over --max-error-rate" "$RB" load get "$URL/nothing" --objects 5 --count 10 --max-error-rate 10 \
+assert_exit 1 "404s over --max-error-rate" "$RB" load get "${ENG[@]}" "$URL/nothing" --objects 5 --count 10 --max-error-rate 10 \
     --log-requests "$T/req.csv" --out "$T/e1" --quiet
 assert_eq "404s: http_4xx" 10 "$(summary e1 .errors.http_4xx)"
 assert_jq "$T/e1/result.json" '.checks[] | select(.name == "error_rate") | .passed == false' "error_rate check failed"
@@ -90,30 +98,37 @@ assert_eq "request log lines (header + 10)" 11 "$(wc -l <"$T/req.csv")"
 assert_eq "request log: 404 statuses" 10 "$(awk -F, 'NR > 1 && $9 == 404 && $10 == "http_4xx"' "$T/req.csv" | wc -l)"
 
 # 7. Bad input: one line, exit 2 (usage) or 3 (runtime).
-assert_exit 2 "malformed URL" "$RB" load get "http//127.0.0.1:$PORT/x" --objects 1
+assert_exit 2 "malformed URL" "$RB" load get "${ENG[@]}" "http//127.0.0.1:$PORT/x" --objects 1
 assert_stderr_line 'expected http://HOST'
-assert_exit 2 "unknown scheme" "$RB" load get "ftp://127.0.0.1/x" --objects 1
+assert_exit 2 "unknown scheme" "$RB" load get "${ENG[@]}" "ftp://127.0.0.1/x" --objects 1
 assert_stderr_line 'unknown scheme "ftp"'
-assert_exit 2 "bad port" "$RB" load get "http://127.0.0.1:99999/x" --objects 1
+assert_exit 2 "bad port" "$RB" load get "${ENG[@]}" "http://127.0.0.1:99999/x" --objects 1
 assert_stderr_line 'bad host or port'
 assert_exit 2 "bad range" "$RB" load get "$URL/small" --objects 1 --range 10
 assert_stderr_line 'range "10": expected OFF:LEN'
-assert_exit 2 "zero threads" "$RB" load get "$URL/small" --objects 1 --threads 0
+assert_exit 2 "zero threads" "$RB" load get "${ENG[@]}" "$URL/small" --objects 1 --threads 0
 assert_stderr_line 'threads 0: expected 1 to'
-assert_exit 2 "epochs without epoch pattern" "$RB" load get "$URL/small" --objects 1 --epochs 2
+assert_exit 2 "epochs without epoch pattern" "$RB" load get "${ENG[@]}" "$URL/small" --objects 1 --epochs 2
 assert_stderr_line 'epochs 2: needs --pattern epoch'
+assert_exit 2 "native engine with PUT" "$RB" load put "$URL/dav/x" --objects 1 --engine native
+assert_stderr_line '--engine native: GET only'
+assert_exit 2 "native engine with a range" "$RB" load get "$URL/small" --objects 1 --range 0:10 --engine native
+assert_stderr_line '--engine native: whole objects only'
+assert_exit 2 "native engine with s3" env AWS_ACCESS_KEY_ID=k AWS_SECRET_ACCESS_KEY=s "$RB" load get s3://bkt \
+    --endpoint "$URL" --objects 1 --engine native
+assert_stderr_line '--engine native: plain http:// targets only'
 assert_exit 2 "put without objects" "$RB" load put "$URL/dav/x"
 assert_stderr_line 'give --objects N'
 assert_exit 2 "bad size" "$RB" load put "$URL/dav/x" --objects 1 --size 12parsecs
 assert_stderr_line 'size'
 dead=$(free_port)
-assert_exit 3 "refused connection" "$RB" load get "http://127.0.0.1:$dead/x" --objects 1 --out "$T/dead"
+assert_exit 3 "refused connection" "$RB" load get "${ENG[@]}" "http://127.0.0.1:$dead/x" --objects 1 --out "$T/dead"
 assert_stderr_line "cannot connect to endpoint http://127.0.0.1:$dead"
-assert_exit 3 "listing a path without an index" "$RB" load get "$URL/nothing" --out "$T/noidx"
+assert_exit 3 "listing a path without an index" "$RB" load get "${ENG[@]}" "$URL/nothing" --out "$T/noidx"
 assert_stderr_line 'listing failed: HTTP 404'
 
 # 8. SIGINT mid-run: the result is still written with what was measured.
-bg "$RB" load get "$URL/small" --objects 20 --duration 60s --interval 200ms -c 2 --out "$T/int" --quiet >/dev/null
+bg "$RB" load get "${ENG[@]}" "$URL/small" --objects 20 --duration 60s --interval 200ms -c 2 --out "$T/int" --quiet >/dev/null
 pid=$LAST_PID
 for _ in $(seq 100); do [ -s "$T/int/intervals.jsonl" ] && break; sleep 0.1; done
 sleep 0.3

@@ -8,11 +8,14 @@
 
 #include "../../loader/engine_int.h"
 
-/* Usage: loader_fetch URL N SEED BATCH INFLIGHT; GETs obj-00000000..N-1 twice, BATCH names per call, verified. */
+/*
+ * Usage: loader_fetch URL N SEED BATCH INFLIGHT [auto|curl|native]; GETs obj-00000000..N-1 twice, BATCH
+ * names per call, verified, on the engine named (default auto).
+ */
 int main(int argc, char **argv)
 {
-    if (argc != 6) {
-        fprintf(stderr, "usage: %s URL N SEED BATCH INFLIGHT\n", argv[0]);
+    if (argc != 6 && argc != 7) {
+        fprintf(stderr, "usage: %s URL N SEED BATCH INFLIGHT [auto|curl|native]\n", argv[0]);
         return 2;
     }
     size_t n = strtoul(argv[2], NULL, 10), batch = strtoul(argv[4], NULL, 10);
@@ -30,6 +33,9 @@ int main(int argc, char **argv)
     struct rb_load_opts o = {.op = RB_LOAD_GET, .target = t, .inflight = (unsigned)strtoul(argv[5], NULL, 10),
                              .seed = strtoull(argv[3], NULL, 10), .verify = true, .timeout_ns = 10000000000ull,
                              .max_redirects = 5, .log_fd = -1};
+    if (argc == 7)
+        o.engine = strcmp(argv[6], "curl") == 0 ? RB_ENGINE_CURL : strcmp(argv[6], "native") == 0 ? RB_ENGINE_NATIVE
+                                                                                                  : RB_ENGINE_AUTO;
     struct rb_fetcher *f = NULL;
     if (rb_fetcher_new(&f, &o))
         return 3;

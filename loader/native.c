@@ -1,0 +1,540 @@
+/* The native engine: plain http:// GETs on our own keep-alive sockets, one epoll loop per worker, http_parser (wrk's design). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <http_parser.h>
+
+#include "payload_int.h"
+#include "railbench/clock.h"
+#include "railbench/log.h"
+#include "worker_int.h"
+
+#define IDLE_POLL_NS (100 * RB_NS_PER_MS)
+#define REQ_HEAD_MAX 1400      /* "GET <base>/" and " HTTP/1.1\r\nHost: ...\r\n\r\n" */
+#define REQ_NAME_MAX (3 * 1024 + 1)
+#define HDR_MAX 128            /* captured header name and value (cache-status counting) */
+
+/*
+ * One connection and the request on it. The request's accounting lives in
+ * r, the very struct the curl path fills, so rb_xfer_record and the error
+ * log treat both engines alike. Everything is allocated at start: a request
+ * writes into the connection's request buffer and reads into its read buffer.
+ */
+struct nconn {
+    struct req r;
+    int fd;                    /* -1: closed; the next request connects */
+    unsigned ep;
+    bool verify, busy, connecting, reused, got_bytes, headers_done, complete, in_value;
+    http_parser p;
+    char *rbuf;                /* read buffer (rbuf_bytes) */
+    char *wbuf;                /* request bytes: head prefix, escaped name, tail */
+    size_t wlen, woff;
+    uint64_t ttfb_ns;
+    char hname[HDR_MAX], hval[HDR_MAX];
+    size_t hname_len, hval_len;
+};
+
+/* A worker's native state; endpoints are resolved once, request heads built once per connection. */
+struct rb_native {
+    struct nconn *c;
+    size_t rbuf_bytes;
+    char *slab;                /* every connection's read and request buffers, in one allocation */
+    http_parser_settings settings;
+    struct sockaddr_storage addr[RB_TARGET_MAX_ENDPOINTS];
+    socklen_t alen[RB_TARGET_MAX_ENDPOINTS];
+    char prefix[REQ_HEAD_MAX];             /* "GET <base_path>/" */
+    char tail[RB_TARGET_MAX_ENDPOINTS][REQ_HEAD_MAX]; /* " HTTP/1.1\r\nHost: <host:port>\r\n\r\n" */
+    size_t prefix_len, tail_len[RB_TARGET_MAX_ENDPOINTS];
+    uint64_t next_scan_ns, scan_ns;        /* timeouts are checked every scan_ns, not per request */
+};
+
+bool rb_engine_native_fits(const struct rb_load_opts *o, const char **why)
+{
+    const char *w = NULL;
+    if (strcmp(rb_target_scheme(o->target), "http") != 0)
+        w = "plain http:// targets only (s3, ais and https go through libcurl)";
+    else if (o->op != RB_LOAD_GET)
+        w = "GET only (put goes through libcurl)";
+    else if (o->range_len || o->random_range_len)
+        w = "whole objects only (--range and --random-range go through libcurl)";
+    if (why)
+        *why = w;
+    return !w;
+}
+
+enum rb_engine_kind rb_engine_kind(const struct rb_load_opts *o)
+{
+    if (o->engine == RB_ENGINE_AUTO)
+        return rb_engine_native_fits(o, NULL) ? RB_ENGINE_NATIVE : RB_ENGINE_CURL;
+    return o->engine;
+}
+
+/* ---- parser callbacks (p->data is the connection) ---- */
+
+/* A whole header has been seen: count it when it names the cache status. */
+static void header_done(struct nconn *c)
+{
+    char line[2 * HDR_MAX + 2];
+    if (c->hname_len >= HDR_MAX || c->hval_len >= HDR_MAX)
+        return; /* longer than any cache-status header: not one */
+    memcpy(line, c->hname, c->hname_len);
+    line[c->hname_len] = ':';
+    memcpy(line + c->hname_len + 1, c->hval, c->hval_len);
+    rb_xfer_cache_header(&c->r, line, c->hname_len + 1 + c->hval_len);
+}
+
+static void append(char *buf, size_t *len, const char *at, size_t n)
+{
+    if (*len + n < HDR_MAX)
+        memcpy(buf + *len, at, n);
+    *len += n; /* past HDR_MAX: marks the header as too long to matter */
+}
+
+static int on_header_field(http_parser *p, const char *at, size_t n)
+{
+    struct nconn *c = p->data;
+    if (c->in_value) {
+        header_done(c);
+        c->in_value = false;
+        c->hname_len = c->hval_len = 0;
+    }
+    append(c->hname, &c->hname_len, at, n);
+    return 0;
+}
+
+static int on_header_value(http_parser *p, const char *at, size_t n)
+{
+    struct nconn *c = p->data;
+    c->in_value = true;
+    append(c->hval, &c->hval_len, at, n);
+    return 0;
+}
+
+static int on_headers_complete(http_parser *p)
+{
+    struct nconn *c = p->data;
+    if (c->in_value)
+        header_done(c);
+    c->headers_done = true;
+    c->r.err_status = p->status_code >= 300;
+    return 0;
+}
+
+/* The body as it streams: verified in place against the payload, or kept (its start) when it is an error's. */
+static int on_body(http_parser *p, const char *at, size_t n)
+{
+    struct nconn *c = p->data;
+    struct req *r = &c->r;
+    if (r->err_status) {
+        if (r->errbody.len < 2048)
+            rb_buf_append(&r->errbody, at, n < 2048 - r->errbody.len ? n : 2048 - r->errbody.len);
+        return 0;
+    }
+    if (c->verify && !r->mismatch && rb_payload_verify(r->key, r->off, at, n) != n)
+        r->mismatch = true;
+    r->off += n;
+    r->body += n;
+    return 0;
+}
+
+static int on_message_complete(http_parser *p)
+{
+    struct nconn *c = p->data;
+    c->complete = true;
+    http_parser_pause(p, 1); /* one response per request: anything after it is not ours */
+    return 0;
+}
+
+/* ---- connections ---- */
+
+static void conn_close(struct nconn *c)
+{
+    if (c->fd >= 0)
+        close(c->fd); /* leaves the epoll set with it */
+    c->fd = -1;
+    c->connecting = false;
+}
+
+/* Ends c's request with rc (CURLE_OK: a response was parsed) and frees its slot; closes the connection unless it stays alive. */
+static void finish(struct worker *w, struct nconn *c, CURLcode rc, const char *msg)
+{
+    uint64_t now = rb_clock_ns();
+    long status = rc == CURLE_OK ? (long)c->p.status_code : 0;
+    if (msg)
+        snprintf(c->r.ebuf, sizeof c->r.ebuf, "%s", msg);
+    if (rc != CURLE_OK || !http_should_keep_alive(&c->p))
+        conn_close(c);
+    c->busy = false;
+    w->free_slots[w->nfree++] = (unsigned)(c - w->nat->c);
+    rb_xfer_record(w, &c->r, rc, status, c->got_bytes ? c->ttfb_ns : 0, now - c->r.start_ns, 0, now);
+}
+
+static int conn_open(struct worker *w, struct nconn *c)
+{
+    struct rb_native *n = w->nat;
+    c->fd = socket(n->addr[c->ep].ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (c->fd < 0)
+        return -errno;
+    int one = 1;
+    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    /* Edge-triggered, both directions, once per connection: no epoll_ctl per request. */
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.u64 = (uint64_t)(c - n->c)};
+    if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, c->fd, &ev) != 0) {
+        int e = -errno;
+        conn_close(c);
+        return e;
+    }
+    c->reused = false;
+    c->connecting = false;
+    if (connect(c->fd, (struct sockaddr *)&n->addr[c->ep], n->alen[c->ep]) == 0)
+        return 0;
+    if (errno == EINPROGRESS) {
+        c->connecting = true;
+        return 0;
+    }
+    int e = -errno;
+    conn_close(c);
+    return e;
+}
+
+/* Writes what is left of the request; the rest goes when the socket is writable again. */
+static void conn_send(struct worker *w, struct nconn *c);
+
+/* A reused connection the server had already closed: connect again and resend once, as libcurl does. */
+static bool retry_stale(struct worker *w, struct nconn *c)
+{
+    if (!c->reused || c->got_bytes)
+        return false;
+    conn_close(c);
+    if (conn_open(w, c) != 0)
+        return false;
+    c->woff = 0;
+    if (!c->connecting)
+        conn_send(w, c);
+    return true;
+}
+
+static void conn_send(struct worker *w, struct nconn *c)
+{
+    while (c->woff < c->wlen) {
+        ssize_t k = send(c->fd, c->wbuf + c->woff, c->wlen - c->woff, MSG_NOSIGNAL);
+        if (k > 0) {
+            c->woff += (size_t)k;
+            continue;
+        }
+        if (k < 0 && errno == EAGAIN)
+            return;
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (!retry_stale(w, c))
+            finish(w, c, CURLE_SEND_ERROR, k < 0 ? strerror(errno) : "send failed");
+        return;
+    }
+}
+
+/* The connection ended (EOF or error) before the response did. */
+static void conn_ended(struct worker *w, struct nconn *c, int err)
+{
+    if (retry_stale(w, c))
+        return;
+    if (!err && c->headers_done) {
+        /* A body delimited by the close completes now; otherwise it is short. */
+        http_parser_execute(&c->p, &w->nat->settings, NULL, 0);
+        if (c->complete) {
+            finish(w, c, CURLE_OK, NULL);
+            conn_close(c);
+            return;
+        }
+    }
+    char msg[200];
+    snprintf(msg, sizeof msg, "connection %s after %" PRIu64 " body bytes (native engine)",
+             err ? strerror(err) : "closed", c->r.body);
+    finish(w, c, err ? CURLE_RECV_ERROR : c->headers_done ? CURLE_PARTIAL_FILE : CURLE_GOT_NOTHING, msg);
+}
+
+/* Reads and parses until the response is complete or the socket is drained; ev is the epoll event that woke it. */
+static void conn_read(struct worker *w, struct nconn *c, uint32_t ev)
+{
+    struct rb_native *n = w->nat;
+    for (;;) {
+        ssize_t k = recv(c->fd, c->rbuf, n->rbuf_bytes, 0);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0 && errno == EAGAIN)
+            return;
+        if (k <= 0) {
+            conn_ended(w, c, k < 0 ? errno : 0);
+            return;
+        }
+        if (!c->got_bytes) {
+            c->got_bytes = true;
+            c->ttfb_ns = rb_clock_ns() - c->r.start_ns;
+        }
+        size_t used = http_parser_execute(&c->p, &n->settings, c->rbuf, (size_t)k);
+        if (c->complete) {
+            finish(w, c, CURLE_OK, NULL);
+            return;
+        }
+        if (used != (size_t)k || HTTP_PARSER_ERRNO(&c->p) != HPE_OK) {
+            char msg[200];
+            snprintf(msg, sizeof msg, "unparsable response: %s (native engine)",
+                     http_errno_description(HTTP_PARSER_ERRNO(&c->p)));
+            finish(w, c, CURLE_WEIRD_SERVER_REPLY, msg);
+            return;
+        }
+        /*
+         * Edge-triggered: a short read drained the socket, and data arriving
+         * later raises a new edge, so no read is spent on EAGAIN. A close
+         * that came with this edge raises none: read on to the EOF then.
+         */
+        if ((size_t)k < n->rbuf_bytes && !(ev & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
+            return;
+    }
+}
+
+static void on_event(struct worker *w, struct nconn *c, uint32_t ev)
+{
+    if (!c->busy || c->fd < 0)
+        return; /* an idle keep-alive connection: its close shows at the next request */
+    if (c->connecting) {
+        if (!(ev & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
+            return;
+        int err = 0;
+        socklen_t len = sizeof err;
+        getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len);
+        if (err) {
+            finish(w, c, CURLE_COULDNT_CONNECT, strerror(err));
+            return;
+        }
+        c->connecting = false;
+    }
+    if (c->woff < c->wlen) {
+        conn_send(w, c);
+        return; /* the response comes after the request is out */
+    }
+    if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP))
+        conn_read(w, c, ev);
+}
+
+/* ---- requests and the loop ---- */
+
+/* Starts a GET of name on a free connection: the request bytes are the connection's prefix, the escaped name, its tail. */
+static int issue(struct worker *w, const char *name, uint64_t size, uint64_t intended_ns)
+{
+    struct rb_native *n = w->nat;
+    const struct rb_load_opts *o = w->o;
+    struct nconn *c = &n->c[w->free_slots[--w->nfree]];
+    struct req *r = &c->r;
+    char *p = c->wbuf + n->prefix_len;
+    if (rb_url_escape(name, true, p, REQ_NAME_MAX)) {
+        w->nfree++;
+        return -ENAMETOOLONG;
+    }
+    size_t nl = strlen(p);
+    memcpy(p + nl, n->tail[c->ep], n->tail_len[c->ep]);
+    c->wlen = n->prefix_len + nl + n->tail_len[c->ep];
+    c->woff = 0;
+    r->name = name;
+    r->body = r->off = 0;
+    r->mismatch = r->err_status = false;
+    r->cache = RB_LX_CACHE_ABSENT;
+    r->cache_pos = UINT_MAX;
+    r->errbody.len = 0;
+    r->ebuf[0] = '\0';
+    r->key = o->verify ? rb_payload_key(o->seed, name) : 0;
+    r->size = r->expect_len = size; /* whole objects: a known size is the length a verified GET must get */
+    http_parser_init(&c->p, HTTP_RESPONSE);
+    c->p.data = c;
+    c->got_bytes = c->headers_done = c->complete = c->in_value = false;
+    c->hname_len = c->hval_len = 0;
+    r->start_ns = rb_clock_ns();
+    r->intended_ns = intended_ns ? intended_ns : r->start_ns;
+    if (o->log_fd >= 0)
+        r->start_wall_ns = rb_clock_wall_ns();
+    c->busy = true;
+    w->issued++;
+    if (c->fd >= 0) {
+        c->reused = true;
+        conn_send(w, c);
+        return 0;
+    }
+    if (!n->alen[c->ep]) {
+        finish(w, c, CURLE_COULDNT_RESOLVE_HOST, "could not resolve the endpoint's host (native engine)");
+        return 0;
+    }
+    int e = conn_open(w, c);
+    if (e)
+        finish(w, c, CURLE_COULDNT_CONNECT, strerror(-e));
+    else if (!c->connecting)
+        conn_send(w, c);
+    return 0;
+}
+
+/* Ends every request older than --timeout; called every scan_ns rather than arming a timer per request. */
+static void expire(struct worker *w, uint64_t now)
+{
+    for (unsigned i = 0; i < w->nreq; i++) {
+        struct nconn *c = &w->nat->c[i];
+        if (c->busy && now - c->r.start_ns >= w->o->timeout_ns) {
+            char msg[100];
+            snprintf(msg, sizeof msg, "no response within %" PRIu64 " ms (native engine)",
+                     (uint64_t)(w->o->timeout_ns / RB_NS_PER_MS));
+            finish(w, c, CURLE_OPERATION_TIMEDOUT, msg);
+        }
+    }
+}
+
+int rb_native_run(struct worker *w, const atomic_bool *stop, const volatile int *stop2)
+{
+    struct rb_native *n = w->nat;
+    struct epoll_event evs[EPOLL_BATCH];
+    for (;;) {
+        if ((stop && atomic_load_explicit(stop, memory_order_relaxed)) || (stop2 && *stop2))
+            break;
+        int rc = rb_worker_refill(w, issue);
+        if (rc)
+            return rc;
+        if (w->exhausted && w->nfree == w->nreq)
+            break;
+        rb_worker_tick(w);
+        uint64_t now = rb_clock_ns(), until = now + IDLE_POLL_NS;
+        if (w->o->timeout_ns) {
+            if (now >= n->next_scan_ns) {
+                expire(w, now);
+                n->next_scan_ns = now + n->scan_ns;
+                continue;
+            }
+            if (n->next_scan_ns < until)
+                until = n->next_scan_ns;
+        }
+        if (w->period_ns && w->nfree && !w->exhausted && w->next_ns < until)
+            until = w->next_ns;
+        int k = rb_worker_wait(w, evs, until > now ? until - now : 0);
+        if (k < 0 && errno != EINTR) {
+            rb_error("epoll_wait: %s", strerror(errno));
+            return -errno;
+        }
+        for (int i = 0; i < k; i++) {
+            if (evs[i].data.u64 == EV_WAKE)
+                rb_worker_eat_wake(w);
+            else if (evs[i].data.u64 < w->nreq)
+                on_event(w, &n->c[evs[i].data.u64], evs[i].events);
+        }
+    }
+    /* Requests still in flight when told to stop are abandoned, not counted; their connections closed. */
+    for (unsigned i = 0; i < w->nreq; i++)
+        if (n->c[i].busy) {
+            conn_close(&n->c[i]);
+            n->c[i].busy = false;
+            w->free_slots[w->nfree++] = i;
+        }
+    return 0;
+}
+
+/* ---- set-up ---- */
+
+/* Resolves endpoint url ("http://HOST[:PORT]") once; on failure leaves *alen 0 (requests fail as connect errors). */
+static void resolve(const char *url, struct sockaddr_storage *addr, socklen_t *alen, char *hostport, size_t hplen)
+{
+    const char *hp = strstr(url, "://");
+    hp = hp ? hp + 3 : url;
+    snprintf(hostport, hplen, "%s", hp);
+    char host[512], port[16] = "80";
+    const char *colon = strrchr(hp, ':');
+    if (hp[0] == '[') {
+        const char *end = strchr(hp, ']');
+        snprintf(host, sizeof host, "%.*s", end ? (int)(end - hp - 1) : 0, hp + 1);
+        colon = end && end[1] == ':' ? end + 1 : NULL;
+    } else {
+        snprintf(host, sizeof host, "%.*s", colon ? (int)(colon - hp) : (int)strlen(hp), hp);
+    }
+    if (colon)
+        snprintf(port, sizeof port, "%s", colon + 1);
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai = NULL;
+    *alen = 0;
+    if (getaddrinfo(host, port, &hints, &ai) == 0 && ai && ai->ai_addrlen <= sizeof *addr) {
+        memcpy(addr, ai->ai_addr, ai->ai_addrlen);
+        *alen = ai->ai_addrlen;
+    }
+    if (ai)
+        freeaddrinfo(ai);
+}
+
+int rb_native_new(struct worker *w, size_t ep0)
+{
+    const struct rb_load_opts *o = w->o;
+    const struct rb_target *t = o->target;
+    struct rb_native *n = calloc(1, sizeof *n);
+    if (!n)
+        return -ENOMEM;
+    w->nat = n;
+    int k = snprintf(n->prefix, sizeof n->prefix, "GET %s/", t->base_path);
+    if (k < 0 || (size_t)k >= sizeof n->prefix)
+        return -ENAMETOOLONG;
+    n->prefix_len = (size_t)k;
+    size_t neps = rb_target_endpoint_count(t);
+    for (size_t e = 0; e < neps; e++) {
+        char hp[600];
+        resolve(t->endpoints[e], &n->addr[e], &n->alen[e], hp, sizeof hp);
+        k = snprintf(n->tail[e], sizeof n->tail[e], " HTTP/1.1\r\nHost: %s\r\nAccept: */*\r\n\r\n", hp);
+        if (k < 0 || (size_t)k >= sizeof n->tail[e])
+            return -ENAMETOOLONG;
+        n->tail_len[e] = (size_t)k;
+    }
+    /* Big reads for big objects; at thousands of connections the buffers stay within 16 MiB or so. */
+    n->rbuf_bytes = (size_t)(4u << 20) / w->nreq;
+    n->rbuf_bytes = n->rbuf_bytes < (16u << 10) ? (16u << 10) : n->rbuf_bytes > (256u << 10) ? (256u << 10) : n->rbuf_bytes;
+    size_t wbuf_bytes = n->prefix_len + REQ_NAME_MAX + REQ_HEAD_MAX;
+    n->c = calloc(w->nreq, sizeof *n->c);
+    n->slab = malloc(w->nreq * (n->rbuf_bytes + wbuf_bytes));
+    if (!n->c || !n->slab)
+        return -ENOMEM;
+    for (unsigned i = 0; i < w->nreq; i++) {
+        struct nconn *c = &n->c[i];
+        c->fd = -1;
+        c->ep = (unsigned)((ep0 + i) % neps);
+        c->verify = o->verify;
+        c->rbuf = n->slab + (size_t)i * (n->rbuf_bytes + wbuf_bytes);
+        c->wbuf = c->rbuf + n->rbuf_bytes;
+        memcpy(c->wbuf, n->prefix, n->prefix_len);
+        c->r.w = w;
+        c->r.errbody.limit = 2048 + 1;
+    }
+    http_parser_settings_init(&n->settings);
+    n->settings.on_headers_complete = on_headers_complete;
+    n->settings.on_body = on_body;
+    n->settings.on_message_complete = on_message_complete;
+    if (o->cache_header) {
+        n->settings.on_header_field = on_header_field;
+        n->settings.on_header_value = on_header_value;
+    }
+    n->scan_ns = o->timeout_ns / 20;
+    n->scan_ns = n->scan_ns < RB_NS_PER_MS ? RB_NS_PER_MS : n->scan_ns > 100 * RB_NS_PER_MS ? 100 * RB_NS_PER_MS : n->scan_ns;
+    return 0;
+}
+
+void rb_native_free(struct worker *w)
+{
+    struct rb_native *n = w->nat;
+    if (!n)
+        return;
+    for (unsigned i = 0; n->c && i < w->nreq; i++) {
+        conn_close(&n->c[i]);
+        rb_buf_free(&n->c[i].r.errbody);
+    }
+    free(n->c);
+    free(n->slab);
+    free(n);
+    w->nat = NULL;
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Allocations per request in steady state: railbench load get under an LD_PRELOAD shim that counts
+# malloc/calloc/realloc/posix_memalign calls on threads other than the main one (the workers, and
+# MPI's helpers), run for N1 and N2 requests on the same nginx; the
+# difference divided by N2 - N1 is what each further request allocates (start-up and teardown cancel).
+# The interval is 1h by default: each tick allocates on the main thread (JSON lines, progress) whatever the
+# engine, and a longer run has more ticks; ALLOC_INTERVAL=1s shows that cost too.
+# Usage: tests/bench/alloc_count.sh [ENGINE...]   (default: curl native; N2 - N1 = 100,000 requests)
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+ENGINES=("${@:-curl native}")
+read -r -a ENGINES <<<"${ENGINES[*]}"
+N1=${ALLOC_N1:-1000}
+N2=${ALLOC_N2:-101000}
+chmod 755 "$T"
+cat >"$T/shim.c" <<'C'
+/* Counts heap allocations (not frees) and writes the total to $ALLOC_COUNT_OUT at exit (railbench only: MPI's helpers inherit the preload). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+extern void *__libc_malloc(size_t), *__libc_calloc(size_t, size_t), *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+static unsigned long long n;
+/* Only threads other than the main one: the workers (the main thread writes results, sized by the run's seconds). */
+#define COUNT() (gettid() != getpid() ? __atomic_fetch_add(&n, 1, __ATOMIC_RELAXED) : 0)
+void *malloc(size_t s) { COUNT(); return __libc_malloc(s); }
+void *calloc(size_t a, size_t b) { COUNT(); return __libc_calloc(a, b); }
+void *realloc(void *p, size_t s) { COUNT(); return __libc_realloc(p, s); }
+int posix_memalign(void **p, size_t a, size_t s) { COUNT(); *p = __libc_memalign(a, s); return *p ? 0 : 12; }
+__attribute__((destructor)) static void done(void)
+{
+    const char *f = getenv("ALLOC_COUNT_OUT");
+    if (strcmp(program_invocation_short_name, "railbench") != 0)
+        return;
+    FILE *o = f ? fopen(f, "w") : NULL;
+    if (o) { fprintf(o, "%llu\n", n); fclose(o); }
+}
+C
+cc -O2 -shared -fPIC -o "$T/shim.so" "$T/shim.c"
+PORT=$(free_port)
+mkdir -p "$T/www/1k"
+for i in $(seq 0 99); do head -c 1024 /dev/urandom >"$T/www/1k/obj-$(printf %08d "$i")"; done
+nginx_start web "server { listen 127.0.0.1:$PORT; root $T/www; keepalive_requests 1000000; }"
+wait_port "$PORT"
+count() { # ENGINE REQUESTS -> allocations
+    ALLOC_COUNT_OUT=$T/n LD_PRELOAD=$T/shim.so "$RB" load get "http://127.0.0.1:$PORT/1k" --objects 100 \
+        --engine "$1" -c 16 --count "$2" --interval "${ALLOC_INTERVAL:-1h}" --out "$T/r-$1-$2" --quiet >/dev/null
+    local errs; errs=$(jq '.summary.ops[0].errors.total' "$T/r-$1-$2/result.json")
+    [ "$errs" = 0 ] || fail "$1: $errs errors"
+    cat "$T/n"
+}
+printf '%-8s %12s %12s %14s\n' engine "allocs@$N1" "allocs@$N2" "per request"
+for e in "${ENGINES[@]}"; do
+    a=$(count "$e" "$N1"); b=$(count "$e" "$N2")
+    awk -v e="$e" -v a="$a" -v b="$b" -v d=$((N2 - N1)) 'BEGIN { printf "%-8s %12d %12d %14.3f\n", e, a, b, (b - a) / d }'
+done
