@@ -94,6 +94,13 @@ struct rb_load_opts {
  */
 bool rb_engine_native_fits(const struct rb_load_opts *o, const char **why);
 
+/*
+ * A user's --engine choice checked against what runs on target t: 0, or
+ * RB_EXIT_USAGE after one line on stderr when native was forced where it
+ * does not apply (ranged: a --range or --random-range GET). Thread-safe.
+ */
+int rb_engine_check_usage(enum rb_engine_kind engine, const struct rb_target *t, enum rb_load_op op, bool ranged);
+
 /* The engine o runs on: o->engine, with AUTO resolved (native when it fits). Pure; thread-safe. */
 enum rb_engine_kind rb_engine_kind(const struct rb_load_opts *o);
 

@@ -386,12 +386,9 @@ static int run(struct load_args *a, struct rb_cli *cli)
     char prefix[1600];
     if ((status = open_target(a, cli, &t, prefix, sizeof prefix)) != 0)
         return status;
-    const struct rb_load_opts kind = {.op = a->op, .target = t, .range_len = range_len,
-                                      .random_range_len = a->random_range};
-    const char *why;
-    if (a->engine == RB_ENGINE_NATIVE && !rb_engine_native_fits(&kind, &why)) {
+    if ((status = rb_engine_check_usage(a->engine, t, a->op, range_len || a->random_range))) {
         rb_target_close(t);
-        return rb_cli_usage_error("--engine native: %s; use --engine curl or auto", why);
+        return status;
     }
 
     const char *command = a->op == RB_LOAD_PUT ? "load put" : "load get";

@@ -16,6 +16,7 @@
 #include <http_parser.h>
 
 #include "payload_int.h"
+#include "railbench/cli.h"
 #include "railbench/clock.h"
 #include "railbench/log.h"
 #include "worker_int.h"
@@ -71,6 +72,15 @@ bool rb_engine_native_fits(const struct rb_load_opts *o, const char **why)
     if (why)
         *why = w;
     return !w;
+}
+
+int rb_engine_check_usage(enum rb_engine_kind engine, const struct rb_target *t, enum rb_load_op op, bool ranged)
+{
+    const struct rb_load_opts o = {.op = op, .target = t, .range_len = ranged};
+    const char *why;
+    if (engine == RB_ENGINE_NATIVE && !rb_engine_native_fits(&o, &why))
+        return rb_cli_usage_error("--engine native: %s; use --engine curl or auto", why);
+    return 0;
 }
 
 enum rb_engine_kind rb_engine_kind(const struct rb_load_opts *o)

@@ -58,6 +58,7 @@ struct sweep_args {
     uint64_t duration_ns, count, seed, timeout_ns, max_redirects;
     bool verify;
     double max_error_pct, knee_gain_pct, knee_latency_pct;
+    int engine; /* enum rb_engine_kind: auto|curl|native */
 };
 
 /* One point as measured (rank 0). */
@@ -264,7 +265,8 @@ static int run(struct sweep_args *a, struct rb_cli *cli)
     struct rb_target *t = NULL;
     if ((status = rb_load_target_open(&a->tgt, cli->args[0], &t)) != 0)
         return status;
-    if ((status = rb_load_target_probe(t, a->timeout_ns)) != 0) {
+    if ((status = rb_engine_check_usage(a->engine, t, RB_LOAD_GET, false)) ||
+        (status = rb_load_target_probe(t, a->timeout_ns)) != 0) {
         rb_target_close(t);
         return status;
     }
@@ -319,6 +321,7 @@ static int run(struct sweep_args *a, struct rb_cli *cli)
             .min_size = a->size,
             .max_size = a->size,
             .timeout_ns = a->timeout_ns,
+            .engine = (enum rb_engine_kind)a->engine,
             .max_redirects = (long)a->max_redirects,
             .rank = h.rank,
             .log_fd = -1,
@@ -403,6 +406,7 @@ int rb_sweep_main(int argc, char **argv)
         {"seed", 0, RB_OPT_U64, &a.seed, "N", "seed of payloads and orders", NULL},
         {"verify", 0, RB_OPT_FLAG, &a.verify, NULL, "compare every byte with the seeded payload", NULL},
         {"timeout", 0, RB_OPT_DURATION, &a.timeout_ns, "D", "per-request timeout (0: none)", NULL},
+        {"engine", 0, RB_OPT_CHOICE, &a.engine, "E", "request engine, as for load get", "auto|curl|native"},
         {"max-error-rate", 0, RB_OPT_PERCENT, &a.max_error_pct, "PCT", "exit 1 when a point has more failed requests",
          NULL},
         {"max-redirects", 0, RB_OPT_U64, &a.max_redirects, "N", "redirects followed per request (AIStore)", NULL},

@@ -219,10 +219,11 @@ int rb_xfer_slot_init(struct worker *w, struct req *r, size_t ep)
     RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header));
     RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_HEADERDATA, r));
     /*
-     * libcurl's default 16 KiB receive buffer: libcurl 7.88 allocates and
-     * frees the buffer per transfer, and a 256 KiB one halved the 1 KiB GET
-     * rate (BENCHMARKS.md) while 1 MiB and 10 MiB objects were no faster with it.
+     * 64 KiB, not 256: libcurl 7.88 allocates and frees the receive buffer
+     * per transfer, and one above glibc's 128 KiB mmap threshold halved the
+     * 1 KiB GET rate (BENCHMARKS.md).
      */
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 64L * 1024));
     /*
      * Requests go straight to the endpoints: a load generator must not route
      * through whatever http_proxy the environment names (and libcurl would

@@ -3,8 +3,14 @@
 # (limit_rate; a 100 KiB object takes ~0.1 s) and the server admits 30 requests/s in total (limit_req, excess
 # requests queued). So throughput scales with in-flight requests up to 3-4 and then only latency grows:
 # the knee is at 4 in flight. One row per point, the knee against its rule, rates, bad input.
+# Runs once per request engine (RB_ENGINE=curl or native runs one of them).
 set -euo pipefail
+if [ -z "${RB_ENGINE:-}" ]; then
+    for e in curl native; do RB_ENGINE=$e bash "$0" "$@" || exit 1; done
+    exit 0
+fi
 . "$(dirname "$0")/../lib.sh"
+echo "engine: $RB_ENGINE"
 chmod 755 "$T"
 PORT=$(free_port)
 mkdir -p "$T/www/set"
@@ -20,7 +26,7 @@ wait_port "$PORT"
 URL=http://127.0.0.1:$PORT/set
 
 # 1. In flight 1, 2, 4, 8 for 3 s each: ~10, ~20, then capped at ~30 obj/s twice, latency doubling.
-"$RB" load sweep "$URL" --objects 16 -c 1,2,4,8 --duration 3s --out "$T/s1" --quiet >/dev/null
+"$RB" load sweep --engine "$RB_ENGINE" "$URL" --objects 16 -c 1,2,4,8 --duration 3s --out "$T/s1" --quiet >/dev/null
 R=$T/s1/result.json
 assert_eq "one phase per point" "inflight-1 inflight-2 inflight-4 inflight-8" "$(jq -r '[.phases[].name] | join(" ")' "$R")"
 assert_eq "one row per point" "1 2 4 8" "$(jq -r '[.summary.sweep_points[].inflight] | join(" ")' "$R")"
@@ -42,31 +48,31 @@ grep -q '^knee: inflight-4 ' "$T/s1/table.md" || fail "table has no knee line"
 ok "table marks the knee"
 
 # 2. Two points that both scale: no knee, reported as null.
-"$RB" load sweep "$URL" --objects 16 -c 1,2 --duration 2s --out "$T/s2" --quiet >/dev/null
+"$RB" load sweep --engine "$RB_ENGINE" "$URL" --objects 16 -c 1,2 --duration 2s --out "$T/s2" --quiet >/dev/null
 assert_jq "$T/s2/result.json" '.summary.knee == null and (.summary.sweep_points | length == 2)' "no knee while throughput still doubles"
 grep -q '^knee: none up to inflight-2' "$T/s2/table.md" || fail "table does not say there is no knee"
 ok "table says: no knee"
 
 # 3. Rate steps (open loop), 8 connections: one row per rate; an open loop never exceeds its rate.
-"$RB" load sweep "$URL" --objects 16 --rate 5,10,20 -c 8 --duration 2s --out "$T/s3" --quiet >/dev/null
+"$RB" load sweep --engine "$RB_ENGINE" "$URL" --objects 16 --rate 5,10,20 -c 8 --duration 2s --out "$T/s3" --quiet >/dev/null
 assert_eq "rate rows" "5 10 20" "$(jq -r '[.summary.sweep_points[].rate_per_s] | join(" ")' "$T/s3/result.json")"
 assert_jq "$T/s3/result.json" '.summary.open_loop and ([.summary.sweep_points[] | .inflight == 8
     and .ops_per_s <= .rate_per_s * 1.1 + 1 and .requests > 0] | all)' "open-loop rows within their rates"
 
 # 4. Under mpirun -np 2 the points are merged over ranks.
-rb_mpirun 2 "$RB" load sweep "$URL" --objects 16 -c 1,2 --count 20 --out "$T/s4" --quiet >/dev/null
+rb_mpirun 2 "$RB" load sweep --engine "$RB_ENGINE" "$URL" --objects 16 -c 1,2 --count 20 --out "$T/s4" --quiet >/dev/null
 assert_eq "mpirun: requests per point (count split over ranks)" "20 20" "$(jq -r '[.summary.sweep_points[].requests] | join(" ")' "$T/s4/result.json")"
 assert_eq "mpirun: in flight in total" "2 4" "$(jq -r '[.summary.sweep_points[].inflight_total] | join(" ")' "$T/s4/result.json")"
 
 # 5. Bad input: one line, exit 2.
-assert_exit 2 "decreasing in-flight list" "$RB" load sweep "$URL" --objects 4 -c 4,2
+assert_exit 2 "decreasing in-flight list" "$RB" load sweep --engine "$RB_ENGINE" "$URL" --objects 4 -c 4,2
 assert_stderr_line 'inflight: expected increasing values \(e.g. 1,2,4,8\), got 2 after 4'
-assert_exit 2 "rates with an in-flight list" "$RB" load sweep "$URL" --objects 4 --rate 10,20 -c 1,2
+assert_exit 2 "rates with an in-flight list" "$RB" load sweep --engine "$RB_ENGINE" "$URL" --objects 4 --rate 10,20 -c 1,2
 assert_stderr_line 'rate steps run with one --inflight value'
-assert_exit 2 "decreasing rates" "$RB" load sweep "$URL" --objects 4 --rate 20,10
+assert_exit 2 "decreasing rates" "$RB" load sweep --engine "$RB_ENGINE" "$URL" --objects 4 --rate 20,10
 assert_stderr_line 'rate 20,10: expected increasing rates'
-assert_exit 2 "not a rate" "$RB" load sweep "$URL" --objects 4 --rate 10,fast
+assert_exit 2 "not a rate" "$RB" load sweep --engine "$RB_ENGINE" "$URL" --objects 4 --rate 10,fast
 assert_stderr_line '"fast" is not a rate'
-assert_exit 2 "knee gain over 100 %" "$RB" load sweep "$URL" --objects 4 --knee-gain 150
+assert_exit 2 "knee gain over 100 %" "$RB" load sweep --engine "$RB_ENGINE" "$URL" --objects 4 --knee-gain 150
 assert_stderr_line 'knee-gain'
-assert_exit 2 "no URL" "$RB" load sweep --objects 4
+assert_exit 2 "no URL" "$RB" load sweep --engine "$RB_ENGINE" --objects 4
