@@ -148,7 +148,8 @@ static void plot_iops(const struct rb_report_set *s, struct rb_buf *html)
         return;
     rb_plot_xaxis(p, "IOPS", RB_AXIS_LINEAR, 1, true);
     rb_plot_yaxis(p, ytitle, RB_AXIS_LOG10, 1e-3, false);
-    rb_plot_caption(p, "One point per fio run of the sweep, in order of growing outstanding I/O; dashed: the SLO.");
+    rb_plot_caption(p, "One line per workload (rw and block size), one point per fio run labelled by its queue depth "
+                       "(iodepth, x jobs when several); dashed red: the SLO; circled: the knee.");
     for (size_t i = 0; i < s->n; i++) {
         const cJSON *sum = s->runs[i]->summary;
         double bs_of[16];
@@ -163,17 +164,21 @@ static void plot_iops(const struct rb_report_set *s, struct rb_buf *html)
             while (k < nbs && bs_of[k] != bs)
                 k++;
             if (k == nbs && nbs < 16) {
-                char b[32], what_bs[96], name[512];
+                char b[32], what_bs[96];
                 rb_report_size(b, sizeof b, bs);
                 const char *rw = rb_rundir_str(pt, "rw");
-                snprintf(what_bs, sizeof what_bs, "bs %s %s", b, rw ? rw : "");
-                rb_report_series_name(name, sizeof name, s, i, what_bs);
+                snprintf(what_bs, sizeof what_bs, "%s %s", rw ? rw : "", b);
                 bs_of[nbs] = bs;
-                series[nbs++] = rb_plot_series(p, name);
+                series[nbs++] = rb_report_series(p, s, i, what_bs);
             }
-            double x = rb_rundir_num(pt, "iops"), y = rb_rundir_num(pt, key);
+            double x = rb_rundir_num(pt, "iops"), y = rb_rundir_num(pt, key), jobs = rb_rundir_num(pt, "numjobs");
+            char qd[64];
+            if (jobs > 1)
+                snprintf(qd, sizeof qd, "qd %.0f x %.0f jobs", rb_rundir_num(pt, "iodepth"), jobs);
+            else
+                snprintf(qd, sizeof qd, "qd %.0f", rb_rundir_num(pt, "iodepth"));
             if (k < nbs)
-                rb_plot_point(p, series[k], x, y);
+                rb_plot_point_label(p, series[k], x, y, qd);
             if (is_knee(sum, idx))
                 rb_plot_mark(p, x, y, "knee");
             idx++;
@@ -191,8 +196,7 @@ static void plot_iops(const struct rb_report_set *s, struct rb_buf *html)
 
 static void plots(const struct rb_report_set *s, struct rb_buf *html)
 {
-    plot_iops(s, html);
     rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rb_report_kind_block = {"block", detect, tables, plots};
+const struct rb_report_kind rb_report_kind_block = {"block", {"block"}, detect, tables, plot_iops, plots};

@@ -106,8 +106,8 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
 
 static void plots(const struct rb_report_set *s, struct rb_buf *html)
 {
-    rb_report_plot_throughput(s, html);
     rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rb_report_kind_load = {"load get|put", detect, tables, plots};
+const struct rb_report_kind rb_report_kind_load = {"load get|put", {"load get", "load put"}, detect, tables,
+                                                     rb_report_plot_timeline, plots};

@@ -76,8 +76,7 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
 
 static void plots(const struct rb_report_set *s, struct rb_buf *html)
 {
-    rb_report_plot_throughput(s, html);
     rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rb_report_kind_phases = {"phases", detect, tables, plots};
+const struct rb_report_kind rb_report_kind_phases = {"phases", {NULL}, detect, tables, rb_report_plot_timeline, plots};

@@ -71,16 +71,21 @@ static void plot_curve(const struct rb_report_set *s, struct rb_buf *html)
         return;
     rb_plot_xaxis(p, "throughput (MiB/s)", RB_AXIS_LINEAR, 1 / MIB, true);
     rb_plot_yaxis(p, "p99 latency (ms, log scale)", RB_AXIS_LOG10, 1e-6, false);
-    rb_plot_caption(p, "One point per sweep step (in flight requests or rate); the circle is the knee.");
-    char name[512];
+    rb_plot_caption(p, "One point per sweep step, labelled with its load (requests in flight, or the rate of an "
+                       "open loop); the circle is the knee.");
     for (size_t i = 0; i < s->n; i++) {
-        rb_report_series_name(name, sizeof name, s, i, "sweep");
-        int si = rb_plot_series(p, name), k = 0, knee = knee_index(s->runs[i]);
+        int si = rb_report_series(p, s, i, "p99 by step"), k = 0, knee = knee_index(s->runs[i]);
         const cJSON *pt;
         cJSON_ArrayForEach(pt, rb_rundir_array(s->runs[i]->summary, "sweep_points"))
         {
             double x = rb_rundir_num(pt, "throughput_bytes_per_s"), y = rb_rundir_num(pt, "latency_p99_ns");
-            rb_plot_point(p, si, x, y);
+            double rate = rb_rundir_num(pt, "rate_per_s"), inflight = rb_rundir_num(pt, "inflight");
+            char step[64];
+            if (rate > 0)
+                snprintf(step, sizeof step, "%.0f/s", rate);
+            else
+                snprintf(step, sizeof step, "%.0f in flight", inflight);
+            rb_plot_point_label(p, si, x, y, step);
             if (k++ == knee) {
                 char label[96];
                 snprintf(label, sizeof label, "knee: %.0f in flight", rb_rundir_num(pt, "inflight"));
@@ -93,8 +98,7 @@ static void plot_curve(const struct rb_report_set *s, struct rb_buf *html)
 
 static void plots(const struct rb_report_set *s, struct rb_buf *html)
 {
-    plot_curve(s, html);
     rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rb_report_kind_sweep = {"load sweep", detect, tables, plots};
+const struct rb_report_kind rb_report_kind_sweep = {"load sweep", {"load sweep"}, detect, tables, plot_curve, plots};
