@@ -19,9 +19,11 @@ static bool detect_coll(const struct rb_rundir *r)
     return rb_rundir_array(r->summary, "collective_rows") && !predicted(r);
 }
 
+/* fabric sim: predicted rows, or a calibration against measured runs (its rows carry both). */
 static bool detect_sim(const struct rb_rundir *r)
 {
-    return rb_rundir_array(r->summary, "collective_rows") && predicted(r);
+    return (rb_rundir_array(r->summary, "collective_rows") && predicted(r)) ||
+           rb_rundir_array(r->summary, "calibration.rows");
 }
 
 /* nccl-tests' closing lines: the mean busbw over every row and both halves, and the wrong values. */
@@ -140,9 +142,53 @@ static void tables_coll(const struct rb_report_set *s, struct rb_report_tables *
     coll_table(s, out, false);
 }
 
+/* fabric sim --calibrate: per measured row, the model's time before and after fitting it. */
+static void calibration_table(const struct rb_report_set *s, struct rb_report_tables *out)
+{
+    struct rb_rtable *t = rb_report_table(out, s, "calibration", "Model calibrated on measured collectives");
+    if (!t)
+        return;
+    rb_rtable_col(t, "coll", "collective", RB_RF_TEXT, 0, 1, RB_RCOL_KEY);
+    rb_rtable_col(t, "algo", "algo", RB_RF_TEXT, 0, 1, RB_RCOL_KEY);
+    rb_rtable_col(t, "ranks", "ranks", RB_RF_NUM, 0, 1, RB_RCOL_KEY);
+    rb_rtable_col(t, "size_bytes", "size (B)", RB_RF_NUM, 0, 1, RB_RCOL_KEY);
+    rb_rtable_col(t, "measured_us", "measured (us)", RB_RF_NUM, 2, 1, 0);
+    rb_rtable_col(t, "default_us", "model, defaults (us)", RB_RF_NUM, 2, 1, 0);
+    rb_rtable_col(t, "calibrated_us", "model, calibrated (us)", RB_RF_NUM, 2, 1, 0);
+    rb_rtable_col(t, "error_default_pct", "error, defaults (%)", RB_RF_NUM, 1, 100, 0);
+    rb_rtable_col(t, "error_calibrated_pct", "error, calibrated (%)", RB_RF_NUM, 1, 100, 0);
+    static const char *const figs[] = {"ranks", "size_bytes", "measured_us", "default_us", "calibrated_us"};
+    for (size_t i = 0; i < s->n; i++) {
+        const cJSON *row;
+        cJSON_ArrayForEach(row, rb_rundir_array(s->runs[i]->summary, "calibration.rows"))
+        {
+            size_t r = rb_report_row(t, s, i);
+            rb_rtable_text(t, r, "coll", rb_rundir_str(row, "coll"));
+            rb_rtable_text(t, r, "algo", rb_rundir_str(row, "algo"));
+            for (size_t f = 0; f < sizeof figs / sizeof figs[0]; f++)
+                rb_rtable_num(t, r, figs[f], rb_rundir_num(row, figs[f]));
+            rb_rtable_num(t, r, "error_default_pct", rb_rundir_num(row, "error_default"));
+            rb_rtable_num(t, r, "error_calibrated_pct", rb_rundir_num(row, "error_calibrated"));
+        }
+        const char *src = rb_rundir_str(s->runs[i]->summary, "calibration.source");
+        if (src)
+            rb_report_note(t, s, i, "fitted to %s: mean |error| %.1f %% with the defaults, %.1f %% calibrated", src,
+                           100 * rb_rundir_num(s->runs[i]->summary, "calibration.mean_abs_error_default"),
+                           100 * rb_rundir_num(s->runs[i]->summary, "calibration.mean_abs_error_calibrated"));
+    }
+}
+
 static void tables_sim(const struct rb_report_set *s, struct rb_report_tables *out)
 {
-    coll_table(s, out, true);
+    bool rows = false, calib = false;
+    for (size_t i = 0; i < s->n; i++) {
+        rows |= rb_rundir_array(s->runs[i]->summary, "collective_rows") != NULL;
+        calib |= rb_rundir_array(s->runs[i]->summary, "calibration.rows") != NULL;
+    }
+    if (rows)
+        coll_table(s, out, true);
+    if (calib)
+        calibration_table(s, out);
 }
 
 /* One figure of a collective against message size: what it plots and how. */
