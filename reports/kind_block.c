@@ -35,8 +35,10 @@ static void point_desc(char *buf, size_t len, const cJSON *p, bool with_bs)
         rb_report_size(size, sizeof size, rb_rundir_num(p, "bs"));
         snprintf(bs, sizeof bs, "bs %s, ", size);
     }
-    snprintf(buf, len, "outstanding %.0f (%siodepth %.0f, jobs %.0f)", rb_rundir_num(p, "outstanding"), bs,
-             rb_rundir_num(p, "iodepth"), rb_rundir_num(p, "numjobs"));
+    char out[32], qd[32], jobs[32];
+    snprintf(buf, len, "outstanding %s (%siodepth %s, jobs %s)", rb_report_fig(out, sizeof out, rb_rundir_num(p, "outstanding"), 1, 0),
+             bs, rb_report_fig(qd, sizeof qd, rb_rundir_num(p, "iodepth"), 1, 0),
+             rb_report_fig(jobs, sizeof jobs, rb_rundir_num(p, "numjobs"), 1, 0));
 }
 
 static void notes(struct rb_rtable *t, const struct rb_report_set *s, size_t i)
@@ -45,9 +47,10 @@ static void notes(struct rb_rtable *t, const struct rb_report_set *s, size_t i)
     const char *rw = rb_rundir_str(sum, "rw"), *engine = rb_rundir_str(sum, "engine"),
                *fio = rb_rundir_str(sum, "fio_version");
     double ranks = rb_rundir_num(s->runs[i]->root, "mpi.size");
-    rb_report_note(t, s, i, "%s, %s direct=%.0f, %s, %.0f rank(s); IOPS and MiB/s summed over ranks, clat over every I/O",
-            rw ? rw : "?", engine ? engine : "?", rb_rundir_num(sum, "direct"), fio ? fio : "fio",
-            isfinite(ranks) ? ranks : 1);
+    char direct[32], f[4][32];
+    rb_report_note(t, s, i, "%s, %s direct=%s, %s, %.0f rank(s); IOPS and MiB/s summed over ranks, clat over every I/O",
+                   rw ? rw : "?", engine ? engine : "?", rb_report_fig(direct, sizeof direct, rb_rundir_num(sum, "direct"), 1, 0),
+                   fio ? fio : "fio", isfinite(ranks) ? ranks : 1);
     const cJSON *k;
     cJSON_ArrayForEach(k, rb_rundir_array(sum, "knee.per_bs"))
     {
@@ -59,10 +62,13 @@ static void notes(struct rb_rtable *t, const struct rb_report_set *s, size_t i)
             continue;
         }
         point_desc(desc, sizeof desc, pt, false);
-        rb_report_note(t, s, i, "knee (bs %s): %s at %.0f IOPS; the next step to outstanding %.0f changes IOPS by %+.1f %% "
-                         "and clat p99 by %+.0f %%",
-                bs, desc, rb_rundir_num(pt, "iops"), rb_rundir_num(next, "outstanding"),
-                rb_rundir_num(k, "iops_gain_pct"), rb_rundir_num(k, "p99_growth_pct"));
+        double gain = rb_rundir_num(k, "iops_gain_pct"), growth = rb_rundir_num(k, "p99_growth_pct");
+        rb_report_note(t, s, i, "knee (bs %s): %s at %s IOPS; the next step to outstanding %s changes IOPS by %s%s %% "
+                                "and clat p99 by %s%s %%",
+                       bs, desc, rb_report_fig(f[0], sizeof f[0], rb_rundir_num(pt, "iops"), 1, 0),
+                       rb_report_fig(f[1], sizeof f[1], rb_rundir_num(next, "outstanding"), 1, 0), gain >= 0 ? "+" : "",
+                       rb_report_fig(f[2], sizeof f[2], gain, 1, 1), growth >= 0 ? "+" : "",
+                       rb_report_fig(f[3], sizeof f[3], growth, 1, 0));
     }
     const char *expr = rb_rundir_str(sum, "slo.expr");
     if (expr) {
@@ -70,7 +76,8 @@ static void notes(struct rb_rtable *t, const struct rb_report_set *s, size_t i)
         char desc[160];
         if (cJSON_IsObject(best)) {
             point_desc(desc, sizeof desc, best, true);
-            rb_report_note(t, s, i, "SLO %s: highest IOPS %.0f at %s", expr, rb_rundir_num(best, "iops"), desc);
+            rb_report_note(t, s, i, "SLO %s: highest IOPS %s at %s", expr,
+                           rb_report_fig(f[0], sizeof f[0], rb_rundir_num(best, "iops"), 1, 0), desc);
         } else {
             rb_report_note(t, s, i, "SLO %s: no point meets it", expr);
         }
@@ -173,10 +180,12 @@ static void plot_iops(const struct rb_report_set *s, struct rb_buf *html)
             }
             double x = rb_rundir_num(pt, "iops"), y = rb_rundir_num(pt, key), jobs = rb_rundir_num(pt, "numjobs");
             char qd[64];
+            char depth[32];
+            rb_report_fig(depth, sizeof depth, rb_rundir_num(pt, "iodepth"), 1, 0);
             if (jobs > 1)
-                snprintf(qd, sizeof qd, "qd %.0f x %.0f jobs", rb_rundir_num(pt, "iodepth"), jobs);
+                snprintf(qd, sizeof qd, "qd %s x %.0f jobs", depth, jobs);
             else
-                snprintf(qd, sizeof qd, "qd %.0f", rb_rundir_num(pt, "iodepth"));
+                snprintf(qd, sizeof qd, "qd %s", depth);
             if (k < nbs)
                 rb_plot_point_label(p, series[k], x, y, qd);
             if (is_knee(sum, idx))

@@ -171,10 +171,11 @@ static void calibration_table(const struct rb_report_set *s, struct rb_report_ta
             rb_rtable_num(t, r, "error_calibrated_pct", rb_rundir_num(row, "error_calibrated"));
         }
         const char *src = rb_rundir_str(s->runs[i]->summary, "calibration.source");
+        char e0[32], e1[32];
         if (src)
-            rb_report_note(t, s, i, "fitted to %s: mean |error| %.1f %% with the defaults, %.1f %% calibrated", src,
-                           100 * rb_rundir_num(s->runs[i]->summary, "calibration.mean_abs_error_default"),
-                           100 * rb_rundir_num(s->runs[i]->summary, "calibration.mean_abs_error_calibrated"));
+            rb_report_note(t, s, i, "fitted to %s: mean |error| %s %% with the defaults, %s %% calibrated", src,
+                           rb_report_fig(e0, sizeof e0, rb_rundir_num(s->runs[i]->summary, "calibration.mean_abs_error_default"), 100, 1),
+                           rb_report_fig(e1, sizeof e1, rb_rundir_num(s->runs[i]->summary, "calibration.mean_abs_error_calibrated"), 100, 1));
     }
 }
 

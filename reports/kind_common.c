@@ -140,6 +140,15 @@ void rb_report_plot_emit(struct rb_plot *p, struct rb_buf *html)
     rb_plot_free(p);
 }
 
+const char *rb_report_fig(char *buf, size_t len, double v, double scale, int decimals)
+{
+    if (isfinite(v) && isfinite(v * scale))
+        snprintf(buf, len, "%.*f", decimals, v * scale);
+    else
+        snprintf(buf, len, "-");
+    return buf;
+}
+
 void rb_report_size(char *buf, size_t len, double bytes)
 {
     if (isfinite(bytes) && bytes >= 0 && bytes < 1.8e19)

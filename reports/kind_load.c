@@ -47,9 +47,11 @@ static void run_notes(struct rb_rtable *t, const struct rb_report_set *s, size_t
             rb_report_note(t, s, i, "%s errors: %s", name ? name : "?", errs);
         double hit = rb_rundir_num(op, "extra.cache_hit"), miss = rb_rundir_num(op, "extra.cache_miss"),
                other = rb_rundir_num(op, "extra.cache_other"), absent = rb_rundir_num(op, "extra.cache_absent");
+        char f[4][32];
         if (hit > 0 || miss > 0 || other > 0)
-            rb_report_note(t, s, i, "%s cache status: hit %.0f, miss %.0f, other %.0f, absent %.0f", name ? name : "?", hit,
-                    miss, other, absent);
+            rb_report_note(t, s, i, "%s cache status: hit %s, miss %s, other %s, absent %s", name ? name : "?",
+                           rb_report_fig(f[0], sizeof f[0], hit, 1, 0), rb_report_fig(f[1], sizeof f[1], miss, 1, 0),
+                           rb_report_fig(f[2], sizeof f[2], other, 1, 0), rb_report_fig(f[3], sizeof f[3], absent, 1, 0));
         double redirects = rb_rundir_num(op, "extra.redirects");
         if (redirects > 0)
             rb_report_note(t, s, i, "%s redirects followed: %.0f", name ? name : "?", redirects);

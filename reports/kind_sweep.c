@@ -52,11 +52,13 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
             char at[64] = "";
             if (rate > 0)
                 snprintf(at, sizeof at, " at %.0f/s", rate);
+            char inflight[32], mibs[32], p99[32];
             rb_report_note(t, s, i,
-                    "knee: %.0f in flight%s, %.2f MiB/s at p99 %.3f ms: the last point before throughput stops "
-                    "growing while latency climbs",
-                    rb_rundir_num(run->summary, "knee.inflight"), at,
-                    rb_rundir_num(p, "throughput_bytes_per_s") / MIB, rb_rundir_num(p, "latency_p99_ns") * ms);
+                           "knee: %s in flight%s, %s MiB/s at p99 %s ms: the last point before throughput stops "
+                           "growing while latency climbs",
+                           rb_report_fig(inflight, sizeof inflight, rb_rundir_num(run->summary, "knee.inflight"), 1, 0),
+                           at, rb_report_fig(mibs, sizeof mibs, rb_rundir_num(p, "throughput_bytes_per_s"), 1 / MIB, 2),
+                           rb_report_fig(p99, sizeof p99, rb_rundir_num(p, "latency_p99_ns"), ms, 3));
         } else {
             rb_report_note(t, s, i, "no knee: throughput kept growing with load (or the sweep has too few points)");
         }
@@ -80,11 +82,11 @@ static void plot_curve(const struct rb_report_set *s, struct rb_buf *html)
         {
             double x = rb_rundir_num(pt, "throughput_bytes_per_s"), y = rb_rundir_num(pt, "latency_p99_ns");
             double rate = rb_rundir_num(pt, "rate_per_s"), inflight = rb_rundir_num(pt, "inflight");
-            char step[64];
+            char step[64], n[32];
             if (rate > 0)
                 snprintf(step, sizeof step, "%.0f/s", rate);
             else
-                snprintf(step, sizeof step, "%.0f in flight", inflight);
+                snprintf(step, sizeof step, "%s in flight", rb_report_fig(n, sizeof n, inflight, 1, 0));
             rb_plot_point_label(p, si, x, y, step);
             if (k++ == knee) {
                 char label[96];

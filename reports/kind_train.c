@@ -20,15 +20,19 @@ static void find_max_note(struct rb_rtable *t, const struct rb_report_set *s, si
     const cJSON *e;
     cJSON_ArrayForEach(e, rb_rundir_array(fm, "tried"))
     {
+        char acc[32], au[32];
         if (n < sizeof tried)
-            n += (size_t)snprintf(tried + n, sizeof tried - n, "%s%.0f: %.1f %%", n ? ", " : "",
-                                  rb_rundir_num(e, "accelerators"), rb_rundir_num(e, "au_pct"));
+            n += (size_t)snprintf(tried + n, sizeof tried - n, "%s%s: %s %%", n ? ", " : "",
+                                  rb_report_fig(acc, sizeof acc, rb_rundir_num(e, "accelerators"), 1, 0),
+                                  rb_report_fig(au, sizeof au, rb_rundir_num(e, "au_pct"), 1, 1));
     }
-    double max = rb_rundir_num(fm, "max_accelerators"), min = rb_rundir_num(s->runs[i]->summary, "au_min_pct");
+    char min[32];
+    double max = rb_rundir_num(fm, "max_accelerators");
+    rb_report_fig(min, sizeof min, rb_rundir_num(s->runs[i]->summary, "au_min_pct"), 1, 0);
     if (isfinite(max))
-        rb_report_note(t, s, i, "most accelerators kept at AU >= %.0f %%: %.0f (tried %s)", min, max, tried);
+        rb_report_note(t, s, i, "most accelerators kept at AU >= %s %%: %.0f (tried %s)", min, max, tried);
     else
-        rb_report_note(t, s, i, "no accelerator count kept AU >= %.0f %% (tried %s)", min, tried);
+        rb_report_note(t, s, i, "no accelerator count kept AU >= %s %% (tried %s)", min, tried);
 }
 
 static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
@@ -121,8 +125,8 @@ static void plot_epochs(const struct rb_report_set *s, struct rb_buf *html)
             double au = rb_rundir_num(e, "au_pct"), w = wait_pct(e);
             if (!isfinite(au))
                 continue;
-            char what[64], cat[300], label[32];
-            snprintf(what, sizeof what, "epoch %.0f%s", rb_rundir_num(e, "epoch"),
+            char what[64], cat[300], label[32], no[32];
+            snprintf(what, sizeof what, "epoch %s%s", rb_report_fig(no, sizeof no, rb_rundir_num(e, "epoch"), 1, 0),
                      cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "cold")) ? " (cold)" : "");
             rb_report_series_name(cat, sizeof cat, s, i, what);
             int c = rb_plot_category(p, cat);

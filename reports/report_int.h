@@ -95,6 +95,9 @@ void rb_report_plot_timeline(const struct rb_report_set *s, struct rb_buf *html)
 /* Latency percentiles p50 ... p99.99 per phase from the full histograms, log-log. */
 void rb_report_plot_latency(const struct rb_report_set *s, struct rb_buf *html);
 
+/* v x scale with decimals into buf, or "-" when v is not a number (a figure not measured is not 0 or "nan"). */
+const char *rb_report_fig(char *buf, size_t len, double v, double scale, int decimals);
+
 /* "1 MiB" for a byte count. */
 void rb_report_size(char *buf, size_t len, double bytes);
 
