@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "algo.h"
+#include "railbench/file.h"
 #include "railbench/clock.h"
 #include "railbench/command.h"
 #include "railbench/log.h"
@@ -670,10 +671,8 @@ static void run_sizes(struct run *R, const struct rb_coll_test *t, enum rb_coll_
             record_row(R, &w, name);
         }
         rb_harness_metrics_update(R->h); /* collective: every rank, after every size */
-        if (rb_harness_any_signalled(R->h)) {
-            R->h->interrupted = true;
+        if (rb_harness_any_signalled(R->h))
             R->stop = true;
-        }
         if (o->stepfactor > 1) {
             if (size > o->maxbytes / o->stepfactor)
                 break;
@@ -851,29 +850,40 @@ static void json_doc_finish(struct run *R, cJSON *doc, double avg_bw)
     rb_clock_iso8601(ts, sizeof ts, rb_clock_wall_ns());
     cJSON_AddStringToObject(doc, "end_time", ts);
     char *s = cJSON_Print(doc);
-    if (!s || rb_write_file_atomic(R->json_path, s, strlen(s)) != 0)
+    if (!s || rb_file_write_atomic(R->json_path, s, strlen(s)) != 0)
         rb_error("--output_json %s: cannot write the JSON output", R->json_path);
     free(s);
 }
 
 /* ---- the command ---- */
 
-static int usage_error_ranks(const struct coll_opts *o, int root, int root_all, int size, int rank)
+/* What the harness checks once the number of ranks is known, before the result directory exists. */
+struct precheck {
+    const struct coll_opts *o;
+    int root, root_all;
+    char *json_path;
+    size_t json_len;
+};
+
+static int precheck(void *ctx, int rank, int size)
 {
-    const char *msg = NULL;
-    char buf[256];
-    if (!root_all && root >= size) {
-        snprintf(buf, sizeof buf, "railbench: --root: %d is out of range for %d ranks (use 0 to %d, or all)",
-                 root, size, size - 1);
-        msg = buf;
-    } else if (o->ranks_per_node && (o->ranks_per_node > (uint64_t)size || size % (int)o->ranks_per_node)) {
-        snprintf(buf, sizeof buf, "railbench: --ranks-per-node: %llu does not divide the %d ranks (use a divisor of %d)",
-                 (unsigned long long)o->ranks_per_node, size, size);
-        msg = buf;
+    const struct precheck *c = ctx;
+    const struct coll_opts *o = c->o;
+    if (!c->root_all && c->root >= size)
+        return rank == 0 ? rb_cli_usage_error("--root: %d is out of range for %d ranks (use 0 to %d, or all)",
+                                              c->root, size, size - 1)
+                         : RB_EXIT_USAGE;
+    if (o->ranks_per_node && (o->ranks_per_node > (uint64_t)size || size % (int)o->ranks_per_node))
+        return rank == 0 ? rb_cli_usage_error("--ranks-per-node: %llu does not divide the %d ranks (use a divisor of %d)",
+                                              (unsigned long long)o->ranks_per_node, size, size)
+                         : RB_EXIT_USAGE;
+    if (o->json && rank == 0) {
+        int jrc = reserve_json(o->json, c->json_path, c->json_len);
+        if (jrc)
+            return rb_cli_usage_error("--output_json: cannot create \"%s\": %s (give a writable path)", o->json,
+                                      strerror(-jrc));
     }
-    if (msg && rank == 0)
-        fprintf(stderr, "%s\n", msg);
-    return msg ? -EINVAL : 0;
+    return 0;
 }
 
 int rb_coll_main(int argc, char **argv)
@@ -951,37 +961,14 @@ int rb_coll_main(int argc, char **argv)
         return RB_EXIT_USAGE;
     }
 
-    /* Checks that need the number of ranks come before the harness makes a result directory. */
-    int inited = 0, provided, rank = 0, size = 1;
-    MPI_Initialized(&inited);
-    if (!inited && MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
-        fprintf(stderr, "railbench: MPI_Init_thread failed\n");
-        rb_cli_free(&cli);
-        return RB_EXIT_RUNTIME;
-    }
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
     char json_path[4096] = "";
-    int bad = usage_error_ranks(&o, R.root, R.root_all, size, rank) != 0;
-    if (!bad && o.json && rank == 0) {
-        int jrc = reserve_json(o.json, json_path, sizeof json_path);
-        if (jrc) {
-            fprintf(stderr, "railbench: --output_json: cannot create \"%s\": %s (give a writable path)\n", o.json,
-                    strerror(-jrc));
-            bad = 1;
-        }
-    }
-    MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (bad) {
-        MPI_Finalize();
-        rb_cli_free(&cli);
-        return RB_EXIT_USAGE;
-    }
-
+    struct precheck pc = {.o = &o, .root = R.root, .root_all = R.root_all, .json_path = json_path,
+                          .json_len = sizeof json_path};
     char command[64];
     snprintf(command, sizeof command, "coll %s", which);
     struct rb_harness h;
-    rc = rb_harness_init(&h, rb_cli_strdup(&cli, command), &cli, true);
+    rc = rb_harness_init(&h, rb_cli_strdup(&cli, command), &cli,
+                         &(struct rb_harness_opts){.mpi = true, .precheck = precheck, .ctx = &pc});
     if (rc != 0) {
         rb_cli_free(&cli);
         return rc;

@@ -139,7 +139,7 @@ int rb_fabric_counters(int argc, char **argv)
         return RB_EXIT_USAGE;
     }
     struct rb_harness h;
-    rc = rb_harness_init(&h, "fabric counters", &cli, true);
+    rc = rb_harness_init(&h, "fabric counters", &cli, &(struct rb_harness_opts){.mpi = true});
     if (rc != 0) {
         rb_cli_free(&cli);
         return rc;

@@ -126,7 +126,7 @@ int rb_fabric_emit(const char *command, struct rb_cli *cli, const char *table, c
     if (cli->common.out_dir) {
         struct rb_harness h;
         /* Calculators: no MPI, a result directory only when asked for with --out. */
-        int rc = rb_harness_init(&h, command, cli, false);
+        int rc = rb_harness_init(&h, command, cli, NULL);
         if (rc != 0) {
             cJSON_Delete(summary);
             return rc;

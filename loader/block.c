@@ -1,6 +1,7 @@
 /* railbench block: fio sweeps (block size x iodepth x numjobs) on every rank at once, latency SLO, knee, aggregate. */
 #define _GNU_SOURCE
 #include "railbench/block.h"
+#include "railbench/file.h"
 #include "railbench/buf.h"
 
 #include <errno.h>
@@ -1247,7 +1248,7 @@ static int write_job(const struct opts *o, const struct target *t, const struct 
     int len = rb_fio_job_text(&job, text, sizeof text);
     if (len < 0)
         return target_error(RB_EXIT_RUNTIME, "point %s: cannot write a job file for target %s", ps->name, t->path);
-    int rc = rb_write_file_atomic(r->job_path, text, (size_t)len);
+    int rc = rb_file_write_atomic(r->job_path, text, (size_t)len);
     if (rc)
         return target_error(RB_EXIT_RUNTIME, "point %s: cannot write %s: %s", ps->name, r->job_path, strerror(-rc));
     return 0;
@@ -1313,7 +1314,7 @@ int rb_block_main(int argc, char **argv)
     }
 
     struct rb_harness h;
-    rc = rb_harness_init(&h, "block", &cli, true);
+    rc = rb_harness_init(&h, "block", &cli, &(struct rb_harness_opts){.mpi = true});
     if (rc != 0) {
         free(ps);
         rb_cli_free(&cli);
@@ -1350,7 +1351,7 @@ int rb_block_main(int argc, char **argv)
     warn_binding(&h, &o);
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/points/%d", h.out_dir, h.rank);
-    if ((rc = rb_mkdir_p(dir)) != 0)
+    if ((rc = rb_file_mkdir_p(dir)) != 0)
         status = target_error(RB_EXIT_RUNTIME, "cannot create %s: %s", dir, strerror(-rc));
     if (!status && (!r.clat || !r.lat))
         status = target_error(RB_EXIT_RUNTIME, "out of memory");
@@ -1361,7 +1362,7 @@ int rb_block_main(int argc, char **argv)
     status = prepare_target(&o, &t);
     if ((status = agree(&h, status)) != 0) {
         if (status == RB_EXIT_CHECK)
-            h.interrupted = true;
+            rb_harness_any_signalled(&h); /* a signal stopped the preparation: records the interruption */
         goto out;
     }
 
@@ -1373,10 +1374,8 @@ int rb_block_main(int argc, char **argv)
     r.fio_path = fio_path;
     const uint64_t watchdog_ns = 2 * (o.runtime_ns + o.ramp_ns) + WATCHDOG_GRACE_NS;
     for (size_t k = 0; k < npoints; k++) {
-        if (rb_harness_any_signalled(&h)) {
-            h.interrupted = true;
+        if (rb_harness_any_signalled(&h))
             break;
-        }
         r.name = ps[k].name;
         r.pid = 0;
         r.wstatus = 0;

@@ -384,7 +384,7 @@ static int run(struct load_args *a, struct rb_cli *cli)
 
     const char *command = a->op == RB_LOAD_PUT ? "load put" : "load get";
     struct rb_harness h;
-    status = rb_harness_init(&h, command, cli, true);
+    status = rb_harness_init(&h, command, cli, &(struct rb_harness_opts){.mpi = true});
     if (status) {
         rb_target_close(t);
         return status;

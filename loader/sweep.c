@@ -274,7 +274,7 @@ static int run(struct sweep_args *a, struct rb_cli *cli)
     snprintf(prefix, sizeof prefix, "%s%s", rb_target_prefix(t), a->prefix ? a->prefix : (a->objects ? "obj-" : ""));
 
     struct rb_harness h;
-    status = rb_harness_init(&h, "load sweep", cli, true);
+    status = rb_harness_init(&h, "load sweep", cli, &(struct rb_harness_opts){.mpi = true});
     if (status) {
         rb_target_close(t);
         return status;

@@ -684,7 +684,7 @@ static int run(struct tiers_args *a, struct rb_cli *cli)
         goto early;
     }
 
-    status = rb_harness_init(&r->h, "load tiers", cli, true);
+    status = rb_harness_init(&r->h, "load tiers", cli, &(struct rb_harness_opts){.mpi = true});
     if (status)
         goto early;
     if (a->fresh) {

@@ -1091,20 +1091,10 @@ static int run(struct train_args *a, struct rb_cli *cli)
     /*
      * The trainer thread synchronises steps over MPI while the main thread
      * runs the harness's interval reductions, each on its own communicator:
-     * that needs MPI_THREAD_MULTIPLE, asked for before the harness starts MPI.
+     * that needs MPI_THREAD_MULTIPLE.
      */
-    int inited = 0, provided = 0;
-    MPI_Initialized(&inited);
-    if (!inited && (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS ||
-                    provided < MPI_THREAD_MULTIPLE)) {
-        if (rb_load_first_rank())
-            fprintf(stderr, "railbench: error: the MPI library does not provide MPI_THREAD_MULTIPLE (got level %d), "
-                            "which load train's trainer thread needs\n", provided);
-        rb_target_close(t);
-        return RB_EXIT_RUNTIME;
-    }
     struct rb_harness h;
-    status = rb_harness_init(&h, "load train", cli, true);
+    status = rb_harness_init(&h, "load train", cli, &(struct rb_harness_opts){.mpi = true, .thread_multiple = true});
     if (status) {
         rb_target_close(t);
         return status;
