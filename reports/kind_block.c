@@ -96,7 +96,7 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
     rb_rtable_col(t, "numjobs", "jobs", RB_RF_NUM, 0, 1, RB_RCOL_KEY);
     rb_rtable_col(t, "outstanding", "outstanding", RB_RF_NUM, 0, 1, RB_RCOL_KEY);
     rb_rtable_col(t, "iops", "IOPS", RB_RF_NUM, 0, 1, 0);
-    rb_rtable_col(t, "bw_bytes_per_s", "MiB/s", RB_RF_NUM, 2, 1 / MIB, 0);
+    rb_rtable_col(t, "bw_bytes_per_s", "MiB/s", RB_RF_NUM, 2, 1 / (double)RB_MIB, 0);
     rb_rtable_col(t, "clat_p50_ns", "clat p50 (us)", RB_RF_NUM, 1, us, 0);
     rb_rtable_col(t, "clat_p99_ns", "clat p99 (us)", RB_RF_NUM, 1, us, 0);
     rb_rtable_col(t, "clat_p999_ns", "clat p99.9 (us)", RB_RF_NUM, 1, us, 0);

@@ -262,7 +262,7 @@ void rb_report_plot_timeline(const struct rb_report_set *s, struct rb_buf *html)
     /* Phases that moved nothing (collectives' intervals carry bandwidths instead) draw no plot. */
     if (max <= 0)
         return;
-    bool gib = max >= 10 * GIB;
+    bool gib = max >= 10 * (double)RB_GIB;
     struct rb_plot *tp = rb_plot_new("throughput-time", "Throughput over the run, phases in sequence");
     struct rb_plot *lp = rb_plot_new("latency-time", "Latency over the run: p50 and p99 per interval");
     if (!tp || !lp) {
@@ -271,7 +271,7 @@ void rb_report_plot_timeline(const struct rb_report_set *s, struct rb_buf *html)
         return;
     }
     rb_plot_xaxis(tp, "time since the run started (s)", RB_AXIS_LINEAR, 1, true);
-    rb_plot_yaxis(tp, gib ? "throughput (GiB/s)" : "throughput (MiB/s)", RB_AXIS_LINEAR, gib ? 1 / GIB : 1 / MIB,
+    rb_plot_yaxis(tp, gib ? "throughput (GiB/s)" : "throughput (MiB/s)", RB_AXIS_LINEAR, gib ? 1 / (double)RB_GIB : 1 / (double)RB_MIB,
                   true);
     rb_plot_caption(tp, "One point per --interval from intervals.jsonl: bytes moved in the interval over its length; "
                         "shaded: the phases, in the order they ran.");

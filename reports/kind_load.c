@@ -68,7 +68,7 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
     rb_rtable_col(t, "phase", "phase", RB_RF_TEXT, 0, 1, RB_RCOL_KEY);
     rb_rtable_col(t, "requests", "requests", RB_RF_NUM, 0, 1, 0);
     rb_rtable_col(t, "errors", "errors", RB_RF_NUM, 0, 1, 0);
-    rb_rtable_col(t, "throughput_bytes_per_s", "MiB/s", RB_RF_NUM, 2, 1 / MIB, 0);
+    rb_rtable_col(t, "throughput_bytes_per_s", "MiB/s", RB_RF_NUM, 2, 1 / (double)RB_MIB, 0);
     rb_rtable_col(t, "ops_per_s", "obj/s", RB_RF_NUM, 1, 1, 0);
     rb_rtable_col(t, "latency_mean_ns", "avg (ms)", RB_RF_NUM, 3, ms, 0);
     rb_rtable_col(t, "latency_p50_ns", "p50 (ms)", RB_RF_NUM, 3, ms, 0);
@@ -80,9 +80,9 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
     rb_rtable_col(t, "ttfb_mean_ns", "TTFB avg (ms)", RB_RF_NUM, 3, ms, 0);
     rb_rtable_col(t, "ttfb_p50_ns", "TTFB p50 (ms)", RB_RF_NUM, 3, ms, 0);
     rb_rtable_col(t, "ttfb_p99_ns", "TTFB p99 (ms)", RB_RF_NUM, 3, ms, 0);
-    rb_rtable_col(t, "segment_fastest_bytes_per_s", "fastest 1 s (MiB/s)", RB_RF_NUM, 2, 1 / MIB, RB_RCOL_OPTIONAL);
-    rb_rtable_col(t, "segment_median_bytes_per_s", "median 1 s (MiB/s)", RB_RF_NUM, 2, 1 / MIB, RB_RCOL_OPTIONAL);
-    rb_rtable_col(t, "segment_slowest_bytes_per_s", "slowest 1 s (MiB/s)", RB_RF_NUM, 2, 1 / MIB, RB_RCOL_OPTIONAL);
+    rb_rtable_col(t, "segment_fastest_bytes_per_s", "fastest 1 s (MiB/s)", RB_RF_NUM, 2, 1 / (double)RB_MIB, RB_RCOL_OPTIONAL);
+    rb_rtable_col(t, "segment_median_bytes_per_s", "median 1 s (MiB/s)", RB_RF_NUM, 2, 1 / (double)RB_MIB, RB_RCOL_OPTIONAL);
+    rb_rtable_col(t, "segment_slowest_bytes_per_s", "slowest 1 s (MiB/s)", RB_RF_NUM, 2, 1 / (double)RB_MIB, RB_RCOL_OPTIONAL);
     for (size_t i = 0; i < s->n; i++) {
         const cJSON *op;
         cJSON_ArrayForEach(op, rb_rundir_array(s->runs[i]->summary, "ops"))

@@ -26,7 +26,7 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
     const double ms = 1e-6;
     rb_rtable_col(t, "inflight", "in flight", RB_RF_NUM, 0, 1, RB_RCOL_KEY);
     rb_rtable_col(t, "rate_per_s", "rate (/s)", RB_RF_NUM, 0, 1, RB_RCOL_KEY | RB_RCOL_OPTIONAL);
-    rb_rtable_col(t, "throughput_bytes_per_s", "MiB/s", RB_RF_NUM, 2, 1 / MIB, 0);
+    rb_rtable_col(t, "throughput_bytes_per_s", "MiB/s", RB_RF_NUM, 2, 1 / (double)RB_MIB, 0);
     rb_rtable_col(t, "ops_per_s", "ops/s", RB_RF_NUM, 1, 1, 0);
     rb_rtable_col(t, "latency_avg_ns", "avg (ms)", RB_RF_NUM, 3, ms, 0);
     rb_rtable_col(t, "latency_p50_ns", "p50 (ms)", RB_RF_NUM, 3, ms, 0);
@@ -57,7 +57,7 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
                            "knee: %s in flight%s, %s MiB/s at p99 %s ms: the last point before throughput stops "
                            "growing while latency climbs",
                            rb_report_fig(inflight, sizeof inflight, rb_rundir_num(run->summary, "knee.inflight"), 1, 0),
-                           at, rb_report_fig(mibs, sizeof mibs, rb_rundir_num(p, "throughput_bytes_per_s"), 1 / MIB, 2),
+                           at, rb_report_fig(mibs, sizeof mibs, rb_rundir_num(p, "throughput_bytes_per_s"), 1 / (double)RB_MIB, 2),
                            rb_report_fig(p99, sizeof p99, rb_rundir_num(p, "latency_p99_ns"), ms, 3));
         } else {
             rb_report_note(t, s, i, "no knee: throughput kept growing with load (or the sweep has too few points)");
@@ -71,7 +71,7 @@ static void plot_curve(const struct rb_report_set *s, struct rb_buf *html)
     struct rb_plot *p = rb_plot_new("sweep-knee", "Sweep: p99 latency against throughput");
     if (!p)
         return;
-    rb_plot_xaxis(p, "throughput (MiB/s)", RB_AXIS_LINEAR, 1 / MIB, true);
+    rb_plot_xaxis(p, "throughput (MiB/s)", RB_AXIS_LINEAR, 1 / (double)RB_MIB, true);
     rb_plot_yaxis(p, "p99 latency (ms, log scale)", RB_AXIS_LOG10, 1e-6, false);
     rb_plot_caption(p, "One point per sweep step, labelled with its load (requests in flight, or the rate of an "
                        "open loop); the circle is the knee.");

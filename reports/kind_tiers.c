@@ -21,13 +21,13 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
     rb_rtable_col(t, "size_bytes", "object size", RB_RF_SIZE, 0, 1, RB_RCOL_KEY);
     rb_rtable_col(t, "phase", "phase", RB_RF_TEXT, 0, 1, RB_RCOL_JSON_ONLY);
     rb_rtable_col(t, "objects", "objects", RB_RF_NUM, 0, 1, 0);
-    rb_rtable_col(t, "throughput_bytes_per_s", "throughput (GiB/s)", RB_RF_NUM, 3, 1 / GIB, 0);
+    rb_rtable_col(t, "throughput_bytes_per_s", "throughput (GiB/s)", RB_RF_NUM, 3, 1 / (double)RB_GIB, 0);
     rb_rtable_col(t, "ops_per_s", "obj/s", RB_RF_NUM, 1, 1, 0);
     rb_rtable_col(t, "latency_avg_ns", "latency avg (ms)", RB_RF_NUM, 3, ms, 0);
     rb_rtable_col(t, "latency_p99_ns", "latency p99 (ms)", RB_RF_NUM, 3, ms, 0);
     rb_rtable_col(t, "ttfb_p50_ns", "TTFB p50 (ms)", RB_RF_NUM, 3, ms, 0);
     rb_rtable_col(t, "disk_util_ratio", "avg disk util (%)", RB_RF_NUM, 1, 100, 0);
-    rb_rtable_col(t, "net_bytes_per_s", "network (MiB/s)", RB_RF_NUM, 1, 1 / MIB, 0);
+    rb_rtable_col(t, "net_bytes_per_s", "network (MiB/s)", RB_RF_NUM, 1, 1 / (double)RB_MIB, 0);
     rb_rtable_col(t, "cache_hit", "cache hits", RB_RF_NUM, 0, 1, RB_RCOL_OPTIONAL);
     rb_rtable_col(t, "cache_miss", "cache misses", RB_RF_NUM, 0, 1, RB_RCOL_OPTIONAL);
     static const char *const figs[] = {"objects",        "throughput_bytes_per_s", "ops_per_s",       "latency_avg_ns",
@@ -94,7 +94,7 @@ static void plot_bars(const struct rb_report_set *s, struct rb_buf *html)
         return;
     rb_plot_style(p, RB_PLOT_BARS);
     rb_plot_xaxis(p, "object size", RB_AXIS_LINEAR, 1, false);
-    rb_plot_yaxis(p, "throughput (GiB/s)", RB_AXIS_LINEAR, 1 / GIB, true);
+    rb_plot_yaxis(p, "throughput (GiB/s)", RB_AXIS_LINEAR, 1 / (double)RB_GIB, true);
     rb_plot_caption(p, "Each bar: GiB/s of one phase; on cold and warm bars, the speed-up over direct reads of the "
                        "same size (x = times as fast).");
     static const char *const hows[] = {"direct", "cold", "warm"};
@@ -117,9 +117,9 @@ static void plot_bars(const struct rb_report_set *s, struct rb_buf *html)
             rb_report_series_name(cat, sizeof cat, s, i, sz);
             double direct = row_throughput(s->runs[i], "direct", size);
             if (h > 0 && direct > 0 && isfinite(bps))
-                snprintf(label, sizeof label, "%.2f (%.1f\xC3\x97)", bps / GIB, bps / direct);
+                snprintf(label, sizeof label, "%.2f (%.1f\xC3\x97)", bps / (double)RB_GIB, bps / direct);
             else
-                snprintf(label, sizeof label, "%.2f", bps / GIB);
+                snprintf(label, sizeof label, "%.2f", bps / (double)RB_GIB);
             rb_plot_point_label(p, series[h], rb_plot_category(p, cat), bps, label);
         }
     }

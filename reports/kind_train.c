@@ -45,7 +45,7 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
     rb_rtable_col(t, "cold", "cache", RB_RF_TEXT, 0, 1, RB_RCOL_NOTE);
     rb_rtable_col(t, "samples", "samples", RB_RF_NUM, 0, 1, 0);
     rb_rtable_col(t, "samples_per_s", "samples/s", RB_RF_NUM, 1, 1, 0);
-    rb_rtable_col(t, "bytes_per_s", "MiB/s", RB_RF_NUM, 1, 1 / MIB, 0);
+    rb_rtable_col(t, "bytes_per_s", "MiB/s", RB_RF_NUM, 1, 1 / (double)RB_MIB, 0);
     rb_rtable_col(t, "au_pct", "AU (%)", RB_RF_NUM, 2, 1, 0);
     rb_rtable_col(t, "data_wait_p50_ns", "data wait p50 (ms)", RB_RF_NUM, 3, ms, 0);
     rb_rtable_col(t, "data_wait_p99_ns", "data wait p99 (ms)", RB_RF_NUM, 3, ms, 0);

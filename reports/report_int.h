@@ -9,9 +9,8 @@
 #include "railbench/rtable.h"
 #include "railbench/rundir.h"
 #include "railbench/svg.h"
+#include "railbench/units.h"
 
-#define MIB (1024.0 * 1024.0)
-#define GIB (1024.0 * MIB)
 
 /* Runs of one kind reported together, and the label keys any of them has (the label columns). */
 struct rb_report_set {
