@@ -305,6 +305,19 @@ assert_jq "$T/compare-checks.json" \
 grep -q '<th>B / A</th>' "$SHOTS/compare.html" || fail "compare: the ratio column"
 
 
+# A result directory used twice: its intervals.jsonl holds two runs of the phase, the second a minute later.
+# On the run's time axis they are two stretches of line, not one line drawn back across the first.
+mkdir -p "$T/reused"
+cp "$F/get-a/result.json" "$T/reused/"
+{ cat "$F/get-a/intervals.jsonl"; sed 's/"ts":"2026-11-22T03:43:5/"ts":"2026-11-22T03:44:5/' "$F/get-a/intervals.jsonl"; } >"$T/reused/intervals.jsonl"
+assert_exit 0 "re-used result directory" "$RB" report "$T/reused" --html "$T/reused.html" -o /dev/null
+d=$(sed -n '/data-plot="throughput-time"/,/<\/svg>/p' "$T/reused.html" |
+    grep -o '<path class="series[^>]*d="[^"]*"' | head -1 | sed 's/.* d="//; s/"$//')
+assert_eq "throughput over time: moves in the re-used run's line" 2 "$(grep -o M <<<"$d" | wc -l)"
+xs=$(tr ' ' '\n' <<<"$d" | sed 's/^[ML]//; s/,.*//')
+[ "$(sort -n <<<"$xs" | tr '\n' ' ')" = "$(tr '\n' ' ' <<<"$xs")" ] || fail "the line goes back in time: $d"
+ok "re-used directory: two stretches, x always growing (no diagonal back across the first run)"
+
 # --format html writes the page itself; -o to a directory that does not exist is one line, exit 3.
 assert_exit 0 "--format html" "$RB" report --format html "$F/coll" -o "$T/coll.html"
 grep -q 'data-plot="busbw-size"' "$T/coll.html" || fail "--format html has the plot"
