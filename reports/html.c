@@ -138,6 +138,8 @@ static const char css[] =
     "svg.plot .span0{fill:var(--head)}svg.plot .span1{fill:var(--bg)}svg.plot .span{stroke:var(--grid)}\n"
     "svg.plot text.span-label{fill:var(--muted);font-size:11px}\n"
     "svg.plot text.mark-label{font-weight:600}\n"
+    "svg.plot .cell{stroke:var(--bg);stroke-width:1}svg.plot .cell.missing{fill:var(--grid)}\n"
+    "svg.plot text.cell-label{fill:#ffffff;font-size:11px}svg.plot text.cell-label.dark{fill:#000000}\n"
     "svg.plot .ref{stroke:var(--bad);stroke-width:1.5;stroke-dasharray:6 4}\n"
     "svg.plot text.ref-label{fill:var(--bad);paint-order:stroke;stroke:var(--bg);stroke-width:4px}\n"
     "svg.plot .mark{fill:none;stroke:var(--fg);stroke-width:2}\n"
