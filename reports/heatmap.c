@@ -209,16 +209,7 @@ void rb_heatmap_svg(const struct rb_heatmap *h, struct rb_buf *out)
         return;
     double cell = fmin(CELL_MAX, (W - ML - MR) / (double)h->ncols), height = cell * (double)h->nrows;
     double total = MT + height + MB;
-    rb_buf_printf(out, "<figure>\n<svg class=\"plot heatmap\" data-plot=\"");
-    rb_html_escape(out, h->id);
-    rb_buf_printf(out, "\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" role=\"img\" aria-label=\"", W, total,
-                  W, total);
-    rb_html_escape(out, h->title);
-    rb_buf_printf(out, "\">\n<title>");
-    rb_html_escape(out, h->title);
-    rb_buf_printf(out, "</title>\n<text class=\"title\" x=\"%.1f\" y=\"22\">", ML);
-    rb_html_escape(out, h->title);
-    rb_buf_printf(out, "</text>\n");
+    rb_html_svg_begin(out, "plot heatmap", h->id, W, total, h->title, ML);
     draw_names(h, cell, out);
     draw_cells(h, cell, lo, hi, out);
     draw_bar(h, cell, lo, hi, out);

@@ -164,6 +164,23 @@ void rb_html_begin(struct rb_buf *out, const char *title)
     rb_buf_printf(out, "</h1>\n");
 }
 
+void rb_html_svg_begin(struct rb_buf *out, const char *cls, const char *id, double w, double h, const char *title,
+                       double title_x)
+{
+    rb_buf_printf(out, "<figure>\n<svg class=\"");
+    rb_html_escape(out, cls);
+    rb_buf_printf(out, "\" data-plot=\"");
+    rb_html_escape(out, id);
+    rb_buf_printf(out, "\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" role=\"img\" aria-label=\"", w, h,
+                  w, h);
+    rb_html_escape(out, title);
+    rb_buf_printf(out, "\">\n<title>");
+    rb_html_escape(out, title);
+    rb_buf_printf(out, "</title>\n<text class=\"title\" x=\"%.1f\" y=\"22\">", title_x);
+    rb_html_escape(out, title);
+    rb_buf_printf(out, "</text>\n");
+}
+
 void rb_html_end(struct rb_buf *out)
 {
     rb_buf_printf(out, "</body>\n</html>\n");

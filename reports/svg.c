@@ -745,16 +745,7 @@ void rb_plot_svg(const struct rb_plot *p, struct rb_buf *out)
     sy.px_lo = h - MB;
     sy.px_hi = MT;
 
-    rb_buf_printf(out, "<figure>\n<svg class=\"plot\" data-plot=\"");
-    rb_html_escape(out, p->id);
-    rb_buf_printf(out, "\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" role=\"img\" aria-label=\"", W, h,
-                  W, h);
-    rb_html_escape(out, p->title);
-    rb_buf_printf(out, "\">\n<title>");
-    rb_html_escape(out, p->title);
-    rb_buf_printf(out, "</title>\n<text class=\"title\" x=\"%.1f\" y=\"22\">", ML);
-    rb_html_escape(out, p->title);
-    rb_buf_printf(out, "</text>\n");
+    rb_html_svg_begin(out, "plot", p->id, W, h, p->title, ML);
     draw_axes(p, &sx, &sy, h, out);
     draw_spans(p, &sx, h, out);
     if (p->style == RB_PLOT_LINES)

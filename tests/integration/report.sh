@@ -265,10 +265,11 @@ while read -r kind id dirs; do
         fail "$kind: screenshot"
     chrome "prof-$kind" --window-size=1400,"$h" --force-dark-mode --screenshot="$SHOTS/$kind-dark.png" \
         "file://$SHOTS/$kind.html" >/dev/null 2>&1 || fail "$kind: dark screenshot"
-    read -r w _ r g b < <(png_info "$SHOTS/$kind-light.png")
-    [ "$w" = 1400 ] && [ "$r" -gt 240 ] && [ "$g" -gt 240 ] && [ "$b" -gt 240 ] || fail "$kind light: ${w}px, background $r,$g,$b"
-    read -r w _ r g b < <(png_info "$SHOTS/$kind-dark.png")
-    [ "$w" = 1400 ] && [ "$r" -lt 40 ] && [ "$g" -lt 40 ] && [ "$b" -lt 40 ] || fail "$kind dark: ${w}px, background $r,$g,$b"
+    # The background follows the scheme: white in light, near black in dark (its first pixel's R + G + B).
+    read -r w sum < <(png_info "$SHOTS/$kind-light.png" | awk '{print $1, $3 + $4 + $5}')
+    [ "$w" = 1400 ] && [ "$sum" -gt 720 ] || fail "$kind light: ${w}px, background R+G+B $sum"
+    read -r w sum < <(png_info "$SHOTS/$kind-dark.png" | awk '{print $1, $3 + $4 + $5}')
+    [ "$w" = 1400 ] && [ "$sum" -lt 120 ] || fail "$kind dark: ${w}px, background R+G+B $sum"
     ok "$kind: screenshots $SHOTS/$kind-{light,dark}.png"
 done <<'KINDS'
 tiers tiers-bars tiers
