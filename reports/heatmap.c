@@ -1,13 +1,13 @@
 /* SVG heat maps drawn by railbench itself: a value per (row, column), e.g. host x host bandwidth for fabric check. */
 #define _POSIX_C_SOURCE 200809L
-#include "railbench/heatmap.h"
+#include "heatmap_int.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "railbench/html.h"
+#include "html_int.h"
 
 /* Geometry in SVG user units (the SVG scales to the page's width). */
 #define W 1200.0

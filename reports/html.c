@@ -1,5 +1,5 @@
 /* HTML for reports: escaping of text from result files, and the self-contained page around tables and plots. */
-#include "railbench/html.h"
+#include "html_int.h"
 
 #include <string.h>
 

@@ -10,7 +10,7 @@
 #include "railbench/file.h"
 #include "railbench/cli.h"
 #include "railbench/command.h"
-#include "railbench/html.h"
+#include "html_int.h"
 #include "railbench/log.h"
 #include "railbench/result.h"
 #include "report_int.h"

@@ -6,9 +6,9 @@
 #include <stddef.h>
 
 #include "railbench/buf.h"
-#include "railbench/rtable.h"
-#include "railbench/rundir.h"
-#include "railbench/svg.h"
+#include "rtable_int.h"
+#include "rundir_int.h"
+#include "svg_int.h"
 #include "railbench/units.h"
 
 

@@ -1,6 +1,6 @@
 /* Report tables: columns with units, rows of cells, markdown/CSV/JSON/HTML output, and comparison of two. */
 #define _POSIX_C_SOURCE 200809L
-#include "railbench/rtable.h"
+#include "rtable_int.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "railbench/html.h"
+#include "html_int.h"
 #include "railbench/units.h"
 
 #define MARK_REGRESSION "REGRESSION"

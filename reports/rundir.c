@@ -1,6 +1,6 @@
 /* Reads result directories back for reports: result.json, else intervals.jsonl; histograms become curves. */
 #define _POSIX_C_SOURCE 200809L
-#include "railbench/rundir.h"
+#include "rundir_int.h"
 
 #include <dirent.h>
 #include <errno.h>

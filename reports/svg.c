@@ -1,6 +1,6 @@
 /* SVG line plots drawn by railbench itself: linear, log, byte-size and percentile axes, reference lines. */
 #define _POSIX_C_SOURCE 200809L
-#include "railbench/svg.h"
+#include "svg_int.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "railbench/html.h"
+#include "html_int.h"
 #include "railbench/units.h"
 
 /* Geometry in SVG user units (the SVG scales to the page's width); the legend sits right of the plot area. */

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "railbench/heatmap.h"
+#include "heatmap_int.h"
 
 static size_t count(const char *hay, const char *needle)
 {

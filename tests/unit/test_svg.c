@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "railbench/svg.h"
+#include "svg_int.h"
 
 static size_t count(const char *hay, const char *needle)
 {

@@ -1,6 +1,6 @@
 /* HTML for reports: escaping of text from result files, and the self-contained page around tables and plots. */
-#ifndef RB_HTML_H
-#define RB_HTML_H
+#ifndef RB_HTML_INT_H
+#define RB_HTML_INT_H
 
 #include <stddef.h>
 

@@ -1,6 +1,6 @@
 /* SVG plots drawn by railbench itself: lines (linear, log, byte-size, percentile axes) and bars, grouped or stacked. */
-#ifndef RB_SVG_H
-#define RB_SVG_H
+#ifndef RB_SVG_INT_H
+#define RB_SVG_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>

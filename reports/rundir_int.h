@@ -1,6 +1,6 @@
 /* A result directory read back for reports: result.json, or what intervals.jsonl still holds. */
-#ifndef RB_RUNDIR_H
-#define RB_RUNDIR_H
+#ifndef RB_RUNDIR_INT_H
+#define RB_RUNDIR_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 /* SVG heat maps drawn by railbench itself: a value per (row, column), e.g. host x host bandwidth for fabric check. */
-#ifndef RB_HEATMAP_H
-#define RB_HEATMAP_H
+#ifndef RB_HEATMAP_INT_H
+#define RB_HEATMAP_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
