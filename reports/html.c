@@ -135,7 +135,7 @@ static const char css[] =
     "svg.plot text.pt-label{fill:var(--muted);font-size:11px}\n"
     "svg.plot text.bar-label{font-size:12px;font-weight:600}\n"
     "svg.plot text.bar-label.inside{fill:#000000;stroke:none;font-weight:400}\n"
-    "svg.plot .span0{fill:var(--head)}svg.plot .span1{fill:var(--bg)}svg.plot .span{stroke:var(--grid)}\n"
+    "svg.plot .span0{fill:var(--head);fill-opacity:.6}svg.plot .span1{fill:none}svg.plot .span{stroke:var(--grid)}\n"
     "svg.plot text.span-label{fill:var(--muted);font-size:11px}\n"
     "svg.plot text.mark-label{font-weight:600}\n"
     "svg.plot .cell{stroke:var(--bg);stroke-width:1}svg.plot .cell.missing{fill:var(--grid)}\n"
