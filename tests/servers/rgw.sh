@@ -3,9 +3,12 @@
 #
 #   rgw.sh start [DIR]  starts it under DIR (default: a new temporary directory), creates an S3 user with
 #                       generated keys, and prints shell-sourceable lines: RGW_DIR, RGW_ENDPOINT,
-#                       RGW_VHOST_ENDPOINT (for --virtual-host: BUCKET.s3.localhost, which libcurl resolves
+#                       RGW_VHOST_ENDPOINT (for --virtual-host: BUCKET.localhost, which libcurl resolves
 #                       to loopback itself), RGW_PIDS, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY.
 #   rgw.sh env DIR      prints those lines again.
+#   rgw.sh bucket DIR NAME [public-read]
+#                       creates bucket NAME as that user (signed with SigV4 by curl, keys passed on stdin);
+#                       public-read adds a bucket policy that lets anyone GET its objects unsigned.
 #   rgw.sh stop DIR     stops the processes it started (by PID, from DIR/pids) and removes DIR.
 #
 # Everything (config, monitor store, logs, sockets) lives under DIR; the cluster runs without cephx (S3
@@ -15,7 +18,7 @@ set -euo pipefail
 
 die() { echo "rgw.sh: $*" >&2; exit "${2:-3}"; }
 
-usage() { die "usage: rgw.sh start [DIR] | env DIR | stop DIR" 2; }
+usage() { die "usage: rgw.sh start [DIR] | env DIR | bucket DIR NAME [public-read] | stop DIR" 2; }
 
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
@@ -130,7 +133,7 @@ osd max object name len = 460
 osd max object namespace len = 64
 [client]
 rgw frontends = beast endpoint=127.0.0.1:$rgw_port
-rgw dns name = s3.localhost
+rgw dns name = localhost
 rgw data = $D/rgw
 rgw thread pool size = 128
 rgw enable usage log = false
@@ -178,7 +181,7 @@ EOF
     cat >"$D/env" <<EOF
 RGW_DIR=$D
 RGW_ENDPOINT=http://127.0.0.1:$rgw_port
-RGW_VHOST_ENDPOINT=http://s3.localhost:$rgw_port
+RGW_VHOST_ENDPOINT=http://localhost:$rgw_port
 RGW_PORT=$rgw_port
 RGW_PIDS="$mon_pid $osd_pid $rgw_pid"
 RGW_START_MS=$ready_ms
@@ -188,7 +191,33 @@ EOF
     print_env "$D"
 }
 
+# s3_curl DIR CURL-ARGS...: curl signed with SigV4 as DIR's user; the keys go to curl on stdin, not argv.
+s3_curl() {
+    local dir=$1; shift
+    # shellcheck disable=SC1091
+    . "$dir/env"
+    printf 'user = "%s:%s"\n' "$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" |
+        curl -sS -K - --aws-sigv4 aws:amz:us-east-1:s3 -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' \
+            -o "$dir/log/last-reply.xml" -w '%{http_code}' "$@"
+}
+
+# bucket DIR NAME [public-read]: creates the bucket; exit 3 with the server's reply when it refuses.
+bucket() {
+    local dir=$1 name=$2 acl=${3:-} code
+    [ -f "$dir/env" ] || die "$dir/env: no RGW started there" 2
+    [ -z "$acl" ] || [ "$acl" = public-read ] || die "bucket $name: unknown option \"$acl\" (expected public-read)" 2
+    code=$(s3_curl "$dir" -X PUT "$(sed -n 's/^RGW_ENDPOINT=//p' "$dir/env")/$name")
+    [ "$code" = 200 ] || die "creating bucket $name: HTTP $code $(cat "$dir/log/last-reply.xml")"
+    [ -n "$acl" ] || return 0
+    printf '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":["s3:GetObject"],"Resource":["arn:aws:s3:::%s/*"]}]}' \
+        "$name" >"$dir/log/policy-$name.json"
+    code=$(s3_curl "$dir" -X PUT --data-binary "@$dir/log/policy-$name.json" \
+        "$(sed -n 's/^RGW_ENDPOINT=//p' "$dir/env")/$name?policy=")
+    [ "$code" = 200 ] || [ "$code" = 204 ] || die "bucket policy for $name: HTTP $code $(cat "$dir/log/last-reply.xml")"
+}
+
 case ${1:-} in
+bucket) { [ $# -ge 3 ] && [ $# -le 4 ]; } || usage; bucket "$2" "$3" "${4:-}" ;;
 start) [ $# -le 2 ] || usage; start "${2:-}" ;;
 env) [ $# -eq 2 ] || usage; [ -f "$2/env" ] || die "$2/env: no RGW started there" 2; print_env "$2" ;;
 stop)
