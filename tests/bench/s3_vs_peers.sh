@@ -28,9 +28,12 @@ cpu_s() { awk '{ print $1 + $2 }' "$1"; }
 TIMEFORMAT='%U %S'
 
 # Each run prints: bytes_per_s req_per_s p99_ms cpu_s
+# rb_run ROUND [URL]: signed s3:// GETs, or with a URL the same objects unsigned through the http:// target
+# (the same client against the same unsigned requests as wrk: what is left of the gap is the server's).
 rb_run() {
-    local d=$T/rb-$1
-    { time "$RB" load get s3://bench/peers/ --endpoint "$RGW_ENDPOINT" --objects "$N" --size "$SIZE" -t 1 \
+    local d=$T/rb-$1${2:+-http} target=(s3://bench/peers/ --endpoint "$RGW_ENDPOINT")
+    [ -z "${2:-}" ] || target=("$2")
+    { time "$RB" load get "${target[@]}" --objects "$N" --size "$SIZE" -t 1 \
         -c "$C" --duration "${SECS}s" --out "$d" --quiet >/dev/null 2>&1; } 2>"$d.time"
     jq -r --arg cpu "$(cpu_s "$d.time")" '.summary.ops[0] | if .errors.total > 0 then error("railbench saw errors")
         else "\(.throughput_bytes_per_s) \(.ops_per_s) \(.latency_ns.p99 / 1e6) \($cpu)" end' "$d/result.json"
@@ -98,10 +101,11 @@ boto_run() {
 
 # best A B: the line with the higher first field.
 best() { if [ -z "$1" ] || awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " "); exit !(y[1] > x[1]) }'; then echo "$2"; else echo "$1"; fi; }
-w='' r='' b=''
+w='' r='' u='' b=''
 for i in $(seq "$ROUNDS"); do
     w=$(best "$w" "$(wrk_run "$i")")
     r=$(best "$r" "$(rb_run "$i")")
+    u=$(best "$u" "$(rb_run "$i" "$RGW_ENDPOINT/bench/peers")")
     b=$(best "$b" "$(boto_run "$i")")
 done
 
@@ -110,9 +114,12 @@ line() { awk -v n="$1" -v s="$2" -v r="$3" 'BEGIN { split(r, x, " ");
     printf "%-22s %8s %10.1f %9.1f %9.2f %8.2f %15.1f\n", n, s, x[1] / 1048576, x[2], x[3], x[4], x[1] / 1048576 / x[4] }'; }
 line "wrk (public-read)" no "$w"
 line "railbench" yes "$r"
+line "railbench http://" no "$u"
 line "boto3 thread pool" yes "$b"
-awk -v w="$w" -v r="$r" -v b="$b" 'BEGIN { split(w, W, " "); split(r, R, " "); split(b, B, " ");
+awk -v w="$w" -v r="$r" -v u="$u" -v b="$b" 'BEGIN { split(w, W, " "); split(r, R, " "); split(u, U, " ");
+    split(b, B, " ");
     printf "railbench / wrk throughput:            %.3f  (goal >= 0.95)\n", R[1] / W[1];
+    printf "railbench http:// / wrk throughput:    %.3f  (both unsigned)\n", U[1] / W[1];
     printf "railbench / wrk p99:                   %.3f\n", R[3] / W[3];
     printf "railbench / boto3 throughput:          %.3f\n", R[1] / B[1];
     printf "railbench / boto3 per client core:     %.3f  (goal >= 3)\n", (R[1] / R[4]) / (B[1] / B[4]) }'
