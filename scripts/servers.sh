@@ -16,7 +16,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 state=${RB_SERVERS_DIR:-$here/build/servers}
 
-die() { echo "servers.sh: $*" >&2; exit "${2:-3}"; }
+die() { echo "servers.sh: $1" >&2; exit "${2:-3}"; }
 
 # alive_all: every recorded process is running.
 alive_all() {

@@ -16,7 +16,7 @@
 # RGW_MEMSTORE_BYTES sets the OSD's memory store size (default 4 GiB; memory is used only as objects arrive).
 set -euo pipefail
 
-die() { echo "rgw.sh: $*" >&2; exit "${2:-3}"; }
+die() { echo "rgw.sh: $1" >&2; exit "${2:-3}"; }
 
 usage() { die "usage: rgw.sh start [DIR] | env DIR | bucket DIR NAME [public-read] | stop DIR" 2; }
 
