@@ -93,12 +93,11 @@ static int validate(const struct rb_block_opts *o, struct rb_block_slo *slo, boo
 }
 
 /*
- * Parses the command line into *o (defaults first). Returns what
- * rb_cli_parse_cmd returns: 0 with cli->config set when the sweep should run
- * (the caller frees cli), else the exit status to return now (after --help,
- * or after a usage error's one line; cli freed).
+ * Parses the command line into *o (defaults first). Returns true when the
+ * sweep should run (the caller frees cli), else false with *status the exit
+ * status to return now (after --help, or after a usage error's one line; cli freed).
  */
-static int parse(struct rb_block_opts *o, struct rb_cli *cli, int argc, char **argv)
+static bool parse(struct rb_block_opts *o, struct rb_cli *cli, int argc, char **argv, int *status)
 {
     static const uint64_t qd[] = {1, 2, 4, 8, 16, 32, 64};
     *o = (struct rb_block_opts){
@@ -133,7 +132,7 @@ static int parse(struct rb_block_opts *o, struct rb_cli *cli, int argc, char **a
         "Sweep fio over block size x iodepth x numjobs on every rank at once; report the IOPS-vs-latency "
         "curve, the highest IOPS within --slo, and the knee.",
         opts, 0, 0};
-    return rb_cli_parse_cmd(cli, &spec, argc, argv);
+    return rb_cli_parse_cmd(cli, &spec, argc, argv, status);
 }
 
 /* ---- the sweep's points ---- */
@@ -409,8 +408,8 @@ int rb_block_main(int argc, char **argv)
     struct sweep sw = {0};
     struct sweep *s = &sw;
     struct rb_cli cli;
-    int rc = parse(&s->o, &cli, argc, argv);
-    if (rc != 0 || !cli.config) /* --help (exit 0) or a usage error: cli is freed */
+    int rc;
+    if (!parse(&s->o, &cli, argc, argv, &rc)) /* --help (exit 0) or a usage error: cli is freed */
         return rc;
     if ((rc = validate(&s->o, &s->slo, &s->have_slo)) != 0)
         goto fail;

@@ -51,8 +51,8 @@ int rb_load_command(const struct rb_cmd_spec *spec, int argc, char **argv,
                     int (*run)(void *args, struct rb_cli *cli), void *args)
 {
     struct rb_cli cli;
-    int rc = rb_cli_parse_cmd(&cli, spec, argc, argv);
-    if (rc != 0)
+    int rc;
+    if (!rb_cli_parse_cmd(&cli, spec, argc, argv, &rc))
         return rc;
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         rb_cli_free(&cli);
