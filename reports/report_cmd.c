@@ -576,7 +576,7 @@ int rb_report_main(int argc, char **argv)
         "Print the tables each kind of result calls for (tiers, warp-like per op, nccl-tests, fio IOPS vs "
         "latency, sweep knee, training AU), one row per run across runs; compare two runs; write an HTML report "
         "with plots. A directory holding result directories stands for all of them.",
-        NULL, 1, -1};
+        NULL, 1, -1, true};
     struct rb_cmd_spec s = spec;
     s.opts = opts;
     struct rb_cli cli;
