@@ -155,6 +155,7 @@ static int check_mpi(struct rb_cli *cli, struct rb_check_opts *o)
         goto fail;
     }
     int rounds = rb_check_plan_rounds(R.nhosts);
+    o->net.rep_budget_ns = o->timeout_ns / 10;
     size_t bufsize = o->net.size_bytes > o->net.lat_size_bytes ? o->net.size_bytes : o->net.lat_size_bytes;
     R.mine = calloc((size_t)rounds + 1, sizeof *R.mine);
     R.buf = malloc(bufsize);
@@ -190,7 +191,7 @@ fail:
 int rb_fabric_check(int argc, char **argv)
 {
     struct rb_check_opts o = {
-        .net = {.lat_size_bytes = 8, .lat_iters = 200, .size_bytes = 4 << 20, .iters = 8},
+        .net = {.lat_size_bytes = 8, .lat_iters = 200, .size_bytes = 4 << 20, .iters = 8, .reps = 3},
         .timeout_ns = 10 * RB_NS_PER_S, .threshold = 0.5, .lat_threshold = 3, .hosts = 0, .rails = 0};
     const struct rb_opt opts[] = {
         {"ifaces", 0, RB_OPT_STR, &o.ifaces, "IF0,IF1,...",
@@ -198,6 +199,7 @@ int rb_fabric_check(int argc, char **argv)
         {"rails", 0, RB_OPT_U64, &o.rails, "R", "rails: local ranks 0..R-1 of each host (default: ranks per host)", NULL},
         {"size", 'b', RB_OPT_SIZE, &o.net.size_bytes, "SIZE", "bandwidth message size (default 4MiB)", NULL},
         {"iters", 'n', RB_OPT_U64, &o.net.iters, "N", "bandwidth messages per direction and stage (default 8)", NULL},
+        {"reps", 0, RB_OPT_U64, &o.net.reps, "N", "repetitions of each bandwidth stage, the best counts (default 3)", NULL},
         {"lat-size", 0, RB_OPT_SIZE, &o.net.lat_size_bytes, "SIZE", "ping-pong message size (default 8)", NULL},
         {"lat-iters", 0, RB_OPT_U64, &o.net.lat_iters, "N", "ping-pong round trips (default 200)", NULL},
         {"timeout", 0, RB_OPT_DURATION, &o.timeout_ns, "DURATION", "a pair not done by then hangs (default 10s)", NULL},

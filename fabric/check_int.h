@@ -13,7 +13,9 @@ struct rb_harness;
 /* What a pair measures: small ping-pongs, then large streams each way and both ways. */
 struct rb_cnet_params {
     uint64_t lat_size_bytes, lat_iters;   /* ping-pong messages */
-    uint64_t size_bytes, iters;           /* bandwidth messages and how many per stage */
+    uint64_t size_bytes, iters;           /* bandwidth messages and how many per repetition of a stage */
+    uint64_t reps;                        /* repetitions of each bandwidth stage; the best one counts */
+    uint64_t rep_budget_ns;               /* no further repetition once a stage has taken this long (0: none) */
 };
 
 /* Where a rank of a rail listens: its rail interface's IPv4 address and a port. */

@@ -32,6 +32,8 @@ int rb_check_validate(struct rb_check_opts *o)
         return rb_cli_usage_error("--lat-size %llu: expected 1 byte to 1MiB", (unsigned long long)o->net.lat_size_bytes);
     if (o->net.iters == 0 || o->net.lat_iters == 0 || o->net.iters > 1000000 || o->net.lat_iters > 1000000)
         return rb_cli_usage_error("--iters and --lat-iters: expected 1 to 1000000");
+    if (o->net.reps == 0 || o->net.reps > 100)
+        return rb_cli_usage_error("--reps %llu: expected 1 to 100", (unsigned long long)o->net.reps);
     if (o->timeout_ns < RB_NS_PER_MS)
         return rb_cli_usage_error("--timeout: expected at least 1ms, e.g. 10s");
     if (o->rails > 1024)
@@ -130,7 +132,7 @@ static double pair_seconds(const struct rb_cnet_params *p, const struct rb_check
     double t = 3 * lat;                                                        /* connect and hello */
     t += (warm + (double)p->lat_iters) * 2 * (lat + (double)p->lat_size_bytes / bw); /* ping-pong */
     t += (double)p->size_bytes / bw + 3 * lat;                                 /* warm-up message */
-    t += 3 * ((double)(p->size_bytes * p->iters) / bw + 2 * lat);              /* a->b, b->a, both ways */
+    t += 3 * (double)p->reps * ((double)(p->size_bytes * p->iters) / bw + 2 * lat); /* a->b, b->a, both ways */
     return t;
 }
 
@@ -176,14 +178,14 @@ int rb_check_plan_cmd(struct rb_cli *cli, const struct rb_check_opts *o)
              "# railbench fabric check --plan-only: %d hosts x %d rails\n"
              "# rounds %d, pairs per round %d, links %lld (every host pair once, on every rail at once)\n"
              "# planned in %.3f s; verified in %.3f s: %s\n"
-             "# a pair on one rail: %.2f ms (%llu x %llu B ping-pong, %llu x %llu B each way and both ways, "
+             "# a pair on one rail: %.2f ms (%llu x %llu B ping-pong, %llu x %llu x %llu B each way and both ways, "
              "model link %.1f GB/s, %.1f us + %.0f us software per message)\n"
              "# estimated wall time of a real run: %d rounds x %.2f ms = %.1f s; each round with a hung pair "
              "adds up to --timeout (%.0f s)\n",
              n, rails, rounds, per, links, plan_s, verify_s,
              n > VERIFY_MAX_HOSTS ? "not verified (more than 65536 hosts)" : "every pair exactly once, rounds disjoint",
              pair_s * 1e3, (unsigned long long)o->net.lat_iters, (unsigned long long)o->net.lat_size_bytes,
-             (unsigned long long)o->net.iters, (unsigned long long)o->net.size_bytes, model.bw_bytes_per_s / 1e9,
+             (unsigned long long)o->net.reps, (unsigned long long)o->net.iters, (unsigned long long)o->net.size_bytes, model.bw_bytes_per_s / 1e9,
              model.lat_s * 1e6, SOFT_LAT_S * 1e6, rounds, round_s * 1e3, rounds * round_s,
              (double)o->timeout_ns / 1e9);
     cJSON *s = cJSON_CreateObject();

@@ -148,9 +148,14 @@ static void links_table(struct rb_buf *b, const struct rb_check_run *R, const st
         cell_bw(y, sizeof y, l->bw_ba_bytes_per_s);
         cell_bw(z, sizeof z, l->bw_bidir_bytes_per_s);
         const char *st = l->status == RB_CHECK_TIMEOUT ? "HANG" : a->slow[idx[k]] ? "slow" : "ok";
-        rb_buf_printf(b, "| %4d | %-16.16s | %-16.16s | %6.1f | %6.1f | %8s | %8s | %8s | %8.2f | %-6s |\n", l->rail,
-                      R->names[l->a], R->names[l->b], l->lat_p50_s * 1e6, l->lat_p99_s * 1e6, x, y, z,
-                      l->status == RB_CHECK_OK ? score[idx[k]] : NAN, st);
+        char p50[16] = "-", p99[16] = "-", ratio[16] = "-";
+        if (l->status == RB_CHECK_OK) {
+            snprintf(p50, sizeof p50, "%.1f", l->lat_p50_s * 1e6);
+            snprintf(p99, sizeof p99, "%.1f", l->lat_p99_s * 1e6);
+            snprintf(ratio, sizeof ratio, "%.2f", score[idx[k]]);
+        }
+        rb_buf_printf(b, "| %4d | %-16.16s | %-16.16s | %6s | %6s | %8s | %8s | %8s | %8s | %-6s |\n", l->rail,
+                      R->names[l->a], R->names[l->b], p50, p99, x, y, z, ratio, st);
     }
 fail:
     free(idx);

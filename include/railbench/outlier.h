@@ -5,6 +5,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* The default threshold: a host or link below half the median (or a latency above twice it) is an outlier. */
+#define RB_OUTLIER_THRESHOLD 0.5
+
 /* Robust summary of a set of values (NaN values are ignored). */
 struct rb_outlier_fleet {
     size_t n;        /* values counted */
