@@ -77,25 +77,50 @@ static int setup_ranks(struct rb_harness *h, const struct rb_check_opts *o, stru
     return 0;
 }
 
-/* One round on this rank: drive (lower host index) or serve its rail's pair, or sit it out. */
+/*
+ * One round on this rank: drive (lower host index) or serve its rail's pair,
+ * or sit it out. Every rank runs the latency part, meets the others at a
+ * barrier, then runs the bandwidth part, so no ping-pong shares the hosts
+ * with another pair's stream. Each part ends by its own deadline, --timeout
+ * after it starts.
+ */
 static void run_round(struct rb_harness *h, const struct rb_check_opts *o, struct rb_check_run *R, int round)
 {
     rb_harness_barrier(h);
     uint64_t deadline = rb_clock_ns() + o->timeout_ns;
-    int peer = rb_check_plan_partner(R->nhosts, round, R->host);
-    if (R->rail < 0 || peer < 0)
-        return;
-    const struct rb_cnet_addr *mine = &R->peers[R->host * R->nrails + R->rail];
-    const struct rb_cnet_addr *theirs = &R->peers[peer * R->nrails + R->rail];
-    if (theirs->ip == 0)
-        return; /* the peer host has no rank on this rail */
-    if (R->host < peer) {
-        struct rb_check_link *l = &R->mine[R->nmine++];
-        l->rail = R->rail;
-        rb_cnet_drive(mine, theirs, round, R->host, peer, &o->net, R->buf, deadline, l);
-    } else {
-        rb_cnet_serve(R->listen_fd, round, peer, R->host, &o->net, R->buf, deadline);
+    int peer = rb_check_plan_partner(R->nhosts, round, R->host), fd = -1;
+    const struct rb_cnet_addr *mine = NULL, *theirs = NULL;
+    struct rb_check_link *l = NULL;
+    if (R->rail >= 0 && peer >= 0) {
+        mine = &R->peers[R->host * R->nrails + R->rail];
+        theirs = &R->peers[peer * R->nrails + R->rail];
+        if (theirs->ip == 0)
+            peer = -1; /* the peer host has no rank on this rail */
     }
+    bool drive = R->rail >= 0 && peer >= 0 && R->host < peer, serve = R->rail >= 0 && peer >= 0 && R->host > peer;
+    if (drive) {
+        l = &R->mine[R->nmine++];
+        *l = (struct rb_check_link){.a = R->host, .b = peer, .rail = R->rail, .round = round};
+        fd = rb_cnet_connect(mine, theirs, deadline, l);
+        if (fd >= 0 && rb_cnet_drive(fd, RB_CNET_LATENCY, &o->net, R->buf, deadline, l) != 0) {
+            close(fd);
+            fd = -1;
+        }
+    } else if (serve) {
+        fd = rb_cnet_accept(R->listen_fd, round, peer, R->host, deadline);
+        if (fd >= 0 && rb_cnet_serve(fd, &o->net, R->buf, deadline) != 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    rb_harness_barrier(h);
+    deadline = rb_clock_ns() + o->timeout_ns; /* each part has the whole --timeout */
+    if (drive && fd >= 0)
+        rb_cnet_drive(fd, RB_CNET_BANDWIDTH, &o->net, R->buf, deadline, l);
+    else if (serve && fd >= 0)
+        rb_cnet_serve(fd, &o->net, R->buf, deadline);
+    if (fd >= 0)
+        close(fd);
 }
 
 /* Gathers every rank's links to rank 0 (R->links there). */
@@ -155,7 +180,7 @@ static int check_mpi(struct rb_cli *cli, struct rb_check_opts *o)
         goto fail;
     }
     int rounds = rb_check_plan_rounds(R.nhosts);
-    o->net.rep_budget_ns = o->timeout_ns / 10;
+    o->net.rep_budget_ns = o->timeout_ns / 4;
     size_t bufsize = o->net.size_bytes > o->net.lat_size_bytes ? o->net.size_bytes : o->net.lat_size_bytes;
     R.mine = calloc((size_t)rounds + 1, sizeof *R.mine);
     R.buf = malloc(bufsize);

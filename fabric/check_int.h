@@ -31,23 +31,35 @@ struct rb_cnet_addr {
  */
 int rb_cnet_listen(const char *ifname, struct rb_cnet_addr *at, char *err, size_t errlen);
 
-/*
- * Drives one pair from host a's side: connects from src to dst (retrying
- * until the deadline), then latency, a->b, b->a and bidirectional stages.
- * Fills the measurements of *l, or status RB_CHECK_TIMEOUT with the stage
- * and last error when deadline_ns (rb_clock_ns) passes first. buf holds
- * p->size_bytes. Not thread-safe with respect to buf.
- */
-void rb_cnet_drive(const struct rb_cnet_addr *src, const struct rb_cnet_addr *dst, int round, int a, int b,
-                   const struct rb_cnet_params *p, char *buf, uint64_t deadline_ns, struct rb_check_link *l);
+/* The two parts of a pair, with a barrier of every rank between them so no latency is measured beside a stream. */
+enum { RB_CNET_LATENCY, RB_CNET_BANDWIDTH };
 
 /*
- * Serves one pair on host b's side: accepts on listen_fd until host a's
- * connection for this round arrives, then answers its stages until it
- * quits or deadline_ns passes. Returns 0, or -ETIMEDOUT / -errno.
+ * Host a's side: connects from src to dst (retrying refused or unreachable
+ * attempts until deadline_ns, rb_clock_ns) and says hello. l->a, b, rail
+ * and round are set by the caller; the rest is reset. Returns the socket, or
+ * -1 with l marked RB_CHECK_TIMEOUT (stage "connect", the last error).
  */
-int rb_cnet_serve(int listen_fd, int round, int a, int b, const struct rb_cnet_params *p, char *buf,
-                  uint64_t deadline_ns);
+int rb_cnet_connect(const struct rb_cnet_addr *src, const struct rb_cnet_addr *dst, uint64_t deadline_ns,
+                    struct rb_check_link *l);
+
+/*
+ * Host a's side of one part: RB_CNET_LATENCY (ping-pongs, then a pause) or
+ * RB_CNET_BANDWIDTH (warm-up, a->b, b->a, both ways, then quit). Fills l's
+ * figures; on failure or the deadline marks it RB_CHECK_TIMEOUT with the
+ * stage and returns -errno. buf holds max(size, lat_size) bytes.
+ */
+int rb_cnet_drive(int fd, int part, const struct rb_cnet_params *p, char *buf, uint64_t deadline_ns,
+                  struct rb_check_link *l);
+
+/* Marks l as not completed after error rc (-errno), its figures NaN. */
+void rb_cnet_fail(struct rb_check_link *l, int rc);
+
+/* Host b's side: accepts until host a's hello for this round arrives. The socket, or -ETIMEDOUT. */
+int rb_cnet_accept(int listen_fd, int round, int a, int b, uint64_t deadline_ns);
+
+/* Host b's side of one part: answers until a pause or quit (0), an error or the deadline (-errno). */
+int rb_cnet_serve(int fd, const struct rb_cnet_params *p, char *buf, uint64_t deadline_ns);
 
 /* Options of railbench fabric check, as parsed and checked. */
 struct rb_check_opts {

@@ -19,7 +19,7 @@
 #define MAGIC 0x72626663u /* "rbfc" */
 #define RETRY_NS (100 * RB_NS_PER_MS)
 
-enum { CMD_HELLO = 1, CMD_LAT, CMD_TO_B, CMD_TO_A, CMD_BIDIR, CMD_QUIT };
+enum { CMD_HELLO = 1, CMD_LAT, CMD_TO_B, CMD_TO_A, CMD_BIDIR, CMD_PAUSE, CMD_QUIT };
 
 /* Every message between the two sides starts with this; fixed layout, host byte order (same build on both). */
 struct hdr {
@@ -245,43 +245,77 @@ static int stage_bw(int fd, uint32_t cmd, const struct rb_cnet_params *p, char *
     return rc;
 }
 
-void rb_cnet_drive(const struct rb_cnet_addr *src, const struct rb_cnet_addr *dst, int round, int a, int b,
-                   const struct rb_cnet_params *p, char *buf, uint64_t deadline_ns, struct rb_check_link *l)
+int rb_cnet_connect(const struct rb_cnet_addr *src, const struct rb_cnet_addr *dst, uint64_t deadline_ns,
+                    struct rb_check_link *l)
 {
-    uint64_t t0 = rb_clock_ns();
-    *l = (struct rb_check_link){.a = a, .b = b, .rail = l->rail, .round = round, .status = RB_CHECK_OK,
+    int rail = l->rail, round = l->round, a = l->a, b = l->b;
+    *l = (struct rb_check_link){.a = a, .b = b, .rail = rail, .round = round, .status = RB_CHECK_OK,
                                 .lat_p50_s = NAN, .lat_p99_s = NAN, .bw_ab_bytes_per_s = NAN,
                                 .bw_ba_bytes_per_s = NAN, .bw_bidir_bytes_per_s = NAN};
+    l->started_ns = rb_clock_ns();
     snprintf(l->stage, sizeof l->stage, "connect");
     int fd = connect_until(src, dst, deadline_ns, l->error, sizeof l->error), rc = fd < 0 ? fd : 0;
-    double warm_bps;
-    struct rb_cnet_params warm = *p;
-    warm.iters = warm.reps = 1;
     if (!rc) {
         l->error[0] = '\0';
         rc = send_hdr(fd, CMD_HELLO, 0, round, a, b, deadline_ns);
     }
-    if (!rc && !(rc = (snprintf(l->stage, sizeof l->stage, "latency"), stage_latency(fd, p, buf, deadline_ns, l))) &&
-        !(rc = (snprintf(l->stage, sizeof l->stage, "a->b"), stage_bw(fd, CMD_TO_B, &warm, buf, deadline_ns, l, &warm_bps))) &&
-        !(rc = stage_bw(fd, CMD_TO_B, p, buf, deadline_ns, l, &l->bw_ab_bytes_per_s)) &&
-        !(rc = (snprintf(l->stage, sizeof l->stage, "b->a"), stage_bw(fd, CMD_TO_A, p, buf, deadline_ns, l, &l->bw_ba_bytes_per_s))) &&
-        !(rc = (snprintf(l->stage, sizeof l->stage, "bidir"), stage_bw(fd, CMD_BIDIR, p, buf, deadline_ns, l, &l->bw_bidir_bytes_per_s))))
-        rc = send_hdr(fd, CMD_QUIT, 0, round, a, b, deadline_ns);
-    if (fd >= 0)
-        close(fd);
-    l->elapsed_s = (double)(rb_clock_ns() - t0) * 1e-9;
     if (rc) {
-        l->status = RB_CHECK_TIMEOUT;
-        if (rc != -ETIMEDOUT || !l->error[0])
-            snprintf(l->error, sizeof l->error, "%s", strerror(-rc));
-        l->lat_p50_s = l->lat_p99_s = l->bw_ab_bytes_per_s = l->bw_ba_bytes_per_s = l->bw_bidir_bytes_per_s = NAN;
-    } else {
-        l->stage[0] = l->error[0] = '\0';
+        if (fd >= 0)
+            close(fd);
+        rb_cnet_fail(l, rc);
+        return -1;
     }
+    return fd;
 }
 
-/* Accepts until host a's hello for this round arrives; the connection, or -ETIMEDOUT. */
-static int accept_peer(int listen_fd, int round, int a, int b, uint64_t deadline_ns)
+void rb_cnet_fail(struct rb_check_link *l, int rc)
+{
+    l->status = RB_CHECK_TIMEOUT;
+    if (rc == -ETIMEDOUT && !l->error[0])
+        snprintf(l->error, sizeof l->error, "deadline passed");
+    else if (rc != -ETIMEDOUT)
+        snprintf(l->error, sizeof l->error, "%s", strerror(rc < 0 ? -rc : rc));
+    l->lat_p50_s = l->lat_p99_s = l->bw_ab_bytes_per_s = l->bw_ba_bytes_per_s = l->bw_bidir_bytes_per_s = NAN;
+    l->elapsed_s = (double)(rb_clock_ns() - l->started_ns) * 1e-9;
+}
+
+int rb_cnet_drive(int fd, int part, const struct rb_cnet_params *p, char *buf, uint64_t deadline_ns,
+                  struct rb_check_link *l)
+{
+    int rc;
+    if (part == RB_CNET_LATENCY) {
+        snprintf(l->stage, sizeof l->stage, "latency");
+        rc = stage_latency(fd, p, buf, deadline_ns, l);
+        if (!rc)
+            rc = send_hdr(fd, CMD_PAUSE, 0, l->round, l->a, l->b, deadline_ns);
+    } else {
+        struct rb_cnet_params warm = *p;
+        double warm_bps;
+        warm.iters = warm.reps = 1;
+        snprintf(l->stage, sizeof l->stage, "a->b");
+        if (!(rc = stage_bw(fd, CMD_TO_B, &warm, buf, deadline_ns, l, &warm_bps)) &&
+            !(rc = stage_bw(fd, CMD_TO_B, p, buf, deadline_ns, l, &l->bw_ab_bytes_per_s))) {
+            snprintf(l->stage, sizeof l->stage, "b->a");
+            rc = stage_bw(fd, CMD_TO_A, p, buf, deadline_ns, l, &l->bw_ba_bytes_per_s);
+        }
+        if (!rc) {
+            snprintf(l->stage, sizeof l->stage, "bidir");
+            rc = stage_bw(fd, CMD_BIDIR, p, buf, deadline_ns, l, &l->bw_bidir_bytes_per_s);
+        }
+        if (!rc)
+            rc = send_hdr(fd, CMD_QUIT, 0, l->round, l->a, l->b, deadline_ns);
+    }
+    if (rc) {
+        rb_cnet_fail(l, rc);
+        return rc;
+    }
+    l->elapsed_s = (double)(rb_clock_ns() - l->started_ns) * 1e-9;
+    if (part != RB_CNET_LATENCY)
+        l->stage[0] = l->error[0] = '\0';
+    return 0;
+}
+
+int rb_cnet_accept(int listen_fd, int round, int a, int b, uint64_t deadline_ns)
 {
     while (wait_fd(listen_fd, POLLIN, deadline_ns) == 0) {
         int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -299,19 +333,18 @@ static int accept_peer(int listen_fd, int round, int a, int b, uint64_t deadline
     return -ETIMEDOUT;
 }
 
-int rb_cnet_serve(int listen_fd, int round, int a, int b, const struct rb_cnet_params *p, char *buf,
-                  uint64_t deadline_ns)
+int rb_cnet_serve(int fd, const struct rb_cnet_params *p, char *buf, uint64_t deadline_ns)
 {
-    int fd = accept_peer(listen_fd, round, a, b, deadline_ns), rc = fd < 0 ? fd : 0;
-    while (!rc) {
+    for (;;) {
         struct hdr h;
-        if ((rc = xfer(fd, (char *)&h, sizeof h, sizeof h, false, deadline_ns)) != 0)
-            break;
-        if (h.magic != MAGIC) {
-            rc = -EPROTO;
-        } else if (h.cmd == CMD_QUIT) {
-            break;
-        } else if (h.cmd == CMD_LAT) {
+        int rc = xfer(fd, (char *)&h, sizeof h, sizeof h, false, deadline_ns);
+        if (rc)
+            return rc;
+        if (h.magic != MAGIC)
+            return -EPROTO;
+        if (h.cmd == CMD_QUIT || h.cmd == CMD_PAUSE)
+            return 0;
+        if (h.cmd == CMD_LAT) {
             for (uint64_t k = 0; k < h.arg && !rc; k++) {
                 rc = xfer(fd, buf, p->lat_size_bytes, p->lat_size_bytes, false, deadline_ns);
                 if (!rc)
@@ -329,8 +362,7 @@ int rb_cnet_serve(int listen_fd, int round, int a, int b, const struct rb_cnet_p
         } else {
             rc = -EPROTO;
         }
+        if (rc)
+            return rc;
     }
-    if (fd >= 0)
-        close(fd);
-    return rc;
 }
