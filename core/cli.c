@@ -222,6 +222,46 @@ struct slot *cli_find_long(const struct parse *P, const char *name, size_t len)
     return NULL;
 }
 
+/* Optimal string alignment distance (Levenshtein plus transpositions) of a[0..al) and b, capped at 9. */
+static size_t edit_distance(const char *a, size_t al, const char *b)
+{
+    size_t bl = strlen(b);
+    if (al > 40 || bl > 40)
+        return 9;
+    size_t d[41][41];
+    for (size_t i = 0; i <= al; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= bl; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= al; i++)
+        for (size_t j = 1; j <= bl; j++) {
+            size_t cost = a[i - 1] != b[j - 1], best = d[i - 1][j - 1] + cost;
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[al][bl];
+}
+
+const char *cli_suggest(const struct parse *P, const char *name, size_t len)
+{
+    const char *best = NULL;
+    size_t best_d = len < 5 ? 1 : 2; /* a typo, not another word */
+    for (size_t i = 0; i < P->nslots; i++) {
+        const char *n = P->slots[i].opt->name;
+        size_t d = edit_distance(name, len, n);
+        if (d <= best_d && (!best || d < best_d)) {
+            best = n;
+            best_d = d;
+        }
+    }
+    return best;
+}
+
 static struct slot *find_short(const struct parse *P, char c)
 {
     for (size_t i = 0; i < P->nslots; i++)
@@ -459,8 +499,15 @@ static int tokenize(struct parse *P, int argc, char **argv, struct tok *toks, si
             if (!sl) {
                 if (nl == 4 && strncmp(name, "help", 4) == 0)
                     return RB_CLI_HELP;
-                cli_complain("unknown option --%.*s (see %s --help)",
-                        (int)(nl > 200 ? 200 : nl), name, P->cmd);
+                char shown_name[256], q[300];
+                snprintf(shown_name, sizeof shown_name, "%.*s", (int)(nl > 200 ? 200 : nl), name);
+                cli_quote(q, sizeof q, shown_name); /* control characters escaped, never printed raw */
+                q[strlen(q) - 1] = '\0';            /* without the closing quote */
+                const char *near = cli_suggest(P, name, nl);
+                if (near)
+                    cli_complain("unknown option --%s; did you mean --%s? (see %s --help)", q + 1, near, P->cmd);
+                else
+                    cli_complain("unknown option --%s (see %s --help)", q + 1, P->cmd);
                 return -EINVAL;
             }
             bool secret = sl->opt->type != RB_OPT_FLAG && rb_cli_is_secret(sl->opt->name);

@@ -82,5 +82,7 @@ int cli_load_config(struct parse *P, const char *path);
 cJSON *cli_build_argv(int argc, char **argv, const size_t *redact);
 cJSON *cli_build_config(const struct parse *P);
 void cli_redact_userinfo(cJSON *item);
+/* The option name closest to name[0..len) within a typo's distance, or NULL: for "did you mean". */
+const char *cli_suggest(const struct parse *P, const char *name, size_t len);
 
 #endif

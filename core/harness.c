@@ -696,7 +696,9 @@ int rb_harness_finish(struct rb_harness *h, const char *table, int status)
             status = RB_EXIT_RUNTIME;
         if (!status && rb_result_failed(&h->result))
             status = RB_EXIT_CHECK;
-        if (rb_log_get_level() >= RB_LOG_INFO)
+        /* A run that could not start keeps to its one error line; one that measured something says where. */
+        bool measured = cJSON_GetArraySize(h->result.phases) > 0;
+        if (rb_log_get_level() >= RB_LOG_INFO && (status < RB_EXIT_USAGE || measured))
             fprintf(stderr, "results: %s\n", h->out_dir);
     }
     rb_result_close(&h->result);
