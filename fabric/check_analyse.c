@@ -214,57 +214,69 @@ static void others(const struct ctx *c, size_t i, char *buf, size_t len)
                  l->rail);
 }
 
+/* The text of a pair finding that is not a hang: its kind, or -1 when the link is fine. */
+static int pair_text(const struct ctx *c, size_t i, char *name, size_t nlen, char *text, size_t tlen)
+{
+    const struct rb_check_link *l = &c->links[i];
+    const struct verdict *v = &c->v[i];
+    const char *A = c->names[l->a], *B = c->names[l->b];
+    const struct rb_outlier_fleet *f = &c->out->rails[l->rail].uni;
+    char why[256], x[32], y[32], med[32];
+    others(c, i, why, sizeof why);
+    fmt_bw(med, sizeof med, f->median);
+    if (v->ab != v->ba && !v->bidir) {
+        bool ab = v->ab;
+        double slow = ab ? l->bw_ab_bytes_per_s : l->bw_ba_bytes_per_s;
+        fmt_bw(x, sizeof x, slow);
+        fmt_bw(y, sizeof y, ab ? l->bw_ba_bytes_per_s : l->bw_ab_bytes_per_s);
+        snprintf(text, tlen, "rail %d: %s → %s at %.2f× the rail median (%s vs %s) but %s → %s normal (%s): one "
+                 "direction only → suspect %s's transmit or %s's receive side", l->rail, ab ? A : B, ab ? B : A,
+                 rb_outlier_ratio(f, slow), x, med, ab ? B : A, ab ? A : B, y, ab ? A : B, ab ? B : A);
+        snprintf(name, nlen, "asymmetric rail%d %s %s", l->rail, A, B);
+        return RB_FIND_ASYM;
+    }
+    if (v->ab || v->ba || v->bidir || v->model) {
+        double lo = min2(l->bw_ab_bytes_per_s, l->bw_ba_bytes_per_s);
+        const struct rb_check_pred *p = c->cfg->pred ? &c->cfg->pred[l->rail] : NULL;
+        fmt_bw(x, sizeof x, lo);
+        if (!(v->ab || v->ba || v->bidir) && p) {
+            fmt_bw(y, sizeof y, p->bw_bytes_per_s);
+            snprintf(text, tlen, "rail %d: %s ⇄ %s at %.2f× the model's prediction (%s vs %s); %s", l->rail, A, B,
+                     lo / p->bw_bytes_per_s, x, y, why);
+        } else {
+            snprintf(text, tlen, "rail %d: %s ⇄ %s at %.2f× the rail median (%s vs %s); %s", l->rail, A, B,
+                     rb_outlier_ratio(f, lo), x, med, why);
+        }
+        snprintf(name, nlen, "link rail%d %s %s", l->rail, A, B);
+        return RB_FIND_LINK;
+    }
+    if (v->lat) {
+        const struct rb_outlier_fleet *fl = &c->out->rails[l->rail].lat;
+        snprintf(text, tlen, "rail %d: %s ⇄ %s one-way latency p50 %.1f us, %.1f× the rail median (%.1f us); %s",
+                 l->rail, A, B, l->lat_p50_s * 1e6, rb_outlier_ratio(fl, l->lat_p50_s), fl->median * 1e6, why);
+        snprintf(name, nlen, "latency rail%d %s %s", l->rail, A, B);
+        return RB_FIND_LATENCY;
+    }
+    return -1;
+}
+
 /* One finding per pair that did not complete, or is bad and not explained by a host finding. */
 static int pair_findings(struct ctx *c)
 {
-    char name[64], text[512], why[256], x[32], y[32], med[32];
+    char name[64], text[512];
     for (size_t i = 0; i < c->n; i++) {
         const struct rb_check_link *l = &c->links[i];
-        const char *A = c->names[l->a], *B = c->names[l->b];
-        const struct rb_outlier_fleet *f = &c->out->rails[l->rail].uni;
-        int kind = -1;
+        int kind;
         if (l->status == RB_CHECK_TIMEOUT) {
             kind = RB_FIND_TIMEOUT;
             snprintf(text, sizeof text, "rail %d: %s ⇄ %s did not complete within the timeout (stage %s%s%s); the "
-                     "pair was skipped from then on", l->rail, A, B, l->stage, l->error[0] ? ": " : "", l->error);
-            snprintf(name, sizeof name, "hang rail%d %s %s", l->rail, A, B);
+                     "pair was skipped from then on", l->rail, c->names[l->a], c->names[l->b], l->stage,
+                     l->error[0] ? ": " : "", l->error);
+            snprintf(name, sizeof name, "hang rail%d %s %s", l->rail, c->names[l->a], c->names[l->b]);
         } else if (!c->out->slow[i] || explained(c, l->a, l->rail) || explained(c, l->b, l->rail)) {
             continue;
-        }
-        const struct verdict *v = &c->v[i];
-        others(c, i, why, sizeof why);
-        fmt_bw(med, sizeof med, f->median);
-        if (kind >= 0) {
-        } else if (v->ab != v->ba && !v->bidir) {
-            kind = RB_FIND_ASYM;
-            bool ab = v->ab;
-            fmt_bw(x, sizeof x, ab ? l->bw_ab_bytes_per_s : l->bw_ba_bytes_per_s);
-            fmt_bw(y, sizeof y, ab ? l->bw_ba_bytes_per_s : l->bw_ab_bytes_per_s);
-            snprintf(text, sizeof text, "rail %d: %s → %s at %.2f× the rail median (%s vs %s) but %s → %s normal (%s): "
-                     "one direction only → suspect %s's transmit or %s's receive side",
-                     l->rail, ab ? A : B, ab ? B : A, rb_outlier_ratio(f, ab ? l->bw_ab_bytes_per_s : l->bw_ba_bytes_per_s),
-                     x, med, ab ? B : A, ab ? A : B, y, ab ? A : B, ab ? B : A);
-            snprintf(name, sizeof name, "asymmetric rail%d %s %s", l->rail, A, B);
-        } else if (v->ab || v->ba || v->bidir || v->model) {
-            kind = RB_FIND_LINK;
-            double lo = min2(l->bw_ab_bytes_per_s, l->bw_ba_bytes_per_s);
-            fmt_bw(x, sizeof x, lo);
-            const struct rb_check_pred *p = c->cfg->pred ? &c->cfg->pred[l->rail] : NULL;
-            if (!(v->ab || v->ba || v->bidir) && p) {
-                fmt_bw(y, sizeof y, p->bw_bytes_per_s);
-                snprintf(text, sizeof text, "rail %d: %s ⇄ %s at %.2f× the model's prediction (%s vs %s); %s", l->rail,
-                         A, B, lo / p->bw_bytes_per_s, x, y, why);
-            } else {
-                snprintf(text, sizeof text, "rail %d: %s ⇄ %s at %.2f× the rail median (%s vs %s); %s", l->rail, A, B,
-                         rb_outlier_ratio(f, lo), x, med, why);
-            }
-            snprintf(name, sizeof name, "link rail%d %s %s", l->rail, A, B);
-        } else {
-            kind = RB_FIND_LATENCY;
-            const struct rb_outlier_fleet *fl = &c->out->rails[l->rail].lat;
-            snprintf(text, sizeof text, "rail %d: %s ⇄ %s one-way latency p50 %.1f us, %.1f× the rail median (%.1f us); "
-                     "%s", l->rail, A, B, l->lat_p50_s * 1e6, rb_outlier_ratio(fl, l->lat_p50_s), fl->median * 1e6, why);
-            snprintf(name, sizeof name, "latency rail%d %s %s", l->rail, A, B);
+        } else if ((kind = pair_text(c, i, name, sizeof name, text, sizeof text)) < 0) {
+            continue;
         }
         if (add_finding(c, kind, l->rail, l->a, l->b, name, text))
             return -ENOMEM;
