@@ -160,6 +160,7 @@ static void run_free(struct rb_check_run *R)
     free(R->mine);
     free(R->links);
     free(R->buf);
+    free(R->rings);
 }
 
 /* The check under MPI: set-up, the rounds, the gather, the report on rank 0. */
@@ -197,6 +198,8 @@ static int check_mpi(struct rb_cli *cli, struct rb_check_opts *o)
             rb_info("round %d/%d done at %.1f s", r + 1, rounds, (double)(rb_clock_ns() - t0) / 1e9);
     }
     rb_harness_barrier(&h);
+    if (o->ring && !h.interrupted)
+        rb_check_rings(&h, o, &R);
     R.duration_s = (double)(rb_clock_ns() - t0) / 1e9;
     gather_links(&h, &R);
     char *table = NULL;
@@ -235,6 +238,8 @@ int rb_fabric_check(int argc, char **argv)
         {"min-z", 0, RB_OPT_DOUBLE, &o.min_z, "Z", "also require a robust z-score of at least Z (default 0: off)", NULL},
         {"topology", 0, RB_OPT_STR, &o.topology, "FILE",
          "compare each rail with what this topology predicts for a same-rail link (fabric topo's JSON)", NULL},
+        {"ring", 0, RB_OPT_FLAG, &o.ring, NULL,
+         "also a ring all-reduce of --size per rail over its hosts (nccl-tests' busbw)", NULL},
         {"plan-only", 0, RB_OPT_FLAG, &o.plan_only, NULL, "print the schedule for --hosts and --rails; no MPI", NULL},
         {"hosts", 0, RB_OPT_U64, &o.hosts, "N", "hosts of the --plan-only schedule", NULL},
         {0},

@@ -72,7 +72,7 @@ struct rb_check_opts {
     uint64_t timeout_ns;
     double threshold, lat_threshold, min_z;
     const char *topology;
-    bool plan_only;
+    bool plan_only, ring;
 };
 
 /* One run's state on one rank. */
@@ -88,7 +88,16 @@ struct rb_check_run {
     size_t nlinks;
     char *buf;
     double duration_s;
+    struct rb_check_ring *rings;        /* rank 0 with --ring: one per rail */
 };
+
+/*
+ * --ring (fabric/check_ring.c): on every rail at once, a ring all-reduce of
+ * --size bytes over the hosts with no hung link on that rail, best of --reps
+ * after a warm-up, each member by --timeout. Rank 0 gets R->rings (the
+ * slowest member's time, nccl-tests' busbw). Collective.
+ */
+void rb_check_rings(struct rb_harness *h, const struct rb_check_opts *o, struct rb_check_run *R);
 
 /* Checks the options' values (one line naming the option on failure). Returns 0 or RB_EXIT_USAGE. */
 int rb_check_validate(struct rb_check_opts *o);

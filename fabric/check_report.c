@@ -248,6 +248,42 @@ static void link_metrics(struct rb_harness *h, const struct rb_check_run *R)
     }
 }
 
+/* --ring: a line per rail in the table, an array in the summary, a gauge, and a failed check for a ring that hung. */
+static void ring_report(struct rb_harness *h, const struct rb_check_opts *o, const struct rb_check_run *R,
+                        struct rb_buf *b, cJSON *summary)
+{
+    static const char *const status[] = {"ok", "timeout", "skipped"};
+    if (!R->rings)
+        return;
+    cJSON *arr = cJSON_AddArrayToObject(summary, "rings");
+    rb_buf_printf(b, "\n## ring all-reduce per rail (%llu bytes, float sum, best of %llu)\n\n"
+                     "| rail | hosts | time us | busbw GB/s | status |\n|-----:|------:|--------:|-----------:|--------|\n",
+                  (unsigned long long)o->net.size_bytes, (unsigned long long)o->net.reps);
+    for (int r = 0; r < R->nrails; r++) {
+        const struct rb_check_ring *g = &R->rings[r];
+        bool ok = g->status == RB_CHECK_OK;
+        rb_buf_printf(b, "| %4d | %5d | %7.0f | %10.3f | %-6s |\n", r, g->hosts, ok ? g->time_s * 1e6 : 0,
+                      ok ? g->busbw_bytes_per_s / 1e9 : 0, status[g->status]);
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddNumberToObject(x, "rail", r);
+        cJSON_AddNumberToObject(x, "hosts", g->hosts);
+        cJSON_AddStringToObject(x, "status", status[g->status]);
+        cJSON_AddItemToObject(x, "time_s", ok ? cJSON_CreateNumber(g->time_s) : cJSON_CreateNull());
+        cJSON_AddItemToObject(x, "busbw_bytes_per_s", ok ? cJSON_CreateNumber(g->busbw_bytes_per_s) : cJSON_CreateNull());
+        cJSON_AddItemToArray(arr, x);
+        char lab[32], name[32];
+        snprintf(lab, sizeof lab, "rail=\"%d\"", r);
+        if (ok)
+            rb_harness_metric(h, "railbench_rail_ring_busbw_bytes_per_second", "gauge",
+                              "Bus bandwidth of a ring all-reduce over one rail's hosts (nccl-tests' busbw).", lab,
+                              g->busbw_bytes_per_s);
+        snprintf(name, sizeof name, "ring rail%d", r);
+        if (g->status == RB_CHECK_TIMEOUT)
+            rb_result_check(&h->result, name, false, "rail %d: the ring all-reduce over %d hosts did not complete "
+                            "within the timeout", r, g->hosts);
+    }
+}
+
 int rb_check_report(struct rb_harness *h, const struct rb_check_opts *o, const struct rb_check_run *R, char **table)
 {
     struct rb_check_pred *pred = NULL;
@@ -280,7 +316,9 @@ int rb_check_report(struct rb_harness *h, const struct rb_check_opts *o, const s
     }
     if (a.nfindings == 0)
         rb_result_check(&h->result, "fabric", true, "%zu links on %d rails: none slow, none hung", R->nlinks, R->nrails);
-    rb_result_set(&h->result, "summary", summary_json(o, R, &a, pred));
+    cJSON *summary = summary_json(o, R, &a, pred);
+    ring_report(h, o, R, &b, summary);
+    rb_result_set(&h->result, "summary", summary);
     link_metrics(h, R);
     rb_harness_metric(h, "railbench_check_findings", "gauge", "Findings of the fabric check.", "", (double)a.nfindings);
     rb_check_analysis_free(&a);
