@@ -239,13 +239,19 @@ static int pair_text(const struct ctx *c, size_t i, char *name, size_t nlen, cha
         double lo = min2(l->bw_ab_bytes_per_s, l->bw_ba_bytes_per_s);
         const struct rb_check_pred *p = c->cfg->pred ? &c->cfg->pred[l->rail] : NULL;
         fmt_bw(x, sizeof x, lo);
-        if (!(v->ab || v->ba || v->bidir) && p) {
-            fmt_bw(y, sizeof y, p->bw_bytes_per_s);
-            snprintf(text, tlen, "rail %d: %s ⇄ %s at %.2f× the model's prediction (%s vs %s); %s", l->rail, A, B,
-                     lo / p->bw_bytes_per_s, x, y, why);
-        } else {
+        if (v->ab || v->ba) {
             snprintf(text, tlen, "rail %d: %s ⇄ %s at %.2f× the rail median (%s vs %s); %s", l->rail, A, B,
                      rb_outlier_ratio(f, lo), x, med, why);
+        } else if (v->bidir) {
+            const struct rb_outlier_fleet *fb = &c->out->rails[l->rail].bidir;
+            fmt_bw(x, sizeof x, l->bw_bidir_bytes_per_s);
+            fmt_bw(y, sizeof y, fb->median);
+            snprintf(text, tlen, "rail %d: %s ⇄ %s both ways at once at %.2f× the rail median (%s vs %s), each way "
+                     "alone normal; %s", l->rail, A, B, rb_outlier_ratio(fb, l->bw_bidir_bytes_per_s), x, y, why);
+        } else {
+            fmt_bw(y, sizeof y, p ? p->bw_bytes_per_s : NAN);
+            snprintf(text, tlen, "rail %d: %s ⇄ %s at %.2f× the model's prediction (%s vs %s); %s", l->rail, A, B,
+                     p ? lo / p->bw_bytes_per_s : NAN, x, y, why);
         }
         snprintf(name, nlen, "link rail%d %s %s", l->rail, A, B);
         return RB_FIND_LINK;

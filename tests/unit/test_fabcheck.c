@@ -184,6 +184,21 @@ static void test_link_asym_latency(void **state)
     rb_check_analysis_free(&a);
 }
 
+static void test_bidir_only(void **state)
+{
+    (void)state;
+    struct rb_check_link l[12];
+    size_t n;
+    fleet(l, &n, 6.2e9);
+    link_of(l, n, 0, 1, 3)->bw_bidir_bytes_per_s = 3e9; /* each way normal, both at once a quarter */
+    struct rb_check_analysis a;
+    analyse(l, n, NULL, &a);
+    assert_int_equal(a.nfindings, 1);
+    assert_int_equal(a.findings[0].kind, RB_FIND_LINK);
+    assert_non_null(strstr(a.findings[0].text, "rail 0: node-b ⇄ node-d both ways at once at 0.24×"));
+    rb_check_analysis_free(&a);
+}
+
 static void test_hang_and_host(void **state)
 {
     (void)state;
@@ -233,6 +248,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_schedule_small), cmocka_unit_test(test_schedule_1024x8), cmocka_unit_test(test_healthy),
         cmocka_unit_test(test_host_port),      cmocka_unit_test(test_link_asym_latency), cmocka_unit_test(test_hang_and_host),
+        cmocka_unit_test(test_bidir_only),
         cmocka_unit_test(test_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
