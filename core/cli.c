@@ -685,11 +685,12 @@ out:
     return rc;
 }
 
-int rb_cli_parse_cmd(struct rb_cli *cli, const struct rb_cmd_spec *spec, int argc, char **argv)
+bool rb_cli_parse_cmd(struct rb_cli *cli, const struct rb_cmd_spec *spec, int argc, char **argv, int *status)
 {
     int rc = rb_cli_parse(cli, spec, argc, argv);
+    *status = rc == 0 || rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE;
     if (rc == 0)
-        return 0;
+        return true;
     rb_cli_free(cli);
-    return rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE;
+    return false;
 }

@@ -11,6 +11,7 @@ pkgs=(
   fio nginx prometheus prometheus-pushgateway wrk curl jq python3
   iproute2 iputils-ping openssh-server openssh-client ansible ansible-lint
   nodejs chromium graphviz
+  slurm-wlm munge
 )
 # Some Node.js builds bundle npm and conflict with Debian's npm package.
 command -v npm >/dev/null 2>&1 || pkgs+=(npm)

@@ -98,12 +98,12 @@ struct rb_cli {
 int rb_cli_parse(struct rb_cli *cli, const struct rb_cmd_spec *spec, int argc, char **argv);
 
 /*
- * rb_cli_parse for a command's entry point. Returns 0 when the command
- * should run (free cli with rb_cli_free), or the exit status to return now:
- * RB_EXIT_OK after --help, RB_EXIT_USAGE after the one-line error; cli is
- * already freed then.
+ * rb_cli_parse for a command's entry point. Returns true when the command
+ * should run (free cli with rb_cli_free later). Returns false when it should
+ * not, with *status the exit status to return now: RB_EXIT_OK after --help,
+ * RB_EXIT_USAGE after the one-line error; cli is already freed then.
  */
-int rb_cli_parse_cmd(struct rb_cli *cli, const struct rb_cmd_spec *spec, int argc, char **argv);
+bool rb_cli_parse_cmd(struct rb_cli *cli, const struct rb_cmd_spec *spec, int argc, char **argv, int *status);
 
 /*
  * Prints "railbench: MESSAGE" to stderr on the first rank only (see
