@@ -250,8 +250,8 @@ int rb_fabric_check(int argc, char **argv)
         "bandwidth both ways, compared with the rail's fleet; slow links, slow host ports, asymmetric and hung pairs.",
         opts, 0, 0};
     struct rb_cli cli;
-    int rc = rb_cli_parse_cmd(&cli, &spec, argc, argv);
-    if (rc != 0)
+    int rc = 0;
+    if (!rb_cli_parse_cmd(&cli, &spec, argc, argv, &rc))
         return rc;
     rc = rb_check_validate(&o);
     if (!rc)

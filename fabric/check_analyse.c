@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "railbench/fabcheck.h"
+#include "fabcheck_int.h"
 
 /* Per link verdicts, before attribution. */
 struct verdict {

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "railbench/cli.h"
-#include "railbench/fabcheck.h"
+#include "fabcheck_int.h"
 
 struct rb_harness;
 

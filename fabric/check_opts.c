@@ -9,7 +9,7 @@
 #include "check_int.h"
 #include "fabric_int.h"
 #include "railbench/clock.h"
-#include "railbench/topo.h"
+#include "topo_int.h"
 
 /* Plans bigger than this are timed but not verified pair by pair (the bitmap would be n^2 / 8 bytes). */
 #define VERIFY_MAX_HOSTS 65536

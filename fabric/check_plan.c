@@ -1,5 +1,5 @@
 /* railbench fabric check: the round-robin tournament schedule of host pairs (circle method), O(1) per pair. */
-#include "railbench/fabcheck.h"
+#include "fabcheck_int.h"
 
 #include <errno.h>
 

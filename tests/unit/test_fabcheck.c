@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "railbench/fabcheck.h"
+#include "fabcheck_int.h"
 
 /* Every pair exactly once, the pairs of a round disjoint, partner() agreeing with pair(). */
 static void check_schedule(int n)

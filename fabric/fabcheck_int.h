@@ -1,6 +1,6 @@
-/* railbench fabric check: the round-robin schedule of host pairs, and the analysis that finds the bad link. */
-#ifndef RB_FABCHECK_H
-#define RB_FABCHECK_H
+/* Internals of railbench fabric check: the round-robin schedule of host pairs and the analysis that finds the bad link (unit-tested). */
+#ifndef RB_FABCHECK_INT_H
+#define RB_FABCHECK_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
