@@ -257,19 +257,20 @@ static void ring_report(struct rb_harness *h, const struct rb_check_opts *o, con
         return;
     cJSON *arr = cJSON_AddArrayToObject(summary, "rings");
     rb_buf_printf(b, "\n## ring all-reduce per rail (%llu bytes, float sum, best of %llu)\n\n"
-                     "| rail | hosts | time us | busbw GB/s | status |\n|-----:|------:|--------:|-----------:|--------|\n",
+                     "| rail | hosts | time us | busbw GB/s | #wrong | status |\n|-----:|------:|--------:|-----------:|-------:|--------|\n",
                   (unsigned long long)o->net.size_bytes, (unsigned long long)o->net.reps);
     for (int r = 0; r < R->nrails; r++) {
         const struct rb_check_ring *g = &R->rings[r];
         bool ok = g->status == RB_CHECK_OK;
-        rb_buf_printf(b, "| %4d | %5d | %7.0f | %10.3f | %-6s |\n", r, g->hosts, ok ? g->time_s * 1e6 : 0,
-                      ok ? g->busbw_bytes_per_s / 1e9 : 0, status[g->status]);
+        rb_buf_printf(b, "| %4d | %5d | %7.0f | %10.3f | %6lld | %-6s |\n", r, g->hosts, ok ? g->time_s * 1e6 : 0,
+                      ok ? g->busbw_bytes_per_s / 1e9 : 0, g->wrong, status[g->status]);
         cJSON *x = cJSON_CreateObject();
         cJSON_AddNumberToObject(x, "rail", r);
         cJSON_AddNumberToObject(x, "hosts", g->hosts);
         cJSON_AddStringToObject(x, "status", status[g->status]);
         cJSON_AddItemToObject(x, "time_s", ok ? cJSON_CreateNumber(g->time_s) : cJSON_CreateNull());
         cJSON_AddItemToObject(x, "busbw_bytes_per_s", ok ? cJSON_CreateNumber(g->busbw_bytes_per_s) : cJSON_CreateNull());
+        cJSON_AddNumberToObject(x, "wrong", (double)g->wrong);
         cJSON_AddItemToArray(arr, x);
         char lab[32], name[32];
         snprintf(lab, sizeof lab, "rail=\"%d\"", r);
@@ -281,6 +282,9 @@ static void ring_report(struct rb_harness *h, const struct rb_check_opts *o, con
         if (g->status == RB_CHECK_TIMEOUT)
             rb_result_check(&h->result, name, false, "rail %d: the ring all-reduce over %d hosts did not complete "
                             "within the timeout", r, g->hosts);
+        else if (g->wrong)
+            rb_result_check(&h->result, name, false, "rail %d: the ring all-reduce over %d hosts got %lld wrong "
+                            "elements", r, g->hosts, g->wrong);
     }
 }
 

@@ -95,11 +95,15 @@ static void ring_member(const struct rb_check_opts *o, struct rb_check_run *R, c
     int rc = next < 0 || prev < 0 || !data || !tmp ? -ETIMEDOUT : 0;
     me->status = RB_CHECK_OK;
     for (uint64_t r = 0; r <= o->net.reps && !rc; r++) { /* the first one warms up */
+        for (size_t j = 0; j < chunk * (size_t)k; j++)
+            data[j] = 1.0f; /* a sum of ones is exactly k everywhere */
         uint64_t t0 = rb_clock_ns();
         rc = ring_allreduce(next, prev, data, tmp, chunk, pos, k, deadline);
         double s = (double)(rb_clock_ns() - t0) * 1e-9;
         if (!rc && r > 0 && (me->time_s == 0 || s < me->time_s))
             me->time_s = s;
+        for (size_t j = 0; !rc && j < chunk * (size_t)k; j++)
+            me->wrong += data[j] != (float)k;
     }
     if (rc)
         me->status = RB_CHECK_TIMEOUT;
@@ -206,6 +210,7 @@ void rb_check_rings(struct rb_harness *h, const struct rb_check_opts *o, struct 
                                                                                          : RB_CHECK_OK;
             if (all[i].time_s > g->time_s)
                 g->time_s = all[i].time_s;
+            g->wrong += all[i].wrong;
         }
         if (g->status == RB_CHECK_OK && g->time_s > 0) {
             size_t chunk = o->net.size_bytes / sizeof(float) / (size_t)g->hosts + 1;

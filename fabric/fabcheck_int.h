@@ -61,6 +61,7 @@ struct rb_check_ring {
     int rail, hosts;            /* hosts in the ring (those with no failed link on the rail) */
     int status;                 /* enum rb_check_status */
     double time_s, busbw_bytes_per_s;
+    long long wrong;            /* elements not equal to the number of hosts after a sum of ones, all members */
 };
 
 /* ---------------------------------------------------------------- analysis (fabric/check_report.c) */

@@ -58,7 +58,7 @@ check() { # OUT TIMEOUT: runs the check over 8 ranks (2 per host, rank i of a ho
 }
 
 for run in 1 2; do
-    if [ "$run" = 2 ]; then CHECK+=(--ring); fi
+    if [ "$run" = 2 ]; then mkdir -p "$T/healthy2-prom"; CHECK+=(--ring --prom-textfile "$T/healthy2-prom"); fi
     check healthy$run 10s
     R=$T/healthy$run/result.json
     assert_eq "healthy run $run: exit" 0 "$RC"
@@ -70,13 +70,19 @@ for run in 1 2; do
     ok "healthy run $run: rail medians $(jq -r '[.summary.fleet[] | "\(.bw_bytes_per_s.median / 1e6 | floor) MB/s"] | join(", ")' "$R"), $(jq .summary.duration_s "$R") s"
 done
 grep -q "none: every link within" "$T/healthy1.txt" || fail "healthy table does not say there is no finding"
-assert_jq "$T/healthy2/result.json" '[.summary.rings[] | [.rail, .hosts, .status]] == [[0, 4, "ok"], [1, 4, "ok"]] and ([.summary.rings[].busbw_bytes_per_s] | min > 1e6)' \
-    "--ring: a 4-host ring all-reduce on each rail, busbw above 1 MB/s"
+P=$T/healthy2-prom/railbench.prom
+assert_eq "gauges: bandwidth per rail and direction" 24 "$(grep -c '^railbench_link_bandwidth_bytes_per_second{' "$P")"
+assert_eq "gauges: every link up" 12 "$(grep -c '^railbench_link_up{.*} 1$' "$P")"
+grep -q "^railbench_link_bandwidth_bytes_per_second{rail=\"1\",src=\"${H[0]}\",dst=\"${H[1]}\".*} [0-9]" "$P" || fail "no gauge for rail 1 ${H[0]} -> ${H[1]}"
+assert_eq "gauges: a ring busbw per rail" 2 "$(grep -c '^railbench_rail_ring_busbw_bytes_per_second{' "$P")"
+assert_jq "$T/healthy2/result.json" '[.summary.rings[] | [.rail, .hosts, .status, .wrong]] == [[0, 4, "ok", 0], [1, 4, "ok", 0]] and ([.summary.rings[].busbw_bytes_per_s] | min > 1e6)' \
+    "--ring: a 4-host ring all-reduce on each rail, every element right, busbw above 1 MB/s"
 ok "--ring busbw: $(jq -r '[.summary.rings[] | "rail \(.rail) \(.busbw_bytes_per_s / 1e6 | floor) MB/s"] | join(", ")' "$T/healthy2/result.json")"
 
 # One rail port limited both ways: client3's rail1 (its egress, and the switch port's egress to it).
 cl exec client3 tc qdisc replace dev rail1 root tbf rate 40mbit burst 32kb latency 400ms
 ip netns exec "$NAME-fabric" tc qdisc replace dev client3-r1 root tbf rate 40mbit burst 32kb latency 400ms
+unset 'CHECK[-1]' 'CHECK[-2]'  # keep --ring, drop --prom-textfile
 check slow 15s
 R=$T/slow/result.json
 assert_eq "rate-limited port: exit" 1 "$RC"
@@ -129,7 +135,7 @@ assert_jq "$R" "[.summary.findings[] | select(.kind == \"timeout\") | .rail] == 
 assert_jq "$R" "[.summary.findings[] | select(.kind != \"timeout\") | [.kind, .rail, .host]] == [[\"host-rail\", 1, \"$BAD\"]]" \
     "and one attribution: $BAD's rail-1 port"
 grep -q "rail 1: .* ⇄ .* did not complete within the timeout" "$T/dead.txt" || fail "the hang is not printed"
-assert_jq "$R" '[.summary.rings[] | [.rail, .hosts, .status]] == [[0, 4, "ok"], [1, 3, "ok"]]' \
+assert_jq "$R" '[.summary.rings[] | [.rail, .hosts, .status, .wrong]] == [[0, 4, "ok", 0], [1, 3, "ok", 0]]' \
     "--ring after the hang: rail 1's ring leaves $BAD out and completes over 3 hosts"
 ok "$(grep -m1 'did not complete' "$T/dead.txt")"
 
