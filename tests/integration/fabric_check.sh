@@ -50,7 +50,8 @@ BAD=${H[2]}  # client3
 # a dead port. --threshold 0.1 separates them with room. Latency is not judged here
 # (--latency-threshold 0): the ping-pong's p50 is 10-90 us on this machine, and 4 ms when another
 # engineer's build holds both cores for the stage; tests/unit/test_fabcheck.c covers that rule.
-CHECK=(fabric check --size 1MiB --iters 4 --reps 3 --lat-iters 100 --threshold 0.1 --latency-threshold 0)
+BASE=(fabric check --size 1MiB --iters 4 --reps 3 --lat-iters 100 --threshold 0.1 --latency-threshold 0)
+CHECK=("${BASE[@]}")
 check() { # OUT TIMEOUT: runs the check over 8 ranks (2 per host, rank i of a host on rail i); sets RC
     RC=0
     cl mpirun -np 8 "$RB" "${CHECK[@]}" --timeout "$2" --out "$T/$1" --quiet >"$T/$1.txt" 2>"$T/$1.err" || RC=$?
@@ -82,7 +83,7 @@ ok "--ring busbw: $(jq -r '[.summary.rings[] | "rail \(.rail) \(.busbw_bytes_per
 # One rail port limited both ways: client3's rail1 (its egress, and the switch port's egress to it).
 cl exec client3 tc qdisc replace dev rail1 root tbf rate 40mbit burst 32kb latency 400ms
 ip netns exec "$NAME-fabric" tc qdisc replace dev client3-r1 root tbf rate 40mbit burst 32kb latency 400ms
-unset 'CHECK[-1]' 'CHECK[-2]'  # keep --ring, drop --prom-textfile
+CHECK=("${BASE[@]}" --ring)
 check slow 15s
 R=$T/slow/result.json
 assert_eq "rate-limited port: exit" 1 "$RC"
