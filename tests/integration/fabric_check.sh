@@ -49,7 +49,7 @@ BAD=${H[2]}  # client3
 # pair; the designed faults are 40 Mbit/s (5 MB/s, about 1/16 of the slowest healthy direction seen) and
 # a dead port. --threshold 0.1 separates them with room. Latency is not judged here
 # (--latency-threshold 0): the ping-pong's p50 is 10-90 us on this machine, and 4 ms when another
-# engineer's build holds both cores for the stage; tests/unit/test_fabcheck.c covers that rule.
+# engineer's build holds both cores for the stage; tests/unit/test_fabric_check.c covers that rule.
 BASE=(fabric check --size 1MiB --iters 4 --reps 3 --lat-iters 100 --threshold 0.1 --latency-threshold 0)
 CHECK=("${BASE[@]}")
 check() { # OUT TIMEOUT: runs the check over 8 ranks (2 per host, rank i of a host on rail i); sets RC
