@@ -377,5 +377,6 @@ cJSON *rb_check_link_json(const struct rb_check_link *l, const char *const *name
     cJSON_AddItemToObject(o, "bw_ba_bytes_per_s", num_or_null(ok ? l->bw_ba_bytes_per_s : NAN));
     cJSON_AddItemToObject(o, "bw_bidir_bytes_per_s", num_or_null(ok ? l->bw_bidir_bytes_per_s : NAN));
     cJSON_AddNumberToObject(o, "elapsed_s", l->elapsed_s);
+    cJSON_AddBoolToObject(o, "confirmed", l->confirmed != 0);
     return o;
 }

@@ -54,6 +54,7 @@ struct rb_check_link {
     double bw_bidir_bytes_per_s; /* both ways at once, bytes of both directions over the time */
     double elapsed_s;
     unsigned long long started_ns; /* rb_clock_ns when the pair started (this rank's clock) */
+    int confirmed;              /* measured a second time (it looked slow); the better figures kept */
 };
 
 /* Per-rail ring all-reduce (--ring). */
