@@ -331,7 +331,7 @@ int rb_fabric_check(int argc, char **argv)
         "railbench fabric check [options]",
         "Find the bad link: every host pair on every rail (round-robin rounds of disjoint pairs), latency and "
         "bandwidth both ways, compared with the rail's fleet; slow links, slow host ports, asymmetric and hung pairs.",
-        opts, 0, 0};
+        opts, 0, 0, false};
     struct rb_cli cli;
     int rc = 0;
     if (!rb_cli_parse_cmd(&cli, &spec, argc, argv, &rc))
