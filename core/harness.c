@@ -673,8 +673,50 @@ static int agree_status(struct rb_harness *h, int status, char *why, size_t len)
     return worst;
 }
 
+/* This process's peak resident set (VmHWM), in bytes; 0 when /proc cannot tell. */
+static uint64_t rss_max_bytes(void)
+{
+    char buf[64];
+    read_proc_field("/proc/self/status", "VmHWM", buf, sizeof buf);
+    return (uint64_t)strtoull(buf, NULL, 10) * 1024; /* "123456 kB" */
+}
+
+/*
+ * Adds rss_max_bytes to each host of result.json's "hosts": the largest
+ * peak resident set (VmHWM, read now, at the end) of the host's ranks.
+ * Collective.
+ */
+static void record_rss(struct rb_harness *h)
+{
+    uint64_t mine = rss_max_bytes(), pair[2] = {0, mine}, *pairs = NULL;
+    if (h->mpi) {
+        RB_MPI_CHECK(MPI_Allreduce(&mine, &pair[1], 1, MPI_UINT64_T, MPI_MAX, h->node_comm));
+        pair[0] = (uint64_t)h->host_index;
+        if (h->rank == 0)
+            pairs = calloc((size_t)h->size * 2, sizeof *pairs);
+        /* Every rank answers even when rank 0 had no memory for the table: the gather is collective. */
+        uint64_t dummy[2];
+        RB_MPI_CHECK(MPI_Gather(pair, 2, MPI_UINT64_T, pairs ? pairs : (h->rank == 0 ? NULL : dummy), 2,
+                                MPI_UINT64_T, 0, h->comm));
+    }
+    if (h->rank != 0 || !h->result.root) {
+        free(pairs);
+        return;
+    }
+    cJSON *hosts = cJSON_GetObjectItemCaseSensitive(h->result.root, "hosts");
+    int nranks = pairs ? h->size : 1;
+    for (int r = 0; r < nranks; r++) {
+        const uint64_t *p = pairs ? pairs + 2 * r : pair;
+        cJSON *host = cJSON_GetArrayItem(hosts, (int)p[0]);
+        if (host && !cJSON_GetObjectItemCaseSensitive(host, "rss_max_bytes"))
+            cJSON_AddNumberToObject(host, "rss_max_bytes", (double)p[1]);
+    }
+    free(pairs);
+}
+
 int rb_harness_finish(struct rb_harness *h, const char *table, int status)
 {
+    record_rss(h);
     char why[1024];
     status = agree_status(h, status, why, sizeof why);
     if (h->rank == 0 && h->result.root) {
