@@ -688,30 +688,22 @@ static uint64_t rss_max_bytes(void)
  */
 static void record_rss(struct rb_harness *h)
 {
-    uint64_t mine = rss_max_bytes(), pair[2] = {0, mine}, *pairs = NULL;
-    if (h->mpi) {
-        RB_MPI_CHECK(MPI_Allreduce(&mine, &pair[1], 1, MPI_UINT64_T, MPI_MAX, h->node_comm));
-        pair[0] = (uint64_t)h->host_index;
-        if (h->rank == 0)
-            pairs = calloc((size_t)h->size * 2, sizeof *pairs);
-        /* Every rank answers even when rank 0 had no memory for the table: the gather is collective. */
-        uint64_t dummy[2];
-        RB_MPI_CHECK(MPI_Gather(pair, 2, MPI_UINT64_T, pairs ? pairs : (h->rank == 0 ? NULL : dummy), 2,
-                                MPI_UINT64_T, 0, h->comm));
+    uint64_t mine = rss_max_bytes(), host = mine;
+    if (h->mpi)
+        RB_MPI_CHECK(MPI_Allreduce(&mine, &host, 1, MPI_UINT64_T, MPI_MAX, h->node_comm));
+    /* One number per host, from its first rank: gathered in the order of "hosts" (host index). */
+    cJSON *num = h->local_rank == 0 ? cJSON_CreateNumber((double)host) : NULL;
+    cJSON *all = rb_harness_gather_json(h, num);
+    cJSON_Delete(num);
+    if (h->rank == 0 && h->result.root) {
+        cJSON *hosts = cJSON_GetObjectItemCaseSensitive(h->result.root, "hosts");
+        for (int i = 0; i < cJSON_GetArraySize(all); i++) {
+            cJSON *it = cJSON_GetArrayItem(hosts, i);
+            if (it && !cJSON_GetObjectItemCaseSensitive(it, "rss_max_bytes"))
+                cJSON_AddNumberToObject(it, "rss_max_bytes", cJSON_GetNumberValue(cJSON_GetArrayItem(all, i)));
+        }
     }
-    if (h->rank != 0 || !h->result.root) {
-        free(pairs);
-        return;
-    }
-    cJSON *hosts = cJSON_GetObjectItemCaseSensitive(h->result.root, "hosts");
-    int nranks = pairs ? h->size : 1;
-    for (int r = 0; r < nranks; r++) {
-        const uint64_t *p = pairs ? pairs + 2 * r : pair;
-        cJSON *host = cJSON_GetArrayItem(hosts, (int)p[0]);
-        if (host && !cJSON_GetObjectItemCaseSensitive(host, "rss_max_bytes"))
-            cJSON_AddNumberToObject(host, "rss_max_bytes", (double)p[1]);
-    }
-    free(pairs);
+    cJSON_Delete(all);
 }
 
 int rb_harness_finish(struct rb_harness *h, const char *table, int status)

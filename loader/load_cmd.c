@@ -240,10 +240,11 @@ static int build_objects(struct rb_harness *h, const struct load_args *a, const 
      * they win over a listing (which reports what the objects are now). A
      * generated set stores none: the worker draws each from its name, the same way.
      */
+    char buf[RB_OBJSET_NAME_BYTES];
     if (a->max_size && !rb_objset_generated(mine))
         for (uint64_t i = 0; i < mine->n; i++)
             if (!rb_objset_size(mine, i) || a->verify)
-                rb_objset_set_size(mine, i, rb_payload_size(a->seed, rb_objset_name(mine, i, NULL), a->min_size,
+                rb_objset_set_size(mine, i, rb_payload_size(a->seed, rb_objset_name(mine, i, buf), a->min_size,
                                                             a->max_size));
     return 0;
 }
@@ -421,11 +422,12 @@ static int run(struct load_args *a, struct rb_cli *cli)
         goto out;
     /* A generated set with --random-range has sizes (open_target asked for them); a listed one may lack some. */
     if (a->random_range && !a->max_size) {
+        char buf[RB_OBJSET_NAME_BYTES];
         for (uint64_t i = 0; i < mine.n; i++)
             if (!rb_objset_size(&mine, i)) {
                 rb_harness_fatal(&h, RB_EXIT_USAGE,
                                  "--random-range: the size of \"%s\" is unknown (give --size or sizes in the list)",
-                                 rb_objset_name(&mine, i, NULL));
+                                 rb_objset_name(&mine, i, buf));
             }
     }
     if (a->log_requests && (log_fd = open_request_log(&h, a->log_requests)) < 0) {

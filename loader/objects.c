@@ -237,8 +237,9 @@ int rb_objset_partition(const struct rb_objset *all, int rank, int size, struct 
         }
         return 0;
     }
+    char buf[RB_OBJSET_NAME_BYTES];
     for (uint64_t i = r; i < all->n; i += m) {
-        int rc = rb_objset_add(mine, rb_objset_name(all, i, NULL), all->sizes[i]);
+        int rc = rb_objset_add(mine, rb_objset_name(all, i, buf), all->sizes[i]);
         if (rc)
             return rc;
     }

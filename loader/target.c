@@ -290,8 +290,9 @@ int rb_target_list(const struct rb_target *t, const char *prefix, uint64_t timeo
             rc = t->ops->list_parse(t, body.s ? body.s : "", body.len, &page, &token, err, errlen);
             /* Servers that cannot filter by prefix (a web server's index) are filtered here. */
             size_t plen = prefix ? strlen(prefix) : 0;
+            char buf[RB_OBJSET_NAME_BYTES];
             for (uint64_t i = 0; !rc && i < page.n; i++) {
-                const char *name = rb_objset_name(&page, i, NULL);
+                const char *name = rb_objset_name(&page, i, buf);
                 if (!plen || strncmp(name, prefix, plen) == 0)
                     rc = rb_objset_add(out, name, rb_objset_size(&page, i));
             }
