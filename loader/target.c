@@ -297,6 +297,11 @@ int rb_target_list(const struct rb_target *t, const char *prefix, uint64_t timeo
                     rc = rb_objset_add(out, name, rb_objset_size(&page, i));
             }
             rb_objset_free(&page);
+            if (rc == -ENAMETOOLONG)
+                snprintf(err, errlen, "%s: listing: an object name is longer than %d bytes", t->name,
+                         RB_OBJSET_NAME_MAX);
+            else if (rc && !err[0])
+                snprintf(err, errlen, "%s: listing: %s", t->name, strerror(-rc));
         }
         rb_buf_free(&body);
         if (rc || !token)
