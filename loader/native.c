@@ -355,7 +355,11 @@ static int issue(struct worker *w, const char *name, uint64_t size, uint64_t int
     memcpy(p + nl, n->tail[c->ep], n->tail_len[c->ep]);
     c->wlen = n->prefix_len + nl + n->tail_len[c->ep];
     c->woff = 0;
-    r->name = name;
+    /* The name may live in the worker's one buffer: the request keeps its own copy for the completion's logs. */
+    size_t len = strnlen(name, RB_OBJSET_NAME_MAX);
+    memcpy(r->name_buf, name, len);
+    r->name_buf[len] = '\0';
+    r->name = r->name_buf;
     r->body = r->off = 0;
     r->mismatch = r->err_status = false;
     r->cache = RB_LX_CACHE_ABSENT;
