@@ -48,6 +48,7 @@ struct tiers_args {
     uint64_t seed, timeout_ns, max_redirects;
     double max_error_pct;
     const char *region, *credentials_file, *profile;
+    int engine; /* enum rb_engine_kind for the GET phases: auto|curl|native */
 };
 
 /* One table row (rank 0). */
@@ -142,6 +143,7 @@ static const struct row *run_phase(struct tiers_run *r, const char *name, enum r
         .max_size = size,
         .timeout_ns = a->timeout_ns,
         .max_redirects = (long)a->max_redirects,
+        .engine = op == RB_LOAD_GET ? (enum rb_engine_kind)a->engine : RB_ENGINE_CURL,
         .cache_header = cache_headers,
         .rank = r->h.rank,
         .log_fd = -1,
@@ -624,7 +626,9 @@ static int run(struct tiers_args *a, struct rb_cli *cli)
     r->cache_headers = a->cache_header ? a->cache_header : DEFAULT_CACHE_HEADERS;
 
     /* One connection to every endpoint of both before anything is measured: an unreachable one is exit 3. */
-    if ((status = rb_load_target_probe(r->backend, a->timeout_ns)) != 0 ||
+    if ((status = rb_engine_check_usage(a->engine, r->backend, RB_LOAD_GET, false)) != 0 ||
+        (status = rb_engine_check_usage(a->engine, r->tier, RB_LOAD_GET, false)) != 0 ||
+        (status = rb_load_target_probe(r->backend, a->timeout_ns)) != 0 ||
         (status = rb_load_target_probe(r->tier, a->timeout_ns)) != 0)
         goto early;
 
@@ -742,6 +746,8 @@ int rb_tiers_main(int argc, char **argv)
         {"max-error-rate", 0, RB_OPT_PERCENT, &a.max_error_pct, "PCT",
          "a phase with more failed requests ends the run (exit 1)", NULL},
         {"max-redirects", 0, RB_OPT_U64, &a.max_redirects, "N", "redirects followed per request (AIStore)", NULL},
+        {"engine", 0, RB_OPT_CHOICE, &a.engine, "E", "request engine of the GET phases, as for load get (put: curl)",
+         "auto|curl|native"},
         {"region", 0, RB_OPT_STR, &a.region, "NAME", "S3 signing region (default $AWS_REGION or us-east-1)", NULL},
         {"virtual-host", 0, RB_OPT_FLAG, &a.virtual_host, NULL, "S3 virtual-host style (bucket.host)", NULL},
         {"credentials-file", 0, RB_OPT_STR, &a.credentials_file, "FILE", "S3 credentials file", NULL},

@@ -2,14 +2,20 @@
 # railbench load tiers against an nginx origin (limit_rate) and an nginx proxy_cache tier: MISS/HIT counts per
 # phase, exact bytes, warm faster than direct by design, a pre-warmed tier caught, --fresh, --evict-cmd (no shell,
 # and with --evict-shell), X-Cache fallback, an unknown header, bad input, SIGINT.
+# Runs once per request engine of the GET phases (RB_ENGINE=curl or native runs one of them).
 set -euo pipefail
+if [ -z "${RB_ENGINE:-}" ]; then
+    for e in curl native; do RB_ENGINE=$e bash "$0" "$@" || exit 1; done
+    exit 0
+fi
 . "$(dirname "$0")/../lib.sh"
+echo "engine: $RB_ENGINE"
 . "$(dirname "$0")/../tiers_servers.sh"
 # 2 MiB/s per connection: a 1 MiB object takes ~0.5 s from the origin and a few ms from the tier's cache.
 tiers_servers 2m
 K=262144
 M=1048576
-common=(--backend "$BACKEND" --tier "$TIER" --objects 8 -c 4 --quiet)
+common=(--backend "$BACKEND" --tier "$TIER" --objects 8 -c 4 --quiet --engine "$RB_ENGINE")
 
 # 1. An empty tier, two sizes, two warm epochs.
 "$RB" load tiers "${common[@]}" --sizes 256KiB,1MiB --warm-epochs 2 --prom-textfile "$T/prom" --out "$T/t1" >/dev/null
@@ -95,9 +101,9 @@ f1=$(jq -r .summary.fresh "$T/f1/result.json")
 assert_eq "fresh names carry the run and the size" 8 "$(find "$ORIGIN_DIR" -name "obj-$f1-64KiB-*" | wc -l)"
 
 # 6. Cache status from X-Cache when the tier sends no X-Cache-Status; X-Cache-Status first when it sends both.
-"$RB" load tiers --backend "$BACKEND" --tier "$TIER_XC" --objects 4 -c 4 --sizes 64KiB --fresh --quiet --out "$T/x1" >/dev/null
+"$RB" load tiers --engine "$RB_ENGINE" --backend "$BACKEND" --tier "$TIER_XC" --objects 4 -c 4 --sizes 64KiB --fresh --quiet --out "$T/x1" >/dev/null
 assert_eq "X-Cache only: cold miss, warm hit" "4 4" "$(row "$T/x1/result.json" 65536 cold cache_miss) $(row "$T/x1/result.json" 65536 warm cache_hit)"
-"$RB" load tiers --backend "$BACKEND" --tier "$TIER_BOTH" --objects 4 -c 4 --sizes 64KiB --fresh --quiet --out "$T/x2" >/dev/null
+"$RB" load tiers --engine "$RB_ENGINE" --backend "$BACKEND" --tier "$TIER_BOTH" --objects 4 -c 4 --sizes 64KiB --fresh --quiet --out "$T/x2" >/dev/null
 assert_eq "both headers: warm counted from X-Cache-Status" "4 0" "$(row "$T/x2/result.json" 65536 warm cache_hit) $(row "$T/x2/result.json" 65536 warm cache_miss)"
 
 # 7. A header the tier never sends: measured, then stopped with one clear line (exit 2), no silent pass.
