@@ -1,19 +1,31 @@
 #!/usr/bin/env bash
-# Installs the Debian and npm packages railbench and its tests need; idempotent.
+# Installs the Debian and npm packages every make target and test needs; idempotent.
+# Usage: scripts/deps.sh          install what is missing (as root; otherwise name what is missing, exit 3)
+#        scripts/deps.sh --list   print the Debian packages, one a line (tests/integration/deps_complete.sh)
+# Adding a tool: put its Debian package in pkgs below; deps_complete fails while a script calls a tool
+# whose package this list does not bring in.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 
 pkgs=(
-  build-essential pkg-config git cppcheck clang shellcheck
+  # build, make check (gcc's ASan/UBSan), make fuzz (clang with its sanitizer and libFuzzer runtimes), make lint
+  build-essential pkg-config git clang libclang-rt-14-dev cppcheck shellcheck
   libcurl4-openssl-dev libcjson-dev libmicrohttpd-dev libhwloc-dev hwloc libcmocka-dev
   libopenmpi-dev openmpi-bin
+  # servers and tools the tests, demo and benchmarks start or call
   fio nginx prometheus prometheus-pushgateway wrk curl jq python3
   iproute2 iputils-ping openssh-server openssh-client ansible ansible-lint
   nodejs chromium graphviz
 )
 # Some Node.js builds bundle npm and conflict with Debian's npm package.
 command -v npm >/dev/null 2>&1 || pkgs+=(npm)
+
+if [ "${1:-}" = --list ]; then
+  printf '%s\n' "${pkgs[@]}"
+  exit 0
+fi
+[ $# -eq 0 ] || { echo "deps.sh: unknown argument '$1'; usage: scripts/deps.sh [--list]" >&2; exit 2; }
 
 missing=()
 for p in "${pkgs[@]}"; do
@@ -25,7 +37,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "deps.sh: missing packages: ${missing[*]} (run as root to install them)" >&2
     exit 3
   fi
-  echo "deps.sh: installing ${missing[*]}"
+  echo "deps.sh: installing ${#missing[@]} Debian packages (the first time takes a few minutes): ${missing[*]}"
   # Keep package scripts from starting nginx/prometheus/ssh daemons: tests start
   # exactly the servers they need, on free ports.
   policy=/usr/sbin/policy-rc.d
@@ -39,9 +51,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ $made_policy -eq 1 ] && rm -f "$policy"
 fi
 
-# s3rver, pinned by tests/servers/package-lock.json.
-if [ -f "$here/tests/servers/package-lock.json" ] && [ ! -x "$here/tests/servers/node_modules/.bin/s3rver" ]; then
-  echo "deps.sh: installing s3rver (npm ci)"
-  (cd "$here/tests/servers" && npm ci --no-audit --no-fund --loglevel=error)
-fi
+# npm packages pinned by a package-lock.json in a directory under tests/ (s3rver in tests/servers, ...):
+# `npm ci` there when node_modules is missing or older than the lock file.
+for lock in "$here"/tests/*/package-lock.json; do
+  [ -e "$lock" ] || continue
+  dir=$(dirname "$lock")
+  [ "$dir/node_modules/.package-lock.json" -nt "$lock" ] && continue
+  echo "deps.sh: installing the npm packages of ${dir#"$here"/} (npm ci)"
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+done
 exit 0
