@@ -101,10 +101,12 @@ build/bench/%: tests/bench/%.c $(filter-out build/obj/core/main.o,$(SRC:%.c=buil
 unit: $(UNIT_BIN)
 	$(Q)scripts/run-tests.sh unit $(UNIT_BIN)
 
-# The targets a new user runs first install what they need (scripts/deps.sh), then build in a sub-make.
+# The targets a new user runs first install what they need (scripts/deps.sh), then build in a sub-make, on
+# every core unless make was given -j already.
+JOBS = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc))
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(UNIT_BIN) $(MPI_TEST_BIN)
-	$(Q)OMPI_CC=clang $(MAKE) --no-print-directory SUFFIX=fuzz CFLAGS="-O1 -g" \
+	$(Q)$(MAKE) --no-print-directory $(JOBS) all $(UNIT_BIN) $(MPI_TEST_BIN)
+	$(Q)OMPI_CC=clang $(MAKE) --no-print-directory $(JOBS) SUFFIX=fuzz CFLAGS="-O1 -g" \
 	    SANFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" fuzzers
 	$(Q)scripts/run-tests.sh all $(UNIT_BIN) $(FUZZ_BIN)
 
@@ -126,15 +128,15 @@ build/fuzz/fuzzers/%: tests/fuzz/%.c $(LIBOBJ)
 	$(Q)$(CC_CHECKED) $(RB_CFLAGS) -Iloader -fsanitize=fuzzer -o $@ $< $(LIBOBJ) $(LDLIBS)
 
 demo: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory $(JOBS) all
 	$(Q)scripts/demo.sh
 
 demo-cluster: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory $(JOBS) all
 	$(Q)scripts/demo-cluster.sh
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all $(BENCH_BIN)
+	$(Q)$(MAKE) --no-print-directory $(JOBS) all $(BENCH_BIN)
 	$(Q)scripts/run-bench.sh
 
 install: all

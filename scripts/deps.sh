@@ -18,8 +18,12 @@ pkgs=(
   iproute2 iputils-ping openssh-server openssh-client ansible ansible-lint
   nodejs chromium graphviz
 )
-# Some Node.js builds bundle npm and conflict with Debian's npm package.
-command -v npm >/dev/null 2>&1 || pkgs+=(npm)
+# Debian's nodejs needs Debian's npm package; a Node.js build that bundles its own npm (NodeSource's nodejs
+# package) conflicts with it. So: npm, unless an npm is installed that some other package brought.
+npm_path=$(command -v npm 2>/dev/null || true)
+if [ -z "$npm_path" ] || dpkg-query -S "$(readlink -f "$npm_path")" 2>/dev/null | grep -q '^npm:'; then
+  pkgs+=(npm)
+fi
 
 if [ "${1:-}" = --list ]; then
   printf '%s\n' "${pkgs[@]}"
