@@ -42,7 +42,7 @@ endif
 
 # SUFFIX selects the build flavour: "" normal, "asan" for make check.
 B := build$(if $(SUFFIX),/$(SUFFIX))
-SRC := $(wildcard core/*.c loader/*.c collectives/*.c fabric/*.c reports/*.c)
+SRC := $(wildcard core/*.c loader/*.c block/*.c collectives/*.c fabric/*.c reports/*.c)
 OBJ := $(SRC:%.c=$(B)/obj/%.o)
 LIBOBJ := $(filter-out $(B)/obj/core/main.o,$(OBJ))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -91,7 +91,7 @@ $(B)/tests/%: tests/mpi/%.c $(LIBOBJ)
 $(B)/tests/%: tests/unit/%.c $(LIBOBJ)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC_CHECKED) $(RB_CFLAGS) $(LDFLAGS) -DRB_FIXTURES_DIR='"$(CURDIR)/tests/fixtures"' -o $@ $< $(LIBOBJ) $(TEST_LDLIBS)
+	$(Q)$(CC_CHECKED) $(RB_CFLAGS) -Iloader -Icollectives -Ifabric $(LDFLAGS) -DRB_FIXTURES_DIR='"$(CURDIR)/tests/fixtures"' -o $@ $< $(LIBOBJ) $(TEST_LDLIBS)
 
 build/bench/%: tests/bench/%.c $(filter-out build/obj/core/main.o,$(SRC:%.c=build/obj/%.o))
 	@mkdir -p $(dir $@)
@@ -149,7 +149,7 @@ lint: deps
 	cppcheck --quiet --enable=warning,performance,portability --error-exitcode=1 \
 	    --inline-suppr --suppress=missingIncludeSystem -Iinclude \
 	    --include=$(strip $(call rb_pkg,--variable=includedir,libcjson))/cjson/cJSON.h \
-	    core loader collectives fabric reports
+	    core loader block collectives fabric reports
 
 clean:
 	rm -rf build

@@ -1,5 +1,25 @@
-/* Block layouts, scratch areas and pipeline topologies shared by the algorithms. */
-#include "algo.h"
+/* Algorithm names, and the block layouts, scratch areas and pipeline topologies the algorithms share. */
+#include "algo_int.h"
+
+#include <errno.h>
+#include <string.h>
+
+static const char *const algo_names[RB_COLL_ALGOS] = {"mpi", "ring", "rd", "rhd", "tree", "hier"};
+
+const char *rb_coll_algo_name(enum rb_coll_algo a)
+{
+    return (unsigned)a < RB_COLL_ALGOS ? algo_names[a] : NULL;
+}
+
+int rb_coll_algo_parse(const char *s, enum rb_coll_algo *a)
+{
+    for (int i = 0; i < RB_COLL_ALGOS; i++)
+        if (strcmp(s, algo_names[i]) == 0) {
+            *a = (enum rb_coll_algo)i;
+            return 0;
+        }
+    return -EINVAL;
+}
 
 void rb_algo_split(size_t count, int n, size_t *off)
 {

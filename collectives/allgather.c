@@ -1,7 +1,7 @@
 /* allgather: every rank ends with every rank's block, in rank order. */
 #include <string.h>
 
-#include "algo.h"
+#include "algo_int.h"
 
 /* nccl-tests: each rank contributes count / nranks elements; in place, its block sits at its offset. */
 static void counts(size_t count, int nranks, struct rb_coll_counts *o)
@@ -57,11 +57,6 @@ static int run_rd(const struct rb_coll_args *a)
     return rb_rd_allgather(a, &a->world, a->recv, off);
 }
 
-static double busbw_factor(int nranks)
-{
-    return rb_coll_busbw_factor(RB_COLL_ALLGATHER, nranks);
-}
-
 const struct rb_coll_test rb_coll_allgather = {
     .kind = RB_COLL_ALLGATHER,
     .name = "allgather",
@@ -76,5 +71,4 @@ const struct rb_coll_test rb_coll_allgather = {
                                   "node allgather)",
         },
     .check = check,
-    .busbw_factor = busbw_factor,
 };

@@ -1,5 +1,5 @@
 /* allreduce: every rank ends with the reduction of every rank's vector. */
-#include "algo.h"
+#include "algo_int.h"
 
 static void counts(size_t count, int nranks, struct rb_coll_counts *o)
 {
@@ -73,19 +73,12 @@ static int run_hier(const struct rb_coll_args *a)
     return finish(a);
 }
 
-static double busbw_factor(int nranks)
-{
-    return rb_coll_busbw_factor(RB_COLL_ALLREDUCE, nranks);
-}
-
 const struct rb_coll_test rb_coll_allreduce = {
     .kind = RB_COLL_ALLREDUCE,
     .name = "allreduce",
-    .reduces = true,
     .counts = counts,
     .init = init,
     .run = {[RB_COLL_ALGO_MPI] = run_mpi, [RB_COLL_ALGO_RING] = run_ring, [RB_COLL_ALGO_RD] = run_rd,
             [RB_COLL_ALGO_RHD] = run_rhd, [RB_COLL_ALGO_TREE] = run_tree, [RB_COLL_ALGO_HIER] = run_hier},
     .check = check,
-    .busbw_factor = busbw_factor,
 };

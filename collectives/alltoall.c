@@ -1,7 +1,7 @@
 /* alltoall: block j of rank r's vector goes to rank j, which stores it as its block r. */
 #include <string.h>
 
-#include "algo.h"
+#include "algo_int.h"
 
 /* nccl-tests: nranks blocks of count / nranks each way; the count column is one block. */
 static void counts(size_t count, int nranks, struct rb_coll_counts *o)
@@ -59,11 +59,6 @@ static int run_ring(const struct rb_coll_args *a)
     return 0;
 }
 
-static double busbw_factor(int nranks)
-{
-    return rb_coll_busbw_factor(RB_COLL_ALLTOALL, nranks);
-}
-
 const struct rb_coll_test rb_coll_alltoall = {
     .kind = RB_COLL_ALLTOALL,
     .name = "alltoall",
@@ -79,5 +74,4 @@ const struct rb_coll_test rb_coll_alltoall = {
                                   "node allgather)",
         },
     .check = check,
-    .busbw_factor = busbw_factor,
 };

@@ -1,7 +1,7 @@
 /* broadcast: every rank ends with the root's vector. */
 #include <string.h>
 
-#include "algo.h"
+#include "algo_int.h"
 
 static void counts(size_t count, int nranks, struct rb_coll_counts *o)
 {
@@ -64,15 +64,9 @@ static int run_tree(const struct rb_coll_args *a)
     return rb_pipe_bcast(a, &a->world, a->recv, a->count * a->type_bytes, &l);
 }
 
-static double busbw_factor(int nranks)
-{
-    return rb_coll_busbw_factor(RB_COLL_BROADCAST, nranks);
-}
-
 const struct rb_coll_test rb_coll_broadcast = {
     .kind = RB_COLL_BROADCAST,
     .name = "broadcast",
-    .rooted = true,
     .counts = counts,
     .init = init,
     .run = {[RB_COLL_ALGO_MPI] = run_mpi, [RB_COLL_ALGO_RING] = run_ring, [RB_COLL_ALGO_RHD] = run_rhd,
@@ -85,5 +79,4 @@ const struct rb_coll_test rb_coll_broadcast = {
                                   "node allgather)",
         },
     .check = check,
-    .busbw_factor = busbw_factor,
 };

@@ -1,5 +1,5 @@
 /* Element types, exact test data, checking and reduction kernels for the collectives. */
-#include "railbench/coll_data.h"
+#include "data_int.h"
 
 #include <errno.h>
 #include <string.h>

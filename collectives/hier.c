@@ -6,7 +6,7 @@
  * intra-node RS and AG over L ranks, L simultaneous allreduces of n/L bytes
  * over G nodes.
  */
-#include "algo.h"
+#include "algo_int.h"
 
 /*
  * Up to this many bytes, latency dominates (alpha-beta: the crossover is

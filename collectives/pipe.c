@@ -1,7 +1,7 @@
 /* Pipelined broadcast and reduce along a binary tree or a chain, in chunks, with a few chunks in flight. */
 #include <string.h>
 
-#include "algo.h"
+#include "algo_int.h"
 
 #define DEPTH RB_COLL_PIPELINE_DEPTH
 

@@ -1,5 +1,5 @@
 /* reduce: the root ends with the reduction of every rank's vector. */
-#include "algo.h"
+#include "algo_int.h"
 
 static void counts(size_t count, int nranks, struct rb_coll_counts *o)
 {
@@ -64,16 +64,9 @@ static int run_tree(const struct rb_coll_args *a)
     return finish(a);
 }
 
-static double busbw_factor(int nranks)
-{
-    return rb_coll_busbw_factor(RB_COLL_REDUCE, nranks);
-}
-
 const struct rb_coll_test rb_coll_reduce = {
     .kind = RB_COLL_REDUCE,
     .name = "reduce",
-    .reduces = true,
-    .rooted = true,
     .counts = counts,
     .init = init,
     .run = {[RB_COLL_ALGO_MPI] = run_mpi, [RB_COLL_ALGO_RING] = run_ring, [RB_COLL_ALGO_RHD] = run_rhd,
@@ -86,5 +79,4 @@ const struct rb_coll_test rb_coll_reduce = {
                                   "node allgather)",
         },
     .check = check,
-    .busbw_factor = busbw_factor,
 };

@@ -1,7 +1,7 @@
 /* reducescatter: rank r ends with block r of the reduction of every rank's vector. */
 #include <string.h>
 
-#include "algo.h"
+#include "algo_int.h"
 
 /* nccl-tests: the input is nranks blocks of count / nranks; in place, the result is the rank's own block. */
 static void counts(size_t count, int nranks, struct rb_coll_counts *o)
@@ -73,15 +73,9 @@ static int run_rhd(const struct rb_coll_args *a)
     return finish(a);
 }
 
-static double busbw_factor(int nranks)
-{
-    return rb_coll_busbw_factor(RB_COLL_REDUCESCATTER, nranks);
-}
-
 const struct rb_coll_test rb_coll_reducescatter = {
     .kind = RB_COLL_REDUCESCATTER,
     .name = "reducescatter",
-    .reduces = true,
     .counts = counts,
     .init = init,
     .run = {[RB_COLL_ALGO_MPI] = run_mpi, [RB_COLL_ALGO_RING] = run_ring, [RB_COLL_ALGO_RHD] = run_rhd},
@@ -94,5 +88,4 @@ const struct rb_coll_test rb_coll_reducescatter = {
                                   "node allgather)",
         },
     .check = check,
-    .busbw_factor = busbw_factor,
 };

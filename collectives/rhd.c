@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "algo.h"
+#include "algo_int.h"
 
 /*
  * Non-powers of two: with p2 the largest power of two <= n and rem = n - p2,

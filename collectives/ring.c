@@ -1,7 +1,7 @@
 /* Ring reduce-scatter and allgather over MPI point-to-point (the bandwidth-optimal pattern NCCL's rings use). */
 #include <string.h>
 
-#include "algo.h"
+#include "algo_int.h"
 
 int rb_ring_reduce_scatter(const struct rb_coll_args *a, const struct rb_coll_comm *c, const void *in,
                            void *work, void *out, const size_t *off, void *tmp)

@@ -1,5 +1,5 @@
 /* sendrecv: every rank sends its vector to the next rank and receives the previous rank's (nccl-tests' sendrecv_perf). */
-#include "algo.h"
+#include "algo_int.h"
 
 static void counts(size_t count, int nranks, struct rb_coll_counts *o)
 {
@@ -32,11 +32,6 @@ static int run_mpi(const struct rb_coll_args *a)
     return 0;
 }
 
-static double busbw_factor(int nranks)
-{
-    return rb_coll_busbw_factor(RB_COLL_SENDRECV, nranks);
-}
-
 #define ONE_EXCHANGE "one point-to-point exchange with each neighbour; there is no algorithm to choose"
 
 const struct rb_coll_test rb_coll_sendrecv = {
@@ -49,5 +44,4 @@ const struct rb_coll_test rb_coll_sendrecv = {
                        [RB_COLL_ALGO_RHD] = ONE_EXCHANGE, [RB_COLL_ALGO_TREE] = ONE_EXCHANGE,
                        [RB_COLL_ALGO_HIER] = ONE_EXCHANGE},
     .check = check,
-    .busbw_factor = busbw_factor,
 };

@@ -11,65 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "railbench/file.h"
 #include "railbench/units.h"
 
-#define REDACTED "***REDACTED***"
-#define NS_PER_S 1000000000ull
-/* A config file larger than this is a mistake (a result file, a data set), not options. */
-#define CONFIG_MAX_BYTES (16u << 20)
-/* Whole numbers past 2^53 do not survive a JSON double; the config writes them as strings. */
-#define JSON_EXACT_MAX 9007199254740992.0
-#define TWO_POW_63 9223372036854775808.0
-#define TWO_POW_64 18446744073709551616.0
-/* Left column width of --help before the text moves to its own line. */
-#define HELP_COL_MAX 30
-
-/*
- * A value held aside until the whole command line and config are known good,
- * so that a failed parse leaves every destination exactly as it was.
- */
-union value {
-    bool b;
-    const char *s;
-    struct rb_strs strs;
-    int64_t i;
-    uint64_t u;
-    double d;
-    struct rb_u64s list;
-    int choice;
-};
-
-/* Where a value came from: a repeatable option's first use from a later source replaces the list. */
-enum source { SRC_DEFAULT, SRC_CONFIG, SRC_CLI };
-
-struct slot {
-    const struct rb_opt *opt;
-    union value val;
-    enum source src;
-};
-
-/* One option occurrence on the command line; val is NULL for a bare flag. */
-struct tok {
-    struct slot *sl;
-    const char *val;
-};
-
-enum { C_OUT, C_INTERVAL, C_LABEL, C_CONFIG, C_QUIET, C_PROM, C_PROM_RANK, C_PROM_TEXT, C_PUSH, C_LINGER, NCOMMON };
-
-struct parse {
-    struct rb_cli *cli;
-    const struct rb_cmd_spec *spec;
-    char cmd[128];               /* "railbench load get", for messages */
-    struct rb_opt copts[NCOMMON];
-    struct slot *slots;          /* the command's options, then the common ones */
-    size_t nslots;
-    struct slot *label, *interval, *config;
-    const char *config_path;     /* set while applying a config file, for messages */
-};
+#include "cli_int.h"
 
 static const struct rb_opt common_tmpl[NCOMMON] = {
     [C_OUT] = {"out", 0, RB_OPT_STR, NULL, "DIR",
                "write results under DIR (default: railbench-results/<UTC time>-<command>)", NULL},
+    [C_FORCE] = {"force", 0, RB_OPT_FLAG, NULL, NULL,
+                 "let --out name a directory that holds an earlier result: it is emptied first", NULL},
     [C_INTERVAL] = {"interval", 0, RB_OPT_DURATION, NULL, "DURATION",
                     "interval of live statistics and time series", NULL},
     [C_LABEL] = {"label", 0, RB_OPT_STRS, NULL, "K=V",
@@ -93,10 +44,11 @@ static const struct rb_opt common_tmpl[NCOMMON] = {
 };
 
 /* The common options with their destinations inside c. */
-static void common_opts(struct rb_opt out[NCOMMON], struct rb_common *c)
+void cli_common_opts(struct rb_opt out[NCOMMON], struct rb_common *c)
 {
     memcpy(out, common_tmpl, sizeof(common_tmpl));
     out[C_OUT].dest = &c->out_dir;
+    out[C_FORCE].dest = &c->force;
     out[C_INTERVAL].dest = &c->interval_ns;
     out[C_LABEL].dest = &c->labels;
     out[C_CONFIG].dest = &c->config_path;
@@ -176,7 +128,7 @@ void rb_cli_free(struct rb_cli *cli)
 /* ---- choices "a|b|c" ---- */
 
 /* The idx-th choice as (*p, *len); false when idx is out of range. */
-static bool choice_at(const char *choices, int idx, const char **p, size_t *len)
+bool cli_choice_at(const char *choices, int idx, const char **p, size_t *len)
 {
     if (!choices || idx < 0)
         return false;
@@ -192,18 +144,18 @@ static bool choice_at(const char *choices, int idx, const char **p, size_t *len)
     return true;
 }
 
-static int choice_index(const char *choices, const char *s)
+int cli_choice_index(const char *choices, const char *s)
 {
     const char *p;
     size_t len;
-    for (int i = 0; choice_at(choices, i, &p, &len); i++)
+    for (int i = 0; cli_choice_at(choices, i, &p, &len); i++)
         if (strlen(s) == len && strncmp(p, s, len) == 0)
             return i;
     return -1;
 }
 
 /* "a, b, c" from "a|b|c". */
-static void choice_list(char *buf, size_t len, const char *choices)
+void cli_choice_list(char *buf, size_t len, const char *choices)
 {
     size_t n = 0;
     buf[0] = '\0';
@@ -220,7 +172,7 @@ static void choice_list(char *buf, size_t len, const char *choices)
 
 /* ---- slots ---- */
 
-static void load_default(struct slot *sl)
+void cli_load_default(struct slot *sl)
 {
     const void *d = sl->opt->dest;
     memset(&sl->val, 0, sizeof(sl->val));
@@ -260,7 +212,7 @@ static void commit(const struct slot *sl)
     }
 }
 
-static struct slot *find_long(const struct parse *P, const char *name, size_t len)
+struct slot *cli_find_long(const struct parse *P, const char *name, size_t len)
 {
     for (size_t i = 0; i < P->nslots; i++) {
         const char *n = P->slots[i].opt->name;
@@ -268,6 +220,46 @@ static struct slot *find_long(const struct parse *P, const char *name, size_t le
             return &P->slots[i];
     }
     return NULL;
+}
+
+/* Optimal string alignment distance (Levenshtein plus transpositions) of a[0..al) and b, capped at 9. */
+static size_t edit_distance(const char *a, size_t al, const char *b)
+{
+    size_t bl = strlen(b);
+    if (al > 40 || bl > 40)
+        return 9;
+    size_t d[41][41];
+    for (size_t i = 0; i <= al; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= bl; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= al; i++)
+        for (size_t j = 1; j <= bl; j++) {
+            size_t cost = a[i - 1] != b[j - 1], best = d[i - 1][j - 1] + cost;
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[al][bl];
+}
+
+const char *cli_suggest(const struct parse *P, const char *name, size_t len)
+{
+    const char *best = NULL;
+    size_t best_d = len < 5 ? 1 : 2; /* a typo, not another word */
+    for (size_t i = 0; i < P->nslots; i++) {
+        const char *n = P->slots[i].opt->name;
+        size_t d = edit_distance(name, len, n);
+        if (d <= best_d && (!best || d < best_d)) {
+            best = n;
+            best_d = d;
+        }
+    }
+    return best;
 }
 
 static struct slot *find_short(const struct parse *P, char c)
@@ -280,13 +272,50 @@ static struct slot *find_short(const struct parse *P, char c)
 
 /* ---- messages ---- */
 
+bool rb_cli_first_rank(void)
+{
+    /* Set by mpirun (OpenMPI), Hydra/PMI, PMIx and srun before MPI starts. */
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return strcmp(v, "0") == 0;
+    }
+    return true;
+}
+
+/* Prints "railbench: MESSAGE" on the first rank only, so a launch of N ranks says it once. */
+static void vcomplain(const char *fmt, va_list ap)
+{
+    if (!rb_cli_first_rank())
+        return;
+    char msg[2048];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    fprintf(stderr, "railbench: %s\n", msg);
+}
+
+void cli_complain(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vcomplain(fmt, ap);
+    va_end(ap);
+}
+
+int rb_cli_usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vcomplain(fmt, ap);
+    va_end(ap);
+    return RB_EXIT_USAGE;
+}
+
 /*
  * Prints one line about option o: "railbench: --bs: ..." on the command line,
  * "railbench: config FILE: bs: ..." inside a config file.
  */
-static void opt_error(const struct parse *P, const struct rb_opt *o, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void opt_error(const struct parse *P, const struct rb_opt *o, const char *fmt, ...)
+void cli_opt_error(const struct parse *P, const struct rb_opt *o, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
@@ -294,13 +323,13 @@ static void opt_error(const struct parse *P, const struct rb_opt *o, const char 
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     if (P->config_path)
-        fprintf(stderr, "railbench: config %s: %s: %s\n", P->config_path, o->name, msg);
+        cli_complain("config %s: %s: %s", P->config_path, o->name, msg);
     else
-        fprintf(stderr, "railbench: --%s: %s\n", o->name, msg);
+        cli_complain("--%s: %s", o->name, msg);
 }
 
 /* What a value of type t is called and how to write one. */
-static void type_words(enum rb_opt_type t, const char **noun, const char **hint)
+void cli_type_words(enum rb_opt_type t, const char **noun, const char **hint)
 {
     switch (t) {
     case RB_OPT_INT: *noun = "a whole number"; *hint = "use e.g. -1, 0, 42"; return;
@@ -326,25 +355,25 @@ static void type_words(enum rb_opt_type t, const char **noun, const char **hint)
 }
 
 /* The value as shown in a message: quoted text, or *** for a secret option. */
-static const char *shown(const struct rb_opt *o, const char *quoted)
+const char *cli_shown(const struct rb_opt *o, const char *quoted)
 {
     return rb_cli_is_secret(o->name) ? "***" : quoted;
 }
 
 /* Reports that shown_val (already quoted if text) failed with rc; returns -EINVAL. */
-static int bad_value(const struct parse *P, const struct rb_opt *o, const char *shown_val, int rc)
+int cli_bad_value(const struct parse *P, const struct rb_opt *o, const char *shown_val, int rc)
 {
     const char *noun, *hint;
-    type_words(o->type, &noun, &hint);
+    cli_type_words(o->type, &noun, &hint);
     if (rc == -ERANGE)
-        opt_error(P, o, "%s is out of range for %s (%s)", shown(o, shown_val), noun, hint);
+        cli_opt_error(P, o, "%s is out of range for %s (%s)", cli_shown(o, shown_val), noun, hint);
     else
-        opt_error(P, o, "%s is not %s (%s)", shown(o, shown_val), noun, hint);
+        cli_opt_error(P, o, "%s is not %s (%s)", cli_shown(o, shown_val), noun, hint);
     return -EINVAL;
 }
 
 /* "text" for a message: at most 200 characters, control characters escaped so it stays one line. */
-static void quote(char *buf, size_t len, const char *s)
+void cli_quote(char *buf, size_t len, const char *s)
 {
     size_t n = 0, i = 0;
     if (len < 8)
@@ -370,501 +399,12 @@ static void quote(char *buf, size_t len, const char *s)
 }
 
 /* A JSON number as written in a message: the shortest form that reads back the same. */
-static void format_number(char *buf, size_t len, double d)
+void cli_format_number(char *buf, size_t len, double d)
 {
     snprintf(buf, len, "%.15g", d);
     if (strtod(buf, NULL) != d)
         snprintf(buf, len, "%.17g", d);
 }
-
-/* ---- applying values ---- */
-
-/* k=v with k in [A-Za-z_][A-Za-z0-9_]* and v non-empty on one line; *keylen gets k's length. */
-static bool label_ok(const char *s, size_t *keylen)
-{
-    size_t i = 0;
-    for (;; i++) {
-        char c = s[i];
-        bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-        if (!(alpha || (i > 0 && c >= '0' && c <= '9')))
-            break;
-    }
-    if (i == 0 || s[i] != '=' || s[i + 1] == '\0' || strpbrk(s + i + 1, "\r\n"))
-        return false;
-    *keylen = i;
-    return true;
-}
-
-/* Appends s (which outlives the rb_cli) to a repeatable option; labels are validated here. */
-static int add_str(struct parse *P, struct slot *sl, const char *s)
-{
-    struct rb_strs *l = &sl->val.strs;
-    char q[256];
-    if (sl == P->label) {
-        size_t kl;
-        quote(q, sizeof(q), s);
-        if (!label_ok(s, &kl)) {
-            opt_error(P, sl->opt,
-                      "%s is not k=v (k is a letter or _ then letters, digits or _; v is non-empty text "
-                      "on one line)",
-                      q);
-            return -EINVAL;
-        }
-        for (size_t i = 0; i < l->n; i++) {
-            if (strncmp(l->v[i], s, kl + 1) == 0) {
-                opt_error(P, sl->opt, "%s repeats the key \"%.*s\"", q, (int)kl, s);
-                return -EINVAL;
-            }
-        }
-    }
-    if (l->n >= RB_LIST_MAX) {
-        opt_error(P, sl->opt, "more than %d values", RB_LIST_MAX);
-        return -EINVAL;
-    }
-    l->v[l->n++] = s;
-    return 0;
-}
-
-static int set_duration(struct parse *P, struct slot *sl, uint64_t ns, const char *shown_val)
-{
-    if (sl == P->interval && ns == 0) {
-        opt_error(P, sl->opt, "%s must be greater than 0 (use e.g. 1s, 500ms)", shown_val);
-        return -EINVAL;
-    }
-    sl->val.u = ns;
-    return 0;
-}
-
-/* Reports a bad list element: empty, unparsable or one too many. */
-static int bad_list(struct parse *P, const struct rb_opt *o, const char *s, const char *bad, int rc)
-{
-    const char *noun, *hint;
-    char q[256];
-    type_words(o->type, &noun, &hint);
-    quote(q, sizeof(q), s);
-    if (rc == -E2BIG) {
-        opt_error(P, o, "%s has more than %d elements", shown(o, q), RB_LIST_MAX);
-    } else {
-        size_t len = bad ? strcspn(bad, ",") : 0;
-        if (len == 0 || rb_cli_is_secret(o->name))
-            opt_error(P, o, "%s has an empty or bad element (%s)", shown(o, q), hint);
-        else
-            opt_error(P, o, "%s: \"%.*s\" is not %s (%s)", q, (int)(len > 200 ? 200 : len), bad, noun,
-                      hint);
-    }
-    return -EINVAL;
-}
-
-/*
- * Parses text s into sl's staged value. s must outlive the rb_cli for STR and
- * STRS (argv, or a copy owned by the rb_cli); other types copy what they need.
- * s is NULL only for a bare flag.
- */
-static int apply_string(struct parse *P, struct slot *sl, const char *s)
-{
-    const struct rb_opt *o = sl->opt;
-    char q[256];
-    int rc = 0;
-
-    if (s)
-        quote(q, sizeof(q), s);
-    switch (o->type) {
-    case RB_OPT_FLAG:
-        if (!s || strcmp(s, "true") == 0) {
-            sl->val.b = true;
-        } else if (strcmp(s, "false") == 0) {
-            sl->val.b = false;
-        } else {
-            opt_error(P, o, "%s is not true or false (a flag takes no value; --%s=false turns it off)", q,
-                      o->name);
-            return -EINVAL;
-        }
-        return 0;
-    case RB_OPT_STR:
-        sl->val.s = s;
-        return 0;
-    case RB_OPT_STRS:
-        return add_str(P, sl, s);
-    case RB_OPT_INT: {
-        int64_t v;
-        if ((rc = rb_parse_i64(s, &v)) == 0)
-            sl->val.i = v;
-        break;
-    }
-    case RB_OPT_U64: {
-        uint64_t v;
-        if ((rc = rb_parse_u64(s, &v)) == 0)
-            sl->val.u = v;
-        break;
-    }
-    case RB_OPT_SIZE: {
-        uint64_t v;
-        if ((rc = rb_parse_size(s, &v)) == 0)
-            sl->val.u = v;
-        break;
-    }
-    case RB_OPT_DURATION: {
-        uint64_t v;
-        if ((rc = rb_parse_duration(s, &v)) == 0)
-            return set_duration(P, sl, v, shown(o, q));
-        break;
-    }
-    case RB_OPT_DOUBLE: {
-        double v;
-        if ((rc = rb_parse_double(s, &v)) == 0)
-            sl->val.d = v;
-        break;
-    }
-    case RB_OPT_PERCENT: {
-        double v;
-        if ((rc = rb_parse_percent(s, &v)) == 0)
-            sl->val.d = v;
-        break;
-    }
-    case RB_OPT_RATE: {
-        double v;
-        if ((rc = rb_parse_rate(s, &v)) == 0)
-            sl->val.d = v;
-        break;
-    }
-    case RB_OPT_SIZES: case RB_OPT_U64S: {
-        struct rb_u64s l = {0}; /* zeroed past n too, so results compare bytewise */
-        const char *bad = NULL;
-        rc = rb_parse_list(s, o->type == RB_OPT_SIZES ? rb_parse_size : rb_parse_u64, l.v, RB_LIST_MAX,
-                           &l.n, &bad);
-        if (rc)
-            return bad_list(P, o, s, bad, rc);
-        sl->val.list = l;
-        return 0;
-    }
-    case RB_OPT_CHOICE: {
-        int idx = choice_index(o->choices, s);
-        if (idx < 0) {
-            char list[512];
-            choice_list(list, sizeof(list), o->choices);
-            opt_error(P, o, "%s is not one of %s", shown(o, q), list);
-            return -EINVAL;
-        }
-        sl->val.choice = idx;
-        return 0;
-    }
-    }
-    return rc ? bad_value(P, o, q, rc) : 0;
-}
-
-static const char *json_type_name(const cJSON *it)
-{
-    if (cJSON_IsNull(it))
-        return "null";
-    if (cJSON_IsBool(it))
-        return "a boolean";
-    if (cJSON_IsNumber(it))
-        return "a number";
-    if (cJSON_IsString(it))
-        return "a string";
-    if (cJSON_IsArray(it))
-        return "an array";
-    return "an object";
-}
-
-static int wrong_type(struct parse *P, const struct rb_opt *o, const cJSON *it)
-{
-    const char *want = "a string";
-    switch (o->type) {
-    case RB_OPT_FLAG: want = "true or false"; break;
-    case RB_OPT_STR: want = "a string"; break;
-    case RB_OPT_STRS: want = "an array of strings"; break;
-    case RB_OPT_INT: case RB_OPT_U64: want = "a whole number"; break;
-    case RB_OPT_DOUBLE: want = "a number"; break;
-    case RB_OPT_PERCENT: want = "a number from 0 to 100"; break;
-    case RB_OPT_SIZE: want = "a number of bytes or a string such as \"4k\""; break;
-    case RB_OPT_SIZES: want = "an array of sizes such as [4096, \"1M\"]"; break;
-    case RB_OPT_U64S: want = "an array of whole numbers"; break;
-    case RB_OPT_DURATION: want = "a number of seconds or a string such as \"500ms\""; break;
-    case RB_OPT_RATE: want = "a number per second or a string such as \"60/m\""; break;
-    case RB_OPT_CHOICE: want = "a string"; break;
-    }
-    opt_error(P, o, "expected %s, got %s", want, json_type_name(it));
-    return -EINVAL;
-}
-
-/* A JSON number as a whole uint64_t: 0, -EINVAL (negative or fractional) or -ERANGE. */
-static int json_u64(double d, uint64_t *v)
-{
-    if (d != floor(d) || d < 0)
-        return -EINVAL;
-    if (d >= TWO_POW_64)
-        return -ERANGE;
-    *v = (uint64_t)d;
-    return 0;
-}
-
-/* Applies a JSON number to a numeric option; a size is bytes, a duration seconds, a rate per second. */
-static int apply_number(struct parse *P, struct slot *sl, const cJSON *it)
-{
-    const struct rb_opt *o = sl->opt;
-    double d = it->valuedouble;
-    char num[64];
-    int rc = 0;
-
-    format_number(num, sizeof(num), d);
-    switch (o->type) {
-    case RB_OPT_INT:
-        if (d != floor(d))
-            rc = -EINVAL;
-        else if (d < -TWO_POW_63 || d >= TWO_POW_63)
-            rc = -ERANGE;
-        else
-            sl->val.i = (int64_t)d;
-        break;
-    case RB_OPT_U64: case RB_OPT_SIZE: {
-        uint64_t v;
-        if ((rc = json_u64(d, &v)) == 0)
-            sl->val.u = v;
-        break;
-    }
-    case RB_OPT_DOUBLE:
-        sl->val.d = d;
-        break;
-    case RB_OPT_PERCENT:
-        if (d < 0 || d > 100)
-            rc = -ERANGE;
-        else
-            sl->val.d = d;
-        break;
-    case RB_OPT_RATE:
-        if (!(d > 0))
-            rc = -EINVAL;
-        else
-            sl->val.d = d;
-        break;
-    case RB_OPT_DURATION: {
-        double ns = floor(d * 1e9 + 0.5);
-        if (d < 0)
-            rc = -EINVAL;
-        else if (ns >= TWO_POW_64)
-            rc = -ERANGE;
-        else
-            return set_duration(P, sl, (uint64_t)ns, num);
-        break;
-    }
-    default:
-        return wrong_type(P, o, it);
-    }
-    return rc ? bad_value(P, o, num, rc) : 0;
-}
-
-/* A list option from a JSON array of numbers and strings ("4k" for sizes). */
-static int apply_json_list(struct parse *P, struct slot *sl, const cJSON *arr)
-{
-    const struct rb_opt *o = sl->opt;
-    int (*parse)(const char *, uint64_t *) = o->type == RB_OPT_SIZES ? rb_parse_size : rb_parse_u64;
-    struct rb_u64s l = {0};
-    const cJSON *e;
-    char show[256];
-
-    cJSON_ArrayForEach(e, arr)
-    {
-        uint64_t v;
-        int rc;
-        if (cJSON_IsNumber(e)) {
-            format_number(show, sizeof(show), e->valuedouble);
-            rc = json_u64(e->valuedouble, &v);
-        } else if (cJSON_IsString(e)) {
-            quote(show, sizeof(show), e->valuestring);
-            rc = parse(e->valuestring, &v);
-        } else {
-            return wrong_type(P, o, arr);
-        }
-        if (rc)
-            return bad_value(P, o, show, rc);
-        if (l.n >= RB_LIST_MAX) {
-            opt_error(P, o, "more than %d elements", RB_LIST_MAX);
-            return -EINVAL;
-        }
-        l.v[l.n++] = v;
-    }
-    sl->val.list = l;
-    return 0;
-}
-
-/* Applies one key of a config file. */
-static int apply_json(struct parse *P, struct slot *sl, const cJSON *it)
-{
-    const struct rb_opt *o = sl->opt;
-
-    if (rb_cli_is_secret(o->name) && cJSON_IsString(it) && strcmp(it->valuestring, REDACTED) == 0) {
-        opt_error(P, o, "the value is " REDACTED " (from a saved result); "
-                        "give the real value or drop the key");
-        return -EINVAL;
-    }
-    sl->src = SRC_CONFIG;
-    switch (o->type) {
-    case RB_OPT_FLAG:
-        if (!cJSON_IsBool(it))
-            return wrong_type(P, o, it);
-        sl->val.b = cJSON_IsTrue(it);
-        return 0;
-    case RB_OPT_STR:
-        if (cJSON_IsNull(it)) {
-            sl->val.s = NULL;
-            return 0;
-        }
-        if (!cJSON_IsString(it))
-            return wrong_type(P, o, it);
-        sl->val.s = rb_cli_strdup(P->cli, it->valuestring);
-        return sl->val.s ? 0 : -ENOMEM;
-    case RB_OPT_STRS: {
-        const cJSON *e;
-        sl->val.strs.n = 0; /* the config replaces the default list */
-        if (cJSON_IsString(it)) {
-            const char *s = rb_cli_strdup(P->cli, it->valuestring);
-            return s ? add_str(P, sl, s) : -ENOMEM;
-        }
-        if (!cJSON_IsArray(it))
-            return wrong_type(P, o, it);
-        cJSON_ArrayForEach(e, it)
-        {
-            if (!cJSON_IsString(e))
-                return wrong_type(P, o, it);
-            const char *s = rb_cli_strdup(P->cli, e->valuestring);
-            if (!s)
-                return -ENOMEM;
-            int rc = add_str(P, sl, s);
-            if (rc)
-                return rc;
-        }
-        return 0;
-    }
-    case RB_OPT_SIZES: case RB_OPT_U64S:
-        if (cJSON_IsArray(it))
-            return apply_json_list(P, sl, it);
-        if (cJSON_IsString(it))
-            return apply_string(P, sl, it->valuestring);
-        if (cJSON_IsNumber(it)) {
-            uint64_t v;
-            char num[64];
-            int rc = json_u64(it->valuedouble, &v);
-            format_number(num, sizeof(num), it->valuedouble);
-            if (rc)
-                return bad_value(P, o, num, rc);
-            sl->val.list.n = 1;
-            sl->val.list.v[0] = v;
-            return 0;
-        }
-        return wrong_type(P, o, it);
-    case RB_OPT_CHOICE:
-        if (!cJSON_IsString(it))
-            return wrong_type(P, o, it);
-        return apply_string(P, sl, it->valuestring);
-    case RB_OPT_INT: case RB_OPT_U64: case RB_OPT_DOUBLE: case RB_OPT_PERCENT: case RB_OPT_SIZE:
-    case RB_OPT_DURATION: case RB_OPT_RATE:
-        if (cJSON_IsString(it))
-            return apply_string(P, sl, it->valuestring); /* scalars copy what they need */
-        if (cJSON_IsNumber(it))
-            return apply_number(P, sl, it);
-        return wrong_type(P, o, it);
-    }
-    return wrong_type(P, o, it);
-}
-
-/* Reads a whole file into a NUL-terminated buffer; 0 or a negative errno. */
-static int read_file(const char *path, char **out, size_t *outlen)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    int rc = 0;
-
-    if (!f)
-        return -errno;
-    for (;;) {
-        if (cap - len < 4096) {
-            cap = cap ? 2 * cap : 8192;
-            char *b = realloc(buf, cap + 1);
-            if (!b) {
-                rc = -ENOMEM;
-                goto fail;
-            }
-            buf = b;
-        }
-        size_t n = fread(buf + len, 1, cap - len, f);
-        len += n;
-        if (len > CONFIG_MAX_BYTES) {
-            rc = -EFBIG;
-            goto fail;
-        }
-        if (n == 0) {
-            if (ferror(f)) {
-                rc = errno ? -errno : -EIO;
-                goto fail;
-            }
-            break;
-        }
-    }
-    fclose(f);
-    buf[len] = '\0';
-    *out = buf;
-    *outlen = len;
-    return 0;
-fail:
-    fclose(f);
-    free(buf);
-    return rc;
-}
-
-/* Applies the options in a JSON object file; every failure is reported in one line. */
-static int load_config(struct parse *P, const char *path)
-{
-    char *buf = NULL;
-    size_t len;
-    const char *end = NULL;
-    int rc = read_file(path, &buf, &len);
-
-    if (rc) {
-        fprintf(stderr, "railbench: config %s: cannot read: %s\n", path, strerror(-rc));
-        return -EINVAL;
-    }
-    cJSON *root = cJSON_ParseWithOpts(buf, &end, 1);
-    if (!root) {
-        int line = 1;
-        for (const char *p = buf; end && p < end && *p; p++)
-            line += *p == '\n';
-        fprintf(stderr, "railbench: config %s: invalid JSON near line %d\n", path, line);
-        free(buf);
-        return -EINVAL;
-    }
-    free(buf);
-    if (!cJSON_IsObject(root)) {
-        fprintf(stderr, "railbench: config %s: expected a JSON object of option names and values, got %s\n",
-                path, json_type_name(root));
-        cJSON_Delete(root);
-        return -EINVAL;
-    }
-    P->config_path = path;
-    const cJSON *it;
-    cJSON_ArrayForEach(it, root)
-    {
-        /* "config" is in every saved config; feeding one back must not chain files. */
-        if (strcmp(it->string, "config") == 0)
-            continue;
-        struct slot *sl = find_long(P, it->string, strlen(it->string));
-        if (!sl) {
-            char q[256];
-            quote(q, sizeof(q), it->string);
-            fprintf(stderr, "railbench: config %s: unknown option %s\n", path, q);
-            rc = -EINVAL;
-            break;
-        }
-        rc = apply_json(P, sl, it);
-        if (rc)
-            break;
-    }
-    P->config_path = NULL;
-    cJSON_Delete(root);
-    return rc;
-}
-
 /* ---- the command line ---- */
 
 static bool is_cmd_word(const char *w, size_t len)
@@ -922,11 +462,11 @@ static bool wants_help(const struct parse *P, int argc, char **argv)
 static int missing_value(const struct parse *P, const struct rb_opt *o)
 {
     const char *noun, *hint;
-    type_words(o->type, &noun, &hint);
+    cli_type_words(o->type, &noun, &hint);
     if (*hint)
-        opt_error(P, o, "missing value (%s; %s)", o->metavar ? o->metavar : noun, hint);
+        cli_opt_error(P, o, "missing value (%s; %s)", o->metavar ? o->metavar : noun, hint);
     else
-        opt_error(P, o, "missing value (%s)", o->metavar ? o->metavar : noun);
+        cli_opt_error(P, o, "missing value (%s)", o->metavar ? o->metavar : noun);
     return -EINVAL;
 }
 
@@ -954,13 +494,20 @@ static int tokenize(struct parse *P, int argc, char **argv, struct tok *toks, si
             const char *name = a + 2;
             const char *eq = strchr(name, '=');
             size_t nl = eq ? (size_t)(eq - name) : strlen(name);
-            struct slot *sl = find_long(P, name, nl);
+            struct slot *sl = cli_find_long(P, name, nl);
             const char *val = NULL;
             if (!sl) {
                 if (nl == 4 && strncmp(name, "help", 4) == 0)
                     return RB_CLI_HELP;
-                fprintf(stderr, "railbench: unknown option --%.*s (see %s --help)\n",
-                        (int)(nl > 200 ? 200 : nl), name, P->cmd);
+                char shown_name[256], q[300];
+                snprintf(shown_name, sizeof shown_name, "%.*s", (int)(nl > 200 ? 200 : nl), name);
+                cli_quote(q, sizeof q, shown_name); /* control characters escaped, never printed raw */
+                q[strlen(q) - 1] = '\0';            /* without the closing quote */
+                const char *near = cli_suggest(P, name, nl);
+                if (near)
+                    cli_complain("unknown option --%s; did you mean --%s? (see %s --help)", q + 1, near, P->cmd);
+                else
+                    cli_complain("unknown option --%s (see %s --help)", q + 1, P->cmd);
                 return -EINVAL;
             }
             bool secret = sl->opt->type != RB_OPT_FLAG && rb_cli_is_secret(sl->opt->name);
@@ -984,7 +531,7 @@ static int tokenize(struct parse *P, int argc, char **argv, struct tok *toks, si
             if (!sl) {
                 if (*p == 'h')
                     return RB_CLI_HELP;
-                fprintf(stderr, "railbench: unknown option -%c (see %s --help)\n", *p, P->cmd);
+                cli_complain("unknown option -%c (see %s --help)", *p, P->cmd);
                 return -EINVAL;
             }
             if (sl->opt->type == RB_OPT_FLAG) {
@@ -1024,196 +571,17 @@ static int check_nargs(const struct parse *P, const char **args, int nargs)
     if (spec->usage)
         snprintf(usage, sizeof(usage), "; usage: %s", spec->usage);
     if (nargs < spec->min_args) {
-        fprintf(stderr, "railbench: %s%smissing argument (expected at least %d, got %d%s)\n", cmd, sep,
+        cli_complain("%s%smissing argument (expected at least %d, got %d%s)", cmd, sep,
                 spec->min_args, nargs, usage);
         return -EINVAL;
     }
     if (spec->max_args >= 0 && nargs > spec->max_args) {
-        quote(q, sizeof(q), args[spec->max_args]);
-        fprintf(stderr, "railbench: %s%sunexpected argument %s (expected at most %d%s)\n", cmd, sep, q,
+        cli_quote(q, sizeof(q), args[spec->max_args]);
+        cli_complain("%s%sunexpected argument %s (expected at most %d%s)", cmd, sep, q,
                 spec->max_args, usage);
         return -EINVAL;
     }
     return 0;
-}
-
-/* ---- the resolved config ---- */
-
-static cJSON *json_u64_value(uint64_t v)
-{
-    char num[32];
-    if ((double)v <= JSON_EXACT_MAX)
-        return cJSON_CreateNumber((double)v);
-    snprintf(num, sizeof(num), "%" PRIu64, v);
-    return cJSON_CreateString(num);
-}
-
-static cJSON *json_i64_value(int64_t v)
-{
-    char num[32];
-    if ((double)v <= JSON_EXACT_MAX && (double)v >= -JSON_EXACT_MAX)
-        return cJSON_CreateNumber((double)v);
-    snprintf(num, sizeof(num), "%" PRId64, v);
-    return cJSON_CreateString(num);
-}
-
-/* The staged value as JSON of the type --config reads back; NULL when out of memory. */
-static cJSON *value_json(const struct slot *sl)
-{
-    const struct rb_opt *o = sl->opt;
-    const union value *v = &sl->val;
-    cJSON *a;
-    char buf[64];
-
-    switch (o->type) {
-    case RB_OPT_FLAG:
-        return cJSON_CreateBool(v->b);
-    case RB_OPT_STR:
-        return v->s ? cJSON_CreateString(v->s) : cJSON_CreateNull();
-    case RB_OPT_STRS:
-        if (!(a = cJSON_CreateArray()))
-            return NULL;
-        for (size_t i = 0; i < v->strs.n; i++) {
-            cJSON *e = cJSON_CreateString(v->strs.v[i] ? v->strs.v[i] : "");
-            if (!e || !cJSON_AddItemToArray(a, e)) {
-                cJSON_Delete(e);
-                cJSON_Delete(a);
-                return NULL;
-            }
-        }
-        return a;
-    case RB_OPT_INT:
-        return json_i64_value(v->i);
-    case RB_OPT_U64: case RB_OPT_SIZE:
-        return json_u64_value(v->u);
-    case RB_OPT_DOUBLE: case RB_OPT_PERCENT: case RB_OPT_RATE:
-        return cJSON_CreateNumber(v->d);
-    case RB_OPT_SIZES: case RB_OPT_U64S:
-        if (!(a = cJSON_CreateArray()))
-            return NULL;
-        for (size_t i = 0; i < v->list.n; i++) {
-            cJSON *e = json_u64_value(v->list.v[i]);
-            if (!e || !cJSON_AddItemToArray(a, e)) {
-                cJSON_Delete(e);
-                cJSON_Delete(a);
-                return NULL;
-            }
-        }
-        return a;
-    case RB_OPT_DURATION:
-        rb_format_duration(buf, sizeof(buf), v->u);
-        return cJSON_CreateString(buf);
-    case RB_OPT_CHOICE: {
-        const char *p;
-        size_t len;
-        if (!choice_at(o->choices, v->choice, &p, &len))
-            return cJSON_CreateNull();
-        snprintf(buf, sizeof(buf), "%.*s", (int)(len < 63 ? len : 63), p);
-        return cJSON_CreateString(buf);
-    }
-    }
-    return cJSON_CreateNull();
-}
-
-/* A secret's value is hidden unless it carries nothing: a flag, an unset string, an empty list. */
-static bool redact_value(const struct slot *sl)
-{
-    if (!rb_cli_is_secret(sl->opt->name))
-        return false;
-    switch (sl->opt->type) {
-    case RB_OPT_FLAG: return false;
-    case RB_OPT_STR: return sl->val.s != NULL;
-    case RB_OPT_STRS: return sl->val.strs.n > 0;
-    default: return true;
-    }
-}
-
-static cJSON *build_config(const struct parse *P)
-{
-    cJSON *obj = cJSON_CreateObject();
-    if (!obj)
-        return NULL;
-    for (size_t i = 0; i < P->nslots; i++) {
-        const struct slot *sl = &P->slots[i];
-        /* A command option of the same name hides a common one. */
-        if (find_long(P, sl->opt->name, strlen(sl->opt->name)) != sl)
-            continue;
-        cJSON *v = redact_value(sl) ? cJSON_CreateString(REDACTED) : value_json(sl);
-        if (!v || !cJSON_AddItemToObject(obj, sl->opt->name, v)) {
-            cJSON_Delete(v);
-            cJSON_Delete(obj);
-            return NULL;
-        }
-    }
-    return obj;
-}
-
-void rb_cli_redact_url(char *out, size_t len, const char *s)
-{
-    const char *scheme = strstr(s, "://");
-    const char *host = scheme ? scheme + 3 : NULL;
-    const char *end = host ? host + strcspn(host, "/?#") : NULL;
-    const char *at = NULL;
-    for (const char *c = host; c && c < end; c++)
-        if (*c == '@')
-            at = c;
-    if (!at) {
-        snprintf(out, len, "%s", s);
-        return;
-    }
-    snprintf(out, len, "%.*s***%s", (int)(host - s), s, at);
-}
-
-/* Hides user:password@ in every URL-looking string of a config or argv record. */
-static void redact_userinfo(cJSON *item)
-{
-    if (!item)
-        return;
-    if (cJSON_IsString(item) && strstr(item->valuestring, "://") && strchr(item->valuestring, '@')) {
-        size_t len = strlen(item->valuestring) + 8;
-        char *clean = malloc(len);
-        if (clean) {
-            rb_cli_redact_url(clean, len, item->valuestring);
-            cJSON_SetValuestring(item, clean);
-            free(clean);
-        }
-        return;
-    }
-    cJSON *child;
-    cJSON_ArrayForEach(child, item)
-    {
-        redact_userinfo(child);
-    }
-}
-
-static cJSON *build_argv(int argc, char **argv, const size_t *redact)
-{
-    cJSON *arr = cJSON_CreateArray();
-    if (!arr)
-        return NULL;
-    for (int i = 0; i < argc; i++) {
-        cJSON *e;
-        if (redact[i] == SIZE_MAX) {
-            e = cJSON_CreateString(argv[i]);
-        } else {
-            size_t off = redact[i];
-            char *s = malloc(off + sizeof(REDACTED));
-            if (!s) {
-                cJSON_Delete(arr);
-                return NULL;
-            }
-            memcpy(s, argv[i], off);
-            memcpy(s + off, REDACTED, sizeof(REDACTED));
-            e = cJSON_CreateString(s);
-            free(s);
-        }
-        if (!e || !cJSON_AddItemToArray(arr, e)) {
-            cJSON_Delete(e);
-            cJSON_Delete(arr);
-            return NULL;
-        }
-    }
-    return arr;
 }
 
 int rb_cli_parse(struct rb_cli *cli, const struct rb_cmd_spec *spec, int argc, char **argv)
@@ -1235,7 +603,7 @@ int rb_cli_parse(struct rb_cli *cli, const struct rb_cmd_spec *spec, int argc, c
     P.cli = cli;
     P.spec = spec;
     cmd_name(P.cmd, sizeof(P.cmd), spec, argv[0]);
-    common_opts(P.copts, &cli->common);
+    cli_common_opts(P.copts, &cli->common);
     while (spec->opts && spec->opts[nspec].name)
         nspec++;
     P.nslots = nspec + NCOMMON;
@@ -1245,7 +613,7 @@ int rb_cli_parse(struct rb_cli *cli, const struct rb_cmd_spec *spec, int argc, c
         goto out;
     for (size_t i = 0; i < P.nslots; i++) {
         P.slots[i].opt = i < nspec ? &spec->opts[i] : &P.copts[i - nspec];
-        load_default(&P.slots[i]);
+        cli_load_default(&P.slots[i]);
     }
     P.label = &P.slots[nspec + C_LABEL];
     P.interval = &P.slots[nspec + C_INTERVAL];
@@ -1285,22 +653,22 @@ int rb_cli_parse(struct rb_cli *cli, const struct rb_cmd_spec *spec, int argc, c
     for (size_t t = 0; t < ntoks; t++)
         if (toks[t].sl == P.config)
             config_path = toks[t].val;
-    if (config_path && (rc = load_config(&P, config_path)) != 0)
+    if (config_path && (rc = cli_load_config(&P, config_path)) != 0)
         goto out;
     for (size_t t = 0; t < ntoks; t++) {
         struct slot *sl = toks[t].sl;
         if (sl->opt->type == RB_OPT_STRS && sl->src != SRC_CLI)
             sl->val.strs.n = 0; /* command-line occurrences replace the config's or default list */
         sl->src = SRC_CLI;
-        if ((rc = apply_string(&P, sl, toks[t].val)) != 0)
+        if ((rc = cli_apply_string(&P, sl, toks[t].val)) != 0)
             goto out;
     }
 
     rc = -ENOMEM;
-    cli->config = build_config(&P);
-    cli->argv_json = build_argv(argc, argv, redact);
-    redact_userinfo(cli->config);
-    redact_userinfo(cli->argv_json);
+    cli->config = cli_build_config(&P);
+    cli->argv_json = cli_build_argv(argc, argv, redact);
+    cli_redact_userinfo(cli->config);
+    cli_redact_userinfo(cli->argv_json);
     if (!cli->config || !cli->argv_json)
         goto out;
     for (size_t i = 0; i < P.nslots; i++)
@@ -1317,215 +685,12 @@ out:
     return rc;
 }
 
-/* ---- --help ---- */
-
-/* Exact size for --help: the largest binary or decimal unit that divides it ("4KiB", "4KB"). */
-static void format_size_exact(char *buf, size_t len, uint64_t b)
+bool rb_cli_parse_cmd(struct rb_cli *cli, const struct rb_cmd_spec *spec, int argc, char **argv, int *status)
 {
-    static const char *const bin[] = {"KiB", "MiB", "GiB", "TiB"};
-    static const char *const dec[] = {"KB", "MB", "GB", "TB"};
-    for (int i = 3; i >= 0 && b > 0; i--) {
-        uint64_t m = (uint64_t)1 << (10 * (i + 1));
-        if (b % m == 0) {
-            snprintf(buf, len, "%" PRIu64 "%s", b / m, bin[i]);
-            return;
-        }
-    }
-    for (int i = 3; i >= 0 && b > 0; i--) {
-        uint64_t m = 1000;
-        for (int k = 0; k < i; k++)
-            m *= 1000;
-        if (b % m == 0) {
-            snprintf(buf, len, "%" PRIu64 "%s", b / m, dec[i]);
-            return;
-        }
-    }
-    snprintf(buf, len, "%" PRIu64, b);
-}
-
-/* Appends s to buf[len] at *n, keeping it NUL-terminated and never overflowing. */
-static void append(char *buf, size_t len, size_t *n, const char *s)
-{
-    int w = snprintf(buf + *n, len - *n, "%s", s);
-    if (w > 0)
-        *n = *n + (size_t)w < len ? *n + (size_t)w : len - 1;
-}
-
-/* The default as --help shows it; false when there is nothing worth showing. */
-static bool format_default(char *buf, size_t len, const struct slot *sl)
-{
-    const union value *v = &sl->val;
-    const struct rb_opt *o = sl->opt;
-    char one[64];
-    size_t n = 0;
-
-    buf[0] = '\0';
-    if (redact_value(sl)) {
-        snprintf(buf, len, "set, hidden");
+    int rc = rb_cli_parse(cli, spec, argc, argv);
+    *status = rc == 0 || rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE;
+    if (rc == 0)
         return true;
-    }
-    switch (o->type) {
-    case RB_OPT_FLAG:
-        if (!v->b)
-            return false;
-        snprintf(buf, len, "on");
-        return true;
-    case RB_OPT_STR:
-        if (!v->s || !*v->s)
-            return false;
-        snprintf(buf, len, "%s", v->s);
-        return true;
-    case RB_OPT_STRS:
-        for (size_t i = 0; i < v->strs.n; i++) {
-            if (i)
-                append(buf, len, &n, " ");
-            append(buf, len, &n, v->strs.v[i] ? v->strs.v[i] : "");
-        }
-        return v->strs.n > 0;
-    case RB_OPT_INT:
-        snprintf(buf, len, "%" PRId64, v->i);
-        return true;
-    case RB_OPT_U64:
-        snprintf(buf, len, "%" PRIu64, v->u);
-        return true;
-    case RB_OPT_DOUBLE:
-        snprintf(buf, len, "%g", v->d);
-        return true;
-    case RB_OPT_PERCENT:
-        snprintf(buf, len, "%g%%", v->d);
-        return true;
-    case RB_OPT_RATE:
-        if (!(v->d > 0))
-            return false;
-        snprintf(buf, len, "%g/s", v->d);
-        return true;
-    case RB_OPT_SIZE:
-        format_size_exact(buf, len, v->u);
-        return true;
-    case RB_OPT_SIZES: case RB_OPT_U64S:
-        for (size_t i = 0; i < v->list.n; i++) {
-            if (i)
-                append(buf, len, &n, ",");
-            if (o->type == RB_OPT_SIZES)
-                format_size_exact(one, sizeof(one), v->list.v[i]);
-            else
-                snprintf(one, sizeof(one), "%" PRIu64, v->list.v[i]);
-            append(buf, len, &n, one);
-        }
-        return v->list.n > 0;
-    case RB_OPT_DURATION:
-        rb_format_duration(buf, len, v->u);
-        return true;
-    case RB_OPT_CHOICE: {
-        const char *p;
-        size_t cl;
-        if (!choice_at(o->choices, v->choice, &p, &cl))
-            return false;
-        snprintf(buf, len, "%.*s", (int)(cl < len ? cl : len - 1), p);
-        return true;
-    }
-    }
+    rb_cli_free(cli);
     return false;
-}
-
-static const char *metavar(const struct rb_opt *o)
-{
-    if (o->metavar)
-        return o->metavar;
-    switch (o->type) {
-    case RB_OPT_FLAG: return NULL;
-    case RB_OPT_STR: case RB_OPT_STRS: return "VALUE";
-    case RB_OPT_INT: case RB_OPT_U64: return "N";
-    case RB_OPT_DOUBLE: return "X";
-    case RB_OPT_PERCENT: return "PCT";
-    case RB_OPT_SIZE: return "SIZE";
-    case RB_OPT_SIZES: return "SIZE,...";
-    case RB_OPT_U64S: return "N,...";
-    case RB_OPT_DURATION: return "DURATION";
-    case RB_OPT_RATE: return "RATE";
-    case RB_OPT_CHOICE: return o->choices ? o->choices : "VALUE";
-    }
-    return "VALUE";
-}
-
-static void left_column(char *buf, size_t len, const struct rb_opt *o)
-{
-    const char *mv = metavar(o);
-    if (o->short_name)
-        snprintf(buf, len, "  -%c, --%s%s%s", o->short_name, o->name, mv ? " " : "", mv ? mv : "");
-    else
-        snprintf(buf, len, "      --%s%s%s", o->name, mv ? " " : "", mv ? mv : "");
-}
-
-static void print_opt(const struct slot *sl, int width)
-{
-    const struct rb_opt *o = sl->opt;
-    char left[256], def[512], extra[1100] = "";
-
-    left_column(left, sizeof(left), o);
-    bool has_def = format_default(def, sizeof(def), sl);
-    if (o->type == RB_OPT_CHOICE && o->choices && o->metavar && strcmp(o->metavar, o->choices) != 0) {
-        char list[512];
-        choice_list(list, sizeof(list), o->choices);
-        snprintf(extra, sizeof(extra), " (one of %s%s%s)", list, has_def ? "; default: " : "",
-                 has_def ? def : "");
-    } else if (has_def) {
-        snprintf(extra, sizeof(extra), " (default: %s)", def);
-    }
-    if ((int)strlen(left) > width)
-        printf("%s\n%*s  %s%s\n", left, width, "", o->help ? o->help : "", extra);
-    else
-        printf("%-*s  %s%s\n", width, left, o->help ? o->help : "", extra);
-}
-
-void rb_cli_usage(const struct rb_cmd_spec *spec)
-{
-    struct rb_common defaults = {.interval_ns = NS_PER_S};
-    struct rb_opt copts[NCOMMON];
-    struct slot sl;
-    char left[256];
-    const char *help_left = "  -h, --help";
-    int width = (int)strlen(help_left);
-
-    if (!spec)
-        return;
-    common_opts(copts, &defaults);
-    for (const struct rb_opt *o = spec->opts; o && o->name; o++) {
-        left_column(left, sizeof(left), o);
-        if ((int)strlen(left) > width && strlen(left) <= HELP_COL_MAX)
-            width = (int)strlen(left);
-    }
-    for (int i = 0; i < NCOMMON; i++) {
-        left_column(left, sizeof(left), &copts[i]);
-        if ((int)strlen(left) > width && strlen(left) <= HELP_COL_MAX)
-            width = (int)strlen(left);
-    }
-
-    printf("usage: %s\n", spec->usage ? spec->usage : "railbench [options]");
-    if (spec->summary)
-        printf("\n%s\n", spec->summary);
-    if (spec->opts && spec->opts[0].name) {
-        printf("\noptions:\n");
-        for (const struct rb_opt *o = spec->opts; o->name; o++) {
-            sl.opt = o;
-            load_default(&sl);
-            print_opt(&sl, width);
-        }
-    }
-    printf("\ncommon options:\n");
-    for (int i = 0; i < NCOMMON; i++) {
-        /* A command option of the same name replaces the common one (report's -o, --out FILE). */
-        bool shadowed = false;
-        for (const struct rb_opt *o = spec->opts; o && o->name && !shadowed; o++)
-            shadowed = strcmp(o->name, copts[i].name) == 0;
-        if (shadowed)
-            continue;
-        sl.opt = &copts[i];
-        load_default(&sl);
-        print_opt(&sl, width);
-    }
-    printf("%-*s  %s\n", width, help_left, "show this help and exit");
-    printf("\nSizes: 4096 (bytes), 4k = 4KiB = 4096, 4KB = 4000. Durations: 500us, 1.5s, 2m, 1h; "
-           "a plain number is seconds.\n");
-    fflush(stdout);
 }

@@ -12,9 +12,12 @@
 #include <unistd.h>
 
 #include "railbench/clock.h"
+#include "railbench/file.h"
 #include "railbench/log.h"
 #include "railbench/prom.h"
 #include "railbench/units.h"
+
+#include "harness_int.h"
 
 #define POLL_NS (5 * RB_NS_PER_MS)
 
@@ -169,196 +172,90 @@ static void default_out_dir(char *buf, size_t len, const char *command)
 }
 
 
-/* Every series carries the run's --label pairs. */
-static void const_labels(const struct rb_cli *cli, char *out, size_t len)
+/*
+ * Rank 0: an --out directory that holds an earlier result would mix two runs
+ * (intervals.jsonl is appended to): refused with exit 2 unless --force, which
+ * empties it first.
+ */
+static int claim_out_dir(const char *dir, bool force)
 {
-    size_t o = 0;
-    out[0] = '\0';
-    for (size_t i = 0; cli && i < cli->common.labels.n; i++) {
-        const char *kv = cli->common.labels.v[i], *eq = strchr(kv, '=');
-        char val[512];
-        rb_prom_escape(val, sizeof val, eq + 1);
-        int n = snprintf(out + o, len - o, "%s%.*s=\"%s\"", o ? "," : "", (int)(eq - kv), kv, val);
-        if (n < 0 || (size_t)n >= len - o) {
-            out[o] = '\0';
-            break;
-        }
-        o += (size_t)n;
+    static const char *const marks[] = {"result.json", "intervals.jsonl", "table.md"};
+    const char *found = NULL;
+    char path[4200];
+    for (size_t i = 0; i < sizeof marks / sizeof marks[0] && !found; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, marks[i]);
+        if (access(path, F_OK) == 0)
+            found = marks[i];
     }
-}
-
-/* Starts the exporters asked for; returns an exit status agreed by every rank. */
-static int metrics_init(struct rb_harness *h)
-{
-    const struct rb_common *c = &h->cli->common;
-    h->metrics = c->prom_listen || c->prom_textfile || c->pushgateway || c->prom_per_rank_port;
-    if (!h->metrics)
+    if (!found)
         return 0;
-    char labels[2048], msg[512];
-    const_labels(h->cli, labels, sizeof labels);
-    int status = 0;
-    if (h->rank == 0) {
-        h->prom = rb_prom_new(labels);
-        if (!h->prom)
-            status = RB_EXIT_RUNTIME;
-        else if (c->prom_listen) {
-            int rc = rb_prom_listen(h->prom, c->prom_listen, msg, sizeof msg);
-            if (rc == -EINVAL) {
-                fprintf(stderr, "railbench: --prom-listen: %s\n", msg);
-                status = RB_EXIT_USAGE;
-            } else if (rc) {
-                rb_error("--prom-listen: %s", msg);
-                status = RB_EXIT_RUNTIME;
-            }
-        }
-        const char *run = strrchr(h->out_dir, '/');
-        char cmd[128], ver[128], runv[512], l[1024];
-        rb_prom_escape(cmd, sizeof cmd, h->command);
-        rb_prom_escape(ver, sizeof ver, rb_version());
-        rb_prom_escape(runv, sizeof runv, run ? run + 1 : h->out_dir);
-        snprintf(l, sizeof l, "command=\"%s\",version=\"%s\",run=\"%s\"", cmd, ver, runv);
-        rb_prom_set(h->prom, "railbench_run_info", "gauge", "The run: command, version and run id.",
-                    l, 1);
+    if (!force)
+        return rb_cli_usage_error("--out %s: holds an earlier result (%s); give a new directory, or add --force "
+                                  "to empty it first", dir, found);
+    int rc = rb_file_clear_dir(dir);
+    if (rc) {
+        rb_error("--force: cannot empty %s: %s", dir, strerror(-rc));
+        return RB_EXIT_RUNTIME;
     }
-    if (!status && c->prom_per_rank_port) {
-        uint64_t port = c->prom_per_rank_port + (uint64_t)h->rank;
-        h->prom_rank = rb_prom_new(labels);
-        char spec[32];
-        snprintf(spec, sizeof spec, "127.0.0.1:%llu", (unsigned long long)port);
-        int rc = port > 65535 ? -EINVAL : rb_prom_listen(h->prom_rank, spec, msg, sizeof msg);
-        if (rc == -EINVAL) {
-            fprintf(stderr, "railbench: --prom-per-rank: %llu + rank %d is not a port 1-65535\n",
-                    (unsigned long long)c->prom_per_rank_port, h->rank);
-            status = RB_EXIT_USAGE;
-        } else if (rc) {
-            rb_error("--prom-per-rank: %s", msg);
-            status = RB_EXIT_RUNTIME;
-        }
-    }
-    if (h->mpi) {
-        int mine = status;
-        RB_MPI_CHECK(MPI_Allreduce(&mine, &status, 1, MPI_INT, MPI_MAX, h->comm));
-    }
-    return status;
+    return 0;
 }
 
-void rb_harness_metric(struct rb_harness *h, const char *name, const char *type, const char *help,
-                       const char *labels, double value)
+/* Starts MPI at the level the command asked for; 0 or an exit status after saying why. */
+static int start_mpi(const char *command, const struct rb_harness_opts *o)
 {
-    rb_prom_set(h->prom, name, type, help, labels, value);
+    int provided = 0, inited = 0, want = o->thread_multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED;
+    MPI_Initialized(&inited);
+    if (inited) {
+        MPI_Query_thread(&provided);
+    } else if (MPI_Init_thread(NULL, NULL, want, &provided) != MPI_SUCCESS) {
+        rb_error("MPI_Init_thread failed");
+        return RB_EXIT_RUNTIME;
+    }
+    if (provided < want) {
+        if (rb_cli_first_rank())
+            rb_error("the MPI library does not provide MPI_THREAD_MULTIPLE (got level %d), which %s needs",
+                     provided, command);
+        MPI_Finalize();
+        return RB_EXIT_RUNTIME;
+    }
+    return 0;
 }
 
-/* This host's disk utilisation over the last tick and network bytes since the run started. */
-static cJSON *host_metrics(struct rb_harness *h)
+/* Learns rank, size, this host's ranks and its index among the hosts. */
+static void discover_ranks(struct rb_harness *h)
 {
-    struct rb_counters_sample *cur = malloc(sizeof *cur);
-    struct rb_counters_rates *r = malloc(sizeof *r);
-    cJSON *o = NULL;
-    if (!cur || !r || rb_counters_sample(h->counters_root, cur) != 0)
-        goto out;
-    if (!h->prom_c0) {
-        h->prom_c0 = malloc(sizeof *h->prom_c0);
-        h->prom_cprev = malloc(sizeof *h->prom_cprev);
-        if (!h->prom_c0 || !h->prom_cprev)
-            goto out;
-        *h->prom_c0 = *cur;
-        *h->prom_cprev = *cur;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    RB_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &h->rank));
+    RB_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &h->size));
+    RB_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &h->comm));
+    RB_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &h->tick_comm));
+    RB_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &h->done_comm));
+    RB_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, h->rank,
+                                     MPI_INFO_NULL, &h->node_comm));
+    RB_MPI_CHECK(MPI_Comm_rank(h->node_comm, &h->local_rank));
+    RB_MPI_CHECK(MPI_Comm_size(h->node_comm, &h->local_size));
+    /* Host index: rank of this host's first rank among all hosts' first ranks. */
+    MPI_Comm leaders;
+    RB_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, h->local_rank == 0 ? 0 : MPI_UNDEFINED,
+                                h->rank, &leaders));
+    int idx_count[2] = {0, 0};
+    if (leaders != MPI_COMM_NULL) {
+        RB_MPI_CHECK(MPI_Comm_rank(leaders, &idx_count[0]));
+        RB_MPI_CHECK(MPI_Comm_size(leaders, &idx_count[1]));
+        MPI_Comm_free(&leaders);
     }
-    o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "host", h->host);
-    rb_counters_rates(h->prom_cprev, cur, r);
-    cJSON *disk = cJSON_AddArrayToObject(o, "disk");
-    for (size_t i = 0; i < r->ndisk; i++) {
-        cJSON *d = cJSON_CreateObject();
-        cJSON_AddStringToObject(d, "name", r->disk[i].name);
-        cJSON_AddNumberToObject(d, "util", r->disk[i].util_ratio);
-        cJSON_AddItemToArray(disk, d);
-    }
-    rb_counters_rates(h->prom_c0, cur, r);
-    cJSON *net = cJSON_AddArrayToObject(o, "net");
-    for (size_t i = 0; i < r->nnet + r->nib; i++) {
-        const struct rb_net_rate *n = i < r->nnet ? &r->net[i] : &r->ib[i - r->nnet];
-        cJSON *d = cJSON_CreateObject();
-        cJSON_AddStringToObject(d, "name", n->name);
-        cJSON_AddNumberToObject(d, "rx", (double)n->rx_bytes);
-        cJSON_AddNumberToObject(d, "tx", (double)n->tx_bytes);
-        cJSON_AddItemToArray(net, d);
-    }
-    *h->prom_cprev = *cur;
-out:
-    free(cur);
-    free(r);
-    return o;
+    RB_MPI_CHECK(MPI_Bcast(idx_count, 2, MPI_INT, 0, h->node_comm));
+    h->host_index = idx_count[0];
+    h->host_count = idx_count[1];
+    if (h->size > 1)
+        rb_log_set_identity(h->host, h->rank);
 }
 
-void rb_harness_metrics_update(struct rb_harness *h)
+int rb_harness_init(struct rb_harness *h, const char *command, struct rb_cli *cli,
+                    const struct rb_harness_opts *opts)
 {
-    if (!h->metrics)
-        return;
-    cJSON *mine = h->local_rank == 0 ? host_metrics(h) : NULL;
-    cJSON *all = rb_harness_gather_json(h, mine);
-    cJSON_Delete(mine);
-    if (h->prom && all) {
-        const cJSON *host, *d;
-        cJSON_ArrayForEach(host, all)
-        {
-            char hn[300], dn[128], l[600];
-            rb_prom_escape(hn, sizeof hn, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(host, "host")));
-            cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(host, "disk"))
-            {
-                rb_prom_escape(dn, sizeof dn, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "name")));
-                snprintf(l, sizeof l, "host=\"%s\",device=\"%s\"", hn, dn);
-                rb_prom_set(h->prom, "railbench_disk_utilization_ratio", "gauge",
-                            "Share of the last interval the device had I/O in flight.", l,
-                            cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(d, "util")));
-            }
-            cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(host, "net"))
-            {
-                rb_prom_escape(dn, sizeof dn, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "name")));
-                static const char *const dir[] = {"rx", "tx"};
-                for (int k = 0; k < 2; k++) {
-                    snprintf(l, sizeof l, "host=\"%s\",device=\"%s\",direction=\"%s\"", hn, dn, dir[k]);
-                    rb_prom_set(h->prom, "railbench_network_bytes_total", "counter",
-                                "Bytes through the interface (Ethernet or InfiniBand port) since the run started.",
-                                l, cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(d, dir[k])));
-                }
-            }
-        }
-    }
-    cJSON_Delete(all);
-    rb_prom_publish(h->prom);
-    rb_prom_publish(h->prom_rank);
-}
-
-/* Final metrics: last publish, textfile, Pushgateway, then linger for a last scrape. */
-static void metrics_finish(struct rb_harness *h)
-{
-    const struct rb_common *c = &h->cli->common;
-    if (h->prom) {
-        rb_prom_publish(h->prom);
-        if (c->prom_textfile) {
-            int rc = rb_prom_write_textfile(h->prom, c->prom_textfile);
-            if (rc)
-                rb_error("--prom-textfile %s: %s", c->prom_textfile, strerror(-rc));
-        }
-        if (c->pushgateway) {
-            char msg[512];
-            if (rb_prom_push(h->prom, c->pushgateway, h->host, msg, sizeof msg) != 0)
-                rb_error("--pushgateway: %s", msg);
-        }
-        if (c->prom_listen && c->prom_linger_ns)
-            rb_clock_sleep_ns(c->prom_linger_ns, &signalled);
-    }
-    rb_prom_free(h->prom);
-    rb_prom_free(h->prom_rank);
-    h->prom = h->prom_rank = NULL;
-    free(h->prom_c0);
-    free(h->prom_cprev);
-    h->prom_c0 = h->prom_cprev = NULL;
-}
-
-int rb_harness_init(struct rb_harness *h, const char *command, struct rb_cli *cli, bool want_mpi)
-{
+    static const struct rb_harness_opts no_mpi = {0};
+    const struct rb_harness_opts *o = opts ? opts : &no_mpi;
     memset(h, 0, sizeof *h);
     h->command = command;
     h->cli = cli;
@@ -370,39 +267,24 @@ int rb_harness_init(struct rb_harness *h, const char *command, struct rb_cli *cl
     h->host[sizeof h->host - 1] = '\0';
     rb_log_set_level(cli && cli->common.quiet ? RB_LOG_WARN : RB_LOG_INFO);
 
-    if (want_mpi) {
-        int provided = 0, inited = 0;
-        MPI_Initialized(&inited);
-        if (!inited && MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
-            rb_error("MPI_Init_thread failed");
-            return RB_EXIT_RUNTIME;
-        }
+    if (o->mpi) {
+        int rc = start_mpi(command, o);
+        if (rc)
+            return rc;
         h->mpi = true;
-        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-        RB_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &h->rank));
-        RB_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &h->size));
-        RB_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &h->comm));
-        RB_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &h->tick_comm));
-        RB_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &h->done_comm));
-        RB_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, h->rank,
-                                         MPI_INFO_NULL, &h->node_comm));
-        RB_MPI_CHECK(MPI_Comm_rank(h->node_comm, &h->local_rank));
-        RB_MPI_CHECK(MPI_Comm_size(h->node_comm, &h->local_size));
-        /* Host index: rank of this host's first rank among all hosts' first ranks. */
-        MPI_Comm leaders;
-        RB_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, h->local_rank == 0 ? 0 : MPI_UNDEFINED,
-                                    h->rank, &leaders));
-        int idx_count[2] = {0, 0};
-        if (leaders != MPI_COMM_NULL) {
-            RB_MPI_CHECK(MPI_Comm_rank(leaders, &idx_count[0]));
-            RB_MPI_CHECK(MPI_Comm_size(leaders, &idx_count[1]));
-            MPI_Comm_free(&leaders);
+        discover_ranks(h);
+    }
+    if (o->precheck) {
+        /* Checks that need the number of ranks come before any result directory exists. */
+        int rc = o->precheck(o->ctx, h->rank, h->size), worst = rc;
+        if (h->mpi)
+            RB_MPI_CHECK(MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, h->comm));
+        if (worst) {
+            if (h->mpi)
+                MPI_Finalize();
+            h->mpi = false;
+            return worst;
         }
-        RB_MPI_CHECK(MPI_Bcast(idx_count, 2, MPI_INT, 0, h->node_comm));
-        h->host_index = idx_count[0];
-        h->host_count = idx_count[1];
-        if (h->size > 1)
-            rb_log_set_identity(h->host, h->rank);
     }
     install_signals();
 
@@ -413,7 +295,9 @@ int rb_harness_init(struct rb_harness *h, const char *command, struct rb_cli *cl
             snprintf(h->out_dir, sizeof h->out_dir, "%s", cli->common.out_dir);
         else
             default_out_dir(h->out_dir, sizeof h->out_dir, command);
-        status = rb_result_open(&h->result, h->out_dir, command, cli) == 0 ? 0 : RB_EXIT_RUNTIME;
+        status = claim_out_dir(h->out_dir, cli && cli->common.force);
+        if (!status)
+            status = rb_result_open(&h->result, h->out_dir, command, cli) == 0 ? 0 : RB_EXIT_RUNTIME;
     }
     if (h->mpi) {
         RB_MPI_CHECK(MPI_Bcast(h->out_dir, sizeof h->out_dir, MPI_CHAR, 0, h->comm));
@@ -440,7 +324,9 @@ int rb_harness_init(struct rb_harness *h, const char *command, struct rb_cli *cl
         }
         rb_result_set(&h->result, "mpi", m);
     }
-    return cli ? metrics_init(h) : 0;
+    int rc = cli ? rb_harness_metrics_init(h) : 0;
+    /* The directory exists now: a failure from here on is recorded in it. */
+    return rc ? rb_harness_finish(h, NULL, rc) : 0;
 }
 
 void rb_harness_reduce_hist(struct rb_harness *h, const struct rb_hist *in, struct rb_hist *out)
@@ -465,36 +351,48 @@ bool rb_harness_any_signalled(struct rb_harness *h)
     int mine = signalled, any = mine;
     if (h->mpi)
         RB_MPI_CHECK(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, h->comm));
+    if (any)
+        h->interrupted = true;
     return any != 0;
+}
+
+/* Width of the Phase column: the phase's name, at least 10 characters. */
+static int phase_width(const char *phase)
+{
+    size_t n = strlen(phase);
+    return n < 10 ? 10 : n > 40 ? 40 : (int)n;
 }
 
 void rb_harness_progress_line(char *buf, size_t len, const char *phase, const struct rb_stats *in,
                               const struct rb_stats *total, double interval_s, double t_s)
 {
-    char bytes[32], min[16], avg[16], p50[16], p99[16], max[16];
+    char bytes[32], lat[5][16];
     rb_format_size(bytes, sizeof bytes, total->bytes);
     double bps = interval_s > 0 ? (double)in->bytes / interval_s : 0;
     double ops = interval_s > 0 ? (double)in->ops / interval_s : 0;
     const struct rb_hist *l = &in->lat;
-    rb_format_duration_human(min, sizeof min, l->count ? l->min_ns : 0);
-    rb_format_duration_human(avg, sizeof avg, (uint64_t)rb_hist_mean(l));
-    rb_format_duration_human(p50, sizeof p50, rb_hist_percentile(l, 50));
-    rb_format_duration_human(p99, sizeof p99, rb_hist_percentile(l, 99));
-    rb_format_duration_human(max, sizeof max, l->max_ns);
+    const uint64_t v[5] = {l->min_ns, (uint64_t)rb_hist_mean(l), rb_hist_percentile(l, 50),
+                           rb_hist_percentile(l, 99), l->max_ns};
+    for (int i = 0; i < 5; i++) {
+        if (l->count)
+            rb_format_duration_human(lat[i], sizeof lat[i], v[i]);
+        else
+            snprintf(lat[i], sizeof lat[i], "-"); /* no request completed in this interval */
+    }
     snprintf(buf, len,
-             "%7.1fs | %-10s | %8llu (%llu) | %10s | %s %s %s %s %s | %8.2f MiB/s %8.0f op/s | "
+             "%7.1fs | %-*s | %8llu %10llu | %10s | %8s %8s %8s %8s %8s | %8.2f MiB/s %8.0f op/s | "
              "%llu (%llu)",
-             t_s, phase, (unsigned long long)in->ops, (unsigned long long)total->ops, bytes, min,
-             avg, p50, p99, max, bps / (1024.0 * 1024.0), ops, (unsigned long long)in->errors,
+             t_s, phase_width(phase), phase, (unsigned long long)in->ops, (unsigned long long)total->ops, bytes,
+             lat[0], lat[1], lat[2], lat[3], lat[4], bps / (double)RB_MIB, ops, (unsigned long long)in->errors,
              (unsigned long long)total->errors);
 }
 
-static void progress_header(const struct rb_harness *h)
+static void progress_header(const struct rb_harness *h, const char *phase)
 {
     if (h->rank != 0 || rb_log_get_level() < RB_LOG_INFO)
         return;
-    printf("%8s | %-10s | %-14s | %10s | %-34s | %-29s | %s\n", "Time", "Phase", "Count (Total)",
-           "Size (Tot)", "Latency (min, avg, p50, p99, max)", "Throughput", "Errors (Total)");
+    printf("%8s | %-*s | %8s %10s | %10s | %-44s | %-29s | %s\n", "Time", phase_width(phase), "Phase", "Count",
+           "(Total)", "Size (Tot)", "Latency (min, avg, p50, p99, max)", "Throughput", "Errors (Total)");
     fflush(stdout);
 }
 
@@ -567,43 +465,62 @@ void rb_harness_phase_free(struct rb_phase *p)
     p->total = NULL;
 }
 
-int rb_harness_run_phase(struct rb_harness *h, struct rb_phase *p)
+/* The state of one phase's tick loop. */
+struct ticker {
+    struct rb_stats *local, *sum, *rank_total; /* this rank's interval, the reduced interval, this rank's total */
+    uint64_t t0, t_prev;
+    bool verbose;
+};
+
+/* One tick: collects this rank's stats, reduces them, writes the interval and progress lines, metrics. */
+static void tick(struct rb_harness *h, struct rb_phase *p, struct ticker *k, uint64_t now, bool end)
 {
-    const uint64_t interval = h->cli ? h->cli->common.interval_ns : RB_NS_PER_S;
-    const bool verbose = h->rank == 0 && rb_log_get_level() >= RB_LOG_INFO;
-    struct rb_counters_sample *c0 = NULL, *c1 = NULL;
-    struct rb_stats *local = rb_stats_new(), *sum = rb_stats_new(), *rank_total = rb_stats_new();
-    p->total = rb_stats_new();
-    p->record = NULL;
-    if (!local || !sum || !p->total || !rank_total)
-        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
-    if (h->local_rank == 0) {
-        c0 = malloc(sizeof *c0);
-        c1 = malloc(sizeof *c1);
-        if (!c0 || !c1 || rb_counters_sample(h->counters_root, c0) != 0) {
-            free(c0);
-            free(c1);
-            c0 = c1 = NULL;
+    rb_stats_reset(k->local);
+    if (p->collect)
+        p->collect(p->ctx, k->local);
+    reduce_stats(h, k->local, k->sum);
+    double dt = (double)(now - k->t_prev) / 1e9, t_s = (double)(now - k->t0) / 1e9;
+    if (h->rank == 0 && !p->no_stats) {
+        rb_stats_merge(p->total, k->sum);
+        cJSON *line = cJSON_CreateObject();
+        cJSON_AddStringToObject(line, "phase", p->name);
+        cJSON_AddStringToObject(line, "op", p->op);
+        cJSON_AddNumberToObject(line, "t_s", t_s);
+        char ts[40];
+        rb_clock_iso8601(ts, sizeof ts, rb_clock_wall_ns());
+        cJSON_AddStringToObject(line, "ts", ts);
+        rb_stats_to_json(line, k->sum, &p->names, dt, false);
+        rb_result_interval(&h->result, line);
+        if (k->verbose && !p->no_progress && (k->sum->ops || !end)) {
+            char text[512];
+            rb_harness_progress_line(text, sizeof text, p->name, k->sum, p->total, dt, t_s);
+            printf("%s\n", text);
+            fflush(stdout);
         }
     }
-    if (!p->no_stats && !p->no_progress)
-        progress_header(h);
-
-    rb_harness_barrier(h);
-    const uint64_t wall0 = rb_clock_wall_ns();
-    const uint64_t t0 = rb_clock_ns();
-    int bad = p->start ? (p->start(p->ctx) != 0) : 0, any_bad = bad;
-    if (h->mpi)
-        RB_MPI_CHECK(MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, h->comm));
-    int status = 0;
-    bool posted = false, all_done = false, end = any_bad != 0;
-    MPI_Request done_req = MPI_REQUEST_NULL;
-    uint64_t next_tick = t0 + interval, t_prev = t0, t_end = t0;
-    if (end) {
-        status = RB_EXIT_RUNTIME;
-        if (p->stop)
-            p->stop(p->ctx);
+    if (h->metrics && !p->no_stats) {
+        rb_prom_phase(h->prom, p->name, p->op, &p->names, p->total);
+        if (h->prom_rank) {
+            rb_stats_merge(k->rank_total, k->local);
+            rb_prom_phase(h->prom_rank, p->name, p->op, &p->names, k->rank_total);
+        }
     }
+    if (p->on_tick)
+        p->on_tick(p->ctx, h, k->sum, t_s);
+    rb_harness_metrics_update(h);
+    k->t_prev = now;
+}
+
+/*
+ * Ticks every interval until every rank is done, the duration has passed or
+ * a signal arrived (agreed at a tick), then stops the work. Returns the end time.
+ */
+static uint64_t tick_loop(struct rb_harness *h, struct rb_phase *p, struct ticker *k)
+{
+    const uint64_t interval = h->cli ? h->cli->common.interval_ns : RB_NS_PER_S;
+    bool posted = false, all_done = false, end = false;
+    MPI_Request done_req = MPI_REQUEST_NULL;
+    uint64_t next_tick = k->t0 + interval, t_end = k->t0;
 
     while (!end) {
         uint64_t now = rb_clock_ns();
@@ -621,7 +538,7 @@ int rb_harness_run_phase(struct rb_harness *h, struct rb_phase *p)
         } else {
             all_done = local_done;
         }
-        bool time_up = p->duration_ns && now - t0 >= p->duration_ns;
+        bool time_up = p->duration_ns && now - k->t0 >= p->duration_ns;
         if (now < next_tick && !all_done && !time_up && !signalled) {
             uint64_t wait = next_tick - now;
             rb_clock_sleep_ns(wait < POLL_NS ? wait : POLL_NS, &signalled);
@@ -642,40 +559,7 @@ int rb_harness_run_phase(struct rb_harness *h, struct rb_phase *p)
             t_end = rb_clock_ns();
         }
         now = end ? t_end : rb_clock_ns();
-        rb_stats_reset(local);
-        if (p->collect)
-            p->collect(p->ctx, local);
-        reduce_stats(h, local, sum);
-        double dt = (double)(now - t_prev) / 1e9, t_s = (double)(now - t0) / 1e9;
-        if (h->rank == 0 && !p->no_stats) {
-            rb_stats_merge(p->total, sum);
-            cJSON *line = cJSON_CreateObject();
-            cJSON_AddStringToObject(line, "phase", p->name);
-            cJSON_AddStringToObject(line, "op", p->op);
-            cJSON_AddNumberToObject(line, "t_s", t_s);
-            char ts[40];
-            rb_clock_iso8601(ts, sizeof ts, rb_clock_wall_ns());
-            cJSON_AddStringToObject(line, "ts", ts);
-            rb_stats_to_json(line, sum, &p->names, dt, false);
-            rb_result_interval(&h->result, line);
-            if (verbose && !p->no_progress && (sum->ops || !end)) {
-                char text[512];
-                rb_harness_progress_line(text, sizeof text, p->name, sum, p->total, dt, t_s);
-                printf("%s\n", text);
-                fflush(stdout);
-            }
-        }
-        if (h->metrics && !p->no_stats) {
-            rb_prom_phase(h->prom, p->name, p->op, &p->names, p->total);
-            if (h->prom_rank) {
-                rb_stats_merge(rank_total, local);
-                rb_prom_phase(h->prom_rank, p->name, p->op, &p->names, rank_total);
-            }
-        }
-        if (p->on_tick)
-            p->on_tick(p->ctx, h, sum, t_s);
-        rb_harness_metrics_update(h);
-        t_prev = now;
+        tick(h, p, k, now, end);
         next_tick += interval;
         if (next_tick <= now)
             next_tick = now + interval;
@@ -688,7 +572,68 @@ int rb_harness_run_phase(struct rb_harness *h, struct rb_phase *p)
         if (!all_done)
             RB_MPI_CHECK(MPI_Wait(&done_req, MPI_STATUS_IGNORE));
     }
-    p->duration_s = (double)(t_end - t0) / 1e9;
+    return t_end;
+}
+
+/* Rank 0: adds the phase record (totals, host counters, interruption) to result.json. */
+static void record_phase(struct rb_harness *h, struct rb_phase *p, uint64_t wall0, cJSON *counters)
+{
+    cJSON *rec = cJSON_CreateObject();
+    cJSON_AddStringToObject(rec, "name", p->name);
+    cJSON_AddStringToObject(rec, "op", p->op);
+    char ts[40];
+    rb_clock_iso8601(ts, sizeof ts, wall0);
+    cJSON_AddStringToObject(rec, "started_at", ts);
+    cJSON_AddNumberToObject(rec, "ranks", h->size);
+    rb_stats_to_json(rec, p->total, &p->names, p->duration_s, true);
+    cJSON_AddNumberToObject(rec, "disk_util_ratio", p->disk_util_ratio);
+    cJSON_AddNumberToObject(rec, "net_rx_bytes_per_s", p->net_rx_bytes_per_s);
+    cJSON_AddNumberToObject(rec, "net_tx_bytes_per_s", p->net_tx_bytes_per_s);
+    if (counters)
+        cJSON_AddItemToObject(rec, "counters", counters);
+    if (h->interrupted)
+        cJSON_AddBoolToObject(rec, "interrupted", true);
+    rb_result_add_phase(&h->result, rec);
+    p->record = rec;
+}
+
+int rb_harness_run_phase(struct rb_harness *h, struct rb_phase *p)
+{
+    struct rb_counters_sample *c0 = NULL, *c1 = NULL;
+    struct ticker k = {.local = rb_stats_new(), .sum = rb_stats_new(), .rank_total = rb_stats_new(),
+                       .verbose = h->rank == 0 && rb_log_get_level() >= RB_LOG_INFO};
+    p->total = rb_stats_new();
+    p->record = NULL;
+    if (!k.local || !k.sum || !p->total || !k.rank_total)
+        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
+    if (h->local_rank == 0) {
+        c0 = malloc(sizeof *c0);
+        c1 = malloc(sizeof *c1);
+        if (!c0 || !c1 || rb_counters_sample(h->counters_root, c0) != 0) {
+            free(c0);
+            free(c1);
+            c0 = c1 = NULL;
+        }
+    }
+    if (!p->no_stats && !p->no_progress)
+        progress_header(h, p->name);
+
+    rb_harness_barrier(h);
+    const uint64_t wall0 = rb_clock_wall_ns();
+    k.t0 = k.t_prev = rb_clock_ns();
+    int bad = p->start ? (p->start(p->ctx) != 0) : 0, any_bad = bad;
+    if (h->mpi)
+        RB_MPI_CHECK(MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, h->comm));
+    int status = 0;
+    uint64_t t_end = k.t0;
+    if (any_bad) {
+        status = RB_EXIT_RUNTIME;
+        if (p->stop)
+            p->stop(p->ctx);
+    } else {
+        t_end = tick_loop(h, p, &k);
+    }
+    p->duration_s = (double)(t_end - k.t0) / 1e9;
     if (h->mpi)
         RB_MPI_CHECK(MPI_Bcast(&p->duration_s, 1, MPI_DOUBLE, 0, h->comm));
 
@@ -697,40 +642,50 @@ int rb_harness_run_phase(struct rb_harness *h, struct rb_phase *p)
     cJSON *counters = phase_counters(h, p, c0, c1);
     free(c0);
     free(c1);
-
-    if (h->rank == 0) {
-        cJSON *rec = cJSON_CreateObject();
-        cJSON_AddStringToObject(rec, "name", p->name);
-        cJSON_AddStringToObject(rec, "op", p->op);
-        char ts[40];
-        rb_clock_iso8601(ts, sizeof ts, wall0);
-        cJSON_AddStringToObject(rec, "started_at", ts);
-        cJSON_AddNumberToObject(rec, "ranks", h->size);
-        rb_stats_to_json(rec, p->total, &p->names, p->duration_s, true);
-        cJSON_AddNumberToObject(rec, "disk_util_ratio", p->disk_util_ratio);
-        cJSON_AddNumberToObject(rec, "net_rx_bytes_per_s", p->net_rx_bytes_per_s);
-        cJSON_AddNumberToObject(rec, "net_tx_bytes_per_s", p->net_tx_bytes_per_s);
-        if (counters)
-            cJSON_AddItemToObject(rec, "counters", counters);
-        counters = NULL;
-        if (h->interrupted)
-            cJSON_AddBoolToObject(rec, "interrupted", true);
-        rb_result_add_phase(&h->result, rec);
-        p->record = rec;
-    }
-    cJSON_Delete(counters);
-    rb_stats_free(local);
-    rb_stats_free(sum);
-    rb_stats_free(rank_total);
+    if (h->rank == 0)
+        record_phase(h, p, wall0, counters);
+    else
+        cJSON_Delete(counters);
+    rb_stats_free(k.local);
+    rb_stats_free(k.sum);
+    rb_stats_free(k.rank_total);
     return status;
+}
+
+/*
+ * The job's status is the worst of any rank's (3 > 2 > 1 > 0); when the run
+ * could not be carried out, rank 0 also learns the error line of the first
+ * rank that failed, for the run record. Collective.
+ */
+static int agree_status(struct rb_harness *h, int status, char *why, size_t len)
+{
+    int worst = status;
+    rb_log_last_error(why, len);
+    if (!h->mpi || h->size == 1)
+        return worst;
+    RB_MPI_CHECK(MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, h->comm));
+    if (worst < RB_EXIT_USAGE)
+        return worst;
+    int mine = status == worst ? h->rank : h->size, first = mine;
+    RB_MPI_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, h->comm));
+    RB_MPI_CHECK(MPI_Bcast(why, (int)len, MPI_CHAR, first, h->comm));
+    why[len - 1] = '\0';
+    return worst;
 }
 
 int rb_harness_finish(struct rb_harness *h, const char *table, int status)
 {
+    char why[1024];
+    status = agree_status(h, status, why, sizeof why);
     if (h->rank == 0 && h->result.root) {
         if (h->interrupted)
             rb_result_check(&h->result, "completed", false,
                             "interrupted by a signal; the results cover what ran before it");
+        else if (status >= RB_EXIT_USAGE)
+            rb_result_check(&h->result, "completed", false, "%s (exit %d)",
+                            why[0] ? why : "the run could not be carried out", status);
+        if (status)
+            rb_result_set(&h->result, "exit_status", cJSON_CreateNumber(status));
         if (table) {
             fputs(table, stdout);
             fflush(stdout);
@@ -740,14 +695,16 @@ int rb_harness_finish(struct rb_harness *h, const char *table, int status)
             status = RB_EXIT_RUNTIME;
         if (!status && rb_result_failed(&h->result))
             status = RB_EXIT_CHECK;
-        if (rb_log_get_level() >= RB_LOG_INFO)
+        /* A run that could not start keeps to its one error line; one that measured something says where. */
+        bool measured = cJSON_GetArraySize(h->result.phases) > 0;
+        if (rb_log_get_level() >= RB_LOG_INFO && (status < RB_EXIT_USAGE || measured))
             fprintf(stderr, "results: %s\n", h->out_dir);
     }
     rb_result_close(&h->result);
     if (h->cli)
-        metrics_finish(h);
+        rb_harness_metrics_finish(h);
     if (h->mpi) {
-        /* The job's status is the worst of any rank's (3 > 2 > 1 > 0). */
+        /* Rank 0 may have found a failed check or failed to write: agree once more. */
         int mine = status;
         MPI_Allreduce(&mine, &status, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         MPI_Comm *comms[] = {&h->comm, &h->tick_comm, &h->done_comm, &h->node_comm};

@@ -369,6 +369,16 @@ cJSON *rb_hist_summary_json(const struct rb_hist *h)
     cJSON *obj = cJSON_CreateObject();
     if (!obj)
         return NULL;
+    if (s.count == 0) {
+        /* Nothing was measured: every figure is absent, not 0. */
+        static const char *const keys[] = {"min", "mean", "p50", "p90", "p99", "p999", "p9999", "max"};
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+            if (!cJSON_AddNullToObject(obj, keys[i])) {
+                cJSON_Delete(obj);
+                return NULL;
+            }
+        return obj;
+    }
     if (add_num(obj, "min", (double)s.min_ns) || add_num(obj, "mean", s.mean_ns) ||
         add_num(obj, "p50", (double)s.p50_ns) || add_num(obj, "p90", (double)s.p90_ns) ||
         add_num(obj, "p99", (double)s.p99_ns) || add_num(obj, "p999", (double)s.p999_ns) ||

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "railbench/log.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,9 @@
 static char log_prefix[160] = "railbench";
 static enum rb_log_level log_level = RB_LOG_INFO;
 static int log_level_from_env = -1;
+/* The last error message (without prefix), for the run record of a failed run. */
+static char last_error[1024];
+static pthread_mutex_t last_error_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void rb_log_set_identity(const char *host, int rank)
 {
@@ -46,10 +50,22 @@ void rb_log(enum rb_log_level level, const char *fmt, ...)
     int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
     va_end(ap);
     size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
+    if (level == RB_LOG_ERROR) {
+        pthread_mutex_lock(&last_error_lock);
+        snprintf(last_error, sizeof last_error, "%s", line + n);
+        pthread_mutex_unlock(&last_error_lock);
+    }
     if (len > sizeof line - 2)
         len = sizeof line - 2;
     /* One write per line so lines from threads and ranks do not interleave. */
     line[len++] = '\n';
     ssize_t w = write(STDERR_FILENO, line, len);
     (void)w;
+}
+
+void rb_log_last_error(char *buf, size_t len)
+{
+    pthread_mutex_lock(&last_error_lock);
+    snprintf(buf, len, "%s", last_error);
+    pthread_mutex_unlock(&last_error_lock);
 }

@@ -52,5 +52,9 @@ int rb_version_main(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    /* "railbench --version" is "railbench version", as users of most tools expect. */
+    static char version_word[] = "version";
+    if (argc == 2 && strcmp(argv[1], "--version") == 0)
+        argv[1] = version_word;
     return rb_dispatch("railbench", commands, argc, argv);
 }

@@ -17,6 +17,7 @@
 #include <curl/curl.h>
 #include <microhttpd.h>
 
+#include "railbench/file.h"
 #include "railbench/buf.h"
 #include "railbench/cli.h"
 #include "railbench/result.h"
@@ -477,9 +478,9 @@ int rb_prom_write_textfile(const struct rb_prom *p, const char *dir)
         return -ENOMEM;
     char path[4200];
     snprintf(path, sizeof path, "%s/railbench.prom", dir);
-    int rc = rb_mkdir_p(dir);
+    int rc = rb_file_mkdir_p(dir);
     if (rc == 0)
-        rc = rb_write_file_atomic(path, text, strlen(text));
+        rc = rb_file_write_atomic(path, text, strlen(text));
     free(text);
     return rc;
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "railbench/cli.h"
+#include "railbench/file.h"
 #include "railbench/clock.h"
 #include "railbench/log.h"
 
@@ -58,63 +59,12 @@ int rb_json_get_u64(const cJSON *item, uint64_t *v)
     return -EINVAL;
 }
 
-int rb_mkdir_p(const char *dir)
-{
-    char path[4096];
-    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
-        return -ENAMETOOLONG;
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(path, 0755) != 0 && errno != EEXIST)
-            return -errno;
-        *p = '/';
-    }
-    if (mkdir(path, 0755) != 0 && errno != EEXIST)
-        return -errno;
-    return 0;
-}
-
-int rb_write_file_atomic(const char *path, const char *data, size_t len)
-{
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -errno;
-    size_t off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, data + off, len - off);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            int e = errno;
-            close(fd);
-            unlink(tmp);
-            return -e;
-        }
-        off += (size_t)w;
-    }
-    if (fsync(fd) != 0 || close(fd) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return -e;
-    }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return -e;
-    }
-    return 0;
-}
-
 int rb_result_open(struct rb_result *r, const char *dir, const char *command,
                    const struct rb_cli *cli)
 {
     memset(r, 0, sizeof *r);
     snprintf(r->dir, sizeof r->dir, "%s", dir);
-    int rc = rb_mkdir_p(dir);
+    int rc = rb_file_mkdir_p(dir);
     if (rc < 0) {
         rb_error("cannot create result directory %s: %s", dir, strerror(-rc));
         return rc;
@@ -207,7 +157,7 @@ int rb_result_write_table(struct rb_result *r, const char *text)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/table.md", r->dir);
-    int rc = rb_write_file_atomic(path, text, strlen(text));
+    int rc = rb_file_write_atomic(path, text, strlen(text));
     if (rc < 0)
         rb_error("cannot write %s: %s", path, strerror(-rc));
     return rc;
@@ -232,7 +182,7 @@ int rb_result_finish(struct rb_result *r)
     text = nl;
     text[len++] = '\n';
     text[len] = '\0';
-    int rc = rb_write_file_atomic(path, text, len);
+    int rc = rb_file_write_atomic(path, text, len);
     free(text);
     if (rc < 0)
         rb_error("cannot write %s: %s", path, strerror(-rc));

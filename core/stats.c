@@ -73,9 +73,16 @@ void rb_stats_to_json(cJSON *obj, const struct rb_stats *s, const struct rb_stat
     cJSON_AddItemToObject(obj, "count", rb_json_u64(s->ops));
     cJSON_AddItemToObject(obj, "bytes", rb_json_u64(s->bytes));
     cJSON_AddNumberToObject(obj, "duration_s", duration_s);
-    cJSON_AddNumberToObject(obj, "throughput_bytes_per_s",
-                            duration_s > 0 ? (double)s->bytes / duration_s : 0);
-    cJSON_AddNumberToObject(obj, "ops_per_s", duration_s > 0 ? (double)s->ops / duration_s : 0);
+    /* Rates need a duration; without one they were not measured. ops_per_s counts successes only. */
+    if (duration_s > 0) {
+        cJSON_AddNumberToObject(obj, "throughput_bytes_per_s", (double)s->bytes / duration_s);
+        cJSON_AddNumberToObject(obj, "ops_per_s", (double)(s->ops > s->errors ? s->ops - s->errors : 0) / duration_s);
+        cJSON_AddNumberToObject(obj, "errors_per_s", (double)s->errors / duration_s);
+    } else {
+        cJSON_AddNullToObject(obj, "throughput_bytes_per_s");
+        cJSON_AddNullToObject(obj, "ops_per_s");
+        cJSON_AddNullToObject(obj, "errors_per_s");
+    }
     add_named(obj, "errors", s->err, RB_STATS_ERR_MAX, names ? names->err : NULL, true, s->errors);
     if (names && names->extra)
         add_named(obj, "extra", s->extra, RB_STATS_EXTRA_MAX, names->extra, false, 0);

@@ -10,7 +10,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "railbench/fabsim.h"
+#include "railbench/file.h"
+#include "railbench/units.h"
+#include "sim_int.h"
 
 #define NPARAM (2 * RB_LINK_CLASSES + 1) /* latency and 1/bandwidth per class, then 1/reduce throughput */
 #define MAX_ITER 30
@@ -25,42 +27,17 @@ static int errf(char *err, size_t len, const char *fmt, ...)
     return -EINVAL;
 }
 
+/* The whole file at path (at most 256 MiB), NUL-terminated; NULL after a message in err. Caller frees. */
 static char *read_text(const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        errf(err, errlen, "cannot read %s: %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n - 1, f);
-        if (n < cap - 1 || ferror(f))
-            break;
-        if (cap >= (256u << 20)) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        char *nb = realloc(buf, cap * 2);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    bool bad = ferror(f);
-    fclose(f);
-    if (!buf || bad) {
-        free(buf);
-        errf(err, errlen, "cannot read %s", path);
-        return NULL;
-    }
-    buf[n] = '\0';
-    return buf;
+    char *buf = NULL;
+    size_t n;
+    int rc = rb_file_read(path, 256 * RB_MIB, &buf, &n);
+    if (rc == -EFBIG || rc == -ENOMEM || rc == -EISDIR || rc == -EIO)
+        errf(err, errlen, "cannot read %s", path); /* opened, but not read whole */
+    else if (rc != 0)
+        errf(err, errlen, "cannot read %s: %s", path, strerror(-rc));
+    return rc == 0 ? buf : NULL;
 }
 
 static double num(const cJSON *o, const char *key)
@@ -298,6 +275,50 @@ static int fit_scaled(const double *M, size_t n, double *phi)
     return 0;
 }
 
+/* The model of row r's (ranks, ranks per node) among groups[0..ng). */
+static struct rb_sim *group_sim(const struct group *groups, size_t ng, const struct rb_calib_row *r)
+{
+    for (size_t g = 0; g < ng; g++)
+        if (groups[g].ranks == r->ranks && groups[g].rpn == r->ranks_per_node)
+            return groups[g].sim;
+    return NULL;
+}
+
+/*
+ * One model per (ranks, ranks per node) of the rows: the base design with
+ * the run's nodes and GPUs, into groups (n entries), counted in *ng.
+ * Returns 0, -EINVAL with a message in err, or -ENOMEM.
+ */
+static int make_groups(const struct rb_topo *base, bool pxn, const struct rb_calib_row *rows, size_t n,
+                       struct group *groups, size_t *ng, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (group_sim(groups, *ng, &rows[i]))
+            continue;
+        struct rb_topo t = *base;
+        t.nodes = rows[i].ranks / rows[i].ranks_per_node;
+        t.gpus_per_node = rows[i].ranks_per_node;
+        if (rb_topo_kind_def(t.kind)->railed && t.nics_per_node < t.gpus_per_node) {
+            t.nics_per_node = t.gpus_per_node;
+            t.rails = t.gpus_per_node;
+        }
+        char why[256];
+        if (rb_topo_finish(&t, why, sizeof why) != 0)
+            return errf(err, errlen, "%d ranks with %d per node do not fit the topology: %s", rows[i].ranks,
+                        rows[i].ranks_per_node, why);
+        int rc = rb_sim_create(&t, pxn, &groups[*ng].sim);
+        if (rc != 0) {
+            if (rc == -EINVAL)
+                errf(err, errlen, "%d ranks cannot be modelled", rows[i].ranks);
+            return rc;
+        }
+        groups[*ng].ranks = rows[i].ranks;
+        groups[*ng].rpn = rows[i].ranks_per_node;
+        (*ng)++;
+    }
+    return 0;
+}
+
 int rb_calib_fit(const struct rb_topo *base, bool pxn, struct rb_calib_row *rows, size_t n, struct rb_calib *out,
                  char *err, size_t errlen)
 {
@@ -312,36 +333,8 @@ int rb_calib_fit(const struct rb_topo *base, bool pxn, struct rb_calib_row *rows
     }
     memset(out, 0, sizeof *out);
 
-    /* One model per (ranks, ranks per node): the base design with the run's nodes and GPUs. */
-    for (size_t i = 0; i < n; i++) {
-        size_t g;
-        for (g = 0; g < ng; g++)
-            if (groups[g].ranks == rows[i].ranks && groups[g].rpn == rows[i].ranks_per_node)
-                break;
-        if (g < ng)
-            continue;
-        struct rb_topo t = *base;
-        t.nodes = rows[i].ranks / rows[i].ranks_per_node;
-        t.gpus_per_node = rows[i].ranks_per_node;
-        if (t.kind != RB_TOPO_FAT_TREE && t.nics_per_node < t.gpus_per_node) {
-            t.nics_per_node = t.gpus_per_node;
-            t.rails = t.gpus_per_node;
-        }
-        char why[256];
-        if (rb_topo_finish(&t, why, sizeof why) != 0) {
-            rc = errf(err, errlen, "%d ranks with %d per node do not fit the topology: %s", rows[i].ranks,
-                      rows[i].ranks_per_node, why);
-            goto fail;
-        }
-        groups[ng].ranks = rows[i].ranks;
-        groups[ng].rpn = rows[i].ranks_per_node;
-        if ((rc = rb_sim_create(&t, pxn, &groups[ng].sim)) != 0) {
-            if (rc == -EINVAL)
-                errf(err, errlen, "%d ranks cannot be modelled", rows[i].ranks);
-            goto fail;
-        }
-        ng++;
-    }
+    if ((rc = make_groups(base, pxn, rows, n, groups, &ng, err, errlen)) != 0)
+        goto fail;
 
     double theta0[NPARAM], theta[NPARAM];
     params_to_vec(base->link, base->reduce_bytes_per_s, theta0);
@@ -356,13 +349,9 @@ int rb_calib_fit(const struct rb_topo *base, bool pxn, struct rb_calib_row *rows
             rb_sim_set_params(groups[g].sim, link, reduce_bw);
         memset(used, 0, sizeof used);
         for (size_t i = 0; i < n; i++) {
-            struct rb_sim *sim = NULL;
-            for (size_t g = 0; g < ng; g++)
-                if (groups[g].ranks == rows[i].ranks && groups[g].rpn == rows[i].ranks_per_node)
-                    sim = groups[g].sim;
             struct rb_sim_terms x;
             double t;
-            if ((rc = row_terms(sim, &rows[i], &t, &x)) != 0)
+            if ((rc = row_terms(group_sim(groups, ng, &rows[i]), &rows[i], &t, &x)) != 0)
                 goto fail;
             if (iter == 0)
                 rows[i].default_s = t;
@@ -410,12 +399,8 @@ int rb_calib_fit(const struct rb_topo *base, bool pxn, struct rb_calib_row *rows
         rb_sim_set_params(groups[g].sim, out->link, out->reduce_bytes_per_s);
     double e0 = 0, e1 = 0;
     for (size_t i = 0; i < n; i++) {
-        struct rb_sim *sim = NULL;
-        for (size_t g = 0; g < ng; g++)
-            if (groups[g].ranks == rows[i].ranks && groups[g].rpn == rows[i].ranks_per_node)
-                sim = groups[g].sim;
         struct rb_sim_terms x;
-        if ((rc = row_terms(sim, &rows[i], &rows[i].fitted_s, &x)) != 0)
+        if ((rc = row_terms(group_sim(groups, ng, &rows[i]), &rows[i], &rows[i].fitted_s, &x)) != 0)
             goto fail;
         e0 += fabs(rows[i].default_s - rows[i].measured_s) / rows[i].measured_s;
         e1 += fabs(rows[i].fitted_s - rows[i].measured_s) / rows[i].measured_s;

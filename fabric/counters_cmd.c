@@ -9,6 +9,7 @@
 #include "railbench/counters.h"
 #include "railbench/harness.h"
 #include "railbench/log.h"
+#include "railbench/units.h"
 
 struct counters_ctx {
     const char *root;
@@ -48,17 +49,15 @@ static double max_field(const cJSON *host, const char *section, const char *fiel
     return m;
 }
 
-#define MIB (1024.0 * 1024.0)
-
 static void host_row(char *buf, size_t len, const char *label, const cJSON *h)
 {
     snprintf(buf, len, "| %-16s | %9.0f | %9.0f | %8.2f | %8.2f | %6.1f | %12.2f | %12.2f | %11.2f | %11.2f | %5.1f |\n",
              label, sum_field(h, "disk", "read_iops"), sum_field(h, "disk", "write_iops"),
-             sum_field(h, "disk", "read_bytes_per_s") / MIB,
-             sum_field(h, "disk", "write_bytes_per_s") / MIB,
-             100.0 * max_field(h, "disk", "util_ratio"), sum_field(h, "net", "rx_bytes_per_s") / MIB,
-             sum_field(h, "net", "tx_bytes_per_s") / MIB, sum_field(h, "ib", "rx_bytes_per_s") / MIB,
-             sum_field(h, "ib", "tx_bytes_per_s") / MIB, 100.0 * num(h, "cpu_util_ratio"));
+             sum_field(h, "disk", "read_bytes_per_s") / (double)RB_MIB,
+             sum_field(h, "disk", "write_bytes_per_s") / (double)RB_MIB,
+             100.0 * max_field(h, "disk", "util_ratio"), sum_field(h, "net", "rx_bytes_per_s") / (double)RB_MIB,
+             sum_field(h, "net", "tx_bytes_per_s") / (double)RB_MIB, sum_field(h, "ib", "rx_bytes_per_s") / (double)RB_MIB,
+             sum_field(h, "ib", "tx_bytes_per_s") / (double)RB_MIB, 100.0 * num(h, "cpu_util_ratio"));
 }
 
 static const char table_head[] =
@@ -134,12 +133,11 @@ int rb_fabric_counters(int argc, char **argv)
         return rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE;
     }
     if (duration_ns == 0) {
-        fprintf(stderr, "railbench: --duration: must be greater than 0 (e.g. 10s)\n");
         rb_cli_free(&cli);
-        return RB_EXIT_USAGE;
+        return rb_cli_usage_error("--duration: must be greater than 0 (e.g. 10s)");
     }
     struct rb_harness h;
-    rc = rb_harness_init(&h, "fabric counters", &cli, true);
+    rc = rb_harness_init(&h, "fabric counters", &cli, &(struct rb_harness_opts){.mpi = true});
     if (rc != 0) {
         rb_cli_free(&cli);
         return rc;

@@ -1,4 +1,4 @@
-/* Helpers shared by the fabric subcommands: topology options, result output, string buffers. */
+/* Helpers shared by the fabric subcommands: topology options, design line, --save files, result output. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdarg.h>
@@ -7,13 +7,13 @@
 #include <string.h>
 
 #include "fabric_int.h"
+#include "railbench/file.h"
 #include "railbench/harness.h"
 #include "railbench/units.h"
 
 static int usage_error(const char *opt, const char *val, const char *want)
 {
-    fprintf(stderr, "railbench: --%s: expected %s, got \"%s\"\n", opt, want, val);
-    return RB_EXIT_USAGE;
+    return rb_cli_usage_error("--%s: expected %s, got \"%s\"", opt, want, val);
 }
 
 /* Whole number >= min for option opt; leaves *v alone when s is NULL. */
@@ -69,10 +69,8 @@ int rb_fabric_topo_resolve(const struct rb_topo_opts *o, struct rb_topo *t)
     char err[512];
     int rc;
     if (o->topology) {
-        if (rb_topo_load(t, o->topology, err, sizeof err) != 0) {
-            fprintf(stderr, "railbench: topology %s: %s\n", o->topology, err);
-            return RB_EXIT_USAGE;
-        }
+        if (rb_topo_load(t, o->topology, err, sizeof err) != 0)
+            return rb_cli_usage_error("topology %s: %s", o->topology, err);
     } else {
         rb_topo_default(t);
     }
@@ -82,11 +80,12 @@ int rb_fabric_topo_resolve(const struct rb_topo_opts *o, struct rb_topo *t)
             return usage_error("kind", o->kind, "fat-tree, rail-optimized or rail-only");
         if (k != t->kind) {
             /* Changing the design keeps NICs and links; rails follow the new kind's default. */
-            if (k == RB_TOPO_FAT_TREE)
+            const struct rb_topo_kind_def *to = rb_topo_kind_def(k), *from = rb_topo_kind_def(t->kind);
+            if (!to->railed)
                 t->rails = 1;
-            else if (t->kind == RB_TOPO_FAT_TREE)
+            else if (!from->railed)
                 t->rails = t->nics_per_node;
-            if (k == RB_TOPO_RAIL_ONLY)
+            if (!to->spine_layer)
                 t->spines = 0;
             t->kind = k;
         }
@@ -96,7 +95,7 @@ int rb_fabric_topo_resolve(const struct rb_topo_opts *o, struct rb_topo *t)
         (rc = opt_int("nics-per-node", o->nics_per_node, 1, &t->nics_per_node)))
         return rc;
     /* Rails default to one per NIC: follow a changed NIC count unless --rails says otherwise. */
-    if (t->kind != RB_TOPO_FAT_TREE && t->nics_per_node != nics_before && t->rails == nics_before)
+    if (rb_topo_kind_def(t->kind)->railed && t->nics_per_node != nics_before && t->rails == nics_before)
         t->rails = t->nics_per_node;
     if ((rc = opt_int("rails", o->rails, 1, &t->rails)) || (rc = opt_int("leaf-radix", o->leaf_radix, 2, &t->leaf_radix)) ||
         (rc = opt_int("spines", o->spines, 0, &t->spines)))
@@ -110,12 +109,35 @@ int rb_fabric_topo_resolve(const struct rb_topo_opts *o, struct rb_topo *t)
     for (size_t i = 0; i < o->links.n; i++)
         if ((rc = opt_link(o->links.v[i], t)) != 0)
             return rc;
-    if (rb_topo_finish(t, err, sizeof err) != 0) {
-        if (o->topology)
-            fprintf(stderr, "railbench: topology %s: %s\n", o->topology, err);
-        else
-            fprintf(stderr, "railbench: topology: %s\n", err);
-        return RB_EXIT_USAGE;
+    if (rb_topo_finish(t, err, sizeof err) != 0)
+        return o->topology ? rb_cli_usage_error("topology %s: %s", o->topology, err)
+                           : rb_cli_usage_error("topology: %s", err);
+    return 0;
+}
+
+void rb_fabric_design_text(struct rb_buf *b, const struct rb_topo *t)
+{
+    rb_buf_printf(b, "%s \"%s\": %d nodes x %d GPUs, %d NICs per node", rb_topo_kind_name(t->kind), t->name,
+                  t->nodes, t->gpus_per_node, t->nics_per_node);
+    if (rb_topo_kind_def(t->kind)->railed)
+        rb_buf_printf(b, ", %d rails", t->rails);
+    rb_buf_printf(b, ", leaf radix %d, %d spines, oversubscription %g:1", t->leaf_radix, t->spines,
+                  t->oversubscription);
+}
+
+int rb_fabric_save_json(const char *opt, const char *path, const cJSON *j)
+{
+    char *s = j ? cJSON_Print(j) : NULL;
+    size_t n = s ? strlen(s) : 0;
+    int rc = s ? 0 : -ENOMEM;
+    if (s) {
+        s[n] = '\n'; /* cJSON_Print's buffer holds the NUL: replace it, write n + 1 bytes */
+        rc = rb_file_write_atomic(path, s, n + 1);
+    }
+    free(s);
+    if (rc != 0) {
+        fprintf(stderr, "railbench: %s %s: cannot write: %s\n", opt, path, strerror(-rc));
+        return RB_EXIT_RUNTIME;
     }
     return 0;
 }
@@ -126,7 +148,7 @@ int rb_fabric_emit(const char *command, struct rb_cli *cli, const char *table, c
     if (cli->common.out_dir) {
         struct rb_harness h;
         /* Calculators: no MPI, a result directory only when asked for with --out. */
-        int rc = rb_harness_init(&h, command, cli, false);
+        int rc = rb_harness_init(&h, command, cli, NULL);
         if (rc != 0) {
             cJSON_Delete(summary);
             return rc;

@@ -9,7 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "railbench/cli.h"
-#include "railbench/topo.h"
+#include "topo_int.h"
 
 /* Entry points (argv[0] is the subcommand word); each returns an exit status. */
 int rb_fabric_counters(int argc, char **argv);
@@ -46,6 +46,16 @@ struct rb_topo_opts {
  * file and what is wrong, and returns RB_EXIT_USAGE; 0 on success.
  */
 int rb_fabric_topo_resolve(const struct rb_topo_opts *o, struct rb_topo *t);
+
+/* Appends the one-line description of design t (kind, name, sizes, rails, leaves, spines), without a newline. */
+void rb_fabric_design_text(struct rb_buf *b, const struct rb_topo *t);
+
+/*
+ * Writes JSON j (pretty, with a final newline) to path atomically, for the
+ * option opt (--save). Prints one line and returns RB_EXIT_RUNTIME when it
+ * cannot; 0 on success.
+ */
+int rb_fabric_save_json(const char *opt, const char *path, const cJSON *j);
 
 /*
  * Ends a calculator command (no MPI): prints table to stdout, or the summary

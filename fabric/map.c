@@ -1,6 +1,6 @@
 /* Host discovery for railbench fabric map: GPUs, NICs, NUMA and PCIe affinity via hwloc and sysfs; rails and placement. */
 #define _POSIX_C_SOURCE 200809L
-#include "railbench/fabmap.h"
+#include "map_int.h"
 
 #include <errno.h>
 #include <stdio.h>

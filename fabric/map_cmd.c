@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "fabric_int.h"
-#include "railbench/fabmap.h"
+#include "map_int.h"
 
 static const char *nic_name(const struct rb_map_nic *n)
 {
@@ -131,8 +131,12 @@ int rb_fabric_map(int argc, char **argv)
         goto done;
     }
     if (rb_map_discover(m, xml, root ? root : (xml ? NULL : "/"), err, sizeof err) != 0) {
-        fprintf(stderr, "railbench: %s%s\n", xml ? "--xml: " : "", err);
-        rc = xml ? RB_EXIT_USAGE : RB_EXIT_RUNTIME;
+        if (xml) {
+            rc = rb_cli_usage_error("--xml: %s", err);
+        } else {
+            fprintf(stderr, "railbench: %s\n", err);
+            rc = RB_EXIT_RUNTIME;
+        }
         goto done;
     }
     cJSON *summary = rb_map_to_json(m);

@@ -1,6 +1,6 @@
 /* Wire overhead of objects over TCP/IP and Ethernet: the per-packet header arithmetic of the AIStore write-up. */
 #define _POSIX_C_SOURCE 200809L
-#include "railbench/overhead.h"
+#include "overhead_int.h"
 
 #include <errno.h>
 #include <stdio.h>

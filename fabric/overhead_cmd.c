@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "fabric_int.h"
-#include "railbench/overhead.h"
+#include "overhead_int.h"
 #include "railbench/units.h"
 
 static cJSON *stack_json(const char *s)
@@ -26,9 +26,40 @@ static cJSON *stack_json(const char *s)
     return arr;
 }
 
+/* One table row and one summary row per object size and MTU. */
+static void table_rows(struct rb_buf *b, cJSON *rows, struct rb_overhead_cfg *cfg, const struct rb_u64s *sizes,
+                       const struct rb_u64s *mtus, double link)
+{
+    for (size_t i = 0; i < sizes->n; i++)
+        for (size_t m = 0; m < mtus->n; m++) {
+            struct rb_overhead o;
+            cfg->mtu_bytes = mtus->v[m];
+            rb_overhead_compute(cfg, sizes->v[i], &o);
+            double good = rb_overhead_goodput(&o, sizes->v[i], link);
+            double objs = rb_overhead_objects_per_s(&o, link);
+            char sz[32];
+            rb_format_size(sz, sizeof sz, sizes->v[i]);
+            rb_buf_printf(b, "| %s | %llu | %llu | %llu | %llu | %llu | %.3f %% | %.2f | %.1f |\n", sz,
+                          (unsigned long long)mtus->v[m], (unsigned long long)o.payload_per_packet,
+                          (unsigned long long)o.packets, (unsigned long long)o.header_bytes,
+                          (unsigned long long)o.wire_bytes, 100 * o.efficiency, good * 8 / 1e9, objs);
+            cJSON *r = cJSON_CreateObject();
+            cJSON_AddNumberToObject(r, "object_bytes", (double)sizes->v[i]);
+            cJSON_AddNumberToObject(r, "mtu_bytes", (double)mtus->v[m]);
+            cJSON_AddNumberToObject(r, "payload_per_packet_bytes", (double)o.payload_per_packet);
+            cJSON_AddNumberToObject(r, "packets", (double)o.packets);
+            cJSON_AddNumberToObject(r, "header_bytes", (double)o.header_bytes);
+            cJSON_AddNumberToObject(r, "wire_bytes", (double)o.wire_bytes);
+            cJSON_AddNumberToObject(r, "efficiency", o.efficiency);
+            cJSON_AddNumberToObject(r, "goodput_gbit_per_s", good * 8 / 1e9);
+            cJSON_AddNumberToObject(r, "objects_per_s", objs);
+            cJSON_AddItemToArray(rows, r);
+        }
+}
+
 int rb_fabric_overhead(int argc, char **argv)
 {
-    struct rb_u64s sizes = {.n = 1, .v = {10ull << 20}};
+    struct rb_u64s sizes = {.n = 1, .v = {10 * RB_MIB}};
     struct rb_u64s mtus = {.n = 1, .v = {9000}};
     const char *l2 = "ethernet=14", *l3 = "ipv4=20,tcp=20,tcp-timestamps=12";
     uint64_t per_object = 0;
@@ -67,29 +98,28 @@ int rb_fabric_overhead(int argc, char **argv)
     rb_overhead_defaults(&cfg);
     cfg.mtu_includes_l2 = includes_l2;
     cfg.per_object_bytes = per_object;
-    rc = RB_EXIT_USAGE;
     if (rb_overhead_parse_stack(l2, &cfg.l2_bytes, err, sizeof err) != 0) {
-        fprintf(stderr, "railbench: --l2-headers: %s (e.g. ethernet=14,vlan=4)\n", err);
+        rc = rb_cli_usage_error("--l2-headers: %s (e.g. ethernet=14,vlan=4)", err);
         goto done;
     }
     if (rb_overhead_parse_stack(l3, &cfg.l3_bytes, err, sizeof err) != 0) {
-        fprintf(stderr, "railbench: --l3-headers: %s (e.g. ipv4=20,tcp=20,tcp-timestamps=12)\n", err);
+        rc = rb_cli_usage_error("--l3-headers: %s (e.g. ipv4=20,tcp=20,tcp-timestamps=12)", err);
         goto done;
     }
     if (!(link_gbit > 0)) {
-        fprintf(stderr, "railbench: --link-rate: expected a rate in Gbit/s > 0, got %g\n", link_gbit);
+        rc = rb_cli_usage_error("--link-rate: expected a rate in Gbit/s > 0, got %g", link_gbit);
         goto done;
     }
     for (size_t i = 0; i < sizes.n; i++)
         if (sizes.v[i] == 0) {
-            fprintf(stderr, "railbench: --size: expected object sizes > 0 (e.g. 10MiB), got 0\n");
+            rc = rb_cli_usage_error("--size: expected object sizes > 0 (e.g. 10MiB), got 0");
             goto done;
         }
     for (size_t i = 0; i < mtus.n; i++)
         if (mtus.v[i] <= cfg.l3_bytes + (includes_l2 ? cfg.l2_bytes : 0)) {
-            fprintf(stderr, "railbench: --mtu: %llu leaves no payload after %llu header bytes inside it\n",
-                    (unsigned long long)mtus.v[i],
-                    (unsigned long long)(cfg.l3_bytes + (includes_l2 ? cfg.l2_bytes : 0)));
+            rc = rb_cli_usage_error("--mtu: %llu leaves no payload after %llu header bytes inside it",
+                                    (unsigned long long)mtus.v[i],
+                                    (unsigned long long)(cfg.l3_bytes + (includes_l2 ? cfg.l2_bytes : 0)));
             goto done;
         }
 
@@ -111,31 +141,7 @@ int rb_fabric_overhead(int argc, char **argv)
     rb_buf_printf(&b, "| object | MTU | payload/packet | packets | header bytes | wire bytes | efficiency | "
                       "goodput (Gbit/s) | objects/s |\n");
     rb_buf_printf(&b, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    for (size_t i = 0; i < sizes.n; i++)
-        for (size_t m = 0; m < mtus.n; m++) {
-            struct rb_overhead o;
-            cfg.mtu_bytes = mtus.v[m];
-            rb_overhead_compute(&cfg, sizes.v[i], &o);
-            double good = rb_overhead_goodput(&o, sizes.v[i], link);
-            double objs = rb_overhead_objects_per_s(&o, link);
-            char sz[32];
-            rb_format_size(sz, sizeof sz, sizes.v[i]);
-            rb_buf_printf(&b, "| %s | %llu | %llu | %llu | %llu | %llu | %.3f %% | %.2f | %.1f |\n", sz,
-                          (unsigned long long)mtus.v[m], (unsigned long long)o.payload_per_packet,
-                          (unsigned long long)o.packets, (unsigned long long)o.header_bytes,
-                          (unsigned long long)o.wire_bytes, 100 * o.efficiency, good * 8 / 1e9, objs);
-            cJSON *r = cJSON_CreateObject();
-            cJSON_AddNumberToObject(r, "object_bytes", (double)sizes.v[i]);
-            cJSON_AddNumberToObject(r, "mtu_bytes", (double)mtus.v[m]);
-            cJSON_AddNumberToObject(r, "payload_per_packet_bytes", (double)o.payload_per_packet);
-            cJSON_AddNumberToObject(r, "packets", (double)o.packets);
-            cJSON_AddNumberToObject(r, "header_bytes", (double)o.header_bytes);
-            cJSON_AddNumberToObject(r, "wire_bytes", (double)o.wire_bytes);
-            cJSON_AddNumberToObject(r, "efficiency", o.efficiency);
-            cJSON_AddNumberToObject(r, "goodput_gbit_per_s", good * 8 / 1e9);
-            cJSON_AddNumberToObject(r, "objects_per_s", objs);
-            cJSON_AddItemToArray(rows, r);
-        }
+    table_rows(&b, rows, &cfg, &sizes, &mtus, link);
     if (!includes_l2)
         rb_buf_printf(&b, "\nThe AIStore write-up's figures (~1,056 packets and ~70 KB of headers for 10 MiB, ~165 at "
                           "64K) are\n--mtu 10000,64000 --mtu-includes-l2: see README.md.\n");

@@ -1,6 +1,6 @@
 /* Alpha-beta model of every collective and algorithm on a topology, with the sharing of links along each path. */
 #define _POSIX_C_SOURCE 200809L
-#include "railbench/fabsim.h"
+#include "sim_int.h"
 
 #include <errno.h>
 #include <math.h>
@@ -85,23 +85,6 @@ int rb_sim_algo_parse(const char *s, enum rb_sim_algo *a)
     return -EINVAL;
 }
 
-bool rb_sim_supports(enum rb_coll_kind k, enum rb_sim_algo a)
-{
-    static const unsigned mask[RB_COLL_KINDS] = {
-        [RB_COLL_ALLREDUCE] = 1u << RB_SIM_RING | 1u << RB_SIM_RD | 1u << RB_SIM_RHD | 1u << RB_SIM_TREE |
-                              1u << RB_SIM_HIER,
-        [RB_COLL_ALLGATHER] = 1u << RB_SIM_RING | 1u << RB_SIM_RD | 1u << RB_SIM_HIER,
-        [RB_COLL_REDUCESCATTER] = 1u << RB_SIM_RING | 1u << RB_SIM_RHD | 1u << RB_SIM_HIER,
-        [RB_COLL_BROADCAST] = 1u << RB_SIM_RING | 1u << RB_SIM_TREE | 1u << RB_SIM_RHD,
-        [RB_COLL_REDUCE] = 1u << RB_SIM_RING | 1u << RB_SIM_TREE | 1u << RB_SIM_RHD,
-        [RB_COLL_ALLTOALL] = 1u << RB_SIM_RING | 1u << RB_SIM_RD,
-        [RB_COLL_SENDRECV] = 1u << RB_SIM_RING,
-    };
-    if ((unsigned)k >= RB_COLL_KINDS || (unsigned)a >= RB_SIM_ALGOS)
-        return false;
-    return (mask[k] >> a) & 1u;
-}
-
 void rb_sim_free(struct rb_sim *s)
 {
     if (!s)
@@ -129,7 +112,7 @@ int rb_sim_create(const struct rb_topo *t, bool pxn, struct rb_sim **out)
     if (!s)
         return -ENOMEM;
     s->t = *t;
-    s->pxn = pxn || t->kind == RB_TOPO_RAIL_ONLY;
+    s->pxn = pxn || !rb_topo_kind_def(t->kind)->spine_layer;
     s->p = rb_topo_gpus(t);
     s->nnics = t->nodes * t->nics_per_node;
     size_t P = (size_t)s->p, N = (size_t)s->nnics, L = (size_t)t->leaves;
@@ -503,127 +486,171 @@ static void tree_down(struct rb_sim *s, struct acc *ac, int g, double n)
         step(s, ac, P_TREE_DOWN, g, m, n, 0, 1);
 }
 
-static int plan(struct rb_sim *s, struct acc *ac, enum rb_coll_kind k, enum rb_sim_algo a, double n)
-{
-    int p = s->p, G = s->t.gpus_per_node, N = s->t.nodes;
-    int pof2 = floor_pow2(p);
-    double chunks = n > RB_SIM_CHUNK_BYTES ? ceil(n / RB_SIM_CHUNK_BYTES) : 1;
+/* ---- one schedule per (collective, algorithm) ---- */
 
-    switch (k) {
-    case RB_COLL_ALLREDUCE:
-        switch (a) {
-        case RB_SIM_RING: ring_allreduce(s, ac, G_ALL, n); return 0;
-        case RB_SIM_RD: rd_allreduce(s, ac, G_ALL, n); return 0;
-        case RB_SIM_RHD: rhd_allreduce(s, ac, G_ALL, n); return 0;
-        case RB_SIM_TREE:
-            tree_up(s, ac, G_ALL, n, true);
-            tree_down(s, ac, G_ALL, n);
-            return 0;
-        case RB_SIM_HIER:
-            /* Intra-node reduce-scatter, one allreduce of n/G per rail across nodes, intra-node allgather. */
-            if (G > 1)
-                step(s, ac, P_SHIFT, G_NODE, 1, n / G, n / G, G - 1);
-            ring_allreduce(s, ac, G_RAIL, n / G);
-            if (G > 1)
-                step(s, ac, P_SHIFT, G_NODE, 1, n / G, 0, G - 1);
-            return 0;
-        default: break;
-        }
-        break;
-    case RB_COLL_ALLGATHER:
-        switch (a) {
-        case RB_SIM_RING: step(s, ac, P_SHIFT, G_ALL, 1, n / p, 0, p - 1); return 0;
-        case RB_SIM_RD:
-            fold_in(s, ac, G_ALL, n / p, 0);
-            for (int m = 1; m < pof2; m *= 2)
-                step(s, ac, P_XOR, G_ALL, m, n / pof2 * m, 0, 1);
-            fold_out(s, ac, G_ALL, n);
-            return 0;
-        case RB_SIM_HIER:
-            step(s, ac, P_SHIFT, G_RAIL, 1, n / p, 0, N - 1);
-            step(s, ac, P_SHIFT, G_NODE, 1, n / G, 0, G - 1);
-            return 0;
-        default: break;
-        }
-        break;
-    case RB_COLL_REDUCESCATTER:
-        switch (a) {
-        case RB_SIM_RING: step(s, ac, P_SHIFT, G_ALL, 1, n / p, n / p, p - 1); return 0;
-        case RB_SIM_RHD:
-            fold_in(s, ac, G_ALL, n, n);
-            halving(s, ac, G_ALL, n);
-            fold_out(s, ac, G_ALL, n / p);
-            return 0;
-        case RB_SIM_HIER:
-            step(s, ac, P_SHIFT, G_NODE, 1, n / G, n / G, G - 1);
-            step(s, ac, P_SHIFT, G_RAIL, 1, n / p, n / p, N - 1);
-            return 0;
-        default: break;
-        }
-        break;
-    case RB_COLL_BROADCAST:
-    case RB_COLL_REDUCE: {
-        bool red = k == RB_COLL_REDUCE;
-        switch (a) {
-        case RB_SIM_RING:
-            /* Pipelined chain from the root: p - 1 + chunks - 1 steps of one chunk. */
-            step(s, ac, P_CHAIN, G_ALL, 0, n / chunks, red ? n / chunks : 0, p - 1 + chunks - 1);
-            return 0;
-        case RB_SIM_TREE:
-            if (red)
-                tree_up(s, ac, G_ALL, n, true);
-            else
-                tree_down(s, ac, G_ALL, n);
-            return 0;
-        case RB_SIM_RHD:
-            if (red) {
-                /* Rabenseifner's reduce: reduce-scatter by halving, then a binomial gather. */
-                fold_in(s, ac, G_ALL, n, n);
-                halving(s, ac, G_ALL, n);
-                for (int m = 1; m < pof2; m *= 2)
-                    step(s, ac, P_TREE_UP, G_ALL, m, n * m / pof2, 0, 1);
-            } else {
-                /* van de Geijn's broadcast: binomial scatter, then a ring allgather. */
-                for (int m = floor_pow2(p - 1); m >= 1; m /= 2)
-                    step(s, ac, P_TREE_DOWN, G_ALL, m, n * m / p, 0, 1);
-                step(s, ac, P_SHIFT, G_ALL, 1, n / p, 0, p - 1);
-            }
-            return 0;
-        default: break;
-        }
-        break;
+static void allreduce_ring(struct rb_sim *s, struct acc *ac, double n)
+{
+    ring_allreduce(s, ac, G_ALL, n);
+}
+
+static void allreduce_rd(struct rb_sim *s, struct acc *ac, double n)
+{
+    rd_allreduce(s, ac, G_ALL, n);
+}
+
+static void allreduce_rhd(struct rb_sim *s, struct acc *ac, double n)
+{
+    rhd_allreduce(s, ac, G_ALL, n);
+}
+
+static void allreduce_tree(struct rb_sim *s, struct acc *ac, double n)
+{
+    tree_up(s, ac, G_ALL, n, true);
+    tree_down(s, ac, G_ALL, n);
+}
+
+/* Intra-node reduce-scatter, one allreduce of n/G per rail across nodes, intra-node allgather. */
+static void allreduce_hier(struct rb_sim *s, struct acc *ac, double n)
+{
+    int G = s->t.gpus_per_node;
+    if (G > 1)
+        step(s, ac, P_SHIFT, G_NODE, 1, n / G, n / G, G - 1);
+    ring_allreduce(s, ac, G_RAIL, n / G);
+    if (G > 1)
+        step(s, ac, P_SHIFT, G_NODE, 1, n / G, 0, G - 1);
+}
+
+static void allgather_ring(struct rb_sim *s, struct acc *ac, double n)
+{
+    step(s, ac, P_SHIFT, G_ALL, 1, n / s->p, 0, s->p - 1);
+}
+
+static void allgather_rd(struct rb_sim *s, struct acc *ac, double n)
+{
+    int pof2 = floor_pow2(s->p);
+    fold_in(s, ac, G_ALL, n / s->p, 0);
+    for (int m = 1; m < pof2; m *= 2)
+        step(s, ac, P_XOR, G_ALL, m, n / pof2 * m, 0, 1);
+    fold_out(s, ac, G_ALL, n);
+}
+
+static void allgather_hier(struct rb_sim *s, struct acc *ac, double n)
+{
+    int G = s->t.gpus_per_node;
+    step(s, ac, P_SHIFT, G_RAIL, 1, n / s->p, 0, s->t.nodes - 1);
+    step(s, ac, P_SHIFT, G_NODE, 1, n / G, 0, G - 1);
+}
+
+static void reducescatter_ring(struct rb_sim *s, struct acc *ac, double n)
+{
+    step(s, ac, P_SHIFT, G_ALL, 1, n / s->p, n / s->p, s->p - 1);
+}
+
+static void reducescatter_rhd(struct rb_sim *s, struct acc *ac, double n)
+{
+    fold_in(s, ac, G_ALL, n, n);
+    halving(s, ac, G_ALL, n);
+    fold_out(s, ac, G_ALL, n / s->p);
+}
+
+static void reducescatter_hier(struct rb_sim *s, struct acc *ac, double n)
+{
+    int G = s->t.gpus_per_node;
+    step(s, ac, P_SHIFT, G_NODE, 1, n / G, n / G, G - 1);
+    step(s, ac, P_SHIFT, G_RAIL, 1, n / s->p, n / s->p, s->t.nodes - 1);
+}
+
+/* Pipelined chain from the root: p - 1 + chunks - 1 steps of one chunk, reducing on the way when red. */
+static void chain(struct rb_sim *s, struct acc *ac, double n, bool red)
+{
+    double chunks = n > RB_SIM_CHUNK_BYTES ? ceil(n / RB_SIM_CHUNK_BYTES) : 1;
+    step(s, ac, P_CHAIN, G_ALL, 0, n / chunks, red ? n / chunks : 0, s->p - 1 + chunks - 1);
+}
+
+static void broadcast_ring(struct rb_sim *s, struct acc *ac, double n)
+{
+    chain(s, ac, n, false);
+}
+
+static void broadcast_tree(struct rb_sim *s, struct acc *ac, double n)
+{
+    tree_down(s, ac, G_ALL, n);
+}
+
+/* van de Geijn's broadcast: binomial scatter, then a ring allgather. */
+static void broadcast_rhd(struct rb_sim *s, struct acc *ac, double n)
+{
+    int p = s->p;
+    for (int m = floor_pow2(p - 1); m >= 1; m /= 2)
+        step(s, ac, P_TREE_DOWN, G_ALL, m, n * m / p, 0, 1);
+    step(s, ac, P_SHIFT, G_ALL, 1, n / p, 0, p - 1);
+}
+
+static void reduce_ring(struct rb_sim *s, struct acc *ac, double n)
+{
+    chain(s, ac, n, true);
+}
+
+static void reduce_tree(struct rb_sim *s, struct acc *ac, double n)
+{
+    tree_up(s, ac, G_ALL, n, true);
+}
+
+/* Rabenseifner's reduce: reduce-scatter by halving, then a binomial gather. */
+static void reduce_rhd(struct rb_sim *s, struct acc *ac, double n)
+{
+    int pof2 = floor_pow2(s->p);
+    fold_in(s, ac, G_ALL, n, n);
+    halving(s, ac, G_ALL, n);
+    for (int m = 1; m < pof2; m *= 2)
+        step(s, ac, P_TREE_UP, G_ALL, m, n * m / pof2, 0, 1);
+}
+
+/* Pairwise exchange: in step k rank i sends its block for i + k. */
+static void alltoall_ring(struct rb_sim *s, struct acc *ac, double n)
+{
+    int p = s->p;
+    if (p <= RB_SIM_ALLTOALL_EXACT_RANKS) {
+        for (int sh = 1; sh < p; sh++)
+            step(s, ac, P_SHIFT, G_ALL, sh, n / p, 0, 1);
+        return;
     }
-    case RB_COLL_ALLTOALL:
-        switch (a) {
-        case RB_SIM_RING:
-            /* Pairwise exchange: in step k rank i sends its block for i + k. */
-            if (p <= RB_SIM_ALLTOALL_EXACT_RANKS) {
-                for (int sh = 1; sh < p; sh++)
-                    step(s, ac, P_SHIFT, G_ALL, sh, n / p, 0, 1);
-            } else {
-                double weight = (double)(p - 1) / RB_SIM_ALLTOALL_SAMPLES;
-                for (int i = 0; i < RB_SIM_ALLTOALL_SAMPLES; i++)
-                    step(s, ac, P_SHIFT, G_ALL, 1 + (int)((long long)i * (p - 1) / RB_SIM_ALLTOALL_SAMPLES),
-                         n / p, 0, weight);
-            }
-            return 0;
-        case RB_SIM_RD:
-            /* Bruck: ceil(lg p) steps, each moving about half of the send buffer. */
-            for (int m = 1; m < p; m *= 2)
-                step(s, ac, P_SHIFT, G_ALL, m, n / 2, 0, 1);
-            return 0;
-        default: break;
-        }
-        break;
-    case RB_COLL_SENDRECV:
-        if (a == RB_SIM_RING) {
-            step(s, ac, P_SHIFT, G_ALL, 1, n, 0, 1);
-            return 0;
-        }
-        break;
-    default: break;
-    }
-    return -EINVAL;
+    double weight = (double)(p - 1) / RB_SIM_ALLTOALL_SAMPLES;
+    for (int i = 0; i < RB_SIM_ALLTOALL_SAMPLES; i++)
+        step(s, ac, P_SHIFT, G_ALL, 1 + (int)((long long)i * (p - 1) / RB_SIM_ALLTOALL_SAMPLES), n / p, 0, weight);
+}
+
+/* Bruck: ceil(lg p) steps, each moving about half of the send buffer. */
+static void alltoall_rd(struct rb_sim *s, struct acc *ac, double n)
+{
+    for (int m = 1; m < s->p; m *= 2)
+        step(s, ac, P_SHIFT, G_ALL, m, n / 2, 0, 1);
+}
+
+static void sendrecv_ring(struct rb_sim *s, struct acc *ac, double n)
+{
+    step(s, ac, P_SHIFT, G_ALL, 1, n, 0, 1);
+}
+
+/* The schedules the model knows; NULL where it has none (README lists them). */
+typedef void (*plan_fn)(struct rb_sim *s, struct acc *ac, double n);
+static const plan_fn plans[RB_COLL_KINDS][RB_SIM_ALGOS] = {
+    [RB_COLL_ALLREDUCE] = {[RB_SIM_RING] = allreduce_ring, [RB_SIM_RD] = allreduce_rd, [RB_SIM_RHD] = allreduce_rhd,
+                           [RB_SIM_TREE] = allreduce_tree, [RB_SIM_HIER] = allreduce_hier},
+    [RB_COLL_ALLGATHER] = {[RB_SIM_RING] = allgather_ring, [RB_SIM_RD] = allgather_rd,
+                           [RB_SIM_HIER] = allgather_hier},
+    [RB_COLL_REDUCESCATTER] = {[RB_SIM_RING] = reducescatter_ring, [RB_SIM_RHD] = reducescatter_rhd,
+                               [RB_SIM_HIER] = reducescatter_hier},
+    [RB_COLL_BROADCAST] = {[RB_SIM_RING] = broadcast_ring, [RB_SIM_TREE] = broadcast_tree,
+                           [RB_SIM_RHD] = broadcast_rhd},
+    [RB_COLL_REDUCE] = {[RB_SIM_RING] = reduce_ring, [RB_SIM_TREE] = reduce_tree, [RB_SIM_RHD] = reduce_rhd},
+    [RB_COLL_ALLTOALL] = {[RB_SIM_RING] = alltoall_ring, [RB_SIM_RD] = alltoall_rd},
+    [RB_COLL_SENDRECV] = {[RB_SIM_RING] = sendrecv_ring},
+};
+
+bool rb_sim_supports(enum rb_coll_kind k, enum rb_sim_algo a)
+{
+    return (unsigned)k < RB_COLL_KINDS && (unsigned)a < RB_SIM_ALGOS && plans[k][a];
 }
 
 int rb_sim_time(struct rb_sim *s, enum rb_coll_kind k, enum rb_sim_algo a, double size_bytes, double *time_s,
@@ -634,9 +661,7 @@ int rb_sim_time(struct rb_sim *s, enum rb_coll_kind k, enum rb_sim_algo a, doubl
     if (terms)
         memset(terms, 0, sizeof *terms);
     struct acc ac = {0, terms};
-    int rc = plan(s, &ac, k, a, size_bytes);
-    if (rc != 0)
-        return rc;
+    plans[k][a](s, &ac, size_bytes);
     if (s->oom)
         return -ENOMEM;
     *time_s = ac.t;

@@ -8,12 +8,11 @@
 
 #include "fabric_int.h"
 #include "railbench/clock.h"
-#include "railbench/coll.h"
-#include "railbench/fabsim.h"
+#include "railbench/busbw.h"
+#include "sim_int.h"
 #include "railbench/units.h"
 
 #define MAX_SIZES 4096
-#define GBIT (1e9 / 8.0)
 
 struct dtype {
     const char *name;
@@ -38,20 +37,10 @@ struct job {
     int root;
 };
 
-static bool is_reduction(enum rb_coll_kind k)
-{
-    return k == RB_COLL_ALLREDUCE || k == RB_COLL_REDUCESCATTER || k == RB_COLL_REDUCE;
-}
-
-static bool has_root(enum rb_coll_kind k)
-{
-    return k == RB_COLL_BROADCAST || k == RB_COLL_REDUCE;
-}
-
-/* Elements per rank and bytes as nccl-tests rounds them; the size column is the whole array for these three. */
+/* Elements per rank and bytes as nccl-tests rounds them; the size column is the whole array where S is. */
 static void round_size(enum rb_coll_kind k, uint64_t size, int ranks, int tbytes, uint64_t *count, uint64_t *bytes)
 {
-    bool per_rank = k == RB_COLL_ALLGATHER || k == RB_COLL_REDUCESCATTER || k == RB_COLL_ALLTOALL;
+    bool per_rank = rb_coll_kind_def(k)->whole_array;
     uint64_t div = (uint64_t)tbytes * (per_rank ? (uint64_t)ranks : 1u);
     *count = size / div;
     *bytes = *count * div;
@@ -59,8 +48,7 @@ static void round_size(enum rb_coll_kind k, uint64_t size, int ranks, int tbytes
 
 static int usage(const char *opt, const char *val, const char *want)
 {
-    fprintf(stderr, "railbench: %s: expected %s, got \"%s\"\n", opt, want, val);
-    return RB_EXIT_USAGE;
+    return rb_cli_usage_error("%s: expected %s, got \"%s\"", opt, want, val);
 }
 
 static int parse_job(struct job *j, int nargs, const char **args, const char *algos, uint64_t b, uint64_t e,
@@ -99,25 +87,19 @@ static int parse_job(struct job *j, int nargs, const char **args, const char *al
                     if (rb_sim_supports((enum rb_coll_kind)k, (enum rb_sim_algo)x))
                         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", list[0] ? ", " : "",
                                  rb_sim_algo_name((enum rb_sim_algo)x));
-                fprintf(stderr, "railbench: --algo %s: not modelled for %s (modelled: %s, or all)\n",
-                        rb_sim_algo_name((enum rb_sim_algo)a), rb_coll_kind_name((enum rb_coll_kind)k), list);
-                return RB_EXIT_USAGE;
+                return rb_cli_usage_error("--algo %s: not modelled for %s (modelled: %s, or all)",
+                                          rb_sim_algo_name((enum rb_sim_algo)a),
+                                          rb_coll_kind_name((enum rb_coll_kind)k), list);
             }
-    if (b == 0 || e < b) {
-        fprintf(stderr, "railbench: -b/-e: expected 0 < minbytes <= maxbytes, got -b %llu -e %llu\n",
-                (unsigned long long)b, (unsigned long long)e);
-        return RB_EXIT_USAGE;
-    }
-    if (f < 2 && inc == 0) {
-        fprintf(stderr, "railbench: -f/-i: expected a factor >= 2 or a step -i > 0 (got -f %llu -i 0)\n",
-                (unsigned long long)f);
-        return RB_EXIT_USAGE;
-    }
+    if (b == 0 || e < b)
+        return rb_cli_usage_error("-b/-e: expected 0 < minbytes <= maxbytes, got -b %llu -e %llu",
+                                  (unsigned long long)b, (unsigned long long)e);
+    if (f < 2 && inc == 0)
+        return rb_cli_usage_error("-f/-i: expected a factor >= 2 or a step -i > 0 (got -f %llu -i 0)",
+                                  (unsigned long long)f);
     for (uint64_t s = b; s <= e; s = f >= 2 ? s * f : s + inc) {
-        if (j->nsizes == MAX_SIZES) {
-            fprintf(stderr, "railbench: -b/-e/-f/-i: more than %d sizes; widen the step\n", MAX_SIZES);
-            return RB_EXIT_USAGE;
-        }
+        if (j->nsizes == MAX_SIZES)
+            return rb_cli_usage_error("-b/-e/-f/-i: more than %d sizes; widen the step", MAX_SIZES);
         j->sizes[j->nsizes++] = s;
         if ((f >= 2 && s > UINT64_MAX / f) || (f < 2 && s > UINT64_MAX - inc))
             break;
@@ -150,16 +132,6 @@ static bool wants(const struct job *j, int k, int a)
            rb_sim_supports((enum rb_coll_kind)k, (enum rb_sim_algo)a);
 }
 
-static void design_text(struct rb_buf *b, const struct rb_topo *t)
-{
-    rb_buf_printf(b, "%s \"%s\": %d nodes x %d GPUs, %d NICs per node", rb_topo_kind_name(t->kind), t->name,
-                  t->nodes, t->gpus_per_node, t->nics_per_node);
-    if (t->kind != RB_TOPO_FAT_TREE)
-        rb_buf_printf(b, ", %d rails", t->rails);
-    rb_buf_printf(b, ", leaf radix %d, %d spines, oversubscription %g:1", t->leaf_radix, t->spines,
-                  t->oversubscription);
-}
-
 static cJSON *half_json(double t_us, double algbw, double busbw)
 {
     cJSON *h = cJSON_CreateObject();
@@ -181,8 +153,8 @@ static cJSON *row_json(const struct job *j, enum rb_coll_kind k, enum rb_sim_alg
     cJSON_AddNumberToObject(r, "size_bytes", (double)bytes);
     cJSON_AddNumberToObject(r, "count", (double)count);
     cJSON_AddStringToObject(r, "type", j->type->name);
-    cJSON_AddStringToObject(r, "redop", is_reduction(k) ? j->op : "none");
-    cJSON_AddNumberToObject(r, "root", has_root(k) ? j->root : -1);
+    cJSON_AddStringToObject(r, "redop", rb_coll_kind_def(k)->reduces ? j->op : "none");
+    cJSON_AddNumberToObject(r, "root", rb_coll_kind_def(k)->rooted ? j->root : -1);
     cJSON_AddNumberToObject(r, "ranks", rb_topo_gpus(t));
     cJSON_AddNumberToObject(r, "ranks_per_node", t->gpus_per_node);
     cJSON_AddBoolToObject(r, "predicted", true);
@@ -199,9 +171,11 @@ static int run_tables(const struct job *j, const struct rb_topo *t, bool pxn, st
 {
     struct rb_sim *sim;
     int rc = rb_sim_create(t, pxn, &sim);
+    if (rc == -EINVAL)
+        return rb_cli_usage_error("sim: the topology needs at least 2 GPUs");
     if (rc != 0) {
-        fprintf(stderr, "railbench: sim: %s\n", rc == -EINVAL ? "the topology needs at least 2 GPUs" : "out of memory");
-        return rc == -EINVAL ? RB_EXIT_USAGE : RB_EXIT_RUNTIME;
+        fprintf(stderr, "railbench: sim: out of memory\n");
+        return RB_EXIT_RUNTIME;
     }
     int p = rb_topo_gpus(t);
     cJSON *rows = cJSON_AddArrayToObject(summary, "collective_rows");
@@ -209,8 +183,8 @@ static int run_tables(const struct job *j, const struct rb_topo *t, bool pxn, st
     long long nbusbw = 0;
     uint64_t t0 = rb_clock_ns();
     rb_buf_printf(out, "# railbench fabric sim: predicted by the alpha-beta model, no data moved\n# ");
-    design_text(out, t);
-    rb_buf_printf(out, "; PXN %s\n", (pxn || t->kind == RB_TOPO_RAIL_ONLY) ? "on" : "off");
+    rb_fabric_design_text(out, t);
+    rb_buf_printf(out, "; PXN %s\n", (pxn || !rb_topo_kind_def(t->kind)->spine_layer) ? "on" : "off");
     for (int k = 0; k < RB_COLL_KINDS; k++)
         for (int a = 0; a < RB_SIM_ALGOS; a++) {
             if (!wants(j, k, a))
@@ -219,15 +193,9 @@ static int run_tables(const struct job *j, const struct rb_topo *t, bool pxn, st
             int blk_n = 0;
             rb_buf_printf(out, "#\n# %s, algorithm %s, %d ranks (%d per node)\n", rb_coll_kind_name((enum rb_coll_kind)k),
                           rb_sim_algo_name((enum rb_sim_algo)a), p, t->gpus_per_node);
-            char *hdr = NULL;
-            size_t hlen = 0;
-            FILE *hf = open_memstream(&hdr, &hlen);
-            if (hf) {
-                rb_coll_table_header(hf);
-                fclose(hf);
-                rb_buf_printf(out, "%s", hdr);
-            }
-            free(hdr);
+            char hdr[512];
+            rb_coll_table_header_str(hdr, sizeof hdr);
+            rb_buf_printf(out, "%s", hdr);
             for (size_t i = 0; i < j->nsizes; i++) {
                 uint64_t count, bytes;
                 round_size((enum rb_coll_kind)k, j->sizes[i], p, j->type->bytes, &count, &bytes);
@@ -241,12 +209,12 @@ static int run_tables(const struct job *j, const struct rb_topo *t, bool pxn, st
                 }
                 double t_us = ts * 1e6;
                 double algbw = rb_coll_algbw_gbps((double)bytes, t_us);
-                double busbw = algbw * rb_coll_busbw_factor((enum rb_coll_kind)k, p);
+                double busbw = rb_coll_busbw_gbps((enum rb_coll_kind)k, p, algbw);
                 char half[96];
                 rb_coll_table_half(half, sizeof half, t_us, algbw, busbw, -1);
                 rb_buf_printf(out, "%13llu  %12llu  %8s  %6s  %6d%s%s\n", (unsigned long long)bytes,
-                              (unsigned long long)count, j->type->name, is_reduction((enum rb_coll_kind)k) ? j->op : "none",
-                              has_root((enum rb_coll_kind)k) ? j->root : -1, half, half);
+                              (unsigned long long)count, j->type->name, rb_coll_kind_def((enum rb_coll_kind)k)->reduces ? j->op : "none",
+                              rb_coll_kind_def((enum rb_coll_kind)k)->rooted ? j->root : -1, half, half);
                 cJSON_AddItemToArray(rows, row_json(j, (enum rb_coll_kind)k, (enum rb_sim_algo)a, bytes, count, t, pxn,
                                                     NULL, t_us, algbw, busbw));
                 blk_sum += 2 * busbw; /* nccl-tests averages both halves */
@@ -272,27 +240,23 @@ static int run_compare(const struct job *j, const struct rb_topo *base, struct r
     struct rb_topo t[3];
     struct rb_sim *sim[3] = {NULL, NULL, NULL};
     int rc = 0;
-    if (base->spines < 1) {
-        fprintf(stderr, "railbench: --compare: the topology has no spines; give --spines N for the fat-tree and "
-                        "rail-optimized designs\n");
-        return RB_EXIT_USAGE;
-    }
+    if (base->spines < 1)
+        return rb_cli_usage_error("--compare: the topology has no spines; give --spines N for the fat-tree and "
+                                  "rail-optimized designs");
     for (int d = 0; d < 3; d++) {
         t[d] = *base;
         t[d].kind = d == 0 ? RB_TOPO_FAT_TREE : RB_TOPO_RAIL_OPTIMIZED;
         if (d == 0)
             t[d].rails = 1;
-        else if (base->kind == RB_TOPO_FAT_TREE)
+        else if (!rb_topo_kind_def(base->kind)->railed)
             t[d].rails = t[d].nics_per_node;
         char err[256];
         if (rb_topo_finish(&t[d], err, sizeof err) != 0) {
-            fprintf(stderr, "railbench: --compare: as %s: %s\n", names[d], err);
-            rc = RB_EXIT_USAGE;
+            rc = rb_cli_usage_error("--compare: as %s: %s", names[d], err);
             goto done;
         }
         if (rb_sim_create(&t[d], d == 2, &sim[d]) != 0) {
-            fprintf(stderr, "railbench: --compare: the topology needs at least 2 GPUs\n");
-            rc = RB_EXIT_USAGE;
+            rc = rb_cli_usage_error("--compare: the topology needs at least 2 GPUs");
             goto done;
         }
     }
@@ -301,7 +265,7 @@ static int run_compare(const struct job *j, const struct rb_topo *base, struct r
     cJSON *rows = cJSON_AddArrayToObject(summary, "collective_rows");
     cJSON *crow = cJSON_AddArrayToObject(summary, "compare_rows");
     rb_buf_printf(out, "# railbench fabric sim --compare: predicted by the alpha-beta model, no data moved\n# ");
-    design_text(out, base);
+    rb_fabric_design_text(out, base);
     rb_buf_printf(out, "\n# designs: same nodes, NICs, switches and links; only the cabling (and PXN) differs\n");
     for (int k = 0; k < RB_COLL_KINDS; k++)
         for (int a = 0; a < RB_SIM_ALGOS; a++) {
@@ -332,7 +296,7 @@ static int run_compare(const struct job *j, const struct rb_topo *base, struct r
                         goto done;
                     }
                     double t_us = ts * 1e6, algbw = rb_coll_algbw_gbps((double)bytes, t_us);
-                    double busbw = algbw * rb_coll_busbw_factor((enum rb_coll_kind)k, p);
+                    double busbw = rb_coll_busbw_gbps((enum rb_coll_kind)k, p, algbw);
                     rb_buf_printf(out, "  %10.2f  %8.2f", t_us, busbw);
                     cJSON_AddNumberToObject(cr, d == 0 ? "fat_tree_time_us" : d == 1 ? "rail_optimized_time_us"
                                                                                    : "rail_optimized_pxn_time_us",
@@ -361,9 +325,9 @@ static void link_row(struct rb_buf *out, cJSON *links, const char *name, double 
 {
     if (lat0 >= 0)
         rb_buf_printf(out, "| %-6s | %9.3f | %9.3f%s | %11.1f | %10.1f%s |\n", name, lat0 * 1e6, lat1 * 1e6,
-                      lat_fit ? " " : "*", bw0 / GBIT, bw1 / GBIT, bw_fit ? " " : "*");
+                      lat_fit ? " " : "*", bw0 / RB_GBIT_BYTES_PER_S, bw1 / RB_GBIT_BYTES_PER_S, bw_fit ? " " : "*");
     else
-        rb_buf_printf(out, "| %-6s | %9s | %10s | %11.1f | %10.1f%s |\n", name, "-", "-", bw0 / GBIT, bw1 / GBIT,
+        rb_buf_printf(out, "| %-6s | %9s | %10s | %11.1f | %10.1f%s |\n", name, "-", "-", bw0 / RB_GBIT_BYTES_PER_S, bw1 / RB_GBIT_BYTES_PER_S,
                       bw_fit ? " " : "*");
     cJSON *l = cJSON_AddObjectToObject(links, name);
     if (lat0 >= 0) {
@@ -371,8 +335,8 @@ static void link_row(struct rb_buf *out, cJSON *links, const char *name, double 
         cJSON_AddNumberToObject(l, "latency_us", lat1 * 1e6);
         cJSON_AddBoolToObject(l, "latency_fitted", lat_fit);
     }
-    cJSON_AddNumberToObject(l, "bandwidth_gbit_per_s_default", bw0 / GBIT);
-    cJSON_AddNumberToObject(l, "bandwidth_gbit_per_s", bw1 / GBIT);
+    cJSON_AddNumberToObject(l, "bandwidth_gbit_per_s_default", bw0 / RB_GBIT_BYTES_PER_S);
+    cJSON_AddNumberToObject(l, "bandwidth_gbit_per_s", bw1 / RB_GBIT_BYTES_PER_S);
     cJSON_AddBoolToObject(l, "bandwidth_fitted", bw_fit);
 }
 
@@ -382,19 +346,16 @@ static int run_calibrate(const char *path, const struct rb_topo *base, bool pxn,
     struct rb_calib_row *rows = NULL;
     size_t n = 0, skipped = 0;
     char err[512];
-    if (rb_calib_read(path, &rows, &n, &skipped, err, sizeof err) != 0) {
-        fprintf(stderr, "railbench: --calibrate: %s\n", err);
-        return RB_EXIT_USAGE;
-    }
+    if (rb_calib_read(path, &rows, &n, &skipped, err, sizeof err) != 0)
+        return rb_cli_usage_error("--calibrate: %s", err);
     struct rb_calib c;
     int rc = rb_calib_fit(base, pxn, rows, n, &c, err, sizeof err);
     if (rc != 0) {
-        if (rc == -ENOMEM)
-            fprintf(stderr, "railbench: --calibrate: out of memory\n");
-        else
-            fprintf(stderr, "railbench: --calibrate %s: %s\n", path, err);
         free(rows);
-        return rc == -ENOMEM ? RB_EXIT_RUNTIME : RB_EXIT_USAGE;
+        if (rc != -ENOMEM)
+            return rb_cli_usage_error("--calibrate %s: %s", path, err);
+        fprintf(stderr, "railbench: --calibrate: out of memory\n");
+        return RB_EXIT_RUNTIME;
     }
     cJSON *cj = cJSON_AddObjectToObject(summary, "calibration");
     cJSON_AddStringToObject(cj, "source", path);
@@ -406,7 +367,7 @@ static int run_calibrate(const char *path, const struct rb_topo *base, bool pxn,
     cJSON_AddBoolToObject(cj, "improved", c.err_fitted < c.err_default);
 
     rb_buf_printf(out, "# railbench fabric sim --calibrate %s: %zu rows used, %zu skipped\n# base: ", path, n, skipped);
-    design_text(out, base);
+    rb_fabric_design_text(out, base);
     rb_buf_printf(out, "; PXN %s\n#\n", pxn ? "on" : "off");
     rb_buf_printf(out, "#%13s  %5s  %5s  %5s  %12s  %12s  %12s  %8s  %12s  %8s\n", "coll", "algo", "ranks", "/node",
                   "size(B)", "measured(us)", "default", "err", "calibrated", "err");
@@ -449,17 +410,10 @@ static int run_calibrate(const char *path, const struct rb_topo *base, bool pxn,
         memcpy(t.link, c.link, sizeof t.link);
         t.reduce_bytes_per_s = c.reduce_bytes_per_s;
         cJSON *tj = rb_topo_to_json(&t);
-        char *s = tj ? cJSON_Print(tj) : NULL;
+        rc = rb_fabric_save_json("--save", save, tj);
         cJSON_Delete(tj);
-        FILE *f = s ? fopen(save, "w") : NULL;
-        bool ok = f && fputs(s, f) >= 0 && fputc('\n', f) != EOF;
-        if (f && fclose(f) != 0)
-            ok = false;
-        free(s);
-        if (!ok) {
-            fprintf(stderr, "railbench: --save %s: cannot write: %s\n", save, strerror(errno));
-            return RB_EXIT_RUNTIME;
-        }
+        if (rc != 0)
+            return rc;
         rb_buf_printf(out, "# calibrated topology written to %s\n", save);
     }
     return 0;
@@ -469,7 +423,7 @@ int rb_fabric_sim(int argc, char **argv)
 {
     struct rb_topo_opts to = {0};
     const char *algos = "ring", *type = "float", *op = "sum", *calibrate = NULL, *save = NULL;
-    uint64_t minb = 8, maxb = 128ull << 20, factor = 2, step = 0;
+    uint64_t minb = 8, maxb = 128 * RB_MIB, factor = 2, step = 0;
     int64_t root = 0;
     int pxn_choice = 0;
     bool compare = false, json = false;
@@ -517,13 +471,11 @@ int rb_fabric_sim(int argc, char **argv)
     if ((rc = rb_fabric_topo_resolve(&to, &t)) != 0)
         goto done;
     if (save && !calibrate) {
-        fprintf(stderr, "railbench: --save: only with --calibrate (fabric topo --save writes a plain topology)\n");
-        rc = RB_EXIT_USAGE;
+        rc = rb_cli_usage_error("--save: only with --calibrate (fabric topo --save writes a plain topology)");
         goto done;
     }
     if (calibrate && compare) {
-        fprintf(stderr, "railbench: --calibrate and --compare: choose one\n");
-        rc = RB_EXIT_USAGE;
+        rc = rb_cli_usage_error("--calibrate and --compare: choose one");
         goto done;
     }
     summary = cJSON_CreateObject();

@@ -1,28 +1,31 @@
 /* Fabric topology model: geometry of fat-tree, rail-optimised and rail-only designs, JSON, routes, counts, Graphviz. */
 #define _POSIX_C_SOURCE 200809L
-#include "railbench/topo.h"
+#include "topo_int.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define GBIT (1e9 / 8.0) /* bytes per second in one Gbit/s */
+#include "railbench/file.h"
+#include "railbench/units.h"
+
 #define US 1e-6
 
-static const char *const kind_names[RB_TOPO_KINDS] = {"fat-tree", "rail-optimized", "rail-only"};
 static const char *const class_names[RB_LINK_CLASSES] = {"nvlink", "pcie", "leaf", "spine"};
 
 const char *rb_topo_kind_name(enum rb_topo_kind k)
 {
-    return (unsigned)k < RB_TOPO_KINDS ? kind_names[k] : NULL;
+    const struct rb_topo_kind_def *d = rb_topo_kind_def(k);
+    return d ? d->name : NULL;
 }
 
 int rb_topo_kind_parse(const char *s, enum rb_topo_kind *k)
 {
     for (int i = 0; i < RB_TOPO_KINDS; i++)
-        if (strcmp(s, kind_names[i]) == 0) {
+        if (strcmp(s, rb_topo_kind_def((enum rb_topo_kind)i)->name) == 0) {
             *k = (enum rb_topo_kind)i;
             return 0;
         }
@@ -50,7 +53,7 @@ int rb_link_class_parse(const char *s, enum rb_link_class *c)
 
 static void set_link(struct rb_link *l, double gbit_per_s, double lat_us)
 {
-    l->bw_bytes_per_s = gbit_per_s * GBIT;
+    l->bw_bytes_per_s = gbit_per_s * RB_GBIT_BYTES_PER_S;
     l->lat_s = lat_us * US;
 }
 
@@ -73,7 +76,7 @@ void rb_topo_default(struct rb_topo *t)
     /* NDR InfiniBand / 400G Ethernet. Latencies are per traversal, software overhead included. */
     set_link(&t->link[RB_LINK_LEAF], 400, 1.0);
     set_link(&t->link[RB_LINK_SPINE], 400, 0.5);
-    t->reduce_bytes_per_s = 8000 * GBIT;
+    t->reduce_bytes_per_s = 8000 * RB_GBIT_BYTES_PER_S;
 }
 
 static int errf(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -104,10 +107,64 @@ static int uplinks_for(const struct rb_topo *t, int down)
     return ceil_div(up, t->spines) * t->spines;
 }
 
+/* Rail-only (Wang et al. 2023): one switch per rail, no spine; cross-rail goes over NVLink. */
+static int layout_rail_only(struct rb_topo *t, long long ports, char *err, size_t errlen)
+{
+    if (t->spines != 0)
+        return errf(err, errlen, "rail-only has no spine layer: spines must be 0 (got %d)", t->spines);
+    if (ports > t->leaf_radix)
+        return errf(err, errlen, "rail-only needs each rail on one switch: %lld ports per rail > leaf_radix %d",
+                    ports, t->leaf_radix);
+    t->down_per_leaf = t->leaf_radix;
+    t->leaves_per_group = 1;
+    t->leaves = t->groups;
+    t->uses_spines = false;
+    return 0;
+}
+
+/* Leaves under a spine layer (fat-tree, rail-optimised): as many NIC ports per leaf as its uplinks allow. */
+static int layout_leaf_spine(struct rb_topo *t, long long ports, char *err, size_t errlen)
+{
+    if (t->groups == 1 && ports <= t->leaf_radix) {
+        /* Everything on one leaf: no spine carries traffic, whatever spines says. */
+        t->down_per_leaf = t->leaf_radix;
+        t->leaves_per_group = 1;
+        t->leaves = 1;
+        t->uses_spines = false;
+        return 0;
+    }
+    if (t->spines < 1)
+        return errf(err, errlen, "%s with more than one leaf needs spines >= 1 (got %d)", rb_topo_kind_name(t->kind),
+                    t->spines);
+    t->uses_spines = true;
+    /* Largest downlink count whose uplinks (down/oversubscription, a multiple of spines) still fit the radix. */
+    int down = (int)floor(t->leaf_radix * t->oversubscription / (1.0 + t->oversubscription) + 1e-9);
+    while (down > 0 && down + uplinks_for(t, down) > t->leaf_radix)
+        down--;
+    if (down < 1)
+        return errf(err, errlen,
+                    "leaf_radix %d cannot hold NIC ports plus uplinks to %d spines at oversubscription %g",
+                    t->leaf_radix, t->spines, t->oversubscription);
+    t->down_per_leaf = down;
+    t->leaves_per_group = ceil_div(ports, down);
+    t->leaves = t->leaves_per_group * t->groups;
+    return 0;
+}
+
+const struct rb_topo_kind_def *rb_topo_kind_def(enum rb_topo_kind k)
+{
+    static const struct rb_topo_kind_def defs[RB_TOPO_KINDS] = {
+        [RB_TOPO_FAT_TREE] = {"fat-tree", false, true, layout_leaf_spine},
+        [RB_TOPO_RAIL_OPTIMIZED] = {"rail-optimized", true, true, layout_leaf_spine},
+        [RB_TOPO_RAIL_ONLY] = {"rail-only", true, false, layout_rail_only},
+    };
+    return (unsigned)k < RB_TOPO_KINDS ? &defs[k] : NULL;
+}
+
 int rb_topo_finish(struct rb_topo *t, char *err, size_t errlen)
 {
-    const char *kind = rb_topo_kind_name(t->kind);
-    if (!kind)
+    const struct rb_topo_kind_def *kd = rb_topo_kind_def(t->kind);
+    if (!kd)
         return errf(err, errlen, "kind must be fat-tree, rail-optimized or rail-only");
     if (t->nodes < 1)
         return errf(err, errlen, "nodes must be a whole number >= 1 (got %d)", t->nodes);
@@ -128,15 +185,15 @@ int rb_topo_finish(struct rb_topo *t, char *err, size_t errlen)
     for (int c = 0; c < RB_LINK_CLASSES; c++) {
         if (!(t->link[c].bw_bytes_per_s > 0) || !isfinite(t->link[c].bw_bytes_per_s))
             return errf(err, errlen, "links.%s.bandwidth_gbit_per_s must be > 0 (got %g)", class_names[c],
-                        t->link[c].bw_bytes_per_s / GBIT);
+                        t->link[c].bw_bytes_per_s / RB_GBIT_BYTES_PER_S);
         if (!(t->link[c].lat_s >= 0) || !isfinite(t->link[c].lat_s))
             return errf(err, errlen, "links.%s.latency_us must be >= 0 (got %g)", class_names[c],
                         t->link[c].lat_s / US);
     }
     if (!(t->reduce_bytes_per_s > 0) || !isfinite(t->reduce_bytes_per_s))
-        return errf(err, errlen, "reduce_bandwidth_gbit_per_s must be > 0 (got %g)", t->reduce_bytes_per_s / GBIT);
+        return errf(err, errlen, "reduce_bandwidth_gbit_per_s must be > 0 (got %g)", t->reduce_bytes_per_s / RB_GBIT_BYTES_PER_S);
 
-    if (t->kind == RB_TOPO_FAT_TREE) {
+    if (!kd->railed) {
         if (t->rails != 1)
             return errf(err, errlen, "rails: a fat-tree has no rails (omit it or set 1, got %d)", t->rails);
     } else {
@@ -145,50 +202,14 @@ int rb_topo_finish(struct rb_topo *t, char *err, size_t errlen)
         /* Rail designs pair every GPU with a NIC port of its own (GPU i -> NIC i). */
         if (t->gpus_per_node > t->nics_per_node)
             return errf(err, errlen,
-                        "%s needs one NIC port per GPU: gpus_per_node %d > nics_per_node %d", kind,
+                        "%s needs one NIC port per GPU: gpus_per_node %d > nics_per_node %d", kd->name,
                         t->gpus_per_node, t->nics_per_node);
     }
 
-    t->groups = t->kind == RB_TOPO_FAT_TREE ? 1 : t->rails;
+    t->groups = kd->railed ? t->rails : 1;
     long long ports = (long long)t->nodes * t->nics_per_node / t->groups;
     t->ports_per_group = (int)ports;
-
-    if (t->kind == RB_TOPO_RAIL_ONLY) {
-        /* Rail-only (Wang et al. 2023): one switch per rail, no spine; cross-rail goes over NVLink. */
-        if (t->spines != 0)
-            return errf(err, errlen, "rail-only has no spine layer: spines must be 0 (got %d)", t->spines);
-        if (ports > t->leaf_radix)
-            return errf(err, errlen, "rail-only needs each rail on one switch: %lld ports per rail > leaf_radix %d",
-                        ports, t->leaf_radix);
-        t->down_per_leaf = t->leaf_radix;
-        t->leaves_per_group = 1;
-        t->leaves = t->groups;
-        t->uses_spines = false;
-        return 0;
-    }
-    if (t->groups == 1 && ports <= t->leaf_radix) {
-        /* Everything on one leaf: no spine carries traffic, whatever spines says. */
-        t->down_per_leaf = t->leaf_radix;
-        t->leaves_per_group = 1;
-        t->leaves = 1;
-        t->uses_spines = false;
-        return 0;
-    }
-    if (t->spines < 1)
-        return errf(err, errlen, "%s with more than one leaf needs spines >= 1 (got %d)", kind, t->spines);
-    t->uses_spines = true;
-    /* Largest downlink count whose uplinks (down/oversubscription, a multiple of spines) still fit the radix. */
-    int down = (int)floor(t->leaf_radix * t->oversubscription / (1.0 + t->oversubscription) + 1e-9);
-    while (down > 0 && down + uplinks_for(t, down) > t->leaf_radix)
-        down--;
-    if (down < 1)
-        return errf(err, errlen,
-                    "leaf_radix %d cannot hold NIC ports plus uplinks to %d spines at oversubscription %g",
-                    t->leaf_radix, t->spines, t->oversubscription);
-    t->down_per_leaf = down;
-    t->leaves_per_group = ceil_div(ports, down);
-    t->leaves = t->leaves_per_group * t->groups;
-    return 0;
+    return kd->layout(t, ports, err, errlen);
 }
 
 int rb_topo_gpus(const struct rb_topo *t)
@@ -198,21 +219,20 @@ int rb_topo_gpus(const struct rb_topo *t)
 
 int rb_topo_gpu_nic(const struct rb_topo *t, int local_gpu)
 {
-    if (t->kind != RB_TOPO_FAT_TREE)
+    if (rb_topo_kind_def(t->kind)->railed)
         return local_gpu;
     return (int)((long long)local_gpu * t->nics_per_node / t->gpus_per_node);
 }
 
 int rb_topo_nic_rail(const struct rb_topo *t, int local_nic)
 {
-    return t->kind == RB_TOPO_FAT_TREE ? 0 : local_nic % t->rails;
+    return local_nic % t->rails; /* a fat-tree has one rail */
 }
 
 int rb_topo_nic_leaf(const struct rb_topo *t, int global_nic)
 {
+    /* On a fat-tree (one rail, one group) this is global_nic / down_per_leaf. */
     int node = global_nic / t->nics_per_node, local = global_nic % t->nics_per_node;
-    if (t->kind == RB_TOPO_FAT_TREE)
-        return global_nic / t->down_per_leaf;
     int per_node = t->nics_per_node / t->rails;
     int group = local % t->rails;
     int port = node * per_node + local / t->rails;
@@ -251,8 +271,8 @@ int rb_topo_route(const struct rb_topo *t, int src, int dst, bool pxn, struct rb
         return 0;
     }
     int nic_s = rb_topo_gpu_nic(t, ls), nic_d = rb_topo_gpu_nic(t, ld);
-    if (t->kind != RB_TOPO_FAT_TREE && rb_topo_nic_rail(t, nic_s) != rb_topo_nic_rail(t, nic_d)) {
-        if (!pxn && t->kind == RB_TOPO_RAIL_ONLY) {
+    if (rb_topo_nic_rail(t, nic_s) != rb_topo_nic_rail(t, nic_d)) {
+        if (!pxn && !rb_topo_kind_def(t->kind)->spine_layer) {
             r->reachable = false;
             return -EHOSTUNREACH;
         }
@@ -411,19 +431,20 @@ int rb_topo_from_json(struct rb_topo *t, const cJSON *j, char *err, size_t len)
         (rc = get_int(j, "", "nics_per_node", true, 1, &t->nics_per_node, err, len)) ||
         (rc = get_int(j, "", "leaf_radix", true, 2, &t->leaf_radix, err, len)))
         return rc;
-    t->rails = t->kind == RB_TOPO_FAT_TREE ? 1 : t->nics_per_node;
+    const struct rb_topo_kind_def *kd = rb_topo_kind_def(t->kind);
+    t->rails = kd->railed ? t->nics_per_node : 1;
     if ((rc = get_int(j, "", "rails", false, 1, &t->rails, err, len)) != 0)
         return rc;
     t->spines = 0;
-    if ((rc = get_int(j, "", "spines", t->kind != RB_TOPO_RAIL_ONLY, 0, &t->spines, err, len)) != 0)
+    if ((rc = get_int(j, "", "spines", kd->spine_layer, 0, &t->spines, err, len)) != 0)
         return rc;
     t->oversubscription = 1.0;
     if ((rc = get_num(j, "", "oversubscription", false, &t->oversubscription, err, len)) != 0)
         return rc;
-    double reduce_gbit = t->reduce_bytes_per_s / GBIT;
+    double reduce_gbit = t->reduce_bytes_per_s / RB_GBIT_BYTES_PER_S;
     if ((rc = get_num(j, "", "reduce_bandwidth_gbit_per_s", false, &reduce_gbit, err, len)) != 0)
         return rc;
-    t->reduce_bytes_per_s = reduce_gbit * GBIT;
+    t->reduce_bytes_per_s = reduce_gbit * RB_GBIT_BYTES_PER_S;
 
     const cJSON *links = cJSON_GetObjectItemCaseSensitive(j, "links");
     if (!links)
@@ -453,36 +474,13 @@ int rb_topo_from_json(struct rb_topo *t, const cJSON *j, char *err, size_t len)
 
 int rb_topo_load(struct rb_topo *t, const char *path, char *err, size_t len)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return errf(err, len, "cannot read: %s", strerror(errno));
     char *buf = NULL;
-    size_t cap = 0, n = 0;
-    int rc = 0;
-    for (;;) {
-        if (n + 4096 + 1 > cap) {
-            cap = cap ? cap * 2 : 8192;
-            if (cap > (16u << 20)) {
-                rc = errf(err, len, "file larger than 16 MiB");
-                goto fail;
-            }
-            char *nb = realloc(buf, cap);
-            if (!nb) {
-                rc = errf(err, len, "out of memory");
-                goto fail;
-            }
-            buf = nb;
-        }
-        size_t got = fread(buf + n, 1, 4096, f);
-        n += got;
-        if (got < 4096)
-            break;
-    }
-    if (ferror(f)) {
-        rc = errf(err, len, "cannot read: %s", strerror(errno));
-        goto fail;
-    }
-    buf[n] = '\0';
+    size_t n = 0;
+    int rc = rb_file_read(path, 16 * RB_MIB, &buf, &n);
+    if (rc == -EFBIG)
+        return errf(err, len, "file larger than 16 MiB");
+    if (rc != 0)
+        return errf(err, len, "cannot read: %s", strerror(-rc));
     cJSON *j = cJSON_ParseWithLength(buf, n);
     if (!j) {
         const char *at = cJSON_GetErrorPtr();
@@ -490,13 +488,11 @@ int rb_topo_load(struct rb_topo *t, const char *path, char *err, size_t len)
         for (const char *c = buf; at && c < at && *c; c++)
             line += *c == '\n';
         rc = errf(err, len, "invalid JSON near line %d", line);
-        goto fail;
+    } else {
+        rc = rb_topo_from_json(t, j, err, len);
+        cJSON_Delete(j);
     }
-    rc = rb_topo_from_json(t, j, err, len);
-    cJSON_Delete(j);
-fail:
     free(buf);
-    fclose(f);
     return rc;
 }
 
@@ -511,16 +507,16 @@ cJSON *rb_topo_to_json(const struct rb_topo *t)
     cJSON_AddNumberToObject(j, "nodes", t->nodes);
     cJSON_AddNumberToObject(j, "gpus_per_node", t->gpus_per_node);
     cJSON_AddNumberToObject(j, "nics_per_node", t->nics_per_node);
-    if (t->kind != RB_TOPO_FAT_TREE)
+    if (rb_topo_kind_def(t->kind)->railed)
         cJSON_AddNumberToObject(j, "rails", t->rails);
     cJSON_AddNumberToObject(j, "leaf_radix", t->leaf_radix);
     cJSON_AddNumberToObject(j, "spines", t->spines);
     cJSON_AddNumberToObject(j, "oversubscription", t->oversubscription);
-    cJSON_AddNumberToObject(j, "reduce_bandwidth_gbit_per_s", t->reduce_bytes_per_s / GBIT);
+    cJSON_AddNumberToObject(j, "reduce_bandwidth_gbit_per_s", t->reduce_bytes_per_s / RB_GBIT_BYTES_PER_S);
     cJSON *links = cJSON_AddObjectToObject(j, "links");
     for (int c = 0; c < RB_LINK_CLASSES; c++) {
         cJSON *l = cJSON_AddObjectToObject(links, class_names[c]);
-        cJSON_AddNumberToObject(l, "bandwidth_gbit_per_s", t->link[c].bw_bytes_per_s / GBIT);
+        cJSON_AddNumberToObject(l, "bandwidth_gbit_per_s", t->link[c].bw_bytes_per_s / RB_GBIT_BYTES_PER_S);
         cJSON_AddNumberToObject(l, "latency_us", t->link[c].lat_s / US);
     }
     return j;
@@ -528,48 +524,48 @@ cJSON *rb_topo_to_json(const struct rb_topo *t)
 
 /* ---- Graphviz ---- */
 
-int rb_topo_write_dot(const struct rb_topo *t, FILE *f)
+int rb_topo_write_dot(const struct rb_topo *t, struct rb_buf *f)
 {
-    fprintf(f, "// railbench fabric topo: %s, %s\n", t->name[0] ? t->name : "topology", rb_topo_kind_name(t->kind));
-    fprintf(f, "graph fabric {\n");
-    fprintf(f, "  graph [rankdir=BT, ranksep=1.0, nodesep=0.2, fontname=\"Helvetica\"];\n");
-    fprintf(f, "  node [fontname=\"Helvetica\", fontsize=10];\n");
-    fprintf(f, "  edge [color=\"#555555\"];\n");
+    rb_buf_printf(f, "// railbench fabric topo: %s, %s\n", t->name[0] ? t->name : "topology", rb_topo_kind_name(t->kind));
+    rb_buf_printf(f, "graph fabric {\n");
+    rb_buf_printf(f, "  graph [rankdir=BT, ranksep=1.0, nodesep=0.2, fontname=\"Helvetica\"];\n");
+    rb_buf_printf(f, "  node [fontname=\"Helvetica\", fontsize=10];\n");
+    rb_buf_printf(f, "  edge [color=\"#555555\"];\n");
     if (t->uses_spines) {
-        fprintf(f, "  { rank=same;");
+        rb_buf_printf(f, "  { rank=same;");
         for (int s = 0; s < t->spines; s++)
-            fprintf(f, " s%d [label=\"spine %d\", shape=box, style=filled, fillcolor=\"#9ecae1\"];", s, s);
-        fprintf(f, " }\n");
+            rb_buf_printf(f, " s%d [label=\"spine %d\", shape=box, style=filled, fillcolor=\"#9ecae1\"];", s, s);
+        rb_buf_printf(f, " }\n");
     }
-    fprintf(f, "  { rank=same;");
+    rb_buf_printf(f, "  { rank=same;");
     for (int l = 0; l < t->leaves; l++) {
-        if (t->kind == RB_TOPO_FAT_TREE)
-            fprintf(f, " l%d [label=\"leaf %d\", shape=box, style=filled, fillcolor=\"#c6dbef\"];", l, l);
+        if (!rb_topo_kind_def(t->kind)->railed)
+            rb_buf_printf(f, " l%d [label=\"leaf %d\", shape=box, style=filled, fillcolor=\"#c6dbef\"];", l, l);
         else
-            fprintf(f, " l%d [label=\"leaf %d\\nrail %d\", shape=box, style=filled, fillcolor=\"#c6dbef\"];", l,
+            rb_buf_printf(f, " l%d [label=\"leaf %d\\nrail %d\", shape=box, style=filled, fillcolor=\"#c6dbef\"];", l,
                     l, l / t->leaves_per_group);
     }
-    fprintf(f, " }\n");
+    rb_buf_printf(f, " }\n");
     for (int n = 0; n < t->nodes; n++) {
-        fprintf(f, "  subgraph cluster_n%d {\n    label=\"node %d\"; style=rounded;\n", n, n);
-        fprintf(f, "    nv%d [label=\"NVSwitch\", shape=ellipse, style=filled, fillcolor=\"#d9f0d3\"];\n", n);
+        rb_buf_printf(f, "  subgraph cluster_n%d {\n    label=\"node %d\"; style=rounded;\n", n, n);
+        rb_buf_printf(f, "    nv%d [label=\"NVSwitch\", shape=ellipse, style=filled, fillcolor=\"#d9f0d3\"];\n", n);
         for (int g = 0; g < t->gpus_per_node; g++)
-            fprintf(f, "    g%d_%d [label=\"GPU %d\", shape=box, style=filled, fillcolor=\"#a1d99b\"];\n", n, g, g);
+            rb_buf_printf(f, "    g%d_%d [label=\"GPU %d\", shape=box, style=filled, fillcolor=\"#a1d99b\"];\n", n, g, g);
         for (int c = 0; c < t->nics_per_node; c++)
-            fprintf(f, "    c%d_%d [label=\"NIC %d\", shape=box, style=filled, fillcolor=\"#fdd0a2\"];\n", n, c, c);
+            rb_buf_printf(f, "    c%d_%d [label=\"NIC %d\", shape=box, style=filled, fillcolor=\"#fdd0a2\"];\n", n, c, c);
         for (int g = 0; g < t->gpus_per_node; g++) {
-            fprintf(f, "    g%d_%d -- nv%d [color=\"#31a354\"];\n", n, g, n);
-            fprintf(f, "    g%d_%d -- c%d_%d;\n", n, g, n, rb_topo_gpu_nic(t, g));
+            rb_buf_printf(f, "    g%d_%d -- nv%d [color=\"#31a354\"];\n", n, g, n);
+            rb_buf_printf(f, "    g%d_%d -- c%d_%d;\n", n, g, n, rb_topo_gpu_nic(t, g));
         }
-        fprintf(f, "  }\n");
+        rb_buf_printf(f, "  }\n");
         for (int c = 0; c < t->nics_per_node; c++)
-            fprintf(f, "  c%d_%d -- l%d;\n", n, c, rb_topo_nic_leaf(t, n * t->nics_per_node + c));
+            rb_buf_printf(f, "  c%d_%d -- l%d;\n", n, c, rb_topo_nic_leaf(t, n * t->nics_per_node + c));
     }
     for (int l = 0; l < t->leaves && t->uses_spines; l++) {
         int per_spine = rb_topo_leaf_uplinks(t, l) / t->spines;
         for (int s = 0; s < t->spines && per_spine > 0; s++)
-            fprintf(f, "  l%d -- s%d [label=\"x%d\", fontsize=8];\n", l, s, per_spine);
+            rb_buf_printf(f, "  l%d -- s%d [label=\"x%d\", fontsize=8];\n", l, s, per_spine);
     }
-    fprintf(f, "}\n");
-    return ferror(f) ? -EIO : 0;
+    rb_buf_printf(f, "}\n");
+    return f->oom ? -ENOMEM : 0;
 }

@@ -6,9 +6,8 @@
 #include <string.h>
 
 #include "fabric_int.h"
+#include "railbench/file.h"
 #include "railbench/units.h"
-
-#define GBIT (1e9 / 8.0)
 
 /* GPU named as a global rank "12" or as "node:gpu" ("1:4"); returns 0 or -EINVAL. */
 static int parse_gpu(const struct rb_topo *t, const char *s, int *rank)
@@ -104,14 +103,118 @@ static cJSON *route_json(const struct rb_topo *t, int src, int dst, bool pxn, st
     return o;
 }
 
-static void design_line(struct rb_buf *b, const struct rb_topo *t)
+/* GPUs A and B of --path A B (or --path A,B); src and dst stay -1 without --path. Returns 0 or RB_EXIT_USAGE. */
+static int parse_path(const struct rb_topo *t, const char *path, const struct rb_cli *cli, int *src, int *dst)
 {
-    rb_buf_printf(b, "%s \"%s\": %d nodes x %d GPUs, %d NICs per node", rb_topo_kind_name(t->kind), t->name,
-                  t->nodes, t->gpus_per_node, t->nics_per_node);
-    if (t->kind != RB_TOPO_FAT_TREE)
-        rb_buf_printf(b, ", %d rails", t->rails);
-    rb_buf_printf(b, ", leaf radix %d, %d spines, oversubscription %g:1\n", t->leaf_radix, t->spines,
-                  t->oversubscription);
+    *src = *dst = -1;
+    if (!path && cli->nargs == 0)
+        return 0;
+    char a[64] = "", b[64] = "";
+    const char *comma = path ? strchr(path, ',') : NULL;
+    if (path && comma && cli->nargs == 0 && (size_t)(comma - path) < sizeof a) {
+        snprintf(a, sizeof a, "%.*s", (int)(comma - path), path);
+        snprintf(b, sizeof b, "%s", comma + 1);
+    } else if (path && cli->nargs == 1) {
+        snprintf(a, sizeof a, "%s", path);
+        snprintf(b, sizeof b, "%s", cli->args[0]);
+    } else {
+        return rb_cli_usage_error("--path: expected two GPUs, --path A B (e.g. --path 0:7 1:0)");
+    }
+    if (parse_gpu(t, a, src) != 0 || parse_gpu(t, b, dst) != 0)
+        return rb_cli_usage_error("--path: expected GPUs as rank 0..%d or node:gpu (0..%d:0..%d), got \"%s\" \"%s\"",
+                                  rb_topo_gpus(t) - 1, t->nodes - 1, t->gpus_per_node - 1, a, b);
+    return 0;
+}
+
+/* The counts as JSON (summary.counts). */
+static void counts_json(cJSON *summary, const struct rb_topo *t, const struct rb_topo_counts *c)
+{
+    cJSON *cj = cJSON_AddObjectToObject(summary, "counts");
+    cJSON_AddNumberToObject(cj, "gpus", (double)c->gpus);
+    cJSON_AddNumberToObject(cj, "nics", (double)c->nics);
+    cJSON_AddNumberToObject(cj, "leaves", (double)c->leaves);
+    if (rb_topo_kind_def(t->kind)->railed)
+        cJSON_AddNumberToObject(cj, "leaves_per_rail", t->leaves_per_group);
+    cJSON_AddNumberToObject(cj, "spines", (double)c->spines);
+    cJSON_AddNumberToObject(cj, "switches", (double)c->switches);
+    cJSON_AddNumberToObject(cj, "nic_cables", (double)c->nic_cables);
+    cJSON_AddNumberToObject(cj, "spine_cables", (double)c->spine_cables);
+    cJSON_AddNumberToObject(cj, "cables", (double)c->cables);
+    cJSON_AddNumberToObject(cj, "nic_ports_per_leaf", c->nic_ports_per_leaf);
+    cJSON_AddNumberToObject(cj, "nic_ports_per_leaf_max", t->down_per_leaf);
+    cJSON_AddNumberToObject(cj, "uplinks_per_leaf", c->uplinks_per_leaf);
+    cJSON_AddNumberToObject(cj, "spine_ports_used", c->spine_ports_used);
+    cJSON_AddNumberToObject(cj, "bisection_gbit_per_s", c->bisection_bytes_per_s / RB_GBIT_BYTES_PER_S);
+}
+
+/* The counts as the table's rows. */
+static void counts_table(struct rb_buf *b, const struct rb_topo *t, const struct rb_topo_counts *c)
+{
+    const struct rb_topo_kind_def *kd = rb_topo_kind_def(t->kind);
+    rb_buf_printf(b, "# railbench fabric topo: ");
+    rb_fabric_design_text(b, t);
+    rb_buf_printf(b, "\n\n| item | count |\n|---|---:|\n");
+    rb_buf_printf(b, "| GPUs | %lld |\n| NIC ports | %lld |\n", c->gpus, c->nics);
+    if (kd->railed)
+        rb_buf_printf(b, "| leaf switches | %lld (%d per rail) |\n", c->leaves, t->leaves_per_group);
+    else
+        rb_buf_printf(b, "| leaf switches | %lld |\n", c->leaves);
+    rb_buf_printf(b, "| spine switches | %lld%s |\n", c->spines,
+                  t->uses_spines ? "" : (!kd->spine_layer ? " (rail-only)" : " (one leaf, none needed)"));
+    rb_buf_printf(b, "| switches | %lld |\n", c->switches);
+    rb_buf_printf(b, "| NIC-leaf cables | %lld |\n| leaf-spine cables | %lld |\n| cables | %lld |\n", c->nic_cables,
+                  c->spine_cables, c->cables);
+    rb_buf_printf(b, "| NIC ports on the fullest leaf | %d of %d |\n| uplinks of the fullest leaf | %d |\n",
+                  c->nic_ports_per_leaf, t->down_per_leaf, c->uplinks_per_leaf);
+    if (c->spines)
+        rb_buf_printf(b, "| ports used per spine | %d%s |\n", c->spine_ports_used,
+                      c->spine_ports_used > t->leaf_radix
+                          ? " (more than the leaf radix: the spine layer must itself be a Clos)"
+                          : "");
+    rb_buf_printf(b, "| bisection bandwidth | %.0f Gbit/s (%.2f TB/s) |\n", c->bisection_bytes_per_s / RB_GBIT_BYTES_PER_S,
+                  c->bisection_bytes_per_s / 1e12);
+}
+
+/* The hops from GPU src to GPU dst with PXN off and on, as text and as summary.path. */
+static void path_section(struct rb_buf *b, cJSON *summary, const struct rb_topo *t, int src, int dst)
+{
+    char la[32], lb[32];
+    gpu_label(la, sizeof la, t, src);
+    gpu_label(lb, sizeof lb, t, dst);
+    rb_buf_printf(b, "\npath %s (rank %d) -> %s (rank %d)", la, src, lb, dst);
+    if (rb_topo_kind_def(t->kind)->railed)
+        rb_buf_printf(b, ", rail %d -> rail %d", rb_topo_nic_rail(t, rb_topo_gpu_nic(t, src % t->gpus_per_node)),
+                      rb_topo_nic_rail(t, rb_topo_gpu_nic(t, dst % t->gpus_per_node)));
+    rb_buf_printf(b, ":\n");
+    cJSON *pj = cJSON_AddObjectToObject(summary, "path");
+    cJSON_AddNumberToObject(pj, "src", src);
+    cJSON_AddNumberToObject(pj, "dst", dst);
+    cJSON_AddItemToObject(pj, "pxn_off", route_json(t, src, dst, false, b));
+    cJSON_AddItemToObject(pj, "pxn_on", route_json(t, src, dst, true, b));
+}
+
+/* --save (the topology as JSON) and --dot (Graphviz), each written atomically. Returns 0 or RB_EXIT_RUNTIME. */
+static int write_files(const struct rb_topo *t, const char *save, const char *dot)
+{
+    if (save) {
+        cJSON *tj = rb_topo_to_json(t);
+        int rc = rb_fabric_save_json("--save", save, tj);
+        cJSON_Delete(tj);
+        if (rc != 0)
+            return rc;
+    }
+    if (dot) {
+        struct rb_buf g = {0};
+        int rc = rb_topo_write_dot(t, &g);
+        if (rc == 0)
+            rc = rb_file_write_atomic(dot, g.s, g.len);
+        rb_buf_free(&g);
+        if (rc != 0) {
+            fprintf(stderr, "railbench: --dot %s: cannot write: %s\n", dot, strerror(-rc));
+            return RB_EXIT_RUNTIME;
+        }
+    }
+    return 0;
 }
 
 int rb_fabric_topo(int argc, char **argv)
@@ -141,121 +244,22 @@ int rb_fabric_topo(int argc, char **argv)
     struct rb_topo t;
     struct rb_buf b = {0};
     cJSON *summary = NULL;
-    if ((rc = rb_fabric_topo_resolve(&to, &t)) != 0)
-        goto done;
-
-    int src = -1, dst = -1;
-    if (path || cli.nargs > 0) {
-        char a[64] = "", bb[64] = "";
-        const char *comma = path ? strchr(path, ',') : NULL;
-        if (path && comma && cli.nargs == 0 && (size_t)(comma - path) < sizeof a) {
-            snprintf(a, sizeof a, "%.*s", (int)(comma - path), path);
-            snprintf(bb, sizeof bb, "%s", comma + 1);
-        } else if (path && cli.nargs == 1) {
-            snprintf(a, sizeof a, "%s", path);
-            snprintf(bb, sizeof bb, "%s", cli.args[0]);
-        } else {
-            fprintf(stderr, "railbench: --path: expected two GPUs, --path A B (e.g. --path 0:7 1:0)\n");
-            rc = RB_EXIT_USAGE;
-            goto done;
-        }
-        if (parse_gpu(&t, a, &src) != 0 || parse_gpu(&t, bb, &dst) != 0) {
-            fprintf(stderr,
-                    "railbench: --path: expected GPUs as rank 0..%d or node:gpu (0..%d:0..%d), got \"%s\" \"%s\"\n",
-                    rb_topo_gpus(&t) - 1, t.nodes - 1, t.gpus_per_node - 1, a, bb);
-            rc = RB_EXIT_USAGE;
-            goto done;
-        }
-    }
-
+    int src, dst;
+    if ((rc = rb_fabric_topo_resolve(&to, &t)) != 0 || (rc = parse_path(&t, path, &cli, &src, &dst)) != 0)
+        goto fail;
     struct rb_topo_counts c;
     rb_topo_counts(&t, &c);
     summary = cJSON_CreateObject();
     cJSON_AddItemToObject(summary, "topology", rb_topo_to_json(&t));
-    cJSON *cj = cJSON_AddObjectToObject(summary, "counts");
-    cJSON_AddNumberToObject(cj, "gpus", (double)c.gpus);
-    cJSON_AddNumberToObject(cj, "nics", (double)c.nics);
-    cJSON_AddNumberToObject(cj, "leaves", (double)c.leaves);
-    if (t.kind != RB_TOPO_FAT_TREE)
-        cJSON_AddNumberToObject(cj, "leaves_per_rail", t.leaves_per_group);
-    cJSON_AddNumberToObject(cj, "spines", (double)c.spines);
-    cJSON_AddNumberToObject(cj, "switches", (double)c.switches);
-    cJSON_AddNumberToObject(cj, "nic_cables", (double)c.nic_cables);
-    cJSON_AddNumberToObject(cj, "spine_cables", (double)c.spine_cables);
-    cJSON_AddNumberToObject(cj, "cables", (double)c.cables);
-    cJSON_AddNumberToObject(cj, "nic_ports_per_leaf", c.nic_ports_per_leaf);
-    cJSON_AddNumberToObject(cj, "nic_ports_per_leaf_max", t.down_per_leaf);
-    cJSON_AddNumberToObject(cj, "uplinks_per_leaf", c.uplinks_per_leaf);
-    cJSON_AddNumberToObject(cj, "spine_ports_used", c.spine_ports_used);
-    cJSON_AddNumberToObject(cj, "bisection_gbit_per_s", c.bisection_bytes_per_s / GBIT);
-
-    rb_buf_printf(&b, "# railbench fabric topo: ");
-    design_line(&b, &t);
-    rb_buf_printf(&b, "\n| item | count |\n|---|---:|\n");
-    rb_buf_printf(&b, "| GPUs | %lld |\n| NIC ports | %lld |\n", c.gpus, c.nics);
-    if (t.kind == RB_TOPO_FAT_TREE)
-        rb_buf_printf(&b, "| leaf switches | %lld |\n", c.leaves);
-    else
-        rb_buf_printf(&b, "| leaf switches | %lld (%d per rail) |\n", c.leaves, t.leaves_per_group);
-    rb_buf_printf(&b, "| spine switches | %lld%s |\n", c.spines,
-                  t.uses_spines ? "" : (t.kind == RB_TOPO_RAIL_ONLY ? " (rail-only)" : " (one leaf, none needed)"));
-    rb_buf_printf(&b, "| switches | %lld |\n", c.switches);
-    rb_buf_printf(&b, "| NIC-leaf cables | %lld |\n| leaf-spine cables | %lld |\n| cables | %lld |\n", c.nic_cables,
-                  c.spine_cables, c.cables);
-    rb_buf_printf(&b, "| NIC ports on the fullest leaf | %d of %d |\n| uplinks of the fullest leaf | %d |\n",
-                  c.nic_ports_per_leaf, t.down_per_leaf, c.uplinks_per_leaf);
-    if (c.spines)
-        rb_buf_printf(&b, "| ports used per spine | %d%s |\n", c.spine_ports_used,
-                      c.spine_ports_used > t.leaf_radix ? " (more than the leaf radix: the spine layer must itself be a Clos)" : "");
-    rb_buf_printf(&b, "| bisection bandwidth | %.0f Gbit/s (%.2f TB/s) |\n", c.bisection_bytes_per_s / GBIT,
-                  c.bisection_bytes_per_s / 1e12);
-
-    if (src >= 0) {
-        char la[32], lb[32];
-        gpu_label(la, sizeof la, &t, src);
-        gpu_label(lb, sizeof lb, &t, dst);
-        int ra = rb_topo_nic_rail(&t, rb_topo_gpu_nic(&t, src % t.gpus_per_node));
-        int rbr = rb_topo_nic_rail(&t, rb_topo_gpu_nic(&t, dst % t.gpus_per_node));
-        rb_buf_printf(&b, "\npath %s (rank %d) -> %s (rank %d)", la, src, lb, dst);
-        if (t.kind != RB_TOPO_FAT_TREE)
-            rb_buf_printf(&b, ", rail %d -> rail %d", ra, rbr);
-        rb_buf_printf(&b, ":\n");
-        cJSON *pj = cJSON_AddObjectToObject(summary, "path");
-        cJSON_AddNumberToObject(pj, "src", src);
-        cJSON_AddNumberToObject(pj, "dst", dst);
-        cJSON_AddItemToObject(pj, "pxn_off", route_json(&t, src, dst, false, &b));
-        cJSON_AddItemToObject(pj, "pxn_on", route_json(&t, src, dst, true, &b));
-    }
-
-    if (save) {
-        cJSON *tj = rb_topo_to_json(&t);
-        char *s = tj ? cJSON_Print(tj) : NULL;
-        cJSON_Delete(tj);
-        FILE *f = s ? fopen(save, "w") : NULL;
-        bool ok = f && fputs(s, f) >= 0 && fputc('\n', f) != EOF;
-        if (f && fclose(f) != 0)
-            ok = false;
-        free(s);
-        if (!ok) {
-            fprintf(stderr, "railbench: --save %s: cannot write: %s\n", save, strerror(errno));
-            rc = RB_EXIT_RUNTIME;
-            goto done;
-        }
-    }
-    if (dot) {
-        FILE *f = fopen(dot, "w");
-        bool ok = f && rb_topo_write_dot(&t, f) == 0;
-        if (f && fclose(f) != 0)
-            ok = false;
-        if (!ok) {
-            fprintf(stderr, "railbench: --dot %s: cannot write: %s\n", dot, strerror(errno));
-            rc = RB_EXIT_RUNTIME;
-            goto done;
-        }
-    }
+    counts_json(summary, &t, &c);
+    counts_table(&b, &t, &c);
+    if (src >= 0)
+        path_section(&b, summary, &t, src, dst);
+    if ((rc = write_files(&t, save, dot)) != 0)
+        goto fail;
     rc = rb_fabric_emit("fabric topo", &cli, b.s, summary, json);
     summary = NULL;
-done:
+fail:
     cJSON_Delete(summary);
     rb_buf_free(&b);
     rb_cli_free(&cli);

@@ -1,7 +1,6 @@
 /* railbench load put|get: options, object set, probe, one load phase, and the warp-like report. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
-#include <stdarg.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,12 +11,14 @@
 #include <curl/curl.h>
 
 #include "loader_int.h"
+#include "payload_int.h"
+#include "phase_int.h"
 #include "railbench/clock.h"
 #include "railbench/command.h"
 #include "railbench/log.h"
-#include "railbench/sweep.h"
-#include "railbench/tiers.h"
-#include "railbench/train.h"
+#include "sweep_int.h"
+#include "tiers_int.h"
+#include "train_int.h"
 #include "railbench/units.h"
 
 #define MAX_THREADS 1024
@@ -46,60 +47,13 @@ struct load_args {
     const char *cache_header, *log_requests;
 };
 
-/*
- * Under mpirun every rank parses the same command line; only the first
- * prints a usage error so the user reads it once. The launchers' own rank
- * variables tell which one that is before MPI is initialised.
- */
-static bool first_rank(void)
-{
-    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && *v)
-            return strcmp(v, "0") == 0;
-    }
-    return true;
-}
-
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...)
-{
-    if (first_rank()) {
-        char msg[1024];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof msg, fmt, ap);
-        va_end(ap);
-        fprintf(stderr, "railbench: %s\n", msg);
-    }
-    return RB_EXIT_USAGE;
-}
-
-bool rb_load_first_rank(void)
-{
-    return first_rank();
-}
-
-int rb_load_usage_error(const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return usage_error("%s", msg);
-}
-
 int rb_load_command(const struct rb_cmd_spec *spec, int argc, char **argv,
                     int (*run)(void *args, struct rb_cli *cli), void *args)
 {
     struct rb_cli cli;
-    int rc = rb_cli_parse(&cli, spec, argc, argv);
-    if (rc != 0) {
-        rb_cli_free(&cli);
-        return rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE;
-    }
+    int rc;
+    if (!rb_cli_parse_cmd(&cli, spec, argc, argv, &rc))
+        return rc;
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         rb_cli_free(&cli);
         fprintf(stderr, "railbench: curl_global_init failed\n");
@@ -125,7 +79,17 @@ int rb_load_target_open(const struct rb_target_args *ta, const char *url, struct
     };
     char err[1024] = "";
     *t = NULL;
-    return rb_target_open(t, &tc, err, sizeof err) != 0 ? usage_error("%s", err) : 0;
+    return rb_target_open(t, &tc, err, sizeof err) != 0 ? rb_cli_usage_error("%s", err) : 0;
+}
+
+int rb_load_target_probe(const struct rb_target *t, uint64_t timeout_ns)
+{
+    char err[1024] = "";
+    if (rb_target_probe(t, timeout_ns, err, sizeof err) == 0)
+        return 0;
+    if (rb_cli_first_rank())
+        fprintf(stderr, "railbench: error: %s\n", err);
+    return RB_EXIT_RUNTIME;
 }
 
 /* "OFF:LEN" with sizes on both sides, LEN > 0. */
@@ -149,44 +113,44 @@ static int validate(struct load_args *a, uint64_t *range_off, uint64_t *range_le
 {
     const bool get = a->op == RB_LOAD_GET;
     if (a->threads < 1 || a->threads > MAX_THREADS)
-        return usage_error("--threads %" PRIu64 ": expected 1 to %d", a->threads, MAX_THREADS);
+        return rb_cli_usage_error("--threads %" PRIu64 ": expected 1 to %d", a->threads, MAX_THREADS);
     if (a->inflight < 1 || a->inflight > MAX_INFLIGHT)
-        return usage_error("--inflight %" PRIu64 ": expected 1 to %d", a->inflight, MAX_INFLIGHT);
+        return rb_cli_usage_error("--inflight %" PRIu64 ": expected 1 to %d", a->inflight, MAX_INFLIGHT);
     if (a->threads * a->inflight > MAX_INFLIGHT)
-        return usage_error("--threads x --inflight = %" PRIu64 ": at most %d requests in flight per rank",
+        return rb_cli_usage_error("--threads x --inflight = %" PRIu64 ": at most %d requests in flight per rank",
                            a->threads * a->inflight, MAX_INFLIGHT);
     if (a->objects && a->filelist)
-        return usage_error("--objects and --filelist: give one of them");
+        return rb_cli_usage_error("--objects and --filelist: give one of them");
     if (a->objects > UINT32_MAX)
-        return usage_error("--objects %" PRIu64 ": at most %u", a->objects, UINT32_MAX);
+        return rb_cli_usage_error("--objects %" PRIu64 ": at most %u", a->objects, UINT32_MAX);
     if (!get && !a->objects && !a->filelist)
-        return usage_error("load put: give --objects N (names <prefix><index>) or --filelist FILE");
+        return rb_cli_usage_error("load put: give --objects N (names <prefix><index>) or --filelist FILE");
     if (a->size && (a->min_size || a->max_size))
-        return usage_error("--size and --min-size/--max-size: give one form");
+        return rb_cli_usage_error("--size and --min-size/--max-size: give one form");
     if ((a->min_size != 0) != (a->max_size != 0))
-        return usage_error("--min-size and --max-size go together (e.g. --min-size 4k --max-size 1M)");
+        return rb_cli_usage_error("--min-size and --max-size go together (e.g. --min-size 4k --max-size 1M)");
     if (a->min_size > a->max_size)
-        return usage_error("--min-size %" PRIu64 " is larger than --max-size %" PRIu64, a->min_size, a->max_size);
+        return rb_cli_usage_error("--min-size %" PRIu64 " is larger than --max-size %" PRIu64, a->min_size, a->max_size);
     if (a->size) {
         a->min_size = a->max_size = a->size;
     } else if (!get && !a->max_size) {
         a->min_size = a->max_size = 1024 * 1024; /* put's default object size: 1 MiB */
     }
     if (a->prefix && strlen(a->prefix) > 512)
-        return usage_error("--prefix: at most 512 bytes");
+        return rb_cli_usage_error("--prefix: at most 512 bytes");
     if (a->epochs && a->pattern != RB_PATTERN_EPOCH)
-        return usage_error("--epochs %" PRIu64 ": needs --pattern epoch", a->epochs);
+        return rb_cli_usage_error("--epochs %" PRIu64 ": needs --pattern epoch", a->epochs);
     *range_off = *range_len = 0;
     if (a->range && parse_range(a->range, range_off, range_len))
-        return usage_error("--range \"%s\": expected OFF:LEN with sizes (e.g. 0:4k), LEN > 0", a->range);
+        return rb_cli_usage_error("--range \"%s\": expected OFF:LEN with sizes (e.g. 0:4k), LEN > 0", a->range);
     if (a->range && a->random_range)
-        return usage_error("--range and --random-range: give one of them");
+        return rb_cli_usage_error("--range and --random-range: give one of them");
     if (a->max_error_pct < 0 || a->max_error_pct > 100)
-        return usage_error("--max-error-rate %g: expected 0 to 100 (percent)", a->max_error_pct);
+        return rb_cli_usage_error("--max-error-rate %g: expected 0 to 100 (percent)", a->max_error_pct);
     if (a->max_redirects > 100)
-        return usage_error("--max-redirects %" PRIu64 ": expected 0 to 100", a->max_redirects);
+        return rb_cli_usage_error("--max-redirects %" PRIu64 ": expected 0 to 100", a->max_redirects);
     if (a->cache_header && (!*a->cache_header || strpbrk(a->cache_header, ": \t\r\n")))
-        return usage_error("--cache-header \"%s\": expected a header name such as X-Cache-Status", a->cache_header);
+        return rb_cli_usage_error("--cache-header \"%s\": expected a header name such as X-Cache-Status", a->cache_header);
     if (get && a->pattern == RB_PATTERN_EPOCH && !a->epochs && !a->count && !a->bytes && !a->duration_ns)
         a->epochs = 1;
     if (!a->duration_ns && !a->count && !a->bytes && !(get && a->pattern == RB_PATTERN_EPOCH) && get)
@@ -194,52 +158,17 @@ static int validate(struct load_args *a, uint64_t *range_off, uint64_t *range_le
     return 0;
 }
 
-/* Serialises a set as "name\0size\0..." for one broadcast. */
-static char *pack_objects(const struct rb_objset *s, size_t *len)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < s->n; i++)
-        n += strlen(s->names[i]) + 1 + 21;
-    char *b = malloc(n + 1), *p = b;
-    if (!b)
-        return NULL;
-    for (size_t i = 0; i < s->n; i++) {
-        p += sprintf(p, "%s", s->names[i]) + 1;
-        p += sprintf(p, "%" PRIu64, s->sizes[i]) + 1;
-    }
-    *len = (size_t)(p - b);
-    return b;
-}
-
-static int unpack_objects(const char *b, size_t len, struct rb_objset *s)
-{
-    const char *p = b, *end = b + len;
-    while (p < end) {
-        const char *name = p;
-        p += strlen(p) + 1;
-        if (p >= end)
-            return -EPROTO;
-        uint64_t size = strtoull(p, NULL, 10);
-        p += strlen(p) + 1;
-        int rc = rb_objset_add(s, name, size);
-        if (rc)
-            return rc;
-    }
-    return 0;
-}
-
 int rb_load_build_objects(struct rb_harness *h, const struct rb_target *t, uint64_t count, const char *filelist,
-                          const char *prefix, uint64_t timeout_ns, struct rb_objset *all)
+                          const char *prefix, uint64_t timeout_ns, const char *hint, struct rb_objset *all)
 {
     char err[1024] = "";
-    int rc = 0;
     if (count) {
-        rc = rb_objset_generate(all, prefix, count);
-        if (rc)
+        if (rb_objset_generate(all, prefix, count))
             rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory for %" PRIu64 " object names", count);
-    } else if (filelist) {
-        rc = rb_objset_from_file(all, filelist, err, sizeof err);
-        int bad = rc != 0, any = bad;
+        return 0;
+    }
+    if (filelist) {
+        int bad = rb_objset_from_file(all, filelist, err, sizeof err) != 0, any = bad;
         if (h->mpi)
             RB_MPI_CHECK(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, h->comm));
         if (any) {
@@ -252,48 +181,29 @@ int rb_load_build_objects(struct rb_harness *h, const struct rb_target *t, uint6
                 rb_error("--filelist %s: no object names in it", filelist);
             return RB_EXIT_USAGE;
         }
-    } else {
-        unsigned long long len = 0;
-        char *packed = NULL;
-        int status = 0;
-        if (h->rank == 0) {
-            rc = rb_target_list(t, prefix, timeout_ns, all, err, sizeof err);
-            if (rc) {
-                rb_error("%s", err);
-                status = RB_EXIT_RUNTIME;
-            } else if (all->n == 0) {
-                rb_error("%s: no objects under prefix \"%s\" to read (put some first, or give --objects N / "
-                         "--filelist FILE)", rb_target_name(t), prefix);
-                status = RB_EXIT_RUNTIME;
-            } else {
-                size_t l = 0;
-                packed = pack_objects(all, &l);
-                if (!packed)
-                    rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
-                len = l;
-            }
-        }
-        if (h->mpi && h->size > 1) {
-            RB_MPI_CHECK(MPI_Bcast(&status, 1, MPI_INT, 0, h->comm));
-            if (!status) {
-                RB_MPI_CHECK(MPI_Bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, h->comm));
-                if (h->rank != 0 && !(packed = malloc(len ? len : 1)))
-                    rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
-                /* Chunks below INT_MAX bytes: MPI counts are ints. */
-                for (unsigned long long off = 0; off < len; off += 1u << 30) {
-                    unsigned long long n = len - off < (1u << 30) ? len - off : (1u << 30);
-                    RB_MPI_CHECK(MPI_Bcast(packed + off, (int)n, MPI_CHAR, 0, h->comm));
-                }
-                if (h->rank != 0 && unpack_objects(packed, len, all) != 0)
-                    rb_harness_fatal(h, RB_EXIT_RUNTIME, "cannot unpack the object list");
-            }
-        }
-        free(packed);
-        if (status)
-            return status;
-        if (h->rank == 0)
-            rb_info("%s: listed %zu objects under \"%s\"", rb_target_name(t), all->n, prefix);
+        return 0;
     }
+    int status = 0;
+    if (h->rank == 0) {
+        if (rb_target_list(t, prefix, timeout_ns, all, err, sizeof err)) {
+            rb_error("%s", err);
+            status = RB_EXIT_RUNTIME;
+        } else if (all->n == 0) {
+            rb_error("%s: no objects under prefix \"%s\" %s", rb_target_name(t), prefix, hint);
+            status = RB_EXIT_RUNTIME;
+        } else if (all->n > UINT32_MAX) {
+            rb_error("%s: %zu objects listed, at most %u", rb_target_name(t), all->n, UINT32_MAX);
+            status = RB_EXIT_RUNTIME;
+        }
+    }
+    if (h->mpi)
+        RB_MPI_CHECK(MPI_Bcast(&status, 1, MPI_INT, 0, h->comm));
+    if (status)
+        return status;
+    if (h->mpi && rb_objset_bcast(all, 0, h->comm) != 0)
+        rb_harness_fatal(h, RB_EXIT_RUNTIME, "cannot share the object listing between ranks");
+    if (h->rank == 0)
+        rb_info("%s: listed %zu objects under \"%s\"", rb_target_name(t), all->n, prefix);
     return 0;
 }
 
@@ -301,7 +211,8 @@ int rb_load_build_objects(struct rb_harness *h, const struct rb_target *t, uint6
 static int build_objects(struct rb_harness *h, const struct load_args *a, const struct rb_target *t,
                          const char *prefix, struct rb_objset *all)
 {
-    int status = rb_load_build_objects(h, t, a->objects, a->filelist, prefix, a->timeout_ns, all);
+    int status = rb_load_build_objects(h, t, a->objects, a->filelist, prefix, a->timeout_ns,
+                                       "to read (put some first, or give --objects N / --filelist FILE)", all);
     if (status)
         return status;
     /*
@@ -350,6 +261,117 @@ static int open_request_log(struct rb_harness *h, const char *path)
     return fd;
 }
 
+/*
+ * Opens the target and makes one connection to every endpoint before
+ * anything starts: an unreachable one is one line and exit 3, with no
+ * result directory (nothing was measured). Every rank probes; the first
+ * one speaks. prefix gets the object name prefix. Returns 0 or an exit status.
+ */
+static int open_target(struct load_args *a, struct rb_cli *cli, struct rb_target **tp, char *prefix, size_t plen)
+{
+    struct rb_target *t = NULL;
+    int status = rb_load_target_open(&a->tgt, cli->args[0], &t);
+    if (status)
+        return status;
+    if (a->random_range && !a->max_size && (a->objects || a->filelist)) {
+        rb_target_close(t);
+        return rb_cli_usage_error("--random-range needs object sizes: give --size or --min-size/--max-size, "
+                                  "sizes in the --filelist, or let the bucket be listed");
+    }
+    snprintf(prefix, plen, "%s%s", rb_target_prefix(t), a->prefix ? a->prefix : (a->objects ? DEFAULT_PREFIX : ""));
+    if ((status = rb_load_target_probe(t, a->timeout_ns)) != 0) {
+        rb_target_close(t);
+        return status;
+    }
+    *tp = t;
+    return 0;
+}
+
+/* What this rank's engine runs: a's options with this rank's share of the limits and the rate. */
+static struct rb_load_opts rank_opts(const struct load_args *a, const struct rb_harness *h, const struct rb_target *t,
+                                     const struct rb_objset *mine, int log_fd, uint64_t range_off, uint64_t range_len)
+{
+    return (struct rb_load_opts){
+        .op = a->op,
+        .target = t,
+        .objects = mine,
+        .threads = (unsigned)a->threads,
+        .inflight = (unsigned)a->inflight,
+        .pattern = (enum rb_load_pattern)a->pattern,
+        .epochs = a->epochs,
+        .count = a->count ? share(a->count, h->size, h->rank) : 0,
+        .bytes = a->bytes ? share(a->bytes, h->size, h->rank) : 0,
+        .range_off = range_off,
+        .range_len = range_len,
+        .random_range_len = a->random_range,
+        .rate_per_s = a->rate / h->size,
+        .seed = a->seed,
+        .verify = a->verify,
+        .min_size = a->min_size,
+        .max_size = a->max_size,
+        .timeout_ns = a->timeout_ns,
+        .max_redirects = (long)a->max_redirects,
+        .cache_header = a->cache_header,
+        .rank = h->rank,
+        .log_fd = log_fd,
+    };
+}
+
+/* Rank 0: one line on what the phase is about to run. */
+static void announce(const struct load_args *a, const struct rb_harness *h, const char *command,
+                     const struct rb_target *t, size_t nobjects, const struct rb_load_opts *o)
+{
+    char lim[160] = "";
+    size_t l = 0;
+    if (a->duration_ns) {
+        char d[32];
+        rb_format_duration(d, sizeof d, a->duration_ns);
+        l += (size_t)snprintf(lim + l, sizeof lim - l, " duration %s", d);
+    }
+    if (a->count)
+        l += (size_t)snprintf(lim + l, sizeof lim - l, " count %" PRIu64, a->count);
+    if (a->bytes)
+        l += (size_t)snprintf(lim + l, sizeof lim - l, " bytes %" PRIu64, a->bytes);
+    if (a->epochs)
+        snprintf(lim + l, sizeof lim - l, " epochs %" PRIu64, a->epochs);
+    rb_info("%s %s: %zu objects, %d rank(s) x %u thread(s) x %u in flight, %s;%s", command, rb_target_name(t),
+            nobjects, h->size, o->threads, o->inflight, a->rate > 0 ? "open loop" : "closed loop", lim);
+}
+
+/* Rank 0: result.json's summary, the error-rate check, and the table (returned, malloc'd; NULL without memory). */
+static char *report(const struct load_args *a, struct rb_harness *h, const char *command, const struct rb_target *t,
+                    const struct rb_load_opts *o, const struct rb_load_result *res)
+{
+    cJSON *summary = cJSON_CreateObject();
+    cJSON *ops = cJSON_AddArrayToObject(summary, "ops");
+    cJSON_AddItemToArray(ops, rb_load_summary_json(res));
+    cJSON_AddStringToObject(summary, "target", rb_target_name(t));
+    cJSON_AddNumberToObject(summary, "ranks", h->size);
+    cJSON_AddNumberToObject(summary, "threads", o->threads);
+    cJSON_AddNumberToObject(summary, "inflight", o->inflight);
+    if (a->rate > 0)
+        cJSON_AddNumberToObject(summary, "rate_per_s", a->rate);
+    rb_result_set(&h->result, "summary", summary);
+    char head[1400], mode[64] = "closed loop";
+    if (a->rate > 0)
+        snprintf(mode, sizeof mode, "open loop at %.6g requests/s", a->rate);
+    snprintf(head, sizeof head, "\n# railbench %s %s\n\n%d rank(s) x %u thread(s) x %u in flight, %s\n", command,
+             rb_target_name(t), h->size, o->threads, o->inflight, mode);
+    char *table = strdup(head);
+    size_t tlen = table ? strlen(table) : 0;
+    if (table)
+        rb_load_report_md(res, &table, &tlen);
+    if (a->max_error_pct < 100) {
+        double pct = res->total->ops ? 100.0 * (double)res->total->errors / (double)res->total->ops : 0;
+        rb_result_check(&h->result, "error_rate", pct <= a->max_error_pct,
+                        "%.3f %% of %" PRIu64 " requests failed (--max-error-rate %g %%)", pct, res->total->ops,
+                        a->max_error_pct);
+        if (pct > a->max_error_pct)
+            rb_error("error rate %.3f %% is above --max-error-rate %g %%", pct, a->max_error_pct);
+    }
+    return table;
+}
+
 static int run(struct load_args *a, struct rb_cli *cli)
 {
     uint64_t range_off, range_len;
@@ -358,33 +380,13 @@ static int run(struct load_args *a, struct rb_cli *cli)
         return status;
 
     struct rb_target *t = NULL;
-    if ((status = rb_load_target_open(&a->tgt, cli->args[0], &t)) != 0)
-        return status;
-    char err[1024] = "";
-    if (a->random_range && !a->max_size && (a->objects || a->filelist)) {
-        rb_target_close(t);
-        return usage_error("--random-range needs object sizes: give --size or --min-size/--max-size, "
-                           "sizes in the --filelist, or let the bucket be listed");
-    }
     char prefix[1600];
-    snprintf(prefix, sizeof prefix, "%s%s", rb_target_prefix(t),
-             a->prefix ? a->prefix : (a->objects ? DEFAULT_PREFIX : ""));
-
-    /*
-     * One connection to every endpoint before anything starts: an unreachable
-     * one is one line and exit 3, with no result directory (nothing was
-     * measured). Every rank probes; the first one speaks.
-     */
-    if (rb_target_probe(t, a->timeout_ns, err, sizeof err) != 0) {
-        if (first_rank())
-            fprintf(stderr, "railbench: error: %s\n", err);
-        rb_target_close(t);
-        return RB_EXIT_RUNTIME;
-    }
+    if ((status = open_target(a, cli, &t, prefix, sizeof prefix)) != 0)
+        return status;
 
     const char *command = a->op == RB_LOAD_PUT ? "load put" : "load get";
     struct rb_harness h;
-    status = rb_harness_init(&h, command, cli, true);
+    status = rb_harness_init(&h, command, cli, &(struct rb_harness_opts){.mpi = true});
     if (status) {
         rb_target_close(t);
         return status;
@@ -393,7 +395,6 @@ static int run(struct load_args *a, struct rb_cli *cli)
     int log_fd = -1;
     struct rb_load_result res = {0};
     char *table = NULL;
-    size_t tlen = 0;
     if ((status = build_objects(&h, a, t, prefix, &all)))
         goto out;
     if (rb_objset_partition(&all, h.rank, h.size, &mine))
@@ -411,82 +412,16 @@ static int run(struct load_args *a, struct rb_cli *cli)
         goto out;
     }
 
-    struct rb_load_opts o = {
-        .op = a->op,
-        .target = t,
-        .objects = &mine,
-        .threads = (unsigned)a->threads,
-        .inflight = (unsigned)a->inflight,
-        .pattern = (enum rb_load_pattern)a->pattern,
-        .epochs = a->epochs,
-        .count = a->count ? share(a->count, h.size, h.rank) : 0,
-        .bytes = a->bytes ? share(a->bytes, h.size, h.rank) : 0,
-        .range_off = range_off,
-        .range_len = range_len,
-        .random_range_len = a->random_range,
-        .rate_per_s = a->rate / h.size,
-        .seed = a->seed,
-        .verify = a->verify,
-        .min_size = a->min_size,
-        .max_size = a->max_size,
-        .timeout_ns = a->timeout_ns,
-        .max_redirects = (long)a->max_redirects,
-        .cache_header = a->cache_header,
-        .rank = h.rank,
-        .log_fd = log_fd,
-    };
+    struct rb_load_opts o = rank_opts(a, &h, t, &mine, log_fd, range_off, range_len);
     /* A rank with a count share of zero has nothing to do (fewer requests than ranks). */
     if (a->count && !o.count)
         o.objects = &none;
-    if (h.rank == 0) {
-        char lim[160] = "";
-        size_t l = 0;
-        if (a->duration_ns) {
-            char d[32];
-            rb_format_duration(d, sizeof d, a->duration_ns);
-            l += (size_t)snprintf(lim + l, sizeof lim - l, " duration %s", d);
-        }
-        if (a->count)
-            l += (size_t)snprintf(lim + l, sizeof lim - l, " count %" PRIu64, a->count);
-        if (a->bytes)
-            l += (size_t)snprintf(lim + l, sizeof lim - l, " bytes %" PRIu64, a->bytes);
-        if (a->epochs)
-            snprintf(lim + l, sizeof lim - l, " epochs %" PRIu64, a->epochs);
-        rb_info("%s %s: %zu objects, %d rank(s) x %u thread(s) x %u in flight, %s;%s", command,
-                rb_target_name(t), all.n, h.size, o.threads, o.inflight,
-                a->rate > 0 ? "open loop" : "closed loop", lim);
-    }
+    if (h.rank == 0)
+        announce(a, &h, command, t, all.n, &o);
     status = rb_load_run_phase(&h, a->op == RB_LOAD_PUT ? "put" : "get", a->duration_ns, &o, &res);
 
-    if (h.rank == 0 && res.total) {
-        cJSON *summary = cJSON_CreateObject();
-        cJSON *ops = cJSON_AddArrayToObject(summary, "ops");
-        cJSON_AddItemToArray(ops, rb_load_summary_json(&res));
-        cJSON_AddStringToObject(summary, "target", rb_target_name(t));
-        cJSON_AddNumberToObject(summary, "ranks", h.size);
-        cJSON_AddNumberToObject(summary, "threads", o.threads);
-        cJSON_AddNumberToObject(summary, "inflight", o.inflight);
-        if (a->rate > 0)
-            cJSON_AddNumberToObject(summary, "rate_per_s", a->rate);
-        rb_result_set(&h.result, "summary", summary);
-        char head[1400], mode[64] = "closed loop";
-        if (a->rate > 0)
-            snprintf(mode, sizeof mode, "open loop at %.6g requests/s", a->rate);
-        snprintf(head, sizeof head, "\n# railbench %s %s\n\n%d rank(s) x %u thread(s) x %u in flight, %s\n",
-                 command, rb_target_name(t), h.size, o.threads, o.inflight, mode);
-        table = strdup(head);
-        tlen = table ? strlen(table) : 0;
-        if (table)
-            rb_load_report_md(&res, &table, &tlen);
-        if (a->max_error_pct < 100) {
-            double pct = res.total->ops ? 100.0 * (double)res.total->errors / (double)res.total->ops : 0;
-            rb_result_check(&h.result, "error_rate", pct <= a->max_error_pct,
-                            "%.3f %% of %" PRIu64 " requests failed (--max-error-rate %g %%)", pct,
-                            res.total->ops, a->max_error_pct);
-            if (pct > a->max_error_pct)
-                rb_error("error rate %.3f %% is above --max-error-rate %g %%", pct, a->max_error_pct);
-        }
-    }
+    if (h.rank == 0 && res.total)
+        table = report(a, &h, command, t, &o, &res);
 out:
     /* A run that failed before measuring anything says so in one line, without pointing at an empty result. */
     if (status && !res.total && rb_log_get_level() > RB_LOG_WARN)

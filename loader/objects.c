@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "railbench/loader.h"
+#include "objset_int.h"
 #include "railbench/units.h"
 
 int rb_objset_add(struct rb_objset *s, const char *name, uint64_t size_bytes)

@@ -1,7 +1,7 @@
 /* Seeded payload: every byte is a pure function of (seed, object name, offset), so GET --verify needs no stored copy. */
 #include <string.h>
 
-#include "railbench/loader.h"
+#include "payload_int.h"
 
 #define GOLDEN 0x9e3779b97f4a7c15ull
 

@@ -7,12 +7,12 @@
 #include <string.h>
 
 #include "loader_int.h"
+#include "phase_int.h"
 #include "railbench/log.h"
 #include "railbench/prom.h"
 #include "railbench/result.h"
 #include "railbench/units.h"
 
-#define MIB (1024.0 * 1024.0)
 
 static const char *const extra_names_nocache[] = {"redirects", NULL};
 
@@ -294,7 +294,7 @@ int rb_load_report_md(const struct rb_load_result *r, char **buf, size_t *len)
                     "| latency | avg | p50 | p90 | p99 | p99.9 | max |\n"
                     "|---|---:|---:|---:|---:|---:|---:|\n",
                     r->op, r->phase, (unsigned long long)s->ops, (unsigned long long)ok, bytes, d,
-                    d > 0 ? (double)s->bytes / d / MIB : 0, d > 0 ? (double)ok / d : 0,
+                    d > 0 ? (double)s->bytes / d / (double)RB_MIB : 0, d > 0 ? (double)ok / d : 0,
                     (unsigned long long)s->errors);
     if (!rc)
         rc = latency_row(buf, len, r->open_loop ? "request, from intended send (corrected)" : "request", &s->lat);
@@ -306,7 +306,7 @@ int rb_load_report_md(const struct rb_load_result *r, char **buf, size_t *len)
     size_t n;
     if (!rc && segment_stats(r, &fast, &med, &slow, &n))
         rc = append(buf, len, "\n1-second segments (%zu): fastest %.2f MiB/s, median %.2f MiB/s, slowest %.2f MiB/s\n",
-                    n, fast / MIB, med / MIB, slow / MIB);
+                    n, fast / (double)RB_MIB, med / (double)RB_MIB, slow / (double)RB_MIB);
     if (!rc)
         rc = append(buf, len, "\nerrors:");
     for (int i = 0; !rc && i < RB_LERR_COUNT; i++)

@@ -1,6 +1,6 @@
 /* railbench load sweep: one barrier-started GET phase per in-flight or rate step, every point, and the knee. */
 #define _POSIX_C_SOURCE 200809L
-#include "railbench/sweep.h"
+#include "sweep_int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -11,6 +11,8 @@
 #include <curl/curl.h>
 
 #include "loader_int.h"
+#include "payload_int.h"
+#include "phase_int.h"
 #include "railbench/buf.h"
 #include "railbench/clock.h"
 #include "railbench/log.h"
@@ -20,7 +22,6 @@
 #define MAX_INFLIGHT 65536
 #define DEFAULT_POINT_NS (5 * RB_NS_PER_S)
 #define DEFAULT_RATE_INFLIGHT 16 /* connections per thread for an open-loop point: room for the server to lag */
-#define MIB (1024.0 * 1024.0)
 
 /*
  * The knee as the AIStore benchmark write-up reads its worker sweep: 20
@@ -83,12 +84,12 @@ static int parse_rates(const char *s, double *out, size_t max, size_t *n)
         size_t len = strcspn(p, ",");
         char item[64];
         if (len == 0 || len >= sizeof item || *n == max)
-            return rb_load_usage_error("--rate \"%s\": expected increasing rates such as 100,200,400 (at most %zu)", s,
+            return rb_cli_usage_error("--rate \"%s\": expected increasing rates such as 100,200,400 (at most %zu)", s,
                                        max);
         memcpy(item, p, len);
         item[len] = '\0';
         if (rb_parse_rate(item, &out[*n]) != 0)
-            return rb_load_usage_error("--rate \"%s\": \"%s\" is not a rate (use e.g. 1000, 1000/s, 60/m)", s, item);
+            return rb_cli_usage_error("--rate \"%s\": \"%s\" is not a rate (use e.g. 1000, 1000/s, 60/m)", s, item);
         (*n)++;
         if (!p[len])
             return 0;
@@ -100,17 +101,17 @@ static int validate(struct sweep_args *a, double *rates, size_t *nrates)
 {
     *nrates = 0;
     if (a->threads < 1 || a->threads > MAX_THREADS)
-        return rb_load_usage_error("--threads %" PRIu64 ": expected 1 to %d", a->threads, MAX_THREADS);
+        return rb_cli_usage_error("--threads %" PRIu64 ": expected 1 to %d", a->threads, MAX_THREADS);
     if (a->rate) {
         int rc = parse_rates(a->rate, rates, RB_LIST_MAX, nrates);
         if (rc)
             return rc;
         for (size_t i = 1; i < *nrates; i++)
             if (!(rates[i] > rates[i - 1]))
-                return rb_load_usage_error("--rate %s: expected increasing rates (each step above the one before)",
+                return rb_cli_usage_error("--rate %s: expected increasing rates (each step above the one before)",
                                            a->rate);
         if (a->inflight.n > 1)
-            return rb_load_usage_error("--rate steps run with one --inflight value (the connections per thread), "
+            return rb_cli_usage_error("--rate steps run with one --inflight value (the connections per thread), "
                                        "not a list");
         if (!a->inflight.n)
             a->inflight = (struct rb_u64s){1, {DEFAULT_RATE_INFLIGHT}};
@@ -120,24 +121,24 @@ static int validate(struct sweep_args *a, double *rates, size_t *nrates)
     for (size_t i = 0; i < a->inflight.n; i++) {
         uint64_t v = a->inflight.v[i];
         if (v < 1 || v > MAX_INFLIGHT || a->threads * v > MAX_INFLIGHT)
-            return rb_load_usage_error("--inflight %" PRIu64 ": expected 1 to %d requests in flight per rank "
+            return rb_cli_usage_error("--inflight %" PRIu64 ": expected 1 to %d requests in flight per rank "
                                        "(threads x inflight)", v, MAX_INFLIGHT);
         if (i && v <= a->inflight.v[i - 1])
-            return rb_load_usage_error("--inflight: expected increasing values (e.g. 1,2,4,8), got %" PRIu64
+            return rb_cli_usage_error("--inflight: expected increasing values (e.g. 1,2,4,8), got %" PRIu64
                                        " after %" PRIu64, v, a->inflight.v[i - 1]);
     }
     if (a->objects && a->filelist)
-        return rb_load_usage_error("--objects and --filelist: give one of them");
+        return rb_cli_usage_error("--objects and --filelist: give one of them");
     if (a->objects > UINT32_MAX)
-        return rb_load_usage_error("--objects %" PRIu64 ": at most %u", a->objects, UINT32_MAX);
+        return rb_cli_usage_error("--objects %" PRIu64 ": at most %u", a->objects, UINT32_MAX);
     if (a->prefix && strlen(a->prefix) > 512)
-        return rb_load_usage_error("--prefix: at most 512 bytes");
+        return rb_cli_usage_error("--prefix: at most 512 bytes");
     if (a->max_error_pct < 0 || a->max_error_pct > 100)
-        return rb_load_usage_error("--max-error-rate %g: expected 0 to 100 (percent)", a->max_error_pct);
+        return rb_cli_usage_error("--max-error-rate %g: expected 0 to 100 (percent)", a->max_error_pct);
     if (a->max_redirects > 100)
-        return rb_load_usage_error("--max-redirects %" PRIu64 ": expected 0 to 100", a->max_redirects);
+        return rb_cli_usage_error("--max-redirects %" PRIu64 ": expected 0 to 100", a->max_redirects);
     if (a->verify && !a->size)
-        return rb_load_usage_error("--verify: give --size, the size the objects were put with");
+        return rb_cli_usage_error("--verify: give --size, the size the objects were put with");
     if (!a->duration_ns && !a->count)
         a->duration_ns = DEFAULT_POINT_NS;
     return 0;
@@ -212,7 +213,7 @@ static char *report(const struct sweep_args *a, const struct rb_harness *h, cons
         rb_format_duration_human(p50, sizeof p50, p->lat_p50_ns);
         rb_format_duration_human(p99, sizeof p99, p->lat_p99_ns);
         rb_buf_printf(&t, "| %s | %" PRIu64 " | %s | %.2f | %.1f | %s | %s | %s | %" PRIu64 " | %s |\n", p->phase,
-                      p->inflight, rate, p->bytes_per_s / MIB, p->ops_per_s, avg, p50, p99, p->errors,
+                      p->inflight, rate, p->bytes_per_s / (double)RB_MIB, p->ops_per_s, avg, p50, p99, p->errors,
                       i >= n ? "interrupted" : (int)i == knee ? "knee" : "");
     }
     cJSON *rule = cJSON_AddObjectToObject(summary, "knee_rule");
@@ -236,7 +237,7 @@ static char *report(const struct sweep_args *a, const struct rb_harness *h, cons
         rb_format_duration_human(avg, sizeof avg, (uint64_t)k->lat_avg_ns);
         rb_buf_printf(&t, "\nknee: %s (%.2f MiB/s, %.1f obj/s, latency avg %s); the next point, %s, adds %.1f %% "
                       "throughput for %+.0f %% average latency\n",
-                      k->phase, k->bytes_per_s / MIB, k->ops_per_s, avg, next->phase, gain, growth);
+                      k->phase, k->bytes_per_s / (double)RB_MIB, k->ops_per_s, avg, next->phase, gain, growth);
     } else {
         cJSON_AddNullToObject(summary, "knee");
         rb_buf_printf(&t, "\nknee: none up to %s (no step adds < %g %% throughput for > %g %% more average "
@@ -263,18 +264,15 @@ static int run(struct sweep_args *a, struct rb_cli *cli)
     struct rb_target *t = NULL;
     if ((status = rb_load_target_open(&a->tgt, cli->args[0], &t)) != 0)
         return status;
-    char err[1024] = "";
-    if (rb_target_probe(t, a->timeout_ns, err, sizeof err) != 0) {
-        if (rb_load_first_rank())
-            fprintf(stderr, "railbench: error: %s\n", err);
+    if ((status = rb_load_target_probe(t, a->timeout_ns)) != 0) {
         rb_target_close(t);
-        return RB_EXIT_RUNTIME;
+        return status;
     }
     char prefix[1600];
     snprintf(prefix, sizeof prefix, "%s%s", rb_target_prefix(t), a->prefix ? a->prefix : (a->objects ? "obj-" : ""));
 
     struct rb_harness h;
-    status = rb_harness_init(&h, "load sweep", cli, true);
+    status = rb_harness_init(&h, "load sweep", cli, &(struct rb_harness_opts){.mpi = true});
     if (status) {
         rb_target_close(t);
         return status;
@@ -286,7 +284,8 @@ static int run(struct sweep_args *a, struct rb_cli *cli)
     char *table = NULL;
     if (!pts)
         rb_harness_fatal(&h, RB_EXIT_RUNTIME, "out of memory");
-    if ((status = rb_load_build_objects(&h, t, a->objects, a->filelist, prefix, a->timeout_ns, &all)))
+    if ((status = rb_load_build_objects(&h, t, a->objects, a->filelist, prefix, a->timeout_ns,
+                                         "to read (put some first, or give --objects N / --filelist FILE)", &all)))
         goto out;
     if (a->size)
         for (size_t i = 0; i < all.n; i++)

@@ -5,14 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "loader_int.h"
+#include "target_int.h"
+#include "railbench/buf.h"
 #include "railbench/clock.h"
 
 /* A listing page or error body larger than this is not what we asked for. */
 #define LIST_BODY_LIMIT (256u << 20)
 
-static const struct rb_target_ops *const tables[] = {&rb_target_http_ops, &rb_target_s3_ops,
-                                                     &rb_target_ais_ops};
+static const struct rb_target_ops *const tables[] = {&rb_target_http_ops, &rb_target_https_ops,
+                                                     &rb_target_s3_ops, &rb_target_ais_ops};
 
 int rb_target_split_url(const char *url, char *scheme, size_t slen, char *hostport, size_t hlen,
                         char *path, size_t plen)
@@ -110,8 +111,6 @@ int rb_target_open(struct rb_target **out, const struct rb_target_cfg *cfg, char
         if (strlen(tables[i]->scheme) == (size_t)(sep - url) &&
             strncmp(url, tables[i]->scheme, (size_t)(sep - url)) == 0)
             ops = tables[i];
-    if (sep - url == 5 && strncmp(url, "https", 5) == 0)
-        ops = &rb_target_http_ops;
     if (!ops) {
         snprintf(err, errlen, "target \"%.200s\": unknown scheme \"%.*s\" (expected http, s3 or ais)", url,
                  (int)(sep - url > 32 ? 32 : sep - url), url);
@@ -152,6 +151,21 @@ void rb_target_close(struct rb_target *t)
 const char *rb_target_scheme(const struct rb_target *t)
 {
     return t->ops->scheme;
+}
+
+bool rb_target_can_evict(const struct rb_target *t)
+{
+    return t->ops->evict != NULL;
+}
+
+int rb_target_evict(const struct rb_target *t, const struct rb_objset *names, const char *prefix,
+                    uint64_t timeout_ns, const volatile int *stop, char *err, size_t errlen)
+{
+    if (!t->ops->evict) {
+        snprintf(err, errlen, "%s: eviction through the API needs an AIStore tier (ais://BUCKET)", t->name);
+        return -EINVAL;
+    }
+    return t->ops->evict(t, names, prefix, timeout_ns, stop, err, errlen);
 }
 
 size_t rb_target_endpoint_count(const struct rb_target *t)

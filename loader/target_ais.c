@@ -7,7 +7,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "loader_int.h"
+#include "evict_int.h"
+#include "target_int.h"
 #include "railbench/result.h"
 
 /*
@@ -181,4 +182,5 @@ const struct rb_target_ops rb_target_ais_ops = {
     .list_request = ais_list_request,
     .list_parse = ais_list_parse,
     .error_message = ais_error_message,
+    .evict = rb_target_ais_evict,
 };

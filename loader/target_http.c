@@ -7,7 +7,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "loader_int.h"
+#include "target_int.h"
 #include "railbench/result.h"
 
 static int http_parse(struct rb_target *t, const char *rest, const struct rb_target_cfg *cfg, char *err,
@@ -109,12 +109,13 @@ static int http_list_parse(const struct rb_target *t, const char *body, size_t l
     return rc;
 }
 
-const struct rb_target_ops rb_target_http_ops = {
-    .scheme = "http",
-    .parse = http_parse,
-    .object_url = http_object_url,
-    .setup = http_setup,
-    .list_request = http_list_request,
-    .list_parse = http_list_parse,
-    .error_message = NULL,
-};
+/* One table for both schemes: libcurl picks plain or TLS transport from the endpoint URL itself. */
+#define HTTP_OPS(scheme_name)                                                                      \
+    {                                                                                              \
+        .scheme = scheme_name, .parse = http_parse, .object_url = http_object_url, .setup = http_setup, \
+        .list_request = http_list_request, .list_parse = http_list_parse, .error_message = NULL,   \
+        .evict = NULL,                                                                             \
+    }
+
+const struct rb_target_ops rb_target_http_ops = HTTP_OPS("http");
+const struct rb_target_ops rb_target_https_ops = HTTP_OPS("https");

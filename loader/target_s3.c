@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "loader_int.h"
+#include "target_int.h"
 
 /*
  * libcurl 7.88 signs the value of a caller-supplied x-amz-content-sha256

@@ -1,6 +1,6 @@
 /* railbench load tiers: per object size, populate the backend, then direct, cold and warm GETs, verified, as one table. */
 #define _GNU_SOURCE
-#include "railbench/tiers.h"
+#include "tiers_int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -12,9 +12,11 @@
 #include <curl/curl.h>
 
 #include "loader_int.h"
+#include "payload_int.h"
+#include "phase_int.h"
 #include "railbench/buf.h"
 #include "railbench/clock.h"
-#include "railbench/evict.h"
+#include "evict_int.h"
 #include "railbench/log.h"
 #include "railbench/units.h"
 
@@ -24,63 +26,9 @@
 #define DEFAULT_PREFIX "obj-"
 /* The headers caching proxies answer with: nginx ($upstream_cache_status), Varnish, Squid and CDNs. */
 #define DEFAULT_CACHE_HEADERS "X-Cache-Status,X-Cache"
-#define GIB (1024.0 * 1024.0 * 1024.0)
 
 static const char *const how_names[] = {"direct", "cold", "warm"};
 static const char *const how_labels[] = {"DIRECT", "COLD through tier", "WARM through tier"};
-
-/* ---- The derived figures ---- */
-
-enum rb_tiers_verdict rb_tiers_judge(enum rb_tiers_how how, const struct rb_tiers_cache *c, char *why, size_t len)
-{
-    char dummy[8];
-    if (!why) {
-        why = dummy;
-        len = sizeof dummy;
-    }
-    const uint64_t seen = c->hit + c->miss + c->other, total = seen + c->absent;
-    if (how == RB_TIERS_DIRECT) {
-        snprintf(why, len, "direct reads do not pass the tier");
-        return RB_TIERS_UNVERIFIED;
-    }
-    if (!seen) {
-        snprintf(why, len, "none of the %" PRIu64 " responses carried a cache-status header", total);
-        return RB_TIERS_UNVERIFIED;
-    }
-    if (how == RB_TIERS_COLD && c->hit) {
-        snprintf(why, len,
-                 "%" PRIu64 " of %" PRIu64 " cold GETs were cache HITs: the tier already held objects this run "
-                 "had not read through it, so the read was not cold",
-                 c->hit, total);
-        return RB_TIERS_FAILED;
-    }
-    if (how == RB_TIERS_WARM && c->miss) {
-        snprintf(why, len,
-                 "%" PRIu64 " of %" PRIu64 " warm GETs were cache MISSes: the tier did not keep what the cold "
-                 "phase fetched (cache too small, responses not cacheable, or evicted meanwhile)",
-                 c->miss, total);
-        return RB_TIERS_FAILED;
-    }
-    snprintf(why, len, "%" PRIu64 " GETs: %" PRIu64 " MISS, %" PRIu64 " HIT, %" PRIu64 " other, %" PRIu64
-             " without the header", total, c->miss, c->hit, c->other, c->absent);
-    return RB_TIERS_VERIFIED;
-}
-
-double rb_tiers_speedup(double fast_bytes_per_s, double slow_bytes_per_s)
-{
-    return slow_bytes_per_s > 0 ? fast_bytes_per_s / slow_bytes_per_s : -1;
-}
-
-void rb_tiers_size_label(char *buf, size_t len, uint64_t bytes)
-{
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (u < 4 && bytes && bytes % 1024 == 0) {
-        bytes /= 1024;
-        u++;
-    }
-    snprintf(buf, len, "%" PRIu64 "%s", bytes, units[u]);
-}
 
 /* ---- The command ---- */
 
@@ -264,11 +212,11 @@ static void evict(struct tiers_run *r, const char *phase, uint64_t size, const s
         const char *how;
         if (a->evict) {
             how = "AIStore evict-listrange";
-            rc = rb_evict_ais_objects(r->tier, tier_all, tier_prefix, a->evict_timeout_ns, rb_harness_signal_flag(),
+            rc = rb_target_evict(r->tier, tier_all, tier_prefix, a->evict_timeout_ns, rb_harness_signal_flag(),
                                       err, sizeof err);
         } else if (a->evict_bucket) {
             how = "AIStore evict-remote-bck";
-            rc = rb_evict_ais_bucket(r->tier, a->evict_timeout_ns, err, sizeof err);
+            rc = rb_target_evict(r->tier, NULL, NULL, a->evict_timeout_ns, rb_harness_signal_flag(), err, sizeof err);
         } else {
             how = "--evict-cmd";
             char env[6][1200], *envp[7];
@@ -287,7 +235,7 @@ static void evict(struct tiers_run *r, const char *phase, uint64_t size, const s
     }
     agree_int(r, &rc);
     if (rc == -ECANCELED) {
-        r->h.interrupted = true;
+        rb_harness_any_signalled(&r->h); /* records the interruption (the harness owns the flag) */
         r->stop = true;
     } else if (rc) {
         r->stop = true;
@@ -483,8 +431,8 @@ static char *report(struct tiers_run *r, cJSON *summary)
         else if (w->counted)
             snprintf(cache, sizeof cache, "no header");
         rb_buf_printf(&t, "| %s | %s | %.4f | %.1f | %.2f | %.2f | %.2f | %.1f | %.4f | %s |\n", how_labels[w->how],
-                      size, w->bytes_per_s / GIB, w->ops_per_s, w->lat_avg_ns / 1e6, (double)w->lat_p99_ns / 1e6,
-                      (double)w->ttfb_p50_ns / 1e6, 100 * w->disk_util_ratio, w->net_bytes_per_s / GIB, cache);
+                      size, w->bytes_per_s / (double)RB_GIB, w->ops_per_s, w->lat_avg_ns / 1e6, (double)w->lat_p99_ns / 1e6,
+                      (double)w->ttfb_p50_ns / 1e6, 100 * w->disk_util_ratio, w->net_bytes_per_s / (double)RB_GIB, cache);
     }
     cJSON *speedups = cJSON_AddArrayToObject(summary, "speedups");
     bool any = false;
@@ -564,42 +512,42 @@ static bool same_place(const struct rb_target *a, const struct rb_target *b)
 static int validate(struct tiers_args *a)
 {
     if (!a->backend)
-        return rb_load_usage_error("--backend URL is required: the origin (http://HOST:PORT/PATH, s3://BUCKET or "
+        return rb_cli_usage_error("--backend URL is required: the origin (http://HOST:PORT/PATH, s3://BUCKET or "
                                    "ais://BUCKET)");
     if (!a->tier)
-        return rb_load_usage_error("--tier URL is required: the caching tier in front of --backend");
+        return rb_cli_usage_error("--tier URL is required: the caching tier in front of --backend");
     if (a->threads < 1 || a->threads > MAX_THREADS)
-        return rb_load_usage_error("--threads %" PRIu64 ": expected 1 to %d", a->threads, MAX_THREADS);
+        return rb_cli_usage_error("--threads %" PRIu64 ": expected 1 to %d", a->threads, MAX_THREADS);
     if (a->inflight < 1 || a->inflight > MAX_INFLIGHT || a->threads * a->inflight > MAX_INFLIGHT)
-        return rb_load_usage_error("--inflight %" PRIu64 ": expected 1 to %d requests in flight per rank "
+        return rb_cli_usage_error("--inflight %" PRIu64 ": expected 1 to %d requests in flight per rank "
                                    "(threads x inflight)", a->inflight, MAX_INFLIGHT);
     if (a->objects < 1 || a->objects > UINT32_MAX)
-        return rb_load_usage_error("--objects %" PRIu64 ": expected 1 to %u", a->objects, UINT32_MAX);
+        return rb_cli_usage_error("--objects %" PRIu64 ": expected 1 to %u", a->objects, UINT32_MAX);
     for (size_t i = 0; i < a->sizes.n; i++) {
         if (!a->sizes.v[i])
-            return rb_load_usage_error("--sizes: an object size of 0 bytes measures nothing; give e.g. 1MiB,10MiB");
+            return rb_cli_usage_error("--sizes: an object size of 0 bytes measures nothing; give e.g. 1MiB,10MiB");
         for (size_t k = 0; k < i; k++)
             if (a->sizes.v[k] == a->sizes.v[i])
-                return rb_load_usage_error("--sizes: %" PRIu64 " bytes is listed twice", a->sizes.v[i]);
+                return rb_cli_usage_error("--sizes: %" PRIu64 " bytes is listed twice", a->sizes.v[i]);
     }
     if (a->prefix && (strlen(a->prefix) > 512 || strpbrk(a->prefix, "\r\n")))
-        return rb_load_usage_error("--prefix: at most 512 bytes, no line breaks");
+        return rb_cli_usage_error("--prefix: at most 512 bytes, no line breaks");
     if (a->existing && a->fresh)
-        return rb_load_usage_error("--existing and --fresh: --fresh writes new objects, --existing reads what is "
+        return rb_cli_usage_error("--existing and --fresh: --fresh writes new objects, --existing reads what is "
                                    "there; give one of them");
     if ((a->evict ? 1 : 0) + (a->evict_bucket ? 1 : 0) + (a->evict_cmd ? 1 : 0) > 1)
-        return rb_load_usage_error("--evict, --evict-bucket and --evict-cmd: give one of them");
+        return rb_cli_usage_error("--evict, --evict-bucket and --evict-cmd: give one of them");
     if (a->evict_shell && !a->evict_cmd)
-        return rb_load_usage_error("--evict-shell: needs --evict-cmd CMD (the command sh -c runs)");
+        return rb_cli_usage_error("--evict-shell: needs --evict-cmd CMD (the command sh -c runs)");
     if (a->cache_header && (!*a->cache_header || strpbrk(a->cache_header, ":, \t\r\n")))
-        return rb_load_usage_error("--cache-header \"%s\": expected one header name such as X-Cache-Status",
+        return rb_cli_usage_error("--cache-header \"%s\": expected one header name such as X-Cache-Status",
                                    a->cache_header);
     if (a->max_error_pct < 0 || a->max_error_pct > 100)
-        return rb_load_usage_error("--max-error-rate %g: expected 0 to 100 (percent)", a->max_error_pct);
+        return rb_cli_usage_error("--max-error-rate %g: expected 0 to 100 (percent)", a->max_error_pct);
     if (a->max_redirects > 100)
-        return rb_load_usage_error("--max-redirects %" PRIu64 ": expected 0 to 100", a->max_redirects);
+        return rb_cli_usage_error("--max-redirects %" PRIu64 ": expected 0 to 100", a->max_redirects);
     if (!a->evict_timeout_ns)
-        return rb_load_usage_error("--evict-timeout 0: give a time limit, e.g. 5m");
+        return rb_cli_usage_error("--evict-timeout 0: give a time limit, e.g. 5m");
     return 0;
 }
 
@@ -619,7 +567,7 @@ static int open_target(struct rb_target **t, const char *opt, const char *url, c
     };
     char err[1024] = "";
     if (rb_target_open(t, &tc, err, sizeof err) != 0)
-        return rb_load_usage_error("%s: %s", opt, err);
+        return rb_cli_usage_error("%s: %s", opt, err);
     return 0;
 }
 
@@ -639,18 +587,18 @@ static int run(struct tiers_args *a, struct rb_cli *cli)
         (status = open_target(&r->tier, "--tier", a->tier, &a->tier_endpoints, a->tier_provider, a)))
         goto early;
     if (same_place(r->backend, r->tier)) {
-        status = rb_load_usage_error("--tier %s is the same place as --backend %s: every read would be direct; give "
+        status = rb_cli_usage_error("--tier %s is the same place as --backend %s: every read would be direct; give "
                                      "the caching tier's URL", a->tier, a->backend);
         goto early;
     }
-    if ((a->evict || a->evict_bucket) && strcmp(rb_target_scheme(r->tier), "ais") != 0) {
-        status = rb_load_usage_error("%s: the tier %s is not an AIStore tier (ais://BUCKET): AIStore's evict API "
+    if ((a->evict || a->evict_bucket) && !rb_target_can_evict(r->tier)) {
+        status = rb_cli_usage_error("%s: the tier %s is not an AIStore tier (ais://BUCKET): AIStore's evict API "
                                      "cannot empty it; use --evict-cmd CMD to empty this tier",
                                      a->evict ? "--evict" : "--evict-bucket", a->tier);
         goto early;
     }
     if (a->verify && strcmp(rb_target_prefix(r->backend), rb_target_prefix(r->tier)) != 0) {
-        status = rb_load_usage_error("--verify: the backend and the tier name objects with different prefixes "
+        status = rb_cli_usage_error("--verify: the backend and the tier name objects with different prefixes "
                                      "(\"%s\", \"%s\"), so the payloads would not match",
                                      rb_target_prefix(r->backend), rb_target_prefix(r->tier));
         goto early;
@@ -668,7 +616,7 @@ static int run(struct tiers_args *a, struct rb_cli *cli)
                 goto early;
             }
         } else if (rb_evict_split(a->evict_cmd, &r->evict_words, err, sizeof err) != 0) {
-            status = rb_load_usage_error("--evict-cmd \"%s\": %s (words are split without a shell; quote with ' "
+            status = rb_cli_usage_error("--evict-cmd \"%s\": %s (words are split without a shell; quote with ' "
                                          "or \", or give --evict-shell to run it with sh -c)", a->evict_cmd, err);
             goto early;
         }
@@ -676,15 +624,11 @@ static int run(struct tiers_args *a, struct rb_cli *cli)
     r->cache_headers = a->cache_header ? a->cache_header : DEFAULT_CACHE_HEADERS;
 
     /* One connection to every endpoint of both before anything is measured: an unreachable one is exit 3. */
-    if (rb_target_probe(r->backend, a->timeout_ns, err, sizeof err) != 0 ||
-        rb_target_probe(r->tier, a->timeout_ns, err, sizeof err) != 0) {
-        if (rb_load_first_rank())
-            fprintf(stderr, "railbench: error: %s\n", err);
-        status = RB_EXIT_RUNTIME;
+    if ((status = rb_load_target_probe(r->backend, a->timeout_ns)) != 0 ||
+        (status = rb_load_target_probe(r->tier, a->timeout_ns)) != 0)
         goto early;
-    }
 
-    status = rb_harness_init(&r->h, "load tiers", cli, true);
+    status = rb_harness_init(&r->h, "load tiers", cli, &(struct rb_harness_opts){.mpi = true});
     if (status)
         goto early;
     if (a->fresh) {

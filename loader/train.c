@@ -1,6 +1,6 @@
 /* Training emulation's model: presets, seeded draws, epoch layout, step accounting, AU and throughput. */
 #define _POSIX_C_SOURCE 200809L
-#include "railbench/train.h"
+#include "train_int.h"
 
 #include <errno.h>
 #include <math.h>
@@ -8,7 +8,8 @@
 #include <string.h>
 
 #include "railbench/clock.h"
-#include "railbench/loader.h"
+#include "objset_int.h"
+#include "payload_int.h"
 #include "railbench/units.h"
 
 #define GOLDEN 0x9e3779b97f4a7c15ull

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "railbench/file.h"
 #include "railbench/cli.h"
 #include "railbench/command.h"
 #include "railbench/html.h"
@@ -532,7 +533,7 @@ static int write_out(const char *path, const struct rb_buf *b, const char *what)
             return -EIO;
         return fflush(stdout) == 0 ? 0 : -EIO;
     }
-    int rc = rb_write_file_atomic(path, b->s ? b->s : "", b->len);
+    int rc = rb_file_write_atomic(path, b->s ? b->s : "", b->len);
     if (rc)
         fprintf(stderr, "railbench: report: %s %s: cannot write: %s\n", what, path, strerror(-rc));
     return rc;

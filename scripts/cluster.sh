@@ -21,6 +21,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 prog=cluster.sh
+# shellcheck source=scripts/cluster-slurm.sh
+. "$here/scripts/cluster-slurm.sh"
 
 die_usage() { echo "$prog: $*" >&2; exit 2; }
 die() { echo "$prog: $*" >&2; exit 3; }
@@ -49,7 +51,11 @@ commands:
                          run mpirun on client1 with the cluster's hostfile and ssh agent;
                          --net picks the interfaces of the MPI TCP traffic (default mgmt)
   path WHAT              print a path or URL: state ssh_config hostfile inventory hosts origin_root,
-                         and (when up) tier_url backend_url
+                         local (each host's own disk, seen there over ssh and under Slurm),
+                         and (when up) tier_url backend_url slurm_conf
+  slurm up|down|status   Slurm in the cluster: munged and slurmctld on host NAME-mgmt, slurmd on each client
+  slurm srun|sbatch|salloc|squeue|scancel|sinfo|scontrol ARGS...
+                         run that Slurm command on client1 with the cluster's slurm.conf
 
 global options (also from RB_CLUSTER_NAME, RB_CLUSTER_STATE):
   --name NAME            cluster name, [a-z][a-z0-9]{0,9} (default rbc); prefixes namespaces and hostnames
@@ -89,8 +95,8 @@ while [ "$#" -gt 0 ]; do
                 cmd=$1; shift
                 case $cmd in
                     up|down|status|path) ;;
-                    exec|ssh|mpirun) args=("$@"); break ;;
-                    *) die_usage "unknown command '$cmd': expected up, down, status, exec, ssh, mpirun or path" ;;
+                    exec|ssh|mpirun|slurm) args=("$@"); break ;;
+                    *) die_usage "unknown command '$cmd': expected up, down, status, exec, ssh, mpirun, slurm or path" ;;
                 esac
             else
                 [ "$cmd" = path ] || die_usage "unexpected argument '$1' for $cmd"
@@ -158,6 +164,7 @@ load_layout() {
     inventory=$state/ansible/inventory.yml
     hosts_file=$state/hosts
     origin_root=$state/backend/www
+    records=$state/created
 }
 
 # mgmt_ip HOST: the host's address on the management network.
@@ -174,8 +181,9 @@ rail_ip() { echo "$net.$((10 + $2)).$((10 + ${1#client}))"; }
 
 # ---------------------------------------------------------------- records
 
-# record KIND ARGS...: appends what was just made to the list down undoes.
-record() { echo "$*" >>"$state/created"; }
+# record KIND ARGS...: appends what was just made to the list down undoes ($records: STATE/created,
+# or STATE/slurm/created while slurm up runs).
+record() { echo "$*" >>"$records"; }
 
 # proc_start PID: the process's start time in clock ticks since boot (field 22 of /proc/PID/stat), or "".
 proc_start() {
@@ -303,6 +311,7 @@ write_hosts_file() {
     {
         echo "127.0.0.1 localhost"
         echo "$ctl_ip $name-controller controller"
+        echo "$net.0.4 $name-mgmt mgmt"
         local h r
         for h in "${hosts[@]}"; do
             echo "$(mgmt_ip "$h") $name-$h $h"
@@ -453,10 +462,15 @@ EOF
     done
 }
 
+# start_sshds: an sshd on every host. Each host's sshd (and so every ssh session, mpirun daemon
+# and Ansible task there) sees its own disk, STATE/hostdisk/HOST, at STATE/local.
 start_sshds() {
     local h
     for h in "${hosts[@]}"; do
-        start_daemon "$h" sshd /usr/sbin/sshd -D -e -f "$state/ssh/hosts/$name-$h/sshd_config"
+        mkdir -p "$state/hostdisk/$h"
+        # shellcheck disable=SC2016 # expanded by the inner sh, from its arguments
+        start_daemon "$h" sshd sh -c 'mount --bind "$1" "$2" && exec /usr/sbin/sshd -D -e -f "$3"' sshd \
+            "$state/hostdisk/$h" "$state/local" "$state/ssh/hosts/$name-$h/sshd_config"
     done
     for h in "${hosts[@]}"; do wait_tcp "$(mgmt_ip "$h")" 22 "sshd on $h"; done
 }
@@ -545,7 +559,8 @@ write_mpi_and_ansible() {
     mkdir -p "$state/ansible/tmp"
     {
         echo "---"
-        echo "# In-a-box inventory written by scripts/cluster.sh up for cluster $name; see ansible/inventory/example.yml."
+        echo "# In-a-box inventory written by scripts/cluster.sh up for cluster $name; see ansible/inventory/example/."
+        echo "# The railbench values are in group_vars/clients.yml beside this file."
         echo "all:"
         echo "  vars:"
         echo "    ansible_user: root"
@@ -553,23 +568,6 @@ write_mpi_and_ansible() {
         echo "    ansible_ssh_common_args: -F $ssh_config"
         echo "    ansible_ssh_args: -o ControlMaster=no"
         echo "    ansible_remote_tmp: $state/ansible/tmp"
-        echo "    # The hosts share this machine's filesystem: build once, run from the tree."
-        echo "    railbench_src_dir: $here"
-        echo "    railbench_controller_src: $here"
-        echo "    railbench_shared_fs: true"
-        echo "    railbench_become: false"
-        echo "    railbench_install: false"
-        echo "    railbench_bin: $here/build/railbench"
-        echo "    railbench_controller_bin: $here/build/railbench"
-        echo "    railbench_results_dir: $state/results"
-        echo "    railbench_mpi_rsh_agent: ssh -F $ssh_config"
-        echo "    railbench_mpi_oob_if: mgmt0"
-        echo "    railbench_mpi_btl_if: $btl_if"
-        echo "    railbench_rail_ifaces: \"$rail_ifaces\""
-        echo "    railbench_mpirun_extra_args: [--mca, btl, 'self,vader,tcp', --mca, btl_vader_single_copy_mechanism, none]"
-        echo "    railbench_tier_url: http://$tier_ip"
-        echo "    railbench_backend_url: http://$backend_ip"
-        echo "    railbench_endpoints: [\"http://$tier_ip/\", \"http://$backend_ip/\"]"
         echo "  children:"
         echo "    clients:"
         echo "      hosts:"
@@ -580,6 +578,29 @@ write_mpi_and_ansible() {
             echo "        $name-$h: {ansible_host: $(mgmt_ip "$h")}"
         done
     } >"$inventory"
+    # Group vars of the inventory win over the playbooks' group_vars/all.yml defaults.
+    mkdir -p "$state/ansible/group_vars"
+    {
+        echo "---"
+        echo "# railbench values for cluster $name, written by scripts/cluster.sh up."
+        echo "# The hosts share this machine's filesystem: build once, run from the tree."
+        echo "railbench_src_dir: $here"
+        echo "railbench_controller_src: $here"
+        echo "railbench_shared_fs: true"
+        echo "railbench_become: false"
+        echo "railbench_install: false"
+        echo "railbench_bin: $here/build/railbench"
+        echo "railbench_controller_bin: $here/build/railbench"
+        echo "railbench_results_dir: $state/results"
+        echo "railbench_mpi_rsh_agent: ssh -F $ssh_config"
+        echo "railbench_mpi_oob_if: mgmt0"
+        echo "railbench_mpi_btl_if: $btl_if"
+        echo "railbench_rail_ifaces: \"$rail_ifaces\""
+        echo "railbench_mpirun_extra_args: [--mca, btl, 'self,vader,tcp', --mca, btl_vader_single_copy_mechanism, none]"
+        echo "railbench_tier_url: http://$tier_ip"
+        echo "railbench_backend_url: http://$backend_ip"
+        echo "railbench_endpoints: [\"http://$tier_ip/\", \"http://$backend_ip/\"]"
+    } >"$state/ansible/group_vars/clients.yml"
 }
 
 config_text() {
@@ -641,7 +662,7 @@ do_up() {
     ip link show "$ctl_if" >/dev/null 2>&1 && die "interface $ctl_if exists but is not recorded in $state; pick another --name"
 
     umask 022
-    mkdir -p "$state/log" "$state/uts" "$state/results"
+    mkdir -p "$state/log" "$state/uts" "$state/results" "$state/local"
     chmod 0755 "$state"
     : >"$state/created"
     config_text >"$state/config"
@@ -681,22 +702,19 @@ stop_pid() {
     kill -KILL "$pid" 2>/dev/null || true
 }
 
-do_down() {
-    if [ ! -f "$state/created" ]; then
-        [ -d "$state" ] && [ -z "$(ls -A "$state")" ] && rmdir "$state"
-        echo "cluster $name is not up (no $state/created); nothing to remove"
-        return 0
-    fi
+# undo_records FILE: undoes what FILE records, newest first: processes (by PID and start time),
+# then whatever else still runs in the recorded namespaces, then namespaces, links, mounts, files.
+undo_records() {
     local kind a b c d
     # Processes first, newest first, each by its recorded PID and start time.
-    tac "$state/created" | while read -r kind a b c d; do
+    tac "$1" | while read -r kind a b c d; do
         [ "$kind" = pid ] && stop_pid "$a" "$b" "$d on $c"
         true
     done
     # Anything still running on the hosts (ssh sessions, orted, a shell from `exec`) runs in
     # a namespace up made; it ends with the namespace. Listed by namespace, ended by PID.
     local pid left
-    tac "$state/created" | while read -r kind a _; do
+    tac "$1" | while read -r kind a _; do
         if [ "$kind" != ns ] || [ ! -e "/run/netns/$a" ]; then continue; fi
         left=$(ip netns pids "$a" 2>/dev/null || true)
         [ -n "$left" ] || continue
@@ -707,7 +725,7 @@ do_down() {
         for _ in $(seq 50); do [ -z "$(ip netns pids "$a" 2>/dev/null)" ] && break; sleep 0.1; done
         for pid in $(ip netns pids "$a" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null || true; done
     done
-    tac "$state/created" | while read -r kind a _; do
+    tac "$1" | while read -r kind a _; do
         case $kind in
             ns) [ ! -e "/run/netns/$a" ] || ip netns del "$a" ;;
             link) ! ip link show "$a" >/dev/null 2>&1 || ip link del "$a" ;;
@@ -721,6 +739,17 @@ do_down() {
                 if ! pgrep -x sshd >/dev/null; then rmdir "$a" 2>/dev/null || true; fi ;;
         esac
     done
+}
+
+do_down() {
+    if [ ! -f "$state/created" ]; then
+        [ -d "$state" ] && [ -z "$(ls -A "$state")" ] && rmdir "$state"
+        echo "cluster $name is not up (no $state/created); nothing to remove"
+        return 0
+    fi
+    # Slurm's hosts and daemons first: they sit on the bridges and namespaces below.
+    if [ -f "$state/slurm/created" ]; then slurm_layout; do_slurm_down; fi
+    undo_records "$state/created"
     rm -rf -- "$state"
     if [ "$(dirname "$state")" = /run/railbench-cluster ]; then rmdir /run/railbench-cluster 2>/dev/null || true; fi
     echo "cluster $name is down"
@@ -827,6 +856,7 @@ case $cmd in
         host_ns "${args[0]}" >/dev/null || die_usage "exec: unknown host '${args[0]}': expected one of ${hosts[*]}"
         h=$(host_ns "${args[0]}"); h=${h#"$name"-}
         exec ip netns exec "$name-$h" nsenter --uts="$state/uts/$name-$h" -- "${args[@]:1}" ;;
+    slurm) slurm_main "${args[@]}" ;;
     ssh)
         [ "${#args[@]}" -ge 1 ] || die_usage "ssh needs HOST, e.g. ssh client1 hostname"
         load_config
@@ -858,8 +888,9 @@ case $cmd in
         exec ip netns exec "$name-client1" nsenter --uts="$state/uts/$name-client1" -- \
             env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "${mpi[@]}" ;;
     path)
-        [ "${#args[@]}" -eq 1 ] || die_usage "path needs one of: state ssh_config hostfile inventory hosts origin_root tier_url backend_url"
+        [ "${#args[@]}" -eq 1 ] || die_usage "path needs one of: state ssh_config hostfile inventory hosts origin_root tier_url backend_url slurm_conf local"
         case ${args[0]} in tier_url|backend_url) load_config ;; *) load_layout ;; esac
+        slurm_layout
         case ${args[0]} in
             state) echo "$state" ;;
             ssh_config) echo "$ssh_config" ;;
@@ -869,6 +900,8 @@ case $cmd in
             origin_root) echo "$origin_root" ;;
             tier_url) echo "http://$tier_ip" ;;
             backend_url) echo "http://$backend_ip" ;;
-            *) die_usage "path '${args[0]}': expected state, ssh_config, hostfile, inventory, hosts, origin_root, tier_url or backend_url" ;;
+            slurm_conf) echo "$slurm_conf" ;;
+            local) echo "$state/local" ;;
+            *) die_usage "path '${args[0]}': expected state, ssh_config, hostfile, inventory, hosts, origin_root, tier_url, backend_url, slurm_conf or local" ;;
         esac ;;
 esac

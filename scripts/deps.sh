@@ -17,6 +17,7 @@ pkgs=(
   fio nginx prometheus prometheus-pushgateway wrk curl jq python3
   iproute2 iputils-ping openssh-server openssh-client ansible ansible-lint
   nodejs chromium graphviz
+  slurm-wlm munge
 )
 # Debian's nodejs needs Debian's npm package; a Node.js build that bundles its own npm (NodeSource's nodejs
 # package) conflicts with it. So: npm, unless an npm is installed that some other package brought.

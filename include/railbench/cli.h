@@ -63,6 +63,7 @@ struct rb_cmd_spec {
 /* Options every command takes (DESIGN.md "One binary, subcommands"). */
 struct rb_common {
     const char *out_dir;     /* --out; NULL means railbench-results/<UTC time>-<command> */
+    bool force;              /* --force: --out may name a directory that holds a result; it is cleared first */
     uint64_t interval_ns;    /* --interval, default 1s */
     struct rb_strs labels;   /* --label k=v, validated: k is [A-Za-z_][A-Za-z0-9_]* */
     const char *config_path; /* --config */
@@ -95,6 +96,27 @@ struct rb_cli {
  * and the accepted form (the caller exits 2). Free with rb_cli_free.
  */
 int rb_cli_parse(struct rb_cli *cli, const struct rb_cmd_spec *spec, int argc, char **argv);
+
+/*
+ * rb_cli_parse for a command's entry point. Returns true when the command
+ * should run (free cli with rb_cli_free later). Returns false when it should
+ * not, with *status the exit status to return now: RB_EXIT_OK after --help,
+ * RB_EXIT_USAGE after the one-line error; cli is already freed then.
+ */
+bool rb_cli_parse_cmd(struct rb_cli *cli, const struct rb_cmd_spec *spec, int argc, char **argv, int *status);
+
+/*
+ * Prints "railbench: MESSAGE" to stderr on the first rank only (see
+ * rb_cli_first_rank) and returns RB_EXIT_USAGE: the one usage-error path of
+ * every command. Thread-safe.
+ */
+int rb_cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * False in every rank but rank 0 of an mpirun or srun launch, true otherwise;
+ * read from the launcher's environment, so it works before MPI starts.
+ */
+bool rb_cli_first_rank(void);
 
 /* Releases what rb_cli_parse allocated; NULL-safe, idempotent. */
 void rb_cli_free(struct rb_cli *cli);

@@ -1,4 +1,8 @@
-/* MPI lifecycle shared by every command: ranks and hosts, phases, interval ticks, signals, results. */
+/*
+ * MPI lifecycle shared by every command: ranks and hosts, phases, interval ticks, signals, results.
+ * Threads: every function here is called from the main thread only (MPI is FUNNELED unless a command
+ * asks for MULTIPLE), except rb_harness_signalled and rb_harness_signal_flag, which any thread may read.
+ */
 #ifndef RB_HARNESS_H
 #define RB_HARNESS_H
 
@@ -71,14 +75,29 @@ struct rb_phase {
     cJSON *record;                    /* the phase record added to result.json (rank 0), still owned by it */
 };
 
+/* How a command wants the harness to start; the harness is the only place MPI is initialised. */
+struct rb_harness_opts {
+    bool mpi;             /* start MPI; false for calculators that run as one process */
+    bool thread_multiple; /* threads besides the main one call MPI: MPI_THREAD_MULTIPLE, else FUNNELED */
+    /*
+     * Optional: checks that need the number of ranks, called on every rank
+     * after MPI starts and before the result directory is made. Returns 0 or
+     * an exit status (print the reason on rank 0 only); the worst status of
+     * any rank ends the run there and then.
+     */
+    int (*precheck)(void *ctx, int rank, int size);
+    void *ctx;
+};
+
 /*
- * Initialises MPI when want_mpi (MPI_THREAD_FUNNELED; works under mpirun,
- * srun and as a singleton), discovers ranks and hosts, installs SIGINT and
- * SIGTERM handlers, and on rank 0 opens the result directory (--out, or
- * railbench-results/<UTC time>-<command>). Returns 0, or an exit status
- * (RB_EXIT_RUNTIME) after logging why.
+ * Initialises MPI as opts asks (NULL: no MPI; works under mpirun, srun and as
+ * a singleton), discovers ranks and hosts, runs opts->precheck, installs
+ * SIGINT and SIGTERM handlers, and on rank 0 opens the result directory
+ * (--out, or railbench-results/<UTC time>-<command>). Returns 0, or an exit
+ * status after logging why (MPI is finalised then).
  */
-int rb_harness_init(struct rb_harness *h, const char *command, struct rb_cli *cli, bool want_mpi);
+int rb_harness_init(struct rb_harness *h, const char *command, struct rb_cli *cli,
+                    const struct rb_harness_opts *opts);
 
 /*
  * Runs one phase on every rank: counters sampled, barrier, start(), then a
@@ -100,7 +119,11 @@ bool rb_harness_signalled(void);
 /* Address of the signal flag, for sleeps that should end early (rb_clock_sleep_ns). */
 const volatile int *rb_harness_signal_flag(void);
 
-/* True on every rank when any rank was signalled; collective. */
+/*
+ * True on every rank when any rank was signalled, and then records the run as
+ * interrupted (h->interrupted; result.json gets a failed "completed" check).
+ * Collective. The harness is the only writer of h->interrupted.
+ */
 bool rb_harness_any_signalled(struct rb_harness *h);
 
 /*

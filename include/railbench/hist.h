@@ -112,7 +112,8 @@ cJSON *rb_hist_to_json(const struct rb_hist *h);
 /* Reads the form written by rb_hist_to_json into h. Returns 0, or -EINVAL when the JSON is malformed. */
 int rb_hist_from_json(const cJSON *json, struct rb_hist *h);
 
-/* Summary object {"min":..,"mean":..,"p50":..,"p90":..,"p99":..,"p999":..,"p9999":..,"max":..} in ns. */
+/* Summary object {"min":..,"mean":..,"p50":..,"p90":..,"p99":..,"p999":..,"p9999":..,"max":..} in ns;
+ * every figure is null when the histogram is empty (nothing measured is absent, not 0). NULL on ENOMEM. */
 cJSON *rb_hist_summary_json(const struct rb_hist *h);
 
 #endif

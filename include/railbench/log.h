@@ -3,6 +3,7 @@
 #define RB_LOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 enum rb_log_level { RB_LOG_ERROR, RB_LOG_WARN, RB_LOG_INFO, RB_LOG_DEBUG };
 
@@ -15,6 +16,9 @@ enum rb_log_level rb_log_get_level(void);
 
 /* Writes one line "railbench[host:rank]: error: message" to stderr; thread-safe (one write per line). */
 void rb_log(enum rb_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Copies the last error message logged in this process (without prefix; "" if none). Thread-safe. */
+void rb_log_last_error(char *buf, size_t len);
 
 #define rb_error(...) rb_log(RB_LOG_ERROR, __VA_ARGS__)
 #define rb_warn(...) rb_log(RB_LOG_WARN, __VA_ARGS__)

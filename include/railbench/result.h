@@ -55,12 +55,6 @@ int rb_result_finish(struct rb_result *r);
 /* Closes intervals.jsonl and frees the record; NULL-safe and idempotent. */
 void rb_result_close(struct rb_result *r);
 
-/* Writes len bytes to path through path.tmp and rename(2). Returns 0 or -errno. */
-int rb_write_file_atomic(const char *path, const char *data, size_t len);
-
-/* Creates dir and its missing parents (mode 0755). Returns 0 or -errno. */
-int rb_mkdir_p(const char *dir);
-
 /* A JSON number for v when it is exact as a double (<= 2^53), else a decimal string. */
 cJSON *rb_json_u64(uint64_t v);
 

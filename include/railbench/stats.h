@@ -17,6 +17,8 @@
  * one MPI_Reduce(MPI_UINT64_T, MPI_SUM), after which only the histograms'
  * min/max need fixing (rb_stats_minmax_* below). Error classes and extra
  * counters are named by the phase (struct rb_phase), not here.
+ * Threads: a struct rb_stats belongs to one thread; none of these functions
+ * lock. Workers hand copies to the main thread, which merges them.
  */
 struct rb_stats {
     uint64_t ops;                        /* completed operations, errors included */
@@ -58,7 +60,9 @@ void rb_stats_minmax_unpack(struct rb_stats *s, const uint64_t in[4]);
 
 /*
  * Adds the standard figures of s over duration_s to obj: count, bytes,
- * duration_s, throughput_bytes_per_s, ops_per_s, errors {class: n} (with
+ * duration_s, throughput_bytes_per_s, ops_per_s (successful operations
+ * per second; failed ones are errors_per_s; all three null when duration_s
+ * is 0), errors {class: n} (with
  * "total"), extra counters by name, latency_ns and ttfb_ns summaries, and
  * with full_hist the histograms themselves ("latency_hist", "ttfb_hist").
  */

@@ -5,6 +5,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Binary size units in bytes; use (double)RB_MIB where a fraction is wanted. */
+#define RB_KIB (UINT64_C(1) << 10)
+#define RB_MIB (UINT64_C(1) << 20)
+#define RB_GIB (UINT64_C(1) << 30)
+#define RB_TIB (UINT64_C(1) << 40)
+
 /*
  * Sizes: a plain integer is bytes; suffixes B, KiB MiB GiB TiB (binary),
  * KB MB GB TB (decimal), and single letters k m g t in either case (binary,

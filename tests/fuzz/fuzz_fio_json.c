@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "railbench/fio.h"
+#include "../../block/block_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "loader_int.h"
+#include "target_int.h"
 
 static struct rb_target *targets[3];
 

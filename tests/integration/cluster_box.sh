@@ -7,61 +7,10 @@ set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 
 [ "$(id -u)" -eq 0 ] || fail "needs root: network namespaces, veths and sshd"
-CL=$ROOT/scripts/cluster.sh
+# shellcheck source=tests/cluster_lib.sh
+. "$ROOT/tests/cluster_lib.sh"
 PP=$ROOT/build/tests/rail_pingpong
 [ -x "$PP" ] || fail "$PP is missing; make test builds it"
-NAME=rbt$$
-NAME=${NAME:0:10}
-
-# A /16 no interface or route on this machine uses.
-NET=
-for o in $(seq 200 250); do
-    if ! ip -o -4 addr show | awk '{print $4}' | grep -q "^10\.$o\." && ! ip -4 route show | grep -q "^10\.$o\."; then
-        NET=10.$o; break
-    fi
-done
-[ -n "$NET" ] || fail "no free 10.x.0.0/16 between 10.200 and 10.250"
-
-cl() { "$CL" --name "$NAME" "$@"; }
-cluster_cleanup() {
-    "$CL" --name "$NAME" down >/dev/null 2>&1 || true
-    cleanup
-}
-trap cluster_cleanup EXIT
-
-# counter HOST IFACE: rx_bytes + tx_bytes of IFACE as seen inside HOST (its own /sys).
-counter() {
-    local rx tx
-    rx=$(cl exec "$1" cat "/sys/class/net/$2/statistics/rx_bytes")
-    tx=$(cl exec "$1" cat "/sys/class/net/$2/statistics/tx_bytes")
-    echo $((rx + tx))
-}
-
-# proc_start PID: field 22 of /proc/PID/stat, empty when PID is gone.
-proc_start() {
-    local s
-    s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
-    s=${s##*) }
-    awk '{print $20}' <<<"$s"
-}
-
-# check_down: nothing the cluster made is left: namespaces, the controller's veth, /etc/netns
-# entries, the state directory, and every process up recorded.
-check_down() {
-    local state=$1 pids=$2 pid start left
-    left=$(ip netns list | awk '{print $1}' | grep "^$NAME-" || true)
-    [ -z "$left" ] || fail "namespaces left after down: $left"
-    ! ip link show "$NAME-ctl" >/dev/null 2>&1 || fail "interface $NAME-ctl left after down"
-    left=$(ip -o link show | grep -c "$NAME" || true)
-    [ "$left" = 0 ] || fail "$left interfaces named after $NAME left after down"
-    ! ls -d /etc/netns/"$NAME"-* >/dev/null 2>&1 || fail "/etc/netns/$NAME-* left after down"
-    [ ! -e "$state" ] || fail "state directory $state left after down"
-    [ -n "$pids" ] || fail "up recorded no processes"
-    while read -r pid start; do
-        [ "$(proc_start "$pid")" != "$start" ] || fail "process $pid recorded by up still runs after down"
-    done <<<"$pids"
-    ok "down left no namespace, interface, /etc/netns entry, state or process ($(wc -l <<<"$pids") recorded)"
-}
 
 # ---------------------------------------------------------------- usage
 
@@ -159,7 +108,7 @@ else
     grep -q "ansible-tiers/result.json" "$T/ansible.log" || fail "collect did not list what it fetched"
     ok "no railbench report yet: collect listed the fetched files"
 fi
-grep -Eq "rbt[0-9]*-client1 +: ok=[0-9]+ +changed=[0-9]+ +unreachable=0 +failed=0" "$T/ansible.log" || fail "play recap shows a failure"
+grep -Eq "$NAME-client1 +: ok=[0-9]+ +changed=[0-9]+ +unreachable=0 +failed=0" "$T/ansible.log" || fail "play recap shows a failure"
 
 PIDS_UP=$(awk '$1 == "pid" {print $2, $3}' "$STATE/created")
 assert_exit 0 "down" cl down

@@ -16,12 +16,12 @@ set -euo pipefail
 
 command -v dpkg-query >/dev/null || fail "dpkg-query missing: this check needs a Debian system"
 
-# word file: the word appears in that file only as prose or an argument, never run. File * is for plain English
+# word file: the word appears in that file only as prose or an argument (name=systemd: a cgroup mount option), never run. File * is for plain English
 # words that also name a tool nobody here should need: file(1), write(1), route(8) (net-tools; we use ip route).
 PROSE='
 column tests/integration/coll_table.sh
 column tests/integration/loader_tiers.sh
-srun scripts/rail-bind.sh
+systemd scripts/cluster-slurm.sh
 file *
 write *
 route *

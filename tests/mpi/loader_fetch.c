@@ -6,7 +6,7 @@
 
 #include <curl/curl.h>
 
-#include "railbench/loader.h"
+#include "../../loader/engine_int.h"
 
 /* Usage: loader_fetch URL N SEED BATCH INFLIGHT; GETs obj-00000000..N-1 twice, BATCH names per call, verified. */
 int main(int argc, char **argv)

@@ -51,7 +51,7 @@ int main(int argc, char **argv)
     if (rb_cli_parse(&cli, &spec, argc, argv) != 0)
         return 2;
     struct rb_harness h;
-    if (rb_harness_init(&h, "test harness", &cli, true) != 0)
+    if (rb_harness_init(&h, "test harness", &cli, &(struct rb_harness_opts){.mpi = true}) != 0)
         return 3;
     struct ctx c = {.rank = h.rank, .n = (uint64_t)(h.rank + 1) * 1000, .per_collect = per_collect,
                     .forever = forever};

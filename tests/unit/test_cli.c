@@ -302,6 +302,13 @@ static void test_bad_values(void **state)
     EXPECT_ERROR(&f, "unknown option --foo (see railbench load get --help)", "get", "--foo", "u");
     EXPECT_ERROR(&f, "unknown option --foo (see railbench load get --help)", "get", "--foo=1", "u");
     EXPECT_ERROR(&f, "unknown option -x (see railbench load get --help)", "get", "-x", "u");
+    /* A typo gets the nearest name; another word gets none; control characters are escaped. */
+    EXPECT_ERROR(&f, "unknown option --duraton; did you mean --duration? (see railbench load get --help)", "get",
+                 "--duraton", "5s", "u");
+    EXPECT_ERROR(&f, "unknown option --thraeds; did you mean --threads?", "get", "--thraeds=2", "u");
+    EXPECT_ERROR(&f, "unknown option --rat; did you mean --rate?", "get", "--rat", "1", "u");
+    EXPECT_ERROR(&f, "unknown option --colour (see", "get", "--colour", "u");
+    EXPECT_ERROR(&f, "unknown option --a\\r\\nb (see", "get", "--a\r\nb", "u");
     EXPECT_ERROR(&f, "unknown option -x", "get", "-Vx", "u");
     EXPECT_ERROR(&f, "--bs: missing value (SIZE; use e.g. 4096, 4k, 4KiB, 1MB)", "get", "u", "--bs");
     EXPECT_ERROR(&f, "-b", "get", "u", "-b");
@@ -651,7 +658,7 @@ static void test_config_round_trip(void **state)
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(c, "offset")), "-9223372036854775808");
     assert_true(cJSON_GetObjectItem(c, "rate")->valuedouble == 2500);
     /* Command options first, then the common ones, every one present. */
-    assert_int_equal(cJSON_GetArraySize(c), 16 + 10);
+    assert_int_equal(cJSON_GetArraySize(c), 16 + 11);
     assert_string_equal(cJSON_GetArrayItem(c, 0)->string, "bs");
     assert_string_equal(cJSON_GetArrayItem(c, 16)->string, "out");
 
@@ -753,7 +760,7 @@ static void test_strdup_and_ownership(void **state)
     char *argv[] = {"version", "--quiet", "--label", "k=v", NULL};
     assert_int_equal(rb_cli_parse(&cli, &bare, 4, argv), 0);
     assert_true(cli.common.quiet);
-    assert_int_equal(cJSON_GetArraySize(cli.config), 10);
+    assert_int_equal(cJSON_GetArraySize(cli.config), 11);
     rb_cli_free(&cli);
 }
 

@@ -13,9 +13,7 @@
 
 #include <cmocka.h>
 
-#include "railbench/coll.h"
-#include "railbench/coll_data.h"
-#include "railbench/coll_test.h"
+#include "coll_int.h"
 
 static const enum rb_coll_redop all_ops[] = {RB_COLL_SUM, RB_COLL_PROD, RB_COLL_MAX, RB_COLL_MIN, RB_COLL_AVG};
 
@@ -288,15 +286,15 @@ static void check_collective(enum rb_coll_kind kind)
     assert_non_null(t);
     assert_int_equal(t->kind, kind);
     assert_string_equal(t->name, rb_coll_kind_name(kind));
-    assert_true(t->busbw_factor(NR) == rb_coll_busbw_factor(kind, NR));
+    const struct rb_coll_kind_def *kd = rb_coll_kind_def(kind);
     assert_non_null(t->run[RB_COLL_ALGO_MPI]);
     for (int a = 0; a < RB_COLL_ALGOS; a++)
         assert_true((t->run[a] == NULL) == (t->not_applicable[a] != NULL));
-    size_t nops = t->reduces ? sizeof all_ops / sizeof all_ops[0] : 1;
+    size_t nops = kd->reduces ? sizeof all_ops / sizeof all_ops[0] : 1;
     for (int type = 0; type < RB_COLL_DTYPES; type++)
         for (size_t oi = 0; oi < nops; oi++) {
-            enum rb_coll_redop op = t->reduces ? all_ops[oi] : RB_COLL_NONE;
-            int root = t->rooted ? 2 : -1;
+            enum rb_coll_redop op = kd->reduces ? all_ops[oi] : RB_COLL_NONE;
+            int root = kd->rooted ? 2 : -1;
             struct sim s;
             sim_init(&s, t, (enum rb_coll_dtype)type, op, root, 3);
             /* The poisoned output is wrong where it is checked (8-bit types: the pattern may be a valid sum). */

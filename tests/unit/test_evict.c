@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "railbench/clock.h"
-#include "railbench/evict.h"
+#include "evict_int.h"
 
 static void expect_words(const char *cmd, const char *const *want, size_t n)
 {

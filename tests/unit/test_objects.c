@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "railbench/loader.h"
+#include "objset_int.h"
 
 static void test_generate(void **state)
 {

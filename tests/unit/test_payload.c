@@ -5,12 +5,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
-#include "railbench/loader.h"
+#include "payload_int.h"
 
 #define LEN 4099 /* not a multiple of 8: tails are exercised */
 

@@ -74,7 +74,9 @@ static void test_json(void **state)
     rb_stats_to_json(o, s, &names, 2.0, true);
     assert_int_equal(cJSON_GetObjectItem(o, "count")->valuedouble, 4);
     assert_true(cJSON_GetObjectItem(o, "throughput_bytes_per_s")->valuedouble == 2000.0);
-    assert_true(cJSON_GetObjectItem(o, "ops_per_s")->valuedouble == 2.0);
+    /* 4 operations of which 1 failed, over 2 s: 1.5 successful and 0.5 failed per second. */
+    assert_true(cJSON_GetObjectItem(o, "ops_per_s")->valuedouble == 1.5);
+    assert_true(cJSON_GetObjectItem(o, "errors_per_s")->valuedouble == 0.5);
     cJSON *e = cJSON_GetObjectItem(o, "errors");
     assert_int_equal(cJSON_GetObjectItem(e, "total")->valuedouble, 1);
     assert_int_equal(cJSON_GetObjectItem(e, "http_4xx")->valuedouble, 1);
@@ -85,6 +87,13 @@ static void test_json(void **state)
     assert_int_equal(rb_hist_from_json(cJSON_GetObjectItem(o, "latency_hist"), back), 0);
     assert_memory_equal(back, &s->lat, sizeof *back);
     rb_hist_free(back);
+    cJSON_Delete(o);
+
+    /* No duration: rates were not measured and are null, not 0. */
+    o = cJSON_CreateObject();
+    rb_stats_to_json(o, s, &names, 0.0, false);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(o, "ops_per_s")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(o, "throughput_bytes_per_s")));
     cJSON_Delete(o);
     rb_stats_free(s);
 }

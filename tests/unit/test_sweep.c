@@ -6,7 +6,7 @@
 
 #include <cmocka.h>
 
-#include "railbench/sweep.h"
+#include "sweep_int.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 

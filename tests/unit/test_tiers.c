@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "railbench/tiers.h"
+#include "tiers_int.h"
 
 static void test_cold(void **state)
 {

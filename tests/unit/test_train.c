@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "railbench/clock.h"
-#include "railbench/train.h"
+#include "train_int.h"
 
 #define MS RB_NS_PER_MS
 

@@ -1,0 +1,124 @@
+/* Algorithms built on MPI point-to-point, shared by the collectives (internal to collectives/). */
+#ifndef RB_COLL_ALGO_INT_H
+#define RB_COLL_ALGO_INT_H
+
+#include <stddef.h>
+
+#include "coll_int.h"
+#include "railbench/harness.h"
+
+/*
+ * Conventions. A block layout off[0..n] splits a vector: block b is
+ * elements [off[b], off[b+1]). Blocks are indexed by virtual rank
+ * vr = (rank - root + n) % n, so rooted algorithms treat the root as 0 and
+ * rootless ones pass root 0. Byte counts fit an int (the harness limits
+ * sizes). Reductions use a->op through rb_coll_data_reduce (avg reduces as
+ * sum; the caller divides). MPI failures abort through RB_MPI_CHECK, so the
+ * functions return 0.
+ */
+
+/* Message tags, one per algorithm family, so a mismatch shows in a debugger. */
+enum { RB_TAG_RING = 7101, RB_TAG_RHD, RB_TAG_PIPE, RB_TAG_A2A, RB_TAG_HIER };
+
+/* off[0..n]: count split into n blocks, the first count % n one element larger. */
+void rb_algo_split(size_t count, int n, size_t *off);
+
+/* off[0..n]: n blocks of per_block elements. */
+void rb_algo_blocks(size_t per_block, int n, size_t *off);
+
+/* Scratch areas: a full-size work vector, a full-size receive vector, and pipeline slots. */
+void *rb_algo_scratch_work(const struct rb_coll_args *a);
+void *rb_algo_scratch_tmp(const struct rb_coll_args *a);
+void *rb_algo_scratch_slots(const struct rb_coll_args *a);
+
+/* Bytes of elements [off[b], off[b+1]). */
+static inline size_t rb_algo_block_bytes(const struct rb_coll_args *a, const size_t *off, int b)
+{
+    return (off[b + 1] - off[b]) * a->type_bytes;
+}
+
+/* Address of element i of buf. */
+static inline char *rb_algo_at(const struct rb_coll_args *a, const void *buf, size_t i)
+{
+    return (char *)buf + i * a->type_bytes;
+}
+
+/*
+ * Ring reduce-scatter (nccl-tests PERFORMANCE.md; Patarasuk & Yuan 2009):
+ * n-1 steps, each sending one block to the right neighbour and reducing the
+ * block from the left. in is the input vector (read only, unless it is
+ * work), work a full-size vector for partial sums (may be in), out receives
+ * this rank's reduced block (may be work + off[rank]). tmp holds one block.
+ */
+int rb_ring_reduce_scatter(const struct rb_coll_args *a, const struct rb_coll_comm *c, const void *in,
+                           void *work, void *out, const size_t *off, void *tmp);
+
+/* Ring allgather: work holds this rank's block at off[rank]; after n-1 steps it holds all. */
+int rb_ring_allgather(const struct rb_coll_args *a, const struct rb_coll_comm *c, void *work,
+                      const size_t *off);
+
+/*
+ * Recursive doubling allreduce of count elements (Thakur, Rabenseifner &
+ * Gropp 2005): lg p exchanges of the whole vector. Non-powers of two fold
+ * first: of the first 2r ranks (r = n - p2) the odd ones hand their vector
+ * to the even neighbour and get the result back at the end. Result in work
+ * (which may be in); tmp holds count elements.
+ */
+int rb_rd_allreduce(const struct rb_coll_args *a, const struct rb_coll_comm *c, const void *in,
+                    void *work, size_t count, void *tmp);
+
+/* Rabenseifner allreduce: fold, recursive-halving reduce-scatter, recursive-doubling allgather, unfold. */
+int rb_rhd_allreduce(const struct rb_coll_args *a, const struct rb_coll_comm *c, const void *in,
+                     void *work, size_t count, void *tmp);
+
+/* Recursive-halving reduce-scatter over layout off (blocks by rank); this rank's block ends in work. */
+int rb_rhd_reduce_scatter(const struct rb_coll_args *a, const struct rb_coll_comm *c, const void *in,
+                          void *work, const size_t *off, void *tmp);
+
+/* Recursive-doubling allgather over layout off: work holds this rank's block, then all of them. */
+int rb_rd_allgather(const struct rb_coll_args *a, const struct rb_coll_comm *c, void *work,
+                    const size_t *off);
+
+/* Broadcast by recursive-halving scatter and recursive-doubling allgather (van de Geijn). buf on root holds the data. */
+int rb_rhd_bcast(const struct rb_coll_args *a, const struct rb_coll_comm *c, void *buf, size_t count,
+                 int root);
+
+/* Reduce by recursive-halving reduce-scatter and binomial gather (Rabenseifner); work on root gets the result. */
+int rb_rhd_reduce(const struct rb_coll_args *a, const struct rb_coll_comm *c, const void *in, void *work,
+                  size_t count, int root, void *tmp);
+
+/* Links of a pipeline topology: parent (-1 at the root) and up to two children, as ranks of c. */
+struct rb_algo_links {
+    int parent;
+    int children[2];
+    int nchildren;
+};
+
+/* Binary tree over virtual ranks (children of vr are 2vr+1 and 2vr+2), rooted at root. */
+void rb_algo_tree_links(int rank, int n, int root, struct rb_algo_links *l);
+
+/* Chain root -> root+1 -> ... (the ring without its closing link). */
+void rb_algo_chain_links(int rank, int n, int root, struct rb_algo_links *l);
+
+/* Pipelined broadcast of bytes in a->chunk_bytes chunks down the links; buf on the root holds the data. */
+int rb_pipe_bcast(const struct rb_coll_args *a, const struct rb_coll_comm *c, void *buf, size_t bytes,
+                  const struct rb_algo_links *l);
+
+/*
+ * Pipelined reduce of count elements up the links: every chunk of in is
+ * reduced with the children's chunks into acc (unused on leaves) and sent
+ * on to the parent; the root's acc ends with the result.
+ */
+int rb_pipe_reduce(const struct rb_coll_args *a, const struct rb_coll_comm *c, const void *in, void *acc,
+                   size_t count, const struct rb_algo_links *l);
+
+/*
+ * Rail-aware allreduce: node-local ring reduce-scatter over a->node, one
+ * allreduce per rail of this rank's block over a->rail (Rabenseifner;
+ * recursive doubling for small blocks), node-local ring allgather. Vectors
+ * of at most 8 KiB take the latency path: recursive doubling in the node,
+ * then along the rail. in -> out (may be equal).
+ */
+int rb_hier_allreduce(const struct rb_coll_args *a, const void *in, void *out, size_t count);
+
+#endif

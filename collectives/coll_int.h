@@ -1,0 +1,185 @@
+/* Internal to collectives/: algorithms, the plug-in interface (one const struct per collective, as in
+ * nccl-tests' test table) and the harness's output. */
+#ifndef RB_COLL_INT_H
+#define RB_COLL_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mpi.h>
+
+#include <cjson/cJSON.h>
+
+#include "data_int.h"
+#include "railbench/busbw.h"
+#include "railbench/harness.h"
+
+/* Algorithms, in the order --algo all runs and prints them. */
+enum rb_coll_algo {
+    RB_COLL_ALGO_MPI,  /* the MPI library's own collective (the baseline) */
+    RB_COLL_ALGO_RING, /* ring (reduce-scatter + allgather) or pipelined chain */
+    RB_COLL_ALGO_RD,   /* recursive doubling */
+    RB_COLL_ALGO_RHD,  /* Rabenseifner: recursive halving reduce-scatter + recursive doubling allgather */
+    RB_COLL_ALGO_TREE, /* pipelined binary tree */
+    RB_COLL_ALGO_HIER, /* node reduce-scatter, one inter-node allreduce per rail, node allgather */
+    RB_COLL_ALGOS
+};
+
+/* "mpi", "ring", "rd", "rhd", "tree", "hier"; NULL for an invalid algorithm. */
+const char *rb_coll_algo_name(enum rb_coll_algo a);
+
+/* Algorithm named s; returns 0 or -EINVAL. */
+int rb_coll_algo_parse(const char *s, enum rb_coll_algo *a);
+
+/* A communicator the algorithms run over, with this rank's place in it. */
+struct rb_coll_comm {
+    MPI_Comm comm;
+    int rank, size;
+};
+
+/* Element counts for one size, as nccl-tests' getCollByteCount defines them. */
+struct rb_coll_counts {
+    size_t send, recv;       /* elements in the send and the receive buffer */
+    size_t param;            /* the count passed to the collective and printed in the "count" column */
+    size_t send_inplace_off; /* in place, send = recv + send_inplace_off x rank (elements) */
+    size_t recv_inplace_off; /* in place, recv = buffer + recv_inplace_off x rank (elements) */
+};
+
+/* Everything one call of a collective needs; filled by the harness, read-only for the collective. */
+struct rb_coll_args {
+    struct rb_coll_comm world; /* every rank */
+    struct rb_coll_comm node;  /* the ranks of this node (or of this --ranks-per-node group) */
+    struct rb_coll_comm rail;  /* the ranks with this local index on every node: one NIC's rail */
+    enum rb_coll_dtype type;
+    size_t type_bytes;
+    enum rb_coll_redop op;     /* RB_COLL_NONE for collectives that do not reduce */
+    int root;                  /* broadcast and reduce; -1 otherwise */
+    size_t count;              /* rb_coll_counts.param */
+    void *send, *recv;         /* in place: both inside one buffer, per the counts' offsets */
+    bool in_place;
+    void *scratch;             /* RB_COLL_SCRATCH_BYTES(largest buffer) bytes the algorithms may use */
+    size_t scratch_bytes;
+    size_t chunk_bytes;        /* pipeline chunk of the tree and chain algorithms */
+    MPI_Datatype mpi_type;     /* for the mpi algorithm */
+    MPI_Op mpi_op;
+};
+
+/* Pipelined algorithms keep this many chunks in flight per peer. */
+#define RB_COLL_PIPELINE_DEPTH 4
+
+/* Scratch the algorithms need for buffers of at most max_bytes: two full buffers (64-byte aligned) and the pipeline slots. */
+#define RB_COLL_SCRATCH_BYTES(max_bytes, chunk_bytes)                                              \
+    (2 * (((max_bytes) + 63) / 64 * 64) + 2 * RB_COLL_PIPELINE_DEPTH * (chunk_bytes))
+
+/*
+ * One collective. run[a] is NULL where algorithm a does not apply;
+ * not_applicable[a] says why. What nccl-tests fixes per kind (busbw factor,
+ * whether it reduces or takes a root) is rb_coll_kind_def(kind).
+ */
+struct rb_coll_test {
+    enum rb_coll_kind kind;
+    const char *name;
+    /* Counts for count = size / type bytes elements on nranks ranks. */
+    void (*counts)(size_t count, int nranks, struct rb_coll_counts *out);
+    /* Fills this rank's input with the test data of seed and poisons the output it expects. */
+    void (*init)(const struct rb_coll_args *a, uint64_t seed);
+    /* Runs the collective once with one algorithm; returns 0 or -errno (MPI errors abort). Collective. */
+    int (*run[RB_COLL_ALGOS])(const struct rb_coll_args *a);
+    const char *not_applicable[RB_COLL_ALGOS];
+    /* Number of wrong elements in this rank's output for the data of seed. */
+    uint64_t (*check)(const struct rb_coll_args *a, uint64_t seed);
+};
+
+extern const struct rb_coll_test rb_coll_allreduce, rb_coll_allgather, rb_coll_reducescatter,
+    rb_coll_broadcast, rb_coll_reduce, rb_coll_alltoall, rb_coll_sendrecv;
+
+/* The collective of kind k; NULL for an invalid kind. */
+const struct rb_coll_test *rb_coll_test_get(enum rb_coll_kind k);
+
+/* ---- the harness's output (coll_output.c) ---- */
+
+/* -a: how per-rank times combine into the reported time (nccl-tests). */
+enum { RB_COLL_AVG_RANK0, RB_COLL_AVG_MEAN, RB_COLL_AVG_MIN, RB_COLL_AVG_MAX };
+
+/* The options of railbench coll, as parsed. */
+struct rb_coll_opts {
+    uint64_t minbytes, maxbytes, stepbytes, stepfactor, iters, warmup, check, ranks_per_node, chunk;
+    int op, dtype, average;
+    const char *root, *algo, *json;
+};
+
+/* One half (out-of-place or in-place) of a row, as reported. */
+struct rb_coll_half {
+    double time_us, algbw, busbw;
+    long long wrong; /* -1: not checked */
+    double min_us, avg_us, max_us;
+};
+
+/* One table row. */
+struct rb_coll_row {
+    enum rb_coll_kind kind;
+    enum rb_coll_algo algo;
+    enum rb_coll_dtype type;
+    enum rb_coll_redop op;
+    int root;
+    size_t size_bytes, count;
+    struct rb_coll_half half[2];
+};
+
+/*
+ * What a run reports: the text printed as it is produced (kept for
+ * table.md), the rows (for the comparison table), the result's phases,
+ * intervals and summary, the busbw gauge and nccl-tests' -J document.
+ * Everything but the gauge lives on rank 0 only; the functions do nothing
+ * on other ranks unless they say otherwise. Not thread-safe.
+ */
+struct rb_coll_out {
+    struct rb_harness *h;
+    const struct rb_coll_opts *o;
+    int ranks_per_node;
+    uint64_t t0_ns;
+    char *text;
+    size_t text_len, text_cap;
+    struct rb_coll_row *rows;
+    size_t nrows, caprows;
+    double bw_sum;
+    long bw_n;
+    long long wrong_total;
+    cJSON *coll_rows, *not_applicable, *json_doc, *json_results;
+    const char *json_path; /* "" without -J */
+};
+
+/*
+ * Starts the output of a run on h (every rank calls it; the run's clock
+ * starts here); json_path is the reserved -J file or "". The caller sets
+ * ranks_per_node once the communicators are known.
+ */
+void rb_coll_out_init(struct rb_coll_out *out, struct rb_harness *h, const struct rb_coll_opts *o,
+                      const char *json_path);
+
+/* Prints a line on rank 0 and keeps it for table.md (after a signal, table.md only). */
+void rb_coll_out_text(struct rb_coll_out *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The preamble in nccl-tests' words and the "# Using devices" lines; starts the -J document. Collective. */
+void rb_coll_out_preamble(struct rb_coll_out *out, const char *which, const char *algos, int node_index,
+                          int local, int argc, char **argv);
+
+/* Records a finished row: table line, row, result phase phase_name, interval line, busbw gauge, -J record. */
+void rb_coll_out_row(struct rb_coll_out *out, const struct rb_coll_row *w, const char *phase_name);
+
+/* Notes that algorithm algo does not apply to collective name, and why. */
+void rb_coll_out_not_applicable(struct rb_coll_out *out, const char *name, enum rb_coll_algo algo, const char *why);
+
+/*
+ * Ends the run on rank 0: one busbw-by-algorithm table per kind when
+ * several algorithms ran, nccl-tests' footer, the summary and check of the
+ * result, table.md and the -J file.
+ */
+void rb_coll_out_finish(struct rb_coll_out *out, const char *which, const enum rb_coll_kind *kinds, int nkinds,
+                        const enum rb_coll_algo *algos, int nalgos);
+
+/* Releases what the output holds; safe after a partial run. */
+void rb_coll_out_free(struct rb_coll_out *out);
+
+#endif

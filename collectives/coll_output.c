@@ -1,0 +1,447 @@
+/* What railbench coll reports: nccl-tests' table and -J file, the result's phases, intervals and summary, the busbw gauge. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "coll_int.h"
+#include "railbench/clock.h"
+#include "railbench/file.h"
+#include "railbench/log.h"
+
+void rb_coll_out_init(struct rb_coll_out *out, struct rb_harness *h, const struct rb_coll_opts *o,
+                      const char *json_path)
+{
+    memset(out, 0, sizeof *out);
+    out->h = h;
+    out->o = o;
+    out->t0_ns = rb_clock_ns();
+    out->json_path = json_path;
+    if (h->rank == 0) {
+        out->coll_rows = cJSON_CreateArray();
+        out->not_applicable = cJSON_CreateArray();
+    }
+}
+
+void rb_coll_out_text(struct rb_coll_out *out, const char *fmt, ...)
+{
+    if (out->h->rank != 0)
+        return;
+    char line[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+    if (out->text_len + len + 1 > out->text_cap) {
+        size_t cap = out->text_cap ? out->text_cap * 2 : 16384;
+        while (cap < out->text_len + len + 1)
+            cap *= 2;
+        char *p = realloc(out->text, cap);
+        if (!p)
+            rb_harness_fatal(out->h, RB_EXIT_RUNTIME, "out of memory");
+        out->text = p;
+        out->text_cap = cap;
+    }
+    memcpy(out->text + out->text_len, line, len + 1);
+    out->text_len += len;
+    /*
+     * After a signal, mpirun is tearing the job down and stops reading our
+     * stdout; a blocked write would keep result.json from being written
+     * before the kill that follows. The rest goes to table.md only.
+     */
+    if (!out->h->interrupted) {
+        fputs(line, stdout);
+        fflush(stdout);
+    }
+}
+
+/* ---- the preamble ---- */
+
+/* The "# Using devices" lines: one per rank, with its node and rail. Collective; the list on rank 0. */
+static cJSON *print_devices(struct rb_coll_out *out, int node_index, int local)
+{
+    struct rb_harness *h = out->h;
+    cJSON *mine = cJSON_CreateObject();
+    cJSON_AddNumberToObject(mine, "rank", h->rank);
+    cJSON_AddNumberToObject(mine, "pid", (double)getpid());
+    cJSON_AddStringToObject(mine, "hostname", h->host);
+    cJSON_AddNumberToObject(mine, "node", node_index);
+    cJSON_AddNumberToObject(mine, "rail", local);
+    cJSON *all = rb_harness_gather_json(h, mine);
+    cJSON_Delete(mine);
+    rb_coll_out_text(out, "#\n# Using devices\n");
+    const cJSON *d;
+    cJSON_ArrayForEach(d, all)
+    {
+        int rail = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(d, "rail"));
+        rb_coll_out_text(out, "#  Rank %2d Group  0 Pid %6d on %10s device %2d [node %d rail %d] cpu\n",
+                         (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(d, "rank")),
+                         (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(d, "pid")),
+                         cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "hostname")), rail,
+                         (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(d, "node")), rail);
+    }
+    return all;
+}
+
+/* nccl-tests' -J document (version 2 layout; the environment is left out, it may hold secrets). */
+static cJSON *json_doc_start(struct rb_coll_out *out, int argc, char **argv, const cJSON *devices)
+{
+    const struct rb_coll_opts *o = out->o;
+    cJSON *doc = cJSON_CreateObject();
+    char ts[40];
+    cJSON_AddNumberToObject(doc, "version", 2);
+    rb_clock_iso8601(ts, sizeof ts, rb_clock_wall_ns());
+    cJSON_AddStringToObject(doc, "start_time", ts);
+    cJSON *args = cJSON_AddArrayToObject(doc, "args");
+    cJSON_AddItemToArray(args, cJSON_CreateString("railbench"));
+    for (int i = 0; i < argc; i++)
+        cJSON_AddItemToArray(args, cJSON_CreateString(argv[i]));
+    cJSON_AddStringToObject(doc, "railbench_version", rb_version());
+    cJSON *cfg = cJSON_AddObjectToObject(doc, "config");
+    cJSON_AddNumberToObject(cfg, "nthreads", 1);
+    cJSON_AddNumberToObject(cfg, "ngpus", 1);
+    cJSON_AddNumberToObject(cfg, "minimum_bytes", (double)o->minbytes);
+    cJSON_AddNumberToObject(cfg, "maximum_bytes", (double)o->maxbytes);
+    if (o->stepfactor > 1)
+        cJSON_AddNumberToObject(cfg, "step_factor", (double)o->stepfactor);
+    else
+        cJSON_AddNumberToObject(cfg, "step_bytes", (double)o->stepbytes);
+    cJSON_AddNumberToObject(cfg, "warmup_iters", (double)o->warmup);
+    cJSON_AddNumberToObject(cfg, "iterations", (double)o->iters);
+    cJSON_AddNumberToObject(cfg, "aggregated_iterations", 1);
+    cJSON_AddNumberToObject(cfg, "validation", (double)o->check);
+    cJSON_AddNumberToObject(cfg, "graph", 0);
+    cJSON *devs = cJSON_AddArrayToObject(cfg, "devices");
+    const cJSON *d;
+    cJSON_ArrayForEach(d, devices)
+    {
+        cJSON *x = cJSON_CreateObject();
+        int rail = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(d, "rail"));
+        char hex[48];
+        snprintf(hex, sizeof hex, "node %d rail %d",
+                 (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(d, "node")), rail);
+        cJSON_AddNumberToObject(x, "rank", cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(d, "rank")));
+        cJSON_AddNumberToObject(x, "group", 0);
+        cJSON_AddNumberToObject(x, "pid", cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(d, "pid")));
+        cJSON_AddStringToObject(x, "hostname", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "hostname")));
+        cJSON_AddNumberToObject(x, "device", rail);
+        cJSON_AddStringToObject(x, "device_hex", hex);
+        cJSON_AddStringToObject(x, "device_info", "cpu");
+        cJSON_AddItemToArray(devs, x);
+    }
+    out->json_results = cJSON_AddArrayToObject(doc, "results");
+    return doc;
+}
+
+void rb_coll_out_preamble(struct rb_coll_out *out, const char *which, const char *algos, int node_index,
+                          int local, int argc, char **argv)
+{
+    const struct rb_coll_opts *o = out->o;
+    struct rb_harness *h = out->h;
+    if (out->json_path[0])
+        rb_coll_out_text(out, "# Writing JSON output to %s\n", out->json_path);
+    rb_coll_out_text(out, "# railbench %s coll %s: %d ranks on %d hosts, %d ranks per node%s, algorithms: %s\n",
+                     rb_version(), which, h->size, h->host_count, out->ranks_per_node,
+                     o->ranks_per_node ? " (--ranks-per-node)" : "", algos);
+    rb_coll_out_text(out,
+                     "# nThread 1 nGpus 1 minBytes %llu maxBytes %llu step: %llu(%s) warmup iters: %llu iters: %llu "
+                     "agg iters: 1 validation: %llu graph: 0\n",
+                     (unsigned long long)o->minbytes, (unsigned long long)o->maxbytes,
+                     (unsigned long long)(o->stepfactor > 1 ? o->stepfactor : o->stepbytes),
+                     o->stepfactor > 1 ? "factor" : "bytes", (unsigned long long)o->warmup,
+                     (unsigned long long)o->iters, (unsigned long long)o->check);
+    cJSON *devices = print_devices(out, node_index, local);
+    if (out->json_path[0] && h->rank == 0)
+        out->json_doc = json_doc_start(out, argc, argv, devices);
+    cJSON_Delete(devices);
+}
+
+/* ---- one row ---- */
+
+static cJSON *half_json(const struct rb_coll_half *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "time_us", r->time_us);
+    cJSON_AddNumberToObject(o, "algbw_gbps", r->algbw);
+    cJSON_AddNumberToObject(o, "busbw_gbps", r->busbw);
+    if (r->wrong < 0)
+        cJSON_AddNullToObject(o, "wrong");
+    else
+        cJSON_AddNumberToObject(o, "wrong", (double)r->wrong);
+    return o;
+}
+
+/* nccl-tests' -J record of one half. */
+static cJSON *half_nccl_json(const struct rb_coll_half *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "time", r->time_us);
+    cJSON_AddNumberToObject(o, "alg_bw", r->algbw);
+    cJSON_AddNumberToObject(o, "bus_bw", r->busbw);
+    if (r->wrong < 0)
+        cJSON_AddNullToObject(o, "nwrong");
+    else
+        cJSON_AddNumberToObject(o, "nwrong", (double)r->wrong);
+    return o;
+}
+
+/* The table line, and the row kept for the comparison table and the footer. */
+static void row_table(struct rb_coll_out *out, const struct rb_coll_row *w)
+{
+    char line[512];
+    int n = rb_coll_table_row_start(line, sizeof line, w->size_bytes, w->count, rb_coll_dtype_name(w->type),
+                                    rb_coll_redop_name(w->op), w->root);
+    for (int i = 0; i < 2; i++)
+        n += rb_coll_table_half(line + n, sizeof line - (size_t)n, w->half[i].time_us, w->half[i].algbw,
+                                w->half[i].busbw, w->half[i].wrong);
+    rb_coll_out_text(out, "%s\n", line);
+
+    if (out->nrows == out->caprows) {
+        size_t cap = out->caprows ? 2 * out->caprows : 64;
+        struct rb_coll_row *p = realloc(out->rows, cap * sizeof *p);
+        if (!p)
+            rb_harness_fatal(out->h, RB_EXIT_RUNTIME, "out of memory");
+        out->rows = p;
+        out->caprows = cap;
+    }
+    out->rows[out->nrows++] = *w;
+    for (int i = 0; i < 2; i++) {
+        out->bw_sum += w->half[i].busbw;
+        out->bw_n++;
+        if (w->half[i].wrong > 0)
+            out->wrong_total += w->half[i].wrong;
+    }
+}
+
+/* The summary's collective_rows entry. */
+static void row_summary(struct rb_coll_out *out, const struct rb_coll_row *w)
+{
+    cJSON *cr = cJSON_CreateObject();
+    cJSON_AddStringToObject(cr, "coll", rb_coll_kind_name(w->kind));
+    cJSON_AddStringToObject(cr, "algo", rb_coll_algo_name(w->algo));
+    cJSON_AddNumberToObject(cr, "size_bytes", (double)w->size_bytes);
+    cJSON_AddNumberToObject(cr, "count", (double)w->count);
+    cJSON_AddStringToObject(cr, "type", rb_coll_dtype_name(w->type));
+    cJSON_AddStringToObject(cr, "redop", rb_coll_redop_name(w->op));
+    cJSON_AddNumberToObject(cr, "root", w->root);
+    cJSON_AddNumberToObject(cr, "ranks", out->h->size);
+    cJSON_AddNumberToObject(cr, "ranks_per_node", out->ranks_per_node);
+    cJSON_AddItemToObject(cr, "oop", half_json(&w->half[0]));
+    cJSON_AddItemToObject(cr, "ip", half_json(&w->half[1]));
+    cJSON *osu = cJSON_AddObjectToObject(cr, "osu");
+    cJSON_AddNumberToObject(osu, "min_us", w->half[0].min_us);
+    cJSON_AddNumberToObject(osu, "avg_us", w->half[0].avg_us);
+    cJSON_AddNumberToObject(osu, "max_us", w->half[0].max_us);
+    cJSON_AddItemToArray(out->coll_rows, cr);
+}
+
+/* A phase per row, so reports can plot busbw against size. */
+static void row_phase(struct rb_coll_out *out, const struct rb_coll_row *w, const char *phase_name)
+{
+    struct rb_harness *h = out->h;
+    const struct rb_coll_half *oop = &w->half[0];
+    double iters = (double)out->o->iters;
+    double bytes = rb_coll_algbw_bytes(w->kind, w->count, rb_coll_dtype_bytes(w->type), h->size);
+    cJSON *ph = cJSON_CreateObject();
+    cJSON_AddStringToObject(ph, "name", phase_name);
+    cJSON_AddStringToObject(ph, "op", rb_coll_kind_name(w->kind));
+    cJSON_AddStringToObject(ph, "algo", rb_coll_algo_name(w->algo));
+    cJSON_AddStringToObject(ph, "type", rb_coll_dtype_name(w->type));
+    cJSON_AddStringToObject(ph, "redop", rb_coll_redop_name(w->op));
+    cJSON_AddNumberToObject(ph, "root", w->root);
+    cJSON_AddNumberToObject(ph, "ranks", h->size);
+    cJSON_AddNumberToObject(ph, "size_bytes", (double)w->size_bytes);
+    cJSON_AddNumberToObject(ph, "elements", (double)w->count);
+    cJSON_AddNumberToObject(ph, "count", iters);
+    cJSON_AddNumberToObject(ph, "bytes", bytes * iters);
+    cJSON_AddNumberToObject(ph, "duration_s", oop->time_us * iters / 1e6);
+    cJSON_AddNumberToObject(ph, "throughput_bytes_per_s", oop->algbw * 1e9);
+    cJSON_AddNumberToObject(ph, "ops_per_s", oop->time_us > 0 ? 1e6 / oop->time_us : 0);
+    cJSON_AddNumberToObject(ph, "time_us", oop->time_us);
+    cJSON_AddNumberToObject(ph, "algbw_gbps", oop->algbw);
+    cJSON_AddNumberToObject(ph, "busbw_gbps", oop->busbw);
+    cJSON_AddItemToObject(ph, "in_place", half_json(&w->half[1]));
+    cJSON *errs = cJSON_AddObjectToObject(ph, "errors");
+    cJSON_AddNumberToObject(errs, "total", (double)((oop->wrong > 0 ? oop->wrong : 0) +
+                                                    (w->half[1].wrong > 0 ? w->half[1].wrong : 0)));
+    rb_result_add_phase(&h->result, ph);
+}
+
+/* The intervals.jsonl line and the busbw gauge. */
+static void row_live(struct rb_coll_out *out, const struct rb_coll_row *w, const char *phase_name)
+{
+    struct rb_harness *h = out->h;
+    const struct rb_coll_half *oop = &w->half[0];
+    const char *coll = rb_coll_kind_name(w->kind), *algo = rb_coll_algo_name(w->algo);
+    cJSON *iv = cJSON_CreateObject();
+    char ts[40];
+    rb_clock_iso8601(ts, sizeof ts, rb_clock_wall_ns());
+    cJSON_AddStringToObject(iv, "phase", phase_name);
+    cJSON_AddStringToObject(iv, "op", coll);
+    cJSON_AddNumberToObject(iv, "t_s", (double)(rb_clock_ns() - out->t0_ns) / 1e9);
+    cJSON_AddStringToObject(iv, "ts", ts);
+    cJSON_AddNumberToObject(iv, "time_us", oop->time_us);
+    cJSON_AddNumberToObject(iv, "algbw_gbps", oop->algbw);
+    cJSON_AddNumberToObject(iv, "busbw_gbps", oop->busbw);
+    rb_result_interval(&h->result, iv);
+
+    char labels[256];
+    snprintf(labels, sizeof labels, "coll=\"%s\",algo=\"%s\",dtype=\"%s\",redop=\"%s\",size=\"%zu\"", coll, algo,
+             rb_coll_dtype_name(w->type), rb_coll_redop_name(w->op), w->size_bytes);
+    rb_harness_metric(h, "railbench_coll_busbw_bytes_per_second", "gauge",
+                      "Bus bandwidth (nccl-tests' busbw) of the out-of-place run, bytes per second.", labels,
+                      oop->busbw * 1e9);
+}
+
+/* nccl-tests' -J record of the row. */
+static void row_nccl_json(struct rb_coll_out *out, const struct rb_coll_row *w)
+{
+    const char *coll = rb_coll_kind_name(w->kind), *algo = rb_coll_algo_name(w->algo);
+    char root[16], name[64];
+    cJSON *j = cJSON_CreateObject();
+    snprintf(root, sizeof root, "%6d", w->root);
+    cJSON_AddNumberToObject(j, "size", (double)w->size_bytes);
+    cJSON_AddNumberToObject(j, "count", (double)w->count);
+    cJSON_AddStringToObject(j, "type", rb_coll_dtype_name(w->type));
+    cJSON_AddStringToObject(j, "redop", rb_coll_redop_name(w->op));
+    cJSON_AddStringToObject(j, "root", root);
+    cJSON_AddItemToObject(j, "out_of_place", half_nccl_json(&w->half[0]));
+    cJSON_AddItemToObject(j, "in_place", half_nccl_json(&w->half[1]));
+    cJSON_AddNumberToObject(j, "actual_iterations", (double)out->o->iters);
+    snprintf(name, sizeof name, "%s/%s", coll, algo);
+    cJSON_AddStringToObject(j, "experiment_name", name);
+    cJSON_AddStringToObject(j, "algorithm", algo);
+    cJSON_AddItemToArray(out->json_results, j);
+}
+
+void rb_coll_out_row(struct rb_coll_out *out, const struct rb_coll_row *w, const char *phase_name)
+{
+    if (out->h->rank != 0)
+        return;
+    row_table(out, w);
+    row_summary(out, w);
+    row_phase(out, w, phase_name);
+    row_live(out, w, phase_name);
+    if (out->json_results)
+        row_nccl_json(out, w);
+}
+
+void rb_coll_out_not_applicable(struct rb_coll_out *out, const char *name, enum rb_coll_algo algo, const char *why)
+{
+    rb_coll_out_text(out, "#\n# %s: not applicable to %s: %s\n", rb_coll_algo_name(algo), name, why);
+    if (out->h->rank == 0) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "coll", name);
+        cJSON_AddStringToObject(o, "algo", rb_coll_algo_name(algo));
+        cJSON_AddStringToObject(o, "why", why);
+        cJSON_AddItemToArray(out->not_applicable, o);
+    }
+}
+
+/* ---- the end ---- */
+
+/* busbw per size with one column per algorithm, for --algo lists. */
+static void comparison(struct rb_coll_out *out, enum rb_coll_kind kind, const enum rb_coll_algo *algos, int nalgos)
+{
+    size_t first = SIZE_MAX;
+    for (size_t i = 0; i < out->nrows; i++)
+        if (out->rows[i].kind == kind) {
+            first = i;
+            break;
+        }
+    if (first == SIZE_MAX || nalgos < 2)
+        return;
+    char line[1024];
+    int n = snprintf(line, sizeof line, "#%12s  %8s  %6s  %6s", "size", "type", "redop", "root");
+    for (int k = 0; k < nalgos; k++)
+        n += snprintf(line + n, sizeof line - (size_t)n, "  %7s", rb_coll_algo_name(algos[k]));
+    rb_coll_out_text(out, "#\n# %s: busbw (GB/s, out-of-place) by algorithm\n%s\n", rb_coll_kind_name(kind), line);
+    /* Keys in order of first appearance, from the first algorithm that ran. */
+    enum rb_coll_algo key_algo = out->rows[first].algo;
+    for (size_t i = first; i < out->nrows; i++) {
+        const struct rb_coll_row *k = &out->rows[i];
+        if (k->kind != kind || k->algo != key_algo)
+            continue;
+        n = snprintf(line, sizeof line, " %12zu  %8s  %6s  %6d", k->size_bytes, rb_coll_dtype_name(k->type),
+                     rb_coll_redop_name(k->op), k->root);
+        for (int a = 0; a < nalgos; a++) {
+            const struct rb_coll_row *m = NULL;
+            for (size_t j = 0; j < out->nrows && !m; j++) {
+                const struct rb_coll_row *c = &out->rows[j];
+                if (c->kind == k->kind && c->algo == algos[a] && c->type == k->type && c->op == k->op &&
+                    c->root == k->root && c->size_bytes == k->size_bytes)
+                    m = c;
+            }
+            if (m)
+                n += snprintf(line + n, sizeof line - (size_t)n, "  %7.2f", m->half[0].busbw);
+            else
+                n += snprintf(line + n, sizeof line - (size_t)n, "  %7s", "-");
+        }
+        rb_coll_out_text(out, "#%s\n", line + 1);
+    }
+}
+
+static void json_doc_finish(struct rb_coll_out *out, double avg_bw)
+{
+    cJSON *doc = out->json_doc;
+    char ts[40];
+    cJSON *oob = cJSON_AddObjectToObject(doc, "out_of_bounds");
+    cJSON_AddNumberToObject(oob, "count", (double)out->wrong_total);
+    cJSON_AddStringToObject(oob, "okay", out->wrong_total ? "false" : "true");
+    cJSON *abw = cJSON_AddObjectToObject(doc, "average_bus_bandwidth");
+    cJSON_AddNumberToObject(abw, "bandwidth", avg_bw);
+    cJSON_AddStringToObject(abw, "okay", "unchecked");
+    cJSON_AddArrayToObject(doc, "errors");
+    rb_clock_iso8601(ts, sizeof ts, rb_clock_wall_ns());
+    cJSON_AddStringToObject(doc, "end_time", ts);
+    char *s = cJSON_Print(doc);
+    if (!s || rb_file_write_atomic(out->json_path, s, strlen(s)) != 0)
+        rb_error("--output_json %s: cannot write the JSON output", out->json_path);
+    free(s);
+}
+
+void rb_coll_out_finish(struct rb_coll_out *out, const char *which, const enum rb_coll_kind *kinds, int nkinds,
+                        const enum rb_coll_algo *algos, int nalgos)
+{
+    struct rb_harness *h = out->h;
+    if (h->rank != 0)
+        return;
+    double avg_bw = out->bw_n ? out->bw_sum / (double)out->bw_n : 0;
+    for (int k = 0; k < nkinds; k++)
+        comparison(out, kinds[k], algos, nalgos);
+    char foot[256];
+    rb_coll_table_footer(foot, sizeof foot, out->wrong_total, avg_bw);
+    rb_coll_out_text(out, "%s# Collective test concluded: railbench coll %s\n", foot, which);
+
+    cJSON *summary = cJSON_CreateObject();
+    cJSON_AddItemToObject(summary, "collective_rows", out->coll_rows);
+    cJSON_AddNumberToObject(summary, "avg_busbw_gbps", avg_bw);
+    cJSON_AddNumberToObject(summary, "wrong_total", (double)out->wrong_total);
+    cJSON_AddItemToObject(summary, "not_applicable", out->not_applicable);
+    cJSON_AddNumberToObject(summary, "ranks", h->size);
+    cJSON_AddNumberToObject(summary, "ranks_per_node", out->ranks_per_node);
+    out->coll_rows = out->not_applicable = NULL; /* the summary owns them now */
+    rb_result_set(&h->result, "summary", summary);
+    if (out->o->check)
+        rb_result_check(&h->result, "wrong", out->wrong_total == 0, "%lld wrong elements in %zu rows",
+                        out->wrong_total, out->nrows);
+    rb_result_write_table(&h->result, out->text ? out->text : "");
+    if (out->json_doc)
+        json_doc_finish(out, avg_bw);
+}
+
+void rb_coll_out_free(struct rb_coll_out *out)
+{
+    cJSON_Delete(out->json_doc);
+    cJSON_Delete(out->coll_rows);
+    cJSON_Delete(out->not_applicable);
+    free(out->rows);
+    free(out->text);
+    memset(out, 0, sizeof *out);
+}

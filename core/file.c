@@ -1,0 +1,131 @@
+/* Whole files: read one into memory, write one atomically, make a directory path. */
+#define _XOPEN_SOURCE 700
+#include "railbench/file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int rb_file_read(const char *path, size_t max_bytes, char **data, size_t *len)
+{
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    int rc = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        rc = -EISDIR;
+        goto fail;
+    }
+    for (;;) {
+        if (cap - n < 4096) {
+            cap = cap ? 2 * cap : 8192;
+            char *b = realloc(buf, cap + 1);
+            if (!b) {
+                rc = -ENOMEM;
+                goto fail;
+            }
+            buf = b;
+        }
+        ssize_t got = read(fd, buf + n, cap - n);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = -errno;
+            goto fail;
+        }
+        if (got == 0)
+            break;
+        n += (size_t)got;
+        if (n > max_bytes) {
+            rc = -EFBIG;
+            goto fail;
+        }
+    }
+    close(fd);
+    buf[n] = '\0';
+    *data = buf;
+    *len = n;
+    return 0;
+fail:
+    close(fd);
+    free(buf);
+    return rc;
+}
+
+int rb_file_write_atomic(const char *path, const void *data, size_t len)
+{
+    char tmp[4200];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+        return -ENAMETOOLONG;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -errno;
+    const char *p = data;
+    size_t off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, p + off, len - off);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            close(fd);
+            unlink(tmp);
+            return -e;
+        }
+        off += (size_t)w;
+    }
+    if (fsync(fd) != 0 || close(fd) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return -e;
+    }
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return -e;
+    }
+    return 0;
+}
+
+int rb_file_mkdir_p(const char *dir)
+{
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
+        return -ENAMETOOLONG;
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0755) != 0 && errno != EEXIST)
+            return -errno;
+        *p = '/';
+    }
+    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        return -errno;
+    return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st;
+    (void)type;
+    if (ftw->level == 0)
+        return 0; /* keep the directory itself */
+    return remove(path) == 0 ? 0 : -1;
+}
+
+int rb_file_clear_dir(const char *dir)
+{
+    errno = 0;
+    if (nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+        return errno ? -errno : -EIO;
+    return 0;
+}

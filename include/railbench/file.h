@@ -1,0 +1,31 @@
+/* Whole files: read one into memory, write one atomically, make a directory path. */
+#ifndef RB_FILE_H
+#define RB_FILE_H
+
+#include <stddef.h>
+
+/*
+ * Reads the whole file at path into a new NUL-terminated buffer (*data, the
+ * caller frees; *len excludes the NUL). Returns 0, -EFBIG when the file holds
+ * more than max_bytes, or another -errno (-ENOMEM, -ENOENT, -EISDIR ...).
+ * Thread-safe.
+ */
+int rb_file_read(const char *path, size_t max_bytes, char **data, size_t *len);
+
+/*
+ * Writes len bytes to path through "path.tmp", fsync(2) and rename(2), so a
+ * reader sees the old file or the whole new one. Returns 0 or -errno (the
+ * temporary file is removed on failure). Thread-safe for distinct paths.
+ */
+int rb_file_write_atomic(const char *path, const void *data, size_t len);
+
+/* Creates dir and its missing parents (mode 0755). Returns 0 or -errno. */
+int rb_file_mkdir_p(const char *dir);
+
+/*
+ * Removes everything inside dir (files, links and directories, without
+ * following links), keeping dir itself. Returns 0 or -errno.
+ */
+int rb_file_clear_dir(const char *dir);
+
+#endif

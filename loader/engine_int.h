@@ -1,0 +1,144 @@
+/* Engine: per-thread libcurl multi loops that run one rank's GETs or PUTs; the fetcher (a batch on the caller's thread). */
+#ifndef RB_ENGINE_INT_H
+#define RB_ENGINE_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <curl/curl.h>
+
+#include "objset_int.h"
+#include "railbench/hist.h"
+#include "railbench/stats.h"
+#include "target_int.h"
+
+/*
+ * Thread-safety: an engine is driven from one thread (the main thread:
+ * new, start, collect, done, stop, status, segments, free); its workers
+ * run on their own threads and hand their stats over through a per-worker
+ * mailbox, so no call here takes a lock on the request path. A fetcher
+ * belongs to the thread that created it. rb_engine_classify is pure.
+ */
+
+/* Error classes, in the order of rb_load_err_names (a phase's names.err). */
+enum rb_load_err {
+    RB_LERR_CONNECT,
+    RB_LERR_TIMEOUT,
+    RB_LERR_RESET,
+    RB_LERR_HTTP_4XX,
+    RB_LERR_HTTP_5XX,
+    RB_LERR_SHORT_READ,
+    RB_LERR_CHECKSUM,
+    RB_LERR_REDIRECTS,
+    RB_LERR_OTHER,
+    RB_LERR_COUNT
+};
+extern const char *const rb_load_err_names[RB_LERR_COUNT + 1];
+
+/*
+ * Extra counters, in the order of rb_load_extra_names (a phase's names.extra).
+ * The cache_* counters count responses by the value of the response header
+ * named in rb_load_opts.cache_header: HIT, MISS, any other value, or absent.
+ * cache_header may be a comma-separated list ("X-Cache-Status,X-Cache"):
+ * a response is counted by the first name of the list that it carries.
+ */
+enum rb_load_extra {
+    RB_LX_REDIRECTS,
+    RB_LX_CACHE_HIT,
+    RB_LX_CACHE_MISS,
+    RB_LX_CACHE_OTHER,
+    RB_LX_CACHE_ABSENT,
+    RB_LX_COUNT
+};
+extern const char *const rb_load_extra_names[RB_LX_COUNT + 1];
+
+enum rb_load_pattern { RB_PATTERN_RANDOM, RB_PATTERN_SEQUENTIAL, RB_PATTERN_EPOCH };
+
+/* What one rank runs in a phase. Pointers are borrowed and must outlive the engine. */
+struct rb_load_opts {
+    enum rb_load_op op;
+    const struct rb_target *target;
+    const struct rb_objset *objects;  /* this rank's objects */
+    unsigned threads;                 /* worker threads, each with its own curl multi handle */
+    unsigned inflight;                /* concurrent requests per thread */
+    enum rb_load_pattern pattern;     /* GET order; PUT goes through the set once */
+    uint64_t epochs;                  /* epoch pattern: 0 = until another limit */
+    uint64_t count;                   /* this rank's request limit; 0 = none */
+    uint64_t bytes;                   /* this rank's byte limit (stops issuing once reached); 0 = none */
+    uint64_t range_off, range_len;    /* GET Range OFF:LEN; len 0 = whole object */
+    uint64_t random_range_len;        /* GET a random LEN-byte range (sizes must be known); 0 = off */
+    double rate_per_s;                /* this rank's open-loop rate; 0 = closed loop */
+    uint64_t seed;                    /* payload, sizes, permutations */
+    bool verify;                      /* GET: compare every byte with the payload (class checksum) */
+    uint64_t min_size, max_size;      /* PUT object sizes (rb_payload_size) */
+    uint64_t timeout_ns;              /* per request; 0 = none */
+    long max_redirects;               /* beyond this: class too_many_redirects */
+    const char *cache_header;         /* count this response header's HIT/MISS (or a list, see above); NULL = off */
+    int rank;                         /* for --log-requests lines */
+    int log_fd;                       /* --log-requests file (O_APPEND), or -1 */
+};
+
+struct rb_engine;
+
+/* Creates the workers' state (no threads yet). Returns 0, -EINVAL or -ENOMEM. Free with rb_engine_free. */
+int rb_engine_new(struct rb_engine **e, const struct rb_load_opts *o);
+
+/* Starts the worker threads; the phase clock starts now. Returns 0 or -errno. */
+int rb_engine_start(struct rb_engine *e);
+
+/*
+ * Moves every worker's stats since the last call into into (merged), the
+ * uncorrected latencies into uncorrected, and per-second completed bytes
+ * into the engine's segment counters. Main thread only; workers hand over
+ * at most once per call through a per-thread mailbox (no lock on the request path).
+ */
+void rb_engine_collect(struct rb_engine *e, struct rb_stats *into, struct rb_hist *uncorrected);
+
+/* True when every worker has run out of work (limits reached) and drained its requests. */
+bool rb_engine_done(struct rb_engine *e);
+
+/* Tells workers to stop issuing, abandons requests in flight, joins the threads. Idempotent. */
+void rb_engine_stop(struct rb_engine *e);
+
+/* 0, or the -errno of the first worker whose loop failed (what it measured before is kept). */
+int rb_engine_status(const struct rb_engine *e);
+
+/* Requests in flight on this rank as the workers handed over at the last rb_engine_collect. */
+unsigned rb_engine_inflight(const struct rb_engine *e);
+
+/* Bytes completed in each whole second since start, summed over workers; *n gets the length. */
+const uint64_t *rb_engine_segments(const struct rb_engine *e, size_t *n);
+
+/* Stops if needed and frees; NULL-safe. */
+void rb_engine_free(struct rb_engine *e);
+
+struct rb_fetcher;
+
+/*
+ * A fetcher owns one curl multi handle and o->inflight easy handles; o->op
+ * must be GET; objects, threads and limits in o are ignored. Returns 0 or
+ * -errno. One fetcher per thread; free with rb_fetcher_free (NULL-safe).
+ */
+int rb_fetcher_new(struct rb_fetcher **f, const struct rb_load_opts *o);
+
+/*
+ * GETs names[0..n) with up to inflight requests at a time and returns when
+ * all have finished (or *stop became non-zero), recording each request into
+ * stats (and uncorrected, which may be NULL). Returns the number of failed
+ * requests (>= 0), or -errno when the engine itself failed.
+ */
+int rb_fetcher_get(struct rb_fetcher *f, const char *const *names, size_t n, struct rb_stats *stats,
+                   struct rb_hist *uncorrected, const volatile int *stop);
+/* Frees the fetcher, its handles and connections; NULL-safe. */
+void rb_fetcher_free(struct rb_fetcher *f);
+
+/*
+ * The error class of a finished request: rc from libcurl, the HTTP status
+ * (0 when none), whether the body differed from the payload, and whether a
+ * verified GET got fewer or more body bytes than expected. Returns an
+ * RB_LERR_* value, or -1 for a success. Pure; thread-safe.
+ */
+int rb_engine_classify(CURLcode rc, long status, bool mismatch, bool wrong_length);
+
+#endif

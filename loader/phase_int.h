@@ -1,0 +1,53 @@
+/* Load phases on the harness: one engine per rank, interval stats, reduced results, the summary row and report. */
+#ifndef RB_PHASE_INT_H
+#define RB_PHASE_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "engine_int.h"
+#include "railbench/harness.h"
+
+/* Main thread only (a phase is collective over the ranks; its engine's threads stay inside). */
+
+/* The outcome of one load phase on rank 0 (other ranks: only duration_s). */
+struct rb_load_result {
+    const char *phase, *op;
+    struct rb_stats *total;           /* owned */
+    struct rb_hist *uncorrected;      /* owned: latency from the actual send time */
+    uint64_t *segments;               /* owned: bytes per whole second, all ranks */
+    size_t nsegments;
+    double duration_s;
+    bool open_loop;
+    /* The host counters over the phase (rank 0): disk utilisation averaged over hosts, network summed over hosts. */
+    double disk_util_ratio;
+    double net_rx_bytes_per_s, net_tx_bytes_per_s;
+};
+
+/*
+ * Runs one GET or PUT phase of o on every rank (collective): an engine per
+ * rank started at the harness's barrier, interval stats through the
+ * harness, then the uncorrected histograms and 1-second segments reduced to
+ * rank 0 into res, and the phase record extended with them. duration_ns 0
+ * means until every rank's limits are reached. Returns 0 or an exit status.
+ */
+int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_ns,
+                      const struct rb_load_opts *o, struct rb_load_result *res);
+
+/* Frees what rb_load_run_phase allocated in res; NULL-safe. */
+void rb_load_result_free(struct rb_load_result *res);
+
+/*
+ * The warp-like summary row of res: op, phase, objects, bytes, throughput,
+ * latency, TTFB and uncorrected latency summaries, 1-second segments
+ * (fastest/median/slowest), errors by class and extra counters.
+ */
+cJSON *rb_load_summary_json(const struct rb_load_result *res);
+
+/* Appends res's report section (markdown) to the buffer *buf of *len bytes (realloc'd). Returns 0 or -ENOMEM. */
+int rb_load_report_md(const struct rb_load_result *res, char **buf, size_t *len);
+
+#endif

@@ -1,0 +1,187 @@
+/* Targets: one table per kind (http, https, s3, ais), object URLs, per-handle setup, listing, eviction. */
+#ifndef RB_TARGET_INT_H
+#define RB_TARGET_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <errno.h>
+
+#include <curl/curl.h>
+
+#include "objset_int.h"
+#include "railbench/log.h"
+
+/*
+ * Thread-safety: a target is built by rb_target_open on the main thread and
+ * is read-only afterwards, so worker threads may call rb_target_object_url,
+ * rb_target_setup, rb_target_error_message, rb_target_name and the other
+ * getters on one target at the same time. Listing, probing and eviction
+ * perform blocking requests and are called from the main thread.
+ */
+
+#define RB_URL_MAX 4096
+#define RB_TARGET_MAX_ENDPOINTS 64
+
+/* What a request does; the target sets up auth and headers per op once per connection slot. */
+enum rb_load_op { RB_LOAD_GET, RB_LOAD_PUT };
+
+/*
+ * Checks a libcurl easy call that returns CURLcode; on failure logs file,
+ * line, the call and libcurl's own message (the log adds host and rank)
+ * and returns -EINVAL from the calling function.
+ */
+#define RB_CURL_CHECK(call)                                                                        \
+    do {                                                                                           \
+        CURLcode rb_cc_ = (call);                                                                  \
+        if (rb_cc_ != CURLE_OK) {                                                                  \
+            rb_error("%s:%d: %s failed: %s", __FILE__, __LINE__, #call, curl_easy_strerror(rb_cc_)); \
+            return -EINVAL;                                                                        \
+        }                                                                                          \
+    } while (0)
+
+struct rb_target_cfg {
+    const char *url;              /* http://host:port/path, s3://bucket[/prefix], ais://bucket[/prefix] */
+    const char *const *endpoints; /* --endpoint URLs (s3, ais; http: replace the URL's host) */
+    size_t nendpoints;
+    const char *region;           /* s3 signing region; NULL: $AWS_REGION or us-east-1 */
+    bool virtual_host;            /* s3: bucket.host addressing instead of host/bucket */
+    const char *provider;         /* ais: backend provider query ("ais", "aws", "gcp", "azure"); NULL: ais */
+    const char *credentials_file; /* s3: NULL: $AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials */
+    const char *profile;          /* s3: NULL: $AWS_PROFILE or "default" */
+};
+
+struct rb_target;
+
+/*
+ * Parses cfg into a target (the scheme picks the http, s3 or ais table) and
+ * loads credentials for s3 from the environment or the credentials file.
+ * Returns 0; -EINVAL for a malformed URL, unknown scheme or bad endpoint, or
+ * -EACCES when s3 credentials are missing, with one line in err (both are
+ * usage errors, exit 2). Free with rb_target_close (NULL-safe). Secrets
+ * never appear in err.
+ */
+int rb_target_open(struct rb_target **t, const struct rb_target_cfg *cfg, char *err, size_t errlen);
+/* Frees t (NULL-safe); credentials are wiped from memory first. */
+void rb_target_close(struct rb_target *t);
+
+/* The scheme of t's table: "http", "https", "s3" or "ais". */
+const char *rb_target_scheme(const struct rb_target *t);
+
+/* Number of endpoints requests go to round-robin per connection (at least 1). */
+size_t rb_target_endpoint_count(const struct rb_target *t);
+
+/* The target as a user wrote it, for messages ("s3://bucket"). */
+const char *rb_target_name(const struct rb_target *t);
+
+/* The object prefix given in the URL's path (s3://bucket/prefix/), "" when none. */
+const char *rb_target_prefix(const struct rb_target *t);
+
+/*
+ * Opens one TCP connection to every endpoint (no request). Returns 0, or a
+ * negative errno with one line in err naming the endpoint and the reason.
+ */
+int rb_target_probe(const struct rb_target *t, uint64_t timeout_ns, char *err, size_t errlen);
+
+/*
+ * Lists the objects under prefix (s3: ListObjectsV2 with pagination; ais: the
+ * list action with continuation tokens; http: an nginx autoindex JSON page)
+ * and appends them with their sizes to out. Returns 0, or -EIO/-EPROTO with
+ * one line in err (the HTTP status and the server's message).
+ */
+int rb_target_list(const struct rb_target *t, const char *prefix, uint64_t timeout_ns,
+                   struct rb_objset *out, char *err, size_t errlen);
+
+/* True when t's kind can empty a caching tier through its own API (AIStore's evict). */
+bool rb_target_can_evict(const struct rb_target *t);
+
+/*
+ * Evicts names (prefix: their common prefix, may be NULL) from the tier t,
+ * or, when names is NULL, everything t cached of its bucket (see
+ * evict_int.h for AIStore's requests). Gives up after timeout_ns, or when
+ * *stop becomes non-zero (stop may be NULL). Returns 0; -EINVAL with one
+ * line in err when t's kind cannot evict; else what the table's evict
+ * returns (-EIO, -ETIMEDOUT, -ECANCELED with err). Main thread only.
+ */
+int rb_target_evict(const struct rb_target *t, const struct rb_objset *names, const char *prefix,
+                    uint64_t timeout_ns, const volatile int *stop, char *err, size_t errlen);
+
+/*
+ * One kind of target, chosen once by the URL's scheme (like wrk's plain/TLS
+ * socket tables): the engine calls through it and never asks which kind it has.
+ */
+struct rb_target_ops {
+    const char *scheme;
+    /* Parses what follows "scheme://" plus cfg into t (bucket, prefix, endpoints, credentials). */
+    int (*parse)(struct rb_target *t, const char *rest, const struct rb_target_cfg *cfg, char *err,
+                 size_t errlen);
+    /* Writes the URL of object name at endpoint ep. Returns 0 or -ENAMETOOLONG. */
+    int (*object_url)(const struct rb_target *t, size_t ep, const char *name, char *buf, size_t len);
+    /* Sets what every request of this target needs on a fresh easy handle (auth, redirects); appends headers. */
+    int (*setup)(const struct rb_target *t, CURL *easy, enum rb_load_op op, struct curl_slist **hdrs);
+    /* Prepares one listing request (URL, method, body) continuing after token (NULL for the first page). */
+    int (*list_request)(const struct rb_target *t, const char *prefix, const char *token, CURL *easy,
+                        struct curl_slist **hdrs, char **body_owned);
+    /* Parses a listing page into out; *next gets a malloc'd token for the next page or NULL at the end. */
+    int (*list_parse)(const struct rb_target *t, const char *body, size_t len, struct rb_objset *out,
+                      char **next, char *err, size_t errlen);
+    /* The server's error message in an error body ("InvalidAccessKeyId: ..."), for logs; may be NULL. */
+    void (*error_message)(const char *body, size_t len, char *out, size_t outlen);
+    /*
+     * Empties the tier of names (their common prefix, or NULL), or of
+     * everything it cached of the bucket when names is NULL; NULL when
+     * this kind of target cannot evict (see rb_target_evict).
+     */
+    int (*evict)(const struct rb_target *t, const struct rb_objset *names, const char *prefix, uint64_t timeout_ns,
+                 const volatile int *stop, char *err, size_t errlen);
+};
+
+struct rb_target {
+    const struct rb_target_ops *ops;
+    char name[1100];                    /* "s3://bucket", "http://host:port/path" */
+    char bucket[256];
+    char prefix[1024];                  /* path after the bucket in the URL, "" when none */
+    char *endpoints[RB_TARGET_MAX_ENDPOINTS]; /* base URLs, no trailing slash */
+    size_t nendpoints;
+    char base_path[1024];               /* http: the URL's path, no trailing slash */
+    char region[64];
+    bool virtual_host;
+    char provider[32];
+    char sigv4[128];                    /* "aws:amz:<region>:s3" */
+    char *userpwd;                      /* s3 "key:secret" (a secret: never logged) */
+    char *token_header;                 /* "x-amz-security-token: ..." or AIS "Authorization: Bearer ..." */
+};
+
+extern const struct rb_target_ops rb_target_http_ops, rb_target_https_ops, rb_target_s3_ops, rb_target_ais_ops;
+
+/* Shared helpers of the target tables (target.c). */
+int rb_target_split_url(const char *url, char *scheme, size_t slen, char *hostport, size_t hlen,
+                        char *path, size_t plen);
+/* Splits "bucket[/prefix]" into t->bucket and t->prefix (s3 and ais bucket naming). */
+int rb_target_bucket_prefix(struct rb_target *t, const char *rest, const char *scheme, char *err, size_t errlen);
+/* Appends endpoint url (http[s]://HOST[:PORT], no path) to t. Returns 0, or -EINVAL/-ENOMEM with one line in err. */
+int rb_target_add_endpoint(struct rb_target *t, const char *url, char *err, size_t errlen);
+/* Percent-encodes s into out keeping RFC 3986 unreserved characters (and '/' when keep_slash). */
+int rb_url_escape(const char *s, bool keep_slash, char *out, size_t outlen);
+
+/* Object URL and per-handle setup through the target's table. */
+static inline int rb_target_object_url(const struct rb_target *t, size_t ep, const char *name, char *buf,
+                                       size_t len)
+{
+    return t->ops->object_url(t, ep, name, buf, len);
+}
+static inline int rb_target_setup(const struct rb_target *t, CURL *easy, enum rb_load_op op,
+                                  struct curl_slist **hdrs)
+{
+    return t->ops->setup(t, easy, op, hdrs);
+}
+static inline void rb_target_error_message(const struct rb_target *t, const char *body, size_t len,
+                                           char *out, size_t outlen)
+{
+    out[0] = '\0';
+    if (t->ops->error_message)
+        t->ops->error_message(body, len, out, outlen);
+}
+
+#endif

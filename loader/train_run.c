@@ -1,0 +1,622 @@
+/* railbench load train, the run: read threads, the prefetch queue, a trainer per rank, epochs as harness phases. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#include "railbench/buf.h"
+#include "railbench/clock.h"
+#include "railbench/log.h"
+#include "railbench/units.h"
+#include "train_cmd_int.h"
+
+/* The trainer sleeps in slices so a stop is noticed within one. */
+#define SLEEP_SLICE_NS (20 * RB_NS_PER_MS)
+/*
+ * A barrier is polled with growing sleeps up to this, so waiting ranks leave
+ * the CPU to the read threads; short, because a rank that notices the end
+ * late starts its next step late and its peers pay for it at the next barrier.
+ */
+#define SYNC_POLL_MAX_NS (50 * RB_NS_PER_US)
+
+
+/* One epoch on this rank: the batches of its stream, the prefetch queue, the trainer's accounts. */
+struct epoch {
+    struct run *R;
+    uint64_t seq;
+    unsigned accel;
+    uint64_t steps, nbatches, prefetch;
+    const char **names;             /* the rank's objects in stream order */
+    size_t nnames;
+
+    pthread_mutex_t mu;             /* guards the queue: next, taken, ready[], go */
+    pthread_cond_t ready_cv, room_cv;
+    uint64_t next, taken;           /* next batch a read thread claims; batches the trainer took */
+    unsigned char *ready;
+    bool go;                        /* every rank started its threads: the trainer may begin */
+    volatile int stop;              /* end now: set by the harness's stop, or a read thread that failed */
+
+    pthread_t trainer;
+    bool trainer_started;
+    atomic_bool finished;
+    atomic_uint_least64_t bytes;
+    uint64_t *ready_ns, *comp_ns;   /* the trainer's current step, per accelerator */
+    struct rb_train_tally *tally;   /* per accelerator */
+    struct rb_hist *wait;           /* data wait per accelerator and step, first step excluded */
+};
+
+/* ---- read threads ---- */
+
+static void *loader_main(void *arg)
+{
+    struct loader *l = arg;
+    struct epoch *ep = l->ep;
+    const struct train_args *a = ep->R->a;
+    for (;;) {
+        pthread_mutex_lock(&ep->mu);
+        while (!ep->stop && ep->next < ep->nbatches && ep->next >= ep->taken + ep->prefetch)
+            pthread_cond_wait(&ep->room_cv, &ep->mu);
+        if (ep->stop || ep->next >= ep->nbatches) {
+            pthread_mutex_unlock(&ep->mu);
+            break;
+        }
+        uint64_t k = ep->next++;
+        pthread_mutex_unlock(&ep->mu);
+
+        uint64_t first, count;
+        rb_train_batch_objects(k, a->batch, a->spo, &first, &count);
+        if (first > ep->nnames)
+            first = ep->nnames;
+        if (count > ep->nnames - first)
+            count = ep->nnames - first;
+        int rc = rb_fetcher_get(l->f, ep->names + first, (size_t)count, l->local, NULL, &ep->stop);
+        uint64_t bytes = l->local->bytes;
+        /* Once per batch, never per request: the harness's collect takes the box at its tick. */
+        pthread_mutex_lock(&l->mu);
+        rb_stats_merge(l->box, l->local);
+        pthread_mutex_unlock(&l->mu);
+        rb_stats_reset(l->local);
+        atomic_fetch_add(&ep->bytes, bytes);
+        pthread_mutex_lock(&ep->mu);
+        if (rc < 0) {
+            l->failed = rc;
+            ep->stop = 1;
+            pthread_cond_broadcast(&ep->room_cv);
+        } else if (!ep->stop) {
+            ep->ready[k] = 1;
+        }
+        pthread_cond_broadcast(&ep->ready_cv);
+        pthread_mutex_unlock(&ep->mu);
+        if (rc < 0) {
+            rb_error("read thread %u stopped: %s", l->id, strerror(-rc));
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* ---- the trainer ---- */
+
+/*
+ * The step's synchronisation: a barrier, or an all-reduce of --grad-bytes
+ * as data-parallel training does after each step. It also carries whether
+ * any rank must stop, so every trainer leaves after the same step and none
+ * waits for a peer that has gone. Returns that agreement.
+ */
+static int step_sync(struct run *R, int stop)
+{
+    if (!R->grad_count) {
+        /* Polled with growing sleeps rather than a blocking barrier that spins on a core the read threads need. */
+        int any = 0;
+        MPI_Request req;
+        RB_MPI_CHECK(MPI_Iallreduce(&stop, &any, 1, MPI_INT, MPI_MAX, R->comm, &req));
+        uint64_t nap = RB_NS_PER_US;
+        for (;;) {
+            int done = 0;
+            RB_MPI_CHECK(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+            if (done)
+                return any;
+            struct timespec ts = {0, (long)nap};
+            nanosleep(&ts, NULL);
+            if (nap < SYNC_POLL_MAX_NS)
+                nap *= 2;
+        }
+    }
+    /* A real all-reduce (float sum), blocking as a training step's is; element 0 carries the stop vote. */
+    R->grad_send[0] = stop ? 1.0f : 0.0f;
+    RB_MPI_CHECK(MPI_Allreduce(R->grad_send, R->grad_recv, R->grad_count, MPI_FLOAT, MPI_SUM, R->comm));
+    return R->grad_recv[0] > 0.5f;
+}
+
+/* Sleeps until deadline (monotonic ns) or *stop; returns the time it woke. */
+static uint64_t sleep_until(uint64_t deadline, const volatile int *stop)
+{
+    for (;;) {
+        uint64_t now = rb_clock_ns();
+        if (now >= deadline || *stop)
+            return now;
+        uint64_t left = deadline - now;
+        if (left > SLEEP_SLICE_NS)
+            left = SLEEP_SLICE_NS;
+        struct timespec ts = {(time_t)(left / RB_NS_PER_S), (long)(left % RB_NS_PER_S)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/*
+ * One rank's steps: take a batch per simulated accelerator from the queue
+ * (the wait is the data wait), let each accelerator "compute" from the
+ * moment its batch is ready — by sleeping until the slowest finishes, since
+ * a real accelerator leaves the host's CPU to the data loader, and busy
+ * waiting on a shared host would slow the very reads being measured — then
+ * synchronise with the other ranks.
+ */
+static void *trainer_main(void *arg)
+{
+    struct epoch *ep = arg;
+    struct run *R = ep->R;
+    const struct train_args *a = R->a;
+    /* The default 50 us timer slack would stretch every compute sleep. */
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+    pthread_mutex_lock(&ep->mu);
+    while (!ep->go && !ep->stop)
+        pthread_cond_wait(&ep->ready_cv, &ep->mu);
+    bool begin = ep->go && !ep->stop;
+    pthread_mutex_unlock(&ep->mu);
+
+    uint64_t t = rb_clock_ns();
+    for (uint64_t s = 0; begin && s < ep->steps; s++) {
+        const uint64_t start = t;
+        bool cut = false;
+        for (unsigned x = 0; x < ep->accel && !cut; x++) {
+            uint64_t k = s * ep->accel + x;
+            pthread_mutex_lock(&ep->mu);
+            while (!ep->ready[k] && !ep->stop)
+                pthread_cond_wait(&ep->ready_cv, &ep->mu);
+            /*
+             * The accelerator has its batch now: its compute starts here even
+             * if the read thread woken below takes the CPU for a while.
+             */
+            ep->ready_ns[x] = rb_clock_ns();
+            cut = !ep->ready[k];
+            ep->taken = k + 1;
+            pthread_cond_signal(&ep->room_cv); /* one slot freed: one read thread */
+            pthread_mutex_unlock(&ep->mu);
+            ep->comp_ns[x] = rb_train_compute_ns(a->compute_ns, a->compute_stdev_ns, a->seed, ep->seq,
+                                                 R->h->rank, x, s);
+        }
+        uint64_t wake = 0;
+        if (!cut) {
+            uint64_t cend = rb_train_compute_end(ep->ready_ns, ep->comp_ns, ep->accel);
+            wake = sleep_until(cend, &ep->stop);
+            cut = wake < cend;
+        }
+        int any = step_sync(R, cut || ep->stop || rb_harness_signalled());
+        uint64_t end = rb_clock_ns();
+        if (!cut)
+            rb_train_step_account(ep->tally, ep->accel, a->batch, start, ep->ready_ns, ep->comp_ns, wake, end,
+                                  ep->wait);
+        t = end;
+        if (any)
+            break;
+    }
+    atomic_store(&ep->finished, true);
+    return NULL;
+}
+
+/* ---- an epoch as a harness phase ---- */
+
+static int ep_start(void *ctx)
+{
+    struct epoch *ep = ctx;
+    struct run *R = ep->R;
+    for (unsigned i = 0; i < R->nloaders; i++) {
+        struct loader *l = &R->loaders[i];
+        l->ep = ep;
+        l->failed = 0;
+        int rc = pthread_create(&l->th, NULL, loader_main, l);
+        if (rc) {
+            rb_error("cannot start read thread %u: %s", i, strerror(rc));
+            return -rc;
+        }
+        l->started = true;
+    }
+    int rc = pthread_create(&ep->trainer, NULL, trainer_main, ep);
+    if (rc) {
+        rb_error("cannot start the trainer thread: %s", strerror(rc));
+        return -rc;
+    }
+    ep->trainer_started = true;
+    return 0;
+}
+
+static void ep_collect(void *ctx, struct rb_stats *into)
+{
+    struct epoch *ep = ctx;
+    for (unsigned i = 0; i < ep->R->nloaders; i++) {
+        struct loader *l = &ep->R->loaders[i];
+        pthread_mutex_lock(&l->mu);
+        rb_stats_merge(into, l->box);
+        rb_stats_reset(l->box);
+        pthread_mutex_unlock(&l->mu);
+    }
+}
+
+/*
+ * The harness calls done() first once every rank's start() succeeded, so
+ * that is when the trainer may begin: a trainer must not enter its first
+ * barrier while another rank failed to start one and will never arrive.
+ */
+static bool ep_done(void *ctx)
+{
+    struct epoch *ep = ctx;
+    if (!ep->go) {
+        pthread_mutex_lock(&ep->mu);
+        ep->go = true;
+        pthread_cond_broadcast(&ep->ready_cv);
+        pthread_mutex_unlock(&ep->mu);
+    }
+    return atomic_load(&ep->finished);
+}
+
+static void ep_stop(void *ctx)
+{
+    struct epoch *ep = ctx;
+    pthread_mutex_lock(&ep->mu);
+    ep->stop = 1;
+    pthread_cond_broadcast(&ep->ready_cv);
+    pthread_cond_broadcast(&ep->room_cv);
+    pthread_mutex_unlock(&ep->mu);
+    if (ep->trainer_started) {
+        pthread_join(ep->trainer, NULL);
+        ep->trainer_started = false;
+    }
+    for (unsigned i = 0; i < ep->R->nloaders; i++) {
+        struct loader *l = &ep->R->loaders[i];
+        if (l->started) {
+            pthread_join(l->th, NULL);
+            l->started = false;
+        }
+    }
+}
+
+static void epoch_free(struct epoch *ep)
+{
+    pthread_mutex_destroy(&ep->mu);
+    pthread_cond_destroy(&ep->ready_cv);
+    pthread_cond_destroy(&ep->room_cv);
+    free(ep->names);
+    free(ep->ready);
+    free(ep->ready_ns);
+    free(ep->comp_ns);
+    free(ep->tally);
+    rb_hist_free(ep->wait);
+}
+
+static const char *const extra_redirects[] = {"redirects", NULL};
+
+
+/*
+ * Runs one epoch with accel accelerators per rank as the harness phase
+ * name; rank 0 appends its entry and figures to tr. Collective. Returns 0
+ * or an exit status.
+ */
+static int run_epoch(struct run *R, struct trial *tr, uint64_t epoch_no, const char *name)
+{
+    struct rb_harness *h = R->h;
+    const struct train_args *a = R->a;
+    struct epoch ep;
+    memset(&ep, 0, sizeof ep);
+    ep.R = R;
+    ep.seq = ++R->epoch_seq;
+    ep.accel = (unsigned)tr->accel;
+    ep.steps = rb_train_steps(R->all->n, h->size, a->spo, tr->accel, a->batch, a->max_steps);
+    ep.nbatches = ep.steps * tr->accel;
+    /* PyTorch's DataLoader keeps prefetch_factor (2) batches per worker in flight; here per reader or accelerator. */
+    ep.prefetch = a->prefetch ? a->prefetch : 2 * (a->read_threads > tr->accel ? a->read_threads : tr->accel);
+    pthread_mutex_init(&ep.mu, NULL);
+    pthread_cond_init(&ep.ready_cv, NULL);
+    pthread_cond_init(&ep.room_cv, NULL);
+    atomic_init(&ep.finished, false);
+    atomic_init(&ep.bytes, 0);
+
+    uint32_t *stream = NULL;
+    size_t nstream = 0;
+    int rc = rb_train_epoch_stream(R->all->n, a->seed, ep.seq, h->rank, h->size, &stream, &nstream);
+    ep.names = malloc((nstream ? nstream : 1) * sizeof *ep.names);
+    ep.ready = calloc(ep.nbatches ? ep.nbatches : 1, 1);
+    ep.ready_ns = calloc(ep.accel, sizeof *ep.ready_ns);
+    ep.comp_ns = calloc(ep.accel, sizeof *ep.comp_ns);
+    ep.tally = calloc(ep.accel, sizeof *ep.tally);
+    ep.wait = rb_hist_new();
+    if (rc || !ep.names || !ep.ready || !ep.ready_ns || !ep.comp_ns || !ep.tally || !ep.wait)
+        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory for epoch %" PRIu64, epoch_no);
+    for (size_t i = 0; i < nstream; i++)
+        ep.names[i] = R->all->names[stream[i]];
+    ep.nnames = nstream;
+    free(stream);
+
+    struct rb_phase p = {
+        .name = name,
+        .op = "GET",
+        .names = {rb_load_err_names, a->cache_header ? rb_load_extra_names : extra_redirects},
+        .start = ep_start,
+        .collect = ep_collect,
+        .done = ep_done,
+        .stop = ep_stop,
+        .ctx = &ep,
+    };
+    int status = rb_harness_run_phase(h, &p);
+    int broken = 0, any_broken;
+    for (unsigned i = 0; i < R->nloaders; i++)
+        broken |= R->loaders[i].failed != 0;
+    any_broken = broken;
+    if (h->mpi)
+        RB_MPI_CHECK(MPI_Allreduce(&broken, &any_broken, 1, MPI_INT, MPI_MAX, h->comm));
+    if (any_broken && !status)
+        status = RB_EXIT_RUNTIME;
+
+    /* This rank's figures to rank 0, and the data waits merged there. */
+    struct rb_train_rank mine;
+    rb_train_rank_figures(ep.tally, ep.accel, atomic_load(&ep.bytes), &mine);
+    cJSON *mj = cJSON_CreateObject();
+    cJSON_AddNumberToObject(mj, "rank", h->rank);
+    cJSON_AddItemToObject(mj, "steps", rb_json_u64(mine.steps));
+    cJSON_AddItemToObject(mj, "samples", rb_json_u64(mine.samples));
+    cJSON_AddItemToObject(mj, "bytes", rb_json_u64(mine.bytes));
+    cJSON_AddItemToObject(mj, "wall_ns", rb_json_u64(mine.wall_ns));
+    cJSON_AddNumberToObject(mj, "au_pct", mine.au_pct);
+    cJSON_AddBoolToObject(mj, "cut", mine.steps < ep.steps);
+    cJSON *ranks_json = rb_harness_gather_json(h, mj);
+    cJSON_Delete(mj);
+    struct rb_hist *wait_all = rb_hist_new();
+    if (!wait_all)
+        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
+    rb_harness_reduce_hist(h, ep.wait, wait_all);
+
+    double au = 0, sps = 0;
+    if (h->rank == 0 && ranks_json) {
+        struct rb_train_figures fig;
+        cJSON *e = rb_train_epoch_entry(R, ranks_json, epoch_no, ep.seq == 1, ep.accel, &p, wait_all, &fig);
+        struct rb_train_figures *grown = realloc(tr->fig, (tr->nfig + 1) * sizeof *grown);
+        if (!e || !grown)
+            rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
+        tr->fig = grown;
+        tr->fig[tr->nfig++] = fig;
+        cJSON_AddItemToArray(tr->epochs, e);
+        au = fig.au_pct;
+        sps = fig.samples_per_s;
+        if (p.total) {
+            R->requests += p.total->ops;
+            R->errors += p.total->errors;
+            R->read_objects += p.total->ops - p.total->errors;
+            R->read_bytes += p.total->bytes;
+        }
+        char l[96];
+        snprintf(l, sizeof l, "epoch=\"%" PRIu64 "\",accelerators=\"%" PRIu64 "\"", epoch_no,
+                 tr->accel * (uint64_t)h->size);
+        rb_harness_metric(h, "railbench_train_au_ratio", "gauge",
+                          "Accelerator utilisation of the epoch: compute time over wall time, first step excluded, "
+                          "mean over the simulated accelerators.", l, au / 100.0);
+        rb_harness_metric(h, "railbench_train_samples_per_second", "gauge",
+                          "Samples per second of the epoch, summed over ranks.", l, sps);
+    }
+    rb_harness_metrics_update(h);
+    cJSON_Delete(ranks_json);
+    rb_hist_free(wait_all);
+    rb_harness_phase_free(&p);
+    epoch_free(&ep);
+    return status;
+}
+
+/* Runs --epochs epochs with tr->accel accelerators per rank; every rank learns the trial's verdict. */
+static int run_trial(struct run *R, struct trial *tr)
+{
+    struct rb_harness *h = R->h;
+    int status = 0;
+    for (uint64_t e = 1; e <= R->a->epochs; e++) {
+        char name[64];
+        if (R->a->find_max)
+            snprintf(name, sizeof name, "trial-%" PRIu64 "-epoch-%" PRIu64, tr->accel * (uint64_t)h->size, e);
+        else
+            snprintf(name, sizeof name, "epoch-%" PRIu64, e);
+        status = run_epoch(R, tr, e, name);
+        if (status || h->interrupted)
+            break;
+    }
+    double v[3] = {0, 0, 0};
+    if (h->rank == 0) {
+        rb_train_run_figures(tr->fig, tr->nfig, &tr->au_mean_pct, &tr->samples_per_s);
+        v[0] = tr->au_mean_pct;
+        v[1] = tr->samples_per_s;
+        v[2] = tr->nfig > 0 && tr->au_mean_pct >= R->a->au_min;
+    }
+    if (h->mpi)
+        RB_MPI_CHECK(MPI_Bcast(v, 3, MPI_DOUBLE, 0, h->comm));
+    tr->au_mean_pct = v[0];
+    tr->samples_per_s = v[1];
+    tr->met = v[2] != 0;
+    tr->interrupted = h->interrupted;
+    return status;
+}
+
+/* ---- data set ---- */
+
+int rb_train_build_objects(struct rb_harness *h, const struct train_args *a, const struct rb_target *t,
+                           const char *prefix, struct rb_objset *all, const char **source)
+{
+    int status = rb_load_build_objects(h, t, a->objects, a->filelist, prefix, a->timeout_ns,
+                                       "to train on (put some first, or give --objects N --populate)", all);
+    if (status)
+        return status;
+    *source = a->objects ? NULL : a->filelist ? "filelist" : "listing";
+    /* Sizes nobody told us follow from the sample size: what --populate writes, or what the workload's data is. */
+    bool drawn = false;
+    if (a->sample_known)
+        for (size_t i = 0; i < all->n; i++)
+            if (!all->sizes[i]) {
+                all->sizes[i] = rb_train_object_bytes(a->seed, all->names[i], a->spo, a->sample_bytes, a->sample_stdev);
+                drawn = true;
+            }
+    if (drawn)
+        *source = a->populate ? "populate" : (a->sample_s ? "sample-size" : "workload");
+    return 0;
+}
+
+/* Sum of the client hosts' memory (result.json "hosts", which the harness gathered). Rank 0. */
+static double client_memory_bytes(struct rb_harness *h)
+{
+    double sum = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(h->result.root, "hosts"))
+        sum += cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(it, "memory_bytes"));
+    return sum;
+}
+
+/* Rank 0: the dataset record, with MLPerf Storage's 5x memory rule checked (a warning, not a failure). */
+cJSON *rb_train_dataset_json(struct run *R, uint64_t bytes, const char *source)
+{
+    const struct train_args *a = R->a;
+    cJSON *d = cJSON_CreateObject();
+    cJSON_AddItemToObject(d, "objects", rb_json_u64(R->all->n));
+    cJSON_AddItemToObject(d, "samples_per_object", rb_json_u64(a->spo));
+    cJSON_AddItemToObject(d, "samples", rb_json_u64((uint64_t)R->all->n * a->spo));
+    double mem = client_memory_bytes(R->h);
+    cJSON_AddNumberToObject(d, "client_memory_bytes", mem);
+    cJSON_AddNumberToObject(d, "memory_factor", MEMORY_FACTOR);
+    if (!source) {
+        cJSON_AddNullToObject(d, "bytes");
+        cJSON_AddNullToObject(d, "bytes_source");
+        cJSON_AddNullToObject(d, "page_cache_may_hide_storage");
+        return d;
+    }
+    cJSON_AddItemToObject(d, "bytes", rb_json_u64(bytes));
+    cJSON_AddStringToObject(d, "bytes_source", source);
+    bool small = (double)bytes < MEMORY_FACTOR * mem;
+    cJSON_AddBoolToObject(d, "page_cache_may_hide_storage", small);
+    if (small) {
+        char b[32], m[32];
+        rb_format_size(b, sizeof b, bytes);
+        rb_format_size(m, sizeof m, (uint64_t)mem);
+        rb_warn("the data set (%s, %s) is smaller than %d x the client hosts' memory (%d x %s): page caches can "
+                "hold it and hide the storage (MLPerf Storage asks for at least %dx)", b, source, MEMORY_FACTOR,
+                MEMORY_FACTOR, m, MEMORY_FACTOR);
+    }
+    return d;
+}
+
+/* ---- read threads and --populate ---- */
+
+/* Fetchers and stats for the read threads (kept across epochs: their connections stay open). */
+int rb_train_loaders_new(struct run *R)
+{
+    struct rb_harness *h = R->h;
+    R->nloaders = (unsigned)R->a->read_threads;
+    R->loaders = calloc(R->nloaders, sizeof *R->loaders);
+    int bad = !R->loaders;
+    for (unsigned i = 0; !bad && i < R->nloaders; i++) {
+        struct loader *l = &R->loaders[i];
+        l->id = i;
+        pthread_mutex_init(&l->mu, NULL);
+        l->local = rb_stats_new();
+        l->box = rb_stats_new();
+        int rc = rb_fetcher_new(&l->f, &R->fetch);
+        if (rc)
+            rb_error("cannot set up read thread %u: %s", i, strerror(-rc));
+        bad = rc || !l->local || !l->box;
+    }
+    int any = bad;
+    if (h->mpi)
+        RB_MPI_CHECK(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, h->comm));
+    return any ? RB_EXIT_RUNTIME : 0;
+}
+
+void rb_train_loaders_free(struct run *R)
+{
+    for (unsigned i = 0; R->loaders && i < R->nloaders; i++) {
+        struct loader *l = &R->loaders[i];
+        rb_fetcher_free(l->f);
+        rb_stats_free(l->local);
+        rb_stats_free(l->box);
+        pthread_mutex_destroy(&l->mu);
+    }
+    free(R->loaders);
+    R->loaders = NULL;
+}
+
+/* PUTs the data set (--populate): every rank its share, sizes drawn from --sample-size. Returns an exit status. */
+int rb_train_populate(struct run *R, cJSON **record)
+{
+    struct rb_harness *h = R->h;
+    struct rb_objset mine = {0};
+    if (rb_objset_partition(R->all, h->rank, h->size, &mine))
+        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
+    struct rb_load_opts o = R->fetch;
+    o.op = RB_LOAD_PUT;
+    o.objects = &mine;
+    o.threads = R->nloaders;
+    o.pattern = RB_PATTERN_SEQUENTIAL;
+    o.verify = false;
+    struct rb_load_result res = {0};
+    int status = rb_load_run_phase(h, "populate", 0, &o, &res);
+    if (h->rank == 0 && res.total) {
+        *record = rb_load_summary_json(&res);
+        if (!status && res.total->errors) {
+            rb_error("--populate: %" PRIu64 " of %" PRIu64 " PUTs failed (see the errors above)", res.total->errors,
+                     res.total->ops);
+            status = RB_EXIT_RUNTIME;
+        }
+    }
+    if (h->mpi)
+        RB_MPI_CHECK(MPI_Bcast(&status, 1, MPI_INT, 0, h->comm));
+    rb_load_result_free(&res);
+    rb_objset_free(&mine);
+    return status;
+}
+
+
+/* ---- the trials ---- */
+
+/* Rank 0, when the listing gave no sizes: the data set estimated from what the first epoch read. */
+static void estimate_dataset(struct run *R)
+{
+    if (R->h->rank != 0 || R->dataset || !R->read_objects)
+        return;
+    R->dataset_bytes = (uint64_t)((double)R->read_bytes / (double)R->read_objects * (double)R->all->n);
+    R->dataset = rb_train_dataset_json(R, R->dataset_bytes, "measured");
+}
+
+int rb_train_run_trials(struct run *R)
+{
+    const struct train_args *a = R->a;
+    struct rb_harness *h = R->h;
+    /* The largest count that still leaves two steps, so every trial has an AU. */
+    uint64_t data_max = rb_train_steps(R->all->n, h->size, a->spo, 1, a->batch, 0) / 2;
+    rb_train_search_init(&R->search, a->max_accel < data_max ? a->max_accel : data_max);
+    int status = 0;
+    for (;;) {
+        struct trial *grown = realloc(R->trials, (R->ntrials + 1) * sizeof *grown);
+        if (!grown)
+            rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
+        R->trials = grown;
+        struct trial *tr = &R->trials[R->ntrials++];
+        memset(tr, 0, sizeof *tr);
+        tr->accel = a->find_max ? R->search.next : a->accel;
+        tr->epochs = cJSON_CreateArray();
+        status = run_trial(R, tr);
+        R->measured_anything = true;
+        estimate_dataset(R);
+        if (status || h->interrupted || !a->find_max)
+            break;
+        rb_train_search_record(&R->search, tr->met);
+        if (R->search.done)
+            break;
+    }
+    return status;
+}

@@ -1,0 +1,435 @@
+/* One request slot and one request: libcurl options and callbacks, the GET and PUT rows, classification, accounting. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "payload_int.h"
+#include "railbench/clock.h"
+#include "railbench/log.h"
+#include "worker_int.h"
+
+#define ERRBODY_BYTES 2048
+
+const char *const rb_load_err_names[RB_LERR_COUNT + 1] = {
+    "connect", "timeout", "reset", "http_4xx", "http_5xx", "short_read", "checksum", "too_many_redirects",
+    "other", NULL};
+const char *const rb_load_extra_names[RB_LX_COUNT + 1] = {"redirects", "cache_hit", "cache_miss",
+                                                          "cache_other", "cache_absent", NULL};
+
+/* ---- libcurl callbacks ---- */
+
+static size_t on_header(char *p, size_t size, size_t n, void *arg)
+{
+    struct req *r = arg;
+    size_t len = size * n;
+    if (len >= 5 && memcmp(p, "HTTP/", 5) == 0) {
+        /* A new response (after a redirect, or 100 Continue): start over. */
+        r->status_known = false;
+        r->cache = RB_LX_CACHE_ABSENT;
+        r->cache_pos = UINT_MAX;
+        return len;
+    }
+    const char *name = r->w->o->cache_header;
+    if (!name)
+        return len;
+    /* A list "A,B": the value of the earliest name in the list that the response carries counts. */
+    size_t nl = 0;
+    unsigned pos = 0;
+    for (; *name; pos++) {
+        nl = strcspn(name, ",");
+        if (nl && len > nl + 1 && p[nl] == ':' && strncasecmp(p, name, nl) == 0)
+            break;
+        name += nl + (name[nl] == ',');
+    }
+    if (*name && pos < r->cache_pos) {
+        r->cache_pos = pos;
+        const char *v = p + nl + 1, *end = p + len;
+        while (v < end && (*v == ' ' || *v == '\t'))
+            v++;
+        size_t vl = (size_t)(end - v);
+        while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
+            vl--;
+        /* nginx's $upstream_cache_status is HIT or MISS; Varnish/CDNs write "HIT from ...". */
+        if (vl >= 3 && strncasecmp(v, "HIT", 3) == 0)
+            r->cache = RB_LX_CACHE_HIT;
+        else if (vl >= 4 && strncasecmp(v, "MISS", 4) == 0)
+            r->cache = RB_LX_CACHE_MISS;
+        else
+            r->cache = RB_LX_CACHE_OTHER;
+    }
+    return len;
+}
+
+static size_t on_body(char *p, size_t size, size_t n, void *arg)
+{
+    struct req *r = arg;
+    size_t len = size * n;
+    if (!r->status_known) {
+        long status = 0;
+        curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
+        r->err_status = status >= 300;
+        r->status_known = true;
+        if (status == 200 && r->ranged) {
+            /* The server ignored Range and sends the whole object: verify it from its start. */
+            r->off = 0;
+            r->expect_len = r->size;
+        }
+    }
+    if (r->err_status) {
+        if (r->errbody.len < ERRBODY_BYTES)
+            rb_buf_append(&r->errbody, p,
+                          len < ERRBODY_BYTES - r->errbody.len ? len : ERRBODY_BYTES - r->errbody.len);
+        return len;
+    }
+    if (r->w->o->verify && !r->mismatch && rb_payload_verify(r->key, r->off, p, len) != len)
+        r->mismatch = true;
+    r->off += len;
+    r->body += len;
+    return len;
+}
+
+static size_t on_read(char *buf, size_t size, size_t n, void *arg)
+{
+    struct req *r = arg;
+    size_t len = size * n;
+    uint64_t left = r->put_size - r->put_pos;
+    if (len > left)
+        len = (size_t)left;
+    rb_payload_fill(r->key, r->put_pos, buf, len);
+    r->put_pos += len;
+    return len;
+}
+
+/* The payload is seekable, so a PUT redirected by an AIStore proxy can be sent again from the start. */
+static int on_seek(void *arg, curl_off_t offset, int origin)
+{
+    struct req *r = arg;
+    if (origin != SEEK_SET || offset < 0 || (uint64_t)offset > r->put_size)
+        return CURL_SEEKFUNC_CANTSEEK;
+    r->put_pos = (uint64_t)offset;
+    return CURL_SEEKFUNC_OK;
+}
+
+/* ---- op rows ---- */
+
+static int put_slot_setup(struct req *r)
+{
+    CURL *c = r->easy;
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_UPLOAD, 1L));
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read));
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_READDATA, r));
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, on_seek));
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_SEEKDATA, r));
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE, 256L * 1024));
+    /* No 100-continue round trip before each body: a benchmark measures the transfer, not the handshake. */
+    r->hdrs = curl_slist_append(r->hdrs, "Expect:");
+    if (!r->hdrs)
+        return -ENOMEM;
+    return 0;
+}
+
+static void put_prepare(struct worker *w, struct req *r, const char *name, uint64_t size)
+{
+    r->key = rb_payload_key(w->o->seed, name);
+    r->put_size = size;
+    r->put_pos = 0;
+    curl_easy_setopt(r->easy, CURLOPT_INFILESIZE_LARGE, (curl_off_t)size);
+}
+
+static uint64_t put_bytes(const struct req *r)
+{
+    return r->put_size;
+}
+
+/* A whole object, a fixed range, or a random range in it; with --verify the body is checked as it streams. */
+static void get_prepare(struct worker *w, struct req *r, const char *name, uint64_t size)
+{
+    const struct rb_load_opts *o = w->o;
+    r->key = o->verify ? rb_payload_key(o->seed, name) : 0;
+    uint64_t off = 0, len = 0;
+    if (o->random_range_len) {
+        len = o->random_range_len;
+        if (size > len)
+            off = rb_picker_rand_below(&w->pick.rng, size - len + 1);
+        else
+            len = size;
+    } else if (o->range_len) {
+        off = o->range_off;
+        len = o->range_len;
+    }
+    char range[64];
+    if (len) {
+        snprintf(range, sizeof range, "%" PRIu64 "-%" PRIu64, off, off + len - 1);
+        curl_easy_setopt(r->easy, CURLOPT_RANGE, range);
+    } else {
+        curl_easy_setopt(r->easy, CURLOPT_RANGE, NULL);
+    }
+    r->off = off;
+    r->size = size;
+    r->ranged = len != 0;
+    /* With known sizes a verified GET also checks the length: fewer bytes are a short read. */
+    r->expect_len = 0;
+    if (size)
+        r->expect_len = len ? (off < size ? (size - off < len ? size - off : len) : 0) : size;
+}
+
+static uint64_t get_bytes(const struct req *r)
+{
+    return r->body;
+}
+
+static const struct rb_xfer_op xfer_ops[] = {
+    [RB_LOAD_GET] = {.name = "GET", .slot_setup = NULL, .prepare = get_prepare, .bytes = get_bytes},
+    [RB_LOAD_PUT] = {.name = "PUT", .slot_setup = put_slot_setup, .prepare = put_prepare, .bytes = put_bytes},
+};
+
+const struct rb_xfer_op *rb_xfer_op_for(enum rb_load_op op)
+{
+    if ((size_t)op >= sizeof xfer_ops / sizeof xfer_ops[0] || !xfer_ops[op].prepare)
+        return NULL;
+    return &xfer_ops[op];
+}
+
+/* ---- slots ---- */
+
+int rb_xfer_slot_init(struct worker *w, struct req *r, size_t ep)
+{
+    const struct rb_load_opts *o = w->o;
+    r->w = w;
+    r->ep = ep;
+    r->errbody.limit = ERRBODY_BYTES + 1;
+    r->easy = curl_easy_init();
+    if (!r->easy)
+        return -ENOMEM;
+    CURL *c = r->easy;
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_PRIVATE, r));
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L));
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_ERRORBUFFER, r->ebuf));
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body));
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_WRITEDATA, r));
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header));
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_HEADERDATA, r));
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 256L * 1024));
+    /*
+     * Requests go straight to the endpoints: a load generator must not route
+     * through whatever http_proxy the environment names (and libcurl would
+     * otherwise look the variables up on every request).
+     */
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_PROXY, ""));
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, o->max_redirects > 0 ? 1L : 0L));
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_MAXREDIRS, o->max_redirects));
+    if (o->timeout_ns)
+        RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)((o->timeout_ns + RB_NS_PER_MS - 1) / RB_NS_PER_MS)));
+    int rc = w->op->slot_setup ? w->op->slot_setup(r) : 0;
+    if (rc)
+        return rc;
+    rc = rb_target_setup(o->target, c, o->op, &r->hdrs);
+    if (rc)
+        return rc;
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_HTTPHEADER, r->hdrs));
+    return 0;
+}
+
+void rb_xfer_slot_free(struct req *r)
+{
+    if (r->easy)
+        curl_easy_cleanup(r->easy);
+    curl_slist_free_all(r->hdrs);
+    rb_buf_free(&r->errbody);
+}
+/* ---- one request ---- */
+
+int rb_xfer_issue(struct worker *w, const char *name, uint64_t size, uint64_t intended_ns)
+{
+    const struct rb_load_opts *o = w->o;
+    struct req *r = &w->reqs[w->free_slots[--w->nfree]];
+    char url[RB_URL_MAX];
+    int rc = rb_target_object_url(o->target, r->ep, name, url, sizeof url);
+    if (rc) {
+        w->nfree++;
+        return rc;
+    }
+    r->name = name;
+    r->body = 0;
+    r->mismatch = r->status_known = r->err_status = false;
+    r->cache = RB_LX_CACHE_ABSENT;
+    r->cache_pos = UINT_MAX;
+    r->errbody.len = 0;
+    r->ebuf[0] = '\0';
+    if (curl_easy_setopt(r->easy, CURLOPT_URL, url) != CURLE_OK) {
+        w->nfree++;
+        return -ENOMEM;
+    }
+    w->op->prepare(w, r, name, size);
+    r->start_ns = rb_clock_ns();
+    /* Closed loop (0): a request is due when it is sent. */
+    r->intended_ns = intended_ns ? intended_ns : r->start_ns;
+    r->start_wall_ns = rb_clock_wall_ns();
+    CURLMcode mc = curl_multi_add_handle(r->sh->multi, r->easy);
+    if (mc != CURLM_OK) {
+        rb_error("curl_multi_add_handle: %s", curl_multi_strerror(mc));
+        w->nfree++;
+        return -EIO;
+    }
+    r->busy = true;
+    w->issued++;
+    return 0;
+}
+
+/* The class of a transfer libcurl failed. */
+static int curl_class(CURLcode rc)
+{
+    switch (rc) {
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+        return RB_LERR_CONNECT;
+    case CURLE_OPERATION_TIMEDOUT:
+        return RB_LERR_TIMEOUT;
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_GOT_NOTHING:
+        return RB_LERR_RESET;
+    case CURLE_PARTIAL_FILE:
+        return RB_LERR_SHORT_READ;
+    case CURLE_TOO_MANY_REDIRECTS:
+        return RB_LERR_REDIRECTS;
+    default:
+        return RB_LERR_OTHER;
+    }
+}
+
+
+int rb_engine_classify(CURLcode rc, long status, bool mismatch, bool wrong_length)
+{
+    if (rc != CURLE_OK)
+        return curl_class(rc);
+    if (status >= 500)
+        return RB_LERR_HTTP_5XX;
+    if (status >= 400)
+        return RB_LERR_HTTP_4XX;
+    if (status >= 300 || status < 200)
+        return RB_LERR_OTHER; /* a redirect we were not told to follow, or no HTTP status */
+    if (mismatch)
+        return RB_LERR_CHECKSUM;
+    if (wrong_length)
+        return RB_LERR_SHORT_READ;
+    return -1;
+}
+/* The first error of each class is logged once per rank, with the server's own words when it gave some. */
+static void log_first_error(struct worker *w, struct req *r, int cls, CURLcode rc, long status)
+{
+    if (atomic_flag_test_and_set(&w->logged[cls]))
+        return;
+    const char *op = w->op->name;
+    char msg[400] = "";
+    if (rc != CURLE_OK) {
+        snprintf(msg, sizeof msg, "%s", r->ebuf[0] ? r->ebuf : curl_easy_strerror(rc));
+    } else if (status >= 300) {
+        char server[300];
+        rb_target_error_message(w->o->target, r->errbody.s ? r->errbody.s : "", r->errbody.len, server,
+                                sizeof server);
+        snprintf(msg, sizeof msg, "HTTP %ld%s%s", status, server[0] ? " " : "", server);
+    } else if (cls == RB_LERR_CHECKSUM) {
+        snprintf(msg, sizeof msg, "the body differs from the payload written with --seed %" PRIu64, w->o->seed);
+    } else {
+        snprintf(msg, sizeof msg, "%" PRIu64 " body bytes, expected %" PRIu64, r->body, r->expect_len);
+    }
+    rb_warn("%s \"%s\" (%s): %s (first %s error; all are counted by class)", op, r->name,
+            rb_target_name(w->o->target), msg, rb_load_err_names[cls]);
+}
+
+static void log_request(struct worker *w, const struct req *r, long status, int cls, uint64_t bytes,
+                        uint64_t ttfb_ns, uint64_t total_ns, uint64_t lat_ns)
+{
+    if (w->loglen + 2400 > LOG_BUF_BYTES) {
+        if (write(w->o->log_fd, w->logbuf, w->loglen) < 0)
+            rb_warn("--log-requests: write failed: %s", strerror(errno));
+        w->loglen = 0;
+    }
+    /* CSV (RFC 4180): a name with a comma, quote or line break is quoted, its quotes doubled. */
+    char name[2100];
+    if (strpbrk(r->name, ",\"\r\n")) {
+        size_t o = 0;
+        name[o++] = '"';
+        for (const char *c = r->name; *c && o + 3 < sizeof name; c++) {
+            if (*c == '"')
+                name[o++] = '"';
+            name[o++] = *c;
+        }
+        name[o++] = '"';
+        name[o] = '\0';
+    } else {
+        snprintf(name, sizeof name, "%s", r->name);
+    }
+    int n = snprintf(w->logbuf + w->loglen, LOG_BUF_BYTES - w->loglen,
+                     "%d,%u,%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%ld,%s,%" PRIu64 "\n",
+                     w->o->rank, w->id, w->op->name, name, bytes,
+                     r->start_wall_ns, ttfb_ns, r->start_wall_ns + total_ns, status,
+                     cls >= 0 ? rb_load_err_names[cls] : "ok", lat_ns);
+    if (n > 0 && (size_t)n < LOG_BUF_BYTES - w->loglen)
+        w->loglen += (size_t)n;
+}
+
+void rb_xfer_complete(struct worker *w, struct req *r, CURLcode rc)
+{
+    const struct rb_load_opts *o = w->o;
+    long status = 0, redirects = 0;
+    curl_off_t total_us = 0, ttfb_us = 0;
+    curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_getinfo(r->easy, CURLINFO_TOTAL_TIME_T, &total_us);
+    curl_easy_getinfo(r->easy, CURLINFO_STARTTRANSFER_TIME_T, &ttfb_us);
+    curl_easy_getinfo(r->easy, CURLINFO_REDIRECT_COUNT, &redirects);
+    curl_multi_remove_handle(r->sh->multi, r->easy);
+    r->busy = false;
+    w->free_slots[w->nfree++] = (unsigned)(r - w->reqs);
+
+    /* expect_len is set only by ops that read a body they can check (a verified GET). */
+    bool wrong_length = o->verify && r->expect_len && r->body != r->expect_len;
+    int cls = rb_engine_classify(rc, status, r->mismatch, wrong_length);
+
+    struct rb_stats *s = w->local;
+    uint64_t total_ns = (uint64_t)total_us * RB_NS_PER_US, ttfb_ns = (uint64_t)ttfb_us * RB_NS_PER_US;
+    /* Coordinated omission: the request was due at intended_ns; any wait for a free slot is latency too. */
+    uint64_t lat_ns = (r->start_ns - r->intended_ns) + total_ns;
+    uint64_t bytes = w->op->bytes(r);
+    s->ops++;
+    s->extra[RB_LX_REDIRECTS] += (uint64_t)redirects;
+    if (o->cache_header)
+        s->extra[r->cache]++;
+    if (cls >= 0) {
+        rb_stats_error(s, (unsigned)cls);
+        log_first_error(w, r, cls, rc, status);
+        bytes = 0;
+    } else {
+        s->bytes += bytes;
+        w->bytes_done += bytes;
+        rb_hist_record(&s->lat, lat_ns);
+        rb_hist_record(&s->ttfb, ttfb_ns);
+        rb_hist_record(w->unc_local, total_ns);
+        if (w->seg) {
+            uint64_t now = rb_clock_ns();
+            size_t sec = now > w->e->t0_ns ? (size_t)((now - w->e->t0_ns) / RB_NS_PER_S) : 0;
+            if (sec >= w->nseg) {
+                size_t n = w->nseg ? w->nseg : 64;
+                while (n <= sec)
+                    n *= 2;
+                uint64_t *seg = realloc(w->seg, n * sizeof *seg);
+                if (seg) {
+                    memset(seg + w->nseg, 0, (n - w->nseg) * sizeof *seg);
+                    w->seg = seg;
+                    w->nseg = n;
+                }
+            }
+            if (sec < w->nseg)
+                w->seg[sec] += bytes;
+        }
+    }
+    if (o->log_fd >= 0 && w->logbuf)
+        log_request(w, r, status, cls, bytes, ttfb_ns, total_ns, lat_ns);
+}

@@ -1,0 +1,369 @@
+/* A worker's request loop: curl multi handles on one epoll set, open or closed loop, and the tick handover. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "payload_int.h"
+#include "railbench/clock.h"
+#include "railbench/log.h"
+#include "worker_int.h"
+
+#define IDLE_POLL_MS 100
+#define EPOLL_BATCH 256
+#define EV_WAKE UINT64_MAX
+
+/* ---- where objects come from ---- */
+
+static uint64_t object_size(const struct rb_load_opts *o, size_t i)
+{
+    if (o->objects->sizes[i])
+        return o->objects->sizes[i];
+    if (o->max_size)
+        return rb_payload_size(o->seed, o->objects->names[i], o->min_size, o->max_size);
+    return 0;
+}
+
+/* Engine workers: the picker chosen for the op and pattern. */
+static bool next_picked(struct worker *w, const char **name, uint64_t *size)
+{
+    size_t idx;
+    if (!rb_picker_next(&w->pick, &idx))
+        return false;
+    *name = w->o->objects->names[idx];
+    *size = object_size(w->o, idx);
+    return true;
+}
+
+/* The fetcher: the caller's names, in order. */
+static bool next_listed(struct worker *w, const char **name, uint64_t *size)
+{
+    if (w->fetch_pos >= w->fetch_n)
+        return false;
+    *name = w->fetch_names[w->fetch_pos++];
+    *size = 0;
+    return true;
+}
+
+/* The next object for this worker; false when its limits or its objects are used up. */
+static bool next_object(struct worker *w, const char **name, uint64_t *size)
+{
+    if (w->count_limit && w->issued >= w->count_limit)
+        return false;
+    if (w->bytes_limit && w->bytes_done >= w->bytes_limit)
+        return false;
+    return w->next(w, name, size);
+}
+
+void rb_worker_flush_log(struct worker *w)
+{
+    if (w->logbuf && w->loglen) {
+        if (write(w->o->log_fd, w->logbuf, w->loglen) < 0)
+            rb_warn("--log-requests: write failed: %s", strerror(errno));
+        w->loglen = 0;
+    }
+}
+
+/* ---- the loop ---- */
+
+/* Drains finished transfers; returns how many completed. */
+static unsigned drain(struct worker *w)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < w->nshards; i++) {
+        int left;
+        CURLMsg *m;
+        while ((m = curl_multi_info_read(w->shards[i].multi, &left))) {
+            if (m->msg != CURLMSG_DONE)
+                continue;
+            struct req *r = NULL;
+            curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+            CURLcode rc = m->data.result;
+            rb_xfer_complete(w, r, rc);
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Hands the private stats to the mailbox: once per tick, never per request. */
+static void handover(struct worker *w)
+{
+    pthread_mutex_lock(&w->mu);
+    rb_stats_merge(w->box, w->local);
+    rb_hist_merge(w->unc_box, w->unc_local);
+    w->box_inflight = w->nreq - w->nfree;
+    pthread_mutex_unlock(&w->mu);
+    rb_stats_reset(w->local);
+    rb_hist_reset(w->unc_local);
+}
+
+/*
+ * curl's socket callback: keeps the epoll set in step with the sockets curl
+ * wants watched, so a wait costs O(ready sockets), not O(connections), and
+
+ * thousands of requests in flight stay cheap (libcurl's multi_socket API).
+ */
+static int on_socket(CURL *easy, curl_socket_t s, int what, void *arg, void *socketp)
+{
+    (void)easy;
+    struct shard *sh = arg;
+    struct worker *w = sh->w;
+    if (what == CURL_POLL_REMOVE) {
+        epoll_ctl(w->epfd, EPOLL_CTL_DEL, s, NULL); /* may already be gone with a closed socket */
+        return 0;
+    }
+    struct epoll_event ev = {.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u),
+                             .data.u64 = (uint64_t)sh->idx << 32 | (uint32_t)s};
+    int op = socketp ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    if (epoll_ctl(w->epfd, op, s, &ev) != 0) {
+        /* A descriptor number reused after a close, or dropped from the set when it closed. */
+        op = errno == EEXIST ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+        if (epoll_ctl(w->epfd, op, s, &ev) != 0) {
+            rb_error("epoll_ctl: %s", strerror(errno));
+            return -1;
+        }
+    }
+    if (!socketp)
+        curl_multi_assign(sh->multi, s, sh);
+    return 0;
+}
+
+static int on_timer(CURLM *multi, long timeout_ms, void *arg)
+{
+    (void)multi;
+    struct shard *sh = arg;
+    sh->timer_ns = timeout_ms < 0 ? UINT64_MAX : rb_clock_ns() + (uint64_t)timeout_ms * RB_NS_PER_MS;
+    return 0;
+}
+
+void rb_worker_wake(struct worker *w)
+{
+    uint64_t one = 1;
+    if (write(w->evfd, &one, sizeof one) < 0 && errno != EAGAIN)
+        rb_warn("eventfd write: %s", strerror(errno));
+}
+
+static int socket_action(struct shard *sh, curl_socket_t s, int mask)
+{
+    int running = 0;
+    CURLMcode mc = curl_multi_socket_action(sh->multi, s, mask, &running);
+    if (mc != CURLM_OK) {
+        rb_error("curl_multi_socket_action: %s", curl_multi_strerror(mc));
+        return -EIO;
+    }
+    return 0;
+}
+
+/*
+ * Waits for socket events at most wait_ns. An open loop's sends are due at
+ * exact moments and any lateness is charged to latency, so the wait has
+ * nanosecond resolution (epoll_pwait2, Linux 5.11) rather than epoll_wait's
+ * milliseconds, which would add half a millisecond to every corrected latency.
+ */
+static int wait_events(struct worker *w, struct epoll_event *evs, uint64_t wait_ns)
+{
+    static atomic_bool no_pwait2;
+    if (!atomic_load_explicit(&no_pwait2, memory_order_relaxed)) {
+        struct timespec ts = {.tv_sec = (time_t)(wait_ns / RB_NS_PER_S), .tv_nsec = (long)(wait_ns % RB_NS_PER_S)};
+        int n = epoll_pwait2(w->epfd, evs, EPOLL_BATCH, &ts, NULL);
+        if (n >= 0 || errno != ENOSYS)
+            return n;
+        atomic_store(&no_pwait2, true);
+    }
+    /* Rounded up: a send at most 1 ms late is still timed from its intended moment. */
+    return epoll_wait(w->epfd, evs, EPOLL_BATCH, (int)((wait_ns + RB_NS_PER_MS - 1) / RB_NS_PER_MS));
+}
+
+/* The request loop; stop and stop2 may be NULL. Returns 0 or -errno. */
+int rb_worker_run(struct worker *w, const atomic_bool *stop, const volatile int *stop2)
+{
+    const bool open_loop = w->period_ns != 0;
+    struct epoll_event evs[EPOLL_BATCH];
+    int rc = 0;
+    for (;;) {
+        if ((stop && atomic_load_explicit(stop, memory_order_relaxed)) || (stop2 && *stop2))
+            break;
+        uint64_t now = rb_clock_ns();
+        while (w->nfree && !w->exhausted) {
+            if (open_loop && now < w->next_ns)
+                break;
+            const char *name;
+            uint64_t size;
+            if (!next_object(w, &name, &size)) {
+                w->exhausted = true;
+                break;
+            }
+            uint64_t intended = open_loop ? w->next_ns : 0;
+            if (open_loop)
+                w->next_ns += w->period_ns;
+            if ((rc = rb_xfer_issue(w, name, size, intended)))
+                return rc;
+        }
+        if (w->exhausted && w->nfree == w->nreq)
+            break;
+        /* New handles ask for an immediate timeout action: that is what starts them. */
+        now = rb_clock_ns();
+        for (unsigned i = 0; i < w->nshards; i++)
+            if (w->shards[i].timer_ns <= now) {
+                w->shards[i].timer_ns = UINT64_MAX;
+                if ((rc = socket_action(&w->shards[i], CURL_SOCKET_TIMEOUT, 0)))
+                    return rc;
+            }
+        unsigned done = drain(w);
+        if (w->e && atomic_load_explicit(&w->e->seq, memory_order_acquire) != atomic_load(&w->acked)) {
+            unsigned seq = atomic_load(&w->e->seq);
+            handover(w);
+            atomic_store_explicit(&w->acked, seq, memory_order_release);
+        }
+        /*
+         * The last transfers just finished: leave now rather than after an
+         * idle poll, which a fetcher's caller would pay on every batch.
+         */
+        if (w->exhausted && w->nfree == w->nreq)
+            break;
+        if (done && w->nfree && !w->exhausted && !open_loop)
+            continue; /* slots freed: refill before waiting */
+        now = rb_clock_ns();
+        uint64_t until = now + IDLE_POLL_MS * RB_NS_PER_MS;
+        for (unsigned i = 0; i < w->nshards; i++)
+            if (w->shards[i].timer_ns < until)
+                until = w->shards[i].timer_ns;
+        if (open_loop && w->nfree && !w->exhausted && w->next_ns < until)
+            until = w->next_ns;
+        int n = wait_events(w, evs, until > now ? until - now : 0);
+        if (n < 0 && errno != EINTR) {
+            rb_error("epoll_wait: %s", strerror(errno));
+            return -errno;
+        }
+        for (int i = 0; i < n; i++) {
+            if (evs[i].data.u64 == EV_WAKE) {
+                uint64_t v;
+                if (read(w->evfd, &v, sizeof v) < 0 && errno != EAGAIN)
+                    rb_warn("eventfd read: %s", strerror(errno));
+                continue;
+            }
+            int mask = ((evs[i].events & EPOLLIN) ? CURL_CSELECT_IN : 0) |
+                       ((evs[i].events & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
+                       ((evs[i].events & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
+            unsigned sh = (unsigned)(evs[i].data.u64 >> 32);
+            if (sh < w->nshards && (rc = socket_action(&w->shards[sh], (curl_socket_t)(uint32_t)evs[i].data.u64, mask)))
+                return rc;
+        }
+    }
+    /* Requests still in flight when told to stop are abandoned, not counted. */
+    for (unsigned i = 0; i < w->nreq; i++)
+        if (w->reqs[i].busy) {
+            curl_multi_remove_handle(w->reqs[i].sh->multi, w->reqs[i].easy);
+            w->reqs[i].busy = false;
+            w->free_slots[w->nfree++] = i;
+        }
+    return 0;
+}
+
+void *rb_worker_main(void *arg)
+{
+    struct worker *w = arg;
+    /* The default 50 us timer slack would be charged to every open-loop request. */
+    if (w->period_ns)
+        prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+    w->failed = rb_worker_run(w, &w->e->stop, NULL);
+    rb_worker_flush_log(w);
+    handover(w);
+    atomic_store(&w->finished, true);
+    atomic_fetch_add(&w->e->nfinished, 1);
+    return NULL;
+}
+
+int rb_worker_init(struct worker *w, const struct rb_load_opts *o, unsigned id, size_t ep0)
+{
+    w->o = o;
+    w->op = rb_xfer_op_for(o->op);
+    if (!w->op)
+        return -EINVAL;
+    w->next = o->objects ? next_picked : next_listed;
+    w->id = id;
+    w->nreq = o->inflight;
+    w->nshards = (w->nreq + SHARD_SLOTS - 1) / SHARD_SLOTS;
+    w->shards = calloc(w->nshards, sizeof *w->shards);
+    w->epfd = epoll_create1(EPOLL_CLOEXEC);
+    w->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    w->reqs = calloc(w->nreq, sizeof *w->reqs);
+    w->free_slots = calloc(w->nreq, sizeof *w->free_slots);
+    w->local = rb_stats_new();
+    w->unc_local = rb_hist_new();
+    w->box = rb_stats_new();
+    w->unc_box = rb_hist_new();
+    if (!w->shards || !w->reqs || !w->free_slots || !w->local || !w->unc_local || !w->box || !w->unc_box)
+        return -ENOMEM;
+    if (w->epfd < 0 || w->evfd < 0)
+        return -errno;
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = EV_WAKE};
+    if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->evfd, &ev) != 0)
+        return -errno;
+    pthread_mutex_init(&w->mu, NULL);
+    for (unsigned i = 0; i < w->nshards; i++) {
+        struct shard *sh = &w->shards[i];
+        sh->w = w;
+        sh->idx = i;
+        sh->timer_ns = UINT64_MAX;
+        if (!(sh->multi = curl_multi_init()))
+            return -ENOMEM;
+        curl_multi_setopt(sh->multi, CURLMOPT_MAXCONNECTS, (long)SHARD_SLOTS);
+        curl_multi_setopt(sh->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+        curl_multi_setopt(sh->multi, CURLMOPT_SOCKETDATA, sh);
+        curl_multi_setopt(sh->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+        curl_multi_setopt(sh->multi, CURLMOPT_TIMERDATA, sh);
+    }
+    size_t neps = rb_target_endpoint_count(o->target);
+    for (unsigned i = 0; i < w->nreq; i++) {
+        w->reqs[i].sh = &w->shards[i / SHARD_SLOTS];
+        int rc = rb_xfer_slot_init(w, &w->reqs[i], (ep0 + i) % neps);
+        if (rc)
+            return rc;
+        w->free_slots[w->nfree++] = w->nreq - 1 - i;
+    }
+    if (o->log_fd >= 0) {
+        w->logbuf = malloc(LOG_BUF_BYTES);
+        if (!w->logbuf)
+            return -ENOMEM;
+    }
+    w->pick.rng = (o->seed + 1) * 0x9e3779b97f4a7c15ull ^ ((uint64_t)o->rank << 20) ^ id;
+    if (!w->pick.rng)
+        w->pick.rng = 1;
+    return 0;
+}
+
+void rb_worker_free(struct worker *w)
+{
+    for (unsigned i = 0; w->reqs && i < w->nreq; i++) {
+        if (w->reqs[i].busy && w->reqs[i].sh && w->reqs[i].sh->multi)
+            curl_multi_remove_handle(w->reqs[i].sh->multi, w->reqs[i].easy);
+        rb_xfer_slot_free(&w->reqs[i]);
+    }
+    for (unsigned i = 0; w->shards && i < w->nshards; i++)
+        if (w->shards[i].multi)
+            curl_multi_cleanup(w->shards[i].multi);
+    free(w->shards);
+    if (w->epfd > 0)
+        close(w->epfd);
+    if (w->evfd > 0)
+        close(w->evfd);
+    if (w->box)
+        pthread_mutex_destroy(&w->mu);
+    free(w->reqs);
+    free(w->free_slots);
+    rb_picker_free(&w->pick);
+    free(w->seg);
+    free(w->logbuf);
+    rb_stats_free(w->local);
+    rb_stats_free(w->box);
+    rb_hist_free(w->unc_local);
+    rb_hist_free(w->unc_box);
+}

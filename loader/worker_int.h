@@ -1,0 +1,199 @@
+/* Engine internals: requests and op rows (transfer.c), worker loops (worker.c), pickers (picker.c), API (engine.c). */
+#ifndef RB_WORKER_INT_H
+#define RB_WORKER_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <curl/curl.h>
+
+#include "engine_int.h"
+#include "railbench/buf.h"
+
+/*
+ * Thread-safety: a worker and everything it points to belong to its own
+ * thread while it runs; the main thread touches only the mailbox (box,
+ * unc_box, box_inflight, under mu) and the atomics (acked, finished). The
+ * op rows are const and shared.
+ */
+
+/*
+ * Requests per curl multi handle. libcurl 7.88 looks for a reusable
+ * connection by walking every connection it holds to the host, so one
+ * multi handle with 1,024 connections spends its time there; a thread
+ * spreads its slots over several multi handles that share one epoll set.
+ */
+#define SHARD_SLOTS 32
+/* --log-requests lines are buffered per worker and written whole (O_APPEND keeps lines intact across ranks). */
+#define LOG_BUF_BYTES (64u << 10)
+
+struct worker;
+struct req;
+
+/*
+ * What differs between request kinds, as one const row per op chosen once
+ * per worker (rb_xfer_op_for): the request loop calls through it and never
+ * asks which op it runs. Delete, HEAD, list and multipart become more rows.
+ */
+struct rb_xfer_op {
+    const char *name;                                  /* "GET", "PUT": logs and --log-requests */
+    /* Sets what every request of this op needs on a slot's fresh easy handle (upload callbacks, headers). */
+    int (*slot_setup)(struct req *r);
+    /* Prepares r for one request of object name of size bytes (0 unknown): payload key, range, body size. */
+    void (*prepare)(struct worker *w, struct req *r, const char *name, uint64_t size);
+    /* The bytes a successful request counts: received for GET, sent for PUT. */
+    uint64_t (*bytes)(const struct req *r);
+};
+
+/* The row of op; NULL for an op without one. Pure. */
+const struct rb_xfer_op *rb_xfer_op_for(enum rb_load_op op);
+
+/*
+ * A worker's object picker: which of the rank's objects comes next, by op
+ * and pattern, chosen once at rb_picker_init (PUT: its slice once in order;
+ * GET random: any of the rank's objects; sequential: its slice over and
+ * over; epoch: its slice in a fresh seeded permutation per epoch).
+ */
+struct rb_picker {
+    bool (*next)(struct rb_picker *p, size_t *idx);
+    uint32_t *slice;            /* this thread's share of the rank's objects: j % threads == thread */
+    size_t nslice, pos, nobjects;
+    uint64_t epoch, epochs, seed, salt;
+    uint64_t rng;               /* xorshift64* state; random GET ranges draw from it too */
+};
+
+/*
+ * Sets p up for thread of threads over o->objects by o->op and o->pattern
+ * (o->seed, o->rank and o->epochs seed and limit it); leaves p->rng alone.
+ * Returns 0 or -ENOMEM. Free with rb_picker_free (NULL-safe). One thread.
+ */
+int rb_picker_init(struct rb_picker *p, const struct rb_load_opts *o, unsigned thread, unsigned threads);
+/* Frees p's slice; NULL-safe, idempotent. */
+void rb_picker_free(struct rb_picker *p);
+
+/* The next object's index into the rank's objects; false when the picker has none left. */
+static inline bool rb_picker_next(struct rb_picker *p, size_t *idx)
+{
+    return p->next(p, idx);
+}
+
+/* A uniform draw in [0, n) from the xorshift64* state x (0 when n is 0). */
+uint64_t rb_picker_rand_below(uint64_t *x, uint64_t n);
+
+/* One curl multi handle of a worker, with its own connection pool and timer. */
+struct shard {
+    CURLM *multi;
+    struct worker *w;
+    unsigned idx;
+    uint64_t timer_ns;          /* when curl wants its timeout action; UINT64_MAX none */
+};
+
+/* One request slot: an easy handle reused for request after request, so its connection stays alive. */
+struct req {
+    CURL *easy;
+    struct worker *w;
+    struct shard *sh;
+    struct curl_slist *hdrs;
+    size_t ep;                  /* endpoint of this slot (round-robin per connection) */
+    const char *name;
+    uint64_t key;               /* payload key of the object */
+    uint64_t off;               /* object offset of the next body byte */
+    uint64_t expect_len;        /* body bytes a verified GET must return; 0 unknown */
+    uint64_t size;              /* object size when known, else 0 */
+    bool ranged;                /* a Range was asked for */
+    uint64_t put_size, put_pos;
+    uint64_t intended_ns, start_ns, start_wall_ns;
+    uint64_t body;              /* body bytes received */
+    bool busy, mismatch, status_known, err_status;
+    int cache;                  /* RB_LX_CACHE_* seen in this response, or RB_LX_CACHE_ABSENT */
+    unsigned cache_pos;         /* position in the cache header list of the name that set cache; UINT_MAX none */
+    struct rb_buf errbody;      /* start of an error response's body, for one log line */
+    char ebuf[CURL_ERROR_SIZE];
+};
+
+struct worker {
+    struct rb_engine *e;
+    const struct rb_load_opts *o;
+    unsigned id;
+    pthread_t th;
+    bool started;
+    struct shard *shards;
+    unsigned nshards;
+    int epfd, evfd;             /* epoll set of curl's sockets, and an eventfd to wake the loop (ticks, stop) */
+    struct req *reqs;
+    unsigned nreq, nfree, *free_slots;
+
+    /* What each request does and where the next object comes from: both chosen once, at worker start. */
+    const struct rb_xfer_op *op;
+    bool (*next)(struct worker *w, const char **name, uint64_t *size);
+    struct rb_picker pick;      /* engine workers: the rank's objects by op and pattern */
+    const char *const *fetch_names; /* fetcher: names to GET, in order */
+    size_t fetch_n, fetch_pos;
+    uint64_t issued, count_limit, bytes_done, bytes_limit;
+    bool exhausted;
+
+    uint64_t period_ns, next_ns;    /* open loop: spacing and next intended send time */
+
+    /* Private stats; handed to the mailbox under mu when the tick sequence moves. */
+    struct rb_stats *local;
+    struct rb_hist *unc_local;
+    uint64_t *seg;
+    size_t nseg;
+    pthread_mutex_t mu;
+    struct rb_stats *box;
+    struct rb_hist *unc_box;
+    unsigned box_inflight;      /* requests in flight at the last handover (under mu) */
+    atomic_uint acked;
+    atomic_bool finished;
+    int failed;                 /* -errno when the loop itself failed */
+    atomic_flag *logged;        /* per error class: already logged once (engine- or fetcher-wide) */
+
+    char *logbuf;
+    size_t loglen;
+};
+
+struct rb_engine {
+    struct rb_load_opts o;
+    unsigned inflight;          /* requests in flight at the last collect, over all workers */
+    struct worker *w;
+    unsigned nw;
+    atomic_bool stop;
+    atomic_uint seq;
+    atomic_uint nfinished;
+    atomic_flag logged[RB_LERR_COUNT];
+    uint64_t t0_ns;
+    bool started, joined;
+    uint64_t *segments;
+    size_t nsegments;
+};
+
+/* ---- transfer.c: one request slot and one request ---- */
+
+/* Creates r's easy handle with the options every request of w needs, endpoint ep. Returns 0 or -errno. */
+int rb_xfer_slot_init(struct worker *w, struct req *r, size_t ep);
+/* Frees r's handle and buffers; safe on a zeroed slot. */
+void rb_xfer_slot_free(struct req *r);
+/* Starts a request for name on a free slot; intended_ns 0 = closed loop (due when sent). Returns 0 or -errno. */
+int rb_xfer_issue(struct worker *w, const char *name, uint64_t size, uint64_t intended_ns);
+/* Records a finished request (class, bytes, latencies, --log-requests) and frees its slot. */
+void rb_xfer_complete(struct worker *w, struct req *r, CURLcode rc);
+
+/* ---- worker.c: the loop ---- */
+
+/* Sets up w's multi handles, slots and buffers for o (objects and picker: the caller's). Returns 0 or -errno. */
+int rb_worker_init(struct worker *w, const struct rb_load_opts *o, unsigned id, size_t ep0);
+/* Frees what rb_worker_init and the caller set up; safe on a partly set-up worker. */
+void rb_worker_free(struct worker *w);
+/* The request loop until objects or limits run out or a stop flag is set (either may be NULL). Returns 0 or -errno. */
+int rb_worker_run(struct worker *w, const atomic_bool *stop, const volatile int *stop2);
+/* The thread function of an engine worker. */
+void *rb_worker_main(void *arg);
+/* Wakes w's loop (a tick or a stop); any thread. */
+void rb_worker_wake(struct worker *w);
+/* Writes out w's buffered --log-requests lines. */
+void rb_worker_flush_log(struct worker *w);
+
+#endif

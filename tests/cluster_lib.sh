@@ -1,0 +1,58 @@
+# shellcheck shell=bash
+# Shared helpers for the cluster-in-a-box tests (tests/integration/cluster_*.sh); source after tests/lib.sh.
+# Picks the cluster's name and subnet, brings the cluster down on exit, reads interface
+# counters inside a host, and checks that down left nothing behind.
+CL=$ROOT/scripts/cluster.sh
+# Name and subnet: RB_TEST_CLUSTER_NAME and RB_TEST_CLUSTER_NET, else rbtPID and a free 10.x.
+NAME=${RB_TEST_CLUSTER_NAME:-rbt$$}
+NAME=${NAME:0:10}
+
+# A /16 no interface or route on this machine uses.
+NET=${RB_TEST_CLUSTER_NET:-}
+[ -n "$NET" ] || for o in $(seq 200 250); do
+    if ! ip -o -4 addr show | awk '{print $4}' | grep -q "^10\.$o\." && ! ip -4 route show | grep -q "^10\.$o\."; then
+        NET=10.$o; break
+    fi
+done
+[ -n "$NET" ] || fail "no free 10.x.0.0/16 between 10.200 and 10.250"
+
+cl() { "$CL" --name "$NAME" "$@"; }
+cluster_cleanup() {
+    "$CL" --name "$NAME" down >/dev/null 2>&1 || true
+    cleanup
+}
+trap cluster_cleanup EXIT
+
+# counter HOST IFACE: rx_bytes + tx_bytes of IFACE as seen inside HOST (its own /sys).
+counter() {
+    local rx tx
+    rx=$(cl exec "$1" cat "/sys/class/net/$2/statistics/rx_bytes")
+    tx=$(cl exec "$1" cat "/sys/class/net/$2/statistics/tx_bytes")
+    echo $((rx + tx))
+}
+
+# proc_start PID: field 22 of /proc/PID/stat, empty when PID is gone.
+proc_start() {
+    local s
+    s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+    s=${s##*) }
+    awk '{print $20}' <<<"$s"
+}
+
+# check_down: nothing the cluster made is left: namespaces, the controller's veth, /etc/netns
+# entries, the state directory, and every process up recorded.
+check_down() {
+    local state=$1 pids=$2 pid start left
+    left=$(ip netns list | awk '{print $1}' | grep "^$NAME-" || true)
+    [ -z "$left" ] || fail "namespaces left after down: $left"
+    ! ip link show "$NAME-ctl" >/dev/null 2>&1 || fail "interface $NAME-ctl left after down"
+    left=$(ip -o link show | grep -c "$NAME" || true)
+    [ "$left" = 0 ] || fail "$left interfaces named after $NAME left after down"
+    ! ls -d /etc/netns/"$NAME"-* >/dev/null 2>&1 || fail "/etc/netns/$NAME-* left after down"
+    [ ! -e "$state" ] || fail "state directory $state left after down"
+    [ -n "$pids" ] || fail "up recorded no processes"
+    while read -r pid start; do
+        [ "$(proc_start "$pid")" != "$start" ] || fail "process $pid recorded by up still runs after down"
+    done <<<"$pids"
+    ok "down left no namespace, interface, /etc/netns entry, state or process ($(wc -l <<<"$pids") recorded)"
+}

@@ -1,0 +1,432 @@
+/* Unit tests for the engine (loader/engine.c, worker.c, transfer.c, picker.c): pickers, error classes, requests. */
+#define _GNU_SOURCE
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "payload_int.h"
+#include "railbench/clock.h"
+#include "worker_int.h"
+
+#define SEED 7
+#define OBJ_BYTES 10000
+
+/* ---- pickers ---- */
+
+static void make_set(struct rb_objset *s, size_t n)
+{
+    assert_int_equal(rb_objset_generate(s, "obj-", n), 0);
+}
+
+static struct rb_load_opts pick_opts(const struct rb_objset *s, enum rb_load_op op, enum rb_load_pattern pat)
+{
+    return (struct rb_load_opts){.op = op, .objects = s, .pattern = pat, .seed = SEED, .rank = 0, .log_fd = -1};
+}
+
+static void test_picker_put_once_in_order(void **state)
+{
+    (void)state;
+    struct rb_objset s = {0};
+    make_set(&s, 7);
+    struct rb_load_opts o = pick_opts(&s, RB_LOAD_PUT, RB_PATTERN_RANDOM); /* a PUT ignores the GET pattern */
+    struct rb_picker p = {0};
+    assert_int_equal(rb_picker_init(&p, &o, 1, 3), 0);
+    size_t idx, got[8], n = 0;
+    while (n < 8 && rb_picker_next(&p, &idx))
+        got[n++] = idx;
+    /* Thread 1 of 3 owns the objects j with j % 3 == 1, each once. */
+    assert_int_equal(n, 2);
+    assert_int_equal(got[0], 1);
+    assert_int_equal(got[1], 4);
+    assert_false(rb_picker_next(&p, &idx));
+    rb_picker_free(&p);
+    rb_objset_free(&s);
+}
+
+static void test_picker_sequential_wraps(void **state)
+{
+    (void)state;
+    struct rb_objset s = {0};
+    make_set(&s, 4);
+    struct rb_load_opts o = pick_opts(&s, RB_LOAD_GET, RB_PATTERN_SEQUENTIAL);
+    struct rb_picker p = {0};
+    assert_int_equal(rb_picker_init(&p, &o, 0, 2), 0);
+    const size_t want[] = {0, 2, 0, 2, 0, 2};
+    for (size_t i = 0; i < 6; i++) {
+        size_t idx;
+        assert_true(rb_picker_next(&p, &idx));
+        assert_int_equal(idx, want[i]);
+    }
+    rb_picker_free(&p);
+    rb_objset_free(&s);
+}
+
+static void test_picker_epoch_permutes_and_stops(void **state)
+{
+    (void)state;
+    struct rb_objset s = {0};
+    make_set(&s, 50);
+    struct rb_load_opts o = pick_opts(&s, RB_LOAD_GET, RB_PATTERN_EPOCH);
+    o.epochs = 3;
+    struct rb_picker p = {0};
+    assert_int_equal(rb_picker_init(&p, &o, 0, 1), 0);
+    size_t order[3][50];
+    for (int e = 0; e < 3; e++) {
+        unsigned seen[50] = {0};
+        for (size_t i = 0; i < 50; i++) {
+            assert_true(rb_picker_next(&p, &order[e][i]));
+            assert_true(order[e][i] < 50);
+            seen[order[e][i]]++;
+        }
+        for (size_t i = 0; i < 50; i++)
+            assert_int_equal(seen[i], 1); /* every object once per epoch */
+    }
+    size_t idx;
+    assert_false(rb_picker_next(&p, &idx)); /* --epochs 3 reached */
+    /* Each epoch has its own permutation, and not the listing order. */
+    assert_memory_not_equal(order[0], order[1], sizeof order[0]);
+    size_t ident = 0;
+    for (size_t i = 0; i < 50; i++)
+        ident += order[0][i] == i;
+    assert_true(ident < 50);
+    rb_picker_free(&p);
+
+    /* The same seed, rank and thread give the same order on every host. */
+    struct rb_picker q = {0};
+    assert_int_equal(rb_picker_init(&q, &o, 0, 1), 0);
+    for (size_t i = 0; i < 50; i++) {
+        assert_true(rb_picker_next(&q, &idx));
+        assert_int_equal(idx, order[0][i]);
+    }
+    rb_picker_free(&q);
+    rb_objset_free(&s);
+}
+
+static void test_picker_random_in_range(void **state)
+{
+    (void)state;
+    struct rb_objset s = {0};
+    make_set(&s, 5);
+    struct rb_load_opts o = pick_opts(&s, RB_LOAD_GET, RB_PATTERN_RANDOM);
+    struct rb_picker p = {0}, q = {0};
+    assert_int_equal(rb_picker_init(&p, &o, 0, 2), 0);
+    assert_int_equal(rb_picker_init(&q, &o, 0, 2), 0);
+    p.rng = q.rng = 12345;
+    unsigned seen[5] = {0};
+    for (int i = 0; i < 1000; i++) {
+        size_t a, b;
+        assert_true(rb_picker_next(&p, &a));
+        assert_true(rb_picker_next(&q, &b));
+        assert_int_equal(a, b); /* seeded: reproducible */
+        assert_true(a < 5);     /* any of the rank's objects, not only the thread's slice */
+        seen[a]++;
+    }
+    for (int i = 0; i < 5; i++)
+        assert_true(seen[i] > 100);
+    rb_picker_free(&p);
+    rb_picker_free(&q);
+
+    struct rb_objset none = {0};
+    o.objects = &none;
+    assert_int_equal(rb_picker_init(&p, &o, 0, 1), 0);
+    size_t idx;
+    assert_false(rb_picker_next(&p, &idx));
+    rb_picker_free(&p);
+    rb_objset_free(&s);
+}
+
+/* ---- error classes ---- */
+
+static void test_classify(void **state)
+{
+    (void)state;
+    assert_int_equal(rb_engine_classify(CURLE_OK, 200, false, false), -1);
+    assert_int_equal(rb_engine_classify(CURLE_OK, 206, false, false), -1);
+    assert_int_equal(rb_engine_classify(CURLE_OK, 201, false, false), -1);
+    assert_int_equal(rb_engine_classify(CURLE_COULDNT_CONNECT, 0, false, false), RB_LERR_CONNECT);
+    assert_int_equal(rb_engine_classify(CURLE_COULDNT_RESOLVE_HOST, 0, false, false), RB_LERR_CONNECT);
+    assert_int_equal(rb_engine_classify(CURLE_OPERATION_TIMEDOUT, 200, false, false), RB_LERR_TIMEOUT);
+    assert_int_equal(rb_engine_classify(CURLE_RECV_ERROR, 0, false, false), RB_LERR_RESET);
+    assert_int_equal(rb_engine_classify(CURLE_GOT_NOTHING, 0, false, false), RB_LERR_RESET);
+    assert_int_equal(rb_engine_classify(CURLE_PARTIAL_FILE, 200, false, false), RB_LERR_SHORT_READ);
+    assert_int_equal(rb_engine_classify(CURLE_TOO_MANY_REDIRECTS, 302, false, false), RB_LERR_REDIRECTS);
+    assert_int_equal(rb_engine_classify(CURLE_SSL_CONNECT_ERROR, 0, false, false), RB_LERR_OTHER);
+    assert_int_equal(rb_engine_classify(CURLE_OK, 404, false, false), RB_LERR_HTTP_4XX);
+    assert_int_equal(rb_engine_classify(CURLE_OK, 503, false, false), RB_LERR_HTTP_5XX);
+    assert_int_equal(rb_engine_classify(CURLE_OK, 302, false, false), RB_LERR_OTHER); /* a redirect not followed */
+    assert_int_equal(rb_engine_classify(CURLE_OK, 0, false, false), RB_LERR_OTHER);   /* no HTTP status */
+    /* The transport and the status come first; then the body. */
+    assert_int_equal(rb_engine_classify(CURLE_OK, 500, true, true), RB_LERR_HTTP_5XX);
+    assert_int_equal(rb_engine_classify(CURLE_OK, 200, true, true), RB_LERR_CHECKSUM);
+    assert_int_equal(rb_engine_classify(CURLE_OK, 200, false, true), RB_LERR_SHORT_READ);
+    assert_string_equal(rb_load_err_names[RB_LERR_CHECKSUM], "checksum");
+    assert_null(rb_load_err_names[RB_LERR_COUNT]);
+}
+
+/* ---- a real peer: a tiny HTTP/1.1 responder on 127.0.0.1, one thread per connection ---- */
+
+struct peer {
+    int fd;
+    unsigned short port;
+    pthread_t th;
+    atomic_uint gets, puts, puts_ok, conns;
+};
+
+/* Reads until the end of the request head; returns its length (with the blank line), 0 on EOF. */
+static size_t read_head(int c, char *buf, size_t cap, size_t *have)
+{
+    for (;;) {
+        buf[*have] = '\0';
+        char *end = strstr(buf, "\r\n\r\n");
+        if (end)
+            return (size_t)(end - buf) + 4;
+        if (*have + 1 >= cap)
+            return 0;
+        ssize_t n = read(c, buf + *have, cap - 1 - *have);
+        if (n <= 0)
+            return 0;
+        *have += (size_t)n;
+    }
+}
+
+static void write_all(int c, const void *p, size_t n)
+{
+    const char *b = p;
+    while (n) {
+        ssize_t w = write(c, b, n);
+        if (w <= 0)
+            return;
+        b += w;
+        n -= (size_t)w;
+    }
+}
+
+/*
+ * GET /data/NAME: 200 with OBJ_BYTES of NAME's payload; "missing" is a 404,
+ * "corrupt" has one wrong byte, "short" promises OBJ_BYTES and closes halfway.
+ * PUT /data/NAME: reads the body, 201 when it is NAME's payload, else 400.
+ */
+static void serve(struct peer *p, int c)
+{
+    char head[8192];
+    size_t have = 0;
+    for (;;) {
+        size_t hl = read_head(c, head, sizeof head, &have);
+        if (!hl)
+            return;
+        char method[8] = "", path[512] = "";
+        sscanf(head, "%7s %511s", method, path);
+        const char *name = strncmp(path, "/data/", 6) == 0 ? path + 6 : path;
+        uint64_t key = rb_payload_key(SEED, name);
+        unsigned char *body = malloc(OBJ_BYTES);
+        rb_payload_fill(key, 0, body, OBJ_BYTES);
+        char resp[256];
+        if (strcmp(method, "PUT") == 0) {
+            atomic_fetch_add(&p->puts, 1);
+            const char *cl = strcasestr(head, "\r\nContent-Length:");
+            size_t len = cl ? strtoul(cl + 17, NULL, 10) : 0;
+            unsigned char *got = malloc(len ? len : 1);
+            size_t n = have - hl < len ? have - hl : len;
+            memcpy(got, head + hl, n);
+            while (n < len) {
+                ssize_t r = read(c, got + n, len - n);
+                if (r <= 0)
+                    break;
+                n += (size_t)r;
+            }
+            bool ok = n == OBJ_BYTES && memcmp(got, body, OBJ_BYTES) == 0;
+            atomic_fetch_add(&p->puts_ok, ok);
+            free(got);
+            int m = snprintf(resp, sizeof resp, "HTTP/1.1 %s\r\nContent-Length: 0\r\n\r\n",
+                             ok ? "201 Created" : "400 Bad Request");
+            write_all(c, resp, (size_t)m);
+            have = 0;
+        } else {
+            atomic_fetch_add(&p->gets, 1);
+            have -= hl;
+            memmove(head, head + hl, have);
+            if (strcmp(name, "missing") == 0) {
+                int m = snprintf(resp, sizeof resp, "HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\n\r\nnot found");
+                write_all(c, resp, (size_t)m);
+            } else {
+                if (strcmp(name, "corrupt") == 0)
+                    body[OBJ_BYTES / 2] ^= 0xff;
+                int m = snprintf(resp, sizeof resp, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", OBJ_BYTES);
+                write_all(c, resp, (size_t)m);
+                if (strcmp(name, "short") == 0) {
+                    write_all(c, body, OBJ_BYTES / 2);
+                    free(body);
+                    return; /* the connection closes mid-body */
+                }
+                write_all(c, body, OBJ_BYTES);
+            }
+        }
+        free(body);
+    }
+}
+
+static void *conn_main(void *arg)
+{
+    struct peer *p = ((void **)arg)[0];
+    int c = (int)(intptr_t)((void **)arg)[1];
+    free(arg);
+    serve(p, c);
+    close(c);
+    return NULL;
+}
+
+static void *peer_main(void *arg)
+{
+    struct peer *p = arg;
+    for (;;) {
+        int c = accept(p->fd, NULL, NULL);
+        if (c < 0)
+            return NULL; /* the listener was shut down */
+        atomic_fetch_add(&p->conns, 1);
+        void **a = malloc(2 * sizeof *a);
+        a[0] = p;
+        a[1] = (void *)(intptr_t)c;
+        pthread_t th;
+        if (pthread_create(&th, NULL, conn_main, a) == 0)
+            pthread_detach(th);
+    }
+}
+
+static void peer_start(struct peer *p)
+{
+    memset(p, 0, sizeof *p);
+    p->fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(p->fd >= 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(bind(p->fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(listen(p->fd, 16), 0);
+    socklen_t sl = sizeof sa;
+    assert_int_equal(getsockname(p->fd, (struct sockaddr *)&sa, &sl), 0);
+    p->port = ntohs(sa.sin_port);
+    assert_int_equal(pthread_create(&p->th, NULL, peer_main, p), 0);
+}
+
+static void peer_stop(struct peer *p)
+{
+    shutdown(p->fd, SHUT_RDWR);
+    pthread_join(p->th, NULL);
+    close(p->fd);
+}
+
+/* Runs o to completion on one rank and returns what the engine measured. */
+static void run_engine(const struct rb_load_opts *o, struct rb_stats *st)
+{
+    struct rb_engine *e = NULL;
+    assert_int_equal(rb_engine_new(&e, o), 0);
+    assert_int_equal(rb_engine_start(e), 0);
+    uint64_t deadline = rb_clock_ns() + 20 * RB_NS_PER_S;
+    while (!rb_engine_done(e) && rb_clock_ns() < deadline)
+        rb_clock_sleep_ns(5 * RB_NS_PER_MS, NULL);
+    assert_true(rb_engine_done(e));
+    rb_engine_collect(e, st, NULL);
+    rb_engine_stop(e);
+    assert_int_equal(rb_engine_status(e), 0);
+    rb_engine_free(e);
+}
+
+static struct rb_target *peer_target(const struct peer *p)
+{
+    char url[64], err[256];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/data", p->port);
+    struct rb_target_cfg cfg = {.url = url};
+    struct rb_target *t = NULL;
+    assert_int_equal(rb_target_open(&t, &cfg, err, sizeof err), 0);
+    return t;
+}
+
+static void test_get_counts_bytes_and_classes(void **state)
+{
+    (void)state;
+    struct peer p;
+    peer_start(&p);
+    struct rb_target *t = peer_target(&p);
+    struct rb_objset s = {0};
+    const char *names[] = {"obj-a", "obj-b", "missing", "corrupt", "short"};
+    for (size_t i = 0; i < 5; i++)
+        assert_int_equal(rb_objset_add(&s, names[i], OBJ_BYTES), 0);
+    struct rb_load_opts o = {
+        .op = RB_LOAD_GET, .target = t, .objects = &s, .threads = 1, .inflight = 1,
+        .pattern = RB_PATTERN_SEQUENTIAL, .count = 10, .seed = SEED, .verify = true,
+        .timeout_ns = 10 * RB_NS_PER_S, .max_redirects = 5, .log_fd = -1,
+    };
+    struct rb_stats *st = rb_stats_new();
+    run_engine(&o, st);
+    /* Sequential over five objects, ten requests: each object twice. */
+    assert_int_equal(st->ops, 10);
+    assert_int_equal(atomic_load(&p.gets), 10);
+    assert_int_equal(st->errors, 6);
+    assert_int_equal(st->err[RB_LERR_HTTP_4XX], 2);
+    assert_int_equal(st->err[RB_LERR_CHECKSUM], 2);
+    assert_int_equal(st->err[RB_LERR_SHORT_READ], 2);
+    assert_int_equal(st->bytes, 4 * OBJ_BYTES); /* failed requests count no bytes */
+    assert_int_equal(st->lat.count, 4);
+    /* Keep-alive: one connection, plus one after the first "short" closed it (the second was the last request). */
+    assert_int_equal(atomic_load(&p.conns), 2);
+    rb_stats_free(st);
+    rb_objset_free(&s);
+    rb_target_close(t);
+    peer_stop(&p);
+}
+
+static void test_put_sends_the_payload(void **state)
+{
+    (void)state;
+    struct peer p;
+    peer_start(&p);
+    struct rb_target *t = peer_target(&p);
+    struct rb_objset s = {0};
+    assert_int_equal(rb_objset_generate(&s, "obj-", 6), 0);
+    struct rb_load_opts o = {
+        .op = RB_LOAD_PUT, .target = t, .objects = &s, .threads = 2, .inflight = 2,
+        .pattern = RB_PATTERN_RANDOM, .seed = SEED, .min_size = OBJ_BYTES, .max_size = OBJ_BYTES,
+        .timeout_ns = 10 * RB_NS_PER_S, .max_redirects = 5, .log_fd = -1,
+    };
+    struct rb_stats *st = rb_stats_new();
+    run_engine(&o, st);
+    /* Every object once over both threads, each body the seeded payload. */
+    assert_int_equal(st->ops, 6);
+    assert_int_equal(st->errors, 0);
+    assert_int_equal(st->bytes, 6 * OBJ_BYTES);
+    assert_int_equal(atomic_load(&p.puts), 6);
+    assert_int_equal(atomic_load(&p.puts_ok), 6);
+    rb_stats_free(st);
+    rb_objset_free(&s);
+    rb_target_close(t);
+    peer_stop(&p);
+}
+
+int main(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_picker_put_once_in_order),
+        cmocka_unit_test(test_picker_sequential_wraps),
+        cmocka_unit_test(test_picker_epoch_permutes_and_stops),
+        cmocka_unit_test(test_picker_random_in_range),
+        cmocka_unit_test(test_classify),
+        cmocka_unit_test(test_get_counts_bytes_and_classes),
+        cmocka_unit_test(test_put_sends_the_payload),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    curl_global_cleanup();
+    return rc;
+}
