@@ -51,9 +51,16 @@ if [ ${#missing[@]} -gt 0 ]; then
     printf '#!/bin/sh\nexit 101\n' >"$policy"; chmod +x "$policy"; made_policy=1
   fi
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  apt_log=$(mktemp /tmp/railbench-deps.XXXXXX)
+  rc=0
+  { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$apt_log" 2>&1 || rc=$?
   [ $made_policy -eq 1 ] && rm -f "$policy"
+  if [ $rc -ne 0 ]; then
+    tail -n 30 "$apt_log" >&2
+    echo "deps.sh: apt-get failed (exit $rc); its whole output: $apt_log" >&2
+    exit 3
+  fi
+  rm -f "$apt_log"
 fi
 
 # npm packages pinned by a package-lock.json in a directory under tests/ (s3rver in tests/servers, ...):
