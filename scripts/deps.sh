@@ -53,8 +53,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   export DEBIAN_FRONTEND=noninteractive
   # munge's and ceph's postinst scripts run commands as their own system users, which need / searchable.
-  # A root made by a chroot tool can be mode 0700 (a real system's / is 0755); give it the usual mode.
-  [ "$(stat -c %a /)" = 755 ] || chmod 755 /
+  # A root made by a chroot tool can be mode 0700 (a real system's / is 0755): make it searchable.
+  [ -n "$(find / -maxdepth 0 -perm -o+x)" ] || chmod go+rx /
   apt_log=$(mktemp /tmp/railbench-deps.XXXXXX)
   rc=0
   { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$apt_log" 2>&1 || rc=$?
