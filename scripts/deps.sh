@@ -17,7 +17,7 @@ pkgs=(
   fio nginx prometheus prometheus-pushgateway wrk curl jq python3
   iproute2 iputils-ping openssh-server openssh-client ansible ansible-lint
   nodejs chromium graphviz
-  slurm-wlm munge
+  slurm-wlm munge time
   ceph-mon ceph-osd radosgw ceph-common python3-boto3
 )
 # Debian's nodejs needs Debian's npm package; a Node.js build that bundles its own npm (NodeSource's nodejs

@@ -21,6 +21,7 @@ command -v dpkg-query >/dev/null || fail "dpkg-query missing: this check needs a
 PROSE='
 column tests/integration/coll_table.sh
 column tests/integration/loader_tiers.sh
+column tests/integration/report.sh
 systemd scripts/cluster-slurm.sh
 file *
 write *
