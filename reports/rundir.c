@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "railbench/file.h"
 #include "railbench/hist.h"
 #include "railbench/result.h"
 
@@ -162,62 +163,6 @@ fail:
     for (size_t i = 0; i < cnt; i++)
         free(v[i]);
     free(v);
-    return rc;
-}
-
-/* Reads a whole file (at most max bytes) into a NUL-terminated buffer. Returns 0 or -errno (-EFBIG past max). */
-static int read_whole(const char *path, size_t max, char **out, size_t *outlen)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return -errno;
-    struct stat st;
-    size_t cap = 65536, len = 0;
-    if (fstat(fileno(f), &st) == 0 && st.st_size > 0)
-        cap = (size_t)st.st_size + 1;
-    if (cap > max + 1)
-        cap = max + 1;
-    char *buf = malloc(cap + 1);
-    int rc = 0;
-    if (!buf) {
-        rc = -ENOMEM;
-        goto fail;
-    }
-    for (;;) {
-        if (len == cap) {
-            if (cap > max) {
-                rc = -EFBIG;
-                goto fail;
-            }
-            cap *= 2;
-            char *nb = realloc(buf, cap + 1);
-            if (!nb) {
-                rc = -ENOMEM;
-                goto fail;
-            }
-            buf = nb;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    if (ferror(f)) {
-        rc = -EIO;
-        goto fail;
-    }
-    if (len > max) {
-        rc = -EFBIG;
-        goto fail;
-    }
-    fclose(f);
-    buf[len] = '\0';
-    *out = buf;
-    *outlen = len;
-    return 0;
-fail:
-    fclose(f);
-    free(buf);
     return rc;
 }
 
@@ -641,7 +586,7 @@ static int read_result(struct rb_rundir *r)
     snprintf(path, sizeof path, "%s/result.json", r->path);
     char *buf = NULL;
     size_t len = 0;
-    int rc = read_whole(path, RESULT_MAX_BYTES, &buf, &len);
+    int rc = rb_file_read(path, RESULT_MAX_BYTES, &buf, &len);
     if (rc == -ENOENT)
         return rc;
     if (rc == -EFBIG) {
