@@ -361,14 +361,8 @@ static char *report(const struct load_args *a, struct rb_harness *h, const char 
     size_t tlen = table ? strlen(table) : 0;
     if (table)
         rb_load_report_md(res, &table, &tlen);
-    if (a->max_error_pct < 100) {
-        double pct = res->total->ops ? 100.0 * (double)res->total->errors / (double)res->total->ops : 0;
-        rb_result_check(&h->result, "error_rate", pct <= a->max_error_pct,
-                        "%.3f %% of %" PRIu64 " requests failed (--max-error-rate %g %%)", pct, res->total->ops,
-                        a->max_error_pct);
-        if (pct > a->max_error_pct)
-            rb_error("error rate %.3f %% is above --max-error-rate %g %%", pct, a->max_error_pct);
-    }
+    rb_load_check_errors(&h->result, NULL, "requests", res->total->err, res->total->errors, res->total->ops,
+                         a->max_error_pct);
     return table;
 }
 
@@ -451,7 +445,7 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         .inflight = 8,
         .seed = 1,
         .timeout_ns = 30 * RB_NS_PER_S,
-        .max_error_pct = 100,
+        .max_error_pct = 0,
         .max_redirects = 5,
     };
     const bool get = op == RB_LOAD_GET;
@@ -479,8 +473,7 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         {"seed", 0, RB_OPT_U64, &a.seed, "N", "seed of payloads, sizes, orders (put and get must agree for --verify)",
          NULL},
         {"timeout", 0, RB_OPT_DURATION, &a.timeout_ns, "D", "per-request timeout (0: none)", NULL},
-        {"max-error-rate", 0, RB_OPT_PERCENT, &a.max_error_pct, "PCT", "exit 1 when more than PCT % of requests fail",
-         NULL},
+        {"max-error-rate", 0, RB_OPT_PERCENT, &a.max_error_pct, "PCT", RB_LOAD_MAX_ERROR_HELP, NULL},
         {"max-redirects", 0, RB_OPT_U64, &a.max_redirects, "N", "redirects followed per request (AIStore)", NULL},
         {"region", 0, RB_OPT_STR, &a.tgt.region, "NAME", "S3 signing region (default $AWS_REGION or us-east-1)", NULL},
         {"virtual-host", 0, RB_OPT_FLAG, &a.tgt.virtual_host, NULL, "S3 virtual-host style (bucket.host) instead of path style",

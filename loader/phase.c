@@ -1,6 +1,7 @@
 /* A GET or PUT phase on the harness, and its warp-like summary (JSON row and markdown report). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -324,4 +325,35 @@ int rb_load_report_md(const struct rb_load_result *r, char **buf, size_t *len)
     if (!rc)
         rc = append(buf, len, "\n");
     return rc;
+}
+
+bool rb_load_check_errors(struct rb_result *r, const char *what, const char *noun, const uint64_t *err_by_class,
+                          uint64_t errors, uint64_t requests, double max_pct)
+{
+    char classes[512] = "", where[300] = "";
+    size_t l = 0;
+    for (int i = 0; err_by_class && i < RB_LERR_COUNT; i++)
+        if (err_by_class[i] && l < sizeof classes)
+            l += (size_t)snprintf(classes + l, sizeof classes - l, "%s%s %" PRIu64, l ? ", " : "; ",
+                                  rb_load_err_names[i], err_by_class[i]);
+    if (what)
+        snprintf(where, sizeof where, "%s: ", what);
+    if (!requests) {
+        rb_result_check(r, "error_rate", false, "%sno %s were made: nothing was measured", where, noun);
+        rb_error("%sno %s were made: nothing was measured", where, noun);
+        return false;
+    }
+    double pct = 100.0 * (double)errors / (double)requests;
+    bool ok = pct <= max_pct;
+    rb_result_check(r, "error_rate", ok, "%s%" PRIu64 " of %" PRIu64 " %s failed (%.3f %%; --max-error-rate %g %%)%s",
+                    where, errors, requests, noun, pct, max_pct, classes);
+    if (!ok)
+        rb_error("%s%" PRIu64 " of %" PRIu64 " %s failed (%.3f %%), above --max-error-rate %g %%%s", where, errors,
+                 requests, noun, pct, max_pct, classes);
+    return ok;
+}
+
+bool rb_load_errors_over(uint64_t errors, uint64_t requests, double max_pct)
+{
+    return !requests || 100.0 * (double)errors / (double)requests > max_pct;
 }

@@ -281,6 +281,8 @@ static int run(struct sweep_args *a, struct rb_cli *cli)
     const size_t npoints = a->rate ? nrates : a->inflight.n;
     struct point *pts = calloc(npoints, sizeof *pts);
     size_t done = 0, cut = 0;
+    uint64_t requests = 0, errors = 0;
+    bool failed = false;
     char *table = NULL;
     if (!pts)
         rb_harness_fatal(&h, RB_EXIT_RUNTIME, "out of memory");
@@ -334,19 +336,19 @@ static int run(struct sweep_args *a, struct rb_cli *cli)
             else
                 done++;
             const struct rb_stats *s = res.total;
-            double pct = s->ops ? 100.0 * (double)s->errors / (double)s->ops : 0;
-            if (pct > a->max_error_pct) {
-                rb_result_check(&h.result, "error_rate", false, "%s: %.3f %% of %" PRIu64 " requests failed "
-                                "(--max-error-rate %g %%)", name, pct, s->ops, a->max_error_pct);
-                rb_error("%s: %.3f %% of %" PRIu64 " requests failed (--max-error-rate %g %%)", name, pct, s->ops,
-                         a->max_error_pct);
-            }
+            requests += s->ops;
+            errors += s->errors;
+            if (rb_load_errors_over(s->errors, s->ops, a->max_error_pct))
+                failed |= !rb_load_check_errors(&h.result, name, "requests", s->err, s->errors, s->ops,
+                                                a->max_error_pct);
         }
         rb_load_result_free(&res);
         if (status || h.interrupted)
             break;
     }
     if (h.rank == 0) {
+        if (!failed)
+            rb_load_check_errors(&h.result, NULL, "requests", NULL, errors, requests, a->max_error_pct);
         cJSON *summary = cJSON_CreateObject();
         table = report(a, &h, rb_target_name(t), pts, done, cut, summary);
         rb_result_set(&h.result, "summary", summary);
@@ -373,7 +375,7 @@ int rb_sweep_main(int argc, char **argv)
         .threads = 1,
         .seed = 1,
         .timeout_ns = 30 * RB_NS_PER_S,
-        .max_error_pct = 100,
+        .max_error_pct = 0,
         .max_redirects = 5,
         .knee_gain_pct = RB_SWEEP_KNEE_GAIN_PCT,
         .knee_latency_pct = RB_SWEEP_KNEE_LATENCY_PCT,
@@ -403,8 +405,7 @@ int rb_sweep_main(int argc, char **argv)
         {"seed", 0, RB_OPT_U64, &a.seed, "N", "seed of payloads and orders", NULL},
         {"verify", 0, RB_OPT_FLAG, &a.verify, NULL, "compare every byte with the seeded payload", NULL},
         {"timeout", 0, RB_OPT_DURATION, &a.timeout_ns, "D", "per-request timeout (0: none)", NULL},
-        {"max-error-rate", 0, RB_OPT_PERCENT, &a.max_error_pct, "PCT", "exit 1 when a point has more failed requests",
-         NULL},
+        {"max-error-rate", 0, RB_OPT_PERCENT, &a.max_error_pct, "PCT", RB_LOAD_MAX_ERROR_HELP " (per point)", NULL},
         {"max-redirects", 0, RB_OPT_U64, &a.max_redirects, "N", "redirects followed per request (AIStore)", NULL},
         {"region", 0, RB_OPT_STR, &a.tgt.region, "NAME", "S3 signing region", NULL},
         {"virtual-host", 0, RB_OPT_FLAG, &a.tgt.virtual_host, NULL, "S3 virtual-host style (bucket.host)", NULL},

@@ -255,12 +255,7 @@ static void record_checks(struct run *R, const struct trial *best, const struct 
             rb_result_check(&h->result, "au_min", passed, "AU mean %.2f %% against --au-min %g %%", best->au_mean_pct,
                             a->au_min);
     }
-    if (a->max_error_pct < 100) {
-        double pct = R->requests ? 100.0 * (double)R->errors / (double)R->requests : 0;
-        rb_result_check(&h->result, "error_rate", pct <= a->max_error_pct,
-                        "%.3f %% of %" PRIu64 " reads failed (--max-error-rate %g %%)", pct, R->requests,
-                        a->max_error_pct);
-    }
+    rb_load_check_errors(&h->result, NULL, "reads", NULL, R->errors, R->requests, a->max_error_pct);
     if (a->find_max) {
         char l[64];
         snprintf(l, sizeof l, "au_min=\"%g\"", a->au_min);
