@@ -32,6 +32,7 @@ enum rb_load_err {
     RB_LERR_CHECKSUM,
     RB_LERR_REDIRECTS,
     RB_LERR_OTHER,
+    RB_LERR_ABANDONED, /* still in flight (or due, open loop) when a timed phase ended and --timeout ran out */
     RB_LERR_COUNT
 };
 extern const char *const rb_load_err_names[RB_LERR_COUNT + 1];

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -349,18 +350,27 @@ static char *report(const struct load_args *a, struct rb_harness *h, const char 
     cJSON_AddNumberToObject(summary, "ranks", h->size);
     cJSON_AddNumberToObject(summary, "threads", o->threads);
     cJSON_AddNumberToObject(summary, "inflight", o->inflight);
-    if (a->rate > 0)
+    const double achieved = rb_load_achieved_rate(res);
+    if (a->rate > 0) {
         cJSON_AddNumberToObject(summary, "rate_per_s", a->rate);
+        if (isfinite(achieved))
+            cJSON_AddNumberToObject(summary, "achieved_rate_per_s", achieved);
+        else
+            cJSON_AddNullToObject(summary, "achieved_rate_per_s");
+    }
     rb_result_set(&h->result, "summary", summary);
-    char head[1400], mode[64] = "closed loop";
+    char head[1400], mode[128] = "closed loop";
     if (a->rate > 0)
-        snprintf(mode, sizeof mode, "open loop at %.6g requests/s", a->rate);
+        snprintf(mode, sizeof mode, "open loop: target %.6g requests/s, achieved %.6g requests/s", a->rate,
+                 isfinite(achieved) ? achieved : 0);
     snprintf(head, sizeof head, "\n# railbench %s %s\n\n%d rank(s) x %u thread(s) x %u in flight, %s\n", command,
              rb_target_name(t), h->size, o->threads, o->inflight, mode);
     char *table = strdup(head);
     size_t tlen = table ? strlen(table) : 0;
     if (table)
         rb_load_report_md(res, &table, &tlen);
+    if (a->rate > 0)
+        rb_load_check_rate(&h->result, NULL, a->rate, achieved);
     rb_load_check_errors(&h->result, NULL, "requests", res->total->err, res->total->errors, res->total->ops,
                          a->max_error_pct);
     return table;

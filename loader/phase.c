@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,20 +181,20 @@ static int cmp_u64(const void *a, const void *b)
 /*
  * warp's throughput segments: the run cut into 1-second pieces, reported as
  * the fastest, median and slowest piece. Only whole seconds inside the
- * phase count (a last partial second would read as a slow one).
+ * phase count (a last partial second would read as a slow one); a second
+ * in which nothing arrived is a piece of 0 B/s, not a missing one.
  */
 static bool segment_stats(const struct rb_load_result *r, double *fast, double *median, double *slow, size_t *n)
 {
     size_t whole = (size_t)r->duration_s;
-    if (whole > r->nsegments)
-        whole = r->nsegments;
     *n = whole;
     if (!whole)
         return false;
-    uint64_t *s = malloc(whole * sizeof *s);
+    uint64_t *s = calloc(whole, sizeof *s);
     if (!s)
         return false;
-    memcpy(s, r->segments, whole * sizeof *s);
+    if (r->segments)
+        memcpy(s, r->segments, (whole < r->nsegments ? whole : r->nsegments) * sizeof *s);
     qsort(s, whole, sizeof *s, cmp_u64);
     *slow = (double)s[0];
     *fast = (double)s[whole - 1];
@@ -268,6 +269,8 @@ static int latency_row(char **buf, size_t *len, const char *label, const struct 
 {
     struct rb_hist_summary s;
     rb_hist_summarize(h, &s);
+    if (!s.count) /* nothing completed: the figures do not exist, they are not 0 */
+        return append(buf, len, "| %s | – | – | – | – | – | – |\n", label);
     char v[6][16];
     rb_format_duration_human(v[0], sizeof v[0], (uint64_t)s.mean_ns);
     rb_format_duration_human(v[1], sizeof v[1], s.p50_ns);
@@ -356,4 +359,25 @@ bool rb_load_check_errors(struct rb_result *r, const char *what, const char *nou
 bool rb_load_errors_over(uint64_t errors, uint64_t requests, double max_pct)
 {
     return !requests || 100.0 * (double)errors / (double)requests > max_pct;
+}
+
+double rb_load_achieved_rate(const struct rb_load_result *res)
+{
+    if (!res->total || !(res->duration_s > 0))
+        return NAN;
+    return (double)(res->total->ops - res->total->err[RB_LERR_ABANDONED]) / res->duration_s;
+}
+
+bool rb_load_check_rate(struct rb_result *r, const char *what, double target_per_s, double achieved_per_s)
+{
+    bool ok = isfinite(achieved_per_s) && achieved_per_s >= RB_LOAD_RATE_MIN_FRACTION * target_per_s;
+    char where[300] = "";
+    if (what)
+        snprintf(where, sizeof where, "%s: ", what);
+    rb_result_check(r, "rate", ok, "%sachieved %.6g of the target %.6g requests/s (at least %g %% needed)", where,
+                    isfinite(achieved_per_s) ? achieved_per_s : 0, target_per_s, 100 * RB_LOAD_RATE_MIN_FRACTION);
+    if (!ok)
+        rb_error("%sthe open loop achieved %.6g requests/s, below %g %% of the target %.6g requests/s", where,
+                 isfinite(achieved_per_s) ? achieved_per_s : 0, 100 * RB_LOAD_RATE_MIN_FRACTION, target_per_s);
+    return ok;
 }

@@ -10,6 +10,7 @@
 
 #include "engine_int.h"
 #include "railbench/harness.h"
+#include "railbench/result.h"
 
 /* Main thread only (a phase is collective over the ranks; its engine's threads stay inside). */
 
@@ -49,5 +50,22 @@ cJSON *rb_load_summary_json(const struct rb_load_result *res);
 
 /* Appends res's report section (markdown) to the buffer *buf of *len bytes (realloc'd). Returns 0 or -ENOMEM. */
 int rb_load_report_md(const struct rb_load_result *res, char **buf, size_t *len);
+
+/* The fraction of an open loop's target rate it must achieve, or its rate check fails. */
+#define RB_LOAD_RATE_MIN_FRACTION 0.95
+
+/*
+ * The send rate res's open loop achieved: requests sent (every request but
+ * those abandoned unsent or in flight at the end) per second of the phase;
+ * NAN without a duration. Rank 0.
+ */
+double rb_load_achieved_rate(const struct rb_load_result *res);
+
+/*
+ * Records the check "rate" on r: achieved_per_s at least
+ * RB_LOAD_RATE_MIN_FRACTION of target_per_s; what names the phase or is
+ * NULL. Logs an error when it fails. Returns whether it passed.
+ */
+bool rb_load_check_rate(struct rb_result *r, const char *what, double target_per_s, double achieved_per_s);
 
 #endif

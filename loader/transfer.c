@@ -17,7 +17,7 @@
 
 const char *const rb_load_err_names[RB_LERR_COUNT + 1] = {
     "connect", "timeout", "reset", "http_4xx", "http_5xx", "short_read", "checksum", "too_many_redirects",
-    "other", NULL};
+    "other", "abandoned", NULL};
 const char *const rb_load_extra_names[RB_LX_COUNT + 1] = {"redirects", "cache_hit", "cache_miss",
                                                           "cache_other", "cache_absent", NULL};
 
@@ -432,4 +432,21 @@ void rb_xfer_complete(struct worker *w, struct req *r, CURLcode rc)
     }
     if (o->log_fd >= 0 && w->logbuf)
         log_request(w, r, status, cls, bytes, ttfb_ns, total_ns, lat_ns);
+}
+
+void rb_xfer_abandon(struct worker *w, struct req *r, const char *name, uint64_t intended_ns, uint64_t now_ns)
+{
+    struct req due = {.name = name, .start_wall_ns = rb_clock_wall_ns() - (now_ns - intended_ns)};
+    if (r) {
+        curl_multi_remove_handle(r->sh->multi, r->easy);
+        r->busy = false;
+        w->free_slots[w->nfree++] = (unsigned)(r - w->reqs);
+        intended_ns = r->intended_ns;
+        due = *r;
+    }
+    uint64_t lat_ns = now_ns > intended_ns ? now_ns - intended_ns : 0;
+    w->local->ops++;
+    rb_stats_error(w->local, RB_LERR_ABANDONED);
+    if (w->o->log_fd >= 0 && w->logbuf)
+        log_request(w, &due, 0, RB_LERR_ABANDONED, 0, 0, lat_ns, lat_ns);
 }

@@ -180,6 +180,13 @@ void rb_xfer_slot_free(struct req *r);
 int rb_xfer_issue(struct worker *w, const char *name, uint64_t size, uint64_t intended_ns);
 /* Records a finished request (class, bytes, latencies, --log-requests) and frees its slot. */
 void rb_xfer_complete(struct worker *w, struct req *r, CURLcode rc);
+/*
+ * Counts one request of class abandoned at now_ns: r still in flight (its
+ * handle is removed and its slot freed), or, with r NULL, an open-loop send
+ * of name due at intended_ns that never found a free slot. Its latency from
+ * the intended send goes to --log-requests; it moved no bytes. Worker thread.
+ */
+void rb_xfer_abandon(struct worker *w, struct req *r, const char *name, uint64_t intended_ns, uint64_t now_ns);
 
 /* ---- worker.c: the loop ---- */
 

@@ -13,7 +13,8 @@ static bool detect(const struct rb_rundir *r)
 /* Error classes of the loader, in its order (loader/target.c). */
 static const char *const err_classes[] = {"connect",    "timeout",  "reset",
                                           "http_4xx",   "http_5xx", "short_read",
-                                          "checksum",   "too_many_redirects", "other"};
+                                          "checksum",   "too_many_redirects", "other",
+                                          "abandoned"};
 
 static void run_notes(struct rb_rtable *t, const struct rb_report_set *s, size_t i)
 {
