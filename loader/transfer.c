@@ -309,6 +309,8 @@ int rb_engine_classify(CURLcode rc, long status, bool mismatch, bool wrong_lengt
 {
     if (rc != CURLE_OK)
         return curl_class(rc);
+    if (status >= 600)
+        return RB_LERR_OTHER; /* not an HTTP status class at all (RFC 9110 defines 100-599) */
     if (status >= 500)
         return RB_LERR_HTTP_5XX;
     if (status >= 400)
