@@ -29,6 +29,9 @@ static size_t on_header(char *p, size_t size, size_t n, void *arg)
     size_t len = size * n;
     if (len >= 5 && memcmp(p, "HTTP/", 5) == 0) {
         /* A new response (after a redirect, or 100 Continue): start over. */
+        const char *code = memchr(p, ' ', len);
+        if (!code || code + 1 >= p + len || code[1] != '1')
+            r->response_ns = rb_clock_ns();
         r->status_known = false;
         r->cache = RB_LX_CACHE_ABSENT;
         r->cache_pos = UINT_MAX;
@@ -185,7 +188,8 @@ static uint64_t get_bytes(const struct req *r)
 
 static const struct rb_xfer_op xfer_ops[] = {
     [RB_LOAD_GET] = {.name = "GET", .slot_setup = NULL, .prepare = get_prepare, .bytes = get_bytes},
-    [RB_LOAD_PUT] = {.name = "PUT", .slot_setup = put_slot_setup, .prepare = put_prepare, .bytes = put_bytes},
+    [RB_LOAD_PUT] = {.name = "PUT", .slot_setup = put_slot_setup, .prepare = put_prepare,
+                     .ttfb_from_response = true, .bytes = put_bytes},
 };
 
 const struct rb_xfer_op *rb_xfer_op_for(enum rb_load_op op)
@@ -261,6 +265,7 @@ int rb_xfer_issue(struct worker *w, const char *name, uint64_t size, uint64_t in
     r->cache_pos = UINT_MAX;
     r->errbody.len = 0;
     r->ebuf[0] = '\0';
+    r->response_ns = 0;
     if (curl_easy_setopt(r->easy, CURLOPT_URL, url) != CURLE_OK) {
         w->nfree++;
         return -ENOMEM;
@@ -397,6 +402,9 @@ void rb_xfer_complete(struct worker *w, struct req *r, CURLcode rc)
 
     struct rb_stats *s = w->local;
     uint64_t total_ns = (uint64_t)total_us * RB_NS_PER_US, ttfb_ns = (uint64_t)ttfb_us * RB_NS_PER_US;
+    if (w->op->ttfb_from_response)
+        ttfb_ns = r->response_ns > r->start_ns && r->response_ns - r->start_ns < total_ns ? r->response_ns - r->start_ns
+                                                                                   : total_ns;
     /* Coordinated omission: the request was due at intended_ns; any wait for a free slot is latency too. */
     uint64_t lat_ns = (r->start_ns - r->intended_ns) + total_ns;
     uint64_t bytes = w->op->bytes(r);

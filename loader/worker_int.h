@@ -44,6 +44,12 @@ struct rb_xfer_op {
     int (*slot_setup)(struct req *r);
     /* Prepares r for one request of object name of size bytes (0 unknown): payload key, range, body size. */
     void (*prepare)(struct worker *w, struct req *r, const char *name, uint64_t size);
+    /*
+     * The time to first byte is the first response byte's (the final status
+     * line's) rather than libcurl's STARTTRANSFER, which for an upload is
+     * when the body starts going out, not a first byte of anything.
+     */
+    bool ttfb_from_response;
     /* The bytes a successful request counts: received for GET, sent for PUT. */
     uint64_t (*bytes)(const struct req *r);
 };
@@ -106,6 +112,7 @@ struct req {
     bool ranged;                /* a Range was asked for */
     uint64_t put_size, put_pos;
     uint64_t intended_ns, start_ns, start_wall_ns;
+    uint64_t response_ns;       /* when the last final (non-1xx) status line arrived; 0 none */
     uint64_t body;              /* body bytes received */
     bool busy, mismatch, status_known, err_status;
     int cache;                  /* RB_LX_CACHE_* seen in this response, or RB_LX_CACHE_ABSENT */
