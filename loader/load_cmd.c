@@ -26,6 +26,7 @@
 #define MAX_INFLIGHT 65536
 #define DEFAULT_DURATION_NS (60 * RB_NS_PER_S) /* aisloader's default run time */
 #define DEFAULT_PREFIX "obj-"
+#define PUT_DEFAULT_SIZE (1024 * 1024)
 
 struct load_args {
     enum rb_load_op op;
@@ -113,6 +114,11 @@ static int parse_range(const char *s, uint64_t *off, uint64_t *len)
 static int validate(struct load_args *a, uint64_t *range_off, uint64_t *range_len)
 {
     const bool get = a->op == RB_LOAD_GET;
+    /* put's --size defaults to 1 MiB (so a --size 0 given is told apart); --min-size/--max-size replace it. */
+    if (!get && a->size == 0)
+        return rb_cli_usage_error("--size 0: an object needs at least 1 byte (e.g. --size 4k; default 1 MiB)");
+    if (!get && a->size == PUT_DEFAULT_SIZE && (a->min_size || a->max_size))
+        a->size = 0;
     if (a->threads < 1 || a->threads > MAX_THREADS)
         return rb_cli_usage_error("--threads %" PRIu64 ": expected 1 to %d", a->threads, MAX_THREADS);
     if (a->inflight < 1 || a->inflight > MAX_INFLIGHT)
@@ -134,8 +140,6 @@ static int validate(struct load_args *a, uint64_t *range_off, uint64_t *range_le
         return rb_cli_usage_error("--min-size %" PRIu64 " is larger than --max-size %" PRIu64, a->min_size, a->max_size);
     if (a->size) {
         a->min_size = a->max_size = a->size;
-    } else if (!get && !a->max_size) {
-        a->min_size = a->max_size = 1024 * 1024; /* put's default object size: 1 MiB */
     }
     if (a->prefix && strlen(a->prefix) > 512)
         return rb_cli_usage_error("--prefix: at most 512 bytes");
@@ -457,6 +461,7 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         .timeout_ns = 30 * RB_NS_PER_S,
         .max_error_pct = 0,
         .max_redirects = 5,
+        .size = op == RB_LOAD_PUT ? PUT_DEFAULT_SIZE : 0,
     };
     const bool get = op == RB_LOAD_GET;
     /* Options both commands take, then the GET-only ones (left out of put's table). */
@@ -471,7 +476,7 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         {"filelist", 0, RB_OPT_STR, &a.filelist, "FILE", "object names, one per line (optional size after a space)",
          NULL},
         {"size", 's', RB_OPT_SIZE, &a.size, "SIZE", get ? "object size as put (for --verify and --random-range)"
-                                                        : "object size; 1 MiB when no size is given", NULL},
+                                                        : "object size, at least 1 byte", NULL},
         {"min-size", 0, RB_OPT_SIZE, &a.min_size, "SIZE", "smallest object size (with --max-size)", NULL},
         {"max-size", 0, RB_OPT_SIZE, &a.max_size, "SIZE", "largest object size; each object's size is seeded", NULL},
         {"duration", 'd', RB_OPT_DURATION, &a.duration_ns, "D",

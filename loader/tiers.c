@@ -549,7 +549,8 @@ static int open_target(struct rb_target **t, const char *opt, const char *url, c
         .endpoints = eps->v,
         .nendpoints = eps->n,
         .region = a->region,
-        .virtual_host = a->virtual_host,
+        /* --virtual-host is for whichever of the two is s3:// (the other may be ais:// or http://). */
+        .virtual_host = a->virtual_host && url && strncmp(url, "s3://", 5) == 0,
         .provider = provider,
         .credentials_file = a->credentials_file,
         .profile = a->profile,
