@@ -24,7 +24,7 @@ nginx_start origin "server { listen 127.0.0.1:$P; root $T/www; add_header X-Cach
 wait_port "$P"
 "$RB" load get "http://127.0.0.1:$P/d" --objects 4 --count 40 --cache-header X-Cache-Status \
     --prom-textfile "$T/s-load" --out "$T/r-load" --quiet >/dev/null
-"$RB" block --target "$T/blk" --size 16M --bs 4k --iodepth 1 --runtime 1s --prom-textfile "$T/s-block" \
+"$RB" block --allow-root-fs --target "$T/blk" --size 16M --bs 4k --iodepth 1 --runtime 1s --prom-textfile "$T/s-block" \
     --out "$T/r-block" --quiet >/dev/null
 rb_mpirun 2 "$RB" coll allreduce -b 8 -e 64K -f 8 -n 2 -w 1 --prom-textfile "$T/s-coll" --out "$T/r-coll" --quiet >/dev/null
 "$RB" fabric counters --duration 1s --prom-textfile "$T/s-hosts" --out "$T/r-hosts" --quiet >/dev/null
