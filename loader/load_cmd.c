@@ -343,6 +343,25 @@ static void announce(const struct load_args *a, const struct rb_harness *h, cons
             nobjects, h->size, o->threads, o->inflight, a->rate > 0 ? "open loop" : "closed loop", lim);
 }
 
+/*
+ * Rank 0: a --cache-header that no response carried counts nothing and
+ * would print nothing; as in load tiers it is a failed check (cache_header)
+ * and one error line naming the header.
+ */
+static void check_cache_header(const struct load_args *a, struct rb_harness *h, const struct rb_stats *s)
+{
+    if (!a->cache_header)
+        return;
+    const uint64_t seen = s->extra[RB_LX_CACHE_HIT] + s->extra[RB_LX_CACHE_MISS] + s->extra[RB_LX_CACHE_OTHER];
+    const uint64_t answered = s->ops - s->errors;
+    rb_result_check(&h->result, "cache_header", seen > 0, "%" PRIu64 " of %" PRIu64 " responses carried %s", seen,
+                    s->ops, a->cache_header);
+    if (!seen)
+        rb_error("--cache-header %s: none of the %" PRIu64 " responses (%" PRIu64 " successful) carried this header; "
+                 "name the header the server sends (nginx: add_header X-Cache-Status $upstream_cache_status) or leave "
+                 "--cache-header out", a->cache_header, s->ops, answered);
+}
+
 /* Rank 0: result.json's summary, the error-rate check, and the table (returned, malloc'd; NULL without memory). */
 static char *report(const struct load_args *a, struct rb_harness *h, const char *command, const struct rb_target *t,
                     const struct rb_load_opts *o, const struct rb_load_result *res)
@@ -375,6 +394,7 @@ static char *report(const struct load_args *a, struct rb_harness *h, const char 
         rb_load_report_md(res, &table, &tlen);
     if (a->rate > 0)
         rb_load_check_rate(&h->result, NULL, a->rate, achieved);
+    check_cache_header(a, h, res->total);
     rb_load_check_errors(&h->result, NULL, "requests", res->total->err, res->total->errors, res->total->ops,
                          a->max_error_pct);
     return table;

@@ -320,7 +320,8 @@ int rb_load_report_md(const struct rb_load_result *r, char **buf, size_t *len)
         rc = append(buf, len, " none");
     if (!rc && s->extra[RB_LX_REDIRECTS])
         rc = append(buf, len, "; redirects followed: %llu", (unsigned long long)s->extra[RB_LX_REDIRECTS]);
-    if (!rc && (s->extra[RB_LX_CACHE_HIT] || s->extra[RB_LX_CACHE_MISS] || s->extra[RB_LX_CACHE_OTHER]))
+    if (!rc && (s->extra[RB_LX_CACHE_HIT] || s->extra[RB_LX_CACHE_MISS] || s->extra[RB_LX_CACHE_OTHER] ||
+                s->extra[RB_LX_CACHE_ABSENT]))
         rc = append(buf, len, "; cache hit %llu, miss %llu, other %llu, absent %llu",
                     (unsigned long long)s->extra[RB_LX_CACHE_HIT], (unsigned long long)s->extra[RB_LX_CACHE_MISS],
                     (unsigned long long)s->extra[RB_LX_CACHE_OTHER],
