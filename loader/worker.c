@@ -183,8 +183,8 @@ static int wait_events(struct worker *w, struct epoll_event *evs, uint64_t wait_
 
 /*
  * Told to stop: issue nothing more. An open loop's sends that were due but
- * found no free slot are counted as abandoned now (latency from their
- * intended time); requests in flight get until the returned moment, their
+ * found no free slot (every slot busy) are counted as abandoned now
+ * (latency from their intended time); requests in flight get until the returned moment, their
  * --timeout from now, to finish and be counted normally (no timeout: none).
  */
 static uint64_t stop_issuing(struct worker *w)
@@ -192,7 +192,8 @@ static uint64_t stop_issuing(struct worker *w)
     uint64_t now = rb_clock_ns();
     const char *name;
     uint64_t size;
-    while (w->period_ns && !w->exhausted && w->next_ns <= now && next_object(w, &name, &size)) {
+    /* Only sends held back for want of a slot: with one free, a send due now is at the boundary, not late. */
+    while (w->period_ns && !w->exhausted && !w->nfree && w->next_ns <= now && next_object(w, &name, &size)) {
         rb_xfer_abandon(w, NULL, name, w->next_ns, now);
         w->next_ns += w->period_ns;
     }
