@@ -529,11 +529,9 @@ int rb_coll_main(int argc, char **argv)
         "ring, recursive doubling, Rabenseifner, tree and rail-aware hierarchical ones.",
         opts, 1, 1};
     struct rb_cli cli;
-    int rc = rb_cli_parse(&cli, &spec, argc, argv);
-    if (rc != 0) {
-        rb_cli_free(&cli);
-        return rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE;
-    }
+    int rc;
+    if (!rb_cli_parse_cmd(&cli, &spec, argc, argv, &rc))
+        return rc;
 
     static struct run R;
     memset(&R, 0, sizeof R);

@@ -89,11 +89,9 @@ int rb_fabric_overhead(int argc, char **argv)
         "inside), MTU 9000, a 10 MiB object, 100 Gbit/s.",
         opts, 0, 0};
     struct rb_cli cli;
-    int rc = rb_cli_parse(&cli, &spec, argc, argv);
-    if (rc != 0) {
-        rb_cli_free(&cli);
-        return rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE;
-    }
+    int rc;
+    if (!rb_cli_parse_cmd(&cli, &spec, argc, argv, &rc))
+        return rc;
     struct rb_overhead_cfg cfg;
     struct rb_buf b = {0};
     cJSON *summary = NULL;

@@ -452,11 +452,9 @@ int rb_fabric_sim(int argc, char **argv)
         "accounts for links shared along each path; print the table of railbench coll (and nccl-tests).",
         opts, 0, 1};
     struct rb_cli cli;
-    int rc = rb_cli_parse(&cli, &spec, argc, argv);
-    if (rc != 0) {
-        rb_cli_free(&cli);
-        return rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE;
-    }
+    int rc;
+    if (!rb_cli_parse_cmd(&cli, &spec, argc, argv, &rc))
+        return rc;
     struct job *j = calloc(1, sizeof *j);
     struct rb_topo t;
     struct rb_buf out = {0};

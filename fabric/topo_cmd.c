@@ -236,11 +236,9 @@ int rb_fabric_topo(int argc, char **argv)
         "between two GPUs with PXN off and on.",
         opts, 0, 1};
     struct rb_cli cli;
-    int rc = rb_cli_parse(&cli, &spec, argc, argv);
-    if (rc != 0) {
-        rb_cli_free(&cli);
-        return rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE;
-    }
+    int rc;
+    if (!rb_cli_parse_cmd(&cli, &spec, argc, argv, &rc))
+        return rc;
     struct rb_topo t;
     struct rb_buf b = {0};
     cJSON *summary = NULL;

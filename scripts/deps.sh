@@ -12,6 +12,7 @@ pkgs=(
   iproute2 iputils-ping openssh-server openssh-client ansible ansible-lint
   nodejs chromium graphviz
   slurm-wlm munge
+  ceph-mon ceph-osd radosgw ceph-common python3-boto3
 )
 # Some Node.js builds bundle npm and conflict with Debian's npm package.
 command -v npm >/dev/null 2>&1 || pkgs+=(npm)
