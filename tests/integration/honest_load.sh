@@ -155,6 +155,6 @@ rc=0
 "$RB" load train "$U/d" --objects 8 --workload resnet50 --epochs 1 --out "$T/tpre" --quiet 2>"$T/tpre.err" >/dev/null || rc=$?
 assert_jq "$T/tpre/result.json" '.summary.dataset.bytes_source == "measured" and .summary.dataset.bytes == 8 * 4096' \
     "preset: the data set's size is what was read"
-grep -Eq 'the objects read hold [0-9.]+ ?B per sample, the resnet50 assumes .* (more than 2x apart)' "$T/tpre.err" ||
+grep -Eq 'the objects read hold [0-9.]+ ?B per sample, the resnet50 assumes .* \(more than 2x apart\)' "$T/tpre.err" ||
     { cat "$T/tpre.err" >&2; fail "no warning on the sample size"; }
 ok "a preset 2x away from the objects warns"
