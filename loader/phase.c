@@ -76,6 +76,7 @@ int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_
     res->phase = name;
     res->op = o->op == RB_LOAD_PUT ? "PUT" : "GET";
     res->open_loop = o->rate_per_s > 0;
+    res->rate_per_s = o->rate_per_s * h->size;
     struct phase_ctx c = {0};
     int rc = rb_engine_new(&c.e, o);
     c.unc = rb_hist_new();
@@ -115,6 +116,10 @@ int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_
     if (any_broken && !rc)
         rc = RB_EXIT_RUNTIME;
 
+    double window_s = (double)rb_engine_send_window_ns(c.e) / 1e9;
+    res->send_window_s = window_s;
+    if (h->mpi)
+        RB_MPI_CHECK(MPI_Allreduce(&window_s, &res->send_window_s, 1, MPI_DOUBLE, MPI_MAX, h->comm));
     /* The uncorrected histogram and the 1-second segments, summed over ranks on rank 0. */
     struct rb_hist *unc_all = rb_hist_new();
     if (!unc_all)
@@ -364,9 +369,12 @@ bool rb_load_errors_over(uint64_t errors, uint64_t requests, double max_pct)
 
 double rb_load_achieved_rate(const struct rb_load_result *res)
 {
-    if (!res->total || !(res->duration_s > 0))
+    if (!res->total || !(res->rate_per_s > 0))
         return NAN;
-    return (double)(res->total->ops - res->total->err[RB_LERR_ABANDONED]) / res->duration_s;
+    uint64_t sent = res->total->ops - res->total->err[RB_LERR_ABANDONED];
+    if (!sent)
+        return 0;
+    return res->send_window_s > 0 ? (double)sent / res->send_window_s : NAN;
 }
 
 bool rb_load_check_rate(struct rb_result *r, const char *what, double target_per_s, double achieved_per_s)

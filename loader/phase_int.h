@@ -23,6 +23,8 @@ struct rb_load_result {
     size_t nsegments;
     double duration_s;
     bool open_loop;
+    double rate_per_s;                /* the open loop's target over all ranks; 0 closed loop */
+    double send_window_s;             /* the open loop's send window (rb_engine_send_window_ns), latest over ranks */
     /* The host counters over the phase (rank 0): disk utilisation averaged over hosts, network summed over hosts. */
     double disk_util_ratio;
     double net_rx_bytes_per_s, net_tx_bytes_per_s;
@@ -56,8 +58,9 @@ int rb_load_report_md(const struct rb_load_result *res, char **buf, size_t *len)
 
 /*
  * The send rate res's open loop achieved: requests sent (every request but
- * those abandoned unsent or in flight at the end) per second of the phase;
- * NAN without a duration. Rank 0.
+ * those abandoned) over the window in which it was sending
+ * (rb_engine_send_window_ns, the latest over ranks), so the last responses'
+ * latency does not count against the rate. NAN without a window. Rank 0.
  */
 double rb_load_achieved_rate(const struct rb_load_result *res);
 

@@ -283,6 +283,7 @@ int rb_xfer_issue(struct worker *w, const char *name, uint64_t size, uint64_t in
     }
     r->busy = true;
     w->issued++;
+    w->last_issue_ns = r->start_ns;
     return 0;
 }
 

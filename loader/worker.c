@@ -192,6 +192,8 @@ static uint64_t stop_issuing(struct worker *w)
     uint64_t now = rb_clock_ns();
     const char *name;
     uint64_t size;
+    if (!w->exhausted)
+        w->stop_issue_ns = now; /* the open loop was still sending: its send window lasts until now */
     /* Only sends held back for want of a slot: with one free, a send due now is at the boundary, not late. */
     while (w->period_ns && !w->exhausted && !w->nfree && w->next_ns <= now && next_object(w, &name, &size)) {
         rb_xfer_abandon(w, NULL, name, w->next_ns, now);

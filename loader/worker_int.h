@@ -140,6 +140,8 @@ struct worker {
     const char *const *fetch_names; /* fetcher: names to GET, in order */
     size_t fetch_n, fetch_pos;
     uint64_t issued, count_limit, bytes_done, bytes_limit;
+    uint64_t last_issue_ns;     /* when the last request was sent */
+    uint64_t stop_issue_ns;     /* when it was told to stop issuing while it still had requests to send; 0 none */
     bool exhausted;
 
     uint64_t period_ns, next_ns;    /* open loop: spacing and next intended send time */
