@@ -447,13 +447,16 @@ void rb_xfer_complete(struct worker *w, struct req *r, CURLcode rc)
 
 void rb_xfer_abandon(struct worker *w, struct req *r, const char *name, uint64_t intended_ns, uint64_t now_ns)
 {
-    struct req due = {.name = name, .start_wall_ns = rb_clock_wall_ns() - (now_ns - intended_ns)};
+    struct req due;
     if (r) {
         curl_multi_remove_handle(r->sh->multi, r->easy);
         r->busy = false;
         w->free_slots[w->nfree++] = (unsigned)(r - w->reqs);
         intended_ns = r->intended_ns;
         due = *r;
+    } else {
+        /* Never sent: its log line starts at its intended moment on the wall clock. */
+        due = (struct req){.name = name, .start_wall_ns = rb_clock_wall_ns() - (now_ns - intended_ns)};
     }
     uint64_t lat_ns = now_ns > intended_ns ? now_ns - intended_ns : 0;
     w->local->ops++;

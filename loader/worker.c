@@ -184,8 +184,9 @@ static int wait_events(struct worker *w, struct epoll_event *evs, uint64_t wait_
 /*
  * Told to stop: issue nothing more. An open loop's sends that were due but
  * found no free slot (every slot busy) are counted as abandoned now
- * (latency from their intended time); requests in flight get until the returned moment, their
- * --timeout from now, to finish and be counted normally (no timeout: none).
+ * (latency from their intended time); requests in flight get until the
+ * returned moment, their --timeout from now, to finish and be counted
+ * normally (no timeout: none; rb_worker_run abandons what is left).
  */
 static uint64_t stop_issuing(struct worker *w)
 {
