@@ -125,7 +125,7 @@ int rb_fabric_counters(int argc, char **argv)
     const struct rb_cmd_spec spec = {
         "railbench fabric counters [options]",
         "Print per-host disk, NIC and InfiniBand rates every interval (every host under mpirun).",
-        opts, 0, 0};
+        opts, 0, 0, false};
     struct rb_cli cli;
     int rc;
     if (!rb_cli_parse_cmd(&cli, &spec, argc, argv, &rc))

@@ -116,7 +116,7 @@ int rb_fabric_map(int argc, char **argv)
         "railbench fabric map [options]",
         "Discover GPUs, NICs, NUMA nodes and PCIe affinity (hwloc, sysfs); propose the GPU -> NIC (rail)\n"
         "assignment and a rank placement for mpirun.",
-        opts, 0, 0};
+        opts, 0, 0, false};
     struct rb_cli cli;
     int rc;
     if (!rb_cli_parse_cmd(&cli, &spec, argc, argv, &rc))

@@ -450,7 +450,7 @@ int rb_fabric_sim(int argc, char **argv)
         "railbench fabric sim [options] [COLLECTIVE[,COLLECTIVE...]|all]",
         "Predict time, algbw and busbw per size of collectives on a topology with an alpha-beta model that\n"
         "accounts for links shared along each path; print the table of railbench coll (and nccl-tests).",
-        opts, 0, 1};
+        opts, 0, 1, false};
     struct rb_cli cli;
     int rc;
     if (!rb_cli_parse_cmd(&cli, &spec, argc, argv, &rc))

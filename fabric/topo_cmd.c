@@ -234,7 +234,7 @@ int rb_fabric_topo(int argc, char **argv)
         "railbench fabric topo [options] [--path A B]",
         "Generate or read a fabric topology; print switch and cable counts, bisection bandwidth, and the hops\n"
         "between two GPUs with PXN off and on.",
-        opts, 0, 1};
+        opts, 0, 1, false};
     struct rb_cli cli;
     int rc;
     if (!rb_cli_parse_cmd(&cli, &spec, argc, argv, &rc))

@@ -544,7 +544,7 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
               "latency and TTFB."
             : "PUT seeded objects to http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET and report throughput "
               "and latency.",
-        opts, 1, 1};
+        opts, 1, 1, false};
     return rb_load_command(&spec, argc, argv, run_args, &a);
 }
 
