@@ -329,7 +329,7 @@ static void warm_up(struct run *R, const struct rb_coll_test *t, enum rb_coll_al
     const uint64_t sizes[2] = {R->o->maxbytes, R->o->minbytes};
     for (int s = 0; s < 2 && R->o->warmup; s++) {
         struct rb_coll_counts cn;
-        t->counts(sizes[s] / a->type_bytes, R->world.size, &cn);
+        t->counts(sizes[s] / a->type_bytes, a->type_bytes, R->world.size, R->o->count_rule == RB_COLL_COUNT_LEGACY, &cn);
         a->count = cn.param;
         point(R, a, &cn, false);
         t->init(a, 0);
@@ -347,7 +347,7 @@ static void run_sizes(struct run *R, const struct rb_coll_test *t, enum rb_coll_
     const struct rb_coll_opts *o = R->o;
     for (uint64_t size = o->minbytes; size <= o->maxbytes && !R->stop;) {
         struct rb_coll_counts cn;
-        t->counts(size / a.type_bytes, R->world.size, &cn);
+        t->counts(size / a.type_bytes, a.type_bytes, R->world.size, o->count_rule == RB_COLL_COUNT_LEGACY, &cn);
         a.count = cn.param;
         struct rb_coll_row w = {.kind = t->kind, .algo = algo, .type = type, .op = op, .root = root,
                         .size_bytes = (cn.send > cn.recv ? cn.send : cn.recv) * a.type_bytes, .count = cn.param};
@@ -521,6 +521,9 @@ int rb_coll_main(int argc, char **argv)
         {"ranks-per-node", 0, RB_OPT_U64, &o.ranks_per_node, "L",
          "treat each L consecutive ranks as one node (0: one node per host)", NULL},
         {"chunk", 0, RB_OPT_SIZE, &o.chunk, "SIZE", "pipeline chunk of the tree and chain algorithms", NULL},
+        {"count-rule", 0, RB_OPT_CHOICE, &o.count_rule, "aligned|legacy",
+         "per-rank share of allgather, reducescatter, alltoall: aligned to 16 bytes as nccl-tests v2.13.12+, "
+         "or count / ranks as before", "aligned|legacy"},
         {0},
     };
     const struct rb_cmd_spec spec = {

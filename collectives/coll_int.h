@@ -80,8 +80,11 @@ struct rb_coll_args {
 struct rb_coll_test {
     enum rb_coll_kind kind;
     const char *name;
-    /* Counts for count = size / type bytes elements on nranks ranks. */
-    void (*counts)(size_t count, int nranks, struct rb_coll_counts *out);
+    /*
+     * Counts for count = size / type_bytes elements on nranks ranks; legacy
+     * selects nccl-tests' rule before v2.13.12 (rb_coll_per_rank_count).
+     */
+    void (*counts)(size_t count, size_t type_bytes, int nranks, bool legacy, struct rb_coll_counts *out);
     /* Fills this rank's input with the test data of seed and poisons the output it expects. */
     void (*init)(const struct rb_coll_args *a, uint64_t seed);
     /* Runs the collective once with one algorithm; returns 0 or -errno (MPI errors abort). Collective. */
@@ -102,10 +105,14 @@ const struct rb_coll_test *rb_coll_test_get(enum rb_coll_kind k);
 /* -a: how per-rank times combine into the reported time (nccl-tests). */
 enum { RB_COLL_AVG_RANK0, RB_COLL_AVG_MEAN, RB_COLL_AVG_MIN, RB_COLL_AVG_MAX };
 
+/* --count-rule: each rank's share of allgather, reducescatter, alltoall (rb_coll_per_rank_count). */
+enum { RB_COLL_COUNT_ALIGNED, RB_COLL_COUNT_LEGACY };
+
 /* The options of railbench coll, as parsed. */
 struct rb_coll_opts {
     uint64_t minbytes, maxbytes, stepbytes, stepfactor, iters, warmup, check, ranks_per_node, chunk;
     int op, dtype, average;
+    int count_rule; /* --count-rule: RB_COLL_COUNT_ALIGNED (nccl-tests v2.13.12+) or RB_COLL_COUNT_LEGACY */
     const char *root, *algo, *json;
 };
 

@@ -37,13 +37,17 @@ struct job {
     int root;
 };
 
-/* Elements per rank and bytes as nccl-tests rounds them; the size column is the whole array where S is. */
+/*
+ * Elements per rank and bytes as nccl-tests rounds them (v2.13.12+: the
+ * per-rank share of allgather, reducescatter and alltoall aligned to 16
+ * bytes); the size column is the whole array where S is.
+ */
 static void round_size(enum rb_coll_kind k, uint64_t size, int ranks, int tbytes, uint64_t *count, uint64_t *bytes)
 {
     bool per_rank = rb_coll_kind_def(k)->whole_array;
-    uint64_t div = (uint64_t)tbytes * (per_rank ? (uint64_t)ranks : 1u);
-    *count = size / div;
-    *bytes = *count * div;
+    uint64_t elems = size / (uint64_t)tbytes;
+    *count = per_rank ? rb_coll_per_rank_count(elems, ranks, (size_t)tbytes, false) : elems;
+    *bytes = *count * (uint64_t)tbytes * (per_rank ? (uint64_t)ranks : 1u);
 }
 
 static int usage(const char *opt, const char *val, const char *want)
