@@ -542,6 +542,9 @@ static void stop(struct run *R)
 
 int rb_coll_main(int argc, char **argv)
 {
+    /* OSU's point-to-point tests take OSU's flags (-m, -i, -x, -W mean other things to nccl-tests). */
+    if (argc >= 2 && rb_coll_p2p_is(argv[1]))
+        return rb_coll_p2p_main(argc - 1, argv + 1);
     struct rb_coll_opts o = {.minbytes = 32 * RB_MIB, .maxbytes = 32 * RB_MIB, .stepbytes = RB_MIB,
                              .stepfactor = 1, .iters = 20, .warmup = 5, .check = 1, .chunk = 128 * RB_KIB,
                              .op = RB_COLL_SUM, .dtype = RB_COLL_FLOAT, .average = RB_COLL_AVG_MEAN, .root = "0",
@@ -574,7 +577,8 @@ int rb_coll_main(int argc, char **argv)
         {0},
     };
     const struct rb_cmd_spec spec = {
-        "railbench coll allreduce|allgather|reducescatter|broadcast|reduce|alltoall|sendrecv|all [options]",
+        "railbench coll allreduce|allgather|reducescatter|broadcast|reduce|alltoall|sendrecv|all [options]\n"
+        "       railbench coll latency|bw|bibw|mbw_mr [OSU options] (see railbench coll latency --help)",
         "Time collectives over the MPI ranks with nccl-tests' flags and table, MPI's own algorithm and "
         "ring, recursive doubling, Rabenseifner, tree and rail-aware hierarchical ones.\n"
         "Inside coll, nccl-tests' letters win: -c is check (not in-flight), -n iterations (not objects),\n"

@@ -173,6 +173,17 @@ void rb_coll_watchdog_arm(void);
 void rb_coll_watchdog_disarm(void);
 void rb_coll_watchdog_stop(void);
 
+/* ---- OSU point-to-point tests (p2p.c) ---- */
+
+/* True when word names one: latency, bw, bibw, mbw_mr. */
+bool rb_coll_p2p_is(const char *word);
+
+/*
+ * railbench coll latency|bw|bibw|mbw_mr; argv[0] is the test's name. OSU's
+ * flags and output; returns the exit status. Collective under mpirun.
+ */
+int rb_coll_p2p_main(int argc, char **argv);
+
 /* One half (out-of-place or in-place) of a row, as reported. */
 struct rb_coll_half {
     double time_us, algbw, busbw;
