@@ -156,6 +156,17 @@ static void terms_to_vec(const struct rb_sim_terms *x, double *v)
     v[NPARAM - 1] = x->reduce_bytes;
 }
 
+/*
+ * The cheapest physical value of parameter j (rb_calib_physical's bounds):
+ * 1 ns of latency, 100 Tbit/s of bandwidth, 100 TB/s of reduction.
+ */
+static double cheapest(int j)
+{
+    if (j < RB_LINK_CLASSES)
+        return 1e-9;
+    return j < NPARAM - 1 ? 1.0 / (100e12 / 8) : 1.0 / 1e14;
+}
+
 /* Time and split of one row at the sim's current parameters; "mpi" rows take the fastest modelled algorithm. */
 static int row_terms(struct rb_sim *sim, const struct rb_calib_row *r, double *t, struct rb_sim_terms *x)
 {
@@ -383,12 +394,13 @@ int rb_calib_fit(const struct rb_topo *base, bool pxn, struct rb_calib_row *rows
 
     vec_to_params(theta, out->link, &out->reduce_bytes_per_s);
     /*
-     * A parameter held at the floor is one the times do not grow with (a
-     * bandwidth where time stays flat with size): the data bound it to
-     * nothing, so it keeps its default rather than an absurd value.
+     * A parameter held at the floor, or cheaper than any hardware, is one
+     * the times do not grow with (a bandwidth where time stays flat with
+     * size): the data bound it to nothing, so it keeps its default rather
+     * than an absurd value.
      */
     for (int j = 0; j < NPARAM; j++)
-        if (used[j] && pinned[j]) {
+        if (used[j] && (pinned[j] || theta[j] < cheapest(j))) {
             used[j] = false;
             out->unbounded++;
         }
