@@ -584,13 +584,11 @@ int rb_coll_main(int argc, char **argv)
         "Inside coll, nccl-tests' letters win: -c is check (not in-flight), -n iterations (not objects),\n"
         "-d datatype (not duration). Every nccl-tests flag is taken; those meaningless on CPU ranks\n"
         "(-G, -y, -R, -x, -V, -p, -C) are noted in the output, -t and -g take 1 only, -D 0 only.",
-        opts, 1, 1};
+        opts, 1, 1, false};
     struct rb_cli cli;
-    int rc = rb_cli_parse(&cli, &spec, argc, argv);
-    if (rc != 0) {
-        rb_cli_free(&cli);
-        return rb_coll_usage_exit(rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE);
-    }
+    int rc;
+    if (!rb_cli_parse_cmd(&cli, &spec, argc, argv, &rc))
+        return rb_coll_usage_exit(rc);
 
     static struct run R;
     memset(&R, 0, sizeof R);

@@ -283,7 +283,7 @@ int rb_coll_p2p_main(int argc, char **argv)
         "OSU's point-to-point tests (osu_latency, osu_bw, osu_bibw, osu_mbw_mr) with OSU's flags and output,\n"
         "then railbench's table. latency, bw, bibw: exactly 2 ranks; mbw_mr: pairs (rank r with r + np/2).\n"
         "Here OSU's letters win: -m sizes, -i iterations, -x warm-up, -W window.",
-        opts, 0, 0};
+        opts, 0, 0, false};
     struct rb_cli cli;
     int rc;
     if (!rb_cli_parse_cmd(&cli, &spec, argc, argv, &rc))

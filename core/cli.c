@@ -85,7 +85,7 @@ bool rb_cli_is_secret(const char *name)
 }
 
 /* Takes ownership of p (freed by rb_cli_free); on failure frees p and returns -ENOMEM. */
-static int own(struct rb_cli *cli, void *p)
+int cli_own(struct rb_cli *cli, void *p)
 {
     if (!p)
         return -ENOMEM;
@@ -108,7 +108,7 @@ const char *rb_cli_strdup(struct rb_cli *cli, const char *s)
     if (!cli || !s)
         return NULL;
     char *d = strdup(s);
-    if (own(cli, d) != 0)
+    if (cli_own(cli, d) != 0)
         return NULL;
     return d;
 }
@@ -220,6 +220,11 @@ struct slot *cli_find_long(const struct parse *P, const char *name, size_t len)
             return &P->slots[i];
     }
     return NULL;
+}
+
+bool cli_common_taken(const struct rb_cmd_spec *spec, int c)
+{
+    return !spec->reads_results || c == C_CONFIG || c == C_QUIET;
 }
 
 /* Optimal string alignment distance (Levenshtein plus transpositions) of a[0..al) and b, capped at 9. */
@@ -606,18 +611,23 @@ int rb_cli_parse(struct rb_cli *cli, const struct rb_cmd_spec *spec, int argc, c
     cli_common_opts(P.copts, &cli->common);
     while (spec->opts && spec->opts[nspec].name)
         nspec++;
-    P.nslots = nspec + NCOMMON;
     rc = -ENOMEM;
-    P.slots = calloc(P.nslots, sizeof(*P.slots));
+    P.slots = calloc(nspec + NCOMMON, sizeof(*P.slots));
     if (!P.slots)
         goto out;
-    for (size_t i = 0; i < P.nslots; i++) {
-        P.slots[i].opt = i < nspec ? &spec->opts[i] : &P.copts[i - nspec];
-        cli_load_default(&P.slots[i]);
+    for (size_t i = 0; i < nspec; i++)
+        P.slots[P.nslots++].opt = &spec->opts[i];
+    for (int c = 0; c < NCOMMON; c++) {
+        if (!cli_common_taken(spec, c))
+            continue;
+        struct slot *sl = &P.slots[P.nslots++];
+        sl->opt = &P.copts[c];
+        P.label = c == C_LABEL ? sl : P.label;
+        P.interval = c == C_INTERVAL ? sl : P.interval;
+        P.config = c == C_CONFIG ? sl : P.config;
     }
-    P.label = &P.slots[nspec + C_LABEL];
-    P.interval = &P.slots[nspec + C_INTERVAL];
-    P.config = &P.slots[nspec + C_CONFIG];
+    for (size_t i = 0; i < P.nslots; i++)
+        cli_load_default(&P.slots[i]);
 
     /* --help wins over any mistake around it. */
     if (wants_help(&P, argc, argv)) {
@@ -633,7 +643,7 @@ int rb_cli_parse(struct rb_cli *cli, const struct rb_cmd_spec *spec, int argc, c
     args = calloc((size_t)argc + 1, sizeof(*args));
     if (!toks || !redact || !args)
         goto out;
-    if ((rc = own(cli, (void *)args)) != 0) {
+    if ((rc = cli_own(cli, (void *)args)) != 0) {
         args = NULL; /* freed by own() */
         goto out;
     }
@@ -645,8 +655,6 @@ int rb_cli_parse(struct rb_cli *cli, const struct rb_cmd_spec *spec, int argc, c
         rb_cli_usage(spec);
     if (rc)
         goto out;
-    if ((rc = check_nargs(&P, args, nargs)) != 0)
-        goto out;
 
     /* The config file first (the last --config given), then the command line over it. */
     const char *config_path = NULL;
@@ -654,6 +662,12 @@ int rb_cli_parse(struct rb_cli *cli, const struct rb_cmd_spec *spec, int argc, c
         if (toks[t].sl == P.config)
             config_path = toks[t].val;
     if (config_path && (rc = cli_load_config(&P, config_path)) != 0)
+        goto out;
+    if (nargs == 0 && P.config_nargs > 0) { /* the config's positional arguments, when none are given */
+        args = P.config_args;
+        nargs = P.config_nargs;
+    }
+    if ((rc = check_nargs(&P, args, nargs)) != 0)
         goto out;
     for (size_t t = 0; t < ntoks; t++) {
         struct slot *sl = toks[t].sl;
@@ -665,7 +679,7 @@ int rb_cli_parse(struct rb_cli *cli, const struct rb_cmd_spec *spec, int argc, c
     }
 
     rc = -ENOMEM;
-    cli->config = cli_build_config(&P);
+    cli->config = cli_build_config(&P, args, nargs);
     cli->argv_json = cli_build_argv(argc, argv, redact);
     cli_redact_userinfo(cli->config);
     cli_redact_userinfo(cli->argv_json);

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "railbench/file.h"
 #include "railbench/units.h"
@@ -335,6 +337,10 @@ static int apply_json(struct parse *P, struct slot *sl, const cJSON *it)
         return -EINVAL;
     }
     sl->src = SRC_CONFIG;
+    if (cJSON_IsNull(it) && o->type != RB_OPT_STR) {
+        cli_load_default(sl); /* null: not set, as a saved config writes an option left at "none" */
+        return 0;
+    }
     switch (o->type) {
     case RB_OPT_FLAG:
         if (!cJSON_IsBool(it))
@@ -405,11 +411,87 @@ static int apply_json(struct parse *P, struct slot *sl, const cJSON *it)
 }
 
 /* Applies the options in a JSON object file; every failure is reported in one line. */
+/* A config's "args": the positional arguments, used when the command line gives none. */
+static int config_args(struct parse *P, const char *path, const cJSON *arr)
+{
+    int n = cJSON_GetArraySize(arr);
+    if (!cJSON_IsArray(arr) || n > 64) {
+        cli_complain("config %s: args: expected an array of at most 64 strings (the positional arguments)", path);
+        return -EINVAL;
+    }
+    const char **v = calloc((size_t)n + 1, sizeof *v);
+    if (!v || cli_own(P->cli, (void *)v) != 0)
+        return -ENOMEM;
+    const cJSON *e;
+    int i = 0;
+    cJSON_ArrayForEach(e, arr)
+    {
+        if (!cJSON_IsString(e)) {
+            cli_complain("config %s: args: expected strings, got %s", path, json_type_name(e));
+            return -EINVAL;
+        }
+        if (!(v[i++] = rb_cli_strdup(P->cli, e->valuestring)))
+            return -ENOMEM;
+    }
+    P->config_args = v;
+    P->config_nargs = n;
+    return 0;
+}
+
+/*
+ * A saved result (result.json, or its run directory) as a config: its command must be this one; its
+ * resolved options apply except where the run's output went and secrets (those come from the
+ * environment again). Returns the object to apply, or NULL after one line.
+ */
+static const cJSON *result_config(const struct parse *P, const char *path, const cJSON *root)
+{
+    const char *cmd = strncmp(P->cmd, "railbench ", 10) == 0 ? P->cmd + 10 : P->cmd;
+    const char *was = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "command"));
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(root, "config");
+    if (!cJSON_IsObject(cfg)) {
+        cli_complain("config %s: a result without a \"config\" object (written by a calculator without --out?)", path);
+        return NULL;
+    }
+    /* "coll allreduce" is a result of "coll" with the positional argument "allreduce". */
+    size_t cl = strlen(cmd);
+    if (!was || strncmp(was, cmd, cl) != 0 || (was[cl] != '\0' && was[cl] != ' ')) {
+        char q[256];
+        cli_quote(q, sizeof q, was ? was : "");
+        cli_complain("config %s: the result of %s, not of \"%s\" (run that command with it)", path, q, cmd);
+        return NULL;
+    }
+    return cfg;
+}
+
+/* Keys of a saved result's config that are not carried into a new run. */
+static bool skip_saved_key(const struct parse *P, const cJSON *it)
+{
+    static const char *const skip[] = {"config", "out", "force"};
+    for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
+        if (strcmp(it->string, skip[i]) == 0)
+            return true;
+    struct slot *sl = cli_find_long(P, it->string, strlen(it->string));
+    return sl && rb_cli_is_secret(sl->opt->name) && cJSON_IsString(it) &&
+           strcmp(it->valuestring, REDACTED) == 0;
+}
+
 int cli_load_config(struct parse *P, const char *path)
 {
     char *buf = NULL;
     size_t len;
     const char *end = NULL;
+    char file[4200];
+    struct stat st;
+    /* A run directory stands for its result.json. */
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(file, sizeof file, "%s/result.json", path);
+        if (access(file, R_OK) != 0) {
+            cli_complain("config %s: a directory without a readable result.json (give a JSON file of options, "
+                         "or a run's directory)", path);
+            return -EINVAL;
+        }
+        path = file;
+    }
     int rc = rb_file_read(path, CONFIG_MAX_BYTES, &buf, &len);
 
     if (rc) {
@@ -432,13 +514,26 @@ int cli_load_config(struct parse *P, const char *path)
         cJSON_Delete(root);
         return -EINVAL;
     }
+    const char *schema = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "schema"));
+    const bool saved = schema && strncmp(schema, "railbench.result/", 17) == 0;
+    const cJSON *opts = saved ? result_config(P, path, root) : root;
+    if (!opts) {
+        cJSON_Delete(root);
+        return -EINVAL;
+    }
     P->config_path = path;
     const cJSON *it;
-    cJSON_ArrayForEach(it, root)
+    rc = 0;
+    cJSON_ArrayForEach(it, opts)
     {
         /* "config" is in every saved config; feeding one back must not chain files. */
-        if (strcmp(it->string, "config") == 0)
+        if (strcmp(it->string, "config") == 0 || (saved && skip_saved_key(P, it)))
             continue;
+        if (strcmp(it->string, "args") == 0) {
+            if ((rc = config_args(P, path, it)) != 0)
+                break;
+            continue;
+        }
         struct slot *sl = cli_find_long(P, it->string, strlen(it->string));
         if (!sl) {
             char q[256];

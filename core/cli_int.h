@@ -62,6 +62,8 @@ struct parse {
     size_t nslots;
     struct slot *label, *interval, *config;
     const char *config_path;     /* set while applying a config file, for messages */
+    const char **config_args;    /* positional arguments a config file gave ("args"), owned by the cli */
+    int config_nargs;
 };
 
 void cli_common_opts(struct rb_opt out[NCOMMON], struct rb_common *c);
@@ -80,7 +82,12 @@ void cli_format_number(char *buf, size_t len, double d);
 int cli_apply_string(struct parse *P, struct slot *sl, const char *s);
 int cli_load_config(struct parse *P, const char *path);
 cJSON *cli_build_argv(int argc, char **argv, const size_t *redact);
-cJSON *cli_build_config(const struct parse *P);
+/* The resolved options and positional arguments ("args") as JSON, secrets redacted; NULL on ENOMEM. */
+cJSON *cli_build_config(const struct parse *P, const char *const *args, int nargs);
+/* Takes ownership of p (freed by rb_cli_free); on failure frees p and returns -ENOMEM. */
+int cli_own(struct rb_cli *cli, void *p);
+/* Whether spec takes the common option c (C_OUT ...): a command that reads results takes only --config and --quiet. */
+bool cli_common_taken(const struct rb_cmd_spec *spec, int c);
 void cli_redact_userinfo(cJSON *item);
 /* The option name closest to name[0..len) within a typo's distance, or NULL: for "did you mean". */
 const char *cli_suggest(const struct parse *P, const char *name, size_t len);

@@ -62,7 +62,9 @@ static cJSON *value_json(const struct slot *sl)
         return json_i64_value(v->i);
     case RB_OPT_U64: case RB_OPT_SIZE:
         return json_u64_value(v->u);
-    case RB_OPT_DOUBLE: case RB_OPT_PERCENT: case RB_OPT_RATE:
+    case RB_OPT_RATE: /* 0 is "no rate" (closed loop), which --rate cannot be given as: null reads back */
+        return v->d > 0 ? cJSON_CreateNumber(v->d) : cJSON_CreateNull();
+    case RB_OPT_DOUBLE: case RB_OPT_PERCENT:
         return cJSON_CreateNumber(v->d);
     case RB_OPT_SIZES: case RB_OPT_U64S:
         if (!(a = cJSON_CreateArray()))
@@ -104,7 +106,7 @@ static bool redact_value(const struct slot *sl)
     }
 }
 
-cJSON *cli_build_config(const struct parse *P)
+cJSON *cli_build_config(const struct parse *P, const char *const *args, int nargs)
 {
     cJSON *obj = cJSON_CreateObject();
     if (!obj)
@@ -120,6 +122,17 @@ cJSON *cli_build_config(const struct parse *P)
             cJSON_Delete(obj);
             return NULL;
         }
+    }
+    /* Positional arguments too, so that --config RUN repeats the run on the same target. */
+    cJSON *a = cJSON_AddArrayToObject(obj, "args");
+    for (int i = 0; a && i < nargs; i++)
+        if (!cJSON_AddItemToArray(a, cJSON_CreateString(args[i]))) {
+            a = NULL;
+            break;
+        }
+    if (!a) {
+        cJSON_Delete(obj);
+        return NULL;
     }
     return obj;
 }
@@ -371,6 +384,8 @@ void rb_cli_usage(const struct rb_cmd_spec *spec)
             width = (int)strlen(left);
     }
     for (int i = 0; i < NCOMMON; i++) {
+        if (!cli_common_taken(spec, i))
+            continue;
         left_column(left, sizeof(left), &copts[i]);
         if ((int)strlen(left) > width && strlen(left) <= HELP_COL_MAX)
             width = (int)strlen(left);
@@ -389,6 +404,8 @@ void rb_cli_usage(const struct rb_cmd_spec *spec)
     }
     printf("\ncommon options:\n");
     for (int i = 0; i < NCOMMON; i++) {
+        if (!cli_common_taken(spec, i))
+            continue;
         /* A command option of the same name replaces the common one (report's -o, --out FILE). */
         bool shadowed = false;
         for (const struct rb_opt *o = spec->opts; o && o->name && !shadowed; o++)

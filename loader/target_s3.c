@@ -245,9 +245,59 @@ static int s3_object_url(const struct rb_target *t, size_t ep, const char *name,
     return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+/* True for "Name:" with nothing after the colon: libcurl's way to remove a header it would add itself. */
+static bool removal_entry(const char *h)
+{
+    const char *colon = strchr(h, ':');
+    if (!colon)
+        return false;
+    for (const char *v = colon + 1; *v; v++)
+        if (*v != ' ' && *v != '\t')
+            return false;
+    return true;
+}
+
+/*
+ * libcurl 7.88's SigV4 signs every entry of CURLOPT_HTTPHEADER, removal
+ * entries included: the engine's "Expect:" (no 100-continue wait before a
+ * PUT body) went into SignedHeaders as "expect;" but never onto the wire,
+ * and a server that checks signatures (Ceph RGW) answers 403
+ * SignatureDoesNotMatch. So the list handed to libcurl keeps only headers
+ * that are sent, and the 100-continue wait is switched off instead by a zero
+ * wait (CURLOPT_EXPECT_100_TIMEOUT_MS): libcurl then sends its own
+ * "Expect: 100-continue", unsigned (SigV4 only requires host and x-amz-*),
+ * and the body straight after the headers.
+ */
+static int drop_removal_entries(struct curl_slist **hdrs, bool *dropped)
+{
+    struct curl_slist *kept = NULL;
+    *dropped = false;
+    for (const struct curl_slist *h = *hdrs; h; h = h->next) {
+        if (removal_entry(h->data)) {
+            *dropped = true;
+            continue;
+        }
+        struct curl_slist *l = curl_slist_append(kept, h->data);
+        if (!l) {
+            curl_slist_free_all(kept);
+            return -ENOMEM;
+        }
+        kept = l;
+    }
+    curl_slist_free_all(*hdrs);
+    *hdrs = kept;
+    return 0;
+}
+
 static int s3_setup(const struct rb_target *t, CURL *easy, enum rb_load_op op, struct curl_slist **hdrs)
 {
     (void)op;
+    bool dropped;
+    int rc = drop_removal_entries(hdrs, &dropped);
+    if (rc)
+        return rc;
+    if (dropped)
+        RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_EXPECT_100_TIMEOUT_MS, 0L));
     RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_AWS_SIGV4, t->sigv4));
     RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_USERPWD, t->userpwd));
     struct curl_slist *l = curl_slist_append(*hdrs, PAYLOAD_HDR);

@@ -12,6 +12,7 @@ pkgs=(
   iproute2 iputils-ping openssh-server openssh-client ansible ansible-lint
   nodejs chromium graphviz
   slurm-wlm munge
+  ceph-mon ceph-osd radosgw ceph-common python3-boto3
 )
 # Some Node.js builds bundle npm and conflict with Debian's npm package.
 command -v npm >/dev/null 2>&1 || pkgs+=(npm)
@@ -44,5 +45,11 @@ fi
 if [ -f "$here/tests/servers/package-lock.json" ] && [ ! -x "$here/tests/servers/node_modules/.bin/s3rver" ]; then
   echo "deps.sh: installing s3rver (npm ci)"
   (cd "$here/tests/servers" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+# @grafana/schema and the TypeScript compiler that checks the dashboards against it, pinned by tests/grafana/package-lock.json.
+if [ -f "$here/tests/grafana/package-lock.json" ] && { [ ! -d "$here/tests/grafana/node_modules/@grafana/schema" ] ||
+    [ ! -f "$here/tests/grafana/node_modules/typescript/package.json" ]; }; then
+  echo "deps.sh: installing @grafana/schema (npm ci)"
+  (cd "$here/tests/grafana" && npm ci --no-audit --no-fund --loglevel=error)
 fi
 exit 0

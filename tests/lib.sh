@@ -113,3 +113,19 @@ CONF
     bg nginx -p "$dir" -c "$dir/nginx.conf" -g 'daemon off;'
     NGINX_PID=$LAST_PID
 }
+
+# rgw_up: starts a single-host Ceph RGW (tests/servers/rgw.sh) under $T/rgw; its PIDs join PIDS. Exports
+# RGW_ENDPOINT, RGW_VHOST_ENDPOINT, RGW_PORT, RGW_DIR, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+# rgw_bucket NAME [public-read] creates a bucket; RGW_LOG is its per-request (beast access) log.
+rgw_up() {
+    local p
+    chmod 711 "$T" # the daemons drop to the ceph user
+    "$ROOT/tests/servers/rgw.sh" start "$T/rgw" >"$T/rgw.env" || fail "Ceph RGW did not start (logs: $T/rgw/log)"
+    set -a
+    # shellcheck disable=SC1091
+    . "$T/rgw.env"
+    set +a
+    for p in $RGW_PIDS; do PIDS+=("$p"); done
+    RGW_LOG=$RGW_DIR/log/client.rgw.log
+}
+rgw_bucket() { "$ROOT/tests/servers/rgw.sh" bucket "$RGW_DIR" "$@" || fail "bucket $1 not created"; }

@@ -1,25 +1,29 @@
 #!/usr/bin/env bash
-# railbench load put|get against s3rver: SigV4 PUT then verified GET, >1,000-object listing, credentials, secrets.
+# railbench load put|get against Ceph RGW (strict SigV4): path and virtual-host style PUT and verified GET,
+# >1,000-object listing across pages, ranged GETs, a wrong secret rejected (403), credentials, secrets.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
-S3RVER=$ROOT/tests/servers/node_modules/.bin/s3rver
-[ -x "$S3RVER" ] || fail "s3rver is not installed (scripts/deps.sh runs npm ci in tests/servers)"
-PORT=$(free_port)
-mkdir -p "$T/s3"
-# s3rver 3.7.1 makes continuation tokens with DES, which Node's OpenSSL 3 only has in its legacy provider.
-NODE_OPTIONS=--openssl-legacy-provider bg "$S3RVER" -d "$T/s3" -a 127.0.0.1 -p "$PORT" \
-    --service-endpoint localhost --configure-bucket bench --configure-bucket other >"$T/s3rver.log" 2>&1
-wait_port "$PORT"
-EP=http://127.0.0.1:$PORT
-summary() { jq -c ".summary.ops[0] | $2" "$T/$1/result.json"; }
-# s3rver logs one "info: /PATH STATUS TIME SIZE" line per request.
-requests_seen() { grep -Ec 'info.*: /[^ ]* [0-9]{3} ' "$T/s3rver.log" || true; }
-
-# s3rver knows the access key S3RVER and does not check V4 signatures; the secret is ours to choose,
-# so we can prove it never leaks.
-SECRET="sEcReT-$RANDOM-$RANDOM-do-not-leak"
-export AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=$SECRET
+rgw_up
+rgw_bucket bench
+EP=$RGW_ENDPOINT
+PORT=$RGW_PORT
+SECRET=$AWS_SECRET_ACCESS_KEY
 unset AWS_SESSION_TOKEN AWS_PROFILE AWS_SHARED_CREDENTIALS_FILE || true
+summary() { jq -c ".summary.ops[0] | $2" "$T/$1/result.json"; }
+# RGW's beast frontend logs one access line per request: ... "METHOD PATH HTTP/1.1" STATUS ...
+seen() { grep -Ec "beast: .*\"$1 HTTP/1.1\" $2 " "$RGW_LOG" || true; }
+requests_seen() { grep -c 'beast: ' "$RGW_LOG" || true; }
+# assert_seen WHAT EXPECTED PATH-REGEX STATUS: RGW's log reaches EXPECTED such lines (its log is written
+# asynchronously, so give it up to 10 s to catch up; a count past EXPECTED fails at once).
+assert_seen() {
+    local n i
+    for i in $(seq 50); do
+        n=$(seen "$3" "$4")
+        [ "$n" -lt "$2" ] || break
+        [ "$i" = 50 ] || sleep 0.2
+    done
+    assert_eq "$1" "$2" "$n"
+}
 
 # 1. Missing credentials: a clear error before any request is sent.
 before=$(requests_seen)
@@ -34,60 +38,106 @@ assert_stderr_line 'bad bucket name "B"'
 assert_exit 2 "bad endpoint" "$RB" load get s3://bench --endpoint "ftp://127.0.0.1:$PORT" --objects 1
 assert_stderr_line 'endpoint "ftp://127.0.0.1'
 
-# 2. PUT 1,100 objects of 2 KiB with SigV4 (UNSIGNED-PAYLOAD), over two endpoints (round-robin per connection).
+# 2. Path style: PUT 1,100 objects of 2 KiB signed with SigV4 (UNSIGNED-PAYLOAD) over two endpoint spellings
+#    (round-robin per connection). RGW checks every signature: one wrongly signed header and all are 403.
 "$RB" load put s3://bench/set/ --endpoint "$EP" --endpoint "http://localhost:$PORT" --objects 1100 --size 2k \
     -t 2 -c 8 --log-requests "$T/put.csv" --out "$T/p1" --quiet >/dev/null 2>"$T/p1.err"
 assert_eq "PUT: objects" 1100 "$(summary p1 .objects)"
 assert_eq "PUT: bytes" $((1100 * 2048)) "$(summary p1 .bytes)"
 assert_eq "PUT: errors" 0 "$(summary p1 .errors.total)"
+assert_seen "PUTs RGW answered 200" 1100 'PUT /bench/set/obj-[0-9]{8}' 200
 
-# 3. GET by listing: ListObjectsV2 pages of 1,000, so all 1,100 only arrive through the continuation token.
+# 3. GET by listing: ListObjectsV2 pages of 1,000, so all 1,100 only arrive through the continuation token;
+#    every byte verified against the seeded payload.
 "$RB" load get s3://bench/set/ --endpoint "$EP" --pattern epoch --verify --size 2k -t 2 -c 8 --out "$T/g1" \
     >/dev/null 2>"$T/g1.err"
 assert_eq "listed and read: objects" 1100 "$(summary g1 .objects)"
 assert_eq "verified GET: bytes" $((1100 * 2048)) "$(summary g1 .bytes)"
 assert_eq "verified GET: errors" 0 "$(summary g1 .errors.total)"
 grep -q 'listed 1100 objects' "$T/g1.err" || fail "listing did not report 1100 objects"
-ok "listing went past the first page"
+assert_seen "listing: first page" 1 'GET /bench\?list-type=2[^ ]*' 200
+assert_seen "listing: pages after it, by continuation-token" 1 'GET /bench\?continuation-token=[^ ]*' 200
 # A listing prefix narrows it: set/obj-0000100* is 10 objects.
 "$RB" load get s3://bench --endpoint "$EP" --prefix set/obj-0000100 --pattern epoch --out "$T/g2" --quiet >/dev/null 2>&1
 assert_eq "prefix listing" 10 "$(summary g2 .requests)"
+# Verification can fail: objects written with seed 1 read as if written with seed 2 are all wrong.
+"$RB" load get s3://bench/set/ --endpoint "$EP" --objects 1100 --count 40 --verify --size 2k --seed 2 \
+    --out "$T/g2b" --quiet >/dev/null 2>&1 || true
+assert_eq "verify with the wrong seed: checksum errors" 40 "$(summary g2b .errors.checksum)"
 
-# 4. Virtual-host style: bench.s3.localhost (curl resolves *.localhost to loopback; s3rver maps it to the bucket).
-"$RB" load get s3://bench/set/ --endpoint "http://s3.localhost:$PORT" --virtual-host --objects 1100 --count 50 \
-    --verify --size 2k --out "$T/g3" --quiet >/dev/null
-assert_eq "virtual host: objects" 50 "$(summary g3 .objects)"
+# 4. Ranged GETs, verified: a fixed range and a random range inside each object.
+"$RB" load get s3://bench/set/ --endpoint "$EP" --objects 1100 --count 30 --range 100:200 --verify --size 2k \
+    --out "$T/r1" --quiet >/dev/null
+assert_eq "fixed range: bytes" $((30 * 200)) "$(summary r1 .bytes)"
+assert_eq "fixed range: errors" 0 "$(summary r1 .errors.total)"
+"$RB" load get s3://bench/set/ --endpoint "$EP" --objects 1100 --count 40 --random-range 512 --verify --size 2k \
+    --out "$T/r2" --quiet >/dev/null
+assert_eq "random range: bytes" $((40 * 512)) "$(summary r2 .bytes)"
+assert_eq "random range: errors" 0 "$(summary r2 .errors.total)"
+assert_seen "RGW answered 206 Partial Content" 70 'GET /bench/set/obj-[0-9]{8}' 206
 
-# 5. Credentials from a file and profile (no environment).
+# 5. Virtual-host style: bench.localhost (libcurl resolves *.localhost to loopback itself; RGW takes the
+#    bucket from the Host header, rgw dns name = localhost). PUT, list and verified GET, all signed.
+"$RB" load put s3://bench/vh/ --endpoint "$RGW_VHOST_ENDPOINT" --virtual-host --objects 60 --size 3k \
+    --out "$T/v1" --quiet >/dev/null
+assert_eq "virtual host PUT: objects" 60 "$(summary v1 .objects)"
+assert_seen "virtual host PUTs on the wire without the bucket in the path" 60 'PUT /vh/obj-[0-9]{8}' 200
+"$RB" load get s3://bench/vh/ --endpoint "$RGW_VHOST_ENDPOINT" --virtual-host --pattern epoch --verify --size 3k \
+    --out "$T/v2" --quiet >/dev/null
+assert_eq "virtual host listing + verified GET: objects" 60 "$(summary v2 .objects)"
+assert_eq "virtual host GET: errors" 0 "$(summary v2 .errors.total)"
+
+# 6. Credentials from a file and profile (no environment).
 cat >"$T/creds" <<EOF
 [default]
 aws_access_key_id = NOT-THIS-ONE
 aws_secret_access_key = x
 [bench]
-aws_access_key_id = S3RVER
+aws_access_key_id = $AWS_ACCESS_KEY_ID
 aws_secret_access_key = $SECRET
 EOF
 env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY "$RB" load get s3://bench/set/ --endpoint "$EP" --objects 1100 \
-    --count 20 --credentials-file "$T/creds" --profile bench --out "$T/g4" --quiet >/dev/null
+    --count 20 --verify --size 2k --credentials-file "$T/creds" --profile bench --out "$T/g4" --quiet >/dev/null
 assert_eq "credentials file: objects" 20 "$(summary g4 .objects)"
 assert_exit 2 "unknown profile" env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY "$RB" load get s3://bench \
     --endpoint "$EP" --objects 1 --credentials-file "$T/creds" --profile nope
 assert_stderr_line 'profile "nope" not found'
 
-# 6. An unknown access key: every request is a 403 counted as http_4xx, and the server's reason is logged once.
-AWS_ACCESS_KEY_ID=NOBODY "$RB" load get s3://bench/set/ --endpoint "$EP" --objects 1100 --count 30 --out "$T/g5" \
-    --quiet >/dev/null 2>"$T/g5.err"
-assert_eq "unknown key: http_4xx" 30 "$(summary g5 .errors.http_4xx)"
-assert_eq "unknown key: objects" 0 "$(summary g5 .objects)"
-grep -q 'HTTP 403 InvalidAccessKeyId' "$T/g5.err" || { cat "$T/g5.err"; fail "no InvalidAccessKeyId message"; }
-ok "message: $(grep InvalidAccessKeyId "$T/g5.err")"
-# Listing with an unknown key fails with the server's words, exit 3.
-assert_exit 3 "listing with an unknown key" env AWS_ACCESS_KEY_ID=NOBODY "$RB" load get s3://bench --endpoint "$EP" \
-    --out "$T/g6"
-assert_stderr_line 'listing failed: HTTP 403 InvalidAccessKeyId'
+# 7. A wrong secret: RGW recomputes the signature and refuses; every request is a 403 counted as http_4xx,
+#    and the server's reason is logged once. GET and PUT both.
+WRONG="wRoNg-$RANDOM-$RANDOM-not-the-secret"
+AWS_SECRET_ACCESS_KEY=$WRONG "$RB" load get s3://bench/set/ --endpoint "$EP" --objects 1100 --count 30 \
+    --out "$T/g5" --quiet >/dev/null 2>"$T/g5.err" || true
+assert_eq "wrong secret GET: http_4xx" 30 "$(summary g5 .errors.http_4xx)"
+assert_eq "wrong secret GET: objects" 0 "$(summary g5 .objects)"
+grep -q 'HTTP 403 SignatureDoesNotMatch' "$T/g5.err" || { cat "$T/g5.err"; fail "no SignatureDoesNotMatch message"; }
+ok "message: $(grep SignatureDoesNotMatch "$T/g5.err")"
+AWS_SECRET_ACCESS_KEY=$WRONG "$RB" load put s3://bench/bad/ --endpoint "$EP" --objects 10 --size 1k \
+    --log-requests "$T/bad.csv" --out "$T/p5" --quiet >/dev/null 2>"$T/p5.err" || true
+assert_eq "wrong secret PUT: http_4xx" 10 "$(summary p5 .errors.http_4xx)"
+# RGW refuses before reading the body and keeps the connection open, so the unread body bytes of a refused
+# PUT can turn the next request on that connection into a 400 (RGW logs no access line for it). Every PUT
+# is a 403 or such a 400, and RGW logged exactly the 403s railbench saw.
+n403=$(awk -F, '$9 == 403' "$T/bad.csv" | wc -l)
+n400=$(awk -F, '$9 == 400' "$T/bad.csv" | wc -l)
+assert_eq "wrong secret PUT: 403s + 400s in the request log" 10 $((n403 + n400))
+[ "$n403" -gt 0 ] || fail "wrong secret PUT: no 403 in the request log"
+ok "wrong secret PUT: $n403 answered 403, $n400 answered 400"
+assert_seen "PUTs RGW refused with 403, as railbench saw them" "$n403" 'PUT /bench/bad/obj-[0-9]{8}' 403
+assert_eq "refused PUTs RGW stored" 0 "$(seen 'PUT /bench/bad/obj-[0-9]{8}' 200)"
+# An unknown access key is a different refusal.
+AWS_ACCESS_KEY_ID=NOBODY "$RB" load get s3://bench/set/ --endpoint "$EP" --objects 1100 --count 5 --out "$T/g6" \
+    --quiet >/dev/null 2>"$T/g6.err" || true
+assert_eq "unknown key: http_4xx" 5 "$(summary g6 .errors.http_4xx)"
+grep -q 'HTTP 403 InvalidAccessKeyId' "$T/g6.err" || { cat "$T/g6.err"; fail "no InvalidAccessKeyId message"; }
+# Listing with a wrong secret fails with the server's words, exit 3.
+assert_exit 3 "listing with a wrong secret" env AWS_SECRET_ACCESS_KEY="$WRONG" "$RB" load get s3://bench \
+    --endpoint "$EP" --out "$T/g7"
+assert_stderr_line 'listing failed: HTTP 403 SignatureDoesNotMatch'
 
-# 7. The secret appears nowhere: results, intervals, tables, request logs, stderr, and the command line record.
-for f in "$T"/p1 "$T"/g1 "$T"/g4 "$T"/g5 "$T/put.csv" "$T/p1.err" "$T/g1.err" "$T/g5.err"; do
-    if grep -rqF "$SECRET" "$f"; then fail "the secret leaked into $f"; fi
+# 8. Neither secret appears anywhere: results, intervals, tables, request logs, stderr, the command line record.
+for f in "$T"/p1 "$T"/g1 "$T"/g4 "$T"/g5 "$T"/p5 "$T"/v1 "$T"/r1 "$T/put.csv" "$T/p1.err" "$T/g1.err" \
+    "$T/g5.err" "$T/p5.err" "$T/bad.csv" "$T/stderr" "$T/stdout"; do
+    if grep -rqF -e "$SECRET" -e "$WRONG" "$f"; then fail "a secret leaked into $f"; fi
 done
-ok "the secret is in no result, log or message"
+ok "neither the secret nor the wrong one is in any result, log or message"

@@ -518,7 +518,7 @@ static void test_config_errors(void **state)
     fx_init(&f);
     EXPECT_ERROR(&f, "railbench: config /nonexistent/rb.json: cannot read: No such file or directory", "get",
                  "--config", "/nonexistent/rb.json", "u");
-    EXPECT_ERROR(&f, "railbench: config /tmp: cannot read", "get", "--config", "/tmp", "u");
+    EXPECT_ERROR(&f, "railbench: config /tmp: a directory without a readable result.json", "get", "--config", "/tmp", "u");
 }
 
 static void test_repeatable_override(void **state)
@@ -657,8 +657,8 @@ static void test_config_round_trip(void **state)
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(c, "count")), "18446744073709551615");
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(c, "offset")), "-9223372036854775808");
     assert_true(cJSON_GetObjectItem(c, "rate")->valuedouble == 2500);
-    /* Command options first, then the common ones, every one present. */
-    assert_int_equal(cJSON_GetArraySize(c), 16 + 11);
+    /* Command options first, then the common ones, every one present, then the positional "args". */
+    assert_int_equal(cJSON_GetArraySize(c), 16 + 11 + 1);
     assert_string_equal(cJSON_GetArrayItem(c, 0)->string, "bs");
     assert_string_equal(cJSON_GetArrayItem(c, 16)->string, "out");
 
@@ -760,7 +760,7 @@ static void test_strdup_and_ownership(void **state)
     char *argv[] = {"version", "--quiet", "--label", "k=v", NULL};
     assert_int_equal(rb_cli_parse(&cli, &bare, 4, argv), 0);
     assert_true(cli.common.quiet);
-    assert_int_equal(cJSON_GetArraySize(cli.config), 11);
+    assert_int_equal(cJSON_GetArraySize(cli.config), 11 + 1);
     rb_cli_free(&cli);
 }
 

@@ -165,6 +165,36 @@ static void test_s3_credentials_file(void **state)
     assert_non_null(strstr(err, "--credentials-file"));
 }
 
+/* The headers handed to libcurl (which signs every one of them) are the headers it sends. */
+static void test_s3_setup_signs_what_is_sent(void **state)
+{
+    (void)state;
+    setenv("AWS_ACCESS_KEY_ID", "AKID", 1);
+    setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
+    struct rb_target_cfg cfg = {.url = "s3://abc", .endpoints = EP, .nendpoints = 1};
+    struct rb_target *t = open_ok(&cfg);
+    CURL *easy = curl_easy_init();
+    assert_non_null(easy);
+    /* "Expect:" and "X-Gone:  " remove a header (nothing is sent); "X-Empty;" sends an empty one. */
+    struct curl_slist *h = NULL;
+    h = curl_slist_append(h, "Expect:");
+    h = curl_slist_append(h, "X-Keep: v");
+    h = curl_slist_append(h, "X-Gone:  ");
+    h = curl_slist_append(h, "X-Empty;");
+    assert_non_null(h);
+    assert_int_equal(rb_target_setup(t, easy, RB_LOAD_PUT, &h), 0);
+    const char *want[] = {"X-Keep: v", "X-Empty;", "x-amz-content-sha256: UNSIGNED-PAYLOAD"};
+    size_t n = 0;
+    for (const struct curl_slist *l = h; l; l = l->next, n++) {
+        assert_true(n < sizeof want / sizeof want[0]);
+        assert_string_equal(l->data, want[n]);
+    }
+    assert_int_equal(n, sizeof want / sizeof want[0]);
+    curl_slist_free_all(h);
+    curl_easy_cleanup(easy);
+    rb_target_close(t);
+}
+
 static void test_s3_list_parse(void **state)
 {
     (void)state;
@@ -181,9 +211,9 @@ static void test_s3_list_parse(void **state)
     char *next = NULL, err[256];
     assert_int_equal(t->ops->list_parse(t, page, strlen(page), &s, &next, err, sizeof err), 0);
     assert_int_equal(s.n, 2);
-    assert_string_equal(s.names[0], "a&b <1> \xc3\xa9");
-    assert_int_equal(s.sizes[0], 10);
-    assert_int_equal(s.sizes[1], 2048);
+    assert_string_equal(rb_objset_name(&s, 0, NULL), "a&b <1> \xc3\xa9");
+    assert_int_equal(rb_objset_size(&s, 0), 10);
+    assert_int_equal(rb_objset_size(&s, 1), 2048);
     assert_string_equal(next, "t+/=");
     free(next);
     const char *bad = "<ListBucketResult><IsTruncated>true</IsTruncated></ListBucketResult>";
@@ -213,8 +243,8 @@ static void test_ais(void **state)
     char *next = NULL, err[256];
     assert_int_equal(t->ops->list_parse(t, page, strlen(page), &s, &next, err, sizeof err), 0);
     assert_int_equal(s.n, 2);
-    assert_int_equal(s.sizes[0], 1075);
-    assert_int_equal(s.sizes[1], 4096);
+    assert_int_equal(rb_objset_size(&s, 0), 1075);
+    assert_int_equal(rb_objset_size(&s, 1), 4096);
     assert_string_equal(next, "U1\nshards/0003");
     free(next);
     const char *last = "{\"uuid\":\"U1\",\"continuation_token\":\"\",\"entries\":null}";
@@ -236,7 +266,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_http_urls),    cmocka_unit_test(test_https_row_and_evict),    cmocka_unit_test(test_s3_urls),
-        cmocka_unit_test(test_s3_credentials_file), cmocka_unit_test(test_s3_list_parse),
+        cmocka_unit_test(test_s3_credentials_file), cmocka_unit_test(test_s3_setup_signs_what_is_sent),
+        cmocka_unit_test(test_s3_list_parse),
         cmocka_unit_test(test_ais),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,230 @@
+#!/usr/bin/env bash
+# A single-host Ceph RGW (S3) from Debian's packages: one monitor, one memstore OSD and radosgw on 127.0.0.1.
+#
+#   rgw.sh start [DIR]  starts it under DIR (default: a new temporary directory), creates an S3 user with
+#                       generated keys, and prints shell-sourceable lines: RGW_DIR, RGW_ENDPOINT,
+#                       RGW_VHOST_ENDPOINT (for --virtual-host: BUCKET.localhost, which libcurl resolves
+#                       to loopback itself), RGW_PIDS, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY.
+#   rgw.sh env DIR      prints those lines again.
+#   rgw.sh bucket DIR NAME [public-read]
+#                       creates bucket NAME as that user (signed with SigV4 by curl, keys passed on stdin);
+#                       public-read adds a bucket policy that lets anyone GET its objects unsigned.
+#   rgw.sh stop DIR     stops the processes it started (by PID, from DIR/pids) and removes DIR.
+#
+# Everything (config, monitor store, logs, sockets) lives under DIR; the cluster runs without cephx (S3
+# users still sign every request with SigV4). As root, the daemons drop to the ceph user when it exists.
+# RGW_MEMSTORE_BYTES sets the OSD's memory store size (default 4 GiB; memory is used only as objects arrive).
+set -euo pipefail
+
+die() { echo "rgw.sh: $1" >&2; exit "${2:-3}"; }
+
+usage() { die "usage: rgw.sh start [DIR] | env DIR | bucket DIR NAME [public-read] | stop DIR" 2; }
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# port_open PORT: something accepts on 127.0.0.1:PORT.
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# alive PID: the process exists.
+alive() { kill -0 "$1" 2>/dev/null; }
+
+# stop_pids DIR: TERM every PID in DIR/pids (newest first), then KILL what is left after 10 s.
+stop_pids() {
+    local dir=$1 pid pids=()
+    [ -f "$dir/pids" ] || return 0
+    mapfile -t pids < <(tac "$dir/pids")
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do
+        for _ in $(seq 100); do alive "$pid" || break; sleep 0.1; done
+        kill -9 "$pid" 2>/dev/null || true
+    done
+    rm -f "$dir/pids"
+}
+
+# launch NAME CMD...: starts a daemon in the foreground mode in the background, records its PID.
+launch() {
+    local name=$1; shift
+    "$@" >"$D/log/$name.out" 2>&1 &
+    echo $! >>"$D/pids"
+    LAST_PID=$!
+}
+
+# await WHAT PID SECONDS CHECK...: waits until CHECK succeeds; fails if PID dies or the time runs out.
+await() {
+    local what=$1 pid=$2 limit=$3 end; shift 3
+    end=$((SECONDS + limit))
+    while [ "$SECONDS" -lt "$end" ]; do
+        "$@" >/dev/null 2>&1 && return 0
+        alive "$pid" || die "$what exited during start-up (logs: $D/log)"
+        sleep 0.2
+    done
+    die "$what not ready after ${limit}s (logs: $D/log)"
+}
+
+# key N ALPHABET: N random characters from ALPHABET (a string of the characters allowed).
+key() { python3 -c 'import secrets, sys; print("".join(secrets.choice(sys.argv[2]) for _ in range(int(sys.argv[1]))))' "$1" "$2"; }
+
+print_env() {
+    cat "$1/env"
+}
+
+start() {
+    D=${1:-}
+    if [ -z "$D" ]; then
+        D=$(mktemp -d "${TMPDIR:-/tmp}/railbench-rgw.XXXXXX")
+    else
+        mkdir -p "$D"
+        [ ! -e "$D/pids" ] || die "$D already holds a running RGW (rgw.sh stop $D first)" 2
+        D=$(cd "$D" && pwd)
+    fi
+    for b in ceph-mon ceph-osd radosgw radosgw-admin monmaptool ceph; do
+        command -v "$b" >/dev/null || die "$b not found (scripts/deps.sh installs ceph-mon ceph-osd radosgw ceph-common)"
+    done
+    # A start that fails half way stops what it had started.
+    trap '[ -f "$D/env" ] || stop_pids "$D"' EXIT
+    mkdir -p "$D/log" "$D/run" "$D/mon" "$D/osd0"
+    local started_ns; started_ns=$(date +%s%N)
+    local mon_port rgw_port fsid user=() conf=$D/ceph.conf
+    mon_port=$(free_port)
+    rgw_port=$(free_port)
+    fsid=$(cat /proc/sys/kernel/random/uuid)
+    if [ "$(id -u)" = 0 ] && id ceph >/dev/null 2>&1; then
+        user=(--setuser ceph --setgroup ceph)
+    fi
+    cat >"$conf" <<EOF
+[global]
+fsid = $fsid
+mon host = [v1:127.0.0.1:$mon_port]
+public addr = 127.0.0.1
+cluster addr = 127.0.0.1
+ms bind msgr2 = false
+ms bind ipv6 = false
+auth cluster required = none
+auth service required = none
+auth client required = none
+auth allow insecure global id reclaim = false
+osd pool default size = 1
+osd pool default min size = 1
+osd pool default pg num = 8
+osd pool default pgp num = 8
+osd pool default pg autoscale mode = off
+mon allow pool size one = true
+mon warn on pool no redundancy = false
+mon max pg per osd = 1000
+run dir = $D/run
+admin socket = $D/run/\$name.asok
+log file = $D/log/\$name.log
+pid file = $D/run/\$name.pid
+keyring = /dev/null
+[mon]
+mon data = $D/mon
+mon cluster log file = $D/log/cluster.log
+[osd]
+osd data = $D/osd0
+# The OSD's own start-up commands can reach the monitor before its monmap (and fsid) does ("wrong fsid",
+# then it exits); its place in the CRUSH map is set by this script instead.
+osd crush update on start = false
+osd class update on start = false
+osd objectstore = memstore
+memstore device bytes = ${RGW_MEMSTORE_BYTES:-4294967296}
+osd max object name len = 460
+osd max object namespace len = 64
+[client]
+rgw frontends = beast endpoint=127.0.0.1:$rgw_port
+rgw dns name = localhost
+rgw data = $D/rgw
+rgw thread pool size = 128
+rgw enable usage log = false
+EOF
+    [ ${#user[@]} -eq 0 ] || chown -R ceph:ceph "$D"
+    # A parent directory the ceph user cannot enter would stop the daemons after they drop root.
+    if [ ${#user[@]} -gt 0 ] && ! runuser -u ceph -- test -w "$D"; then
+        user=()
+    fi
+
+    monmaptool --create --fsid "$fsid" --addv a "[v1:127.0.0.1:$mon_port]" "$D/monmap" >/dev/null
+    ceph-mon -c "$conf" -i a --mkfs --monmap "$D/monmap" "${user[@]}" >"$D/log/mon-mkfs.out" 2>&1 ||
+        die "ceph-mon --mkfs failed: $(tail -n 1 "$D/log/mon-mkfs.out")"
+    [ ${#user[@]} -eq 0 ] || chown -R ceph:ceph "$D"
+    launch mon ceph-mon -c "$conf" -i a -f "${user[@]}"
+    local mon_pid=$LAST_PID
+    await ceph-mon "$mon_pid" 30 ceph -c "$conf" --connect-timeout 2 mon stat
+
+    local osd_uuid osd_id
+    osd_uuid=$(cat /proc/sys/kernel/random/uuid)
+    osd_id=$(ceph -c "$conf" osd new "$osd_uuid")
+    ceph -c "$conf" osd crush add-bucket localhost host >/dev/null 2>&1
+    ceph -c "$conf" osd crush move localhost root=default >/dev/null 2>&1
+    ceph -c "$conf" osd crush add "osd.$osd_id" 1.0 host=localhost >/dev/null 2>&1
+    ceph-osd -c "$conf" -i "$osd_id" --mkfs --osd-uuid "$osd_uuid" "${user[@]}" >"$D/log/osd-mkfs.out" 2>&1 ||
+        die "ceph-osd --mkfs failed: $(tail -n 1 "$D/log/osd-mkfs.out")"
+    launch osd ceph-osd -c "$conf" -i "$osd_id" -f "${user[@]}"
+    local osd_pid=$LAST_PID
+    await ceph-osd "$osd_pid" 60 sh -c "ceph -c '$conf' osd stat -f json | grep -q '\"num_up_osds\":1'"
+
+    mkdir -p "$D/rgw"
+    [ ${#user[@]} -eq 0 ] || chown ceph:ceph "$D/rgw"
+    launch rgw radosgw -c "$conf" -n client.rgw -f "${user[@]}"
+    local rgw_pid=$LAST_PID
+    await radosgw "$rgw_pid" 90 port_open "$rgw_port"
+
+    local id secret
+    id=RB$(key 18 ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789)
+    secret=$(key 40 ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789)
+    radosgw-admin -c "$conf" user create --uid railbench --display-name railbench \
+        --access-key "$id" --secret-key "$secret" >/dev/null 2>"$D/log/user-create.out" ||
+        die "radosgw-admin user create failed: $(tail -n 1 "$D/log/user-create.out")"
+    local ready_ms=$((($(date +%s%N) - started_ns) / 1000000))
+    umask 077
+    cat >"$D/env" <<EOF
+RGW_DIR=$D
+RGW_ENDPOINT=http://127.0.0.1:$rgw_port
+RGW_VHOST_ENDPOINT=http://localhost:$rgw_port
+RGW_PORT=$rgw_port
+RGW_PIDS="$mon_pid $osd_pid $rgw_pid"
+RGW_START_MS=$ready_ms
+AWS_ACCESS_KEY_ID=$id
+AWS_SECRET_ACCESS_KEY=$secret
+EOF
+    print_env "$D"
+}
+
+# s3_curl DIR CURL-ARGS...: curl signed with SigV4 as DIR's user; the keys go to curl on stdin, not argv.
+s3_curl() {
+    local dir=$1; shift
+    # shellcheck disable=SC1091
+    . "$dir/env"
+    printf 'user = "%s:%s"\n' "$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" |
+        curl -sS -K - --aws-sigv4 aws:amz:us-east-1:s3 -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' \
+            -o "$dir/log/last-reply.xml" -w '%{http_code}' "$@"
+}
+
+# bucket DIR NAME [public-read]: creates the bucket; exit 3 with the server's reply when it refuses.
+bucket() {
+    local dir=$1 name=$2 acl=${3:-} code
+    [ -f "$dir/env" ] || die "$dir/env: no RGW started there" 2
+    [ -z "$acl" ] || [ "$acl" = public-read ] || die "bucket $name: unknown option \"$acl\" (expected public-read)" 2
+    code=$(s3_curl "$dir" -X PUT "$(sed -n 's/^RGW_ENDPOINT=//p' "$dir/env")/$name")
+    [ "$code" = 200 ] || die "creating bucket $name: HTTP $code $(cat "$dir/log/last-reply.xml")"
+    [ -n "$acl" ] || return 0
+    printf '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":["s3:GetObject"],"Resource":["arn:aws:s3:::%s/*"]}]}' \
+        "$name" >"$dir/log/policy-$name.json"
+    code=$(s3_curl "$dir" -X PUT --data-binary "@$dir/log/policy-$name.json" \
+        "$(sed -n 's/^RGW_ENDPOINT=//p' "$dir/env")/$name?policy=")
+    [ "$code" = 200 ] || [ "$code" = 204 ] || die "bucket policy for $name: HTTP $code $(cat "$dir/log/last-reply.xml")"
+}
+
+case ${1:-} in
+bucket) { [ $# -ge 3 ] && [ $# -le 4 ]; } || usage; bucket "$2" "$3" "${4:-}" ;;
+start) [ $# -le 2 ] || usage; start "${2:-}" ;;
+env) [ $# -eq 2 ] || usage; [ -f "$2/env" ] || die "$2/env: no RGW started there" 2; print_env "$2" ;;
+stop)
+    [ $# -eq 2 ] || usage
+    [ -f "$2/ceph.conf" ] || die "$2: not an rgw.sh directory (no ceph.conf)" 2
+    stop_pids "$2"
+    rm -rf "$2"
+    ;;
+*) usage ;;
+esac
