@@ -577,13 +577,13 @@ int rb_coll_main(int argc, char **argv)
         {0},
     };
     const struct rb_cmd_spec spec = {
-        "railbench coll allreduce|allgather|reducescatter|broadcast|reduce|alltoall|sendrecv|all [options]\n"
-        "       railbench coll latency|bw|bibw|mbw_mr [OSU options] (see railbench coll latency --help)",
+        "railbench coll allreduce|allgather|reducescatter|broadcast|reduce|alltoall|sendrecv|all [options]",
         "Time collectives over the MPI ranks with nccl-tests' flags and table, MPI's own algorithm and "
         "ring, recursive doubling, Rabenseifner, tree and rail-aware hierarchical ones.\n"
         "Inside coll, nccl-tests' letters win: -c is check (not in-flight), -n iterations (not objects),\n"
         "-d datatype (not duration). Every nccl-tests flag is taken; those meaningless on CPU ranks\n"
-        "(-G, -y, -R, -x, -V, -p, -C) are noted in the output, -t and -g take 1 only, -D 0 only.",
+        "(-G, -y, -R, -x, -V, -p, -C) are noted in the output, -t and -g take 1 only, -D 0 only.\n"
+        "OSU's point-to-point tests: railbench coll latency|bw|bibw|mbw_mr (see railbench coll latency --help).",
         opts, 1, 1, false};
     struct rb_cli cli;
     int rc;
