@@ -16,7 +16,6 @@ for f in -p -G -C -x -I -K; do
 done
 grep -q '^# blocking -z 3: a barrier after each -n iteration, outside the time$' "$T/all.out" || fail "-z 3 noted"
 grep -Eq '^# memory: [0-9]+ bytes per rank \(send 136, receive 136, ' "$T/all.out" || fail "-M 1: 128 + 8 x -u 1 bytes"
-rows=$(grep -vc '^#' "$T/all.out" || true)
 [ "$(grep -Ec '^ +[0-9]+ +[0-9]+ +float +sum +-1 .* [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8}$' "$T/all.out")" = 6 ] ||
     fail "-N 2 x 3 sizes, each row ending with -S's timestamp"
 ok "every nccl-tests flag accepted; -N 2 prints 6 rows with timestamps; notes for the flags without meaning here"
@@ -30,6 +29,7 @@ for bad in "-g 2:--ngpus: 2 devices per rank" "-t 4:--nthreads: 4 threads per ra
     "-z 4:--blocking: 4 is not a mode" "-m 0:--agg_iters: 0 is out of range"; do
     flag=${bad%%:*} want=${bad#*:}
     set +e
+    # shellcheck disable=SC2086 # "-g 2" is a flag and its value
     rb_mpirun 3 "$RB" coll allreduce -b 8 -e 8 $flag --out "$T/never" >"$T/bad.out" 2>"$T/bad.err"
     rc=$?
     set -e

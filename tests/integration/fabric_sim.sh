@@ -92,6 +92,7 @@ assert_jq "$T/cal-real.json" '.calibration.rows_used == 20' "every measured row 
 assert_jq "$T/cal-real.json" '.calibration.mean_abs_error_calibrated < .calibration.mean_abs_error_default' \
     "calibrated on a real coll run: mean error $(jq -r '.calibration.mean_abs_error_calibrated' "$T/cal-real.json") < default $(jq -r '.calibration.mean_abs_error_default' "$T/cal-real.json")"
 # Size bands: each row names its band, each band has its own parameters, all within physical ranges.
+# shellcheck disable=SC2016 # $nb is jq's
 assert_jq "$T/cal-real.json" '.calibration.bands_used as $nb | $nb >= 1 and (.calibration.bands | length) == $nb and
     ([.calibration.rows[].band] | min == 1 and max == $nb)' "rows carry their size band"
 assert_jq "$T/cal-real.json" '[.calibration.bands[].links[] | select(.bandwidth_fitted) | .bandwidth_gbit_per_s] |
