@@ -50,6 +50,11 @@ cJSON *rb_block_rank_json(const struct rb_harness *h, const struct rb_block_run 
     cJSON_AddStringToObject(o, "host", h->host);
     cJSON_AddStringToObject(o, "target", t->path);
     cJSON_AddStringToObject(o, "target_kind", rb_block_target_kind_names[t->kind]);
+    if (t->mount_point[0]) {
+        cJSON_AddStringToObject(o, "mount_point", t->mount_point);
+        cJSON_AddStringToObject(o, "mount_source", t->mount_source);
+        cJSON_AddStringToObject(o, "fstype", t->fstype);
+    }
     cJSON_AddStringToObject(o, "fio_json", r->json_path);
     cJSON_AddNumberToObject(o, "cpus_allowed", rb_block_cpus_allowed());
     cJSON_AddNumberToObject(o, "iops", f->read.iops + f->write.iops);
@@ -130,6 +135,53 @@ static void sum_ranks(cJSON *per_rank, struct rb_block_point *bp, struct rank_su
 }
 
 /*
+ * One direction ("read" or "write") of a mixed point: IOPS, bandwidth and
+ * I/Os summed over the ranks' fio figures; clat percentiles are fio's own
+ * per direction, the worst rank's at each percentile (percentiles of
+ * different ranks cannot be merged; "ranks" says how many there were).
+ */
+static cJSON *dir_sum(cJSON *per_rank, const char *dir, double *iops, uint64_t *p99_ns)
+{
+    double bw = 0, ios = 0, pct[RB_FIO_PCTS] = {0};
+    bool have_pct = false;
+    int n = 0;
+    *iops = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, per_rank)
+    {
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(it, "fio"), dir);
+        if (!d)
+            continue;
+        n++;
+        *iops += num(d, "iops");
+        bw += num(d, "bw_bytes_per_s");
+        ios += num(d, "total_ios");
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(d, "clat_ns");
+        for (int i = 0; i < RB_FIO_PCTS; i++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, rb_fio_pct_key[i]);
+            if (cJSON_IsNumber(v)) {
+                have_pct = true;
+                if (v->valuedouble > pct[i])
+                    pct[i] = v->valuedouble;
+            }
+        }
+    }
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "iops", *iops);
+    cJSON_AddNumberToObject(o, "bw_bytes_per_s", bw);
+    cJSON_AddNumberToObject(o, "total_ios", ios);
+    cJSON_AddNumberToObject(o, "ranks", n);
+    cJSON *c = cJSON_AddObjectToObject(o, "clat_ns");
+    for (int i = 0; i < RB_FIO_PCTS; i++)
+        if (have_pct)
+            cJSON_AddNumberToObject(c, rb_fio_pct_key[i], pct[i]);
+        else
+            cJSON_AddNullToObject(c, rb_fio_pct_key[i]);
+    *p99_ns = have_pct ? (uint64_t)pct[2] : 0;
+    return o;
+}
+
+/*
  * IOPS and bandwidth are summed over ranks; latency percentiles come from
  * the merged histograms (every I/O of every rank), never from averaged
  * percentiles.
@@ -166,6 +218,11 @@ cJSON *rb_block_aggregate(const struct rb_block_opts *o, const struct rb_block_s
     cJSON_AddItemToObject(p, "clat_ns", rb_hist_summary_json(&total->lat));
     cJSON_AddItemToObject(p, "lat_ns", lat ? rb_hist_summary_json(lat) : cJSON_CreateNull());
     add_util(p, bp->disk_util_pct);
+    if (o->rw == RB_BLOCK_RANDRW) {
+        /* The figures above mix reads and writes; these keep them apart. */
+        cJSON_AddItemToObject(p, "read", dir_sum(per_rank, "read", &bp->dir_iops[0], &bp->dir_clat_p99_ns[0]));
+        cJSON_AddItemToObject(p, "write", dir_sum(per_rank, "write", &bp->dir_iops[1], &bp->dir_clat_p99_ns[1]));
+    }
     if (*interrupted)
         cJSON_AddBoolToObject(p, "interrupted", true);
     cJSON_AddItemToObject(p, "per_rank", per_rank);

@@ -123,6 +123,8 @@ static bool parse(struct rb_block_opts *o, struct rb_cli *cli, int argc, char **
         {"slo", 0, RB_OPT_STR, &o->slo, "EXPR", "latency bound, e.g. p99<=500us, p99.9<2ms, lat p99<=1ms", NULL},
         {"allow-destructive", 0, RB_OPT_FLAG, &o->allow_destructive, NULL,
          "allow writing to a block device or an existing file", NULL},
+        {"allow-root-fs", 0, RB_OPT_FLAG, &o->allow_root_fs, NULL,
+         "allow creating the target file on the root file system (not a mount of its own)", NULL},
         {"keep", 0, RB_OPT_FLAG, &o->keep, NULL, "keep the file railbench created as target", NULL},
         {"fio", 0, RB_OPT_STR, &o->fio, "PROG", "fio program (looked up in PATH)", NULL},
         {0},
@@ -391,7 +393,7 @@ static int sweep_finish(struct sweep *s, int status)
         if (s->bp && s->complete) {
             const struct rb_block_results res = {
                 .o = &s->o, .slo = s->have_slo ? &s->slo : NULL, .ps = s->ps, .bp = s->bp,
-                .complete = s->complete, .n = s->npoints, .target0 = s->t.path, .fio_version = s->fio_version,
+                .complete = s->complete, .n = s->npoints, .target0 = s->t.path, .t0 = &s->t, .fio_version = s->fio_version,
             };
             table = rb_block_report(&s->h, &res, s->points);
         } else {

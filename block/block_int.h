@@ -126,6 +126,9 @@ struct rb_block_point {
     uint64_t clat_ns[RB_FIO_PCTS];   /* at rb_fio_pct */
     uint64_t lat_ns[RB_FIO_PCTS];
     double disk_util_pct;            /* < 0 when unknown */
+    /* --rw randrw: reads and writes apart (IOPS summed over ranks; clat p99 the worst rank's fio figure). */
+    double dir_iops[2];              /* [0] read, [1] write */
+    uint64_t dir_clat_p99_ns[2];     /* 0 when fio reported no percentile */
 };
 
 /* The knee rule's thresholds (rb_block_knee). */
@@ -179,6 +182,7 @@ struct rb_block_opts {
     int64_t direct;
     const char *slo;
     bool allow_destructive, keep;
+    bool allow_root_fs;              /* a file railbench creates may land on the root file system */
     const char *fio;
 };
 
@@ -207,6 +211,8 @@ struct rb_block_target {
     bool created;         /* it exists now because of this run (or a kept earlier one: RB_BLOCK_OWN_FILE) */
     uint64_t size_bytes;  /* size= for fio; 0 lets fio use the whole device */
     uint64_t device_bytes;
+    /* A file target: the mount it lands on (/proc/self/mountinfo); empty for a device or when unknown. */
+    char mount_point[4096], mount_source[512], fstype[64];
 };
 
 /* Logs one error line (rb_error, on the rank it happens on) and yields status: return RB_BLOCK_ERROR(...). */
@@ -322,6 +328,7 @@ struct rb_block_results {
     const bool *complete;            /* ran to its end (only those count for the SLO and the knee) */
     size_t n;
     const char *target0;             /* rank 0's target */
+    const struct rb_block_target *t0; /* rank 0's target: the mount it lands on */
     const char *fio_version;
 };
 

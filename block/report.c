@@ -51,8 +51,12 @@ static void head_text(struct report *R, const struct rb_harness *h)
     rb_buf_printf(&R->t, "\n# railbench block: %s", rb_block_rw_names[o->rw]);
     if (o->rw == RB_BLOCK_RANDRW)
         rb_buf_printf(&R->t, " (%.0f%% reads)", o->rwmix_pct);
-    rb_buf_printf(&R->t, " on %d rank%s, %s direct=%d, runtime %s per point\n\ntarget (rank 0): %s\n", h->size,
+    rb_buf_printf(&R->t, " on %d rank%s, %s direct=%d, runtime %s per point\n\ntarget (rank 0): %s", h->size,
                   h->size == 1 ? "" : "s", o->engine, (int)o->direct, rt, R->res->target0);
+    const struct rb_block_target *t0 = R->res->t0;
+    if (t0 && t0->mount_point[0])
+        rb_buf_printf(&R->t, " on %s (%s, mounted at %s)", t0->mount_source, t0->fstype, t0->mount_point);
+    rb_buf_printf(&R->t, "\n");
     rb_buf_printf(&R->t, "Outstanding I/O is iodepth x jobs on each rank. IOPS and MiB/s are summed over ranks; "
                          "latencies are completion latencies (clat) of every I/O of every rank.\n");
 }
@@ -69,6 +73,12 @@ static void summary_head(struct report *R, cJSON *points)
     cJSON_AddNumberToObject(summary, "runtime_s", (double)o->runtime_ns / 1e9);
     cJSON_AddNumberToObject(summary, "ramp_s", (double)o->ramp_ns / 1e9);
     cJSON_AddStringToObject(summary, "target", R->res->target0);
+    if (R->res->t0 && R->res->t0->mount_point[0]) {
+        cJSON *m = cJSON_AddObjectToObject(summary, "target_mount");
+        cJSON_AddStringToObject(m, "mount_point", R->res->t0->mount_point);
+        cJSON_AddStringToObject(m, "source", R->res->t0->mount_source);
+        cJSON_AddStringToObject(m, "fstype", R->res->t0->fstype);
+    }
     cJSON_AddStringToObject(summary, "fio_version", R->res->fio_version);
     cJSON_AddItemToObject(summary, "block_points", points);
     cJSON *knee = cJSON_AddObjectToObject(summary, "knee");
@@ -122,6 +132,28 @@ static bool curve_find(const struct report *R, size_t a, struct curve *c)
     return true;
 }
 
+/* --rw randrw: the curve's reads and writes apart (the table above mixes them). */
+static void split_table(struct report *R, const struct curve *c)
+{
+    const struct rb_block_point *bp = R->res->bp;
+    rb_buf_printf(&R->t, "reads and writes apart (clat p99: fio's per direction, worst rank):\n\n"
+                         "| outstanding | read IOPS | read clat p99 | write IOPS | write clat p99 |\n"
+                         "|------------:|----------:|--------------:|-----------:|---------------:|\n");
+    for (size_t i = c->a; i < c->b; i++) {
+        if (bp[i].bs_bytes == 0)
+            continue;
+        char p99[2][16];
+        for (int d = 0; d < 2; d++)
+            if (bp[i].dir_clat_p99_ns[d])
+                rb_format_duration_human(p99[d], sizeof p99[d], bp[i].dir_clat_p99_ns[d]);
+            else
+                snprintf(p99[d], sizeof p99[d], "–");
+        rb_buf_printf(&R->t, "| %11" PRIu64 " | %9.0f | %13s | %10.0f | %14s |\n", rb_block_outstanding(&bp[i]),
+                      bp[i].dir_iops[0], p99[0], bp[i].dir_iops[1], p99[1]);
+    }
+    rb_buf_printf(&R->t, "\n");
+}
+
 /* The table of one curve: one row per measured point, the knee and the best point noted. */
 static void curve_table(struct report *R, const struct curve *c)
 {
@@ -152,6 +184,8 @@ static void curve_table(struct report *R, const struct curve *c)
                       bp[i].bw_bytes_per_s / (double)RB_MIB, p50, p99, p999, util, note);
     }
     rb_buf_printf(&R->t, "\n");
+    if (R->res->o->rw == RB_BLOCK_RANDRW)
+        split_table(R, c);
 }
 
 /* The knee of one curve: a line under its table and an entry in the summary's knee.per_bs. */

@@ -61,6 +61,11 @@ int rb_block_slo_parse(const char *s, struct rb_block_slo *slo, char *err, size_
         goto bad;
     memcpy(dur, p, dl);
     dur[dl] = '\0';
+    /* A bare number has no obvious unit (fio's are us, ns, ms by field): the SLO must say. */
+    if (dur[dl - 1] >= '0' && dur[dl - 1] <= '9') {
+        snprintf(err, errlen, "'%s': the bound %s needs a unit (ns, us, ms or s), e.g. p99<=%sus", s, dur, dur);
+        return -EINVAL;
+    }
     if (rb_parse_duration(dur, &slo->bound_ns) != 0 || slo->bound_ns == 0)
         goto bad;
     char shown[32];

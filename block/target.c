@@ -175,6 +175,80 @@ static int target_device(const struct rb_block_opts *o, struct rb_block_target *
     return 0;
 }
 
+/* Undoes mountinfo's octal escapes (\040 for a space) in place. */
+static void mountinfo_unescape(char *s)
+{
+    char *o = s;
+    for (; *s; s++) {
+        if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+            *o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+            s += 3;
+        } else {
+            *o++ = *s;
+        }
+    }
+    *o = '\0';
+}
+
+/*
+ * The mount t->path lands on: the longest mount point of /proc/self/mountinfo
+ * that holds the real path of its deepest existing ancestor. Leaves the
+ * fields empty when it cannot tell.
+ */
+static void target_mount(struct rb_block_target *t)
+{
+    char dir[4096], real[4096];
+    snprintf(dir, sizeof dir, "%s", t->path);
+    while (!realpath(dir, real)) {
+        char *slash = strrchr(dir, '/');
+        if (!slash)
+            return;
+        if (slash == dir) {
+            snprintf(real, sizeof real, "/");
+            break;
+        }
+        *slash = '\0';
+    }
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    if (!f)
+        return;
+    char line[8192];
+    size_t best = 0;
+    while (fgets(line, sizeof line, f)) {
+        /* "id parent maj:min root mountpoint options [optional...] - fstype source superoptions" */
+        char mp[4096], fs[64], src[512];
+        const char *dash = strstr(line, " - ");
+        if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1 || sscanf(dash + 3, "%63s %511s", fs, src) != 2)
+            continue;
+        mountinfo_unescape(mp);
+        size_t n = strlen(mp);
+        bool holds = strcmp(mp, "/") == 0 || (strncmp(real, mp, n) == 0 && (real[n] == '/' || real[n] == '\0'));
+        if (holds && n >= best) {
+            best = n;
+            snprintf(t->mount_point, sizeof t->mount_point, "%s", mp);
+            snprintf(t->fstype, sizeof t->fstype, "%s", fs);
+            snprintf(t->mount_source, sizeof t->mount_source, "%s", src);
+        }
+    }
+    fclose(f);
+}
+
+/*
+ * A file railbench creates lands on whatever is mounted above it: on the
+ * root file system that is the system disk, not the device the user meant
+ * ("/mnt/nvme" with nothing mounted there). Refused unless --allow-root-fs.
+ */
+static int check_root_fs(const struct rb_block_opts *o, struct rb_block_target *t)
+{
+    target_mount(t);
+    if (!t->ours || strcmp(t->mount_point, "/") != 0 || o->allow_root_fs)
+        return 0;
+    return RB_BLOCK_ERROR(RB_EXIT_USAGE,
+                          "--target %s: lands on the root file system (%s, %s, mounted at /), not on a mount of its "
+                          "own; mount the device to measure there, or add --allow-root-fs to measure the root disk",
+                          t->path, t->mount_source, t->fstype);
+}
+
 int rb_block_target_resolve(const struct rb_block_opts *o, int rank, int nranks, struct rb_block_target *t)
 {
     memset(t, 0, sizeof *t);
@@ -198,7 +272,7 @@ int rb_block_target_resolve(const struct rb_block_opts *o, int rank, int nranks,
         return RB_BLOCK_ERROR(RB_EXIT_USAGE, "--target %s: is neither a file, a directory nor a block device",
                               t->path);
     }
-    if (status)
+    if (status || (t->kind != RB_BLOCK_DEVICE && (status = check_root_fs(o, t)) != 0))
         return status;
     const char *why = rb_fio_value_problem(t->path);
     if (why)

@@ -134,7 +134,7 @@ static int check_opts(const struct rb_coll_opts *o)
     if (o->chunk == 0 || o->chunk > 64 * RB_MIB)
         return rb_cli_usage_error("--chunk: %llu is out of range (use 1 byte to 64MiB, e.g. 128k)",
                                   (unsigned long long)o->chunk);
-    return 0;
+    return rb_coll_flags_check(o);
 }
 
 /* Creates the -J file without replacing one (like nccl-tests: FILE, then FILE.0, FILE.1, ...). */
@@ -220,7 +220,7 @@ static void *alloc_touched(struct run *R, size_t bytes)
 
 static void setup_buffers(struct run *R)
 {
-    R->buf_bytes = R->o->maxbytes;
+    R->buf_bytes = R->o->maxbytes + 8 * R->o->unalign; /* -u: room for the shift of the largest type */
     R->scratch_bytes = RB_COLL_SCRATCH_BYTES(R->buf_bytes, R->o->chunk);
     R->sendbuf = alloc_touched(R, R->buf_bytes);
     R->recvbuf = alloc_touched(R, R->buf_bytes);
@@ -237,7 +237,9 @@ static void setup_buffers(struct run *R)
 static void call(struct run *R, const struct rb_coll_test *t, enum rb_coll_algo algo,
                  const struct rb_coll_args *a)
 {
+    rb_coll_watchdog_arm();
     int rc = t->run[algo](a);
+    rb_coll_watchdog_disarm();
     if (rc != 0)
         rb_harness_fatal(R->h, RB_EXIT_RUNTIME, "%s with %s failed: %s", t->name, rb_coll_algo_name(algo),
                          strerror(-rc));
@@ -246,15 +248,41 @@ static void call(struct run *R, const struct rb_coll_test *t, enum rb_coll_algo 
 /* Points send and recv at the buffers, in place per nccl-tests' offsets. */
 static void point(struct run *R, struct rb_coll_args *a, const struct rb_coll_counts *cn, bool in_place)
 {
-    size_t r = (size_t)a->world.rank, tb = a->type_bytes;
+    size_t r = (size_t)a->world.rank, tb = a->type_bytes, shift = R->o->unalign * tb; /* -u */
     a->in_place = in_place;
     if (in_place) {
-        a->send = R->recvbuf + cn->send_inplace_off * r * tb;
-        a->recv = R->recvbuf + cn->recv_inplace_off * r * tb;
+        a->send = R->recvbuf + shift + cn->send_inplace_off * r * tb;
+        a->recv = R->recvbuf + shift + cn->recv_inplace_off * r * tb;
     } else {
-        a->send = R->sendbuf;
-        a->recv = R->recvbuf;
+        a->send = R->sendbuf + shift;
+        a->recv = R->recvbuf + shift;
     }
+}
+
+/*
+ * The time of one operation on this rank, in microseconds: -n iterations
+ * of -m back-to-back operations, with -z's barriers (nccl-tests' BenchTime:
+ * -z 1 a barrier after each operation, inside the time; -z 3 one after each
+ * iteration, outside it).
+ */
+static double time_ops(struct run *R, const struct rb_coll_test *t, enum rb_coll_algo algo, struct rb_coll_args *a)
+{
+    const struct rb_coll_opts *o = R->o;
+    MPI_Comm comm = R->h->comm;
+    uint64_t t0 = rb_clock_ns(), outside_ns = 0;
+    for (uint64_t i = 0; i < o->iters; i++) {
+        for (uint64_t m = 0; m < o->agg_iters; m++) {
+            call(R, t, algo, a);
+            if (o->blocking == 1)
+                RB_MPI_CHECK(MPI_Barrier(comm));
+        }
+        if (o->blocking == 3) {
+            uint64_t b0 = rb_clock_ns();
+            RB_MPI_CHECK(MPI_Barrier(comm));
+            outside_ns += rb_clock_ns() - b0;
+        }
+    }
+    return (double)(rb_clock_ns() - t0 - outside_ns) / 1e3 / (double)(o->iters * o->agg_iters);
 }
 
 /*
@@ -270,10 +298,7 @@ static void run_half(struct run *R, const struct rb_coll_test *t, enum rb_coll_a
     t->init(a, 0);
     call(R, t, algo, a);
     RB_MPI_CHECK(MPI_Barrier(h->comm));
-    uint64_t t0 = rb_clock_ns();
-    for (uint64_t i = 0; i < R->o->iters; i++)
-        call(R, t, algo, a);
-    double mine_us = (double)(rb_clock_ns() - t0) / 1e3 / (double)R->o->iters;
+    double mine_us = time_ops(R, t, algo, a);
     RB_MPI_CHECK(MPI_Gather(&mine_us, 1, MPI_DOUBLE, R->times, 1, MPI_DOUBLE, 0, h->comm));
     if (h->rank == 0) {
         double mn = R->times[0], mx = R->times[0], sum = 0;
@@ -329,7 +354,7 @@ static void warm_up(struct run *R, const struct rb_coll_test *t, enum rb_coll_al
     const uint64_t sizes[2] = {R->o->maxbytes, R->o->minbytes};
     for (int s = 0; s < 2 && R->o->warmup; s++) {
         struct rb_coll_counts cn;
-        t->counts(sizes[s] / a->type_bytes, R->world.size, &cn);
+        t->counts(sizes[s] / a->type_bytes, a->type_bytes, R->world.size, R->o->count_rule == RB_COLL_COUNT_LEGACY, &cn);
         a->count = cn.param;
         point(R, a, &cn, false);
         t->init(a, 0);
@@ -338,6 +363,35 @@ static void warm_up(struct run *R, const struct rb_coll_test *t, enum rb_coll_al
     }
 }
 
+/* One row: both halves of one size, then its output; the phase is named by what varies (and -N's cycle). */
+static void run_size(struct run *R, const struct rb_coll_test *t, enum rb_coll_algo algo, struct rb_coll_args *a,
+                     uint64_t size, bool multi, uint64_t cycle)
+{
+    const struct rb_coll_opts *o = R->o;
+    struct rb_coll_counts cn;
+    t->counts(size / a->type_bytes, a->type_bytes, R->world.size, o->count_rule == RB_COLL_COUNT_LEGACY, &cn);
+    a->count = cn.param;
+    struct rb_coll_row w = {.kind = t->kind, .algo = algo, .type = a->type, .op = a->op, .root = a->root,
+                            .size_bytes = (cn.send > cn.recv ? cn.send : cn.recv) * a->type_bytes, .count = cn.param};
+    run_half(R, t, algo, a, &cn, false, &w.half[0]);
+    run_half(R, t, algo, a, &cn, true, &w.half[1]);
+    if (R->h->rank != 0)
+        return;
+    char name[192], rootpart[24] = "", cyclepart[32] = "";
+    if (rb_coll_kind_def(t->kind)->rooted && R->root_all)
+        snprintf(rootpart, sizeof rootpart, "/root%d", a->root);
+    if (o->run_cycles != 1)
+        snprintf(cyclepart, sizeof cyclepart, "/cycle%llu", (unsigned long long)cycle);
+    if (multi)
+        snprintf(name, sizeof name, "%s/%s/%s/%s%s/%zu%s", t->name, rb_coll_algo_name(algo),
+                 rb_coll_dtype_name(a->type), rb_coll_redop_name(a->op), rootpart, w.size_bytes, cyclepart);
+    else
+        snprintf(name, sizeof name, "%s/%s%s/%zu%s", t->name, rb_coll_algo_name(algo), rootpart, w.size_bytes,
+                 cyclepart);
+    rb_coll_out_row(&R->out, &w, name);
+}
+
+/* The sweep from -b to -e, -N times (0: until a signal), after the warm-up. */
 static void run_sizes(struct run *R, const struct rb_coll_test *t, enum rb_coll_algo algo, enum rb_coll_dtype type,
                       enum rb_coll_redop op, int root, bool multi)
 {
@@ -345,39 +399,22 @@ static void run_sizes(struct run *R, const struct rb_coll_test *t, enum rb_coll_
     args_for(R, &a, type, op, root);
     warm_up(R, t, algo, &a);
     const struct rb_coll_opts *o = R->o;
-    for (uint64_t size = o->minbytes; size <= o->maxbytes && !R->stop;) {
-        struct rb_coll_counts cn;
-        t->counts(size / a.type_bytes, R->world.size, &cn);
-        a.count = cn.param;
-        struct rb_coll_row w = {.kind = t->kind, .algo = algo, .type = type, .op = op, .root = root,
-                        .size_bytes = (cn.send > cn.recv ? cn.send : cn.recv) * a.type_bytes, .count = cn.param};
-        run_half(R, t, algo, &a, &cn, false, &w.half[0]);
-        run_half(R, t, algo, &a, &cn, true, &w.half[1]);
-        if (R->h->rank == 0) {
-            char name[160], rootpart[24] = "";
-            if (rb_coll_kind_def(t->kind)->rooted && R->root_all)
-                snprintf(rootpart, sizeof rootpart, "/root%d", root);
-            if (multi)
-                snprintf(name, sizeof name, "%s/%s/%s/%s%s/%zu", t->name, rb_coll_algo_name(algo),
-                         rb_coll_dtype_name(type), rb_coll_redop_name(op), rootpart, w.size_bytes);
-            else
-                snprintf(name, sizeof name, "%s/%s%s/%zu", t->name, rb_coll_algo_name(algo), rootpart,
-                         w.size_bytes);
-            rb_coll_out_row(&R->out, &w, name);
+    for (uint64_t cycle = 1; (o->run_cycles == 0 || cycle <= o->run_cycles) && !R->stop; cycle++)
+        for (uint64_t size = o->minbytes; size <= o->maxbytes && !R->stop;) {
+            run_size(R, t, algo, &a, size, multi, cycle);
+            rb_harness_metrics_update(R->h); /* collective: every rank, after every size */
+            if (rb_harness_any_signalled(R->h))
+                R->stop = true;
+            if (o->stepfactor > 1) {
+                if (size > o->maxbytes / o->stepfactor)
+                    break;
+                size *= o->stepfactor;
+            } else {
+                if (o->maxbytes - size < o->stepbytes)
+                    break;
+                size += o->stepbytes;
+            }
         }
-        rb_harness_metrics_update(R->h); /* collective: every rank, after every size */
-        if (rb_harness_any_signalled(R->h))
-            R->stop = true;
-        if (o->stepfactor > 1) {
-            if (size > o->maxbytes / o->stepfactor)
-                break;
-            size *= o->stepfactor;
-        } else {
-            if (o->maxbytes - size < o->stepbytes)
-                break;
-            size += o->stepbytes;
-        }
-    }
 }
 
 static void run_table(struct run *R, const struct rb_coll_test *t, enum rb_coll_algo algo)
@@ -476,15 +513,23 @@ static void start(struct run *R, const char *json_path, int argc, char **argv)
     setup_comms(R);
     R->out.ranks_per_node = R->ranks_per_node;
     setup_buffers(R);
+    int wrc = rb_coll_watchdog_start(R->o->timeout_s, R->h->host);
+    if (wrc != 0)
+        rb_harness_fatal(R->h, RB_EXIT_RUNTIME, "--timeout: cannot start the watchdog: %s", strerror(-wrc));
     char algos[128] = "";
     for (int i = 0, n = 0; i < R->nalgos; i++)
         n += snprintf(algos + n, sizeof algos - (size_t)n, "%s%s", i ? " " : "", rb_coll_algo_name(R->algos[i]));
     rb_coll_out_preamble(&R->out, R->which, algos, R->node_index, R->local, argc, argv);
+    rb_coll_flags_notes(&R->out);
+    if (R->o->memory)
+        rb_coll_out_text(&R->out, "# memory: %zu bytes per rank (send %zu, receive %zu, algorithms' scratch %zu)\n",
+                         2 * R->buf_bytes + R->scratch_bytes, R->buf_bytes, R->buf_bytes, R->scratch_bytes);
 }
 
 /* Releases what start made; collective. */
 static void stop(struct run *R)
 {
+    rb_coll_watchdog_stop();
     rb_coll_mpi_types_free();
     RB_MPI_CHECK(MPI_Comm_free(&R->node.comm));
     RB_MPI_CHECK(MPI_Comm_free(&R->rail.comm));
@@ -497,10 +542,14 @@ static void stop(struct run *R)
 
 int rb_coll_main(int argc, char **argv)
 {
+    /* OSU's point-to-point tests take OSU's flags (-m, -i, -x, -W mean other things to nccl-tests). */
+    if (argc >= 2 && rb_coll_p2p_is(argv[1]))
+        return rb_coll_p2p_main(argc - 1, argv + 1);
     struct rb_coll_opts o = {.minbytes = 32 * RB_MIB, .maxbytes = 32 * RB_MIB, .stepbytes = RB_MIB,
                              .stepfactor = 1, .iters = 20, .warmup = 5, .check = 1, .chunk = 128 * RB_KIB,
                              .op = RB_COLL_SUM, .dtype = RB_COLL_FLOAT, .average = RB_COLL_AVG_MEAN, .root = "0",
-                             .algo = "mpi"};
+                             .algo = "mpi", .agg_iters = 1, .run_cycles = 1, .nthreads = 1, .ngpus = 1,
+                             .device_cta = 16, .cta_policy = -1};
     const struct rb_opt opts[] = {
         {"minbytes", 'b', RB_OPT_SIZE, &o.minbytes, "SIZE", "smallest size", NULL},
         {"maxbytes", 'e', RB_OPT_SIZE, &o.maxbytes, "SIZE", "largest size", NULL},
@@ -521,17 +570,25 @@ int rb_coll_main(int argc, char **argv)
         {"ranks-per-node", 0, RB_OPT_U64, &o.ranks_per_node, "L",
          "treat each L consecutive ranks as one node (0: one node per host)", NULL},
         {"chunk", 0, RB_OPT_SIZE, &o.chunk, "SIZE", "pipeline chunk of the tree and chain algorithms", NULL},
+        {"count-rule", 0, RB_OPT_CHOICE, &o.count_rule, "aligned|legacy",
+         "per-rank share of allgather, reducescatter, alltoall: aligned to 16 bytes as nccl-tests v2.13.12+, "
+         "or count / ranks as before", "aligned|legacy"},
+        RB_COLL_NCCL_OPTS(o),
         {0},
     };
     const struct rb_cmd_spec spec = {
         "railbench coll allreduce|allgather|reducescatter|broadcast|reduce|alltoall|sendrecv|all [options]",
         "Time collectives over the MPI ranks with nccl-tests' flags and table, MPI's own algorithm and "
-        "ring, recursive doubling, Rabenseifner, tree and rail-aware hierarchical ones.",
+        "ring, recursive doubling, Rabenseifner, tree and rail-aware hierarchical ones.\n"
+        "Inside coll, nccl-tests' letters win: -c is check (not in-flight), -n iterations (not objects),\n"
+        "-d datatype (not duration). Every nccl-tests flag is taken; those meaningless on CPU ranks\n"
+        "(-G, -y, -R, -x, -V, -p, -C) are noted in the output, -t and -g take 1 only, -D 0 only.\n"
+        "OSU's point-to-point tests: railbench coll latency|bw|bibw|mbw_mr (see railbench coll latency --help).",
         opts, 1, 1, false};
     struct rb_cli cli;
     int rc;
     if (!rb_cli_parse_cmd(&cli, &spec, argc, argv, &rc))
-        return rc;
+        return rb_coll_usage_exit(rc);
 
     static struct run R;
     memset(&R, 0, sizeof R);
@@ -539,7 +596,7 @@ int rb_coll_main(int argc, char **argv)
     R.which = cli.args[0];
     if ((rc = resolve(&R, &o, R.which)) != 0) {
         rb_cli_free(&cli);
-        return rc;
+        return rb_coll_usage_exit(rc);
     }
     char json_path[4096] = "", command[64];
     struct precheck pc = {.o = &o, .root = R.root, .root_all = R.root_all, .json_path = json_path,
@@ -550,7 +607,7 @@ int rb_coll_main(int argc, char **argv)
                          &(struct rb_harness_opts){.mpi = true, .precheck = precheck, .ctx = &pc});
     if (rc != 0) {
         rb_cli_free(&cli);
-        return rc;
+        return rb_coll_usage_exit(rc);
     }
     R.h = &h;
     start(&R, json_path, argc, argv);

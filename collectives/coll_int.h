@@ -80,8 +80,11 @@ struct rb_coll_args {
 struct rb_coll_test {
     enum rb_coll_kind kind;
     const char *name;
-    /* Counts for count = size / type bytes elements on nranks ranks. */
-    void (*counts)(size_t count, int nranks, struct rb_coll_counts *out);
+    /*
+     * Counts for count = size / type_bytes elements on nranks ranks; legacy
+     * selects nccl-tests' rule before v2.13.12 (rb_coll_per_rank_count).
+     */
+    void (*counts)(size_t count, size_t type_bytes, int nranks, bool legacy, struct rb_coll_counts *out);
     /* Fills this rank's input with the test data of seed and poisons the output it expects. */
     void (*init)(const struct rb_coll_args *a, uint64_t seed);
     /* Runs the collective once with one algorithm; returns 0 or -errno (MPI errors abort). Collective. */
@@ -102,12 +105,84 @@ const struct rb_coll_test *rb_coll_test_get(enum rb_coll_kind k);
 /* -a: how per-rank times combine into the reported time (nccl-tests). */
 enum { RB_COLL_AVG_RANK0, RB_COLL_AVG_MEAN, RB_COLL_AVG_MIN, RB_COLL_AVG_MAX };
 
+/* --count-rule: each rank's share of allgather, reducescatter, alltoall (rb_coll_per_rank_count). */
+enum { RB_COLL_COUNT_ALIGNED, RB_COLL_COUNT_LEGACY };
+
 /* The options of railbench coll, as parsed. */
 struct rb_coll_opts {
     uint64_t minbytes, maxbytes, stepbytes, stepfactor, iters, warmup, check, ranks_per_node, chunk;
     int op, dtype, average;
+    /* nccl-tests' other flags (coll_flags.c): with a meaning here... */
+    uint64_t agg_iters, run_cycles, blocking, timeout_s, timestamps, unalign, memory;
+    /* ...and without one on CPU ranks: refused unless harmless, else noted in the preamble */
+    uint64_t nthreads, ngpus, parallel_init, stream_null, cudagraph, cputime, local_register, device_impl,
+        device_cta, per_iter_timing, per_iter_skip;
+    int64_t cta_policy;
+    int count_rule; /* --count-rule: RB_COLL_COUNT_ALIGNED (nccl-tests v2.13.12+) or RB_COLL_COUNT_LEGACY */
     const char *root, *algo, *json;
 };
+
+/* nccl-tests' flags beyond -b -e -i -f -n -w -c -o -d -r -a -J, as rb_opt entries of o (a struct rb_coll_opts). */
+#define RB_COLL_NCCL_OPTS(o)                                                                                      \
+    {"agg_iters", 'm', RB_OPT_U64, &(o).agg_iters, "N", "operations per timed iteration (time / (n x m))", NULL},   \
+    {"run_cycles", 'N', RB_OPT_U64, &(o).run_cycles, "N", "run and print the sweep N times (0: until a signal)", NULL}, \
+    {"blocking", 'z', RB_OPT_U64, &(o).blocking, "0-3",                                                          \
+     "1 barrier after each operation; 3 barrier after each -n iteration, outside the time; 0, 2 none", NULL},     \
+    {"timeout", 'T', RB_OPT_U64, &(o).timeout_s, "SECONDS",                                                      \
+     "end the run (exit 3) when one operation takes longer (0: no limit)", NULL},                               \
+    {"report_timestamps", 'S', RB_OPT_U64, &(o).timestamps, "0|1", "end each row with the time it finished", NULL}, \
+    {"unalign", 'u', RB_OPT_U64, &(o).unalign, "N", "misalign send and receive buffers by N elements", NULL},     \
+    {"memory", 'M', RB_OPT_U64, &(o).memory, "0|1", "report the buffer memory of each rank", NULL},              \
+    {"nthreads", 't', RB_OPT_U64, &(o).nthreads, "1", "threads per rank: 1 (one CPU process per rank)", NULL},    \
+    {"ngpus", 'g', RB_OPT_U64, &(o).ngpus, "1", "devices per rank: 1 (each rank is one device)", NULL},          \
+    {"parallel_init", 'p', RB_OPT_U64, &(o).parallel_init, "0|1", "accepted; one thread per rank", NULL},        \
+    {"stream_null", 'y', RB_OPT_U64, &(o).stream_null, "0|1", "accepted; no CUDA streams on CPU ranks", NULL},   \
+    {"cudagraph", 'G', RB_OPT_U64, &(o).cudagraph, "N", "accepted; CUDA graphs do not apply to CPU ranks", NULL}, \
+    {"report_cputime", 'C', RB_OPT_U64, &(o).cputime, "0|1", "accepted; times are CPU times already", NULL},     \
+    {"local_register", 'R', RB_OPT_U64, &(o).local_register, "0|1|2", "accepted; no buffer registration", NULL}, \
+    {"cta_policy", 'x', RB_OPT_INT, &(o).cta_policy, "N", "accepted; no CTAs on CPU ranks", NULL},               \
+    {"device_implementation", 'D', RB_OPT_U64, &(o).device_impl, "0", "0 only: no device kernels", NULL},       \
+    {"device_cta_count", 'V', RB_OPT_U64, &(o).device_cta, "N", "accepted; no CTAs on CPU ranks", NULL},         \
+    {"per_iter_timing", 'I', RB_OPT_U64, &(o).per_iter_timing, "0|1", "accepted, not implemented (noted)", NULL}, \
+    {"per_iter_skip", 'K', RB_OPT_U64, &(o).per_iter_skip, "N", "with -I; accepted, not implemented", NULL}
+
+struct rb_coll_out;
+
+/* Checks nccl-tests' other flags; one line and RB_EXIT_USAGE for a value CPU ranks cannot honour, else 0. */
+int rb_coll_flags_check(const struct rb_coll_opts *o);
+
+/*
+ * Returns status. On a usage error, every rank but the first waits (up to
+ * 3 s) before it returns: mpirun aborts the job at the first non-zero exit,
+ * and a quiet rank exiting first would cut rank 0's one-line message off.
+ */
+int rb_coll_usage_exit(int status);
+
+/* Prints on rank 0 one "# note:" line per flag given a value that has no meaning on CPU ranks. */
+void rb_coll_flags_notes(struct rb_coll_out *out);
+
+/*
+ * -T: starts a thread that ends the process (exit 3, after nccl-tests'
+ * "HOST: Test timeout (Ns)" line) when an operation stays armed longer
+ * than timeout_s; 0 starts nothing. Returns 0 or -errno. arm and disarm
+ * bracket each operation (a store each, safe from the main thread); stop
+ * joins the thread. All do nothing when no watchdog runs.
+ */
+int rb_coll_watchdog_start(uint64_t timeout_s, const char *host);
+void rb_coll_watchdog_arm(void);
+void rb_coll_watchdog_disarm(void);
+void rb_coll_watchdog_stop(void);
+
+/* ---- OSU point-to-point tests (p2p.c) ---- */
+
+/* True when word names one: latency, bw, bibw, mbw_mr. */
+bool rb_coll_p2p_is(const char *word);
+
+/*
+ * railbench coll latency|bw|bibw|mbw_mr; argv[0] is the test's name. OSU's
+ * flags and output; returns the exit status. Collective under mpirun.
+ */
+int rb_coll_p2p_main(int argc, char **argv);
 
 /* One half (out-of-place or in-place) of a row, as reported. */
 struct rb_coll_half {

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "coll_int.h"
@@ -114,7 +115,7 @@ static cJSON *json_doc_start(struct rb_coll_out *out, int argc, char **argv, con
         cJSON_AddNumberToObject(cfg, "step_bytes", (double)o->stepbytes);
     cJSON_AddNumberToObject(cfg, "warmup_iters", (double)o->warmup);
     cJSON_AddNumberToObject(cfg, "iterations", (double)o->iters);
-    cJSON_AddNumberToObject(cfg, "aggregated_iterations", 1);
+    cJSON_AddNumberToObject(cfg, "aggregated_iterations", (double)o->agg_iters);
     cJSON_AddNumberToObject(cfg, "validation", (double)o->check);
     cJSON_AddNumberToObject(cfg, "graph", 0);
     cJSON *devs = cJSON_AddArrayToObject(cfg, "devices");
@@ -151,11 +152,11 @@ void rb_coll_out_preamble(struct rb_coll_out *out, const char *which, const char
                      o->ranks_per_node ? " (--ranks-per-node)" : "", algos);
     rb_coll_out_text(out,
                      "# nThread 1 nGpus 1 minBytes %llu maxBytes %llu step: %llu(%s) warmup iters: %llu iters: %llu "
-                     "agg iters: 1 validation: %llu graph: 0\n",
+                     "agg iters: %llu validation: %llu graph: 0\n",
                      (unsigned long long)o->minbytes, (unsigned long long)o->maxbytes,
                      (unsigned long long)(o->stepfactor > 1 ? o->stepfactor : o->stepbytes),
                      o->stepfactor > 1 ? "factor" : "bytes", (unsigned long long)o->warmup,
-                     (unsigned long long)o->iters, (unsigned long long)o->check);
+                     (unsigned long long)o->iters, (unsigned long long)o->agg_iters, (unsigned long long)o->check);
     cJSON *devices = print_devices(out, node_index, local);
     if (out->json_path[0] && h->rank == 0)
         out->json_doc = json_doc_start(out, argc, argv, devices);
@@ -200,6 +201,13 @@ static void row_table(struct rb_coll_out *out, const struct rb_coll_row *w)
     for (int i = 0; i < 2; i++)
         n += rb_coll_table_half(line + n, sizeof line - (size_t)n, w->half[i].time_us, w->half[i].algbw,
                                 w->half[i].busbw, w->half[i].wrong);
+    if (out->o->timestamps) { /* -S: nccl-tests' TIME_STRING_FORMAT, local time */
+        char ts[32];
+        time_t now = time(NULL);
+        struct tm tm;
+        strftime(ts, sizeof ts, "%Y-%m-%d %H:%M:%S", localtime_r(&now, &tm));
+        snprintf(line + n, sizeof line - (size_t)n, "%21s", ts);
+    }
     rb_coll_out_text(out, "%s\n", line);
 
     if (out->nrows == out->caprows) {
@@ -246,7 +254,7 @@ static void row_phase(struct rb_coll_out *out, const struct rb_coll_row *w, cons
 {
     struct rb_harness *h = out->h;
     const struct rb_coll_half *oop = &w->half[0];
-    double iters = (double)out->o->iters;
+    double iters = (double)out->o->iters * (double)out->o->agg_iters; /* operations timed */
     double bytes = rb_coll_algbw_bytes(w->kind, w->count, rb_coll_dtype_bytes(w->type), h->size);
     cJSON *ph = cJSON_CreateObject();
     cJSON_AddStringToObject(ph, "name", phase_name);

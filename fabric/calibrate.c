@@ -156,6 +156,17 @@ static void terms_to_vec(const struct rb_sim_terms *x, double *v)
     v[NPARAM - 1] = x->reduce_bytes;
 }
 
+/*
+ * The cheapest physical value of parameter j (rb_calib_physical's bounds):
+ * 1 ns of latency, 100 Tbit/s of bandwidth, 100 TB/s of reduction.
+ */
+static double cheapest(int j)
+{
+    if (j < RB_LINK_CLASSES)
+        return 1e-9;
+    return j < NPARAM - 1 ? 1.0 / (100e12 / 8) : 1.0 / 1e14;
+}
+
 /* Time and split of one row at the sim's current parameters; "mpi" rows take the fastest modelled algorithm. */
 static int row_terms(struct rb_sim *sim, const struct rb_calib_row *r, double *t, struct rb_sim_terms *x)
 {
@@ -218,12 +229,12 @@ static int solve(double *A, double *b, int k)
  * over phi >= floor, where phi_j = theta_j / theta0_j and M_ij = coef_ij theta0_j / measured_i,
  * i.e. relative errors, pulled gently towards the defaults so that parameters
  * the rows do not constrain keep their default. Negative solutions are
- * pinned at the floor and the rest solved again (a small active set).
+ * pinned at the floor (pinned[j] set) and the rest solved again (a small active set).
  */
-static int fit_scaled(const double *M, size_t n, double *phi)
+static int fit_scaled(const double *M, size_t n, double *phi, bool *pinned)
 {
     const double floor_phi = 1e-6;
-    bool pinned[NPARAM] = {false};
+    memset(pinned, 0, NPARAM * sizeof *pinned);
     double H[NPARAM * NPARAM], g[NPARAM];
     double scale = 0;
     for (int j = 0; j < NPARAM; j++) {
@@ -340,7 +351,7 @@ int rb_calib_fit(const struct rb_topo *base, bool pxn, struct rb_calib_row *rows
     params_to_vec(base->link, base->reduce_bytes_per_s, theta0);
     memcpy(theta, theta0, sizeof theta);
 
-    bool used[NPARAM] = {false};
+    bool used[NPARAM] = {false}, pinned[NPARAM] = {false};
     for (int iter = 0; iter < MAX_ITER; iter++) {
         struct rb_link link[RB_LINK_CLASSES];
         double reduce_bw;
@@ -363,7 +374,7 @@ int rb_calib_fit(const struct rb_topo *base, bool pxn, struct rb_calib_row *rows
             }
         }
         double phi[NPARAM];
-        if (fit_scaled(M, n, phi) != 0) {
+        if (fit_scaled(M, n, phi, pinned) != 0) {
             rc = errf(err, errlen, "the fit is singular");
             goto fail;
         }
@@ -382,8 +393,17 @@ int rb_calib_fit(const struct rb_topo *base, bool pxn, struct rb_calib_row *rows
     }
 
     vec_to_params(theta, out->link, &out->reduce_bytes_per_s);
-    for (size_t g = 0; g < ng; g++)
-        rb_sim_set_params(groups[g].sim, out->link, out->reduce_bytes_per_s);
+    /*
+     * A parameter held at the floor, or cheaper than any hardware, is one
+     * the times do not grow with (a bandwidth where time stays flat with
+     * size): the data bound it to nothing, so it keeps its default rather
+     * than an absurd value.
+     */
+    for (int j = 0; j < NPARAM; j++)
+        if (used[j] && (pinned[j] || theta[j] < cheapest(j))) {
+            used[j] = false;
+            out->unbounded++;
+        }
     for (int c = 0; c < RB_LINK_CLASSES; c++) {
         out->lat_fitted[c] = used[c];
         out->bw_fitted[c] = used[RB_LINK_CLASSES + c];

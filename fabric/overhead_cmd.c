@@ -8,6 +8,9 @@
 #include "overhead_int.h"
 #include "railbench/units.h"
 
+#define MTU_MIN_BYTES 68     /* RFC 791 */
+#define MTU_MAX_BYTES 65536  /* Linux loopback's MTU */
+
 static cJSON *stack_json(const char *s)
 {
     cJSON *arr = cJSON_CreateArray();
@@ -121,6 +124,13 @@ int rb_fabric_overhead(int argc, char **argv)
             goto done;
         }
 
+    /* 68 is RFC 791's minimum MTU; 65536 is the largest Linux sets (loopback's). */
+    for (size_t i = 0; i < mtus.n; i++)
+        if (mtus.v[i] < MTU_MIN_BYTES || mtus.v[i] > MTU_MAX_BYTES) {
+            rc = rb_cli_usage_error("--mtu %llu: expected %d to %d bytes (the IP packet size)",
+                                    (unsigned long long)mtus.v[i], MTU_MIN_BYTES, MTU_MAX_BYTES);
+            goto done;
+        }
     double link = link_gbit * 1e9 / 8.0;
     summary = cJSON_CreateObject();
     cJSON *h = cJSON_AddObjectToObject(summary, "headers");

@@ -37,13 +37,17 @@ struct job {
     int root;
 };
 
-/* Elements per rank and bytes as nccl-tests rounds them; the size column is the whole array where S is. */
+/*
+ * Elements per rank and bytes as nccl-tests rounds them (v2.13.12+: the
+ * per-rank share of allgather, reducescatter and alltoall aligned to 16
+ * bytes); the size column is the whole array where S is.
+ */
 static void round_size(enum rb_coll_kind k, uint64_t size, int ranks, int tbytes, uint64_t *count, uint64_t *bytes)
 {
     bool per_rank = rb_coll_kind_def(k)->whole_array;
-    uint64_t div = (uint64_t)tbytes * (per_rank ? (uint64_t)ranks : 1u);
-    *count = size / div;
-    *bytes = *count * div;
+    uint64_t elems = size / (uint64_t)tbytes;
+    *count = per_rank ? rb_coll_per_rank_count(elems, ranks, (size_t)tbytes, false) : elems;
+    *bytes = *count * (uint64_t)tbytes * (per_rank ? (uint64_t)ranks : 1u);
 }
 
 static int usage(const char *opt, const char *val, const char *want)
@@ -320,110 +324,11 @@ done:
     return rc;
 }
 
-static void link_row(struct rb_buf *out, cJSON *links, const char *name, double lat0, double lat1, bool lat_fit,
-                     double bw0, double bw1, bool bw_fit)
-{
-    if (lat0 >= 0)
-        rb_buf_printf(out, "| %-6s | %9.3f | %9.3f%s | %11.1f | %10.1f%s |\n", name, lat0 * 1e6, lat1 * 1e6,
-                      lat_fit ? " " : "*", bw0 / RB_GBIT_BYTES_PER_S, bw1 / RB_GBIT_BYTES_PER_S, bw_fit ? " " : "*");
-    else
-        rb_buf_printf(out, "| %-6s | %9s | %10s | %11.1f | %10.1f%s |\n", name, "-", "-", bw0 / RB_GBIT_BYTES_PER_S, bw1 / RB_GBIT_BYTES_PER_S,
-                      bw_fit ? " " : "*");
-    cJSON *l = cJSON_AddObjectToObject(links, name);
-    if (lat0 >= 0) {
-        cJSON_AddNumberToObject(l, "latency_us_default", lat0 * 1e6);
-        cJSON_AddNumberToObject(l, "latency_us", lat1 * 1e6);
-        cJSON_AddBoolToObject(l, "latency_fitted", lat_fit);
-    }
-    cJSON_AddNumberToObject(l, "bandwidth_gbit_per_s_default", bw0 / RB_GBIT_BYTES_PER_S);
-    cJSON_AddNumberToObject(l, "bandwidth_gbit_per_s", bw1 / RB_GBIT_BYTES_PER_S);
-    cJSON_AddBoolToObject(l, "bandwidth_fitted", bw_fit);
-}
-
-static int run_calibrate(const char *path, const struct rb_topo *base, bool pxn, const char *save,
-                         struct rb_buf *out, cJSON *summary)
-{
-    struct rb_calib_row *rows = NULL;
-    size_t n = 0, skipped = 0;
-    char err[512];
-    if (rb_calib_read(path, &rows, &n, &skipped, err, sizeof err) != 0)
-        return rb_cli_usage_error("--calibrate: %s", err);
-    struct rb_calib c;
-    int rc = rb_calib_fit(base, pxn, rows, n, &c, err, sizeof err);
-    if (rc != 0) {
-        free(rows);
-        if (rc != -ENOMEM)
-            return rb_cli_usage_error("--calibrate %s: %s", path, err);
-        fprintf(stderr, "railbench: --calibrate: out of memory\n");
-        return RB_EXIT_RUNTIME;
-    }
-    cJSON *cj = cJSON_AddObjectToObject(summary, "calibration");
-    cJSON_AddStringToObject(cj, "source", path);
-    cJSON_AddNumberToObject(cj, "rows_used", (double)n);
-    cJSON_AddNumberToObject(cj, "rows_skipped", (double)skipped);
-    cJSON_AddNumberToObject(cj, "iterations", c.iterations);
-    cJSON_AddNumberToObject(cj, "mean_abs_error_default", c.err_default);
-    cJSON_AddNumberToObject(cj, "mean_abs_error_calibrated", c.err_fitted);
-    cJSON_AddBoolToObject(cj, "improved", c.err_fitted < c.err_default);
-
-    rb_buf_printf(out, "# railbench fabric sim --calibrate %s: %zu rows used, %zu skipped\n# base: ", path, n, skipped);
-    rb_fabric_design_text(out, base);
-    rb_buf_printf(out, "; PXN %s\n#\n", pxn ? "on" : "off");
-    rb_buf_printf(out, "#%13s  %5s  %5s  %5s  %12s  %12s  %12s  %8s  %12s  %8s\n", "coll", "algo", "ranks", "/node",
-                  "size(B)", "measured(us)", "default", "err", "calibrated", "err");
-    cJSON *rj = cJSON_AddArrayToObject(cj, "rows");
-    for (size_t i = 0; i < n; i++) {
-        const struct rb_calib_row *r = &rows[i];
-        double e0 = (r->default_s - r->measured_s) / r->measured_s;
-        double e1 = (r->fitted_s - r->measured_s) / r->measured_s;
-        rb_buf_printf(out, " %13s  %5s  %5d  %5d  %12.0f  %12.2f  %12.2f  %+7.1f%%  %12.2f  %+7.1f%%\n",
-                      rb_coll_kind_name(r->coll), r->algo_name, r->ranks, r->ranks_per_node, r->size_bytes,
-                      r->measured_s * 1e6, r->default_s * 1e6, 100 * e0, r->fitted_s * 1e6, 100 * e1);
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "coll", rb_coll_kind_name(r->coll));
-        cJSON_AddStringToObject(o, "algo", r->algo_name);
-        cJSON_AddNumberToObject(o, "ranks", r->ranks);
-        cJSON_AddNumberToObject(o, "ranks_per_node", r->ranks_per_node);
-        cJSON_AddNumberToObject(o, "size_bytes", r->size_bytes);
-        cJSON_AddNumberToObject(o, "measured_us", r->measured_s * 1e6);
-        cJSON_AddNumberToObject(o, "default_us", r->default_s * 1e6);
-        cJSON_AddNumberToObject(o, "calibrated_us", r->fitted_s * 1e6);
-        cJSON_AddNumberToObject(o, "error_default", e0);
-        cJSON_AddNumberToObject(o, "error_calibrated", e1);
-        cJSON_AddItemToArray(rj, o);
-    }
-    rb_buf_printf(out, "#\n# mean |error|: default %.1f %%, calibrated %.1f %%\n#\n", 100 * c.err_default,
-                  100 * c.err_fitted);
-    rb_buf_printf(out, "| link   | lat (us)  | fitted     | bw (Gbit/s) | fitted      |\n");
-    rb_buf_printf(out, "|--------|----------:|-----------:|------------:|------------:|\n");
-    cJSON *links = cJSON_AddObjectToObject(cj, "links");
-    for (int k = 0; k < RB_LINK_CLASSES; k++)
-        link_row(out, links, rb_link_class_name((enum rb_link_class)k), base->link[k].lat_s, c.link[k].lat_s,
-                 c.lat_fitted[k], base->link[k].bw_bytes_per_s, c.link[k].bw_bytes_per_s, c.bw_fitted[k]);
-    link_row(out, links, "reduce", -1, -1, false, base->reduce_bytes_per_s, c.reduce_bytes_per_s, c.reduce_fitted);
-    rb_buf_printf(out, "# * not constrained by these rows: kept at the default. nvlink is the intra-node link\n"
-                       "#   (shared memory when the ranks are CPU processes); reduce has no latency.\n");
-    free(rows);
-
-    if (save) {
-        struct rb_topo t = *base;
-        memcpy(t.link, c.link, sizeof t.link);
-        t.reduce_bytes_per_s = c.reduce_bytes_per_s;
-        cJSON *tj = rb_topo_to_json(&t);
-        rc = rb_fabric_save_json("--save", save, tj);
-        cJSON_Delete(tj);
-        if (rc != 0)
-            return rc;
-        rb_buf_printf(out, "# calibrated topology written to %s\n", save);
-    }
-    return 0;
-}
-
 int rb_fabric_sim(int argc, char **argv)
 {
     struct rb_topo_opts to = {0};
     const char *algos = "ring", *type = "float", *op = "sum", *calibrate = NULL, *save = NULL;
-    uint64_t minb = 8, maxb = 128 * RB_MIB, factor = 2, step = 0;
+    uint64_t minb = 8, maxb = 128 * RB_MIB, factor = 2, step = 0, bands = 3;
     int64_t root = 0;
     int pxn_choice = 0;
     bool compare = false, json = false;
@@ -441,7 +346,10 @@ int rb_fabric_sim(int argc, char **argv)
         {"compare", 0, RB_OPT_FLAG, &compare, NULL, "fat-tree, rail-optimized and rail-optimized + PXN side by side", NULL},
         {"calibrate", 0, RB_OPT_STR, &calibrate, "RESULT", "fit latency and bandwidth per link class to a railbench "
                                                            "coll result (directory or result.json)", NULL},
-        {"save", 0, RB_OPT_STR, &save, "FILE", "with --calibrate: write the calibrated topology as JSON", NULL},
+        {"save", 0, RB_OPT_STR, &save, "FILE", "with --calibrate: write the calibrated topology as JSON (the "
+                                                "band of the largest sizes)", NULL},
+        {"bands", 0, RB_OPT_U64, &bands, "N", "with --calibrate: at most N message-size bands, each with its own "
+                                              "fit (1 to 4; 1: one alpha-beta fit for all sizes)", NULL},
         {"json", 0, RB_OPT_FLAG, &json, NULL, "print the summary as JSON instead of the table", NULL},
         RB_TOPO_OPTS(to),
         {0},
@@ -472,6 +380,11 @@ int rb_fabric_sim(int argc, char **argv)
         rc = rb_cli_usage_error("--save: only with --calibrate (fabric topo --save writes a plain topology)");
         goto done;
     }
+    if (bands < 1 || bands > RB_CALIB_MAX_BANDS) {
+        rc = rb_cli_usage_error("--bands: %llu is out of range (use 1 to %d)", (unsigned long long)bands,
+                                RB_CALIB_MAX_BANDS);
+        goto done;
+    }
     if (calibrate && compare) {
         rc = rb_cli_usage_error("--calibrate and --compare: choose one");
         goto done;
@@ -481,7 +394,7 @@ int rb_fabric_sim(int argc, char **argv)
     cJSON_AddItemToObject(summary, "topology", rb_topo_to_json(&t));
     cJSON_AddBoolToObject(summary, "pxn", pxn);
     if (calibrate)
-        rc = run_calibrate(calibrate, &t, pxn, save, &out, summary);
+        rc = rb_calib_cmd(calibrate, &t, pxn, save, (int)bands, &out, summary);
     else if (compare)
         rc = run_compare(j, &t, &out, summary);
     else

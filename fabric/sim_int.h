@@ -5,6 +5,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <cjson/cJSON.h>
+
+#include "railbench/buf.h"
 #include "railbench/busbw.h"
 #include "topo_int.h"
 
@@ -95,6 +98,7 @@ struct rb_calib {
     double err_default;       /* mean |predicted - measured| / measured with the defaults */
     double err_fitted;        /* the same after the fit */
     int iterations;
+    int unbounded;            /* parameters the times did not grow with (fit at 0): kept at the default */
 };
 
 /*
@@ -120,5 +124,56 @@ int rb_calib_read(const char *path, struct rb_calib_row **rows, size_t *n, size_
  */
 int rb_calib_fit(const struct rb_topo *base, bool pxn, struct rb_calib_row *rows, size_t n, struct rb_calib *out,
                  char *err, size_t errlen);
+
+/* ---- Calibration per message-size band (fabric/calibrate_bands.c) ---- */
+
+#define RB_CALIB_MAX_BANDS 4
+
+/* One band: rows [first, first + n) of the size-sorted rows, sizes min_bytes..max_bytes, and their own fit. */
+struct rb_calib_band {
+    size_t first, n;
+    double min_bytes, max_bytes;
+    struct rb_calib fit;
+    bool physical;   /* every fitted parameter is within rb_calib_physical's ranges */
+    char why[160];   /* when not physical: which parameter, and its value */
+};
+
+struct rb_calib_bands {
+    int nbands;
+    struct rb_calib_band band[RB_CALIB_MAX_BANDS];
+    double err_default, err_fitted; /* mean |predicted - measured| / measured over every row */
+};
+
+/*
+ * True when every parameter c fitted lies in a physical range (latency
+ * 1 ns .. 1 s, bandwidth 1 Mbit/s .. 100 Tbit/s, reduction 1 MB/s ..
+ * 100 TB/s); else false with the first offender in why.
+ */
+bool rb_calib_physical(const struct rb_calib *c, char *why, size_t len);
+
+/*
+ * Piecewise calibration: sorts rows by size and splits them into at most
+ * max_bands contiguous size bands of at least 3 distinct sizes each, every
+ * band with its own rb_calib_fit (the curve of CPU ranks bends where
+ * messages leave the caches). Takes the split with the lowest mean error;
+ * one more band only when it cuts that error by 2 points and by a fifth;
+ * splits with a parameter outside physical ranges are not taken. Fills out
+ * and each row's default_s and fitted_s (from its band). Returns 0; -EDOM
+ * for a degenerate fit, with the reason in err (one size only, or no split
+ * with physical parameters); -EINVAL (err says why) or -ENOMEM.
+ */
+int rb_calib_fit_bands(const struct rb_topo *base, bool pxn, struct rb_calib_row *rows, size_t n, int max_bands,
+                       struct rb_calib_bands *out, char *err, size_t errlen);
+
+/*
+ * fabric sim --calibrate PATH (fabric/calibrate_cmd.c): reads the coll
+ * result, fits up to max_bands bands on base, prints each row's error, the
+ * mean, and each band's parameters into out, adds "calibration" to summary,
+ * and with save writes the topology of the band of the largest sizes.
+ * Returns 0, RB_EXIT_USAGE (unreadable input), RB_EXIT_CHECK after one line
+ * when the fit is degenerate, or RB_EXIT_RUNTIME.
+ */
+int rb_calib_cmd(const char *path, const struct rb_topo *base, bool pxn, const char *save, int max_bands,
+                 struct rb_buf *out, cJSON *summary);
 
 #endif

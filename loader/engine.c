@@ -157,6 +157,22 @@ int rb_engine_status(const struct rb_engine *e)
     return 0;
 }
 
+uint64_t rb_engine_send_window_ns(const struct rb_engine *e)
+{
+    /* A worker's window: to its last send plus one of its periods (n sends on time span n - 1 periods), or to
+     * when it was stopped while it still had sends to make, whichever is later. */
+    uint64_t end = 0;
+    for (unsigned t = 0; t < e->nw; t++) {
+        const struct worker *w = &e->w[t];
+        uint64_t we = w->last_issue_ns ? w->last_issue_ns + w->period_ns : 0;
+        if (w->stop_issue_ns > we)
+            we = w->stop_issue_ns;
+        if (we > end)
+            end = we;
+    }
+    return end > e->t0_ns ? end - e->t0_ns : 0;
+}
+
 const uint64_t *rb_engine_segments(const struct rb_engine *e, size_t *n)
 {
     *n = e->nsegments;

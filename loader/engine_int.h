@@ -32,6 +32,7 @@ enum rb_load_err {
     RB_LERR_CHECKSUM,
     RB_LERR_REDIRECTS,
     RB_LERR_OTHER,
+    RB_LERR_ABANDONED, /* still in flight (or due, open loop) when a timed phase ended and --timeout ran out */
     RB_LERR_COUNT
 };
 extern const char *const rb_load_err_names[RB_LERR_COUNT + 1];
@@ -134,6 +135,13 @@ unsigned rb_engine_inflight(const struct rb_engine *e);
 
 /* Bytes completed in each whole second since start, summed over workers; *n gets the length. */
 const uint64_t *rb_engine_segments(const struct rb_engine *e, size_t *n);
+
+/*
+ * After the workers stopped: the open loop's send window in ns from start,
+ * to the last send plus one period or to the moment the workers were told
+ * to stop while they still had sends to make (the later); 0 when none.
+ */
+uint64_t rb_engine_send_window_ns(const struct rb_engine *e);
 
 /* Stops if needed and frees; NULL-safe. */
 void rb_engine_free(struct rb_engine *e);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #define MAX_INFLIGHT 65536
 #define DEFAULT_DURATION_NS (60 * RB_NS_PER_S) /* aisloader's default run time */
 #define DEFAULT_PREFIX "obj-"
+#define PUT_DEFAULT_SIZE (1024 * 1024)
 
 struct load_args {
     enum rb_load_op op;
@@ -113,6 +115,11 @@ static int parse_range(const char *s, uint64_t *off, uint64_t *len)
 static int validate(struct load_args *a, uint64_t *range_off, uint64_t *range_len)
 {
     const bool get = a->op == RB_LOAD_GET;
+    /* put's --size defaults to 1 MiB (so a --size 0 given is told apart); --min-size/--max-size replace it. */
+    if (!get && a->size == 0)
+        return rb_cli_usage_error("--size 0: an object needs at least 1 byte (e.g. --size 4k; default 1 MiB)");
+    if (!get && a->size == PUT_DEFAULT_SIZE && (a->min_size || a->max_size))
+        a->size = 0;
     if (a->threads < 1 || a->threads > MAX_THREADS)
         return rb_cli_usage_error("--threads %" PRIu64 ": expected 1 to %d", a->threads, MAX_THREADS);
     if (a->inflight < 1 || a->inflight > MAX_INFLIGHT)
@@ -134,8 +141,6 @@ static int validate(struct load_args *a, uint64_t *range_off, uint64_t *range_le
         return rb_cli_usage_error("--min-size %" PRIu64 " is larger than --max-size %" PRIu64, a->min_size, a->max_size);
     if (a->size) {
         a->min_size = a->max_size = a->size;
-    } else if (!get && !a->max_size) {
-        a->min_size = a->max_size = 1024 * 1024; /* put's default object size: 1 MiB */
     }
     if (a->prefix && strlen(a->prefix) > 512)
         return rb_cli_usage_error("--prefix: at most 512 bytes");
@@ -362,6 +367,25 @@ static void announce(const struct load_args *a, const struct rb_harness *h, cons
             nobjects, h->size, o->threads, o->inflight, a->rate > 0 ? "open loop" : "closed loop", lim);
 }
 
+/*
+ * Rank 0: a --cache-header that no response carried counts nothing and
+ * would print nothing; as in load tiers it is a failed check (cache_header)
+ * and one error line naming the header.
+ */
+static void check_cache_header(const struct load_args *a, struct rb_harness *h, const struct rb_stats *s)
+{
+    if (!a->cache_header)
+        return;
+    const uint64_t seen = s->extra[RB_LX_CACHE_HIT] + s->extra[RB_LX_CACHE_MISS] + s->extra[RB_LX_CACHE_OTHER];
+    const uint64_t answered = s->ops - s->errors;
+    rb_result_check(&h->result, "cache_header", seen > 0, "%" PRIu64 " of %" PRIu64 " responses carried %s", seen,
+                    s->ops, a->cache_header);
+    if (!seen)
+        rb_error("--cache-header %s: none of the %" PRIu64 " responses (%" PRIu64 " successful) carried this header; "
+                 "name the header the server sends (nginx: add_header X-Cache-Status $upstream_cache_status) or leave "
+                 "--cache-header out", a->cache_header, s->ops, answered);
+}
+
 /* Rank 0: result.json's summary, the error-rate check, and the table (returned, malloc'd; NULL without memory). */
 static char *report(const struct load_args *a, struct rb_harness *h, const char *command, const struct rb_target *t,
                     const struct rb_load_opts *o, const struct rb_load_result *res)
@@ -374,26 +398,30 @@ static char *report(const struct load_args *a, struct rb_harness *h, const char 
     cJSON_AddNumberToObject(summary, "threads", o->threads);
     cJSON_AddNumberToObject(summary, "inflight", o->inflight);
     cJSON_AddStringToObject(summary, "engine", rb_engine_kind(o) == RB_ENGINE_NATIVE ? "native" : "curl");
-    if (a->rate > 0)
+    const double achieved = rb_load_achieved_rate(res);
+    if (a->rate > 0) {
         cJSON_AddNumberToObject(summary, "rate_per_s", a->rate);
+        if (isfinite(achieved))
+            cJSON_AddNumberToObject(summary, "achieved_rate_per_s", achieved);
+        else
+            cJSON_AddNullToObject(summary, "achieved_rate_per_s");
+    }
     rb_result_set(&h->result, "summary", summary);
-    char head[1400], mode[64] = "closed loop";
+    char head[1400], mode[128] = "closed loop";
     if (a->rate > 0)
-        snprintf(mode, sizeof mode, "open loop at %.6g requests/s", a->rate);
+        snprintf(mode, sizeof mode, "open loop: target %.6g requests/s, achieved %.6g requests/s", a->rate,
+                 isfinite(achieved) ? achieved : 0);
     snprintf(head, sizeof head, "\n# railbench %s %s\n\n%d rank(s) x %u thread(s) x %u in flight, %s\n", command,
              rb_target_name(t), h->size, o->threads, o->inflight, mode);
     char *table = strdup(head);
     size_t tlen = table ? strlen(table) : 0;
     if (table)
         rb_load_report_md(res, &table, &tlen);
-    if (a->max_error_pct < 100) {
-        double pct = res->total->ops ? 100.0 * (double)res->total->errors / (double)res->total->ops : 0;
-        rb_result_check(&h->result, "error_rate", pct <= a->max_error_pct,
-                        "%.3f %% of %" PRIu64 " requests failed (--max-error-rate %g %%)", pct, res->total->ops,
-                        a->max_error_pct);
-        if (pct > a->max_error_pct)
-            rb_error("error rate %.3f %% is above --max-error-rate %g %%", pct, a->max_error_pct);
-    }
+    if (a->rate > 0)
+        rb_load_check_rate(&h->result, NULL, a->rate, achieved);
+    check_cache_header(a, h, res->total);
+    rb_load_check_errors(&h->result, NULL, "requests", res->total->err, res->total->errors, res->total->ops,
+                         a->max_error_pct);
     return table;
 }
 
@@ -480,8 +508,9 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         .inflight = 8,
         .seed = 1,
         .timeout_ns = 30 * RB_NS_PER_S,
-        .max_error_pct = 100,
+        .max_error_pct = 0,
         .max_redirects = 5,
+        .size = op == RB_LOAD_PUT ? PUT_DEFAULT_SIZE : 0,
     };
     const bool get = op == RB_LOAD_GET;
     /* Options both commands take, then the GET-only ones (left out of put's table). */
@@ -496,7 +525,7 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         {"filelist", 0, RB_OPT_STR, &a.filelist, "FILE", "object names, one per line (optional size after a space)",
          NULL},
         {"size", 's', RB_OPT_SIZE, &a.size, "SIZE", get ? "object size as put (for --verify and --random-range)"
-                                                        : "object size; 1 MiB when no size is given", NULL},
+                                                        : "object size, at least 1 byte", NULL},
         {"min-size", 0, RB_OPT_SIZE, &a.min_size, "SIZE", "smallest object size (with --max-size)", NULL},
         {"max-size", 0, RB_OPT_SIZE, &a.max_size, "SIZE", "largest object size; each object's size is seeded", NULL},
         {"duration", 'd', RB_OPT_DURATION, &a.duration_ns, "D",
@@ -508,8 +537,7 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         {"seed", 0, RB_OPT_U64, &a.seed, "N", "seed of payloads, sizes, orders (put and get must agree for --verify)",
          NULL},
         {"timeout", 0, RB_OPT_DURATION, &a.timeout_ns, "D", "per-request timeout (0: none)", NULL},
-        {"max-error-rate", 0, RB_OPT_PERCENT, &a.max_error_pct, "PCT", "exit 1 when more than PCT % of requests fail",
-         NULL},
+        {"max-error-rate", 0, RB_OPT_PERCENT, &a.max_error_pct, "PCT", RB_LOAD_MAX_ERROR_HELP, NULL},
         {"max-redirects", 0, RB_OPT_U64, &a.max_redirects, "N", "redirects followed per request (AIStore)", NULL},
         {"region", 0, RB_OPT_STR, &a.tgt.region, "NAME", "S3 signing region (default $AWS_REGION or us-east-1)", NULL},
         {"virtual-host", 0, RB_OPT_FLAG, &a.tgt.virtual_host, NULL, "S3 virtual-host style (bucket.host) instead of path style",

@@ -378,6 +378,7 @@ static int issue(struct worker *w, const char *name, uint64_t size, uint64_t int
         r->start_wall_ns = rb_clock_wall_ns();
     c->busy = true;
     w->issued++;
+    w->last_issue_ns = r->start_ns;
     if (c->fd >= 0) {
         c->reused = true;
         conn_send(w, c);
@@ -413,8 +414,12 @@ int rb_native_run(struct worker *w, const atomic_bool *stop, const volatile int 
 {
     struct rb_native *n = w->nat;
     struct epoll_event evs[EPOLL_BATCH];
+    uint64_t drain_until = 0;
     for (;;) {
-        if ((stop && atomic_load_explicit(stop, memory_order_relaxed)) || (stop2 && *stop2))
+        /* Told to stop: as the curl loop, issue nothing more and let what is in flight finish until drain_until. */
+        if (!drain_until && ((stop && atomic_load_explicit(stop, memory_order_relaxed)) || (stop2 && *stop2)))
+            drain_until = rb_worker_stop_issuing(w);
+        if (drain_until && rb_clock_ns() >= drain_until)
             break;
         int rc = rb_worker_refill(w, issue);
         if (rc)
@@ -434,6 +439,8 @@ int rb_native_run(struct worker *w, const atomic_bool *stop, const volatile int 
         }
         if (w->period_ns && w->nfree && !w->exhausted && w->next_ns < until)
             until = w->next_ns;
+        if (drain_until && drain_until < until)
+            until = drain_until;
         int k = rb_worker_wait(w, evs, until > now ? until - now : 0);
         if (k < 0 && errno != EINTR) {
             rb_error("epoll_wait: %s", strerror(errno));
@@ -446,12 +453,14 @@ int rb_native_run(struct worker *w, const atomic_bool *stop, const volatile int 
                 on_event(w, &n->c[evs[i].data.u64], evs[i].events);
         }
     }
-    /* Requests still in flight when told to stop are abandoned, not counted; their connections closed. */
+    /* Requests still in flight when the drain ran out are counted as abandoned, never dropped; their connections closed. */
+    uint64_t now = rb_clock_ns();
     for (unsigned i = 0; i < w->nreq; i++)
         if (n->c[i].busy) {
             conn_close(&n->c[i]);
             n->c[i].busy = false;
             w->free_slots[w->nfree++] = i;
+            rb_xfer_abandon(w, NULL, n->c[i].r.name, n->c[i].r.intended_ns, now);
         }
     return 0;
 }

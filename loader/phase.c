@@ -1,6 +1,8 @@
 /* A GET or PUT phase on the harness, and its warp-like summary (JSON row and markdown report). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +76,7 @@ int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_
     res->phase = name;
     res->op = o->op == RB_LOAD_PUT ? "PUT" : "GET";
     res->open_loop = o->rate_per_s > 0;
+    res->rate_per_s = o->rate_per_s * h->size;
     struct phase_ctx c = {0};
     int rc = rb_engine_new(&c.e, o);
     c.unc = rb_hist_new();
@@ -113,6 +116,10 @@ int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_
     if (any_broken && !rc)
         rc = RB_EXIT_RUNTIME;
 
+    double window_s = (double)rb_engine_send_window_ns(c.e) / 1e9;
+    res->send_window_s = window_s;
+    if (h->mpi)
+        RB_MPI_CHECK(MPI_Allreduce(&window_s, &res->send_window_s, 1, MPI_DOUBLE, MPI_MAX, h->comm));
     /* The uncorrected histogram and the 1-second segments, summed over ranks on rank 0. */
     struct rb_hist *unc_all = rb_hist_new();
     if (!unc_all)
@@ -179,20 +186,20 @@ static int cmp_u64(const void *a, const void *b)
 /*
  * warp's throughput segments: the run cut into 1-second pieces, reported as
  * the fastest, median and slowest piece. Only whole seconds inside the
- * phase count (a last partial second would read as a slow one).
+ * phase count (a last partial second would read as a slow one); a second
+ * in which nothing arrived is a piece of 0 B/s, not a missing one.
  */
 static bool segment_stats(const struct rb_load_result *r, double *fast, double *median, double *slow, size_t *n)
 {
     size_t whole = (size_t)r->duration_s;
-    if (whole > r->nsegments)
-        whole = r->nsegments;
     *n = whole;
     if (!whole)
         return false;
-    uint64_t *s = malloc(whole * sizeof *s);
+    uint64_t *s = calloc(whole, sizeof *s);
     if (!s)
         return false;
-    memcpy(s, r->segments, whole * sizeof *s);
+    if (r->segments)
+        memcpy(s, r->segments, (whole < r->nsegments ? whole : r->nsegments) * sizeof *s);
     qsort(s, whole, sizeof *s, cmp_u64);
     *slow = (double)s[0];
     *fast = (double)s[whole - 1];
@@ -267,6 +274,8 @@ static int latency_row(char **buf, size_t *len, const char *label, const struct 
 {
     struct rb_hist_summary s;
     rb_hist_summarize(h, &s);
+    if (!s.count) /* nothing completed: the figures do not exist, they are not 0 */
+        return append(buf, len, "| %s | – | – | – | – | – | – |\n", label);
     char v[6][16];
     rb_format_duration_human(v[0], sizeof v[0], (uint64_t)s.mean_ns);
     rb_format_duration_human(v[1], sizeof v[1], s.p50_ns);
@@ -316,7 +325,8 @@ int rb_load_report_md(const struct rb_load_result *r, char **buf, size_t *len)
         rc = append(buf, len, " none");
     if (!rc && s->extra[RB_LX_REDIRECTS])
         rc = append(buf, len, "; redirects followed: %llu", (unsigned long long)s->extra[RB_LX_REDIRECTS]);
-    if (!rc && (s->extra[RB_LX_CACHE_HIT] || s->extra[RB_LX_CACHE_MISS] || s->extra[RB_LX_CACHE_OTHER]))
+    if (!rc && (s->extra[RB_LX_CACHE_HIT] || s->extra[RB_LX_CACHE_MISS] || s->extra[RB_LX_CACHE_OTHER] ||
+                s->extra[RB_LX_CACHE_ABSENT]))
         rc = append(buf, len, "; cache hit %llu, miss %llu, other %llu, absent %llu",
                     (unsigned long long)s->extra[RB_LX_CACHE_HIT], (unsigned long long)s->extra[RB_LX_CACHE_MISS],
                     (unsigned long long)s->extra[RB_LX_CACHE_OTHER],
@@ -324,4 +334,59 @@ int rb_load_report_md(const struct rb_load_result *r, char **buf, size_t *len)
     if (!rc)
         rc = append(buf, len, "\n");
     return rc;
+}
+
+bool rb_load_check_errors(struct rb_result *r, const char *what, const char *noun, const uint64_t *err_by_class,
+                          uint64_t errors, uint64_t requests, double max_pct)
+{
+    char classes[512] = "", where[300] = "";
+    size_t l = 0;
+    for (int i = 0; err_by_class && i < RB_LERR_COUNT; i++)
+        if (err_by_class[i] && l < sizeof classes)
+            l += (size_t)snprintf(classes + l, sizeof classes - l, "%s%s %" PRIu64, l ? ", " : "; ",
+                                  rb_load_err_names[i], err_by_class[i]);
+    if (what)
+        snprintf(where, sizeof where, "%s: ", what);
+    if (!requests) {
+        rb_result_check(r, "error_rate", false, "%sno %s were made: nothing was measured", where, noun);
+        rb_error("%sno %s were made: nothing was measured", where, noun);
+        return false;
+    }
+    double pct = 100.0 * (double)errors / (double)requests;
+    bool ok = pct <= max_pct;
+    rb_result_check(r, "error_rate", ok, "%s%" PRIu64 " of %" PRIu64 " %s failed (%.3f %%; --max-error-rate %g %%)%s",
+                    where, errors, requests, noun, pct, max_pct, classes);
+    if (!ok)
+        rb_error("%s%" PRIu64 " of %" PRIu64 " %s failed (%.3f %%), above --max-error-rate %g %%%s", where, errors,
+                 requests, noun, pct, max_pct, classes);
+    return ok;
+}
+
+bool rb_load_errors_over(uint64_t errors, uint64_t requests, double max_pct)
+{
+    return !requests || 100.0 * (double)errors / (double)requests > max_pct;
+}
+
+double rb_load_achieved_rate(const struct rb_load_result *res)
+{
+    if (!res->total || !(res->rate_per_s > 0))
+        return NAN;
+    uint64_t sent = res->total->ops - res->total->err[RB_LERR_ABANDONED];
+    if (!sent)
+        return 0;
+    return res->send_window_s > 0 ? (double)sent / res->send_window_s : NAN;
+}
+
+bool rb_load_check_rate(struct rb_result *r, const char *what, double target_per_s, double achieved_per_s)
+{
+    bool ok = isfinite(achieved_per_s) && achieved_per_s >= RB_LOAD_RATE_MIN_FRACTION * target_per_s;
+    char where[300] = "";
+    if (what)
+        snprintf(where, sizeof where, "%s: ", what);
+    rb_result_check(r, "rate", ok, "%sachieved %.6g of the target %.6g requests/s (at least %g %% needed)", where,
+                    isfinite(achieved_per_s) ? achieved_per_s : 0, target_per_s, 100 * RB_LOAD_RATE_MIN_FRACTION);
+    if (!ok)
+        rb_error("%sthe open loop achieved %.6g requests/s, below %g %% of the target %.6g requests/s", where,
+                 isfinite(achieved_per_s) ? achieved_per_s : 0, 100 * RB_LOAD_RATE_MIN_FRACTION, target_per_s);
+    return ok;
 }

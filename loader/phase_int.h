@@ -10,6 +10,7 @@
 
 #include "engine_int.h"
 #include "railbench/harness.h"
+#include "railbench/result.h"
 
 /* Main thread only (a phase is collective over the ranks; its engine's threads stay inside). */
 
@@ -22,6 +23,8 @@ struct rb_load_result {
     size_t nsegments;
     double duration_s;
     bool open_loop;
+    double rate_per_s;                /* the open loop's target over all ranks; 0 closed loop */
+    double send_window_s;             /* the open loop's send window (rb_engine_send_window_ns), latest over ranks */
     /* The host counters over the phase (rank 0): disk utilisation averaged over hosts, network summed over hosts. */
     double disk_util_ratio;
     double net_rx_bytes_per_s, net_tx_bytes_per_s;
@@ -49,5 +52,23 @@ cJSON *rb_load_summary_json(const struct rb_load_result *res);
 
 /* Appends res's report section (markdown) to the buffer *buf of *len bytes (realloc'd). Returns 0 or -ENOMEM. */
 int rb_load_report_md(const struct rb_load_result *res, char **buf, size_t *len);
+
+/* The fraction of an open loop's target rate it must achieve, or its rate check fails. */
+#define RB_LOAD_RATE_MIN_FRACTION 0.95
+
+/*
+ * The send rate res's open loop achieved: requests sent (every request but
+ * those abandoned) over the window in which it was sending
+ * (rb_engine_send_window_ns, the latest over ranks), so the last responses'
+ * latency does not count against the rate. NAN without a window. Rank 0.
+ */
+double rb_load_achieved_rate(const struct rb_load_result *res);
+
+/*
+ * Records the check "rate" on r: achieved_per_s at least
+ * RB_LOAD_RATE_MIN_FRACTION of target_per_s; what names the phase or is
+ * NULL. Logs an error when it fails. Returns whether it passed.
+ */
+bool rb_load_check_rate(struct rb_result *r, const char *what, double target_per_s, double achieved_per_s);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +69,9 @@ struct point {
     double rate_per_s; /* 0: closed loop */
     uint64_t requests, objects, bytes, errors;
     double duration_s, bytes_per_s, ops_per_s, lat_avg_ns;
+    double achieved_rate_per_s;  /* open loop: requests sent per second (NAN without a duration) */
     uint64_t lat_p50_ns, lat_p99_ns, unc_p99_ns;
+    bool lat_known;              /* a request completed: the latency figures exist */
 };
 
 static uint64_t share(uint64_t total, int n, int i)
@@ -163,63 +166,36 @@ static void fill_point(struct point *p, const struct rb_load_result *res, uint64
     p->lat_p50_ns = rb_hist_percentile(&s->lat, 50);
     p->lat_p99_ns = rb_hist_percentile(&s->lat, 99);
     p->unc_p99_ns = res->uncorrected ? rb_hist_percentile(res->uncorrected, 99) : 0;
+    p->lat_known = s->lat.count > 0;
+    p->achieved_rate_per_s = rb_load_achieved_rate(res);
 }
 
-/* Summary, table and knee (rank 0). n points ran to their end; more may have been cut short. */
-static char *report(const struct sweep_args *a, const struct rb_harness *h, const char *target,
-                    const struct point *pts, size_t n, size_t ncut, cJSON *summary)
+/* The point of pts[0..n) with the most throughput; -1 when none moved a byte. */
+static int peak_point(const struct point *pts, size_t n)
 {
-    struct rb_sweep_point *sp = calloc(n ? n : 1, sizeof *sp);
-    if (!sp)
-        return NULL;
+    int best = -1;
     for (size_t i = 0; i < n; i++)
-        sp[i] = (struct rb_sweep_point){pts[i].bytes_per_s, pts[i].lat_avg_ns};
-    int knee = rb_sweep_knee(sp, n, a->knee_gain_pct, a->knee_latency_pct);
-    free(sp);
+        if (pts[i].bytes_per_s > 0 && (best < 0 || pts[i].bytes_per_s > pts[best].bytes_per_s))
+            best = (int)i;
+    return best;
+}
 
-    struct rb_buf t = {0};
-    rb_buf_printf(&t, "\n# railbench load sweep %s\n\n%d rank(s) x %" PRIu64 " thread(s); %s per point\n\n", target,
-                  h->size, a->threads, a->rate ? "open loop, one rate" : "closed loop, one in-flight count");
-    rb_buf_printf(&t, "| point | in flight | rate/s | MiB/s | obj/s | latency avg | p50 | p99 | errors | |\n"
-                      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
-    cJSON *arr = cJSON_AddArrayToObject(summary, "sweep_points");
-    for (size_t i = 0; i < n + ncut; i++) {
-        const struct point *p = &pts[i];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddItemToObject(o, "inflight", rb_json_u64(p->inflight));
-        if (p->rate_per_s > 0)
-            cJSON_AddNumberToObject(o, "rate_per_s", p->rate_per_s);
-        else
-            cJSON_AddNullToObject(o, "rate_per_s");
-        cJSON_AddNumberToObject(o, "throughput_bytes_per_s", p->bytes_per_s);
-        cJSON_AddNumberToObject(o, "ops_per_s", p->ops_per_s);
-        cJSON_AddNumberToObject(o, "latency_avg_ns", p->lat_avg_ns);
-        cJSON_AddItemToObject(o, "latency_p50_ns", rb_json_u64(p->lat_p50_ns));
-        cJSON_AddItemToObject(o, "latency_p99_ns", rb_json_u64(p->lat_p99_ns));
-        if (p->rate_per_s > 0)
-            cJSON_AddItemToObject(o, "latency_uncorrected_p99_ns", rb_json_u64(p->unc_p99_ns));
-        cJSON_AddStringToObject(o, "phase", p->phase);
-        cJSON_AddItemToObject(o, "inflight_total", rb_json_u64(p->inflight * a->threads * (uint64_t)h->size));
-        cJSON_AddItemToObject(o, "requests", rb_json_u64(p->requests));
-        cJSON_AddItemToObject(o, "objects", rb_json_u64(p->objects));
-        cJSON_AddItemToObject(o, "bytes", rb_json_u64(p->bytes));
-        cJSON_AddItemToObject(o, "errors", rb_json_u64(p->errors));
-        cJSON_AddNumberToObject(o, "duration_s", p->duration_s);
-        cJSON_AddBoolToObject(o, "interrupted", i >= n);
-        cJSON_AddItemToArray(arr, o);
-        char rate[32] = "-", avg[16], p50[16], p99[16];
-        if (p->rate_per_s > 0)
-            snprintf(rate, sizeof rate, "%.6g", p->rate_per_s);
-        rb_format_duration_human(avg, sizeof avg, (uint64_t)p->lat_avg_ns);
-        rb_format_duration_human(p50, sizeof p50, p->lat_p50_ns);
-        rb_format_duration_human(p99, sizeof p99, p->lat_p99_ns);
-        rb_buf_printf(&t, "| %s | %" PRIu64 " | %s | %.2f | %.1f | %s | %s | %s | %" PRIu64 " | %s |\n", p->phase,
-                      p->inflight, rate, p->bytes_per_s / (double)RB_MIB, p->ops_per_s, avg, p50, p99, p->errors,
-                      i >= n ? "interrupted" : (int)i == knee ? "knee" : "");
-    }
-    cJSON *rule = cJSON_AddObjectToObject(summary, "knee_rule");
-    cJSON_AddNumberToObject(rule, "gain_pct", a->knee_gain_pct);
-    cJSON_AddNumberToObject(rule, "latency_pct", a->knee_latency_pct);
+/*
+ * The knee (by the rule, said in words) and the peak beside it: the knee is
+ * where more load stopped paying, not the most the target gave, and a later
+ * point may still be faster. Rank 0; into summary and t.
+ */
+static void knee_and_peak(const struct sweep_args *a, const struct point *pts, size_t n, int knee, int peak,
+                          cJSON *summary, struct rb_buf *t)
+{
+    char rule[256];
+    snprintf(rule, sizeof rule, "the knee is the last point before the first step that adds less than %g %% "
+             "throughput for more than %g %% more average latency", a->knee_gain_pct, a->knee_latency_pct);
+    cJSON *r = cJSON_AddObjectToObject(summary, "knee_rule");
+    cJSON_AddNumberToObject(r, "gain_pct", a->knee_gain_pct);
+    cJSON_AddNumberToObject(r, "latency_pct", a->knee_latency_pct);
+    cJSON_AddStringToObject(r, "text", rule);
+    rb_buf_printf(t, "\nRule: %s.\n", rule);
     if (knee >= 0) {
         const struct point *k = &pts[knee], *next = &pts[knee + 1];
         double gain = 100.0 * (next->bytes_per_s / k->bytes_per_s - 1.0);
@@ -236,14 +212,102 @@ static char *report(const struct sweep_args *a, const struct rb_harness *h, cons
         cJSON_AddNumberToObject(o, "latency_growth_pct", growth);
         char avg[16];
         rb_format_duration_human(avg, sizeof avg, (uint64_t)k->lat_avg_ns);
-        rb_buf_printf(&t, "\nknee: %s (%.2f MiB/s, %.1f obj/s, latency avg %s); the next point, %s, adds %.1f %% "
+        rb_buf_printf(t, "knee: %s (%.2f MiB/s, %.1f obj/s, latency avg %s); the next point, %s, adds %.1f %% "
                       "throughput for %+.0f %% average latency\n",
                       k->phase, k->bytes_per_s / (double)RB_MIB, k->ops_per_s, avg, next->phase, gain, growth);
     } else {
         cJSON_AddNullToObject(summary, "knee");
-        rb_buf_printf(&t, "\nknee: none up to %s (no step adds < %g %% throughput for > %g %% more average "
-                      "latency)\n", n ? pts[n - 1].phase : "-", a->knee_gain_pct, a->knee_latency_pct);
+        rb_buf_printf(t, "knee: none up to %s\n", n ? pts[n - 1].phase : "-");
     }
+    if (peak < 0) {
+        cJSON_AddNullToObject(summary, "peak");
+        rb_buf_printf(t, "peak: none (no point moved a byte)\n");
+        return;
+    }
+    const struct point *p = &pts[peak];
+    cJSON *o = cJSON_AddObjectToObject(summary, "peak");
+    cJSON_AddNumberToObject(o, "index", peak);
+    cJSON_AddItemToObject(o, "inflight", rb_json_u64(p->inflight));
+    cJSON_AddStringToObject(o, "phase", p->phase);
+    cJSON_AddNumberToObject(o, "throughput_bytes_per_s", p->bytes_per_s);
+    cJSON_AddNumberToObject(o, "ops_per_s", p->ops_per_s);
+    char avg[16];
+    rb_format_duration_human(avg, sizeof avg, (uint64_t)p->lat_avg_ns);
+    rb_buf_printf(t, "peak: %s (%.2f MiB/s, %.1f obj/s, latency avg %s)", p->phase, p->bytes_per_s / (double)RB_MIB,
+                  p->ops_per_s, avg);
+    if (knee >= 0 && peak != knee)
+        rb_buf_printf(t, ", %.1f %% more throughput than the knee", 100.0 * (p->bytes_per_s / pts[knee].bytes_per_s - 1.0));
+    rb_buf_printf(t, "\n");
+}
+
+/* Summary, table and knee (rank 0). n points ran to their end; more may have been cut short. */
+static char *report(const struct sweep_args *a, const struct rb_harness *h, const char *target,
+                    const struct point *pts, size_t n, size_t ncut, cJSON *summary)
+{
+    struct rb_sweep_point *sp = calloc(n ? n : 1, sizeof *sp);
+    if (!sp)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        sp[i] = (struct rb_sweep_point){pts[i].bytes_per_s, pts[i].lat_avg_ns};
+    int knee = rb_sweep_knee(sp, n, a->knee_gain_pct, a->knee_latency_pct), peak = peak_point(pts, n);
+    free(sp);
+
+    struct rb_buf t = {0};
+    rb_buf_printf(&t, "\n# railbench load sweep %s\n\n%d rank(s) x %" PRIu64 " thread(s); %s per point\n\n", target,
+                  h->size, a->threads, a->rate ? "open loop, one rate" : "closed loop, one in-flight count");
+    rb_buf_printf(&t, "| point | in flight | rate/s | achieved/s | MiB/s | obj/s | latency avg | p50 | p99 | errors | |\n"
+                      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    cJSON *arr = cJSON_AddArrayToObject(summary, "sweep_points");
+    for (size_t i = 0; i < n + ncut; i++) {
+        const struct point *p = &pts[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddItemToObject(o, "inflight", rb_json_u64(p->inflight));
+        if (p->rate_per_s > 0)
+            cJSON_AddNumberToObject(o, "rate_per_s", p->rate_per_s);
+        else
+            cJSON_AddNullToObject(o, "rate_per_s");
+        cJSON_AddNumberToObject(o, "throughput_bytes_per_s", p->bytes_per_s);
+        cJSON_AddNumberToObject(o, "ops_per_s", p->ops_per_s);
+        cJSON_AddNumberToObject(o, "latency_avg_ns", p->lat_avg_ns);
+        cJSON_AddItemToObject(o, "latency_p50_ns", rb_json_u64(p->lat_p50_ns));
+        cJSON_AddItemToObject(o, "latency_p99_ns", rb_json_u64(p->lat_p99_ns));
+        if (p->rate_per_s > 0) {
+            cJSON_AddItemToObject(o, "latency_uncorrected_p99_ns", rb_json_u64(p->unc_p99_ns));
+            if (isfinite(p->achieved_rate_per_s))
+                cJSON_AddNumberToObject(o, "achieved_rate_per_s", p->achieved_rate_per_s);
+            else
+                cJSON_AddNullToObject(o, "achieved_rate_per_s");
+        }
+        cJSON_AddStringToObject(o, "phase", p->phase);
+        cJSON_AddItemToObject(o, "inflight_total", rb_json_u64(p->inflight * a->threads * (uint64_t)h->size));
+        cJSON_AddItemToObject(o, "requests", rb_json_u64(p->requests));
+        cJSON_AddItemToObject(o, "objects", rb_json_u64(p->objects));
+        cJSON_AddItemToObject(o, "bytes", rb_json_u64(p->bytes));
+        cJSON_AddItemToObject(o, "errors", rb_json_u64(p->errors));
+        cJSON_AddNumberToObject(o, "duration_s", p->duration_s);
+        cJSON_AddBoolToObject(o, "interrupted", i >= n);
+        cJSON_AddItemToArray(arr, o);
+        char rate[32] = "-", achieved[32] = "-", avg[16] = "–", p50[16] = "–", p99[16] = "–";
+        if (p->rate_per_s > 0) {
+            snprintf(rate, sizeof rate, "%.6g", p->rate_per_s);
+            if (isfinite(p->achieved_rate_per_s))
+                snprintf(achieved, sizeof achieved, "%.6g", p->achieved_rate_per_s);
+        }
+        if (p->lat_known) {
+            rb_format_duration_human(avg, sizeof avg, (uint64_t)p->lat_avg_ns);
+            rb_format_duration_human(p50, sizeof p50, p->lat_p50_ns);
+            rb_format_duration_human(p99, sizeof p99, p->lat_p99_ns);
+        }
+        const char *note = i >= n                        ? "interrupted"
+                           : (int)i == knee && (int)i == peak ? "knee, peak"
+                           : (int)i == knee                  ? "knee"
+                           : (int)i == peak                  ? "peak"
+                                                             : "";
+        rb_buf_printf(&t, "| %s | %" PRIu64 " | %s | %s | %.2f | %.1f | %s | %s | %s | %" PRIu64 " | %s |\n", p->phase,
+                      p->inflight, rate, achieved, p->bytes_per_s / (double)RB_MIB, p->ops_per_s, avg, p50, p99,
+                      p->errors, note);
+    }
+    knee_and_peak(a, pts, n, knee, peak, summary, &t);
     cJSON_AddStringToObject(summary, "target", target);
     cJSON_AddNumberToObject(summary, "ranks", h->size);
     cJSON_AddItemToObject(summary, "threads", rb_json_u64(a->threads));
@@ -284,6 +348,8 @@ static int run(struct sweep_args *a, struct rb_cli *cli)
     const size_t npoints = a->rate ? nrates : a->inflight.n;
     struct point *pts = calloc(npoints, sizeof *pts);
     size_t done = 0, cut = 0;
+    uint64_t requests = 0, errors = 0;
+    bool failed = false;
     char *table = NULL;
     if (!pts)
         rb_harness_fatal(&h, RB_EXIT_RUNTIME, "out of memory");
@@ -339,19 +405,19 @@ static int run(struct sweep_args *a, struct rb_cli *cli)
             else
                 done++;
             const struct rb_stats *s = res.total;
-            double pct = s->ops ? 100.0 * (double)s->errors / (double)s->ops : 0;
-            if (pct > a->max_error_pct) {
-                rb_result_check(&h.result, "error_rate", false, "%s: %.3f %% of %" PRIu64 " requests failed "
-                                "(--max-error-rate %g %%)", name, pct, s->ops, a->max_error_pct);
-                rb_error("%s: %.3f %% of %" PRIu64 " requests failed (--max-error-rate %g %%)", name, pct, s->ops,
-                         a->max_error_pct);
-            }
+            requests += s->ops;
+            errors += s->errors;
+            if (rb_load_errors_over(s->errors, s->ops, a->max_error_pct))
+                failed |= !rb_load_check_errors(&h.result, name, "requests", s->err, s->errors, s->ops,
+                                                a->max_error_pct);
         }
         rb_load_result_free(&res);
         if (status || h.interrupted)
             break;
     }
     if (h.rank == 0) {
+        if (!failed)
+            rb_load_check_errors(&h.result, NULL, "requests", NULL, errors, requests, a->max_error_pct);
         cJSON *summary = cJSON_CreateObject();
         table = report(a, &h, rb_target_name(t), pts, done, cut, summary);
         rb_result_set(&h.result, "summary", summary);
@@ -377,7 +443,7 @@ int rb_sweep_main(int argc, char **argv)
         .threads = 1,
         .seed = 1,
         .timeout_ns = 30 * RB_NS_PER_S,
-        .max_error_pct = 100,
+        .max_error_pct = 0,
         .max_redirects = 5,
         .knee_gain_pct = RB_SWEEP_KNEE_GAIN_PCT,
         .knee_latency_pct = RB_SWEEP_KNEE_LATENCY_PCT,
@@ -408,8 +474,7 @@ int rb_sweep_main(int argc, char **argv)
         {"verify", 0, RB_OPT_FLAG, &a.verify, NULL, "compare every byte with the seeded payload", NULL},
         {"timeout", 0, RB_OPT_DURATION, &a.timeout_ns, "D", "per-request timeout (0: none)", NULL},
         {"engine", 0, RB_OPT_CHOICE, &a.engine, "E", "request engine, as for load get", "auto|curl|native"},
-        {"max-error-rate", 0, RB_OPT_PERCENT, &a.max_error_pct, "PCT", "exit 1 when a point has more failed requests",
-         NULL},
+        {"max-error-rate", 0, RB_OPT_PERCENT, &a.max_error_pct, "PCT", RB_LOAD_MAX_ERROR_HELP " (per point)", NULL},
         {"max-redirects", 0, RB_OPT_U64, &a.max_redirects, "N", "redirects followed per request (AIStore)", NULL},
         {"region", 0, RB_OPT_STR, &a.tgt.region, "NAME", "S3 signing region", NULL},
         {"virtual-host", 0, RB_OPT_FLAG, &a.tgt.virtual_host, NULL, "S3 virtual-host style (bucket.host)", NULL},

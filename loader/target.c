@@ -40,6 +40,50 @@ int rb_target_split_url(const char *url, char *scheme, size_t slen, char *hostpo
     return 0;
 }
 
+void rb_target_escape(const char *s, char *out, size_t len)
+{
+    size_t o = 0;
+    for (const unsigned char *c = (const unsigned char *)s; *c && o + 5 < len; c++) {
+        if (*c == '\r' || *c == '\n' || *c == '\t') {
+            out[o++] = '\\';
+            out[o++] = *c == '\r' ? 'r' : *c == '\n' ? 'n' : 't';
+        } else if (*c < 0x20 || *c == 0x7f) {
+            o += (size_t)snprintf(out + o, len - o, "\\x%02x", *c);
+        } else {
+            out[o++] = (char)*c;
+        }
+    }
+    if (len)
+        out[o < len ? o : len - 1] = '\0';
+}
+
+int rb_target_check_url(const char *what, const char *url, char *err, size_t errlen)
+{
+    const char *sep = strstr(url, "://");
+    const char *auth = sep ? sep + 3 : url;
+    size_t alen = strcspn(auth, "/?#");
+    const char *at = memchr(auth, '@', alen);
+    if (at) {
+        /* Shown without what stands between "://" and "@": a password never reaches a terminal or a log. */
+        char rest[300];
+        rb_target_escape(at + 1, rest, sizeof rest);
+        snprintf(err, errlen,
+                 "%s \"%.*s***@%s\": credentials in a URL are refused (they would land in argv, logs and "
+                 "results); give them in AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or --credentials-file",
+                 what, (int)(auth - url > 16 ? 16 : auth - url), url, rest);
+        return -EINVAL;
+    }
+    for (const unsigned char *c = (const unsigned char *)url; *c; c++)
+        if (*c <= 0x20 || *c == 0x7f) {
+            char shown[600];
+            rb_target_escape(url, shown, sizeof shown);
+            snprintf(err, errlen, "%s \"%s\": %s at byte %zu; percent-encode it (%%%02X)", what, shown,
+                     *c == ' ' ? "a space" : "a control character", (size_t)(c - (const unsigned char *)url), *c);
+            return -EINVAL;
+        }
+    return 0;
+}
+
 /* host[:port] with a plausible host (letters, digits, '-', '.', '_' or a [v6] literal) and port 1..65535. */
 static bool valid_hostport(const char *hp)
 {
@@ -76,6 +120,9 @@ static bool valid_hostport(const char *hp)
 int rb_target_add_endpoint(struct rb_target *t, const char *url, char *err, size_t errlen)
 {
     char scheme[16], hp[512], path[1024];
+    int rc = rb_target_check_url("--endpoint", url, err, errlen);
+    if (rc)
+        return rc;
     if (rb_target_split_url(url, scheme, sizeof scheme, hp, sizeof hp, path, sizeof path) != 0 ||
         (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0) || !valid_hostport(hp) ||
         (path[0] && strcmp(path, "/") != 0)) {
@@ -98,6 +145,9 @@ int rb_target_open(struct rb_target **out, const struct rb_target_cfg *cfg, char
 {
     *out = NULL;
     const char *url = cfg->url ? cfg->url : "";
+    int rc = rb_target_check_url("target", url, err, errlen);
+    if (rc)
+        return rc;
     const char *sep = strstr(url, "://");
     if (!sep) {
         snprintf(err, errlen,
@@ -116,12 +166,21 @@ int rb_target_open(struct rb_target **out, const struct rb_target_cfg *cfg, char
                  (int)(sep - url > 32 ? 32 : sep - url), url);
         return -EINVAL;
     }
+    /* Options that only one kind of target reads are refused elsewhere rather than silently ignored. */
+    if (cfg->virtual_host && ops != &rb_target_s3_ops) {
+        snprintf(err, errlen, "--virtual-host: only an s3:// target has virtual-host style (bucket.host)");
+        return -EINVAL;
+    }
+    if (cfg->provider && ops != &rb_target_ais_ops) {
+        snprintf(err, errlen, "--provider: only an ais:// target has a bucket provider");
+        return -EINVAL;
+    }
     struct rb_target *t = calloc(1, sizeof *t);
     if (!t)
         return -ENOMEM;
     t->ops = ops;
     snprintf(t->name, sizeof t->name, "%.1000s", url);
-    int rc = ops->parse(t, sep + 3, cfg, err, errlen);
+    rc = ops->parse(t, sep + 3, cfg, err, errlen);
     if (rc) {
         rb_target_close(t);
         return rc;

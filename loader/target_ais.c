@@ -27,14 +27,16 @@ static int ais_parse(struct rb_target *t, const char *rest, const struct rb_targ
     int rc = rb_target_bucket_prefix(t, rest, "ais", err, errlen);
     if (rc)
         return rc;
+    /* AIStore's providers (docs/providers.md) and their short aliases; anything else would be sent as typed. */
+    static const char *const known[] = {"ais", "aws", "s3", "gcp", "gs", "azure", "az", "oci", "ht", NULL};
     const char *prov = cfg->provider ? cfg->provider : "ais";
-    size_t pl = strlen(prov);
-    bool ok = pl > 0 && pl < sizeof t->provider;
-    for (size_t i = 0; ok && i < pl; i++)
-        ok = (prov[i] >= 'a' && prov[i] <= 'z') || (prov[i] >= '0' && prov[i] <= '9');
+    bool ok = false;
+    for (size_t i = 0; known[i] && !ok; i++)
+        ok = strcmp(prov, known[i]) == 0;
     if (!ok) {
-        snprintf(err, errlen, "--provider \"%.40s\": expected ais, aws, gcp, azure or another AIStore provider name",
-                 prov);
+        char shown[160];
+        rb_target_escape(prov, shown, sizeof shown);
+        snprintf(err, errlen, "--provider \"%s\": expected ais, aws (s3), gcp (gs), azure (az), oci or ht", shown);
         return -EINVAL;
     }
     snprintf(t->provider, sizeof t->provider, "%s", prov);

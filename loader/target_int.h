@@ -156,6 +156,15 @@ struct rb_target {
 extern const struct rb_target_ops rb_target_http_ops, rb_target_https_ops, rb_target_s3_ops, rb_target_ais_ops;
 
 /* Shared helpers of the target tables (target.c). */
+/* Copies s into out (len bytes, always terminated) with CR, LF, tab as \r \n \t and other control bytes as \xNN. */
+void rb_target_escape(const char *s, char *out, size_t len);
+/*
+ * Checks a URL before use: no credentials ("user:pass@" in the authority:
+ * refused, and the message shows "***" in their place) and no space or
+ * control character (the message shows the URL escaped). what names it in
+ * the message ("target", "--endpoint"). Returns 0 or -EINVAL with err set.
+ */
+int rb_target_check_url(const char *what, const char *url, char *err, size_t errlen);
 int rb_target_split_url(const char *url, char *scheme, size_t slen, char *hostport, size_t hlen,
                         char *path, size_t plen);
 /* Splits "bucket[/prefix]" into t->bucket and t->prefix (s3 and ais bucket naming). */

@@ -159,20 +159,9 @@ static const struct row *run_phase(struct tiers_run *r, const char *name, enum r
             fill_row(&r->rows[r->nrows], &res, size, how, epochs, cache_headers != NULL);
             row = &r->rows[r->nrows++];
         }
-        double pct = s->ops ? 100.0 * (double)s->errors / (double)s->ops : 0;
-        if (pct > a->max_error_pct) {
-            char classes[512] = "";
-            size_t l = 0;
-            for (int i = 0; i < RB_LERR_COUNT; i++)
-                if (s->err[i] && l < sizeof classes)
-                    l += (size_t)snprintf(classes + l, sizeof classes - l, " %s %" PRIu64, rb_load_err_names[i],
-                                          s->err[i]);
-            rb_result_check(&r->h.result, "error_rate", false,
-                            "%s: %" PRIu64 " of %" PRIu64 " requests failed (%.3f %%; --max-error-rate %g %%):%s",
-                            name, s->errors, s->ops, pct, a->max_error_pct, classes);
-            rb_error("%s: %" PRIu64 " of %" PRIu64 " requests failed (%s); stopping here, the later phases "
-                     "would measure errors",
-                     name, s->errors, s->ops, classes[0] ? classes + 1 : "no class");
+        if (rb_load_errors_over(s->errors, s->ops, a->max_error_pct) &&
+            !rb_load_check_errors(&r->h.result, name, "requests", s->err, s->errors, s->ops, a->max_error_pct)) {
+            rb_error("%s: stopping here, the later phases would measure errors", name);
             r->error_rate_failed = true;
             stop = 1;
         }
@@ -562,7 +551,8 @@ static int open_target(struct rb_target **t, const char *opt, const char *url, c
         .endpoints = eps->v,
         .nendpoints = eps->n,
         .region = a->region,
-        .virtual_host = a->virtual_host,
+        /* --virtual-host is for whichever of the two is s3:// (the other may be ais:// or http://). */
+        .virtual_host = a->virtual_host && url && strncmp(url, "s3://", 5) == 0,
         .provider = provider,
         .credentials_file = a->credentials_file,
         .profile = a->profile,
@@ -664,10 +654,9 @@ static int run(struct tiers_args *a, struct rb_cli *cli)
 
     char *table = NULL;
     if (r->h.rank == 0) {
-        if (!r->error_rate_failed && r->requests_total)
-            rb_result_check(&r->h.result, "error_rate", true,
-                            "%" PRIu64 " of %" PRIu64 " requests failed (--max-error-rate %g %%)", r->errors_total,
-                            r->requests_total, a->max_error_pct);
+        if (!r->error_rate_failed)
+            rb_load_check_errors(&r->h.result, NULL, "requests", NULL, r->errors_total, r->requests_total,
+                                 a->max_error_pct);
         cJSON *summary = cJSON_CreateObject();
         table = report(r, summary);
         rb_result_set(&r->h.result, "summary", summary);
@@ -744,7 +733,7 @@ int rb_tiers_main(int argc, char **argv)
         {"verify", 0, RB_OPT_FLAG, &a.verify, NULL, "compare every byte read with the payload written", NULL},
         {"timeout", 0, RB_OPT_DURATION, &a.timeout_ns, "D", "per-request timeout (0: none)", NULL},
         {"max-error-rate", 0, RB_OPT_PERCENT, &a.max_error_pct, "PCT",
-         "a phase with more failed requests ends the run (exit 1)", NULL},
+         RB_LOAD_MAX_ERROR_HELP "; a failing phase ends the run", NULL},
         {"max-redirects", 0, RB_OPT_U64, &a.max_redirects, "N", "redirects followed per request (AIStore)", NULL},
         {"engine", 0, RB_OPT_CHOICE, &a.engine, "E", "request engine of the GET phases, as for load get (put: curl)",
          "auto|curl|native"},

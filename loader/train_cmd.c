@@ -324,7 +324,7 @@ int rb_load_train_main(int argc, char **argv)
         .max_accel = 256,
         .timeout_ns = 30 * RB_NS_PER_S,
         .max_redirects = 5,
-        .max_error_pct = 100,
+        .max_error_pct = 0,
     };
     const struct rb_opt opts[] = {
         {"workload", 0, RB_OPT_STR, &a.workload, "NAME",
@@ -379,8 +379,7 @@ int rb_load_train_main(int argc, char **argv)
         {"provider", 0, RB_OPT_STR, &a.tgt.provider, "NAME", "AIStore bucket provider: ais (default), aws, gcp, azure", NULL},
         {"timeout", 0, RB_OPT_DURATION, &a.timeout_ns, "D", "per-request timeout (0: none)", NULL},
         {"max-redirects", 0, RB_OPT_U64, &a.max_redirects, "N", "redirects followed per request (AIStore)", NULL},
-        {"max-error-rate", 0, RB_OPT_PERCENT, &a.max_error_pct, "PCT", "exit 1 when more than PCT % of reads fail",
-         NULL},
+        {"max-error-rate", 0, RB_OPT_PERCENT, &a.max_error_pct, "PCT", RB_LOAD_MAX_ERROR_HELP, NULL},
         {"cache-header", 0, RB_OPT_STR, &a.cache_header, "NAME",
          "count HIT/MISS of this response header per epoch (e.g. X-Cache-Status)", NULL},
         {0},

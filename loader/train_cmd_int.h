@@ -87,6 +87,7 @@ struct run {
     size_t ntrials;
     struct rb_train_search search;
     bool measured_anything;
+    bool sample_checked;            /* rank 0: the sample size read was compared with the assumed one */
     uint64_t dataset_bytes;         /* from the listing or file list; 0 while unknown */
     const char *source;             /* where the sizes came from; NULL: estimated after the first epoch */
     cJSON *dataset, *populated;     /* rank 0: summary parts (owned until handed to the summary) */
@@ -119,7 +120,8 @@ int rb_train_run_trials(struct run *R);
 
 /* Rank 0: the epoch's summary entry from every rank's figures. */
 cJSON *rb_train_epoch_entry(struct run *R, const cJSON *ranks_json, uint64_t epoch_no, bool cold, unsigned accel,
-                            const struct rb_phase *p, const struct rb_hist *wait, struct rb_train_figures *fig);
+                            const struct rb_phase *p, const struct rb_hist *wait, const struct rb_hist *sync,
+                            struct rb_train_figures *fig);
 /* Rank 0: result.json's summary, table.md and the checks of the trials in R (takes R->dataset and R->populated). */
 void rb_train_report(struct run *R, struct rb_buf *table);
 

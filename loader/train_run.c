@@ -49,6 +49,7 @@ struct epoch {
     uint64_t *ready_ns, *comp_ns;   /* the trainer's current step, per accelerator */
     struct rb_train_tally *tally;   /* per accelerator */
     struct rb_hist *wait;           /* data wait per accelerator and step, first step excluded */
+    struct rb_hist *sync;           /* time in the step's barrier or all-reduce, per step, first step excluded */
 };
 
 /* ---- read threads ---- */
@@ -89,7 +90,8 @@ static void *loader_main(void *arg)
             ep->stop = 1;
             pthread_cond_broadcast(&ep->room_cv);
         } else if (!ep->stop) {
-            ep->ready[k] = 1;
+            /* A batch with a failed read delivers no samples (2): its accelerators have nothing to compute. */
+            ep->ready[k] = rc == 0 ? 1 : 2;
         }
         pthread_cond_broadcast(&ep->ready_cv);
         pthread_mutex_unlock(&ep->mu);
@@ -174,6 +176,7 @@ static void *trainer_main(void *arg)
     for (uint64_t s = 0; begin && s < ep->steps; s++) {
         const uint64_t start = t;
         bool cut = false;
+        unsigned starved = 0;
         for (unsigned x = 0; x < ep->accel && !cut; x++) {
             uint64_t k = s * ep->accel + x;
             pthread_mutex_lock(&ep->mu);
@@ -190,6 +193,10 @@ static void *trainer_main(void *arg)
             pthread_mutex_unlock(&ep->mu);
             ep->comp_ns[x] = rb_train_compute_ns(a->compute_ns, a->compute_stdev_ns, a->seed, ep->seq,
                                                  R->h->rank, x, s);
+            if (!cut && ep->ready[k] == 2) {
+                ep->comp_ns[x] = 0;
+                starved++;
+            }
         }
         uint64_t wake = 0;
         if (!cut) {
@@ -197,11 +204,21 @@ static void *trainer_main(void *arg)
             wake = sleep_until(cend, &ep->stop);
             cut = wake < cend;
         }
+        const uint64_t sync_start = rb_clock_ns();
         int any = step_sync(R, cut || ep->stop || rb_harness_signalled());
         uint64_t end = rb_clock_ns();
-        if (!cut)
+        if (!cut) {
+            if (ep->tally[0].steps > 0) /* the first step is left out, as from AU */
+                rb_hist_record(ep->sync, end - sync_start);
             rb_train_step_account(ep->tally, ep->accel, a->batch, start, ep->ready_ns, ep->comp_ns, wake, end,
                                   ep->wait);
+            /* The starved accelerators' samples were never delivered (a failed read is not a sample). */
+            for (unsigned x = 0; x < ep->accel && starved; x++)
+                if (ep->comp_ns[x] == 0 && ep->tally[x].samples >= a->batch) {
+                    ep->tally[x].samples -= a->batch;
+                    starved--;
+                }
+        }
         t = end;
         if (any)
             break;
@@ -297,6 +314,7 @@ static void epoch_free(struct epoch *ep)
     free(ep->comp_ns);
     free(ep->tally);
     rb_hist_free(ep->wait);
+    rb_hist_free(ep->sync);
 }
 
 static const char *const extra_redirects[] = {"redirects", NULL};
@@ -333,7 +351,8 @@ static int run_epoch(struct run *R, struct trial *tr, uint64_t epoch_no, const c
     ep.comp_ns = calloc(ep.accel, sizeof *ep.comp_ns);
     ep.tally = calloc(ep.accel, sizeof *ep.tally);
     ep.wait = rb_hist_new();
-    if (rc || !ep.ready || !ep.ready_ns || !ep.comp_ns || !ep.tally || !ep.wait)
+    ep.sync = rb_hist_new();
+    if (rc || !ep.ready || !ep.ready_ns || !ep.comp_ns || !ep.tally || !ep.wait || !ep.sync)
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory for epoch %" PRIu64, epoch_no);
     ep.nnames = nstream;
 
@@ -370,15 +389,16 @@ static int run_epoch(struct run *R, struct trial *tr, uint64_t epoch_no, const c
     cJSON_AddBoolToObject(mj, "cut", mine.steps < ep.steps);
     cJSON *ranks_json = rb_harness_gather_json(h, mj);
     cJSON_Delete(mj);
-    struct rb_hist *wait_all = rb_hist_new();
-    if (!wait_all)
+    struct rb_hist *wait_all = rb_hist_new(), *sync_all = rb_hist_new();
+    if (!wait_all || !sync_all)
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
     rb_harness_reduce_hist(h, ep.wait, wait_all);
+    rb_harness_reduce_hist(h, ep.sync, sync_all);
 
     double au = 0, sps = 0;
     if (h->rank == 0 && ranks_json) {
         struct rb_train_figures fig;
-        cJSON *e = rb_train_epoch_entry(R, ranks_json, epoch_no, ep.seq == 1, ep.accel, &p, wait_all, &fig);
+        cJSON *e = rb_train_epoch_entry(R, ranks_json, epoch_no, ep.seq == 1, ep.accel, &p, wait_all, sync_all, &fig);
         struct rb_train_figures *grown = realloc(tr->fig, (tr->nfig + 1) * sizeof *grown);
         if (!e || !grown)
             rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
@@ -405,6 +425,7 @@ static int run_epoch(struct run *R, struct trial *tr, uint64_t epoch_no, const c
     rb_harness_metrics_update(h);
     cJSON_Delete(ranks_json);
     rb_hist_free(wait_all);
+    rb_hist_free(sync_all);
     rb_harness_phase_free(&p);
     epoch_free(&ep);
     return status;
@@ -470,8 +491,12 @@ int rb_train_build_objects(struct rb_harness *h, const struct train_args *a, con
                 drawn = true;
             }
     }
+    /*
+     * Only --populate makes the drawn sizes true; from a preset or --sample-size they are a guess about
+     * objects that exist already, so the data set's size is measured from what the first epoch reads.
+     */
     if (drawn)
-        *source = a->populate ? "populate" : (a->sample_s ? "sample-size" : "workload");
+        *source = a->populate ? "populate" : NULL;
     return 0;
 }
 
@@ -589,13 +614,40 @@ int rb_train_populate(struct run *R, cJSON **record)
 
 /* ---- the trials ---- */
 
+/*
+ * Rank 0, once: the sample size the objects read hold, against the one the
+ * preset or --sample-size assumed; more than 2x apart is another data set
+ * than the one the workload describes, and says so.
+ */
+static void check_sample_size(struct run *R)
+{
+    const struct train_args *a = R->a;
+    if (R->h->rank != 0 || R->sample_checked || !R->read_objects || !a->sample_bytes || a->populate)
+        return;
+    R->sample_checked = true;
+    double read = (double)R->read_bytes / (double)R->read_objects / (double)a->spo, assumed = (double)a->sample_bytes;
+    if (read <= 2 * assumed && assumed <= 2 * read)
+        return;
+    char r[32], s[32];
+    rb_format_size(r, sizeof r, (uint64_t)read);
+    rb_format_size(s, sizeof s, a->sample_bytes);
+    rb_warn("the objects read hold %s per sample, the %s assumes %s (more than 2x apart): its compute time and "
+            "batch describe another data set", r, a->preset ? a->preset->name : "--sample-size", s);
+    if (R->dataset)
+        cJSON_AddNumberToObject(R->dataset, "sample_bytes_read", read);
+}
+
 /* Rank 0, when the listing gave no sizes: the data set estimated from what the first epoch read. */
 static void estimate_dataset(struct run *R)
 {
+    check_sample_size(R);
     if (R->h->rank != 0 || R->dataset || !R->read_objects)
         return;
     R->dataset_bytes = (uint64_t)((double)R->read_bytes / (double)R->read_objects * (double)R->all->n);
     R->dataset = rb_train_dataset_json(R, R->dataset_bytes, "measured");
+    if (R->sample_checked)
+        cJSON_AddNumberToObject(R->dataset, "sample_bytes_read",
+                                (double)R->read_bytes / (double)R->read_objects / (double)R->a->spo);
 }
 
 int rb_train_run_trials(struct run *R)

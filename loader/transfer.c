@@ -17,7 +17,7 @@
 
 const char *const rb_load_err_names[RB_LERR_COUNT + 1] = {
     "connect", "timeout", "reset", "http_4xx", "http_5xx", "short_read", "checksum", "too_many_redirects",
-    "other", NULL};
+    "other", "abandoned", NULL};
 const char *const rb_load_extra_names[RB_LX_COUNT + 1] = {"redirects", "cache_hit", "cache_miss",
                                                           "cache_other", "cache_absent", NULL};
 
@@ -59,6 +59,9 @@ static size_t on_header(char *p, size_t size, size_t n, void *arg)
     size_t len = size * n;
     if (len >= 5 && memcmp(p, "HTTP/", 5) == 0) {
         /* A new response (after a redirect, or 100 Continue): start over. */
+        const char *code = memchr(p, ' ', len);
+        if (!code || code + 1 >= p + len || code[1] != '1')
+            r->response_ns = rb_clock_ns();
         r->status_known = false;
         r->cache = RB_LX_CACHE_ABSENT;
         r->cache_pos = UINT_MAX;
@@ -189,7 +192,8 @@ static uint64_t get_bytes(const struct req *r)
 
 static const struct rb_xfer_op xfer_ops[] = {
     [RB_LOAD_GET] = {.name = "GET", .slot_setup = NULL, .prepare = get_prepare, .bytes = get_bytes},
-    [RB_LOAD_PUT] = {.name = "PUT", .slot_setup = put_slot_setup, .prepare = put_prepare, .bytes = put_bytes},
+    [RB_LOAD_PUT] = {.name = "PUT", .slot_setup = put_slot_setup, .prepare = put_prepare,
+                     .ttfb_from_response = true, .bytes = put_bytes},
 };
 
 const struct rb_xfer_op *rb_xfer_op_for(enum rb_load_op op)
@@ -274,6 +278,7 @@ int rb_xfer_issue(struct worker *w, const char *name, uint64_t size, uint64_t in
     r->cache_pos = UINT_MAX;
     r->errbody.len = 0;
     r->ebuf[0] = '\0';
+    r->response_ns = 0;
     if (curl_easy_setopt(r->easy, CURLOPT_URL, url) != CURLE_OK) {
         w->nfree++;
         return -ENOMEM;
@@ -292,6 +297,7 @@ int rb_xfer_issue(struct worker *w, const char *name, uint64_t size, uint64_t in
     }
     r->busy = true;
     w->issued++;
+    w->last_issue_ns = r->start_ns;
     return 0;
 }
 
@@ -323,6 +329,8 @@ int rb_engine_classify(CURLcode rc, long status, bool mismatch, bool wrong_lengt
 {
     if (rc != CURLE_OK)
         return curl_class(rc);
+    if (status >= 600)
+        return RB_LERR_OTHER; /* not an HTTP status class at all (RFC 9110 defines 100-599) */
     if (status >= 500)
         return RB_LERR_HTTP_5XX;
     if (status >= 400)
@@ -414,6 +422,9 @@ void rb_xfer_record(struct worker *w, struct req *r, CURLcode rc, long status, u
     int cls = rb_engine_classify(rc, status, r->mismatch, wrong_length);
 
     struct rb_stats *s = w->local;
+    if (w->op->ttfb_from_response)
+        ttfb_ns = r->response_ns > r->start_ns && r->response_ns - r->start_ns < total_ns ? r->response_ns - r->start_ns
+                                                                                   : total_ns;
     /* Coordinated omission: the request was due at intended_ns; any wait for a free slot is latency too. */
     uint64_t lat_ns = (r->start_ns - r->intended_ns) + total_ns;
     uint64_t bytes = w->op->bytes(r);
@@ -450,4 +461,24 @@ void rb_xfer_record(struct worker *w, struct req *r, CURLcode rc, long status, u
     }
     if (o->log_fd >= 0 && w->logbuf)
         log_request(w, r, status, cls, bytes, ttfb_ns, total_ns, lat_ns);
+}
+
+void rb_xfer_abandon(struct worker *w, struct req *r, const char *name, uint64_t intended_ns, uint64_t now_ns)
+{
+    struct req due;
+    if (r) {
+        curl_multi_remove_handle(r->sh->multi, r->easy);
+        r->busy = false;
+        w->free_slots[w->nfree++] = (unsigned)(r - w->reqs);
+        intended_ns = r->intended_ns;
+        due = *r;
+    } else {
+        /* Never sent: its log line starts at its intended moment on the wall clock. */
+        due = (struct req){.name = name, .start_wall_ns = rb_clock_wall_ns() - (now_ns - intended_ns)};
+    }
+    uint64_t lat_ns = now_ns > intended_ns ? now_ns - intended_ns : 0;
+    w->local->ops++;
+    rb_stats_error(w->local, RB_LERR_ABANDONED);
+    if (w->o->log_fd >= 0 && w->logbuf)
+        log_request(w, &due, 0, RB_LERR_ABANDONED, 0, 0, lat_ns, lat_ns);
 }

@@ -218,6 +218,29 @@ void rb_worker_eat_wake(struct worker *w)
         rb_warn("eventfd read: %s", strerror(errno));
 }
 
+/*
+ * Told to stop: issue nothing more. An open loop's sends that were due but
+ * found no free slot (every slot busy) are counted as abandoned now
+ * (latency from their intended time); requests in flight get until the
+ * returned moment, their --timeout from now, to finish and be counted
+ * normally (no timeout: none; rb_worker_run abandons what is left).
+ */
+uint64_t rb_worker_stop_issuing(struct worker *w)
+{
+    uint64_t now = rb_clock_ns();
+    const char *name;
+    uint64_t size;
+    if (!w->exhausted)
+        w->stop_issue_ns = now; /* the open loop was still sending: its send window lasts until now */
+    /* Only sends held back for want of a slot: with one free, a send due now is at the boundary, not late. */
+    while (w->period_ns && !w->exhausted && !w->nfree && w->next_ns <= now && rb_worker_next(w, &name, &size)) {
+        rb_xfer_abandon(w, NULL, name, w->next_ns, now);
+        w->next_ns += w->period_ns;
+    }
+    w->exhausted = true;
+    return now + (w->o->timeout_ns ? w->o->timeout_ns + 100 * RB_NS_PER_MS : 1);
+}
+
 /* The request loop; stop and stop2 may be NULL. Returns 0 or -errno. */
 int rb_worker_run(struct worker *w, const atomic_bool *stop, const volatile int *stop2)
 {
@@ -226,8 +249,11 @@ int rb_worker_run(struct worker *w, const atomic_bool *stop, const volatile int 
     const bool open_loop = w->period_ns != 0;
     struct epoll_event evs[EPOLL_BATCH];
     int rc = 0;
+    uint64_t drain_until = 0;
     for (;;) {
-        if ((stop && atomic_load_explicit(stop, memory_order_relaxed)) || (stop2 && *stop2))
+        if (!drain_until && ((stop && atomic_load_explicit(stop, memory_order_relaxed)) || (stop2 && *stop2)))
+            drain_until = rb_worker_stop_issuing(w);
+        if (drain_until && rb_clock_ns() >= drain_until)
             break;
         if ((rc = rb_worker_refill(w, rb_xfer_issue)))
             return rc;
@@ -276,13 +302,11 @@ int rb_worker_run(struct worker *w, const atomic_bool *stop, const volatile int 
                 return rc;
         }
     }
-    /* Requests still in flight when told to stop are abandoned, not counted. */
+    /* Requests still in flight when the drain ran out are counted as abandoned, never dropped. */
+    uint64_t now = rb_clock_ns();
     for (unsigned i = 0; i < w->nreq; i++)
-        if (w->reqs[i].busy) {
-            curl_multi_remove_handle(w->reqs[i].sh->multi, w->reqs[i].easy);
-            w->reqs[i].busy = false;
-            w->free_slots[w->nfree++] = i;
-        }
+        if (w->reqs[i].busy)
+            rb_xfer_abandon(w, &w->reqs[i], w->reqs[i].name, 0, now);
     return 0;
 }
 

@@ -49,6 +49,12 @@ struct rb_xfer_op {
     int (*slot_setup)(struct req *r);
     /* Prepares r for one request of object name of size bytes (0 unknown): payload key, range, body size. */
     void (*prepare)(struct worker *w, struct req *r, const char *name, uint64_t size);
+    /*
+     * The time to first byte is the first response byte's (the final status
+     * line's) rather than libcurl's STARTTRANSFER, which for an upload is
+     * when the body starts going out, not a first byte of anything.
+     */
+    bool ttfb_from_response;
     /* The bytes a successful request counts: received for GET, sent for PUT. */
     uint64_t (*bytes)(const struct req *r);
 };
@@ -116,6 +122,7 @@ struct req {
     bool ranged;                /* a Range was asked for */
     uint64_t put_size, put_pos;
     uint64_t intended_ns, start_ns, start_wall_ns;
+    uint64_t response_ns;       /* when the last final (non-1xx) status line arrived; 0 none */
     uint64_t body;              /* body bytes received */
     bool busy, mismatch, status_known, err_status;
     int cache;                  /* RB_LX_CACHE_* seen in this response, or RB_LX_CACHE_ABSENT */
@@ -148,6 +155,8 @@ struct worker {
     const uint32_t *fetch_idx;
     size_t fetch_n, fetch_pos;
     uint64_t issued, count_limit, bytes_done, bytes_limit;
+    uint64_t last_issue_ns;     /* when the last request was sent */
+    uint64_t stop_issue_ns;     /* when it was told to stop issuing while it still had requests to send; 0 none */
     bool exhausted;
 
     uint64_t period_ns, next_ns;    /* open loop: spacing and next intended send time */
@@ -206,6 +215,13 @@ void rb_xfer_record(struct worker *w, struct req *r, CURLcode rc, long status, u
                     uint64_t total_ns, long redirects, uint64_t now_ns);
 /* Counts the response header line p[0..len) ("Name: value") against o->cache_header into r->cache. */
 void rb_xfer_cache_header(struct req *r, const char *p, size_t len);
+/*
+ * Counts one request of class abandoned at now_ns: r still in flight (its
+ * handle is removed and its slot freed), or, with r NULL, an open-loop send
+ * of name due at intended_ns that never found a free slot. Its latency from
+ * the intended send goes to --log-requests; it moved no bytes. Worker thread.
+ */
+void rb_xfer_abandon(struct worker *w, struct req *r, const char *name, uint64_t intended_ns, uint64_t now_ns);
 
 /* ---- worker.c: the loop ---- */
 
@@ -233,6 +249,12 @@ int rb_worker_refill(struct worker *w, int (*issue)(struct worker *w, const char
                                                   uint64_t intended_ns));
 /* Hands w's stats over when the engine's tick sequence moved since w last did (engine workers; no-op for a fetcher). */
 void rb_worker_tick(struct worker *w);
+/*
+ * Told to stop: issues nothing more, counts an open loop's due but unsent
+ * requests as abandoned, and returns until when requests in flight may
+ * still finish (their --timeout from now). Worker thread; either engine.
+ */
+uint64_t rb_worker_stop_issuing(struct worker *w);
 /* Consumes a wake-up on w's eventfd (the loop saw EV_WAKE). */
 void rb_worker_eat_wake(struct worker *w);
 /* Wakes w's loop (a tick or a stop); any thread. */

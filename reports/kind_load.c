@@ -13,7 +13,8 @@ static bool detect(const struct rb_rundir *r)
 /* Error classes of the loader, in its order (loader/target.c). */
 static const char *const err_classes[] = {"connect",    "timeout",  "reset",
                                           "http_4xx",   "http_5xx", "short_read",
-                                          "checksum",   "too_many_redirects", "other"};
+                                          "checksum",   "too_many_redirects", "other",
+                                          "abandoned"};
 
 static void run_notes(struct rb_rtable *t, const struct rb_report_set *s, size_t i)
 {
@@ -21,8 +22,12 @@ static void run_notes(struct rb_rtable *t, const struct rb_report_set *s, size_t
     const char *target = rb_rundir_str(sum, "target");
     double ranks = rb_rundir_num(sum, "ranks"), threads = rb_rundir_num(sum, "threads"),
            inflight = rb_rundir_num(sum, "inflight"), rate = rb_rundir_num(sum, "rate_per_s");
-    char loop[128];
-    if (rate > 0)
+    char loop[160];
+    double achieved = rb_rundir_num(sum, "achieved_rate_per_s");
+    if (rate > 0 && isfinite(achieved))
+        snprintf(loop, sizeof loop, "open loop: target %.0f requests/s, achieved %.0f (latency from the intended send time)",
+                 rate, achieved);
+    else if (rate > 0)
         snprintf(loop, sizeof loop, "open loop at %.0f requests/s (latency from the intended send time)", rate);
     else
         snprintf(loop, sizeof loop, "closed loop");

@@ -95,6 +95,20 @@ static inline double rb_coll_algbw_bytes(enum rb_coll_kind k, size_t count, size
     return d && d->whole_array ? s * (n < 1 ? 1 : n) : s;
 }
 
+/*
+ * Elements per rank of allgather, reducescatter and alltoall for a total of
+ * count elements on n ranks. nccl-tests since v2.13.12 trims each rank's
+ * share to a multiple of 16 bytes (its *GetCollByteCount: (count / n) &
+ * ~(16 / type_bytes - 1)), so that blocks stay aligned for any n; legacy
+ * keeps the older count / n. np 3, float, 1000 B: 80 aligned, 83 legacy.
+ */
+static inline size_t rb_coll_per_rank_count(size_t count, int n, size_t type_bytes, bool legacy)
+{
+    size_t base = count / (size_t)(n < 1 ? 1 : n);
+    size_t align = legacy || type_bytes == 0 || type_bytes >= 16 ? 1 : 16 / type_bytes;
+    return base / align * align;
+}
+
 /* algbw in GB/s (decimal, as nccl-tests) for size_bytes moved in time_us; 0 when time_us <= 0. */
 static inline double rb_coll_algbw_gbps(double size_bytes, double time_us)
 {

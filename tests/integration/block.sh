@@ -8,7 +8,7 @@ fio_json() { sed -n '/^{/,$p' "$1"; }
 
 # 1. A small sweep: 2 block sizes x 2 queue depths, 1 s per point, on a file railbench creates in $T/data.
 mkdir -p "$T/data"
-assert_exit 0 "sweep" "$RB" block --target "$T/data" --size 32M --bs 4k,8k --iodepth 1,4 --runtime 1s \
+assert_exit 0 "sweep" "$RB" block --allow-root-fs --target "$T/data" --size 32M --bs 4k,8k --iodepth 1,4 --runtime 1s \
     --slo 'p99<=1h' --out "$T/r1" --quiet
 R=$T/r1/result.json
 assert_jq "$R" '.summary.block_points | length == 4' "four points"
@@ -59,8 +59,21 @@ assert_jq "$R" '.checks[] | select(.name == "slo") | .passed' "slo check passed"
 assert_jq "$R" '.summary.knee.per_bs | length == 2' "one knee entry per block size"
 grep -q '^## bs 8 KiB' "$T/r1/table.md" || fail "no table for 8 KiB"
 
+# 1b. --rw randrw: reads and writes apart (IOPS that add up to the mixed figure, fio's own p99 per direction),
+#     the target named with the mount it lands on.
+assert_exit 0 "randrw" "$RB" block --allow-root-fs --target "$T/mixed" --size 16M --rw randrw --iodepth 2 --runtime 1s \
+    --direct 0 --out "$T/rrw" --quiet
+assert_jq "$T/rrw/result.json" '.summary.block_points[0] as $p | ($p.read.iops > 0) and ($p.write.iops > 0)
+    and (($p.read.iops + $p.write.iops - $p.iops) | fabs < 1) and ($p.read.clat_ns.p99 > 0) and ($p.write.clat_ns.p99 > 0)
+    and ($p.read.total_ios + $p.write.total_ios == $p.total_ios)' "randrw: read and write apart, adding up"
+grep -q 'read IOPS | read clat p99 | write IOPS | write clat p99' "$T/rrw/table.md" || fail "no read/write table"
+ok "table.md splits reads and writes"
+assert_jq "$T/rrw/result.json" '.summary.target_mount.mount_point == "'"$(stat -c %m "$T")"'"' "target's mount named"
+grep -q "target (rank 0): .* on .* mounted at $(stat -c %m "$T")" "$T/rrw/table.md" || fail "table.md lacks the mount"
+ok "table.md names the mount"
+
 # 2. --keep leaves the file (written to its full size); an SLO nothing meets exits 1 with the check failed.
-assert_exit 1 "SLO missed" "$RB" block --target "$T/data" --size 16M --iodepth 2 --runtime 1s --slo 'p99.9<1ns' \
+assert_exit 1 "SLO missed" "$RB" block --allow-root-fs --target "$T/data" --size 16M --iodepth 2 --runtime 1s --slo 'p99.9<1ns' \
     --keep --out "$T/r2" --quiet
 assert_jq "$T/r2/result.json" '.summary.slo.best == null and (.checks[] | select(.name == "slo") | .passed == false)' \
     "no point meets p99.9<1ns"
@@ -72,7 +85,7 @@ ok "kept file fully written: $alloc bytes allocated"
 rm -f "$T/data/railbench-block.0.data"
 
 # 3. SIGINT during the second point: the first is kept, the second is cut short, result.json is still written.
-bg "$RB" block --target "$T/data" --size 16M --iodepth 1,2 --runtime 4s --out "$T/r3" --quiet
+bg "$RB" block --allow-root-fs --target "$T/data" --size 16M --iodepth 1,2 --runtime 4s --out "$T/r3" --quiet
 pid=$LAST_PID
 for _ in $(seq 150); do [ -e "$T/r3/points/0/4k-randread-qd2-j1.log" ] && break; sleep 0.1; done
 [ -e "$T/r3/points/0/4k-randread-qd2-j1.log" ] || fail "second point never started"
@@ -92,10 +105,10 @@ ok "target removed after SIGINT"
 # 4. An existing file: read as it is and never removed; writing to it needs --allow-destructive.
 head -c 8388608 /dev/urandom >"$T/existing.dat"
 sum=$(md5sum <"$T/existing.dat")
-assert_exit 0 "read an existing file" "$RB" block --target "$T/existing.dat" --iodepth 2 --runtime 1s --out "$T/r4" --quiet
+assert_exit 0 "read an existing file" "$RB" block --allow-root-fs --target "$T/existing.dat" --iodepth 2 --runtime 1s --out "$T/r4" --quiet
 assert_jq "$T/r4/result.json" '.summary.block_points[0].per_rank[0].target_kind == "existing file" and .summary.block_points[0].iops > 0' \
     "existing file read"
-assert_exit 2 "write to an existing file refused" "$RB" block --target "$T/existing.dat" --rw randwrite --iodepth 2 --runtime 1s --out "$T/r5" --quiet
+assert_exit 2 "write to an existing file refused" "$RB" block --allow-root-fs --target "$T/existing.dat" --rw randwrite --iodepth 2 --runtime 1s --out "$T/r5" --quiet
 assert_stderr_line 'existing.dat: is an existing file and --rw randwrite overwrites it; add --allow-destructive'
 assert_eq "existing file untouched" "$sum" "$(md5sum <"$T/existing.dat")"
 
@@ -120,7 +133,7 @@ if command -v losetup >/dev/null && truncate -s 32M "$T/loop.img" && LOOP=$(lose
 else
     # No loop devices here: a device node for an absent device still is a block device to stat(2).
     mknod "$T/fakeblk" b 7 250
-    assert_exit 2 "write to a block device refused" "$RB" block --target "$T/fakeblk" --rw write --iodepth 1 --runtime 1s --out "$T/r6" --quiet
+    assert_exit 2 "write to a block device refused" "$RB" block --allow-root-fs --target "$T/fakeblk" --rw write --iodepth 1 --runtime 1s --out "$T/r6" --quiet
     assert_stderr_line 'fakeblk: is a block device and --rw write writes to it, destroying its data; add --allow-destructive'
 fi
 
@@ -131,11 +144,11 @@ while IFS= read -r f; do
     b=${f##*/}
     [ "$b" = fio ] || [ -e "$T/bin/$b" ] || [ -L "$T/bin/$b" ] || ln -s "$f" "$T/bin/$b"
 done < <(find -H /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin -mindepth 1 -maxdepth 1 2>/dev/null)
-assert_exit 3 "fio missing" env PATH="$T/bin" "$RB" block --target "$T/data" --size 8M --iodepth 1 --runtime 1s --out "$T/r8" --quiet
+assert_exit 3 "fio missing" env PATH="$T/bin" "$RB" block --allow-root-fs --target "$T/data" --size 8M --iodepth 1 --runtime 1s --out "$T/r8" --quiet
 assert_stderr_line '^railbench: error: fio not found in PATH; install it with: apt-get install fio$'
 
 # 7. fio failing: its own last lines are shown, exit 3, result.json says why, the target is still removed.
-assert_exit 3 "fio failing" "$RB" block --target "$T/data" --size 8M --iodepth 1 --runtime 1s --engine nosuchengine --out "$T/r9" --quiet
+assert_exit 3 "fio failing" "$RB" block --allow-root-fs --target "$T/data" --size 8M --iodepth 1 --runtime 1s --engine nosuchengine --out "$T/r9" --quiet
 grep -q 'point 4k-randread-qd1-j1: fio exited with status 1' "$T/stderr" || { cat "$T/stderr"; fail "no point/status line"; }
 grep -q 'fio: engine nosuchengine not loadable' "$T/stderr" || { cat "$T/stderr"; fail "fio's own error line not shown"; }
 ok "fio's last stderr lines shown"
@@ -152,7 +165,7 @@ for a in "$@"; do
 done
 EOF
 chmod +x "$T/fio-truncating"
-assert_exit 3 "truncated fio JSON" "$RB" block --target "$T/data" --size 8M --iodepth 1,2 --runtime 1s --fio "$T/fio-truncating" \
+assert_exit 3 "truncated fio JSON" "$RB" block --allow-root-fs --target "$T/data" --size 8M --iodepth 1,2 --runtime 1s --fio "$T/fio-truncating" \
     --out "$T/r12" --quiet
 assert_stderr_line '^railbench: error: point 4k-randread-qd1-j1: .*/points/0/4k-randread-qd1-j1.json: malformed or truncated fio JSON \(parse error at byte [0-9]+ of [0-9]+\)$'
 [ ! -e "$T/r12/points/0/4k-randread-qd2-j1.fio" ] || fail "the sweep went on after a bad point"
@@ -162,17 +175,30 @@ assert_jq "$T/r12/result.json" '.summary.block_points == [] and (.checks[] | sel
 # 8. Bad usage: one line naming the option, exit 2, nothing run.
 assert_exit 2 "no target" "$RB" block --runtime 1s --out "$T/r10"
 assert_stderr_line '^railbench: --target: required'
-assert_exit 2 "bad SLO" "$RB" block --target "$T/data" --slo 'p42<=1ms'
+assert_exit 2 "bad SLO" "$RB" block --allow-root-fs --target "$T/data" --slo 'p42<=1ms'
 assert_stderr_line "^railbench: --slo: 'p42<=1ms' is not an SLO; expected"
-assert_exit 2 "bad bs" "$RB" block --target "$T/data" --bs 4k,huge
+assert_exit 2 "SLO without a unit" "$RB" block --allow-root-fs --target "$T/data" --slo 'p99<=500'
+assert_stderr_line "^railbench: --slo: 'p99<=500': the bound 500 needs a unit \(ns, us, ms or s\), e.g. p99<=500us"
+# A file railbench would create on the root file system (a /mnt/nvme with nothing mounted there) is refused,
+# naming the device it would land on; --allow-root-fs (used above) lets it through.
+if [ "$(stat -c %m "$T")" = / ]; then
+    assert_exit 2 "target on the root file system" "$RB" block --target "$T/rootfs.dat" --runtime 1s --out "$T/r13" --quiet
+    assert_stderr_line "--target $T/rootfs.dat: lands on the root file system \(.*, mounted at /\), not on a mount of its own.*--allow-root-fs"
+    [ ! -e "$T/rootfs.dat" ] || fail "the refused target was created"
+    assert_jq "$T/r13/result.json" '.exit_status == 2 and (.checks[] | select(.name == "completed") | .passed == false
+        and (.detail | test("root file system")))' "result.json records the refusal"
+else
+    echo "skip: $T is not on the root file system"
+fi
+assert_exit 2 "bad bs" "$RB" block --allow-root-fs --target "$T/data" --bs 4k,huge
 assert_stderr_line '^railbench: --bs:'
-assert_exit 2 "unaligned bs for O_DIRECT" "$RB" block --target "$T/data" --bs 1000
+assert_exit 2 "unaligned bs for O_DIRECT" "$RB" block --allow-root-fs --target "$T/data" --bs 1000
 assert_stderr_line '^railbench: --bs: 1000 is not a block size for direct I/O'
-assert_exit 2 "comment char in target" "$RB" block --target "$T/a;b"
+assert_exit 2 "comment char in target" "$RB" block --allow-root-fs --target "$T/a;b"
 assert_stderr_line "^railbench: --target: .*contains ';' or '#'"
-assert_exit 2 "bad rw" "$RB" block --target "$T/data" --rw sideways
+assert_exit 2 "bad rw" "$RB" block --allow-root-fs --target "$T/data" --rw sideways
 assert_stderr_line '^railbench: --rw:'
-assert_exit 2 "missing directory" "$RB" block --target "$T/nope/file.dat" --runtime 1s --out "$T/r11" --quiet
+assert_exit 2 "missing directory" "$RB" block --allow-root-fs --target "$T/nope/file.dat" --runtime 1s --out "$T/r11" --quiet
 assert_stderr_line 'no such file, and its directory .*/nope does not exist'
 [ ! -e "$T/r10" ] && [ ! -e "$T/r11/points/0/4k-randread-qd1-j1.fio" ] || fail "a point ran despite bad usage"
 ok "no point ran on bad usage"

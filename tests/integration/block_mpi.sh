@@ -4,7 +4,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 
 # 1. %r gives each rank its own file; two points, 1 s each, both ranks at once.
-rb_mpirun 2 "$RB" block --target "$T/f%r.dat" --size 16M --iodepth 1,8 --runtime 1s --out "$T/r1" --quiet
+rb_mpirun 2 "$RB" block --allow-root-fs --target "$T/f%r.dat" --size 16M --iodepth 1,8 --runtime 1s --out "$T/r1" --quiet
 R=$T/r1/result.json
 assert_jq "$R" '.mpi.size == 2 and (.summary.block_points | length) == 2' "two ranks, two points"
 assert_jq "$R" "[.summary.block_points[0].per_rank[].target] == [\"$T/f0.dat\", \"$T/f1.dat\"]" \
@@ -46,6 +46,6 @@ assert_jq "$R" '.phases[1].latency_hist.count == .summary.block_points[1].total_
 
 # 2. Two ranks on one host may not share an existing target.
 head -c 4194304 /dev/zero >"$T/shared.dat"
-assert_exit 2 "shared target refused" rb_mpirun 2 "$RB" block --target "$T/shared.dat" --iodepth 1 --runtime 1s --out "$T/r2" --quiet
+assert_exit 2 "shared target refused" rb_mpirun 2 "$RB" block --allow-root-fs --target "$T/shared.dat" --iodepth 1 --runtime 1s --out "$T/r2" --quiet
 grep -q "ranks 0 and 1 on .* would both use $T/shared.dat; put %r" "$T/stderr" || { cat "$T/stderr"; fail "no message naming the ranks"; }
 ok "message names both ranks and the file"

@@ -69,7 +69,7 @@ ok "hier stayed on-rail: the spine received $sp bytes"
 
 # 3. sbatch block on both nodes, results on each node's own disk; collect.yml brings both hosts' fio files.
 L=$(cl path local)
-jid=$(RB_RESULTS=$L/results RB_TARGET=$L RB_ARGS="--size 4MiB --bs 4k --iodepth 1,4 --runtime 1s --direct 0" \
+jid=$(RB_RESULTS=$L/results RB_TARGET=$L RB_ARGS="--size 4MiB --bs 4k --iodepth 1,4 --runtime 1s --direct 0 --allow-root-fs" \
     OMPI_MCA_btl_tcp_if_include=mgmt0 cl slurm sbatch --parsable -o "$L/%x-%j.out" "$ROOT/scripts/slurm/block.sbatch")
 [[ $jid =~ ^[0-9]+$ ]] || fail "sbatch printed '$jid', not a job id"
 # wait_job JOBID: until the job has left the queue (bounded: 120 s), then prints its state.

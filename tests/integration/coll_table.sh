@@ -4,22 +4,41 @@ set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 MPIRUN+=(--mca mpi_yield_when_idle 1)
 
-# parse_table OUT RESULT NP: reads the printed table like an nccl-tests parser and checks every row.
+# parse_table OUT RESULT NP [RULE]: reads the printed table like an nccl-tests parser and checks every row,
+# including its size and count against nccl-tests' count rule (RULE aligned, the default, or legacy).
 parse_table() {
-    python3 - "$1" "$2" "$3" <<'PY'
-import json, sys
-out, result, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    python3 - "$1" "$2" "$3" "${4:-aligned}" <<'PY'
+import json, re, sys
+out, result, n, rule = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 # nccl-tests doc/PERFORMANCE.md, written out independently of the C code.
 factor = {"allreduce": 2 * (n - 1) / n, "allgather": (n - 1) / n, "reducescatter": (n - 1) / n,
           "alltoall": (n - 1) / n, "broadcast": 1.0, "reduce": 1.0, "sendrecv": 1.0}
 tsize = {"int8": 1, "uint8": 1, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "half": 2, "float": 4,
          "double": 8, "bfloat16": 2}
 whole = {"allgather", "reducescatter", "alltoall"}
-coll, rows, busbws, avg, oob = None, 0, [], None, None
+
+def expected(coll, size, typ):
+    """(count, size) of a row for a requested size, as nccl-tests' *GetCollByteCount (src/*.cu) computes them:
+    since v2.13.12 the per-rank share is (count / n) & ~(16 / eltSize - 1); before, count / n."""
+    count = size // tsize[typ]
+    if coll not in whole:
+        return count, count * tsize[typ]
+    base = count // n
+    if rule == "aligned":
+        base &= ~(16 // tsize[typ] - 1)
+    return base, base * n * tsize[typ]
+
+coll, rows, busbws, avg, oob, sizes, k = None, 0, [], None, None, [], 0
 for line in open(out):
     f = line.split()
+    m = re.match(r"# nThread 1 nGpus 1 minBytes (\d+) maxBytes (\d+) step: (\d+)\((factor|bytes)\)", line)
+    if m:
+        lo, hi, step = int(m[1]), int(m[2]), int(m[3])
+        while lo <= hi:
+            sizes.append(lo)
+            lo = lo * step if m[4] == "factor" else lo + step
     if line.startswith("# Collective test starting:"):
-        coll = f[4].rstrip(",")
+        coll, k = f[4].rstrip(","), 0
         continue
     if line.startswith("# Avg bus bandwidth"):
         avg = float(f[-1])
@@ -30,6 +49,9 @@ for line in open(out):
     assert len(f) == 13, f"row with {len(f)} fields: {line!r}"
     size, count, typ, redop, root = int(f[0]), int(f[1]), f[2], f[3], int(f[4])
     assert size == count * tsize[typ] * (n if coll in whole else 1), f"{coll}: size {size} != count {count} x type"
+    want = expected(coll, sizes[k % len(sizes)], typ)
+    assert (count, size) == want, f"{coll} {typ} -b {sizes[k % len(sizes)]}: count/size {count}/{size}, {rule} rule says {want}"
+    k += 1
     assert (redop != "none") == (coll in ("allreduce", "reducescatter", "reduce")), f"{coll} redop {redop}"
     assert (root >= 0) == (coll in ("broadcast", "reduce")), f"{coll} root {root}"
     for h in (5, 9):
@@ -70,6 +92,25 @@ rb_mpirun 4 "$RB" coll all --algo mpi,ring -b 64K -e 1M -f 4 -n 3 -w 1 --ranks-p
     -J "$T/nccl.json" --out "$T/r1" >"$T/r1.out"
 out=$(parse_table "$T/r1.out" "$T/r1/result.json" 4) || fail "table: $out"
 ok "table: $out"
+
+# nccl-tests' count rule on 3 ranks, with sizes that do not divide: every row's size and count as v2.13.12+
+# prints them (np 3, float, 1000 B is 80 elements, 960 B), and the legacy rule behind --count-rule legacy.
+rb_mpirun 3 "$RB" coll all -b 1000 -e 64000 -f 4 -n 1 -w 0 --out "$T/cr1" >"$T/cr1.out"
+out=$(parse_table "$T/cr1.out" "$T/cr1/result.json" 3) || fail "count rule: $out"
+ok "count rule (aligned): $out"
+grep -Eq '^ +960 +80 +float +none +-1 ' "$T/cr1.out" || fail "allgather np 3 float 1000 B: 960 B, 80 elements"
+rb_mpirun 3 "$RB" coll all -b 1000 -e 1000 -n 1 -w 0 -d int8 --out "$T/cr2" >"$T/cr2.out"
+out=$(parse_table "$T/cr2.out" "$T/cr2/result.json" 3) || fail "count rule int8: $out"
+ok "count rule (aligned, int8: 16 elements): $out"
+for d in double half; do
+    rb_mpirun 3 "$RB" coll reducescatter -b 1000 -e 9000 -f 3 -n 1 -w 0 -d $d --out "$T/cr3$d" >"$T/cr3$d.out"
+    out=$(parse_table "$T/cr3$d.out" "$T/cr3$d/result.json" 3) || fail "count rule $d: $out"
+    ok "count rule (aligned, $d): $out"
+done
+rb_mpirun 3 "$RB" coll all -b 1000 -e 4000 -f 2 -n 1 -w 0 --count-rule legacy --out "$T/cr4" >"$T/cr4.out"
+out=$(parse_table "$T/cr4.out" "$T/cr4/result.json" 3 legacy) || fail "count rule legacy: $out"
+grep -Eq '^ +996 +83 +float +none +-1 ' "$T/cr4.out" || fail "legacy: allgather np 3 float 1000 B: 996 B, 83 elements"
+ok "count rule (legacy): $out"
 grep -q "^# Writing JSON output to $T/nccl.json\$" "$T/r1.out" || fail "-J announced"
 grep -q '^# nThread 1 nGpus 1 minBytes 65536 maxBytes 1048576 step: 4(factor) warmup iters: 1 iters: 3 ' "$T/r1.out" ||
     fail "nccl-tests preamble line"

@@ -30,7 +30,7 @@ rerun tiers "load tiers" load tiers --backend "$BACKEND" --tier "$TIER" --object
 rerun sweep "load sweep" load sweep "$BACKEND/rr" --objects 4 --inflight 1,2 --duration 1s
 rerun train "load train" load train "$BACKEND/rr" --objects 4 --compute-time 5ms --batch-size 2 --epochs 1
 rerun coll "coll allreduce" coll allreduce -b 8 -e 64 -f 2 -n 2 -w 1 --algo ring
-rerun block "block" block --target "$T/blk" --size 4M --bs 4k --iodepth 1 --runtime 1s
+rerun block "block" block --allow-root-fs --target "$T/blk" --size 4M --bs 4k --iodepth 1 --runtime 1s
 rerun counters "fabric counters" fabric counters --duration 1s
 rerun topo "fabric topo" fabric topo --kind rail-optimized --nodes 4
 rerun sim "fabric sim" fabric sim allreduce --nodes 4

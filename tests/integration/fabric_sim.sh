@@ -91,3 +91,16 @@ grep -Eq 'error' "$T/cal-real.txt" || fail "--calibrate printed no per-size erro
 assert_jq "$T/cal-real.json" '.calibration.rows_used == 20' "every measured row (2 algorithms x 10 sizes) used"
 assert_jq "$T/cal-real.json" '.calibration.mean_abs_error_calibrated < .calibration.mean_abs_error_default' \
     "calibrated on a real coll run: mean error $(jq -r '.calibration.mean_abs_error_calibrated' "$T/cal-real.json") < default $(jq -r '.calibration.mean_abs_error_default' "$T/cal-real.json")"
+# Size bands: each row names its band, each band has its own parameters, all within physical ranges.
+# shellcheck disable=SC2016 # $nb is jq's
+assert_jq "$T/cal-real.json" '.calibration.bands_used as $nb | $nb >= 1 and (.calibration.bands | length) == $nb and
+    ([.calibration.rows[].band] | min == 1 and max == $nb)' "rows carry their size band"
+assert_jq "$T/cal-real.json" '[.calibration.bands[].links[] | select(.bandwidth_fitted) | .bandwidth_gbit_per_s] |
+    all(. >= 0.001 and . <= 100000)' "fitted bandwidths within 1 Mbit/s .. 100 Tbit/s"
+grep -Eq '^# band 1: [0-9]+ \.\. [0-9]+ B, [0-9]+ rows, mean \|error\| [0-9.]+ %$' "$T/cal-real.txt" || fail "band table"
+ok "per-band tables"
+# Degenerate: every row of one size cannot separate latency from bandwidth: exit 1 with the reason.
+mkdir -p "$T/one-size"
+jq '.summary.collective_rows |= map(.size_bytes = 1048576)' "$FIXTURE/result.json" >"$T/one-size/result.json"
+assert_exit 1 "calibrate: one size" "$RB" fabric sim --calibrate "$T/one-size"
+assert_stderr_line 'degenerate fit: every row has the same size'

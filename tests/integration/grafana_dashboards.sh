@@ -72,7 +72,7 @@ prom() { echo --prom-listen "127.0.0.1:${port[$1]}" --prom-linger 2s --out "$T/r
 "$RB" load tiers --backend "$BACKEND" --tier "$TIER" --objects 8 -c 2 --sizes 64KiB,256KiB $(prom tiers) >/dev/null
 "$RB" load sweep "http://127.0.0.1:$N/d" --objects 16 -c 1,4 --duration 1s $(prom sweep) >/dev/null
 "$RB" load train "http://127.0.0.1:$N/d" --objects 16 --batch-size 2 --compute-time 20ms --epochs 2 $(prom train) >/dev/null
-"$RB" block --target "$T/blk" --size 16M --bs 4k,64k --iodepth 1,4 --runtime 1s $(prom block) >/dev/null
+"$RB" block --allow-root-fs --target "$T/blk" --size 16M --bs 4k,64k --iodepth 1,4 --runtime 1s $(prom block) >/dev/null
 rb_mpirun 2 "$RB" coll allreduce -b 8 -e 64K -f 8 -n 20 -w 1 $(prom coll) >/dev/null
 "$RB" fabric counters --duration 2s $(prom hosts) >/dev/null
 t1=$(date +%s)

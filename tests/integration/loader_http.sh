@@ -66,21 +66,29 @@ ok "payload is incompressible"
 # 4. Corruption and truncation are caught: one flipped byte (checksum), one short object (short_read).
 printf 'XY' | dd of="$W/dav/set/obj-00000003" bs=1 seek=1000 conv=notrunc status=none
 truncate -s 100 "$W/dav/set/obj-00000005"
-"$RB" load get "${ENG[@]}" "$URL/dav/set" --pattern epoch --verify --seed 7 --min-size 4k --max-size 64k --out "$T/v2" --quiet >/dev/null 2>"$T/v2.err"
+# Under the default error policy (--max-error-rate 0) these runs exit 1 with the check error_rate failed.
+assert_exit 1 "corrupted and truncated objects" "$RB" load get "${ENG[@]}" "$URL/dav/set" --pattern epoch --verify --seed 7 \
+    --min-size 4k --max-size 64k --out "$T/v2" --quiet
+cp "$T/stderr" "$T/v2.err"
 assert_eq "corrupted object: checksum errors" 1 "$(summary v2 .errors.checksum)"
 assert_eq "truncated object: short reads" 1 "$(summary v2 .errors.short_read)"
 assert_eq "the other objects" 38 "$(summary v2 .objects)"
 grep -q 'obj-00000003.*checksum' "$T/v2.err" || fail "no message naming the corrupted object"
 ok "message names the corrupted object"
 # A wrong seed makes every object mismatch.
-"$RB" load get "${ENG[@]}" "$URL/dav/set" --objects 40 --prefix obj- --pattern epoch --verify --seed 8 --out "$T/v3" --quiet >/dev/null 2>&1
+assert_exit 1 "wrong seed" "$RB" load get "${ENG[@]}" "$URL/dav/set" --objects 40 --prefix obj- --pattern epoch --verify --seed 8 \
+    --out "$T/v3" --quiet
 assert_eq "wrong seed: checksum errors" 40 "$(summary v3 .errors.checksum)"
+assert_jq "$T/v3/result.json" '.checks[] | select(.name == "error_rate") | .passed == false' "wrong seed: error_rate failed"
 
 # Cache status by response header (the tiers' HIT/MISS): every /small/ response says HIT, /large/ says nothing.
 "$RB" load get "${ENG[@]}" "$URL/small" --objects 20 --count 25 --cache-header x-cache-status --out "$T/c1" --quiet >/dev/null
 assert_eq "cache hits counted" 25 "$(summary c1 .extra.cache_hit)"
-"$RB" load get "${ENG[@]}" "$URL/large" --objects 8 --count 5 --cache-header X-Cache-Status --out "$T/c2" --quiet >/dev/null
+# A header the server never sends is a failed check naming it (as in load tiers), not silence.
+assert_exit 1 "cache header never sent" "$RB" load get "${ENG[@]}" "$URL/large" --objects 8 --count 5 --cache-header X-Cache-Status \
+    --out "$T/c2" --quiet
 assert_eq "no cache header: absent" "5 0" "$(summary c2 '"\(.extra.cache_absent) \(.extra.cache_hit)"' | tr -d '"')"
+assert_jq "$T/c2/result.json" '.checks[] | select(.name == "cache_header") | .passed == false' "cache_header check failed"
 assert_jq "$T/c1/result.json" '.phases[0].extra.cache_hit == 25' "cache counters in the phase record"
 
 # 5. Ranges: 200 bytes from offset 100 of each 1 KiB object.

@@ -44,11 +44,15 @@ grep -q 'from intended send (corrected)' "$T/s1/table.md" || fail "table.md lack
 grep -q 'from actual send (uncorrected)' "$T/s1/table.md" || fail "table.md lacks the uncorrected row"
 ok "table.md reports both latencies"
 
-# 3. Every error class from the peer's failure paths, counted exactly.
+# 3. Every error class from the peer's failure paths, counted exactly; under the default error policy
+#    (--max-error-rate 0) every one of these runs fails its error_rate check with exit 1.
 errors() { # NAME PATH CLASS EXTRA-ARGS...
-    local name=$1 path=$2 cls=$3; shift 3
+    local name=$1 path=$2 cls=$3 rc=0; shift 3
     "$RB" load get "${ENG[@]}" "http://127.0.0.1:$P1/$path" --objects 3 --count 6 -c 2 --out "$T/$name" --quiet "$@" \
-        >/dev/null 2>"$T/$name.err"
+        >/dev/null 2>"$T/$name.err" || rc=$?
+    assert_eq "$path: exit status" 1 "$rc"
+    assert_jq "$T/$name/result.json" '[.checks[] | select(.name == "error_rate" and .passed == false)] | length == 1' \
+        "$path: failed error_rate check"
     assert_eq "$path: $cls" 6 "$(summary "$name" ".errors.$cls")"
     assert_eq "$path: total errors" 6 "$(summary "$name" .errors.total)"
 }
@@ -82,7 +86,7 @@ AWS_ACCESS_KEY_ID=AKIDPEER AWS_SECRET_ACCESS_KEY=peer-secret AWS_SESSION_TOKEN=s
 assert_eq "signed listing (2 pages) and GETs" 5 "$(summary v2 .objects)"
 assert_eq "signed GET: bytes" $((5 * 512)) "$(summary v2 .bytes)"
 AWS_ACCESS_KEY_ID=AKIDPEER AWS_SECRET_ACCESS_KEY=not-the-secret "$RB" load get s3://signed --endpoint "http://127.0.0.1:$P3" \
-    --objects 4 --count 4 --out "$T/v3" --quiet >/dev/null 2>"$T/v3.err"
+    --objects 4 --count 4 --max-error-rate 100 --out "$T/v3" --quiet >/dev/null 2>"$T/v3.err"
 assert_eq "wrong secret: http_4xx" 4 "$(summary v3 .errors.http_4xx)"
 grep -q 'SignatureDoesNotMatch' "$T/v3.err" || fail "no SignatureDoesNotMatch message"
 ok "wrong secret reported as SignatureDoesNotMatch"
@@ -103,7 +107,7 @@ assert_eq "ais GET: bytes as put" "$(summary a1 .bytes)" "$(summary a2 .bytes)"
 assert_eq "ais GET: redirects" 250 "$(summary a2 .extra.redirects)"
 assert_eq "ais GET: errors" 0 "$(summary a2 .errors.total)"
 "$RB" load get ais://bench --endpoint "http://127.0.0.1:$P4" --objects 3 --prefix missing- --count 3 --out "$T/a3" \
-    --quiet >/dev/null 2>"$T/a3.err"
+    --max-error-rate 100 --quiet >/dev/null 2>"$T/a3.err"
 assert_eq "ais missing objects: http_4xx" 3 "$(summary a3 .errors.http_4xx)"
 grep -q 'HTTP 404 object does not exist' "$T/a3.err" || fail "AIStore's JSON error message not shown"
 ok "AIStore's error message shown"

@@ -43,9 +43,19 @@ jq -e '.summary.sweep_points as $p | .summary.knee.index as $k
     fail "the knee does not follow the rule: $(jq -c '[.summary.sweep_points[] | [.throughput_bytes_per_s, .latency_avg_ns]]' "$R")"
 ok "knee follows the rule (gain $(jq '.summary.knee.throughput_gain_pct | floor' "$R") %, latency +$(jq '.summary.knee.latency_growth_pct | floor' "$R") %)"
 assert_eq "table rows" 4 "$(grep -c '^| inflight-' "$T/s1/table.md")"
-grep -q '^| inflight-4 | 4 |.*| knee |$' "$T/s1/table.md" || fail "table does not mark the knee"
+grep -Eq '^\| inflight-4 \| 4 \|.*\| knee(, peak)? \|$' "$T/s1/table.md" || fail "table does not mark the knee"
 grep -q '^knee: inflight-4 ' "$T/s1/table.md" || fail "table has no knee line"
 ok "table marks the knee"
+# The rule in words, and the peak (the most throughput of any point) beside the knee.
+grep -q '^Rule: the knee is the last point before the first step that adds less than 10 % throughput for more than 50 % more average latency.$' \
+    "$T/s1/table.md" || fail "table does not say what the knee means"
+assert_jq "$R" '.summary.knee_rule.text | test("last point before the first step")' "knee rule in words in result.json"
+assert_jq "$R" '.summary.sweep_points as $p | .summary.peak.index as $i
+    | ($p[$i].throughput_bytes_per_s == ([$p[].throughput_bytes_per_s] | max))
+    and (.summary.peak.throughput_bytes_per_s == $p[$i].throughput_bytes_per_s)' "peak is the fastest point"
+grep -Eq "^peak: inflight-[48] " "$T/s1/table.md" || fail "table has no peak line"
+grep -Eq '\| (knee, )?peak \|$' "$T/s1/table.md" || fail "table does not mark the peak"
+ok "table shows the peak beside the knee"
 
 # 2. Two points that both scale: no knee, reported as null.
 "$RB" load sweep --engine "$RB_ENGINE" "$URL" --objects 16 -c 1,2 --duration 2s --out "$T/s2" --quiet >/dev/null
@@ -58,6 +68,8 @@ ok "table says: no knee"
 assert_eq "rate rows" "5 10 20" "$(jq -r '[.summary.sweep_points[].rate_per_s] | join(" ")' "$T/s3/result.json")"
 assert_jq "$T/s3/result.json" '.summary.open_loop and ([.summary.sweep_points[] | .inflight == 8
     and .ops_per_s <= .rate_per_s * 1.1 + 1 and .requests > 0] | all)' "open-loop rows within their rates"
+assert_jq "$T/s3/result.json" '[.summary.sweep_points[] | .achieved_rate_per_s > 0 and .achieved_rate_per_s <= .rate_per_s * 1.1 + 1]
+    | all' "open-loop rows give the achieved rate beside the target"
 
 # 4. Under mpirun -np 2 the points are merged over ranks.
 rb_mpirun 2 "$RB" load sweep --engine "$RB_ENGINE" "$URL" --objects 16 -c 1,2 --count 20 --out "$T/s4" --quiet >/dev/null

@@ -16,11 +16,11 @@ bg prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/tsdb" \
 wait_port "$PP"
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PP/-/ready" >/dev/null && break; sleep 0.2; done
 
-# An nginx origin with 100 objects of 4 KiB.
+# An nginx origin with 100 objects of 4 KiB, answering a cache status (--cache-header needs one to count).
 mkdir -p "$T/www/data"; chmod 755 "$T"
 for i in $(seq 0 99); do head -c 4096 /dev/urandom >"$T/www/data/$(printf 'obj-%08d' "$i")"; done
 N=$(free_port)
-nginx_start origin "server { listen 127.0.0.1:$N; root $T/www; }"
+nginx_start origin "server { listen 127.0.0.1:$N; root $T/www; add_header X-Cache-Status HIT; }"
 wait_port "$N"
 
 # mpirun -np 2 load get, open loop at 200/s for 8 s; linger 3 s for the last scrape.

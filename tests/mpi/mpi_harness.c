@@ -46,7 +46,7 @@ int main(int argc, char **argv)
         {"per-collect", 0, RB_OPT_U64, &per_collect, "N", "values recorded per tick", NULL},
         {0},
     };
-    const struct rb_cmd_spec spec = {"mpi_harness [options]", "harness test", opts, 0, 0};
+    const struct rb_cmd_spec spec = {"mpi_harness [options]", "harness test", opts, 0, 0, false};
     struct rb_cli cli;
     if (rb_cli_parse(&cli, &spec, argc, argv) != 0)
         return 2;

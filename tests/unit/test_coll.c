@@ -206,7 +206,7 @@ struct sim {
 static void sim_init(struct sim *s, const struct rb_coll_test *t, enum rb_coll_dtype type, enum rb_coll_redop op,
                      int root, uint64_t seed)
 {
-    t->counts(COUNT, NR, &s->cn);
+    t->counts(COUNT, rb_coll_dtype_bytes(type), NR, true, &s->cn);
     size_t tb = rb_coll_dtype_bytes(type);
     for (int r = 0; r < NR; r++) {
         s->send[r] = calloc(s->cn.send + 1, tb);
@@ -343,16 +343,32 @@ static void test_counts(void **state)
 {
     (void)state;
     struct rb_coll_counts c;
-    rb_coll_allgather.counts(1001, 4, &c);
+    rb_coll_allgather.counts(1001, 4, 4, true, &c);
     assert_true(c.send == 250 && c.recv == 1000 && c.param == 250 && c.send_inplace_off == 250 &&
                 c.recv_inplace_off == 0);
-    rb_coll_reducescatter.counts(1001, 4, &c);
+    rb_coll_reducescatter.counts(1001, 4, 4, true, &c);
     assert_true(c.send == 1000 && c.recv == 250 && c.param == 250 && c.send_inplace_off == 0 &&
                 c.recv_inplace_off == 250);
-    rb_coll_alltoall.counts(1001, 4, &c);
+    rb_coll_alltoall.counts(1001, 4, 4, true, &c);
     assert_true(c.send == 1000 && c.recv == 1000 && c.param == 250);
-    rb_coll_allreduce.counts(1001, 4, &c);
+    rb_coll_allreduce.counts(1001, 4, 4, false, &c);
     assert_true(c.send == 1001 && c.recv == 1001 && c.param == 1001);
+    /* nccl-tests v2.13.12+: np 3, float, 1000 B is 80 elements (960 B) per rank; 83 (996 B) before. */
+    rb_coll_allgather.counts(250, 4, 3, false, &c);
+    assert_true(c.send == 80 && c.recv == 240 && c.param == 80 && c.send_inplace_off == 80);
+    rb_coll_allgather.counts(250, 4, 3, true, &c);
+    assert_true(c.param == 83 && c.recv == 249);
+    rb_coll_reducescatter.counts(250, 4, 3, false, &c);
+    assert_true(c.send == 240 && c.recv == 80 && c.recv_inplace_off == 80);
+    rb_coll_alltoall.counts(250, 4, 3, false, &c);
+    assert_true(c.send == 240 && c.param == 80);
+    /* Multiples of 16 bytes: 16 int8, 8 half, 2 double elements. */
+    assert_int_equal(rb_coll_per_rank_count(1000, 3, 1, false), 320);
+    assert_int_equal(rb_coll_per_rank_count(500, 3, 2, false), 160);
+    assert_int_equal(rb_coll_per_rank_count(125, 3, 8, false), 40);
+    assert_int_equal(rb_coll_per_rank_count(7, 3, 4, false), 0);
+    rb_coll_sendrecv.counts(1001, 4, 3, false, &c);
+    assert_true(c.param == 1001);
 }
 
 /* ---- busbw ---- */

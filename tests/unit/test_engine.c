@@ -235,6 +235,10 @@ static void test_classify(void **state)
     (void)state;
     assert_int_equal(rb_engine_classify(CURLE_OK, 200, false, false), -1);
     assert_int_equal(rb_engine_classify(CURLE_OK, 206, false, false), -1);
+    /* 600 and up are no HTTP status class (RFC 9110): other, not http_5xx. */
+    assert_int_equal(rb_engine_classify(CURLE_OK, 600, false, false), RB_LERR_OTHER);
+    assert_int_equal(rb_engine_classify(CURLE_OK, 999, false, false), RB_LERR_OTHER);
+    assert_int_equal(rb_engine_classify(CURLE_OK, 599, false, false), RB_LERR_HTTP_5XX);
     assert_int_equal(rb_engine_classify(CURLE_OK, 201, false, false), -1);
     assert_int_equal(rb_engine_classify(CURLE_COULDNT_CONNECT, 0, false, false), RB_LERR_CONNECT);
     assert_int_equal(rb_engine_classify(CURLE_COULDNT_RESOLVE_HOST, 0, false, false), RB_LERR_CONNECT);

@@ -310,6 +310,86 @@ static void test_calibrate_two_classes(void **state)
     assert_rel(c.reduce_bytes_per_s, 25e9, 0.01);
 }
 
+/* Allgather rows on one node of 2 ranks made by the model with NVLink at gbit and lat_us, sizes lo..hi (x2). */
+static size_t band_rows(struct rb_calib_row *rows, size_t n, double lo, double hi, double gbit, double lat_us)
+{
+    struct rb_topo t = design(RB_TOPO_RAIL_OPTIMIZED, 1, 2, 2, 8, 2, 1.0);
+    set_link(&t, RB_LINK_NVLINK, gbit, lat_us);
+    finish(&t);
+    struct rb_sim *s;
+    assert_int_equal(rb_sim_create(&t, true, &s), 0);
+    for (double size = lo; size <= hi; size *= 2) {
+        struct rb_calib_row r = {.coll = RB_COLL_ALLGATHER, .algo = RB_SIM_RING, .size_bytes = size, .ranks = 2,
+                                 .ranks_per_node = 2};
+        snprintf(r.algo_name, sizeof r.algo_name, "ring");
+        assert_int_equal(rb_sim_time(s, r.coll, RB_SIM_RING, size, &r.measured_s, NULL), 0);
+        rows[n++] = r;
+    }
+    rb_sim_free(s);
+    return n;
+}
+
+/* Two regimes (small messages fast, large ones slow, as caches then memory): each band recovers its alpha and beta. */
+static void test_calibrate_bands(void **state)
+{
+    (void)state;
+    struct rb_calib_row rows[64];
+    size_t n = band_rows(rows, 0, 8 * MiB, 64 * MiB, 20, 40.0); /* given out of order: the fit sorts */
+    n = band_rows(rows, n, 1024, 256 * 1024, 400, 2.0);
+    struct rb_topo base = design(RB_TOPO_RAIL_OPTIMIZED, 1, 2, 2, 8, 2, 1.0);
+    finish(&base);
+    struct rb_calib_bands B;
+    char err[256];
+    assert_int_equal(rb_calib_fit_bands(&base, true, rows, n, 3, &B, err, sizeof err), 0);
+    assert_int_equal(B.nbands, 2);
+    assert_true(B.band[0].min_bytes == 1024 && B.band[0].max_bytes == 256 * 1024 && B.band[1].min_bytes == 8 * MiB);
+    assert_rel(B.band[0].fit.link[RB_LINK_NVLINK].lat_s, 2e-6, 0.01);
+    assert_rel(B.band[0].fit.link[RB_LINK_NVLINK].bw_bytes_per_s, 400 * 1e9 / 8, 0.01);
+    assert_rel(B.band[1].fit.link[RB_LINK_NVLINK].lat_s, 40e-6, 0.01);
+    assert_rel(B.band[1].fit.link[RB_LINK_NVLINK].bw_bytes_per_s, 20 * 1e9 / 8, 0.01);
+    assert_true(B.err_fitted < 1e-3);
+    for (size_t i = 0; i < n; i++)
+        assert_true(fabs(rows[i].fitted_s - rows[i].measured_s) < 1e-3 * rows[i].measured_s);
+    /* One band only: a single alpha-beta line cannot follow both regimes. */
+    assert_int_equal(rb_calib_fit_bands(&base, true, rows, n, 1, &B, err, sizeof err), 0);
+    assert_true(B.nbands == 1 && B.err_fitted > 0.2);
+    /* One regime: no second band is taken for nothing. */
+    n = band_rows(rows, 0, 1024, 64 * MiB, 100, 5.0);
+    assert_int_equal(rb_calib_fit_bands(&base, true, rows, n, 3, &B, err, sizeof err), 0);
+    assert_int_equal(B.nbands, 1);
+    assert_rel(B.band[0].fit.link[RB_LINK_NVLINK].lat_s, 5e-6, 0.01);
+}
+
+/* Degenerate input: every row one size (alpha and beta inseparable) exits with -EDOM and the reason. */
+static void test_calibrate_degenerate(void **state)
+{
+    (void)state;
+    struct rb_calib_row rows[8];
+    size_t n = 0;
+    for (int i = 0; i < 4; i++)
+        n = band_rows(rows, n, 1 * MiB, 1 * MiB, 100, 5.0);
+    struct rb_topo base = design(RB_TOPO_RAIL_OPTIMIZED, 1, 2, 2, 8, 2, 1.0);
+    finish(&base);
+    struct rb_calib_bands B;
+    char err[256] = "";
+    assert_int_equal(rb_calib_fit_bands(&base, true, rows, n, 3, &B, err, sizeof err), -EDOM);
+    assert_non_null(strstr(err, "same size"));
+    /* Times flat in size: the bandwidth runs to zero cost, and keeps its default instead of an absurd value. */
+    n = band_rows(rows, 0, 1024, 16384, 100, 5.0);
+    for (size_t i = 0; i < n; i++)
+        rows[i].measured_s = 10e-6;
+    assert_int_equal(rb_calib_fit_bands(&base, true, rows, n, 1, &B, err, sizeof err), 0);
+    assert_true(B.band[0].fit.unbounded == 1 && !B.band[0].fit.bw_fitted[RB_LINK_NVLINK]);
+    assert_rel(B.band[0].fit.link[RB_LINK_NVLINK].bw_bytes_per_s, base.link[RB_LINK_NVLINK].bw_bytes_per_s, 1e-9);
+    /* An absurd fitted value is named by the physical check. */
+    struct rb_calib c = B.band[0].fit;
+    char why[160];
+    c.bw_fitted[RB_LINK_NVLINK] = true;
+    c.link[RB_LINK_NVLINK].bw_bytes_per_s = 3.6e9 * 1e9 / 8;
+    assert_false(rb_calib_physical(&c, why, sizeof why));
+    assert_non_null(strstr(why, "nvlink bandwidth"));
+}
+
 static void test_calibrate_bad_input(void **state)
 {
     (void)state;
@@ -336,6 +416,8 @@ int main(void)
         cmocka_unit_test(test_large),
         cmocka_unit_test(test_calibrate_fixture),
         cmocka_unit_test(test_calibrate_two_classes),
+        cmocka_unit_test(test_calibrate_bands),
+        cmocka_unit_test(test_calibrate_degenerate),
         cmocka_unit_test(test_calibrate_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
