@@ -79,6 +79,12 @@ struct rb_load_opts {
     int log_fd;                       /* --log-requests file (O_APPEND), or -1 */
 };
 
+/* The op's name as requests and phase records show it ("GET", "PUT", "DELETE", "HEAD"). Pure. */
+const char *rb_load_op_name(enum rb_load_op op);
+
+/* True for ops that go through each object once (PUT, DELETE): an object is gone or written after one. Pure. */
+bool rb_load_op_once(enum rb_load_op op);
+
 struct rb_engine;
 
 /* Creates the workers' state (no threads yet). Returns 0, -EINVAL or -ENOMEM. Free with rb_engine_free. */

@@ -1,4 +1,4 @@
-/* railbench load put|get: options, object set, probe, one load phase, and the warp-like report. */
+/* railbench load put|get|delete|stat: options, object set, probe, one load phase, and the warp-like report. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +25,27 @@
 #define MAX_INFLIGHT 65536
 #define DEFAULT_DURATION_NS (60 * RB_NS_PER_S) /* aisloader's default run time */
 #define DEFAULT_PREFIX "obj-"
+
+/* What differs between the four commands: names, and where their option table is cut. */
+struct cmd_kind {
+    const char *command, *phase, *usage, *about;
+    const char *cut_at; /* options from this one on are left out (GET-only ones); NULL keeps all */
+};
+
+static const struct cmd_kind cmd_kinds[] = {
+    [RB_LOAD_GET] = {"load get", "get", "railbench load get [options] URL",
+                     "GET objects from http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET and report throughput, "
+                     "latency and TTFB.", NULL},
+    [RB_LOAD_PUT] = {"load put", "put", "railbench load put [options] URL",
+                     "PUT seeded objects to http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET and report throughput "
+                     "and latency.", "pattern"},
+    [RB_LOAD_DELETE] = {"load delete", "delete", "railbench load delete [options] URL",
+                        "DELETE objects (--objects N names, a --filelist, or every object listed under --prefix) "
+                        "from http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET; each object once.", "pattern"},
+    [RB_LOAD_HEAD] = {"load stat", "stat", "railbench load stat [options] URL",
+                      "HEAD objects (warp's STAT) on http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET and report "
+                      "requests/s and latency.", "range"},
+};
 
 struct load_args {
     enum rb_load_op op;
@@ -111,7 +132,8 @@ static int parse_range(const char *s, uint64_t *off, uint64_t *len)
 /* Checks the options together; prints one line and returns RB_EXIT_USAGE on the first problem. */
 static int validate(struct load_args *a, uint64_t *range_off, uint64_t *range_len)
 {
-    const bool get = a->op == RB_LOAD_GET;
+    /* get and stat pick objects by pattern and run for a duration by default; put and delete go through the set once. */
+    const bool get = a->op == RB_LOAD_GET || a->op == RB_LOAD_HEAD;
     if (a->threads < 1 || a->threads > MAX_THREADS)
         return rb_cli_usage_error("--threads %" PRIu64 ": expected 1 to %d", a->threads, MAX_THREADS);
     if (a->inflight < 1 || a->inflight > MAX_INFLIGHT)
@@ -123,7 +145,7 @@ static int validate(struct load_args *a, uint64_t *range_off, uint64_t *range_le
         return rb_cli_usage_error("--objects and --filelist: give one of them");
     if (a->objects > UINT32_MAX)
         return rb_cli_usage_error("--objects %" PRIu64 ": at most %u", a->objects, UINT32_MAX);
-    if (!get && !a->objects && !a->filelist)
+    if (a->op == RB_LOAD_PUT && !a->objects && !a->filelist)
         return rb_cli_usage_error("load put: give --objects N (names <prefix><index>) or --filelist FILE");
     if (a->size && (a->min_size || a->max_size))
         return rb_cli_usage_error("--size and --min-size/--max-size: give one form");
@@ -133,7 +155,7 @@ static int validate(struct load_args *a, uint64_t *range_off, uint64_t *range_le
         return rb_cli_usage_error("--min-size %" PRIu64 " is larger than --max-size %" PRIu64, a->min_size, a->max_size);
     if (a->size) {
         a->min_size = a->max_size = a->size;
-    } else if (!get && !a->max_size) {
+    } else if (a->op == RB_LOAD_PUT && !a->max_size) {
         a->min_size = a->max_size = 1024 * 1024; /* put's default object size: 1 MiB */
     }
     if (a->prefix && strlen(a->prefix) > 512)
@@ -383,8 +405,15 @@ static int run(struct load_args *a, struct rb_cli *cli)
     char prefix[1600];
     if ((status = open_target(a, cli, &t, prefix, sizeof prefix)) != 0)
         return status;
+    /* Deleting whatever a bare bucket lists is too easy a mistake: the set must be named. */
+    if (a->op == RB_LOAD_DELETE && !a->objects && !a->filelist && !prefix[0]) {
+        rb_target_close(t);
+        return rb_cli_usage_error("load delete: give --prefix P (deletes what is listed under it), --objects N "
+                                  "or --filelist FILE");
+    }
 
-    const char *command = a->op == RB_LOAD_PUT ? "load put" : "load get";
+    const struct cmd_kind *k = &cmd_kinds[a->op];
+    const char *command = k->command;
     struct rb_harness h;
     status = rb_harness_init(&h, command, cli, &(struct rb_harness_opts){.mpi = true});
     if (status) {
@@ -418,7 +447,7 @@ static int run(struct load_args *a, struct rb_cli *cli)
         o.objects = &none;
     if (h.rank == 0)
         announce(a, &h, command, t, all.n, &o);
-    status = rb_load_run_phase(&h, a->op == RB_LOAD_PUT ? "put" : "get", a->duration_ns, &o, &res);
+    status = rb_load_run_phase(&h, k->phase, a->duration_ns, &o, &res);
 
     if (h.rank == 0 && res.total)
         table = report(a, &h, command, t, &o, &res);
@@ -454,8 +483,9 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         .max_error_pct = 100,
         .max_redirects = 5,
     };
-    const bool get = op == RB_LOAD_GET;
-    /* Options both commands take, then the GET-only ones (left out of put's table). */
+    const bool get = op == RB_LOAD_GET || op == RB_LOAD_HEAD;
+    const struct cmd_kind *k = &cmd_kinds[op];
+    /* Options every command takes, then the reading ones (cut from the table at k->cut_at). */
     struct rb_opt opts[] = {
         {"endpoint", 0, RB_OPT_STRS, &a.tgt.endpoints, "URL",
          "S3/AIStore endpoint http[s]://HOST[:PORT]; repeatable, used round-robin per connection", NULL},
@@ -471,7 +501,7 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         {"min-size", 0, RB_OPT_SIZE, &a.min_size, "SIZE", "smallest object size (with --max-size)", NULL},
         {"max-size", 0, RB_OPT_SIZE, &a.max_size, "SIZE", "largest object size; each object's size is seeded", NULL},
         {"duration", 'd', RB_OPT_DURATION, &a.duration_ns, "D",
-         get ? "stop after D; 0 with no other limit means 60s" : "stop after D (0: when every object is put)", NULL},
+         get ? "stop after D; 0 with no other limit means 60s" : "stop after D (0: when every object is done once)", NULL},
         {"count", 0, RB_OPT_U64, &a.count, "N", "stop after N requests (all ranks together)", NULL},
         {"bytes", 0, RB_OPT_SIZE, &a.bytes, "SIZE", "stop issuing once SIZE bytes moved (all ranks together)", NULL},
         {"rate", 0, RB_OPT_RATE, &a.rate, "R/s", "open loop: R requests per second in total, latency from the intended send",
@@ -502,21 +532,14 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
          "count HIT/MISS of this response header (e.g. X-Cache-Status)", NULL},
         {0},
     };
-    if (!get) {
-        /* put has no GET-only options: cut the table at "pattern". */
+    if (k->cut_at) {
         for (struct rb_opt *o = opts; o->name; o++)
-            if (strcmp(o->name, "pattern") == 0) {
+            if (strcmp(o->name, k->cut_at) == 0) {
                 memset(o, 0, sizeof *o);
                 break;
             }
     }
-    const struct rb_cmd_spec spec = {
-        get ? "railbench load get [options] URL" : "railbench load put [options] URL",
-        get ? "GET objects from http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET and report throughput, "
-              "latency and TTFB."
-            : "PUT seeded objects to http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET and report throughput "
-              "and latency.",
-        opts, 1, 1};
+    const struct rb_cmd_spec spec = {k->usage, k->about, opts, 1, 1};
     return rb_load_command(&spec, argc, argv, run_args, &a);
 }
 
@@ -530,11 +553,23 @@ static int load_get(int argc, char **argv)
     return load_cmd(RB_LOAD_GET, argc, argv);
 }
 
+static int load_delete(int argc, char **argv)
+{
+    return load_cmd(RB_LOAD_DELETE, argc, argv);
+}
+
+static int load_stat(int argc, char **argv)
+{
+    return load_cmd(RB_LOAD_HEAD, argc, argv);
+}
+
 int rb_load_main(int argc, char **argv)
 {
     static const struct rb_subcommand subs[] = {
         {"put", "PUT N seeded objects (payload verifiable by get --verify)", load_put},
         {"get", "GET objects: random, sequential or epoch order; closed or open loop", load_get},
+        {"delete", "DELETE objects once each: N names, a list, or everything under --prefix (cleanup)", load_delete},
+        {"stat", "HEAD objects (warp's STAT): random, sequential or epoch order", load_stat},
         {"tiers", "direct, cold and warm GETs through a caching tier in one run, verified, as one table", rb_tiers_main},
         {"sweep", "one GET phase per in-flight or rate step; throughput, latency and the knee", rb_sweep_main},
         {"train", "emulate training epochs: accelerator utilisation (AU) and samples/s, MLPerf Storage style",

@@ -72,7 +72,7 @@ int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_
 {
     memset(res, 0, sizeof *res);
     res->phase = name;
-    res->op = o->op == RB_LOAD_PUT ? "PUT" : "GET";
+    res->op = rb_load_op_name(o->op);
     res->open_loop = o->rate_per_s > 0;
     struct phase_ctx c = {0};
     int rc = rb_engine_new(&c.e, o);

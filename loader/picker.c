@@ -29,7 +29,7 @@ static bool pick_random(struct rb_picker *p, size_t *idx)
     return true;
 }
 
-/* PUT: the slice once, in order. */
+/* PUT and DELETE: the slice once, in order. */
 static bool pick_once(struct rb_picker *p, size_t *idx)
 {
     if (p->pos == p->nslice)
@@ -83,7 +83,7 @@ int rb_picker_init(struct rb_picker *p, const struct rb_load_opts *o, unsigned t
     p->epochs = o->epochs;
     p->seed = o->seed;
     p->salt = (uint64_t)o->rank << 32 | thread;
-    if (o->op == RB_LOAD_PUT) {
+    if (rb_load_op_once(o->op)) {
         p->next = pick_once;
     } else if (o->pattern == RB_PATTERN_RANDOM) {
         p->next = pick_random;

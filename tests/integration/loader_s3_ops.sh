@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# railbench load delete|stat against Ceph RGW (and nginx WebDAV for http://): exact counts, HEAD of present and
+# deleted objects, `load delete --prefix` lists then deletes and leaves the prefix empty (checked by listing it).
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+chmod 755 "$T"
+rgw_up
+rgw_bucket ops
+EP=$RGW_ENDPOINT
+unset AWS_SESSION_TOKEN AWS_PROFILE AWS_SHARED_CREDENTIALS_FILE || true
+summary() { jq -c ".summary.ops[0] | $2" "$T/$1/result.json"; }
+# keys PREFIX: how many keys RGW lists under PREFIX (one signed ListObjectsV2 page with curl, up to 1,000).
+keys() {
+    curl -sS --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
+        -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' "$EP/ops?list-type=2&prefix=$1" | grep -o '<Key>' | wc -l
+}
+assert_seen() { rgw_assert_seen "$@"; }
+
+# 1. 1,100 objects of 1 KiB, then HEAD each exactly once (epoch order over generated names): 1,100 HEADs, 0 bytes.
+"$RB" load put s3://ops/a/ --endpoint "$EP" --objects 1100 --size 1k -c 16 --out "$T/p1" --quiet >/dev/null
+assert_eq "put: objects" 1100 "$(summary p1 .objects)"
+"$RB" load stat s3://ops/a/ --endpoint "$EP" --objects 1100 --pattern epoch -c 16 --out "$T/s1" --quiet >/dev/null
+assert_eq "stat: requests" 1100 "$(summary s1 .requests)"
+assert_eq "stat: errors" 0 "$(summary s1 .errors.total)"
+assert_eq "stat: bytes" 0 "$(summary s1 .bytes)"
+assert_jq "$T/s1/result.json" '.phases[0].op == "HEAD" and .phases[0].name == "stat" and .command == "load stat"' \
+    "stat phase record: op HEAD"
+assert_seen "HEADs RGW answered 200" 1100 'HEAD /ops/a/obj-[0-9]{8}' 200
+# stat by listing (two ListObjectsV2 pages) with a count limit.
+"$RB" load stat s3://ops/a/ --endpoint "$EP" --count 300 -c 8 --out "$T/s2" >/dev/null 2>"$T/s2.err"
+assert_eq "stat by listing: requests" 300 "$(summary s2 .requests)"
+grep -q 'listed 1100 objects' "$T/s2.err" || fail "stat did not list 1100 objects"
+
+# 2. delete by generated names: the first 100 (a/obj-00000000..99), each once; then HEAD of them is 404.
+"$RB" load delete s3://ops/a/ --endpoint "$EP" --objects 100 -c 8 --out "$T/d1" --quiet >/dev/null
+assert_eq "delete: requests" 100 "$(summary d1 .requests)"
+assert_eq "delete: errors" 0 "$(summary d1 .errors.total)"
+assert_jq "$T/d1/result.json" '.phases[0].op == "DELETE"' "delete phase record: op DELETE"
+assert_seen "DELETEs RGW answered 204" 100 'DELETE /ops/a/obj-[0-9]{8}' 204
+"$RB" load stat s3://ops/a/ --endpoint "$EP" --objects 100 --pattern epoch --out "$T/s3" --quiet \
+    >/dev/null 2>&1 || true
+assert_eq "stat of deleted objects: http_4xx" 100 "$(summary s3 .errors.http_4xx)"
+
+# 3. delete --prefix: lists what is left (1,000 objects, one page) and deletes each once; the prefix is empty after.
+"$RB" load delete s3://ops --endpoint "$EP" --prefix a/ -c 16 --out "$T/d2" --quiet >/dev/null 2>"$T/d2.err"
+assert_eq "delete --prefix: requests" 1000 "$(summary d2 .requests)"
+assert_eq "delete --prefix: errors" 0 "$(summary d2 .errors.total)"
+assert_eq "objects left under a/" 0 "$(keys a/)"
+# A bare bucket is not deleted by accident.
+assert_exit 2 "delete without a set" "$RB" load delete s3://ops --endpoint "$EP"
+assert_stderr_line 'load delete: give --prefix P'
+
+# 4. http:// (nginx WebDAV with DELETE): PUT 20, HEAD 20, DELETE 20, the directory is empty after.
+PORT=$(free_port)
+W=$T/www
+mkdir -p "$W/dav"
+chmod 777 "$W/dav"
+nginx_start web "server {
+        listen 127.0.0.1:$PORT;
+        root $W;
+        location /dav/ { dav_methods PUT DELETE; create_full_put_path on; client_max_body_size 0;
+                         autoindex on; autoindex_format json; }
+    }"
+wait_port "$PORT"
+URL=http://127.0.0.1:$PORT/dav
+"$RB" load put "$URL" --objects 20 --size 4k --out "$T/hp" --quiet >/dev/null
+assert_eq "http put: files" 20 "$(find "$W/dav" -type f | wc -l)"
+"$RB" load stat "$URL" --pattern epoch --out "$T/hs" --quiet >/dev/null
+assert_eq "http stat (listed by autoindex): requests" 20 "$(summary hs .requests)"
+assert_eq "http stat: errors" 0 "$(summary hs .errors.total)"
+"$RB" load delete "$URL" --objects 20 --out "$T/hd" --quiet >/dev/null
+assert_eq "http delete: requests" 20 "$(summary hd .requests)"
+assert_eq "http delete: errors" 0 "$(summary hd .errors.total)"
+assert_eq "http delete: files left" 0 "$(find "$W/dav" -type f | wc -l)"
+ok "loader_s3_ops"
