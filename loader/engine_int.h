@@ -77,6 +77,9 @@ struct rb_load_opts {
     const char *cache_header;         /* count this response header's HIT/MISS (or a list, see above); NULL = off */
     int rank;                         /* for --log-requests lines */
     int log_fd;                       /* --log-requests file (O_APPEND), or -1 */
+    /* rb_load_run_phase only (the engine ignores them): --until-steady PCT/WINDOW; pct 0 = off. */
+    double steady_pct;
+    uint64_t steady_window_ns;
 };
 
 /* The op's name as requests and phase records show it ("GET", "PUT", "DELETE", "HEAD"). Pure. */

@@ -16,6 +16,7 @@
 #include "railbench/clock.h"
 #include "railbench/command.h"
 #include "railbench/log.h"
+#include "steady_int.h"
 #include "sweep_int.h"
 #include "tiers_int.h"
 #include "train_int.h"
@@ -66,6 +67,9 @@ struct load_args {
     double max_error_pct;
     uint64_t max_redirects;
     const char *cache_header, *log_requests;
+    const char *until_steady;
+    double steady_pct;
+    uint64_t steady_window_ns;
 };
 
 int rb_load_command(const struct rb_cmd_spec *spec, int argc, char **argv,
@@ -177,6 +181,13 @@ static int validate(struct load_args *a, uint64_t *range_off, uint64_t *range_le
         a->epochs = 1;
     if (!a->duration_ns && !a->count && !a->bytes && !(get && a->pattern == RB_PATTERN_EPOCH) && get)
         a->duration_ns = DEFAULT_DURATION_NS;
+    if (a->until_steady && rb_steady_parse(a->until_steady, &a->steady_pct, &a->steady_window_ns))
+        return rb_cli_usage_error("--until-steady \"%s\": expected PCT/WINDOW, PCT in (0, 100] and WINDOW a duration "
+                                  "(e.g. 5/10s: throughput within 5 %% of its mean over the last 10 s)", a->until_steady);
+    if (a->until_steady && !a->duration_ns)
+        return rb_cli_usage_error("--until-steady: needs --duration D, the longest the phase may run");
+    if (a->until_steady && a->steady_window_ns >= a->duration_ns)
+        rb_warn("--until-steady window is not shorter than --duration: the run cannot converge");
     return 0;
 }
 
@@ -336,6 +347,8 @@ static struct rb_load_opts rank_opts(const struct load_args *a, const struct rb_
         .cache_header = a->cache_header,
         .rank = h->rank,
         .log_fd = log_fd,
+        .steady_pct = a->steady_pct,
+        .steady_window_ns = a->steady_window_ns,
     };
 }
 
@@ -383,6 +396,17 @@ static char *report(const struct load_args *a, struct rb_harness *h, const char 
     size_t tlen = table ? strlen(table) : 0;
     if (table)
         rb_load_report_md(res, &table, &tlen);
+    if (a->until_steady) {
+        /* The user asked for a steady-state figure: a phase that ran out of time first has none (exit 1). */
+        rb_result_check(&h->result, "steady_state", res->steady_converged,
+                        res->steady_converged ? "throughput within %g %% over %g s after %.1f s"
+                                              : "throughput not within %g %% over %g s before the phase ended",
+                        res->steady_pct, res->steady_window_s, res->steady_at_s);
+        if (!res->steady_converged)
+            rb_error("--until-steady %s: throughput did not settle before the phase ended", a->until_steady);
+        else
+            rb_info("--until-steady %s: steady after %.1f s", a->until_steady, res->steady_at_s);
+    }
     if (a->max_error_pct < 100) {
         double pct = res->total->ops ? 100.0 * (double)res->total->errors / (double)res->total->ops : 0;
         rb_result_check(&h->result, "error_rate", pct <= a->max_error_pct,
@@ -504,6 +528,9 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
          get ? "stop after D; 0 with no other limit means 60s" : "stop after D (0: when every object is done once)", NULL},
         {"count", 0, RB_OPT_U64, &a.count, "N", "stop after N requests (all ranks together)", NULL},
         {"bytes", 0, RB_OPT_SIZE, &a.bytes, "SIZE", "stop issuing once SIZE bytes moved (all ranks together)", NULL},
+        {"until-steady", 0, RB_OPT_STR, &a.until_steady, "PCT/WINDOW",
+         "end the phase once throughput stays within PCT % of its mean over WINDOW (needs --duration; exit 1 if never)",
+         NULL},
         {"rate", 0, RB_OPT_RATE, &a.rate, "R/s", "open loop: R requests per second in total, latency from the intended send",
          NULL},
         {"seed", 0, RB_OPT_U64, &a.seed, "N", "seed of payloads, sizes, orders (put and get must agree for --verify)",

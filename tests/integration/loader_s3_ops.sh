@@ -50,7 +50,32 @@ assert_eq "objects left under a/" 0 "$(keys a/)"
 assert_exit 2 "delete without a set" "$RB" load delete s3://ops --endpoint "$EP"
 assert_stderr_line 'load delete: give --prefix P'
 
-# 4. http:// (nginx WebDAV with DELETE): PUT 20, HEAD 20, DELETE 20, the directory is empty after.
+# 4. --until-steady: a steady closed-loop GET of small objects settles within a loose 50 % over 2 s well before
+#    the 30 s limit; a limit of 0.001 % cannot be met in a 3 s phase (not converged, check failed, exit 1).
+"$RB" load put s3://ops/st/ --endpoint "$EP" --objects 40 --size 16k --out "$T/p2" --quiet >/dev/null
+"$RB" load get s3://ops/st/ --endpoint "$EP" --objects 40 --size 16k -c 4 --duration 30s --until-steady 50/2s \
+    --out "$T/u1" >/dev/null 2>"$T/u1.err"
+assert_jq "$T/u1/result.json" '.phases[0].until_steady.converged == true and .phases[0].duration_s < 20' \
+    "steady GET converged before the duration"
+assert_jq "$T/u1/result.json" '.summary.ops[0].until_steady.pct == 50 and .summary.ops[0].until_steady.window_s == 2' \
+    "until_steady in the summary"
+assert_jq "$T/u1/result.json" '[.checks[] | select(.name == "steady_state")][0].passed == true' "steady_state check passed"
+ok "converged after $(jq .phases[0].until_steady.converged_at_s "$T/u1/result.json") s"
+assert_exit 1 "not steady within the duration" "$RB" load get s3://ops/st/ --endpoint "$EP" --objects 40 --size 16k \
+    -c 4 --duration 3s --until-steady 0.001/2s --out "$T/u2"
+grep -q 'throughput did not settle before the phase ended' "$T/stderr" || fail "no not-settled message"
+assert_jq "$T/u2/result.json" '[.checks[] | select(.name == "steady_state")][0].passed == false' "steady_state check failed"
+assert_jq "$T/u2/result.json" '.phases[0].until_steady.converged == false and .phases[0].duration_s >= 2.9' \
+    "not converged: ran the whole duration"
+assert_exit 2 "--until-steady without a duration" "$RB" load put s3://ops/st/ --endpoint "$EP" --objects 1 \
+    --until-steady 5/1s
+assert_stderr_line '--until-steady: needs --duration D'
+assert_exit 2 "--until-steady malformed" "$RB" load get s3://ops/st/ --endpoint "$EP" --objects 1 --until-steady 5
+assert_stderr_line '--until-steady "5": expected PCT/WINDOW'
+"$RB" load delete s3://ops --endpoint "$EP" --prefix st/ --out "$T/d3" --quiet >/dev/null
+assert_eq "objects left under st/" 0 "$(keys st/)"
+
+# 5. http:// (nginx WebDAV with DELETE): PUT 20, HEAD 20, DELETE 20, the directory is empty after.
 PORT=$(free_port)
 W=$T/www
 mkdir -p "$W/dav"
