@@ -131,7 +131,7 @@ static bool parse(struct rb_block_opts *o, struct rb_cli *cli, int argc, char **
         "railbench block --target PATH [options]",
         "Sweep fio over block size x iodepth x numjobs on every rank at once; report the IOPS-vs-latency "
         "curve, the highest IOPS within --slo, and the knee.",
-        opts, 0, 0};
+        opts, 0, 0, false};
     return rb_cli_parse_cmd(cli, &spec, argc, argv, status);
 }
 

@@ -527,13 +527,11 @@ int rb_coll_main(int argc, char **argv)
         "railbench coll allreduce|allgather|reducescatter|broadcast|reduce|alltoall|sendrecv|all [options]",
         "Time collectives over the MPI ranks with nccl-tests' flags and table, MPI's own algorithm and "
         "ring, recursive doubling, Rabenseifner, tree and rail-aware hierarchical ones.",
-        opts, 1, 1};
+        opts, 1, 1, false};
     struct rb_cli cli;
-    int rc = rb_cli_parse(&cli, &spec, argc, argv);
-    if (rc != 0) {
-        rb_cli_free(&cli);
-        return rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE;
-    }
+    int rc;
+    if (!rb_cli_parse_cmd(&cli, &spec, argc, argv, &rc))
+        return rc;
 
     static struct run R;
     memset(&R, 0, sizeof R);

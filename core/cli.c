@@ -222,6 +222,11 @@ struct slot *cli_find_long(const struct parse *P, const char *name, size_t len)
     return NULL;
 }
 
+bool cli_common_taken(const struct rb_cmd_spec *spec, int c)
+{
+    return !spec->reads_results || c == C_CONFIG || c == C_QUIET;
+}
+
 /* Optimal string alignment distance (Levenshtein plus transpositions) of a[0..al) and b, capped at 9. */
 static size_t edit_distance(const char *a, size_t al, const char *b)
 {
@@ -606,18 +611,23 @@ int rb_cli_parse(struct rb_cli *cli, const struct rb_cmd_spec *spec, int argc, c
     cli_common_opts(P.copts, &cli->common);
     while (spec->opts && spec->opts[nspec].name)
         nspec++;
-    P.nslots = nspec + NCOMMON;
     rc = -ENOMEM;
-    P.slots = calloc(P.nslots, sizeof(*P.slots));
+    P.slots = calloc(nspec + NCOMMON, sizeof(*P.slots));
     if (!P.slots)
         goto out;
-    for (size_t i = 0; i < P.nslots; i++) {
-        P.slots[i].opt = i < nspec ? &spec->opts[i] : &P.copts[i - nspec];
-        cli_load_default(&P.slots[i]);
+    for (size_t i = 0; i < nspec; i++)
+        P.slots[P.nslots++].opt = &spec->opts[i];
+    for (int c = 0; c < NCOMMON; c++) {
+        if (!cli_common_taken(spec, c))
+            continue;
+        struct slot *sl = &P.slots[P.nslots++];
+        sl->opt = &P.copts[c];
+        P.label = c == C_LABEL ? sl : P.label;
+        P.interval = c == C_INTERVAL ? sl : P.interval;
+        P.config = c == C_CONFIG ? sl : P.config;
     }
-    P.label = &P.slots[nspec + C_LABEL];
-    P.interval = &P.slots[nspec + C_INTERVAL];
-    P.config = &P.slots[nspec + C_CONFIG];
+    for (size_t i = 0; i < P.nslots; i++)
+        cli_load_default(&P.slots[i]);
 
     /* --help wins over any mistake around it. */
     if (wants_help(&P, argc, argv)) {

@@ -86,6 +86,8 @@ cJSON *cli_build_argv(int argc, char **argv, const size_t *redact);
 cJSON *cli_build_config(const struct parse *P, const char *const *args, int nargs);
 /* Takes ownership of p (freed by rb_cli_free); on failure frees p and returns -ENOMEM. */
 int cli_own(struct rb_cli *cli, void *p);
+/* Whether spec takes the common option c (C_OUT ...): a command that reads results takes only --config and --quiet. */
+bool cli_common_taken(const struct rb_cmd_spec *spec, int c);
 void cli_redact_userinfo(cJSON *item);
 /* The option name closest to name[0..len) within a typo's distance, or NULL: for "did you mean". */
 const char *cli_suggest(const struct parse *P, const char *name, size_t len);

@@ -384,6 +384,8 @@ void rb_cli_usage(const struct rb_cmd_spec *spec)
             width = (int)strlen(left);
     }
     for (int i = 0; i < NCOMMON; i++) {
+        if (!cli_common_taken(spec, i))
+            continue;
         left_column(left, sizeof(left), &copts[i]);
         if ((int)strlen(left) > width && strlen(left) <= HELP_COL_MAX)
             width = (int)strlen(left);
@@ -402,6 +404,8 @@ void rb_cli_usage(const struct rb_cmd_spec *spec)
     }
     printf("\ncommon options:\n");
     for (int i = 0; i < NCOMMON; i++) {
+        if (!cli_common_taken(spec, i))
+            continue;
         /* A command option of the same name replaces the common one (report's -o, --out FILE). */
         bool shadowed = false;
         for (const struct rb_opt *o = spec->opts; o && o->name && !shadowed; o++)

@@ -498,10 +498,10 @@ static void tick(struct rb_harness *h, struct rb_phase *p, struct ticker *k, uin
             fflush(stdout);
         }
     }
+    rb_stats_merge(k->rank_total, k->local); /* this rank's phase total: per-host records, --prom-per-rank */
     if (h->metrics && !p->no_stats) {
         rb_prom_phase(h->prom, p->name, p->op, &p->names, p->total);
         if (h->prom_rank) {
-            rb_stats_merge(k->rank_total, k->local);
             rb_prom_phase(h->prom_rank, p->name, p->op, &p->names, k->rank_total);
         }
     }
@@ -646,6 +646,7 @@ int rb_harness_run_phase(struct rb_harness *h, struct rb_phase *p)
         record_phase(h, p, wall0, counters);
     else
         cJSON_Delete(counters);
+    rb_harness_hosts_record(h, p, k.rank_total);
     rb_stats_free(k.local);
     rb_stats_free(k.sum);
     rb_stats_free(k.rank_total);

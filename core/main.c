@@ -28,7 +28,7 @@ int rb_version_main(int argc, char **argv)
     static const struct rb_opt opts[] = {{0}};
     static const struct rb_cmd_spec spec = {
         "railbench version", "Print the version of railbench and of the libraries it uses.", opts,
-        0, 0};
+        0, 0, false};
     struct rb_cli cli;
     int rc = rb_cli_parse(&cli, &spec, argc, argv);
     rb_cli_free(&cli);

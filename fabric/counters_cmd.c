@@ -125,13 +125,11 @@ int rb_fabric_counters(int argc, char **argv)
     const struct rb_cmd_spec spec = {
         "railbench fabric counters [options]",
         "Print per-host disk, NIC and InfiniBand rates every interval (every host under mpirun).",
-        opts, 0, 0};
+        opts, 0, 0, false};
     struct rb_cli cli;
-    int rc = rb_cli_parse(&cli, &spec, argc, argv);
-    if (rc != 0) {
-        rb_cli_free(&cli);
-        return rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE;
-    }
+    int rc;
+    if (!rb_cli_parse_cmd(&cli, &spec, argc, argv, &rc))
+        return rc;
     if (duration_ns == 0) {
         rb_cli_free(&cli);
         return rb_cli_usage_error("--duration: must be greater than 0 (e.g. 10s)");

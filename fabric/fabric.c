@@ -10,6 +10,7 @@ int rb_fabric_main(int argc, char **argv)
         {"sim", "predicted collective times on a topology (alpha-beta model), --compare, --calibrate", rb_fabric_sim},
         {"overhead", "wire bytes and packets per object for an MTU and header stack", rb_fabric_overhead},
         {"counters", "per-host disk, NIC and InfiniBand rates each interval", rb_fabric_counters},
+        {"check", "find the bad link: every host pair on every rail, slow, asymmetric and hung links", rb_fabric_check},
         {0, 0, 0},
     };
     return rb_dispatch("railbench fabric", subs, argc, argv);

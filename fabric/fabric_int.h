@@ -17,6 +17,7 @@ int rb_fabric_topo(int argc, char **argv);
 int rb_fabric_map(int argc, char **argv);
 int rb_fabric_sim(int argc, char **argv);
 int rb_fabric_overhead(int argc, char **argv);
+int rb_fabric_check(int argc, char **argv);
 
 /* Topology options shared by topo and sim; all optional strings, NULL when not given. */
 struct rb_topo_opts {

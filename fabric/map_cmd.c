@@ -116,13 +116,11 @@ int rb_fabric_map(int argc, char **argv)
         "railbench fabric map [options]",
         "Discover GPUs, NICs, NUMA nodes and PCIe affinity (hwloc, sysfs); propose the GPU -> NIC (rail)\n"
         "assignment and a rank placement for mpirun.",
-        opts, 0, 0};
+        opts, 0, 0, false};
     struct rb_cli cli;
-    int rc = rb_cli_parse(&cli, &spec, argc, argv);
-    if (rc != 0) {
-        rb_cli_free(&cli);
-        return rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE;
-    }
+    int rc;
+    if (!rb_cli_parse_cmd(&cli, &spec, argc, argv, &rc))
+        return rc;
     struct rb_map *m = malloc(sizeof *m);
     struct rb_buf b = {0};
     char err[512];

@@ -84,13 +84,11 @@ int rb_fabric_overhead(int argc, char **argv)
         "Wire bytes and packets per object for an MTU and a header stack, and the efficiency of a link.\n"
         "Defaults: 66 header bytes a packet (Ethernet 14 outside the MTU; IPv4 20, TCP 20, timestamps 12\n"
         "inside), MTU 9000, a 10 MiB object, 100 Gbit/s.",
-        opts, 0, 0};
+        opts, 0, 0, false};
     struct rb_cli cli;
-    int rc = rb_cli_parse(&cli, &spec, argc, argv);
-    if (rc != 0) {
-        rb_cli_free(&cli);
-        return rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE;
-    }
+    int rc;
+    if (!rb_cli_parse_cmd(&cli, &spec, argc, argv, &rc))
+        return rc;
     struct rb_overhead_cfg cfg;
     struct rb_buf b = {0};
     cJSON *summary = NULL;

@@ -450,13 +450,11 @@ int rb_fabric_sim(int argc, char **argv)
         "railbench fabric sim [options] [COLLECTIVE[,COLLECTIVE...]|all]",
         "Predict time, algbw and busbw per size of collectives on a topology with an alpha-beta model that\n"
         "accounts for links shared along each path; print the table of railbench coll (and nccl-tests).",
-        opts, 0, 1};
+        opts, 0, 1, false};
     struct rb_cli cli;
-    int rc = rb_cli_parse(&cli, &spec, argc, argv);
-    if (rc != 0) {
-        rb_cli_free(&cli);
-        return rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE;
-    }
+    int rc;
+    if (!rb_cli_parse_cmd(&cli, &spec, argc, argv, &rc))
+        return rc;
     struct job *j = calloc(1, sizeof *j);
     struct rb_topo t;
     struct rb_buf out = {0};

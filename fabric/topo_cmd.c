@@ -234,13 +234,11 @@ int rb_fabric_topo(int argc, char **argv)
         "railbench fabric topo [options] [--path A B]",
         "Generate or read a fabric topology; print switch and cable counts, bisection bandwidth, and the hops\n"
         "between two GPUs with PXN off and on.",
-        opts, 0, 1};
+        opts, 0, 1, false};
     struct rb_cli cli;
-    int rc = rb_cli_parse(&cli, &spec, argc, argv);
-    if (rc != 0) {
-        rb_cli_free(&cli);
-        return rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE;
-    }
+    int rc;
+    if (!rb_cli_parse_cmd(&cli, &spec, argc, argv, &rc))
+        return rc;
     struct rb_topo t;
     struct rb_buf b = {0};
     cJSON *summary = NULL;

@@ -566,7 +566,7 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
                 break;
             }
     }
-    const struct rb_cmd_spec spec = {k->usage, k->about, opts, 1, 1};
+    const struct rb_cmd_spec spec = {k->usage, k->about, opts, 1, 1, false};
     return rb_load_command(&spec, argc, argv, run_args, &a);
 }
 

@@ -417,6 +417,6 @@ int rb_sweep_main(int argc, char **argv)
         "railbench load sweep [options] URL",
         "GET objects at growing in-flight counts (or rates), one barrier-started phase per point; report "
         "throughput and latency of every point and the knee where more load only adds latency.",
-        opts, 1, 1};
+        opts, 1, 1, false};
     return rb_load_command(&spec, argc, argv, run_args, &a);
 }

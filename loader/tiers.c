@@ -753,6 +753,6 @@ int rb_tiers_main(int argc, char **argv)
         "Per object size: populate the backend, then GET every object directly from it (DIRECT), through the tier "
         "for the first time (COLD, verified by the tier's cache-status header) and again (WARM), and print the "
         "table storage vendors publish.",
-        opts, 0, 0};
+        opts, 0, 0, false};
     return rb_load_command(&spec, argc, argv, run_args, &a);
 }

@@ -384,7 +384,7 @@ int rb_load_train_main(int argc, char **argv)
         "Emulate data-parallel training on http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET: each rank's "
         "simulated accelerators read batches, compute, and synchronise; report accelerator utilisation (AU) and "
         "samples/s per epoch, MLPerf Storage style.",
-        opts, 1, 1};
+        opts, 1, 1, false};
     return rb_load_command(&spec, argc, argv, run_args, &a);
 }
 

@@ -18,7 +18,8 @@
 /* Detection order matters: a summary may carry another kind's keys besides its own. */
 static const struct rb_report_kind *const kinds[] = {
     &rb_report_kind_tiers, &rb_report_kind_sweep, &rb_report_kind_train,    &rb_report_kind_load,   &rb_report_kind_coll,
-    &rb_report_kind_sim,   &rb_report_kind_block, &rb_report_kind_counters, &rb_report_kind_phases,
+    &rb_report_kind_sim,   &rb_report_kind_block, &rb_report_kind_counters, &rb_report_kind_check,
+    &rb_report_kind_phases,
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 
@@ -576,7 +577,7 @@ int rb_report_main(int argc, char **argv)
         "Print the tables each kind of result calls for (tiers, warp-like per op, nccl-tests, fio IOPS vs "
         "latency, sweep knee, training AU), one row per run across runs; compare two runs; write an HTML report "
         "with plots. A directory holding result directories stands for all of them.",
-        NULL, 1, -1};
+        NULL, 1, -1, true};
     struct rb_cmd_spec s = spec;
     s.opts = opts;
     struct rb_cli cli;

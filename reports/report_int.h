@@ -41,7 +41,7 @@ struct rb_report_kind {
 
 extern const struct rb_report_kind rb_report_kind_tiers, rb_report_kind_sweep, rb_report_kind_train,
     rb_report_kind_load, rb_report_kind_coll, rb_report_kind_sim, rb_report_kind_block, rb_report_kind_counters,
-    rb_report_kind_phases;
+    rb_report_kind_phases, rb_report_kind_check;
 
 /* Fills s for runs[0..n) (label keys in first-seen order). Returns 0 or -ENOMEM; free with rb_report_set_free. */
 int rb_report_set_init(struct rb_report_set *s, struct rb_rundir *const *runs, size_t n);

@@ -58,6 +58,7 @@ struct rb_cmd_spec {
     const char *summary;
     const struct rb_opt *opts;
     int min_args, max_args; /* positional arguments; max_args < 0 means unlimited */
+    bool reads_results;     /* reads results instead of making a run: of the common options only --config, --quiet */
 };
 
 /* Options every command takes (DESIGN.md "One binary, subcommands"). */

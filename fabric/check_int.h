@@ -1,0 +1,120 @@
+/* Internals of railbench fabric check: the data plane between two ranks of one rail (fabric/check_net.c). */
+#ifndef RB_CHECK_INT_H
+#define RB_CHECK_INT_H
+
+#include <netinet/in.h>
+#include <stdint.h>
+
+#include "railbench/cli.h"
+#include "fabcheck_int.h"
+
+struct rb_harness;
+
+/* What a pair measures: small ping-pongs, then large streams each way and both ways. */
+struct rb_cnet_params {
+    uint64_t lat_size_bytes, lat_iters;   /* ping-pong messages */
+    uint64_t size_bytes, iters;           /* bandwidth messages and how many per repetition of a stage */
+    uint64_t reps;                        /* repetitions of each bandwidth stage; the best one counts */
+    uint64_t rep_budget_ns;               /* no further repetition once a stage has taken this long (0: none) */
+};
+
+/* Where a rank of a rail listens: its rail interface's IPv4 address and a port. */
+struct rb_cnet_addr {
+    uint32_t ip;      /* network byte order */
+    uint16_t port;    /* network byte order */
+};
+
+/*
+ * Opens a listening TCP socket on ifname's first IPv4 address (an ephemeral
+ * port) and fills *at. Returns the socket, or -errno with a sentence in err
+ * (no such interface, no address, bind failure). The caller closes it.
+ */
+int rb_cnet_listen(const char *ifname, struct rb_cnet_addr *at, char *err, size_t errlen);
+
+/* The two parts of a pair, with a barrier of every rank between them so no latency is measured beside a stream. */
+enum { RB_CNET_LATENCY, RB_CNET_BANDWIDTH };
+
+/*
+ * Host a's side: connects from src to dst (retrying refused or unreachable
+ * attempts until deadline_ns, rb_clock_ns) and says hello. l->a, b, rail
+ * and round are set by the caller; the rest is reset. Returns the socket, or
+ * -1 with l marked RB_CHECK_TIMEOUT (stage "connect", the last error).
+ */
+int rb_cnet_connect(const struct rb_cnet_addr *src, const struct rb_cnet_addr *dst, uint64_t deadline_ns,
+                    struct rb_check_link *l);
+
+/*
+ * Host a's side of one part: RB_CNET_LATENCY (ping-pongs, then a pause) or
+ * RB_CNET_BANDWIDTH (warm-up, a->b, b->a, both ways, then quit). Fills l's
+ * figures; on failure or the deadline marks it RB_CHECK_TIMEOUT with the
+ * stage and returns -errno. buf holds max(size, lat_size) bytes.
+ */
+int rb_cnet_drive(int fd, int part, const struct rb_cnet_params *p, char *buf, uint64_t deadline_ns,
+                  struct rb_check_link *l);
+
+/* Marks l as not completed after error rc (-errno), its figures NaN. */
+void rb_cnet_fail(struct rb_check_link *l, int rc);
+
+/* Host b's side: accepts until host a's hello for this round arrives. The socket, or -ETIMEDOUT. */
+int rb_cnet_accept(int listen_fd, int round, int a, int b, uint64_t deadline_ns);
+
+/* Host b's side of one part: answers until a pause or quit (0), an error or the deadline (-errno). */
+int rb_cnet_serve(int fd, const struct rb_cnet_params *p, char *buf, uint64_t deadline_ns);
+
+/* Options of railbench fabric check, as parsed and checked. */
+struct rb_check_opts {
+    const char *ifaces;                 /* --ifaces as given */
+    const char *ifv[RB_LIST_MAX];       /* split (pointers into ifbuf) */
+    size_t nif;
+    char ifbuf[1024];
+    uint64_t rails, hosts;
+    struct rb_cnet_params net;
+    uint64_t timeout_ns;
+    double threshold, lat_threshold, min_z;
+    const char *topology;
+    bool plan_only, ring;
+};
+
+/* One run's state on one rank. */
+struct rb_check_run {
+    int nhosts, nrails;
+    int host, rail;                     /* this rank's host index and rail (-1: no part) */
+    int listen_fd;
+    struct rb_cnet_addr *peers;         /* [host * nrails + rail]; ip 0: no such rank */
+    char **names;                       /* host names by index */
+    struct rb_check_link *mine;         /* links this rank drove */
+    size_t nmine;
+    struct rb_check_link *links;        /* rank 0: every link */
+    size_t nlinks;
+    char *buf;
+    double duration_s;
+    struct rb_check_ring *rings;        /* rank 0 with --ring: one per rail */
+};
+
+/*
+ * --ring (fabric/check_ring.c): on every rail at once, a ring all-reduce of
+ * --size bytes over the hosts with no hung link on that rail, best of --reps
+ * after a warm-up, each member by --timeout. Rank 0 gets R->rings (the
+ * slowest member's time, nccl-tests' busbw). Collective.
+ */
+void rb_check_rings(struct rb_harness *h, const struct rb_check_opts *o, struct rb_check_run *R);
+
+/* Checks the options' values (one line naming the option on failure). Returns 0 or RB_EXIT_USAGE. */
+int rb_check_validate(struct rb_check_opts *o);
+
+/* --plan-only: the schedule for --hosts and --rails, verified and timed, with a wall-time estimate. Exit status. */
+int rb_check_plan_cmd(struct rb_cli *cli, const struct rb_check_opts *o);
+
+/*
+ * Rank 0: predictions per rail from --topology (NULL without one; *pred owned
+ * by the caller). Returns 0 or RB_EXIT_USAGE after saying why.
+ */
+int rb_check_predict(const struct rb_check_opts *o, int nrails, struct rb_check_pred **pred);
+
+/*
+ * Rank 0: analyses R's links, records summary, checks and metrics in h, and
+ * returns the table (*table, caller frees). Returns 0 or an exit status.
+ */
+int rb_check_report(struct rb_harness *h, const struct rb_check_opts *o, const struct rb_check_run *R, char **table);
+
+#endif
