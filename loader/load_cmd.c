@@ -597,6 +597,7 @@ int rb_load_main(int argc, char **argv)
         {"get", "GET objects: random, sequential or epoch order; closed or open loop", load_get},
         {"delete", "DELETE objects once each: N names, a list, or everything under --prefix (cleanup)", load_delete},
         {"stat", "HEAD objects (warp's STAT): random, sequential or epoch order", load_stat},
+        {"list", "list a bucket or prefix page by page: pages/s, names/s, latency per page", rb_load_list_main},
         {"tiers", "direct, cold and warm GETs through a caching tier in one run, verified, as one table", rb_tiers_main},
         {"sweep", "one GET phase per in-flight or rate step; throughput, latency and the knee", rb_sweep_main},
         {"train", "emulate training epochs: accelerator utilisation (AU) and samples/s, MLPerf Storage style",

@@ -48,4 +48,7 @@ int rb_load_target_probe(const struct rb_target *t, uint64_t timeout_ns);
 int rb_load_build_objects(struct rb_harness *h, const struct rb_target *t, uint64_t count, const char *filelist,
                           const char *prefix, uint64_t timeout_ns, const char *hint, struct rb_objset *all);
 
+/* railbench load list (list_cmd.c): argv after "list"; returns the exit status. */
+int rb_load_list_main(int argc, char **argv);
+
 #endif

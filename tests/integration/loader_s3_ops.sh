@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# railbench load delete|stat against Ceph RGW (and nginx WebDAV for http://): exact counts, HEAD of present and
+# railbench load delete|stat|list and --until-steady against Ceph RGW (and nginx WebDAV for http://): exact counts, HEAD of present and
 # deleted objects, `load delete --prefix` lists then deletes and leaves the prefix empty (checked by listing it).
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
@@ -30,6 +30,20 @@ assert_seen "HEADs RGW answered 200" 1100 'HEAD /ops/a/obj-[0-9]{8}' 200
 "$RB" load stat s3://ops/a/ --endpoint "$EP" --count 300 -c 8 --out "$T/s2" >/dev/null 2>"$T/s2.err"
 assert_eq "stat by listing: requests" 300 "$(summary s2 .requests)"
 grep -q 'listed 1100 objects' "$T/s2.err" || fail "stat did not list 1100 objects"
+
+# list: 1,100 names under a/ come in 2 ListObjectsV2 pages (1,000 + 100): one listing = 2 page requests.
+"$RB" load list s3://ops --endpoint "$EP" --prefix a/ --out "$T/l1" --quiet >/dev/null
+assert_eq "list: pages" 2 "$(summary l1 .pages)"
+assert_eq "list: names" 1100 "$(summary l1 .names)"
+assert_eq "list: listings" 1 "$(summary l1 .listings)"
+assert_eq "list: errors" 0 "$(summary l1 .errors.total)"
+assert_jq "$T/l1/result.json" '.phases[0].op == "LIST" and .phases[0].latency_hist.count == 2' "one latency per page"
+"$RB" load list s3://ops --endpoint "$EP" --prefix a/ --count 3 -t 2 --out "$T/l2" --quiet >/dev/null
+assert_eq "list --count 3: pages" 6 "$(summary l2 .pages)"
+assert_eq "list --count 3: names" 3300 "$(summary l2 .names)"
+"$RB" load list s3://ops --endpoint "$EP" --prefix a/ --duration 2s --out "$T/l3" --quiet >/dev/null
+assert_jq "$T/l3/result.json" '.summary.ops[0] | .listings >= 1 and .pages >= 2 * .listings and .names >= 1100 * .listings
+    and .pages_per_s > 0' "list --duration: whole listings again and again"
 
 # 2. delete by generated names: the first 100 (a/obj-00000000..99), each once; then HEAD of them is 404.
 "$RB" load delete s3://ops/a/ --endpoint "$EP" --objects 100 -c 8 --out "$T/d1" --quiet >/dev/null
@@ -92,6 +106,9 @@ URL=http://127.0.0.1:$PORT/dav
 assert_eq "http put: files" 20 "$(find "$W/dav" -type f | wc -l)"
 "$RB" load stat "$URL" --pattern epoch --out "$T/hs" --quiet >/dev/null
 assert_eq "http stat (listed by autoindex): requests" 20 "$(summary hs .requests)"
+"$RB" load list "$URL/" --out "$T/hl" --quiet >/dev/null
+assert_eq "http list (one autoindex page): pages" 1 "$(summary hl .pages)"
+assert_eq "http list: names" 20 "$(summary hl .names)"
 assert_eq "http stat: errors" 0 "$(summary hs .errors.total)"
 "$RB" load delete "$URL" --objects 20 --out "$T/hd" --quiet >/dev/null
 assert_eq "http delete: requests" 20 "$(summary hd .requests)"
