@@ -374,8 +374,35 @@ static void announce(const struct load_args *a, const struct rb_harness *h, cons
 }
 
 /* Rank 0: result.json's summary, the error-rate check, and the table (returned, malloc'd; NULL without memory). */
+/*
+ * put: what the run leaves in the target (put keeps what it writes: later
+ * gets read it), in the summary; an interrupted put also says it on stderr.
+ * PUTs in flight when a run is cut short are abandoned uncounted, yet the
+ * server may have stored them: objects_max adds them.
+ */
+static void left_behind(const struct load_args *a, const struct rb_harness *h, const struct rb_target *t,
+                        const char *prefix, const struct rb_load_result *res, cJSON *summary)
+{
+    uint64_t written = res->total->ops - res->total->errors;
+    uint64_t most = written + (h->interrupted ? a->threads * a->inflight * (uint64_t)h->size : 0);
+    if (a->objects && most > a->objects)
+        most = a->objects;
+    cJSON *o = cJSON_AddObjectToObject(summary, "left_behind");
+    if (a->filelist)
+        cJSON_AddNullToObject(o, "prefix");
+    else
+        cJSON_AddStringToObject(o, "prefix", prefix);
+    cJSON_AddItemToObject(o, "objects", rb_json_u64(written));
+    cJSON_AddItemToObject(o, "objects_max", rb_json_u64(most));
+    if (h->interrupted && most)
+        rb_warn("interrupted: %" PRIu64 " to %" PRIu64 " objects written to %s%s%s%s stay there (railbench load "
+                "delete %s %s%s removes them)", written, most, rb_target_name(t), a->filelist ? " from " : " under \"",
+                a->filelist ? a->filelist : prefix, a->filelist ? "" : "\"", rb_target_name(t),
+                a->filelist ? "--filelist " : "--prefix ", a->filelist ? a->filelist : prefix + strlen(rb_target_prefix(t)));
+}
+
 static char *report(const struct load_args *a, struct rb_harness *h, const char *command, const struct rb_target *t,
-                    const struct rb_load_opts *o, const struct rb_load_result *res)
+                    const char *prefix, const struct rb_load_opts *o, const struct rb_load_result *res)
 {
     cJSON *summary = cJSON_CreateObject();
     cJSON *ops = cJSON_AddArrayToObject(summary, "ops");
@@ -386,6 +413,8 @@ static char *report(const struct load_args *a, struct rb_harness *h, const char 
     cJSON_AddNumberToObject(summary, "inflight", o->inflight);
     if (a->rate > 0)
         cJSON_AddNumberToObject(summary, "rate_per_s", a->rate);
+    if (a->op == RB_LOAD_PUT)
+        left_behind(a, h, t, prefix, res, summary);
     rb_result_set(&h->result, "summary", summary);
     char head[1400], mode[64] = "closed loop";
     if (a->rate > 0)
@@ -474,7 +503,7 @@ static int run(struct load_args *a, struct rb_cli *cli)
     status = rb_load_run_phase(&h, k->phase, a->duration_ns, &o, &res);
 
     if (h.rank == 0 && res.total)
-        table = report(a, &h, command, t, &o, &res);
+        table = report(a, &h, command, t, prefix, &o, &res);
 out:
     /* A run that failed before measuring anything says so in one line, without pointing at an empty result. */
     if (status && !res.total && rb_log_get_level() > RB_LOG_WARN)
