@@ -71,7 +71,7 @@ $(B)/tests/%: tests/mpi/%.c $(LIBOBJ)
 $(B)/tests/%: tests/unit/%.c $(LIBOBJ)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(RB_CFLAGS) -Iloader -Icollectives -Ifabric $(LDFLAGS) -DRB_FIXTURES_DIR='"$(CURDIR)/tests/fixtures"' -o $@ $< $(LIBOBJ) $(TEST_LDLIBS)
+	$(Q)$(CC) $(RB_CFLAGS) -Iloader -Icollectives -Ifabric -Ireports $(LDFLAGS) -DRB_FIXTURES_DIR='"$(CURDIR)/tests/fixtures"' -o $@ $< $(LIBOBJ) $(TEST_LDLIBS)
 
 build/bench/%: tests/bench/%.c $(filter-out build/obj/core/main.o,$(SRC:%.c=build/obj/%.o))
 	@mkdir -p $(dir $@)

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -12,21 +13,30 @@
 
 int rb_file_read(const char *path, size_t max_bytes, char **data, size_t *len)
 {
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
+    size_t n = 0, cap = 8192;
     int rc = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
 
     if (fd < 0)
         return -errno;
     struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-        rc = -EISDIR;
+    if (fstat(fd, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            close(fd);
+            return -EISDIR;
+        }
+        /* A regular file's size is the first guess (one read, no regrowth); pipes and /proc grow by doubling. */
+        if (st.st_size > 0 && (uint64_t)st.st_size <= max_bytes)
+            cap = (size_t)st.st_size + 4096;
+    }
+    char *buf = malloc(cap + 1);
+    if (!buf) {
+        rc = -ENOMEM;
         goto fail;
     }
     for (;;) {
         if (cap - n < 4096) {
-            cap = cap ? 2 * cap : 8192;
+            cap *= 2;
             char *b = realloc(buf, cap + 1);
             if (!b) {
                 rc = -ENOMEM;

@@ -674,8 +674,42 @@ static int agree_status(struct rb_harness *h, int status, char *why, size_t len)
     return worst;
 }
 
+/* This process's peak resident set (VmHWM), in bytes; 0 when /proc cannot tell. */
+static uint64_t rss_max_bytes(void)
+{
+    char buf[64];
+    read_proc_field("/proc/self/status", "VmHWM", buf, sizeof buf);
+    return (uint64_t)strtoull(buf, NULL, 10) * 1024; /* "123456 kB" */
+}
+
+/*
+ * Adds rss_max_bytes to each host of result.json's "hosts": the largest
+ * peak resident set (VmHWM, read now, at the end) of the host's ranks.
+ * Collective.
+ */
+static void record_rss(struct rb_harness *h)
+{
+    uint64_t mine = rss_max_bytes(), host = mine;
+    if (h->mpi)
+        RB_MPI_CHECK(MPI_Allreduce(&mine, &host, 1, MPI_UINT64_T, MPI_MAX, h->node_comm));
+    /* One number per host, from its first rank: gathered in the order of "hosts" (host index). */
+    cJSON *num = h->local_rank == 0 ? cJSON_CreateNumber((double)host) : NULL;
+    cJSON *all = rb_harness_gather_json(h, num);
+    cJSON_Delete(num);
+    if (h->rank == 0 && h->result.root) {
+        cJSON *hosts = cJSON_GetObjectItemCaseSensitive(h->result.root, "hosts");
+        for (int i = 0; i < cJSON_GetArraySize(all); i++) {
+            cJSON *it = cJSON_GetArrayItem(hosts, i);
+            if (it && !cJSON_GetObjectItemCaseSensitive(it, "rss_max_bytes"))
+                cJSON_AddNumberToObject(it, "rss_max_bytes", cJSON_GetNumberValue(cJSON_GetArrayItem(all, i)));
+        }
+    }
+    cJSON_Delete(all);
+}
+
 int rb_harness_finish(struct rb_harness *h, const char *table, int status)
 {
+    record_rss(h);
     char why[1024];
     status = agree_status(h, status, why, sizeof why);
     if (h->rank == 0 && h->result.root) {

@@ -206,11 +206,12 @@ int rb_fetcher_new(struct rb_fetcher **out, const struct rb_load_opts *o)
     return 0;
 }
 
-int rb_fetcher_get(struct rb_fetcher *f, const char *const *names, size_t n, struct rb_stats *stats,
-                   struct rb_hist *uncorrected, const volatile int *stop)
+int rb_fetcher_get(struct rb_fetcher *f, const struct rb_objset *set, const uint32_t *idx, size_t n,
+                   struct rb_stats *stats, struct rb_hist *uncorrected, const volatile int *stop)
 {
     struct worker *w = &f->w;
-    w->fetch_names = names;
+    w->fetch_set = set;
+    w->fetch_idx = idx;
     w->fetch_n = n;
     w->fetch_pos = 0;
     w->exhausted = false;
@@ -224,7 +225,8 @@ int rb_fetcher_get(struct rb_fetcher *f, const char *const *names, size_t n, str
         rb_hist_merge(uncorrected, w->unc_local);
     rb_stats_reset(w->local);
     rb_hist_reset(w->unc_local);
-    w->fetch_names = NULL;
+    w->fetch_set = NULL;
+    w->fetch_idx = NULL;
     return rc ? rc : failed;
 }
 

@@ -132,12 +132,13 @@ struct rb_fetcher;
 int rb_fetcher_new(struct rb_fetcher **f, const struct rb_load_opts *o);
 
 /*
- * GETs names[0..n) with up to inflight requests at a time and returns when
+ * GETs the objects idx[0..n) of set (names formatted per request into the
+ * fetcher's buffer; set and idx borrowed for the call) with up to inflight requests at a time and returns when
  * all have finished (or *stop became non-zero), recording each request into
  * stats (and uncorrected, which may be NULL). Returns the number of failed
  * requests (>= 0), or -errno when the engine itself failed.
  */
-int rb_fetcher_get(struct rb_fetcher *f, const char *const *names, size_t n, struct rb_stats *stats,
+int rb_fetcher_get(struct rb_fetcher *f, const struct rb_objset *set, const uint32_t *idx, size_t n, struct rb_stats *stats,
                    struct rb_hist *uncorrected, const volatile int *stop);
 /* Frees the fetcher, its handles and connections; NULL-safe. */
 void rb_fetcher_free(struct rb_fetcher *f);

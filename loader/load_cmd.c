@@ -191,41 +191,58 @@ static int validate(struct load_args *a, uint64_t *range_off, uint64_t *range_le
     return 0;
 }
 
-int rb_load_build_objects(struct rb_harness *h, const struct rb_target *t, uint64_t count, const char *filelist,
-                          const char *prefix, uint64_t timeout_ns, const char *hint, struct rb_objset *all)
+/* The set from count or filelist; rank 0 logs why not. Returns 0 or an exit status. */
+static int build_local(struct rb_harness *h, uint64_t count, const char *filelist, const char *prefix, bool whole,
+                       struct rb_objset *set, uint64_t *total)
 {
     char err[1024] = "";
     if (count) {
-        if (rb_objset_generate(all, prefix, count))
-            rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory for %" PRIu64 " object names", count);
+        struct rb_objset all = {0};
+        int rc = rb_objset_generate(&all, prefix, count);
+        if (!rc && !whole)
+            rc = rb_objset_partition(&all, h->rank, h->size, set);
+        else if (!rc)
+            *set = all, all = (struct rb_objset){0};
+        rb_objset_free(&all);
+        if (rc)
+            rb_harness_fatal(h, RB_EXIT_RUNTIME, "cannot make %" PRIu64 " object names: %s", count, strerror(-rc));
+        *total = count;
         return 0;
     }
-    if (filelist) {
-        int bad = rb_objset_from_file(all, filelist, err, sizeof err) != 0, any = bad;
-        if (h->mpi)
-            RB_MPI_CHECK(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, h->comm));
-        if (any) {
-            if (h->rank == 0)
-                rb_error("%s", err[0] ? err : "--filelist: cannot be read on every rank");
-            return RB_EXIT_USAGE;
-        }
-        if (all->n == 0) {
-            if (h->rank == 0)
-                rb_error("--filelist %s: no object names in it", filelist);
-            return RB_EXIT_USAGE;
-        }
-        return 0;
+    int bad = rb_objset_from_file(set, filelist, whole ? 0 : h->rank, whole ? 1 : h->size, total, err,
+                                  sizeof err) != 0, any = bad;
+    if (h->mpi)
+        RB_MPI_CHECK(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, h->comm));
+    if (any) {
+        if (h->rank == 0)
+            rb_error("%s", err[0] ? err : "--filelist: cannot be read on every rank");
+        return RB_EXIT_USAGE;
     }
+    if (*total == 0) {
+        if (h->rank == 0)
+            rb_error("--filelist %s: no object names in it", filelist);
+        return RB_EXIT_USAGE;
+    }
+    return 0;
+}
+
+int rb_load_build_objects(struct rb_harness *h, const struct rb_target *t, uint64_t count, const char *filelist,
+                          const char *prefix, uint64_t timeout_ns, const char *hint, bool whole,
+                          struct rb_objset *set, uint64_t *total)
+{
+    char err[1024] = "";
+    if (count || filelist)
+        return build_local(h, count, filelist, prefix, whole, set, total);
     int status = 0;
     if (h->rank == 0) {
-        if (rb_target_list(t, prefix, timeout_ns, all, err, sizeof err)) {
+        if (rb_target_list(t, prefix, timeout_ns, set, err, sizeof err)) {
             rb_error("%s", err);
             status = RB_EXIT_RUNTIME;
-        } else if (all->n == 0) {
+        } else if (set->n == 0) {
             rb_error("%s: no objects under prefix \"%s\" %s", rb_target_name(t), prefix, hint);
             status = RB_EXIT_RUNTIME;
-        } else if (all->n > UINT32_MAX) {
-            rb_error("%s: %zu objects listed, at most %u", rb_target_name(t), all->n, UINT32_MAX);
+        } else if (set->n > UINT32_MAX) {
+            rb_error("%s: %" PRIu64 " objects listed, at most %u", rb_target_name(t), set->n, UINT32_MAX);
             status = RB_EXIT_RUNTIME;
         }
     }
@@ -233,30 +250,35 @@ int rb_load_build_objects(struct rb_harness *h, const struct rb_target *t, uint6
         RB_MPI_CHECK(MPI_Bcast(&status, 1, MPI_INT, 0, h->comm));
     if (status)
         return status;
-    if (h->mpi && rb_objset_bcast(all, 0, h->comm) != 0)
+    *total = set->n;
+    if (h->mpi && (whole ? rb_objset_bcast(set, 0, h->comm) : rb_objset_scatter(set, 0, h->comm, total)) != 0)
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "cannot share the object listing between ranks");
     if (h->rank == 0)
-        rb_info("%s: listed %zu objects under \"%s\"", rb_target_name(t), all->n, prefix);
+        rb_info("%s: listed %" PRIu64 " objects under \"%s\"", rb_target_name(t), *total, prefix);
     return 0;
 }
 
-/* The object set of put and get (rb_load_build_objects), with the sizes the user gave. */
+/* This rank's share of put's and get's object set (rb_load_build_objects), with the sizes the user gave. */
 static int build_objects(struct rb_harness *h, const struct load_args *a, const struct rb_target *t,
-                         const char *prefix, struct rb_objset *all)
+                         const char *prefix, struct rb_objset *mine, uint64_t *total)
 {
     int status = rb_load_build_objects(h, t, a->objects, a->filelist, prefix, a->timeout_ns,
-                                       "to read (put some first, or give --objects N / --filelist FILE)", all);
+                                       "to read (put some first, or give --objects N / --filelist FILE)", false,
+                                       mine, total);
     if (status)
         return status;
     /*
      * Sizes the user told us (as used for put) let GET check lengths and pick
      * random ranges. Under --verify they are what the objects must be, so
-     * they win over a listing (which reports what the objects are now).
+     * they win over a listing (which reports what the objects are now). A
+     * generated set stores none: the worker draws each from its name, the same way.
      */
-    if (a->max_size)
-        for (size_t i = 0; i < all->n; i++)
-            if (!all->sizes[i] || a->verify)
-                all->sizes[i] = rb_payload_size(a->seed, all->names[i], a->min_size, a->max_size);
+    char buf[RB_OBJSET_NAME_BYTES];
+    if (a->max_size && !rb_objset_generated(mine))
+        for (uint64_t i = 0; i < mine->n; i++)
+            if (!rb_objset_size(mine, i) || a->verify)
+                rb_objset_set_size(mine, i, rb_payload_size(a->seed, rb_objset_name(mine, i, buf), a->min_size,
+                                                            a->max_size));
     return 0;
 }
 
@@ -354,7 +376,7 @@ static struct rb_load_opts rank_opts(const struct load_args *a, const struct rb_
 
 /* Rank 0: one line on what the phase is about to run. */
 static void announce(const struct load_args *a, const struct rb_harness *h, const char *command,
-                     const struct rb_target *t, size_t nobjects, const struct rb_load_opts *o)
+                     const struct rb_target *t, uint64_t nobjects, const struct rb_load_opts *o)
 {
     char lim[160] = "";
     size_t l = 0;
@@ -369,7 +391,7 @@ static void announce(const struct load_args *a, const struct rb_harness *h, cons
         l += (size_t)snprintf(lim + l, sizeof lim - l, " bytes %" PRIu64, a->bytes);
     if (a->epochs)
         snprintf(lim + l, sizeof lim - l, " epochs %" PRIu64, a->epochs);
-    rb_info("%s %s: %zu objects, %d rank(s) x %u thread(s) x %u in flight, %s;%s", command, rb_target_name(t),
+    rb_info("%s %s: %" PRIu64 " objects, %d rank(s) x %u thread(s) x %u in flight, %s;%s", command, rb_target_name(t),
             nobjects, h->size, o->threads, o->inflight, a->rate > 0 ? "open loop" : "closed loop", lim);
 }
 
@@ -473,20 +495,21 @@ static int run(struct load_args *a, struct rb_cli *cli)
         rb_target_close(t);
         return status;
     }
-    struct rb_objset all = {0}, mine = {0}, none = {0};
+    struct rb_objset mine = {0}, none = {0};
+    uint64_t total = 0;
     int log_fd = -1;
     struct rb_load_result res = {0};
     char *table = NULL;
-    if ((status = build_objects(&h, a, t, prefix, &all)))
+    if ((status = build_objects(&h, a, t, prefix, &mine, &total)))
         goto out;
-    if (rb_objset_partition(&all, h.rank, h.size, &mine))
-        rb_harness_fatal(&h, RB_EXIT_RUNTIME, "out of memory");
-    if (a->random_range) {
-        for (size_t i = 0; i < mine.n; i++)
-            if (!mine.sizes[i]) {
+    /* A generated set with --random-range has sizes (open_target asked for them); a listed one may lack some. */
+    if (a->random_range && !a->max_size) {
+        char buf[RB_OBJSET_NAME_BYTES];
+        for (uint64_t i = 0; i < mine.n; i++)
+            if (!rb_objset_size(&mine, i)) {
                 rb_harness_fatal(&h, RB_EXIT_USAGE,
                                  "--random-range: the size of \"%s\" is unknown (give --size or sizes in the list)",
-                                 mine.names[i]);
+                                 rb_objset_name(&mine, i, buf));
             }
     }
     if (a->log_requests && (log_fd = open_request_log(&h, a->log_requests)) < 0) {
@@ -499,7 +522,7 @@ static int run(struct load_args *a, struct rb_cli *cli)
     if (a->count && !o.count)
         o.objects = &none;
     if (h.rank == 0)
-        announce(a, &h, command, t, all.n, &o);
+        announce(a, &h, command, t, total, &o);
     status = rb_load_run_phase(&h, k->phase, a->duration_ns, &o, &res);
 
     if (h.rank == 0 && res.total)
@@ -513,7 +536,6 @@ out:
     rb_load_result_free(&res);
     if (log_fd >= 0)
         close(log_fd);
-    rb_objset_free(&all);
     rb_objset_free(&mine);
     rb_target_close(t);
     return status;

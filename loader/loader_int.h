@@ -39,14 +39,19 @@ int rb_load_target_open(const struct rb_target_args *ta, const char *url, struct
 int rb_load_target_probe(const struct rb_target *t, uint64_t timeout_ns);
 
 /*
- * Builds the whole object set on every rank (collective): count generated names
- * "<prefix><index>", the names in filelist, or (count == 0 and no filelist)
- * rank 0's listing of t under prefix, broadcast to every rank. An empty
- * listing is an error whose message ends with hint ("to read (put some
- * first, ...)"). Returns 0 or an exit status after rank 0 logged why.
+ * Builds the object set (collective): count generated names
+ * "<prefix><index>" (O(1) memory), the names in filelist, or (count == 0
+ * and no filelist) rank 0's listing of t under prefix. With whole, every
+ * rank gets all of them (the listing broadcast); otherwise only its share
+ * (i % size == rank), which is all it ever stores: a generated share, the
+ * file's lines read by every rank keeping its own, the listing scattered
+ * by rank 0. *total gets the number of objects of all ranks. An empty set
+ * is an error whose message ends with hint ("to read (put some first,
+ * ...)"). Returns 0 or an exit status after rank 0 logged why.
  */
 int rb_load_build_objects(struct rb_harness *h, const struct rb_target *t, uint64_t count, const char *filelist,
-                          const char *prefix, uint64_t timeout_ns, const char *hint, struct rb_objset *all);
+                          const char *prefix, uint64_t timeout_ns, const char *hint, bool whole,
+                          struct rb_objset *set, uint64_t *total);
 
 /* railbench load list (list_cmd.c): argv after "list"; returns the exit status. */
 int rb_load_list_main(int argc, char **argv);

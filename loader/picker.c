@@ -1,6 +1,8 @@
-/* Object pickers: which of the rank's objects a worker requests next, one function per op and pattern, chosen once. */
+/* Object pickers: which of the rank's objects a worker requests next, one function per op and pattern, chosen once; O(1) memory. */
 #include <errno.h>
 #include <stdlib.h>
+
+#include "railbench/perm.h"
 
 #include "worker_int.h"
 
@@ -29,12 +31,18 @@ static bool pick_random(struct rb_picker *p, size_t *idx)
     return true;
 }
 
+/* The rank's index of the slice's k-th object: the thread's objects are j % threads == thread. */
+static size_t slice_at(const struct rb_picker *p, uint64_t k)
+{
+    return (size_t)(p->thread + k * p->threads);
+}
+
 /* PUT and DELETE: the slice once, in order. */
 static bool pick_once(struct rb_picker *p, size_t *idx)
 {
     if (p->pos == p->nslice)
         return false;
-    *idx = p->slice[p->pos++];
+    *idx = slice_at(p, p->pos++);
     return true;
 }
 
@@ -47,11 +55,17 @@ static bool pick_sequential(struct rb_picker *p, size_t *idx)
         p->epoch++;
         p->pos = 0;
     }
-    *idx = p->slice[p->pos++];
+    *idx = slice_at(p, p->pos++);
     return true;
 }
 
-/* GET epoch: every object of the slice once per epoch, each epoch in its own seeded permutation. */
+/* The seed of epoch e's permutation of this thread's slice (epoch 0: the seed and salt alone). */
+static uint64_t epoch_seed(const struct rb_picker *p, uint64_t e)
+{
+    return p->seed ^ (e * GOLDEN) ^ p->salt;
+}
+
+/* GET epoch: every object of the slice once per epoch, each epoch in its own seeded permutation, computed per index. */
 static bool pick_epoch(struct rb_picker *p, size_t *idx)
 {
     if (p->pos == p->nslice) {
@@ -60,23 +74,21 @@ static bool pick_epoch(struct rb_picker *p, size_t *idx)
         p->epoch++;
         if (p->epochs && p->epoch >= p->epochs)
             return false;
-        rb_objset_shuffle(p->slice, p->nslice, p->seed ^ (p->epoch * GOLDEN) ^ p->salt);
+        rb_perm_init(&p->perm, p->nslice, epoch_seed(p, p->epoch));
         p->pos = 0;
     }
-    *idx = p->slice[p->pos++];
+    *idx = slice_at(p, rb_perm_at(&p->perm, p->pos++));
     return true;
 }
 
 int rb_picker_init(struct rb_picker *p, const struct rb_load_opts *o, unsigned thread, unsigned threads)
 {
-    size_t all = o->objects->n;
-    size_t n = all / threads + (thread < all % threads ? 1 : 0);
-    p->slice = malloc((n ? n : 1) * sizeof *p->slice);
-    if (!p->slice)
-        return -ENOMEM;
-    for (size_t j = thread, k = 0; j < all; j += threads)
-        p->slice[k++] = (uint32_t)j;
-    p->nslice = n;
+    uint64_t all = o->objects->n;
+    if (!threads || thread >= threads)
+        return -EINVAL;
+    p->thread = thread;
+    p->threads = threads;
+    p->nslice = all / threads + (thread < all % threads ? 1 : 0);
     p->pos = 0;
     p->nobjects = all;
     p->epoch = 0;
@@ -89,7 +101,8 @@ int rb_picker_init(struct rb_picker *p, const struct rb_load_opts *o, unsigned t
         p->next = pick_random;
     } else if (o->pattern == RB_PATTERN_EPOCH) {
         p->next = pick_epoch;
-        rb_objset_shuffle(p->slice, n, o->seed ^ p->salt);
+        if (p->nslice && rb_perm_init(&p->perm, p->nslice, epoch_seed(p, 0)))
+            return -EINVAL; /* above 2^62 objects */
     } else {
         p->next = pick_sequential;
     }
@@ -100,7 +113,5 @@ void rb_picker_free(struct rb_picker *p)
 {
     if (!p)
         return;
-    free(p->slice);
-    p->slice = NULL;
     p->nslice = p->pos = 0;
 }

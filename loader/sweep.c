@@ -277,7 +277,8 @@ static int run(struct sweep_args *a, struct rb_cli *cli)
         rb_target_close(t);
         return status;
     }
-    struct rb_objset all = {0}, mine = {0}, none = {0};
+    struct rb_objset mine = {0}, none = {0};
+    uint64_t total = 0;
     const size_t npoints = a->rate ? nrates : a->inflight.n;
     struct point *pts = calloc(npoints, sizeof *pts);
     size_t done = 0, cut = 0;
@@ -285,17 +286,18 @@ static int run(struct sweep_args *a, struct rb_cli *cli)
     if (!pts)
         rb_harness_fatal(&h, RB_EXIT_RUNTIME, "out of memory");
     if ((status = rb_load_build_objects(&h, t, a->objects, a->filelist, prefix, a->timeout_ns,
-                                         "to read (put some first, or give --objects N / --filelist FILE)", &all)))
+                                         "to read (put some first, or give --objects N / --filelist FILE)", false,
+                                         &mine, &total)))
         goto out;
-    if (a->size)
-        for (size_t i = 0; i < all.n; i++)
-            if (!all.sizes[i] || a->verify)
-                all.sizes[i] = a->size;
-    if (rb_objset_partition(&all, h.rank, h.size, &mine))
-        rb_harness_fatal(&h, RB_EXIT_RUNTIME, "out of memory");
+    if (a->size && rb_objset_generated(&mine))
+        rb_objset_set_common_size(&mine, a->size);
+    else if (a->size)
+        for (uint64_t i = 0; i < mine.n; i++)
+            if (!rb_objset_size(&mine, i) || a->verify)
+                rb_objset_set_size(&mine, i, a->size);
     if (h.rank == 0)
-        rb_info("load sweep %s: %zu objects, %zu points of %s, %d rank(s) x %" PRIu64 " thread(s)", rb_target_name(t),
-                all.n, npoints, a->rate ? "rate" : "in-flight requests", h.size, a->threads);
+        rb_info("load sweep %s: %" PRIu64 " objects, %zu points of %s, %d rank(s) x %" PRIu64 " thread(s)", rb_target_name(t),
+                total, npoints, a->rate ? "rate" : "in-flight requests", h.size, a->threads);
 
     for (size_t i = 0; i < npoints; i++) {
         const uint64_t inflight = a->rate ? a->inflight.v[0] : a->inflight.v[i];
@@ -355,7 +357,6 @@ out:
     status = rb_harness_finish(&h, table, status);
     free(table);
     free(pts);
-    rb_objset_free(&all);
     rb_objset_free(&mine);
     rb_target_close(t);
     return status;

@@ -292,19 +292,22 @@ int rb_target_list_pages(const struct rb_target *t, const char *prefix, uint64_t
         } else {
             free(token);
             token = NULL;
-            size_t first = out->n;
-            rc = t->ops->list_parse(t, body.s ? body.s : "", body.len, out, &token, err, errlen);
+            struct rb_objset page = {0};
+            rc = t->ops->list_parse(t, body.s ? body.s : "", body.len, &page, &token, err, errlen);
             /* Servers that cannot filter by prefix (a web server's index) are filtered here. */
-            size_t plen = prefix ? strlen(prefix) : 0, keep = first;
-            for (size_t i = first; i < out->n; i++) {
-                if (plen && strncmp(out->names[i], prefix, plen) != 0) {
-                    free(out->names[i]);
-                    continue;
-                }
-                out->names[keep] = out->names[i];
-                out->sizes[keep++] = out->sizes[i];
+            size_t plen = prefix ? strlen(prefix) : 0;
+            char buf[RB_OBJSET_NAME_BYTES];
+            for (uint64_t i = 0; !rc && i < page.n; i++) {
+                const char *name = rb_objset_name(&page, i, buf);
+                if (!plen || strncmp(name, prefix, plen) == 0)
+                    rc = rb_objset_add(out, name, rb_objset_size(&page, i));
             }
-            out->n = keep;
+            rb_objset_free(&page);
+            if (rc == -ENAMETOOLONG)
+                snprintf(err, errlen, "%s: listing: an object name is longer than %d bytes", t->name,
+                         RB_OBJSET_NAME_MAX);
+            else if (rc && !err[0])
+                snprintf(err, errlen, "%s: listing: %s", t->name, strerror(-rc));
         }
         if (on_page) {
             curl_off_t total_us = 0, ttfb_us = 0;

@@ -236,11 +236,12 @@ static bool is_template(const struct rb_objset *names, const char *prefix)
         return false;
     size_t plen = strlen(prefix);
     int width0 = 0, width = 0;
-    int64_t first = index_of(names->names[0], prefix, plen, &width0);
+    char buf[RB_OBJSET_NAME_BYTES];
+    int64_t first = index_of(rb_objset_name(names, 0, buf), prefix, plen, &width0);
     if (first < 0)
         return false;
-    for (size_t i = 1; i < names->n; i++)
-        if (index_of(names->names[i], prefix, plen, &width) != first + (int64_t)i || width != width0)
+    for (uint64_t i = 1; i < names->n; i++)
+        if (index_of(rb_objset_name(names, i, buf), prefix, plen, &width) != first + (int64_t)i || width != width0)
             return false;
     return true;
 }
@@ -254,12 +255,14 @@ static int evict_objects(const struct rb_target *t, const struct rb_objset *name
     const uint64_t deadline = rb_clock_ns() + timeout_ns;
     if (is_template(names, prefix)) {
         size_t plen = strlen(prefix);
-        size_t tlen = plen + 2 * strlen(names->names[0] + plen) + 8;
+        char lo[RB_OBJSET_NAME_BYTES], hi[RB_OBJSET_NAME_BYTES];
+        const char *first = rb_objset_name(names, 0, lo), *last = rb_objset_name(names, names->n - 1, hi);
+        size_t tlen = plen + 2 * strlen(first + plen) + 8;
         char *tmpl = malloc(tlen);
         if (!tmpl)
             return -ENOMEM;
         /* AIStore pads every index to the shorter of the two bounds' digit counts, which are equal here. */
-        snprintf(tmpl, tlen, "%s{%s..%s}", prefix, names->names[0] + plen, names->names[names->n - 1] + plen);
+        snprintf(tmpl, tlen, "%s{%s..%s}", prefix, first + plen, last + plen);
         cJSON *value = cJSON_CreateObject();
         cJSON_AddStringToObject(value, "template", tmpl);
         free(tmpl);
@@ -268,8 +271,9 @@ static int evict_objects(const struct rb_target *t, const struct rb_objset *name
     for (size_t i = 0; i < names->n; i += RB_EVICT_LIST_BATCH) {
         size_t end = i + RB_EVICT_LIST_BATCH < names->n ? i + RB_EVICT_LIST_BATCH : names->n;
         cJSON *value = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(value, "objnames");
+        char buf[RB_OBJSET_NAME_BYTES];
         for (size_t k = i; k < end; k++)
-            cJSON_AddItemToArray(list, cJSON_CreateString(names->names[k]));
+            cJSON_AddItemToArray(list, cJSON_CreateString(rb_objset_name(names, k, buf)));
         int rc = evict_one(t, value, deadline, stop, err, errlen);
         if (rc)
             return rc;

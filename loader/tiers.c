@@ -319,8 +319,8 @@ static void size_set_build(struct tiers_run *r, struct size_set *s, uint64_t siz
         rb_objset_partition(&s->backend_all, r->h.rank, r->h.size, &s->backend_mine) ||
         rb_objset_partition(&s->tier_all, r->h.rank, r->h.size, &s->tier_mine))
         rb_harness_fatal(&r->h, RB_EXIT_RUNTIME, "out of memory for %" PRIu64 " object names", a->objects);
-    for (size_t i = 0; i < s->backend_mine.n; i++)
-        s->backend_mine.sizes[i] = s->tier_mine.sizes[i] = size;
+    rb_objset_set_common_size(&s->backend_mine, size);
+    rb_objset_set_common_size(&s->tier_mine, size);
 }
 
 /* Every phase of one object size. */

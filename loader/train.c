@@ -9,6 +9,7 @@
 
 #include "railbench/clock.h"
 #include "objset_int.h"
+#include "railbench/perm.h"
 #include "payload_int.h"
 #include "railbench/units.h"
 
@@ -154,22 +155,18 @@ int rb_train_epoch_stream(size_t n, uint64_t seed, uint64_t epoch, int rank, int
     *nout = 0;
     if (ranks < 1 || rank < 0 || rank >= ranks || n > UINT32_MAX)
         return -EINVAL;
-    uint32_t *perm = malloc((n ? n : 1) * sizeof *perm);
     size_t mine = n / (size_t)ranks + ((size_t)rank < n % (size_t)ranks ? 1 : 0);
     uint32_t *s = malloc((mine ? mine : 1) * sizeof *s);
-    if (!perm || !s) {
-        free(perm);
-        free(s);
+    if (!s)
         return -ENOMEM;
+    /* The same permutation on every rank: it depends on the seed and the epoch only; computed per position. */
+    struct rb_perm perm;
+    if (n && rb_perm_init(&perm, n, mix64(seed ^ (epoch * GOLDEN)))) {
+        free(s);
+        return -EINVAL;
     }
-    for (size_t i = 0; i < n; i++)
-        perm[i] = (uint32_t)i;
-    /* The same permutation on every rank: it depends on the seed and the epoch only. */
-    rb_objset_shuffle(perm, n, mix64(seed ^ (epoch * GOLDEN)));
-    size_t k = 0;
-    for (size_t i = (size_t)rank; i < n; i += (size_t)ranks)
-        s[k++] = perm[i];
-    free(perm);
+    for (size_t k = 0; k < mine; k++)
+        s[k] = (uint32_t)rb_perm_at(&perm, (uint64_t)rank + (uint64_t)k * (uint64_t)ranks);
     *out = s;
     *nout = mine;
     return 0;

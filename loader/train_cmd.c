@@ -162,18 +162,24 @@ static int check_data_set(struct run *R, uint64_t *steps)
     *steps = rb_train_steps(all->n, h->size, a->spo, first_accel, a->batch, a->max_steps);
     if (*steps < need) {
         if (h->rank == 0)
-            rb_error("the data set is too small: %zu objects x %" PRIu64 " samples / %d rank(s) gives %" PRIu64
+            rb_error("the data set is too small: %" PRIu64 " objects x %" PRIu64 " samples / %d rank(s) gives %" PRIu64
                      " samples per rank; a step takes %" PRIu64 " (%" PRIu64 " accelerator(s) x --batch-size %" PRIu64
                      ")%s", all->n, a->spo, h->size, (uint64_t)(all->n / (size_t)h->size) * a->spo,
                      first_accel * a->batch, first_accel, a->batch,
                      a->find_max ? "; --find-max-accelerators needs two steps per trial" : "");
         return RB_EXIT_USAGE;
     }
-    for (size_t i = 0; i < all->n; i++)
-        R->dataset_bytes += all->sizes[i];
-    for (size_t i = 0; R->source && i < all->n; i++)
-        if (!all->sizes[i])
+    if (!all->sizes) {
+        R->dataset_bytes = all->n * all->size_bytes;
+        if (!all->size_bytes)
+            R->source = NULL;
+    }
+    for (uint64_t i = 0; all->sizes && i < all->n; i++) {
+        uint64_t b = rb_objset_size(all, i);
+        R->dataset_bytes += b;
+        if (!b)
             R->source = NULL; /* some sizes unknown: estimated after the first epoch */
+    }
     return 0;
 }
 

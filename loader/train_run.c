@@ -32,7 +32,7 @@ struct epoch {
     uint64_t seq;
     unsigned accel;
     uint64_t steps, nbatches, prefetch;
-    const char **names;             /* the rank's objects in stream order */
+    uint32_t *stream;               /* the rank's objects (indices into R->all) in stream order */
     size_t nnames;
 
     pthread_mutex_t mu;             /* guards the queue: next, taken, ready[], go */
@@ -75,7 +75,7 @@ static void *loader_main(void *arg)
             first = ep->nnames;
         if (count > ep->nnames - first)
             count = ep->nnames - first;
-        int rc = rb_fetcher_get(l->f, ep->names + first, (size_t)count, l->local, NULL, &ep->stop);
+        int rc = rb_fetcher_get(l->f, ep->R->all, ep->stream + first, (size_t)count, l->local, NULL, &ep->stop);
         uint64_t bytes = l->local->bytes;
         /* Once per batch, never per request: the harness's collect takes the box at its tick. */
         pthread_mutex_lock(&l->mu);
@@ -291,7 +291,7 @@ static void epoch_free(struct epoch *ep)
     pthread_mutex_destroy(&ep->mu);
     pthread_cond_destroy(&ep->ready_cv);
     pthread_cond_destroy(&ep->room_cv);
-    free(ep->names);
+    free(ep->stream);
     free(ep->ready);
     free(ep->ready_ns);
     free(ep->comp_ns);
@@ -326,21 +326,16 @@ static int run_epoch(struct run *R, struct trial *tr, uint64_t epoch_no, const c
     atomic_init(&ep.finished, false);
     atomic_init(&ep.bytes, 0);
 
-    uint32_t *stream = NULL;
     size_t nstream = 0;
-    int rc = rb_train_epoch_stream(R->all->n, a->seed, ep.seq, h->rank, h->size, &stream, &nstream);
-    ep.names = malloc((nstream ? nstream : 1) * sizeof *ep.names);
+    int rc = rb_train_epoch_stream(R->all->n, a->seed, ep.seq, h->rank, h->size, &ep.stream, &nstream);
     ep.ready = calloc(ep.nbatches ? ep.nbatches : 1, 1);
     ep.ready_ns = calloc(ep.accel, sizeof *ep.ready_ns);
     ep.comp_ns = calloc(ep.accel, sizeof *ep.comp_ns);
     ep.tally = calloc(ep.accel, sizeof *ep.tally);
     ep.wait = rb_hist_new();
-    if (rc || !ep.names || !ep.ready || !ep.ready_ns || !ep.comp_ns || !ep.tally || !ep.wait)
+    if (rc || !ep.ready || !ep.ready_ns || !ep.comp_ns || !ep.tally || !ep.wait)
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory for epoch %" PRIu64, epoch_no);
-    for (size_t i = 0; i < nstream; i++)
-        ep.names[i] = R->all->names[stream[i]];
     ep.nnames = nstream;
-    free(stream);
 
     struct rb_phase p = {
         .name = name,
@@ -451,19 +446,30 @@ static int run_trial(struct run *R, struct trial *tr)
 int rb_train_build_objects(struct rb_harness *h, const struct train_args *a, const struct rb_target *t,
                            const char *prefix, struct rb_objset *all, const char **source)
 {
+    uint64_t total = 0;
     int status = rb_load_build_objects(h, t, a->objects, a->filelist, prefix, a->timeout_ns,
-                                       "to train on (put some first, or give --objects N --populate)", all);
+                                       "to train on (put some first, or give --objects N --populate)", true, all,
+                                       &total);
     if (status)
         return status;
     *source = a->objects ? NULL : a->filelist ? "filelist" : "listing";
     /* Sizes nobody told us follow from the sample size: what --populate writes, or what the workload's data is. */
     bool drawn = false;
-    if (a->sample_known)
-        for (size_t i = 0; i < all->n; i++)
-            if (!all->sizes[i]) {
-                all->sizes[i] = rb_train_object_bytes(a->seed, all->names[i], a->spo, a->sample_bytes, a->sample_stdev);
+    if (a->sample_known && rb_objset_generated(all) && !a->sample_stdev) {
+        /* Every object the same size: one number, not one per object. */
+        rb_objset_set_common_size(all, rb_train_object_bytes(a->seed, "", a->spo, a->sample_bytes, 0));
+        drawn = all->n > 0;
+    } else if (a->sample_known) {
+        char buf[RB_OBJSET_NAME_BYTES];
+        for (uint64_t i = 0; i < all->n; i++)
+            if (!rb_objset_size(all, i)) {
+                uint64_t b = rb_train_object_bytes(a->seed, rb_objset_name(all, i, buf), a->spo, a->sample_bytes,
+                                                   a->sample_stdev);
+                if (rb_objset_set_size(all, i, b))
+                    rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory for %" PRIu64 " object sizes", all->n);
                 drawn = true;
             }
+    }
     if (drawn)
         *source = a->populate ? "populate" : (a->sample_s ? "sample-size" : "workload");
     return 0;

@@ -261,7 +261,11 @@ int rb_xfer_issue(struct worker *w, const char *name, uint64_t size, uint64_t in
         w->nfree++;
         return rc;
     }
-    r->name = name;
+    /* The name may live in the worker's one buffer: the slot keeps its own copy for the completion. */
+    size_t nlen = strnlen(name, RB_OBJSET_NAME_MAX);
+    memcpy(r->name_buf, name, nlen);
+    r->name_buf[nlen] = '\0';
+    r->name = r->name_buf;
     r->body = 0;
     r->mismatch = r->status_known = r->err_status = false;
     r->cache = RB_LX_CACHE_ABSENT;

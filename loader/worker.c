@@ -21,32 +21,33 @@
 
 /* ---- where objects come from ---- */
 
-static uint64_t object_size(const struct rb_load_opts *o, size_t i)
+static uint64_t object_size(const struct rb_load_opts *o, size_t i, const char *name)
 {
-    if (o->objects->sizes[i])
-        return o->objects->sizes[i];
+    uint64_t size = rb_objset_size(o->objects, i);
+    if (size)
+        return size;
     if (o->max_size)
-        return rb_payload_size(o->seed, o->objects->names[i], o->min_size, o->max_size);
+        return rb_payload_size(o->seed, name, o->min_size, o->max_size);
     return 0;
 }
 
-/* Engine workers: the picker chosen for the op and pattern. */
+/* Engine workers: the picker chosen for the op and pattern; the name formatted into the worker's buffer. */
 static bool next_picked(struct worker *w, const char **name, uint64_t *size)
 {
     size_t idx;
     if (!rb_picker_next(&w->pick, &idx))
         return false;
-    *name = w->o->objects->names[idx];
-    *size = object_size(w->o, idx);
+    *name = rb_objset_name(w->o->objects, idx, w->name_buf);
+    *size = object_size(w->o, idx, *name);
     return true;
 }
 
-/* The fetcher: the caller's names, in order. */
+/* The fetcher: the caller's objects, in order. */
 static bool next_listed(struct worker *w, const char **name, uint64_t *size)
 {
     if (w->fetch_pos >= w->fetch_n)
         return false;
-    *name = w->fetch_names[w->fetch_pos++];
+    *name = rb_objset_name(w->fetch_set, w->fetch_idx[w->fetch_pos++], w->name_buf);
     *size = 0;
     return true;
 }

@@ -12,6 +12,7 @@
 
 #include "engine_int.h"
 #include "railbench/buf.h"
+#include "railbench/perm.h"
 
 /*
  * Thread-safety: a worker and everything it points to belong to its own
@@ -58,23 +59,27 @@ extern const struct rb_xfer_op rb_xfer_delete_op, rb_xfer_head_op;
  * A worker's object picker: which of the rank's objects comes next, by op
  * and pattern, chosen once at rb_picker_init (PUT: its slice once in order;
  * GET random: any of the rank's objects; sequential: its slice over and
- * over; epoch: its slice in a fresh seeded permutation per epoch).
+ * over; epoch: its slice in a fresh seeded permutation per epoch). The slice
+ * (j % threads == thread) and the permutation are computed per index: O(1)
+ * memory whatever the number of objects.
  */
 struct rb_picker {
     bool (*next)(struct rb_picker *p, size_t *idx);
-    uint32_t *slice;            /* this thread's share of the rank's objects: j % threads == thread */
-    size_t nslice, pos, nobjects;
+    uint64_t thread, threads;   /* this thread's share of the rank's objects: j % threads == thread */
+    uint64_t nslice, pos, nobjects;
     uint64_t epoch, epochs, seed, salt;
+    struct rb_perm perm;        /* epoch: this epoch's permutation of the slice */
     uint64_t rng;               /* xorshift64* state; random GET ranges draw from it too */
 };
 
 /*
  * Sets p up for thread of threads over o->objects by o->op and o->pattern
  * (o->seed, o->rank and o->epochs seed and limit it); leaves p->rng alone.
- * Returns 0 or -ENOMEM. Free with rb_picker_free (NULL-safe). One thread.
+ * Allocates nothing. Returns 0, or -EINVAL for a bad thread or more than
+ * 2^62 objects. rb_picker_free is kept for symmetry (NULL-safe). One thread.
  */
 int rb_picker_init(struct rb_picker *p, const struct rb_load_opts *o, unsigned thread, unsigned threads);
-/* Frees p's slice; NULL-safe, idempotent. */
+/* Resets p; NULL-safe, idempotent. */
 void rb_picker_free(struct rb_picker *p);
 
 /* The next object's index into the rank's objects; false when the picker has none left. */
@@ -101,7 +106,8 @@ struct req {
     struct shard *sh;
     struct curl_slist *hdrs;
     size_t ep;                  /* endpoint of this slot (round-robin per connection) */
-    const char *name;
+    const char *name;           /* name_buf while a request is in flight */
+    char name_buf[RB_OBJSET_NAME_BYTES]; /* the object's name, kept for the completion's log lines */
     uint64_t key;               /* payload key of the object */
     uint64_t off;               /* object offset of the next body byte */
     uint64_t expect_len;        /* body bytes a verified GET must return; 0 unknown */
@@ -133,7 +139,9 @@ struct worker {
     const struct rb_xfer_op *op;
     bool (*next)(struct worker *w, const char **name, uint64_t *size);
     struct rb_picker pick;      /* engine workers: the rank's objects by op and pattern */
-    const char *const *fetch_names; /* fetcher: names to GET, in order */
+    char name_buf[RB_OBJSET_NAME_BYTES]; /* the next object's name, formatted from the set (no allocation) */
+    const struct rb_objset *fetch_set; /* fetcher: the objects fetch_idx[0..fetch_n) of it, in order */
+    const uint32_t *fetch_idx;
     size_t fetch_n, fetch_pos;
     uint64_t issued, count_limit, bytes_done, bytes_limit;
     bool exhausted;

@@ -1,5 +1,5 @@
 /* HTML for reports: escaping of text from result files, and the self-contained page around tables and plots. */
-#include "railbench/html.h"
+#include "html_int.h"
 
 #include <string.h>
 
@@ -102,28 +102,46 @@ static const char css[] =
     "--head:#161b22;--bad:#ff7b72;--bad-bg:#490202;--good:#56d364;--good-bg:#04260f;"
     "--c0:#58a6ff;--c1:#ff9e57;--c2:#3fd0a0;--c3:#f09fcf;--c4:#f2c14e;--c5:#9fd8ff;--c6:#d2a8ff;--c7:#b1bac4}\n"
     "body{background:var(--bg);color:var(--fg);font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;"
-    "margin:24px auto;max-width:1200px;padding:0 16px}\n"
+    "margin:24px auto;max-width:1600px;padding:0 16px}\n"
     "h1{font-size:24px}h2{font-size:19px;margin-top:32px;border-bottom:1px solid var(--border)}"
     "h3{font-size:15px}\n"
     ".meta,.notes{color:var(--muted)}.notes{margin:6px 0 14px}\n"
-    ".wrap{overflow-x:auto}\n"
-    "table{border-collapse:collapse;margin:8px 0;font-size:13px}\n"
-    "th,td{border:1px solid var(--border);padding:3px 8px;white-space:nowrap}\n"
-    "th{background:var(--head);text-align:left}\n"
+    /* Headers stay in view while a long table scrolls; the columns past the key ones fold into a detail row. */
+    ".wrap{max-width:100%}\n"
+    "table{border-collapse:collapse;margin:8px 0;font-size:13px;max-width:100%}\n"
+    "th,td{border:1px solid var(--border);padding:3px 8px}\n"
+    "td.num{white-space:nowrap}\n"
+    "th{background:var(--head);text-align:left;position:sticky;top:0;z-index:1}\n"
+    "tr.detail>td{border-top:none;padding:0 8px 4px}\n"
+    "tr.detail summary{color:var(--muted);font-size:12px;cursor:pointer}\n"
+    "tr.detail dl{display:flex;flex-wrap:wrap;gap:2px 18px;margin:4px 0}\n"
+    "tr.detail dt{color:var(--muted)}tr.detail dd{margin:0 0 0 4px;font-variant-numeric:tabular-nums}\n"
+    "tr.detail div{display:flex}\n"
     "td.num{text-align:right;font-variant-numeric:tabular-nums}\n"
     "td.regression{color:var(--bad);background:var(--bad-bg);font-weight:600}\n"
     "td.improved{color:var(--good);background:var(--good-bg)}\n"
     ".warnings{color:var(--bad)}\n"
     "figure{margin:12px 0 24px}figcaption{color:var(--muted);font-size:12px}\n"
-    "svg.plot{max-width:100%;height:auto;background:var(--bg)}\n"
+    "svg.plot{width:100%;height:auto;background:var(--bg)}\n"
     "svg.plot text{fill:var(--fg);font-size:12px;font-family:system-ui,sans-serif}\n"
     "svg.plot text.title{font-size:14px;font-weight:600}\n"
     "svg.plot text.tick{fill:var(--muted);font-size:11px}\n"
     "svg.plot .grid{stroke:var(--grid);stroke-width:1}\n"
     "svg.plot .axis{stroke:var(--fg);stroke-width:1}\n"
-    "svg.plot .series{fill:none;stroke-width:2}\n"
+    "svg.plot .series{fill:none;stroke-width:2.2}\n"
+    "svg.plot .dash{stroke-dasharray:8 5}svg.plot .dot{stroke-dasharray:2 4}svg.plot .dashdot{stroke-dasharray:10 4 2 4}\n"
+    "svg.plot text.pt-label,svg.plot text.mark-label,svg.plot text.bar-label{paint-order:stroke;stroke:var(--bg);"
+    "stroke-width:3px}\n"
+    "svg.plot text.pt-label{fill:var(--muted);font-size:11px}\n"
+    "svg.plot text.bar-label{font-size:12px;font-weight:600}\n"
+    "svg.plot text.bar-label.inside{fill:#000000;stroke:none;font-weight:400}\n"
+    "svg.plot .span0{fill:var(--head);fill-opacity:.6}svg.plot .span1{fill:none}svg.plot .span{stroke:var(--grid)}\n"
+    "svg.plot text.span-label{fill:var(--muted);font-size:11px}\n"
+    "svg.plot text.mark-label{font-weight:600}\n"
+    "svg.plot .cell{stroke:var(--bg);stroke-width:1}svg.plot .cell.missing{fill:var(--grid)}\n"
+    "svg.plot text.cell-label{fill:#ffffff;font-size:11px}svg.plot text.cell-label.dark{fill:#000000}\n"
     "svg.plot .ref{stroke:var(--bad);stroke-width:1.5;stroke-dasharray:6 4}\n"
-    "svg.plot text.ref-label{fill:var(--bad)}\n"
+    "svg.plot text.ref-label{fill:var(--bad);paint-order:stroke;stroke:var(--bg);stroke-width:4px}\n"
     "svg.plot .mark{fill:none;stroke:var(--fg);stroke-width:2}\n"
     "svg.plot .s0{stroke:var(--c0)}svg.plot .s1{stroke:var(--c1)}svg.plot .s2{stroke:var(--c2)}"
     "svg.plot .s3{stroke:var(--c3)}svg.plot .s4{stroke:var(--c4)}svg.plot .s5{stroke:var(--c5)}"
@@ -144,6 +162,23 @@ void rb_html_begin(struct rb_buf *out, const char *title)
     rb_buf_printf(out, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>", css);
     rb_html_escape(out, title);
     rb_buf_printf(out, "</h1>\n");
+}
+
+void rb_html_svg_begin(struct rb_buf *out, const char *cls, const char *id, double w, double h, const char *title,
+                       double title_x)
+{
+    rb_buf_printf(out, "<figure>\n<svg class=\"");
+    rb_html_escape(out, cls);
+    rb_buf_printf(out, "\" data-plot=\"");
+    rb_html_escape(out, id);
+    rb_buf_printf(out, "\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" role=\"img\" aria-label=\"", w, h,
+                  w, h);
+    rb_html_escape(out, title);
+    rb_buf_printf(out, "\">\n<title>");
+    rb_html_escape(out, title);
+    rb_buf_printf(out, "</title>\n<text class=\"title\" x=\"%.1f\" y=\"22\">", title_x);
+    rb_html_escape(out, title);
+    rb_buf_printf(out, "</text>\n");
 }
 
 void rb_html_end(struct rb_buf *out)

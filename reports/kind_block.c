@@ -35,8 +35,10 @@ static void point_desc(char *buf, size_t len, const cJSON *p, bool with_bs)
         rb_report_size(size, sizeof size, rb_rundir_num(p, "bs"));
         snprintf(bs, sizeof bs, "bs %s, ", size);
     }
-    snprintf(buf, len, "outstanding %.0f (%siodepth %.0f, jobs %.0f)", rb_rundir_num(p, "outstanding"), bs,
-             rb_rundir_num(p, "iodepth"), rb_rundir_num(p, "numjobs"));
+    char out[32], qd[32], jobs[32];
+    snprintf(buf, len, "outstanding %s (%siodepth %s, jobs %s)", rb_report_fig(out, sizeof out, rb_rundir_num(p, "outstanding"), 1, 0),
+             bs, rb_report_fig(qd, sizeof qd, rb_rundir_num(p, "iodepth"), 1, 0),
+             rb_report_fig(jobs, sizeof jobs, rb_rundir_num(p, "numjobs"), 1, 0));
 }
 
 static void notes(struct rb_rtable *t, const struct rb_report_set *s, size_t i)
@@ -45,9 +47,10 @@ static void notes(struct rb_rtable *t, const struct rb_report_set *s, size_t i)
     const char *rw = rb_rundir_str(sum, "rw"), *engine = rb_rundir_str(sum, "engine"),
                *fio = rb_rundir_str(sum, "fio_version");
     double ranks = rb_rundir_num(s->runs[i]->root, "mpi.size");
-    rb_report_note(t, s, i, "%s, %s direct=%.0f, %s, %.0f rank(s); IOPS and MiB/s summed over ranks, clat over every I/O",
-            rw ? rw : "?", engine ? engine : "?", rb_rundir_num(sum, "direct"), fio ? fio : "fio",
-            isfinite(ranks) ? ranks : 1);
+    char direct[32], f[4][32];
+    rb_report_note(t, s, i, "%s, %s direct=%s, %s, %.0f rank(s); IOPS and MiB/s summed over ranks, clat over every I/O",
+                   rw ? rw : "?", engine ? engine : "?", rb_report_fig(direct, sizeof direct, rb_rundir_num(sum, "direct"), 1, 0),
+                   fio ? fio : "fio", isfinite(ranks) ? ranks : 1);
     const cJSON *k;
     cJSON_ArrayForEach(k, rb_rundir_array(sum, "knee.per_bs"))
     {
@@ -59,10 +62,13 @@ static void notes(struct rb_rtable *t, const struct rb_report_set *s, size_t i)
             continue;
         }
         point_desc(desc, sizeof desc, pt, false);
-        rb_report_note(t, s, i, "knee (bs %s): %s at %.0f IOPS; the next step to outstanding %.0f changes IOPS by %+.1f %% "
-                         "and clat p99 by %+.0f %%",
-                bs, desc, rb_rundir_num(pt, "iops"), rb_rundir_num(next, "outstanding"),
-                rb_rundir_num(k, "iops_gain_pct"), rb_rundir_num(k, "p99_growth_pct"));
+        double gain = rb_rundir_num(k, "iops_gain_pct"), growth = rb_rundir_num(k, "p99_growth_pct");
+        rb_report_note(t, s, i, "knee (bs %s): %s at %s IOPS; the next step to outstanding %s changes IOPS by %s%s %% "
+                                "and clat p99 by %s%s %%",
+                       bs, desc, rb_report_fig(f[0], sizeof f[0], rb_rundir_num(pt, "iops"), 1, 0),
+                       rb_report_fig(f[1], sizeof f[1], rb_rundir_num(next, "outstanding"), 1, 0), gain >= 0 ? "+" : "",
+                       rb_report_fig(f[2], sizeof f[2], gain, 1, 1), growth >= 0 ? "+" : "",
+                       rb_report_fig(f[3], sizeof f[3], growth, 1, 0));
     }
     const char *expr = rb_rundir_str(sum, "slo.expr");
     if (expr) {
@@ -70,7 +76,8 @@ static void notes(struct rb_rtable *t, const struct rb_report_set *s, size_t i)
         char desc[160];
         if (cJSON_IsObject(best)) {
             point_desc(desc, sizeof desc, best, true);
-            rb_report_note(t, s, i, "SLO %s: highest IOPS %.0f at %s", expr, rb_rundir_num(best, "iops"), desc);
+            rb_report_note(t, s, i, "SLO %s: highest IOPS %s at %s", expr,
+                           rb_report_fig(f[0], sizeof f[0], rb_rundir_num(best, "iops"), 1, 0), desc);
         } else {
             rb_report_note(t, s, i, "SLO %s: no point meets it", expr);
         }
@@ -89,7 +96,7 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
     rb_rtable_col(t, "numjobs", "jobs", RB_RF_NUM, 0, 1, RB_RCOL_KEY);
     rb_rtable_col(t, "outstanding", "outstanding", RB_RF_NUM, 0, 1, RB_RCOL_KEY);
     rb_rtable_col(t, "iops", "IOPS", RB_RF_NUM, 0, 1, 0);
-    rb_rtable_col(t, "bw_bytes_per_s", "MiB/s", RB_RF_NUM, 2, 1 / MIB, 0);
+    rb_rtable_col(t, "bw_bytes_per_s", "MiB/s", RB_RF_NUM, 2, 1 / (double)RB_MIB, 0);
     rb_rtable_col(t, "clat_p50_ns", "clat p50 (us)", RB_RF_NUM, 1, us, 0);
     rb_rtable_col(t, "clat_p99_ns", "clat p99 (us)", RB_RF_NUM, 1, us, 0);
     rb_rtable_col(t, "clat_p999_ns", "clat p99.9 (us)", RB_RF_NUM, 1, us, 0);
@@ -148,7 +155,8 @@ static void plot_iops(const struct rb_report_set *s, struct rb_buf *html)
         return;
     rb_plot_xaxis(p, "IOPS", RB_AXIS_LINEAR, 1, true);
     rb_plot_yaxis(p, ytitle, RB_AXIS_LOG10, 1e-3, false);
-    rb_plot_caption(p, "One point per fio run of the sweep, in order of growing outstanding I/O; dashed: the SLO.");
+    rb_plot_caption(p, "One line per workload (rw and block size), one point per fio run labelled by its queue depth "
+                       "(iodepth, x jobs when several); dashed red: the SLO; circled: the knee.");
     for (size_t i = 0; i < s->n; i++) {
         const cJSON *sum = s->runs[i]->summary;
         double bs_of[16];
@@ -163,17 +171,23 @@ static void plot_iops(const struct rb_report_set *s, struct rb_buf *html)
             while (k < nbs && bs_of[k] != bs)
                 k++;
             if (k == nbs && nbs < 16) {
-                char b[32], what_bs[96], name[512];
+                char b[32], what_bs[96];
                 rb_report_size(b, sizeof b, bs);
                 const char *rw = rb_rundir_str(pt, "rw");
-                snprintf(what_bs, sizeof what_bs, "bs %s %s", b, rw ? rw : "");
-                rb_report_series_name(name, sizeof name, s, i, what_bs);
+                snprintf(what_bs, sizeof what_bs, "%s %s", rw ? rw : "", b);
                 bs_of[nbs] = bs;
-                series[nbs++] = rb_plot_series(p, name);
+                series[nbs++] = rb_report_series(p, s, i, what_bs);
             }
-            double x = rb_rundir_num(pt, "iops"), y = rb_rundir_num(pt, key);
+            double x = rb_rundir_num(pt, "iops"), y = rb_rundir_num(pt, key), jobs = rb_rundir_num(pt, "numjobs");
+            char qd[64];
+            char depth[32];
+            rb_report_fig(depth, sizeof depth, rb_rundir_num(pt, "iodepth"), 1, 0);
+            if (jobs > 1)
+                snprintf(qd, sizeof qd, "qd %s x %.0f jobs", depth, jobs);
+            else
+                snprintf(qd, sizeof qd, "qd %s", depth);
             if (k < nbs)
-                rb_plot_point(p, series[k], x, y);
+                rb_plot_point_label(p, series[k], x, y, qd);
             if (is_knee(sum, idx))
                 rb_plot_mark(p, x, y, "knee");
             idx++;
@@ -191,8 +205,7 @@ static void plot_iops(const struct rb_report_set *s, struct rb_buf *html)
 
 static void plots(const struct rb_report_set *s, struct rb_buf *html)
 {
-    plot_iops(s, html);
     rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rb_report_kind_block = {"block", detect, tables, plots};
+const struct rb_report_kind rb_report_kind_block = {"block", {"block"}, detect, tables, plot_iops, plots};

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "railbench/html.h"
+#include "html_int.h"
 #include "report_int.h"
 
 static bool detect(const struct rb_rundir *r)
@@ -181,4 +181,4 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     }
 }
 
-const struct rb_report_kind rb_report_kind_check = {"fabric check", detect, tables, plots};
+const struct rb_report_kind rb_report_kind_check = {"fabric check", {"fabric check"}, detect, tables, plots, NULL};

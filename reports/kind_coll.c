@@ -19,9 +19,11 @@ static bool detect_coll(const struct rb_rundir *r)
     return rb_rundir_array(r->summary, "collective_rows") && !predicted(r);
 }
 
+/* fabric sim: predicted rows, or a calibration against measured runs (its rows carry both). */
 static bool detect_sim(const struct rb_rundir *r)
 {
-    return rb_rundir_array(r->summary, "collective_rows") && predicted(r);
+    return (rb_rundir_array(r->summary, "collective_rows") && predicted(r)) ||
+           rb_rundir_array(r->summary, "calibration.rows");
 }
 
 /* nccl-tests' closing lines: the mean busbw over every row and both halves, and the wrong values. */
@@ -140,68 +142,183 @@ static void tables_coll(const struct rb_report_set *s, struct rb_report_tables *
     coll_table(s, out, false);
 }
 
-static void tables_sim(const struct rb_report_set *s, struct rb_report_tables *out)
+/* fabric sim --calibrate: per measured row, the model's time before and after fitting it. */
+static void calibration_table(const struct rb_report_set *s, struct rb_report_tables *out)
 {
-    coll_table(s, out, true);
+    struct rb_rtable *t = rb_report_table(out, s, "calibration", "Model calibrated on measured collectives");
+    if (!t)
+        return;
+    rb_rtable_col(t, "coll", "collective", RB_RF_TEXT, 0, 1, RB_RCOL_KEY);
+    rb_rtable_col(t, "algo", "algo", RB_RF_TEXT, 0, 1, RB_RCOL_KEY);
+    rb_rtable_col(t, "ranks", "ranks", RB_RF_NUM, 0, 1, RB_RCOL_KEY);
+    rb_rtable_col(t, "size_bytes", "size (B)", RB_RF_NUM, 0, 1, RB_RCOL_KEY);
+    rb_rtable_col(t, "measured_us", "measured (us)", RB_RF_NUM, 2, 1, 0);
+    rb_rtable_col(t, "default_us", "model, defaults (us)", RB_RF_NUM, 2, 1, 0);
+    rb_rtable_col(t, "calibrated_us", "model, calibrated (us)", RB_RF_NUM, 2, 1, 0);
+    rb_rtable_col(t, "error_default_pct", "error, defaults (%)", RB_RF_NUM, 1, 100, 0);
+    rb_rtable_col(t, "error_calibrated_pct", "error, calibrated (%)", RB_RF_NUM, 1, 100, 0);
+    static const char *const figs[] = {"ranks", "size_bytes", "measured_us", "default_us", "calibrated_us"};
+    for (size_t i = 0; i < s->n; i++) {
+        const cJSON *row;
+        cJSON_ArrayForEach(row, rb_rundir_array(s->runs[i]->summary, "calibration.rows"))
+        {
+            size_t r = rb_report_row(t, s, i);
+            rb_rtable_text(t, r, "coll", rb_rundir_str(row, "coll"));
+            rb_rtable_text(t, r, "algo", rb_rundir_str(row, "algo"));
+            for (size_t f = 0; f < sizeof figs / sizeof figs[0]; f++)
+                rb_rtable_num(t, r, figs[f], rb_rundir_num(row, figs[f]));
+            rb_rtable_num(t, r, "error_default_pct", rb_rundir_num(row, "error_default"));
+            rb_rtable_num(t, r, "error_calibrated_pct", rb_rundir_num(row, "error_calibrated"));
+        }
+        const char *src = rb_rundir_str(s->runs[i]->summary, "calibration.source");
+        char e0[32], e1[32];
+        if (src)
+            rb_report_note(t, s, i, "fitted to %s: mean |error| %s %% with the defaults, %s %% calibrated", src,
+                           rb_report_fig(e0, sizeof e0, rb_rundir_num(s->runs[i]->summary, "calibration.mean_abs_error_default"), 100, 1),
+                           rb_report_fig(e1, sizeof e1, rb_rundir_num(s->runs[i]->summary, "calibration.mean_abs_error_calibrated"), 100, 1));
+    }
 }
 
-/* One plot per collective: out-of-place busbw against message size, one series per algorithm (and design). */
-static void plots(const struct rb_report_set *s, struct rb_buf *html)
+static void tables_sim(const struct rb_report_set *s, struct rb_report_tables *out)
 {
-    const char *colls[32];
-    size_t ncolls = 0;
+    bool rows = false, calib = false;
     for (size_t i = 0; i < s->n; i++) {
+        rows |= rb_rundir_array(s->runs[i]->summary, "collective_rows") != NULL;
+        calib |= rb_rundir_array(s->runs[i]->summary, "calibration.rows") != NULL;
+    }
+    if (rows)
+        coll_table(s, out, true);
+    if (calib)
+        calibration_table(s, out);
+}
+
+/* One figure of a collective against message size: what it plots and how. */
+struct coll_fig {
+    const char *id, *what, *field, *ytitle, *caption;
+    double yscale;
+};
+
+static const struct coll_fig coll_figs[] = {
+    {"busbw-size", "bus bandwidth", "oop.busbw_gbps", "busbw (GB/s, log scale)",
+     "Out-of-place bus bandwidth (nccl-tests' busbw, GB/s = 1e9 B/s), one line per algorithm.", 1},
+    {"time-size", "time", "oop.time_us", "time per operation (us, log scale)",
+     "Out-of-place time per operation, one line per algorithm.", 1},
+};
+
+/* Series of figure f for collective coll: one per algorithm (on design, for fabric sim --compare). */
+static void coll_series(struct rb_plot *p, const struct rb_report_set *s, const char *coll, const struct coll_fig *f)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        char names[64][160];
+        int idx[64];
+        size_t nnames = 0;
         const cJSON *row;
         cJSON_ArrayForEach(row, rb_rundir_array(s->runs[i]->summary, "collective_rows"))
         {
-            const char *c = rb_rundir_str(row, "coll");
-            bool seen = !c;
-            for (size_t k = 0; k < ncolls && !seen; k++)
-                seen = strcmp(colls[k], c) == 0;
-            if (!seen && ncolls < sizeof colls / sizeof colls[0])
-                colls[ncolls++] = c;
-        }
-    }
-    for (size_t c = 0; c < ncolls; c++) {
-        char title[256], id[128];
-        snprintf(title, sizeof title, "%s: bus bandwidth by message size, per algorithm", colls[c]);
-        snprintf(id, sizeof id, "busbw-size");
-        struct rb_plot *p = rb_plot_new(id, title);
-        if (!p)
-            return;
-        rb_plot_xaxis(p, "message size (bytes, log scale)", RB_AXIS_LOG2_BYTES, 1, false);
-        rb_plot_yaxis(p, "busbw (GB/s)", RB_AXIS_LINEAR, 1, true);
-        rb_plot_caption(p, "Out-of-place bus bandwidth (nccl-tests' busbw, GB/s = 1e9 B/s).");
-        for (size_t i = 0; i < s->n; i++) {
-            /* Series in order of first appearance: algo, or algo on design for sim --compare. */
-            char names[64][160];
-            int idx[64];
-            size_t nnames = 0;
-            const cJSON *row;
-            cJSON_ArrayForEach(row, rb_rundir_array(s->runs[i]->summary, "collective_rows"))
-            {
-                const char *coll = rb_rundir_str(row, "coll"), *algo = rb_rundir_str(row, "algo"),
-                           *design = rb_rundir_str(row, "design");
-                if (!coll || strcmp(coll, colls[c]) != 0)
+            const char *c = rb_rundir_str(row, "coll"), *algo = rb_rundir_str(row, "algo"),
+                       *design = rb_rundir_str(row, "design");
+            if (!c || strcmp(c, coll) != 0)
+                continue;
+            char what[160];
+            snprintf(what, sizeof what, "%s%s%s", algo ? algo : "?", design ? " on " : "", design ? design : "");
+            size_t k = 0;
+            while (k < nnames && strcmp(names[k], what) != 0)
+                k++;
+            if (k == nnames) {
+                if (nnames == sizeof names / sizeof names[0])
                     continue;
-                char what[160], name[512];
-                snprintf(what, sizeof what, "%s%s%s", algo ? algo : "?", design ? " on " : "", design ? design : "");
-                size_t k = 0;
-                while (k < nnames && strcmp(names[k], what) != 0)
-                    k++;
-                if (k == nnames) {
-                    if (nnames == sizeof names / sizeof names[0])
-                        continue;
-                    snprintf(names[nnames], sizeof names[0], "%s", what);
-                    rb_report_series_name(name, sizeof name, s, i, what);
-                    idx[nnames++] = rb_plot_series(p, name);
-                }
-                rb_plot_point(p, idx[k], rb_rundir_num(row, "size_bytes"), rb_rundir_num(row, "oop.busbw_gbps"));
+                snprintf(names[nnames], sizeof names[0], "%s", what);
+                idx[nnames++] = rb_report_series(p, s, i, what);
             }
+            rb_plot_point(p, idx[k], rb_rundir_num(row, "size_bytes"), rb_rundir_num(row, f->field));
         }
-        rb_report_plot_emit(p, html);
     }
 }
 
-const struct rb_report_kind rb_report_kind_coll = {"coll", detect_coll, tables_coll, plots};
-const struct rb_report_kind rb_report_kind_sim = {"fabric sim", detect_sim, tables_sim, plots};
+/* fabric sim --calibrate: per algorithm the measured times and the calibrated model's, dashed, in one hue. */
+static size_t calibration_series(struct rb_plot *p, const struct rb_report_set *s, const char *coll)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const cJSON *row;
+        cJSON_ArrayForEach(row, rb_rundir_array(s->runs[i]->summary, "calibration.rows"))
+        {
+            const char *c = rb_rundir_str(row, "coll"), *algo = rb_rundir_str(row, "algo");
+            if (!c || !algo || strcmp(c, coll) != 0)
+                continue;
+            char name[600], key[400];
+            int sm = -1, sc = -1;
+            snprintf(key, sizeof key, "%s%s%s", s->n > 1 ? s->runs[i]->name : "", s->n > 1 ? ": " : "", algo);
+            for (size_t k = 0; k < p->nseries; k++) {
+                snprintf(name, sizeof name, "%s measured", key);
+                if (strcmp(p->series[k].name, name) == 0)
+                    sm = (int)k;
+                snprintf(name, sizeof name, "%s model (calibrated)", key);
+                if (strcmp(p->series[k].name, name) == 0)
+                    sc = (int)k;
+            }
+            if (sm < 0) {
+                snprintf(name, sizeof name, "%s measured", key);
+                sm = rb_plot_series_keyed(p, name, key, false);
+                snprintf(name, sizeof name, "%s model (calibrated)", key);
+                sc = rb_plot_series_keyed(p, name, key, true);
+            }
+            double size = rb_rundir_num(row, "size_bytes");
+            rb_plot_point(p, sm, size, rb_rundir_num(row, "measured_us"));
+            rb_plot_point(p, sc, size, rb_rundir_num(row, "calibrated_us"));
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Collectives of the runs in order of first appearance (rows, then calibration rows). */
+static size_t coll_names(const struct rb_report_set *s, const char **colls, size_t max)
+{
+    static const char *const arrays[] = {"collective_rows", "calibration.rows"};
+    size_t n = 0;
+    for (size_t a = 0; a < 2; a++) {
+        for (size_t i = 0; i < s->n; i++) {
+            const cJSON *row;
+            cJSON_ArrayForEach(row, rb_rundir_array(s->runs[i]->summary, arrays[a]))
+            {
+                const char *c = rb_rundir_str(row, "coll");
+                bool seen = !c;
+                for (size_t k = 0; k < n && !seen; k++)
+                    seen = strcmp(colls[k], c) == 0;
+                if (!seen && n < max)
+                    colls[n++] = c;
+            }
+        }
+    }
+    return n;
+}
+
+/* Per collective, busbw and time against message size on log-log axes, one line per algorithm. */
+static void plots(const struct rb_report_set *s, struct rb_buf *html)
+{
+    const char *colls[32];
+    size_t ncolls = coll_names(s, colls, sizeof colls / sizeof colls[0]);
+    for (size_t c = 0; c < ncolls; c++) {
+        for (size_t f = 0; f < sizeof coll_figs / sizeof coll_figs[0]; f++) {
+            const struct coll_fig *fig = &coll_figs[f];
+            char title[256];
+            snprintf(title, sizeof title, "%s: %s by message size, per algorithm", colls[c], fig->what);
+            struct rb_plot *p = rb_plot_new(fig->id, title);
+            if (!p)
+                return;
+            rb_plot_xaxis(p, "message size (bytes, log scale)", RB_AXIS_LOG2_BYTES, 1, false);
+            rb_plot_yaxis(p, fig->ytitle, RB_AXIS_LOG10, fig->yscale, false);
+            rb_plot_caption(p, fig->caption);
+            coll_series(p, s, colls[c], fig);
+            if (strcmp(fig->id, "time-size") == 0 && calibration_series(p, s, colls[c]))
+                rb_plot_caption(p, "Time per operation: solid, measured (the runs given to --calibrate); dashed, in "
+                                   "the same colour, the model calibrated on them.");
+            rb_report_plot_emit(p, html);
+        }
+    }
+}
+
+const struct rb_report_kind rb_report_kind_coll = {"coll", {"coll"}, detect_coll, tables_coll, plots, NULL};
+const struct rb_report_kind rb_report_kind_sim = {"fabric sim", {"fabric sim"}, detect_sim, tables_sim, plots,
+                                                  NULL};

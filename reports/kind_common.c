@@ -123,7 +123,9 @@ void rb_report_note(struct rb_rtable *t, const struct rb_report_set *s, size_t i
 
 void rb_report_series_name(char *buf, size_t len, const struct rb_report_set *s, size_t i, const char *what)
 {
-    if (s->n > 1)
+    if (s->paired)
+        snprintf(buf, len, "%s %s: %s", i ? "B" : "A", s->runs[i]->name, what);
+    else if (s->n > 1)
         snprintf(buf, len, "%s: %s", s->runs[i]->name, what);
     else
         snprintf(buf, len, "%s", what);
@@ -136,6 +138,15 @@ void rb_report_plot_emit(struct rb_plot *p, struct rb_buf *html)
     if (rb_plot_drawable(p) > 0)
         rb_plot_svg(p, html);
     rb_plot_free(p);
+}
+
+const char *rb_report_fig(char *buf, size_t len, double v, double scale, int decimals)
+{
+    if (isfinite(v) && isfinite(v * scale))
+        snprintf(buf, len, "%.*f", decimals, v * scale);
+    else
+        snprintf(buf, len, "-");
+    return buf;
 }
 
 void rb_report_size(char *buf, size_t len, double bytes)
@@ -156,37 +167,123 @@ void rb_report_latency_cells(struct rb_rtable *t, size_t r, const char *prefix, 
     }
 }
 
-void rb_report_plot_throughput(const struct rb_report_set *s, struct rb_buf *html)
+int rb_report_series(struct rb_plot *p, const struct rb_report_set *s, size_t i, const char *what)
+{
+    char name[512];
+    rb_report_series_name(name, sizeof name, s, i, what);
+    if (s->paired)
+        return rb_plot_series_keyed(p, name, what, i > 0);
+    return rb_plot_series(p, name);
+}
+
+/*
+ * Where the intervals of run r sit on its time axis: x = at_s - *t0 when every
+ * line has its wall-clock time, else x = offset[k] + t_s with the phases laid
+ * end to end in order. offset has r->nseries entries.
+ */
+static bool timeline_origin(const struct rb_rundir *r, double *t0, double *offset)
+{
+    bool wall = true;
+    double first = INFINITY, end = 0;
+    for (size_t k = 0; k < r->nseries; k++) {
+        const struct rb_series *se = &r->series[k];
+        offset[k] = end;
+        double last = 0;
+        for (size_t j = 0; j < se->n; j++) {
+            wall &= isfinite(se->at_s[j]);
+            first = fmin(first, se->at_s[j] - se->t_s[j]);
+            last = fmax(last, se->t_s[j]);
+        }
+        end += last;
+    }
+    *t0 = first;
+    return wall && isfinite(first);
+}
+
+static double timeline_x(const struct rb_series *se, size_t j, bool wall, double t0, double offset)
+{
+    return wall ? se->at_s[j] - t0 : offset + se->t_s[j];
+}
+
+/* Adds the intervals of every run to the throughput plot tp and the latency plot lp; returns the last x. */
+static double timeline_points(const struct rb_report_set *s, struct rb_plot *tp, struct rb_plot *lp)
+{
+    double xmax = 0;
+    char what[400];
+    for (size_t i = 0; i < s->n; i++) {
+        const struct rb_rundir *r = s->runs[i];
+        double *offset = calloc(r->nseries ? r->nseries : 1, sizeof *offset), t0;
+        if (!offset)
+            return xmax;
+        bool wall = timeline_origin(r, &t0, offset);
+        for (size_t k = 0; k < r->nseries; k++) {
+            const struct rb_series *se = &r->series[k];
+            int ts = rb_report_series(tp, s, i, se->name), l99 = -1, l50 = -1;
+            double x0 = NAN, x1 = NAN;
+            for (size_t j = 0; j < se->n; j++) {
+                double x = timeline_x(se, j, wall, t0, offset[k]);
+                /* The phase started over (a result directory used twice): a new stretch of line. */
+                if (j && se->t_s[j] < se->t_s[j - 1]) {
+                    rb_plot_gap(tp, ts);
+                    rb_plot_gap(lp, l50);
+                    rb_plot_gap(lp, l99);
+                }
+                rb_plot_point(tp, ts, x, se->bytes_per_s[j]);
+                if (l99 < 0 && (isfinite(se->p99_ns[j]) || isfinite(se->p50_ns[j]))) {
+                    snprintf(what, sizeof what, "%s p99", se->name);
+                    l99 = rb_report_series(lp, s, i, what);
+                    snprintf(what, sizeof what, "%s p50", se->name);
+                    l50 = rb_report_series(lp, s, i, what);
+                }
+                rb_plot_point(lp, l99, x, se->p99_ns[j]);
+                rb_plot_point(lp, l50, x, se->p50_ns[j]);
+                /* x - t_s is when the phase started. */
+                x0 = isfinite(x0) ? fmin(x0, x - se->t_s[j]) : x - se->t_s[j];
+                x1 = isfinite(x1) ? fmax(x1, x) : x;
+            }
+            if (s->n == 1 && isfinite(x0)) {
+                rb_plot_span(tp, fmax(0, x0), x1, se->name);
+                rb_plot_span(lp, fmax(0, x0), x1, se->name);
+            }
+            xmax = fmax(xmax, isfinite(x1) ? x1 : 0);
+        }
+        free(offset);
+    }
+    return xmax;
+}
+
+void rb_report_plot_timeline(const struct rb_report_set *s, struct rb_buf *html)
 {
     double max = 0;
     for (size_t i = 0; i < s->n; i++)
         for (size_t k = 0; k < s->runs[i]->nseries; k++)
             for (size_t j = 0; j < s->runs[i]->series[k].n; j++)
                 max = fmax(max, s->runs[i]->series[k].bytes_per_s[j]);
-    bool gib = max >= 10 * GIB;
-    struct rb_plot *p = rb_plot_new("throughput-time", "Throughput over time, per phase");
-    if (!p)
-        return;
-    rb_plot_xaxis(p, "time since the phase started (s)", RB_AXIS_LINEAR, 1, true);
-    rb_plot_yaxis(p, gib ? "throughput (GiB/s)" : "throughput (MiB/s)", RB_AXIS_LINEAR, gib ? 1 / GIB : 1 / MIB,
-                  true);
-    rb_plot_caption(p, "One point per --interval from intervals.jsonl: bytes moved in the interval over its length.");
-    char name[512];
-    for (size_t i = 0; i < s->n; i++) {
-        const struct rb_rundir *r = s->runs[i];
-        for (size_t k = 0; k < r->nseries; k++) {
-            rb_report_series_name(name, sizeof name, s, i, r->series[k].name);
-            int si = rb_plot_series(p, name);
-            for (size_t j = 0; j < r->series[k].n; j++)
-                rb_plot_point(p, si, r->series[k].t_s[j], r->series[k].bytes_per_s[j]);
-        }
-    }
     /* Phases that moved nothing (collectives' intervals carry bandwidths instead) draw no plot. */
-    if (max <= 0) {
-        rb_plot_free(p);
+    if (max <= 0)
+        return;
+    bool gib = max >= 10 * (double)RB_GIB;
+    struct rb_plot *tp = rb_plot_new("throughput-time", "Throughput over the run, phases in sequence");
+    struct rb_plot *lp = rb_plot_new("latency-time", "Latency over the run: p50 and p99 per interval");
+    if (!tp || !lp) {
+        rb_plot_free(tp);
+        rb_plot_free(lp);
         return;
     }
-    rb_report_plot_emit(p, html);
+    rb_plot_xaxis(tp, "time since the run started (s)", RB_AXIS_LINEAR, 1, true);
+    rb_plot_yaxis(tp, gib ? "throughput (GiB/s)" : "throughput (MiB/s)", RB_AXIS_LINEAR, gib ? 1 / (double)RB_GIB : 1 / (double)RB_MIB,
+                  true);
+    rb_plot_caption(tp, "One point per --interval from intervals.jsonl: bytes moved in the interval over its length; "
+                        "shaded: the phases, in the order they ran.");
+    rb_plot_xaxis(lp, "time since the run started (s)", RB_AXIS_LINEAR, 1, true);
+    rb_plot_yaxis(lp, "latency (ms, log scale)", RB_AXIS_LOG10, 1e-6, false);
+    rb_plot_caption(lp, "p50 and p99 of the requests completed in each interval (intervals without requests have "
+                        "none).");
+    double xmax = timeline_points(s, tp, lp);
+    rb_plot_xrange(tp, 0, xmax);
+    rb_plot_xrange(lp, 0, xmax);
+    rb_report_plot_emit(tp, html);
+    rb_report_plot_emit(lp, html);
 }
 
 void rb_report_plot_latency(const struct rb_report_set *s, struct rb_buf *html)
@@ -212,12 +309,10 @@ void rb_report_plot_latency(const struct rb_report_set *s, struct rb_buf *html)
     rb_plot_yaxis(p, title, RB_AXIS_LOG10, scale, false);
     rb_plot_caption(p, "From each phase's full latency histogram (every sample of every rank, nearest rank); "
                        "a curve stops where its samples no longer resolve the percentile.");
-    char name[512];
     for (size_t i = 0; i < s->n; i++) {
         const struct rb_rundir *r = s->runs[i];
         for (size_t k = 0; k < r->ncurves; k++) {
-            rb_report_series_name(name, sizeof name, s, i, r->curves[k].phase);
-            int si = rb_plot_series(p, name);
+            int si = rb_report_series(p, s, i, r->curves[k].phase);
             for (size_t j = 0; j < r->curves[k].n; j++)
                 rb_plot_point(p, si, r->curves[k].q_pct[j], r->curves[k].lat_ns[j]);
         }

@@ -44,13 +44,13 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
     rb_rtable_col(t, "host", "host", RB_RF_TEXT, 0, 1, RB_RCOL_KEY);
     rb_rtable_col(t, "disk_read_iops", "disk r/s", RB_RF_NUM, 0, 1, 0);
     rb_rtable_col(t, "disk_write_iops", "disk w/s", RB_RF_NUM, 0, 1, 0);
-    rb_rtable_col(t, "disk_read_bytes_per_s", "rd MiB/s", RB_RF_NUM, 2, 1 / MIB, 0);
-    rb_rtable_col(t, "disk_write_bytes_per_s", "wr MiB/s", RB_RF_NUM, 2, 1 / MIB, 0);
+    rb_rtable_col(t, "disk_read_bytes_per_s", "rd MiB/s", RB_RF_NUM, 2, 1 / (double)RB_MIB, 0);
+    rb_rtable_col(t, "disk_write_bytes_per_s", "wr MiB/s", RB_RF_NUM, 2, 1 / (double)RB_MIB, 0);
     rb_rtable_col(t, "disk_util_ratio", "util %", RB_RF_NUM, 1, 100, 0);
-    rb_rtable_col(t, "net_rx_bytes_per_s", "net rx MiB/s", RB_RF_NUM, 2, 1 / MIB, 0);
-    rb_rtable_col(t, "net_tx_bytes_per_s", "net tx MiB/s", RB_RF_NUM, 2, 1 / MIB, 0);
-    rb_rtable_col(t, "ib_rx_bytes_per_s", "IB rx MiB/s", RB_RF_NUM, 2, 1 / MIB, 0);
-    rb_rtable_col(t, "ib_tx_bytes_per_s", "IB tx MiB/s", RB_RF_NUM, 2, 1 / MIB, 0);
+    rb_rtable_col(t, "net_rx_bytes_per_s", "net rx MiB/s", RB_RF_NUM, 2, 1 / (double)RB_MIB, 0);
+    rb_rtable_col(t, "net_tx_bytes_per_s", "net tx MiB/s", RB_RF_NUM, 2, 1 / (double)RB_MIB, 0);
+    rb_rtable_col(t, "ib_rx_bytes_per_s", "IB rx MiB/s", RB_RF_NUM, 2, 1 / (double)RB_MIB, 0);
+    rb_rtable_col(t, "ib_tx_bytes_per_s", "IB tx MiB/s", RB_RF_NUM, 2, 1 / (double)RB_MIB, 0);
     rb_rtable_col(t, "cpu_util_ratio", "cpu %", RB_RF_NUM, 1, 100, 0);
     for (size_t i = 0; i < s->n; i++) {
         double dur = NAN;
@@ -85,7 +85,7 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     if (!p)
         return;
     rb_plot_xaxis(p, "time (s)", RB_AXIS_LINEAR, 1, true);
-    rb_plot_yaxis(p, "rate (MiB/s)", RB_AXIS_LINEAR, 1 / MIB, true);
+    rb_plot_yaxis(p, "rate (MiB/s)", RB_AXIS_LINEAR, 1 / (double)RB_MIB, true);
     rb_plot_caption(p, "Per host: bytes received and sent over every interface (Ethernet and InfiniBand), and "
                        "bytes read and written by every disk, per interval.");
     char name[512];
@@ -101,4 +101,5 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_emit(p, html);
 }
 
-const struct rb_report_kind rb_report_kind_counters = {"fabric counters", detect, tables, plots};
+const struct rb_report_kind rb_report_kind_counters = {"fabric counters", {"fabric counters"}, detect, tables,
+                                                       plots, NULL};

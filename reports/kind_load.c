@@ -47,9 +47,11 @@ static void run_notes(struct rb_rtable *t, const struct rb_report_set *s, size_t
             rb_report_note(t, s, i, "%s errors: %s", name ? name : "?", errs);
         double hit = rb_rundir_num(op, "extra.cache_hit"), miss = rb_rundir_num(op, "extra.cache_miss"),
                other = rb_rundir_num(op, "extra.cache_other"), absent = rb_rundir_num(op, "extra.cache_absent");
+        char f[4][32];
         if (hit > 0 || miss > 0 || other > 0)
-            rb_report_note(t, s, i, "%s cache status: hit %.0f, miss %.0f, other %.0f, absent %.0f", name ? name : "?", hit,
-                    miss, other, absent);
+            rb_report_note(t, s, i, "%s cache status: hit %s, miss %s, other %s, absent %s", name ? name : "?",
+                           rb_report_fig(f[0], sizeof f[0], hit, 1, 0), rb_report_fig(f[1], sizeof f[1], miss, 1, 0),
+                           rb_report_fig(f[2], sizeof f[2], other, 1, 0), rb_report_fig(f[3], sizeof f[3], absent, 1, 0));
         double redirects = rb_rundir_num(op, "extra.redirects");
         if (redirects > 0)
             rb_report_note(t, s, i, "%s redirects followed: %.0f", name ? name : "?", redirects);
@@ -66,7 +68,7 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
     rb_rtable_col(t, "phase", "phase", RB_RF_TEXT, 0, 1, RB_RCOL_KEY);
     rb_rtable_col(t, "requests", "requests", RB_RF_NUM, 0, 1, 0);
     rb_rtable_col(t, "errors", "errors", RB_RF_NUM, 0, 1, 0);
-    rb_rtable_col(t, "throughput_bytes_per_s", "MiB/s", RB_RF_NUM, 2, 1 / MIB, 0);
+    rb_rtable_col(t, "throughput_bytes_per_s", "MiB/s", RB_RF_NUM, 2, 1 / (double)RB_MIB, 0);
     rb_rtable_col(t, "ops_per_s", "obj/s", RB_RF_NUM, 1, 1, 0);
     rb_rtable_col(t, "latency_mean_ns", "avg (ms)", RB_RF_NUM, 3, ms, 0);
     rb_rtable_col(t, "latency_p50_ns", "p50 (ms)", RB_RF_NUM, 3, ms, 0);
@@ -78,9 +80,9 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
     rb_rtable_col(t, "ttfb_mean_ns", "TTFB avg (ms)", RB_RF_NUM, 3, ms, 0);
     rb_rtable_col(t, "ttfb_p50_ns", "TTFB p50 (ms)", RB_RF_NUM, 3, ms, 0);
     rb_rtable_col(t, "ttfb_p99_ns", "TTFB p99 (ms)", RB_RF_NUM, 3, ms, 0);
-    rb_rtable_col(t, "segment_fastest_bytes_per_s", "fastest 1 s (MiB/s)", RB_RF_NUM, 2, 1 / MIB, RB_RCOL_OPTIONAL);
-    rb_rtable_col(t, "segment_median_bytes_per_s", "median 1 s (MiB/s)", RB_RF_NUM, 2, 1 / MIB, RB_RCOL_OPTIONAL);
-    rb_rtable_col(t, "segment_slowest_bytes_per_s", "slowest 1 s (MiB/s)", RB_RF_NUM, 2, 1 / MIB, RB_RCOL_OPTIONAL);
+    rb_rtable_col(t, "segment_fastest_bytes_per_s", "fastest 1 s (MiB/s)", RB_RF_NUM, 2, 1 / (double)RB_MIB, RB_RCOL_OPTIONAL);
+    rb_rtable_col(t, "segment_median_bytes_per_s", "median 1 s (MiB/s)", RB_RF_NUM, 2, 1 / (double)RB_MIB, RB_RCOL_OPTIONAL);
+    rb_rtable_col(t, "segment_slowest_bytes_per_s", "slowest 1 s (MiB/s)", RB_RF_NUM, 2, 1 / (double)RB_MIB, RB_RCOL_OPTIONAL);
     for (size_t i = 0; i < s->n; i++) {
         const cJSON *op;
         cJSON_ArrayForEach(op, rb_rundir_array(s->runs[i]->summary, "ops"))
@@ -106,8 +108,8 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
 
 static void plots(const struct rb_report_set *s, struct rb_buf *html)
 {
-    rb_report_plot_throughput(s, html);
     rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rb_report_kind_load = {"load get|put", detect, tables, plots};
+const struct rb_report_kind rb_report_kind_load = {"load get|put", {"load get", "load put"}, detect, tables,
+                                                     rb_report_plot_timeline, plots};

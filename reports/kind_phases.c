@@ -22,7 +22,7 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
     rb_rtable_col(t, "count", "count", RB_RF_NUM, 0, 1, 0);
     rb_rtable_col(t, "bytes", "bytes", RB_RF_SIZE, 0, 1, 0);
     rb_rtable_col(t, "duration_s", "duration (s)", RB_RF_NUM, 2, 1, 0);
-    rb_rtable_col(t, "throughput_bytes_per_s", "MiB/s", RB_RF_NUM, 2, 1 / MIB, 0);
+    rb_rtable_col(t, "throughput_bytes_per_s", "MiB/s", RB_RF_NUM, 2, 1 / (double)RB_MIB, 0);
     rb_rtable_col(t, "ops_per_s", "ops/s", RB_RF_NUM, 1, 1, 0);
     rb_rtable_col(t, "latency_p50_ns", "p50 (ms)", RB_RF_NUM, 3, ms, 0);
     rb_rtable_col(t, "latency_p90_ns", "p90 (ms)", RB_RF_NUM, 3, ms, 0);
@@ -76,8 +76,7 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
 
 static void plots(const struct rb_report_set *s, struct rb_buf *html)
 {
-    rb_report_plot_throughput(s, html);
     rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rb_report_kind_phases = {"phases", detect, tables, plots};
+const struct rb_report_kind rb_report_kind_phases = {"phases", {NULL}, detect, tables, rb_report_plot_timeline, plots};

@@ -26,7 +26,7 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
     const double ms = 1e-6;
     rb_rtable_col(t, "inflight", "in flight", RB_RF_NUM, 0, 1, RB_RCOL_KEY);
     rb_rtable_col(t, "rate_per_s", "rate (/s)", RB_RF_NUM, 0, 1, RB_RCOL_KEY | RB_RCOL_OPTIONAL);
-    rb_rtable_col(t, "throughput_bytes_per_s", "MiB/s", RB_RF_NUM, 2, 1 / MIB, 0);
+    rb_rtable_col(t, "throughput_bytes_per_s", "MiB/s", RB_RF_NUM, 2, 1 / (double)RB_MIB, 0);
     rb_rtable_col(t, "ops_per_s", "ops/s", RB_RF_NUM, 1, 1, 0);
     rb_rtable_col(t, "latency_avg_ns", "avg (ms)", RB_RF_NUM, 3, ms, 0);
     rb_rtable_col(t, "latency_p50_ns", "p50 (ms)", RB_RF_NUM, 3, ms, 0);
@@ -52,11 +52,13 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
             char at[64] = "";
             if (rate > 0)
                 snprintf(at, sizeof at, " at %.0f/s", rate);
+            char inflight[32], mibs[32], p99[32];
             rb_report_note(t, s, i,
-                    "knee: %.0f in flight%s, %.2f MiB/s at p99 %.3f ms: the last point before throughput stops "
-                    "growing while latency climbs",
-                    rb_rundir_num(run->summary, "knee.inflight"), at,
-                    rb_rundir_num(p, "throughput_bytes_per_s") / MIB, rb_rundir_num(p, "latency_p99_ns") * ms);
+                           "knee: %s in flight%s, %s MiB/s at p99 %s ms: the last point before throughput stops "
+                           "growing while latency climbs",
+                           rb_report_fig(inflight, sizeof inflight, rb_rundir_num(run->summary, "knee.inflight"), 1, 0),
+                           at, rb_report_fig(mibs, sizeof mibs, rb_rundir_num(p, "throughput_bytes_per_s"), 1 / (double)RB_MIB, 2),
+                           rb_report_fig(p99, sizeof p99, rb_rundir_num(p, "latency_p99_ns"), ms, 3));
         } else {
             rb_report_note(t, s, i, "no knee: throughput kept growing with load (or the sweep has too few points)");
         }
@@ -69,18 +71,23 @@ static void plot_curve(const struct rb_report_set *s, struct rb_buf *html)
     struct rb_plot *p = rb_plot_new("sweep-knee", "Sweep: p99 latency against throughput");
     if (!p)
         return;
-    rb_plot_xaxis(p, "throughput (MiB/s)", RB_AXIS_LINEAR, 1 / MIB, true);
+    rb_plot_xaxis(p, "throughput (MiB/s)", RB_AXIS_LINEAR, 1 / (double)RB_MIB, true);
     rb_plot_yaxis(p, "p99 latency (ms, log scale)", RB_AXIS_LOG10, 1e-6, false);
-    rb_plot_caption(p, "One point per sweep step (in flight requests or rate); the circle is the knee.");
-    char name[512];
+    rb_plot_caption(p, "One point per sweep step, labelled with its load (requests in flight, or the rate of an "
+                       "open loop); the circle is the knee.");
     for (size_t i = 0; i < s->n; i++) {
-        rb_report_series_name(name, sizeof name, s, i, "sweep");
-        int si = rb_plot_series(p, name), k = 0, knee = knee_index(s->runs[i]);
+        int si = rb_report_series(p, s, i, "p99 by step"), k = 0, knee = knee_index(s->runs[i]);
         const cJSON *pt;
         cJSON_ArrayForEach(pt, rb_rundir_array(s->runs[i]->summary, "sweep_points"))
         {
             double x = rb_rundir_num(pt, "throughput_bytes_per_s"), y = rb_rundir_num(pt, "latency_p99_ns");
-            rb_plot_point(p, si, x, y);
+            double rate = rb_rundir_num(pt, "rate_per_s"), inflight = rb_rundir_num(pt, "inflight");
+            char step[64], n[32];
+            if (rate > 0)
+                snprintf(step, sizeof step, "%.0f/s", rate);
+            else
+                snprintf(step, sizeof step, "%s in flight", rb_report_fig(n, sizeof n, inflight, 1, 0));
+            rb_plot_point_label(p, si, x, y, step);
             if (k++ == knee) {
                 char label[96];
                 snprintf(label, sizeof label, "knee: %.0f in flight", rb_rundir_num(pt, "inflight"));
@@ -93,8 +100,7 @@ static void plot_curve(const struct rb_report_set *s, struct rb_buf *html)
 
 static void plots(const struct rb_report_set *s, struct rb_buf *html)
 {
-    plot_curve(s, html);
     rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rb_report_kind_sweep = {"load sweep", detect, tables, plots};
+const struct rb_report_kind rb_report_kind_sweep = {"load sweep", {"load sweep"}, detect, tables, plot_curve, plots};

@@ -21,13 +21,13 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
     rb_rtable_col(t, "size_bytes", "object size", RB_RF_SIZE, 0, 1, RB_RCOL_KEY);
     rb_rtable_col(t, "phase", "phase", RB_RF_TEXT, 0, 1, RB_RCOL_JSON_ONLY);
     rb_rtable_col(t, "objects", "objects", RB_RF_NUM, 0, 1, 0);
-    rb_rtable_col(t, "throughput_bytes_per_s", "throughput (GiB/s)", RB_RF_NUM, 3, 1 / GIB, 0);
+    rb_rtable_col(t, "throughput_bytes_per_s", "throughput (GiB/s)", RB_RF_NUM, 3, 1 / (double)RB_GIB, 0);
     rb_rtable_col(t, "ops_per_s", "obj/s", RB_RF_NUM, 1, 1, 0);
     rb_rtable_col(t, "latency_avg_ns", "latency avg (ms)", RB_RF_NUM, 3, ms, 0);
     rb_rtable_col(t, "latency_p99_ns", "latency p99 (ms)", RB_RF_NUM, 3, ms, 0);
     rb_rtable_col(t, "ttfb_p50_ns", "TTFB p50 (ms)", RB_RF_NUM, 3, ms, 0);
     rb_rtable_col(t, "disk_util_ratio", "avg disk util (%)", RB_RF_NUM, 1, 100, 0);
-    rb_rtable_col(t, "net_bytes_per_s", "network (MiB/s)", RB_RF_NUM, 1, 1 / MIB, 0);
+    rb_rtable_col(t, "net_bytes_per_s", "network (MiB/s)", RB_RF_NUM, 1, 1 / (double)RB_MIB, 0);
     rb_rtable_col(t, "cache_hit", "cache hits", RB_RF_NUM, 0, 1, RB_RCOL_OPTIONAL);
     rb_rtable_col(t, "cache_miss", "cache misses", RB_RF_NUM, 0, 1, RB_RCOL_OPTIONAL);
     static const char *const figs[] = {"objects",        "throughput_bytes_per_s", "ops_per_s",       "latency_avg_ns",
@@ -70,30 +70,57 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
     rb_rtable_note(sp, "throughput of warm reads over that of direct and of cold reads, per object size");
 }
 
-/* Throughput by object size, one series per way of reading: how much the tier buys at each size. */
-static void plot_sizes(const struct rb_report_set *s, struct rb_buf *html)
+/* Throughput of the tiers row of run r read "how" at size_bytes, or NAN. */
+static double row_throughput(const struct rb_rundir *r, const char *how, double size_bytes)
 {
-    struct rb_plot *p = rb_plot_new("tiers-size", "Throughput by object size: direct, cold and warm");
+    const cJSON *row;
+    cJSON_ArrayForEach(row, rb_rundir_array(r->summary, "tiers_rows"))
+    {
+        const char *h = rb_rundir_str(row, "how");
+        if (h && strcmp(h, how) == 0 && rb_rundir_num(row, "size_bytes") == size_bytes)
+            return rb_rundir_num(row, "throughput_bytes_per_s");
+    }
+    return NAN;
+}
+
+/*
+ * The headline: grouped bars of direct, cold and warm per object size, each
+ * labelled with its GiB/s and, for cold and warm, the speed-up over direct.
+ */
+static void plot_bars(const struct rb_report_set *s, struct rb_buf *html)
+{
+    struct rb_plot *p = rb_plot_new("tiers-bars", "Throughput by object size: direct, cold and warm reads");
     if (!p)
         return;
-    rb_plot_xaxis(p, "object size (bytes, log scale)", RB_AXIS_LOG2_BYTES, 1, false);
-    rb_plot_yaxis(p, "throughput (GiB/s)", RB_AXIS_LINEAR, 1 / GIB, true);
+    rb_plot_style(p, RB_PLOT_BARS);
+    rb_plot_xaxis(p, "object size", RB_AXIS_LINEAR, 1, false);
+    rb_plot_yaxis(p, "throughput (GiB/s)", RB_AXIS_LINEAR, 1 / (double)RB_GIB, true);
+    rb_plot_caption(p, "Each bar: GiB/s of one phase; on cold and warm bars, the speed-up over direct reads of the "
+                       "same size (x = times as fast).");
     static const char *const hows[] = {"direct", "cold", "warm"};
-    char name[512];
+    int series[3] = {-1, -1, -1};
+    for (size_t h = 0; h < 3; h++)
+        series[h] = rb_plot_series(p, hows[h]);
     for (size_t i = 0; i < s->n; i++) {
-        for (size_t h = 0; h < 3; h++) {
-            rb_report_series_name(name, sizeof name, s, i, hows[h]);
-            int si = -1;
-            const cJSON *row;
-            cJSON_ArrayForEach(row, rb_rundir_array(s->runs[i]->summary, "tiers_rows"))
-            {
-                const char *how = rb_rundir_str(row, "how");
-                if (!how || strcmp(how, hows[h]) != 0)
-                    continue;
-                if (si < 0)
-                    si = rb_plot_series(p, name);
-                rb_plot_point(p, si, rb_rundir_num(row, "size_bytes"), rb_rundir_num(row, "throughput_bytes_per_s"));
-            }
+        const cJSON *row;
+        cJSON_ArrayForEach(row, rb_rundir_array(s->runs[i]->summary, "tiers_rows"))
+        {
+            const char *how = rb_rundir_str(row, "how");
+            double size = rb_rundir_num(row, "size_bytes"), bps = rb_rundir_num(row, "throughput_bytes_per_s");
+            size_t h = 0;
+            while (h < 3 && (!how || strcmp(how, hows[h]) != 0))
+                h++;
+            if (h == 3 || !isfinite(size))
+                continue;
+            char sz[32], cat[300], label[64];
+            rb_report_size(sz, sizeof sz, size);
+            rb_report_series_name(cat, sizeof cat, s, i, sz);
+            double direct = row_throughput(s->runs[i], "direct", size);
+            if (h > 0 && direct > 0 && isfinite(bps))
+                snprintf(label, sizeof label, "%.2f (%.1f\xC3\x97)", bps / (double)RB_GIB, bps / direct);
+            else
+                snprintf(label, sizeof label, "%.2f", bps / (double)RB_GIB);
+            rb_plot_point_label(p, series[h], rb_plot_category(p, cat), bps, label);
         }
     }
     rb_report_plot_emit(p, html);
@@ -101,9 +128,8 @@ static void plot_sizes(const struct rb_report_set *s, struct rb_buf *html)
 
 static void plots(const struct rb_report_set *s, struct rb_buf *html)
 {
-    plot_sizes(s, html);
-    rb_report_plot_throughput(s, html);
+    rb_report_plot_timeline(s, html);
     rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rb_report_kind_tiers = {"load tiers", detect, tables, plots};
+const struct rb_report_kind rb_report_kind_tiers = {"load tiers", {"load tiers"}, detect, tables, plot_bars, plots};

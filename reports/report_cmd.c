@@ -10,22 +10,18 @@
 #include "railbench/file.h"
 #include "railbench/cli.h"
 #include "railbench/command.h"
-#include "railbench/html.h"
+#include "html_int.h"
 #include "railbench/log.h"
 #include "railbench/result.h"
 #include "report_int.h"
 
 /* Detection order matters: a summary may carry another kind's keys besides its own. */
-static const struct rb_report_kind *const kinds[] = {
+const struct rb_report_kind *const rb_report_kinds[] = {
     &rb_report_kind_tiers, &rb_report_kind_sweep, &rb_report_kind_train,    &rb_report_kind_load,   &rb_report_kind_coll,
     &rb_report_kind_sim,   &rb_report_kind_block, &rb_report_kind_counters, &rb_report_kind_check,
     &rb_report_kind_phases,
 };
-#define NKINDS (sizeof kinds / sizeof kinds[0])
-
-/* Commands that have a table of their own; their results shown as bare phases lack a summary. */
-static const char *const tabled_commands[] = {"load get",   "load put", "load tiers", "load sweep",     "load train",
-                                              "fabric sim", "block",    "coll",       "fabric counters"};
+const size_t rb_report_nkinds = sizeof rb_report_kinds / sizeof rb_report_kinds[0];
 
 enum format { FMT_MD, FMT_CSV, FMT_JSON, FMT_HTML };
 
@@ -62,12 +58,15 @@ static void add_warning(struct report *R, const char *w)
         R->oom = true;
 }
 
+/* True when a kind has a table for this command: its result shown as bare phases lacks the summary. */
 static bool tabled(const char *command)
 {
-    for (size_t i = 0; i < sizeof tabled_commands / sizeof tabled_commands[0]; i++) {
-        size_t n = strlen(tabled_commands[i]);
-        if (strncmp(command, tabled_commands[i], n) == 0 && (command[n] == '\0' || command[n] == ' '))
-            return true;
+    for (size_t k = 0; k < rb_report_nkinds; k++) {
+        for (const char *const *c = rb_report_kinds[k]->commands; *c; c++) {
+            size_t n = strlen(*c);
+            if (strncmp(command, *c, n) == 0 && (command[n] == '\0' || command[n] == ' '))
+                return true;
+        }
     }
     return false;
 }
@@ -101,10 +100,10 @@ static int load_one(struct report *R, const char *path, unsigned flags)
         return rc == -ENOMEM ? rc : 0;
     }
     size_t k = 0;
-    while (!kinds[k]->detect(r))
+    while (!rb_report_kinds[k]->detect(r))
         k++;
-    R->kind[R->n] = kinds[k];
-    if (kinds[k] == &rb_report_kind_phases && !r->partial && tabled(r->command)) {
+    R->kind[R->n] = rb_report_kinds[k];
+    if (rb_report_kinds[k] == &rb_report_kind_phases && !r->partial && tabled(r->command)) {
         char line[4300];
         snprintf(line, sizeof line,
                  "%s/result.json: a \"%.60s\" result without the summary its table needs; showing its phases",
@@ -249,10 +248,10 @@ static int build_tables(struct rb_rundir **runs, const struct rb_report_kind **r
     struct rb_rundir **sel = malloc((n ? n : 1) * sizeof *sel);
     if (!sel)
         return -ENOMEM;
-    for (size_t k = 0; k < NKINDS; k++) {
+    for (size_t k = 0; k < rb_report_nkinds; k++) {
         size_t m = 0;
         for (size_t i = 0; i < n; i++)
-            if (rkind[i] == kinds[k])
+            if (rkind[i] == rb_report_kinds[k])
                 sel[m++] = runs[i];
         if (!m)
             continue;
@@ -262,11 +261,15 @@ static int build_tables(struct rb_rundir **runs, const struct rb_report_kind **r
             return -ENOMEM;
         }
         size_t before = out->n;
-        kinds[k]->tables(&set, out);
+        rb_report_kinds[k]->tables(&set, out);
         if (html) {
+            rb_buf_printf(html, "<div class=\"headline\">\n");
+            rb_report_kinds[k]->headline(&set, html);
+            rb_buf_printf(html, "</div>\n");
             for (size_t t = before; t < out->n; t++)
                 rb_rtable_html(out->v[t], html);
-            kinds[k]->plots(&set, html);
+            if (rb_report_kinds[k]->plots)
+                rb_report_kinds[k]->plots(&set, html);
         }
         rb_report_set_free(&set);
     }
@@ -465,6 +468,19 @@ out:
     return rc;
 }
 
+/* Figures of A and B together, a figure of both in one hue (B dashed). */
+static void paired_plots(struct report *R, void (*draw)(const struct rb_report_set *, struct rb_buf *),
+                         struct rb_buf *html)
+{
+    struct rb_report_set set;
+    struct rb_rundir *both[2] = {&R->runs[0], &R->runs[1]};
+    if (rb_report_set_init(&set, both, 2) == 0) {
+        set.paired = true;
+        draw(&set, html);
+    }
+    rb_report_set_free(&set);
+}
+
 /* --compare A B: each table of A against the table of the same kind of B. */
 static int report_compare(struct report *R, struct section **secs_out, size_t *nsecs, struct rb_buf *html)
 {
@@ -508,21 +524,18 @@ static int report_compare(struct report *R, struct section **secs_out, size_t *n
         return -EINVAL;
     }
     if (html) {
+        /* The figures of both runs first (A's series then B's, paired by colour, B dashed), in the kind of A. */
+        if (R->kind[0] == R->kind[1]) {
+            rb_buf_printf(html, "<section data-kind=\"compare-plots\">\n<h2>A and B</h2>\n<div class=\"headline\">\n");
+            paired_plots(R, R->kind[0]->headline, html);
+            rb_buf_printf(html, "</div>\n</section>\n");
+        }
         rb_buf_printf(html, "<section data-kind=\"compare\">\n");
         for (size_t t = 0; t < secs->tables.n; t++)
             rb_rtable_html(secs->tables.v[t], html);
         rb_buf_printf(html, "</section>\n");
-        /* The plots of both runs, A's series then B's, in the kind of A. */
-        if (R->kind[0] == R->kind[1]) {
-            struct rb_report_set set;
-            struct rb_rundir *both[2] = {a, b};
-            if (rb_report_set_init(&set, both, 2) == 0) {
-                rb_buf_printf(html, "<section data-kind=\"compare-plots\">\n<h2>A and B</h2>\n");
-                R->kind[0]->plots(&set, html);
-                rb_buf_printf(html, "</section>\n");
-            }
-            rb_report_set_free(&set);
-        }
+        if (R->kind[0] == R->kind[1] && R->kind[0]->plots)
+            paired_plots(R, R->kind[0]->plots, html);
     }
     return 0;
 }

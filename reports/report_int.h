@@ -6,12 +6,11 @@
 #include <stddef.h>
 
 #include "railbench/buf.h"
-#include "railbench/rtable.h"
-#include "railbench/rundir.h"
-#include "railbench/svg.h"
+#include "rtable_int.h"
+#include "rundir_int.h"
+#include "svg_int.h"
+#include "railbench/units.h"
 
-#define MIB (1024.0 * 1024.0)
-#define GIB (1024.0 * MIB)
 
 /* Runs of one kind reported together, and the label keys any of them has (the label columns). */
 struct rb_report_set {
@@ -19,6 +18,7 @@ struct rb_report_set {
     size_t n;
     const char **label_keys; /* borrowed from the runs' labels */
     size_t nlabel_keys;
+    bool paired;             /* A and B of --compare: a figure of both in one hue, B dashed */
 };
 
 /* Tables a report collects, in order. */
@@ -34,10 +34,16 @@ struct rb_report_tables {
  */
 struct rb_report_kind {
     const char *name;                       /* "load get|put", for messages */
+    const char *commands[3];                /* the commands whose results it tables ("load get"); NULL-ended */
     bool (*detect)(const struct rb_rundir *r);
     void (*tables)(const struct rb_report_set *s, struct rb_report_tables *out);
-    void (*plots)(const struct rb_report_set *s, struct rb_buf *html);
+    void (*headline)(const struct rb_report_set *s, struct rb_buf *html); /* the figure shown first */
+    void (*plots)(const struct rb_report_set *s, struct rb_buf *html);    /* the others, after the tables; or NULL */
 };
+
+/* Every kind, in detection order (a summary may carry another kind's keys besides its own); the last matches all. */
+extern const struct rb_report_kind *const rb_report_kinds[];
+extern const size_t rb_report_nkinds;
 
 extern const struct rb_report_kind rb_report_kind_tiers, rb_report_kind_sweep, rb_report_kind_train,
     rb_report_kind_load, rb_report_kind_coll, rb_report_kind_sim, rb_report_kind_block, rb_report_kind_counters,
@@ -73,11 +79,23 @@ void rb_report_series_name(char *buf, size_t len, const struct rb_report_set *s,
 /* Renders p into html when anything can be drawn, then frees it. NULL-safe. */
 void rb_report_plot_emit(struct rb_plot *p, struct rb_buf *html);
 
-/* Throughput over time per phase (intervals.jsonl), in MiB/s or GiB/s to suit the data. */
-void rb_report_plot_throughput(const struct rb_report_set *s, struct rb_buf *html);
+/*
+ * A series of plot p for what of run i: its own colour, or with s->paired the
+ * colour of what in the other run, dashed for B. Returns the series index or -1.
+ */
+int rb_report_series(struct rb_plot *p, const struct rb_report_set *s, size_t i, const char *what);
+
+/*
+ * The run on one time axis (intervals.jsonl): throughput, then p50 and p99
+ * latency per interval, the phases in sequence and named; MiB/s or GiB/s to suit.
+ */
+void rb_report_plot_timeline(const struct rb_report_set *s, struct rb_buf *html);
 
 /* Latency percentiles p50 ... p99.99 per phase from the full histograms, log-log. */
 void rb_report_plot_latency(const struct rb_report_set *s, struct rb_buf *html);
+
+/* v x scale with decimals into buf, or "-" when v is not a number (a figure not measured is not 0 or "nan"). */
+const char *rb_report_fig(char *buf, size_t len, double v, double scale, int decimals);
 
 /* "1 MiB" for a byte count. */
 void rb_report_size(char *buf, size_t len, double bytes);

@@ -1,6 +1,6 @@
 /* Report tables: columns with units, rows of cells, markdown/CSV/JSON/HTML output, and comparison of two. */
 #define _POSIX_C_SOURCE 200809L
-#include "railbench/rtable.h"
+#include "rtable_int.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "railbench/html.h"
+#include "html_int.h"
 #include "railbench/units.h"
 
 #define MARK_REGRESSION "REGRESSION"
@@ -370,46 +370,88 @@ void rb_rtable_csv(const struct rb_rtable *t, struct rb_buf *out)
     free(vis);
 }
 
-void rb_rtable_html(const struct rb_rtable *t, struct rb_buf *out)
+/* Figures shown in an HTML row beside the key columns; the others go to its detail row. */
+#define HTML_MAIN_COLS 10
+
+/* One HTML cell of row r, column c. */
+static void html_cell(const struct rb_rtable *t, size_t r, size_t c, struct rb_buf *out)
 {
     char buf[CELL_MAX];
-    bool *vis = visible(t, false);
-    if (!vis) {
-        out->oom = true;
+    rb_rtable_cell_text(t, r, c, buf, sizeof buf);
+    const char *cls = right_aligned(&t->cols[c]) ? "num" : NULL;
+    if (strcmp(buf, MARK_REGRESSION) == 0)
+        cls = "regression";
+    else if (strcmp(buf, MARK_IMPROVED) == 0)
+        cls = "improved";
+    rb_buf_printf(out, cls ? "<td class=\"%s\">" : "<td>", cls);
+    rb_html_escape(out, buf);
+    rb_buf_printf(out, "</td>");
+}
+
+/* The detail row of r: the figures of the columns marked 2 in place, those with a value, folded. */
+static void html_detail(const struct rb_rtable *t, size_t r, const unsigned char *place, size_t nmain,
+                        struct rb_buf *out)
+{
+    char buf[CELL_MAX];
+    size_t n = 0;
+    for (size_t c = 0; c < t->ncols; c++)
+        n += place[c] == 2 && (t->cells[r * t->ncols + c].text || t->cells[r * t->ncols + c].has_num);
+    if (!n)
         return;
+    rb_buf_printf(out, "<tr class=\"detail\"><td colspan=\"%zu\"><details><summary>%zu more</summary><dl>", nmain, n);
+    for (size_t c = 0; c < t->ncols; c++) {
+        if (place[c] != 2 || !(t->cells[r * t->ncols + c].text || t->cells[r * t->ncols + c].has_num))
+            continue;
+        rb_rtable_cell_text(t, r, c, buf, sizeof buf);
+        rb_buf_printf(out, "<div><dt>");
+        rb_html_escape(out, t->cols[c].head);
+        rb_buf_printf(out, "</dt><dd>");
+        rb_html_escape(out, buf);
+        rb_buf_printf(out, "</dd></div>");
+    }
+    rb_buf_printf(out, "</dl></details></td></tr>\n");
+}
+
+void rb_rtable_html(const struct rb_rtable *t, struct rb_buf *out)
+{
+    bool *vis = visible(t, false);
+    unsigned char *place = calloc(t->ncols ? t->ncols : 1, 1); /* 0 hidden, 1 in the row, 2 in the detail row */
+    size_t *order = calloc(t->ncols ? t->ncols : 1, sizeof *order), nmain = 0, figs = 0;
+    if (!vis || !place || !order) {
+        out->oom = true;
+        goto fail;
+    }
+    /* Key, run and label columns first, then the first figures; the rest fold away. */
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t c = 0; c < t->ncols; c++) {
+            bool key = t->cols[c].flags & (RB_RCOL_KEY | RB_RCOL_IDENT);
+            if (!vis[c] || key != (pass == 0))
+                continue;
+            bool main = key || (t->cols[c].flags & RB_RCOL_NOTE) || figs++ < HTML_MAIN_COLS;
+            place[c] = main ? 1 : 2;
+            if (main)
+                order[nmain++] = c;
+        }
     }
     rb_buf_printf(out, "<h3>");
     rb_html_escape(out, t->title);
     rb_buf_printf(out, "</h3>\n<div class=\"wrap\"><table data-table=\"");
     rb_html_escape(out, t->id);
     rb_buf_printf(out, "\">\n<thead><tr>");
-    for (size_t c = 0; c < t->ncols; c++) {
-        if (!vis[c])
-            continue;
+    for (size_t k = 0; k < nmain; k++) {
         rb_buf_printf(out, "<th>");
-        rb_html_escape(out, t->cols[c].head);
+        rb_html_escape(out, t->cols[order[k]].head);
         rb_buf_printf(out, "</th>");
     }
     rb_buf_printf(out, "</tr></thead>\n<tbody>\n");
     for (size_t r = 0; r < t->nrows; r++) {
         rb_buf_printf(out, "<tr>");
-        for (size_t c = 0; c < t->ncols; c++) {
-            if (!vis[c])
-                continue;
-            rb_rtable_cell_text(t, r, c, buf, sizeof buf);
-            const char *cls = right_aligned(&t->cols[c]) ? "num" : NULL;
-            if (strcmp(buf, MARK_REGRESSION) == 0)
-                cls = "regression";
-            else if (strcmp(buf, MARK_IMPROVED) == 0)
-                cls = "improved";
-            rb_buf_printf(out, cls ? "<td class=\"%s\">" : "<td>", cls);
-            rb_html_escape(out, buf);
-            rb_buf_printf(out, "</td>");
-        }
+        for (size_t k = 0; k < nmain; k++)
+            html_cell(t, r, order[k], out);
         rb_buf_printf(out, "</tr>\n");
+        html_detail(t, r, place, nmain, out);
     }
     rb_buf_printf(out, "</tbody></table></div>\n");
-    free(vis);
     if (t->nnotes) {
         rb_buf_printf(out, "<ul class=\"notes\">\n");
         for (size_t i = 0; i < t->nnotes; i++) {
@@ -419,6 +461,10 @@ void rb_rtable_html(const struct rb_rtable *t, struct rb_buf *out)
         }
         rb_buf_printf(out, "</ul>\n");
     }
+fail:
+    free(vis);
+    free(place);
+    free(order);
 }
 
 cJSON *rb_rtable_json(const struct rb_rtable *t)
@@ -590,6 +636,7 @@ static void compare_rows(struct rb_rtable *d, const struct rb_rtable *a, size_t 
             format_num(text, sizeof text, pct, 1, 1, true);
             rb_rtable_num(d, r, "delta_pct", pct);
             rb_rtable_text(d, r, "delta_pct", text);
+            rb_rtable_num(d, r, "ratio", xb->num / xa->num);
         }
         int verdict = rb_rtable_judge(rb_rtable_better(col->key), xa->num, xb->num, threshold_pct);
         if (verdict < 0) {
@@ -622,6 +669,7 @@ struct rb_rtable *rb_rtable_compare(const struct rb_rtable *a, const struct rb_r
     rb_rtable_col(d, "b", "B", RB_RF_NUM, 3, 1, 0);
     rb_rtable_col(d, "delta", "B - A", RB_RF_NUM, 3, 1, 0);
     rb_rtable_col(d, "delta_pct", "change %", RB_RF_NUM, 1, 1, 0);
+    rb_rtable_col(d, "ratio", "B / A", RB_RF_NUM, 3, 1, 0);
     rb_rtable_col(d, "mark", "", RB_RF_TEXT, 0, 1, RB_RCOL_NOTE);
     if (d->oom)
         goto fail;

@@ -1,6 +1,6 @@
 /* Reads result directories back for reports: result.json, else intervals.jsonl; histograms become curves. */
 #define _POSIX_C_SOURCE 200809L
-#include "railbench/rundir.h"
+#include "rundir_int.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "railbench/file.h"
 #include "railbench/hist.h"
 #include "railbench/result.h"
 
@@ -165,62 +166,6 @@ fail:
     return rc;
 }
 
-/* Reads a whole file (at most max bytes) into a NUL-terminated buffer. Returns 0 or -errno (-EFBIG past max). */
-static int read_whole(const char *path, size_t max, char **out, size_t *outlen)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return -errno;
-    struct stat st;
-    size_t cap = 65536, len = 0;
-    if (fstat(fileno(f), &st) == 0 && st.st_size > 0)
-        cap = (size_t)st.st_size + 1;
-    if (cap > max + 1)
-        cap = max + 1;
-    char *buf = malloc(cap + 1);
-    int rc = 0;
-    if (!buf) {
-        rc = -ENOMEM;
-        goto fail;
-    }
-    for (;;) {
-        if (len == cap) {
-            if (cap > max) {
-                rc = -EFBIG;
-                goto fail;
-            }
-            cap *= 2;
-            char *nb = realloc(buf, cap + 1);
-            if (!nb) {
-                rc = -ENOMEM;
-                goto fail;
-            }
-            buf = nb;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    if (ferror(f)) {
-        rc = -EIO;
-        goto fail;
-    }
-    if (len > max) {
-        rc = -EFBIG;
-        goto fail;
-    }
-    fclose(f);
-    buf[len] = '\0';
-    *out = buf;
-    *outlen = len;
-    return 0;
-fail:
-    fclose(f);
-    free(buf);
-    return rc;
-}
-
 /*
  * Why a parse failed, for the message: text that stops inside a string or
  * with brackets still open was cut short (a run killed while writing, a full
@@ -363,27 +308,42 @@ static struct rb_series *series_for(struct reader *rd, const char *name)
     return s;
 }
 
-static void series_add(struct reader *rd, const char *name, double t_s, double y)
+/* Seconds since 1970 of an ISO 8601 UTC time ("2026-11-22T03:43:50.063Z"); NAN when it is not one. */
+static double iso_seconds(const char *ts)
 {
-    if (!isfinite(t_s) || !isfinite(y))
+    int y, mo, d, h, mi;
+    double sec;
+    if (!ts || sscanf(ts, "%d-%d-%dT%d:%d:%lfZ", &y, &mo, &d, &h, &mi, &sec) != 6 || mo < 1 || mo > 12 || d < 1 ||
+        d > 31 || y < 1970 || y > 9999)
+        return NAN;
+    /* Days from the civil date (the proleptic Gregorian calendar, March-based years). */
+    y -= mo <= 2;
+    long era = y / 400, yoe = y - era * 400, doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    long days = era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
+    return (double)days * 86400 + h * 3600 + mi * 60 + sec;
+}
+
+/* Appends one interval's figures {t_s, bytes_per_s, at_s, p50_ns, p99_ns} to the series called name. */
+static void series_add(struct reader *rd, const char *name, const double v[5])
+{
+    if (!isfinite(v[0]) || !isfinite(v[1]))
         return;
     struct rb_series *s = series_for(rd, name);
     if (!s)
         return;
+    double **cols[5] = {&s->t_s, &s->bytes_per_s, &s->at_s, &s->p50_ns, &s->p99_ns};
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 16;
-        double *t = realloc(s->t_s, cap * sizeof *t);
-        if (!t)
-            return;
-        s->t_s = t;
-        double *b = realloc(s->bytes_per_s, cap * sizeof *b);
-        if (!b)
-            return;
-        s->bytes_per_s = b;
+        for (size_t k = 0; k < 5; k++) {
+            double *nv = realloc(*cols[k], cap * sizeof *nv);
+            if (!nv)
+                return;
+            *cols[k] = nv;
+        }
         s->cap = cap;
     }
-    s->t_s[s->n] = t_s;
-    s->bytes_per_s[s->n] = y;
+    for (size_t k = 0; k < 5; k++)
+        (*cols[k])[s->n] = v[k];
     s->n++;
 }
 
@@ -444,7 +404,7 @@ static void interval_line(struct reader *rd, const cJSON *line)
     const char *phase = rb_rundir_str(line, "phase");
     if (!phase)
         phase = "(unnamed)";
-    double t_s = rb_rundir_num(line, "t_s");
+    double v[5] = {rb_rundir_num(line, "t_s"), NAN, iso_seconds(rb_rundir_str(line, "ts")), NAN, NAN};
     const cJSON *hosts = rb_rundir_array(line, "hosts");
     if (rd->flags & RB_RUNDIR_SERIES) {
         const cJSON *h;
@@ -453,14 +413,21 @@ static void interval_line(struct reader *rd, const cJSON *line)
         {
             const char *host = rb_rundir_str(h, "host");
             snprintf(name, sizeof name, "%s net rx+tx", host ? host : "?");
-            series_add(rd, name, t_s, host_sum(h, "net", "rx_bytes_per_s") + host_sum(h, "net", "tx_bytes_per_s") +
-                                         host_sum(h, "ib", "rx_bytes_per_s") + host_sum(h, "ib", "tx_bytes_per_s"));
+            v[1] = host_sum(h, "net", "rx_bytes_per_s") + host_sum(h, "net", "tx_bytes_per_s") +
+                   host_sum(h, "ib", "rx_bytes_per_s") + host_sum(h, "ib", "tx_bytes_per_s");
+            series_add(rd, name, v);
             snprintf(name, sizeof name, "%s disk r+w", host ? host : "?");
-            series_add(rd, name, t_s,
-                       host_sum(h, "disk", "read_bytes_per_s") + host_sum(h, "disk", "write_bytes_per_s"));
+            v[1] = host_sum(h, "disk", "read_bytes_per_s") + host_sum(h, "disk", "write_bytes_per_s");
+            series_add(rd, name, v);
         }
-        if (!hosts)
-            series_add(rd, phase, t_s, rb_rundir_num(line, "throughput_bytes_per_s"));
+        if (!hosts) {
+            v[1] = rb_rundir_num(line, "throughput_bytes_per_s");
+            /* An interval that completed no request has no latency, not a latency of 0. */
+            bool any = rb_rundir_num(line, "count") > 0;
+            v[3] = any ? rb_rundir_num(line, "latency_ns.p50") : NAN;
+            v[4] = any ? rb_rundir_num(line, "latency_ns.p99") : NAN;
+            series_add(rd, phase, v);
+        }
     }
     if (rd->rebuilt && !hosts) {
         cJSON *ph = rebuilt_phase(rd, phase, rb_rundir_str(line, "op"));
@@ -619,7 +586,7 @@ static int read_result(struct rb_rundir *r)
     snprintf(path, sizeof path, "%s/result.json", r->path);
     char *buf = NULL;
     size_t len = 0;
-    int rc = read_whole(path, RESULT_MAX_BYTES, &buf, &len);
+    int rc = rb_file_read(path, RESULT_MAX_BYTES, &buf, &len);
     if (rc == -ENOENT)
         return rc;
     if (rc == -EFBIG) {
@@ -747,6 +714,9 @@ void rb_rundir_free(struct rb_rundir *r)
         free(r->series[i].name);
         free(r->series[i].t_s);
         free(r->series[i].bytes_per_s);
+        free(r->series[i].at_s);
+        free(r->series[i].p50_ns);
+        free(r->series[i].p99_ns);
     }
     free(r->series);
     for (size_t i = 0; i < r->ncurves; i++) {

@@ -1,6 +1,6 @@
 /* SVG line plots drawn by railbench itself: linear, log, byte-size and percentile axes, reference lines. */
 #define _POSIX_C_SOURCE 200809L
-#include "railbench/svg.h"
+#include "svg_int.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -8,17 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "railbench/html.h"
+#include "html_int.h"
 #include "railbench/units.h"
 
-/* Geometry in SVG user units; the legend sits right of the plot area. */
-#define W 780.0
-#define H 400.0
+/* Geometry in SVG user units (the SVG scales to the page's width); the legend sits right of the plot area. */
+#define W 1200.0
+#define H_MIN 420.0
 #define ML 80.0
-#define MR 210.0
+#define MR 250.0
 #define MT 40.0
 #define MB 60.0
-#define LEGEND_CHARS 30
+#define LEGEND_ROW 18.0
+#define LEGEND_CHARS 34
 #define MARKERS_MAX_POINTS 60
 
 struct rb_plot *rb_plot_new(const char *id, const char *title)
@@ -29,11 +30,19 @@ struct rb_plot *rb_plot_new(const char *id, const char *title)
     p->id = strdup(id);
     p->title = strdup(title);
     p->x.scale = p->y.scale = 1;
+    p->xlo = p->xhi = NAN;
     if (!p->id || !p->title) {
         rb_plot_free(p);
         return NULL;
     }
     return p;
+}
+
+static void free_strv(char **v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        free(v[i]);
+    free(v);
 }
 
 void rb_plot_free(struct rb_plot *p)
@@ -44,6 +53,7 @@ void rb_plot_free(struct rb_plot *p)
         free(p->series[i].name);
         free(p->series[i].x);
         free(p->series[i].y);
+        free_strv(p->series[i].labels, p->series[i].n);
     }
     free(p->series);
     for (size_t i = 0; i < p->nrefs; i++)
@@ -52,6 +62,11 @@ void rb_plot_free(struct rb_plot *p)
     for (size_t i = 0; i < p->nmarks; i++)
         free(p->marks[i].label);
     free(p->marks);
+    for (size_t i = 0; i < p->nspans; i++)
+        free(p->spans[i].label);
+    free(p->spans);
+    free_strv(p->cats, p->ncats);
+    free_strv(p->keys, p->nkeys);
     free(p->x.title);
     free(p->y.title);
     free(p->id);
@@ -94,8 +109,28 @@ void rb_plot_caption(struct rb_plot *p, const char *text)
     p->caption = dup_or_oom(p, text);
 }
 
-int rb_plot_series(struct rb_plot *p, const char *name)
+/* The index of name in the string list *v (appended when new); -1 when out of memory. */
+static int strv_index(struct rb_plot *p, char ***v, size_t *n, const char *name)
 {
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp((*v)[i], name) == 0)
+            return (int)i;
+    char **nv = realloc(*v, (*n + 1) * sizeof *nv);
+    if (!nv) {
+        p->oom = true;
+        return -1;
+    }
+    *v = nv;
+    if (!(nv[*n] = dup_or_oom(p, name)))
+        return -1;
+    return (int)(*n)++;
+}
+
+int rb_plot_series_keyed(struct rb_plot *p, const char *name, const char *key, bool dashed)
+{
+    int colour = strv_index(p, &p->keys, &p->nkeys, key ? key : name);
+    if (colour < 0)
+        return -1;
     struct rb_plot_series *s = realloc(p->series, (p->nseries + 1) * sizeof *s);
     if (!s) {
         p->oom = true;
@@ -103,14 +138,25 @@ int rb_plot_series(struct rb_plot *p, const char *name)
     }
     p->series = s;
     memset(&s[p->nseries], 0, sizeof *s);
+    s[p->nseries].colour = colour;
+    s[p->nseries].dashed = dashed;
     if (!(s[p->nseries].name = dup_or_oom(p, name)))
         return -1;
     return (int)p->nseries++;
 }
 
-void rb_plot_point(struct rb_plot *p, int si, double x, double y)
+int rb_plot_series(struct rb_plot *p, const char *name)
 {
-    if (si < 0 || (size_t)si >= p->nseries || !isfinite(x) || !isfinite(y))
+    char key[32];
+    /* A key no other series has: its own colour. */
+    snprintf(key, sizeof key, "\x01%zu", p->nseries);
+    return rb_plot_series_keyed(p, name, key, false);
+}
+
+/* Appends (x, y, label) to series si without checking the values. */
+static void push_point(struct rb_plot *p, int si, double x, double y, const char *label)
+{
+    if (si < 0 || (size_t)si >= p->nseries)
         return;
     struct rb_plot_series *s = &p->series[si];
     if (s->n == s->cap) {
@@ -127,11 +173,76 @@ void rb_plot_point(struct rb_plot *p, int si, double x, double y)
             return;
         }
         s->y = ny;
+        if (s->labels) {
+            char **nl = realloc(s->labels, cap * sizeof *nl);
+            if (!nl) {
+                p->oom = true;
+                return;
+            }
+            s->labels = nl;
+        }
         s->cap = cap;
+    }
+    if (label && !s->labels) {
+        if (!(s->labels = calloc(s->cap, sizeof *s->labels))) {
+            p->oom = true;
+            return;
+        }
     }
     s->x[s->n] = x;
     s->y[s->n] = y;
+    if (s->labels)
+        s->labels[s->n] = label ? dup_or_oom(p, label) : NULL;
     s->n++;
+}
+
+void rb_plot_point(struct rb_plot *p, int si, double x, double y)
+{
+    if (isfinite(x) && isfinite(y))
+        push_point(p, si, x, y, NULL);
+}
+
+void rb_plot_point_label(struct rb_plot *p, int si, double x, double y, const char *label)
+{
+    if (isfinite(x) && isfinite(y))
+        push_point(p, si, x, y, label);
+}
+
+void rb_plot_gap(struct rb_plot *p, int si)
+{
+    if (si >= 0 && (size_t)si < p->nseries && p->series[si].n && isfinite(p->series[si].x[p->series[si].n - 1]))
+        push_point(p, si, NAN, NAN, NULL);
+}
+
+void rb_plot_style(struct rb_plot *p, enum rb_plot_style style)
+{
+    p->style = style;
+}
+
+int rb_plot_category(struct rb_plot *p, const char *name)
+{
+    return strv_index(p, &p->cats, &p->ncats, name);
+}
+
+void rb_plot_span(struct rb_plot *p, double x0, double x1, const char *label)
+{
+    if (!isfinite(x0) || !isfinite(x1) || x1 < x0)
+        return;
+    struct rb_plot_span *v = realloc(p->spans, (p->nspans + 1) * sizeof *v);
+    if (!v) {
+        p->oom = true;
+        return;
+    }
+    p->spans = v;
+    v[p->nspans] = (struct rb_plot_span){x0, x1, dup_or_oom(p, label)};
+    if (v[p->nspans].label)
+        p->nspans++;
+}
+
+void rb_plot_xrange(struct rb_plot *p, double lo, double hi)
+{
+    p->xlo = lo;
+    p->xhi = hi;
 }
 
 void rb_plot_ref(struct rb_plot *p, double y, const char *label)
@@ -189,6 +300,7 @@ size_t rb_plot_drawable(const struct rb_plot *p)
 
 struct scale {
     double lo, hi;               /* axis coordinates at the ends */
+    double px_lo, px_hi;         /* their pixel positions */
     double ticks[MAX_TICKS];     /* axis coordinates */
     char labels[MAX_TICKS][32];
     size_t nticks;
@@ -244,8 +356,9 @@ static void make_scale(const struct rb_axis *a, double lo, double hi, struct sca
             lo = a->zero && lo >= 0 ? lo : lo - pad;
             hi += pad;
         }
-        double step = nice_step((hi - lo) / 5);
-        double first = floor(lo / step + 1e-9) * step, last = ceil(hi / step - 1e-9) * step;
+        double step = nice_step((hi - lo) / 7);
+        /* Data a hair past a tick (3.00007 s) end at that tick, not a whole step later. */
+        double first = floor(lo / step + 0.02) * step, last = ceil(hi / step - 0.02) * step;
         s->lo = first / k;
         s->hi = last / k;
         for (int i = 0; first + i * step <= last + step * 1e-9 && s->nticks < MAX_TICKS; i++) {
@@ -307,14 +420,9 @@ static void make_scale(const struct rb_axis *a, double lo, double hi, struct sca
 }
 
 /* Pixel position of an axis coordinate. */
-static double px_x(const struct scale *s, double t)
+static double px(const struct scale *s, double t)
 {
-    return ML + (t - s->lo) / (s->hi - s->lo) * (W - ML - MR);
-}
-
-static double px_y(const struct scale *s, double t)
-{
-    return (H - MB) - (t - s->lo) / (s->hi - s->lo) * (H - MB - MT);
+    return s->px_lo + (t - s->lo) / (s->hi - s->lo) * (s->px_hi - s->px_lo);
 }
 
 /* At most max characters of s (whole UTF-8 characters), with an ellipsis when cut. */
@@ -343,66 +451,279 @@ static void value_text(const struct rb_axis *a, double v, char *buf, size_t len)
         tick_label(buf, len, v * a->scale);
 }
 
-static void draw_axes(const struct rb_plot *p, const struct scale *sx, const struct scale *sy, struct rb_buf *out)
+/* Plot height: room for the legend's rows. */
+static double plot_height(size_t nser)
+{
+    return fmax(H_MIN, MT + 8 + LEGEND_ROW * (double)nser + 10);
+}
+
+static void draw_axes(const struct rb_plot *p, const struct scale *sx, const struct scale *sy, double h,
+                      struct rb_buf *out)
 {
     rb_buf_printf(out, "<g class=\"axes\">\n");
     for (size_t i = 0; i < sy->nticks; i++) {
-        double y = px_y(sy, sy->ticks[i]);
+        double y = px(sy, sy->ticks[i]);
         rb_buf_printf(out, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", ML, y, W - MR, y);
         rb_buf_printf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", ML - 6, y + 4);
         rb_html_escape(out, sy->labels[i]);
         rb_buf_printf(out, "</text>\n");
     }
     for (size_t i = 0; i < sx->nticks; i++) {
-        double x = px_x(sx, sx->ticks[i]);
-        rb_buf_printf(out, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x, MT, x, H - MB);
-        rb_buf_printf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", x, H - MB + 16);
+        double x = px(sx, sx->ticks[i]);
+        if (p->style == RB_PLOT_LINES)
+            rb_buf_printf(out, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x, MT, x,
+                          h - MB);
+        rb_buf_printf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", x, h - MB + 16);
         rb_html_escape(out, sx->labels[i]);
         rb_buf_printf(out, "</text>\n");
     }
     rb_buf_printf(out,
                   "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
                   "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
-                  ML, MT, ML, H - MB, ML, H - MB, W - MR, H - MB);
+                  ML, MT, ML, h - MB, ML, h - MB, W - MR, h - MB);
     rb_buf_printf(out, "<text class=\"axis-title x-title\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
-                  (ML + W - MR) / 2, H - 16);
+                  (ML + W - MR) / 2, h - 16);
     rb_html_escape(out, p->x.title);
     rb_buf_printf(out, "</text>\n<text class=\"axis-title y-title\" x=\"0\" y=\"0\" text-anchor=\"middle\" "
                        "transform=\"translate(18 %.1f) rotate(-90)\">",
-                  (MT + H - MB) / 2);
+                  (MT + h - MB) / 2);
     rb_html_escape(out, p->y.title);
     rb_buf_printf(out, "</text>\n</g>\n");
+}
+
+/* Colour and dash classes of a series: beyond the palette a colour comes back dotted, then dash-dotted. */
+static void series_class(const struct rb_plot_series *s, char *buf, size_t len)
+{
+    static const char *const dashes[] = {"", " dot", " dashdot"};
+    int c = s->colour < 0 ? 0 : s->colour;
+    snprintf(buf, len, "s%d%s", c % RB_PLOT_COLOURS, s->dashed ? " dash" : dashes[(c / RB_PLOT_COLOURS) % 3]);
+}
+
+/* "series: x, y" for a tooltip. */
+static void point_title(const struct rb_plot *p, const struct rb_plot_series *s, size_t i, struct rb_buf *out)
+{
+    char vx[64], vy[32];
+    if (p->style != RB_PLOT_LINES && s->x[i] >= 0 && s->x[i] < (double)p->ncats)
+        snprintf(vx, sizeof vx, "%.60s", p->cats[(size_t)s->x[i]]);
+    else
+        value_text(&p->x, s->x[i], vx, sizeof vx);
+    value_text(&p->y, s->y[i], vy, sizeof vy);
+    rb_buf_printf(out, "<title>");
+    rb_html_escape(out, s->name);
+    rb_buf_printf(out, ": %s, %s", vx, vy);
+    if (s->labels && s->labels[i]) {
+        rb_buf_printf(out, " (");
+        rb_html_escape(out, s->labels[i]);
+        rb_buf_printf(out, ")");
+    }
+    rb_buf_printf(out, "</title>");
 }
 
 static void draw_series(const struct rb_plot *p, size_t si, const struct scale *sx, const struct scale *sy,
                         struct rb_buf *out)
 {
     const struct rb_plot_series *s = &p->series[si];
+    char cls[32];
+    series_class(s, cls, sizeof cls);
     rb_buf_printf(out, "<g class=\"series-group\" data-series=\"");
     rb_html_escape(out, s->name);
-    rb_buf_printf(out, "\"><polyline class=\"series s%zu\" points=\"", si % 8);
+    rb_buf_printf(out, "\"><path class=\"series %s\" d=\"", cls);
     size_t drawn = 0;
+    bool move = true;
     for (size_t i = 0; i < s->n; i++) {
         double tx = axis_t(&p->x, s->x[i]), ty = axis_t(&p->y, s->y[i]);
-        if (!isfinite(tx) || !isfinite(ty))
+        if (!isfinite(tx) || !isfinite(ty)) {
+            move |= isnan(s->x[i]); /* a gap, not a value the axis cannot show */
             continue;
-        rb_buf_printf(out, "%s%.1f,%.1f", drawn++ ? " " : "", px_x(sx, tx), px_y(sy, ty));
+        }
+        rb_buf_printf(out, "%s%s%.1f,%.1f", drawn++ ? " " : "", move ? "M" : "L", px(sx, tx), px(sy, ty));
+        move = false;
     }
     rb_buf_printf(out, "\"/>\n");
     if (drawn <= MARKERS_MAX_POINTS) {
-        char vx[32], vy[32];
         for (size_t i = 0; i < s->n; i++) {
             double tx = axis_t(&p->x, s->x[i]), ty = axis_t(&p->y, s->y[i]);
             if (!isfinite(tx) || !isfinite(ty))
                 continue;
-            value_text(&p->x, s->x[i], vx, sizeof vx);
-            value_text(&p->y, s->y[i], vy, sizeof vy);
-            rb_buf_printf(out, "<circle class=\"f%zu\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"><title>", si % 8,
-                          px_x(sx, tx), px_y(sy, ty));
-            rb_html_escape(out, s->name);
-            rb_buf_printf(out, ": %s, %s</title></circle>", vx, vy);
+            double x = px(sx, tx), y = px(sy, ty);
+            rb_buf_printf(out, "<circle class=\"f%d\" cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\">", s->colour % RB_PLOT_COLOURS,
+                          x, y);
+            point_title(p, s, i, out);
+            rb_buf_printf(out, "</circle>");
+            if (s->labels && s->labels[i]) {
+                rb_buf_printf(out, "<text class=\"pt-label\" x=\"%.1f\" y=\"%.1f\">", x + 6, y - 7);
+                rb_html_escape(out, s->labels[i]);
+                rb_buf_printf(out, "</text>");
+            }
         }
         rb_buf_printf(out, "\n");
+    }
+    rb_buf_printf(out, "</g>\n");
+}
+
+/* Bar geometry in category c for series k of nser: left edge and width in pixels. */
+static void bar_box(const struct rb_plot *p, const struct scale *sx, size_t c, size_t k, size_t nser, double *x0,
+                    double *w)
+{
+    double gw = px(sx, 1) - px(sx, 0), left = px(sx, (double)c) - gw / 2;
+    if (p->style == RB_PLOT_STACKED) {
+        *w = gw * 0.5;
+        *x0 = left + gw * 0.25;
+    } else {
+        *w = gw * 0.8 / (double)nser;
+        *x0 = left + gw * 0.1 + *w * (double)k;
+    }
+}
+
+static void draw_bars(const struct rb_plot *p, size_t nser, const struct scale *sx, const struct scale *sy,
+                      struct rb_buf *out)
+{
+    double *base = calloc(p->ncats ? p->ncats : 1, sizeof *base); /* stacked: top of the stack so far */
+    if (!base) {
+        out->oom = true;
+        return;
+    }
+    for (size_t si = 0; si < nser; si++) {
+        const struct rb_plot_series *s = &p->series[si];
+        rb_buf_printf(out, "<g class=\"series-group bars\" data-series=\"");
+        rb_html_escape(out, s->name);
+        rb_buf_printf(out, "\">");
+        for (size_t i = 0; i < s->n; i++) {
+            double c = s->x[i];
+            if (!isfinite(c) || c < 0 || c >= (double)p->ncats || !isfinite(s->y[i]) || s->y[i] < 0)
+                continue;
+            double x0, w, lo = p->style == RB_PLOT_STACKED ? base[(size_t)c] : 0, hi = lo + s->y[i];
+            if (p->style == RB_PLOT_STACKED)
+                base[(size_t)c] = hi;
+            bar_box(p, sx, (size_t)c, si, nser, &x0, &w);
+            double ylo = px(sy, lo), yhi = px(sy, hi);
+            rb_buf_printf(out, "<rect class=\"bar f%d\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\">",
+                          s->colour % RB_PLOT_COLOURS, x0, yhi, w, ylo - yhi);
+            point_title(p, s, i, out);
+            rb_buf_printf(out, "</rect>");
+            if (s->labels && s->labels[i]) {
+                bool inside = p->style == RB_PLOT_STACKED;
+                if (inside && ylo - yhi < 14)
+                    continue;
+                rb_buf_printf(out, "<text class=\"%s\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
+                              inside ? "bar-label inside" : "bar-label", x0 + w / 2, inside ? (ylo + yhi) / 2 + 4 : yhi - 5);
+                rb_html_escape(out, s->labels[i]);
+                rb_buf_printf(out, "</text>");
+            }
+        }
+        rb_buf_printf(out, "</g>\n");
+    }
+    free(base);
+}
+
+/* The data's range in axis coordinates over the drawn series; false when nothing can be drawn. */
+static bool data_range(const struct rb_plot *p, size_t nser, double *xlo, double *xhi, double *ylo, double *yhi)
+{
+    *xlo = *ylo = INFINITY;
+    *xhi = *yhi = -INFINITY;
+    double stack[64] = {0};
+    for (size_t s = 0; s < nser; s++) {
+        for (size_t i = 0; i < p->series[s].n; i++) {
+            double tx = axis_t(&p->x, p->series[s].x[i]), ty = axis_t(&p->y, p->series[s].y[i]);
+            if (!isfinite(tx) || !isfinite(ty))
+                continue;
+            if (p->style == RB_PLOT_STACKED && tx >= 0 && tx < 64 && ty > 0)
+                ty = stack[(size_t)tx] += ty;
+            *xlo = fmin(*xlo, tx);
+            *xhi = fmax(*xhi, tx);
+            *ylo = fmin(*ylo, ty);
+            *yhi = fmax(*yhi, ty);
+        }
+    }
+    if (!(*xlo <= *xhi))
+        return false;
+    for (size_t i = 0; i < p->nrefs; i++) {
+        double t = axis_t(&p->y, p->refs[i].y);
+        if (isfinite(t)) {
+            *ylo = fmin(*ylo, t);
+            *yhi = fmax(*yhi, t);
+        }
+    }
+    for (size_t i = 0; i < p->nspans; i++) {
+        *xlo = fmin(*xlo, axis_t(&p->x, p->spans[i].x0));
+        *xhi = fmax(*xhi, axis_t(&p->x, p->spans[i].x1));
+    }
+    if (isfinite(p->xlo) && isfinite(p->xhi) && p->xlo < p->xhi) {
+        *xlo = axis_t(&p->x, p->xlo);
+        *xhi = axis_t(&p->x, p->xhi);
+    }
+    return isfinite(*xlo) && isfinite(*xhi);
+}
+
+/* The x scale of bars: one slot per category, labelled with its name. */
+static void category_scale(const struct rb_plot *p, struct scale *s)
+{
+    memset(s, 0, sizeof *s);
+    s->lo = -0.5;
+    s->hi = (double)(p->ncats ? p->ncats : 1) - 0.5;
+    for (size_t c = 0; c < p->ncats; c++)
+        add_tick(s, (double)c, p->cats[c]);
+}
+
+static void draw_spans(const struct rb_plot *p, const struct scale *sx, double h, struct rb_buf *out)
+{
+    for (size_t i = 0; i < p->nspans; i++) {
+        double x0 = fmax(ML, px(sx, axis_t(&p->x, p->spans[i].x0))), x1 = fmin(W - MR, px(sx, axis_t(&p->x, p->spans[i].x1)));
+        if (!(x1 >= x0))
+            continue;
+        rb_buf_printf(out, "<rect class=\"span span%zu\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>",
+                      i % 2, x0, MT, x1 - x0, h - MB - MT);
+        rb_buf_printf(out, "<text class=\"span-label\" x=\"%.1f\" y=\"%.1f\">", x0 + 4, MT + 13);
+        escape_cut(out, p->spans[i].label, (size_t)fmax(1, (x1 - x0 - 8) / 7));
+        rb_buf_printf(out, "</text>\n");
+    }
+}
+
+/* Reference lines over the data, their labels haloed so they stay readable across bars and lines. */
+static void draw_refs(const struct rb_plot *p, const struct scale *sy, struct rb_buf *out)
+{
+    for (size_t i = 0; i < p->nrefs; i++) {
+        double t = axis_t(&p->y, p->refs[i].y);
+        if (!isfinite(t))
+            continue;
+        double y = px(sy, t);
+        rb_buf_printf(out, "<line class=\"ref\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", ML, y, W - MR, y);
+        rb_buf_printf(out, "<text class=\"ref-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", W - MR - 4, y - 5);
+        rb_html_escape(out, p->refs[i].label);
+        rb_buf_printf(out, "</text>\n");
+    }
+}
+
+static void draw_marks(const struct rb_plot *p, const struct scale *sx, const struct scale *sy, struct rb_buf *out)
+{
+    for (size_t i = 0; i < p->nmarks; i++) {
+        double tx = axis_t(&p->x, p->marks[i].x), ty = axis_t(&p->y, p->marks[i].y);
+        if (!isfinite(tx) || !isfinite(ty) || tx < sx->lo || tx > sx->hi || ty < sy->lo || ty > sy->hi)
+            continue;
+        double x = px(sx, tx), y = px(sy, ty);
+        rb_buf_printf(out, "<circle class=\"mark\" cx=\"%.1f\" cy=\"%.1f\" r=\"8\"/>", x, y);
+        rb_buf_printf(out, "<text class=\"mark-label\" x=\"%.1f\" y=\"%.1f\">", x + 10, y + 20);
+        rb_html_escape(out, p->marks[i].label);
+        rb_buf_printf(out, "</text>\n");
+    }
+}
+
+static void draw_legend(const struct rb_plot *p, size_t nser, struct rb_buf *out)
+{
+    rb_buf_printf(out, "<g class=\"legend\">\n");
+    for (size_t s = 0; s < nser; s++) {
+        double y = MT + 8 + LEGEND_ROW * (double)s, x = W - MR + 14;
+        char cls[32];
+        series_class(&p->series[s], cls, sizeof cls);
+        if (p->style == RB_PLOT_LINES)
+            rb_buf_printf(out, "<line class=\"series %s\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", cls, x,
+                          y, x + 24, y);
+        else
+            rb_buf_printf(out, "<rect class=\"f%d\" x=\"%.1f\" y=\"%.1f\" width=\"16\" height=\"12\"/>",
+                          p->series[s].colour % RB_PLOT_COLOURS, x + 4, y - 6);
+        rb_buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\">", x + 30, y + 4);
+        escape_cut(out, p->series[s].name, LEGEND_CHARS);
+        rb_buf_printf(out, "</text>\n");
     }
     rb_buf_printf(out, "</g>\n");
 }
@@ -410,74 +731,32 @@ static void draw_series(const struct rb_plot *p, size_t si, const struct scale *
 void rb_plot_svg(const struct rb_plot *p, struct rb_buf *out)
 {
     size_t nser = p->nseries < RB_PLOT_MAX_SERIES ? p->nseries : RB_PLOT_MAX_SERIES;
-    double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
-    for (size_t s = 0; s < nser; s++) {
-        for (size_t i = 0; i < p->series[s].n; i++) {
-            double tx = axis_t(&p->x, p->series[s].x[i]), ty = axis_t(&p->y, p->series[s].y[i]);
-            if (!isfinite(tx) || !isfinite(ty))
-                continue;
-            xlo = fmin(xlo, tx);
-            xhi = fmax(xhi, tx);
-            ylo = fmin(ylo, ty);
-            yhi = fmax(yhi, ty);
-        }
-    }
-    if (!(xlo <= xhi))
+    double xlo, xhi, ylo, yhi, h = plot_height(nser);
+    if (!data_range(p, nser, &xlo, &xhi, &ylo, &yhi))
         return;
-    for (size_t i = 0; i < p->nrefs; i++) {
-        double t = axis_t(&p->y, p->refs[i].y);
-        if (isfinite(t)) {
-            ylo = fmin(ylo, t);
-            yhi = fmax(yhi, t);
-        }
-    }
     struct scale sx, sy;
-    make_scale(&p->x, xlo, xhi, &sx);
+    if (p->style == RB_PLOT_LINES)
+        make_scale(&p->x, xlo, xhi, &sx);
+    else
+        category_scale(p, &sx);
     make_scale(&p->y, ylo, yhi, &sy);
+    sx.px_lo = ML;
+    sx.px_hi = W - MR;
+    sy.px_lo = h - MB;
+    sy.px_hi = MT;
 
-    rb_buf_printf(out, "<figure>\n<svg class=\"plot\" data-plot=\"");
-    rb_html_escape(out, p->id);
-    rb_buf_printf(out, "\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" role=\"img\" aria-label=\"", W, H,
-                  W, H);
-    rb_html_escape(out, p->title);
-    rb_buf_printf(out, "\">\n<title>");
-    rb_html_escape(out, p->title);
-    rb_buf_printf(out, "</title>\n<text class=\"title\" x=\"%.1f\" y=\"22\">", ML);
-    rb_html_escape(out, p->title);
-    rb_buf_printf(out, "</text>\n");
-    draw_axes(p, &sx, &sy, out);
-    for (size_t i = 0; i < p->nrefs; i++) {
-        double t = axis_t(&p->y, p->refs[i].y);
-        if (!isfinite(t))
-            continue;
-        double y = px_y(&sy, t);
-        rb_buf_printf(out, "<line class=\"ref\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", ML, y, W - MR, y);
-        rb_buf_printf(out, "<text class=\"ref-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", W - MR - 4, y - 5);
-        rb_html_escape(out, p->refs[i].label);
-        rb_buf_printf(out, "</text>\n");
-    }
-    for (size_t s = 0; s < nser; s++)
-        draw_series(p, s, &sx, &sy, out);
-    for (size_t i = 0; i < p->nmarks; i++) {
-        double tx = axis_t(&p->x, p->marks[i].x), ty = axis_t(&p->y, p->marks[i].y);
-        if (!isfinite(tx) || !isfinite(ty) || tx < sx.lo || tx > sx.hi || ty < sy.lo || ty > sy.hi)
-            continue;
-        double x = px_x(&sx, tx), y = px_y(&sy, ty);
-        rb_buf_printf(out, "<circle class=\"mark\" cx=\"%.1f\" cy=\"%.1f\" r=\"7\"/>", x, y);
-        rb_buf_printf(out, "<text class=\"mark-label\" x=\"%.1f\" y=\"%.1f\">", x + 10, y - 8);
-        rb_html_escape(out, p->marks[i].label);
-        rb_buf_printf(out, "</text>\n");
-    }
-    rb_buf_printf(out, "<g class=\"legend\">\n");
-    for (size_t s = 0; s < nser; s++) {
-        double y = MT + 8 + 18.0 * (double)s, x = W - MR + 14;
-        rb_buf_printf(out, "<line class=\"series s%zu\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", s % 8, x,
-                      y, x + 20, y);
-        rb_buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\">", x + 26, y + 4);
-        escape_cut(out, p->series[s].name, LEGEND_CHARS);
-        rb_buf_printf(out, "</text>\n");
-    }
-    rb_buf_printf(out, "</g>\n</svg>\n");
+    rb_html_svg_begin(out, "plot", p->id, W, h, p->title, ML);
+    draw_axes(p, &sx, &sy, h, out);
+    draw_spans(p, &sx, h, out);
+    if (p->style == RB_PLOT_LINES)
+        for (size_t s = 0; s < nser; s++)
+            draw_series(p, s, &sx, &sy, out);
+    else
+        draw_bars(p, nser, &sx, &sy, out);
+    draw_refs(p, &sy, out);
+    draw_marks(p, &sx, &sy, out);
+    draw_legend(p, nser, out);
+    rb_buf_printf(out, "</svg>\n");
     if (p->caption || p->nseries > nser) {
         rb_buf_printf(out, "<figcaption>");
         rb_html_escape(out, p->caption);

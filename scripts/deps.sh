@@ -46,4 +46,10 @@ if [ -f "$here/tests/servers/package-lock.json" ] && [ ! -x "$here/tests/servers
   echo "deps.sh: installing s3rver (npm ci)"
   (cd "$here/tests/servers" && npm ci --no-audit --no-fund --loglevel=error)
 fi
+# @grafana/schema and the TypeScript compiler that checks the dashboards against it, pinned by tests/grafana/package-lock.json.
+if [ -f "$here/tests/grafana/package-lock.json" ] && { [ ! -d "$here/tests/grafana/node_modules/@grafana/schema" ] ||
+    [ ! -f "$here/tests/grafana/node_modules/typescript/package.json" ]; }; then
+  echo "deps.sh: installing @grafana/schema (npm ci)"
+  (cd "$here/tests/grafana" && npm ci --no-audit --no-fund --loglevel=error)
+fi
 exit 0

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Grafana dashboards: valid JSON, unique panel ids, datasource and run variables, and every metric a query
-# uses appears in real scrapes of railbench runs.
+# Grafana dashboards: valid against Grafana's published schema (@grafana/schema), unique panel ids, datasource
+# and run variables; then a real Prometheus scrapes real runs of every kind and every panel's query, as Grafana
+# would send it, returns data carrying the labels the panel shows.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 D=$ROOT/reports/grafana/dashboards
@@ -11,27 +12,121 @@ for f in "$D"/*.json; do
     assert_jq "$f" '[.panels[].id] | length == (unique | length)' "$n: panel ids unique"
     assert_jq "$f" '[.templating.list[].name] | contains(["datasource", "run"])' "$n: datasource and run variables"
     assert_jq "$f" '[.panels[].targets[].expr | test("railbench_run_info\\{run=~\"\\$run\"\\}")] | all' "$n: every query filters by \$run"
+    # Bars show one value per point: an instant table query, the point named by the panel's x field.
+    assert_jq "$f" '[.panels[] | select(.type == "barchart") | .targets[] as $t | $t.instant == true and $t.range == false
+        and $t.format == "table" and (.options.xField | type) == "string"] | all' "$n: bar charts use instant table queries"
 done
 
-# Metric names the dashboards query (histograms by their _bucket series).
-jq -r '.panels[].targets[].expr' "$D"/*.json | grep -oE 'railbench_[a-z_]+' | sort -u >"$T/used"
+# 1. The schema Grafana publishes: TypeScript types checked by the compiler (tests/grafana, installed by deps.sh).
+[ -d "$ROOT/tests/grafana/node_modules/@grafana/schema" ] || fail "tests/grafana/node_modules missing: run scripts/deps.sh"
+node "$ROOT/tests/grafana/check-dashboards.mjs" "$D"/*.json >"$T/schema.out" || { cat "$T/schema.out" >&2; fail "schema"; }
+grep -q '^ok: 4 dashboards, [0-9]* panels satisfy @grafana/schema' "$T/schema.out" || fail "schema: $(cat "$T/schema.out")"
+ok "$(cat "$T/schema.out")"
+# The check can fail: a misspelt key, a string where a number goes, a legend mode Grafana does not have.
+mkdir -p "$T/bad"
+while IFS='|' read -r edit want; do
+    jq "$edit" "$D/railbench-load.json" >"$T/bad/railbench-load.json"
+    rc=0
+    node "$ROOT/tests/grafana/check-dashboards.mjs" "$T/bad/railbench-load.json" >"$T/bad.out" || rc=$?
+    [ "$rc" = 1 ] && grep -qF "$want" "$T/bad.out" || fail "schema: '$edit' gave exit $rc, not '$want': $(cat "$T/bad.out")"
+done <<'EDITS'
+.titel = .title|'"titel"' does not exist
+.panels[0].gridPos.x = "0"|Type 'string' is not assignable to type 'number'
+.panels[1].options.legend.displayMode = "grid"|'"grid"' is not assignable
+EDITS
+ok "the schema check rejects a misspelt key, a wrong type and an unknown legend mode"
 
-# Real scrapes: the Prometheus textfile of each kind of run the dashboards show.
+# 2. Real runs, each serving /metrics on its own port while Prometheus scrapes every 250 ms (load get paced at
+# 300/s so that a busy machine still answers the scrapes mid-run); --prom-linger
+# keeps the final values up for the last scrapes.
 chmod 755 "$T"; mkdir -p "$T/www/d"
-for i in 0 1 2 3; do head -c 4096 /dev/urandom >"$T/www/d/$(printf 'obj-%08d' "$i")"; done
-P=$(free_port)
-nginx_start origin "server { listen 127.0.0.1:$P; root $T/www; add_header X-Cache-Status HIT; }"
-wait_port "$P"
-"$RB" load get "http://127.0.0.1:$P/d" --objects 4 --count 40 --cache-header X-Cache-Status \
-    --prom-textfile "$T/s-load" --out "$T/r-load" --quiet >/dev/null
-"$RB" block --target "$T/blk" --size 16M --bs 4k --iodepth 1 --runtime 1s --prom-textfile "$T/s-block" \
-    --out "$T/r-block" --quiet >/dev/null
-rb_mpirun 2 "$RB" coll allreduce -b 8 -e 64K -f 8 -n 2 -w 1 --prom-textfile "$T/s-coll" --out "$T/r-coll" --quiet >/dev/null
-"$RB" fabric counters --duration 1s --prom-textfile "$T/s-hosts" --out "$T/r-hosts" --quiet >/dev/null
-for f in "$T"/s-*/railbench.prom; do promtool check metrics <"$f" || fail "promtool rejects $f"; done
-ok "promtool accepts the load, block, coll and host scrapes"
-cat "$T"/s*/railbench.prom | grep -oE '^railbench_[a-z_]+' | sort -u >"$T/scraped"
-missing=$(comm -23 "$T/used" "$T/scraped" | grep -v '^railbench_run_info$' || true)
-echo "dashboards use: $(tr '\n' ' ' <"$T/used")"
-[ -z "$missing" ] || fail "dashboard metrics missing from every scrape: $missing"
-ok "every metric used by a dashboard exists in a real scrape"
+for i in $(seq 0 15); do head -c 4096 /dev/urandom >"$T/www/d/$(printf 'obj-%08d' "$i")"; done
+N=$(free_port)
+nginx_start origin "server { listen 127.0.0.1:$N; root $T/www; add_header X-Cache-Status HIT; }"
+wait_port "$N"
+. "$ROOT/tests/tiers_servers.sh"
+tiers_servers 20m
+kinds=(load tiers sweep train block coll hosts)
+declare -A port
+targets=""
+for k in "${kinds[@]}"; do port[$k]=$(free_port); targets+="'127.0.0.1:${port[$k]}',"; done
+PP=$(free_port)
+cat >"$T/prometheus.yml" <<CONF
+global: {scrape_interval: 250ms, scrape_timeout: 240ms, evaluation_interval: 1s}
+scrape_configs:
+  - job_name: railbench
+    static_configs: [{targets: [${targets%,}]}]
+CONF
+bg prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/tsdb" \
+    --web.listen-address="127.0.0.1:$PP" --log.level=warn
+wait_port "$PP"
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PP/-/ready" >/dev/null && break; sleep 0.2; done
+# Prometheus hands new targets to its scrapers some seconds after it is ready: start once it has tried all 7.
+for _ in $(seq 150); do
+    [ "$(curl -sfG "http://127.0.0.1:$PP/api/v1/query" --data-urlencode 'query=count(up)' | jq -r '.data.result[0].value[1] // 0')" = 7 ] && break
+    sleep 0.2
+done
+t0=$(date +%s)
+prom() { echo --prom-listen "127.0.0.1:${port[$1]}" --prom-linger 2s --out "$T/r-$1" --quiet; }
+"$RB" load get "http://127.0.0.1:$N/d" --objects 16 --duration 4s --rate 300/s --cache-header X-Cache-Status $(prom load) >/dev/null
+"$RB" load tiers --backend "$BACKEND" --tier "$TIER" --objects 8 -c 2 --sizes 64KiB,256KiB $(prom tiers) >/dev/null
+"$RB" load sweep "http://127.0.0.1:$N/d" --objects 16 -c 1,4 --duration 1s $(prom sweep) >/dev/null
+"$RB" load train "http://127.0.0.1:$N/d" --objects 16 --batch-size 2 --compute-time 20ms --epochs 2 $(prom train) >/dev/null
+"$RB" block --target "$T/blk" --size 16M --bs 4k,64k --iodepth 1,4 --runtime 1s $(prom block) >/dev/null
+rb_mpirun 2 "$RB" coll allreduce -b 8 -e 64K -f 8 -n 20 -w 1 $(prom coll) >/dev/null
+"$RB" fabric counters --duration 2s $(prom hosts) >/dev/null
+t1=$(date +%s)
+ok "7 runs scraped by Prometheus (load get, tiers, sweep, train, block, coll, host counters)"
+
+# 3. Every target of every panel, with Grafana's variables bound: $run to every run, $__range to the whole test.
+python3 - "$PP" "$t0" "$t1" "$D"/*.json >"$T/panels.out" <<'PY' || { cat "$T/panels.out" >&2; fail "dashboard queries"; }
+import json, math, re, sys, urllib.parse, urllib.request
+pp, t0, t1, files = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]) + 1, sys.argv[4:]
+rng = "%ds" % (t1 - t0 + 5)
+def query(path, **args):
+    url = "http://127.0.0.1:%s/api/v1/%s?%s" % (pp, path, urllib.parse.urlencode(args))
+    return json.load(urllib.request.urlopen(url, timeout=30))
+bad = 0
+for f in files:
+    d = json.load(open(f))
+    for p in d["panels"]:
+        for t in p["targets"]:
+            expr = (t["expr"].replace("$__rate_interval", "2s").replace("$__range", rng)
+                    .replace("$__interval", "1s").replace("$run", ".*"))
+            # The labels the panel shows: those of its legend, and the x field of a bar chart.
+            want = set(re.findall(r"\{\{(\w+)\}\}", t.get("legendFormat", "")))
+            if p["type"] == "barchart":
+                want.add(p["options"]["xField"])
+            if t.get("instant"):
+                r = query("query", query=expr, time=t1)
+                values = [s["value"][1] for s in r["data"]["result"]]
+            else:
+                r = query("query_range", query=expr, start=t0, end=t1, step=1)
+                values = [v[1] for s in r["data"]["result"] for v in s["values"]]
+            series = r["data"]["result"]
+            finite = [float(v) for v in values if math.isfinite(float(v))]
+            missing = sorted({k for s in series for k in want if k not in s["metric"]})
+            name = "%s #%d %r %s" % (f.split("/")[-1], p["id"], p["title"], t["refId"])
+            if not series or not finite or missing:
+                bad += 1
+                print("FAIL %s: %d series, %d finite values, labels missing: %s; query: %s"
+                      % (name, len(series), len(finite), missing, expr))
+            else:
+                print("ok %s: %d series with %s, values %.4g..%.4g"
+                      % (name, len(series), ",".join(sorted(want)), min(finite), max(finite)))
+sys.exit(1 if bad else 0)
+PY
+cat "$T/panels.out"
+n=$(jq '[.panels[].targets[]] | length' "$D"/*.json | awk '{s += $1} END {print s}')
+assert_eq "panel targets answered with data and their labels" "$n" "$(grep -c '^ok ' "$T/panels.out")"
+
+# 4. Figures a panel shows, against the runs' own results.
+q() { curl -sfG "http://127.0.0.1:$PP/api/v1/query" --data-urlencode "query=$1" --data-urlencode "time=$t1"; }
+au=$(q "max by (epoch) (last_over_time(railbench_train_au_ratio{epoch=\"2\"}[$((t1 - t0 + 5))s]))" | jq -r '.data.result[0].value[1]')
+au_json=$(jq '.summary.train_epochs[1].au_pct' "$T/r-train/result.json")
+awk -v a="$au" -v b="$au_json" 'BEGIN { exit !((a * 100 - b) ^ 2 < 1e-6) }' || fail "train AU panel $au vs result $au_json %"
+ok "train AU of epoch 2 in Prometheus = result.json ($au_json %)"
+iops=$(q "max by (bs, iodepth) (last_over_time(railbench_block_iops{bs=\"4k\",iodepth=\"4\"}[$((t1 - t0 + 5))s]))" | jq -r '.data.result[0].value[1]')
+iops_json=$(jq '[.summary.block_points[] | select(.bs == 4096 and .iodepth == 4)][0].iops' "$T/r-block/result.json")
+awk -v a="$iops" -v b="$iops_json" 'BEGIN { exit !((a - b) ^ 2 < 1e-6 * b * b) }' || fail "block IOPS panel $iops vs result $iops_json"
+ok "block IOPS of 4k qd4 in Prometheus = result.json ($iops_json)"

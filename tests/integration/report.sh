@@ -21,7 +21,7 @@ golden() {
 }
 
 # 1. The table each kind calls for, from fixtures, against expected text.
-for k in get-a put get-open tiers sweep train coll sim block counters other; do
+for k in get-a put get-open tiers sweep train coll sim sim-cal block counters other; do
     golden "$k.md" "$F/$k"
 done
 golden multi.md "$F/get-a" "$F/get-b" "$F/get-open"
@@ -186,22 +186,24 @@ grep -q '&lt;script&gt;alert(1)&lt;/script&gt;' "$H" || fail "label not escaped"
 ok "self-contained page; markup from result files escaped"
 
 CHROME=(chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking
-    --disable-component-update --disable-sync --disable-default-apps --hide-scrollbars --window-size=1280,9000)
+    --disable-component-update --disable-sync --disable-default-apps --hide-scrollbars)
 chrome() { local profile=$1; shift; timeout --kill-after=5 90 "${CHROME[@]}" --user-data-dir="$T/$profile" "$@"; }
 # Console messages on stderr; the virtual time budget lets any load the page attempted be refused first.
-chrome prof-dom --enable-logging=stderr --v=0 --virtual-time-budget=2000 --dump-dom "file://$H" >"$T/dom.html" 2>"$T/chrome-dom.err" ||
-    { tail "$T/chrome-dom.err" >&2; fail "chromium --dump-dom"; }
+chrome prof-dom --window-size=1400,9000 --enable-logging=stderr --v=0 --virtual-time-budget=2000 --dump-dom "file://$H" \
+    >"$T/dom.html" 2>"$T/chrome-dom.err" || { tail "$T/chrome-dom.err" >&2; fail "chromium --dump-dom"; }
 # The parsed DOM (what the browser built), not the file: plots by kind, axes with units, no injected elements.
 plots() { grep -o "data-plot=\"$1\"" "$T/dom.html" | wc -l; }
 # Latency curves: the load runs, tiers, sweep, train, block (the killed run has no histograms).
-for want in latency-percentiles:5 throughput-time:3 busbw-size:2 iops-latency:1 sweep-knee:1 au-epoch:1 \
-    au-accelerators:1 tiers-size:1 host-rates:1; do
+for want in latency-percentiles:5 throughput-time:3 latency-time:2 busbw-size:2 time-size:2 iops-latency:1 \
+    sweep-knee:1 au-epoch:1 au-accelerators:1 tiers-bars:1 host-rates:1; do
     got=$(plots "${want%%:*}")
     assert_eq "SVG plots ${want%%:*}" "${want##*:}" "$got"
 done
-[ "$(grep -o '<polyline class="series' "$T/dom.html" | wc -l)" -ge 40 ] || fail "series lines"
-for axis in 'percentile (log scale of 1/(1 - q))' 'latency (ms, log scale)' 'busbw (GB/s)' 'message size (bytes, log scale)' \
-    'clat p99 latency (us, log scale)' 'AU (%)' 'throughput (MiB/s)' 'time since the phase started (s)'; do
+[ "$(grep -o '<path class="series' "$T/dom.html" | wc -l)" -ge 40 ] || fail "series lines"
+for axis in 'percentile (log scale of 1/(1 - q))' 'latency (ms, log scale)' 'busbw (GB/s, log scale)' \
+    'message size (bytes, log scale)' 'time per operation (us, log scale)' 'clat p99 latency (us, log scale)' \
+    'AU (%)' 'throughput (MiB/s)' 'throughput (GiB/s)' 'time since the run started (s)' \
+    "share of the epoch's wall time (%)"; do
     grep -qF ">$axis</text>" "$T/dom.html" || fail "axis title '$axis'"
 done
 grep -q '>p99.99</text>' "$T/dom.html" || fail "percentile ticks"
@@ -212,9 +214,6 @@ grep -q '>AU minimum 90 %</text>' "$T/dom.html" || fail "AU minimum line"
 ! grep -q 'CONSOLE' "$T/chrome-dom.err" || fail "the page logged to the console: $(grep 'CONSOLE' "$T/chrome-dom.err" | head -1)"
 ok "DOM: plots of every kind, axes with units, no injected elements, no console message (nothing blocked)"
 
-# Screenshots, light and dark: rendered PNGs whose background follows the colour scheme.
-chrome prof-light --screenshot="$T/light.png" "file://$H" >/dev/null 2>&1 || fail "screenshot"
-chrome prof-dark --force-dark-mode --screenshot="$T/dark.png" "file://$H" >/dev/null 2>&1 || fail "dark screenshot"
 png_info() { # width height and the first pixel's RGB of an 8-bit PNG (stdlib zlib only)
     python3 - "$1" <<'PY'
 import struct, sys, zlib
@@ -232,14 +231,93 @@ raw = zlib.decompressobj().decompress(idat, 16)
 print(w, h, raw[1], raw[2], raw[3])
 PY
 }
-read -r w h r g b < <(png_info "$T/light.png")
-[ "$w" = 1280 ] && [ "$h" = 9000 ] || fail "light PNG is ${w}x$h"
-[ "$r" -gt 240 ] && [ "$g" -gt 240 ] && [ "$b" -gt 240 ] || fail "light background is $r,$g,$b"
-[ "$(stat -c %s "$T/light.png")" -gt 200000 ] || fail "light PNG looks empty"
-read -r w h r g b < <(png_info "$T/dark.png")
-[ "$r" -lt 40 ] && [ "$g" -lt 40 ] && [ "$b" -lt 40 ] || fail "dark background is $r,$g,$b"
-ok "screenshots rendered: light background white, dark background dark"
-if [ -n "${RB_KEEP_SCREENSHOTS:-}" ]; then cp "$T/light.png" "$T/dark.png" "$H" "$RB_KEEP_SCREENSHOTS/"; fi
+
+# 5. Per kind, the headline figure as a person sees it at 1,400 px: measured in the rendered page (a test copy
+# with tests/fixtures/report/dom_checks.js injected and the CSP that forbids it removed), then screenshots in
+# light and dark kept under build/report-screenshots/ for people to look at.
+SHOTS=$ROOT/build/report-screenshots
+rm -rf "$SHOTS"
+mkdir -p "$SHOTS"
+# kind, the id of its first headline plot, its result directories ("compare:A,B" for --compare)
+while read -r kind id dirs; do
+    args=()
+    if [[ $dirs == compare:* ]]; then args=(--compare); dirs=${dirs#compare:}; fi
+    for d in ${dirs//,/ }; do args+=("$F/$d"); done
+    rc=0
+    "$RB" report "${args[@]}" --html "$SHOTS/$kind.html" -o /dev/null --quiet || rc=$?
+    [ "$rc" -le 1 ] || fail "$kind: report exit $rc"
+    { sed 's/<meta http-equiv="Content-Security-Policy"[^>]*>//' "$SHOTS/$kind.html" | sed '/<\/body>/d'
+      printf '<script>\n'; cat "$F/dom_checks.js"; printf '</script>\n</body>\n'; } >"$T/$kind-probe.html"
+    chrome "prof-$kind" --window-size=1400,1000 --virtual-time-budget=1000 --dump-dom "file://$T/$kind-probe.html" \
+        2>/dev/null | sed -n 's:.*<pre id="rb-checks">\(.*\)</pre>.*:\1:p' | sed 's/&amp;/\&/g; s/&lt;/</g; s/&gt;/>/g' \
+        >"$T/$kind-checks.json"
+    C=$T/$kind-checks.json
+    jq -e .viewport "$C" >/dev/null || fail "$kind: no measurements from the page"
+    assert_jq "$C" '.page_width <= .viewport and (.too_wide | length) == 0' "$kind: nothing wider than the 1,400 px viewport"
+    assert_jq "$C" ".headlines[0].id == \"$id\"" "$kind: headline $id first"
+    assert_jq "$C" '.headlines | all(.width >= 1200)' "$kind: headline plots span the page (>= 1,200 px)"
+    assert_jq "$C" '.headlines | all(.series >= 1 and .series == .legend and .distinct_styles == .series)' \
+        "$kind: one legend entry and a distinct colour or dash per series"
+    assert_jq "$C" '.headlines | all((.bars > 0) or (.paths_per_series | all(. == 1)))' "$kind: one path per line series"
+    assert_jq "$C" '.headlines | all(.titles == .points + .bars)' "$kind: a tooltip on every point and bar"
+    h=$(jq -r '.height' "$C")
+    chrome "prof-$kind" --window-size=1400,"$h" --screenshot="$SHOTS/$kind-light.png" "file://$SHOTS/$kind.html" >/dev/null 2>&1 ||
+        fail "$kind: screenshot"
+    chrome "prof-$kind" --window-size=1400,"$h" --force-dark-mode --screenshot="$SHOTS/$kind-dark.png" \
+        "file://$SHOTS/$kind.html" >/dev/null 2>&1 || fail "$kind: dark screenshot"
+    # The background follows the scheme: white in light, near black in dark (its first pixel's R + G + B).
+    read -r w sum < <(png_info "$SHOTS/$kind-light.png" | awk '{print $1, $3 + $4 + $5}')
+    [ "$w" = 1400 ] && [ "$sum" -gt 720 ] || fail "$kind light: ${w}px, background R+G+B $sum"
+    read -r w sum < <(png_info "$SHOTS/$kind-dark.png" | awk '{print $1, $3 + $4 + $5}')
+    [ "$w" = 1400 ] && [ "$sum" -lt 120 ] || fail "$kind dark: ${w}px, background R+G+B $sum"
+    ok "$kind: screenshots $SHOTS/$kind-{light,dark}.png"
+done <<'KINDS'
+tiers tiers-bars tiers
+load throughput-time get-a
+sweep sweep-knee sweep
+block iops-latency block
+coll busbw-size coll
+sim-cal time-size sim-cal
+train au-epoch train
+compare throughput-time compare:get-a,get-b
+KINDS
+# Numbers in the headlines, from the fixtures: what people read off the figures.
+assert_jq "$T/tiers-checks.json" '.headlines[0] | .series == 3 and .bars == 6 and .labels == 6' \
+    "tiers: 3 ways x 2 sizes, every bar labelled"
+grep -q '>2.73 (6.8×)</text>' "$SHOTS/tiers.html" || fail "tiers: warm 1 MiB bar says 2.73 GiB/s, 6.8x direct"
+assert_jq "$T/sweep-checks.json" '.headlines[0] | .labels == .points and .points >= 5 and .marks == 1' \
+    "sweep: every step labelled, the knee circled"
+grep -q '>16 in flight</text>' "$SHOTS/sweep.html" || fail "sweep: the step at 16 in flight is labelled"
+assert_jq "$T/block-checks.json" '.headlines[0] | .series == 2 and .points == 6 and .labels == 6 and .ref == 1' \
+    "block: a line per workload, 6 points labelled by queue depth, the SLO line"
+grep -q '>qd 16</text>' "$SHOTS/block.html" || fail "block: qd labels"
+assert_jq "$T/coll-checks.json" '[.headlines[].id] == ["busbw-size", "time-size"] and (.headlines | all(.series == 2))' \
+    "coll: busbw and time by size, one line per algorithm (ring, hier)"
+assert_jq "$T/sim-cal-checks.json" '.headlines[0] | .series == 4 and .distinct_styles == 4' \
+    "sim-cal: measured and model per algorithm"
+grep -q 'class="series s0 dash"' "$SHOTS/sim-cal.html" || fail "sim-cal: the model is dashed in the colour of its measurement"
+assert_jq "$T/train-checks.json" '.headlines[0] | .series == 3 and .bars == 9 and .ref == 1' \
+    "train: compute, data wait and the rest stacked for 3 epochs"
+grep -q '>AU 87.4 %</text>' "$SHOTS/train.html" || fail "train: AU of epoch 1"
+assert_jq "$T/load-checks.json" '[.headlines[].id] == ["throughput-time", "latency-time"]' "load: throughput and latency over time"
+assert_jq "$T/compare-checks.json" \
+    '.headlines[0] | .series == 2 and ((.styles[0] | split(" ")[0]) == (.styles[1] | split(" ")[0])) and .styles[0] != .styles[1]' \
+    "compare: A and B in one hue, B dashed"
+grep -q '<th>B / A</th>' "$SHOTS/compare.html" || fail "compare: the ratio column"
+
+
+# A result directory used twice: its intervals.jsonl holds two runs of the phase, the second a minute later.
+# On the run's time axis they are two stretches of line, not one line drawn back across the first.
+mkdir -p "$T/reused"
+cp "$F/get-a/result.json" "$T/reused/"
+{ cat "$F/get-a/intervals.jsonl"; sed 's/"ts":"2026-11-22T03:43:5/"ts":"2026-11-22T03:44:5/' "$F/get-a/intervals.jsonl"; } >"$T/reused/intervals.jsonl"
+assert_exit 0 "re-used result directory" "$RB" report "$T/reused" --html "$T/reused.html" -o /dev/null
+d=$(sed -n '/data-plot="throughput-time"/,/<\/svg>/p' "$T/reused.html" |
+    grep -o '<path class="series[^>]*d="[^"]*"' | head -1 | sed 's/.* d="//; s/"$//')
+assert_eq "throughput over time: moves in the re-used run's line" 2 "$(grep -o M <<<"$d" | wc -l)"
+xs=$(tr ' ' '\n' <<<"$d" | sed 's/^[ML]//; s/,.*//')
+[ "$(sort -n <<<"$xs" | tr '\n' ' ')" = "$(tr '\n' ' ' <<<"$xs")" ] || fail "the line goes back in time: $d"
+ok "re-used directory: two stretches, x always growing (no diagonal back across the first run)"
 
 # --format html writes the page itself; -o to a directory that does not exist is one line, exit 3.
 assert_exit 0 "--format html" "$RB" report --format html "$F/coll" -o "$T/coll.html"

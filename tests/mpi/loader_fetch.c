@@ -30,6 +30,11 @@ int main(int argc, char **argv)
     struct rb_load_opts o = {.op = RB_LOAD_GET, .target = t, .inflight = (unsigned)strtoul(argv[5], NULL, 10),
                              .seed = strtoull(argv[3], NULL, 10), .verify = true, .timeout_ns = 10000000000ull,
                              .max_redirects = 5, .log_fd = -1};
+    uint32_t *ids = malloc((n ? n : 1) * sizeof *ids);
+    if (!ids)
+        return 3;
+    for (size_t i = 0; i < n; i++)
+        ids[i] = (uint32_t)i;
     struct rb_fetcher *f = NULL;
     if (rb_fetcher_new(&f, &o))
         return 3;
@@ -38,7 +43,7 @@ int main(int argc, char **argv)
     int failed = 0, calls = 0;
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < n; i += batch, calls++) {
-            int rc = rb_fetcher_get(f, (const char *const *)set.names + i, i + batch <= n ? batch : n - i, s, unc, NULL);
+            int rc = rb_fetcher_get(f, &set, ids + i, i + batch <= n ? batch : n - i, s, unc, NULL);
             if (rc < 0)
                 return 3;
             failed += rc;
@@ -51,6 +56,7 @@ int main(int argc, char **argv)
     rb_fetcher_free(f);
     rb_stats_free(s);
     rb_hist_free(unc);
+    free(ids);
     rb_objset_free(&set);
     rb_target_close(t);
     curl_global_cleanup();

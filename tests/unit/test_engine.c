@@ -116,6 +116,85 @@ static void test_picker_epoch_permutes_and_stops(void **state)
     rb_objset_free(&s);
 }
 
+/*
+ * The per-index epoch picker over rank partitions: in every epoch each of the
+ * N objects is requested exactly once by exactly one (rank, thread); the
+ * partitions are disjoint and cover the set; a rank computes the same order
+ * on every host; nothing is allocated per object.
+ */
+static void test_picker_epoch_partitions(void **state)
+{
+    (void)state;
+    enum { N = 1009, RANKS = 3, THREADS = 2, EPOCHS = 3 };
+    struct rb_objset all = {0}, mine[RANKS] = {{0}};
+    make_set(&all, N);
+    static uint64_t order[EPOCHS][N]; /* the global index at each (rank, thread, position) slot, per epoch */
+    unsigned seen[EPOCHS][N];
+    memset(seen, 0, sizeof seen);
+    size_t filled[EPOCHS] = {0};
+    char buf[RB_OBJSET_NAME_BYTES];
+    for (int r = 0; r < RANKS; r++) {
+        assert_int_equal(rb_objset_partition(&all, r, RANKS, &mine[r]), 0);
+        struct rb_load_opts o = pick_opts(&mine[r], RB_LOAD_GET, RB_PATTERN_EPOCH);
+        o.rank = r;
+        o.epochs = EPOCHS;
+        for (unsigned t = 0; t < THREADS; t++) {
+            struct rb_picker p = {0}, again = {0};
+            assert_int_equal(rb_picker_init(&p, &o, t, THREADS), 0);
+            assert_int_equal(rb_picker_init(&again, &o, t, THREADS), 0);
+            for (int e = 0; e < EPOCHS; e++)
+                for (uint64_t k = 0; k < p.nslice; k++) {
+                    size_t idx, idx2;
+                    assert_true(rb_picker_next(&p, &idx));
+                    assert_true(rb_picker_next(&again, &idx2));
+                    assert_int_equal(idx, idx2); /* the same on every host */
+                    assert_true(idx < mine[r].n);
+                    assert_int_equal(idx % THREADS, t); /* only the thread's own objects */
+                    uint64_t g = strtoull(rb_objset_name(&mine[r], idx, buf) + 4, NULL, 10);
+                    assert_int_equal(g % RANKS, (uint64_t)r); /* only the rank's own objects */
+                    seen[e][g]++;
+                    order[e][filled[e]++] = g;
+                }
+            size_t idx;
+            assert_false(rb_picker_next(&p, &idx));
+            rb_picker_free(&p);
+            rb_picker_free(&again);
+        }
+    }
+    for (int e = 0; e < EPOCHS; e++) {
+        assert_int_equal(filled[e], N);
+        for (size_t i = 0; i < N; i++)
+            assert_int_equal(seen[e][i], 1); /* disjoint and covering, every epoch */
+    }
+    assert_memory_not_equal(order[0], order[1], sizeof order[0]); /* a fresh permutation per epoch */
+    for (int r = 0; r < RANKS; r++)
+        rb_objset_free(&mine[r]);
+    rb_objset_free(&all);
+}
+
+/* A billion objects: the picker starts in O(1) and its first picks are in range and distinct. */
+static void test_picker_billion(void **state)
+{
+    (void)state;
+    struct rb_objset all = {0}, mine = {0};
+    assert_int_equal(rb_objset_generate(&all, "obj-", 1000000000ull), 0);
+    assert_int_equal(rb_objset_partition(&all, 1, 4, &mine), 0);
+    struct rb_load_opts o = pick_opts(&mine, RB_LOAD_GET, RB_PATTERN_EPOCH);
+    struct rb_picker p = {0};
+    assert_int_equal(rb_picker_init(&p, &o, 3, 8), 0);
+    size_t first[64];
+    for (int i = 0; i < 64; i++) {
+        assert_true(rb_picker_next(&p, &first[i]));
+        assert_true(first[i] < mine.n);
+        assert_int_equal(first[i] % 8, 3);
+        for (int k = 0; k < i; k++)
+            assert_true(first[k] != first[i]);
+    }
+    rb_picker_free(&p);
+    rb_objset_free(&mine);
+    rb_objset_free(&all);
+}
+
 static void test_picker_random_in_range(void **state)
 {
     (void)state;
@@ -421,6 +500,8 @@ int main(void)
         cmocka_unit_test(test_picker_put_once_in_order),
         cmocka_unit_test(test_picker_sequential_wraps),
         cmocka_unit_test(test_picker_epoch_permutes_and_stops),
+        cmocka_unit_test(test_picker_epoch_partitions),
+        cmocka_unit_test(test_picker_billion),
         cmocka_unit_test(test_picker_random_in_range),
         cmocka_unit_test(test_classify),
         cmocka_unit_test(test_get_counts_bytes_and_classes),

@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "railbench/html.h"
+#include "html_int.h"
 
 static char *escaped(struct rb_buf *b, const char *s, size_t n)
 {

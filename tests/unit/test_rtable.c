@@ -9,7 +9,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "railbench/rtable.h"
+#include "rtable_int.h"
 
 #define MIB (1024.0 * 1024.0)
 

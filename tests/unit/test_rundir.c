@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "railbench/hist.h"
-#include "railbench/rundir.h"
+#include "rundir_int.h"
 
 #define FIX RB_FIXTURES_DIR "/report"
 

@@ -1,4 +1,4 @@
-/* Unit tests of the SVG plots: axes and their labels, log and percentile scales, escaping, limits. */
+/* Unit tests of the SVG plots: axes and their labels, log and percentile scales, escaping, limits, colours and dashes, point labels, gaps, spans, bars. */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "railbench/svg.h"
+#include "svg_int.h"
 
 static size_t count(const char *hay, const char *needle)
 {
@@ -54,11 +54,11 @@ static void test_percentile_and_log_axes(void **state)
     assert_string_equal(t, "1|2|5|10|p50|p90|p99|p99.9|p99.99");
     assert_non_null(strstr(b.s, "data-plot=\"latency-percentiles\""));
     assert_non_null(strstr(b.s, ">latency (ms, log scale)</text>"));
-    assert_int_equal(count(b.s, "<polyline class=\"series s0\""), 1);
+    assert_int_equal(count(b.s, "<path class=\"series s0\""), 1);
     assert_int_equal(count(b.s, "<circle class=\"f0\""), 3);
     /* p50 sits at the left edge, 1.5 ms at log10(1.5) of the decade up from the bottom. */
     char pt[64];
-    snprintf(pt, sizeof pt, "points=\"80.0,%.1f", 340.0 - log10(1.5) * 300.0);
+    snprintf(pt, sizeof pt, "d=\"M80.0,%.1f", 360.0 - log10(1.5) * 320.0);
     assert_non_null(strstr(b.s, pt));
     rb_buf_free(&b);
     rb_plot_free(p);
@@ -134,9 +134,9 @@ static void test_limits(void **state)
         rb_plot_point(p, k, i + 1, i + 2);
     }
     rb_plot_svg(p, &b);
-    assert_int_equal(count(b.s, "<polyline"), RB_PLOT_MAX_SERIES);
+    assert_int_equal(count(b.s, "<path class=\"series"), RB_PLOT_MAX_SERIES);
     assert_non_null(strstr(b.s, "4 more series not drawn"));
-    assert_non_null(strstr(b.s, ">series 00 with a name far too \xE2\x80\xA6</text>"));
+    assert_non_null(strstr(b.s, ">series 00 with a name far too long\xE2\x80\xA6</text>"));
     /* One value only: the axis still has a range. */
     struct rb_plot *q = rb_plot_new("one", "one");
     rb_plot_xaxis(q, "x", RB_AXIS_LINEAR, 1, false);
@@ -152,6 +152,130 @@ static void test_limits(void **state)
     rb_plot_free(NULL);
 }
 
+/* The d attribute of the n-th series path. */
+static void path_d(const char *svg, size_t n, char *out, size_t len)
+{
+    const char *p = svg;
+    for (size_t i = 0; i <= n && p; i++)
+        p = strstr(i ? p + 1 : p, "<path class=\"series");
+    assert_non_null(p);
+    const char *d = strstr(p, " d=\"") + 4, *e = strchr(d, '"');
+    snprintf(out, len, "%.*s", (int)(e - d), d);
+}
+
+static void test_colours_labels_gaps(void **state)
+{
+    (void)state;
+    struct rb_plot *p = rb_plot_new("sweep-knee", "t");
+    rb_plot_xaxis(p, "x", RB_AXIS_LINEAR, 1, true);
+    rb_plot_yaxis(p, "y", RB_AXIS_LINEAR, 1, true);
+    /* A and B of one figure share a hue, B dashed; another figure gets the next colour. */
+    int a = rb_plot_series_keyed(p, "A: get", "get", false), b = rb_plot_series_keyed(p, "B: get", "get", true);
+    int c = rb_plot_series_keyed(p, "A: put", "put", false);
+    rb_plot_point_label(p, a, 0, 1, "1 in flight");
+    rb_plot_point_label(p, a, 10, 2, "4 <in> flight");
+    rb_plot_point(p, b, 0, 3);
+    rb_plot_gap(p, b);
+    rb_plot_point(p, b, 10, 4);
+    rb_plot_point(p, c, 5, 5);
+    /* Past the palette a colour comes back dotted, then dash-dotted. */
+    for (int i = 0; i < 2 * RB_PLOT_COLOURS; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "n%d", i);
+        rb_plot_point(p, rb_plot_series(p, name), i, i);
+    }
+    struct rb_buf out = {0};
+    rb_plot_svg(p, &out);
+    assert_int_equal(count(out.s, "<path class=\"series s0\""), 1);
+    assert_int_equal(count(out.s, "<path class=\"series s0 dash\""), 1);
+    assert_int_equal(count(out.s, "<path class=\"series s1\""), 1);
+    /* series 3.. are colours 2..17: 2..7 plain, 8..15 dotted, 16..17 dash-dotted. */
+    assert_int_equal(count(out.s, "<path class=\"series s2\""), 1);
+    assert_int_equal(count(out.s, "<path class=\"series s0 dot\""), 1);
+    assert_int_equal(count(out.s, "<path class=\"series s1 dashdot\""), 1);
+    assert_int_equal(count(out.s, "<path class=\"series"), 3 + 2 * RB_PLOT_COLOURS);
+    assert_int_equal(count(out.s, "<text class=\"pt-label\""), 2);
+    assert_non_null(strstr(out.s, ">4 &lt;in&gt; flight</text>"));
+    assert_non_null(strstr(out.s, "<title>A: get: 10, 2 (4 &lt;in&gt; flight)</title>"));
+    /* A line with a gap: two moves, no line drawn across it. */
+    char d[256];
+    path_d(out.s, 1, d, sizeof d);
+    assert_int_equal(count(d, "M"), 2);
+    assert_int_equal(count(d, "L"), 0);
+    path_d(out.s, 0, d, sizeof d);
+    assert_int_equal(count(d, "M"), 1);
+    assert_int_equal(count(d, "L"), 1);
+    rb_buf_free(&out);
+    rb_plot_free(p);
+}
+
+static void test_bars_and_spans(void **state)
+{
+    (void)state;
+    struct rb_plot *p = rb_plot_new("tiers-bars", "bars");
+    rb_plot_style(p, RB_PLOT_BARS);
+    rb_plot_xaxis(p, "object size", RB_AXIS_LINEAR, 1, false);
+    rb_plot_yaxis(p, "GiB/s", RB_AXIS_LINEAR, 1, true);
+    int d = rb_plot_series(p, "direct"), w = rb_plot_series(p, "warm");
+    assert_int_equal(rb_plot_category(p, "1 MiB"), 0);
+    assert_int_equal(rb_plot_category(p, "10 MiB"), 1);
+    assert_int_equal(rb_plot_category(p, "1 MiB"), 0);
+    rb_plot_point_label(p, d, 0, 1, "1.00");
+    rb_plot_point_label(p, w, 0, 4, "4.00 (4.0x)");
+    rb_plot_point_label(p, d, 1, 2, "2.00");
+    rb_plot_point_label(p, w, 1, 8, "8.00 (4.0x)");
+    rb_plot_ref(p, 5, "goal");
+    struct rb_buf out = {0};
+    rb_plot_svg(p, &out);
+    assert_int_equal(count(out.s, "<rect class=\"bar f0\""), 2);
+    assert_int_equal(count(out.s, "<rect class=\"bar f1\""), 2);
+    assert_int_equal(count(out.s, "<text class=\"bar-label\""), 4);
+    assert_non_null(strstr(out.s, ">4.00 (4.0x)</text>"));
+    assert_non_null(strstr(out.s, "<title>warm: 10 MiB, 8 (8.00 (4.0x))</title>"));
+    char t[512];
+    ticks(out.s, t, sizeof t);
+    assert_string_equal(t, "0|2|4|6|8|1 MiB|10 MiB");
+    /* Grouped: the warm bar of 10 MiB is 8 units high, twice the 1 MiB one. */
+    double h[4];
+    const char *q = out.s;
+    for (int i = 0; i < 4; i++) {
+        q = strstr(q, "<rect class=\"bar");
+        assert_non_null(q);
+        assert_int_equal(sscanf(strstr(q, "height=\"") + 8, "%lf", &h[i]), 1);
+        q++;
+    }
+    assert_true(fabs(h[3] - 2 * h[2]) < 0.2);
+    assert_true(fabs(h[2] - 4 * h[0]) < 0.2);
+    rb_buf_free(&out);
+    /* Stacked: one bar per category, labels inside; the axis reaches the sum. */
+    rb_plot_style(p, RB_PLOT_STACKED);
+    rb_plot_svg(p, &out);
+    ticks(out.s, t, sizeof t);
+    assert_string_equal(t, "0|2|4|6|8|10|1 MiB|10 MiB");
+    assert_int_equal(count(out.s, "<text class=\"bar-label inside\""), 4);
+    rb_buf_free(&out);
+    rb_plot_free(p);
+
+    /* Spans name stretches of a time axis; a fixed range holds them all. */
+    p = rb_plot_new("throughput-time", "t");
+    rb_plot_xaxis(p, "s", RB_AXIS_LINEAR, 1, true);
+    rb_plot_yaxis(p, "y", RB_AXIS_LINEAR, 1, true);
+    int s = rb_plot_series(p, "get");
+    rb_plot_point(p, s, 1, 1);
+    rb_plot_point(p, s, 3, 2);
+    rb_plot_span(p, 0, 3, "put");
+    rb_plot_span(p, 3, 6, "get <phase>");
+    rb_plot_span(p, 5, 4, "backwards: ignored");
+    rb_plot_xrange(p, 0, 6);
+    rb_plot_svg(p, &out);
+    assert_int_equal(count(out.s, "<rect class=\"span"), 2);
+    assert_non_null(strstr(out.s, ">get &lt;phase&gt;</text>"));
+    ticks(out.s, t, sizeof t);
+    assert_non_null(strstr(t, "|0|1|2|3|4|5|6"));
+    rb_buf_free(&out);
+    rb_plot_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -159,6 +283,8 @@ int main(void)
         cmocka_unit_test(test_linear_and_bytes_axes),
         cmocka_unit_test(test_refs_marks_escaping),
         cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_colours_labels_gaps),
+        cmocka_unit_test(test_bars_and_spans),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

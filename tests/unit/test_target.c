@@ -211,9 +211,9 @@ static void test_s3_list_parse(void **state)
     char *next = NULL, err[256];
     assert_int_equal(t->ops->list_parse(t, page, strlen(page), &s, &next, err, sizeof err), 0);
     assert_int_equal(s.n, 2);
-    assert_string_equal(s.names[0], "a&b <1> \xc3\xa9");
-    assert_int_equal(s.sizes[0], 10);
-    assert_int_equal(s.sizes[1], 2048);
+    assert_string_equal(rb_objset_name(&s, 0, NULL), "a&b <1> \xc3\xa9");
+    assert_int_equal(rb_objset_size(&s, 0), 10);
+    assert_int_equal(rb_objset_size(&s, 1), 2048);
     assert_string_equal(next, "t+/=");
     free(next);
     const char *bad = "<ListBucketResult><IsTruncated>true</IsTruncated></ListBucketResult>";
@@ -243,8 +243,8 @@ static void test_ais(void **state)
     char *next = NULL, err[256];
     assert_int_equal(t->ops->list_parse(t, page, strlen(page), &s, &next, err, sizeof err), 0);
     assert_int_equal(s.n, 2);
-    assert_int_equal(s.sizes[0], 1075);
-    assert_int_equal(s.sizes[1], 4096);
+    assert_int_equal(rb_objset_size(&s, 0), 1075);
+    assert_int_equal(rb_objset_size(&s, 1), 4096);
     assert_string_equal(next, "U1\nshards/0003");
     free(next);
     const char *last = "{\"uuid\":\"U1\",\"continuation_token\":\"\",\"entries\":null}";

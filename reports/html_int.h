@@ -1,6 +1,6 @@
 /* HTML for reports: escaping of text from result files, and the self-contained page around tables and plots. */
-#ifndef RB_HTML_H
-#define RB_HTML_H
+#ifndef RB_HTML_INT_H
+#define RB_HTML_INT_H
 
 #include <stddef.h>
 
@@ -25,6 +25,14 @@ void rb_html_escape_n(struct rb_buf *out, const char *s, size_t n);
  * <body> with an <h1> of title.
  */
 void rb_html_begin(struct rb_buf *out, const char *title);
+
+/*
+ * Opens a figure of a plot: <figure><svg class="cls" data-plot="id"> of w x h
+ * user units, titled (role img, <title> and a heading at title_x) with title;
+ * every string escaped. The caller draws, then closes </svg> and </figure>.
+ */
+void rb_html_svg_begin(struct rb_buf *out, const char *cls, const char *id, double w, double h, const char *title,
+                       double title_x);
 
 /* Closes what rb_html_begin opened. */
 void rb_html_end(struct rb_buf *out);

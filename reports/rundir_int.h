@@ -1,6 +1,6 @@
 /* A result directory read back for reports: result.json, or what intervals.jsonl still holds. */
-#ifndef RB_RUNDIR_H
-#define RB_RUNDIR_H
+#ifndef RB_RUNDIR_INT_H
+#define RB_RUNDIR_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -14,10 +14,13 @@ enum {
     RB_RUNDIR_CURVES = 1u << 1, /* latency percentile curves from each phase's latency_hist */
 };
 
-/* A figure over time: x seconds since the phase started, y in bytes per second. */
+/* A figure over time, one entry per interval line; NAN where the line lacks the figure. */
 struct rb_series {
     char *name;            /* phase name, or "<host> net" / "<host> disk" for counters */
-    double *t_s, *bytes_per_s;
+    double *t_s;           /* seconds since the phase started, at the end of the interval */
+    double *bytes_per_s;
+    double *at_s;          /* wall-clock time of the line ("ts"), seconds since 1970 */
+    double *p50_ns, *p99_ns; /* latency of the interval's requests */
     size_t n, cap;
 };
 

@@ -1,6 +1,6 @@
 /* Report tables: columns with units, rows of cells, markdown/CSV/JSON/HTML output, and comparison of two. */
-#ifndef RB_RTABLE_H
-#define RB_RTABLE_H
+#ifndef RB_RTABLE_INT_H
+#define RB_RTABLE_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>

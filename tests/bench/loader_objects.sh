@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Start-up and peak memory of `load get --objects N --pattern epoch` for several N: the object set's cost.
+# Usage: tests/bench/loader_objects.sh [N...]   (default 1000000 100000000 1000000000)
+# BENCH_RB=path/to/railbench measures another build (e.g. an older one, for "before" figures).
+# Start-up = launch to the first request's start (wall clock, from --log-requests); peak RSS from
+# /usr/bin/time (the same for builds without result.json's rss_max_bytes); best of BENCH_ROUNDS runs.
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+BIN=${BENCH_RB:-$RB}
+ROUNDS=${BENCH_ROUNDS:-3}
+[ $# -gt 0 ] || set -- 1000000 100000000 1000000000
+chmod 755 "$T"
+PORT=$(free_port)
+mkdir -p "$T/www"
+head -c 1024 /dev/urandom >"$T/www/one"
+# Every name answers with the same 1 KiB file: the names need not exist.
+nginx_start web "server { listen 127.0.0.1:$PORT; root $T/www; location / { try_files /one =404; } }"
+wait_port "$PORT"
+printf '| objects | start-up ms (best of %d) | peak RSS MiB | rss_max_bytes MiB |\n|---:|---:|---:|---:|\n' "$ROUNDS"
+for n in "$@"; do
+    best_ms='' best_kib=''
+    for _ in $(seq "$ROUNDS"); do
+        rm -rf "$T/run" "$T/req.csv"
+        t0=$(date +%s%N)
+        /usr/bin/time -f %M -o "$T/rss" "$BIN" load get "http://127.0.0.1:$PORT/o" --objects "$n" --pattern epoch \
+            --count 100 -c 4 --log-requests "$T/req.csv" --out "$T/run" --quiet >/dev/null
+        first=$(tail -n +2 "$T/req.csv" | cut -d, -f6 | sort -n | head -1)
+        ms=$(((first - t0) / 1000000))
+        kib=$(cat "$T/rss")
+        [ -z "$best_ms" ] || [ "$ms" -lt "$best_ms" ] && best_ms=$ms
+        [ -z "$best_kib" ] || [ "$kib" -lt "$best_kib" ] && best_kib=$kib
+    done
+    hwm=$(jq -r '.hosts[0].rss_max_bytes // empty' "$T/run/result.json")
+    printf '| %s | %s | %.1f | %s |\n' "$n" "$best_ms" "$(echo "$best_kib / 1024" | bc -l)" \
+        "${hwm:+$(printf %.1f "$(echo "$hwm / 1048576" | bc -l)")}"
+done
