@@ -258,13 +258,13 @@ int rb_load_build_objects(struct rb_harness *h, const struct rb_target *t, uint6
     return 0;
 }
 
-/* This rank's share of put's and get's object set (rb_load_build_objects), with the sizes the user gave. */
+/* This rank's share of the command's object set (rb_load_build_objects), with the sizes the user gave. */
 static int build_objects(struct rb_harness *h, const struct load_args *a, const struct rb_target *t,
                          const char *prefix, struct rb_objset *mine, uint64_t *total)
 {
-    int status = rb_load_build_objects(h, t, a->objects, a->filelist, prefix, a->timeout_ns,
-                                       "to read (put some first, or give --objects N / --filelist FILE)", false,
-                                       mine, total);
+    const char *hint = a->op == RB_LOAD_DELETE ? "to delete (nothing is left there)"
+                                                : "to read (put some first, or give --objects N / --filelist FILE)";
+    int status = rb_load_build_objects(h, t, a->objects, a->filelist, prefix, a->timeout_ns, hint, false, mine, total);
     if (status)
         return status;
     /*
@@ -616,6 +616,18 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
                 memset(o, 0, sizeof *o);
                 break;
             }
+    }
+    if (op == RB_LOAD_DELETE || op == RB_LOAD_HEAD) {
+        /* No body either way: object sizes and byte limits mean nothing to DELETE and HEAD. */
+        static const char *const sized = " size min-size max-size bytes ";
+        size_t n = 0;
+        for (struct rb_opt *o = opts; o->name; o++) {
+            char word[32];
+            snprintf(word, sizeof word, " %s ", o->name);
+            if (!strstr(sized, word))
+                opts[n++] = *o;
+        }
+        memset(&opts[n], 0, sizeof opts[n]);
     }
     const struct rb_cmd_spec spec = {k->usage, k->about, opts, 1, 1, false};
     return rb_load_command(&spec, argc, argv, run_args, &a);

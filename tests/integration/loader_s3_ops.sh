@@ -65,6 +65,8 @@ assert_eq "stat of deleted objects: http_4xx" 100 "$(summary s3 .errors.http_4xx
 assert_eq "delete --prefix: requests" 1000 "$(summary d2 .requests)"
 assert_eq "delete --prefix: errors" 0 "$(summary d2 .errors.total)"
 assert_eq "objects left under a/" 0 "$(keys a/)"
+assert_exit 3 "delete of an empty prefix" "$RB" load delete s3://ops --endpoint "$EP" --prefix a/ --out "$T/d2b"
+assert_stderr_line 'no objects under prefix "a/" to delete'
 # A bare bucket is not deleted by accident.
 assert_exit 2 "delete without a set" "$RB" load delete s3://ops --endpoint "$EP"
 assert_stderr_line 'load delete: give --prefix P'
