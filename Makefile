@@ -6,12 +6,32 @@ CC := mpicc
 PKGS := libcurl libcjson libmicrohttpd hwloc
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
+# The Debian package behind each pkg-config name, for the one-line error when one is missing.
+DEB_libcurl := libcurl4-openssl-dev
+DEB_libcjson := libcjson-dev
+DEB_libmicrohttpd := libmicrohttpd-dev
+DEB_hwloc := libhwloc-dev
+DEB_cmocka := libcmocka-dev
+
+# rb_pkg OPTION,NAMES: pkg-config OPTION for each name; a name pkg-config cannot find (or no pkg-config)
+# stops make with one line naming the package, never an empty flag.
+rb_pkg = $(if $(shell command -v pkg-config),,$(error pkg-config not found (Debian package pkg-config): run scripts/deps.sh as root)) \
+    $(foreach p,$(2),$(if $(shell pkg-config --exists $(p) && echo y),$(shell pkg-config $(1) $(p)),\
+        $(error pkg-config cannot find $(p) (Debian package $(or $(DEB_$(p)),providing $(p).pc)): run scripts/deps.sh as root)))
+# rb_once VAR,VALUE: VALUE computed the first time a recipe uses VAR, then kept. Looked up lazily, the flags
+# are right on the first run: `make demo` and `make test` install the packages before any recipe needs them.
+rb_once = $(eval $(1) := $(2))$($(1))
+rb_cc = $(if $(shell command -v $(CC)),$(CC),$(error compiler $(CC) not found (Debian package libopenmpi-dev for mpicc): run scripts/deps.sh as root))
+
 CFLAGS ?= -O2 -g
 SANFLAGS ?=
-RB_CFLAGS = -std=c11 -Wall -Wextra -Wshadow -Iinclude -MMD -MP \
-            $(shell pkg-config --cflags $(PKGS)) $(CFLAGS) $(SANFLAGS)
-LDLIBS := $(shell pkg-config --libs $(PKGS)) -lpthread -lm
-TEST_LDLIBS := $(shell pkg-config --libs cmocka) $(LDLIBS)
+PKG_CFLAGS = $(call rb_once,PKG_CFLAGS,$(call rb_pkg,--cflags,$(PKGS)))
+PKG_LIBS = $(call rb_once,PKG_LIBS,$(call rb_pkg,--libs,$(PKGS)))
+CMOCKA_LIBS = $(call rb_once,CMOCKA_LIBS,$(call rb_pkg,--libs,cmocka))
+CC_CHECKED = $(call rb_once,CC_CHECKED,$(rb_cc))
+RB_CFLAGS = -std=c11 -Wall -Wextra -Wshadow -Iinclude -MMD -MP $(PKG_CFLAGS) $(CFLAGS) $(SANFLAGS)
+LDLIBS = $(PKG_LIBS) -lpthread -lm
+TEST_LDLIBS = $(CMOCKA_LIBS) $(LDLIBS)
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 ifeq ($(V),1)
@@ -44,12 +64,12 @@ deps:
 
 $(B)/railbench: $(OBJ)
 	@echo "  LINK    $@"
-	$(Q)$(CC) $(RB_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC_CHECKED) $(RB_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(RB_CFLAGS) -c -o $@ $<
+	$(Q)$(CC_CHECKED) $(RB_CFLAGS) -c -o $@ $<
 
 # The version is compiled into result.c only; the stamp changes when git describe does.
 $(B)/version.stamp: FORCE
@@ -66,33 +86,36 @@ endif
 $(B)/tests/%: tests/mpi/%.c $(LIBOBJ)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(RB_CFLAGS) $(LDFLAGS) -o $@ $< $(LIBOBJ) $(LDLIBS)
+	$(Q)$(CC_CHECKED) $(RB_CFLAGS) $(LDFLAGS) -o $@ $< $(LIBOBJ) $(LDLIBS)
 
 $(B)/tests/%: tests/unit/%.c $(LIBOBJ)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(RB_CFLAGS) -Iloader -Icollectives -Ifabric -Ireports $(LDFLAGS) -DRB_FIXTURES_DIR='"$(CURDIR)/tests/fixtures"' -o $@ $< $(LIBOBJ) $(TEST_LDLIBS)
+	$(Q)$(CC_CHECKED) $(RB_CFLAGS) -Iloader -Icollectives -Ifabric -Ireports $(LDFLAGS) -DRB_FIXTURES_DIR='"$(CURDIR)/tests/fixtures"' -o $@ $< $(LIBOBJ) $(TEST_LDLIBS)
 
 build/bench/%: tests/bench/%.c $(filter-out build/obj/core/main.o,$(SRC:%.c=build/obj/%.o))
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(RB_CFLAGS) -O2 -o $@ $< $(filter-out build/obj/core/main.o,$(SRC:%.c=build/obj/%.o)) $(LDLIBS)
+	$(Q)$(CC_CHECKED) $(RB_CFLAGS) -O2 -o $@ $< $(filter-out build/obj/core/main.o,$(SRC:%.c=build/obj/%.o)) $(LDLIBS)
 
 unit: $(UNIT_BIN)
 	$(Q)scripts/run-tests.sh unit $(UNIT_BIN)
 
+# The targets a new user runs first install what they need (scripts/deps.sh), then build in a sub-make, on
+# every core unless make was given -j already.
+JOBS = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc))
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(UNIT_BIN) $(MPI_TEST_BIN)
-	$(Q)OMPI_CC=clang $(MAKE) --no-print-directory SUFFIX=fuzz CFLAGS="-O1 -g" \
+	$(Q)$(MAKE) --no-print-directory $(JOBS) all $(UNIT_BIN) $(MPI_TEST_BIN)
+	$(Q)OMPI_CC=clang $(MAKE) --no-print-directory $(JOBS) SUFFIX=fuzz CFLAGS="-O1 -g" \
 	    SANFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" fuzzers
 	$(Q)scripts/run-tests.sh all $(UNIT_BIN) $(FUZZ_BIN)
 
-check:
+check: deps
 	$(Q)$(MAKE) --no-print-directory SUFFIX=asan CFLAGS="-O1 -g" SANFLAGS="$(SAN)" LDFLAGS="$(SAN)" unit
 
 # libFuzzer targets (clang): the library built with fuzzer instrumentation plus ASan/UBSan, each target
 # run for FUZZ_SECONDS from its seed corpus in tests/fuzz/corpus/.
-fuzz:
+fuzz: deps
 	$(Q)OMPI_CC=clang $(MAKE) --no-print-directory SUFFIX=fuzz CFLAGS="-O1 -g" \
 	    SANFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" fuzzers
 	$(Q)scripts/run-tests.sh fuzz $(FUZZ_BIN)
@@ -102,15 +125,18 @@ fuzzers: $(FUZZ_BIN)
 build/fuzz/fuzzers/%: tests/fuzz/%.c $(LIBOBJ)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ    $<"
-	$(Q)$(CC) $(RB_CFLAGS) -Iloader -fsanitize=fuzzer -o $@ $< $(LIBOBJ) $(LDLIBS)
+	$(Q)$(CC_CHECKED) $(RB_CFLAGS) -Iloader -fsanitize=fuzzer -o $@ $< $(LIBOBJ) $(LDLIBS)
 
-demo: deps all
+demo: deps
+	$(Q)$(MAKE) --no-print-directory $(JOBS) all
 	$(Q)scripts/demo.sh
 
-demo-cluster: deps all
+demo-cluster: deps
+	$(Q)$(MAKE) --no-print-directory $(JOBS) all
 	$(Q)scripts/demo-cluster.sh
 
-bench: all $(BENCH_BIN)
+bench: deps
+	$(Q)$(MAKE) --no-print-directory $(JOBS) all $(BENCH_BIN)
 	$(Q)scripts/run-bench.sh
 
 install: all
@@ -119,10 +145,10 @@ install: all
 	if [ -d reports/grafana ]; then cp -r reports/grafana $(DESTDIR)$(PREFIX)/share/railbench/; fi
 
 # cJSON.h is included up front so that cppcheck knows cJSON_ArrayForEach (else: unknownMacro, file skipped).
-lint:
+lint: deps
 	cppcheck --quiet --enable=warning,performance,portability --error-exitcode=1 \
 	    --inline-suppr --suppress=missingIncludeSystem -Iinclude \
-	    --include=$(shell pkg-config --variable=includedir libcjson)/cjson/cJSON.h \
+	    --include=$(strip $(call rb_pkg,--variable=includedir,libcjson))/cjson/cJSON.h \
 	    core loader block collectives fabric reports
 
 clean:

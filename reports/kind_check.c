@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "heatmap_int.h"
 #include "html_int.h"
 #include "report_int.h"
 
@@ -141,43 +142,44 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
     links_table(s, out);
 }
 
-/* Heat map per rail of the first run: each cell coloured by its bandwidth over the rail's median. */
+/* Heat map per rail of the first run: host x host bandwidth on the shared colour-blind-safe scale. */
 static void plots(const struct rb_report_set *s, struct rb_buf *html)
 {
     const cJSON *sum = s->runs[0]->summary, *hosts = rb_rundir_array(sum, "hosts"), *h, *g;
     int rails = (int)rb_rundir_num(sum, "rails");
+    const char *names[RB_HEATMAP_MAX];
+    size_t n = 0;
+    cJSON_ArrayForEach(h, hosts)
+        if (n < RB_HEATMAP_MAX)
+            names[n++] = cJSON_GetStringValue(h) ? cJSON_GetStringValue(h) : "?";
     for (int r = 0; r < rails; r++) {
         const cJSON *f = cJSON_GetArrayItem(rb_rundir_array(sum, "fleet"), r);
         double med = rb_rundir_num(f, "bw_bytes_per_s.median");
-        rb_buf_printf(html, "<figure class=\"heat\" data-rail=\"%d\"><figcaption>Rail %d: bandwidth row &rarr; column "
-                            "over the rail median (%.1f MB/s); red is slow, black hung</figcaption>\n<table>\n<tr><th></th>",
-                      r, r, med / 1e6);
-        cJSON_ArrayForEach(g, hosts)
-        {
-            rb_buf_printf(html, "<th>");
-            rb_html_escape(html, cJSON_GetStringValue(g));
-            rb_buf_printf(html, "</th>");
-        }
-        rb_buf_printf(html, "</tr>\n");
+        char id[32], title[64], caption[256];
+        snprintf(id, sizeof id, "check-rail-%d", r);
+        snprintf(title, sizeof title, "Rail %d: bandwidth row -> column", r);
+        snprintf(caption, sizeof caption,
+                 "rail median %.3f GB/s; '-' is the host itself, a link not measured, or one that hung (see the findings)",
+                 med / 1e9);
+        struct rb_heatmap *m = rb_heatmap_new(id, title, names, n, names, n);
+        if (!m)
+            return;
+        rb_heatmap_format(m, "GB/s", 1e-9, 2, caption);
+        size_t i = 0;
         cJSON_ArrayForEach(h, hosts)
         {
-            rb_buf_printf(html, "<tr><th>");
-            rb_html_escape(html, cJSON_GetStringValue(h));
-            rb_buf_printf(html, "</th>");
+            size_t j = 0;
             cJSON_ArrayForEach(g, hosts)
             {
                 double v = h == g ? NAN : directed(sum, r, cJSON_GetStringValue(h), cJSON_GetStringValue(g));
-                if (isnan(v))
-                    rb_buf_printf(html, "<td></td>");
-                else if (v < 0)
-                    rb_buf_printf(html, "<td style=\"background:#000;color:#fff\">hang</td>");
-                else /* hue 0 (red) at 0x the median to 120 (green) at 1x and above */
-                    rb_buf_printf(html, "<td style=\"background:hsl(%.0f,70%%,60%%)\" title=\"%.1f MB/s\">%.2f</td>",
-                                  120 * fmin(1, v / med), v / 1e6, v / med);
+                if (v >= 0) /* a hang is negative: no value, drawn as '-' */
+                    rb_heatmap_set(m, i, j, v);
+                j++;
             }
-            rb_buf_printf(html, "</tr>\n");
+            i++;
         }
-        rb_buf_printf(html, "</table></figure>\n");
+        rb_heatmap_svg(m, html);
+        rb_heatmap_free(m);
     }
 }
 

@@ -262,6 +262,7 @@ static int build_tables(struct rb_rundir **runs, const struct rb_report_kind **r
         }
         size_t before = out->n;
         rb_report_kinds[k]->tables(&set, out);
+        rb_report_hosts_table(&set, out);
         if (html) {
             rb_buf_printf(html, "<div class=\"headline\">\n");
             rb_report_kinds[k]->headline(&set, html);

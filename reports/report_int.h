@@ -60,6 +60,13 @@ void rb_report_set_free(struct rb_report_set *s);
 struct rb_rtable *rb_report_table(struct rb_report_tables *out, const struct rb_report_set *s, const char *id,
                                   const char *title);
 
+/*
+ * Adds the "hosts" table when a run's phases carry per-host records (a run
+ * under MPI on two or more hosts): each phase's figures per host and the
+ * straggler rule's verdict. Adds nothing otherwise.
+ */
+void rb_report_hosts_table(const struct rb_report_set *s, struct rb_report_tables *out);
+
 /* Appends a table built elsewhere (taking ownership; freed and out->oom set when it cannot). */
 void rb_report_tables_add(struct rb_report_tables *out, struct rb_rtable *t);
 

@@ -480,8 +480,9 @@ start_sshds() {
 nginx_conf() {
     local host=$1 dir=$2 body=$3
     mkdir -p "$dir/tmp"
+    # Workers stay root (cluster.sh runs as root): no state file has to be readable by nobody.
     cat >"$dir/nginx.conf" <<EOF
-user nobody nogroup;
+user root root;
 worker_processes 2;
 pid $dir/nginx.pid;
 error_log $dir/error.log warn;
@@ -506,7 +507,6 @@ EOF
 start_servers() {
     local b=$state/backend t=$state/tier limit=
     mkdir -p "$origin_root" "$t/cache"
-    chown nobody:nogroup "$origin_root" "$t/cache"
     [ -z "$origin_rate" ] || limit="limit_rate $origin_rate;"
     nginx_conf backend "$b" "    server {
         listen $backend_ip:80;

@@ -16,7 +16,6 @@ echo
 # Two nginx servers on free loopback ports: an origin limited to 8 MiB/s per connection, standing in for a
 # remote object store, and a proxy_cache tier in front of it that says HIT or MISS in X-Cache-Status.
 srv=$(mktemp -d /tmp/railbench-demo.XXXXXX)
-chmod 755 "$srv" # nginx's workers run as nobody
 nginx_pid=
 stop_servers() {
     if [ -n "$nginx_pid" ]; then
@@ -30,8 +29,11 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 origin_port=$(free_port)
 tier_port=$(free_port)
 mkdir -p "$srv/origin/data" "$srv/cache" "$srv/logs" "$srv/tmp"
-chmod 777 "$srv/origin/data" "$srv/cache"
+# Started as root, nginx switches its workers to nobody unless told to stay the invoking user.
+nginx_user=
+[ "$(id -u)" -ne 0 ] || nginx_user="user $(id -un) $(id -gn);"
 cat >"$srv/nginx.conf" <<CONF
+$nginx_user
 worker_processes 1;
 pid $srv/nginx.pid;
 error_log $srv/logs/error.log warn;

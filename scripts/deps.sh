@@ -1,21 +1,37 @@
 #!/usr/bin/env bash
-# Installs the Debian and npm packages railbench and its tests need; idempotent.
+# Installs the Debian and npm packages every make target and test needs; idempotent.
+# Usage: scripts/deps.sh          install what is missing (as root; otherwise name what is missing, exit 3)
+#        scripts/deps.sh --list   print the Debian packages, one a line (tests/integration/deps_complete.sh)
+# Adding a tool: put its Debian package in pkgs below; deps_complete fails while a script calls a tool
+# whose package this list does not bring in.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 
 pkgs=(
-  build-essential pkg-config git cppcheck clang shellcheck
+  # build, make check (gcc's ASan/UBSan), make fuzz (clang with its sanitizer and libFuzzer runtimes), make lint
+  build-essential pkg-config git clang libclang-rt-14-dev cppcheck shellcheck
   libcurl4-openssl-dev libcjson-dev libmicrohttpd-dev libhwloc-dev hwloc libcmocka-dev
   libopenmpi-dev openmpi-bin
+  # servers and tools the tests, demo and benchmarks start or call
   fio nginx prometheus prometheus-pushgateway wrk curl jq python3
   iproute2 iputils-ping openssh-server openssh-client ansible ansible-lint
   nodejs chromium graphviz
-  slurm-wlm munge
+  slurm-wlm munge time
   ceph-mon ceph-osd radosgw ceph-common python3-boto3
 )
-# Some Node.js builds bundle npm and conflict with Debian's npm package.
-command -v npm >/dev/null 2>&1 || pkgs+=(npm)
+# Debian's nodejs needs Debian's npm package; a Node.js build that bundles its own npm (NodeSource's nodejs
+# package) conflicts with it. So: npm, unless an npm is installed that some other package brought.
+npm_path=$(command -v npm 2>/dev/null || true)
+if [ -z "$npm_path" ] || dpkg-query -S "$(readlink -f "$npm_path")" 2>/dev/null | grep -q '^npm:'; then
+  pkgs+=(npm)
+fi
+
+if [ "${1:-}" = --list ]; then
+  printf '%s\n' "${pkgs[@]}"
+  exit 0
+fi
+[ $# -eq 0 ] || { echo "deps.sh: unknown argument '$1'; usage: scripts/deps.sh [--list]" >&2; exit 2; }
 
 missing=()
 for p in "${pkgs[@]}"; do
@@ -27,7 +43,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "deps.sh: missing packages: ${missing[*]} (run as root to install them)" >&2
     exit 3
   fi
-  echo "deps.sh: installing ${missing[*]}"
+  echo "deps.sh: installing ${#missing[@]} Debian packages (the first time takes a few minutes): ${missing[*]}"
   # Keep package scripts from starting nginx/prometheus/ssh daemons: tests start
   # exactly the servers they need, on free ports.
   policy=/usr/sbin/policy-rc.d
@@ -36,20 +52,28 @@ if [ ${#missing[@]} -gt 0 ]; then
     printf '#!/bin/sh\nexit 101\n' >"$policy"; chmod +x "$policy"; made_policy=1
   fi
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # munge's and ceph's postinst scripts run commands as their own system users, which need / searchable.
+  # A root made by a chroot tool can be mode 0700 (a real system's / is 0755): make it searchable.
+  [ -n "$(find / -maxdepth 0 -perm -o+x)" ] || chmod go+rx /
+  apt_log=$(mktemp /tmp/railbench-deps.XXXXXX)
+  rc=0
+  { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$apt_log" 2>&1 || rc=$?
   [ $made_policy -eq 1 ] && rm -f "$policy"
+  if [ $rc -ne 0 ]; then
+    tail -n 30 "$apt_log" >&2
+    echo "deps.sh: apt-get failed (exit $rc); its whole output: $apt_log" >&2
+    exit 3
+  fi
+  rm -f "$apt_log"
 fi
 
-# s3rver, pinned by tests/servers/package-lock.json.
-if [ -f "$here/tests/servers/package-lock.json" ] && [ ! -x "$here/tests/servers/node_modules/.bin/s3rver" ]; then
-  echo "deps.sh: installing s3rver (npm ci)"
-  (cd "$here/tests/servers" && npm ci --no-audit --no-fund --loglevel=error)
-fi
-# @grafana/schema and the TypeScript compiler that checks the dashboards against it, pinned by tests/grafana/package-lock.json.
-if [ -f "$here/tests/grafana/package-lock.json" ] && { [ ! -d "$here/tests/grafana/node_modules/@grafana/schema" ] ||
-    [ ! -f "$here/tests/grafana/node_modules/typescript/package.json" ]; }; then
-  echo "deps.sh: installing @grafana/schema (npm ci)"
-  (cd "$here/tests/grafana" && npm ci --no-audit --no-fund --loglevel=error)
-fi
+# npm packages pinned by a package-lock.json in a directory under tests/ (s3rver in tests/servers, ...):
+# `npm ci` there when node_modules is missing or older than the lock file.
+for lock in "$here"/tests/*/package-lock.json; do
+  [ -e "$lock" ] || continue
+  dir=$(dirname "$lock")
+  [ "$dir/node_modules/.package-lock.json" -nt "$lock" ] && continue
+  echo "deps.sh: installing the npm packages of ${dir#"$here"/} (npm ci)"
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+done
 exit 0

@@ -90,11 +90,18 @@ assert_stderr_line() {
     ok "message: $(cat "$T/stderr")"
 }
 
+# nginx_user: prints nginx's `user` directive that keeps its workers the invoking user. Started as root,
+# nginx would otherwise switch its workers to nobody/www-data, who cannot read a checkout under /root (0700).
+nginx_user() {
+    [ "$(id -u)" -ne 0 ] || echo "user $(id -un) $(id -gn);"
+}
+
 # nginx_start NAME CONF_BODY: starts nginx with the given http{} body in $T/NAME; sets NGINX_PID.
 nginx_start() {
     local name=$1 body=$2 dir=$T/$1
     mkdir -p "$dir/logs" "$dir/tmp"
     cat >"$dir/nginx.conf" <<CONF
+$(nginx_user)
 worker_processes 1;
 pid $dir/nginx.pid;
 error_log $dir/logs/error.log warn;

@@ -7,13 +7,11 @@
 # CACHE_DIR (the tier's proxy_cache_path) and ORIGIN_DIR (the files behind /data/).
 tiers_servers() {
     local rate=$1
-    chmod 755 "$T" # nginx's workers run as nobody
     ORIGIN_PORT=$(free_port)
     TIER_PORT=$(free_port)
     ORIGIN_DIR=$T/origin/data
     CACHE_DIR=$T/tier-cache
     mkdir -p "$ORIGIN_DIR" "$CACHE_DIR"
-    chmod 777 "$ORIGIN_DIR" "$CACHE_DIR"
     # proxy_cache_lock: concurrent misses of one object wait for one fetch instead of racing to the origin.
     # proxy_cache_valid 200 1h: the origin sends no caching headers; keep what it answers 200 for an hour.
     nginx_start tiers "

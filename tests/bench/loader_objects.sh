@@ -31,6 +31,6 @@ for n in "$@"; do
         [ -z "$best_kib" ] || [ "$kib" -lt "$best_kib" ] && best_kib=$kib
     done
     hwm=$(jq -r '.hosts[0].rss_max_bytes // empty' "$T/run/result.json")
-    printf '| %s | %s | %.1f | %s |\n' "$n" "$best_ms" "$(echo "$best_kib / 1024" | bc -l)" \
-        "${hwm:+$(printf %.1f "$(echo "$hwm / 1048576" | bc -l)")}"
+    printf '| %s | %s | %s | %s |\n' "$n" "$best_ms" "$(awk -v k="$best_kib" 'BEGIN { printf "%.1f", k / 1024 }')" \
+        "${hwm:+$(awk -v b="$hwm" 'BEGIN { printf "%.1f", b / 1048576 }')}"
 done

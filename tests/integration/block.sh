@@ -126,12 +126,11 @@ fi
 
 # 6. fio missing: PATH holds everything from the usual directories but fio.
 mkdir -p "$T/bin"
-for d in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
-    for f in "$d"/*; do
-        b=${f##*/}
-        [ "$b" = fio ] || [ -e "$T/bin/$b" ] || ln -s "$f" "$T/bin/$b"
-    done
-done
+# find, not a glob: an empty or absent directory yields nothing (a glob would yield itself).
+while IFS= read -r f; do
+    b=${f##*/}
+    [ "$b" = fio ] || [ -e "$T/bin/$b" ] || [ -L "$T/bin/$b" ] || ln -s "$f" "$T/bin/$b"
+done < <(find -H /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin -mindepth 1 -maxdepth 1 2>/dev/null)
 assert_exit 3 "fio missing" env PATH="$T/bin" "$RB" block --target "$T/data" --size 8M --iodepth 1 --runtime 1s --out "$T/r8" --quiet
 assert_stderr_line '^railbench: error: fio not found in PATH; install it with: apt-get install fio$'
 

@@ -96,6 +96,14 @@ assert_jq "$R" "[.summary.links[] | select(.rail == 1 and (.a == \"$BAD\" or .b 
 assert_jq "$R" '[.checks[] | select(.passed == false)] | length == 1' "one failed check"
 grep -q "rail 1: every link of $BAD is slow" "$T/slow.txt" || { cat "$T/slow.txt"; fail "the finding is not printed"; }
 ok "finding: $(jq -r '.summary.findings[0].text' "$R")"
+# The report: the finding, and per rail a host x host heat map with a cell per pair (the diagonal has none).
+"$RB" report --html "$T/slow.html" "$T/slow" >"$T/slow-report.md"
+grep -q "every link of $BAD is slow" "$T/slow-report.md" || fail "report: the finding is not in the table"
+for r in 0 1; do
+    svg=$(awk -v id="data-plot=\"check-rail-$r\"" 'index($0, id) { on = 1 } on { print } on && /<\/svg>/ { exit }' "$T/slow.html")
+    assert_eq "report: rail $r heat map cells with a value" 12 "$(grep -o '<rect class="cell" ' <<<"$svg" | wc -l)"
+done
+ok "report: two heat maps, twelve measured cells each"
 cl exec client3 tc qdisc del dev rail1 root
 ip netns exec "$NAME-fabric" tc qdisc del dev client3-r1 root
 
@@ -118,6 +126,10 @@ assert_jq "$R" "[.phases[0].outliers[].host] | unique == [\"${H[1]}\"]" "load ge
 assert_jq "$R" "[.phases[0].outliers[] | select(.figure == \"throughput_bytes_per_s\")] | length == 1 and .[0].ratio < 0.2" \
     "load get: ${H[1]} below 0.2x the hosts' median throughput"
 assert_jq "$R" '([.phases[0].hosts[].count] | add) == .phases[0].count' "load get: per-host counts add up to the phase's"
+# railbench report shows the per-host table and names the straggler there.
+"$RB" report "$T/get" >"$T/get-report.md"
+assert_eq "report: host rows" 4 "$(grep -c '^| get ' "$T/get-report.md")"
+assert_eq "report: the straggler row" "${H[1]}" "$(awk -F'|' '/throughput_bytes_per_s .*x the median/ { gsub(/ /, "", $3); print $3 }' "$T/get-report.md")"
 grep -q "straggler: ${H[1]}: throughput" "$T/get.txt" || fail "the straggler is not printed"
 ok "$(grep "straggler: ${H[1]}: throughput" "$T/get.txt")"
 ip netns exec "$NAME-fabric" tc qdisc del dev client2-m root
