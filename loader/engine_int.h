@@ -78,7 +78,16 @@ struct rb_load_opts {
     const char *cache_header;         /* count this response header's HIT/MISS (or a list, see above); NULL = off */
     int rank;                         /* for --log-requests lines */
     int log_fd;                       /* --log-requests file (O_APPEND), or -1 */
+    /* rb_load_run_phase only (the engine ignores them): --until-steady PCT/WINDOW; pct 0 = off. */
+    double steady_pct;
+    uint64_t steady_window_ns;
 };
+
+/* The op's name as requests and phase records show it ("GET", "PUT", "DELETE", "HEAD"). Pure. */
+const char *rb_load_op_name(enum rb_load_op op);
+
+/* True for ops that go through each object once (PUT, DELETE): an object is gone or written after one. Pure. */
+bool rb_load_op_once(enum rb_load_op op);
 
 struct rb_engine;
 
