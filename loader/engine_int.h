@@ -86,6 +86,9 @@ struct rb_load_opts {
     int rank;                         /* for --log-requests lines */
     int log_fd;                       /* --log-requests file (O_APPEND), or -1 */
     enum rb_engine_kind engine;       /* AUTO (0): native where it applies */
+    /* rb_load_run_phase only (the engine ignores them): --until-steady PCT/WINDOW; pct 0 = off. */
+    double steady_pct;
+    uint64_t steady_window_ns;
 };
 
 /*
@@ -104,6 +107,12 @@ int rb_engine_check_usage(enum rb_engine_kind engine, const struct rb_target *t,
 
 /* The engine o runs on: o->engine, with AUTO resolved (native when it fits). Pure; thread-safe. */
 enum rb_engine_kind rb_engine_kind(const struct rb_load_opts *o);
+
+/* The op's name as requests and phase records show it ("GET", "PUT", "DELETE", "HEAD"). Pure. */
+const char *rb_load_op_name(enum rb_load_op op);
+
+/* True for ops that go through each object once (PUT, DELETE): an object is gone or written after one. Pure. */
+bool rb_load_op_once(enum rb_load_op op);
 
 struct rb_engine;
 

@@ -1,4 +1,4 @@
-/* railbench load put|get: options, object set, probe, one load phase, and the warp-like report. */
+/* railbench load put|get|delete|stat: options, object set, probe, one load phase, and the warp-like report. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +17,7 @@
 #include "railbench/clock.h"
 #include "railbench/command.h"
 #include "railbench/log.h"
+#include "steady_int.h"
 #include "sweep_int.h"
 #include "tiers_int.h"
 #include "train_int.h"
@@ -27,6 +28,27 @@
 #define DEFAULT_DURATION_NS (60 * RB_NS_PER_S) /* aisloader's default run time */
 #define DEFAULT_PREFIX "obj-"
 #define PUT_DEFAULT_SIZE (1024 * 1024)
+
+/* What differs between the four commands: names, and where their option table is cut. */
+struct cmd_kind {
+    const char *command, *phase, *usage, *about;
+    const char *cut_at; /* options from this one on are left out (GET-only ones); NULL keeps all */
+};
+
+static const struct cmd_kind cmd_kinds[] = {
+    [RB_LOAD_GET] = {"load get", "get", "railbench load get [options] URL",
+                     "GET objects from http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET and report throughput, "
+                     "latency and TTFB.", NULL},
+    [RB_LOAD_PUT] = {"load put", "put", "railbench load put [options] URL",
+                     "PUT seeded objects to http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET and report throughput "
+                     "and latency.", "pattern"},
+    [RB_LOAD_DELETE] = {"load delete", "delete", "railbench load delete [options] URL",
+                        "DELETE objects (--objects N names, a --filelist, or every object listed under --prefix) "
+                        "from http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET; each object once.", "pattern"},
+    [RB_LOAD_HEAD] = {"load stat", "stat", "railbench load stat [options] URL",
+                      "HEAD objects (warp's STAT) on http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET and report "
+                      "requests/s and latency.", "range"},
+};
 
 struct load_args {
     enum rb_load_op op;
@@ -48,6 +70,9 @@ struct load_args {
     uint64_t max_redirects;
     const char *cache_header, *log_requests;
     int engine; /* enum rb_engine_kind: auto|curl|native */
+    const char *until_steady;
+    double steady_pct;
+    uint64_t steady_window_ns;
 };
 
 int rb_load_command(const struct rb_cmd_spec *spec, int argc, char **argv,
@@ -114,11 +139,12 @@ static int parse_range(const char *s, uint64_t *off, uint64_t *len)
 /* Checks the options together; prints one line and returns RB_EXIT_USAGE on the first problem. */
 static int validate(struct load_args *a, uint64_t *range_off, uint64_t *range_len)
 {
-    const bool get = a->op == RB_LOAD_GET;
+    /* get and stat pick objects by pattern and run for a duration by default; put and delete go through the set once. */
+    const bool get = a->op == RB_LOAD_GET || a->op == RB_LOAD_HEAD;
     /* put's --size defaults to 1 MiB (so a --size 0 given is told apart); --min-size/--max-size replace it. */
-    if (!get && a->size == 0)
+    if (a->op == RB_LOAD_PUT && a->size == 0)
         return rb_cli_usage_error("--size 0: an object needs at least 1 byte (e.g. --size 4k; default 1 MiB)");
-    if (!get && a->size == PUT_DEFAULT_SIZE && (a->min_size || a->max_size))
+    if (a->op == RB_LOAD_PUT && a->size == PUT_DEFAULT_SIZE && (a->min_size || a->max_size))
         a->size = 0;
     if (a->threads < 1 || a->threads > MAX_THREADS)
         return rb_cli_usage_error("--threads %" PRIu64 ": expected 1 to %d", a->threads, MAX_THREADS);
@@ -131,7 +157,7 @@ static int validate(struct load_args *a, uint64_t *range_off, uint64_t *range_le
         return rb_cli_usage_error("--objects and --filelist: give one of them");
     if (a->objects > UINT32_MAX)
         return rb_cli_usage_error("--objects %" PRIu64 ": at most %u", a->objects, UINT32_MAX);
-    if (!get && !a->objects && !a->filelist)
+    if (a->op == RB_LOAD_PUT && !a->objects && !a->filelist)
         return rb_cli_usage_error("load put: give --objects N (names <prefix><index>) or --filelist FILE");
     if (a->size && (a->min_size || a->max_size))
         return rb_cli_usage_error("--size and --min-size/--max-size: give one form");
@@ -161,6 +187,13 @@ static int validate(struct load_args *a, uint64_t *range_off, uint64_t *range_le
         a->epochs = 1;
     if (!a->duration_ns && !a->count && !a->bytes && !(get && a->pattern == RB_PATTERN_EPOCH) && get)
         a->duration_ns = DEFAULT_DURATION_NS;
+    if (a->until_steady && rb_steady_parse(a->until_steady, &a->steady_pct, &a->steady_window_ns))
+        return rb_cli_usage_error("--until-steady \"%s\": expected PCT/WINDOW, PCT in (0, 100] and WINDOW a duration "
+                                  "(e.g. 5/10s: throughput within 5 %% of its mean over the last 10 s)", a->until_steady);
+    if (a->until_steady && !a->duration_ns)
+        return rb_cli_usage_error("--until-steady: needs --duration D, the longest the phase may run");
+    if (a->until_steady && a->steady_window_ns >= a->duration_ns)
+        rb_warn("--until-steady window is not shorter than --duration: the run cannot converge");
     return 0;
 }
 
@@ -231,13 +264,13 @@ int rb_load_build_objects(struct rb_harness *h, const struct rb_target *t, uint6
     return 0;
 }
 
-/* This rank's share of put's and get's object set (rb_load_build_objects), with the sizes the user gave. */
+/* This rank's share of the command's object set (rb_load_build_objects), with the sizes the user gave. */
 static int build_objects(struct rb_harness *h, const struct load_args *a, const struct rb_target *t,
                          const char *prefix, struct rb_objset *mine, uint64_t *total)
 {
-    int status = rb_load_build_objects(h, t, a->objects, a->filelist, prefix, a->timeout_ns,
-                                       "to read (put some first, or give --objects N / --filelist FILE)", false,
-                                       mine, total);
+    const char *hint = a->op == RB_LOAD_DELETE ? "to delete (nothing is left there)"
+                                                : "to read (put some first, or give --objects N / --filelist FILE)";
+    int status = rb_load_build_objects(h, t, a->objects, a->filelist, prefix, a->timeout_ns, hint, false, mine, total);
     if (status)
         return status;
     /*
@@ -343,6 +376,8 @@ static struct rb_load_opts rank_opts(const struct load_args *a, const struct rb_
         .rank = h->rank,
         .log_fd = log_fd,
         .engine = (enum rb_engine_kind)a->engine,
+        .steady_pct = a->steady_pct,
+        .steady_window_ns = a->steady_window_ns,
     };
 }
 
@@ -387,8 +422,35 @@ static void check_cache_header(const struct load_args *a, struct rb_harness *h, 
 }
 
 /* Rank 0: result.json's summary, the error-rate check, and the table (returned, malloc'd; NULL without memory). */
+/*
+ * put: what the run leaves in the target (put keeps what it writes: later
+ * gets read it), in the summary; an interrupted put also says it on stderr.
+ * PUTs in flight when a run is cut short are abandoned uncounted, yet the
+ * server may have stored them: objects_max adds them.
+ */
+static void left_behind(const struct load_args *a, const struct rb_harness *h, const struct rb_target *t,
+                        const char *prefix, const struct rb_load_result *res, cJSON *summary)
+{
+    uint64_t written = res->total->ops - res->total->errors;
+    uint64_t most = written + (h->interrupted ? a->threads * a->inflight * (uint64_t)h->size : 0);
+    if (a->objects && most > a->objects)
+        most = a->objects;
+    cJSON *o = cJSON_AddObjectToObject(summary, "left_behind");
+    if (a->filelist)
+        cJSON_AddNullToObject(o, "prefix");
+    else
+        cJSON_AddStringToObject(o, "prefix", prefix);
+    cJSON_AddItemToObject(o, "objects", rb_json_u64(written));
+    cJSON_AddItemToObject(o, "objects_max", rb_json_u64(most));
+    if (h->interrupted && most)
+        rb_warn("interrupted: %" PRIu64 " to %" PRIu64 " objects written to %s%s%s%s stay there (railbench load "
+                "delete %s %s%s removes them)", written, most, rb_target_name(t), a->filelist ? " from " : " under \"",
+                a->filelist ? a->filelist : prefix, a->filelist ? "" : "\"", rb_target_name(t),
+                a->filelist ? "--filelist " : "--prefix ", a->filelist ? a->filelist : prefix + strlen(rb_target_prefix(t)));
+}
+
 static char *report(const struct load_args *a, struct rb_harness *h, const char *command, const struct rb_target *t,
-                    const struct rb_load_opts *o, const struct rb_load_result *res)
+                    const char *prefix, const struct rb_load_opts *o, const struct rb_load_result *res)
 {
     cJSON *summary = cJSON_CreateObject();
     cJSON *ops = cJSON_AddArrayToObject(summary, "ops");
@@ -406,6 +468,8 @@ static char *report(const struct load_args *a, struct rb_harness *h, const char 
         else
             cJSON_AddNullToObject(summary, "achieved_rate_per_s");
     }
+    if (a->op == RB_LOAD_PUT)
+        left_behind(a, h, t, prefix, res, summary);
     rb_result_set(&h->result, "summary", summary);
     char head[1400], mode[128] = "closed loop";
     if (a->rate > 0)
@@ -420,6 +484,17 @@ static char *report(const struct load_args *a, struct rb_harness *h, const char 
     if (a->rate > 0)
         rb_load_check_rate(&h->result, NULL, a->rate, achieved);
     check_cache_header(a, h, res->total);
+    if (a->until_steady) {
+        /* The user asked for a steady-state figure: a phase that ran out of time first has none (exit 1). */
+        rb_result_check(&h->result, "steady_state", res->steady_converged,
+                        res->steady_converged ? "throughput within %g %% over %g s after %.1f s"
+                                              : "throughput not within %g %% over %g s before the phase ended",
+                        res->steady_pct, res->steady_window_s, res->steady_at_s);
+        if (!res->steady_converged)
+            rb_error("--until-steady %s: throughput did not settle before the phase ended", a->until_steady);
+        else
+            rb_info("--until-steady %s: steady after %.1f s", a->until_steady, res->steady_at_s);
+    }
     rb_load_check_errors(&h->result, NULL, "requests", res->total->err, res->total->errors, res->total->ops,
                          a->max_error_pct);
     return table;
@@ -440,8 +515,15 @@ static int run(struct load_args *a, struct rb_cli *cli)
         rb_target_close(t);
         return status;
     }
+    /* Deleting whatever a bare bucket lists is too easy a mistake: the set must be named. */
+    if (a->op == RB_LOAD_DELETE && !a->objects && !a->filelist && !prefix[0]) {
+        rb_target_close(t);
+        return rb_cli_usage_error("load delete: give --prefix P (deletes what is listed under it), --objects N "
+                                  "or --filelist FILE");
+    }
 
-    const char *command = a->op == RB_LOAD_PUT ? "load put" : "load get";
+    const struct cmd_kind *k = &cmd_kinds[a->op];
+    const char *command = k->command;
     struct rb_harness h;
     status = rb_harness_init(&h, command, cli, &(struct rb_harness_opts){.mpi = true});
     if (status) {
@@ -476,10 +558,10 @@ static int run(struct load_args *a, struct rb_cli *cli)
         o.objects = &none;
     if (h.rank == 0)
         announce(a, &h, command, t, total, &o);
-    status = rb_load_run_phase(&h, a->op == RB_LOAD_PUT ? "put" : "get", a->duration_ns, &o, &res);
+    status = rb_load_run_phase(&h, k->phase, a->duration_ns, &o, &res);
 
     if (h.rank == 0 && res.total)
-        table = report(a, &h, command, t, &o, &res);
+        table = report(a, &h, command, t, prefix, &o, &res);
 out:
     /* A run that failed before measuring anything says so in one line, without pointing at an empty result. */
     if (status && !res.total && rb_log_get_level() > RB_LOG_WARN)
@@ -512,8 +594,9 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         .max_redirects = 5,
         .size = op == RB_LOAD_PUT ? PUT_DEFAULT_SIZE : 0,
     };
-    const bool get = op == RB_LOAD_GET;
-    /* Options both commands take, then the GET-only ones (left out of put's table). */
+    const bool get = op == RB_LOAD_GET || op == RB_LOAD_HEAD;
+    const struct cmd_kind *k = &cmd_kinds[op];
+    /* Options every command takes, then the reading ones (cut from the table at k->cut_at). */
     struct rb_opt opts[] = {
         {"endpoint", 0, RB_OPT_STRS, &a.tgt.endpoints, "URL",
          "S3/AIStore endpoint http[s]://HOST[:PORT]; repeatable, used round-robin per connection", NULL},
@@ -529,9 +612,12 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         {"min-size", 0, RB_OPT_SIZE, &a.min_size, "SIZE", "smallest object size (with --max-size)", NULL},
         {"max-size", 0, RB_OPT_SIZE, &a.max_size, "SIZE", "largest object size; each object's size is seeded", NULL},
         {"duration", 'd', RB_OPT_DURATION, &a.duration_ns, "D",
-         get ? "stop after D; 0 with no other limit means 60s" : "stop after D (0: when every object is put)", NULL},
+         get ? "stop after D; 0 with no other limit means 60s" : "stop after D (0: when every object is done once)", NULL},
         {"count", 0, RB_OPT_U64, &a.count, "N", "stop after N requests (all ranks together)", NULL},
         {"bytes", 0, RB_OPT_SIZE, &a.bytes, "SIZE", "stop issuing once SIZE bytes moved (all ranks together)", NULL},
+        {"until-steady", 0, RB_OPT_STR, &a.until_steady, "PCT/WINDOW",
+         "end the phase once throughput stays within PCT % of its mean over WINDOW (needs --duration; exit 1 if never)",
+         NULL},
         {"rate", 0, RB_OPT_RATE, &a.rate, "R/s", "open loop: R requests per second in total, latency from the intended send",
          NULL},
         {"seed", 0, RB_OPT_U64, &a.seed, "N", "seed of payloads, sizes, orders (put and get must agree for --verify)",
@@ -563,21 +649,26 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
          "count HIT/MISS of this response header (e.g. X-Cache-Status)", NULL},
         {0},
     };
-    if (!get) {
-        /* put has no GET-only options: cut the table at "pattern". */
+    if (k->cut_at) {
         for (struct rb_opt *o = opts; o->name; o++)
-            if (strcmp(o->name, "pattern") == 0) {
+            if (strcmp(o->name, k->cut_at) == 0) {
                 memset(o, 0, sizeof *o);
                 break;
             }
     }
-    const struct rb_cmd_spec spec = {
-        get ? "railbench load get [options] URL" : "railbench load put [options] URL",
-        get ? "GET objects from http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET and report throughput, "
-              "latency and TTFB."
-            : "PUT seeded objects to http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET and report throughput "
-              "and latency.",
-        opts, 1, 1, false};
+    if (op == RB_LOAD_DELETE || op == RB_LOAD_HEAD) {
+        /* No body either way: object sizes and byte limits mean nothing to DELETE and HEAD. */
+        static const char *const sized = " size min-size max-size bytes ";
+        size_t n = 0;
+        for (struct rb_opt *o = opts; o->name; o++) {
+            char word[32];
+            snprintf(word, sizeof word, " %s ", o->name);
+            if (!strstr(sized, word))
+                opts[n++] = *o;
+        }
+        memset(&opts[n], 0, sizeof opts[n]);
+    }
+    const struct rb_cmd_spec spec = {k->usage, k->about, opts, 1, 1, false};
     return rb_load_command(&spec, argc, argv, run_args, &a);
 }
 
@@ -591,11 +682,24 @@ static int load_get(int argc, char **argv)
     return load_cmd(RB_LOAD_GET, argc, argv);
 }
 
+static int load_delete(int argc, char **argv)
+{
+    return load_cmd(RB_LOAD_DELETE, argc, argv);
+}
+
+static int load_stat(int argc, char **argv)
+{
+    return load_cmd(RB_LOAD_HEAD, argc, argv);
+}
+
 int rb_load_main(int argc, char **argv)
 {
     static const struct rb_subcommand subs[] = {
         {"put", "PUT N seeded objects (payload verifiable by get --verify)", load_put},
         {"get", "GET objects: random, sequential or epoch order; closed or open loop", load_get},
+        {"delete", "DELETE objects once each: N names, a list, or everything under --prefix (cleanup)", load_delete},
+        {"stat", "HEAD objects (warp's STAT): random, sequential or epoch order", load_stat},
+        {"list", "list a bucket or prefix page by page: pages/s, names/s, latency per page", rb_load_list_main},
         {"tiers", "direct, cold and warm GETs through a caching tier in one run, verified, as one table", rb_tiers_main},
         {"sweep", "one GET phase per in-flight or rate step; throughput, latency and the knee", rb_sweep_main},
         {"train", "emulate training epochs: accelerator utilisation (AU) and samples/s, MLPerf Storage style",

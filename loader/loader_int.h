@@ -71,4 +71,7 @@ bool rb_load_errors_over(uint64_t errors, uint64_t requests, double max_pct);
 /* The help text of --max-error-rate, the same for every load command. */
 #define RB_LOAD_MAX_ERROR_HELP "exit 1 (check error_rate) when more than PCT % of requests fail; default 0: any failure"
 
+/* railbench load list (list_cmd.c): argv after "list"; returns the exit status. */
+int rb_load_list_main(int argc, char **argv);
+
 #endif

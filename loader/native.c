@@ -66,7 +66,7 @@ bool rb_engine_native_fits(const struct rb_load_opts *o, const char **why)
     if (strcmp(rb_target_scheme(o->target), "http") != 0)
         w = "plain http:// targets only (s3, ais and https go through libcurl)";
     else if (o->op != RB_LOAD_GET)
-        w = "GET only (put goes through libcurl)";
+        w = "GET only (put, delete and stat go through libcurl)";
     else if (o->range_len || o->random_range_len)
         w = "whole objects only (--range and --random-range go through libcurl)";
     if (why)

@@ -14,6 +14,7 @@
 #include "railbench/prom.h"
 #include "railbench/result.h"
 #include "railbench/units.h"
+#include "steady_int.h"
 
 
 static const char *const extra_names_nocache[] = {"redirects", NULL};
@@ -22,6 +23,8 @@ struct phase_ctx {
     struct rb_engine *e;
     struct rb_hist *unc;  /* this rank's uncorrected latencies over the phase */
     const char *name;
+    bool use_steady, steady_by_bytes, steady_now; /* --until-steady: steady_now on every rank once rank 0 says so */
+    struct rb_steady steady;                      /* rank 0 */
 };
 
 static int ph_start(void *arg)
@@ -39,12 +42,25 @@ static void ph_collect(void *arg, struct rb_stats *into)
     rb_engine_collect(c->e, into, c->unc);
 }
 
-/* In-flight requests summed over ranks, as a gauge (only when metrics were asked for). */
+/* --until-steady: rank 0 feeds the merged interval to the detector and tells every rank when it is steady. */
+static void steady_tick(struct phase_ctx *c, struct rb_harness *h, const struct rb_stats *interval, double t_s)
+{
+    int now = 0;
+    if (h->rank == 0 && interval) {
+        double amount = c->steady_by_bytes ? (double)interval->bytes : (double)(interval->ops - interval->errors);
+        now = rb_steady_add(&c->steady, t_s, amount);
+    }
+    if (h->mpi)
+        RB_MPI_CHECK(MPI_Bcast(&now, 1, MPI_INT, 0, h->comm));
+    c->steady_now = now != 0;
+}
+
+/* The steady-state check, then in-flight requests summed over ranks as a gauge (only when metrics were asked for). */
 static void ph_tick(void *arg, struct rb_harness *h, const struct rb_stats *interval, double t_s)
 {
-    (void)interval;
-    (void)t_s;
     struct phase_ctx *c = arg;
+    if (c->use_steady)
+        steady_tick(c, h, interval, t_s);
     if (!h->metrics)
         return;
     unsigned long long mine = rb_engine_inflight(c->e), all = mine;
@@ -60,7 +76,7 @@ static void ph_tick(void *arg, struct rb_harness *h, const struct rb_stats *inte
 static bool ph_done(void *arg)
 {
     struct phase_ctx *c = arg;
-    return rb_engine_done(c->e);
+    return c->steady_now || rb_engine_done(c->e);
 }
 
 static void ph_stop(void *arg)
@@ -69,15 +85,33 @@ static void ph_stop(void *arg)
     rb_engine_stop(c->e);
 }
 
+/* The until_steady object of a phase record and summary row: what was asked and whether it converged. */
+static cJSON *steady_json(const struct rb_load_result *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "pct", r->steady_pct);
+    cJSON_AddNumberToObject(o, "window_s", r->steady_window_s);
+    cJSON_AddBoolToObject(o, "converged", r->steady_converged);
+    if (r->steady_converged)
+        cJSON_AddNumberToObject(o, "converged_at_s", r->steady_at_s);
+    else
+        cJSON_AddNullToObject(o, "converged_at_s");
+    return o;
+}
+
 int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_ns,
                       const struct rb_load_opts *o, struct rb_load_result *res)
 {
     memset(res, 0, sizeof *res);
     res->phase = name;
-    res->op = o->op == RB_LOAD_PUT ? "PUT" : "GET";
+    res->op = rb_load_op_name(o->op);
     res->open_loop = o->rate_per_s > 0;
     res->rate_per_s = o->rate_per_s * h->size;
-    struct phase_ctx c = {0};
+    struct phase_ctx c = {
+        .use_steady = o->steady_pct > 0,
+        .steady_by_bytes = o->op == RB_LOAD_GET || o->op == RB_LOAD_PUT,
+    };
+    rb_steady_init(&c.steady, o->steady_pct, o->steady_window_ns);
     int rc = rb_engine_new(&c.e, o);
     c.unc = rb_hist_new();
     int bad = rc != 0 || !c.unc, any_bad = bad;
@@ -141,6 +175,12 @@ int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_
         memcpy(all, mine, nmax * sizeof *all);
     free(mine);
 
+    if (c.use_steady) {
+        res->steady_pct = o->steady_pct;
+        res->steady_window_s = c.steady.window_s;
+        res->steady_converged = c.steady.converged || c.steady_now;
+        res->steady_at_s = c.steady.converged_at_s;
+    }
     if (h->rank == 0) {
         res->total = p.total;
         p.total = NULL;
@@ -151,6 +191,8 @@ int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_
             cJSON_AddItemToObject(p.record, "latency_uncorrected_ns", rb_hist_summary_json(unc_all));
             cJSON_AddItemToObject(p.record, "latency_uncorrected_hist", rb_hist_to_json(unc_all));
             cJSON_AddBoolToObject(p.record, "open_loop", res->open_loop);
+            if (c.use_steady)
+                cJSON_AddItemToObject(p.record, "until_steady", steady_json(res));
             cJSON *segs = cJSON_AddArrayToObject(p.record, "bytes_per_second");
             for (size_t i = 0; i < res->nsegments; i++)
                 cJSON_AddItemToArray(segs, rb_json_u64(all[i]));
@@ -160,6 +202,7 @@ int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_
         free(all);
     }
     rb_harness_phase_free(&p);
+    rb_steady_free(&c.steady);
     rb_engine_free(c.e);
     rb_hist_free(c.unc);
     return rc;
@@ -225,6 +268,8 @@ cJSON *rb_load_summary_json(const struct rb_load_result *r)
     cJSON_AddNumberToObject(o, "throughput_bytes_per_s", d > 0 ? (double)s->bytes / d : 0);
     cJSON_AddNumberToObject(o, "ops_per_s", d > 0 ? (double)ok / d : 0);
     cJSON_AddBoolToObject(o, "open_loop", r->open_loop);
+    if (r->steady_pct > 0)
+        cJSON_AddItemToObject(o, "until_steady", steady_json(r));
     cJSON_AddItemToObject(o, "latency_ns", rb_hist_summary_json(&s->lat));
     cJSON_AddItemToObject(o, "ttfb_ns", rb_hist_summary_json(&s->ttfb));
     if (r->uncorrected)

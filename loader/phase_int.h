@@ -28,6 +28,9 @@ struct rb_load_result {
     /* The host counters over the phase (rank 0): disk utilisation averaged over hosts, network summed over hosts. */
     double disk_util_ratio;
     double net_rx_bytes_per_s, net_tx_bytes_per_s;
+    /* --until-steady (asked when steady_pct > 0): whether throughput settled before another limit, and when. */
+    double steady_pct, steady_window_s, steady_at_s;
+    bool steady_converged;
 };
 
 /*
@@ -35,7 +38,10 @@ struct rb_load_result {
  * rank started at the harness's barrier, interval stats through the
  * harness, then the uncorrected histograms and 1-second segments reduced to
  * rank 0 into res, and the phase record extended with them. duration_ns 0
- * means until every rank's limits are reached. Returns 0 or an exit status.
+ * means until every rank's limits are reached. With o->steady_pct the phase
+ * also ends once throughput is steady (rank 0 decides at each tick from the
+ * merged interval: bytes for GET/PUT, requests for DELETE/HEAD) and the
+ * record says whether it converged. Returns 0 or an exit status.
  */
 int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_ns,
                       const struct rb_load_opts *o, struct rb_load_result *res);

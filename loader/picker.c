@@ -37,7 +37,7 @@ static size_t slice_at(const struct rb_picker *p, uint64_t k)
     return (size_t)(p->thread + k * p->threads);
 }
 
-/* PUT: the slice once, in order. */
+/* PUT and DELETE: the slice once, in order. */
 static bool pick_once(struct rb_picker *p, size_t *idx)
 {
     if (p->pos == p->nslice)
@@ -95,7 +95,7 @@ int rb_picker_init(struct rb_picker *p, const struct rb_load_opts *o, unsigned t
     p->epochs = o->epochs;
     p->seed = o->seed;
     p->salt = (uint64_t)o->rank << 32 | thread;
-    if (o->op == RB_LOAD_PUT) {
+    if (rb_load_op_once(o->op)) {
         p->next = pick_once;
     } else if (o->pattern == RB_PATTERN_RANDOM) {
         p->next = pick_random;

@@ -298,6 +298,12 @@ int rb_target_probe(const struct rb_target *t, uint64_t timeout_ns, char *err, s
 int rb_target_list(const struct rb_target *t, const char *prefix, uint64_t timeout_ns,
                    struct rb_objset *out, char *err, size_t errlen)
 {
+    return rb_target_list_pages(t, prefix, timeout_ns, out, NULL, NULL, err, errlen);
+}
+
+int rb_target_list_pages(const struct rb_target *t, const char *prefix, uint64_t timeout_ns, struct rb_objset *out,
+                         rb_list_page_fn *on_page, void *ctx, char *err, size_t errlen)
+{
     if (!t->ops->list_request) {
         snprintf(err, errlen, "%s: this target cannot be listed", t->name);
         return -EOPNOTSUPP;
@@ -361,6 +367,16 @@ int rb_target_list(const struct rb_target *t, const char *prefix, uint64_t timeo
                          RB_OBJSET_NAME_MAX);
             else if (rc && !err[0])
                 snprintf(err, errlen, "%s: listing: %s", t->name, strerror(-rc));
+        }
+        if (on_page) {
+            curl_off_t total_us = 0, ttfb_us = 0;
+            curl_easy_getinfo(c, CURLINFO_TOTAL_TIME_T, &total_us);
+            curl_easy_getinfo(c, CURLINFO_STARTTRANSFER_TIME_T, &ttfb_us);
+            size_t names = rc == 0 && cc == CURLE_OK && status == 200 ? out->n : 0;
+            if (on_page(ctx, cc, status, names, (uint64_t)total_us * 1000, (uint64_t)ttfb_us * 1000) && !rc) {
+                snprintf(err, errlen, "%s: listing stopped", t->name);
+                rc = -ECANCELED;
+            }
         }
         rb_buf_free(&body);
         if (rc || !token)

@@ -25,7 +25,7 @@
 #define RB_TARGET_MAX_ENDPOINTS 64
 
 /* What a request does; the target sets up auth and headers per op once per connection slot. */
-enum rb_load_op { RB_LOAD_GET, RB_LOAD_PUT };
+enum rb_load_op { RB_LOAD_GET, RB_LOAD_PUT, RB_LOAD_DELETE, RB_LOAD_HEAD };
 
 /*
  * Checks a libcurl easy call that returns CURLcode; on failure logs file,
@@ -92,6 +92,19 @@ int rb_target_probe(const struct rb_target *t, uint64_t timeout_ns, char *err, s
  */
 int rb_target_list(const struct rb_target *t, const char *prefix, uint64_t timeout_ns,
                    struct rb_objset *out, char *err, size_t errlen);
+
+/*
+ * Called after each listing page with libcurl's result, the HTTP status,
+ * the names listed so far (in out, after prefix filtering), and the page's
+ * total and first-byte times. A non-zero return stops the listing
+ * (rb_target_list_pages then returns -ECANCELED).
+ */
+typedef int rb_list_page_fn(void *ctx, CURLcode cc, long status, size_t names_so_far, uint64_t total_ns,
+                            uint64_t ttfb_ns);
+
+/* rb_target_list that calls on_page (may be NULL) after every page request, for listing benchmarks. */
+int rb_target_list_pages(const struct rb_target *t, const char *prefix, uint64_t timeout_ns, struct rb_objset *out,
+                         rb_list_page_fn *on_page, void *ctx, char *err, size_t errlen);
 
 /* True when t's kind can empty a caching tier through its own API (AIStore's evict). */
 bool rb_target_can_evict(const struct rb_target *t);

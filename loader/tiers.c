@@ -42,7 +42,7 @@ struct tiers_args {
     uint64_t warm_epochs;
     uint64_t threads, inflight;
     uint64_t duration_ns;
-    bool existing, fresh, evict, evict_bucket, evict_shell, verify, virtual_host;
+    bool existing, fresh, keep, evict, evict_bucket, evict_shell, verify, virtual_host;
     const char *evict_cmd, *cache_header;
     uint64_t evict_timeout_ns;
     uint64_t seed, timeout_ns, max_redirects;
@@ -78,6 +78,8 @@ struct tiers_run {
     bool error_rate_failed;
     int status;
     bool warned_unverified;
+    uint64_t left_objects;     /* --fresh: objects put and not deleted again (rank 0) */
+    uint64_t last_ok;          /* successful requests of the last phase (rank 0) */
 };
 
 /* Rank 0's decision, on every rank. */
@@ -154,6 +156,7 @@ static const struct row *run_phase(struct tiers_run *r, const char *name, enum r
     if (r->h.rank == 0 && res.total) {
         const struct rb_stats *s = res.total;
         r->requests_total += s->ops;
+        r->last_ok = s->ops - s->errors;
         r->errors_total += s->errors;
         if (keep_row && r->nrows < MAX_ROWS) {
             fill_row(&r->rows[r->nrows], &res, size, how, epochs, cache_headers != NULL);
@@ -323,6 +326,7 @@ static void run_size(struct tiers_run *r, uint64_t size)
     const uint64_t direct_epochs = a->duration_ns ? 0 : 1;
     if (!a->existing) {
         snprintf(name, sizeof name, "put-%s", s.label);
+        r->left_objects += a->objects;
         run_phase(r, name, RB_LOAD_PUT, r->backend, &s.backend_mine, size, 0, 0, NULL, RB_TIERS_DIRECT, false);
     }
     if (!r->stop) {
@@ -344,7 +348,39 @@ static void run_size(struct tiers_run *r, uint64_t size)
                                           a->duration_ns, r->cache_headers, RB_TIERS_WARM, true);
         judge(r, row);
     }
+    /*
+     * --fresh names are this run's alone: nobody reads them again, so they go
+     * unless --keep, also after a failed check ended the measuring; only a
+     * signal skips this (left_behind then says what stayed).
+     */
+    if (a->fresh && !a->existing && !a->keep && !r->h.interrupted) {
+        bool stopped = r->stop;
+        r->stop = false;
+        snprintf(name, sizeof name, "cleanup-%s", s.label);
+        run_phase(r, name, RB_LOAD_DELETE, r->backend, &s.backend_mine, size, 0, 0, NULL, RB_TIERS_DIRECT, false);
+        r->left_objects -= r->left_objects < r->last_ok ? r->left_objects : r->last_ok;
+        r->stop = r->stop || stopped;
+    }
     size_set_free(&s);
+}
+
+/*
+ * --fresh: what this run left in the backend, in the summary and (when
+ * anything) as one stderr line that says how to remove it. Rank 0.
+ */
+static void left_behind(const struct tiers_run *r, cJSON *summary)
+{
+    if (!r->fresh[0])
+        return;
+    char prefix[1200];
+    snprintf(prefix, sizeof prefix, "%s%s%s-", rb_target_prefix(r->backend), r->a->prefix, r->fresh);
+    cJSON *o = cJSON_AddObjectToObject(summary, "left_behind");
+    cJSON_AddStringToObject(o, "prefix", prefix);
+    cJSON_AddItemToObject(o, "objects", rb_json_u64(r->left_objects));
+    if (r->left_objects)
+        rb_warn("left up to %" PRIu64 " objects in %s under \"%s\"%s (railbench load delete %s --prefix %s "
+                "removes them)", r->left_objects, rb_target_name(r->backend), prefix,
+                r->a->keep ? " (--keep)" : "", rb_target_name(r->backend), prefix + strlen(rb_target_prefix(r->backend)));
 }
 
 /* The row of (size, how), or NULL. */
@@ -475,6 +511,7 @@ static char *report(struct tiers_run *r, cJSON *summary)
         cJSON_AddStringToObject(summary, "fresh", r->fresh);
     else
         cJSON_AddNullToObject(summary, "fresh");
+    left_behind(r, summary);
 
     rb_buf_printf(&t, "\ncache status: %s; checks: %s\n",
                   verified  ? "counted from the tier's header"
@@ -718,7 +755,9 @@ int rb_tiers_main(int argc, char **argv)
         {"duration", 'd', RB_OPT_DURATION, &a.duration_ns, "D",
          "cap every phase at D; direct and warm repeat epochs until D, cold reads each object at most once", NULL},
         {"existing", 0, RB_OPT_FLAG, &a.existing, NULL, "read the objects already in the backend (no PUT)", NULL},
-        {"fresh", 0, RB_OPT_FLAG, &a.fresh, NULL, "write a new object set with this run's own names", NULL},
+        {"fresh", 0, RB_OPT_FLAG, &a.fresh, NULL,
+         "write a new object set with this run's own names (deleted from the backend at the end unless --keep)", NULL},
+        {"keep", 0, RB_OPT_FLAG, &a.keep, NULL, "with --fresh: leave this run's objects in the backend", NULL},
         {"evict", 0, RB_OPT_FLAG, &a.evict, NULL,
          "evict the cold phase's objects from an AIStore tier through its API first", NULL},
         {"evict-bucket", 0, RB_OPT_FLAG, &a.evict_bucket, NULL,

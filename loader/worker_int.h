@@ -62,6 +62,9 @@ struct rb_xfer_op {
 /* The row of op; NULL for an op without one. Pure. */
 const struct rb_xfer_op *rb_xfer_op_for(enum rb_load_op op);
 
+/* ops_meta.c: requests without a body either way (DELETE, HEAD). */
+extern const struct rb_xfer_op rb_xfer_delete_op, rb_xfer_head_op;
+
 /*
  * A worker's object picker: which of the rank's objects comes next, by op
  * and pattern, chosen once at rb_picker_init (PUT: its slice once in order;

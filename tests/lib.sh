@@ -136,3 +136,16 @@ rgw_up() {
     RGW_LOG=$RGW_DIR/log/client.rgw.log
 }
 rgw_bucket() { "$ROOT/tests/servers/rgw.sh" bucket "$RGW_DIR" "$@" || fail "bucket $1 not created"; }
+# rgw_seen PATH-REGEX STATUS: how many requests RGW's beast access log shows as "METHOD PATH HTTP/1.1" STATUS.
+rgw_seen() { grep -Ec "beast: .*\"$1 HTTP/1.1\" $2 " "$RGW_LOG" || true; }
+# rgw_assert_seen WHAT EXPECTED PATH-REGEX STATUS: RGW's log reaches EXPECTED such lines (its log is written
+# asynchronously, so give it up to 10 s to catch up; a count past EXPECTED fails at once).
+rgw_assert_seen() {
+    local n i
+    for i in $(seq 50); do
+        n=$(rgw_seen "$3" "$4")
+        [ "$n" -lt "$2" ] || break
+        [ "$i" = 50 ] || sleep 0.2
+    done
+    assert_eq "$1" "$2" "$n"
+}

@@ -20,7 +20,7 @@ tiers_servers() {
         listen 127.0.0.1:$ORIGIN_PORT;
         root $T/origin;
         location /data/ { dav_methods PUT DELETE; create_full_put_path on; client_max_body_size 0;
-                          limit_rate $rate; }
+                          limit_rate $rate; autoindex on; autoindex_format json; }
     }
     server {
         listen 127.0.0.1:$TIER_PORT;

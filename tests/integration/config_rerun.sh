@@ -29,6 +29,8 @@ rerun get "load get" load get "$BACKEND/rr" --objects 4 --count 12 --verify --si
 rerun tiers "load tiers" load tiers --backend "$BACKEND" --tier "$TIER" --objects 4 --sizes 64KiB --fresh --prefix rr-t-
 rerun sweep "load sweep" load sweep "$BACKEND/rr" --objects 4 --inflight 1,2 --duration 1s
 rerun train "load train" load train "$BACKEND/rr" --objects 4 --compute-time 5ms --batch-size 2 --epochs 1
+rerun stat "load stat" load stat "$BACKEND/rr" --objects 4 --until-steady 90/1s --duration 10s
+rerun list "load list" load list "$BACKEND/rr/" --count 2
 rerun coll "coll allreduce" coll allreduce -b 8 -e 64 -f 2 -n 2 -w 1 --algo ring
 rerun block "block" block --allow-root-fs --target "$T/blk" --size 4M --bs 4k --iodepth 1 --runtime 1s
 rerun counters "fabric counters" fabric counters --duration 1s
@@ -45,6 +47,11 @@ assert_jq "$T/put-b/result.json" '.labels.team == "storage"' "load put rerun: la
 # The command line still wins over the result.
 "$RB" load get --config "$T/get-a/result.json" --count 4 --quiet --out "$T/get-c" >/dev/null
 assert_jq "$T/get-c/result.json" '.config.count == 4 and .summary.ops[0].requests == 4' "--count on the command line wins"
+
+# delete after every read of rr/: the rerun finds the objects gone (404s, counted as http_4xx) and still succeeds.
+rerun delete "load delete" load delete "$BACKEND/rr" --objects 4
+assert_eq "delete: the first run deleted all 4" 0 "$(jq .summary.ops[0].errors.total "$T/delete-a/result.json")"
+assert_eq "delete rerun: 4 already gone" 4 "$(jq .summary.ops[0].errors.http_4xx "$T/delete-b/result.json")"
 
 # A result of another command is refused, naming both.
 assert_exit 2 "a coll result given to load get" "$RB" load get --config "$T/coll-a" --out "$T/x"

@@ -11,19 +11,9 @@ SECRET=$AWS_SECRET_ACCESS_KEY
 unset AWS_SESSION_TOKEN AWS_PROFILE AWS_SHARED_CREDENTIALS_FILE || true
 summary() { jq -c ".summary.ops[0] | $2" "$T/$1/result.json"; }
 # RGW's beast frontend logs one access line per request: ... "METHOD PATH HTTP/1.1" STATUS ...
-seen() { grep -Ec "beast: .*\"$1 HTTP/1.1\" $2 " "$RGW_LOG" || true; }
 requests_seen() { grep -c 'beast: ' "$RGW_LOG" || true; }
-# assert_seen WHAT EXPECTED PATH-REGEX STATUS: RGW's log reaches EXPECTED such lines (its log is written
-# asynchronously, so give it up to 10 s to catch up; a count past EXPECTED fails at once).
-assert_seen() {
-    local n i
-    for i in $(seq 50); do
-        n=$(seen "$3" "$4")
-        [ "$n" -lt "$2" ] || break
-        [ "$i" = 50 ] || sleep 0.2
-    done
-    assert_eq "$1" "$2" "$n"
-}
+seen() { rgw_seen "$@"; }
+assert_seen() { rgw_assert_seen "$@"; }
 
 # 1. Missing credentials: a clear error before any request is sent.
 before=$(requests_seen)

@@ -88,14 +88,21 @@ assert_jq "$T/t3/result.json" '.summary.checks_passed and (.checks[] | select(.n
 assert_eq "evict-shell: the shell expanded the variable" "cold-256KiB" "$(cat "$T/shell.out")"
 assert_eq "evict-shell: cold hit/miss" "0/8" "$(row "$T/t4/result.json" $K cold cache_hit)/$(row "$T/t4/result.json" $K cold cache_miss)"
 
-# 5. --fresh: a new object set per run, so two runs on one tier are both cold.
+# 5. --fresh: a new object set per run, so two runs on one tier are both cold. The first keeps its objects
+#    (--keep, and says where they are); the second deletes its own at the end (WebDAV DELETE on the origin).
 before=$(find "$ORIGIN_DIR" -type f | wc -l)
-"$RB" load tiers "${common[@]}" --sizes 64KiB --fresh --out "$T/f1" >/dev/null
-"$RB" load tiers "${common[@]}" --sizes 64KiB --fresh --out "$T/f2" >/dev/null
+"$RB" load tiers "${common[@]}" --sizes 64KiB --fresh --keep --out "$T/f1" >/dev/null 2>"$T/f1.err"
+"$RB" load tiers "${common[@]}" --sizes 64KiB --fresh --out "$T/f2" >/dev/null 2>"$T/f2.err"
 for f in f1 f2; do
     assert_eq "fresh $f: cold hit/miss" "0/8" "$(row "$T/$f/result.json" 65536 cold cache_hit)/$(row "$T/$f/result.json" 65536 cold cache_miss)"
 done
-assert_eq "fresh: 16 new objects on the origin" $((before + 16)) "$(find "$ORIGIN_DIR" -type f | wc -l)"
+assert_eq "fresh: 8 new objects on the origin (the --keep run's)" $((before + 8)) "$(find "$ORIGIN_DIR" -type f | wc -l)"
+assert_eq "fresh --keep: left_behind.objects" 8 "$(jq .summary.left_behind.objects "$T/f1/result.json")"
+assert_eq "fresh: left_behind.objects after the cleanup" 0 "$(jq .summary.left_behind.objects "$T/f2/result.json")"
+grep -q 'left up to 8 objects .*(--keep) (railbench load delete .* --prefix .* removes them)' "$T/f1.err" ||
+    { cat "$T/f1.err"; fail "--keep run does not say what it left"; }
+assert_jq "$T/f2/result.json" '[.phases[] | select(.name == "cleanup-64KiB")][0] | .op == "DELETE" and .count == 8' \
+    "cleanup phase: 8 DELETEs"
 [ "$(jq -r .summary.fresh "$T/f1/result.json")" != "$(jq -r .summary.fresh "$T/f2/result.json")" ] || fail "fresh names repeat"
 f1=$(jq -r .summary.fresh "$T/f1/result.json")
 assert_eq "fresh names carry the run and the size" 8 "$(find "$ORIGIN_DIR" -name "obj-$f1-64KiB-*" | wc -l)"
@@ -106,12 +113,14 @@ assert_eq "X-Cache only: cold miss, warm hit" "4 4" "$(row "$T/x1/result.json" 6
 "$RB" load tiers --engine "$RB_ENGINE" --backend "$BACKEND" --tier "$TIER_BOTH" --objects 4 -c 4 --sizes 64KiB --fresh --quiet --out "$T/x2" >/dev/null
 assert_eq "both headers: warm counted from X-Cache-Status" "4 0" "$(row "$T/x2/result.json" 65536 warm cache_hit) $(row "$T/x2/result.json" 65536 warm cache_miss)"
 
-# 7. A header the tier never sends: measured, then stopped with one clear line (exit 2), no silent pass.
+# 7. A header the tier never sends: measured, then stopped with one clear line (exit 2), no silent pass; the
+#    --fresh objects are still deleted (cleanup-64KiB), so nothing is left behind and nothing else is said.
 assert_exit 2 "unknown cache header" "$RB" load tiers "${common[@]}" --sizes 64KiB --fresh --cache-header X-Nope --out "$T/u1"
 assert_stderr_line '^railbench: error: --cache-header X-Nope: the tier answered none of the 8 GETs of cold-64KiB with this header'
 assert_jq "$T/u1/result.json" '(.checks[] | select(.name == "cache_header") | .passed == false)
-    and ([.phases[].name] == ["put-64KiB", "direct-64KiB", "cold-64KiB"]) and .summary.checks_passed == false' \
-    "cache_header check failed, no warm phase"
+    and ([.phases[].name] == ["put-64KiB", "direct-64KiB", "cold-64KiB", "cleanup-64KiB"])
+    and .summary.checks_passed == false and .summary.left_behind.objects == 0' \
+    "cache_header check failed, no warm phase, cleaned up"
 
 # 8. Bad input: one line, exit 2 (usage) or 3 (could not be carried out).
 assert_exit 2 "tier equal to backend" "$RB" load tiers --backend "$BACKEND" --tier "$BACKEND/" --objects 1 --sizes 4k
