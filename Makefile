@@ -29,7 +29,11 @@ PKG_CFLAGS = $(call rb_once,PKG_CFLAGS,$(call rb_pkg,--cflags,$(PKGS)))
 PKG_LIBS = $(call rb_once,PKG_LIBS,$(call rb_pkg,--libs,$(PKGS)))
 CMOCKA_LIBS = $(call rb_once,CMOCKA_LIBS,$(call rb_pkg,--libs,cmocka))
 CC_CHECKED = $(call rb_once,CC_CHECKED,$(rb_cc))
-RB_CFLAGS = -std=c11 -Wall -Wextra -Wshadow -Iinclude -MMD -MP $(PKG_CFLAGS) $(CFLAGS) $(SANFLAGS)
+RB_CFLAGS = -std=c11 -Wall -Wextra -Wshadow -Iinclude -MMD -MP $(PKG_CFLAGS) $(HTTP_PARSER_CHECK) $(CFLAGS) $(SANFLAGS)
+# http-parser ships no .pc file: its header stands for it, checked at the first compile with the same one-line
+# error when it is missing (the check expands to nothing).
+HTTP_PARSER_CHECK = $(call rb_once,HTTP_PARSER_CHECK,$(if $(wildcard /usr/include/http_parser.h),,\
+    $(error http_parser.h not found (Debian package libhttp-parser-dev): run scripts/deps.sh as root)))
 LDLIBS = $(PKG_LIBS) -lhttp_parser -lpthread -lm
 TEST_LDLIBS = $(CMOCKA_LIBS) $(LDLIBS)
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
