@@ -7,25 +7,8 @@ set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 
 [ "$(id -u)" -eq 0 ] || fail "needs root: network namespaces, veths and sshd"
-CL=$ROOT/scripts/cluster.sh
-NAME=${RB_TEST_CLUSTER_NAME:-rbf$$}
-NAME=${NAME:0:10}
-NET=${RB_TEST_CLUSTER_NET:-}
-if [ -z "$NET" ]; then
-    for o in $(seq 200 250); do
-        if ! ip -o -4 addr show | awk '{print $4}' | grep -q "^10\.$o\." && ! ip -4 route show | grep -q "^10\.$o\."; then
-            NET=10.$o; break
-        fi
-    done
-fi
-[ -n "$NET" ] || fail "no free 10.x.0.0/16 between 10.200 and 10.250"
-
-cl() { "$CL" --name "$NAME" "$@"; }
-cluster_cleanup() {
-    "$CL" --name "$NAME" down >/dev/null 2>&1 || true
-    cleanup
-}
-trap cluster_cleanup EXIT
+# shellcheck source=tests/cluster_lib.sh
+. "$(dirname "$0")/../cluster_lib.sh"
 
 # ---------------------------------------------------------------- the schedule at scale, no MPI
 
