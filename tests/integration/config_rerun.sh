@@ -29,7 +29,7 @@ rerun get "load get" load get "$BACKEND/rr" --objects 4 --count 12 --verify --si
 rerun tiers "load tiers" load tiers --backend "$BACKEND" --tier "$TIER" --objects 4 --sizes 64KiB --fresh --prefix rr-t-
 rerun sweep "load sweep" load sweep "$BACKEND/rr" --objects 4 --inflight 1,2 --duration 1s
 rerun train "load train" load train "$BACKEND/rr" --objects 4 --compute-time 5ms --batch-size 2 --epochs 1
-rerun stat "load stat" load stat "$BACKEND/rr" --objects 4 --until-steady 90/1s --duration 10s
+rerun stat "load stat" load stat "$BACKEND/rr" --objects 4 --until-steady 100/2s --duration 20s
 rerun list "load list" load list "$BACKEND/rr/" --count 2
 rerun coll "coll allreduce" coll allreduce -b 8 -e 64 -f 2 -n 2 -w 1 --algo ring
 rerun block "block" block --allow-root-fs --target "$T/blk" --size 4M --bs 4k --iodepth 1 --runtime 1s

@@ -111,7 +111,7 @@ assert_jq "$R" "[.phases[0].outliers[] | select(.figure == \"throughput_bytes_pe
 assert_jq "$R" '([.phases[0].hosts[].count] | add) == .phases[0].count' "load get: per-host counts add up to the phase's"
 # railbench report shows the per-host table and names the straggler there.
 "$RB" report "$T/get" >"$T/get-report.md"
-assert_eq "report: host rows" 4 "$(grep -cE '^\| get \| [^|]*client[0-9]' "$T/get-report.md")"
+assert_eq "report: host rows" 4 "$(grep -cE '^\| get +\| [^|]*client[0-9]' "$T/get-report.md")"
 assert_eq "report: the straggler row" "${H[1]}" "$(awk -F'|' '/throughput_bytes_per_s .*x the median/ { gsub(/ /, "", $3); print $3 }' "$T/get-report.md")"
 grep -q "straggler: ${H[1]}: throughput" "$T/get.txt" || fail "the straggler is not printed"
 ok "$(grep "straggler: ${H[1]}: throughput" "$T/get.txt")"

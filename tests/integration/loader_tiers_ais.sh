@@ -19,7 +19,7 @@ tier=(--backend "$BACKEND" --tier ais://bench --tier-endpoint "http://127.0.0.1:
 # 1. Fresh objects: the cold phase fetches each from the origin once, warm none. AIStore sends no cache-status
 #    header, so the run says the phases are not verified by the tier's own account.
 f0=$(fetches)
-"$RB" load tiers "${tier[@]}" --fresh --warm-epochs 2 --out "$T/a1" >/dev/null 2>"$T/a1.err"
+"$RB" load tiers "${tier[@]}" --fresh --keep --warm-epochs 2 --out "$T/a1" >/dev/null 2>"$T/a1.err"
 assert_eq "fresh: fetches from the origin (cold only)" 6 $(( $(fetches) - f0 ))
 assert_eq "fresh: bytes direct/cold/warm" "$((6 * S)) $((6 * S)) $((12 * S))" \
     "$(row "$T/a1/result.json" $S direct bytes) $(row "$T/a1/result.json" $S cold bytes) $(row "$T/a1/result.json" $S warm bytes)"

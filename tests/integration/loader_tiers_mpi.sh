@@ -9,7 +9,7 @@ K=262144
 common=(--backend "$BACKEND" --tier "$TIER" -c 2 --sizes 256KiB --quiet)
 
 # 1. 9 objects over 2 ranks (5 + 4): one cold read each, all MISS; 3 warm epochs, all HIT.
-rb_mpirun 2 "$RB" load tiers "${common[@]}" --objects 9 --warm-epochs 3 --fresh --out "$T/m1" >/dev/null
+rb_mpirun 2 "$RB" load tiers "${common[@]}" --objects 9 --warm-epochs 3 --fresh --keep --out "$T/m1" >/dev/null
 R=$T/m1/result.json
 assert_jq "$R" '.mpi.size == 2 and .summary.ranks == 2' "two ranks"
 assert_eq "direct: objects, bytes" "9 $((9 * K))" "$(row "$R" $K direct objects) $(row "$R" $K direct bytes)"
@@ -34,6 +34,6 @@ assert_eq "the reason, once" 1 "$(grep -c 'cold GETs were cache HITs' "$T/m2.err
 # 3. A header the tier never sends stops both ranks after cold (exit 2, no hang); so does a failing --evict-cmd (exit 3).
 assert_exit 2 "unknown header under mpirun" rb_mpirun 2 "$RB" load tiers "${common[@]}" --objects 4 --fresh --cache-header X-Nope --out "$T/m3"
 assert_eq "the message, once" 1 "$(grep -c 'cache-header X-Nope: the tier answered none of the 4 GETs' "$T/stderr")"
-assert_jq "$T/m3/result.json" '[.phases[].name] == ["put-256KiB", "direct-256KiB", "cold-256KiB"]' "both ranks stopped after cold"
+assert_jq "$T/m3/result.json" '[.phases[].name] == ["put-256KiB", "direct-256KiB", "cold-256KiB", "cleanup-256KiB"]' "both ranks stopped after cold, then removed what --fresh wrote"
 assert_exit 3 "failing --evict-cmd under mpirun" rb_mpirun 2 "$RB" load tiers "${common[@]}" --objects 4 --fresh --evict-cmd false --out "$T/m4"
 assert_eq "the evict message, once" 1 "$(grep -c '"false" exited with status 1' "$T/stderr")"
