@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# railbench coll latency|bw|bibw|mbw_mr: OSU's output read back; latency on loopback positive and growing with size;
+# railbench coll latency|bw|bibw|mbw_mr: OSU's output read back; latency on loopback positive and above the copy floor;
 # across two namespaced hosts whose links tbf limits, bw, bibw and mbw_mr within a band of the tbf rate.
 # The second part needs root (network namespaces); it runs cluster "rbp" on 10.80 (RB_TEST_CLUSTER_NAME/NET override).
 set -euo pipefail
@@ -29,9 +29,10 @@ sizes = [int(r[0]) for r in rows]
 assert sizes == [2 ** i for i in range(23)], sizes
 lat = {int(s): v for s, v in rows}
 assert all(v > 0 for v in lat.values()), lat
-# Ordered by size where the copy dominates: 1 B < 64 KiB < 1 MiB < 4 MiB (4 MiB is tens of microseconds at least).
-chain = [lat[1], lat[65536], lat[1 << 20], lat[1 << 22]]
-assert chain == sorted(chain) and lat[1 << 22] > 5 * lat[1], chain
+# Where the copy dominates a message cannot beat memory: even at 100 GB/s, 1 MiB takes 10.5 us one way and
+# 4 MiB 42 us (a physical floor; ordering small sizes against each other is noise on a shared machine).
+for size in (1 << 20, 1 << 22):
+    assert lat[size] >= size / 100e9 * 1e6, (size, lat[size])
 r = json.load(open(sys.argv[2]))
 ph = r["phases"]
 assert [p["name"] for p in ph] == [f"latency/{s}" for s in sizes]
@@ -41,7 +42,7 @@ for p in ph:
     assert abs(round(p["latency_us"], 2) - lat[p["size_bytes"]]) <= 0.006
 print(f"1 B {lat[1]} us, 64 KiB {lat[65536]} us, 1 MiB {lat[1 << 20]} us, 4 MiB {lat[1 << 22]} us")
 PY
-ok "latency: OSU's title, header and 23 rows; positive, ordered by size; phases agree"
+ok "latency: OSU's title, header and 23 rows; positive, above the memory-copy floor at 1 and 4 MiB; phases agree"
 
 # OSU's defaults: 1000 iterations and 100 warm-up up to 8 KiB, 100 and 10 above.
 rb_mpirun 2 "$RB" coll bw -m 8K:16K -W 4 --out "$T/bw" >"$T/bw.out"
