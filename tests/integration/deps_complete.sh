@@ -17,7 +17,8 @@ set -euo pipefail
 command -v dpkg-query >/dev/null || fail "dpkg-query missing: this check needs a Debian system"
 
 # word file: the word appears in that file only as prose or an argument (name=systemd: a cgroup mount option), never run. File * is for plain English
-# words that also name a tool nobody here should need: file(1), write(1), route(8) (net-tools; we use ip route).
+# words that also name a tool nobody here should need: file(1), write(1), route(8) (net-tools; we use ip route),
+# less(1) ("less than 10 %" in a knee rule we grep for).
 PROSE='
 column tests/integration/coll_table.sh
 column tests/integration/loader_tiers.sh
@@ -26,6 +27,7 @@ systemd scripts/cluster-slurm.sh
 file *
 write *
 route *
+less *
 '
 
 "$ROOT/scripts/deps.sh" --list >"$T/listed"

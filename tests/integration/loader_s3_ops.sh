@@ -137,8 +137,8 @@ assert_eq "http stat (listed by autoindex): requests" 20 "$(summary hs .requests
 assert_eq "http list (one autoindex page): pages" 1 "$(summary hl .pages)"
 assert_eq "http list: names" 20 "$(summary hl .names)"
 assert_eq "http stat: errors" 0 "$(summary hs .errors.total)"
-"$RB" load delete "$URL" --objects 20 --out "$T/hd" --quiet >/dev/null
-assert_eq "http delete: requests" 20 "$(summary hd .requests)"
-assert_eq "http delete: errors" 0 "$(summary hd .errors.total)"
+"$RB" load delete "$URL" --objects 20 --out "$T/hdel" --quiet >/dev/null
+assert_eq "http delete: requests" 20 "$(summary hdel .requests)"
+assert_eq "http delete: errors" 0 "$(summary hdel .errors.total)"
 assert_eq "http delete: files left" 0 "$(find "$W/dav" -type f | wc -l)"
 ok "loader_s3_ops"
