@@ -79,7 +79,7 @@ static void fx_init(struct fx *f)
         {0},
     };
     memcpy(f->opts, o, sizeof(o));
-    f->spec = (struct rb_cmd_spec){"railbench load get [options] URL", "Read objects.", f->opts, 1, 1};
+    f->spec = (struct rb_cmd_spec){"railbench load get [options] URL", "Read objects.", f->opts, 1, 1, false};
 }
 
 /* A copy of the values only, to compare "unchanged". */
@@ -756,7 +756,7 @@ static void test_strdup_and_ownership(void **state)
 
     /* A command without options still gets the common ones. */
     static const struct rb_opt none[] = {{0}};
-    const struct rb_cmd_spec bare = {"railbench version", "Print the version.", none, 0, 0};
+    const struct rb_cmd_spec bare = {"railbench version", "Print the version.", none, 0, 0, false};
     char *argv[] = {"version", "--quiet", "--label", "k=v", NULL};
     assert_int_equal(rb_cli_parse(&cli, &bare, 4, argv), 0);
     assert_true(cli.common.quiet);
