@@ -60,10 +60,14 @@ def parse_help(text):
     return opts
 
 
-def readme_rows(path):
-    """(line number, command words or 'common', first cell, meaning) of every option-table row."""
+def readme_rows(path, refs=None):
+    """(line number, command words or 'common', first cell, meaning) of every option-table row; into refs, each
+    section's "Other options are those of `railbench CMD`" as (command words of the section, CMD words)."""
     rows, cmds, in_table = [], None, False
     for n, line in enumerate(open(path, encoding='utf-8'), 1):
+        ref = re.match(r'Other options are those of `railbench ([^`]+)`, with the same defaults', line)
+        if ref and refs is not None and cmds and cmds != 'common':
+            refs.append((cmds, ref.group(1).split()))
         h = re.match(r'^(#{2,3}) (.*)', line)
         if h:
             m = re.search(r'`(?:railbench )?((?:load|coll|fabric|block|report)\b[^`]*)`', h.group(2))
@@ -112,16 +116,22 @@ def check(rb, readme, stats):
             if re.search(r'\(default[ )]|default: ', body):
                 problems.append(f'{" ".join(c)} --{k}: --help writes a default by hand: "{o["help"]}"')
     # 2. Each README row against the --help of the commands of its section.
-    rows = readme_rows(readme)
+    refs = []
+    rows = readme_rows(readme, refs)
     by_cmd = {}  # a README problem -> the commands it holds for (one line for all collectives)
     stats['commands'], stats['rows'] = len(helps), len(rows)
     named = {tuple(c) for _, cmds, _, _ in rows if cmds != 'common' for c in cmds}
+
+    def expand(cmds):
+        """"railbench coll" stands for each collective: every command under it that no other section names."""
+        return [c for c in cmds if tuple(c) in helps] + [
+            list(k) for c in cmds if tuple(c) not in helps for k in helps if k[:len(c)] == tuple(c) and k not in named]
+    covered = {}  # command (or 'common') -> the options its sections' rows name
     for n, cmds, cell, meaning in rows:
         if cmds != 'common':
-            # "railbench coll" stands for each collective: every command under it that no other section names.
-            cmds = [c for c in cmds if tuple(c) in helps] + [
-                list(k) for c in cmds if tuple(c) not in helps
-                for k in helps if k[:len(c)] == tuple(c) and k not in named]
+            cmds = expand(cmds)
+        for c in ['common'] if cmds == 'common' else [tuple(c) for c in cmds]:
+            covered.setdefault(c, set()).update(row_options(cell, [common if c == 'common' else helps[c]]))
         group = [('common', common)] if cmds == 'common' else [(' '.join(c), helps.get(tuple(c))) for c in cmds]
         group = [(name, h) for name, h in group if h is not None]
         if not group:
@@ -153,6 +163,23 @@ def check(rb, readme, stats):
                 if len(problems) > seen:
                     by_cmd.setdefault(problems.pop(), []).append(cn)
     problems += [msg.format(', '.join(cns)) for msg, cns in by_cmd.items()]
+    # 3. Every default --help shows has a row: in the command's section, or in the section of the command whose
+    #    options the section says it shares, with the same default there.
+    shared = {tuple(c): tuple(r) for cmds, r in refs for c in expand(cmds)}
+    for k, o in common.items():
+        if o['default'] is not None and k not in covered.get('common', ()):
+            problems.append(f'common --{k}: --help says default `{o["default"]}`, and no README row names it')
+    for c, h in helps.items():
+        for k, o in h.items():
+            if o['default'] is None or o['common'] or k in covered.get(c, ()):
+                continue
+            r = shared.get(c)
+            if r and k in helps.get(r, {}) and k in covered.get(r, ()):
+                if helps[r][k]['default'] != o['default']:
+                    problems.append(f'{" ".join(c)} --{k}: default `{o["default"]}`, but its section says its other '
+                                    f'options are those of {" ".join(r)}, whose default is `{helps[r][k]["default"]}`')
+                continue
+            problems.append(f'{" ".join(c)} --{k}: --help says default `{o["default"]}`, and no README row names it')
     return problems
 
 

@@ -15,7 +15,8 @@ read -r ncmd _ nrows _ _ _ ndef _ < <(tail -n 1 "$T/check.out" | tr -d ,)
 ok "help and README agree: $(tail -n 1 "$T/check.out")"
 
 # 2. It can fail: one default changed in a copy of the README, one row with a hand-written default, one
-#    default claimed where --help shows none; each is named with its line.
+#    default claimed where --help shows none, a row gone, a section's "Other options are those of" gone; each
+#    is named.
 plant() { # WHAT SED-EXPRESSION EXPECTED-LINE-PATTERN
     sed "$2" "$ROOT/README.md" >"$T/README.md"
     cmp -s "$ROOT/README.md" "$T/README.md" && fail "$1: the plant changed nothing"
@@ -29,6 +30,10 @@ plant "block --rwmix without backticks" 's/fio.s `rwmixread=`, default `50%`)/fi
     '^README:[0-9]+: --rwmix \(block\): --help says default `50%`, README says none$'
 plant "a default for --slo" 's/`lat p99<=1ms` (see \*SLO\*)/`lat p99<=1ms` (default `p99<=1ms`; see *SLO*)/' \
     "^README:[0-9]+: --slo \(block\): README says default \`p99<=1ms\`, --help shows none$"
+plant "block's --ramp row gone" '/^| `--ramp D` |/d' \
+    '^block --ramp: --help says default `0s`, and no README row names it$'
+plant "load list without load get's options" '/^## `railbench load list`/,/^## `railbench load tiers`/{/^Other options are those of/d}' \
+    '^load list --region: --help says default `\$AWS_REGION, else us-east-1`, and no README row names it$'
 plant "get's --size given put's default" 's/(get default `0`: not known)/(get default `1MiB`: not known)/' \
     '^README:[0-9]+: --size \(load get\): --help says default `0`, README says `1MiB`$'
 
