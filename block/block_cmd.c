@@ -83,6 +83,11 @@ static int validate(const struct rb_block_opts *o, struct rb_block_slo *slo, boo
     int rc = validate_lists(o);
     if (rc)
         return rc;
+    for (size_t i = 0; i < o->fio_opts.n; i++) {
+        char err[300];
+        if (rb_fio_opt_check(o->fio_opts.v[i], err, sizeof err) != 0)
+            return rb_cli_usage_error("--fio-opt %s", err);
+    }
     *have_slo = o->slo && *o->slo;
     if (*have_slo) {
         char err[256];
@@ -127,6 +132,8 @@ static bool parse(struct rb_block_opts *o, struct rb_cli *cli, int argc, char **
          "allow creating the target file on the root file system (not a mount of its own)", NULL},
         {"keep", 0, RB_OPT_FLAG, &o->keep, NULL, "keep the file railbench created as target", NULL},
         {"fio", 0, RB_OPT_STR, &o->fio, "PROG", "fio program (looked up in PATH)", NULL},
+        {"fio-opt", 0, RB_OPT_STRS, &o->fio_opts, "KEY[=VALUE]",
+         "fio option written into every job file (repeatable), e.g. cpus_allowed=0-1, hipri", NULL},
         {0},
     };
     const struct rb_cmd_spec spec = {
@@ -243,7 +250,10 @@ static int setup_targets(struct sweep *s)
         status = RB_BLOCK_ERROR(RB_EXIT_RUNTIME, "cannot create %s: %s", s->dir, strerror(-rc));
     if (!status && (!s->r.clat || !s->r.lat))
         status = RB_BLOCK_ERROR(RB_EXIT_RUNTIME, "out of memory");
-    return agree(h, status);
+    if ((status = agree(h, status)) != 0 || !s->o.fio_opts.n)
+        return status;
+    /* The items are the same on every rank: rank 0 asks its fio about them once. */
+    return agree(h, h->rank ? 0 : rb_block_run_check_opts(&s->r, s->dir, &s->t, &s->ps[0]));
 }
 
 /* Writes the targets railbench owns on every rank before the first point. Collective. */
@@ -369,8 +379,6 @@ static int sweep_run(struct sweep *s)
     s->complete = calloc(s->npoints, sizeof *s->complete);
     if (!s->bp || !s->complete)
         rb_harness_fatal(&s->h, RB_EXIT_RUNTIME, "out of memory");
-    s->r.o = &s->o;
-    s->r.fio_path = s->fio_path;
     s->watchdog_ns = 2 * (s->o.runtime_ns + s->o.ramp_ns) + WATCHDOG_GRACE_NS;
     for (size_t k = 0; k < s->npoints; k++) {
         if (rb_harness_any_signalled(&s->h))
@@ -424,6 +432,8 @@ int rb_block_main(int argc, char **argv)
     if ((rc = rb_harness_init(&s->h, "block", &cli, &(struct rb_harness_opts){.mpi = true})) != 0)
         goto fail;
     s->points = s->h.rank == 0 ? cJSON_CreateArray() : NULL;
+    s->r.o = &s->o;
+    s->r.fio_path = s->fio_path;
     s->r.clat = rb_hist_new();
     s->r.lat = rb_hist_new();
     int status = setup_targets(s);

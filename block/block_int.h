@@ -66,6 +66,8 @@ struct rb_fio_job {
     uint64_t runtime_ns, ramp_ns;    /* written in milliseconds (fio's "ms" suffix); ramp 0 is left out */
     const char *engine;              /* ioengine=, [A-Za-z0-9_]+ */
     int direct;                      /* 0 or 1 */
+    const char *const *extra;        /* --fio-opt items (KEY or KEY=VALUE), written after railbench's keys */
+    size_t nextra;
 };
 
 /*
@@ -83,6 +85,34 @@ const char *rb_fio_value_problem(const char *value);
  * rb_fio_value_problem; a bad name or engine), or -ENOSPC when buf is too small.
  */
 int rb_fio_job_text(const struct rb_fio_job *job, char *buf, size_t len);
+
+/*
+ * What sets the fio option key[0..len) when railbench sets it itself ("--bs",
+ * or "railbench itself (why)"), or NULL when a --fio-opt item may set it.
+ * Read from the one table the job file and the command line are written from.
+ */
+const char *rb_fio_key_owner(const char *key, size_t len);
+
+/*
+ * Checks one --fio-opt item, KEY or KEY=VALUE. Returns 0 when it may go into
+ * a job file; -EINVAL when it is malformed (no key, '[' or ']', an empty
+ * value, a value fio would misread as for rb_fio_value_problem, a key that is
+ * not [a-z0-9_]); -EEXIST when railbench sets the key itself. err (may be
+ * NULL) gets one sentence naming the item and, for -EEXIST, what sets it.
+ */
+int rb_fio_opt_check(const char *item, char *err, size_t errlen);
+
+/* fio's command line for one point; argv points into the struct. */
+struct rb_fio_cmdline {
+    char format_arg[32], eta_arg[32], readonly_arg[32], output_arg[4500], job_path[4400];
+    char *argv[8];
+};
+
+/*
+ * Fills c with "fio --output-format=json+ --output=JSON --eta=never
+ * [--readonly] JOB" from the same key table as the job file.
+ */
+void rb_fio_cmdline(struct rb_fio_cmdline *c, const char *json_path, const char *job_path, bool readonly);
 
 /*
  * Parses fio's JSON output text (fio >= 3.0 field names: *_ns latencies,
@@ -184,6 +214,7 @@ struct rb_block_opts {
     bool allow_destructive, keep;
     bool allow_root_fs;              /* a file railbench creates may land on the root file system */
     const char *fio;
+    struct rb_strs fio_opts;         /* --fio-opt KEY[=VALUE], checked with rb_fio_opt_check */
 };
 
 /* One point of the sweep before it runs: its shape and its name ("4k-randread-qd8-j1"). */
@@ -253,7 +284,8 @@ struct rb_block_run {
     const struct rb_block_opts *o;
     const char *fio_path;
     const char *name;
-    char job_path[4400], json_path[4400], log_path[4400], output_arg[4500];
+    char job_path[4400], json_path[4400], log_path[4400];
+    struct rb_fio_cmdline cmd;
     pid_t pid;
     bool reaped, stopped, parsed, ok;
     int wstatus;
@@ -287,6 +319,16 @@ int rb_block_run_write_job(const struct rb_block_run *r, const struct rb_block_t
  * with r as ctx; the phase ends after watchdog_ns at the latest.
  */
 void rb_block_run_phase(struct rb_phase *p, struct rb_block_run *r, uint64_t watchdog_ns);
+
+/*
+ * Rank 0, before the sweep: asks fio about the --fio-opt items. An item
+ * whose key fio knows as another name of a key railbench sets (blocksize for
+ * bs) returns RB_EXIT_USAGE after one line; when fio will not parse point
+ * ps's job file (fio --parse-only; it writes the job file into dir), returns
+ * RB_EXIT_RUNTIME after one line with fio's own complaint. 0 otherwise.
+ */
+int rb_block_run_check_opts(struct rb_block_run *r, const char *dir, const struct rb_block_target *t,
+                            const struct rb_block_spec *ps);
 
 /*
  * Prints the last lines of fio's log (where its own error messages are) as

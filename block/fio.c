@@ -64,15 +64,12 @@ static bool is_word(const char *s, const char *extra)
 }
 
 /* Appends to buf at *off; false once the text no longer fits. */
-static bool put(char *buf, size_t len, size_t *off, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static bool put(char *buf, size_t len, size_t *off, const char *fmt, ...)
+static bool vput(char *buf, size_t len, size_t *off, const char *fmt, va_list ap) __attribute__((format(printf, 4, 0)));
+static bool vput(char *buf, size_t len, size_t *off, const char *fmt, va_list ap)
 {
     if (*off >= len)
         return false;
-    va_list ap;
-    va_start(ap, fmt);
     int n = vsnprintf(buf + *off, len - *off, fmt, ap);
-    va_end(ap);
     if (n < 0 || (size_t)n >= len - *off) {
         *off = len;
         return false;
@@ -81,39 +78,182 @@ static bool put(char *buf, size_t len, size_t *off, const char *fmt, ...)
     return true;
 }
 
+static bool put(char *buf, size_t len, size_t *off, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static bool put(char *buf, size_t len, size_t *off, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    bool ok = vput(buf, len, off, fmt, ap);
+    va_end(ap);
+    return ok;
+}
+
+/*
+ * Every fio option railbench sets for a point, on fio's command line or in
+ * the job file, and what in railbench sets it. The job file and the command
+ * line are written from this table only (through put_key and rb_fio_cmdline),
+ * so the keys a --fio-opt item may not set are exactly the ones railbench writes.
+ */
+enum fio_key {
+    K_OUTPUT_FORMAT, K_OUTPUT, K_ETA, K_READONLY,                      /* command line */
+    K_IOENGINE, K_DIRECT, K_FILENAME, K_SIZE, K_RW, K_RWMIXREAD, K_BS, /* job file */
+    K_IODEPTH, K_NUMJOBS, K_GROUP_REPORTING, K_TIME_BASED, K_RUNTIME, K_RAMP_TIME,
+    K_CLAT_PERCENTILES, K_LAT_PERCENTILES, K_PERCENTILE_LIST, K_NKEYS
+};
+
+static const struct {
+    const char *key;
+    const char *owner; /* "--opt" when a railbench option sets it, else why railbench needs its own value */
+} fio_keys[K_NKEYS] = {
+    [K_OUTPUT_FORMAT] = {"output-format", "railbench itself (it reads fio's json+ output)"},
+    [K_OUTPUT] = {"output", "railbench itself (points/RANK/POINT.json)"},
+    [K_ETA] = {"eta", "railbench itself (fio's output goes to a log)"},
+    [K_READONLY] = {"readonly", "--rw"},
+    [K_IOENGINE] = {"ioengine", "--engine"},
+    [K_DIRECT] = {"direct", "--direct"},
+    [K_FILENAME] = {"filename", "--target"},
+    [K_SIZE] = {"size", "--size"},
+    [K_RW] = {"rw", "--rw"},
+    [K_RWMIXREAD] = {"rwmixread", "--rwmix"},
+    [K_BS] = {"bs", "--bs"},
+    [K_IODEPTH] = {"iodepth", "--iodepth"},
+    [K_NUMJOBS] = {"numjobs", "--numjobs"},
+    [K_GROUP_REPORTING] = {"group_reporting", "railbench itself (one result per point)"},
+    [K_TIME_BASED] = {"time_based", "--runtime"},
+    [K_RUNTIME] = {"runtime", "--runtime"},
+    [K_RAMP_TIME] = {"ramp_time", "--ramp"},
+    [K_CLAT_PERCENTILES] = {"clat_percentiles", "railbench itself (the percentiles it reports)"},
+    [K_LAT_PERCENTILES] = {"lat_percentiles", "railbench itself (the percentiles it reports)"},
+    [K_PERCENTILE_LIST] = {"percentile_list", "railbench itself (the percentiles it reports)"},
+};
+
+const char *rb_fio_key_owner(const char *key, size_t len)
+{
+    for (int k = 0; k < K_NKEYS; k++)
+        if (strlen(fio_keys[k].key) == len && strncmp(fio_keys[k].key, key, len) == 0)
+            return fio_keys[k].owner;
+    return NULL;
+}
+
+/* Appends "KEY=VALUE\n" for a key of the table; false once the text no longer fits. */
+static bool put_key(char *buf, size_t len, size_t *off, enum fio_key k, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static bool put_key(char *buf, size_t len, size_t *off, enum fio_key k, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    bool ok = put(buf, len, off, "%s=", fio_keys[k].key) && vput(buf, len, off, fmt, ap) && put(buf, len, off, "\n");
+    va_end(ap);
+    return ok;
+}
+
+/* s for a one-line message: control characters as \xNN. */
+static void printable(char *out, size_t len, const char *s)
+{
+    size_t n = 0;
+    for (const unsigned char *c = (const unsigned char *)s; *c && n + 5 < len; c++)
+        n += (size_t)snprintf(out + n, len - n, *c < 0x20 || *c == 0x7f ? "\\x%02x" : "%c", *c);
+    out[n < len ? n : 0] = '\0';
+}
+
+int rb_fio_opt_check(const char *item, char *err, size_t errlen)
+{
+    size_t klen = strcspn(item, "=");
+    const char *why = NULL;
+    if (klen == 0)
+        why = "has no key (KEY or KEY=VALUE, e.g. cpus_allowed=0-1 or hipri)";
+    else if (strpbrk(item, "[]"))
+        why = "contains '[' or ']', which start a new section of a fio job file";
+    else if (item[klen] == '=' && !item[klen + 1])
+        why = "has an empty value; write KEY alone for a flag (e.g. hipri)";
+    else if (rb_fio_value_problem(item))
+        why = rb_fio_value_problem(item);
+    const char *owner = why ? NULL : rb_fio_key_owner(item, klen);
+    if (owner && owner[0] == '-')
+        seterr(err, errlen, "'%s': railbench sets %.*s from %s; use that option", item, (int)klen, item, owner);
+    else if (owner)
+        seterr(err, errlen, "'%s': %.*s is set by %s", item, (int)klen, item, owner);
+    if (owner)
+        return -EEXIST;
+    /* After the owner check, so that a command-line key railbench sets (output-format) is named as such. */
+    if (!why && strspn(item, "abcdefghijklmnopqrstuvwxyz0123456789_") != klen)
+        why = "has a key that is not a fio option name (lower-case letters, digits, '_')";
+    if (why) {
+        char shown[200];
+        printable(shown, sizeof shown, item);
+        seterr(err, errlen, "'%s' %s", shown, why);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+void rb_fio_cmdline(struct rb_fio_cmdline *c, const char *json_path, const char *job_path, bool readonly)
+{
+    size_t a = 0;
+    snprintf(c->format_arg, sizeof c->format_arg, "--%s=json+", fio_keys[K_OUTPUT_FORMAT].key);
+    snprintf(c->output_arg, sizeof c->output_arg, "--%s=%s", fio_keys[K_OUTPUT].key, json_path);
+    snprintf(c->eta_arg, sizeof c->eta_arg, "--%s=never", fio_keys[K_ETA].key);
+    snprintf(c->readonly_arg, sizeof c->readonly_arg, "--%s", fio_keys[K_READONLY].key);
+    snprintf(c->job_path, sizeof c->job_path, "%s", job_path);
+    c->argv[a++] = "fio";
+    c->argv[a++] = c->format_arg;
+    c->argv[a++] = c->output_arg;
+    c->argv[a++] = c->eta_arg;
+    if (readonly)
+        c->argv[a++] = c->readonly_arg;
+    c->argv[a++] = c->job_path;
+    c->argv[a] = NULL;
+}
+
+/* The options railbench writes for the point, in the [global] section. */
+static bool put_own_keys(const struct rb_fio_job *job, char *buf, size_t len, size_t *off)
+{
+    bool ok = put_key(buf, len, off, K_IOENGINE, "%s", job->engine) &&
+              put_key(buf, len, off, K_DIRECT, "%d", job->direct ? 1 : 0) &&
+              put(buf, len, off, "%s=", fio_keys[K_FILENAME].key);
+    /* fio separates several files with ':'; a literal one is written "\:". */
+    for (const char *c = job->filename; ok && *c; c++)
+        ok = *c == ':' ? put(buf, len, off, "\\:") : put(buf, len, off, "%c", *c);
+    ok = ok && put(buf, len, off, "\n");
+    if (ok && job->size_bytes)
+        ok = put_key(buf, len, off, K_SIZE, "%" PRIu64, job->size_bytes);
+    ok = ok && put_key(buf, len, off, K_RW, "%s", job->rw);
+    if (ok && strcmp(job->rw, "randrw") == 0)
+        ok = put_key(buf, len, off, K_RWMIXREAD, "%u", job->rwmix_read_pct);
+    ok = ok && put_key(buf, len, off, K_BS, "%" PRIu64, job->bs_bytes) &&
+         put_key(buf, len, off, K_IODEPTH, "%" PRIu64, job->iodepth) &&
+         put_key(buf, len, off, K_NUMJOBS, "%" PRIu64, job->numjobs) &&
+         put_key(buf, len, off, K_GROUP_REPORTING, "1") && put_key(buf, len, off, K_TIME_BASED, "1") &&
+         put_key(buf, len, off, K_RUNTIME, "%" PRIu64 "ms", (job->runtime_ns + 999999) / 1000000);
+    if (ok && job->ramp_ns)
+        ok = put_key(buf, len, off, K_RAMP_TIME, "%" PRIu64 "ms", (job->ramp_ns + 999999) / 1000000);
+    /* Both latency kinds with the same list, so clat and total latency percentiles and bins all appear. */
+    return ok && put_key(buf, len, off, K_CLAT_PERCENTILES, "1") && put_key(buf, len, off, K_LAT_PERCENTILES, "1") &&
+           put_key(buf, len, off, K_PERCENTILE_LIST, "50:90:99:99.9:99.99");
+}
+
 int rb_fio_job_text(const struct rb_fio_job *job, char *buf, size_t len)
 {
     if (!is_word(job->name, ".-") || !is_word(job->engine, NULL) || !is_word(job->rw, NULL) ||
         rb_fio_value_problem(job->filename) || job->bs_bytes == 0 || job->iodepth == 0 ||
         job->numjobs == 0 || job->runtime_ns == 0)
         return -EINVAL;
+    for (size_t i = 0; i < job->nextra; i++)
+        if (rb_fio_opt_check(job->extra[i], NULL, 0) != 0)
+            return -EINVAL;
     if (!len)
         return -ENOSPC;
     size_t off = 0;
     bool ok = put(buf, len, &off,
                   "; railbench block point %s (generated). Run by hand with:\n"
-                  ";   fio --output-format=json+ --output=%s.json %s.fio\n"
-                  "[global]\nioengine=%s\ndirect=%d\nfilename=",
-                  job->name, job->name, job->name, job->engine, job->direct ? 1 : 0);
-    /* fio separates several files with ':'; a literal one is written "\:". */
-    for (const char *c = job->filename; ok && *c; c++)
-        ok = *c == ':' ? put(buf, len, &off, "\\:") : put(buf, len, &off, "%c", *c);
-    ok = ok && put(buf, len, &off, "\n");
-    if (ok && job->size_bytes)
-        ok = put(buf, len, &off, "size=%" PRIu64 "\n", job->size_bytes);
-    ok = ok && put(buf, len, &off, "rw=%s\n", job->rw);
-    if (ok && strcmp(job->rw, "randrw") == 0)
-        ok = put(buf, len, &off, "rwmixread=%u\n", job->rwmix_read_pct);
-    ok = ok && put(buf, len, &off,
-                   "bs=%" PRIu64 "\niodepth=%" PRIu64 "\nnumjobs=%" PRIu64 "\n"
-                   "group_reporting=1\ntime_based=1\nruntime=%" PRIu64 "ms\n",
-                   job->bs_bytes, job->iodepth, job->numjobs, (job->runtime_ns + 999999) / 1000000);
-    if (ok && job->ramp_ns)
-        ok = put(buf, len, &off, "ramp_time=%" PRIu64 "ms\n", (job->ramp_ns + 999999) / 1000000);
-    /* Both latency kinds with the same list, so clat and total latency percentiles and bins all appear. */
-    ok = ok && put(buf, len, &off,
-                   "clat_percentiles=1\nlat_percentiles=1\npercentile_list=50:90:99:99.9:99.99\n\n[%s]\n",
-                   job->name);
+                  ";   fio --output-format=json+ --output=%s.json %s.fio\n[global]\n",
+                  job->name, job->name, job->name) &&
+              put_own_keys(job, buf, len, &off);
+    if (ok && job->nextra)
+        ok = put(buf, len, &off, "; --fio-opt\n");
+    for (size_t i = 0; ok && i < job->nextra; i++)
+        ok = put(buf, len, &off, "%s\n", job->extra[i]);
+    ok = ok && put(buf, len, &off, "\n[%s]\n", job->name);
     return ok ? (int)off : -ENOSPC;
 }
 

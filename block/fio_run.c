@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -82,7 +83,7 @@ void rb_block_run_reset(struct rb_block_run *r, const char *dir, const struct rb
     snprintf(r->job_path, sizeof r->job_path, "%s/%s.fio", dir, ps->name);
     snprintf(r->json_path, sizeof r->json_path, "%s/%s.json", dir, ps->name);
     snprintf(r->log_path, sizeof r->log_path, "%s/%s.log", dir, ps->name);
-    snprintf(r->output_arg, sizeof r->output_arg, "--output=%s", r->json_path);
+    rb_fio_cmdline(&r->cmd, r->json_path, r->job_path, !rb_block_rw_writes(r->o->rw));
 }
 
 int rb_block_run_write_job(const struct rb_block_run *r, const struct rb_block_target *t,
@@ -93,7 +94,7 @@ int rb_block_run_write_job(const struct rb_block_run *r, const struct rb_block_t
         .name = ps->name, .filename = t->path, .size_bytes = t->size_bytes, .rw = rb_block_rw_names[o->rw],
         .rwmix_read_pct = (unsigned)o->rwmix_pct, .bs_bytes = ps->bs, .iodepth = ps->iodepth,
         .numjobs = ps->numjobs, .runtime_ns = o->runtime_ns, .ramp_ns = o->ramp_ns, .engine = o->engine,
-        .direct = (int)o->direct,
+        .direct = (int)o->direct, .extra = o->fio_opts.v, .nextra = o->fio_opts.n,
     };
     char text[8192];
     int len = rb_fio_job_text(&job, text, sizeof text);
@@ -167,17 +168,7 @@ static void exec_child(const char *prog, char *const argv[], pid_t parent, int n
 static int run_start(void *arg)
 {
     struct rb_block_run *r = arg;
-    char *argv[8];
-    int a = 0;
-    argv[a++] = "fio";
-    argv[a++] = "--output-format=json+";
-    argv[a++] = r->output_arg;
-    argv[a++] = "--eta=never";
-    if (!rb_block_rw_writes(r->o->rw))
-        argv[a++] = "--readonly";
-    argv[a++] = r->job_path;
-    argv[a] = NULL;
-
+    char **argv = r->cmd.argv;
     unlink(r->json_path);
     int logfd = open(r->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -225,6 +216,157 @@ fail:
     if (rc)
         rb_error("%s", r->err);
     return rc;
+}
+
+/* The longest fio may take to answer --cmdhelp or --parse-only before it is killed. */
+#define ASK_WAIT_NS (30 * RB_NS_PER_S)
+
+/* Reads the child's output from fd into out until EOF or the deadline; false when the deadline passed. */
+static bool read_until(int fd, char *out, size_t len, uint64_t deadline_ns)
+{
+    size_t n = 0;
+    for (;;) {
+        uint64_t now = rb_clock_ns();
+        if (now >= deadline_ns)
+            break;
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int pr = poll(&p, 1, (int)((deadline_ns - now) / RB_NS_PER_MS) + 1);
+        if (pr <= 0)
+            continue; /* EINTR or a timeout: the deadline decides */
+        char tmp[512];
+        ssize_t got = read(fd, tmp, sizeof tmp);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            out[n] = '\0';
+            return true;
+        }
+        size_t keep = (size_t)got < len - 1 - n ? (size_t)got : len - 1 - n;
+        memcpy(out + n, tmp, keep);
+        n += keep;
+    }
+    out[n] = '\0';
+    return false;
+}
+
+/*
+ * Runs fio with argv (no shell) and puts what it printed on stdout and
+ * stderr into out (len > 0, truncated, NUL-terminated). Returns its exit
+ * status, -errno when it could not start, or -ETIMEDOUT after killing a fio
+ * that had not finished within ASK_WAIT_NS.
+ */
+static int ask_fio(const char *fio_path, char *const argv[], char *out, size_t len)
+{
+    int pfd[2] = {-1, -1};
+    int nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (nullfd < 0 || pipe2(pfd, O_CLOEXEC) != 0) {
+        int e = errno;
+        if (nullfd >= 0)
+            close(nullfd);
+        return -e;
+    }
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    int e = errno;
+    if (pid == 0)
+        exec_child(fio_path, argv, parent, nullfd, pfd[1], -1); /* an execv failure shows as status 127 */
+    close(pfd[1]);
+    close(nullfd);
+    if (pid < 0) {
+        close(pfd[0]);
+        return -e;
+    }
+    bool done = read_until(pfd[0], out, len, rb_clock_ns() + ASK_WAIT_NS);
+    close(pfd[0]);
+    if (!done) {
+        kill(-pid, SIGKILL);
+        kill(pid, SIGKILL);
+    }
+    int st = 0;
+    pid_t w;
+    while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
+        ;
+    if (!done)
+        return -ETIMEDOUT;
+    if (w < 0) /* reaped by someone else: what it printed decides */
+        return out[0] ? 1 : 0;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* fio's output as one line: its non-blank lines joined with "; ", in place. */
+static void one_line(char *s)
+{
+    char *w = s;
+    char *save = NULL;
+    for (char *line = strtok_r(s, "\r\n", &save); line; line = strtok_r(NULL, "\r\n", &save)) {
+        line += strspn(line, " \t");
+        if (!*line)
+            continue;
+        if (w != s) {
+            memmove(w + 2, line, strlen(line) + 1);
+            memcpy(w, "; ", 2);
+            w += 2;
+        } else {
+            memmove(w, line, strlen(line) + 1);
+        }
+        w += strlen(w);
+    }
+    *w = '\0';
+}
+
+/*
+ * The name fio itself gives key (fio --cmdhelp=KEY prints "NAME: summary"
+ * first, NAME the option an alias stands for) into canon; false when fio has
+ * no such job option (an engine's options are not listed there).
+ */
+static bool fio_canonical(const char *fio_path, const char *key, char *canon, size_t len)
+{
+    char arg[160], out[4096];
+    snprintf(arg, sizeof arg, "--cmdhelp=%s", key);
+    char *argv[] = {"fio", arg, NULL};
+    if (ask_fio(fio_path, argv, out, sizeof out) != 0 || strncmp(out, "No such", 7) == 0)
+        return false;
+    const char *p = out + strspn(out, " \t");
+    size_t n = strcspn(p, ": \n");
+    if (!n || p[n] != ':' || n >= len)
+        return false;
+    snprintf(canon, len, "%.*s", (int)n, p);
+    return true;
+}
+
+int rb_block_run_check_opts(struct rb_block_run *r, const char *dir, const struct rb_block_target *t,
+                            const struct rb_block_spec *ps)
+{
+    const struct rb_strs *items = &r->o->fio_opts;
+    for (size_t i = 0; i < items->n; i++) {
+        char key[128], canon[128];
+        snprintf(key, sizeof key, "%.*s", (int)strcspn(items->v[i], "="), items->v[i]);
+        const char *owner;
+        if (fio_canonical(r->fio_path, key, canon, sizeof canon) && strcmp(canon, key) != 0 &&
+            (owner = rb_fio_key_owner(canon, strlen(canon))))
+            return rb_cli_usage_error("--fio-opt '%s': %s is fio's other name for %s, which %s sets; use that%s",
+                                      items->v[i], key, canon, owner, owner[0] == '-' ? " option" : " only");
+    }
+    rb_block_run_reset(r, dir, ps);
+    int status = rb_block_run_write_job(r, t, ps);
+    if (status)
+        return status;
+    char out[2048];
+    char *argv[] = {"fio", "--parse-only", r->job_path, NULL};
+    int rc = ask_fio(r->fio_path, argv, out, sizeof out);
+    if (rc == 0)
+        return 0;
+    if (rc < 0)
+        return RB_BLOCK_ERROR(RB_EXIT_RUNTIME, "--fio-opt: cannot ask %s to parse %s: %s", r->fio_path, r->job_path,
+                              strerror(-rc));
+    /* Name the item fio complains about when its text shows in fio's words ("Bad option <hipri>"). */
+    const char *named = NULL;
+    for (size_t i = 0; i < items->n && !named; i++)
+        if (strstr(out, items->v[i]))
+            named = items->v[i];
+    one_line(out);
+    return RB_BLOCK_ERROR(RB_EXIT_RUNTIME, "--fio-opt %s: fio rejects the job file (%s): %s", named ? named : "",
+                          r->job_path, out[0] ? out : "no message");
 }
 
 /*

@@ -80,6 +80,9 @@ static void summary_head(struct report *R, cJSON *points)
         cJSON_AddStringToObject(m, "fstype", R->res->t0->fstype);
     }
     cJSON_AddStringToObject(summary, "fio_version", R->res->fio_version);
+    cJSON *extra = cJSON_AddArrayToObject(summary, "fio_opts");
+    for (size_t i = 0; extra && i < o->fio_opts.n; i++)
+        cJSON_AddItemToArray(extra, cJSON_CreateString(o->fio_opts.v[i]));
     cJSON_AddItemToObject(summary, "block_points", points);
     cJSON *knee = cJSON_AddObjectToObject(summary, "knee");
     char rule[200];

@@ -42,6 +42,7 @@ struct run {
     char *sendbuf, *recvbuf, *scratch;
     size_t buf_bytes, scratch_bytes;
     double *times; /* per-rank times, rank 0 */
+    double *iter_us; /* -I: this rank's time per operation of each -n iteration */
     bool stop;
     struct rb_coll_out out;
 };
@@ -230,6 +231,8 @@ static void setup_buffers(struct run *R)
         if (!R->times)
             rb_harness_fatal(R->h, RB_EXIT_RUNTIME, "out of memory");
     }
+    if (R->o->per_iter_timing && !(R->iter_us = calloc(R->o->iters, sizeof *R->iter_us)))
+        rb_harness_fatal(R->h, RB_EXIT_RUNTIME, "out of memory");
 }
 
 /* ---- one row ---- */
@@ -263,26 +266,32 @@ static void point(struct run *R, struct rb_coll_args *a, const struct rb_coll_co
  * The time of one operation on this rank, in microseconds: -n iterations
  * of -m back-to-back operations, with -z's barriers (nccl-tests' BenchTime:
  * -z 1 a barrier after each operation, inside the time; -z 3 one after each
- * iteration, outside it).
+ * iteration, outside it). With iter_us (-I), each iteration's time per
+ * operation too; they add up to the total, so their mean is the result.
  */
-static double time_ops(struct run *R, const struct rb_coll_test *t, enum rb_coll_algo algo, struct rb_coll_args *a)
+static double time_ops(struct run *R, const struct rb_coll_test *t, enum rb_coll_algo algo, struct rb_coll_args *a,
+                       double *iter_us)
 {
     const struct rb_coll_opts *o = R->o;
     MPI_Comm comm = R->h->comm;
-    uint64_t t0 = rb_clock_ns(), outside_ns = 0;
+    uint64_t total_ns = 0, start = rb_clock_ns();
     for (uint64_t i = 0; i < o->iters; i++) {
         for (uint64_t m = 0; m < o->agg_iters; m++) {
             call(R, t, algo, a);
             if (o->blocking == 1)
                 RB_MPI_CHECK(MPI_Barrier(comm));
         }
+        uint64_t end = rb_clock_ns();
+        total_ns += end - start;
+        if (iter_us)
+            iter_us[i] = (double)(end - start) / 1e3 / (double)o->agg_iters;
         if (o->blocking == 3) {
-            uint64_t b0 = rb_clock_ns();
             RB_MPI_CHECK(MPI_Barrier(comm));
-            outside_ns += rb_clock_ns() - b0;
+            end = rb_clock_ns();
         }
+        start = end;
     }
-    return (double)(rb_clock_ns() - t0 - outside_ns) / 1e3 / (double)(o->iters * o->agg_iters);
+    return (double)total_ns / 1e3 / (double)(o->iters * o->agg_iters);
 }
 
 /*
@@ -298,7 +307,7 @@ static void run_half(struct run *R, const struct rb_coll_test *t, enum rb_coll_a
     t->init(a, 0);
     call(R, t, algo, a);
     RB_MPI_CHECK(MPI_Barrier(h->comm));
-    double mine_us = time_ops(R, t, algo, a);
+    double mine_us = time_ops(R, t, algo, a, R->iter_us);
     RB_MPI_CHECK(MPI_Gather(&mine_us, 1, MPI_DOUBLE, R->times, 1, MPI_DOUBLE, 0, h->comm));
     if (h->rank == 0) {
         double mn = R->times[0], mx = R->times[0], sum = 0;
@@ -313,10 +322,13 @@ static void run_half(struct run *R, const struct rb_coll_test *t, enum rb_coll_a
         const double by_a[] = {[RB_COLL_AVG_RANK0] = R->times[0], [RB_COLL_AVG_MEAN] = res->avg_us, [RB_COLL_AVG_MIN] = mn,
                                [RB_COLL_AVG_MAX] = mx};
         res->time_us = by_a[R->o->average];
+        res->cpu_us = R->times[0]; /* -C: nccl-tests prints rank 0's own loop time, not combined */
         res->algbw = rb_coll_algbw_gbps(rb_coll_algbw_bytes(t->kind, a->count, a->type_bytes, h->size),
                                         res->time_us);
         res->busbw = rb_coll_busbw_gbps(t->kind, h->size, res->algbw);
     }
+    if (R->iter_us)
+        rb_coll_iter_gather(h, R->iter_us, R->o->iters, R->o->per_iter_skip, res);
     res->wrong = -1;
     for (uint64_t c = 1; c <= R->o->check; c++) {
         t->init(a, c);
@@ -427,10 +439,7 @@ static void run_table(struct run *R, const struct rb_coll_test *t, enum rb_coll_
         rb_coll_out_not_applicable(&R->out, t->name, algo, R->hier_why);
         return;
     }
-    char head[512];
-    rb_coll_table_header_str(head, sizeof head);
-    rb_coll_out_text(&R->out, "#\n# Collective test starting: %s, algorithm %s\n#\n%s", t->name,
-                     rb_coll_algo_name(algo), head);
+    rb_coll_out_table_header(&R->out, t->name, algo);
     const struct rb_coll_kind_def *kd = rb_coll_kind_def(t->kind);
     int nops = kd->reduces ? R->nops : 1, r0 = R->root_all ? 0 : R->root,
         r1 = kd->rooted ? (R->root_all ? R->world.size - 1 : R->root) : r0;
@@ -537,6 +546,7 @@ static void stop(struct run *R)
     free(R->recvbuf);
     free(R->scratch);
     free(R->times);
+    free(R->iter_us);
     rb_coll_out_free(&R->out);
 }
 
@@ -582,7 +592,7 @@ int rb_coll_main(int argc, char **argv)
         "ring, recursive doubling, Rabenseifner, tree and rail-aware hierarchical ones.\n"
         "Inside coll, nccl-tests' letters win: -c is check (not in-flight), -n iterations (not objects),\n"
         "-d datatype (not duration). Every nccl-tests flag is taken; those meaningless on CPU ranks\n"
-        "(-G, -y, -R, -x, -V, -p, -C) are noted in the output, -t and -g take 1 only, -D 0 only.\n"
+        "(-G, -y, -R, -x, -V, -p) are noted in the output, -t and -g take 1 only, -D 0 only.\n"
         "OSU's point-to-point tests: railbench coll latency|bw|bibw|mbw_mr (see railbench coll latency --help).",
         opts, 1, 1, false};
     struct rb_cli cli;

@@ -1,8 +1,10 @@
 /* nccl-tests' flags that railbench coll takes beyond the common ones: their checks, their notes and -T's watchdog. */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,12 +29,22 @@ int rb_coll_flags_check(const struct rb_coll_opts *o)
         {"blocking", o->blocking, 0, 3, "is not a mode (use 0, 1 barrier after each operation, 2 no barrier, 3 "
                                         "barrier after each -n iteration, outside the time)"},
         {"per_iter_timing", o->per_iter_timing, 0, 1, "is not 0 or 1"},
+        {"report_cputime", o->cputime, 0, 1, "is not 0 or 1"},
+        {"report_timestamps", o->timestamps, 0, 1, "is not 0 or 1"},
         {"unalign", o->unalign, 0, 1024, "is out of range (use 0 to 1024 elements)"},
         {"timeout", o->timeout_s, 0, 86400 * 365, "seconds is out of range (use 0, no limit, to 31536000)"},
     };
     for (size_t i = 0; i < sizeof range / sizeof range[0]; i++)
         if (range[i].v < range[i].lo || range[i].v > range[i].hi)
             return rb_cli_usage_error("--%s: %llu %s", range[i].name, (unsigned long long)range[i].v, range[i].why);
+    /* nccl-tests warns and drops such a -K; here it is a usage error, never a silent change. */
+    if (o->per_iter_skip && !o->per_iter_timing)
+        return rb_cli_usage_error("--per_iter_skip: %llu needs per-iteration timing (-I 1)",
+                                  (unsigned long long)o->per_iter_skip);
+    if (o->per_iter_skip >= o->iters && o->per_iter_skip)
+        return rb_cli_usage_error("--per_iter_skip: %llu leaves no iteration of -n %llu (use 0 to %llu)",
+                                  (unsigned long long)o->per_iter_skip, (unsigned long long)o->iters,
+                                  (unsigned long long)(o->iters ? o->iters - 1 : 0));
     return 0;
 }
 
@@ -61,25 +73,109 @@ void rb_coll_flags_notes(struct rb_coll_out *out)
     if (o->cudagraph)
         note(out, "-G", (long long)o->cudagraph,
              "CUDA graphs do not apply to CPU ranks; each operation is a call (graph: 0 below)");
-    if (o->cputime)
-        note(out, "-C", (long long)o->cputime,
-             "times are taken on the CPU already, and every call returns complete, so cputime is the time");
     if (o->local_register)
         note(out, "-R", (long long)o->local_register, "buffer registration is the MPI library's business here; ignored");
     if (o->cta_policy >= 0)
         note(out, "-x", (long long)o->cta_policy, "CTA policies do not apply to CPU ranks; ignored");
     if (o->device_cta != 16)
         note(out, "-V", (long long)o->device_cta, "device CTAs do not apply to CPU ranks; ignored");
-    if (o->per_iter_timing)
-        note(out, "-I", (long long)o->per_iter_timing,
-             "per-iteration timing is not implemented: the table keeps the mean of -n iterations");
-    if (o->per_iter_skip)
-        note(out, "-K", (long long)o->per_iter_skip, "only with -I, which is not implemented; ignored");
+    if (o->per_iter_timing) { /* nccl-tests' words, with the clock it uses here */
+        rb_coll_out_text(out, "# Per-Iteration Report: CPU clock timing; i_* uses max over process rows");
+        if (o->per_iter_skip)
+            rb_coll_out_text(out, "; summary skips first %llu iterations", (unsigned long long)o->per_iter_skip);
+        rb_coll_out_text(out, " \n");
+    }
     if (o->blocking == 0 || o->blocking == 2)
         return;
     rb_coll_out_text(out, "# blocking -z %llu: %s\n", (unsigned long long)o->blocking,
                      o->blocking == 1 ? "a barrier after each operation, inside the time"
                                       : "a barrier after each -n iteration, outside the time");
+}
+
+/* ---- -I: per-iteration figures (nccl-tests' computeIterStats and per-iteration report) ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* nccl-tests' percentileIndex: the p-th percentile of n sorted values is at this index. */
+static size_t pct_index(size_t n, unsigned p)
+{
+    size_t i = (n * p + 99) / 100 - 1;
+    return i < n - 1 ? i : n - 1;
+}
+
+void rb_coll_iter_stats(const double *t, size_t n, struct rb_coll_iter_stats *s)
+{
+    double *sorted = malloc(n * sizeof *sorted);
+    if (!sorted || n == 0) {
+        free(sorted);
+        s->have = false;
+        return;
+    }
+    memcpy(sorted, t, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, cmp_double);
+    double sum = 0, var = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += sorted[i];
+    s->avg_us = sum / (double)n;
+    for (size_t i = 0; i < n; i++)
+        var += (sorted[i] - s->avg_us) * (sorted[i] - s->avg_us);
+    s->min_us = sorted[0];
+    s->max_us = sorted[n - 1];
+    s->p50_us = sorted[n / 2];
+    s->p95_us = sorted[pct_index(n, 95)];
+    s->p99_us = sorted[pct_index(n, 99)];
+    s->stdev_us = sqrt(var / (double)n);
+    s->cv_pct = s->avg_us > 0 ? s->stdev_us / s->avg_us * 100.0 : 0.0;
+    s->have = true;
+    free(sorted);
+}
+
+/* nccl-tests' *_per_iter record: the figures, every iteration's time and, with several ranks, each rank's. */
+static cJSON *iter_json(const struct rb_coll_iter_stats *s, const double *times, const double *all, uint64_t n,
+                        int ranks)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "skipped_iterations", (double)s->skipped);
+    const struct {
+        const char *key;
+        double v;
+    } f[] = {{"min_us", s->min_us}, {"max_us", s->max_us}, {"avg_us", s->avg_us}, {"p50_us", s->p50_us},
+             {"p95_us", s->p95_us}, {"p99_us", s->p99_us}, {"stdev_us", s->stdev_us}, {"cv_pct", s->cv_pct}};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        cJSON_AddNumberToObject(o, f[i].key, f[i].v);
+    cJSON_AddItemToObject(o, "times_us", cJSON_CreateDoubleArray(times, (int)n));
+    if (ranks > 1) {
+        cJSON *rows = cJSON_AddArrayToObject(o, "per_process_max_times_us");
+        for (int r = 0; r < ranks; r++)
+            cJSON_AddItemToArray(rows, cJSON_CreateDoubleArray(all + (size_t)r * n, (int)n));
+    }
+    return o;
+}
+
+void rb_coll_iter_gather(struct rb_harness *h, const double *iter_us, uint64_t n, uint64_t skip,
+                         struct rb_coll_half *res)
+{
+    double *all = h->rank == 0 ? malloc((size_t)h->size * n * sizeof *all) : NULL;
+    double *times = h->rank == 0 ? malloc(n * sizeof *times) : NULL;
+    if (h->rank == 0 && (!all || !times))
+        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
+    RB_MPI_CHECK(MPI_Gather(iter_us, (int)n, MPI_DOUBLE, all, (int)n, MPI_DOUBLE, 0, h->comm));
+    if (h->rank == 0) {
+        for (uint64_t i = 0; i < n; i++) {
+            times[i] = all[i];
+            for (int r = 1; r < h->size; r++)
+                times[i] = all[(size_t)r * n + i] > times[i] ? all[(size_t)r * n + i] : times[i];
+        }
+        rb_coll_iter_stats(times + skip, (size_t)(n - skip), &res->iter);
+        res->iter.skipped = skip;
+        res->iter_json = iter_json(&res->iter, times, all, n, h->size);
+    }
+    free(all);
+    free(times);
 }
 
 /* ---- -T: a watchdog that ends the rank when one operation takes longer than the timeout ---- */

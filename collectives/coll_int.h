@@ -138,13 +138,15 @@ struct rb_coll_opts {
     {"parallel_init", 'p', RB_OPT_U64, &(o).parallel_init, "0|1", "accepted; one thread per rank", NULL},        \
     {"stream_null", 'y', RB_OPT_U64, &(o).stream_null, "0|1", "accepted; no CUDA streams on CPU ranks", NULL},   \
     {"cudagraph", 'G', RB_OPT_U64, &(o).cudagraph, "N", "accepted; CUDA graphs do not apply to CPU ranks", NULL}, \
-    {"report_cputime", 'C', RB_OPT_U64, &(o).cputime, "0|1", "accepted; times are CPU times already", NULL},     \
+    {"report_cputime", 'C', RB_OPT_U64, &(o).cputime, "0|1", "time column: rank 0's own time (cputime)", NULL},  \
     {"local_register", 'R', RB_OPT_U64, &(o).local_register, "0|1|2", "accepted; no buffer registration", NULL}, \
     {"cta_policy", 'x', RB_OPT_INT, &(o).cta_policy, "N", "accepted; no CTAs on CPU ranks", NULL},               \
     {"device_implementation", 'D', RB_OPT_U64, &(o).device_impl, "0", "0 only: no device kernels", NULL},       \
     {"device_cta_count", 'V', RB_OPT_U64, &(o).device_cta, "N", "accepted; no CTAs on CPU ranks", NULL},         \
-    {"per_iter_timing", 'I', RB_OPT_U64, &(o).per_iter_timing, "0|1", "accepted, not implemented (noted)", NULL}, \
-    {"per_iter_skip", 'K', RB_OPT_U64, &(o).per_iter_skip, "N", "with -I; accepted, not implemented", NULL}
+    {"per_iter_timing", 'I', RB_OPT_U64, &(o).per_iter_timing, "0|1",                                          \
+     "per-iteration report: i_min, i_max, i_p99, i_cv% of the -n iterations (max over ranks)", NULL},            \
+    {"per_iter_skip", 'K', RB_OPT_U64, &(o).per_iter_skip, "N", "with -I: leave the first N iterations out of "   \
+     "the i_* figures", NULL}
 
 struct rb_coll_out;
 
@@ -184,12 +186,41 @@ bool rb_coll_p2p_is(const char *word);
  */
 int rb_coll_p2p_main(int argc, char **argv);
 
+/*
+ * -I: nccl-tests' per-iteration report of one half. Each -n iteration's
+ * time per operation is the slowest rank's; the figures leave out the
+ * first `skipped` iterations (-K). computeIterStats' rules: p50 the middle
+ * of the sorted times, p95/p99 at index min(n-1, ceil(n*p/100)-1),
+ * standard deviation of the population, cv = stdev / avg in percent.
+ */
+struct rb_coll_iter_stats {
+    bool have;
+    uint64_t skipped;
+    double min_us, max_us, avg_us, p50_us, p95_us, p99_us, stdev_us, cv_pct;
+};
+
 /* One half (out-of-place or in-place) of a row, as reported. */
 struct rb_coll_half {
     double time_us, algbw, busbw;
     long long wrong; /* -1: not checked */
     double min_us, avg_us, max_us;
+    double cpu_us;                  /* rank 0's own time per operation: -C's cputime column */
+    struct rb_coll_iter_stats iter; /* -I */
+    cJSON *iter_json;               /* -I: nccl-tests' *_per_iter record with the times (rank 0; the row owns it) */
 };
+
+/* The per-iteration figures of t[0..n) (n >= 1) into *s (pure, for tests). */
+void rb_coll_iter_stats(const double *t, size_t n, struct rb_coll_iter_stats *s);
+
+/*
+ * -I: gathers every rank's per-iteration times (iter_us[0..n), microseconds
+ * per operation) to rank 0, which takes the slowest rank's time of each
+ * iteration, fills res->iter from those after skip, and res->iter_json with
+ * nccl-tests' record (times_us, and per_process_max_times_us with more than
+ * one rank). Collective on h->comm.
+ */
+void rb_coll_iter_gather(struct rb_harness *h, const double *iter_us, uint64_t n, uint64_t skip,
+                         struct rb_coll_half *res);
 
 /* One table row. */
 struct rb_coll_row {
@@ -240,7 +271,13 @@ void rb_coll_out_text(struct rb_coll_out *out, const char *fmt, ...) __attribute
 void rb_coll_out_preamble(struct rb_coll_out *out, const char *which, const char *algos, int node_index,
                           int local, int argc, char **argv);
 
-/* Records a finished row: table line, row, result phase phase_name, interval line, busbw gauge, -J record. */
+/* Rank 0: "# Collective test starting" and nccl-tests' header lines, with -C's, -I's and -S's columns. */
+void rb_coll_out_table_header(struct rb_coll_out *out, const char *name, enum rb_coll_algo algo);
+
+/*
+ * Records a finished row: table line, row, result phase phase_name, interval
+ * line, busbw gauge, -J record. Takes the halves' iter_json (-I).
+ */
 void rb_coll_out_row(struct rb_coll_out *out, const struct rb_coll_row *w, const char *phase_name);
 
 /* Notes that algorithm algo does not apply to collective name, and why. */

@@ -118,6 +118,8 @@ static cJSON *json_doc_start(struct rb_coll_out *out, int argc, char **argv, con
     cJSON_AddNumberToObject(cfg, "aggregated_iterations", (double)o->agg_iters);
     cJSON_AddNumberToObject(cfg, "validation", (double)o->check);
     cJSON_AddNumberToObject(cfg, "graph", 0);
+    cJSON_AddBoolToObject(cfg, "per_iter_timing", o->per_iter_timing != 0);
+    cJSON_AddNumberToObject(cfg, "per_iter_skip", (double)o->per_iter_skip);
     cJSON *devs = cJSON_AddArrayToObject(cfg, "devices");
     const cJSON *d;
     cJSON_ArrayForEach(d, devices)
@@ -163,50 +165,81 @@ void rb_coll_out_preamble(struct rb_coll_out *out, const char *which, const char
     cJSON_Delete(devices);
 }
 
-/* ---- one row ---- */
+/* ---- the table's header ---- */
 
-static cJSON *half_json(const struct rb_coll_half *r)
+void rb_coll_out_table_header(struct rb_coll_out *out, const char *name, enum rb_coll_algo algo)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "time_us", r->time_us);
-    cJSON_AddNumberToObject(o, "algbw_gbps", r->algbw);
-    cJSON_AddNumberToObject(o, "busbw_gbps", r->busbw);
-    if (r->wrong < 0)
-        cJSON_AddNullToObject(o, "wrong");
-    else
-        cJSON_AddNumberToObject(o, "wrong", (double)r->wrong);
-    return o;
+    const struct rb_coll_opts *o = out->o;
+    char head[1024];
+    rb_coll_table_header_str(head, sizeof head, o->cputime, o->per_iter_timing, o->timestamps);
+    rb_coll_out_text(out, "#\n# Collective test starting: %s, algorithm %s\n#\n%s", name, rb_coll_algo_name(algo),
+                     head);
 }
 
-/* nccl-tests' -J record of one half. */
-static cJSON *half_nccl_json(const struct rb_coll_half *r)
+/* ---- one row ---- */
+
+static cJSON *half_json(const struct rb_coll_opts *o, const struct rb_coll_half *r)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "time", r->time_us);
-    cJSON_AddNumberToObject(o, "alg_bw", r->algbw);
-    cJSON_AddNumberToObject(o, "bus_bw", r->busbw);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "time_us", r->time_us);
+    if (o->cputime)
+        cJSON_AddNumberToObject(j, "cputime_us", r->cpu_us);
+    cJSON_AddNumberToObject(j, "algbw_gbps", r->algbw);
+    cJSON_AddNumberToObject(j, "busbw_gbps", r->busbw);
     if (r->wrong < 0)
-        cJSON_AddNullToObject(o, "nwrong");
+        cJSON_AddNullToObject(j, "wrong");
     else
-        cJSON_AddNumberToObject(o, "nwrong", (double)r->wrong);
-    return o;
+        cJSON_AddNumberToObject(j, "wrong", (double)r->wrong);
+    if (r->iter.have) {
+        cJSON *it = cJSON_AddObjectToObject(j, "per_iter");
+        cJSON_AddNumberToObject(it, "skipped", (double)r->iter.skipped);
+        cJSON_AddNumberToObject(it, "min_us", r->iter.min_us);
+        cJSON_AddNumberToObject(it, "max_us", r->iter.max_us);
+        cJSON_AddNumberToObject(it, "avg_us", r->iter.avg_us);
+        cJSON_AddNumberToObject(it, "p50_us", r->iter.p50_us);
+        cJSON_AddNumberToObject(it, "p95_us", r->iter.p95_us);
+        cJSON_AddNumberToObject(it, "p99_us", r->iter.p99_us);
+        cJSON_AddNumberToObject(it, "stdev_us", r->iter.stdev_us);
+        cJSON_AddNumberToObject(it, "cv_pct", r->iter.cv_pct);
+    }
+    return j;
+}
+
+/* nccl-tests' -J record of one half ("cpu_time" instead of "time" with -C, as nccl-tests writes it). */
+static cJSON *half_nccl_json(const struct rb_coll_opts *o, const struct rb_coll_half *r)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, o->cputime ? "cpu_time" : "time", o->cputime ? r->cpu_us : r->time_us);
+    cJSON_AddNumberToObject(j, "alg_bw", r->algbw);
+    cJSON_AddNumberToObject(j, "bus_bw", r->busbw);
+    if (r->wrong < 0)
+        cJSON_AddNullToObject(j, "nwrong");
+    else
+        cJSON_AddNumberToObject(j, "nwrong", (double)r->wrong);
+    return j;
 }
 
 /* The table line, and the row kept for the comparison table and the footer. */
 static void row_table(struct rb_coll_out *out, const struct rb_coll_row *w)
 {
-    char line[512];
+    const struct rb_coll_opts *o = out->o;
+    char line[768];
     int n = rb_coll_table_row_start(line, sizeof line, w->size_bytes, w->count, rb_coll_dtype_name(w->type),
                                     rb_coll_redop_name(w->op), w->root);
-    for (int i = 0; i < 2; i++)
-        n += rb_coll_table_half(line + n, sizeof line - (size_t)n, w->half[i].time_us, w->half[i].algbw,
-                                w->half[i].busbw, w->half[i].wrong);
-    if (out->o->timestamps) { /* -S: nccl-tests' TIME_STRING_FORMAT, local time */
+    for (int i = 0; i < 2; i++) {
+        const struct rb_coll_half *h = &w->half[i];
+        n += rb_coll_table_half(line + n, sizeof line - (size_t)n, o->cputime ? h->cpu_us : h->time_us, h->algbw,
+                                h->busbw, h->wrong);
+        if (o->per_iter_timing)
+            n += snprintf(line + n, sizeof line - (size_t)n, "  %9.2f  %9.2f  %9.2f  %7.2f", h->iter.min_us,
+                          h->iter.max_us, h->iter.p99_us, h->iter.cv_pct);
+    }
+    if (o->timestamps) { /* -S: nccl-tests' TIME_STRING_FORMAT, local time */
         char ts[32];
         time_t now = time(NULL);
         struct tm tm;
         strftime(ts, sizeof ts, "%Y-%m-%d %H:%M:%S", localtime_r(&now, &tm));
-        snprintf(line + n, sizeof line - (size_t)n, "%21s", ts);
+        snprintf(line + n, sizeof line - (size_t)n, "  %19s", ts);
     }
     rb_coll_out_text(out, "%s\n", line);
 
@@ -218,7 +251,9 @@ static void row_table(struct rb_coll_out *out, const struct rb_coll_row *w)
         out->rows = p;
         out->caprows = cap;
     }
-    out->rows[out->nrows++] = *w;
+    out->rows[out->nrows] = *w;
+    out->rows[out->nrows].half[0].iter_json = out->rows[out->nrows].half[1].iter_json = NULL; /* not owned here */
+    out->nrows++;
     for (int i = 0; i < 2; i++) {
         out->bw_sum += w->half[i].busbw;
         out->bw_n++;
@@ -240,8 +275,8 @@ static void row_summary(struct rb_coll_out *out, const struct rb_coll_row *w)
     cJSON_AddNumberToObject(cr, "root", w->root);
     cJSON_AddNumberToObject(cr, "ranks", out->h->size);
     cJSON_AddNumberToObject(cr, "ranks_per_node", out->ranks_per_node);
-    cJSON_AddItemToObject(cr, "oop", half_json(&w->half[0]));
-    cJSON_AddItemToObject(cr, "ip", half_json(&w->half[1]));
+    cJSON_AddItemToObject(cr, "oop", half_json(out->o, &w->half[0]));
+    cJSON_AddItemToObject(cr, "ip", half_json(out->o, &w->half[1]));
     cJSON *osu = cJSON_AddObjectToObject(cr, "osu");
     cJSON_AddNumberToObject(osu, "min_us", w->half[0].min_us);
     cJSON_AddNumberToObject(osu, "avg_us", w->half[0].avg_us);
@@ -274,7 +309,7 @@ static void row_phase(struct rb_coll_out *out, const struct rb_coll_row *w, cons
     cJSON_AddNumberToObject(ph, "time_us", oop->time_us);
     cJSON_AddNumberToObject(ph, "algbw_gbps", oop->algbw);
     cJSON_AddNumberToObject(ph, "busbw_gbps", oop->busbw);
-    cJSON_AddItemToObject(ph, "in_place", half_json(&w->half[1]));
+    cJSON_AddItemToObject(ph, "in_place", half_json(out->o, &w->half[1]));
     cJSON *errs = cJSON_AddObjectToObject(ph, "errors");
     cJSON_AddNumberToObject(errs, "total", (double)((oop->wrong > 0 ? oop->wrong : 0) +
                                                     (w->half[1].wrong > 0 ? w->half[1].wrong : 0)));
@@ -307,7 +342,7 @@ static void row_live(struct rb_coll_out *out, const struct rb_coll_row *w, const
                       oop->busbw * 1e9);
 }
 
-/* nccl-tests' -J record of the row. */
+/* nccl-tests' -J record of the row; it takes the halves' -I records. */
 static void row_nccl_json(struct rb_coll_out *out, const struct rb_coll_row *w)
 {
     const char *coll = rb_coll_kind_name(w->kind), *algo = rb_coll_algo_name(w->algo);
@@ -319,8 +354,12 @@ static void row_nccl_json(struct rb_coll_out *out, const struct rb_coll_row *w)
     cJSON_AddStringToObject(j, "type", rb_coll_dtype_name(w->type));
     cJSON_AddStringToObject(j, "redop", rb_coll_redop_name(w->op));
     cJSON_AddStringToObject(j, "root", root);
-    cJSON_AddItemToObject(j, "out_of_place", half_nccl_json(&w->half[0]));
-    cJSON_AddItemToObject(j, "in_place", half_nccl_json(&w->half[1]));
+    cJSON_AddItemToObject(j, "out_of_place", half_nccl_json(out->o, &w->half[0]));
+    if (w->half[0].iter_json)
+        cJSON_AddItemToObject(j, "out_of_place_per_iter", w->half[0].iter_json);
+    cJSON_AddItemToObject(j, "in_place", half_nccl_json(out->o, &w->half[1]));
+    if (w->half[1].iter_json)
+        cJSON_AddItemToObject(j, "in_place_per_iter", w->half[1].iter_json);
     cJSON_AddNumberToObject(j, "actual_iterations", (double)out->o->iters);
     snprintf(name, sizeof name, "%s/%s", coll, algo);
     cJSON_AddStringToObject(j, "experiment_name", name);
@@ -336,8 +375,12 @@ void rb_coll_out_row(struct rb_coll_out *out, const struct rb_coll_row *w, const
     row_summary(out, w);
     row_phase(out, w, phase_name);
     row_live(out, w, phase_name);
-    if (out->json_results)
+    if (out->json_results) {
         row_nccl_json(out, w);
+    } else {
+        cJSON_Delete(w->half[0].iter_json);
+        cJSON_Delete(w->half[1].iter_json);
+    }
 }
 
 void rb_coll_out_not_applicable(struct rb_coll_out *out, const char *name, enum rb_coll_algo algo, const char *why)

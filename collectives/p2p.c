@@ -271,9 +271,9 @@ int rb_coll_p2p_main(int argc, char **argv)
     P.window = OSU_WINDOW;
     const struct rb_opt opts[] = {
         {"message-size", 'm', RB_OPT_STR, &range, "[MIN:]MAX", "message sizes, doubling from MIN (OSU: 1:4M)", NULL},
-        {"iterations", 'i', RB_OPT_U64, &P.iters, "N", "timed iterations per size (default 1000 up to 8 KiB, 100 above)",
+        {"iterations", 'i', RB_OPT_U64, &P.iters, "N", "timed iterations per size (if not given: 1000 up to 8 KiB, 100 above)",
          NULL},
-        {"warmup", 'x', RB_OPT_U64, &P.warmup, "N", "untimed iterations per size (default 100 up to 8 KiB, 10 above)",
+        {"warmup", 'x', RB_OPT_U64, &P.warmup, "N", "untimed iterations per size (if not given: 100 up to 8 KiB, 10 above)",
          NULL},
         {"window-size", 'W', RB_OPT_U64, &P.window, "N", "messages in flight per window (bw, bibw, mbw_mr)", NULL},
         {0},

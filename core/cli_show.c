@@ -207,24 +207,18 @@ cJSON *cli_build_argv(int argc, char **argv, const size_t *redact)
 
 /* ---- --help ---- */
 
-/* Exact size for --help: the largest binary or decimal unit that divides it ("4KiB", "4KB"). */
+/*
+ * Exact size for --help, in a form that parses back to the same bytes: the
+ * largest binary unit that divides it ("4KiB"), else the plain number of
+ * bytes ("9000", not "9KB", which a reader takes for 9k = 9,216).
+ */
 static void format_size_exact(char *buf, size_t len, uint64_t b)
 {
     static const char *const bin[] = {"KiB", "MiB", "GiB", "TiB"};
-    static const char *const dec[] = {"KB", "MB", "GB", "TB"};
     for (int i = 3; i >= 0 && b > 0; i--) {
         uint64_t m = (uint64_t)1 << (10 * (i + 1));
         if (b % m == 0) {
             snprintf(buf, len, "%" PRIu64 "%s", b / m, bin[i]);
-            return;
-        }
-    }
-    for (int i = 3; i >= 0 && b > 0; i--) {
-        uint64_t m = 1000;
-        for (int k = 0; k < i; k++)
-            m *= 1000;
-        if (b % m == 0) {
-            snprintf(buf, len, "%" PRIu64 "%s", b / m, dec[i]);
             return;
         }
     }
@@ -351,7 +345,12 @@ static void print_opt(const struct slot *sl, int width)
     char left[256], def[512], extra[1100] = "";
 
     left_column(left, sizeof(left), o);
-    bool has_def = format_default(def, sizeof(def), sl);
+    /*
+     * A default worked out at run time (from the environment, another option,
+     * a preset) is described in the help text as "(if not given: ...)"; *dest
+     * holds only a sentinel then, which --help does not show as a default.
+     */
+    bool has_def = !(o->help && strstr(o->help, RB_CLI_IF_NOT_GIVEN)) && format_default(def, sizeof(def), sl);
     if (o->type == RB_OPT_CHOICE && o->choices && o->metavar && strcmp(o->metavar, o->choices) != 0) {
         char list[512];
         cli_choice_list(list, sizeof(list), o->choices);

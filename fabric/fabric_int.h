@@ -27,18 +27,21 @@ struct rb_topo_opts {
 };
 
 /* The rb_opt entries of struct rb_topo_opts o, to place inside an options array. */
-#define RB_TOPO_OPTS(o)                                                                                        \
-    {"topology", 0, RB_OPT_STR, &(o).topology, "FILE", "read the topology from this JSON file", NULL},        \
-    {"kind", 0, RB_OPT_STR, &(o).kind, "fat-tree|rail-optimized|rail-only", "design of the fabric", NULL},    \
-    {"nodes", 0, RB_OPT_STR, &(o).nodes, "N", "nodes (default 32)", NULL},                                    \
-    {"gpus-per-node", 0, RB_OPT_STR, &(o).gpus_per_node, "N", "GPUs per node (default 8)", NULL},             \
-    {"nics-per-node", 0, RB_OPT_STR, &(o).nics_per_node, "N", "NIC ports per node (default 8)", NULL},        \
-    {"rails", 0, RB_OPT_STR, &(o).rails, "N", "rails; NIC i is on rail i % N (default: NICs per node)", NULL}, \
-    {"leaf-radix", 0, RB_OPT_STR, &(o).leaf_radix, "N", "ports per leaf switch (default 64)", NULL},          \
-    {"spines", 0, RB_OPT_STR, &(o).spines, "N", "spine switches (default 8)", NULL},                         \
-    {"oversubscription", 0, RB_OPT_STR, &(o).oversubscription, "X",                                          \
-     "leaf downlink:uplink ratio, >= 1 (default 1)", NULL},                                                   \
-    {"link", 0, RB_OPT_STRS, &(o).links, "CLASS:GBIT[:LAT]",                                                  \
+#define RB_TOPO_OPTS(o)                                                                                             \
+    {"topology", 0, RB_OPT_STR, &(o).topology, "FILE", "read the topology from this JSON file", NULL},              \
+    {"kind", 0, RB_OPT_STR, &(o).kind, "fat-tree|rail-optimized|rail-only", "design of the fabric", NULL},          \
+    {"nodes", 0, RB_OPT_STR, &(o).nodes, "N", "nodes (if not given: --topology's, else 32)", NULL},                 \
+    {"gpus-per-node", 0, RB_OPT_STR, &(o).gpus_per_node, "N",                                                       \
+     "GPUs per node (if not given: --topology's, else 8)", NULL},                                                   \
+    {"nics-per-node", 0, RB_OPT_STR, &(o).nics_per_node, "N",                                                       \
+     "NIC ports per node (if not given: --topology's, else 8)", NULL},                                              \
+    {"rails", 0, RB_OPT_STR, &(o).rails, "N", "rails; NIC i is on rail i % N (if not given: NICs per node)", NULL}, \
+    {"leaf-radix", 0, RB_OPT_STR, &(o).leaf_radix, "N",                                                             \
+     "ports per leaf switch (if not given: --topology's, else 64)", NULL},                                          \
+    {"spines", 0, RB_OPT_STR, &(o).spines, "N", "spine switches (if not given: --topology's, else 8)", NULL},       \
+    {"oversubscription", 0, RB_OPT_STR, &(o).oversubscription, "X",                                                 \
+     "leaf downlink:uplink ratio, >= 1 (if not given: --topology's, else 1)", NULL},                                \
+    {"link", 0, RB_OPT_STRS, &(o).links, "CLASS:GBIT[:LAT]",                                                        \
      "repeatable; bandwidth in Gbit/s and latency (500ns, 1.5us) of nvlink, pcie, leaf or spine", NULL}
 
 /*

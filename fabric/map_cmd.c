@@ -107,8 +107,8 @@ int rb_fabric_map(int argc, char **argv)
     bool json = false;
     const struct rb_opt opts[] = {
         {"xml", 0, RB_OPT_STR, &xml, "FILE", "read an hwloc XML topology (lstopo --of xml) instead of this host", NULL},
-        {"root", 0, RB_OPT_STR, &root, "DIR", "read link rates from DIR/sys/class (default / for this host, none "
-                                               "with --xml)", NULL},
+        {"root", 0, RB_OPT_STR, &root, "DIR", "read link rates from DIR/sys/class (if not given: / for this "
+                                               "host, none with --xml)", NULL},
         {"json", 0, RB_OPT_FLAG, &json, NULL, "print the map as JSON instead of the tables", NULL},
         {0},
     };

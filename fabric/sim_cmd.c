@@ -198,7 +198,7 @@ static int run_tables(const struct job *j, const struct rb_topo *t, bool pxn, st
             rb_buf_printf(out, "#\n# %s, algorithm %s, %d ranks (%d per node)\n", rb_coll_kind_name((enum rb_coll_kind)k),
                           rb_sim_algo_name((enum rb_sim_algo)a), p, t->gpus_per_node);
             char hdr[512];
-            rb_coll_table_header_str(hdr, sizeof hdr);
+            rb_coll_table_header_str(hdr, sizeof hdr, false, false, false);
             rb_buf_printf(out, "%s", hdr);
             for (size_t i = 0; i < j->nsizes; i++) {
                 uint64_t count, bytes;

@@ -607,7 +607,7 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
          NULL},
         {"filelist", 0, RB_OPT_STR, &a.filelist, "FILE", "object names, one per line (optional size after a space)",
          NULL},
-        {"size", 's', RB_OPT_SIZE, &a.size, "SIZE", get ? "object size as put (for --verify and --random-range)"
+        {"size", 's', RB_OPT_SIZE, &a.size, "SIZE", get ? "object size as put, for --verify and --random-range (0: not known)"
                                                         : "object size, at least 1 byte", NULL},
         {"min-size", 0, RB_OPT_SIZE, &a.min_size, "SIZE", "smallest object size (with --max-size)", NULL},
         {"max-size", 0, RB_OPT_SIZE, &a.max_size, "SIZE", "largest object size; each object's size is seeded", NULL},
@@ -625,14 +625,14 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         {"timeout", 0, RB_OPT_DURATION, &a.timeout_ns, "D", "per-request timeout (0: none)", NULL},
         {"max-error-rate", 0, RB_OPT_PERCENT, &a.max_error_pct, "PCT", RB_LOAD_MAX_ERROR_HELP, NULL},
         {"max-redirects", 0, RB_OPT_U64, &a.max_redirects, "N", "redirects followed per request (AIStore)", NULL},
-        {"region", 0, RB_OPT_STR, &a.tgt.region, "NAME", "S3 signing region (default $AWS_REGION or us-east-1)", NULL},
+        {"region", 0, RB_OPT_STR, &a.tgt.region, "NAME", "S3 signing region (if not given: $AWS_REGION, else us-east-1)", NULL},
         {"virtual-host", 0, RB_OPT_FLAG, &a.tgt.virtual_host, NULL, "S3 virtual-host style (bucket.host) instead of path style",
          NULL},
         {"credentials-file", 0, RB_OPT_STR, &a.tgt.credentials_file, "FILE",
-         "S3 credentials file (default $AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials)", NULL},
-        {"profile", 0, RB_OPT_STR, &a.tgt.profile, "NAME", "profile in the credentials file (default $AWS_PROFILE or default)",
+         "S3 credentials file (if not given: $AWS_SHARED_CREDENTIALS_FILE, else ~/.aws/credentials)", NULL},
+        {"profile", 0, RB_OPT_STR, &a.tgt.profile, "NAME", "profile in the credentials file (if not given: $AWS_PROFILE, else default)",
          NULL},
-        {"provider", 0, RB_OPT_STR, &a.tgt.provider, "NAME", "AIStore bucket provider: ais (default), aws, gcp, azure", NULL},
+        {"provider", 0, RB_OPT_STR, &a.tgt.provider, "NAME", "AIStore bucket provider: ais, aws, gcp, azure (if not given: ais)", NULL},
         {"engine", 0, RB_OPT_CHOICE, &a.engine, "E",
          "request engine: native (own epoll loop; plain http:// GET of whole objects) or curl (everything); "
          "auto: native where it applies",

@@ -450,7 +450,7 @@ int rb_sweep_main(int argc, char **argv)
     };
     struct rb_opt opts[] = {
         {"inflight", 'c', RB_OPT_U64S, &a.inflight, "LIST",
-         "requests in flight per thread, one point each (default 1,2,4,8,16,32); with --rate one value (default 16)",
+         "requests in flight per thread, one point each; one value with --rate (if not given: 1,2,4,8,16,32; 16 with --rate)",
          NULL},
         {"rate", 0, RB_OPT_STR, &a.rate, "LIST", "open loop: total requests/s per point, e.g. 100,200,400", NULL},
         {"duration", 'd', RB_OPT_DURATION, &a.duration_ns, "D", "length of every point; 0: 5s, or no limit with --count", NULL},
@@ -480,7 +480,7 @@ int rb_sweep_main(int argc, char **argv)
         {"virtual-host", 0, RB_OPT_FLAG, &a.tgt.virtual_host, NULL, "S3 virtual-host style (bucket.host)", NULL},
         {"credentials-file", 0, RB_OPT_STR, &a.tgt.credentials_file, "FILE", "S3 credentials file", NULL},
         {"profile", 0, RB_OPT_STR, &a.tgt.profile, "NAME", "profile in the credentials file", NULL},
-        {"provider", 0, RB_OPT_STR, &a.tgt.provider, "NAME", "AIStore bucket provider: ais (default), aws, gcp, azure", NULL},
+        {"provider", 0, RB_OPT_STR, &a.tgt.provider, "NAME", "AIStore bucket provider: ais, aws, gcp, azure (if not given: ais)", NULL},
         {0},
     };
     const struct rb_cmd_spec spec = {

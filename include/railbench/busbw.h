@@ -6,6 +6,7 @@
 #define RB_BUSBW_H
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -121,17 +122,53 @@ static inline double rb_coll_busbw_gbps(enum rb_coll_kind k, int n, double algbw
     return algbw_gbps * rb_coll_busbw_factor(k, n);
 }
 
-/* The nccl-tests table's header lines ("out-of-place / in-place", column names, units) into buf; returns what snprintf returns. */
-static inline int rb_coll_table_header_str(char *buf, size_t len)
+/* Appends to buf at *off (kept NUL-terminated); *off passes len once the text no longer fits. */
+static inline void rb_coll_table_cat(char *buf, size_t len, size_t *off, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static inline void rb_coll_table_cat(char *buf, size_t len, size_t *off, const char *fmt, ...)
 {
-    /* Each half is 37 characters wide: "  %9s  %7s  %7s  %6s". */
-    return snprintf(buf, len,
-                    "#%12s  %12s  %8s  %6s  %6s  %-35s  %s\n"
-                    "#%12s  %12s  %8s  %6s  %6s  %9s  %7s  %7s  %6s  %9s  %7s  %7s  %6s\n"
-                    "#%12s  %12s  %8s  %6s  %6s  %9s  %7s  %7s  %6s  %9s  %7s  %7s  %6s\n",
-                    "", "", "", "", "", "           out-of-place", "             in-place", "size", "count", "type",
-                    "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "(B)",
-                    "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+    if (*off >= len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *off, len - *off, fmt, ap);
+    va_end(ap);
+    *off = n < 0 ? len : *off + (size_t)n;
+}
+
+/*
+ * The nccl-tests table's header lines ("out-of-place / in-place", column
+ * names, units) into buf, as nccl-tests' writeResultHeader: cputime names
+ * the time columns "cputime" (-C); per_iter adds i_min i_max i_p99 i_cv% to
+ * each half, "(+ per-iteration)" in its title (-I); timestamps adds a last
+ * "timestamp" column with its strftime format (-S). Returns the length, or
+ * -ENOSPC when buf was too small.
+ */
+static inline int rb_coll_table_header_str(char *buf, size_t len, bool cputime, bool per_iter, bool timestamps)
+{
+    /* A half is 37 characters wide ("  %9s  %7s  %7s  %6s"), 79 with -I; each title starts 13 into its half. */
+    static const char *const cols[2][8] = {{"time", "algbw", "busbw", "#wrong", "i_min", "i_max", "i_p99", "i_cv%"},
+                                           {"(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(%)"}};
+    static const char *const lead[2][5] = {{"size", "count", "type", "redop", "root"}, {"(B)", "(elements)", "", "", ""}};
+    size_t off = 0;
+    rb_coll_table_cat(buf, len, &off, "#%12s  %12s  %8s  %6s  %6s             %-*sin-place%s\n", "", "", "", "", "",
+                      per_iter ? 81 : 39, per_iter ? "out-of-place (+ per-iteration)" : "out-of-place",
+                      per_iter ? " (+ per-iteration)" : "");
+    for (int l = 0; l < 2; l++) {
+        const char *const *c = cols[l];
+        rb_coll_table_cat(buf, len, &off, "#%12s  %12s  %8s  %6s  %6s", lead[l][0], lead[l][1], lead[l][2],
+                          lead[l][3], lead[l][4]);
+        for (int half = 0; half < 2; half++) {
+            rb_coll_table_cat(buf, len, &off, "  %9s  %7s  %7s  %6s", !l && cputime ? "cputime" : c[0], c[1], c[2],
+                              c[3]);
+            if (per_iter)
+                rb_coll_table_cat(buf, len, &off, "  %9s  %9s  %9s  %7s", c[4], c[5], c[6], c[7]);
+        }
+        if (timestamps)
+            rb_coll_table_cat(buf, len, &off, "  %19s", l ? "%Y-%m-%d %H:%M:%S" : "timestamp");
+        rb_coll_table_cat(buf, len, &off, "\n");
+    }
+    return off < len ? (int)off : -ENOSPC;
 }
 
 /* A row's first columns: size (B), count (elements), type, redop, root; returns what snprintf returns. */

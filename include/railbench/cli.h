@@ -41,7 +41,17 @@ enum rb_opt_type {
     RB_OPT_CHOICE,   /* int * index into choices "a|b|c" */
 };
 
-/* One option. The value already in *dest before parsing is its default. */
+/*
+ * A help text that ends with "(if not given: WHAT)" describes a default
+ * worked out at run time (from the environment, another option, a preset);
+ * *dest then holds only a sentinel, and --help does not show it as a default.
+ */
+#define RB_CLI_IF_NOT_GIVEN "(if not given: "
+
+/*
+ * One option. The value already in *dest before parsing is its default,
+ * which --help shows as "(default: X)" in a form that parses back to it.
+ */
 struct rb_opt {
     const char *name;    /* long name without "--"; also the --config key */
     char short_name;     /* 0 for none; e.g. 'b' for nccl-tests' -b */

@@ -233,6 +233,44 @@ static void test_job_rejects_unsafe(void **state)
     assert_int_equal(rb_fio_job_text(&j, buf, sizeof buf), -EINVAL);
 }
 
+/* Every key railbench writes into a job file is one a --fio-opt item may not set; others go in after them. */
+static void test_fio_opt(void **state)
+{
+    (void)state;
+    char buf[4096], item[160];
+    struct rb_fio_job j = base_job();
+    j.rw = "randrw";
+    j.ramp_ns = 1000000000ull;
+    assert_true(rb_fio_job_text(&j, buf, sizeof buf) > 0);
+    int keys = 0;
+    for (char *line = strstr(buf, "[global]\n") + 9; *line && *line != '\n'; line = strchr(line, '\n') + 1) {
+        size_t k = strcspn(line, "=\n");
+        snprintf(item, sizeof item, "%.*s=1", (int)k, line);
+        if (rb_fio_opt_check(item, NULL, 0) != -EEXIST)
+            fail_msg("%s: railbench writes it, yet --fio-opt may set it", item);
+        keys++;
+    }
+    assert_int_equal(keys, 16);
+    assert_int_equal(rb_fio_opt_check("output-format=json", NULL, 0), -EEXIST);
+    char err[300];
+    assert_int_equal(rb_fio_opt_check("bs=8k", err, sizeof err), -EEXIST);
+    assert_string_equal(err, "'bs=8k': railbench sets bs from --bs; use that option");
+    static const char *const bad[] = {"", "=1", "a[b", "x]", "rate_iops=", "a=1\nb=2", "a=$x", "a=1;b", "Bs=1", "a b=1"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (rb_fio_opt_check(bad[i], err, sizeof err) != -EINVAL || strchr(err, '\n'))
+            fail_msg("'%s' passed as a --fio-opt item, or its message has a line break", bad[i]);
+
+    const char *extra[] = {"hipri", "cpus_allowed=0-1"};
+    j.extra = extra;
+    j.nextra = 2;
+    assert_true(rb_fio_job_text(&j, buf, sizeof buf) > 0);
+    const char *opts = strstr(buf, "\nhipri\ncpus_allowed=0-1\n\n[");
+    assert_non_null(opts);
+    assert_true(opts > strstr(buf, "percentile_list=")); /* after railbench's keys, in [global] */
+    extra[1] = "numjobs=4";
+    assert_int_equal(rb_fio_job_text(&j, buf, sizeof buf), -EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -244,6 +282,7 @@ int main(void)
         cmocka_unit_test(test_parse_job_error_and_no_util),
         cmocka_unit_test(test_job_text),
         cmocka_unit_test(test_job_rejects_unsafe),
+        cmocka_unit_test(test_fio_opt),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -788,6 +788,29 @@ static void test_url_userinfo_redacted(void **state)
     assert_string_equal(out, "no url here");
 }
 
+/* --help shows a size so that it parses back unmistakably, and a default worked out at run time as described. */
+static void test_help_defaults(void **state)
+{
+    (void)state;
+    uint64_t mtu = 9000, iters = 0, chunk = 128 * 1024;
+    const struct rb_opt opts[] = {
+        {"mtu", 0, RB_OPT_SIZE, &mtu, "BYTES", "MTU", NULL},
+        {"chunk", 0, RB_OPT_SIZE, &chunk, "SIZE", "chunk", NULL},
+        {"iters", 'i', RB_OPT_U64, &iters, "N", "timed iterations " RB_CLI_IF_NOT_GIVEN "1000 up to 8 KiB)", NULL},
+        {0},
+    };
+    const struct rb_cmd_spec spec = {"railbench x", "X.", opts, 0, 0, false};
+    struct capture c;
+    capture_start(&c, STDOUT_FILENO);
+    rb_cli_usage(&spec);
+    char *out = capture_stop(&c);
+    assert_non_null(strstr(out, "MTU (default: 9000)\n"));   /* not 9KB, which reads like 9k = 9216 */
+    assert_non_null(strstr(out, "chunk (default: 128KiB)\n"));
+    assert_non_null(strstr(out, "timed iterations (if not given: 1000 up to 8 KiB)\n"));
+    assert_null(strstr(out, "8 KiB) (default"));
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -806,6 +829,7 @@ int main(void)
         cmocka_unit_test(test_redaction),
         cmocka_unit_test(test_config_round_trip),
         cmocka_unit_test(test_help),
+        cmocka_unit_test(test_help_defaults),
         cmocka_unit_test(test_strdup_and_ownership),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -396,7 +396,7 @@ static void test_busbw(void **state)
 static void test_table_format(void **state)
 {
     (void)state;
-    char buf[512];
+    char buf[1024];
     rb_coll_table_row_start(buf, sizeof buf, 1048576, 262144, "float", "sum", -1);
     assert_string_equal(buf, "      1048576        262144     float     sum      -1");
     rb_coll_table_half(buf, sizeof buf, 123.456, 8.5, 12.75, 0);
@@ -408,9 +408,38 @@ static void test_table_format(void **state)
     assert_non_null(strstr(buf, "# Avg bus bandwidth    : 1.5"));
     rb_coll_table_footer(buf, sizeof buf, 0, 0);
     assert_non_null(strstr(buf, "# Out of bounds values : 0 OK\n"));
-    rb_coll_table_header_str(buf, sizeof buf);
+    assert_true(rb_coll_table_header_str(buf, sizeof buf, false, false, false) > 0);
     assert_non_null(strstr(buf, "out-of-place"));
     assert_non_null(strstr(buf, "#wrong"));
+    assert_null(strstr(buf, "cputime"));
+    /* Every header line is as wide as a row: 53 + 37 per half (+ 42 with -I) + 21 with -S. */
+    assert_true(rb_coll_table_header_str(buf, sizeof buf, true, true, true) > 0);
+    char *second = strchr(buf, '\n') + 1, *third = strchr(second, '\n') + 1;
+    assert_int_equal(third - second - 1, 53 + 2 * 79 + 21);
+    assert_int_equal(strchr(third, '\n') - third, 53 + 2 * 79 + 21);
+    assert_non_null(strstr(second, "    cputime    algbw    busbw  #wrong      i_min      i_max      i_p99    i_cv%"));
+    assert_non_null(strstr(second, "            timestamp\n"));
+    assert_non_null(strstr(third, "  %Y-%m-%d %H:%M:%S\n"));
+    assert_non_null(strstr(buf, "out-of-place (+ per-iteration)"));
+    assert_int_equal(rb_coll_table_header_str(buf, 100, false, false, false), -ENOSPC);
+}
+
+/* -I: nccl-tests' computeIterStats on known times. */
+static void test_iter_stats(void **state)
+{
+    (void)state;
+    const double t[] = {4, 1, 3, 2, 10, 5, 6, 7, 8, 9}; /* 1..10 */
+    struct rb_coll_iter_stats s;
+    rb_coll_iter_stats(t, 10, &s);
+    assert_true(s.have);
+    assert_true(s.min_us == 1 && s.max_us == 10 && s.avg_us == 5.5);
+    assert_true(s.p50_us == 6);            /* sorted[n / 2] */
+    assert_true(s.p95_us == 10 && s.p99_us == 10); /* index min(n-1, ceil(n*p/100)-1) = 9 */
+    assert_true(fabs(s.stdev_us - sqrt(8.25)) < 1e-12); /* population: sum((i-5.5)^2)/10 */
+    assert_true(fabs(s.cv_pct - sqrt(8.25) / 5.5 * 100) < 1e-9);
+    const double one = 3;
+    rb_coll_iter_stats(&one, 1, &s);
+    assert_true(s.min_us == 3 && s.p99_us == 3 && s.stdev_us == 0 && s.cv_pct == 0);
 }
 
 int main(void)
@@ -424,7 +453,7 @@ int main(void)
         cmocka_unit_test(test_broadcast),      cmocka_unit_test(test_reduce),
         cmocka_unit_test(test_alltoall),       cmocka_unit_test(test_sendrecv),
         cmocka_unit_test(test_counts),         cmocka_unit_test(test_busbw),
-        cmocka_unit_test(test_table_format),
+        cmocka_unit_test(test_table_format),   cmocka_unit_test(test_iter_stats),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
