@@ -8,7 +8,8 @@
 # no Recommends: deps.sh installs with --no-install-recommends), or be part of the minimal base system (Essential
 # or Priority required) or of what the README asks for first (make, git, ca-certificates). A word that names a
 # tool but is prose in one file is excused for that file only (PROSE below), so a real use elsewhere is still
-# checked. Limits: a tool installed nowhere on this machine is not seen (its own test fails here instead), and
+# checked. Python code fed to python3 through a here-document is skipped. Limits: a tool installed nowhere on
+# this machine is not seen (its own test fails here instead), and
 # words found only under /usr/local are not checked (no Debian package installs those).
 set -euo pipefail
 # shellcheck source=tests/lib.sh
@@ -68,7 +69,15 @@ def exe_in(dirs, word):
 uses = {}  # executable path -> ["file:line", ...]
 for f in files:
     rel = os.path.relpath(f, root)
+    embedded = None  # the closing word of a here-document that feeds Python code: its words are not commands
     for n, line in enumerate(open(f, errors='replace'), 1):
+        if embedded:
+            if line.strip() == embedded:
+                embedded = None
+            continue
+        m = re.search(r"python3?\b.*<<-?\s*['\"]?(\w+)", line)
+        if m:
+            embedded = m.group(1)
         code = re.sub(r'(^|\s)#.*', '', line)
         for m in abs_re.finditer(code):
             p = m.group(1)
