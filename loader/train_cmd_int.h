@@ -34,6 +34,7 @@ struct train_args {
     const char *cache_header;
     uint64_t timeout_ns, max_redirects;
     double max_error_pct;
+    int engine;                /* enum rb_engine_kind of the reads: auto|curl|native */
 
     /* Resolved from the options and the preset. */
     const struct rb_train_preset *preset;
