@@ -639,7 +639,7 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
          NULL},
         {"provider", 0, RB_OPT_STR, &a.tgt.provider, "NAME", "AIStore bucket provider: ais (default), aws, gcp, azure", NULL},
         {"engine", 0, RB_OPT_CHOICE, &a.engine, "E",
-         "request engine: native (own epoll loop; plain http:// GET of whole objects) or curl (everything); "
+         "request engine: native (own epoll loop; plain http:// GET of whole objects, PUT) or curl (everything); "
          "auto: native where it applies",
          "auto|curl|native"},
         {"log-requests", 0, RB_OPT_STR, &a.log_requests, "FILE", "append one CSV line per request to FILE", NULL},

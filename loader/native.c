@@ -1,4 +1,4 @@
-/* The native engine: plain http:// GETs on our own keep-alive sockets, one epoll loop per worker, http_parser (wrk's design). */
+/* The native engine: plain http:// GETs and PUTs on our own keep-alive sockets, one epoll loop per worker, http_parser (wrk's design). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -22,7 +22,7 @@
 #include "worker_int.h"
 
 #define IDLE_POLL_NS (100 * RB_NS_PER_MS)
-#define REQ_HEAD_MAX 1400      /* "GET <base>/" and " HTTP/1.1\r\nHost: ...\r\n\r\n" */
+#define REQ_HEAD_MAX 1400      /* "GET <base>/" and " HTTP/1.1\r\nHost: ...\r\n\r\n" (PUT: and the length) */
 #define REQ_NAME_MAX (3 * 1024 + 1)
 #define HDR_MAX 128            /* captured header name and value (cache-status counting) */
 
@@ -49,8 +49,21 @@ struct nconn {
     char hname[HDR_MAX], hval[HDR_MAX];
 };
 
+/*
+ * What differs between GET and PUT, chosen once per worker: the method, the
+ * head's last lines, and what a request readies before it goes out. A PUT's
+ * body follows its head from the payload (r.put_pos of r.put_size); a GET
+ * has none (put_size 0), so sending needs no branch on the op.
+ */
+struct nop {
+    const char *method, *tail_end; /* tail_end closes the head after "Host: ..." */
+    /* Writes the rest of the head at p (PUT: the body's length) and readies r; returns the head's new end. */
+    char *(*ready)(const struct rb_load_opts *o, struct req *r, char *p, const char *name, uint64_t size);
+};
+
 /* A worker's native state; endpoints are resolved once, request heads built once per connection. */
 struct rb_native {
+    const struct nop *op;
     struct nconn *c;
     char *rbuf;                /* the read buffer (rbuf_bytes): a response is parsed as it arrives, nothing keeps it */
     size_t rbuf_bytes;
@@ -69,8 +82,8 @@ bool rb_engine_native_fits(const struct rb_load_opts *o, const char **why)
     const char *w = NULL;
     if (strcmp(rb_target_scheme(o->target), "http") != 0)
         w = "plain http:// targets only (s3, ais and https go through libcurl)";
-    else if (o->op != RB_LOAD_GET)
-        w = "GET only (put, delete and stat go through libcurl)";
+    else if (o->op != RB_LOAD_GET && o->op != RB_LOAD_PUT)
+        w = "GET and PUT only (delete and stat go through libcurl)";
     else if (o->range_len || o->random_range_len)
         w = "whole objects only (--range and --random-range go through libcurl)";
     if (why)
@@ -236,17 +249,39 @@ static bool retry_stale(struct worker *w, struct nconn *c)
     if (conn_open(w, c) != 0)
         return false;
     c->woff = 0;
+    c->r.put_pos = 0;
     if (!c->connecting)
         conn_send(w, c);
     return true;
 }
 
+/* What is left to send of c's request (head, then a PUT's body made from the payload), and where it is. */
+static size_t pending(struct rb_native *n, struct nconn *c, const char **at)
+{
+    if (c->woff < c->wlen) {
+        *at = c->wbuf + c->woff;
+        return c->wlen - c->woff;
+    }
+    uint64_t left = c->r.put_size - c->r.put_pos;
+    size_t len = left < n->rbuf_bytes ? (size_t)left : n->rbuf_bytes;
+    if (len)
+        rb_payload_fill(c->r.key, c->r.put_pos, n->rbuf, len); /* a short send makes the rest again: it is seekable */
+    *at = n->rbuf;
+    return len;
+}
+
 static void conn_send(struct worker *w, struct nconn *c)
 {
-    while (c->woff < c->wlen) {
-        ssize_t k = send(c->fd, c->wbuf + c->woff, c->wlen - c->woff, MSG_NOSIGNAL);
+    const char *at;
+    size_t len;
+    while ((len = pending(w->nat, c, &at)) > 0) {
+        bool head = c->woff < c->wlen;
+        ssize_t k = send(c->fd, at, len, MSG_NOSIGNAL | (head && c->r.put_size ? MSG_MORE : 0));
         if (k > 0) {
-            c->woff += (size_t)k;
+            if (head)
+                c->woff += (size_t)k;
+            else
+                c->r.put_pos += (uint64_t)k;
             continue;
         }
         if (k < 0 && errno == EAGAIN)
@@ -295,7 +330,8 @@ static void conn_read(struct worker *w, struct nconn *c, uint32_t ev)
         }
         if (!c->got_bytes) {
             c->got_bytes = true;
-            c->ttfb_ns = rb_clock_ns() - c->r.start_ns;
+            c->r.response_ns = rb_clock_ns(); /* a PUT's time to first byte (its op row says so) */
+            c->ttfb_ns = c->r.response_ns - c->r.start_ns;
         }
         size_t used = http_parser_execute(&c->p, &n->settings, n->rbuf, (size_t)k);
         if (c->complete) {
@@ -335,9 +371,12 @@ static void on_event(struct worker *w, struct nconn *c, uint32_t ev)
         }
         c->connecting = false;
     }
-    if (c->woff < c->wlen) {
+    if (c->woff < c->wlen || c->r.put_pos < c->r.put_size) {
         conn_send(w, c);
-        return; /* the response comes after the request is out */
+        /* Out now: read once, as a server may have answered early (an error) on an edge spent while sending. */
+        if (c->busy && c->fd >= 0 && !c->connecting && c->woff >= c->wlen && c->r.put_pos >= c->r.put_size)
+            conn_read(w, c, ev);
+        return;
     }
     if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP))
         conn_read(w, c, ev);
@@ -345,7 +384,29 @@ static void on_event(struct worker *w, struct nconn *c, uint32_t ev)
 
 /* ---- requests and the loop ---- */
 
-/* Starts a GET of name on a free connection: the request bytes are the connection's prefix, the escaped name, its tail. */
+static char *get_ready(const struct rb_load_opts *o, struct req *r, char *p, const char *name, uint64_t size)
+{
+    r->key = o->verify ? rb_payload_key(o->seed, name) : 0;
+    r->size = r->expect_len = size; /* whole objects: a known size is the length a verified GET must get */
+    r->put_size = r->put_pos = 0;
+    return p;
+}
+
+/* The head ends with the body's length; the body is the seeded payload, made as it goes out. */
+static char *put_ready(const struct rb_load_opts *o, struct req *r, char *p, const char *name, uint64_t size)
+{
+    r->key = rb_payload_key(o->seed, name);
+    r->size = r->put_size = size;
+    r->put_pos = r->expect_len = 0;
+    p += snprintf(p, 24, "%" PRIu64, size);
+    memcpy(p, "\r\n\r\n", 4);
+    return p + 4;
+}
+
+static const struct nop get_op = {"GET", "Accept: */*\r\n\r\n", get_ready};
+static const struct nop put_op = {"PUT", "Content-Length: ", put_ready};
+
+/* Starts a GET or PUT of name on a free connection: the request head is the connection's prefix, the escaped name, its tail (and a PUT's length). */
 static int issue(struct worker *w, const char *name, uint64_t size, uint64_t intended_ns)
 {
     struct rb_native *n = w->nat;
@@ -357,9 +418,10 @@ static int issue(struct worker *w, const char *name, uint64_t size, uint64_t int
         w->nfree++;
         return -ENAMETOOLONG;
     }
-    size_t nl = strlen(p);
-    memcpy(p + nl, n->tail[c->ep], n->tail_len[c->ep]);
-    c->wlen = n->prefix_len + nl + n->tail_len[c->ep];
+    p += strlen(p);
+    memcpy(p, n->tail[c->ep], n->tail_len[c->ep]);
+    p = n->op->ready(o, r, p + n->tail_len[c->ep], name, size);
+    c->wlen = (size_t)(p - c->wbuf);
     c->woff = 0;
     /* The name may live in the worker's one buffer: the request keeps its own copy for the completion's logs. */
     size_t len = strnlen(name, RB_OBJSET_NAME_MAX);
@@ -371,8 +433,7 @@ static int issue(struct worker *w, const char *name, uint64_t size, uint64_t int
     r->cache = RB_LX_CACHE_ABSENT;
     r->cache_pos = UINT_MAX;
     r->errbody.len = 0; /* ebuf is written by every finish that reports an error */
-    r->key = o->verify ? rb_payload_key(o->seed, name) : 0;
-    r->size = r->expect_len = size; /* whole objects: a known size is the length a verified GET must get */
+    r->response_ns = 0;
     http_parser_init(&c->p, HTTP_RESPONSE);
     c->p.data = c;
     c->got_bytes = c->headers_done = c->complete = c->in_value = false;
@@ -507,7 +568,8 @@ int rb_native_new(struct worker *w, size_t ep0)
     if (!n)
         return -ENOMEM;
     w->nat = n;
-    int k = snprintf(n->prefix, sizeof n->prefix, "GET %s/", t->base_path);
+    n->op = o->op == RB_LOAD_PUT ? &put_op : &get_op;
+    int k = snprintf(n->prefix, sizeof n->prefix, "%s %s/", n->op->method, t->base_path);
     if (k < 0 || (size_t)k >= sizeof n->prefix)
         return -ENAMETOOLONG;
     n->prefix_len = (size_t)k;
@@ -515,7 +577,7 @@ int rb_native_new(struct worker *w, size_t ep0)
     for (size_t e = 0; e < neps; e++) {
         char hp[600];
         resolve(t->endpoints[e], &n->addr[e], &n->alen[e], hp, sizeof hp);
-        k = snprintf(n->tail[e], sizeof n->tail[e], " HTTP/1.1\r\nHost: %s\r\nAccept: */*\r\n\r\n", hp);
+        k = snprintf(n->tail[e], sizeof n->tail[e], " HTTP/1.1\r\nHost: %s\r\n%s", hp, n->op->tail_end);
         if (k < 0 || (size_t)k >= sizeof n->tail[e])
             return -ENAMETOOLONG;
         n->tail_len[e] = (size_t)k;
@@ -528,7 +590,7 @@ int rb_native_new(struct worker *w, size_t ep0)
      * 16 MiB of them).
      */
     n->rbuf_bytes = 256u << 10;
-    size_t wbuf_bytes = n->prefix_len + REQ_NAME_MAX + REQ_HEAD_MAX;
+    size_t wbuf_bytes = n->prefix_len + REQ_NAME_MAX + REQ_HEAD_MAX + 32; /* 32: a PUT's length and blank line */
     n->c = calloc(w->nreq, sizeof *n->c);
     n->rbuf = malloc(n->rbuf_bytes);
     n->slab = malloc(w->nreq * wbuf_bytes);
@@ -538,7 +600,7 @@ int rb_native_new(struct worker *w, size_t ep0)
         struct nconn *c = &n->c[i];
         c->fd = -1;
         c->ep = (unsigned)((ep0 + i) % neps);
-        c->verify = o->verify;
+        c->verify = o->verify && o->op == RB_LOAD_GET; /* a PUT's response body is not the payload */
         c->wbuf = n->slab + (size_t)i * wbuf_bytes;
         memcpy(c->wbuf, n->prefix, n->prefix_len);
         c->r.w = w;

@@ -373,7 +373,7 @@ int rb_load_train_main(int argc, char **argv)
         {"verify", 0, RB_OPT_FLAG, &a.verify, NULL, "compare every byte read with the seeded payload (class checksum)",
          NULL},
         {"seed", 0, RB_OPT_U64, &a.seed, "N", "seed of permutations, payloads, sizes and compute times", NULL},
-        {"engine", 0, RB_OPT_CHOICE, &a.engine, "E", "request engine of the reads, as for load get (--populate: curl)",
+        {"engine", 0, RB_OPT_CHOICE, &a.engine, "E", "request engine of the reads and --populate's PUTs, as for load get",
          "auto|curl|native"},
         {"endpoint", 0, RB_OPT_STRS, &a.tgt.endpoints, "URL",
          "S3/AIStore endpoint http[s]://HOST[:PORT]; repeatable, used round-robin per connection", NULL},

@@ -597,7 +597,6 @@ int rb_train_populate(struct run *R, cJSON **record)
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
     struct rb_load_opts o = R->fetch;
     o.op = RB_LOAD_PUT;
-    o.engine = RB_ENGINE_CURL; /* the native engine reads only */
     o.objects = &mine;
     o.threads = R->nloaders;
     o.pattern = RB_PATTERN_SEQUENTIAL;

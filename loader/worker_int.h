@@ -266,7 +266,7 @@ void rb_worker_wake(struct worker *w);
 /* Writes out w's buffered --log-requests lines. */
 void rb_worker_flush_log(struct worker *w);
 
-/* ---- native.c: plain http:// GET on our own connections (see native.c) ---- */
+/* ---- native.c: plain http:// GET and PUT on our own connections (see native.c) ---- */
 
 /* Sets up w's native connections (ep0: the endpoint of slot 0, as the curl slots). Returns 0 or -errno. */
 int rb_native_new(struct worker *w, size_t ep0);

@@ -104,7 +104,7 @@ ok "tier: the table explains the cold epoch, not the warm one"
 
 # 3. --populate (WebDAV PUT, sizes from --sample-size MEAN/STDEV), then verified epochs of sharded objects
 #    (3 samples per object, read whole once): every object once per epoch, bytes equal to what is on disk.
-#    The reads through the native engine (--populate's PUTs go through libcurl), then through libcurl below.
+#    PUTs and reads through the native engine, then reads through libcurl below.
 "$RB" load train "$URL/dav/set" --objects 24 --populate --sample-size 3k/512 --samples-per-object 3 --batch-size 4 \
     --compute-time 10ms --verify --seed 9 --epochs 2 --engine native --out "$T/pop" --quiet >/dev/null 2>&1
 disk=$(find "$W/dav/set" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
