@@ -674,36 +674,56 @@ static int agree_status(struct rb_harness *h, int status, char *why, size_t len)
     return worst;
 }
 
-/* This process's peak resident set (VmHWM), in bytes; 0 when /proc cannot tell. */
-static uint64_t rss_max_bytes(void)
+/* A "NNN kB" field of a /proc file, in bytes; 0 when /proc cannot tell. */
+static uint64_t proc_kib_field(const char *path, const char *key)
 {
     char buf[64];
-    read_proc_field("/proc/self/status", "VmHWM", buf, sizeof buf);
-    return (uint64_t)strtoull(buf, NULL, 10) * 1024; /* "123456 kB" */
+    read_proc_field(path, key, buf, sizeof buf);
+    return (uint64_t)strtoull(buf, NULL, 10) * 1024;
+}
+
+/* Adds a number to result.json's host i when it has none of that name. */
+static void host_number(struct rb_harness *h, int i, const char *key, const cJSON *num)
+{
+    cJSON *it = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(h->result.root, "hosts"), i);
+    if (it && num && !cJSON_GetObjectItemCaseSensitive(it, key))
+        cJSON_AddNumberToObject(it, key, cJSON_GetNumberValue(num));
 }
 
 /*
- * Adds rss_max_bytes to each host of result.json's "hosts": the largest
- * peak resident set (VmHWM, read now, at the end) of the host's ranks.
- * Collective.
+ * Adds two memory figures to each host of result.json's "hosts", both read
+ * now, at the end: rss_max_bytes, the largest peak resident set (VmHWM) of
+ * the host's ranks, and pss_bytes, the sum of the ranks' proportional set
+ * sizes (Pss of /proc/self/smaps_rollup). A page the ranks share (MPI-3
+ * shared memory, say an object listing held once per host) counts in full
+ * in every rank's RSS but once in the sum of their Pss, so pss_bytes is
+ * the host's memory and shows whether ranks share or copy. Collective.
  */
 static void record_rss(struct rb_harness *h)
 {
-    uint64_t mine = rss_max_bytes(), host = mine;
-    if (h->mpi)
-        RB_MPI_CHECK(MPI_Allreduce(&mine, &host, 1, MPI_UINT64_T, MPI_MAX, h->node_comm));
-    /* One number per host, from its first rank: gathered in the order of "hosts" (host index). */
-    cJSON *num = h->local_rank == 0 ? cJSON_CreateNumber((double)host) : NULL;
-    cJSON *all = rb_harness_gather_json(h, num);
-    cJSON_Delete(num);
-    if (h->rank == 0 && h->result.root) {
-        cJSON *hosts = cJSON_GetObjectItemCaseSensitive(h->result.root, "hosts");
-        for (int i = 0; i < cJSON_GetArraySize(all); i++) {
-            cJSON *it = cJSON_GetArrayItem(hosts, i);
-            if (it && !cJSON_GetObjectItemCaseSensitive(it, "rss_max_bytes"))
-                cJSON_AddNumberToObject(it, "rss_max_bytes", cJSON_GetNumberValue(cJSON_GetArrayItem(all, i)));
-        }
+    uint64_t mine[2] = {proc_kib_field("/proc/self/status", "VmHWM"),
+                        proc_kib_field("/proc/self/smaps_rollup", "Pss")}, host[2] = {mine[0], mine[1]};
+    if (h->mpi) {
+        RB_MPI_CHECK(MPI_Allreduce(&mine[0], &host[0], 1, MPI_UINT64_T, MPI_MAX, h->node_comm));
+        RB_MPI_CHECK(MPI_Allreduce(&mine[1], &host[1], 1, MPI_UINT64_T, MPI_SUM, h->node_comm));
     }
+    /* One pair per host, from its first rank: gathered in the order of "hosts" (host index). */
+    cJSON *pair = NULL;
+    if (h->local_rank == 0) {
+        pair = cJSON_CreateArray();
+        cJSON_AddItemToArray(pair, cJSON_CreateNumber((double)host[0]));
+        /* Pss unknown (no smaps_rollup): absent, not 0. */
+        cJSON_AddItemToArray(pair, host[1] ? cJSON_CreateNumber((double)host[1]) : cJSON_CreateNull());
+    }
+    cJSON *all = rb_harness_gather_json(h, pair);
+    cJSON_Delete(pair);
+    if (h->rank == 0 && h->result.root)
+        for (int i = 0; i < cJSON_GetArraySize(all); i++) {
+            const cJSON *p = cJSON_GetArrayItem(all, i);
+            host_number(h, i, "rss_max_bytes", cJSON_GetArrayItem(p, 0));
+            if (cJSON_IsNumber(cJSON_GetArrayItem(p, 1)))
+                host_number(h, i, "pss_bytes", cJSON_GetArrayItem(p, 1));
+        }
     cJSON_Delete(all);
 }
 

@@ -58,7 +58,7 @@ enum rb_load_pattern { RB_PATTERN_RANDOM, RB_PATTERN_SEQUENTIAL, RB_PATTERN_EPOC
 
 /*
  * Which engine carries the requests: libcurl (every target and op), or the
- * native one (plain http:// GET of whole objects on our own epoll loop).
+ * native one (plain http:// GET of whole objects and PUT on our own epoll loop).
  * AUTO takes native where it applies. Chosen once per engine, never per request.
  */
 enum rb_engine_kind { RB_ENGINE_AUTO, RB_ENGINE_CURL, RB_ENGINE_NATIVE };
@@ -92,8 +92,8 @@ struct rb_load_opts {
 };
 
 /*
- * Whether the native engine can run o: an http:// target, GET, whole
- * objects (no --range or --random-range). When it cannot, *why (if not
+ * Whether the native engine can run o: an http:// target, GET of whole
+ * objects (no --range or --random-range) or PUT. When it cannot, *why (if not
  * NULL) gets a static phrase naming what is missing. Pure; thread-safe.
  */
 bool rb_engine_native_fits(const struct rb_load_opts *o, const char **why);

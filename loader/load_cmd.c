@@ -215,10 +215,13 @@ static int build_local(struct rb_harness *h, uint64_t count, const char *filelis
         *total = count;
         return 0;
     }
-    int bad = rb_objset_from_file(set, filelist, whole ? 0 : h->rank, whole ? 1 : h->size, total, err,
-                                  sizeof err) != 0, any = bad;
+    /* Whole: rank 0 alone reads the file (rb_objset_share hands it on); else every rank keeps its own lines. */
+    int bad = whole && h->rank != 0 ? 0 : rb_objset_from_file(set, filelist, whole ? 0 : h->rank, whole ? 1 : h->size,
+                                                                total, err, sizeof err) != 0, any = bad;
     if (h->mpi)
         RB_MPI_CHECK(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, h->comm));
+    if (h->mpi && whole)
+        RB_MPI_CHECK(MPI_Bcast(total, 1, MPI_UINT64_T, 0, h->comm));
     if (any) {
         if (h->rank == 0)
             rb_error("%s", err[0] ? err : "--filelist: cannot be read on every rank");
@@ -257,7 +260,9 @@ int rb_load_build_objects(struct rb_harness *h, const struct rb_target *t, uint6
     if (status)
         return status;
     *total = set->n;
-    if (h->mpi && (whole ? rb_objset_bcast(set, 0, h->comm) : rb_objset_scatter(set, 0, h->comm, total)) != 0)
+    if (h->mpi && whole)
+        RB_MPI_CHECK(MPI_Bcast(total, 1, MPI_UINT64_T, 0, h->comm));
+    else if (h->mpi && rb_objset_scatter(set, 0, h->comm, total) != 0)
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "cannot share the object listing between ranks");
     if (h->rank == 0)
         rb_info("%s: listed %" PRIu64 " objects under \"%s\"", rb_target_name(t), *total, prefix);
@@ -634,7 +639,7 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
          NULL},
         {"provider", 0, RB_OPT_STR, &a.tgt.provider, "NAME", "AIStore bucket provider: ais, aws, gcp, azure (if not given: ais)", NULL},
         {"engine", 0, RB_OPT_CHOICE, &a.engine, "E",
-         "request engine: native (own epoll loop; plain http:// GET of whole objects) or curl (everything); "
+         "request engine: native (own epoll loop; plain http:// GET of whole objects, PUT) or curl (everything); "
          "auto: native where it applies",
          "auto|curl|native"},
         {"log-requests", 0, RB_OPT_STR, &a.log_requests, "FILE", "append one CSV line per request to FILE", NULL},

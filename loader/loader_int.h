@@ -42,8 +42,9 @@ int rb_load_target_probe(const struct rb_target *t, uint64_t timeout_ns);
 /*
  * Builds the object set (collective): count generated names
  * "<prefix><index>" (O(1) memory), the names in filelist, or (count == 0
- * and no filelist) rank 0's listing of t under prefix. With whole, every
- * rank gets all of them (the listing broadcast); otherwise only its share
+ * and no filelist) rank 0's listing of t under prefix. With whole, a
+ * generated set is every rank's, a listed one (file or listing) rank 0's
+ * alone, the others' left empty for rb_objset_share; otherwise only its share
  * (i % size == rank), which is all it ever stores: a generated share, the
  * file's lines read by every rank keeping its own, the listing scattered
  * by rank 0. *total gets the number of objects of all ranks. An empty set

@@ -50,7 +50,7 @@ static int reserve(struct rb_objset *s, uint64_t len)
 
 int rb_objset_add(struct rb_objset *s, const char *name, uint64_t size_bytes)
 {
-    if (s->prefix)
+    if (s->prefix || s->shared)
         return -EINVAL;
     size_t len = strlen(name);
     if (len > RB_OBJSET_NAME_MAX)
@@ -124,6 +124,8 @@ uint64_t rb_objset_size(const struct rb_objset *s, uint64_t i)
 
 int rb_objset_set_size(struct rb_objset *s, uint64_t i, uint64_t size_bytes)
 {
+    if (s->shared)
+        return -EPERM;
     if (!s->sizes) {
         s->sizes = calloc(s->n ? s->n : 1, sizeof *s->sizes);
         if (!s->sizes)
@@ -251,6 +253,11 @@ void rb_objset_free(struct rb_objset *s)
 {
     if (!s)
         return;
+    if (s->shared) {
+        rb_objset_unshare(s);
+        memset(s, 0, sizeof *s);
+        return;
+    }
     free(s->prefix);
     free(s->arena);
     free(s->rel_off);

@@ -1,4 +1,4 @@
-/* Object sets between ranks: a listing made on one rank, copied whole or scattered in shares, arena as it is. */
+/* Object sets between ranks: a listing made on one rank, held once per host in shared memory or scattered in shares. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,10 +24,15 @@ static int move_bytes(void *buf, uint64_t len, int root, int peer, bool sending,
     return 0;
 }
 
+static uint64_t blocks(uint64_t n)
+{
+    return (n + (1ull << RB_OBJSET_BLOCK_SHIFT) - 1) >> RB_OBJSET_BLOCK_SHIFT;
+}
+
 /* The arrays of a listed set, in the order they travel. */
 static int move_set(struct rb_objset *s, int root, int peer, bool sending, MPI_Comm comm)
 {
-    uint64_t nblk = (s->n + (1ull << RB_OBJSET_BLOCK_SHIFT) - 1) >> RB_OBJSET_BLOCK_SHIFT;
+    uint64_t nblk = blocks(s->n);
     int rc = move_bytes(s->arena, s->arena_len, root, peer, sending, comm);
     if (!rc)
         rc = move_bytes(s->rel_off, s->n * sizeof *s->rel_off, root, peer, sending, comm);
@@ -41,7 +46,7 @@ static int move_set(struct rb_objset *s, int root, int peer, bool sending, MPI_C
 /* Allocates an empty listed set's arrays for n objects and len arena bytes. Returns 0 or -ENOMEM. */
 static int alloc_set(struct rb_objset *s, uint64_t n, uint64_t len, uint64_t common)
 {
-    uint64_t nblk = (n + (1ull << RB_OBJSET_BLOCK_SHIFT) - 1) >> RB_OBJSET_BLOCK_SHIFT;
+    uint64_t nblk = blocks(n);
     s->arena = malloc(len ? len : 1);
     s->rel_off = malloc(n ? n * sizeof *s->rel_off : 1);
     s->block_off = malloc(nblk ? nblk * sizeof *s->block_off : 1);
@@ -65,20 +70,99 @@ static bool any_bad(bool bad, MPI_Comm comm)
     return any != 0;
 }
 
-int rb_objset_bcast(struct rb_objset *s, int root, MPI_Comm comm)
+uint64_t rb_objset_stored_bytes(const struct rb_objset *s)
 {
-    int rank, size;
-    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &size) != MPI_SUCCESS)
-        return -EIO;
-    if (size == 1)
+    if (rb_objset_generated(s))
         return 0;
-    uint64_t hdr[3] = {s->n, s->arena_len, s->size_bytes};
-    if (MPI_Bcast(hdr, 3, MPI_UINT64_T, root, comm) != MPI_SUCCESS)
+    return s->arena_len + s->n * (sizeof *s->rel_off + sizeof *s->sizes) + blocks(s->n) * sizeof *s->block_off;
+}
+
+/* Points v's arrays into a window of rb_objset_stored_bytes at base: 8-byte arrays first, the names last. */
+static void window_view(struct rb_objset *v, char *base, uint64_t n, uint64_t arena_len)
+{
+    v->n = v->cap = n;
+    v->arena_len = v->arena_cap = arena_len;
+    v->sizes = (uint64_t *)base;
+    v->block_off = v->sizes + n;
+    v->rel_off = (uint32_t *)(v->block_off + blocks(n));
+    v->arena = (char *)(v->rel_off + n);
+}
+
+/* Rank 0: its private set into the window view v, each array freed once copied (a lower peak than two whole copies). */
+static void copy_in(struct rb_objset *v, struct rb_objset *s)
+{
+    memcpy(v->sizes, s->sizes, s->n * sizeof *s->sizes);
+    free(s->sizes);
+    s->sizes = NULL;
+    memcpy(v->rel_off, s->rel_off, s->n * sizeof *s->rel_off);
+    free(s->rel_off);
+    s->rel_off = NULL;
+    memcpy(v->block_off, s->block_off, blocks(s->n) * sizeof *s->block_off);
+    memcpy(v->arena, s->arena, s->arena_len);
+    rb_objset_free(s);
+}
+
+/* The host's ranks (node) and, on each host's first rank, the hosts' first ranks (leaders; else MPI_COMM_NULL). */
+static int host_comms(MPI_Comm comm, MPI_Comm *node, MPI_Comm *leaders)
+{
+    int rank, nrank;
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS ||
+        MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, node) != MPI_SUCCESS)
         return -EIO;
-    bool bad = rank != root && alloc_set(s, hdr[0], hdr[1], hdr[2]) != 0;
-    if (any_bad(bad, comm))
+    /* Keyed by rank: comm's rank 0 is rank 0 of its host and of the leaders. */
+    if (MPI_Comm_rank(*node, &nrank) != MPI_SUCCESS ||
+        MPI_Comm_split(comm, nrank == 0 ? 0 : MPI_UNDEFINED, rank, leaders) != MPI_SUCCESS)
+        return -EIO;
+    return 0;
+}
+
+int rb_objset_share(struct rb_objset *s, MPI_Comm comm)
+{
+    int rank;
+    MPI_Comm node = MPI_COMM_NULL, leaders = MPI_COMM_NULL;
+    uint64_t hdr[3] = {s->n, s->arena_len, s->size_bytes};
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Bcast(hdr, 3, MPI_UINT64_T, 0, comm) != MPI_SUCCESS)
+        return -EIO;
+    int rc = host_comms(comm, &node, &leaders);
+    if (any_bad(rc != 0, comm))
+        return -EIO;
+    struct rb_objset v = {.size_bytes = hdr[2], .shared = true};
+    uint64_t bytes = hdr[1] + hdr[0] * (sizeof *v.rel_off + sizeof *v.sizes) + blocks(hdr[0]) * sizeof *v.block_off;
+    char *base = NULL;
+    MPI_Aint got;
+    int unit;
+    /* The window's errors return here (a window's default handler aborts the job). */
+    MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN);
+    rc = MPI_Win_allocate_shared(leaders != MPI_COMM_NULL ? (MPI_Aint)bytes + 8 : 0, 8, MPI_INFO_NULL, node, &base,
+                                 &v.win);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Win_shared_query(v.win, 0, &got, &unit, &base);
+    if (any_bad(rc != MPI_SUCCESS, comm)) {
+        MPI_Comm_free(&node);
+        if (leaders != MPI_COMM_NULL)
+            MPI_Comm_free(&leaders);
         return -ENOMEM;
-    return any_bad(move_set(s, root, -1, rank == root, comm) != 0, comm) ? -EIO : 0;
+    }
+    window_view(&v, base, hdr[0], hdr[1]);
+    MPI_Win_fence(0, v.win);
+    if (rank == 0)
+        copy_in(&v, s);
+    rc = leaders != MPI_COMM_NULL ? move_set(&v, 0, -1, rank == 0, leaders) : 0;
+    MPI_Win_fence(0, v.win); /* the host's first rank has written it: the others may read */
+    MPI_Comm_free(&node);
+    if (leaders != MPI_COMM_NULL)
+        MPI_Comm_free(&leaders);
+    *s = v;
+    return any_bad(rc != 0, comm) ? -EIO : 0;
+}
+
+void rb_objset_unshare(struct rb_objset *s)
+{
+    int done = 0;
+    MPI_Finalized(&done);
+    if (s->shared && !done)
+        MPI_Win_free(&s->win);
+    s->shared = false;
 }
 
 /* Root: the objects and arena bytes of every rank's share, into n[size] and len[size]. */

@@ -29,6 +29,8 @@
  * - listed (prefix == NULL): names stored once, NUL-terminated, back to back
  *   in one arena; element i starts at block_off[i >> 16] + rel_off[i], with
  *   its size in sizes[i] (0 = unknown): name length + 13 bytes per object.
+ *   A listed set may be shared (rb_objset_share): its arrays then live in
+ *   one MPI-3 shared-memory window per host, written once, read by all.
  * Read it through rb_objset_name and rb_objset_size, never the fields.
  */
 struct rb_objset {
@@ -47,6 +49,8 @@ struct rb_objset {
     /* both */
     uint64_t *sizes;            /* owned; n entries (0 = unknown), or NULL: none of their own */
     uint64_t size_bytes;        /* objects without a size of their own; 0 = unknown */
+    bool shared;                /* the listed arrays are in win, not owned (rb_objset_share) */
+    MPI_Win win;
 };
 
 /* Appends one object to a listed set (name copied into the arena). Returns 0, -ENAMETOOLONG above RB_OBJSET_NAME_MAX bytes, -EINVAL on a generated set, or -ENOMEM. */
@@ -73,7 +77,8 @@ uint64_t rb_objset_size(const struct rb_objset *s, uint64_t i);
 /*
  * Sets element i's own size (i < s->n). A generated set gets its sizes
  * array (8 bytes per object) at the first call: use rb_objset_set_common_size
- * where every object has one size. Returns 0 or -ENOMEM. Not thread-safe.
+ * where every object has one size. Returns 0, -ENOMEM, or -EPERM on a
+ * shared set (read-only). Not thread-safe.
  */
 int rb_objset_set_size(struct rb_objset *s, uint64_t i, uint64_t size_bytes);
 
@@ -106,13 +111,25 @@ int rb_objset_partition(const struct rb_objset *all, int rank, int size, struct 
 void rb_objset_free(struct rb_objset *s);
 
 /*
- * Makes every rank's set a copy of root's listed set (arena, offsets and
- * sizes moved as they are), for a listing made once on root that every rank
- * needs whole (train shuffles all objects across ranks each epoch).
- * Collective on comm: root passes its set, the others an empty one. Returns
- * 0 on every rank, or -ENOMEM / -EIO on every rank.
+ * Makes rank 0's listed set every rank's, held once per host: the host's
+ * first rank allocates an MPI-3 shared-memory window
+ * (MPI_Win_allocate_shared on the ranks of MPI_COMM_TYPE_SHARED) and
+ * receives the arena, offsets and sizes into it, as they are, from rank 0
+ * (the hosts' first ranks only); the host's other ranks map it. For a
+ * listing every rank needs whole (train shuffles all objects across ranks
+ * each epoch). Collective on comm: rank 0 passes its set, the others an
+ * empty one. The shared set is read-only; rb_objset_free on it is
+ * collective on the host's ranks (or after MPI_Finalize, which ends the
+ * window). Rank 0's host holds two copies while its own is copied in.
+ * Returns 0 on every rank, or -ENOMEM / -EIO on every rank.
  */
-int rb_objset_bcast(struct rb_objset *s, int root, MPI_Comm comm);
+int rb_objset_share(struct rb_objset *s, MPI_Comm comm);
+
+/* Bytes a listed set's names, offsets and sizes take (its arena and index arrays as stored); 0 for a generated set. Pure. */
+uint64_t rb_objset_stored_bytes(const struct rb_objset *s);
+
+/* Frees a shared set's window (rb_objset_free calls it); collective on the host's ranks until MPI_Finalize. */
+void rb_objset_unshare(struct rb_objset *s);
 
 /*
  * Makes every rank's set its share (i % size == rank) of root's listed set,

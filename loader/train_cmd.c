@@ -144,6 +144,11 @@ static int open_target(struct train_args *a, struct rb_cli *cli, struct rb_targe
     int status = rb_load_target_open(&a->tgt, cli->args[0], t);
     if (status)
         return status;
+    if ((status = rb_engine_check_usage(a->engine, *t, RB_LOAD_GET, false))) {
+        rb_target_close(*t);
+        *t = NULL;
+        return status;
+    }
     snprintf(prefix, plen, "%s%s", rb_target_prefix(*t), a->prefix ? a->prefix : (a->objects ? "obj-" : ""));
     if ((status = rb_load_target_probe(*t, a->timeout_ns)) != 0) {
         rb_target_close(*t);
@@ -219,6 +224,7 @@ static int prepare(struct run *R, uint64_t steps)
         .timeout_ns = a->timeout_ns,
         .max_redirects = (long)a->max_redirects,
         .cache_header = a->cache_header,
+        .engine = (enum rb_engine_kind)a->engine,
         .rank = h->rank,
         .log_fd = -1,
     };
@@ -367,6 +373,8 @@ int rb_load_train_main(int argc, char **argv)
         {"verify", 0, RB_OPT_FLAG, &a.verify, NULL, "compare every byte read with the seeded payload (class checksum)",
          NULL},
         {"seed", 0, RB_OPT_U64, &a.seed, "N", "seed of permutations, payloads, sizes and compute times", NULL},
+        {"engine", 0, RB_OPT_CHOICE, &a.engine, "E", "request engine of the reads and --populate's PUTs, as for load get",
+         "auto|curl|native"},
         {"endpoint", 0, RB_OPT_STRS, &a.tgt.endpoints, "URL",
          "S3/AIStore endpoint http[s]://HOST[:PORT]; repeatable, used round-robin per connection", NULL},
         {"region", 0, RB_OPT_STR, &a.tgt.region, "NAME", "S3 signing region (if not given: $AWS_REGION, else us-east-1)", NULL},

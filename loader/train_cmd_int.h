@@ -34,6 +34,7 @@ struct train_args {
     const char *cache_header;
     uint64_t timeout_ns, max_redirects;
     double max_error_pct;
+    int engine;                /* enum rb_engine_kind of the reads: auto|curl|native */
 
     /* Resolved from the options and the preset. */
     const struct rb_train_preset *preset;
@@ -96,8 +97,9 @@ struct run {
 /* ---- train_run.c ---- */
 
 /*
- * Builds the whole object set on every rank: generated names, the file
- * list, or (rank 0, then broadcast) the bucket listing. Returns 0 or an
+ * Builds the whole object set on every rank: generated names (O(1) on
+ * each), or the file list or bucket listing read by rank 0 and then held
+ * once per host in memory its ranks share (rb_objset_share). Returns 0 or an
  * exit status after rank 0 logged why; *source says where sizes came from.
  */
 int rb_train_build_objects(struct rb_harness *h, const struct train_args *a, const struct rb_target *t,

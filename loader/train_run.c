@@ -497,6 +497,9 @@ int rb_train_build_objects(struct rb_harness *h, const struct train_args *a, con
      */
     if (drawn)
         *source = a->populate ? "populate" : NULL;
+    /* Listed names (rank 0's, sizes drawn): one copy per host, which its ranks share. */
+    if (h->mpi && !rb_objset_generated(all) && rb_objset_share(all, h->comm))
+        rb_harness_fatal(h, RB_EXIT_RUNTIME, "cannot hold the object names in memory shared by each host's ranks");
     return 0;
 }
 
@@ -518,6 +521,10 @@ cJSON *rb_train_dataset_json(struct run *R, uint64_t bytes, const char *source)
     cJSON_AddItemToObject(d, "objects", rb_json_u64(R->all->n));
     cJSON_AddItemToObject(d, "samples_per_object", rb_json_u64(a->spo));
     cJSON_AddItemToObject(d, "samples", rb_json_u64((uint64_t)R->all->n * a->spo));
+    /* Listed names as stored (arena, offsets, sizes), once per host when shared; generated names store none. */
+    bool gen = rb_objset_generated(R->all);
+    cJSON_AddItemToObject(d, "names_bytes", gen ? cJSON_CreateNull() : rb_json_u64(rb_objset_stored_bytes(R->all)));
+    cJSON_AddStringToObject(d, "names_held", gen ? "generated" : R->all->shared ? "host" : "rank");
     double mem = client_memory_bytes(R->h);
     cJSON_AddNumberToObject(d, "client_memory_bytes", mem);
     cJSON_AddNumberToObject(d, "memory_factor", MEMORY_FACTOR);

@@ -117,7 +117,6 @@ struct req {
     struct curl_slist *hdrs;
     size_t ep;                  /* endpoint of this slot (round-robin per connection) */
     const char *name;           /* name_buf while a request is in flight */
-    char name_buf[RB_OBJSET_NAME_BYTES]; /* the object's name, kept for the completion's log lines */
     uint64_t key;               /* payload key of the object */
     uint64_t off;               /* object offset of the next body byte */
     uint64_t expect_len;        /* body bytes a verified GET must return; 0 unknown */
@@ -131,6 +130,8 @@ struct req {
     int cache;                  /* RB_LX_CACHE_* seen in this response, or RB_LX_CACHE_ABSENT */
     unsigned cache_pos;         /* position in the cache header list of the name that set cache; UINT_MAX none */
     struct rb_buf errbody;      /* start of an error response's body, for one log line */
+    /* The two big buffers last: the fields each request touches then share a few cache lines. */
+    char name_buf[RB_OBJSET_NAME_BYTES]; /* the object's name, kept for the completion's log lines */
     char ebuf[CURL_ERROR_SIZE];
 };
 
@@ -265,7 +266,7 @@ void rb_worker_wake(struct worker *w);
 /* Writes out w's buffered --log-requests lines. */
 void rb_worker_flush_log(struct worker *w);
 
-/* ---- native.c: plain http:// GET on our own connections (see native.c) ---- */
+/* ---- native.c: plain http:// GET and PUT on our own connections (see native.c) ---- */
 
 /* Sets up w's native connections (ep0: the endpoint of slot 0, as the curl slots). Returns 0 or -errno. */
 int rb_native_new(struct worker *w, size_t ep0);

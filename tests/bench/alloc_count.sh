@@ -6,6 +6,7 @@
 # The interval is 1h by default: each tick allocates on the main thread (JSON lines, progress) whatever the
 # engine, and a longer run has more ticks; ALLOC_INTERVAL=1s shows that cost too.
 # Usage: tests/bench/alloc_count.sh [ENGINE...]   (default: curl native; N2 - N1 = 100,000 requests)
+# ALLOC_OP=put counts load put of 1 KiB objects instead (to an nginx location that answers 201 and discards them).
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 ENGINES=("${@:-curl native}")
@@ -20,6 +21,7 @@ cat >"$T/shim.c" <<'C'
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
+#include <unistd.h>
 extern void *__libc_malloc(size_t), *__libc_calloc(size_t, size_t), *__libc_realloc(void *, size_t);
 extern void *__libc_memalign(size_t, size_t);
 static unsigned long long n;
@@ -42,11 +44,15 @@ cc -O2 -shared -fPIC -o "$T/shim.so" "$T/shim.c"
 PORT=$(free_port)
 mkdir -p "$T/www/1k"
 for i in $(seq 0 99); do head -c 1024 /dev/urandom >"$T/www/1k/obj-$(printf %08d "$i")"; done
-nginx_start web "server { listen 127.0.0.1:$PORT; root $T/www; keepalive_requests 1000000; }"
+nginx_start web "server { listen 127.0.0.1:$PORT; root $T/www; keepalive_requests 1000000;
+    location /sink/ { return 201; } }"
 wait_port "$PORT"
+# GET: 100 objects read N times; PUT: N objects written once each (a put goes through its set once).
+if [ "${ALLOC_OP:-get}" = put ]; then OP=(put "http://127.0.0.1:$PORT/sink" --size 1KiB --objects); else
+    OP=(get "http://127.0.0.1:$PORT/1k" --objects 100 --count); fi
 count() { # ENGINE REQUESTS -> allocations
-    ALLOC_COUNT_OUT=$T/n LD_PRELOAD=$T/shim.so "$RB" load get "http://127.0.0.1:$PORT/1k" --objects 100 \
-        --engine "$1" -c 16 --count "$2" --interval "${ALLOC_INTERVAL:-1h}" --out "$T/r-$1-$2" --quiet >/dev/null
+    ALLOC_COUNT_OUT=$T/n LD_PRELOAD=$T/shim.so "$RB" load "${OP[@]}" "$2" \
+        --engine "$1" -c 16 --interval "${ALLOC_INTERVAL:-1h}" --out "$T/r-$1-$2" --quiet >/dev/null
     local errs; errs=$(jq '.summary.ops[0].errors.total' "$T/r-$1-$2/result.json")
     [ "$errs" = 0 ] || fail "$1: $errs errors"
     cat "$T/n"

@@ -8,7 +8,7 @@ if [ -z "${RB_ENGINE:-}" ]; then
 fi
 . "$(dirname "$0")/../lib.sh"
 echo "engine: $RB_ENGINE"
-ENG=(--engine "$RB_ENGINE") # on every whole-object GET; ranges and PUT always go through libcurl
+ENG=(--engine "$RB_ENGINE") # on every whole-object GET and every PUT; ranges always go through libcurl
 chmod 755 "$T" # nginx's workers run as nobody
 PORT=$(free_port)
 W=$T/www
@@ -47,7 +47,7 @@ assert_eq "1 MiB: bytes" $((20 * 1048576)) "$(summary g2 .bytes)"
 assert_eq "1 MiB: objects" 20 "$(summary g2 .objects)"
 
 # 3. PUT through WebDAV (sizes 4 KiB..64 KiB, seeded), then GET --verify finds every byte as written.
-"$RB" load put "$URL/dav/set" --objects 40 --min-size 4k --max-size 64k -t 2 -c 4 --seed 7 --out "$T/p1" --quiet >/dev/null
+"$RB" load put "${ENG[@]}" "$URL/dav/set" --objects 40 --min-size 4k --max-size 64k -t 2 -c 4 --seed 7 --out "$T/p1" --quiet >/dev/null
 disk=$(find "$W/dav/set" -type f -printf '%s\n' | awk '{s+=$1} END {print s}')
 assert_eq "PUT: files on disk" 40 "$(find "$W/dav/set" -type f | wc -l)"
 assert_eq "PUT: bytes reported = bytes on disk" "$disk" "$(summary p1 .bytes)"
@@ -118,8 +118,8 @@ assert_exit 2 "zero threads" "$RB" load get "${ENG[@]}" "$URL/small" --objects 1
 assert_stderr_line 'threads 0: expected 1 to'
 assert_exit 2 "epochs without epoch pattern" "$RB" load get "${ENG[@]}" "$URL/small" --objects 1 --epochs 2
 assert_stderr_line 'epochs 2: needs --pattern epoch'
-assert_exit 2 "native engine with PUT" "$RB" load put "$URL/dav/x" --objects 1 --engine native
-assert_stderr_line '--engine native: GET only'
+assert_exit 2 "native engine with DELETE" "$RB" load delete "$URL/dav/x" --objects 1 --engine native
+assert_stderr_line '--engine native: GET and PUT only'
 assert_exit 2 "native engine with a range" "$RB" load get "$URL/small" --objects 1 --range 0:10 --engine native
 assert_stderr_line '--engine native: whole objects only'
 assert_exit 2 "native engine with s3" env AWS_ACCESS_KEY_ID=k AWS_SECRET_ACCESS_KEY=s "$RB" load get s3://bkt \

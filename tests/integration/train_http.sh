@@ -104,8 +104,9 @@ ok "tier: the table explains the cold epoch, not the warm one"
 
 # 3. --populate (WebDAV PUT, sizes from --sample-size MEAN/STDEV), then verified epochs of sharded objects
 #    (3 samples per object, read whole once): every object once per epoch, bytes equal to what is on disk.
+#    PUTs and reads through the native engine, then reads through libcurl below.
 "$RB" load train "$URL/dav/set" --objects 24 --populate --sample-size 3k/512 --samples-per-object 3 --batch-size 4 \
-    --compute-time 10ms --verify --seed 9 --epochs 2 --out "$T/pop" --quiet >/dev/null 2>&1
+    --compute-time 10ms --verify --seed 9 --epochs 2 --engine native --out "$T/pop" --quiet >/dev/null 2>&1
 disk=$(find "$W/dav/set" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
 assert_eq "populate: files" 24 "$(find "$W/dav/set" -type f | wc -l)"
 [ "$(find "$W/dav/set" -type f -printf '%s\n' | sort -u | wc -l)" -gt 12 ] || fail "object sizes do not vary"
@@ -114,12 +115,20 @@ assert_eq "populate: bytes written = on disk" "$disk" "$(S pop '.populate.bytes'
 assert_eq "epochs: requests, bytes, samples, steps, errors" "[[24,$disk,72,18,0],[24,$disk,72,18,0]]" \
     "$(S pop '[.train_epochs[] | [.requests, .bytes, .samples, .steps, .errors]]')"
 assert_eq "data set size from populate" "$disk" "$(S pop '.dataset.bytes')"
-# One corrupted object: --verify counts it (class checksum) and --max-error-rate 0 turns it into exit 1.
+assert_eq "engine recorded" '"native"' "$(S pop .engine)"
+"$RB" load train "$URL/dav/set" --objects 24 --samples-per-object 3 --batch-size 4 --compute-time 1ms --verify \
+    --seed 9 --engine curl --out "$T/curl" --quiet >/dev/null 2>&1
+assert_eq "curl engine: engine, requests, bytes, errors" "[\"curl\",24,$disk,0]" \
+    "$(S curl '[.engine, .train_epochs[0].requests, .train_epochs[0].bytes, .train_epochs[0].errors]')"
+# One corrupted object: --verify counts it (class checksum) and --max-error-rate 0 turns it into exit 1, on both engines.
 printf 'XY' | dd of="$W/dav/set/obj-00000007" bs=1 seek=100 conv=notrunc status=none
-assert_exit 1 "corrupted object with --max-error-rate 0" "$RB" load train "$URL/dav/set" --objects 24 \
-    --samples-per-object 3 --batch-size 4 --compute-time 1ms --verify --seed 9 --max-error-rate 0 --out "$T/bad" --quiet
-assert_jq "$T/bad/result.json" '.phases[0].errors.checksum == 1 and .summary.errors == 1' "checksum error counted"
-assert_jq "$T/bad/result.json" '.checks[] | select(.name == "error_rate") | .passed == false' "error_rate check failed"
+for e in native curl; do
+    assert_exit 1 "$e: corrupted object with --max-error-rate 0" "$RB" load train "$URL/dav/set" --objects 24 \
+        --samples-per-object 3 --batch-size 4 --compute-time 1ms --verify --seed 9 --max-error-rate 0 --engine "$e" \
+        --out "$T/bad-$e" --quiet
+    assert_jq "$T/bad-$e/result.json" '.phases[0].errors.checksum == 1 and .summary.errors == 1' "$e: checksum error counted"
+    assert_jq "$T/bad-$e/result.json" '.checks[] | select(.name == "error_rate") | .passed == false' "$e: error_rate check failed"
+done
 
 # 4. Objects found by listing (nginx autoindex JSON), --steps caps an epoch.
 "$RB" load train "$URL/fast" --batch-size 2 --compute-time 5ms --steps 5 --out "$T/list" --quiet >/dev/null 2>&1
@@ -182,6 +191,9 @@ assert_exit 2 "search and a fixed count" "$RB" load train "$URL/fast" --objects 
 assert_stderr_line 'the search chooses the count'
 assert_exit 2 "populate without a size" "$RB" load train "$URL/dav/x" --objects 4 --compute-time 1ms --populate
 assert_stderr_line 'populate: give --sample-size'
+assert_exit 2 "native engine on https" "$RB" load train "https://127.0.0.1:$PORT/fast" --objects 4 --compute-time 1ms \
+    --engine native
+assert_stderr_line 'engine native: plain http:// targets only'
 assert_exit 2 "data set smaller than a step" "$RB" load train "$URL/fast" --objects 3 --batch-size 4 \
     --compute-time 1ms --out "$T/small"
 assert_stderr_line 'data set is too small: 3 objects'

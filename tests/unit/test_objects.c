@@ -136,6 +136,8 @@ static void test_arena(void **state)
     uint64_t used = s.arena_len + N * sizeof *s.rel_off + N * sizeof *s.sizes +
                     ((N + 65535) / 65536) * sizeof *s.block_off;
     assert_true(used <= name_bytes + 16ull * N);
+    assert_int_equal(rb_objset_stored_bytes(&s), used);
+    assert_int_equal(rb_objset_stored_bytes(&s), name_bytes + 13ull * N + 4 * 8);
     char longname[RB_OBJSET_NAME_MAX + 2];
     memset(longname, 'n', sizeof longname - 1);
     longname[sizeof longname - 1] = '\0';
@@ -146,6 +148,7 @@ static void test_arena(void **state)
     struct rb_objset g = {0};
     assert_int_equal(rb_objset_generate(&g, "x", 1), 0);
     assert_int_equal(rb_objset_add(&g, "y", 0), -EINVAL);
+    assert_int_equal(rb_objset_stored_bytes(&g), 0);
     rb_objset_free(&g);
     rb_objset_free(&s);
 }
