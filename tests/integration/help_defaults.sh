@@ -73,5 +73,5 @@ same_defaults get load get -- "http://127.0.0.1:$PORT/d" --objects 2 --count 4
 # fabric overhead's --mtu default is 9000 bytes, shown so that it parses back to 9000 (9KB would, but reads
 # like 9k = 9,216); the run records 9000.
 assert_jq "$T/overhead-a/result.json" '.config.mtu == [9000]' "overhead: --mtu default recorded as 9000"
-"$RB" fabric overhead --help | grep -q -- '--mtu BYTES,.*(default: 9000)$' || fail "overhead --help: --mtu not 9000"
+grep -q -- '--mtu BYTES,.*(default: 9000)$' <<<"$("$RB" fabric overhead --help)" || fail "overhead --help: --mtu not 9000"
 ok "overhead --help shows --mtu default 9000"

@@ -147,7 +147,7 @@ assert_exit 2 "--provider bogus" "$RB" load get ais://bench --endpoint "$U" --pr
 assert_stderr_line '--provider "bogus": expected ais, aws'
 assert_exit 2 "put --size 0" "$RB" load put "$U/x" --objects 1 --size 0 --out "$T/bad8"
 assert_stderr_line '--size 0: an object needs at least 1 byte'
-"$RB" load put --help | grep -q -- '--size SIZE .*(default: 1MiB)' || fail "put --help does not give the default size"
+grep -q -- '--size SIZE .*(default: 1MiB)' <<<"$("$RB" load put --help)" || fail "put --help does not give the default size"
 ok "put --help gives the default size"
 for d in bad1 bad2 bad3 bad4 bad5 bad6 bad7 bad8; do [ ! -e "$T/$d" ] || fail "$d: a result directory was made"; done
 ok "no result directory for refused input"
