@@ -12,6 +12,7 @@
 #include <curl/curl.h>
 
 #include "loader_int.h"
+#include "multipart_int.h"
 #include "payload_int.h"
 #include "phase_int.h"
 #include "railbench/clock.h"
@@ -73,7 +74,11 @@ struct load_args {
     const char *until_steady;
     double steady_pct;
     uint64_t steady_window_ns;
+    uint64_t part_size, mp_threshold; /* put to s3://: multipart; MP_UNSET until given */
 };
+
+/* --part-size and --multipart-threshold not given: the defaults apply to s3:// and nothing to other targets. */
+#define MP_UNSET UINT64_MAX
 
 int rb_load_command(const struct rb_cmd_spec *spec, int argc, char **argv,
                     int (*run)(void *args, struct rb_cli *cli), void *args)
@@ -378,7 +383,38 @@ static struct rb_load_opts rank_opts(const struct load_args *a, const struct rb_
         .engine = (enum rb_engine_kind)a->engine,
         .steady_pct = a->steady_pct,
         .steady_window_ns = a->steady_window_ns,
+        .part_size = a->part_size,
+        .multipart_threshold = a->mp_threshold,
     };
+}
+
+/*
+ * put: multipart applies to s3:// only (given for another target: exit 2);
+ * fills in the defaults and checks S3's part rules. Returns 0 or RB_EXIT_USAGE.
+ */
+static int multipart_options(struct load_args *a, const struct rb_target *t)
+{
+    const bool given = a->part_size != MP_UNSET || a->mp_threshold != MP_UNSET;
+    if (a->op != RB_LOAD_PUT || strcmp(rb_target_scheme(t), "s3") != 0) {
+        if (given)
+            return rb_cli_usage_error("--part-size/--multipart-threshold: multipart uploads are S3's; %s is not an "
+                                      "s3:// target", rb_target_name(t));
+        a->part_size = a->mp_threshold = 0;
+        return 0;
+    }
+    if (a->part_size == MP_UNSET)
+        a->part_size = RB_MP_DEFAULT_PART_BYTES;
+    if (a->mp_threshold == MP_UNSET)
+        a->mp_threshold = RB_MP_DEFAULT_THRESHOLD_BYTES;
+    int status = rb_mp_check_usage(a->part_size, a->mp_threshold, a->max_size);
+    if (!status && a->rate > 0 && a->max_size > a->mp_threshold)
+        status = rb_cli_usage_error("--rate with multipart uploads: an object is many requests, so the open loop "
+                                    "has no single send time; raise --multipart-threshold above the object size");
+    if (status)
+        return status;
+    if (a->max_size <= a->mp_threshold)
+        a->part_size = 0; /* every object goes up whole: the plain PUT path */
+    return 0;
 }
 
 /* Rank 0: one line on what the phase is about to run. */
@@ -449,12 +485,42 @@ static void left_behind(const struct load_args *a, const struct rb_harness *h, c
                 a->filelist ? "--filelist " : "--prefix ", a->filelist ? a->filelist : prefix + strlen(rb_target_prefix(t)));
 }
 
+/*
+ * A multipart put's second row, "PUT part" (one request per part: latency,
+ * bytes, errors), with the uploads aborted and the aborts that failed; an
+ * abort that failed leaves parts on the server, a failed check (exit 1).
+ * row gets the part stats without their extra counters (those are not the load rows' extras).
+ */
+static void multipart_summary(struct rb_harness *h, const struct rb_stats *parts, struct rb_stats *row,
+                              const struct rb_load_result *pr, cJSON *ops)
+{
+    *row = *parts;
+    memset(row->extra, 0, sizeof row->extra);
+    cJSON *o = rb_load_summary_json(pr);
+    cJSON_DeleteItemFromObject(o, "extra");
+    cJSON *m = cJSON_AddObjectToObject(o, "multipart");
+    cJSON_AddItemToObject(m, "uploads_aborted", rb_json_u64(parts->extra[RB_MP_ABORTED]));
+    cJSON_AddItemToObject(m, "aborts_failed", rb_json_u64(parts->extra[RB_MP_ABORT_FAILED]));
+    cJSON_AddItemToArray(ops, o);
+    uint64_t left = parts->extra[RB_MP_ABORT_FAILED];
+    rb_result_check(&h->result, "multipart_abort", left == 0, "%" PRIu64 " uploads aborted, %" PRIu64
+                    " aborts failed (their parts stay on the server)", parts->extra[RB_MP_ABORTED], left);
+    if (left)
+        rb_error("%" PRIu64 " multipart uploads could not be aborted: their parts stay on the server (list them "
+                 "with ListMultipartUploads, ?uploads on the bucket)", left);
+}
+
 static char *report(const struct load_args *a, struct rb_harness *h, const char *command, const struct rb_target *t,
                     const char *prefix, const struct rb_load_opts *o, const struct rb_load_result *res)
 {
     cJSON *summary = cJSON_CreateObject();
     cJSON *ops = cJSON_AddArrayToObject(summary, "ops");
     cJSON_AddItemToArray(ops, rb_load_summary_json(res));
+    struct rb_stats part_row = {0};
+    const struct rb_load_result parts = {.phase = res->phase, .op = "PUT part", .total = res->parts ? &part_row : NULL,
+                                         .duration_s = res->duration_s};
+    if (res->parts)
+        multipart_summary(h, res->parts, &part_row, &parts, ops);
     cJSON_AddStringToObject(summary, "target", rb_target_name(t));
     cJSON_AddNumberToObject(summary, "ranks", h->size);
     cJSON_AddNumberToObject(summary, "threads", o->threads);
@@ -481,6 +547,8 @@ static char *report(const struct load_args *a, struct rb_harness *h, const char 
     size_t tlen = table ? strlen(table) : 0;
     if (table)
         rb_load_report_md(res, &table, &tlen);
+    if (table && res->parts)
+        rb_load_report_md(&parts, &table, &tlen);
     if (a->rate > 0)
         rb_load_check_rate(&h->result, NULL, a->rate, achieved);
     check_cache_header(a, h, res->total);
@@ -511,7 +579,8 @@ static int run(struct load_args *a, struct rb_cli *cli)
     char prefix[1600];
     if ((status = open_target(a, cli, &t, prefix, sizeof prefix)) != 0)
         return status;
-    if ((status = rb_engine_check_usage(a->engine, t, a->op, range_len || a->random_range))) {
+    if ((status = rb_engine_check_usage(a->engine, t, a->op, range_len || a->random_range)) ||
+        (status = multipart_options(a, t))) {
         rb_target_close(t);
         return status;
     }
@@ -593,6 +662,8 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         .max_error_pct = 0,
         .max_redirects = 5,
         .size = op == RB_LOAD_PUT ? PUT_DEFAULT_SIZE : 0,
+        .part_size = MP_UNSET,
+        .mp_threshold = MP_UNSET,
     };
     const bool get = op == RB_LOAD_GET || op == RB_LOAD_HEAD;
     const struct cmd_kind *k = &cmd_kinds[op];
@@ -638,6 +709,10 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
          "auto: native where it applies",
          "auto|curl|native"},
         {"log-requests", 0, RB_OPT_STR, &a.log_requests, "FILE", "append one CSV line per request to FILE", NULL},
+        {"part-size", 0, RB_OPT_SIZE, &a.part_size, "SIZE",
+         "s3:// put: multipart part size, at least 5 MiB, at most 10000 parts (default 8 MiB)", NULL},
+        {"multipart-threshold", 0, RB_OPT_SIZE, &a.mp_threshold, "SIZE",
+         "s3:// put: objects larger than SIZE go up in parts (default 8 MiB, as aws-cli)", NULL},
         {"pattern", 0, RB_OPT_CHOICE, &a.pattern, "P", "GET order: random, sequential, or epoch (each object once per epoch)",
          "random|sequential|epoch"},
         {"epochs", 0, RB_OPT_U64, &a.epochs, "N", "with --pattern epoch: stop after N epochs (0 with no other limit: 1)", NULL},
@@ -655,6 +730,14 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
                 memset(o, 0, sizeof *o);
                 break;
             }
+    }
+    if (op != RB_LOAD_PUT) {
+        /* Multipart is how a PUT goes up: no other command takes its options. */
+        size_t n = 0;
+        for (struct rb_opt *o = opts; o->name; o++)
+            if (strcmp(o->name, "part-size") != 0 && strcmp(o->name, "multipart-threshold") != 0)
+                opts[n++] = *o;
+        memset(&opts[n], 0, sizeof opts[n]);
     }
     if (op == RB_LOAD_DELETE || op == RB_LOAD_HEAD) {
         /* No body either way: object sizes and byte limits mean nothing to DELETE and HEAD. */

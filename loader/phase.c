@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "loader_int.h"
+#include "multipart_int.h"
 #include "phase_int.h"
 #include "railbench/log.h"
 #include "railbench/prom.h"
@@ -99,6 +100,23 @@ static cJSON *steady_json(const struct rb_load_result *r)
     return o;
 }
 
+/* A multipart PUT's per-part statistics summed over ranks (rank 0; NULL elsewhere and without multipart). Collective. */
+static struct rb_stats *part_stats(struct rb_harness *h, const struct rb_engine *e, const struct rb_load_opts *o)
+{
+    if (!o->part_size || o->op != RB_LOAD_PUT)
+        return NULL;
+    struct rb_stats *mine = rb_stats_new(), *all = rb_stats_new();
+    if (!mine || !all)
+        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
+    rb_engine_part_stats(e, mine);
+    rb_harness_reduce_stats(h, mine, all);
+    rb_stats_free(mine);
+    if (h->rank == 0)
+        return all;
+    rb_stats_free(all);
+    return NULL;
+}
+
 int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_ns,
                       const struct rb_load_opts *o, struct rb_load_result *res)
 {
@@ -175,6 +193,7 @@ int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_
         memcpy(all, mine, nmax * sizeof *all);
     free(mine);
 
+    struct rb_stats *parts = part_stats(h, c.e, o);
     if (c.use_steady) {
         res->steady_pct = o->steady_pct;
         res->steady_window_s = c.steady.window_s;
@@ -187,6 +206,12 @@ int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_
         res->uncorrected = unc_all;
         res->segments = all;
         res->nsegments = (size_t)nmax;
+        res->parts = parts;
+        if (p.record && parts) {
+            cJSON *pr = cJSON_AddObjectToObject(p.record, "parts");
+            rb_stats_to_json(pr, parts, &(struct rb_stats_names){rb_load_err_names, rb_mp_extra_names}, res->duration_s,
+                             true);
+        }
         if (p.record) {
             cJSON_AddItemToObject(p.record, "latency_uncorrected_ns", rb_hist_summary_json(unc_all));
             cJSON_AddItemToObject(p.record, "latency_uncorrected_hist", rb_hist_to_json(unc_all));
@@ -199,6 +224,7 @@ int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_
         }
     } else {
         rb_hist_free(unc_all);
+        rb_stats_free(parts);
         free(all);
     }
     rb_harness_phase_free(&p);
@@ -213,6 +239,8 @@ void rb_load_result_free(struct rb_load_result *res)
     if (!res)
         return;
     rb_stats_free(res->total);
+    rb_stats_free(res->parts);
+    res->parts = NULL;
     rb_hist_free(res->uncorrected);
     free(res->segments);
     res->total = NULL;
@@ -236,7 +264,7 @@ static bool segment_stats(const struct rb_load_result *r, double *fast, double *
 {
     size_t whole = (size_t)r->duration_s;
     *n = whole;
-    if (!whole)
+    if (!whole || !r->segments) /* no segments kept (a multipart put's part row): none reported */
         return false;
     uint64_t *s = calloc(whole, sizeof *s);
     if (!s)

@@ -18,6 +18,7 @@
 struct rb_load_result {
     const char *phase, *op;
     struct rb_stats *total;           /* owned */
+    struct rb_stats *parts;           /* owned: multipart PUT, one record per part (extras rb_mp_extra_names); else NULL */
     struct rb_hist *uncorrected;      /* owned: latency from the actual send time */
     uint64_t *segments;               /* owned: bytes per whole second, all ranks */
     size_t nsegments;

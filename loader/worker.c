@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "multipart_int.h"
 #include "payload_int.h"
 #include "railbench/clock.h"
 #include "railbench/log.h"
@@ -83,7 +84,10 @@ static unsigned drain(struct worker *w)
             struct req *r = NULL;
             curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
             CURLcode rc = m->data.result;
-            rb_xfer_complete(w, r, rc);
+            if (w->mp)
+                rb_mp_complete(w, r, rc);
+            else
+                rb_xfer_complete(w, r, rc);
             n++;
         }
     }
@@ -255,7 +259,7 @@ int rb_worker_run(struct worker *w, const atomic_bool *stop, const volatile int 
             drain_until = rb_worker_stop_issuing(w);
         if (drain_until && rb_clock_ns() >= drain_until)
             break;
-        if ((rc = rb_worker_refill(w, rb_xfer_issue)))
+        if ((rc = w->mp ? rb_mp_refill(w) : rb_worker_refill(w, rb_xfer_issue)))
             return rc;
         if (w->exhausted && w->nfree == w->nreq)
             break;
@@ -304,6 +308,8 @@ int rb_worker_run(struct worker *w, const atomic_bool *stop, const volatile int 
     }
     /* Requests still in flight when the drain ran out are counted as abandoned, never dropped. */
     uint64_t now = rb_clock_ns();
+    if (w->mp)
+        rb_mp_finish(w, now); /* abandons what is in flight and aborts the uploads still open */
     for (unsigned i = 0; i < w->nreq; i++)
         if (w->reqs[i].busy)
             rb_xfer_abandon(w, &w->reqs[i], w->reqs[i].name, 0, now);
@@ -382,6 +388,11 @@ int rb_worker_init(struct worker *w, const struct rb_load_opts *o, unsigned id, 
             return rc;
         w->free_slots[w->nfree++] = w->nreq - 1 - i;
     }
+    if (o->part_size && o->op == RB_LOAD_PUT) {
+        int rc = rb_mp_new(w);
+        if (rc)
+            return rc;
+    }
     if (o->log_fd >= 0) {
         w->logbuf = malloc(LOG_BUF_BYTES);
         if (!w->logbuf)
@@ -396,6 +407,7 @@ int rb_worker_init(struct worker *w, const struct rb_load_opts *o, unsigned id, 
 void rb_worker_free(struct worker *w)
 {
     rb_native_free(w);
+    rb_mp_free(w);
     for (unsigned i = 0; w->reqs && i < w->nreq; i++) {
         if (w->reqs[i].busy && w->reqs[i].sh && w->reqs[i].sh->multi)
             curl_multi_remove_handle(w->reqs[i].sh->multi, w->reqs[i].easy);

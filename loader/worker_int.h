@@ -135,10 +135,12 @@ struct req {
 };
 
 struct rb_native;
+struct rb_mp;
 
 struct worker {
     struct rb_engine *e;
     struct rb_native *nat;      /* the native engine's connections, or NULL: libcurl (chosen at init) */
+    struct rb_mp *mp;           /* S3 multipart PUT (multipart.c) owns the slots' requests, or NULL (chosen at init) */
     const struct rb_load_opts *o;
     unsigned id;
     pthread_t th;
@@ -216,6 +218,8 @@ void rb_xfer_complete(struct worker *w, struct req *r, CURLcode rc);
  */
 void rb_xfer_record(struct worker *w, struct req *r, CURLcode rc, long status, uint64_t ttfb_ns,
                     uint64_t total_ns, long redirects, uint64_t now_ns);
+/* True when the header line p[0..len) is a status line ("HTTP/..."); a final (non-1xx) one sets r->response_ns. */
+bool rb_xfer_status_line(struct req *r, const char *p, size_t len);
 /* Counts the response header line p[0..len) ("Name: value") against o->cache_header into r->cache. */
 void rb_xfer_cache_header(struct req *r, const char *p, size_t len);
 /*
