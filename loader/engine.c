@@ -180,6 +180,18 @@ const uint64_t *rb_engine_segments(const struct rb_engine *e, size_t *n)
     return e->segments;
 }
 
+int rb_engine_each_written(const struct rb_engine *e, int (*fn)(const char *name, void *arg), void *arg)
+{
+    char buf[RB_OBJSET_NAME_BYTES];
+    for (unsigned t = 0; e->w && t < e->nw; t++)
+        for (size_t i = 0; i < e->w[t].nwritten; i++) {
+            int rc = fn(rb_objset_name(e->o.objects, e->w[t].written[i], buf), arg);
+            if (rc)
+                return rc;
+        }
+    return 0;
+}
+
 void rb_engine_part_stats(const struct rb_engine *e, struct rb_stats *into)
 {
     for (unsigned t = 0; e->w && t < e->nw; t++)

@@ -26,7 +26,7 @@ struct mp_upload {
     bool open, failed;
     char name[RB_OBJSET_NAME_BYTES];
     char id[MP_ID_MAX];          /* UploadId; "" until the initiate answered */
-    uint64_t key, size, nparts;
+    uint64_t key, size, nparts, idx; /* idx: the object's index in the worker's set */
     uint64_t next, done, inflight; /* parts sent (1-based next = next + 1), finished, in flight */
     uint64_t start_ns;
     char (*etag)[MP_ETAG_MAX];   /* per part, in order, for the completion */
@@ -42,6 +42,7 @@ struct mp_task {
     enum mp_kind kind;
     struct mp_upload *up;        /* NULL for a single PUT */
     uint64_t part, off;          /* part number (1-based) and its offset in the object */
+    uint64_t idx;                /* a single PUT: the object's index in the worker's set */
     struct rb_buf xml;           /* a completion's request body */
     char etag[MP_ETAG_MAX];
 };
@@ -289,7 +290,7 @@ static int send_object(struct worker *w, const char *name, uint64_t size)
     w->issued++;
     w->last_issue_ns = rb_clock_ns();
     if (size <= o->multipart_threshold) {
-        struct mp_task t = {.kind = MP_SINGLE};
+        struct mp_task t = {.kind = MP_SINGLE, .idx = w->cur_idx};
         return mp_send(w, &t, name, NULL, NULL, key, size);
     }
     struct mp_upload *up = NULL;
@@ -306,6 +307,7 @@ static int send_object(struct worker *w, const char *name, uint64_t size)
     snprintf(up->name, sizeof up->name, "%s", name);
     up->key = key;
     up->size = size;
+    up->idx = w->cur_idx;
     up->start_ns = rb_clock_ns();
     struct mp_task t = {.kind = MP_INIT, .up = up};
     /* "uploads=", not "uploads": libcurl 7.88 signs the query as written, and SigV4's canonical form has the "=". */
@@ -499,6 +501,8 @@ void rb_mp_complete(struct worker *w, struct req *r, CURLcode rc)
     int cls = rb_engine_classify(rc, status, false, false);
     if (t->kind == MP_SINGLE) {
         rb_xfer_record(w, r, rc, status, 0, total_ns, 0, now);
+        if (cls < 0 && w->o->track_written)
+            rb_worker_wrote(w, t->idx);
         return;
     }
     up->inflight--;
@@ -516,6 +520,8 @@ void rb_mp_complete(struct worker *w, struct req *r, CURLcode rc)
         fail_upload(up, r, rc, status);
     } else {
         record_object(w, r, up, rc, status, now);
+        if (w->o->track_written)
+            rb_worker_wrote(w, up->idx);
         upload_close(up);
         return;
     }

@@ -100,6 +100,39 @@ static cJSON *steady_json(const struct rb_load_result *r)
     return o;
 }
 
+static int add_leftover(const char *name, void *arg)
+{
+    return rb_objset_add(arg, name, 0);
+}
+
+/* load mixed: each op's stats and the live counts summed on rank 0; every rank keeps the names cleanup deletes. */
+static void mix_results(struct rb_harness *h, const struct rb_engine *e, const struct rb_load_opts *o,
+                        struct rb_load_result *res)
+{
+    if (!o->mix)
+        return;
+    for (int op = 0; op < RB_MIX_OPS; op++) {
+        struct rb_stats *mine = rb_stats_new(), *all = rb_stats_new();
+        if (!mine || !all)
+            rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
+        rb_engine_mix_stats(e, (enum rb_load_op)op, mine);
+        rb_harness_reduce_stats(h, mine, all);
+        rb_stats_free(mine);
+        if (h->rank != 0)
+            rb_stats_free(all), all = NULL;
+        res->mix_ops[op] = all;
+    }
+    uint64_t mine[2], all[2];
+    rb_engine_mix_live(e, &mine[0], &mine[1]);
+    memcpy(all, mine, sizeof all);
+    if (h->mpi && h->size > 1)
+        RB_MPI_CHECK(MPI_Reduce(mine, all, 2, MPI_UINT64_T, MPI_SUM, 0, h->comm));
+    res->mix_live = all[0];
+    res->mix_unknown = all[1];
+    if (rb_engine_mix_each_live(e, add_leftover, &res->leftover))
+        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
+}
+
 /* A multipart PUT's per-part statistics summed over ranks (rank 0; NULL elsewhere and without multipart). Collective. */
 static struct rb_stats *part_stats(struct rb_harness *h, const struct rb_engine *e, const struct rb_load_opts *o)
 {
@@ -122,7 +155,7 @@ int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_
 {
     memset(res, 0, sizeof *res);
     res->phase = name;
-    res->op = rb_load_op_name(o->op);
+    res->op = o->mix ? "MIXED" : rb_load_op_name(o->op);
     res->open_loop = o->rate_per_s > 0;
     res->rate_per_s = o->rate_per_s * h->size;
     struct phase_ctx c = {
@@ -194,6 +227,9 @@ int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_
     free(mine);
 
     struct rb_stats *parts = part_stats(h, c.e, o);
+    mix_results(h, c.e, o, res);
+    if (o->track_written && rb_engine_each_written(c.e, add_leftover, &res->leftover))
+        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
     if (c.use_steady) {
         res->steady_pct = o->steady_pct;
         res->steady_window_s = c.steady.window_s;
@@ -241,6 +277,11 @@ void rb_load_result_free(struct rb_load_result *res)
     rb_stats_free(res->total);
     rb_stats_free(res->parts);
     res->parts = NULL;
+    for (int op = 0; op < RB_MIX_OPS; op++) {
+        rb_stats_free(res->mix_ops[op]);
+        res->mix_ops[op] = NULL;
+    }
+    rb_objset_free(&res->leftover);
     rb_hist_free(res->uncorrected);
     free(res->segments);
     res->total = NULL;

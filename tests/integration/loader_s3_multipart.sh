@@ -32,10 +32,15 @@ listing() {
     grep -q '<ListBucketResult' <<<"$body" || fail "listing $1: $body"
     grep -o '<Size>[0-9]*</Size>' <<<"$body" | tr -dc '0-9\n' || true
 }
+# rb NAME ARGS...: railbench ARGS --out $T/NAME; a failure shows its stderr and fails the test.
+rb() {
+    local name=$1; shift
+    "$RB" "$@" --out "$T/$name" >/dev/null 2>"$T/$name.err" || { cat "$T/$name.err" >&2; fail "$name: railbench failed"; }
+}
 etag() { s3 "/$1" -I | tr -d '\r' | sed -n 's/^[Ee][Tt]ag: *//p'; }
 
 # 1. 4 objects of 12 MiB in 5 MiB parts (5 + 5 + 2), 4 in flight: 4 initiates, 12 part PUTs, 4 completions.
-"$RB" load put s3://mpu/a/ --endpoint "$EP" --objects 4 --size 12M --part-size 5M -c 4 --out "$T/p1" >/dev/null 2>&1
+rb p1 load put s3://mpu/a/ --endpoint "$EP" --keep --objects 4 --size 12M --part-size 5M -c 4
 assert_eq "put: objects" 4 "$(row p1 PUT .objects)"
 assert_eq "put: bytes" $((4 * 12 * MIB)) "$(row p1 PUT .bytes)"
 assert_eq "put: errors" 0 "$(row p1 PUT .errors.total)"
@@ -55,8 +60,7 @@ for i in 0 3; do
     ok "ETag of a/obj-0000000$i: $e"
 done
 assert_eq "sizes RGW lists" "$(printf '%s\n' $((12 * MIB)) $((12 * MIB)) $((12 * MIB)) $((12 * MIB)))" "$(listing a/)"
-"$RB" load get s3://mpu/a/ --endpoint "$EP" --objects 4 --size 12M --verify --pattern epoch -c 4 --out "$T/g1" \
-    >/dev/null 2>&1
+rb g1 load get s3://mpu/a/ --endpoint "$EP" --objects 4 --size 12M --verify --pattern epoch -c 4
 assert_eq "get --verify: requests" 4 "$(row g1 GET .requests)"
 assert_eq "get --verify: bytes" $((4 * 12 * MIB)) "$(row g1 GET .bytes)"
 assert_eq "get --verify: #wrong (checksum)" 0 "$(row g1 GET .errors.checksum)"
@@ -65,21 +69,21 @@ assert_eq "uploads in progress" 0 "$(in_progress)"
 
 # 2. The default threshold and part size (8 MiB each): 8 MiB goes up whole (no part row, a plain ETag), 9 MiB in
 #    2 parts (8 + 1).
-"$RB" load put s3://mpu/b/ --endpoint "$EP" --objects 2 --size 8M --out "$T/p2" --quiet >/dev/null 2>&1
+rb p2 load put s3://mpu/b/ --endpoint "$EP" --keep --objects 2 --size 8M --quiet
 assert_jq "$T/p2/result.json" '(.summary.ops | length) == 1 and .summary.ops[0].objects == 2 and
     (.phases[0] | has("parts") | not)' "8 MiB at the default threshold: plain PUTs"
 e=$(etag b/obj-00000000)
 [[ $e =~ ^\"[0-9a-f]{32}\"$ ]] || fail "ETag of a plain PUT: $e"
 ok "plain PUT ETag: $e"
-"$RB" load put s3://mpu/c/ --endpoint "$EP" --objects 2 --size 9M --out "$T/p3" --quiet >/dev/null 2>&1
+rb p3 load put s3://mpu/c/ --endpoint "$EP" --keep --objects 2 --size 9M --quiet
 assert_eq "9 MiB, default part size: parts" 4 "$(row p3 'PUT part' .requests)"
 [[ $(etag c/obj-00000001) =~ -2\"$ ]] || fail "ETag of a 9 MiB object: $(etag c/obj-00000001), expected -2"
 ok "9 MiB object: ETag ends -2"
 
 # 3. Seeded sizes from 1 to 16 MiB, threshold 6 MiB, 5 MiB parts: the parts are sum(ceil(size / 5 MiB)) over the
 #    objects above 6 MiB, computed from the sizes RGW lists; every payload verifies.
-"$RB" load put s3://mpu/d/ --endpoint "$EP" --objects 12 --min-size 1M --max-size 16M --multipart-threshold 6M \
-    --part-size 5M -c 6 --seed 7 --out "$T/p4" --quiet >/dev/null 2>&1
+rb p4 load put s3://mpu/d/ --endpoint "$EP" --keep --objects 12 --min-size 1M --max-size 16M --multipart-threshold 6M \
+    --part-size 5M -c 6 --seed 7 --quiet
 mapfile -t sizes < <(listing d/)
 assert_eq "objects RGW lists" 12 "${#sizes[@]}"
 parts=0 big=0 total=0
@@ -91,8 +95,8 @@ done
 assert_eq "mixed sizes: bytes" "$total" "$(row p4 PUT .bytes)"
 assert_eq "mixed sizes: parts" "$parts" "$(row p4 'PUT part' .requests)"
 rgw_assert_seen "mixed sizes: initiates" "$big" 'POST /mpu/d/obj-[0-9]{8}\?uploads=' 200
-"$RB" load get s3://mpu/d/ --endpoint "$EP" --objects 12 --min-size 1M --max-size 16M --seed 7 --verify \
-    --pattern epoch --out "$T/g4" --quiet >/dev/null 2>&1
+rb g4 load get s3://mpu/d/ --endpoint "$EP" --objects 12 --min-size 1M --max-size 16M --seed 7 --verify \
+    --pattern epoch --quiet
 assert_eq "mixed sizes get --verify: bytes" "$total" "$(row g4 GET .bytes)"
 assert_eq "mixed sizes get --verify: errors" 0 "$(row g4 GET .errors.total)"
 
@@ -117,8 +121,8 @@ assert_eq "objects under f/" "" "$(listing f/)"
 
 # 5. A timed put stops taking new objects at 1 s and finishes the uploads under way: every object it counts is
 #    in the bucket whole, no error, nothing in progress.
-"$RB" load put s3://mpu/t/ --endpoint "$EP" --objects 500 --size 12M --part-size 5M -c 6 --duration 1s \
-    --out "$T/t1" --quiet >/dev/null 2>&1
+rb t1 load put s3://mpu/t/ --endpoint "$EP" --keep --objects 500 --size 12M --part-size 5M -c 6 --duration 1s \
+    --quiet
 n=$(row t1 PUT .objects)
 [ "$n" -gt 0 ] && [ "$n" -lt 500 ] || fail "timed put: $n objects, expected some but not all 500"
 assert_eq "timed put: errors" 0 "$(row t1 PUT .errors.total)"
@@ -126,7 +130,19 @@ assert_eq "timed put: parts" $((3 * n)) "$(row t1 'PUT part' .requests)"
 assert_eq "timed put: objects RGW lists" "$n" "$(listing t/ | grep -c "^$((12 * MIB))$")"
 assert_eq "uploads in progress after the timed put" 0 "$(in_progress)"
 
-# 6. Bad input: one line, exit 2.
+# 6. Without --keep a put deletes what it wrote at the end, multipart objects as the others (phase cleanup):
+#    seeded sizes of 1 to 12 MiB, threshold 6 MiB; nothing is left under the prefix and no upload in progress.
+"$RB" load put s3://mpu/k/ --endpoint "$EP" --objects 6 --min-size 1M --max-size 12M --multipart-threshold 6M \
+    --part-size 5M -c 4 --out "$T/k1" >/dev/null 2>"$T/k1.err"
+grep -q 'deleted 6 objects this run wrote (--keep keeps them)' "$T/k1.err" || { cat "$T/k1.err"; fail "no cleanup line"; }
+assert_jq "$T/k1/result.json" '.summary.cleanup == {"written": 6, "deleted": 6, "failed": 0, "kept": false,
+    "skipped": false} and .summary.left_behind.objects == 0' "cleanup: 6 written, 6 deleted"
+assert_jq "$T/k1/result.json" '[.phases[] | {name, op, count}] | .[1] == {"name": "cleanup", "op": "DELETE", "count": 6}' \
+    "cleanup is a DELETE phase of 6 requests"
+assert_eq "objects left under k/" "" "$(listing k/)"
+assert_eq "uploads in progress after cleanup" 0 "$(in_progress)"
+
+# 7. Bad input: one line, exit 2.
 assert_exit 2 "part size below 5 MiB" "$RB" load put s3://mpu/x/ --endpoint "$EP" --objects 1 --size 12M --part-size 4M
 assert_stderr_line '--part-size 4194304: S3 parts are at least 5 MiB'
 assert_exit 2 "more than 10,000 parts" "$RB" load put s3://mpu/x/ --endpoint "$EP" --objects 1 --size 60G --part-size 5M
