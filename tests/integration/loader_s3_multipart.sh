@@ -130,6 +130,26 @@ assert_eq "timed put: parts" $((3 * n)) "$(row t1 'PUT part' .requests)"
 assert_eq "timed put: objects RGW lists" "$n" "$(listing t/ | grep -c "^$((12 * MIB))$")"
 assert_eq "uploads in progress after the timed put" 0 "$(in_progress)"
 
+# 5b. SIGINT 2 s into a put of 200 such objects (no --keep): no new object starts, the uploads under way finish
+#     within the drain or are aborted, cleanup is skipped after the signal (and says so); nothing stays in
+#     progress, and RGW holds what summary.left_behind says was written.
+"$RB" load put s3://mpu/i/ --endpoint "$EP" --objects 200 --size 12M --part-size 5M -c 6 --out "$T/i1" --quiet \
+    >/dev/null 2>"$T/i1.err" &
+ipid=$!
+sleep 2
+kill -INT "$ipid"
+wait "$ipid" || true
+grep -q 'interrupted: no cleanup; the [0-9]* objects this run wrote stay under s3://mpu/i/' "$T/i1.err" ||
+    { cat "$T/i1.err"; fail "an interrupted put does not say that it did not clean up"; }
+assert_eq "uploads in progress after SIGINT" 0 "$(in_progress)"
+left=$(jq .summary.left_behind.objects "$T/i1/result.json")
+most=$(jq .summary.left_behind.objects_max "$T/i1/result.json")
+inbucket=$(listing i/ | grep -c . || true)
+[ "$left" -le "$inbucket" ] && [ "$inbucket" -le "$most" ] && [ "$left" -lt 200 ] ||
+    fail "interrupted multipart put: left_behind $left..$most, $inbucket in the bucket"
+ok "interrupted multipart put: left_behind $left..$most, $inbucket in the bucket"
+assert_jq "$T/i1/result.json" '.summary.cleanup.skipped == true' "cleanup skipped after the signal"
+
 # 6. Without --keep a put deletes what it wrote at the end, multipart objects as the others (phase cleanup):
 #    seeded sizes of 1 to 12 MiB, threshold 6 MiB; nothing is left under the prefix and no upload in progress.
 "$RB" load put s3://mpu/k/ --endpoint "$EP" --objects 6 --min-size 1M --max-size 12M --multipart-threshold 6M \
