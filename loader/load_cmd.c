@@ -682,7 +682,7 @@ static int run(struct load_args *a, struct rb_cli *cli)
     snprintf(where, sizeof where, "%s%s%s%s", rb_target_name(t), a->filelist ? " (--filelist " : " (prefix \"",
              a->filelist ? a->filelist : prefix, a->filelist ? ")" : "\")");
     if (a->op == RB_LOAD_MIXED) {
-        const struct rb_mixed_args m = {.command = command, .where = where, .mix = a->mix_weights,
+        const struct rb_mixed_args m = {.command = command, .target = rb_target_name(t), .where = where, .mix = a->mix_weights,
                                         .prepare = !a->no_prepare, .keep = a->keep, .duration_ns = a->duration_ns,
                                         .max_error_pct = a->max_error_pct};
         status = rb_mixed_run(&h, &o, &m, &table);

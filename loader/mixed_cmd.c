@@ -79,6 +79,7 @@ static char *report(struct rb_harness *h, const struct rb_load_opts *o, const st
                              m->max_error_pct);
     }
     cJSON_AddItemToObject(summary, "cleanup", rb_cleanup_json(cl));
+    cJSON_AddStringToObject(summary, "target", m->target);
     cJSON_AddNumberToObject(summary, "ranks", h->size);
     cJSON_AddNumberToObject(summary, "threads", o->threads);
     cJSON_AddNumberToObject(summary, "inflight", o->inflight);

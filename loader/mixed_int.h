@@ -82,6 +82,7 @@ struct rb_load_opts;
 /* What load mixed runs beyond the engine's options. */
 struct rb_mixed_args {
     const char *command;          /* "load mixed" */
+    const char *target;           /* the target's name (summary.target) */
     const char *where;            /* the target and prefix, for log lines */
     struct rb_mix mix;
     bool prepare;                 /* put every object first (phase "prepare"); false: --no-prepare */

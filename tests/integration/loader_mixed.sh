@@ -76,6 +76,10 @@ consistent s1
 rgw_assert_seen "s1: 404s in RGW's log" 0 '[A-Z]+ /mixed/s/obj-[0-9]{8}' 404
 live=$(jq .summary.live_objects "$T/s1/result.json")
 assert_eq "s1: live set = keys RGW lists" "$live" "$(keys s/)"
+"$RB" report "$T/s1" >"$T/s1.report"
+grep -Eq '^\| HEAD +\| mixed \| +[0-9]+ \| +0 \|' "$T/s1.report" && grep -q 's3://mixed/s/: 1 rank' "$T/s1.report" ||
+    { cat "$T/s1.report"; fail "railbench report does not show the mixed run's rows"; }
+ok "railbench report shows a row per op"
 "$RB" load delete s3://mixed --endpoint "$RGW_ENDPOINT" --prefix s/ --out "$T/d1" --quiet >/dev/null 2>"$T/d1.err" || { cat "$T/d1.err"; fail "delete s/"; }
 "$RB" load put s3://mixed/n/ --endpoint "$RGW_ENDPOINT" --objects 20 --size 4k --keep --out "$T/n0" --quiet \
     >/dev/null 2>&1
