@@ -32,6 +32,7 @@ struct rb_mixer {
     bool *written;               /* this run wrote it (prepare or a PUT here): cleanup deletes it if live */
     uint64_t *slot_obj;          /* per slot: the object of its request */
     uint8_t *slot_op, *slot_prev;
+    bool dry;                    /* stopped because no op it may draw had an object (deletes outpaced puts) */
     struct rb_stats *local[RB_MIX_OPS], *total[RB_MIX_OPS];
 };
 
@@ -218,6 +219,7 @@ int rb_mix_refill(struct worker *w)
                 rb_warn("load mixed: thread %u has no object left for any op it may draw (deletes outpaced puts); "
                         "it stops", w->id);
                 w->exhausted = true;
+                x->dry = true;
             }
             break;
         }
@@ -304,11 +306,12 @@ void rb_engine_mix_stats(const struct rb_engine *e, enum rb_load_op op, struct r
             rb_stats_merge(into, e->w[t].mix->total[op]);
 }
 
-void rb_engine_mix_live(const struct rb_engine *e, uint64_t *live, uint64_t *unknown)
+void rb_engine_mix_live(const struct rb_engine *e, uint64_t *live, uint64_t *unknown, uint64_t *dry)
 {
-    *live = *unknown = 0;
+    *live = *unknown = *dry = 0;
     for (unsigned t = 0; e->w && t < e->nw; t++) {
         const struct rb_mixer *x = e->w[t].mix;
+        *dry += x && x->dry;
         for (uint64_t k = 0; x && k < x->n; k++) {
             *live += x->state[k] == OBJ_LIVE;
             *unknown += x->state[k] == OBJ_UNKNOWN;

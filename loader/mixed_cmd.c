@@ -77,6 +77,13 @@ static char *report(struct rb_harness *h, const struct rb_load_opts *o, const st
         cJSON_AddItemToObject(summary, "live_unknown", rb_json_u64(mixed->mix_unknown));
         rb_load_check_errors(&h->result, NULL, "requests", mixed->total->err, mixed->total->errors, mixed->total->ops,
                              m->max_error_pct);
+        /* A thread that ran dry did not run the load it was asked for (its --count or --duration share). */
+        rb_result_check(&h->result, "live_set", mixed->mix_dry == 0, "%" PRIu64 " thread(s) ran out of objects for "
+                        "the ops they may draw before their limits", mixed->mix_dry);
+        if (mixed->mix_dry)
+            rb_error("load mixed: %" PRIu64 " thread(s) ran out of objects before their limits (deletes outpaced "
+                     "puts): the run is shorter than asked; give put a weight at least delete's, or more --objects",
+                     mixed->mix_dry);
     }
     cJSON_AddItemToObject(summary, "cleanup", rb_cleanup_json(cl));
     cJSON_AddStringToObject(summary, "target", m->target);

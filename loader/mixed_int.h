@@ -64,10 +64,11 @@ void rb_mix_fold(struct worker *w);
 void rb_engine_mix_stats(const struct rb_engine *e, enum rb_load_op op, struct rb_stats *into);
 /*
  * The objects of e's workers that are live at the end (written or never
- * deleted) into *live, and those whose PUT or DELETE was abandoned (state
- * unknown) into *unknown. After rb_engine_stop.
+ * deleted) into *live, those whose PUT or DELETE was abandoned (state
+ * unknown) into *unknown, and the threads that stopped for want of an
+ * object (before their limits) into *dry. After rb_engine_stop.
  */
-void rb_engine_mix_live(const struct rb_engine *e, uint64_t *live, uint64_t *unknown);
+void rb_engine_mix_live(const struct rb_engine *e, uint64_t *live, uint64_t *unknown, uint64_t *dry);
 /*
  * Calls fn(name, arg) for every object live at the end on e's workers
  * (name borrowed for the call). After rb_engine_stop. Returns 0 or fn's first non-zero.

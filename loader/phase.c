@@ -122,13 +122,14 @@ static void mix_results(struct rb_harness *h, const struct rb_engine *e, const s
             rb_stats_free(all), all = NULL;
         res->mix_ops[op] = all;
     }
-    uint64_t mine[2], all[2];
-    rb_engine_mix_live(e, &mine[0], &mine[1]);
+    uint64_t mine[3], all[3];
+    rb_engine_mix_live(e, &mine[0], &mine[1], &mine[2]);
     memcpy(all, mine, sizeof all);
     if (h->mpi && h->size > 1)
-        RB_MPI_CHECK(MPI_Reduce(mine, all, 2, MPI_UINT64_T, MPI_SUM, 0, h->comm));
+        RB_MPI_CHECK(MPI_Reduce(mine, all, 3, MPI_UINT64_T, MPI_SUM, 0, h->comm));
     res->mix_live = all[0];
     res->mix_unknown = all[1];
+    res->mix_dry = all[2];
     if (rb_engine_mix_each_live(e, add_leftover, &res->leftover))
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
 }

@@ -22,7 +22,7 @@ struct rb_load_result {
     struct rb_stats *parts;           /* owned: multipart PUT, one record per part (extras rb_mp_extra_names); else NULL */
     /* load mixed (o->mix): each op's stats (rank 0; NULL otherwise), objects live and unknown at the end (rank 0). */
     struct rb_stats *mix_ops[RB_MIX_OPS];
-    uint64_t mix_live, mix_unknown;
+    uint64_t mix_live, mix_unknown, mix_dry; /* mix_dry: threads that ran out of objects before their limits */
     struct rb_objset leftover;        /* every rank: its objects this put or mixed run wrote and left (what cleanup deletes) */
     struct rb_hist *uncorrected;      /* owned: latency from the actual send time */
     uint64_t *segments;               /* owned: bytes per whole second, all ranks */

@@ -89,6 +89,14 @@ assert_jq "$T/n1/result.json" '(.summary | has("prepare") | not) and .summary.to
     .summary.total.errors.total == 0 and .summary.cleanup.written == 0' "--no-prepare: reads existing objects, writes none"
 assert_eq "--no-prepare: the objects stay" 20 "$(keys n/)"
 
+# A mix that only deletes runs dry after the 16 objects are gone: 16 DELETEs, not the 100 asked for; a failed
+# check (live_set), exit 1.
+assert_exit 1 "a mix that runs out of objects" "$RB" load mixed "$URL/dav/dry" --objects 16 --size 1k -c 4 --count 100 \
+    --mix delete=1 --quiet --out "$T/dry"
+assert_jq "$T/dry/result.json" '.summary.total.requests == 16 and .summary.live_objects == 0 and
+    ([.checks[] | select(.name == "live_set")][0].passed == false)' "ran dry: 16 DELETEs, check live_set failed"
+assert_eq "files left by the dry run" 0 "$(dav_files dry)"
+
 # 4. Bad input: one line naming the bad item, exit 2.
 assert_exit 2 "unknown op in --mix" "$RB" load mixed "$URL/dav/x" --objects 4 --mix get=45,list=5
 assert_stderr_line '--mix get=45,list=5: bad item "list=5"'
