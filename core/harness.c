@@ -396,8 +396,7 @@ static void progress_header(const struct rb_harness *h, const char *phase)
     fflush(stdout);
 }
 
-/* Sums every rank's stats into out on rank 0 (one sum-reduce, one min-reduce). */
-static void reduce_stats(struct rb_harness *h, const struct rb_stats *in, struct rb_stats *out)
+void rb_harness_reduce_stats(struct rb_harness *h, const struct rb_stats *in, struct rb_stats *out)
 {
     if (!h->mpi || h->size == 1) {
         memcpy(out, in, sizeof *out);
@@ -478,7 +477,7 @@ static void tick(struct rb_harness *h, struct rb_phase *p, struct ticker *k, uin
     rb_stats_reset(k->local);
     if (p->collect)
         p->collect(p->ctx, k->local);
-    reduce_stats(h, k->local, k->sum);
+    rb_harness_reduce_stats(h, k->local, k->sum);
     double dt = (double)(now - k->t_prev) / 1e9, t_s = (double)(now - k->t0) / 1e9;
     if (h->rank == 0 && !p->no_stats) {
         rb_stats_merge(p->total, k->sum);

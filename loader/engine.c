@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "multipart_int.h"
 #include "railbench/clock.h"
 #include "railbench/log.h"
 #include "worker_int.h"
@@ -177,6 +178,24 @@ const uint64_t *rb_engine_segments(const struct rb_engine *e, size_t *n)
 {
     *n = e->nsegments;
     return e->segments;
+}
+
+int rb_engine_each_written(const struct rb_engine *e, int (*fn)(const char *name, void *arg), void *arg)
+{
+    char buf[RB_OBJSET_NAME_BYTES];
+    for (unsigned t = 0; e->w && t < e->nw; t++)
+        for (size_t i = 0; i < e->w[t].nwritten; i++) {
+            int rc = fn(rb_objset_name(e->o.objects, e->w[t].written[i], buf), arg);
+            if (rc)
+                return rc;
+        }
+    return 0;
+}
+
+void rb_engine_part_stats(const struct rb_engine *e, struct rb_stats *into)
+{
+    for (unsigned t = 0; e->w && t < e->nw; t++)
+        rb_mp_collect_parts(&e->w[t], into);
 }
 
 void rb_engine_free(struct rb_engine *e)

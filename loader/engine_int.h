@@ -86,6 +86,12 @@ struct rb_load_opts {
     int rank;                         /* for --log-requests lines */
     int log_fd;                       /* --log-requests file (O_APPEND), or -1 */
     enum rb_engine_kind engine;       /* AUTO (0): native where it applies */
+    /* PUT to s3://: objects above multipart_threshold go up in parts of part_size (multipart.c); part_size 0 = off. */
+    uint64_t part_size, multipart_threshold;
+    /* load mixed: ops drawn per request by these weights over the rank's objects (mixed.c); NULL = op alone. */
+    const struct rb_mix *mix;
+    bool mix_prepared;                /* mixed: the objects were written by this run's prepare phase */
+    bool track_written;               /* put: keep which objects were written, for cleanup (rb_engine_each_written) */
     /* rb_load_run_phase only (the engine ignores them): --until-steady PCT/WINDOW; pct 0 = off. */
     double steady_pct;
     uint64_t steady_window_ns;
@@ -144,6 +150,15 @@ unsigned rb_engine_inflight(const struct rb_engine *e);
 
 /* Bytes completed in each whole second since start, summed over workers; *n gets the length. */
 const uint64_t *rb_engine_segments(const struct rb_engine *e, size_t *n);
+
+/*
+ * Calls fn(name, arg) for every object a put with o->track_written wrote
+ * (name borrowed for the call). After rb_engine_stop. Returns 0 or fn's first non-zero.
+ */
+int rb_engine_each_written(const struct rb_engine *e, int (*fn)(const char *name, void *arg), void *arg);
+
+/* Adds every worker's multipart part statistics into into (nothing without multipart). After rb_engine_stop. */
+void rb_engine_part_stats(const struct rb_engine *e, struct rb_stats *into);
 
 /*
  * After the workers stopped: the open loop's send window in ns from start,

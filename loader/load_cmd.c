@@ -11,7 +11,10 @@
 
 #include <curl/curl.h>
 
+#include "cleanup_int.h"
 #include "loader_int.h"
+#include "mixed_int.h"
+#include "multipart_int.h"
 #include "payload_int.h"
 #include "phase_int.h"
 #include "railbench/clock.h"
@@ -48,6 +51,10 @@ static const struct cmd_kind cmd_kinds[] = {
     [RB_LOAD_HEAD] = {"load stat", "stat", "railbench load stat [options] URL",
                       "HEAD objects (warp's STAT) on http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET and report "
                       "requests/s and latency.", "range"},
+    [RB_LOAD_MIXED] = {"load mixed", "mixed", "railbench load mixed [options] URL",
+                       "warp-like mixed load on http://HOST:PORT/PATH or s3://BUCKET: --objects N put first, then each "
+                       "request draws GET, PUT, DELETE or STAT by --mix weights over the objects that exist.",
+                       "pattern"},
 };
 
 struct load_args {
@@ -73,7 +80,12 @@ struct load_args {
     const char *until_steady;
     double steady_pct;
     uint64_t steady_window_ns;
+    uint64_t part_size, mp_threshold; /* put to s3://: multipart (defaults RB_MP_DEFAULT_*) */
+    const char *mix;                  /* mixed: --mix weights */
+    struct rb_mix mix_weights;
+    bool no_prepare, keep;
 };
+
 
 int rb_load_command(const struct rb_cmd_spec *spec, int argc, char **argv,
                     int (*run)(void *args, struct rb_cli *cli), void *args)
@@ -137,15 +149,36 @@ static int parse_range(const char *s, uint64_t *off, uint64_t *len)
 }
 
 /* Checks the options together; prints one line and returns RB_EXIT_USAGE on the first problem. */
+/* load mixed's own rules: a --mix of known ops, a named working set, a closed loop. */
+static int validate_mixed(struct load_args *a)
+{
+    char bad[128];
+    if (rb_mix_parse(a->mix, &a->mix_weights, bad, sizeof bad))
+        return rb_cli_usage_error("--mix %s: %s; expected OP=WEIGHT,... with OP get, put, delete or stat, "
+                                  "each once, weights 0 to 1000000, one above 0 (e.g. %s)", a->mix, bad, RB_MIX_DEFAULT);
+    if (!a->objects && !a->filelist)
+        return rb_cli_usage_error("load mixed: give --objects N (names <prefix><index>) or --filelist FILE: the "
+                                  "working set it puts first and then reads, writes and deletes");
+    if (a->rate > 0)
+        return rb_cli_usage_error("load mixed --rate: the mixed load runs closed loop (-c requests in flight)");
+    if (!a->duration_ns && !a->count)
+        a->duration_ns = DEFAULT_DURATION_NS;
+    return 0;
+}
+
 static int validate(struct load_args *a, uint64_t *range_off, uint64_t *range_len)
 {
+    int status;
     /* get and stat pick objects by pattern and run for a duration by default; put and delete go through the set once. */
     const bool get = a->op == RB_LOAD_GET || a->op == RB_LOAD_HEAD;
+    const bool writes = a->op == RB_LOAD_PUT || a->op == RB_LOAD_MIXED;
     /* put's --size defaults to 1 MiB (so a --size 0 given is told apart); --min-size/--max-size replace it. */
-    if (a->op == RB_LOAD_PUT && a->size == 0)
+    if (writes && a->size == 0)
         return rb_cli_usage_error("--size 0: an object needs at least 1 byte (e.g. --size 4k; default 1 MiB)");
-    if (a->op == RB_LOAD_PUT && a->size == PUT_DEFAULT_SIZE && (a->min_size || a->max_size))
+    if (writes && a->size == PUT_DEFAULT_SIZE && (a->min_size || a->max_size))
         a->size = 0;
+    if (a->op == RB_LOAD_MIXED && (status = validate_mixed(a)))
+        return status;
     if (a->threads < 1 || a->threads > MAX_THREADS)
         return rb_cli_usage_error("--threads %" PRIu64 ": expected 1 to %d", a->threads, MAX_THREADS);
     if (a->inflight < 1 || a->inflight > MAX_INFLIGHT)
@@ -157,7 +190,7 @@ static int validate(struct load_args *a, uint64_t *range_off, uint64_t *range_le
         return rb_cli_usage_error("--objects and --filelist: give one of them");
     if (a->objects > UINT32_MAX)
         return rb_cli_usage_error("--objects %" PRIu64 ": at most %u", a->objects, UINT32_MAX);
-    if (a->op == RB_LOAD_PUT && !a->objects && !a->filelist)
+    if (writes && !a->objects && !a->filelist)
         return rb_cli_usage_error("load put: give --objects N (names <prefix><index>) or --filelist FILE");
     if (a->size && (a->min_size || a->max_size))
         return rb_cli_usage_error("--size and --min-size/--max-size: give one form");
@@ -328,6 +361,45 @@ static int open_request_log(struct rb_harness *h, const char *path)
 }
 
 /*
+ * put: multipart applies to s3:// only (given for another target: exit 2);
+ * fills in the defaults and checks S3's part rules. Returns 0 or RB_EXIT_USAGE.
+ */
+/* Whether the command line names option (as --NAME VALUE or --NAME=VALUE). */
+static bool on_command_line(const struct rb_cli *cli, const char *option)
+{
+    size_t n = strlen(option);
+    const cJSON *arg;
+    cJSON_ArrayForEach(arg, cli->argv_json)
+        if (cJSON_IsString(arg) && strncmp(arg->valuestring, option, n) == 0 &&
+            (arg->valuestring[n] == '\0' || arg->valuestring[n] == '='))
+            return true;
+    return false;
+}
+
+static int multipart_options(struct load_args *a, const struct rb_target *t, const struct rb_cli *cli)
+{
+    /* The defaults mean nothing off s3://, but a value asked for (on the command line or changed) is refused there. */
+    const bool given = a->part_size != RB_MP_DEFAULT_PART_BYTES || a->mp_threshold != RB_MP_DEFAULT_THRESHOLD_BYTES ||
+                       on_command_line(cli, "--part-size") || on_command_line(cli, "--multipart-threshold");
+    if (a->op != RB_LOAD_PUT || strcmp(rb_target_scheme(t), "s3") != 0) {
+        if (given)
+            return rb_cli_usage_error("--part-size/--multipart-threshold: multipart uploads are S3's; %s is not an "
+                                      "s3:// target", rb_target_name(t));
+        a->part_size = a->mp_threshold = 0;
+        return 0;
+    }
+    int status = rb_mp_check_usage(a->part_size, a->mp_threshold, a->max_size);
+    if (!status && a->rate > 0 && a->max_size > a->mp_threshold)
+        status = rb_cli_usage_error("--rate with multipart uploads: an object is many requests, so the open loop "
+                                    "has no single send time; raise --multipart-threshold above the object size");
+    if (status)
+        return status;
+    if (a->max_size <= a->mp_threshold)
+        a->part_size = 0; /* every object goes up whole: the plain PUT path */
+    return 0;
+}
+
+/*
  * Opens the target and makes one connection to every endpoint before
  * anything starts: an unreachable one is one line and exit 3, with no
  * result directory (nothing was measured). Every rank probes; the first
@@ -345,7 +417,7 @@ static int open_target(struct load_args *a, struct rb_cli *cli, struct rb_target
                                   "sizes in the --filelist, or let the bucket be listed");
     }
     snprintf(prefix, plen, "%s%s", rb_target_prefix(t), a->prefix ? a->prefix : (a->objects ? DEFAULT_PREFIX : ""));
-    if ((status = rb_load_target_probe(t, a->timeout_ns)) != 0) {
+    if ((status = multipart_options(a, t, cli)) != 0 || (status = rb_load_target_probe(t, a->timeout_ns)) != 0) {
         rb_target_close(t);
         return status;
     }
@@ -383,8 +455,15 @@ static struct rb_load_opts rank_opts(const struct load_args *a, const struct rb_
         .engine = (enum rb_engine_kind)a->engine,
         .steady_pct = a->steady_pct,
         .steady_window_ns = a->steady_window_ns,
+        .part_size = a->part_size,
+        .multipart_threshold = a->mp_threshold,
     };
 }
+
+/*
+ * put: multipart applies to s3:// only (given for another target: exit 2);
+ * fills in the defaults and checks S3's part rules. Returns 0 or RB_EXIT_USAGE.
+ */
 
 /* Rank 0: one line on what the phase is about to run. */
 static void announce(const struct load_args *a, const struct rb_harness *h, const char *command,
@@ -428,18 +507,22 @@ static void check_cache_header(const struct load_args *a, struct rb_harness *h, 
 
 /* Rank 0: result.json's summary, the error-rate check, and the table (returned, malloc'd; NULL without memory). */
 /*
- * put: what the run leaves in the target (put keeps what it writes: later
- * gets read it), in the summary; an interrupted put also says it on stderr.
- * PUTs in flight when a run is cut short are abandoned uncounted, yet the
- * server may have stored them: objects_max adds them.
+ * put: what the run leaves in the target (what it wrote, less what cleanup
+ * deleted; with --keep all of it, for later gets), in the summary; an
+ * interrupted put also says it on stderr. PUTs in flight when a run is cut
+ * short are abandoned uncounted, yet the server may have stored them:
+ * objects_max adds them.
  */
 static void left_behind(const struct load_args *a, const struct rb_harness *h, const struct rb_target *t,
-                        const char *prefix, const struct rb_load_result *res, cJSON *summary)
+                        const char *prefix, const struct rb_load_result *res, const struct rb_cleanup *cl,
+                        cJSON *summary)
 {
     uint64_t written = res->total->ops - res->total->errors;
     uint64_t most = written + (h->interrupted ? a->threads * a->inflight * (uint64_t)h->size : 0);
     if (a->objects && most > a->objects)
         most = a->objects;
+    written -= cl->deleted < written ? cl->deleted : written;
+    most -= cl->deleted < most ? cl->deleted : most;
     cJSON *o = cJSON_AddObjectToObject(summary, "left_behind");
     if (a->filelist)
         cJSON_AddNullToObject(o, "prefix");
@@ -454,12 +537,43 @@ static void left_behind(const struct load_args *a, const struct rb_harness *h, c
                 a->filelist ? "--filelist " : "--prefix ", a->filelist ? a->filelist : prefix + strlen(rb_target_prefix(t)));
 }
 
+/*
+ * A multipart put's second row, "PUT part" (one request per part: latency,
+ * bytes, errors), with the uploads aborted and the aborts that failed; an
+ * abort that failed leaves parts on the server, a failed check (exit 1).
+ * row gets the part stats without their extra counters (those are not the load rows' extras).
+ */
+static void multipart_summary(struct rb_harness *h, const struct rb_stats *parts, struct rb_stats *row,
+                              const struct rb_load_result *pr, cJSON *ops)
+{
+    *row = *parts;
+    memset(row->extra, 0, sizeof row->extra);
+    cJSON *o = rb_load_summary_json(pr);
+    cJSON_DeleteItemFromObject(o, "extra");
+    cJSON *m = cJSON_AddObjectToObject(o, "multipart");
+    cJSON_AddItemToObject(m, "uploads_aborted", rb_json_u64(parts->extra[RB_MP_ABORTED]));
+    cJSON_AddItemToObject(m, "aborts_failed", rb_json_u64(parts->extra[RB_MP_ABORT_FAILED]));
+    cJSON_AddItemToArray(ops, o);
+    uint64_t left = parts->extra[RB_MP_ABORT_FAILED];
+    rb_result_check(&h->result, "multipart_abort", left == 0, "%" PRIu64 " uploads aborted, %" PRIu64
+                    " aborts failed (their parts stay on the server)", parts->extra[RB_MP_ABORTED], left);
+    if (left)
+        rb_error("%" PRIu64 " multipart uploads could not be aborted: their parts stay on the server (list them "
+                 "with ListMultipartUploads, ?uploads on the bucket)", left);
+}
+
 static char *report(const struct load_args *a, struct rb_harness *h, const char *command, const struct rb_target *t,
-                    const char *prefix, const struct rb_load_opts *o, const struct rb_load_result *res)
+                    const char *prefix, const struct rb_load_opts *o, const struct rb_load_result *res,
+                    const struct rb_cleanup *cl)
 {
     cJSON *summary = cJSON_CreateObject();
     cJSON *ops = cJSON_AddArrayToObject(summary, "ops");
     cJSON_AddItemToArray(ops, rb_load_summary_json(res));
+    struct rb_stats part_row = {0};
+    const struct rb_load_result parts = {.phase = res->phase, .op = "PUT part", .total = res->parts ? &part_row : NULL,
+                                         .duration_s = res->duration_s};
+    if (res->parts)
+        multipart_summary(h, res->parts, &part_row, &parts, ops);
     cJSON_AddStringToObject(summary, "target", rb_target_name(t));
     cJSON_AddNumberToObject(summary, "ranks", h->size);
     cJSON_AddNumberToObject(summary, "threads", o->threads);
@@ -473,8 +587,10 @@ static char *report(const struct load_args *a, struct rb_harness *h, const char 
         else
             cJSON_AddNullToObject(summary, "achieved_rate_per_s");
     }
-    if (a->op == RB_LOAD_PUT)
-        left_behind(a, h, t, prefix, res, summary);
+    if (a->op == RB_LOAD_PUT) {
+        left_behind(a, h, t, prefix, res, cl, summary);
+        cJSON_AddItemToObject(summary, "cleanup", rb_cleanup_json(cl));
+    }
     rb_result_set(&h->result, "summary", summary);
     char head[1400], mode[128] = "closed loop";
     if (a->rate > 0)
@@ -486,6 +602,8 @@ static char *report(const struct load_args *a, struct rb_harness *h, const char 
     size_t tlen = table ? strlen(table) : 0;
     if (table)
         rb_load_report_md(res, &table, &tlen);
+    if (table && res->parts)
+        rb_load_report_md(&parts, &table, &tlen);
     if (a->rate > 0)
         rb_load_check_rate(&h->result, NULL, a->rate, achieved);
     check_cache_header(a, h, res->total);
@@ -561,12 +679,31 @@ static int run(struct load_args *a, struct rb_cli *cli)
     /* A rank with a count share of zero has nothing to do (fewer requests than ranks). */
     if (a->count && !o.count)
         o.objects = &none;
+    /* A put deletes what it wrote at the end (cleanup) unless --keep: its engine notes which objects those are. */
+    o.track_written = a->op == RB_LOAD_PUT && !a->keep;
     if (h.rank == 0)
         announce(a, &h, command, t, total, &o);
+    char where[1800];
+    snprintf(where, sizeof where, "%s%s%s%s", rb_target_name(t), a->filelist ? " (--filelist " : " (prefix \"",
+             a->filelist ? a->filelist : prefix, a->filelist ? ")" : "\")");
+    if (a->op == RB_LOAD_MIXED) {
+        const struct rb_mixed_args m = {.command = command, .target = rb_target_name(t), .where = where, .mix = a->mix_weights,
+                                        .prepare = !a->no_prepare, .keep = a->keep, .duration_ns = a->duration_ns,
+                                        .max_error_pct = a->max_error_pct};
+        status = rb_mixed_run(&h, &o, &m, &table);
+        goto out;
+    }
     status = rb_load_run_phase(&h, k->phase, a->duration_ns, &o, &res);
+    struct rb_cleanup cl = {0};
+    if (a->op == RB_LOAD_PUT) {
+        const uint64_t ok = h.rank == 0 && res.total ? res.total->ops - res.total->errors : 0;
+        int cs = rb_cleanup_run(&h, &o, &res.leftover, a->keep, ok, where, &cl);
+        if (!status)
+            status = cs;
+    }
 
     if (h.rank == 0 && res.total)
-        table = report(a, &h, command, t, prefix, &o, &res);
+        table = report(a, &h, command, t, prefix, &o, &res, &cl);
 out:
     /* A run that failed before measuring anything says so in one line, without pointing at an empty result. */
     if (status && !res.total && rb_log_get_level() > RB_LOG_WARN)
@@ -587,6 +724,19 @@ static int run_args(void *a, struct rb_cli *cli)
     return run(a, cli);
 }
 
+/* Removes from the option table opts (ending with {0}) the options named in words (" a b "). */
+static void drop_opts(struct rb_opt *opts, const char *words)
+{
+    size_t n = 0;
+    for (struct rb_opt *o = opts; o->name; o++) {
+        char word[64];
+        snprintf(word, sizeof word, " %s ", o->name);
+        if (!strstr(words, word))
+            opts[n++] = *o;
+    }
+    memset(&opts[n], 0, sizeof opts[n]);
+}
+
 static int load_cmd(enum rb_load_op op, int argc, char **argv)
 {
     struct load_args a = {
@@ -597,7 +747,10 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         .timeout_ns = 30 * RB_NS_PER_S,
         .max_error_pct = 0,
         .max_redirects = 5,
-        .size = op == RB_LOAD_PUT ? PUT_DEFAULT_SIZE : 0,
+        .size = op == RB_LOAD_PUT || op == RB_LOAD_MIXED ? PUT_DEFAULT_SIZE : 0,
+        .part_size = RB_MP_DEFAULT_PART_BYTES,
+        .mp_threshold = RB_MP_DEFAULT_THRESHOLD_BYTES,
+        .mix = RB_MIX_DEFAULT,
     };
     const bool get = op == RB_LOAD_GET || op == RB_LOAD_HEAD;
     const struct cmd_kind *k = &cmd_kinds[op];
@@ -643,6 +796,16 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
          "auto: native where it applies",
          "auto|curl|native"},
         {"log-requests", 0, RB_OPT_STR, &a.log_requests, "FILE", "append one CSV line per request to FILE", NULL},
+        {"part-size", 0, RB_OPT_SIZE, &a.part_size, "SIZE",
+         "s3:// put: multipart part size, at least 5 MiB, at most 10000 parts", NULL},
+        {"multipart-threshold", 0, RB_OPT_SIZE, &a.mp_threshold, "SIZE",
+         "s3:// put: objects larger than SIZE go up in parts (aws-cli's default)", NULL},
+        {"mix", 0, RB_OPT_STR, &a.mix, "OP=W,...",
+         "mixed: weights of get, put, delete, stat (the default is warp's mix)", NULL},
+        {"keep", 0, RB_OPT_FLAG, &a.keep, NULL,
+         "leave the objects this run wrote; without it they are deleted at the end, in a measured cleanup phase", NULL},
+        {"no-prepare", 0, RB_OPT_FLAG, &a.no_prepare, NULL,
+         "mixed: the --objects/--filelist objects exist already: no prepare phase (and they are not deleted)", NULL},
         {"pattern", 0, RB_OPT_CHOICE, &a.pattern, "P", "GET order: random, sequential, or epoch (each object once per epoch)",
          "random|sequential|epoch"},
         {"epochs", 0, RB_OPT_U64, &a.epochs, "N", "with --pattern epoch: stop after N epochs (0 with no other limit: 1)", NULL},
@@ -661,18 +824,13 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
                 break;
             }
     }
-    if (op == RB_LOAD_DELETE || op == RB_LOAD_HEAD) {
-        /* No body either way: object sizes and byte limits mean nothing to DELETE and HEAD. */
-        static const char *const sized = " size min-size max-size bytes ";
-        size_t n = 0;
-        for (struct rb_opt *o = opts; o->name; o++) {
-            char word[32];
-            snprintf(word, sizeof word, " %s ", o->name);
-            if (!strstr(sized, word))
-                opts[n++] = *o;
-        }
-        memset(&opts[n], 0, sizeof opts[n]);
-    }
+    /* Options of one command only: multipart is how a put goes up; the mix and its working set are mixed's. */
+    drop_opts(opts, op != RB_LOAD_PUT ? " part-size multipart-threshold " : "");
+    drop_opts(opts, op != RB_LOAD_MIXED ? " mix no-prepare " : "");
+    drop_opts(opts, op != RB_LOAD_MIXED && op != RB_LOAD_PUT ? " keep " : "");
+    /* No body either way: object sizes and byte limits mean nothing to DELETE and HEAD. */
+    if (op == RB_LOAD_DELETE || op == RB_LOAD_HEAD)
+        drop_opts(opts, " size min-size max-size bytes ");
     const struct rb_cmd_spec spec = {k->usage, k->about, opts, 1, 1, false};
     return rb_load_command(&spec, argc, argv, run_args, &a);
 }
@@ -697,6 +855,11 @@ static int load_stat(int argc, char **argv)
     return load_cmd(RB_LOAD_HEAD, argc, argv);
 }
 
+static int load_mixed(int argc, char **argv)
+{
+    return load_cmd(RB_LOAD_MIXED, argc, argv);
+}
+
 int rb_load_main(int argc, char **argv)
 {
     static const struct rb_subcommand subs[] = {
@@ -704,6 +867,7 @@ int rb_load_main(int argc, char **argv)
         {"get", "GET objects: random, sequential or epoch order; closed or open loop", load_get},
         {"delete", "DELETE objects once each: N names, a list, or everything under --prefix (cleanup)", load_delete},
         {"stat", "HEAD objects (warp's STAT): random, sequential or epoch order", load_stat},
+        {"mixed", "warp-like mix of GET, PUT, DELETE and STAT by weight over a working set put first", load_mixed},
         {"list", "list a bucket or prefix page by page: pages/s, names/s, latency per page", rb_load_list_main},
         {"tiers", "direct, cold and warm GETs through a caching tier in one run, verified, as one table", rb_tiers_main},
         {"sweep", "one GET phase per in-flight or rate step; throughput, latency and the knee", rb_sweep_main},

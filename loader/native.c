@@ -42,6 +42,7 @@ struct nconn {
     bool verify, busy, connecting, reused, got_bytes, headers_done, complete, in_value;
     size_t wlen, woff;
     uint64_t ttfb_ns;
+    uint64_t idx;              /* the object's index in its set: what a put that cleans up notes as written */
     char *wbuf;                /* request bytes: head prefix, escaped name, tail */
     http_parser p;
     struct req r;
@@ -84,6 +85,8 @@ bool rb_engine_native_fits(const struct rb_load_opts *o, const char **why)
         w = "plain http:// targets only (s3, ais and https go through libcurl)";
     else if (o->op != RB_LOAD_GET && o->op != RB_LOAD_PUT)
         w = "GET and PUT only (delete and stat go through libcurl)";
+    else if (o->mix)
+        w = "load get and put only (load mixed's requests go through libcurl)";
     else if (o->range_len || o->random_range_len)
         w = "whole objects only (--range and --random-range go through libcurl)";
     if (why)
@@ -206,7 +209,10 @@ static void finish(struct worker *w, struct nconn *c, CURLcode rc, const char *m
         conn_close(c);
     c->busy = false;
     w->free_slots[w->nfree++] = (unsigned)(c - w->nat->c);
+    uint64_t errors = w->local->errors;
     rb_xfer_record(w, &c->r, rc, status, c->got_bytes ? c->ttfb_ns : 0, now - c->r.start_ns, 0, now);
+    if (w->o->track_written && w->local->errors == errors)
+        rb_worker_wrote(w, c->idx); /* a put that cleans up deletes what it wrote, on either engine */
 }
 
 static int conn_open(struct worker *w, struct nconn *c)
@@ -428,6 +434,7 @@ static int issue(struct worker *w, const char *name, uint64_t size, uint64_t int
     memcpy(r->name_buf, name, len);
     r->name_buf[len] = '\0';
     r->name = r->name_buf;
+    c->idx = w->cur_idx;
     r->body = r->off = 0;
     r->mismatch = r->err_status = false;
     r->cache = RB_LX_CACHE_ABSENT;

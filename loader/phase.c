@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "loader_int.h"
+#include "multipart_int.h"
 #include "phase_int.h"
 #include "railbench/log.h"
 #include "railbench/prom.h"
@@ -99,12 +100,63 @@ static cJSON *steady_json(const struct rb_load_result *r)
     return o;
 }
 
+static int add_leftover(const char *name, void *arg)
+{
+    return rb_objset_add(arg, name, 0);
+}
+
+/* load mixed: each op's stats and the live counts summed on rank 0; every rank keeps the names cleanup deletes. */
+static void mix_results(struct rb_harness *h, const struct rb_engine *e, const struct rb_load_opts *o,
+                        struct rb_load_result *res)
+{
+    if (!o->mix)
+        return;
+    for (int op = 0; op < RB_MIX_OPS; op++) {
+        struct rb_stats *mine = rb_stats_new(), *all = rb_stats_new();
+        if (!mine || !all)
+            rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
+        rb_engine_mix_stats(e, (enum rb_load_op)op, mine);
+        rb_harness_reduce_stats(h, mine, all);
+        rb_stats_free(mine);
+        if (h->rank != 0)
+            rb_stats_free(all), all = NULL;
+        res->mix_ops[op] = all;
+    }
+    uint64_t mine[3], all[3];
+    rb_engine_mix_live(e, &mine[0], &mine[1], &mine[2]);
+    memcpy(all, mine, sizeof all);
+    if (h->mpi && h->size > 1)
+        RB_MPI_CHECK(MPI_Reduce(mine, all, 3, MPI_UINT64_T, MPI_SUM, 0, h->comm));
+    res->mix_live = all[0];
+    res->mix_unknown = all[1];
+    res->mix_dry = all[2];
+    if (rb_engine_mix_each_live(e, add_leftover, &res->leftover))
+        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
+}
+
+/* A multipart PUT's per-part statistics summed over ranks (rank 0; NULL elsewhere and without multipart). Collective. */
+static struct rb_stats *part_stats(struct rb_harness *h, const struct rb_engine *e, const struct rb_load_opts *o)
+{
+    if (!o->part_size || o->op != RB_LOAD_PUT)
+        return NULL;
+    struct rb_stats *mine = rb_stats_new(), *all = rb_stats_new();
+    if (!mine || !all)
+        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
+    rb_engine_part_stats(e, mine);
+    rb_harness_reduce_stats(h, mine, all);
+    rb_stats_free(mine);
+    if (h->rank == 0)
+        return all;
+    rb_stats_free(all);
+    return NULL;
+}
+
 int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_ns,
                       const struct rb_load_opts *o, struct rb_load_result *res)
 {
     memset(res, 0, sizeof *res);
     res->phase = name;
-    res->op = rb_load_op_name(o->op);
+    res->op = o->mix ? "MIXED" : rb_load_op_name(o->op);
     res->open_loop = o->rate_per_s > 0;
     res->rate_per_s = o->rate_per_s * h->size;
     struct phase_ctx c = {
@@ -175,6 +227,10 @@ int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_
         memcpy(all, mine, nmax * sizeof *all);
     free(mine);
 
+    struct rb_stats *parts = part_stats(h, c.e, o);
+    mix_results(h, c.e, o, res);
+    if (o->track_written && rb_engine_each_written(c.e, add_leftover, &res->leftover))
+        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
     if (c.use_steady) {
         res->steady_pct = o->steady_pct;
         res->steady_window_s = c.steady.window_s;
@@ -187,6 +243,12 @@ int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_
         res->uncorrected = unc_all;
         res->segments = all;
         res->nsegments = (size_t)nmax;
+        res->parts = parts;
+        if (p.record && parts) {
+            cJSON *pr = cJSON_AddObjectToObject(p.record, "parts");
+            rb_stats_to_json(pr, parts, &(struct rb_stats_names){rb_load_err_names, rb_mp_extra_names}, res->duration_s,
+                             true);
+        }
         if (p.record) {
             cJSON_AddItemToObject(p.record, "latency_uncorrected_ns", rb_hist_summary_json(unc_all));
             cJSON_AddItemToObject(p.record, "latency_uncorrected_hist", rb_hist_to_json(unc_all));
@@ -199,6 +261,7 @@ int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_
         }
     } else {
         rb_hist_free(unc_all);
+        rb_stats_free(parts);
         free(all);
     }
     rb_harness_phase_free(&p);
@@ -213,6 +276,13 @@ void rb_load_result_free(struct rb_load_result *res)
     if (!res)
         return;
     rb_stats_free(res->total);
+    rb_stats_free(res->parts);
+    res->parts = NULL;
+    for (int op = 0; op < RB_MIX_OPS; op++) {
+        rb_stats_free(res->mix_ops[op]);
+        res->mix_ops[op] = NULL;
+    }
+    rb_objset_free(&res->leftover);
     rb_hist_free(res->uncorrected);
     free(res->segments);
     res->total = NULL;
@@ -236,7 +306,7 @@ static bool segment_stats(const struct rb_load_result *r, double *fast, double *
 {
     size_t whole = (size_t)r->duration_s;
     *n = whole;
-    if (!whole)
+    if (!whole || !r->segments) /* no segments kept (a multipart put's part row): none reported */
         return false;
     uint64_t *s = calloc(whole, sizeof *s);
     if (!s)

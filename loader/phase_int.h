@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "engine_int.h"
+#include "mixed_int.h"
 #include "railbench/harness.h"
 #include "railbench/result.h"
 
@@ -18,6 +19,11 @@
 struct rb_load_result {
     const char *phase, *op;
     struct rb_stats *total;           /* owned */
+    struct rb_stats *parts;           /* owned: multipart PUT, one record per part (extras rb_mp_extra_names); else NULL */
+    /* load mixed (o->mix): each op's stats (rank 0; NULL otherwise), objects live and unknown at the end (rank 0). */
+    struct rb_stats *mix_ops[RB_MIX_OPS];
+    uint64_t mix_live, mix_unknown, mix_dry; /* mix_dry: threads that ran out of objects before their limits */
+    struct rb_objset leftover;        /* every rank: its objects this put or mixed run wrote and left (what cleanup deletes) */
     struct rb_hist *uncorrected;      /* owned: latency from the actual send time */
     uint64_t *segments;               /* owned: bytes per whole second, all ranks */
     size_t nsegments;

@@ -25,7 +25,8 @@
 #define RB_TARGET_MAX_ENDPOINTS 64
 
 /* What a request does; the target sets up auth and headers per op once per connection slot. */
-enum rb_load_op { RB_LOAD_GET, RB_LOAD_PUT, RB_LOAD_DELETE, RB_LOAD_HEAD };
+/* RB_LOAD_MIXED names the command load mixed; its requests are the other four, drawn per request (mixed.c). */
+enum rb_load_op { RB_LOAD_GET, RB_LOAD_PUT, RB_LOAD_DELETE, RB_LOAD_HEAD, RB_LOAD_MIXED };
 
 /*
  * Checks a libcurl easy call that returns CURLcode; on failure logs file,

@@ -53,15 +53,22 @@ void rb_xfer_cache_header(struct req *r, const char *p, size_t len)
     }
 }
 
+bool rb_xfer_status_line(struct req *r, const char *p, size_t len)
+{
+    if (len < 5 || memcmp(p, "HTTP/", 5) != 0)
+        return false;
+    const char *code = memchr(p, ' ', len);
+    if (!code || code + 1 >= p + len || code[1] != '1')
+        r->response_ns = rb_clock_ns();
+    return true;
+}
+
 static size_t on_header(char *p, size_t size, size_t n, void *arg)
 {
     struct req *r = arg;
     size_t len = size * n;
-    if (len >= 5 && memcmp(p, "HTTP/", 5) == 0) {
+    if (rb_xfer_status_line(r, p, len)) {
         /* A new response (after a redirect, or 100 Continue): start over. */
-        const char *code = memchr(p, ' ', len);
-        if (!code || code + 1 >= p + len || code[1] != '1')
-            r->response_ns = rb_clock_ns();
         r->status_known = false;
         r->cache = RB_LX_CACHE_ABSENT;
         r->cache_pos = UINT_MAX;

@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mixed_int.h"
+#include "multipart_int.h"
 #include "payload_int.h"
 #include "railbench/clock.h"
 #include "railbench/log.h"
@@ -37,6 +39,7 @@ static bool next_picked(struct worker *w, const char **name, uint64_t *size)
         return false;
     *name = rb_objset_name(w->o->objects, idx, w->name_buf);
     *size = object_size(w->o, idx, *name);
+    w->cur_idx = idx;
     return true;
 }
 
@@ -83,7 +86,7 @@ static unsigned drain(struct worker *w)
             struct req *r = NULL;
             curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
             CURLcode rc = m->data.result;
-            rb_xfer_complete(w, r, rc);
+            w->complete(w, r, rc);
             n++;
         }
     }
@@ -92,6 +95,8 @@ static unsigned drain(struct worker *w)
 
 void rb_worker_handover(struct worker *w)
 {
+    if (w->fold)
+        w->fold(w);
     pthread_mutex_lock(&w->mu);
     rb_stats_merge(w->box, w->local);
     rb_hist_merge(w->unc_box, w->unc_local);
@@ -255,7 +260,7 @@ int rb_worker_run(struct worker *w, const atomic_bool *stop, const volatile int 
             drain_until = rb_worker_stop_issuing(w);
         if (drain_until && rb_clock_ns() >= drain_until)
             break;
-        if ((rc = rb_worker_refill(w, rb_xfer_issue)))
+        if ((rc = w->refill(w)))
             return rc;
         if (w->exhausted && w->nfree == w->nreq)
             break;
@@ -304,6 +309,8 @@ int rb_worker_run(struct worker *w, const atomic_bool *stop, const volatile int 
     }
     /* Requests still in flight when the drain ran out are counted as abandoned, never dropped. */
     uint64_t now = rb_clock_ns();
+    if (w->finish)
+        w->finish(w, now); /* multipart: aborts the uploads still open; mixed: abandons under each op */
     for (unsigned i = 0; i < w->nreq; i++)
         if (w->reqs[i].busy)
             rb_xfer_abandon(w, &w->reqs[i], w->reqs[i].name, 0, now);
@@ -322,6 +329,78 @@ void *rb_worker_main(void *arg)
     atomic_store(&w->finished, true);
     atomic_fetch_add(&w->e->nfinished, 1);
     return NULL;
+}
+
+/* The op row's loop: the picker's objects through rb_xfer_issue. */
+static int refill_picked(struct worker *w)
+{
+    return rb_worker_refill(w, rb_xfer_issue);
+}
+
+void rb_worker_wrote(struct worker *w, uint64_t idx)
+{
+    if (w->nwritten == w->capwritten) {
+        size_t cap = w->capwritten ? 2 * w->capwritten : 1024;
+        uint64_t *n = realloc(w->written, cap * sizeof *n);
+        if (!n) {
+            rb_warn("out of memory noting what this run wrote: cleanup will miss objects");
+            return;
+        }
+        w->written = n;
+        w->capwritten = cap;
+    }
+    w->written[w->nwritten++] = idx;
+}
+
+/* A put that cleans up after itself: the slot remembers its object, a success notes it written. */
+static int issue_tracked(struct worker *w, const char *name, uint64_t size, uint64_t intended_ns)
+{
+    unsigned slot = w->free_slots[w->nfree - 1];
+    int rc = rb_xfer_issue(w, name, size, intended_ns);
+    if (!rc)
+        w->slot_idx[slot] = w->cur_idx;
+    return rc;
+}
+
+static int refill_tracked(struct worker *w)
+{
+    return rb_worker_refill(w, issue_tracked);
+}
+
+static void complete_tracked(struct worker *w, struct req *r, CURLcode rc)
+{
+    uint64_t errors = w->local->errors;
+    rb_xfer_complete(w, r, rc);
+    if (w->local->errors == errors)
+        rb_worker_wrote(w, w->slot_idx[r - w->reqs]);
+}
+
+/* Who issues and accounts w's requests (see struct worker): chosen once, never asked per request. */
+static int choose_driver(struct worker *w)
+{
+    const struct rb_load_opts *o = w->o;
+    w->refill = refill_picked;
+    w->complete = rb_xfer_complete;
+    if (o->mix) {
+        w->refill = rb_mix_refill;
+        w->complete = rb_mix_complete;
+        w->finish = rb_mix_finish;
+        w->fold = rb_mix_fold;
+        return rb_mix_new(w);
+    }
+    if (o->track_written && !(w->slot_idx = calloc(w->nreq, sizeof *w->slot_idx)))
+        return -ENOMEM;
+    if (o->track_written) {
+        w->refill = refill_tracked;
+        w->complete = complete_tracked;
+    }
+    if (o->part_size && o->op == RB_LOAD_PUT) {
+        w->refill = rb_mp_refill;
+        w->complete = rb_mp_complete;
+        w->finish = rb_mp_finish;
+        return rb_mp_new(w);
+    }
+    return 0;
 }
 
 int rb_worker_init(struct worker *w, const struct rb_load_opts *o, unsigned id, size_t ep0)
@@ -382,6 +461,9 @@ int rb_worker_init(struct worker *w, const struct rb_load_opts *o, unsigned id, 
             return rc;
         w->free_slots[w->nfree++] = w->nreq - 1 - i;
     }
+    int rc = choose_driver(w);
+    if (rc)
+        return rc;
     if (o->log_fd >= 0) {
         w->logbuf = malloc(LOG_BUF_BYTES);
         if (!w->logbuf)
@@ -396,6 +478,8 @@ int rb_worker_init(struct worker *w, const struct rb_load_opts *o, unsigned id, 
 void rb_worker_free(struct worker *w)
 {
     rb_native_free(w);
+    rb_mp_free(w);
+    rb_mix_free(w);
     for (unsigned i = 0; w->reqs && i < w->nreq; i++) {
         if (w->reqs[i].busy && w->reqs[i].sh && w->reqs[i].sh->multi)
             curl_multi_remove_handle(w->reqs[i].sh->multi, w->reqs[i].easy);
@@ -415,6 +499,8 @@ void rb_worker_free(struct worker *w)
     free(w->free_slots);
     rb_picker_free(&w->pick);
     free(w->seg);
+    free(w->written);
+    free(w->slot_idx);
     free(w->logbuf);
     rb_stats_free(w->local);
     rb_stats_free(w->box);

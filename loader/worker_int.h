@@ -136,10 +136,23 @@ struct req {
 };
 
 struct rb_native;
+struct rb_mp;
+struct rb_mixer;
 
 struct worker {
     struct rb_engine *e;
     struct rb_native *nat;      /* the native engine's connections, or NULL: libcurl (chosen at init) */
+    struct rb_mp *mp;           /* S3 multipart PUT (multipart.c) owns the slots' requests, or NULL (chosen at init) */
+    struct rb_mixer *mix;       /* load mixed (mixed.c): ops drawn per request, or NULL (chosen at init) */
+    /*
+     * Who issues and accounts the requests, chosen once at init: the op row
+     * through the picker (rb_xfer_issue, rb_xfer_complete), multipart.c or
+     * mixed.c. finish (after the loop) and fold (at each handover) may be NULL.
+     */
+    int (*refill)(struct worker *w);
+    void (*complete)(struct worker *w, struct req *r, CURLcode rc);
+    void (*finish)(struct worker *w, uint64_t now_ns);
+    void (*fold)(struct worker *w);
     const struct rb_load_opts *o;
     unsigned id;
     pthread_t th;
@@ -154,6 +167,10 @@ struct worker {
     const struct rb_xfer_op *op;
     bool (*next)(struct worker *w, const char **name, uint64_t *size);
     struct rb_picker pick;      /* engine workers: the rank's objects by op and pattern */
+    uint64_t cur_idx;           /* the index of the object next_picked gave last */
+    /* o->track_written: indices of the objects this worker wrote (what cleanup deletes), and per slot the pending one. */
+    uint64_t *written, *slot_idx;
+    size_t nwritten, capwritten;
     char name_buf[RB_OBJSET_NAME_BYTES]; /* the next object's name, formatted from the set (no allocation) */
     const struct rb_objset *fetch_set; /* fetcher: the objects fetch_idx[0..fetch_n) of it, in order */
     const uint32_t *fetch_idx;
@@ -217,6 +234,8 @@ void rb_xfer_complete(struct worker *w, struct req *r, CURLcode rc);
  */
 void rb_xfer_record(struct worker *w, struct req *r, CURLcode rc, long status, uint64_t ttfb_ns,
                     uint64_t total_ns, long redirects, uint64_t now_ns);
+/* True when the header line p[0..len) is a status line ("HTTP/..."); a final (non-1xx) one sets r->response_ns. */
+bool rb_xfer_status_line(struct req *r, const char *p, size_t len);
 /* Counts the response header line p[0..len) ("Name: value") against o->cache_header into r->cache. */
 void rb_xfer_cache_header(struct req *r, const char *p, size_t len);
 /*
@@ -263,6 +282,8 @@ uint64_t rb_worker_stop_issuing(struct worker *w);
 void rb_worker_eat_wake(struct worker *w);
 /* Wakes w's loop (a tick or a stop); any thread. */
 void rb_worker_wake(struct worker *w);
+/* Notes that w wrote object idx of its set (o->track_written); a failed allocation stops tracking with a warning. */
+void rb_worker_wrote(struct worker *w, uint64_t idx);
 /* Writes out w's buffered --log-requests lines. */
 void rb_worker_flush_log(struct worker *w);
 

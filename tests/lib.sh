@@ -121,6 +121,26 @@ CONF
     NGINX_PID=$LAST_PID
 }
 
+# nginx_dav NAME [DIRECTIVES]: nginx in $T/NAME serving $T/NAME/www with a WebDAV /dav/ (PUT and DELETE,
+# autoindex JSON for listings) on a free port; extra server DIRECTIVES (e.g. an access_log) go in as given.
+# Sets DAV_PORT, DAV_ROOT (the directory behind /dav/) and DAV_URL (http://127.0.0.1:PORT/dav).
+nginx_dav() {
+    local www=$T/$1/www
+    DAV_PORT=$(free_port)
+    DAV_ROOT=$www/dav
+    mkdir -p "$DAV_ROOT"
+    chmod 777 "$DAV_ROOT"
+    nginx_start "$1" "server {
+        listen 127.0.0.1:$DAV_PORT;
+        root $www;
+        ${2:-}
+        location /dav/ { dav_methods PUT DELETE; create_full_put_path on; client_max_body_size 0;
+                         autoindex on; autoindex_format json; }
+    }"
+    wait_port "$DAV_PORT"
+    DAV_URL=http://127.0.0.1:$DAV_PORT/dav
+}
+
 # rgw_up: starts a single-host Ceph RGW (tests/servers/rgw.sh) under $T/rgw; its PIDs join PIDS. Exports
 # RGW_ENDPOINT, RGW_VHOST_ENDPOINT, RGW_PORT, RGW_DIR, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
 # rgw_bucket NAME [public-read] creates a bucket; RGW_LOG is its per-request (beast access) log.
@@ -134,6 +154,15 @@ rgw_up() {
     set +a
     for p in $RGW_PIDS; do PIDS+=("$p"); done
     RGW_LOG=$RGW_DIR/log/client.rgw.log
+}
+# rgw_keys BUCKET PREFIX: how many keys RGW lists under PREFIX (one signed ListObjectsV2 page with curl, up to
+# 1,000; SigV4 wants the query's '/' percent-encoded). Fails unless RGW answered a listing.
+rgw_keys() {
+    local body
+    body=$(curl -sS --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
+        -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' "$RGW_ENDPOINT/$1?list-type=2&prefix=${2//\//%2F}")
+    grep -q '<ListBucketResult' <<<"$body" || fail "listing $1/$2: $body"
+    grep -o '<Key>' <<<"$body" | wc -l
 }
 rgw_bucket() { "$ROOT/tests/servers/rgw.sh" bucket "$RGW_DIR" "$@" || fail "bucket $1 not created"; }
 # rgw_seen PATH-REGEX STATUS: how many requests RGW's beast access log shows as "METHOD PATH HTTP/1.1" STATUS.

@@ -151,6 +151,8 @@ void rb_harness_metrics_update(struct rb_harness *h);
 
 /* Sums a histogram over ranks into out on rank 0 (collective on h->comm; exact min and max). */
 void rb_harness_reduce_hist(struct rb_harness *h, const struct rb_hist *in, struct rb_hist *out);
+/* Sums every rank's stats into out on rank 0 (one sum-reduce, one min-reduce); collective. Main thread. */
+void rb_harness_reduce_stats(struct rb_harness *h, const struct rb_stats *in, struct rb_stats *out);
 
 /* Barrier on h->comm (no-op without MPI). */
 void rb_harness_barrier(struct rb_harness *h);

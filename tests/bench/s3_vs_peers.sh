@@ -16,7 +16,7 @@ ROUNDS=${BENCH_ROUNDS:-2}
 SIZE=$((SIZE_KIB * 1024))
 rgw_up
 rgw_bucket bench public-read
-"$RB" load put s3://bench/peers/ --endpoint "$RGW_ENDPOINT" --objects "$N" --size "$SIZE" -c 8 --out "$T/put" \
+"$RB" load put s3://bench/peers/ --endpoint "$RGW_ENDPOINT" --keep --objects "$N" --size "$SIZE" -c 8 --out "$T/put" \
     --quiet >/dev/null
 [ "$(jq '.summary.ops[0].objects' "$T/put/result.json")" = "$N" ] || fail "could not put $N objects"
 # Unsigned reads work only because of the bucket policy; check one before measuring.

@@ -100,7 +100,7 @@ grep -q "points/1/4k-randread-qd1-j1.json" "$T/c2.list" || fail "client2's archi
 ok "client2's archive holds its own rank's fio files only ($(wc -l <"$T/c2.list") entries)"
 
 # 4. scancel mid-run: the job's result.json is written, with a failed `completed` check.
-cl exec client1 "$RB" load put "$(cl path backend_url)/slurm-get" --objects 8 --size 1MiB --out "$T/put" --quiet >/dev/null
+cl exec client1 "$RB" load put "$(cl path backend_url)/slurm-get" --keep --objects 8 --size 1MiB --out "$T/put" --quiet >/dev/null
 assert_jq "$T/put/result.json" '.phases[0].count == 8' "8 objects put on the origin"
 jid=$(OMPI_MCA_btl_tcp_if_include=mgmt0 cl slurm sbatch --parsable -N 2 --ntasks-per-node 2 -o "$T/cancel.out" \
     --wrap "srun --mpi=pmix $RB load get $(cl path tier_url)/slurm-get --objects 8 --size 1MiB --duration 60s --interval 500ms --out $T/cancel --quiet")

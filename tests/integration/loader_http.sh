@@ -47,7 +47,7 @@ assert_eq "1 MiB: bytes" $((20 * 1048576)) "$(summary g2 .bytes)"
 assert_eq "1 MiB: objects" 20 "$(summary g2 .objects)"
 
 # 3. PUT through WebDAV (sizes 4 KiB..64 KiB, seeded), then GET --verify finds every byte as written.
-"$RB" load put "${ENG[@]}" "$URL/dav/set" --objects 40 --min-size 4k --max-size 64k -t 2 -c 4 --seed 7 --out "$T/p1" --quiet >/dev/null
+"$RB" load put "${ENG[@]}" "$URL/dav/set" --keep --objects 40 --min-size 4k --max-size 64k -t 2 -c 4 --seed 7 --out "$T/p1" --quiet >/dev/null
 disk=$(find "$W/dav/set" -type f -printf '%s\n' | awk '{s+=$1} END {print s}')
 assert_eq "PUT: files on disk" 40 "$(find "$W/dav/set" -type f | wc -l)"
 assert_eq "PUT: bytes reported = bytes on disk" "$disk" "$(summary p1 .bytes)"
@@ -118,6 +118,15 @@ assert_exit 2 "zero threads" "$RB" load get "${ENG[@]}" "$URL/small" --objects 1
 assert_stderr_line 'threads 0: expected 1 to'
 assert_exit 2 "epochs without epoch pattern" "$RB" load get "${ENG[@]}" "$URL/small" --objects 1 --epochs 2
 assert_stderr_line 'epochs 2: needs --pattern epoch'
+# A put deletes what it wrote unless --keep; /dav/ here allows PUT but not DELETE (405), so the cleanup fails: a
+# named failed check, exit 1, and one error line saying what stays (which is what the directory holds).
+assert_exit 1 "put whose cleanup the server refuses" "$RB" load put "${ENG[@]}" "$URL/dav/cl" --objects 3 --size 1k --quiet \
+    --out "$T/cl"
+grep -q 'cleanup: 3 of 3 objects this run wrote could not be deleted and stay under http://127.0.0.1:[0-9]*/dav/cl (prefix "obj-")' \
+    "$T/stderr" || { cat "$T/stderr"; fail "no cleanup error line"; }
+assert_jq "$T/cl/result.json" '([.checks[] | select(.name == "cleanup")][0].passed == false) and
+    .summary.cleanup.failed == 3 and .summary.left_behind.objects == 3' "cleanup check failed, 3 left behind"
+assert_eq "files the failed cleanup left" 3 "$(find "$W/dav/cl" -type f | wc -l)"
 assert_exit 2 "native engine with DELETE" "$RB" load delete "$URL/dav/x" --objects 1 --engine native
 assert_stderr_line '--engine native: GET and PUT only'
 assert_exit 2 "native engine with a range" "$RB" load get "$URL/small" --objects 1 --range 0:10 --engine native

@@ -77,7 +77,7 @@ ok "first error of a class is logged with its status"
 P3=$(free_port)
 bg python3 "$PEER" --port "$P3" --sigv4-secret peer-secret --size 512
 wait_port "$P3"
-AWS_ACCESS_KEY_ID=AKIDPEER AWS_SECRET_ACCESS_KEY=peer-secret "$RB" load put s3://signed --endpoint "http://127.0.0.1:$P3" \
+AWS_ACCESS_KEY_ID=AKIDPEER AWS_SECRET_ACCESS_KEY=peer-secret "$RB" load put s3://signed --keep --endpoint "http://127.0.0.1:$P3" \
     --objects 8 --size 4k --out "$T/v1" --quiet >/dev/null
 assert_eq "signed PUT: objects" 8 "$(summary v1 .objects)"
 # Listing: two pages; the continuation token must be percent-encoded for the signature to match.
@@ -96,7 +96,7 @@ ok "wrong secret reported as SignatureDoesNotMatch"
 P4=$(free_port)
 bg python3 "$PEER" --port "$P4" --ais-page 100
 wait_port "$P4"
-"$RB" load put ais://bench --endpoint "http://127.0.0.1:$P4" --objects 250 --min-size 1k --max-size 8k -c 4 \
+"$RB" load put ais://bench --keep --endpoint "http://127.0.0.1:$P4" --objects 250 --min-size 1k --max-size 8k -c 4 \
     --out "$T/a1" --quiet >/dev/null
 assert_eq "ais PUT: objects" 250 "$(summary a1 .objects)"
 assert_eq "ais PUT: redirects" 250 "$(summary a1 .extra.redirects)"

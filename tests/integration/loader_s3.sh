@@ -30,7 +30,7 @@ assert_stderr_line 'endpoint "ftp://127.0.0.1'
 
 # 2. Path style: PUT 1,100 objects of 2 KiB signed with SigV4 (UNSIGNED-PAYLOAD) over two endpoint spellings
 #    (round-robin per connection). RGW checks every signature: one wrongly signed header and all are 403.
-"$RB" load put s3://bench/set/ --endpoint "$EP" --endpoint "http://localhost:$PORT" --objects 1100 --size 2k \
+"$RB" load put s3://bench/set/ --keep --endpoint "$EP" --endpoint "http://localhost:$PORT" --objects 1100 --size 2k \
     -t 2 -c 8 --log-requests "$T/put.csv" --out "$T/p1" --quiet >/dev/null 2>"$T/p1.err"
 assert_eq "PUT: objects" 1100 "$(summary p1 .objects)"
 assert_eq "PUT: bytes" $((1100 * 2048)) "$(summary p1 .bytes)"
@@ -68,7 +68,7 @@ assert_seen "RGW answered 206 Partial Content" 70 'GET /bench/set/obj-[0-9]{8}' 
 
 # 5. Virtual-host style: bench.localhost (libcurl resolves *.localhost to loopback itself; RGW takes the
 #    bucket from the Host header, rgw dns name = localhost). PUT, list and verified GET, all signed.
-"$RB" load put s3://bench/vh/ --endpoint "$RGW_VHOST_ENDPOINT" --virtual-host --objects 60 --size 3k \
+"$RB" load put s3://bench/vh/ --keep --endpoint "$RGW_VHOST_ENDPOINT" --virtual-host --objects 60 --size 3k \
     --out "$T/v1" --quiet >/dev/null
 assert_eq "virtual host PUT: objects" 60 "$(summary v1 .objects)"
 assert_seen "virtual host PUTs on the wire without the bucket in the path" 60 'PUT /vh/obj-[0-9]{8}' 200

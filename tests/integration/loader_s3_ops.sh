@@ -9,19 +9,11 @@ rgw_bucket ops
 EP=$RGW_ENDPOINT
 unset AWS_SESSION_TOKEN AWS_PROFILE AWS_SHARED_CREDENTIALS_FILE || true
 summary() { jq -c ".summary.ops[0] | $2" "$T/$1/result.json"; }
-# keys PREFIX: how many keys RGW lists under PREFIX (one signed ListObjectsV2 page with curl, up to 1,000;
-# SigV4 wants the query's '/' percent-encoded). Fails unless RGW answered a listing.
-keys() {
-    local body
-    body=$(curl -sS --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
-        -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' "$EP/ops?list-type=2&prefix=${1//\//%2F}")
-    grep -q '<ListBucketResult' <<<"$body" || fail "listing $1: $body"
-    grep -o '<Key>' <<<"$body" | wc -l
-}
+keys() { rgw_keys ops "$1"; }
 assert_seen() { rgw_assert_seen "$@"; }
 
 # 1. 1,100 objects of 1 KiB, then HEAD each exactly once (epoch order over generated names): 1,100 HEADs, 0 bytes.
-"$RB" load put s3://ops/a/ --endpoint "$EP" --objects 1100 --size 1k -c 16 --out "$T/p1" --quiet >/dev/null
+"$RB" load put s3://ops/a/ --endpoint "$EP" --keep --objects 1100 --size 1k -c 16 --out "$T/p1" --quiet >/dev/null
 assert_eq "put: objects" 1100 "$(summary p1 .objects)"
 "$RB" load stat s3://ops/a/ --endpoint "$EP" --objects 1100 --pattern epoch -c 16 --out "$T/s1" --quiet >/dev/null
 assert_eq "stat: requests" 1100 "$(summary s1 .requests)"
@@ -73,7 +65,7 @@ assert_stderr_line 'load delete: give --prefix P'
 
 # 4. --until-steady: a steady closed-loop GET of small objects settles within a loose 50 % over 2 s well before
 #    the 30 s limit; a limit of 0.001 % cannot be met in a 3 s phase (not converged, check failed, exit 1).
-"$RB" load put s3://ops/st/ --endpoint "$EP" --objects 40 --size 16k --out "$T/p2" --quiet >/dev/null
+"$RB" load put s3://ops/st/ --endpoint "$EP" --keep --objects 40 --size 16k --out "$T/p2" --quiet >/dev/null
 "$RB" load get s3://ops/st/ --endpoint "$EP" --objects 40 --size 16k -c 4 --duration 30s --until-steady 50/2s \
     --out "$T/u1" >/dev/null 2>"$T/u1.err"
 assert_jq "$T/u1/result.json" '.phases[0].until_steady.converged == true and .phases[0].duration_s < 20' \
@@ -98,7 +90,7 @@ assert_eq "objects left under st/" 0 "$(keys st/)"
 
 # 5. An interrupted put says what it left (stderr and summary.left_behind), and that is what the bucket holds;
 #    load delete --prefix then empties it.
-"$RB" load put s3://ops/int/ --endpoint "$EP" --objects 2000 --size 1k --rate 100/s --out "$T/i1" --quiet \
+"$RB" load put s3://ops/int/ --endpoint "$EP" --keep --objects 2000 --size 1k --rate 100/s --out "$T/i1" --quiet \
     >/dev/null 2>"$T/i1.err" &
 ipid=$!
 sleep 3
@@ -117,20 +109,10 @@ ok "interrupted put: left_behind $left..$most, $inbucket in the bucket"
 assert_eq "after delete --prefix: objects under int/" 0 "$(keys int/)"
 
 # 6. http:// (nginx WebDAV with DELETE): PUT 20, HEAD 20, DELETE 20, the directory is empty after.
-PORT=$(free_port)
-W=$T/www
-mkdir -p "$W/dav"
-chmod 777 "$W/dav"
-nginx_start web "server {
-        listen 127.0.0.1:$PORT;
-        root $W;
-        location /dav/ { dav_methods PUT DELETE; create_full_put_path on; client_max_body_size 0;
-                         autoindex on; autoindex_format json; }
-    }"
-wait_port "$PORT"
-URL=http://127.0.0.1:$PORT/dav
-"$RB" load put "$URL" --objects 20 --size 4k --out "$T/hp" --quiet >/dev/null
-assert_eq "http put: files" 20 "$(find "$W/dav" -type f | wc -l)"
+nginx_dav web
+URL=$DAV_URL
+"$RB" load put "$URL" --keep --objects 20 --size 4k --out "$T/hp" --quiet >/dev/null
+assert_eq "http put: files" 20 "$(find "$DAV_ROOT" -type f | wc -l)"
 "$RB" load stat "$URL" --pattern epoch --out "$T/hs" --quiet >/dev/null
 assert_eq "http stat (listed by autoindex): requests" 20 "$(summary hs .requests)"
 "$RB" load list "$URL/" --out "$T/hl" --quiet >/dev/null
@@ -140,5 +122,5 @@ assert_eq "http stat: errors" 0 "$(summary hs .errors.total)"
 "$RB" load delete "$URL" --objects 20 --out "$T/hdel" --quiet >/dev/null
 assert_eq "http delete: requests" 20 "$(summary hdel .requests)"
 assert_eq "http delete: errors" 0 "$(summary hdel .errors.total)"
-assert_eq "http delete: files left" 0 "$(find "$W/dav" -type f | wc -l)"
+assert_eq "http delete: files left" 0 "$(find "$DAV_ROOT" -type f | wc -l)"
 ok "loader_s3_ops"

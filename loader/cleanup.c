@@ -1,0 +1,78 @@
+/* Cleanup at the end of load put and load mixed: one DELETE phase over what the run wrote, unless --keep. */
+#define _POSIX_C_SOURCE 200809L
+#include <inttypes.h>
+#include <string.h>
+
+#include "cleanup_int.h"
+#include "railbench/log.h"
+
+int rb_cleanup_run(struct rb_harness *h, const struct rb_load_opts *o, const struct rb_objset *names, bool keep,
+                   uint64_t kept, const char *where, struct rb_cleanup *out)
+{
+    memset(out, 0, sizeof *out);
+    uint64_t mine = names->n;
+    out->written = mine;
+    if (h->mpi && h->size > 1)
+        RB_MPI_CHECK(MPI_Allreduce(&mine, &out->written, 1, MPI_UINT64_T, MPI_SUM, h->comm));
+    out->kept = keep;
+    if (keep && kept != RB_CLEANUP_COUNTED)
+        out->written = kept;
+    if (keep || !out->written) {
+        if (h->rank == 0 && keep)
+            rb_info("kept %" PRIu64 " objects this run wrote under %s (--keep)", out->written, where);
+        return 0;
+    }
+    if (h->interrupted) {
+        /* A new phase would stop at its first tick: say what stays rather than half-delete it. */
+        out->failed = out->written;
+        out->skipped = true;
+        if (h->rank == 0)
+            rb_warn("interrupted: no cleanup; the %" PRIu64 " objects this run wrote stay under %s", out->written,
+                    where);
+        return 0;
+    }
+    /* What the run wrote, each once, with the run's connections: a DELETE phase like load delete's. */
+    struct rb_load_opts d = *o;
+    d.op = RB_LOAD_DELETE;
+    d.objects = names;
+    d.mix = NULL;
+    d.part_size = 0;
+    d.count = d.bytes = 0;
+    d.rate_per_s = 0;
+    d.steady_pct = 0;
+    d.verify = false;
+    d.min_size = d.max_size = 0;
+    d.cache_header = NULL;
+    d.engine = RB_ENGINE_CURL;
+    struct rb_load_result res = {0};
+    int status = rb_load_run_phase(h, "cleanup", 0, &d, &res);
+    if (h->rank == 0 && res.total) {
+        out->failed = res.total->errors;
+        out->deleted = res.total->ops - res.total->errors;
+        /* A DELETE never sent (the run was cut short) leaves its object as surely as a failed one. */
+        if (out->deleted + out->failed < out->written)
+            out->failed = out->written - out->deleted;
+        rb_info("deleted %" PRIu64 " objects this run wrote (--keep keeps them)", out->deleted);
+        rb_result_check(&h->result, "cleanup", out->failed == 0, "%" PRIu64 " of %" PRIu64
+                        " objects this run wrote deleted, %" PRIu64 " left under %s", out->deleted, out->written,
+                        out->failed, where);
+        if (out->failed)
+            rb_error("cleanup: %" PRIu64 " of %" PRIu64 " objects this run wrote could not be deleted and stay under "
+                     "%s", out->failed, out->written, where);
+        if (!status && out->failed)
+            status = RB_EXIT_CHECK;
+    }
+    rb_load_result_free(&res);
+    return status;
+}
+
+cJSON *rb_cleanup_json(const struct rb_cleanup *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "written", rb_json_u64(c->written));
+    cJSON_AddItemToObject(o, "deleted", rb_json_u64(c->deleted));
+    cJSON_AddItemToObject(o, "failed", rb_json_u64(c->failed));
+    cJSON_AddBoolToObject(o, "kept", c->kept);
+    cJSON_AddBoolToObject(o, "skipped", c->skipped);
+    return o;
+}

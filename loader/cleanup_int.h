@@ -1,0 +1,43 @@
+/* Cleanup: deleting the objects a run wrote (load put, load mixed) as one measured DELETE phase; --keep keeps them. */
+#ifndef RB_CLEANUP_INT_H
+#define RB_CLEANUP_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "objset_int.h"
+#include "phase_int.h"
+#include "railbench/harness.h"
+
+/* What a cleanup did, over all ranks (rank 0). */
+struct rb_cleanup {
+    uint64_t written;   /* objects the run wrote and left: what cleanup deletes, or --keep keeps */
+    uint64_t deleted;   /* DELETEs that succeeded */
+    uint64_t failed;    /* DELETEs that failed: those objects stay */
+    bool kept;          /* --keep: nothing was deleted */
+    bool skipped;       /* interrupted by a signal: nothing was deleted, everything written stays */
+};
+
+/* rb_cleanup_run's kept argument when names itself counts what was written (load mixed tracks it always). */
+#define RB_CLEANUP_COUNTED UINT64_MAX
+
+/*
+ * Deletes names (this rank's share of what the run wrote and left) unless
+ * keep, as a DELETE phase "cleanup" with o's threads, in-flight requests and
+ * timeout; collective. With keep, kept is the count written (a put does not
+ * track names it keeps), or RB_CLEANUP_COUNTED to count names. After a
+ * signal nothing is deleted (skipped; a warning names what stays). Rank 0 logs "deleted N objects this run wrote (--keep
+ * keeps them)", adds summary.cleanup {written, deleted, failed, kept} to
+ * summary (may be NULL elsewhere) and records the check "cleanup" (failed
+ * when a DELETE failed, naming how many objects were left under prefix).
+ * Returns 0, RB_EXIT_CHECK when a DELETE failed, or an exit status.
+ */
+int rb_cleanup_run(struct rb_harness *h, const struct rb_load_opts *o, const struct rb_objset *names, bool keep,
+                   uint64_t kept, const char *where, struct rb_cleanup *out);
+
+/* The summary.cleanup object of c (rank 0). */
+cJSON *rb_cleanup_json(const struct rb_cleanup *c);
+
+#endif

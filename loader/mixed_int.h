@@ -1,0 +1,105 @@
+/* load mixed: a warp-like mix of GET, PUT, DELETE and STAT over a live set of objects, drawn per request. */
+#ifndef RB_MIXED_INT_H
+#define RB_MIXED_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <curl/curl.h>
+
+#include "railbench/stats.h"
+#include "target_int.h"
+
+/* The ops of a mix are the load ops themselves (GET, PUT, DELETE, HEAD = warp's STAT), indexed by enum rb_load_op. */
+#define RB_MIX_OPS 4
+
+/* Weights per op; an op of weight 0 is never drawn. total is their sum (> 0 once parsed). */
+struct rb_mix {
+    unsigned weight[RB_MIX_OPS];
+    unsigned total;
+};
+
+/* warp mixed's default distribution: GET 45, PUT 15, DELETE 10, STAT 30. */
+#define RB_MIX_DEFAULT "get=45,put=15,delete=10,stat=30"
+
+/*
+ * Parses "get=45,put=15,delete=10,stat=30" (any subset, each op once,
+ * weights 0 to 1,000,000, at least one above 0) into m. Returns 0, or
+ * -EINVAL with the offending item (or what is missing) in bad. Pure.
+ */
+int rb_mix_parse(const char *s, struct rb_mix *m, char *bad, size_t badlen);
+
+/* The --mix key of op ("get", "put", "delete", "stat"). Pure. */
+const char *rb_mix_key(enum rb_load_op op);
+
+struct worker;
+struct req;
+struct rb_engine;
+
+/*
+ * Sets up w's mixed state for o->mix: the thread's share of the rank's
+ * objects (index % threads == thread), all live (prepared), per-op stats.
+ * Returns 0 or -ENOMEM.
+ */
+int rb_mix_new(struct worker *w);
+/* Frees w's mixed state; safe when there is none. */
+void rb_mix_free(struct worker *w);
+/*
+ * Issues requests on w's free slots, each with an op drawn by weight and an
+ * object that is not in flight: live for GET, STAT and DELETE; absent (or,
+ * with none absent, live: an overwrite) for PUT. An op with no such object
+ * is drawn again. Sets w->exhausted at the count or byte limit, or when no
+ * op can be drawn and nothing is in flight. Returns 0 or -errno.
+ */
+int rb_mix_refill(struct worker *w);
+/* Records the finished request on r under its op's stats and moves its object to live or absent. */
+void rb_mix_complete(struct worker *w, struct req *r, CURLcode rc);
+/* After the loop: requests still in flight are counted abandoned under their ops (their objects' state unknown). */
+void rb_mix_finish(struct worker *w, uint64_t now_ns);
+/* At a handover: folds the per-op stats of the interval into w->local and into the per-op totals. Worker thread. */
+void rb_mix_fold(struct worker *w);
+
+/* Adds op's stats over the phase, of every worker of e, into into. After rb_engine_stop. */
+void rb_engine_mix_stats(const struct rb_engine *e, enum rb_load_op op, struct rb_stats *into);
+/*
+ * The objects of e's workers that are live at the end (written or never
+ * deleted) into *live, those whose PUT or DELETE was abandoned (state
+ * unknown) into *unknown, and the threads that stopped for want of an
+ * object (before their limits) into *dry. After rb_engine_stop.
+ */
+void rb_engine_mix_live(const struct rb_engine *e, uint64_t *live, uint64_t *unknown, uint64_t *dry);
+/*
+ * Calls fn(name, arg) for every object live at the end on e's workers
+ * (name borrowed for the call). After rb_engine_stop. Returns 0 or fn's first non-zero.
+ */
+int rb_engine_mix_each_live(const struct rb_engine *e, int (*fn)(const char *name, void *arg), void *arg);
+
+/* ---- the command's phases (mixed_cmd.c; main thread, collective) ---- */
+
+struct rb_harness;
+struct rb_load_opts;
+
+/* What load mixed runs beyond the engine's options. */
+struct rb_mixed_args {
+    const char *command;          /* "load mixed" */
+    const char *target;           /* the target's name (summary.target) */
+    const char *where;            /* the target and prefix, for log lines */
+    struct rb_mix mix;
+    bool prepare;                 /* put every object first (phase "prepare"); false: --no-prepare */
+    bool keep;                    /* --keep: leave what the run wrote */
+    uint64_t duration_ns;
+    double max_error_pct;
+};
+
+/*
+ * Runs load mixed on every rank: the prepare phase (a PUT of each of the
+ * rank's objects), the mixed phase of o with m's weights, then cleanup of
+ * what the run wrote and left (unless --keep). Rank 0 sets result.json's
+ * summary (ops[]: one row per op of non-zero weight; total; prepare;
+ * live_objects; cleanup) and the checks, and returns the table in *table
+ * (malloc'd). Returns 0 or an exit status.
+ */
+int rb_mixed_run(struct rb_harness *h, const struct rb_load_opts *o, const struct rb_mixed_args *m, char **table);
+
+#endif

@@ -1,0 +1,58 @@
+/* S3 multipart PUT: a worker's uploads (initiate, parts in parallel, complete; abort on failure) on its slots. */
+#ifndef RB_MULTIPART_INT_H
+#define RB_MULTIPART_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <curl/curl.h>
+
+#include "railbench/stats.h"
+
+/* S3's limits (AWS "Amazon S3 multipart upload limits"): parts of 5 MiB at least, except the last; 10,000 parts. */
+#define RB_MP_MIN_PART_BYTES (5ull << 20)
+#define RB_MP_MAX_PARTS 10000ull
+/* The defaults, aws-cli's (multipart_threshold and multipart_chunksize, 8 MiB each). */
+#define RB_MP_DEFAULT_PART_BYTES (8ull << 20)
+#define RB_MP_DEFAULT_THRESHOLD_BYTES (8ull << 20)
+
+/* Extra counters of the part statistics (rb_mp_part_names): uploads aborted, and aborts the server refused. */
+enum rb_mp_extra { RB_MP_ABORTED, RB_MP_ABORT_FAILED, RB_MP_EXTRA_COUNT };
+extern const char *const rb_mp_extra_names[RB_MP_EXTRA_COUNT + 1];
+
+/* The number of parts of an object of size bytes cut in part_bytes pieces (the last one shorter). Pure. */
+uint64_t rb_mp_parts(uint64_t size, uint64_t part_bytes);
+
+/*
+ * Checks --part-size and --multipart-threshold against S3's rules for objects
+ * of at most max_size bytes: part size at least 5 MiB and at most 10,000
+ * parts. Returns 0, or prints one line and returns RB_EXIT_USAGE. Pure but for the line.
+ */
+int rb_mp_check_usage(uint64_t part_bytes, uint64_t threshold_bytes, uint64_t max_size);
+
+struct worker;
+struct req;
+
+/* Sets up w's multipart state (o->part_size > 0 asks for it). Returns 0 or -ENOMEM. Worker's thread or before it starts. */
+int rb_mp_new(struct worker *w);
+/* Frees w's multipart state; safe when there is none. */
+void rb_mp_free(struct worker *w);
+/*
+ * Issues requests on w's free slots: parts of open uploads first, then
+ * completions, then the next object (a plain PUT up to the threshold, an
+ * initiate above it). Sets w->exhausted once no object is left and every
+ * upload is finished. Returns 0 or -errno.
+ */
+int rb_mp_refill(struct worker *w);
+/* Accounts the finished request on slot r (an object's PUT, a part, or an upload step) and frees the slot. */
+void rb_mp_complete(struct worker *w, struct req *r, CURLcode rc);
+/*
+ * After the loop: objects whose requests are still in flight are counted
+ * abandoned, and every upload still open is aborted (one blocking DELETE
+ * each, so nothing is left on the server). Worker thread.
+ */
+void rb_mp_finish(struct worker *w, uint64_t now_ns);
+/* Adds w's per-part statistics (latency of each part PUT, aborts) into into. After the worker's thread joined. */
+void rb_mp_collect_parts(const struct worker *w, struct rb_stats *into);
+
+#endif
