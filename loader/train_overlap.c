@@ -210,19 +210,20 @@ static cJSON *phase_json(const cJSON *entry)
 }
 
 /*
- * The AU the two halves allow when neither slows the other: the overlapped
- * step's compute against that compute plus the data wait of the storage
- * baseline plus the synchronisation wait of the collective baseline (the
- * part of the all-reduce its next step did not hide). A model built from
- * two measured baselines; null when one of them is missing.
+ * The AU the two halves allow when neither slows the other: each baseline
+ * keeps the step's pace its half sets (the reads with the compute, or the
+ * all-reduce with the compute), and overlapped without interference the
+ * slower of the two sets the pace, so the lower of their two AUs. Null when
+ * a baseline took no step after the first.
  */
-static cJSON *au_alone_json(const cJSON *st_alone, const cJSON *co_alone, const cJSON *ov)
+static cJSON *au_alone_json(const cJSON *st_e, const cJSON *co_e)
 {
-    if (!has(ov, "compute_ns") || !has(st_alone, "data_wait_ns") || !has(co_alone, "sync_wait_ns"))
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(st_e, "step_time");
+    const cJSON *co = cJSON_GetObjectItemCaseSensitive(co_e, "step_time");
+    if (!has(st, "step_ns") || !has(co, "step_ns"))
         return cJSON_CreateNull();
-    double c = num(ov, "compute_ns");
-    double d = c + num(st_alone, "data_wait_ns") + num(co_alone, "sync_wait_ns");
-    return cJSON_CreateNumber(d > 0 ? 100.0 * c / d : 0);
+    double s = num(st_e, "au_pct"), c = num(co_e, "au_pct");
+    return cJSON_CreateNumber(s < c ? s : c);
 }
 
 /* Rank 0: summary.interference from the three phases' epoch entries. */
@@ -242,7 +243,7 @@ static cJSON *interference_json(const struct run *R, const cJSON *st_e, const cJ
     cJSON_AddItemToObject(f, "collective", ratio(ov, "allreduce_ns", co, "allreduce_ns"));
     cJSON *au = cJSON_AddObjectToObject(o, "au_pct");
     cJSON_AddNumberToObject(au, "overlapped", num(ov_e, "au_pct"));
-    cJSON *alone = au_alone_json(st, co, ov);
+    cJSON *alone = au_alone_json(st_e, co_e);
     bool known = cJSON_IsNumber(alone);
     double cost = known ? alone->valuedouble - num(ov_e, "au_pct") : 0;
     cJSON_AddItemToObject(au, "halves_alone", alone);
@@ -411,7 +412,7 @@ void rb_train_interference_md(struct rb_buf *b, const struct run *R, const cJSON
     rb_buf_printf(b, "\nSlowdown under overlap: storage %s (read throughput alone / overlapped), collective %s "
                      "(all-reduce time overlapped / alone)\n", fs, fc);
     if (has(au, "halves_alone"))
-        rb_buf_printf(b, "AU overlapped %.1f %% against %.1f %% the halves allow alone: interference costs %.1f "
+        rb_buf_printf(b, "AU overlapped %.1f %% against %.1f %% with each half alone (the slower sets the pace): interference costs %.1f "
                          "points\n", num(au, "overlapped"), num(au, "halves_alone"), num(au, "cost_points"));
     table_net(b, ph);
 }
