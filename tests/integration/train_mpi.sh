@@ -128,3 +128,13 @@ assert_stderr_line "^railbench: --overlap: give --grad-bytes SIZE"
 assert_exit 2 "--overlap with --epochs 2" "$RB" load train "$URL/fast" --objects 8 --compute-time 1ms --overlap \
     --grad-bytes 1KiB --epochs 2
 grep -q -- '--overlap runs three one-epoch phases' "$T/stderr" || fail "--epochs 2 message"
+# The report: the interference table and the stacked step figure (isolated phases beside the overlapped one).
+"$RB" report "$T/ov" --format json >"$T/ov-report.json"
+assert_jq "$T/ov-report.json" '[.tables[] | select(.id == "train-interference") | .rows[] | .phase] == ["storage alone", "collective alone", "overlapped"]' \
+    "report: interference table, a row per phase"
+"$RB" report "$T/ov" --format html -o "$T/ov.html"
+svg=$(tr '\n' ' ' <"$T/ov.html" | grep -o '<svg class="plot" data-plot="train-interference".*' | sed 's|</svg>.*||')
+for want in '>storage alone</text>' '>collective alone</text>' '>overlapped</text>' '>data wait</text>' '>compute</text>' '>sync wait</text>'; do
+    grep -qF "$want" <<<"$svg" || fail "report: the step figure lacks $want"
+done
+assert_eq "report: the two phases with an all-reduce labelled with its time" 2 "$(grep -o '>all-reduce [0-9.]* ms</text>' <<<"$svg" | wc -l)"
