@@ -284,6 +284,7 @@ static void plot_interference(const struct rb_report_set *s, struct rb_buf *html
                 rb_plot_point(p, sc, c, cp);
             if (!isfinite(sy))
                 continue;
+            /* The label (drawn where the segment is tall enough) gives the all-reduce's whole time. */
             snprintf(label, sizeof label, "all-reduce %s ms", rb_report_fig(ar, sizeof ar, a * 1e-6, 1, 1));
             rb_plot_point_label(p, sa, c, sy, isfinite(a) ? label : "barrier");
         }
@@ -291,7 +292,7 @@ static void plot_interference(const struct rb_report_set *s, struct rb_buf *html
     rb_plot_caption(p, "Each bar is a phase's mean step (first step excluded): data wait, compute, then the time the "
                        "trainer waited for the step's all-reduce (barrier alone with the reads). Overlapped, the "
                        "all-reduce runs during the next step's reads and compute, so only the part they do not hide "
-                       "is waited for; the label gives its whole time.");
+                       "is waited for; the segment's label gives its whole time.");
     rb_report_plot_emit(p, html);
 }
 
