@@ -156,11 +156,6 @@ int rb_train_run_trials(struct run *R);
  * Returns 0 or an exit status.
  */
 int rb_train_run_epoch(struct run *R, struct trial *tr, uint64_t epoch_no, const char *name);
-/*
- * Waits for req, polling with sleeps that grow to 50 us so a waiting rank
- * leaves the CPU to the read threads (MPI progresses inside MPI_Test).
- */
-void rb_train_poll(MPI_Request *req);
 
 /* ---- train_overlap.c ---- */
 

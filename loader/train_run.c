@@ -113,9 +113,13 @@ static void *loader_main(void *arg)
 
 /* ---- the trainer ---- */
 
-void rb_train_poll(MPI_Request *req)
+/*
+ * Waits for req, polling with sleeps that grow to 50 us so a waiting rank
+ * leaves the CPU to the read threads (MPI progresses inside MPI_Test):
+ * growing sleeps rather than a blocking call that spins on a core they need.
+ */
+static void poll_req(MPI_Request *req)
 {
-    /* Growing sleeps rather than a blocking call that spins on a core the read threads need. */
     uint64_t nap = RB_NS_PER_US;
     for (;;) {
         int done = 0;
@@ -176,7 +180,7 @@ static int step_sync(struct epoch *ep, uint64_t s, int stop, struct train_steps 
         int any = 0;
         MPI_Request req;
         RB_MPI_CHECK(MPI_Iallreduce(&stop, &any, 1, MPI_INT, MPI_MAX, R->comm, &req));
-        rb_train_poll(&req);
+        poll_req(&req);
         return any;
     }
     /* A real all-reduce (float sum), blocking as a training step's is; element 0 carries the stop vote. */
