@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The all-reduce of load train --overlap (MPI_Iallreduce on the collective thread, polled with sleeps) against the
+# The all-reduce of load train --overlap (MPI_Iallreduce on the collective thread, MPI_Test and sched_yield) against the
 # blocking MPI_Allreduce of the serial step, same size and ranks: prints both mean times and the ratio per size.
 # Usage: tests/bench/train_overlap.sh [SIZES]; 2 ranks on this host, 10 steps of 100 ms compute per run;
 # BENCH_ROUNDS rounds (default 3), a row each (the means cover 18 all-reduces, so one stall shows).
@@ -7,12 +7,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 SIZES=${1:-${BENCH_SIZES:-1MiB 4MiB 16MiB}}
 ROUNDS=${BENCH_ROUNDS:-3}
-chmod 755 "$T"
-PORT=$(free_port)
-mkdir -p "$T/www/d"
-for i in $(seq 0 39); do head -c 4096 /dev/urandom >"$T/www/d/$(printf 'obj-%08d' "$i")"; done
-nginx_start web "server { listen 127.0.0.1:$PORT; root $T/www; }"
-wait_port "$PORT"
+serve_objects 40 4096
 
 train() { # OUT GRAD EXTRA_ARGS...
     local out=$1 grad=$2
