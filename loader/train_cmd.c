@@ -100,6 +100,13 @@ static int resolve(struct train_args *a, struct rb_cli *cli)
         return rb_cli_usage_error("--epochs %" PRIu64 ": expected 1 to %d", a->epochs, MAX_EPOCHS);
     if (a->prefetch > (1u << 20))
         return rb_cli_usage_error("--prefetch %" PRIu64 ": expected 0 (automatic) to %u batches", a->prefetch, 1u << 20);
+    if (a->overlap && !a->grad_bytes)
+        return rb_cli_usage_error("--overlap: give --grad-bytes SIZE (the all-reduce that overlaps the next step's reads)");
+    if (a->overlap && a->find_max)
+        return rb_cli_usage_error("--overlap and --find-max-accelerators: give one of them");
+    if (a->overlap && a->epochs != 1)
+        return rb_cli_usage_error("--overlap with --epochs %" PRIu64 ": --overlap runs three one-epoch phases (size them "
+                                  "with --steps)", a->epochs);
     if (a->grad_bytes > MAX_GRAD_BYTES)
         return rb_cli_usage_error("--grad-bytes %" PRIu64 ": at most 4 GiB", a->grad_bytes);
     if (a->objects && a->filelist)
@@ -232,6 +239,7 @@ static int prepare(struct run *R, uint64_t steps)
     if (status)
         return status;
     RB_MPI_CHECK(MPI_Comm_dup(h->comm, &R->comm));
+    R->mode = (struct train_mode){true, a->grad_bytes ? TRAIN_SYNC_ALLREDUCE : TRAIN_SYNC_BARRIER};
     if (a->grad_bytes) {
         R->grad_count = (int)((a->grad_bytes + sizeof(float) - 1) / sizeof(float));
         R->grad_send = calloc((size_t)R->grad_count, sizeof(float));
@@ -255,6 +263,7 @@ static void run_free(struct run *R)
     free(R->trials);
     cJSON_Delete(R->populated);
     cJSON_Delete(R->dataset);
+    cJSON_Delete(R->interference);
     free(R->grad_send);
     free(R->grad_recv);
     rb_train_loaders_free(R);
@@ -295,8 +304,8 @@ static int run(struct train_args *a, struct rb_cli *cli)
         goto out; /* a signal during --populate: nothing to train on yet, the populate phase is recorded */
     if (h.rank == 0 && R.source)
         R.dataset = rb_train_dataset_json(&R, R.dataset_bytes, R.source);
-    status = rb_train_run_trials(&R);
-    if (h.rank == 0)
+    status = a->overlap ? rb_train_interference_run(&R) : rb_train_run_trials(&R);
+    if (h.rank == 0 && R.ntrials)
         rb_train_report(&R, &table);
 out:
     /* A run that failed before measuring anything says so in one line, without pointing at an empty result. */
@@ -357,6 +366,9 @@ int rb_load_train_main(int argc, char **argv)
          NULL},
         {"grad-bytes", 0, RB_OPT_SIZE, &a.grad_bytes, "SIZE",
          "after each step an MPI_Allreduce of SIZE bytes of gradients (0: a barrier)", NULL},
+        {"overlap", 0, RB_OPT_FLAG, &a.overlap, NULL,
+         "run the --grad-bytes all-reduce while the next step reads; measure reads alone and the all-reduce alone "
+         "first, and report each side's slowdown", NULL},
         {"au-min", 0, RB_OPT_STR, &a.au_min_s, "PCT", "AU threshold in percent (if not given: 90, or the preset's: 70 for "
                                                        "cosmoflow)", NULL},
         {"strict", 0, RB_OPT_FLAG, &a.strict, NULL, "exit 1 when AU is below --au-min", NULL},

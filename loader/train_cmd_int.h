@@ -28,6 +28,7 @@ struct train_args {
     const char *workload, *batch_s, *spo_s, *compute_s, *sample_s, *threads_s, *au_min_s;
     uint64_t inflight, prefetch, accel, epochs, max_steps, seed, grad_bytes, max_accel;
     bool strict, find_max, populate, verify;
+    bool overlap;               /* --overlap: baselines, then the all-reduce overlapped with the next step */
     uint64_t objects;
     const char *prefix, *filelist;
     struct rb_target_args tgt; /* --endpoint, --region, --virtual-host, credentials, --provider */
@@ -44,6 +45,37 @@ struct train_args {
 };
 
 struct epoch;
+
+/*
+ * How an epoch's steps run: with reads or without (the collective
+ * baseline), and what synchronises a step: a barrier, a blocking
+ * all-reduce of --grad-bytes (serial), or that all-reduce started on the
+ * collective thread and waited for at the end of the next step (--overlap).
+ */
+enum train_sync { TRAIN_SYNC_BARRIER, TRAIN_SYNC_ALLREDUCE, TRAIN_SYNC_OVERLAP };
+
+struct train_mode {
+    bool reads;
+    enum train_sync sync;
+};
+
+/*
+ * One rank's per-step sums over an epoch's steps after the first: where the
+ * step's time went, and how long the loader took per batch fetched.
+ */
+struct train_steps {
+    uint64_t steps;             /* steps accounted (the first left out) */
+    uint64_t wait_ns;           /* until the step's last batch was in hand */
+    uint64_t compute_ns;        /* from then until the trainer woke */
+    uint64_t sync_ns;           /* the rest: barrier or all-reduce the trainer waited for */
+    uint64_t step_ns;           /* the whole step */
+    uint64_t allreduce_ns;      /* each all-reduce from its start to its completion */
+    uint64_t allreduces;
+    uint64_t fetch_ns, fetch_bytes, fetches; /* the loader's batches: time in the fetch, bytes (every batch) */
+};
+
+/* The all-reduce of --overlap on its own thread (train_overlap.c). */
+struct train_ar;
 
 /* One read thread of the rank's data loader: its own fetcher (curl multi handle, connections) and stats. */
 struct loader {
@@ -77,6 +109,8 @@ struct run {
     struct loader *loaders;
     unsigned nloaders;
     MPI_Comm comm;                  /* the trainers' barriers and all-reduces */
+    struct train_mode mode;         /* how the next epoch runs */
+    struct train_ar *ar;            /* --overlap: the collective thread */
     float *grad_send, *grad_recv;
     int grad_count;
     uint64_t epoch_seq;             /* epochs started in this run: seeds each one's permutation */
@@ -92,6 +126,7 @@ struct run {
     uint64_t dataset_bytes;         /* from the listing or file list; 0 while unknown */
     const char *source;             /* where the sizes came from; NULL: estimated after the first epoch */
     cJSON *dataset, *populated;     /* rank 0: summary parts (owned until handed to the summary) */
+    cJSON *interference;            /* rank 0, --overlap: summary.interference (owned until handed over) */
 };
 
 /* ---- train_run.c ---- */
@@ -117,6 +152,36 @@ int rb_train_populate(struct run *R, cJSON **record);
 cJSON *rb_train_dataset_json(struct run *R, uint64_t bytes, const char *source);
 /* Runs the trial (or the --find-max-accelerators search) into R->trials. Collective. Returns 0 or an exit status. */
 int rb_train_run_trials(struct run *R);
+/*
+ * Runs one epoch in R->mode with tr->accel accelerators per rank as harness
+ * phase name; rank 0 appends its summary entry and figures to tr. Collective.
+ * Returns 0 or an exit status.
+ */
+int rb_train_run_epoch(struct run *R, struct trial *tr, uint64_t epoch_no, const char *name);
+
+/* ---- train_overlap.c ---- */
+
+/*
+ * --overlap: the storage baseline (reads, a barrier per step), the collective
+ * baseline (the all-reduce alone, no reads), then the trial with the two
+ * overlapped; rank 0 keeps the interference record in R->interference.
+ * Collective. Returns 0 or an exit status.
+ */
+int rb_train_interference_run(struct run *R);
+/* Starts the collective thread on R->comm for R->grad_count floats. Returns 0 or an exit status (all ranks agree). */
+int rb_train_ar_new(struct run *R);
+/* Stops and joins the collective thread (NULL: nothing). */
+void rb_train_ar_free(struct train_ar *ar);
+/* Hands the all-reduce of one step (carrying this rank's stop vote) to the collective thread. */
+void rb_train_ar_start(struct train_ar *ar, int stop);
+/* Waits for the all-reduce started last; *dur_ns its start-to-completion time. Returns whether any rank voted stop. */
+int rb_train_ar_wait(struct train_ar *ar, uint64_t *dur_ns);
+/* Whether an all-reduce was started and not yet waited for. */
+bool rb_train_ar_pending(struct train_ar *ar);
+/* Rank 0: the step breakdown of an epoch from every rank's sums (means per step, fetch throughput). */
+cJSON *rb_train_steps_json(const cJSON *ranks_json);
+/* Rank 0: the interference table (after the epochs table) from summary.interference in (nothing when NULL or null). */
+void rb_train_interference_md(struct rb_buf *b, const struct run *R, const cJSON *in);
 
 /* ---- train_report.c ---- */
 

@@ -16,6 +16,32 @@
 #include "railbench/units.h"
 #include "train_cmd_int.h"
 
+/*
+ * The bytes each host's interfaces carried during the phase (the harness's
+ * per-host counters around it): [{host, interface, rx_bytes, tx_bytes}],
+ * so a reader sees which rail or network each half's traffic took.
+ */
+static cJSON *net_bytes_json(const cJSON *record)
+{
+    cJSON *out = cJSON_CreateArray();
+    const cJSON *host;
+    cJSON_ArrayForEach(host, cJSON_GetObjectItemCaseSensitive(record, "counters"))
+    {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(host, "host"));
+        const cJSON *n;
+        cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(host, "net"))
+        {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "host", name ? name : "");
+            cJSON_AddStringToObject(o, "interface", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(n, "name")));
+            cJSON_AddNumberToObject(o, "rx_bytes", cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(n, "rx_bytes")));
+            cJSON_AddNumberToObject(o, "tx_bytes", cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(n, "tx_bytes")));
+            cJSON_AddItemToArray(out, o);
+        }
+    }
+    return out;
+}
+
 cJSON *rb_train_epoch_entry(struct run *R, const cJSON *ranks_json, uint64_t epoch_no, bool cold, unsigned accel,
                             const struct rb_phase *p, const struct rb_hist *wait, const struct rb_hist *sync,
                             struct rb_train_figures *fig)
@@ -73,6 +99,8 @@ cJSON *rb_train_epoch_entry(struct run *R, const cJSON *ranks_json, uint64_t epo
     cJSON_AddItemToObject(e, "data_wait_ns", rb_hist_summary_json(wait));
     /* The step's barrier or --grad-bytes all-reduce: waiting for the other ranks, not for storage. */
     cJSON_AddItemToObject(e, "sync_ns", rb_hist_summary_json(sync));
+    cJSON_AddItemToObject(e, "step_time", rb_train_steps_json(ranks_json));
+    cJSON_AddItemToObject(e, "net_bytes", net_bytes_json(p->record));
     cJSON_AddItemToObject(e, "requests", rb_json_u64(p->total ? p->total->ops : 0));
     cJSON_AddItemToObject(e, "errors", rb_json_u64(p->total ? p->total->errors : 0));
     if (R->a->cache_header && p->total) {
@@ -227,7 +255,8 @@ static cJSON *summary_json(const struct run *R, const struct trial *trials, size
 
 /* Rank 0: the report printed at the end and written to table.md. */
 static void report_md(struct rb_buf *b, const struct run *R, const struct trial *trials, size_t ntrials,
-                      const struct trial *best, const struct rb_train_search *search, bool small_dataset)
+                      const struct trial *best, const struct rb_train_search *search, bool small_dataset,
+                      const cJSON *interference)
 {
     const struct train_args *a = R->a;
     const int ranks = R->h->size;
@@ -245,6 +274,7 @@ static void report_md(struct rb_buf *b, const struct run *R, const struct trial 
                   a->compute_stdev_ns ? " (mean)" : "", sync, R->nloaders, R->fetch.inflight);
     table_epochs(b, best);
     table_verdict(b, R, best);
+    rb_train_interference_md(b, R, interference);
     if (a->find_max) {
         rb_buf_printf(b, "\n| accelerators | per rank | steps | AU %% | samples/s | meets --au-min |\n"
                          "|---:|---:|---:|---:|---:|---|\n");
@@ -301,9 +331,11 @@ void rb_train_report(struct run *R, struct rb_buf *table)
         cJSON_AddItemToObject(s, "dataset", R->dataset);
     if (R->populated)
         cJSON_AddItemToObject(s, "populate", R->populated);
+    cJSON_AddItemToObject(s, "interference", R->interference ? R->interference : cJSON_CreateNull());
     bool small = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(R->dataset, "page_cache_may_hide_storage"));
-    R->dataset = R->populated = NULL;
+    R->dataset = R->populated = R->interference = NULL;
     rb_result_set(&R->h->result, "summary", s);
-    report_md(table, R, R->trials, R->ntrials, best, &R->search, small);
+    report_md(table, R, R->trials, R->ntrials, best, &R->search, small,
+              cJSON_GetObjectItemCaseSensitive(s, "interference"));
     record_checks(R, best, &R->search, passed);
 }

@@ -29,6 +29,7 @@
 /* One epoch on this rank: the batches of its stream, the prefetch queue, the trainer's accounts. */
 struct epoch {
     struct run *R;
+    struct train_mode mode;         /* reads or not; barrier, serial all-reduce, or overlapped */
     uint64_t seq;
     unsigned accel;
     uint64_t steps, nbatches, prefetch;
@@ -50,6 +51,8 @@ struct epoch {
     struct rb_train_tally *tally;   /* per accelerator */
     struct rb_hist *wait;           /* data wait per accelerator and step, first step excluded */
     struct rb_hist *sync;           /* time in the step's barrier or all-reduce, per step, first step excluded */
+    struct train_steps st;          /* the trainer's step breakdown (fetch_* from the atomics below) */
+    atomic_uint_least64_t fetch_ns, fetch_bytes, fetches;
 };
 
 /* ---- read threads ---- */
@@ -76,8 +79,13 @@ static void *loader_main(void *arg)
             first = ep->nnames;
         if (count > ep->nnames - first)
             count = ep->nnames - first;
+        uint64_t t0 = rb_clock_ns();
         int rc = rb_fetcher_get(l->f, ep->R->all, ep->stream + first, (size_t)count, l->local, NULL, &ep->stop);
         uint64_t bytes = l->local->bytes;
+        /* The batch's fetch time: what the storage slowdown of --overlap compares (train_overlap.c). */
+        atomic_fetch_add(&ep->fetch_ns, rb_clock_ns() - t0);
+        atomic_fetch_add(&ep->fetch_bytes, bytes);
+        atomic_fetch_add(&ep->fetches, 1);
         /* Once per batch, never per request: the harness's collect takes the box at its tick. */
         pthread_mutex_lock(&l->mu);
         rb_stats_merge(l->box, l->local);
@@ -106,34 +114,141 @@ static void *loader_main(void *arg)
 /* ---- the trainer ---- */
 
 /*
- * The step's synchronisation: a barrier, or an all-reduce of --grad-bytes
- * as data-parallel training does after each step. It also carries whether
- * any rank must stop, so every trainer leaves after the same step and none
- * waits for a peer that has gone. Returns that agreement.
+ * Waits for req, polling with sleeps that grow to 50 us so a waiting rank
+ * leaves the CPU to the read threads (MPI progresses inside MPI_Test):
+ * growing sleeps rather than a blocking call that spins on a core they need.
  */
-static int step_sync(struct run *R, int stop)
+static void poll_req(MPI_Request *req)
 {
-    if (!R->grad_count) {
-        /* Polled with growing sleeps rather than a blocking barrier that spins on a core the read threads need. */
+    uint64_t nap = RB_NS_PER_US;
+    for (;;) {
+        int done = 0;
+        RB_MPI_CHECK(MPI_Test(req, &done, MPI_STATUS_IGNORE));
+        if (done)
+            return;
+        struct timespec ts = {0, (long)nap};
+        nanosleep(&ts, NULL);
+        if (nap < SYNC_POLL_MAX_NS)
+            nap *= 2;
+    }
+}
+
+/*
+ * The overlapped step's synchronisation (--overlap): wait for the previous
+ * step's all-reduce, which ran while this step's batch was fetched and
+ * computed, then start this step's. The last step, and a rank that must
+ * stop, wait for their own at once (nothing follows to hide it). Sets
+ * *ar_ns to the duration of the all-reduce waited for (0: none).
+ */
+static int overlap_sync(struct epoch *ep, uint64_t s, int stop, struct train_steps *ar)
+{
+    struct train_ar *th = ep->R->ar;
+    uint64_t d = 0;
+    if (rb_train_ar_pending(th)) {
+        int any = rb_train_ar_wait(th, &d);
+        if (s > 1) { /* the first step's all-reduce is left out, as the first step is */
+            ar->allreduce_ns += d;
+            ar->allreduces++;
+        }
+        if (any)
+            return 1; /* every rank sees the same vote, so every rank leaves here */
+    }
+    rb_train_ar_start(th, stop);
+    if (!stop && s + 1 < ep->steps)
+        return 0;
+    int any = rb_train_ar_wait(th, &d);
+    if (s > 0) {
+        ar->allreduce_ns += d;
+        ar->allreduces++;
+    }
+    return any;
+}
+
+/*
+ * The step's synchronisation: a barrier, or an all-reduce of --grad-bytes
+ * as data-parallel training does after each step, blocking or overlapped.
+ * It also carries whether any rank must stop, so every trainer leaves after
+ * the same step and none waits for a peer that has gone. Returns that
+ * agreement; ar gets the all-reduces completed (allreduce_ns, allreduces).
+ */
+static int step_sync(struct epoch *ep, uint64_t s, int stop, struct train_steps *ar)
+{
+    struct run *R = ep->R;
+    if (ep->mode.sync == TRAIN_SYNC_OVERLAP)
+        return overlap_sync(ep, s, stop, ar);
+    if (ep->mode.sync == TRAIN_SYNC_BARRIER) {
         int any = 0;
         MPI_Request req;
         RB_MPI_CHECK(MPI_Iallreduce(&stop, &any, 1, MPI_INT, MPI_MAX, R->comm, &req));
-        uint64_t nap = RB_NS_PER_US;
-        for (;;) {
-            int done = 0;
-            RB_MPI_CHECK(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
-            if (done)
-                return any;
-            struct timespec ts = {0, (long)nap};
-            nanosleep(&ts, NULL);
-            if (nap < SYNC_POLL_MAX_NS)
-                nap *= 2;
-        }
+        poll_req(&req);
+        return any;
     }
     /* A real all-reduce (float sum), blocking as a training step's is; element 0 carries the stop vote. */
+    uint64_t t0 = rb_clock_ns();
     R->grad_send[0] = stop ? 1.0f : 0.0f;
     RB_MPI_CHECK(MPI_Allreduce(R->grad_send, R->grad_recv, R->grad_count, MPI_FLOAT, MPI_SUM, R->comm));
+    if (s > 0) {
+        ar->allreduce_ns += rb_clock_ns() - t0;
+        ar->allreduces++;
+    }
     return R->grad_recv[0] > 0.5f;
+}
+
+/*
+ * Takes a batch per simulated accelerator from the queue (the wait is the
+ * data wait) and draws each one's compute time; without reads (the
+ * collective baseline) every batch is in hand at once. Returns whether the
+ * step was cut by a stop; *starved counts accelerators whose batch failed.
+ */
+static bool take_batches(struct epoch *ep, uint64_t s, unsigned *starved)
+{
+    struct run *R = ep->R;
+    const struct train_args *a = R->a;
+    bool cut = false;
+    for (unsigned x = 0; x < ep->accel && !cut; x++) {
+        uint64_t k = s * ep->accel + x;
+        ep->comp_ns[x] = rb_train_compute_ns(a->compute_ns, a->compute_stdev_ns, a->seed, ep->seq, R->h->rank, x, s);
+        if (!ep->mode.reads) {
+            ep->ready_ns[x] = rb_clock_ns();
+            continue;
+        }
+        pthread_mutex_lock(&ep->mu);
+        while (!ep->ready[k] && !ep->stop)
+            pthread_cond_wait(&ep->ready_cv, &ep->mu);
+        /*
+         * The accelerator has its batch now: its compute starts here even
+         * if the read thread woken below takes the CPU for a while.
+         */
+        ep->ready_ns[x] = rb_clock_ns();
+        cut = !ep->ready[k];
+        ep->taken = k + 1;
+        pthread_cond_signal(&ep->room_cv); /* one slot freed: one read thread */
+        pthread_mutex_unlock(&ep->mu);
+        if (!cut && ep->ready[k] == 2) {
+            ep->comp_ns[x] = 0;
+            (*starved)++;
+        }
+    }
+    return cut;
+}
+
+/* Adds one step after the first to the breakdown: data wait, compute, the synchronisation, the all-reduce. */
+static void steps_add(struct train_steps *st, const struct epoch *ep, uint64_t start, uint64_t wake, uint64_t end,
+                      const struct train_steps *ar)
+{
+    uint64_t ready = start;
+    for (unsigned x = 0; x < ep->accel; x++)
+        if (ep->ready_ns[x] > ready)
+            ready = ep->ready_ns[x];
+    if (wake < ready)
+        wake = ready;
+    st->steps++;
+    st->wait_ns += ready - start;
+    st->compute_ns += wake - ready;
+    st->sync_ns += end > wake ? end - wake : 0;
+    st->step_ns += end - start;
+    st->allreduce_ns += ar->allreduce_ns;
+    st->allreduces += ar->allreduces;
 }
 
 /* Sleeps until deadline (monotonic ns) or *stop; returns the time it woke. */
@@ -162,8 +277,7 @@ static uint64_t sleep_until(uint64_t deadline, const volatile int *stop)
 static void *trainer_main(void *arg)
 {
     struct epoch *ep = arg;
-    struct run *R = ep->R;
-    const struct train_args *a = R->a;
+    const struct train_args *a = ep->R->a;
     /* The default 50 us timer slack would stretch every compute sleep. */
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     pthread_mutex_lock(&ep->mu);
@@ -175,29 +289,8 @@ static void *trainer_main(void *arg)
     uint64_t t = rb_clock_ns();
     for (uint64_t s = 0; begin && s < ep->steps; s++) {
         const uint64_t start = t;
-        bool cut = false;
         unsigned starved = 0;
-        for (unsigned x = 0; x < ep->accel && !cut; x++) {
-            uint64_t k = s * ep->accel + x;
-            pthread_mutex_lock(&ep->mu);
-            while (!ep->ready[k] && !ep->stop)
-                pthread_cond_wait(&ep->ready_cv, &ep->mu);
-            /*
-             * The accelerator has its batch now: its compute starts here even
-             * if the read thread woken below takes the CPU for a while.
-             */
-            ep->ready_ns[x] = rb_clock_ns();
-            cut = !ep->ready[k];
-            ep->taken = k + 1;
-            pthread_cond_signal(&ep->room_cv); /* one slot freed: one read thread */
-            pthread_mutex_unlock(&ep->mu);
-            ep->comp_ns[x] = rb_train_compute_ns(a->compute_ns, a->compute_stdev_ns, a->seed, ep->seq,
-                                                 R->h->rank, x, s);
-            if (!cut && ep->ready[k] == 2) {
-                ep->comp_ns[x] = 0;
-                starved++;
-            }
-        }
+        bool cut = take_batches(ep, s, &starved);
         uint64_t wake = 0;
         if (!cut) {
             uint64_t cend = rb_train_compute_end(ep->ready_ns, ep->comp_ns, ep->accel);
@@ -205,11 +298,14 @@ static void *trainer_main(void *arg)
             cut = wake < cend;
         }
         const uint64_t sync_start = rb_clock_ns();
-        int any = step_sync(R, cut || ep->stop || rb_harness_signalled());
+        struct train_steps ar = {0};
+        int any = step_sync(ep, s, cut || ep->stop || rb_harness_signalled(), &ar);
         uint64_t end = rb_clock_ns();
         if (!cut) {
-            if (ep->tally[0].steps > 0) /* the first step is left out, as from AU */
+            if (ep->tally[0].steps > 0) { /* the first step is left out, as from AU */
                 rb_hist_record(ep->sync, end - sync_start);
+                steps_add(&ep->st, ep, start, wake, end, &ar);
+            }
             rb_train_step_account(ep->tally, ep->accel, a->batch, start, ep->ready_ns, ep->comp_ns, wake, end,
                                   ep->wait);
             /* The starved accelerators' samples were never delivered (a failed read is not a sample). */
@@ -233,7 +329,7 @@ static int ep_start(void *ctx)
 {
     struct epoch *ep = ctx;
     struct run *R = ep->R;
-    for (unsigned i = 0; i < R->nloaders; i++) {
+    for (unsigned i = 0; ep->mode.reads && i < R->nloaders; i++) {
         struct loader *l = &R->loaders[i];
         l->ep = ep;
         l->failed = 0;
@@ -320,18 +416,14 @@ static void epoch_free(struct epoch *ep)
 static const char *const extra_redirects[] = {"redirects", NULL};
 
 
-/*
- * Runs one epoch with accel accelerators per rank as the harness phase
- * name; rank 0 appends its entry and figures to tr. Collective. Returns 0
- * or an exit status.
- */
-static int run_epoch(struct run *R, struct trial *tr, uint64_t epoch_no, const char *name)
+int rb_train_run_epoch(struct run *R, struct trial *tr, uint64_t epoch_no, const char *name)
 {
     struct rb_harness *h = R->h;
     const struct train_args *a = R->a;
     struct epoch ep;
     memset(&ep, 0, sizeof ep);
     ep.R = R;
+    ep.mode = R->mode;
     ep.seq = ++R->epoch_seq;
     ep.accel = (unsigned)tr->accel;
     ep.steps = rb_train_steps(R->all->n, h->size, a->spo, tr->accel, a->batch, a->max_steps);
@@ -343,6 +435,9 @@ static int run_epoch(struct run *R, struct trial *tr, uint64_t epoch_no, const c
     pthread_cond_init(&ep.room_cv, NULL);
     atomic_init(&ep.finished, false);
     atomic_init(&ep.bytes, 0);
+    atomic_init(&ep.fetch_ns, 0);
+    atomic_init(&ep.fetch_bytes, 0);
+    atomic_init(&ep.fetches, 0);
 
     size_t nstream = 0;
     int rc = rb_train_epoch_stream(R->all->n, a->seed, ep.seq, h->rank, h->size, &ep.stream, &nstream);
@@ -387,6 +482,17 @@ static int run_epoch(struct run *R, struct trial *tr, uint64_t epoch_no, const c
     cJSON_AddItemToObject(mj, "wall_ns", rb_json_u64(mine.wall_ns));
     cJSON_AddNumberToObject(mj, "au_pct", mine.au_pct);
     cJSON_AddBoolToObject(mj, "cut", mine.steps < ep.steps);
+    ep.st.fetch_ns = atomic_load(&ep.fetch_ns);
+    ep.st.fetch_bytes = atomic_load(&ep.fetch_bytes);
+    ep.st.fetches = atomic_load(&ep.fetches);
+    cJSON *sj = cJSON_AddObjectToObject(mj, "step_sums");
+    const struct train_steps *st = &ep.st;
+    const char *const keys[] = {"steps", "wait_ns", "compute_ns", "sync_ns", "step_ns", "allreduce_ns", "allreduces",
+                                "fetch_ns", "fetch_bytes", "fetches"};
+    const uint64_t vals[] = {st->steps, st->wait_ns, st->compute_ns, st->sync_ns, st->step_ns, st->allreduce_ns,
+                             st->allreduces, st->fetch_ns, st->fetch_bytes, st->fetches};
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++)
+        cJSON_AddItemToObject(sj, keys[i], rb_json_u64(vals[i]));
     cJSON *ranks_json = rb_harness_gather_json(h, mj);
     cJSON_Delete(mj);
     struct rb_hist *wait_all = rb_hist_new(), *sync_all = rb_hist_new();
@@ -440,9 +546,11 @@ static int run_trial(struct run *R, struct trial *tr)
         char name[64];
         if (R->a->find_max)
             snprintf(name, sizeof name, "trial-%" PRIu64 "-epoch-%" PRIu64, tr->accel * (uint64_t)h->size, e);
+        else if (R->a->overlap)
+            snprintf(name, sizeof name, "overlapped"); /* after the baselines storage-alone and collective-alone */
         else
             snprintf(name, sizeof name, "epoch-%" PRIu64, e);
-        status = run_epoch(R, tr, e, name);
+        status = rb_train_run_epoch(R, tr, e, name);
         if (status || h->interrupted)
             break;
     }

@@ -192,11 +192,116 @@ static void plot_find_max(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_emit(p, html);
 }
 
+/* The three phases of `load train --overlap`, as summary.interference names them and as the report shows them. */
+static const char *const ov_keys[] = {"storage_alone", "collective_alone", "overlapped"};
+static const char *const ov_names[] = {"storage alone", "collective alone", "overlapped"};
+
+/* Whether any run of the set has an interference record (--overlap). */
+static bool any_interference(const struct rb_report_set *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(s->runs[i]->summary, "interference")))
+            return true;
+    return false;
+}
+
+/* --overlap: the mean step of each phase and the two slowdown factors. */
+static void interference_table(const struct rb_report_set *s, struct rb_report_tables *out)
+{
+    if (!any_interference(s))
+        return;
+    struct rb_rtable *t = rb_report_table(out, s, "train-interference",
+                                          "Training emulation: reads and the all-reduce, alone and overlapped");
+    if (!t)
+        return;
+    /* The step's figures: key in interference.<phase>.step, heading, and scale (ns to ms, B/s to MiB/s). */
+    static const struct {
+        const char *key, *head;
+        double scale;
+    } figs[] = {{"data_wait_ns", "data wait (ms)", 1e-6},   {"compute_ns", "compute (ms)", 1e-6},
+                {"sync_wait_ns", "sync wait (ms)", 1e-6},   {"allreduce_ns", "all-reduce (ms)", 1e-6},
+                {"step_ns", "step (ms)", 1e-6},             {"fetch_bytes_per_s", "fetch MiB/s", 1 / (double)RB_MIB}};
+    rb_rtable_col(t, "phase", "phase", RB_RF_TEXT, 0, 1, RB_RCOL_KEY);
+    rb_rtable_col(t, "au_pct", "AU (%)", RB_RF_NUM, 1, 1, 0);
+    for (size_t f = 0; f < sizeof figs / sizeof figs[0]; f++)
+        rb_rtable_col(t, figs[f].key, figs[f].head, RB_RF_NUM, 2, figs[f].scale, 0);
+    for (size_t i = 0; i < s->n; i++) {
+        const cJSON *in = cJSON_GetObjectItemCaseSensitive(s->runs[i]->summary, "interference");
+        if (!cJSON_IsObject(in))
+            continue;
+        for (size_t k = 0; k < 3; k++) {
+            const cJSON *ph = cJSON_GetObjectItemCaseSensitive(in, ov_keys[k]), *st = cJSON_GetObjectItemCaseSensitive(ph, "step");
+            size_t r = rb_report_row(t, s, i);
+            rb_rtable_text(t, r, "phase", ov_names[k]);
+            rb_rtable_num(t, r, "au_pct", rb_rundir_num(ph, "au_pct"));
+            for (size_t f = 0; f < sizeof figs / sizeof figs[0]; f++)
+                rb_rtable_num(t, r, figs[f].key, rb_rundir_num(st, figs[f].key));
+        }
+        char fs[32], fc[32];
+        rb_report_note(t, s, i, "slowdown under overlap: storage %sx, collective %sx",
+                       rb_report_fig(fs, sizeof fs, rb_rundir_num(in, "slowdown.storage"), 1, 2),
+                       rb_report_fig(fc, sizeof fc, rb_rundir_num(in, "slowdown.collective"), 1, 2));
+    }
+    rb_rtable_note(t, "means per step, first step excluded; storage slowdown = fetch throughput alone / overlapped, "
+                      "collective slowdown = all-reduce time overlapped / alone");
+}
+
+static void tables_all(const struct rb_report_set *s, struct rb_report_tables *out)
+{
+    tables(s, out);
+    interference_table(s, out);
+}
+
+/*
+ * --overlap: the mean step of each phase stacked from its parts (data wait,
+ * compute, the wait for the all-reduce), so the isolated steps stand beside
+ * the overlapped one; the full all-reduce time is in the label.
+ */
+static void plot_interference(const struct rb_report_set *s, struct rb_buf *html)
+{
+    if (!any_interference(s))
+        return;
+    struct rb_plot *p = rb_plot_new("train-interference", "Step time: reads and the all-reduce, alone and overlapped");
+    if (!p)
+        return;
+    rb_plot_style(p, RB_PLOT_STACKED);
+    rb_plot_xaxis(p, "phase", RB_AXIS_LINEAR, 1, false);
+    rb_plot_yaxis(p, "mean time per step (ms)", RB_AXIS_LINEAR, 1e-6, true);
+    int sw = rb_plot_series(p, "data wait"), sc = rb_plot_series(p, "compute"),
+        sa = rb_plot_series(p, "sync wait");
+    for (size_t i = 0; i < s->n; i++) {
+        const cJSON *in = cJSON_GetObjectItemCaseSensitive(s->runs[i]->summary, "interference");
+        for (size_t k = 0; cJSON_IsObject(in) && k < 3; k++) {
+            const cJSON *st = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(in, ov_keys[k]), "step");
+            char cat[300], label[64], ar[32];
+            rb_report_series_name(cat, sizeof cat, s, i, ov_names[k]);
+            int c = rb_plot_category(p, cat);
+            double w = rb_rundir_num(st, "data_wait_ns"), cp = rb_rundir_num(st, "compute_ns"),
+                   sy = rb_rundir_num(st, "sync_wait_ns"), a = rb_rundir_num(st, "allreduce_ns");
+            if (isfinite(w))
+                rb_plot_point(p, sw, c, w);
+            if (isfinite(cp))
+                rb_plot_point(p, sc, c, cp);
+            if (!isfinite(sy))
+                continue;
+            /* The label (drawn where the segment is tall enough) gives the all-reduce's whole time. */
+            snprintf(label, sizeof label, "all-reduce %s ms", rb_report_fig(ar, sizeof ar, a * 1e-6, 1, 1));
+            rb_plot_point_label(p, sa, c, sy, isfinite(a) ? label : "barrier");
+        }
+    }
+    rb_plot_caption(p, "Each bar is a phase's mean step (first step excluded): data wait, compute, then the time the "
+                       "trainer waited for the step's all-reduce (barrier alone with the reads). Overlapped, the "
+                       "all-reduce runs during the next step's reads and compute, so only the part they do not hide "
+                       "is waited for; the segment's label gives its whole time.");
+    rb_report_plot_emit(p, html);
+}
+
 static void plots(const struct rb_report_set *s, struct rb_buf *html)
 {
+    plot_interference(s, html);
     plot_find_max(s, html);
     rb_report_plot_timeline(s, html);
     rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rb_report_kind_train = {"load train", {"load train"}, detect, tables, plot_epochs, plots};
+const struct rb_report_kind rb_report_kind_train = {"load train", {"load train"}, detect, tables_all, plot_epochs, plots};

@@ -178,3 +178,15 @@ rgw_assert_seen() {
     done
     assert_eq "$1" "$2" "$n"
 }
+
+# serve_objects COUNT BYTES: COUNT random objects of BYTES bytes, $T/www/d/obj-00000000 ..., served by nginx
+# on a free port of 127.0.0.1 (NGINX_PID); sets PORT.
+serve_objects() {
+    local i
+    chmod 755 "$T"
+    mkdir -p "$T/www/d"
+    for i in $(seq 0 $(($1 - 1))); do head -c "$2" /dev/urandom >"$T/www/d/$(printf 'obj-%08d' "$i")"; done
+    PORT=$(free_port)
+    nginx_start web "server { listen 127.0.0.1:$PORT; root $T/www; }"
+    wait_port "$PORT"
+}

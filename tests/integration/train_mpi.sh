@@ -62,6 +62,12 @@ assert_eq "listing shared by rank 0: objects, size source, bytes, read" '[64,"li
 assert_eq "listing requests" 1 "$(grep -c '^/fast/$' "$T/web/logs/access.log")"
 assert_jq "$T/m2/result.json" '.summary.train_epochs[0] | . as $e | ($e.samples_per_s - ([$e.ranks[].samples_per_s] | add) | fabs) < 1e-9 * $e.samples_per_s' \
     "all-reduce: samples/s = sum over ranks"
+# Per-step breakdown: 3 steps after the first on each rank, each with its all-reduce; one after the other, so
+# the step is their sum (slack: 1 % and 1 ms for the clock reads between the parts).
+assert_jq "$T/m2/result.json" '.summary.train_epochs[0].step_time | .steps == 6 and .allreduces == 6 and .fetches == 8' \
+    "all-reduce: 6 steps and 6 all-reduces timed, 8 batches fetched"
+assert_jq "$T/m2/result.json" '.summary.train_epochs[0].step_time | (.step_ns - (.data_wait_ns + .compute_ns + .allreduce_ns) | fabs) < 0.01 * .step_ns + 1e6' \
+    "all-reduce: step time = data wait + compute + all-reduce"
 
 # 3. Throttled under two ranks: every rank starves (a read takes 10 x the compute), --strict exits 1.
 assert_exit 1 "throttled: --strict under mpirun" rb_mpirun 2 "$RB" load train "$URL/slow" --objects 16 --batch-size 2 \
@@ -94,3 +100,47 @@ assert_jq "$R" '.summary.train_epochs[1].interrupted == true' "SIGINT: epoch 2 i
 assert_jq "$R" '.summary.train_epochs[1].ranks | (map(.steps) | max) - (map(.steps) | min) <= 1' \
     "SIGINT: the ranks stopped within a step of each other"
 assert_jq "$R" '.checks[] | select(.name == "completed") | .passed == false' "SIGINT: completed check failed"
+
+# 6. --overlap: reads alone, the all-reduce alone, then both; on loopback the counts and the record's shape (the
+#    factors on a shaped rail are cluster_interference.sh's).
+rb_mpirun 2 "$RB" load train "$URL/fast" --objects 64 --batch-size 4 --compute-time 20ms --grad-bytes 1MiB --overlap \
+    --out "$T/ov" --quiet >/dev/null 2>&1
+R=$T/ov/result.json
+I='.summary.interference'
+assert_jq "$R" '[.phases[].name] == ["storage-alone", "collective-alone", "overlapped"]' "--overlap: three phases"
+assert_jq "$R" "$I | [.storage_alone, .overlapped] | all(.step | .fetches == 16 and .fetch_bytes == 524288 and .steps == 14)" \
+    "--overlap: reads alone and overlapped fetch 16 batches (512 KiB) over 14 timed steps"
+assert_jq "$R" "$I | .collective_alone.step | .fetches == 0 and .fetch_bytes_per_s == null and .allreduces == 14" \
+    "--overlap: the all-reduce alone reads nothing (fetch throughput null, not 0) and times 14 all-reduces"
+assert_jq "$R" "$I | .storage_alone.step | .allreduces == 0 and .allreduce_ns == null" "--overlap: reads alone time no all-reduce"
+assert_jq "$R" "$I | (.slowdown.storage - .storage_alone.step.fetch_bytes_per_s / .overlapped.step.fetch_bytes_per_s | fabs) < 1e-9" \
+    "--overlap: storage slowdown = fetch throughput alone / overlapped"
+assert_jq "$R" "$I | (.slowdown.collective - .overlapped.step.allreduce_ns / .collective_alone.step.allreduce_ns | fabs) < 1e-9" \
+    "--overlap: collective slowdown = all-reduce time overlapped / alone"
+assert_jq "$R" "$I | (.au_pct.halves_alone - ([.storage_alone.au_pct, .collective_alone.au_pct] | min) | fabs) < 1e-9 and .au_pct.overlapped == .overlapped.au_pct" \
+    "--overlap: AU of the slower half alone and AU overlapped"
+assert_jq "$R" '.summary.train_epochs | length == 1 and .[0].phase == "overlapped"' "--overlap: train_epochs is the overlapped phase"
+grep -q '^| collective alone | 14 |' "$T/ov/table.md" || fail "table.md has no 'collective alone' row"
+grep -q 'No interface but lo carried 1 MiB' "$T/ov/table.md" || fail "table.md does not say the traffic stayed on lo"
+ok "--overlap: table rows and the loopback note"
+assert_exit 2 "--overlap without --grad-bytes" "$RB" load train "$URL/fast" --objects 8 --compute-time 1ms --overlap
+assert_stderr_line "^railbench: --overlap: give --grad-bytes SIZE"
+assert_exit 2 "--overlap with --epochs 2" "$RB" load train "$URL/fast" --objects 8 --compute-time 1ms --overlap \
+    --grad-bytes 1KiB --epochs 2
+grep -q -- '--overlap runs three one-epoch phases' "$T/stderr" || fail "--epochs 2 message"
+# The report: the interference table and the stacked step figure (isolated phases beside the overlapped one).
+"$RB" report "$T/ov" --format json >"$T/ov-report.json"
+assert_jq "$T/ov-report.json" '[.tables[] | select(.id == "train-interference") | .rows[] | .phase] == ["storage alone", "collective alone", "overlapped"]' \
+    "report: interference table, a row per phase"
+"$RB" report "$T/ov" --format html -o "$T/ov.html"
+svg=$(tr '\n' ' ' <"$T/ov.html" | grep -o '<svg class="plot" data-plot="train-interference".*' | sed 's|</svg>.*||')
+for want in '>storage alone</text>' '>collective alone</text>' '>overlapped</text>' '>data wait</text>' '>compute</text>' \
+    '>sync wait</text>'; do
+    grep -qF "$want" <<<"$svg" || fail "report: the step figure lacks $want"
+done
+# The all-reduce's whole time labels the sync segment (in its tooltip always, drawn where it fits).
+for ph in collective_alone overlapped; do
+    want=$(jq -r --arg p "$ph" '"sync wait: \($p | sub("_"; " ")), [0-9.]+ \\(all-reduce \(.summary.interference[$p].step.allreduce_ns / 1e5 | round / 10) ms\\)"' "$R")
+    grep -Eq "<title>$want</title>" <<<"$svg" || fail "report: no sync wait segment matching '$want'"
+done
+ok "report: step figure with the three phases stacked from their parts"
