@@ -87,17 +87,27 @@ else
     ok "no netem on this kernel ('${netem//$'\n'/ }'): bandwidth is checked against tbf's rate"
 fi
 RATE_MBS=$((RATE_MBIT * 1000000 / 8 / 1000000)) # MB/s, MB = 1e6 bytes
+# measure T OUT: one OSU run of T across the two hosts; prints its MB/s.
+measure() {
+    cl mpirun -np 2 --map-by node "$RB" coll "$1" -m 1M:1M -i 6 -x 1 -W 8 --out "$T/$2" >"$T/$2.out" 2>"$T/$2.err" ||
+        fail "$1 across hosts: $(tail -3 "$T/$2.err")"
+    assert_jq "$T/$2/result.json" '.mpi.hosts == 2' "$1: one rank on each host" >&2
+    jq '.summary.osu_rows[0].bandwidth_mb_per_s' "$T/$2/result.json"
+}
+in_band() { python3 -c "import sys; v, r, lo, hi = map(float, sys.argv[1:]); sys.exit(0 if lo * r <= v <= hi * r else 1)" "$@"; }
 for t in bw bibw mbw_mr; do
-    cl mpirun -np 2 --map-by node "$RB" coll $t -m 1M:1M -i 6 -x 1 -W 8 --out "$T/ns$t" >"$T/ns$t.out" 2>"$T/ns$t.err" ||
-        fail "$t across hosts: $(tail -3 "$T/ns$t.err")"
-    assert_jq "$T/ns$t/result.json" '.mpi.hosts == 2' "$t: one rank on each host"
-    mbs=$(jq '.summary.osu_rows[0].bandwidth_mb_per_s' "$T/ns$t/result.json")
     # One way: 75-103 % of the rate (TCP/IP headers take ~5 %). bibw: each way is limited on its own host's
     # egress, so up to two ways' worth; on this machine it measures about one (see README)
-    # (measured 18-24 MB/s on this loaded machine, not 2x: probably acks queuing behind data; hence 0.6).
-    lo=$([ $t = bibw ] && echo 0.5 || echo 0.5) hi=$([ $t = bibw ] && echo 2.06 || echo 1.03)
-    python3 -c "import sys; v, r, lo, hi = map(float, sys.argv[1:]); sys.exit(0 if lo * r <= v <= hi * r else 1)" \
-        "$mbs" "$RATE_MBS" "$lo" "$hi" || fail "$t: $mbs MB/s outside $lo .. $hi x tbf's $RATE_MBS MB/s"
+    # (measured 18-24 MB/s on this loaded machine, not 2x: probably acks queuing behind data; hence 0.5).
+    lo=0.5 hi=$([ $t = bibw ] && echo 2.06 || echo 1.03)
+    mbs=$(measure $t ns$t)
+    # A TCP retransmission timeout behind tbf's short queue, on a loaded 2-core host, can stall one run to a
+    # tenth of the rate (bibw 2.2 MB/s seen once in 20 runs): one more run is measured then, and it must hold.
+    if ! in_band "$mbs" "$RATE_MBS" "$lo" "$hi"; then
+        ok "$t: $mbs MB/s outside $lo .. $hi x tbf's $RATE_MBS MB/s once; measuring again"
+        mbs=$(measure $t ns$t-again)
+    fi
+    in_band "$mbs" "$RATE_MBS" "$lo" "$hi" || fail "$t: $mbs MB/s outside $lo .. $hi x tbf's $RATE_MBS MB/s"
     ok "$t across hosts: $mbs MB/s with tbf at ${RATE_MBIT} Mbit/s = $RATE_MBS MB/s (band $lo .. $hi x)"
 done
 cl mpirun -np 2 --map-by node "$RB" coll latency -m 1:1K -i 200 -x 20 --out "$T/nslat" >"$T/nslat.out" 2>/dev/null ||
