@@ -6,9 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "coll_int.h"
+#include "railbench/bgload.h"
 #include "railbench/clock.h"
 #include "railbench/command.h"
 #include "railbench/units.h"
@@ -18,6 +20,13 @@
 #define DTYPE_CHOICES "int8|uint8|int32|uint32|int64|uint64|half|float|double|bfloat16|float16|float32|float64|all"
 static const enum rb_coll_dtype alias_type[] = {RB_COLL_HALF, RB_COLL_FLOAT, RB_COLL_DOUBLE};
 #define DTYPE_ALL (RB_COLL_DTYPES + 3)
+
+/* coll --background: a GET load on every rank during a second pass of the sweep. */
+struct coll_bg {
+    const char *url;
+    uint64_t objects, threads, inflight, alone_ns, timeout_ns;
+    double rate;
+};
 
 struct run {
     struct rb_harness *h;
@@ -45,6 +54,7 @@ struct run {
     double *iter_us; /* -I: this rank's time per operation of each -n iteration */
     bool stop;
     struct rb_coll_out out;
+    const struct coll_bg *bg; /* --background, or NULL */
 };
 
 const struct rb_coll_test *rb_coll_test_get(enum rb_coll_kind k)
@@ -294,6 +304,9 @@ static double time_ops(struct run *R, const struct rb_coll_test *t, enum rb_coll
     return (double)total_ns / 1e3 / (double)(o->iters * o->agg_iters);
 }
 
+static void combine_times(struct run *R, const struct rb_coll_test *t, const struct rb_coll_args *a, double mine_us,
+                          struct rb_coll_half *res);
+
 /*
  * Times -n back-to-back operations after one untimed one (nccl-tests'
  * BenchTime), combines the per-rank times per -a, and checks -c fresh
@@ -307,7 +320,26 @@ static void run_half(struct run *R, const struct rb_coll_test *t, enum rb_coll_a
     t->init(a, 0);
     call(R, t, algo, a);
     RB_MPI_CHECK(MPI_Barrier(h->comm));
-    double mine_us = time_ops(R, t, algo, a, R->iter_us);
+    combine_times(R, t, a, time_ops(R, t, algo, a, R->iter_us), res);
+    if (R->iter_us)
+        rb_coll_iter_gather(h, R->iter_us, R->o->iters, R->o->per_iter_skip, res);
+    res->wrong = -1;
+    for (uint64_t c = 1; c <= R->o->check; c++) {
+        t->init(a, c);
+        call(R, t, algo, a);
+        uint64_t mine = t->check(a, c), all = 0;
+        RB_MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_UINT64_T, MPI_SUM, h->comm));
+        res->wrong = (long long)all;
+        if (all)
+            break;
+    }
+}
+
+/* Rank 0: the per-rank times of one half (gathered) combined per -a, and its algbw and busbw. Collective. */
+static void combine_times(struct run *R, const struct rb_coll_test *t, const struct rb_coll_args *a, double mine_us,
+                          struct rb_coll_half *res)
+{
+    struct rb_harness *h = R->h;
     RB_MPI_CHECK(MPI_Gather(&mine_us, 1, MPI_DOUBLE, R->times, 1, MPI_DOUBLE, 0, h->comm));
     if (h->rank == 0) {
         double mn = R->times[0], mx = R->times[0], sum = 0;
@@ -326,18 +358,6 @@ static void run_half(struct run *R, const struct rb_coll_test *t, enum rb_coll_a
         res->algbw = rb_coll_algbw_gbps(rb_coll_algbw_bytes(t->kind, a->count, a->type_bytes, h->size),
                                         res->time_us);
         res->busbw = rb_coll_busbw_gbps(t->kind, h->size, res->algbw);
-    }
-    if (R->iter_us)
-        rb_coll_iter_gather(h, R->iter_us, R->o->iters, R->o->per_iter_skip, res);
-    res->wrong = -1;
-    for (uint64_t c = 1; c <= R->o->check; c++) {
-        t->init(a, c);
-        call(R, t, algo, a);
-        uint64_t mine = t->check(a, c), all = 0;
-        RB_MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_UINT64_T, MPI_SUM, h->comm));
-        res->wrong = (long long)all;
-        if (all)
-            break;
     }
 }
 
@@ -403,6 +423,21 @@ static void run_size(struct run *R, const struct rb_coll_test *t, enum rb_coll_a
     rb_coll_out_row(&R->out, &w, name);
 }
 
+/* The size after *size in the sweep (-f's factor or -i's step); false past -e. */
+static bool next_size(const struct rb_coll_opts *o, uint64_t *size)
+{
+    if (o->stepfactor > 1) {
+        if (*size > o->maxbytes / o->stepfactor)
+            return false;
+        *size *= o->stepfactor;
+    } else {
+        if (o->maxbytes - *size < o->stepbytes)
+            return false;
+        *size += o->stepbytes;
+    }
+    return true;
+}
+
 /* The sweep from -b to -e, -N times (0: until a signal), after the warm-up. */
 static void run_sizes(struct run *R, const struct rb_coll_test *t, enum rb_coll_algo algo, enum rb_coll_dtype type,
                       enum rb_coll_redop op, int root, bool multi)
@@ -417,15 +452,8 @@ static void run_sizes(struct run *R, const struct rb_coll_test *t, enum rb_coll_
             rb_harness_metrics_update(R->h); /* collective: every rank, after every size */
             if (rb_harness_any_signalled(R->h))
                 R->stop = true;
-            if (o->stepfactor > 1) {
-                if (size > o->maxbytes / o->stepfactor)
-                    break;
-                size *= o->stepfactor;
-            } else {
-                if (o->maxbytes - size < o->stepbytes)
-                    break;
-                size += o->stepbytes;
-            }
+            if (!next_size(o, &size))
+                break;
         }
 }
 
@@ -449,6 +477,205 @@ static void run_table(struct run *R, const struct rb_coll_test *t, enum rb_coll_
             for (int root = r0; root <= r1 && !R->stop; root++)
                 run_sizes(R, t, algo, R->types[ti], kd->reduces ? R->ops[oi] : RB_COLL_NONE, kd->rooted ? root : -1,
                           multi);
+}
+
+/* ---- --background ---- */
+
+#define BG_MAX_SIZES 64
+
+/* Rank 0: the busbw (GB/s) of one size, out-of-place, timed as the table times it. Collective. */
+static double size_busbw(struct run *R, const struct rb_coll_test *t, enum rb_coll_algo algo, struct rb_coll_args *a,
+                         uint64_t size)
+{
+    struct rb_coll_counts cn;
+    t->counts(size / a->type_bytes, a->type_bytes, R->world.size, R->o->count_rule == RB_COLL_COUNT_LEGACY, &cn);
+    a->count = cn.param;
+    point(R, a, &cn, false);
+    t->init(a, 0);
+    call(R, t, algo, a);
+    RB_MPI_CHECK(MPI_Barrier(R->h->comm));
+    struct rb_coll_half res = {0};
+    combine_times(R, t, a, time_ops(R, t, algo, a, NULL), &res);
+    return res.busbw;
+}
+
+/*
+ * Rank 0: the mean busbw of each size over sweeps repeated until --bg-alone
+ * has passed (on rank 0's clock, so every rank runs as many), so the load's
+ * window with the collective is as long as its window alone. Collective.
+ */
+static void sweep_for(struct run *R, const struct rb_coll_test *t, enum rb_coll_algo algo, struct rb_coll_args *a,
+                      const uint64_t *sizes, size_t n, double *busbw)
+{
+    const uint64_t t0 = rb_clock_ns();
+    int more = 1, reps = 0;
+    for (size_t i = 0; i < n; i++)
+        busbw[i] = 0;
+    while (more) {
+        for (size_t i = 0; i < n; i++)
+            busbw[i] += size_busbw(R, t, algo, a, sizes[i]);
+        reps++;
+        more = rb_clock_ns() - t0 < R->bg->alone_ns && reps < 10000 && !rb_harness_signalled();
+        RB_MPI_CHECK(MPI_Bcast(&more, 1, MPI_INT, 0, R->h->comm));
+    }
+    for (size_t i = 0; i < n; i++)
+        busbw[i] /= reps;
+}
+
+/* Every rank's load stats summed on rank 0 (counts and histogram buckets add; min and max reduced apart). */
+static void bg_reduce(struct run *R, struct rb_stats *s)
+{
+    struct rb_stats *sum = rb_stats_new();
+    uint64_t mm[4], mm_all[4];
+    if (!sum)
+        rb_harness_fatal(R->h, RB_EXIT_RUNTIME, "out of memory");
+    rb_stats_minmax_pack(s, mm);
+    RB_MPI_CHECK(MPI_Reduce(s, sum, (int)RB_STATS_U64S, MPI_UINT64_T, MPI_SUM, 0, R->h->comm));
+    RB_MPI_CHECK(MPI_Reduce(mm, mm_all, 4, MPI_UINT64_T, MPI_MIN, 0, R->h->comm));
+    if (R->h->rank == 0) {
+        *s = *sum;
+        rb_stats_minmax_unpack(s, mm_all);
+    }
+    rb_stats_free(sum);
+}
+
+/* The load's figures over a window: requests, errors, bytes/s and latency p99 (null when nothing completed). */
+static cJSON *bg_window_json(const struct rb_stats *s, double dur_s)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "requests", rb_json_u64(s->ops));
+    cJSON_AddItemToObject(o, "errors", rb_json_u64(s->errors));
+    cJSON_AddNumberToObject(o, "duration_s", dur_s);
+    cJSON_AddItemToObject(o, "bytes_per_s", s->ops && dur_s > 0 ? cJSON_CreateNumber((double)s->bytes / dur_s)
+                                                                : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "latency_p99_ns",
+                          s->ops ? rb_json_u64(rb_hist_percentile(&s->lat, 99)) : cJSON_CreateNull());
+    return o;
+}
+
+/* Sleeps d ns (the load runs alone meanwhile). */
+static void bg_sleep(uint64_t d)
+{
+    struct timespec ts = {(time_t)(d / RB_NS_PER_S), (long)(d % RB_NS_PER_S)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !rb_harness_signalled())
+        ;
+}
+
+/* Rank 0: the per-size rows and the load's windows as text and as summary.background. */
+static cJSON *bg_report(struct run *R, const uint64_t *sizes, const double *alone, const double *with, size_t n,
+                        const struct rb_stats *s_alone, double alone_s, const struct rb_stats *s_with, double with_s)
+{
+    const struct coll_bg *bg = R->bg;
+    cJSON *o = cJSON_CreateObject(), *rows = cJSON_CreateArray();
+    cJSON_AddStringToObject(o, "url", bg->url);
+    cJSON_AddNumberToObject(o, "rate_per_s", bg->rate);
+    cJSON_AddItemToObject(o, "inflight", rb_json_u64(bg->rate > 0 ? 0 : bg->inflight * bg->threads));
+    rb_coll_out_text(&R->out, "#\n# Background load: GET %s on every rank (%s), %s %s, out-of-place busbw (GB/s)\n"
+                              "#        size     alone  with load     ratio\n",
+                     bg->url, bg->rate > 0 ? "open loop at --bg-rate per rank" : "closed loop",
+                     R->tests[0]->name, rb_coll_algo_name(R->algos[0]));
+    for (size_t i = 0; i < n; i++) {
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddItemToObject(r, "size_bytes", rb_json_u64(sizes[i]));
+        cJSON_AddNumberToObject(r, "busbw_gbps", alone[i]);
+        cJSON_AddNumberToObject(r, "busbw_with_load_gbps", with[i]);
+        cJSON_AddItemToObject(r, "ratio", alone[i] > 0 ? cJSON_CreateNumber(with[i] / alone[i]) : cJSON_CreateNull());
+        cJSON_AddItemToArray(rows, r);
+        rb_coll_out_text(&R->out, "# %12llu  %8.3f  %9.3f  %8.3f\n", (unsigned long long)sizes[i], alone[i], with[i],
+                         alone[i] > 0 ? with[i] / alone[i] : 0.0);
+    }
+    cJSON_AddItemToObject(o, "rows", rows);
+    cJSON *la = bg_window_json(s_alone, alone_s), *lw = bg_window_json(s_with, with_s);
+    cJSON_AddItemToObject(o, "load_alone", la);
+    cJSON_AddItemToObject(o, "load_with_collective", lw);
+    char pa[16] = "-", pw[16] = "-";
+    if (s_alone->ops)
+        rb_format_duration_human(pa, sizeof pa, rb_hist_percentile(&s_alone->lat, 99));
+    if (s_with->ops)
+        rb_format_duration_human(pw, sizeof pw, rb_hist_percentile(&s_with->lat, 99));
+    rb_coll_out_text(&R->out, "# load alone: %.2f MiB/s, p99 %s (%llu requests in %.2f s); with the collective: "
+                              "%.2f MiB/s, p99 %s (%llu requests in %.2f s)\n",
+                     alone_s > 0 ? (double)s_alone->bytes / alone_s / (double)RB_MIB : 0.0, pa,
+                     (unsigned long long)s_alone->ops, alone_s,
+                     with_s > 0 ? (double)s_with->bytes / with_s / (double)RB_MIB : 0.0, pw,
+                     (unsigned long long)s_with->ops, with_s);
+    return o;
+}
+
+/*
+ * --background: the sweep once more, out-of-place, without and then with a
+ * GET load on every rank; the load alone for --bg-alone before the second
+ * pass, then during it. Collective. Returns 0 or an exit status; rank 0's
+ * record in *rec.
+ */
+static int background_pass(struct run *R, cJSON **rec)
+{
+    const struct rb_coll_test *t = R->tests[0];
+    enum rb_coll_algo algo = R->algos[0];
+    const struct coll_bg *bg = R->bg;
+    struct rb_harness *h = R->h;
+    if (!t->run[algo] || (algo == RB_COLL_ALGO_HIER && !R->hier_ok))
+        return 0; /* not applicable: said in the table already */
+    const struct rb_bgload_opts bo = {bg->url, bg->objects, (unsigned)bg->threads, (unsigned)bg->inflight, bg->rate,
+                                      bg->timeout_ns};
+    struct rb_bgload *b = NULL;
+    int status = rb_bgload_open(h, &bo, &b);
+    if (status)
+        return status;
+    uint64_t sizes[BG_MAX_SIZES];
+    double alone[BG_MAX_SIZES], with[BG_MAX_SIZES];
+    size_t n = 0;
+    for (uint64_t size = R->o->minbytes; n < BG_MAX_SIZES; n++) {
+        sizes[n] = size;
+        if (!next_size(R->o, &size)) {
+            n++;
+            break;
+        }
+    }
+    struct rb_coll_args a;
+    const struct rb_coll_kind_def *kd = rb_coll_kind_def(t->kind);
+    args_for(R, &a, R->types[0], kd->reduces ? R->ops[0] : RB_COLL_NONE, kd->rooted ? R->root : -1);
+    sweep_for(R, t, algo, &a, sizes, n, alone);
+    struct rb_stats *sa = rb_stats_new(), *sw = rb_stats_new();
+    if (!sa || !sw || rb_bgload_start(b) != 0)
+        rb_harness_fatal(h, RB_EXIT_RUNTIME, "--background: cannot start the load");
+    uint64_t t0 = rb_clock_ns();
+    bg_sleep(bg->alone_ns);
+    rb_bgload_take(b, sa);
+    uint64_t t1 = rb_clock_ns();
+    sweep_for(R, t, algo, &a, sizes, n, with);
+    rb_bgload_stop(b);
+    uint64_t t2 = rb_clock_ns();
+    rb_bgload_take(b, sw);
+    rb_bgload_free(b);
+    bg_reduce(R, sa);
+    bg_reduce(R, sw);
+    if (h->rank == 0)
+        *rec = bg_report(R, sizes, alone, with, n, sa, (double)(t1 - t0) / 1e9, sw, (double)(t2 - t1) / 1e9);
+    rb_stats_free(sa);
+    rb_stats_free(sw);
+    return 0;
+}
+
+/* --background's options: one line and RB_EXIT_USAGE when they do not make a load, else 0 (R->bg set when given). */
+static int check_bg(struct run *R, const struct coll_bg *bg)
+{
+    if (!bg->url)
+        return 0;
+    if (bg->objects < 1 || bg->objects > UINT32_MAX)
+        return rb_cli_usage_error("--background: give --bg-objects N, 1 to %u (the objects <prefix>obj-<index> to GET)",
+                                  UINT32_MAX);
+    if (bg->threads < 1 || bg->threads > 64)
+        return rb_cli_usage_error("--bg-threads %llu: expected 1 to 64", (unsigned long long)bg->threads);
+    if (bg->inflight < 1 || bg->inflight > 4096)
+        return rb_cli_usage_error("--bg-inflight %llu: expected 1 to 4096", (unsigned long long)bg->inflight);
+    if (bg->rate < 0)
+        return rb_cli_usage_error("--bg-rate %g: expected 0 (closed loop) or more requests/s", bg->rate);
+    if (R->ntests != 1 || R->nalgos != 1 || R->ntypes != 1 || R->nops != 1 || R->root_all || R->o->run_cycles != 1)
+        return rb_cli_usage_error("--background: give one collective, one --algo, one -d, one -o, one root and -N 1 "
+                                  "(the pass repeats one sweep)");
+    R->bg = bg;
+    return 0;
 }
 
 /* What the harness checks once the number of ranks is known, before the result directory exists. */
@@ -560,6 +787,7 @@ int rb_coll_main(int argc, char **argv)
                              .op = RB_COLL_SUM, .dtype = RB_COLL_FLOAT, .average = RB_COLL_AVG_MEAN, .root = "0",
                              .algo = "mpi", .agg_iters = 1, .run_cycles = 1, .nthreads = 1, .ngpus = 1,
                              .device_cta = 16, .cta_policy = -1};
+    struct coll_bg bg = {.threads = 1, .inflight = 4, .alone_ns = 2 * RB_NS_PER_S, .timeout_ns = 30 * RB_NS_PER_S};
     const struct rb_opt opts[] = {
         {"minbytes", 'b', RB_OPT_SIZE, &o.minbytes, "SIZE", "smallest size", NULL},
         {"maxbytes", 'e', RB_OPT_SIZE, &o.maxbytes, "SIZE", "largest size", NULL},
@@ -584,6 +812,18 @@ int rb_coll_main(int argc, char **argv)
          "per-rank share of allgather, reducescatter, alltoall: aligned to 16 bytes as nccl-tests v2.13.12+, "
          "or count / ranks as before", "aligned|legacy"},
         RB_COLL_NCCL_OPTS(o),
+        {"background", 0, RB_OPT_STR, &bg.url, "URL",
+         "after the table, the sweep again without and with an object GET load on every rank (http://, s3://, "
+         "ais://), out-of-place busbw side by side", NULL},
+        {"bg-objects", 0, RB_OPT_U64, &bg.objects, "N", "--background: objects <prefix>obj-<index>, split over ranks",
+         NULL},
+        {"bg-threads", 0, RB_OPT_U64, &bg.threads, "N", "--background: load threads per rank", NULL},
+        {"bg-inflight", 0, RB_OPT_U64, &bg.inflight, "N", "--background: requests in flight per thread (closed loop)",
+         NULL},
+        {"bg-rate", 0, RB_OPT_RATE, &bg.rate, "R/s", "--background: open loop at R requests/s per rank (0: closed)",
+         NULL},
+        {"bg-alone", 0, RB_OPT_DURATION, &bg.alone_ns, "D",
+         "--background: the load alone this long; each pass repeats the sweep at least this long", NULL},
         {0},
     };
     const struct rb_cmd_spec spec = {
@@ -604,7 +844,7 @@ int rb_coll_main(int argc, char **argv)
     memset(&R, 0, sizeof R);
     R.o = &o;
     R.which = cli.args[0];
-    if ((rc = resolve(&R, &o, R.which)) != 0) {
+    if ((rc = resolve(&R, &o, R.which)) != 0 || (rc = check_bg(&R, &bg)) != 0) {
         rb_cli_free(&cli);
         return rb_coll_usage_exit(rc);
     }
@@ -624,9 +864,13 @@ int rb_coll_main(int argc, char **argv)
     for (int ti = 0; ti < R.ntests && !R.stop; ti++)
         for (int ai = 0; ai < R.nalgos && !R.stop; ai++)
             run_table(&R, R.tests[ti], R.algos[ai]);
+    cJSON *bg_rec = NULL;
+    int status = R.bg && !R.stop ? background_pass(&R, &bg_rec) : 0;
     rb_coll_out_finish(&R.out, R.which, R.kinds, R.ntests, R.algos, R.nalgos);
+    if (bg_rec) /* beside the rows of the summary the output wrote */
+        cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(h.result.root, "summary"), "background", bg_rec);
     stop(&R);
-    rc = rb_harness_finish(&h, NULL, 0);
+    rc = rb_harness_finish(&h, NULL, status);
     rb_cli_free(&cli);
     return rc;
 }

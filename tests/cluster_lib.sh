@@ -56,3 +56,38 @@ check_down() {
     done <<<"$pids"
     ok "down left no namespace, interface, /etc/netns entry, state or process ($(wc -l <<<"$pids") recorded)"
 }
+
+# serve_on HOST COUNT BYTES URL: COUNT random objects of BYTES bytes, $T/www/d/obj-00000000 ..., served by nginx
+# on port 8080 of every address of HOST (in its namespace; NGINX_PID), once client1 gets URL.
+serve_on() {
+    local i
+    chmod 755 "$T"
+    mkdir -p "$T/www/d" "$T/web/logs" "$T/web/tmp"
+    for i in $(seq 0 $(($2 - 1))); do head -c "$3" /dev/urandom >"$T/www/d/obj-$(printf %08d "$i")"; done
+    chmod -R a+rX "$T/www"
+    cat >"$T/web/nginx.conf" <<CONF
+$(nginx_user)
+worker_processes 1;
+pid $T/web/nginx.pid;
+error_log $T/web/logs/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    client_body_temp_path $T/web/tmp/body;
+    proxy_temp_path $T/web/tmp/proxy;
+    fastcgi_temp_path $T/web/tmp/fastcgi;
+    uwsgi_temp_path $T/web/tmp/uwsgi;
+    scgi_temp_path $T/web/tmp/scgi;
+    keepalive_requests 1000000;
+    server { listen 8080; root $T/www; }
+}
+CONF
+    bg ip netns exec "$NAME-$1" nginx -p "$T/web" -c "$T/web/nginx.conf" -g 'daemon off;'
+    # shellcheck disable=SC2034 # the tests stop it
+    NGINX_PID=$LAST_PID
+    for _ in $(seq 100); do
+        cl exec client1 curl -s -o /dev/null --max-time 1 "$4" && return 0
+        sleep 0.1
+    done
+    fail "nginx on $1 did not answer $4"
+}

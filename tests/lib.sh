@@ -179,14 +179,15 @@ rgw_assert_seen() {
     assert_eq "$1" "$2" "$n"
 }
 
-# serve_objects COUNT BYTES: COUNT random objects of BYTES bytes, $T/www/d/obj-00000000 ..., served by nginx
-# on a free port of 127.0.0.1 (NGINX_PID); sets PORT.
+# serve_objects COUNT BYTES [HTTP_EXTRA [SERVER_EXTRA]]: COUNT random objects of BYTES bytes, $T/www/d/obj-00000000
+# ..., served by nginx on a free port of 127.0.0.1 (NGINX_PID); the extras go into the http{} and server{} blocks
+# (a log_format, an access_log). Sets PORT.
 serve_objects() {
     local i
     chmod 755 "$T"
     mkdir -p "$T/www/d"
     for i in $(seq 0 $(($1 - 1))); do head -c "$2" /dev/urandom >"$T/www/d/$(printf 'obj-%08d' "$i")"; done
     PORT=$(free_port)
-    nginx_start web "server { listen 127.0.0.1:$PORT; root $T/www; }"
+    nginx_start web "${3:-} server { listen 127.0.0.1:$PORT; root $T/www; ${4:-} }"
     wait_port "$PORT"
 }

@@ -18,33 +18,7 @@ RAIL_URL=http://$NET.10.13:8080/d/
 MGMT_URL=http://$NET.0.13:8080/d/
 
 # 320 objects of 128 KiB: 2 ranks x 10 steps x batch 16 read each object once per phase.
-chmod 755 "$T"
-mkdir -p "$T/www/d" "$T/web/logs" "$T/web/tmp"
-for i in $(seq 0 319); do head -c 131072 /dev/urandom >"$T/www/d/obj-$(printf %08d "$i")"; done
-chmod -R a+rX "$T/www"
-cat >"$T/web/nginx.conf" <<CONF
-$(nginx_user)
-worker_processes 1;
-pid $T/web/nginx.pid;
-error_log $T/web/logs/error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    client_body_temp_path $T/web/tmp/body;
-    proxy_temp_path $T/web/tmp/proxy;
-    fastcgi_temp_path $T/web/tmp/fastcgi;
-    uwsgi_temp_path $T/web/tmp/uwsgi;
-    scgi_temp_path $T/web/tmp/scgi;
-    keepalive_requests 1000000;
-    server { listen 8080; root $T/www; }
-}
-CONF
-bg ip netns exec "$NAME-client3" nginx -p "$T/web" -c "$T/web/nginx.conf" -g 'daemon off;'
-NGINX_PID=$LAST_PID
-for _ in $(seq 100); do
-    cl exec client1 curl -s -o /dev/null --max-time 1 "$MGMT_URL" && break
-    sleep 0.1
-done
+serve_on client3 320 131072 "$MGMT_URL"
 
 # The rail shaped where both kinds of traffic meet: the switch ports towards client1 and client2 (what each
 # receives: its reads from client3 and the all-reduce from the other rank) at 100 Mbit/s (12.5 MB/s).
