@@ -276,10 +276,17 @@ int rb_worker_run(struct worker *w, const atomic_bool *stop, const volatile int 
         rb_worker_tick(w);
         /*
          * The last transfers just finished: leave now rather than after an
-         * idle poll, which a fetcher's caller would pay on every batch.
+         * idle poll, which a fetcher's caller would pay on every batch; but
+         * first let the driver send what those completions made due (a
+         * multipart upload's next part or its completion), or it would be
+         * aborted as left open.
          */
-        if (w->exhausted && w->nfree == w->nreq)
-            break;
+        if (w->exhausted && w->nfree == w->nreq) {
+            if ((rc = w->refill(w)))
+                return rc;
+            if (w->nfree == w->nreq)
+                break;
+        }
         if (done && w->nfree && !w->exhausted && !open_loop)
             continue; /* slots freed: refill before waiting */
         now = rb_clock_ns();
