@@ -154,7 +154,14 @@ EOF
 
     local osd_uuid osd_id
     osd_uuid=$(cat /proc/sys/kernel/random/uuid)
-    osd_id=$(ceph -c "$conf" osd new "$osd_uuid")
+    # Right after start-up the monitor can answer `mon stat` and still refuse other commands for a moment
+    # ("Error EPERM: problem getting command descriptions from mon."): the first one is retried for 30 s
+    # (osd new with the same UUID gives the same id, so a retry cannot make a second OSD).
+    local end=$((SECONDS + 30))
+    until osd_id=$(ceph -c "$conf" --connect-timeout 2 osd new "$osd_uuid" 2>"$D/log/osd-new.out"); do
+        [ "$SECONDS" -lt "$end" ] || die "ceph osd new failed: $(tail -n 1 "$D/log/osd-new.out")"
+        sleep 0.5
+    done
     ceph -c "$conf" osd crush add-bucket localhost host >/dev/null 2>&1
     ceph -c "$conf" osd crush move localhost root=default >/dev/null 2>&1
     ceph -c "$conf" osd crush add "osd.$osd_id" 1.0 host=localhost >/dev/null 2>&1
