@@ -489,10 +489,7 @@ int rb_native_run(struct worker *w, const atomic_bool *stop, const volatile int 
     struct epoll_event evs[EPOLL_BATCH];
     uint64_t drain_until = 0;
     for (;;) {
-        /* Told to stop: as the curl loop, issue nothing more and let what is in flight finish until drain_until. */
-        if (!drain_until && ((stop && atomic_load_explicit(stop, memory_order_relaxed)) || (stop2 && *stop2)))
-            drain_until = rb_worker_stop_issuing(w);
-        if (drain_until && rb_clock_ns() >= drain_until)
+        if (rb_worker_drained(w, stop, stop2, &drain_until))
             break;
         int rc = rb_worker_refill(w, issue);
         if (rc)

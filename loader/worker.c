@@ -246,6 +246,13 @@ uint64_t rb_worker_stop_issuing(struct worker *w)
     return now + (w->o->timeout_ns ? w->o->timeout_ns + 100 * RB_NS_PER_MS : 1);
 }
 
+bool rb_worker_drained(struct worker *w, const atomic_bool *stop, const volatile int *stop2, uint64_t *drain_until)
+{
+    if (!*drain_until && ((stop && atomic_load_explicit(stop, memory_order_relaxed)) || (stop2 && *stop2)))
+        *drain_until = rb_worker_stop_issuing(w);
+    return *drain_until && rb_clock_ns() >= *drain_until;
+}
+
 /* The request loop; stop and stop2 may be NULL. Returns 0 or -errno. */
 int rb_worker_run(struct worker *w, const atomic_bool *stop, const volatile int *stop2)
 {
@@ -256,9 +263,7 @@ int rb_worker_run(struct worker *w, const atomic_bool *stop, const volatile int 
     int rc = 0;
     uint64_t drain_until = 0;
     for (;;) {
-        if (!drain_until && ((stop && atomic_load_explicit(stop, memory_order_relaxed)) || (stop2 && *stop2)))
-            drain_until = rb_worker_stop_issuing(w);
-        if (drain_until && rb_clock_ns() >= drain_until)
+        if (rb_worker_drained(w, stop, stop2, &drain_until))
             break;
         if ((rc = w->refill(w)))
             return rc;

@@ -278,6 +278,14 @@ void rb_worker_tick(struct worker *w);
  * still finish (their --timeout from now). Worker thread; either engine.
  */
 uint64_t rb_worker_stop_issuing(struct worker *w);
+
+/*
+ * The stop rule of both request loops (curl and native): once stop or stop2
+ * (either may be NULL) is set, issue nothing more (rb_worker_stop_issuing)
+ * and let what is in flight finish until *drain_until (0 before). True when
+ * that time has passed and the loop should leave.
+ */
+bool rb_worker_drained(struct worker *w, const atomic_bool *stop, const volatile int *stop2, uint64_t *drain_until);
 /* Consumes a wake-up on w's eventfd (the loop saw EV_WAKE). */
 void rb_worker_eat_wake(struct worker *w);
 /* Wakes w's loop (a tick or a stop); any thread. */

@@ -122,13 +122,13 @@ listed = open(listed_file).read().split()
 for p in listed:
     if p not in info:
         problems.append(f'deps.sh lists {p}, which is not installed here (run scripts/deps.sh as root)')
-closure, todo = set(), list(listed) + sorted(BASE_EXTRA)
-while todo:
-    p = todo.pop()
+closure, queue = set(), list(listed) + sorted(BASE_EXTRA)  # breadth of hard dependencies
+while queue:
+    p = queue.pop()
     if p in closure or p not in info:
         continue
     closure.add(p)
-    todo += info[p][1]
+    queue += info[p][1]
 
 def covered(pkg):
     return pkg in closure or (pkg in info and info[pkg][0])
