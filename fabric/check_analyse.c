@@ -1,4 +1,4 @@
-/* railbench fabric check: each link against its rail's fleet and the model, then attribution to a link, a host port or a host. */
+/* railbench fabric check: each direction of each link against its rail's fleet (or its repeats' references), then who is to blame: a host's side, port or self, a rail, a link both ways or one way. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
@@ -8,10 +8,8 @@
 
 #include "fabcheck_int.h"
 
-/* Per link verdicts, before attribution. */
-struct verdict {
-    bool ab, ba, bidir, lat, model;
-};
+/* Bits of a host's side on a rail: every link out of it bad, every link into it bad. */
+enum { SIDE_TX = 1, SIDE_RX = 2, SIDE_BOTH = 3 };
 
 struct ctx {
     const struct rb_check_link *links;
@@ -20,13 +18,24 @@ struct ctx {
     int nhosts, nrails;
     const struct rb_check_cfg *cfg;
     struct rb_check_analysis *out;
-    struct verdict *v;
+    bool (*bad)[2];             /* per link: a->b, b->a slow or hung */
+    bool *lat;                  /* per link: latency high */
     bool *rail_below_model;     /* per rail: the whole rail is below the prediction */
-    bool *host_rail;            /* [host * nrails + rail]: every link of the host on the rail is bad */
+    bool *rail_slow;            /* per rail: the whole rail is below the other rails */
+    unsigned char *side;        /* [host * nrails + rail]: SIDE_* bits */
+    unsigned char *host_side;   /* per host: SIDE_* bits that hold on every rail (2 rails at least) */
     size_t cap;
 };
 
-/* "1.3 GB/s", "5.0 MB/s": decimal units as nccl-tests prints them. */
+static const char *const kind_names[RB_FIND_KINDS] = {"hang",     "host", "host-tx", "host-rx",  "host-rail",
+                                                      "rail",     "link", "one-way", "latency", "model"};
+
+const char *rb_check_kind_name(int kind)
+{
+    return kind >= 0 && kind < RB_FIND_KINDS ? kind_names[kind] : "unknown";
+}
+
+/* "1.3 GB/s", "5.0 MB/s": decimal units as nccl-tests and iperf3 print them. */
 static void fmt_bw(char *buf, size_t len, double bps)
 {
     if (isnan(bps))
@@ -37,11 +46,6 @@ static void fmt_bw(char *buf, size_t len, double bps)
         snprintf(buf, len, "%.1f MB/s", bps / 1e6);
     else
         snprintf(buf, len, "%.0f kB/s", bps / 1e3);
-}
-
-static double min2(double a, double b)
-{
-    return isnan(a) ? b : isnan(b) ? a : a < b ? a : b;
 }
 
 static int add_finding(struct ctx *c, int kind, int rail, int host, int peer, const char *name, const char *text)
@@ -62,251 +66,456 @@ static int add_finding(struct ctx *c, int kind, int rail, int host, int peer, co
     return 0;
 }
 
-/* Fleet median and MAD per rail of the completed links. */
+static bool on_rail(const struct rb_check_link *l, int rail)
+{
+    return l->rail == rail;
+}
+
+static bool reference_of(const struct rb_check_link *l, int k)
+{
+    return l->pass == RB_CHECK_PASS_REFERENCE && l->of == k;
+}
+
+/*
+ * Median and MAD of the completed links[j] that match(links[j], x): f[0]
+ * each direction alone, f[1] each direction in both at once, f[2] p50; with
+ * log_mad, also the MADs of their natural logs. tmp holds 5n doubles.
+ * Returns how many links matched, or -ENOMEM.
+ */
+static long fleets_of(const struct rb_check_link *links, size_t n, bool (*match)(const struct rb_check_link *, int),
+                      int x, double *tmp, struct rb_outlier_fleet f[3], double *log_mad)
+{
+    double *v[3] = {tmp, tmp + 2 * n, tmp + 4 * n};
+    size_t m[3] = {0, 0, 0};
+    for (size_t j = 0; j < n; j++) {
+        const struct rb_check_link *l = &links[j];
+        if (!match(l, x) || l->status != RB_CHECK_OK)
+            continue;
+        v[0][m[0]++] = l->bw_ab_bytes_per_s;
+        v[0][m[0]++] = l->bw_ba_bytes_per_s;
+        v[1][m[1]++] = l->bw_bidir_ab_bytes_per_s;
+        v[1][m[1]++] = l->bw_bidir_ba_bytes_per_s;
+        v[2][m[2]++] = l->lat_p50_s;
+    }
+    for (int w = 0; w < 3; w++) {
+        if (rb_outlier_fleet(v[w], m[w], &f[w]) == -ENOMEM)
+            return -ENOMEM;
+        if (!log_mad)
+            continue;
+        struct rb_outlier_fleet g;
+        for (size_t j = 0; j < m[w]; j++)
+            v[w][j] = v[w][j] > 0 ? log(v[w][j]) : NAN;
+        if (rb_outlier_fleet(v[w], m[w], &g) == -ENOMEM)
+            return -ENOMEM;
+        log_mad[w] = g.n ? g.mad : 0;
+    }
+    return (long)m[2];
+}
+
+/* Fleet median and MAD per rail of the completed links: directions alone, directions in both at once, p50. */
 static int rail_fleets(struct ctx *c)
 {
-    double *uni = malloc((2 * c->n + 1) * sizeof *uni), *bi = malloc((c->n + 1) * sizeof *bi),
-           *lat = malloc((c->n + 1) * sizeof *lat);
-    int rc = uni && bi && lat ? 0 : -ENOMEM;
+    double *tmp = malloc((5 * c->n + 1) * sizeof *tmp);
+    int rc = tmp ? 0 : -ENOMEM;
     for (int r = 0; r < c->nrails && !rc; r++) {
-        size_t nu = 0, nb = 0;
-        for (size_t i = 0; i < c->n; i++) {
-            const struct rb_check_link *l = &c->links[i];
-            if (l->rail != r || l->status != RB_CHECK_OK)
-                continue;
-            uni[nu++] = l->bw_ab_bytes_per_s;
-            uni[nu++] = l->bw_ba_bytes_per_s;
-            bi[nb] = l->bw_bidir_bytes_per_s;
-            lat[nb++] = l->lat_p50_s;
-        }
         struct rb_check_rail_fleet *f = &c->out->rails[r];
-        if ((rb_outlier_fleet(uni, nu, &f->uni) == -ENOMEM) || (rb_outlier_fleet(bi, nb, &f->bidir) == -ENOMEM) ||
-            (rb_outlier_fleet(lat, nb, &f->lat) == -ENOMEM))
+        struct rb_outlier_fleet three[3];
+        if (fleets_of(c->links, c->n, on_rail, r, tmp, three, NULL) < 0)
             rc = -ENOMEM;
+        f->uni = three[0];
+        f->bidir = three[1];
+        f->lat = three[2];
     }
-    free(uni);
-    free(bi);
-    free(lat);
+    free(tmp);
     return rc;
 }
 
-/* Each completed link against its rail's fleet and, where the rail as a whole meets it, the prediction. */
+/* Was link i measured again beside references? Then those, not the first pass and its fleet, judge it. */
+static bool confirmed(const struct rb_check_link *l)
+{
+    return l->rep.n > 0 && l->rep.ref.n > 0;
+}
+
+/* The figures link i is judged by: a->b, b->a alone, a->b, b->a in both at once, p50 (its repeats' medians when confirmed). */
+struct figs {
+    double alone[2], both[2], lat;
+};
+
+static struct figs figs_of(const struct rb_check_link *l)
+{
+    if (confirmed(l))
+        return (struct figs){{l->rep.bw_ab_bytes_per_s, l->rep.bw_ba_bytes_per_s},
+                             {l->rep.bw_bidir_ab_bytes_per_s, l->rep.bw_bidir_ba_bytes_per_s}, l->rep.lat_p50_s};
+    return (struct figs){{l->bw_ab_bytes_per_s, l->bw_ba_bytes_per_s},
+                         {l->bw_bidir_ab_bytes_per_s, l->bw_bidir_ba_bytes_per_s}, l->lat_p50_s};
+}
+
+/* The best repeat of a confirmed link, in the order of figs: rep.best is lat, ab, ba, both ab, both ba. */
+static struct figs best_of(const struct rb_check_link *l)
+{
+    const double *b = l->rep.best;
+    return (struct figs){{b[1], b[2]}, {b[3], b[4]}, b[0]};
+}
+
+/* What link i's figures are judged against: its references when it was confirmed, else its rail's fleet. */
+static const struct rb_outlier_fleet *against(const struct ctx *c, size_t i, int which)
+{
+    const struct rb_check_link *l = &c->links[i];
+    const struct rb_check_rail_fleet *f = &c->out->rails[l->rail];
+    bool ref = confirmed(l);
+    return which == 0 ? (ref ? &l->rep.ref.uni : &f->uni) : which == 1 ? (ref ? &l->rep.ref.bidir : &f->bidir)
+                                                                        : (ref ? &l->rep.ref.lat : &f->lat);
+}
+
+/*
+ * The rule for link i against what it is judged against (which: 0 alone, 1
+ * in both at once, 2 latency): x's ratio to the median. A confirmed link
+ * (x its repeats' median, best its best repeat) is slow when even its best
+ * repeat is beyond the threshold and its median lies beyond the robust
+ * spread of its references, on a log scale because noise on a shared host
+ * multiplies a figure (a busy core halves it, or worse) rather than adding
+ * to it: log(median / x) at least confirm_z standard errors of the
+ * references' median (1.2533 x 1.4826 x MAD(log) / sqrt(n)).
+ */
+static bool low(const struct ctx *c, size_t i, int which, double x, double best)
+{
+    const struct rb_check_link *l = &c->links[i];
+    const struct rb_check_cfg *g = c->cfg;
+    if (which == 2 && !(g->lat_threshold > 0))
+        return false;
+    if (!confirmed(l))
+        return which == 2 ? rb_outlier_is(against(c, i, 2), x, false, 1.0 / g->lat_threshold, g->min_z)
+                          : rb_outlier_is(against(c, i, which), x, true, g->threshold, g->min_z);
+    double ratio = rb_outlier_ratio(against(c, i, which), x), rbest = rb_outlier_ratio(against(c, i, which), best);
+    if (isnan(ratio) || ratio <= 0)
+        return false;
+    /* Even its best repeat is beyond the threshold: one busy moment in a repeat cannot make a link slow. */
+    bool beyond = which == 2 ? rbest > g->lat_threshold : rbest < g->threshold;
+    /* The references' median is known to its standard error, 1.2533 sigma / sqrt(n), sigma = 1.4826 MAD. */
+    const struct rb_outlier_fleet *f = against(c, i, which);
+    double se = 1.2533 * 1.4826 * l->rep.ref.log_mad[which] / sqrt((double)(f->n ? f->n : 1));
+    return beyond && fabs(log(ratio)) >= g->confirm_z * se;
+}
+
+/* The rails as a whole: one far below the others' median, one below the model's prediction. */
+static int judge_rails(struct ctx *c)
+{
+    const struct rb_check_cfg *g = c->cfg;
+    double *others = malloc(((size_t)c->nrails + 1) * sizeof *others);
+    if (!others)
+        return -ENOMEM;
+    for (int r = 0; r < c->nrails; r++) {
+        const struct rb_check_pred *p = g->pred ? &g->pred[r] : NULL;
+        double med = c->out->rails[r].uni.median;
+        c->rail_below_model[r] = p && p->bw_bytes_per_s > 0 && med < g->threshold * p->bw_bytes_per_s;
+        size_t k = 0;
+        for (int q = 0; q < c->nrails; q++)
+            if (q != r)
+                others[k++] = c->out->rails[q].uni.median;
+        /* The rail's best direction, not its median: one bad host pulls a small rail's median down. */
+        double best = -INFINITY;
+        for (size_t i = 0; i < c->n; i++) {
+            const struct rb_check_link *l = &c->links[i];
+            if (l->rail == r && l->status == RB_CHECK_OK)
+                best = fmax(best, fmax(l->bw_ab_bytes_per_s, l->bw_ba_bytes_per_s));
+        }
+        struct rb_outlier_fleet f;
+        c->rail_slow[r] = k > 0 && !isnan(med) && rb_outlier_fleet(others, k, &f) == 0 && best < g->threshold * f.median;
+    }
+    free(others);
+    return 0;
+}
+
+/* Each direction of each link: slow alone, slow while the other way runs, below the model; hung both ways. */
 static void judge_links(struct ctx *c)
 {
     const struct rb_check_cfg *g = c->cfg;
-    for (int r = 0; r < c->nrails; r++) {
-        const struct rb_check_pred *p = g->pred ? &g->pred[r] : NULL;
-        c->rail_below_model[r] = p && p->bw_bytes_per_s > 0 &&
-                                 c->out->rails[r].uni.median < g->threshold * p->bw_bytes_per_s;
-    }
     for (size_t i = 0; i < c->n; i++) {
         const struct rb_check_link *l = &c->links[i];
-        struct verdict *v = &c->v[i];
+        if (l->status == RB_CHECK_TIMEOUT) {
+            c->bad[i][0] = c->bad[i][1] = true;
+            continue;
+        }
         if (l->status != RB_CHECK_OK)
             continue;
-        const struct rb_check_rail_fleet *f = &c->out->rails[l->rail];
-        v->ab = rb_outlier_is(&f->uni, l->bw_ab_bytes_per_s, true, g->threshold, g->min_z);
-        v->ba = rb_outlier_is(&f->uni, l->bw_ba_bytes_per_s, true, g->threshold, g->min_z);
-        v->bidir = rb_outlier_is(&f->bidir, l->bw_bidir_bytes_per_s, true, g->threshold, g->min_z);
-        v->lat = g->lat_threshold > 0 && rb_outlier_is(&f->lat, l->lat_p50_s, false, 1.0 / g->lat_threshold, g->min_z);
         const struct rb_check_pred *p = g->pred ? &g->pred[l->rail] : NULL;
-        if (p && p->bw_bytes_per_s > 0 && !c->rail_below_model[l->rail]) {
-            double lo = min2(l->bw_ab_bytes_per_s, l->bw_ba_bytes_per_s);
-            v->model = lo < g->threshold * p->bw_bytes_per_s;
-        }
-        c->out->slow[i] = v->ab || v->ba || v->bidir || v->lat || v->model;
+        bool model = p && p->bw_bytes_per_s > 0 && !c->rail_below_model[l->rail];
+        struct figs f = figs_of(l), b = confirmed(l) ? best_of(l) : f;
+        bool alone[2] = {low(c, i, 0, f.alone[0], b.alone[0]), low(c, i, 0, f.alone[1], b.alone[1])};
+        for (int d = 0; d < 2; d++)
+            /*
+             * Slow while the other way runs counts only when the other way is
+             * normal alone: a direction throttled on its own also delays the
+             * ACKs of the reverse stream queued behind it, which is then slow
+             * in both at once without a fault of its own.
+             */
+            c->bad[i][d] = alone[d] || (low(c, i, 1, f.both[d], b.both[d]) && !alone[1 - d]) ||
+                           (model && f.alone[d] < g->threshold * p->bw_bytes_per_s);
+        c->lat[i] = low(c, i, 2, f.lat, b.lat);
+        c->out->slow[i] = c->bad[i][0] || c->bad[i][1] || c->lat[i];
     }
 }
 
-/* Is link i bad (slow or not completed)? */
-static bool bad(const struct ctx *c, size_t i)
+/* Link i's direction d as a fraction of what it is judged against: the worse of alone and in both at once. */
+static double dir_ratio(const struct ctx *c, size_t i, int d, bool *in_both)
 {
-    return c->links[i].status == RB_CHECK_TIMEOUT || c->out->slow[i];
+    struct figs f = figs_of(&c->links[i]);
+    double x = rb_outlier_ratio(against(c, i, 0), f.alone[d]);
+    double y = rb_outlier_ratio(against(c, i, 1), f.both[d]);
+    *in_both = !isnan(y) && (isnan(x) || y < x);
+    return *in_both ? y : x;
 }
 
-/* Links of host h on rail r: how many, and how many are bad (other than link skip). */
-static void host_links(const struct ctx *c, int h, int r, size_t skip, int *total, int *nbad)
+/* "node-a → node-c at 0.01× the rail median (3.7 MB/s vs 2.31 GB/s)" for link i's direction d. */
+static void dir_text(const struct ctx *c, size_t i, int d, char *buf, size_t len)
 {
-    *total = *nbad = 0;
+    const struct rb_check_link *l = &c->links[i];
+    bool both;
+    double r = dir_ratio(c, i, d, &both);
+    const struct rb_outlier_fleet *f = against(c, i, both ? 1 : 0);
+    struct figs g = figs_of(l);
+    double x = both ? g.both[d] : g.alone[d];
+    char v[32], m[32];
+    fmt_bw(v, sizeof v, x);
+    fmt_bw(m, sizeof m, f->median);
+    snprintf(buf, len, "%s → %s%s at %.2f× the %s (%s vs %s)", c->names[d ? l->b : l->a], c->names[d ? l->a : l->b],
+             both ? " while the other way runs" : "", r,
+             confirmed(l) ? "reference links' median" : "rail median", v, m);
+}
+
+/* Host h's links on rail r, direction by direction: how many leave it and arrive, and how many of each are bad. */
+static void host_dirs(const struct ctx *c, int h, int r, int *out_n, int *out_bad, int *in_n, int *in_bad)
+{
+    *out_n = *out_bad = *in_n = *in_bad = 0;
     for (size_t i = 0; i < c->n; i++) {
         const struct rb_check_link *l = &c->links[i];
-        if (i == skip || l->rail != r || (l->a != h && l->b != h) || l->status == RB_CHECK_SKIPPED)
+        if (l->rail != r || (l->a != h && l->b != h) || l->status == RB_CHECK_SKIPPED)
             continue;
-        (*total)++;
-        *nbad += bad(c, i);
+        int out = l->a == h ? 0 : 1; /* the direction that leaves h */
+        (*out_n)++;
+        (*in_n)++;
+        *out_bad += c->bad[i][out];
+        *in_bad += c->bad[i][1 - out];
     }
 }
 
-/* Hosts whose every link on a rail is bad (two links at least): one finding for the host's port on that rail. */
-static int attribute_hosts(struct ctx *c)
+/* The worst direction leaving (tx), entering (rx) or either (both) host h on rail r, as "0.01× ... (x vs y)". */
+static void host_worst(const struct ctx *c, int h, int r, int side, char *buf, size_t len)
 {
-    char name[64], text[512], lo[32], med[32];
-    for (int h = 0; h < c->nhosts; h++) {
-        int rails_bad = 0;
-        for (int r = 0; r < c->nrails; r++) {
-            int total, nbad;
-            host_links(c, h, r, (size_t)-1, &total, &nbad);
-            c->host_rail[h * c->nrails + r] = total >= 2 && nbad == total;
-            rails_bad += c->host_rail[h * c->nrails + r];
+    double worst = INFINITY;
+    size_t wi = 0;
+    int wd = -1;
+    for (size_t i = 0; i < c->n; i++) {
+        const struct rb_check_link *l = &c->links[i];
+        if (l->rail != r || (l->a != h && l->b != h) || l->status != RB_CHECK_OK)
+            continue;
+        for (int d = 0; d < 2; d++) {
+            bool leaves = (d == 0) == (l->a == h), both;
+            if ((leaves && !(side & SIDE_TX)) || (!leaves && !(side & SIDE_RX)))
+                continue;
+            double x = dir_ratio(c, i, d, &both);
+            if (!isnan(x) && x < worst) {
+                worst = x;
+                wi = i;
+                wd = d;
+            }
         }
-        if (c->nrails >= 2 && rails_bad == c->nrails) {
-            snprintf(name, sizeof name, "host %s", c->names[h]);
-            snprintf(text, sizeof text,
-                     "%s: every link on every rail is slow or hangs → suspect the host itself (CPU, memory, PCIe, "
-                     "driver), not a cable", c->names[h]);
+    }
+    if (wd < 0)
+        snprintf(buf, len, "every one hangs");
+    else
+        dir_text(c, wi, wd, buf, len);
+}
+
+/* Each host's sides per rail, and the sides that hold on every rail. */
+static void judge_hosts(struct ctx *c)
+{
+    for (int h = 0; h < c->nhosts; h++) {
+        unsigned char every = SIDE_BOTH;
+        for (int r = 0; r < c->nrails; r++) {
+            int on, ob, in, ib;
+            host_dirs(c, h, r, &on, &ob, &in, &ib);
+            unsigned char s = (unsigned char)((on >= 2 && ob == on ? SIDE_TX : 0) | (in >= 2 && ib == in ? SIDE_RX : 0));
+            c->side[h * c->nrails + r] = s;
+            every &= s;
+        }
+        c->host_side[h] = c->nrails >= 2 ? every : 0;
+    }
+}
+
+/* One finding per host side that explains its links: the whole host, a side on every rail, a port or side on a rail. */
+static int host_findings(struct ctx *c)
+{
+    char name[64], text[1024], worst[256];
+    for (int h = 0; h < c->nhosts; h++) {
+        const char *H = c->names[h];
+        unsigned char every = c->host_side[h];
+        if (every == SIDE_BOTH) {
+            snprintf(name, sizeof name, "host %s", H);
+            snprintf(text, sizeof text, "%s: every link on every rail is slow or hangs both ways → suspect the host "
+                     "itself (CPU, memory, PCIe, driver), not a cable", H);
             if (add_finding(c, RB_FIND_HOST, -1, h, -1, name, text))
                 return -ENOMEM;
             continue;
         }
+        if (every) {
+            bool tx = every == SIDE_TX;
+            snprintf(name, sizeof name, "%s %s", tx ? "host-tx" : "host-rx", H);
+            snprintf(text, sizeof text, "%s: every link %s it is slow on every rail, every link %s it normal → "
+                     "suspect %s's %s side itself (driver, queues, CPU), not one cable", H, tx ? "out of" : "into",
+                     tx ? "into" : "out of", H, tx ? "transmit" : "receive");
+            if (add_finding(c, tx ? RB_FIND_HOST_TX : RB_FIND_HOST_RX, -1, h, -1, name, text))
+                return -ENOMEM;
+        }
         for (int r = 0; r < c->nrails; r++) {
-            if (!c->host_rail[h * c->nrails + r])
+            unsigned char s = (unsigned char)(c->side[h * c->nrails + r] & ~every);
+            if (!s)
                 continue;
-            /* The worst completed direction of the host's links on the rail, for the numbers. */
-            double worst = NAN;
-            for (size_t i = 0; i < c->n; i++) {
-                const struct rb_check_link *l = &c->links[i];
-                if (l->rail == r && (l->a == h || l->b == h) && l->status == RB_CHECK_OK)
-                    worst = min2(worst, min2(l->bw_ab_bytes_per_s, l->bw_ba_bytes_per_s));
+            host_worst(c, h, r, s, worst, sizeof worst);
+            int kind = s == SIDE_BOTH ? RB_FIND_HOST_RAIL : s == SIDE_TX ? RB_FIND_HOST_TX : RB_FIND_HOST_RX;
+            if (kind == RB_FIND_HOST_RAIL) {
+                snprintf(name, sizeof name, "host-rail rail%d %s", r, H);
+                snprintf(text, sizeof text, "rail %d: every link of %s is slow or hangs both ways (worst: %s); its "
+                         "other rails are normal → suspect %s's rail %d NIC, port or cable", r, H, worst, H, r);
+            } else {
+                bool tx = kind == RB_FIND_HOST_TX;
+                snprintf(name, sizeof name, "%s rail%d %s", tx ? "host-tx" : "host-rx", r, H);
+                snprintf(text, sizeof text, "rail %d: every link %s %s is slow (worst: %s), every link %s it normal → "
+                         "suspect %s's rail %d %s side (NIC queue or shaper, the cable's %s fibre, the switch port's "
+                         "%s)", r, tx ? "out of" : "into", H, worst, tx ? "into" : "out of", H, r,
+                         tx ? "transmit" : "receive", tx ? "send" : "receive", tx ? "ingress" : "egress");
             }
-            const struct rb_outlier_fleet *f = &c->out->rails[r].uni;
-            fmt_bw(lo, sizeof lo, worst);
-            fmt_bw(med, sizeof med, f->median);
-            snprintf(name, sizeof name, "host-rail rail%d %s", r, c->names[h]);
-            if (isnan(worst))
-                snprintf(text, sizeof text, "rail %d: every link of %s hangs → suspect %s's rail %d NIC, port or cable",
-                         r, c->names[h], c->names[h], r);
-            else
-                snprintf(text, sizeof text,
-                         "rail %d: every link of %s is slow, down to %.2f× the rail median (%s vs %s); its other "
-                         "rails are normal → suspect %s's rail %d NIC, port or cable", r, c->names[h],
-                         rb_outlier_ratio(f, worst), lo, med, c->names[h], r);
-            if (add_finding(c, RB_FIND_HOST_RAIL, r, h, -1, name, text))
+            if (add_finding(c, kind, r, h, -1, name, text))
                 return -ENOMEM;
         }
     }
     return 0;
 }
 
-/* Whether host h's problem on rail r is already one finding (its port, or the whole host). */
-static bool explained(const struct ctx *c, int h, int r)
+/* Is link i's direction d explained by a host side (the sender's transmit, the receiver's receive) or its rail? */
+static bool explained(const struct ctx *c, size_t i, int d)
 {
-    if (c->host_rail[h * c->nrails + r])
-        return true;
-    for (int q = 0; q < c->nrails; q++)
-        if (!c->host_rail[h * c->nrails + q])
-            return false;
-    return c->nrails >= 2;
+    const struct rb_check_link *l = &c->links[i];
+    int src = d ? l->b : l->a, dst = d ? l->a : l->b;
+    return (c->side[src * c->nrails + l->rail] & SIDE_TX) || (c->side[dst * c->nrails + l->rail] & SIDE_RX) ||
+           c->rail_slow[l->rail];
 }
 
-/* "every other link of node-b is normal" or who else is bad, for a pair finding. */
+/* "every other link of a and b on rail r is normal" or who else is bad, for a pair finding. */
 static void others(const struct ctx *c, size_t i, char *buf, size_t len)
 {
     const struct rb_check_link *l = &c->links[i];
-    int ta, ba, tb, bb;
-    host_links(c, l->a, l->rail, i, &ta, &ba);
-    host_links(c, l->b, l->rail, i, &tb, &bb);
-    if (ba == 0 && bb == 0)
-        snprintf(buf, len, "every other link of %s and %s on rail %d is normal → suspect the %s/%s cable or port "
-                 "(or the switch path between them)", c->names[l->a], c->names[l->b], l->rail, c->names[l->a],
-                 c->names[l->b]);
-    else
-        snprintf(buf, len, "%s has %d and %s %d other bad links on rail %d", c->names[l->a], ba, c->names[l->b], bb,
+    int bad_a = 0, bad_b = 0;
+    for (size_t j = 0; j < c->n; j++) {
+        const struct rb_check_link *m = &c->links[j];
+        if (j == i || m->rail != l->rail || !(c->bad[j][0] || c->bad[j][1]))
+            continue;
+        bad_a += m->a == l->a || m->b == l->a;
+        bad_b += m->a == l->b || m->b == l->b;
+    }
+    if (bad_a == 0 && bad_b == 0)
+        snprintf(buf, len, "every other link of %s and %s on rail %d is normal", c->names[l->a], c->names[l->b],
                  l->rail);
+    else
+        snprintf(buf, len, "%s has %d and %s %d other bad links on rail %d", c->names[l->a], bad_a, c->names[l->b],
+                 bad_b, l->rail);
 }
 
-/* The text of a pair finding that is not a hang: its kind, or -1 when the link is fine. */
-static int pair_text(const struct ctx *c, size_t i, char *name, size_t nlen, char *text, size_t tlen)
-{
-    const struct rb_check_link *l = &c->links[i];
-    const struct verdict *v = &c->v[i];
-    const char *A = c->names[l->a], *B = c->names[l->b];
-    const struct rb_outlier_fleet *f = &c->out->rails[l->rail].uni;
-    char why[256], x[32], y[32], med[32];
-    others(c, i, why, sizeof why);
-    fmt_bw(med, sizeof med, f->median);
-    if (v->ab != v->ba && !v->bidir) {
-        bool ab = v->ab;
-        double slow = ab ? l->bw_ab_bytes_per_s : l->bw_ba_bytes_per_s;
-        fmt_bw(x, sizeof x, slow);
-        fmt_bw(y, sizeof y, ab ? l->bw_ba_bytes_per_s : l->bw_ab_bytes_per_s);
-        snprintf(text, tlen, "rail %d: %s → %s at %.2f× the rail median (%s vs %s) but %s → %s normal (%s): one "
-                 "direction only → suspect %s's transmit or %s's receive side", l->rail, ab ? A : B, ab ? B : A,
-                 rb_outlier_ratio(f, slow), x, med, ab ? B : A, ab ? A : B, y, ab ? A : B, ab ? B : A);
-        snprintf(name, nlen, "asymmetric rail%d %s %s", l->rail, A, B);
-        return RB_FIND_ASYM;
-    }
-    if (v->ab || v->ba || v->bidir || v->model) {
-        double lo = min2(l->bw_ab_bytes_per_s, l->bw_ba_bytes_per_s);
-        const struct rb_check_pred *p = c->cfg->pred ? &c->cfg->pred[l->rail] : NULL;
-        fmt_bw(x, sizeof x, lo);
-        if (v->ab || v->ba) {
-            snprintf(text, tlen, "rail %d: %s ⇄ %s at %.2f× the rail median (%s vs %s); %s", l->rail, A, B,
-                     rb_outlier_ratio(f, lo), x, med, why);
-        } else if (v->bidir) {
-            const struct rb_outlier_fleet *fb = &c->out->rails[l->rail].bidir;
-            fmt_bw(x, sizeof x, l->bw_bidir_bytes_per_s);
-            fmt_bw(y, sizeof y, fb->median);
-            snprintf(text, tlen, "rail %d: %s ⇄ %s both ways at once at %.2f× the rail median (%s vs %s), each way "
-                     "alone normal; %s", l->rail, A, B, rb_outlier_ratio(fb, l->bw_bidir_bytes_per_s), x, y, why);
-        } else {
-            fmt_bw(y, sizeof y, p ? p->bw_bytes_per_s : NAN);
-            snprintf(text, tlen, "rail %d: %s ⇄ %s at %.2f× the model's prediction (%s vs %s); %s", l->rail, A, B,
-                     p ? lo / p->bw_bytes_per_s : NAN, x, y, why);
-        }
-        snprintf(name, nlen, "link rail%d %s %s", l->rail, A, B);
-        return RB_FIND_LINK;
-    }
-    if (v->lat) {
-        const struct rb_outlier_fleet *fl = &c->out->rails[l->rail].lat;
-        snprintf(text, tlen, "rail %d: %s ⇄ %s one-way latency p50 %.1f us, %.1f× the rail median (%.1f us); %s",
-                 l->rail, A, B, l->lat_p50_s * 1e6, rb_outlier_ratio(fl, l->lat_p50_s), fl->median * 1e6, why);
-        snprintf(name, nlen, "latency rail%d %s %s", l->rail, A, B);
-        return RB_FIND_LATENCY;
-    }
-    return -1;
-}
-
-/* One finding per pair that did not complete, or is bad and not explained by a host finding. */
+/* Hangs, then each link's bad directions no host side explains: both ways, one way; else its latency. */
 static int pair_findings(struct ctx *c)
 {
-    char name[64], text[512];
+    char name[64], text[1024], x[256], y[256], why[192];
     for (size_t i = 0; i < c->n; i++) {
         const struct rb_check_link *l = &c->links[i];
-        int kind;
+        const char *A = c->names[l->a], *B = c->names[l->b];
+        int r = l->rail;
         if (l->status == RB_CHECK_TIMEOUT) {
-            kind = RB_FIND_TIMEOUT;
             snprintf(text, sizeof text, "rail %d: %s ⇄ %s did not complete within the timeout (stage %s%s%s); the "
-                     "pair was skipped from then on", l->rail, c->names[l->a], c->names[l->b], l->stage,
-                     l->error[0] ? ": " : "", l->error);
-            snprintf(name, sizeof name, "hang rail%d %s %s", l->rail, c->names[l->a], c->names[l->b]);
-        } else if (!c->out->slow[i] || explained(c, l->a, l->rail) || explained(c, l->b, l->rail)) {
-            continue;
-        } else if ((kind = pair_text(c, i, name, sizeof name, text, sizeof text)) < 0) {
+                     "pair was skipped from then on", r, A, B, l->stage, l->error[0] ? ": " : "", l->error);
+            snprintf(name, sizeof name, "hang rail%d %s %s", r, A, B);
+            if (add_finding(c, RB_FIND_HANG, r, l->a, l->b, name, text))
+                return -ENOMEM;
             continue;
         }
-        if (add_finding(c, kind, l->rail, l->a, l->b, name, text))
-            return -ENOMEM;
+        if (l->status != RB_CHECK_OK || !c->out->slow[i])
+            continue;
+        bool d0 = c->bad[i][0] && !explained(c, i, 0), d1 = c->bad[i][1] && !explained(c, i, 1);
+        others(c, i, why, sizeof why);
+        if (d0 && d1) {
+            dir_text(c, i, 0, x, sizeof x);
+            dir_text(c, i, 1, y, sizeof y);
+            snprintf(text, sizeof text, "rail %d: %s ⇄ %s slow both ways: %s; %s; %s → suspect the %s/%s cable or "
+                     "port (or the switch path between them)", r, A, B, x, y, why, A, B);
+            snprintf(name, sizeof name, "link rail%d %s %s", r, A, B);
+            if (add_finding(c, RB_FIND_LINK, r, l->a, l->b, name, text))
+                return -ENOMEM;
+        } else if (d0 || d1) {
+            int d = d0 ? 0 : 1, src = d ? l->b : l->a, dst = d ? l->a : l->b;
+            char v[32], w[32];
+            struct figs g = figs_of(l);
+            dir_text(c, i, d, x, sizeof x);
+            fmt_bw(v, sizeof v, g.alone[1 - d]);
+            fmt_bw(w, sizeof w, g.both[1 - d]);
+            snprintf(text, sizeof text, "rail %d: one way only: %s, but %s → %s normal alone (%s; %s while both run); "
+                     "%s → suspect %s's transmit path to %s or %s's receive side (a shaper or policer on that "
+                     "destination, one fibre of the pair)", r, x, c->names[dst], c->names[src], v, w, why,
+                     c->names[src], c->names[dst], c->names[dst]);
+            snprintf(name, sizeof name, "one-way rail%d %s %s", r, c->names[src], c->names[dst]);
+            if (add_finding(c, RB_FIND_ONEWAY, r, src, dst, name, text))
+                return -ENOMEM;
+        } else if (c->lat[i] && !c->bad[i][0] && !c->bad[i][1] && !c->rail_slow[r]) {
+            const struct rb_outlier_fleet *f = against(c, i, 2);
+            double p50 = figs_of(l).lat;
+            snprintf(text, sizeof text, "rail %d: %s ⇄ %s one-way latency p50 %.1f us, %.1f× the %s (%.1f us); %s",
+                     r, A, B, p50 * 1e6, rb_outlier_ratio(f, p50), confirmed(l) ? "reference links' median" : "rail median",
+                     f->median * 1e6, why);
+            snprintf(name, sizeof name, "latency rail%d %s %s", r, A, B);
+            if (add_finding(c, RB_FIND_LATENCY, r, l->a, l->b, name, text))
+                return -ENOMEM;
+        }
     }
     return 0;
 }
 
-/* A whole rail below what the model predicts (--topology). */
-static int model_findings(struct ctx *c)
+/* A whole rail below the other rails, or below what the model predicts (--topology). */
+static int rail_findings(struct ctx *c)
 {
-    char name[64], text[512], x[32], y[32];
+    char name[64], text[1024], x[32], y[32];
     for (int r = 0; r < c->nrails; r++) {
-        if (!c->rail_below_model[r])
-            continue;
         fmt_bw(x, sizeof x, c->out->rails[r].uni.median);
-        fmt_bw(y, sizeof y, c->cfg->pred[r].bw_bytes_per_s);
-        snprintf(text, sizeof text, "rail %d: the median link runs at %.2f× the model's prediction (%s vs %s) → the "
-                 "whole rail (switch, cabling, settings) or the topology file is off",
-                 r, c->out->rails[r].uni.median / c->cfg->pred[r].bw_bytes_per_s, x, y);
-        snprintf(name, sizeof name, "model rail%d", r);
-        if (add_finding(c, RB_FIND_MODEL, r, -1, -1, name, text))
-            return -ENOMEM;
+        if (c->rail_slow[r]) {
+            double others = 0;
+            for (int q = 0; q < c->nrails; q++)
+                if (q != r && c->out->rails[q].uni.median > others)
+                    others = c->out->rails[q].uni.median;
+            fmt_bw(y, sizeof y, others);
+            snprintf(text, sizeof text, "rail %d: every link is slow, the median at %s, below %.2f× the other rails' "
+                     "median (best %s) → the whole rail: its switch, cabling or settings", r, x, c->cfg->threshold, y);
+            snprintf(name, sizeof name, "rail rail%d", r);
+            if (add_finding(c, RB_FIND_RAIL, r, -1, -1, name, text))
+                return -ENOMEM;
+        }
+        if (c->rail_below_model[r]) {
+            fmt_bw(y, sizeof y, c->cfg->pred[r].bw_bytes_per_s);
+            snprintf(text, sizeof text, "rail %d: the median link runs at %.2f× the model's prediction (%s vs %s) → "
+                     "the whole rail (switch, cabling, settings) or the topology file is off",
+                     r, c->out->rails[r].uni.median / c->cfg->pred[r].bw_bytes_per_s, x, y);
+            snprintf(name, sizeof name, "model rail%d", r);
+            if (add_finding(c, RB_FIND_MODEL, r, -1, -1, name, text))
+                return -ENOMEM;
+        }
     }
     return 0;
+}
+
+static void ctx_free(struct ctx *c)
+{
+    free(c->bad);
+    free(c->lat);
+    free(c->rail_below_model);
+    free(c->rail_slow);
+    free(c->side);
+    free(c->host_side);
 }
 
 int rb_check_analyse(const struct rb_check_link *links, size_t n, const char *const *names, int nhosts, int nrails,
@@ -317,25 +526,31 @@ int rb_check_analyse(const struct rb_check_link *links, size_t n, const char *co
     out->nrails = nrails;
     out->rails = calloc((size_t)nrails + 1, sizeof *out->rails);
     out->slow = calloc(n + 1, sizeof *out->slow);
-    c.v = calloc(n + 1, sizeof *c.v);
+    out->dir_slow = calloc(2 * n + 1, sizeof *out->dir_slow);
+    c.bad = calloc(n + 1, sizeof *c.bad);
+    c.lat = calloc(n + 1, sizeof *c.lat);
     c.rail_below_model = calloc((size_t)nrails + 1, sizeof *c.rail_below_model);
-    c.host_rail = calloc((size_t)nhosts * (size_t)nrails + 1, sizeof *c.host_rail);
+    c.rail_slow = calloc((size_t)nrails + 1, sizeof *c.rail_slow);
+    c.side = calloc((size_t)nhosts * (size_t)nrails + 1, 1);
+    c.host_side = calloc((size_t)nhosts + 1, 1);
     int rc = -ENOMEM;
-    if (!out->rails || !out->slow || !c.v || !c.rail_below_model || !c.host_rail)
+    if (!out->rails || !out->slow || !out->dir_slow || !c.bad || !c.lat || !c.rail_below_model || !c.rail_slow || !c.side ||
+        !c.host_side)
         goto fail;
-    if ((rc = rail_fleets(&c)) != 0)
+    if ((rc = rail_fleets(&c)) || (rc = judge_rails(&c)))
         goto fail;
     judge_links(&c);
-    if ((rc = model_findings(&c)) || (rc = attribute_hosts(&c)) || (rc = pair_findings(&c)))
+    judge_hosts(&c);
+    if ((rc = rail_findings(&c)) || (rc = host_findings(&c)) || (rc = pair_findings(&c)))
         goto fail;
-    free(c.v);
-    free(c.rail_below_model);
-    free(c.host_rail);
+    for (size_t i = 0; i < n; i++) {
+        out->dir_slow[2 * i] = c.bad[i][0];
+        out->dir_slow[2 * i + 1] = c.bad[i][1];
+    }
+    ctx_free(&c);
     return 0;
 fail:
-    free(c.v);
-    free(c.rail_below_model);
-    free(c.host_rail);
+    ctx_free(&c);
     rb_check_analysis_free(out);
     return rc;
 }
@@ -346,8 +561,113 @@ void rb_check_analysis_free(struct rb_check_analysis *a)
         return;
     free(a->rails);
     free(a->slow);
+    free(a->dir_slow);
     free(a->findings);
     memset(a, 0, sizeof *a);
+}
+
+/* ---------------------------------------------------------------- folding the confirmation in */
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Median of the completed samples' field at offset off (NaN when none). */
+static double median_of(const struct rb_check_link *const *s, size_t k, size_t off, double *tmp)
+{
+    size_t m = 0;
+    for (size_t j = 0; j < k; j++) {
+        double v = *(const double *)(const void *)((const char *)s[j] + off);
+        if (s[j]->status == RB_CHECK_OK && !isnan(v))
+            tmp[m++] = v;
+    }
+    if (m == 0)
+        return NAN;
+    qsort(tmp, m, sizeof *tmp, cmp_double);
+    return m % 2 ? tmp[m / 2] : (tmp[m / 2 - 1] + tmp[m / 2]) / 2;
+}
+
+/* The best completed sample's field at offset off: the lowest when lower is better, else the highest (NaN when none). */
+static double best_of_samples(const struct rb_check_link *const *s, size_t k, size_t off, bool lower)
+{
+    double best = NAN;
+    for (size_t j = 0; j < k; j++) {
+        double v = *(const double *)(const void *)((const char *)s[j] + off);
+        if (s[j]->status == RB_CHECK_OK && !isnan(v) && (isnan(best) || (lower ? v < best : v > best)))
+            best = v;
+    }
+    return best;
+}
+
+/* The references of suspect k: median and MAD of each kind of figure over every reference measurement of it. */
+static int fold_refs(const struct rb_check_link *links, size_t n, int k, struct rb_check_ref *ref, double *tmp)
+{
+    struct rb_outlier_fleet three[3];
+    *ref = (struct rb_check_ref){0};
+    long m = fleets_of(links, n, reference_of, k, tmp, three, ref->log_mad);
+    if (m < 0)
+        return -ENOMEM;
+    ref->n = (int)m;
+    ref->uni = three[0];
+    ref->bidir = three[1];
+    ref->lat = three[2];
+    return 0;
+}
+
+long rb_check_merge(struct rb_check_link *links, size_t n)
+{
+    static const size_t fields[] = {
+        offsetof(struct rb_check_link, lat_p50_s), offsetof(struct rb_check_link, bw_ab_bytes_per_s),
+        offsetof(struct rb_check_link, bw_ba_bytes_per_s), offsetof(struct rb_check_link, bw_bidir_ab_bytes_per_s),
+        offsetof(struct rb_check_link, bw_bidir_ba_bytes_per_s),
+    };
+    const struct rb_check_link **s = malloc((n + 1) * sizeof *s);
+    double *tmp = malloc((6 * n + 1) * sizeof *tmp);
+    struct rb_check_link *merged = malloc((n + 1) * sizeof *merged);
+    long rc = s && tmp && merged ? 0 : -ENOMEM;
+    size_t kept = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (links[i].pass != RB_CHECK_PASS_SCHEDULE)
+            continue;
+        struct rb_check_link l = links[i];
+        size_t k = 0, done = 0;
+        int of = -1;
+        for (size_t j = 0; j < n; j++)
+            if (links[j].pass == RB_CHECK_PASS_REPEAT && links[j].a == l.a && links[j].b == l.b &&
+                links[j].rail == l.rail) {
+                s[k++] = &links[j];
+                done += links[j].status == RB_CHECK_OK;
+                of = links[j].of;
+            }
+        if (k > 0 && done == 0) {
+            /* Every repeat hung: the link hangs, as the last repeat says. */
+            const struct rb_check_link *last = s[k - 1];
+            l.status = RB_CHECK_TIMEOUT;
+            memcpy(l.stage, last->stage, sizeof l.stage);
+            memcpy(l.error, last->error, sizeof l.error);
+        } else if (k > 0) {
+            double m[5];
+            for (size_t f = 0; f < sizeof fields / sizeof *fields; f++)
+                m[f] = median_of(s, k, fields[f], tmp);
+            l.rep = (struct rb_check_repeat){.n = (int)done, .lat_p50_s = m[0], .bw_ab_bytes_per_s = m[1],
+                                             .bw_ba_bytes_per_s = m[2], .bw_bidir_ab_bytes_per_s = m[3],
+                                             .bw_bidir_ba_bytes_per_s = m[4]};
+            for (size_t f = 0; f < sizeof fields / sizeof *fields; f++)
+                l.rep.best[f] = best_of_samples(s, k, fields[f], f == 0);
+            rc = fold_refs(links, n, of, &l.rep.ref, tmp);
+        }
+        merged[kept++] = l;
+    }
+    if (!rc) {
+        memcpy(links, merged, kept * sizeof *links);
+        rc = (long)kept;
+    }
+    free(s);
+    free(tmp);
+    free(merged);
+    return rc;
 }
 
 static cJSON *num_or_null(double v)
@@ -375,8 +695,26 @@ cJSON *rb_check_link_json(const struct rb_check_link *l, const char *const *name
     cJSON_AddItemToObject(o, "latency_p99_s", num_or_null(ok ? l->lat_p99_s : NAN));
     cJSON_AddItemToObject(o, "bw_ab_bytes_per_s", num_or_null(ok ? l->bw_ab_bytes_per_s : NAN));
     cJSON_AddItemToObject(o, "bw_ba_bytes_per_s", num_or_null(ok ? l->bw_ba_bytes_per_s : NAN));
+    cJSON_AddItemToObject(o, "bw_bidir_ab_bytes_per_s", num_or_null(ok ? l->bw_bidir_ab_bytes_per_s : NAN));
+    cJSON_AddItemToObject(o, "bw_bidir_ba_bytes_per_s", num_or_null(ok ? l->bw_bidir_ba_bytes_per_s : NAN));
     cJSON_AddItemToObject(o, "bw_bidir_bytes_per_s", num_or_null(ok ? l->bw_bidir_bytes_per_s : NAN));
     cJSON_AddNumberToObject(o, "elapsed_s", l->elapsed_s);
-    cJSON_AddBoolToObject(o, "confirmed", l->confirmed != 0);
+    cJSON_AddBoolToObject(o, "confirmed", l->rep.n > 0);
+    if (l->rep.n > 0) {
+        cJSON *r = cJSON_AddObjectToObject(o, "repeats");
+        cJSON_AddNumberToObject(r, "n", l->rep.n);
+        cJSON_AddItemToObject(r, "latency_p50_s", num_or_null(l->rep.lat_p50_s));
+        cJSON_AddItemToObject(r, "bw_ab_bytes_per_s", num_or_null(l->rep.bw_ab_bytes_per_s));
+        cJSON_AddItemToObject(r, "bw_ba_bytes_per_s", num_or_null(l->rep.bw_ba_bytes_per_s));
+        cJSON_AddItemToObject(r, "bw_bidir_ab_bytes_per_s", num_or_null(l->rep.bw_bidir_ab_bytes_per_s));
+        cJSON_AddItemToObject(r, "bw_bidir_ba_bytes_per_s", num_or_null(l->rep.bw_bidir_ba_bytes_per_s));
+        const struct rb_check_ref *f = &l->rep.ref;
+        cJSON *x = cJSON_AddObjectToObject(r, "reference");
+        cJSON_AddNumberToObject(x, "n", f->n);
+        cJSON_AddItemToObject(x, "bw_median_bytes_per_s", num_or_null(f->n ? f->uni.median : NAN));
+        cJSON_AddItemToObject(x, "bw_mad_bytes_per_s", num_or_null(f->n ? f->uni.mad : NAN));
+        cJSON_AddItemToObject(x, "bidir_median_bytes_per_s", num_or_null(f->n ? f->bidir.median : NAN));
+        cJSON_AddItemToObject(x, "latency_p50_median_s", num_or_null(f->n ? f->lat.median : NAN));
+    }
     return o;
 }

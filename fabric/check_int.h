@@ -9,14 +9,25 @@
 #include "fabcheck_int.h"
 
 struct rb_harness;
+struct rb_buf;
 
-/* What a pair measures: small ping-pongs, then large streams each way and both ways. */
+/*
+ * What a pair measures: small ping-pongs on the control connection, then
+ * bandwidth stages on data connections of their own, one TCP stream per
+ * direction as iperf3 opens them: a->b alone, b->a alone, then both at once
+ * with each direction's stream driven by its own thread on each side.
+ */
 struct rb_cnet_params {
     uint64_t lat_size_bytes, lat_iters;   /* ping-pong messages */
-    uint64_t size_bytes, iters;           /* bandwidth messages and how many per repetition of a stage */
+    uint64_t size_bytes, iters;           /* write size; writes per direction and stage (unless timed) */
+    uint64_t stage_ns;                    /* a stage's sender stops after this long (0: no limit) */
+    bool timed;                           /* --duration: every stage sends for stage_ns, bytes unlimited */
     uint64_t reps;                        /* repetitions of each bandwidth stage; the best one counts */
     uint64_t rep_budget_ns;               /* no further repetition once a stage has taken this long (0: none) */
 };
+
+/* Bytes of the buffer rb_cnet_drive and rb_cnet_serve take: a send half and a receive half. */
+size_t rb_cnet_buf_bytes(const struct rb_cnet_params *p);
 
 /* Where a rank of a rail listens: its rail interface's IPv4 address and a port. */
 struct rb_cnet_addr {
@@ -44,13 +55,14 @@ int rb_cnet_connect(const struct rb_cnet_addr *src, const struct rb_cnet_addr *d
                     struct rb_check_link *l);
 
 /*
- * Host a's side of one part: RB_CNET_LATENCY (ping-pongs, then a pause) or
- * RB_CNET_BANDWIDTH (warm-up, a->b, b->a, both ways, then quit). Fills l's
+ * Host a's side of one part on control connection fd: RB_CNET_LATENCY
+ * (ping-pongs, then a pause) or RB_CNET_BANDWIDTH (warm-up, a->b, b->a,
+ * both ways, then quit; data connections from src to dst). Fills l's
  * figures; on failure or the deadline marks it RB_CHECK_TIMEOUT with the
- * stage and returns -errno. buf holds max(size, lat_size) bytes.
+ * stage and returns -errno. buf holds rb_cnet_buf_bytes(p) bytes.
  */
-int rb_cnet_drive(int fd, int part, const struct rb_cnet_params *p, char *buf, uint64_t deadline_ns,
-                  struct rb_check_link *l);
+int rb_cnet_drive(int fd, int part, const struct rb_cnet_params *p, const struct rb_cnet_addr *src,
+                  const struct rb_cnet_addr *dst, char *buf, uint64_t deadline_ns, struct rb_check_link *l);
 
 /* Marks l as not completed after error rc (-errno), its figures NaN. */
 void rb_cnet_fail(struct rb_check_link *l, int rc);
@@ -58,8 +70,12 @@ void rb_cnet_fail(struct rb_check_link *l, int rc);
 /* Host b's side: accepts until host a's hello for this round arrives. The socket, or -ETIMEDOUT. */
 int rb_cnet_accept(int listen_fd, int round, int a, int b, uint64_t deadline_ns);
 
-/* Host b's side of one part: answers until a pause or quit (0), an error or the deadline (-errno). */
-int rb_cnet_serve(int fd, const struct rb_cnet_params *p, char *buf, uint64_t deadline_ns);
+/*
+ * Host b's side of one part: answers until a pause or quit (0), an error or
+ * the deadline (-errno); data connections arrive on listen_fd. buf holds
+ * rb_cnet_buf_bytes(p) bytes.
+ */
+int rb_cnet_serve(int fd, int listen_fd, const struct rb_cnet_params *p, char *buf, uint64_t deadline_ns);
 
 /* Options of railbench fabric check, as parsed and checked. */
 struct rb_check_opts {
@@ -69,10 +85,15 @@ struct rb_check_opts {
     char ifbuf[1024];
     uint64_t rails, hosts;
     struct rb_cnet_params net;
-    uint64_t timeout_ns;
-    double threshold, lat_threshold, min_z;
+    uint64_t timeout_ns, duration_ns;
+    double threshold, lat_threshold, min_z, confirm_z;
+    uint64_t confirm;                   /* repeats of each suspect link (0: none) */
+    bool quick_on;                      /* --quick: quick_rounds rounds, then the second pass */
+    uint64_t quick_rounds;
     const char *topology;
     bool plan_only, ring;
+    bool drain, dry_run;                /* --drain: scontrol update ... State=DRAIN; --dry-run prints it */
+    const char *k8s_nodes;              /* --k8s-nodes FILE: Node labels and taints, kubectl apply -f */
 };
 
 /* One run's state on one rank. */
@@ -83,7 +104,7 @@ struct rb_check_run {
     struct rb_cnet_addr *peers;         /* [host * nrails + rail]; ip 0: no such rank */
     char **names;                       /* host names by index */
     struct rb_check_link *mine;         /* links this rank drove */
-    size_t nmine;
+    size_t nmine, capmine;
     struct rb_check_link *links;        /* rank 0: every link */
     size_t nlinks;
     char *buf;
@@ -98,6 +119,17 @@ struct rb_check_run {
  * slowest member's time, nccl-tests' busbw). Collective.
  */
 void rb_check_rings(struct rb_harness *h, const struct rb_check_opts *o, struct rb_check_run *R);
+
+/*
+ * Rank 0 (fabric/check_act.c): what the findings ask of the scheduler: with
+ * --drain every host a finding names is set to DRAIN with the finding as the
+ * reason (scontrol; printed instead with --dry-run), with --k8s-nodes a
+ * Node label/taint file for kubectl apply is written; hosts no finding names
+ * are never touched. Records what it did in summary ("actions") and checks.
+ * Returns 0 or RB_EXIT_RUNTIME when scontrol failed or the file could not be written.
+ */
+int rb_check_act(struct rb_harness *h, const struct rb_check_opts *o, const struct rb_check_run *R,
+                 const struct rb_check_analysis *a, cJSON *summary, struct rb_buf *table);
 
 /* Checks the options' values (one line naming the option on failure). Returns 0 or RB_EXIT_USAGE. */
 int rb_check_validate(struct rb_check_opts *o);

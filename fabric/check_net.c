@@ -6,6 +6,7 @@
 #include <math.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,13 +20,18 @@
 #define MAGIC 0x72626663u /* "rbfc" */
 #define RETRY_NS (100 * RB_NS_PER_MS)
 
-enum { CMD_HELLO = 1, CMD_LAT, CMD_TO_B, CMD_TO_A, CMD_BIDIR, CMD_PAUSE, CMD_QUIT };
+/*
+ * HELLO opens the control connection, DATA a data connection (idx 0 carries
+ * a->b, 1 b->a); READY says host b has its data connections; RESULT carries
+ * what host b received (arg bytes in arg2 ns).
+ */
+enum { CMD_HELLO = 1, CMD_LAT, CMD_TO_B, CMD_TO_A, CMD_BIDIR, CMD_PAUSE, CMD_QUIT, CMD_DATA, CMD_READY, CMD_RESULT };
 
-/* Every message between the two sides starts with this; fixed layout, host byte order (same build on both). */
+/* Every message on the control connection starts with this; fixed layout, host byte order (same build on both). */
 struct hdr {
     uint32_t magic, cmd;
-    uint64_t arg;
-    int32_t round, a, b, pad;
+    uint64_t arg, arg2;
+    int32_t round, a, b, idx;
 };
 
 int rb_cnet_listen(const char *ifname, struct rb_cnet_addr *at, char *err, size_t errlen)
@@ -105,40 +111,23 @@ static int xfer(int fd, char *buf, size_t bufsize, uint64_t len, bool out, uint6
     return 0;
 }
 
-/* Sends len bytes while receiving len bytes, both on fd. */
-static int bidir(int fd, char *buf, size_t bufsize, uint64_t len, uint64_t deadline_ns)
+static int send_msg(int fd, const struct hdr *h, uint64_t deadline_ns)
 {
-    uint64_t sent = 0, got = 0;
-    while (sent < len || got < len) {
-        if (rb_clock_ns() >= deadline_ns)
-            return -ETIMEDOUT;
-        struct pollfd p = {.fd = fd, .events = (short)((sent < len ? POLLOUT : 0) | (got < len ? POLLIN : 0))};
-        if (poll(&p, 1, 100) < 0 && errno != EINTR)
-            return -errno;
-        if (sent < len && (p.revents & (POLLOUT | POLLERR))) {
-            size_t want = bufsize < len - sent ? bufsize : (size_t)(len - sent);
-            ssize_t n = send(fd, buf, want, MSG_NOSIGNAL);
-            if (n < 0 && errno != EAGAIN && errno != EINTR)
-                return -errno;
-            sent += n > 0 ? (uint64_t)n : 0;
-        }
-        if (got < len && (p.revents & (POLLIN | POLLERR | POLLHUP))) {
-            size_t want = bufsize < len - got ? bufsize : (size_t)(len - got);
-            ssize_t n = recv(fd, buf, want, 0);
-            if (n == 0)
-                return -ECONNRESET;
-            if (n < 0 && errno != EAGAIN && errno != EINTR)
-                return -errno;
-            got += n > 0 ? (uint64_t)n : 0;
-        }
-    }
-    return 0;
+    struct hdr m = *h;
+    m.magic = MAGIC;
+    return xfer(fd, (char *)&m, sizeof m, sizeof m, true, deadline_ns);
 }
 
 static int send_hdr(int fd, uint32_t cmd, uint64_t arg, int round, int a, int b, uint64_t deadline_ns)
 {
-    struct hdr h = {.magic = MAGIC, .cmd = cmd, .arg = arg, .round = round, .a = a, .b = b};
-    return xfer(fd, (char *)&h, sizeof h, sizeof h, true, deadline_ns);
+    return send_msg(fd, &(struct hdr){.cmd = cmd, .arg = arg, .round = round, .a = a, .b = b}, deadline_ns);
+}
+
+/* Reads one message and checks it is cmd: 0, -EPROTO or the transfer's error. */
+static int recv_msg(int fd, uint32_t cmd, struct hdr *h, uint64_t deadline_ns)
+{
+    int rc = xfer(fd, (char *)h, sizeof *h, sizeof *h, false, deadline_ns);
+    return rc ? rc : h->magic != MAGIC || h->cmd != cmd ? -EPROTO : 0;
 }
 
 /* Connects from src to dst, retrying refused or unreachable attempts until the deadline. */
@@ -198,49 +187,238 @@ static int stage_latency(int fd, const struct rb_cnet_params *p, char *buf, uint
     return rc;
 }
 
-/* One repetition of a bandwidth stage; *bps is the bytes moved (both ways for bidir) over its time. */
-static int stage_bw_once(int fd, uint32_t cmd, const struct rb_cnet_params *p, char *buf, uint64_t deadline_ns,
-                         const struct rb_check_link *l, double *bps)
+size_t rb_cnet_buf_bytes(const struct rb_cnet_params *p)
 {
-    uint64_t total = p->size_bytes * p->iters;
-    char ack = 0;
-    uint64_t t0 = rb_clock_ns();
-    int rc = send_hdr(fd, cmd, total, l->round, l->a, l->b, deadline_ns);
-    if (rc)
-        return rc;
-    if (cmd == CMD_TO_B) {
-        rc = xfer(fd, buf, p->size_bytes, total, true, deadline_ns);
-        if (!rc)
-            rc = xfer(fd, &ack, 1, 1, false, deadline_ns);
-    } else if (cmd == CMD_TO_A) {
-        rc = xfer(fd, buf, p->size_bytes, total, false, deadline_ns);
-    } else {
-        rc = bidir(fd, buf, p->size_bytes, total, deadline_ns);
+    return 2 * (size_t)(p->size_bytes > p->lat_size_bytes ? p->size_bytes : p->lat_size_bytes);
+}
+
+/* One direction's stream as its sender drives it: what to send and by when. */
+struct sender {
+    int fd;
+    const char *buf;
+    size_t wsize;
+    uint64_t total;             /* bytes, or UINT64_MAX when timed */
+    uint64_t stop_ns;           /* rb_clock_ns after which no more is written (0: none) */
+    uint64_t deadline_ns;
+    int rc;
+};
+
+/*
+ * Writes s->total bytes in writes of s->wsize, or until s->stop_ns, then
+ * half-closes the stream so its receiver sees the end. 0 or -errno.
+ */
+static int send_stream(struct sender *s)
+{
+    uint64_t sent = 0;
+    int rc = 0;
+    while (sent < s->total) {
+        uint64_t now = rb_clock_ns();
+        if (s->stop_ns && now >= s->stop_ns)
+            break;
+        size_t want = s->wsize < s->total - sent ? s->wsize : (size_t)(s->total - sent);
+        ssize_t n = send(s->fd, s->buf, want, MSG_NOSIGNAL);
+        if (n > 0) {
+            sent += (uint64_t)n;
+            continue;
+        }
+        if (n < 0 && errno != EAGAIN && errno != EINTR) {
+            rc = -errno;
+            break;
+        }
+        uint64_t until = s->stop_ns && s->stop_ns < s->deadline_ns ? s->stop_ns : s->deadline_ns;
+        if ((rc = wait_fd(s->fd, POLLOUT, until)) != 0) {
+            if (rc == -ETIMEDOUT && until == s->stop_ns && until < s->deadline_ns)
+                rc = 0; /* the stage's time is up: what was sent counts */
+            break;
+        }
     }
-    double s = (double)(rb_clock_ns() - t0) * 1e-9;
-    *bps = (double)total * (cmd == CMD_BIDIR ? 2 : 1) / (s > 0 ? s : 1e-9);
+    if (!rc && shutdown(s->fd, SHUT_WR) != 0)
+        rc = -errno;
+    return rc;
+}
+
+static void *sender_thread(void *arg)
+{
+    struct sender *s = arg;
+    s->rc = send_stream(s);
+    return NULL;
+}
+
+/*
+ * Receives a stream to its end: *bytes received over *ns, from the call (the
+ * stream starts as the call does) to the sender's end of stream, as iperf3's
+ * receiver counts. 0 or -errno.
+ */
+static int recv_stream(int fd, char *buf, size_t bufsize, uint64_t deadline_ns, uint64_t *bytes, uint64_t *ns)
+{
+    uint64_t t0 = rb_clock_ns(), got = 0;
+    for (;;) {
+        ssize_t n = recv(fd, buf, bufsize, 0);
+        if (n > 0) {
+            got += (uint64_t)n;
+            continue;
+        }
+        if (n == 0)
+            break;
+        if (errno != EAGAIN && errno != EINTR)
+            return -errno;
+        int rc = wait_fd(fd, POLLIN, deadline_ns);
+        if (rc)
+            return rc;
+    }
+    *bytes = got;
+    *ns = rb_clock_ns() - t0;
+    return 0;
+}
+
+static double rate(uint64_t bytes, uint64_t ns)
+{
+    return (double)bytes / ((double)(ns ? ns : 1) * 1e-9);
+}
+
+/* Host a's data connection idx (0: a->b, 1: b->a) of this stage, or -errno. */
+static int open_data(const struct rb_cnet_addr *src, const struct rb_cnet_addr *dst, const struct rb_check_link *l,
+                     int idx, uint64_t deadline_ns)
+{
+    char err[96];
+    int fd = connect_until(src, dst, deadline_ns, err, sizeof err);
+    if (fd < 0)
+        return fd;
+    int rc = send_msg(fd, &(struct hdr){.cmd = CMD_DATA, .round = l->round, .a = l->a, .b = l->b, .idx = idx},
+                      deadline_ns);
+    if (rc) {
+        close(fd);
+        return rc;
+    }
+    return fd;
+}
+
+/* Host b: accepts the data connections of message h (fd[0] a->b, fd[1] b->a) as wanted. 0 or -ETIMEDOUT. */
+static int accept_data(int listen_fd, const struct hdr *h, const bool want[2], int fd[2], uint64_t deadline_ns)
+{
+    while ((want[0] && fd[0] < 0) || (want[1] && fd[1] < 0)) {
+        if (wait_fd(listen_fd, POLLIN, deadline_ns) != 0)
+            return -ETIMEDOUT;
+        int c = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (c < 0)
+            continue;
+        struct hdr m;
+        uint64_t t = rb_clock_ns() + RB_NS_PER_S;
+        if (recv_msg(c, CMD_DATA, &m, t < deadline_ns ? t : deadline_ns) == 0 && m.round == h->round &&
+            m.a == h->a && m.b == h->b && (m.idx == 0 || m.idx == 1) && want[m.idx] && fd[m.idx] < 0) {
+            fd[m.idx] = c;
+            continue;
+        }
+        close(c); /* a late attempt of an earlier stage, or a stranger */
+    }
+    return 0;
+}
+
+/* Which directions a bandwidth command moves: [0] a->b, [1] b->a. */
+static void directions(uint32_t cmd, bool want[2])
+{
+    want[0] = cmd == CMD_TO_B || cmd == CMD_BIDIR;
+    want[1] = cmd == CMD_TO_A || cmd == CMD_BIDIR;
+}
+
+/*
+ * Both sides of one repetition of a stage, once the data connections are
+ * up: this side sends on out (if >= 0, on a thread of its own when it also
+ * receives) and receives on in (if >= 0). 0 or -errno.
+ */
+static int run_streams(int out, int in, const struct rb_cnet_params *p, char *buf, uint64_t total,
+                       uint64_t deadline_ns, uint64_t *bytes, uint64_t *ns)
+{
+    size_t half = rb_cnet_buf_bytes(p) / 2;
+    uint64_t now = rb_clock_ns();
+    struct sender s = {.fd = out, .buf = buf, .wsize = (size_t)p->size_bytes, .total = total,
+                       .stop_ns = p->stage_ns ? now + p->stage_ns : 0, .deadline_ns = deadline_ns};
+    if (out >= 0 && in < 0)
+        return send_stream(&s);
+    if (out < 0)
+        return recv_stream(in, buf + half, half, deadline_ns, bytes, ns);
+    pthread_t t;
+    if (pthread_create(&t, NULL, sender_thread, &s) != 0)
+        return -EAGAIN;
+    int rc = recv_stream(in, buf + half, half, deadline_ns, bytes, ns);
+    if (rc)
+        shutdown(out, SHUT_RDWR); /* the sender thread must not wait for the deadline */
+    pthread_join(t, NULL);
+    return rc ? rc : s.rc;
+}
+
+/* One repetition of a bandwidth stage, host a's side: the rate of each direction it moves (NaN for the other). */
+static int stage_bw_once(int fd, uint32_t cmd, const struct rb_cnet_params *p, const struct rb_cnet_addr *src,
+                         const struct rb_cnet_addr *dst, char *buf, uint64_t deadline_ns, const struct rb_check_link *l,
+                         double bps[2])
+{
+    uint64_t total = p->timed ? UINT64_MAX : p->size_bytes * p->iters, bytes = 0, ns = 0;
+    bool want[2];
+    int data[2] = {-1, -1}, rc;
+    struct hdr m;
+    directions(cmd, want);
+    bps[0] = bps[1] = NAN;
+    rc = send_msg(fd, &(struct hdr){.cmd = cmd, .arg = total, .round = l->round, .a = l->a, .b = l->b}, deadline_ns);
+    for (int i = 0; i < 2 && !rc; i++)
+        if (want[i] && (data[i] = open_data(src, dst, l, i, deadline_ns)) < 0)
+            rc = data[i];
+    if (!rc)
+        rc = recv_msg(fd, CMD_READY, &m, deadline_ns);
+    if (!rc)
+        rc = run_streams(data[0], data[1], p, buf, total, deadline_ns, &bytes, &ns);
+    if (!rc && want[1])
+        bps[1] = rate(bytes, ns);
+    if (!rc && want[0] && !(rc = recv_msg(fd, CMD_RESULT, &m, deadline_ns)))
+        bps[0] = rate(m.arg, m.arg2);
+    for (int i = 0; i < 2; i++)
+        if (data[i] >= 0)
+            close(data[i]);
+    return rc;
+}
+
+/* Host b's side of one repetition of a bandwidth stage, announced by h. */
+static int serve_bw_once(int fd, int listen_fd, const struct hdr *h, const struct rb_cnet_params *p, char *buf,
+                         uint64_t deadline_ns)
+{
+    bool want[2];
+    int data[2] = {-1, -1};
+    uint64_t bytes = 0, ns = 0;
+    directions(h->cmd, want);
+    int rc = accept_data(listen_fd, h, want, data, deadline_ns);
+    if (!rc)
+        rc = send_hdr(fd, CMD_READY, 0, h->round, h->a, h->b, deadline_ns);
+    if (!rc)
+        rc = run_streams(data[1], data[0], p, buf, h->arg, deadline_ns, &bytes, &ns);
+    if (!rc && want[0])
+        rc = send_msg(fd, &(struct hdr){.cmd = CMD_RESULT, .arg = bytes, .arg2 = ns, .round = h->round, .a = h->a,
+                                        .b = h->b}, deadline_ns);
+    for (int i = 0; i < 2; i++)
+        if (data[i] >= 0)
+            close(data[i]);
     return rc;
 }
 
 /*
- * A bandwidth stage: the best of p->reps repetitions. Noise on shared hosts
- * only ever slows a transfer down, so the best repetition is the link's
- * figure; a link that is really slow is slow in every one, so once a stage
- * has used its budget the remaining repetitions are left out.
+ * A bandwidth stage: the best of p->reps repetitions, per direction. Noise on
+ * shared hosts only ever slows a transfer down, so the best repetition is the
+ * link's figure; a link that is really slow is slow in every one, so once a
+ * stage has used its budget the remaining repetitions are left out.
  */
-static int stage_bw(int fd, uint32_t cmd, const struct rb_cnet_params *p, char *buf, uint64_t deadline_ns,
-                    const struct rb_check_link *l, double *bps)
+static int stage_bw(int fd, uint32_t cmd, const struct rb_cnet_params *p, const struct rb_cnet_addr *src,
+                    const struct rb_cnet_addr *dst, char *buf, uint64_t deadline_ns, const struct rb_check_link *l,
+                    double best[2])
 {
     int rc = 0;
     uint64_t t0 = rb_clock_ns();
-    *bps = 0;
+    best[0] = best[1] = NAN;
     for (uint64_t k = 0; k < (p->reps ? p->reps : 1) && !rc; k++) {
         if (k > 0 && p->rep_budget_ns && rb_clock_ns() - t0 > p->rep_budget_ns)
             break;
-        double x = 0;
-        rc = stage_bw_once(fd, cmd, p, buf, deadline_ns, l, &x);
-        if (!rc && x > *bps)
-            *bps = x;
+        double x[2];
+        rc = stage_bw_once(fd, cmd, p, src, dst, buf, deadline_ns, l, x);
+        for (int i = 0; !rc && i < 2; i++)
+            if (!isnan(x[i]) && (isnan(best[i]) || x[i] > best[i]))
+                best[i] = x[i];
     }
     return rc;
 }
@@ -251,7 +429,8 @@ int rb_cnet_connect(const struct rb_cnet_addr *src, const struct rb_cnet_addr *d
     int rail = l->rail, round = l->round, a = l->a, b = l->b;
     *l = (struct rb_check_link){.a = a, .b = b, .rail = rail, .round = round, .status = RB_CHECK_OK,
                                 .lat_p50_s = NAN, .lat_p99_s = NAN, .bw_ab_bytes_per_s = NAN,
-                                .bw_ba_bytes_per_s = NAN, .bw_bidir_bytes_per_s = NAN};
+                                .bw_ba_bytes_per_s = NAN, .bw_bidir_bytes_per_s = NAN,
+                                .bw_bidir_ab_bytes_per_s = NAN, .bw_bidir_ba_bytes_per_s = NAN};
     l->started_ns = rb_clock_ns();
     snprintf(l->stage, sizeof l->stage, "connect");
     int fd = connect_until(src, dst, deadline_ns, l->error, sizeof l->error), rc = fd < 0 ? fd : 0;
@@ -276,11 +455,12 @@ void rb_cnet_fail(struct rb_check_link *l, int rc)
     else if (rc != -ETIMEDOUT)
         snprintf(l->error, sizeof l->error, "%s", strerror(rc < 0 ? -rc : rc));
     l->lat_p50_s = l->lat_p99_s = l->bw_ab_bytes_per_s = l->bw_ba_bytes_per_s = l->bw_bidir_bytes_per_s = NAN;
+    l->bw_bidir_ab_bytes_per_s = l->bw_bidir_ba_bytes_per_s = NAN;
     l->elapsed_s = (double)(rb_clock_ns() - l->started_ns) * 1e-9;
 }
 
-int rb_cnet_drive(int fd, int part, const struct rb_cnet_params *p, char *buf, uint64_t deadline_ns,
-                  struct rb_check_link *l)
+int rb_cnet_drive(int fd, int part, const struct rb_cnet_params *p, const struct rb_cnet_addr *src,
+                  const struct rb_cnet_addr *dst, char *buf, uint64_t deadline_ns, struct rb_check_link *l)
 {
     int rc;
     if (part == RB_CNET_LATENCY) {
@@ -290,17 +470,24 @@ int rb_cnet_drive(int fd, int part, const struct rb_cnet_params *p, char *buf, u
             rc = send_hdr(fd, CMD_PAUSE, 0, l->round, l->a, l->b, deadline_ns);
     } else {
         struct rb_cnet_params warm = *p;
-        double warm_bps;
+        double x[2];
         warm.iters = warm.reps = 1;
+        warm.timed = false;
         snprintf(l->stage, sizeof l->stage, "a->b");
-        if (!(rc = stage_bw(fd, CMD_TO_B, &warm, buf, deadline_ns, l, &warm_bps)) &&
-            !(rc = stage_bw(fd, CMD_TO_B, p, buf, deadline_ns, l, &l->bw_ab_bytes_per_s))) {
+        if (!(rc = stage_bw(fd, CMD_TO_B, &warm, src, dst, buf, deadline_ns, l, x)) &&
+            !(rc = stage_bw(fd, CMD_TO_B, p, src, dst, buf, deadline_ns, l, x))) {
+            l->bw_ab_bytes_per_s = x[0];
             snprintf(l->stage, sizeof l->stage, "b->a");
-            rc = stage_bw(fd, CMD_TO_A, p, buf, deadline_ns, l, &l->bw_ba_bytes_per_s);
+            if (!(rc = stage_bw(fd, CMD_TO_A, p, src, dst, buf, deadline_ns, l, x)))
+                l->bw_ba_bytes_per_s = x[1];
         }
         if (!rc) {
             snprintf(l->stage, sizeof l->stage, "bidir");
-            rc = stage_bw(fd, CMD_BIDIR, p, buf, deadline_ns, l, &l->bw_bidir_bytes_per_s);
+            if (!(rc = stage_bw(fd, CMD_BIDIR, p, src, dst, buf, deadline_ns, l, x))) {
+                l->bw_bidir_ab_bytes_per_s = x[0];
+                l->bw_bidir_ba_bytes_per_s = x[1];
+                l->bw_bidir_bytes_per_s = x[0] + x[1];
+            }
         }
         if (!rc)
             rc = send_hdr(fd, CMD_QUIT, 0, l->round, l->a, l->b, deadline_ns);
@@ -333,7 +520,7 @@ int rb_cnet_accept(int listen_fd, int round, int a, int b, uint64_t deadline_ns)
     return -ETIMEDOUT;
 }
 
-int rb_cnet_serve(int fd, const struct rb_cnet_params *p, char *buf, uint64_t deadline_ns)
+int rb_cnet_serve(int fd, int listen_fd, const struct rb_cnet_params *p, char *buf, uint64_t deadline_ns)
 {
     for (;;) {
         struct hdr h;
@@ -350,15 +537,8 @@ int rb_cnet_serve(int fd, const struct rb_cnet_params *p, char *buf, uint64_t de
                 if (!rc)
                     rc = xfer(fd, buf, p->lat_size_bytes, p->lat_size_bytes, true, deadline_ns);
             }
-        } else if (h.cmd == CMD_TO_B) {
-            char ack = 1;
-            rc = xfer(fd, buf, p->size_bytes, h.arg, false, deadline_ns);
-            if (!rc)
-                rc = xfer(fd, &ack, 1, 1, true, deadline_ns);
-        } else if (h.cmd == CMD_TO_A) {
-            rc = xfer(fd, buf, p->size_bytes, h.arg, true, deadline_ns);
-        } else if (h.cmd == CMD_BIDIR) {
-            rc = bidir(fd, buf, p->size_bytes, h.arg, deadline_ns);
+        } else if (h.cmd == CMD_TO_B || h.cmd == CMD_TO_A || h.cmd == CMD_BIDIR) {
+            rc = serve_bw_once(fd, listen_fd, &h, p, buf, deadline_ns);
         } else {
             rc = -EPROTO;
         }

@@ -36,6 +36,20 @@ int rb_check_validate(struct rb_check_opts *o)
         return rb_cli_usage_error("--reps %llu: expected 1 to 100", (unsigned long long)o->net.reps);
     if (o->timeout_ns < RB_NS_PER_MS)
         return rb_cli_usage_error("--timeout: expected at least 1ms, e.g. 10s");
+    if (o->duration_ns) {
+        if (o->duration_ns < 10 * RB_NS_PER_MS || o->duration_ns > 3600 * RB_NS_PER_S)
+            return rb_cli_usage_error("--duration: expected 10ms to 1h, e.g. 5s");
+        o->net.timed = true;
+        o->net.stage_ns = o->duration_ns;
+    }
+    if (o->confirm > 20)
+        return rb_cli_usage_error("--confirm %llu: expected 0 (off) to 20", (unsigned long long)o->confirm);
+    if (!(o->confirm_z >= 0))
+        return rb_cli_usage_error("--confirm-z %g: expected a number >= 0, e.g. 3", o->confirm_z);
+    if (o->quick_rounds < 2 || o->quick_rounds > 1000)
+        return rb_cli_usage_error("--quick-rounds %llu: expected 2 to 1000", (unsigned long long)o->quick_rounds);
+    if (o->dry_run && !o->drain)
+        return rb_cli_usage_error("--dry-run applies to --drain only; expected --drain --dry-run");
     if (o->rails > 1024)
         return rb_cli_usage_error("--rails %llu: expected 1 to 1024", (unsigned long long)o->rails);
     if (o->plan_only && (o->hosts < 2 || o->hosts > (1u << 20)))
@@ -129,11 +143,61 @@ static double pair_seconds(const struct rb_cnet_params *p, const struct rb_check
 {
     double lat = pred->lat_s + SOFT_LAT_S, bw = pred->bw_bytes_per_s;
     double warm = (double)(p->lat_iters / 10 + 1);
+    double stage = p->timed ? (double)p->stage_ns / 1e9 : (double)(p->size_bytes * p->iters) / bw;
     double t = 3 * lat;                                                        /* connect and hello */
     t += (warm + (double)p->lat_iters) * 2 * (lat + (double)p->lat_size_bytes / bw); /* ping-pong */
-    t += (double)p->size_bytes / bw + 3 * lat;                                 /* warm-up message */
-    t += 3 * (double)p->reps * ((double)(p->size_bytes * p->iters) / bw + 2 * lat); /* a->b, b->a, both ways */
+    t += (double)p->size_bytes / bw + 6 * lat;                                 /* warm-up message */
+    t += 3 * (double)p->reps * (stage + 6 * lat); /* a->b, b->a, both at once: data connections, ready, result */
     return t;
+}
+
+/*
+ * --quick planned for real at n hosts: the first pass's rounds, then a fault
+ * on host 0's port (host 0 and every partner it met are suspects) and the
+ * second pass that pairs each with two known-good hosts, checked: the pairs
+ * of a round disjoint, every suspect with two good hosts it had not met.
+ * Returns the second pass's rounds (-1 when a check fails) and its pairs in *pairs.
+ */
+static int plan_quick(int n, int quick, int *suspects, int *pairs)
+{
+    bool *sus = calloc((size_t)n, sizeof *sus), *met = n <= VERIFY_MAX_HOSTS / 8 ? calloc((size_t)n * (size_t)n, 1) : NULL;
+    struct rb_check_pairing *p = calloc((size_t)n * 2 + 1, sizeof *p);
+    int rounds = -1, *busy = calloc((size_t)n, sizeof *busy), *got = calloc((size_t)n, sizeof *got);
+    *suspects = *pairs = 0;
+    if (!sus || !met || !p || !busy || !got)
+        goto out;
+    sus[0] = true;
+    for (int q = 0; q < quick && q < rb_check_plan_rounds(n); q++) {
+        int r = rb_check_plan_quick_round(n, q, quick);
+        for (int h = 0; h < n; h++) {
+            int x = rb_check_plan_partner(n, r, h);
+            if (x >= 0)
+                met[(size_t)h * (size_t)n + (size_t)x] = true;
+        }
+        int x = rb_check_plan_partner(n, r, 0);
+        if (x >= 0)
+            sus[x] = true;
+    }
+    for (int h = 0; h < n; h++)
+        *suspects += sus[h];
+    *pairs = rb_check_plan_second(n, sus, met, 2, p, &rounds);
+    for (int i = 0; i < *pairs && rounds >= 0; i++) {
+        int a = p[i].a, b = p[i].b, s = sus[a] ? a : b, g = sus[a] ? b : a;
+        if (sus[g] || busy[a] == p[i].round + 1 || busy[b] == p[i].round + 1 || met[(size_t)a * (size_t)n + (size_t)b])
+            rounds = -1; /* a good host is a suspect, a host twice in a round, or a pair met before */
+        busy[a] = busy[b] = p[i].round + 1;
+        got[s]++;
+    }
+    for (int h = 0; h < n && rounds >= 0; h++)
+        if (sus[h] && got[h] != 2)
+            rounds = -1;
+out:
+    free(sus);
+    free(met);
+    free(p);
+    free(busy);
+    free(got);
+    return rounds;
 }
 
 int rb_check_plan_cmd(struct rb_cli *cli, const struct rb_check_opts *o)
@@ -172,22 +236,43 @@ int rb_check_plan_cmd(struct rb_cli *cli, const struct rb_check_opts *o)
         fprintf(stderr, "railbench: the schedule for %d hosts failed its own check\n", n);
         return RB_EXIT_RUNTIME;
     }
-    double pair_s = pair_seconds(&o->net, &model), round_s = pair_s + ROUND_OVERHEAD_S;
-    char table[2048];
+    struct rb_cnet_params net = o->net;
+    if (!net.timed)
+        net.stage_ns = 0;
+    double pair_s = pair_seconds(&net, &model), round_s = pair_s + ROUND_OVERHEAD_S;
+    /* --quick: its first pass, the second with known-good hosts for one bad port, and the repeats of its links. */
+    int q1 = (int)o->quick_rounds < rounds ? (int)o->quick_rounds : rounds, nsus = 0, npairs = 0;
+    int q2 = n <= VERIFY_MAX_HOSTS / 8 ? plan_quick(n, q1, &nsus, &npairs) : 2;
+    if (q2 < 0) {
+        fprintf(stderr, "railbench: the --quick plan for %d hosts failed its own check\n", n);
+        return RB_EXIT_RUNTIME;
+    }
+    struct rb_cnet_params once = net;
+    once.reps = 1;
+    double confirm_s = 2.0 * (double)o->confirm * (pair_seconds(&once, &model) + ROUND_OVERHEAD_S);
+    int sus_links = q1 + 2; /* the bad port's links: one per round of either pass */
+    double quick_s = (q1 + q2) * round_s + sus_links * confirm_s;
+    long long quick_links = ((long long)q1 * per + npairs) * rails;
+    char table[3072];
     snprintf(table, sizeof table,
              "# railbench fabric check --plan-only: %d hosts x %d rails\n"
              "# rounds %d, pairs per round %d, links %lld (every host pair once, on every rail at once)\n"
              "# planned in %.3f s; verified in %.3f s: %s\n"
-             "# a pair on one rail: %.2f ms (%llu x %llu B ping-pong, %llu x %llu x %llu B each way and both ways, "
+             "# a pair on one rail: %.2f ms (%llu x %llu B ping-pong, %llu x %s each way alone and both at once, "
              "model link %.1f GB/s, %.1f us + %.0f us software per message)\n"
              "# estimated wall time of a real run: %d rounds x %.2f ms = %.1f s; each round with a hung pair "
-             "adds up to --timeout (%.0f s)\n",
+             "adds up to --timeout (%.0f s)\n"
+             "# --quick: %d rounds of the schedule + %d rounds pairing each suspect host with 2 known-good hosts "
+             "(planned for a bad port on one host: %d suspects, %d pairs, checked) = %d rounds, %lld links; "
+             "with its %d suspect links repeated %llu times beside references: %.1f s (%.0fx less than every pair)\n",
              n, rails, rounds, per, links, plan_s, verify_s,
              n > VERIFY_MAX_HOSTS ? "not verified (more than 65536 hosts)" : "every pair exactly once, rounds disjoint",
              pair_s * 1e3, (unsigned long long)o->net.lat_iters, (unsigned long long)o->net.lat_size_bytes,
-             (unsigned long long)o->net.reps, (unsigned long long)o->net.iters, (unsigned long long)o->net.size_bytes, model.bw_bytes_per_s / 1e9,
+             (unsigned long long)o->net.reps,
+             net.timed ? "a timed stage" : "--iters x --size", model.bw_bytes_per_s / 1e9,
              model.lat_s * 1e6, SOFT_LAT_S * 1e6, rounds, round_s * 1e3, rounds * round_s,
-             (double)o->timeout_ns / 1e9);
+             (double)o->timeout_ns / 1e9, q1, q2, nsus, npairs, q1 + q2, quick_links, sus_links,
+             (unsigned long long)o->confirm, quick_s, rounds * round_s / quick_s);
     cJSON *s = cJSON_CreateObject();
     cJSON_AddNumberToObject(s, "hosts", n);
     cJSON_AddNumberToObject(s, "rails", rails);
@@ -200,5 +285,13 @@ int rb_check_plan_cmd(struct rb_cli *cli, const struct rb_check_opts *o)
     cJSON_AddNumberToObject(s, "pair_s", pair_s);
     cJSON_AddNumberToObject(s, "estimated_run_s", rounds * round_s);
     cJSON_AddNumberToObject(s, "checksum", (double)sum);
+    cJSON *qj = cJSON_AddObjectToObject(s, "quick");
+    cJSON_AddNumberToObject(qj, "first_rounds", q1);
+    cJSON_AddNumberToObject(qj, "second_rounds", q2);
+    cJSON_AddNumberToObject(qj, "suspects", nsus);
+    cJSON_AddNumberToObject(qj, "second_pairs", npairs);
+    cJSON_AddNumberToObject(qj, "rounds", q1 + q2);
+    cJSON_AddNumberToObject(qj, "links", (double)quick_links);
+    cJSON_AddNumberToObject(qj, "estimated_run_s", quick_s);
     return rb_fabric_emit("fabric check", cli, table, s, false);
 }

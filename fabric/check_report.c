@@ -9,8 +9,6 @@
 #include "railbench/buf.h"
 #include "railbench/harness.h"
 
-static const char *const kind_names[] = {"timeout", "host", "host-rail", "link", "asymmetric", "latency", "model"};
-
 /* A short bandwidth for a matrix cell: "6.21G", "5.0M". */
 static void cell_bw(char *buf, size_t len, double bps)
 {
@@ -83,7 +81,7 @@ static void host_order(const struct rb_check_run *R, const struct rb_check_analy
     free(worst);
 }
 
-/* One rail's host x host matrix: row sends, column receives; '*' marks a slow link, HANG one that did not finish. */
+/* One rail's host x host matrix: row sends, column receives (alone); '*' marks a slow direction, HANG a link that did not finish. */
 static void rail_matrix(struct rb_buf *b, const struct rb_check_run *R, const struct rb_check_analysis *a, int r)
 {
     int *order = malloc((size_t)R->nhosts * sizeof *order);
@@ -111,7 +109,7 @@ static void rail_matrix(struct rb_buf *b, const struct rb_check_run *R, const st
                 snprintf(c, sizeof c, "HANG");
             else if (l && l->status == RB_CHECK_OK) {
                 cell_bw(c, sizeof c, l->a == x ? l->bw_ab_bytes_per_s : l->bw_ba_bytes_per_s);
-                if (a->slow[idx])
+                if (a->dir_slow[2 * idx + (l->a == x ? 0 : 1)])
                     strncat(c, " *", sizeof c - strlen(c) - 1);
             }
             rb_buf_printf(b, " %16s |", c);
@@ -138,15 +136,17 @@ static void links_table(struct rb_buf *b, const struct rb_check_run *R, const st
             idx[j] = idx[j - 1];
             idx[j - 1] = t;
         }
-    rb_buf_printf(b, "\n## links, worst first\n\n| rail | %-16s | %-16s | p50 us | p99 us |   a->b   |   b->a   |   both   | "
-                     "x median | status |\n|-----:|------------------|------------------|-------:|-------:|---------:|"
-                     "---------:|---------:|---------:|--------|\n", "a", "b");
+    rb_buf_printf(b, "\n## links, worst first (alone: one direction at a time; both: each direction while the other "
+                     "runs)\n\n| rail | %-16s | %-16s | p50 us | p99 us |   a->b   |   b->a   | both a->b | both b->a | "
+                     "x median | repeats | status |\n|-----:|------------------|------------------|-------:|-------:|"
+                     "---------:|---------:|----------:|----------:|---------:|--------:|--------|\n", "a", "b");
     for (size_t k = 0; k < R->nlinks; k++) {
         const struct rb_check_link *l = &R->links[idx[k]];
-        char x[32], y[32], z[32];
+        char x[32], y[32], z[32], w[32];
         cell_bw(x, sizeof x, l->bw_ab_bytes_per_s);
         cell_bw(y, sizeof y, l->bw_ba_bytes_per_s);
-        cell_bw(z, sizeof z, l->bw_bidir_bytes_per_s);
+        cell_bw(z, sizeof z, l->bw_bidir_ab_bytes_per_s);
+        cell_bw(w, sizeof w, l->bw_bidir_ba_bytes_per_s);
         const char *st = l->status == RB_CHECK_TIMEOUT ? "HANG" : a->slow[idx[k]] ? "slow" : "ok";
         char p50[16] = "-", p99[16] = "-", ratio[16] = "-";
         if (l->status == RB_CHECK_OK) {
@@ -154,8 +154,8 @@ static void links_table(struct rb_buf *b, const struct rb_check_run *R, const st
             snprintf(p99, sizeof p99, "%.1f", l->lat_p99_s * 1e6);
             snprintf(ratio, sizeof ratio, "%.2f", score[idx[k]]);
         }
-        rb_buf_printf(b, "| %4d | %-16.16s | %-16.16s | %6s | %6s | %8s | %8s | %8s | %8s | %-6s |\n", l->rail,
-                      R->names[l->a], R->names[l->b], p50, p99, x, y, z, ratio, st);
+        rb_buf_printf(b, "| %4d | %-16.16s | %-16.16s | %6s | %6s | %8s | %8s | %9s | %9s | %8s | %7d | %-6s |\n",
+                      l->rail, R->names[l->a], R->names[l->b], p50, p99, x, y, z, w, ratio, l->rep.n, st);
     }
 fail:
     free(idx);
@@ -187,6 +187,10 @@ static cJSON *summary_json(const struct rb_check_opts *o, const struct rb_check_
     cJSON_AddNumberToObject(s, "timeout_s", (double)o->timeout_ns / 1e9);
     cJSON_AddNumberToObject(s, "size_bytes", (double)o->net.size_bytes);
     cJSON_AddNumberToObject(s, "iters", (double)o->net.iters);
+    cJSON_AddNumberToObject(s, "stage_duration_s", o->net.timed ? (double)o->net.stage_ns / 1e9 : 0);
+    cJSON_AddNumberToObject(s, "confirm", (double)o->confirm);
+    cJSON_AddNumberToObject(s, "confirm_z", o->confirm_z);
+    cJSON_AddBoolToObject(s, "quick", o->quick_on);
     cJSON *fl = cJSON_AddArrayToObject(s, "fleet");
     for (int r = 0; r < R->nrails; r++) {
         cJSON *x = cJSON_CreateObject();
@@ -210,10 +214,15 @@ static cJSON *summary_json(const struct rb_check_opts *o, const struct rb_check_
     for (size_t i = 0; i < a->nfindings; i++) {
         const struct rb_check_finding *f = &a->findings[i];
         cJSON *x = cJSON_CreateObject();
-        cJSON_AddStringToObject(x, "kind", kind_names[f->kind]);
+        cJSON_AddStringToObject(x, "kind", rb_check_kind_name(f->kind));
         cJSON_AddNumberToObject(x, "rail", f->rail);
         cJSON_AddItemToObject(x, "host", f->host >= 0 ? cJSON_CreateString(R->names[f->host]) : cJSON_CreateNull());
         cJSON_AddItemToObject(x, "peer", f->peer >= 0 ? cJSON_CreateString(R->names[f->peer]) : cJSON_CreateNull());
+        if (f->kind == RB_FIND_ONEWAY) {
+            cJSON_AddStringToObject(x, "src", R->names[f->host]);
+            cJSON_AddStringToObject(x, "dst", R->names[f->peer]);
+        }
+        cJSON_AddStringToObject(x, "check", f->name);
         cJSON_AddStringToObject(x, "text", f->text);
         cJSON_AddItemToArray(fs, x);
     }
@@ -295,7 +304,7 @@ int rb_check_report(struct rb_harness *h, const struct rb_check_opts *o, const s
     if (rc)
         return rc;
     struct rb_check_cfg cfg = {.threshold = o->threshold, .lat_threshold = o->lat_threshold, .min_z = o->min_z,
-                               .pred = pred};
+                               .confirm_z = o->confirm_z, .pred = pred};
     struct rb_check_analysis a;
     if (rb_check_analyse(R->links, R->nlinks, (const char *const *)R->names, R->nhosts, R->nrails, &cfg, &a) != 0) {
         free(pred);
@@ -322,6 +331,7 @@ int rb_check_report(struct rb_harness *h, const struct rb_check_opts *o, const s
         rb_result_check(&h->result, "fabric", true, "%zu links on %d rails: none slow, none hung", R->nlinks, R->nrails);
     cJSON *summary = summary_json(o, R, &a, pred);
     ring_report(h, o, R, &b, summary);
+    rc = rb_check_act(h, o, R, &a, summary, &b);
     rb_result_set(&h->result, "summary", summary);
     link_metrics(h, R);
     rb_harness_metric(h, "railbench_check_findings", "gauge", "Findings of the fabric check.", "", (double)a.nfindings);
@@ -330,5 +340,5 @@ int rb_check_report(struct rb_harness *h, const struct rb_check_opts *o, const s
     *table = b.oom ? NULL : b.s;
     if (b.oom)
         rb_buf_free(&b);
-    return 0;
+    return rc;
 }

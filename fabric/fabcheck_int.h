@@ -34,12 +34,54 @@ int rb_check_plan_partner(int n, int round, int h);
  */
 int rb_check_plan_pair(int n, int round, int i, int *a, int *b);
 
+/* Pairs measured at once: a round. rail -1: on every rail at once. */
+struct rb_check_pairing {
+    int a, b, rail, round;
+};
+
+/* Round q (0 <= q < quick) of --quick's first pass: quick rounds spread evenly over the full schedule's. */
+int rb_check_plan_quick_round(int n, int q, int quick);
+
+/*
+ * --quick's second pass: each suspect host (suspect[h]) is paired with
+ * `partners` known-good hosts (neither suspect nor already met: met is an
+ * n x n matrix of pairs measured, or NULL), as cluster-health-scanner pairs a
+ * failed node with passed ones. Pairs of one round are disjoint; the rounds
+ * are numbered from 0 in .round (rail -1). Fills out (room for
+ * n x partners entries) and returns how many, or -EINVAL; *rounds gets the
+ * number of rounds. O(n x partners x good hosts).
+ */
+int rb_check_plan_second(int n, const bool *suspect, const bool *met, int partners, struct rb_check_pairing *out,
+                         int *rounds);
+
 /* ---------------------------------------------------------------- measurements */
 
 enum rb_check_status {
     RB_CHECK_OK = 0,
     RB_CHECK_TIMEOUT,  /* the pair did not complete within --timeout */
     RB_CHECK_SKIPPED,  /* not measured: an earlier stage of it, or a host of it, failed */
+};
+
+/* Where a measurement comes from: the schedule, or the confirmation of suspect links. */
+enum rb_check_pass {
+    RB_CHECK_PASS_SCHEDULE = 0, /* the round-robin (or --quick) schedule */
+    RB_CHECK_PASS_REPEAT,       /* a suspect link measured again, alone */
+    RB_CHECK_PASS_REFERENCE,    /* a link not suspected, measured right after the repeat of suspect `of` */
+};
+
+/* What a confirmed suspect is judged against: the references measured beside its repeats. */
+struct rb_check_ref {
+    int n;                      /* reference measurements (0: none, the rail's fleet judges) */
+    struct rb_outlier_fleet uni, bidir, lat; /* each direction alone, each direction in both at once, p50 */
+    double log_mad[3];          /* MAD of the natural logs of the same three: noise on a shared host multiplies */
+};
+
+/* A suspect's repeats: the median of each figure, and its references. */
+struct rb_check_repeat {
+    int n;                      /* completed repeats (0: not repeated) */
+    double lat_p50_s, bw_ab_bytes_per_s, bw_ba_bytes_per_s, bw_bidir_ab_bytes_per_s, bw_bidir_ba_bytes_per_s;
+    double best[5];             /* the best repeat of each, same order: the lowest p50, the highest bandwidths */
+    struct rb_check_ref ref;
 };
 
 /* One host pair on one rail, measured in one round; a is the host that drove it. */
@@ -49,12 +91,17 @@ struct rb_check_link {
     char stage[16];             /* the stage that did not complete: connect, latency, a->b, b->a, bidir */
     char error[96];             /* the last error seen before the deadline, or "" */
     double lat_p50_s, lat_p99_s; /* one-way latency: half the round trip of small messages */
-    double bw_ab_bytes_per_s;   /* a -> b, unidirectional */
-    double bw_ba_bytes_per_s;   /* b -> a */
-    double bw_bidir_bytes_per_s; /* both ways at once, bytes of both directions over the time */
+    double bw_ab_bytes_per_s;   /* a -> b alone, one stream */
+    double bw_ba_bytes_per_s;   /* b -> a alone */
+    double bw_bidir_ab_bytes_per_s; /* a -> b while b -> a runs: one stream each way, each its own thread */
+    double bw_bidir_ba_bytes_per_s;
+    double bw_bidir_bytes_per_s; /* both at once: the sum of the two directions (iperf3 --bidir's sum) */
     double elapsed_s;
     unsigned long long started_ns; /* rb_clock_ns when the pair started (this rank's clock) */
-    int confirmed;              /* measured a second time (it looked slow); the better figures kept */
+    int pass;                   /* enum rb_check_pass */
+    int of;                     /* passes REPEAT and REFERENCE: the suspect's position in the confirmation list */
+    struct rb_check_repeat rep; /* after rb_check_merge: the repeats (the figures above stay the first pass's,
+                                   measured under the same conditions as the rail's fleet) */
 };
 
 /* Per-rail ring all-reduce (--ring). */
@@ -76,25 +123,35 @@ struct rb_check_cfg {
     double threshold;           /* a link below threshold x the rail median (or the prediction) is slow */
     double lat_threshold;       /* a one-way p50 above lat_threshold x the rail median is slow; 0: not judged */
     double min_z;               /* also require |robust z| >= min_z (0: off), see rb_outlier_is */
+    double confirm_z;           /* a repeated suspect is slow only when its median is this many standard
+                                   errors of its references' median below it, on a log scale, the spread
+                                   from the MAD (0: the ratio alone) */
     const struct rb_check_pred *pred; /* per rail, or NULL */
 };
 
 enum rb_check_finding_kind {
-    RB_FIND_TIMEOUT,            /* a pair did not complete */
-    RB_FIND_HOST,               /* every link of a host is slow on every rail: the host */
-    RB_FIND_HOST_RAIL,          /* every link of a host on one rail is slow: its NIC, port or cable */
+    RB_FIND_HANG,               /* a pair did not complete */
+    RB_FIND_HOST,               /* every link of a host is slow both ways on every rail: the host */
+    RB_FIND_HOST_TX,            /* every link out of a host is slow, on one rail (its port) or every rail (-1) */
+    RB_FIND_HOST_RX,            /* every link into a host is slow, on one rail or every rail */
+    RB_FIND_HOST_RAIL,          /* every link of a host on one rail is slow both ways: its NIC, port or cable */
+    RB_FIND_RAIL,               /* a whole rail is slow against the other rails */
     RB_FIND_LINK,               /* one pair is slow both ways */
-    RB_FIND_ASYM,               /* one pair is slow one way only */
+    RB_FIND_ONEWAY,             /* one pair is slow one way only: host -> peer */
     RB_FIND_LATENCY,            /* one pair's latency is high */
     RB_FIND_MODEL,              /* the rail's median is below threshold x the model's prediction */
+    RB_FIND_KINDS
 };
+
+/* The kind's name in result.json and the check's name: "hang", "host-tx", "one-way", ... */
+const char *rb_check_kind_name(int kind);
 
 struct rb_check_finding {
     int kind;                   /* enum rb_check_finding_kind */
     int rail;                   /* -1: every rail */
-    int host, peer;             /* hosts involved (-1 when none) */
+    int host, peer;             /* hosts named (-1 when none); for one-way host sends, peer receives */
     char name[64];              /* check name: "link rail1 node-b node-c" */
-    char text[512];             /* the finding in plain words */
+    char text[1024];            /* the finding in plain words */
 };
 
 /* Fleet figures of one rail. */
@@ -106,6 +163,7 @@ struct rb_check_analysis {
     int nrails;
     struct rb_check_rail_fleet *rails;   /* nrails entries */
     bool *slow;                 /* per link: flagged (in the order given) */
+    bool *dir_slow;             /* per link i: [2i] a->b, [2i+1] b->a slow (or hung) */
     struct rb_check_finding *findings;
     size_t nfindings;
 };
@@ -123,6 +181,16 @@ int rb_check_analyse(const struct rb_check_link *links, size_t n, const char *co
 
 /* Frees what rb_check_analyse allocated; NULL-safe. */
 void rb_check_analysis_free(struct rb_check_analysis *a);
+
+/*
+ * Folds the confirmation measurements into the links they confirm: of
+ * links[0..n), those of pass REPEAT set the rep of their schedule link (the
+ * median of each figure over the completed repeats; a link whose every
+ * repeat hung becomes a hang), those of pass REFERENCE its rep.ref (median
+ * and MAD). A link with repeats and references is judged by them alone. The schedule's links are moved to the front in their order and
+ * their number returned. Thread-safe; -ENOMEM when out of memory.
+ */
+long rb_check_merge(struct rb_check_link *links, size_t n);
 
 /* One link as JSON (every measurement; null where not measured); caller frees. */
 cJSON *rb_check_link_json(const struct rb_check_link *l, const char *const *names);

@@ -29,12 +29,15 @@ static void links_table(const struct rb_report_set *s, struct rb_report_tables *
     if (!t)
         return;
     rb_rtable_col(t, "rail", "rail", RB_RF_NUM, 0, 1, RB_RCOL_KEY);
-    rb_rtable_col(t, "a", "a", RB_RF_TEXT, 0, 1, RB_RCOL_KEY);
-    rb_rtable_col(t, "b", "b", RB_RF_TEXT, 0, 1, RB_RCOL_KEY);
+    /* Not "a" and "b": a comparison of two tables has columns of those names (A's and B's value). */
+    rb_rtable_col(t, "host_a", "a", RB_RF_TEXT, 0, 1, RB_RCOL_KEY);
+    rb_rtable_col(t, "host_b", "b", RB_RF_TEXT, 0, 1, RB_RCOL_KEY);
     rb_rtable_col(t, "latency_p50_us", "p50 us", RB_RF_NUM, 1, 1, 0);
     rb_rtable_col(t, "latency_p99_us", "p99 us", RB_RF_NUM, 1, 1, 0);
     rb_rtable_col(t, "bw_ab_bytes_per_s", "a->b MB/s", RB_RF_NUM, 1, 1e-6, 0);
     rb_rtable_col(t, "bw_ba_bytes_per_s", "b->a MB/s", RB_RF_NUM, 1, 1e-6, 0);
+    rb_rtable_col(t, "bw_bidir_ab_bytes_per_s", "both: a->b MB/s", RB_RF_NUM, 1, 1e-6, RB_RCOL_OPTIONAL);
+    rb_rtable_col(t, "bw_bidir_ba_bytes_per_s", "both: b->a MB/s", RB_RF_NUM, 1, 1e-6, RB_RCOL_OPTIONAL);
     rb_rtable_col(t, "bw_bidir_bytes_per_s", "both MB/s", RB_RF_NUM, 1, 1e-6, 0);
     rb_rtable_col(t, "ratio", "x median", RB_RF_NUM, 2, 1, 0);
     rb_rtable_col(t, "status", "status", RB_RF_TEXT, 0, 1, RB_RCOL_NOTE);
@@ -47,12 +50,14 @@ static void links_table(const struct rb_report_set *s, struct rb_report_tables *
             const char *st = rb_rundir_str(l, "status");
             bool slow = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(l, "slow"));
             rb_rtable_num(t, r, "rail", rb_rundir_num(l, "rail"));
-            rb_rtable_text(t, r, "a", rb_rundir_str(l, "a"));
-            rb_rtable_text(t, r, "b", rb_rundir_str(l, "b"));
+            rb_rtable_text(t, r, "host_a", rb_rundir_str(l, "a"));
+            rb_rtable_text(t, r, "host_b", rb_rundir_str(l, "b"));
             rb_rtable_num(t, r, "latency_p50_us", rb_rundir_num(l, "latency_p50_s") * 1e6);
             rb_rtable_num(t, r, "latency_p99_us", rb_rundir_num(l, "latency_p99_s") * 1e6);
             rb_rtable_num(t, r, "bw_ab_bytes_per_s", rb_rundir_num(l, "bw_ab_bytes_per_s"));
             rb_rtable_num(t, r, "bw_ba_bytes_per_s", rb_rundir_num(l, "bw_ba_bytes_per_s"));
+            rb_rtable_num(t, r, "bw_bidir_ab_bytes_per_s", rb_rundir_num(l, "bw_bidir_ab_bytes_per_s"));
+            rb_rtable_num(t, r, "bw_bidir_ba_bytes_per_s", rb_rundir_num(l, "bw_bidir_ba_bytes_per_s"));
             rb_rtable_num(t, r, "bw_bidir_bytes_per_s", rb_rundir_num(l, "bw_bidir_bytes_per_s"));
             rb_rtable_num(t, r, "ratio", ratio >= 0 ? ratio : NAN);
             rb_rtable_text(t, r, "status", st && strcmp(st, "timeout") == 0 ? "HANG" : slow ? "slow" : st);

@@ -39,6 +39,8 @@ struct report {
     bool compare;
     double threshold_pct;
     const char *group_by;
+    const char *baseline;               /* --baseline DIR (reports/baseline.c) */
+    double baseline_ratio;
     /* results */
     size_t regressions;
 };
@@ -99,11 +101,8 @@ static int load_one(struct report *R, const char *path, unsigned flags)
         rb_rundir_free(r);
         return rc == -ENOMEM ? rc : 0;
     }
-    size_t k = 0;
-    while (!rb_report_kinds[k]->detect(r))
-        k++;
-    R->kind[R->n] = rb_report_kinds[k];
-    if (rb_report_kinds[k] == &rb_report_kind_phases && !r->partial && tabled(r->command)) {
+    R->kind[R->n] = rb_report_kind_of(r);
+    if (R->kind[R->n] == &rb_report_kind_phases && !r->partial && tabled(r->command)) {
         char line[4300];
         snprintf(line, sizeof line,
                  "%s/result.json: a \"%.60s\" result without the summary its table needs; showing its phases",
@@ -242,8 +241,8 @@ struct section {
 };
 
 /* Tables of runs[0..n) kind by kind (a kind's runs share one table, a row per run). */
-static int build_tables(struct rb_rundir **runs, const struct rb_report_kind **rkind, size_t n,
-                        struct rb_report_tables *out, struct rb_buf *html)
+int rb_report_build_tables(struct rb_rundir **runs, const struct rb_report_kind **rkind, size_t n,
+                           struct rb_report_tables *out, struct rb_buf *html)
 {
     struct rb_rundir **sel = malloc((n ? n : 1) * sizeof *sel);
     if (!sel)
@@ -456,7 +455,7 @@ static int report_runs(struct report *R, struct section **secs_out, size_t *nsec
         }
         if (html)
             rb_buf_printf(html, "<section>\n");
-        rc = build_tables(sel, selk, m, &secs[g].tables, html);
+        rc = rb_report_build_tables(sel, selk, m, &secs[g].tables, html);
         if (html)
             rb_buf_printf(html, "</section>\n");
     }
@@ -490,7 +489,7 @@ static int report_compare(struct report *R, struct section **secs_out, size_t *n
     struct rb_rundir *a = &R->runs[0], *b = &R->runs[1];
     *secs_out = secs;
     *nsecs = secs ? 1 : 0;
-    if (!secs || build_tables(&a, &R->kind[0], 1, &ta, NULL) || build_tables(&b, &R->kind[1], 1, &tb, NULL)) {
+    if (!secs || rb_report_build_tables(&a, &R->kind[0], 1, &ta, NULL) || rb_report_build_tables(&b, &R->kind[1], 1, &tb, NULL)) {
         rb_report_tables_free(&ta);
         rb_report_tables_free(&tb);
         return -ENOMEM;
@@ -573,7 +572,7 @@ static void free_report(struct report *R, struct section *secs, size_t nsecs)
 
 int rb_report_main(int argc, char **argv)
 {
-    struct report R = {.threshold_pct = 5};
+    struct report R = {.threshold_pct = 5, .baseline_ratio = 0.9};
     const struct rb_opt opts[] = {
         {"format", 'f', RB_OPT_CHOICE, &R.format, "md|csv|json|html", "output format", "md|csv|json|html"},
         {"out", 'o', RB_OPT_STR, &R.out, "FILE", "write the report to FILE instead of stdout", NULL},
@@ -584,6 +583,12 @@ int rb_report_main(int argc, char **argv)
         {"threshold", 0, RB_OPT_PERCENT, &R.threshold_pct, "PCT",
          "--compare marks a figure worse by more than PCT % of A as a regression", NULL},
         {"group-by", 0, RB_OPT_STR, &R.group_by, "LABEL", "one section per value of this --label of the runs", NULL},
+        {"baseline", 0, RB_OPT_STR, &R.baseline, "DIR",
+         "compare each run with the saved run of its command in DIR, per host, link, size and phase; exit 1 on "
+         "regressions", NULL},
+        {"baseline-ratio", 0, RB_OPT_DOUBLE, &R.baseline_ratio, "X",
+         "--baseline: a figure below X times the baseline's (a latency or time above 2 - X times) is a regression",
+         NULL},
         {0},
     };
     static const struct rb_cmd_spec spec = {
@@ -609,6 +614,13 @@ int rb_report_main(int argc, char **argv)
     }
     if (R.compare && R.group_by) {
         fprintf(stderr, "railbench: --group-by: cannot be combined with --compare (which takes two runs)\n");
+        rb_cli_free(&cli);
+        return RB_EXIT_USAGE;
+    }
+    if (R.baseline && (R.compare || R.group_by || !(R.baseline_ratio > 0 && R.baseline_ratio < 1))) {
+        fprintf(stderr, "railbench: --baseline: %s\n", R.compare || R.group_by
+                                                          ? "cannot be combined with --compare or --group-by"
+                                                          : "--baseline-ratio: expected a number in (0, 1), e.g. 0.9");
         rb_cli_free(&cli);
         return RB_EXIT_USAGE;
     }
@@ -641,8 +653,18 @@ int rb_report_main(int argc, char **argv)
         goto oom;
 
     /* The HTML page gathers sections as they are built, then gets its head (which needs the totals). */
-    rc = R.compare ? report_compare(&R, &secs, &nsecs, want_html ? &body : NULL)
-                   : report_runs(&R, &secs, &nsecs, want_html ? &body : NULL);
+    if (R.baseline) {
+        secs = calloc(1, sizeof *secs);
+        nsecs = secs ? 1 : 0;
+        rc = secs ? rb_report_baseline(R.runs, R.kind, R.n, R.baseline, R.baseline_ratio, &secs->tables,
+                                       &R.regressions)
+                  : -ENOMEM;
+        for (size_t t = 0; want_html && !rc && t < secs->tables.n; t++)
+            rb_rtable_html(secs->tables.v[t], &body);
+    } else {
+        rc = R.compare ? report_compare(&R, &secs, &nsecs, want_html ? &body : NULL)
+                       : report_runs(&R, &secs, &nsecs, want_html ? &body : NULL);
+    }
     if (rc == -EINVAL) {
         status = RB_EXIT_USAGE;
         goto done;
@@ -672,7 +694,7 @@ int rb_report_main(int argc, char **argv)
         }
         rb_info("HTML report: %s", R.html);
     }
-    if (R.compare && R.regressions)
+    if ((R.compare || R.baseline) && R.regressions)
         status = RB_EXIT_CHECK;
     goto done;
 oom:

@@ -49,6 +49,29 @@ extern const struct rb_report_kind rb_report_kind_tiers, rb_report_kind_sweep, r
     rb_report_kind_load, rb_report_kind_coll, rb_report_kind_sim, rb_report_kind_block, rb_report_kind_counters,
     rb_report_kind_phases, rb_report_kind_check;
 
+/* The kind of a run: the first of rb_report_kinds that detects it (fabric/baseline.c). */
+const struct rb_report_kind *rb_report_kind_of(const struct rb_rundir *r);
+
+/*
+ * Tables of runs[0..n) kind by kind (a kind's runs share one table, a row
+ * per run), appended to out; with html, each kind's section too. 0 or -ENOMEM.
+ */
+int rb_report_build_tables(struct rb_rundir **runs, const struct rb_report_kind **rkind, size_t n,
+                           struct rb_report_tables *out, struct rb_buf *html);
+
+/*
+ * report --baseline DIR (reports/baseline.c): each of runs[0..n) (kinds[i]
+ * its kind) against the run of the same command and kind saved in DIR (a
+ * result directory, or a directory of them), table by table and row by row
+ * (host, link, size, phase): a figure worse than ratio x the baseline's
+ * (rb_rtable_judge at (1 - ratio) x 100 %) is a regression. Appends the
+ * table of regressions, then the comparisons, to out; *regressions gets
+ * their number. Returns 0, -EINVAL when DIR holds no run or none for a run
+ * (said on stderr), or -ENOMEM.
+ */
+int rb_report_baseline(struct rb_rundir *runs, const struct rb_report_kind *const *kinds, size_t n, const char *dir,
+                       double ratio, struct rb_report_tables *out, size_t *regressions);
+
 /* Fills s for runs[0..n) (label keys in first-seen order). Returns 0 or -ENOMEM; free with rb_report_set_free. */
 int rb_report_set_init(struct rb_report_set *s, struct rb_rundir *const *runs, size_t n);
 void rb_report_set_free(struct rb_report_set *s);

@@ -15,6 +15,8 @@ pkgs=(
   libopenmpi-dev openmpi-bin
   # servers and tools the tests, demo and benchmarks start or call
   fio nginx prometheus prometheus-pushgateway wrk curl jq python3
+  # tests/bench/fabric_check_iperf3.sh: the reference fabric check is held against
+  iperf3
   iproute2 iputils-ping openssh-server openssh-client ansible ansible-lint
   nodejs chromium graphviz
   slurm-wlm munge time

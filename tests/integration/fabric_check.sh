@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# fabric check on a cluster in a box (4 hosts x 2 rails): healthy twice, one rate-limited rail port, one dead rail port; a straggler client in load get.
+# fabric check on a cluster in a box (4 hosts x 2 rails): healthy with the defaults three times, one rate-limited rail port
+# (full and --quick), one direction of one pair throttled to 30 Mbit/s (one-way), one dead rail port; a straggler in load get.
 # Needs root (network namespaces, veths, sshd). Its cluster name and subnet come from
 # RB_TEST_CLUSTER_NAME / RB_TEST_CLUSTER_NET, else a name of its own and a free 10.x.
 set -euo pipefail
@@ -17,6 +18,12 @@ cat "$T/plan.txt"
 assert_jq "$T/plan/result.json" '.summary.rounds == 1023 and .summary.pairs_per_round == 512 and .summary.links == 4190208 and .summary.verified' \
     "1,024 hosts x 8 rails: 1,023 rounds of 512 pairs, 4,190,208 links, every pair once"
 ok "planned in $(jq .summary.plan_s "$T/plan/result.json") s, verified in $(jq .summary.verify_s "$T/plan/result.json") s"
+# --quick at the same scale: a few rounds, then each suspect beside two known-good hosts, planned and checked for real.
+"$RB" fabric check --plan-only --quick --hosts 1024 --rails 8 --out "$T/planq" >"$T/planq.txt"
+grep -- "--quick:" "$T/planq.txt"
+assert_jq "$T/planq/result.json" '.summary.quick | .first_rounds == 2 and .second_rounds == 2 and .suspects == 3 and .second_pairs == 6 and .rounds == 4 and .links == 8240' \
+    "--quick at 1,024 x 8: 2 + 2 rounds, 3 suspects of one bad port each paired with 2 good hosts, 8,240 links"
+assert_jq "$T/planq/result.json" '.summary.quick.estimated_run_s * 20 < .summary.estimated_run_s' "--quick: over 20x less time than every pair"
 assert_exit 2 "--plan-only without --hosts" "$RB" fabric check --plan-only
 assert_stderr_line "plan-only needs --hosts"
 assert_exit 2 "--threshold 2" "$RB" fabric check --plan-only --hosts 4 --threshold 2
@@ -28,12 +35,13 @@ assert_exit 0 "up --clients 4 --rails 2" cl up --clients 4 --rails 2 --net "$NET
 H=("$NAME-client1" "$NAME-client2" "$NAME-client3" "$NAME-client4")
 BAD=${H[2]}  # client3
 
-# Single-stream TCP on this shared 2-core machine spans 0.08-3.5 GB/s from run to run and pair to
-# pair; the designed faults are 40 Mbit/s (5 MB/s, about 1/16 of the slowest healthy direction seen) and
-# a dead port. --threshold 0.1 separates them with room. Latency is not judged here
-# (--latency-threshold 0): the ping-pong's p50 is 10-90 us on this machine, and 4 ms when another
-# engineer's build holds both cores for the stage; tests/unit/test_fabric_check.c covers that rule.
-BASE=(fabric check --size 1MiB --iters 4 --reps 3 --lat-iters 100 --threshold 0.1 --latency-threshold 0)
+# Single-stream TCP on this shared 2-core machine spans 0.02-1 GB/s from run to run and pair to pair
+# while other builds run. The defaults handle that by method: every link the first pass finds below half
+# its rail's median is measured 4 times more beside a reference link, and is slow only when even its best
+# repeat is below half the references' median and its median several standard errors below theirs
+# (tests/unit/test_fabric_check.c has the rules). The designed faults are 30-40 Mbit/s (4-5 MB/s) and a
+# dead port.
+BASE=(fabric check --size 1MiB --iters 4)
 CHECK=("${BASE[@]}")
 check() { # OUT TIMEOUT: runs the check over 8 ranks (2 per host, rank i of a host on rail i); sets RC
     RC=0
@@ -41,32 +49,57 @@ check() { # OUT TIMEOUT: runs the check over 8 ranks (2 per host, rank i of a ho
     [ -f "$T/$1/result.json" ] || { cat "$T/$1.err"; fail "$1: no result.json"; }
 }
 
-for run in 1 2; do
-    if [ "$run" = 2 ]; then mkdir -p "$T/healthy2-prom"; CHECK+=(--ring --prom-textfile "$T/healthy2-prom"); fi
+# The README's command for the box, with the defaults: no finding, three runs out of three.
+for run in 1 2 3; do
+    if [ "$run" = 3 ]; then mkdir -p "$T/healthy3-prom"; CHECK+=(--ring --prom-textfile "$T/healthy3-prom"); fi
     check healthy$run 10s
     R=$T/healthy$run/result.json
+    assert_jq "$R" '.summary.findings == [] and ([.checks[] | select(.passed == false)] | length) == 0' \
+        "healthy run $run: no finding ($(jq '[.summary.links[] | select(.confirmed)] | length' "$R") suspect link(s) cleared by their repeats)"
     assert_eq "healthy run $run: exit" 0 "$RC"
     assert_jq "$R" '.summary.rails == 2 and (.summary.hosts | length) == 4 and (.summary.links | length) == 12' \
         "healthy run $run: 6 pairs x 2 rails measured"
     assert_jq "$R" '[.summary.links[] | select(.status != "ok" or .slow)] | length == 0' "healthy run $run: no link slow or hung"
-    assert_jq "$R" '.summary.findings == [] and ([.checks[] | select(.passed == false)] | length) == 0' "healthy run $run: no finding"
-    assert_jq "$R" '[.summary.links[] | .bw_ab_bytes_per_s, .bw_ba_bytes_per_s] | min > 30e6' "healthy run $run: every direction above 30 MB/s"
+    assert_jq "$R" '[.summary.links[] | .bw_ab_bytes_per_s, .bw_ba_bytes_per_s, .bw_bidir_ab_bytes_per_s, .bw_bidir_ba_bytes_per_s] | min > 5e6' \
+        "healthy run $run: every direction, alone and both at once, above 5 MB/s"
+    assert_jq "$R" '[.summary.links[] | (.bw_bidir_bytes_per_s - .bw_bidir_ab_bytes_per_s - .bw_bidir_ba_bytes_per_s) | fabs] | max < 1' \
+        "healthy run $run: both at once is the sum of its two directions"
     ok "healthy run $run: rail medians $(jq -r '[.summary.fleet[] | "\(.bw_bytes_per_s.median / 1e6 | floor) MB/s"] | join(", ")' "$R"), $(jq .summary.duration_s "$R") s"
 done
 grep -q "none: every link within" "$T/healthy1.txt" || fail "healthy table does not say there is no finding"
-P=$T/healthy2-prom/railbench.prom
+P=$T/healthy3-prom/railbench.prom
 assert_eq "gauges: bandwidth per rail and direction" 24 "$(grep -c '^railbench_link_bandwidth_bytes_per_second{' "$P")"
 assert_eq "gauges: every link up" 12 "$(grep -c '^railbench_link_up{.*} 1$' "$P")"
 grep -q "^railbench_link_bandwidth_bytes_per_second{rail=\"1\",src=\"${H[0]}\",dst=\"${H[1]}\".*} [0-9]" "$P" || fail "no gauge for rail 1 ${H[0]} -> ${H[1]}"
 assert_eq "gauges: a ring busbw per rail" 2 "$(grep -c '^railbench_rail_ring_busbw_bytes_per_second{' "$P")"
-assert_jq "$T/healthy2/result.json" '[.summary.rings[] | [.rail, .hosts, .status, .wrong]] == [[0, 4, "ok", 0], [1, 4, "ok", 0]] and ([.summary.rings[].busbw_bytes_per_s] | min > 1e6)' \
+assert_jq "$T/healthy3/result.json" '[.summary.rings[] | [.rail, .hosts, .status, .wrong]] == [[0, 4, "ok", 0], [1, 4, "ok", 0]] and ([.summary.rings[].busbw_bytes_per_s] | min > 1e6)' \
     "--ring: a 4-host ring all-reduce on each rail, every element right, busbw above 1 MB/s"
-ok "--ring busbw: $(jq -r '[.summary.rings[] | "rail \(.rail) \(.busbw_bytes_per_s / 1e6 | floor) MB/s"] | join(", ")' "$T/healthy2/result.json")"
+ok "--ring busbw: $(jq -r '[.summary.rings[] | "rail \(.rail) \(.busbw_bytes_per_s / 1e6 | floor) MB/s"] | join(", ")' "$T/healthy3/result.json")"
+
+# One direction of one pair: client1 -> client3 on rail 1 throttled to 30 Mbit/s by an htb class for that destination
+# on client1's rail1; client3 -> client1 and every other pair untouched.
+IP3=$(cl exec client3 ip -4 -o addr show dev rail1 | awk '{print $4}' | cut -d/ -f1)
+cl exec client1 tc qdisc replace dev rail1 root handle 1: htb default 10 r2q 1000
+cl exec client1 tc class add dev rail1 parent 1: classid 1:10 htb rate 10gbit
+cl exec client1 tc class add dev rail1 parent 1: classid 1:20 htb rate 30mbit ceil 30mbit
+cl exec client1 tc filter add dev rail1 parent 1: protocol ip prio 1 u32 match ip dst "$IP3/32" flowid 1:20
+CHECK=("${BASE[@]}")
+check oneway 10s
+R=$T/oneway/result.json
+assert_eq "one-way: exit" 1 "$RC"
+assert_jq "$R" ".summary.findings | length == 1 and .[0].kind == \"one-way\" and .[0].rail == 1 and .[0].src == \"${H[0]}\" and .[0].dst == \"$BAD\"" \
+    "exactly one finding: one-way ${H[0]} -> $BAD on rail 1"
+assert_jq "$R" "[.summary.links[] | select(.rail == 1 and .a == \"${H[0]}\" and .b == \"$BAD\")][0] | .repeats.bw_ab_bytes_per_s < 4.2e6 and .repeats.bw_ba_bytes_per_s > 20e6" \
+    "${H[0]} -> $BAD runs at the 30 Mbit/s (3.75 MB/s) limit in its repeats, $BAD -> ${H[0]} above 20 MB/s"
+grep -q "one way only: ${H[0]} → $BAD at" "$T/oneway.txt" || { cat "$T/oneway.txt"; fail "the one-way finding is not printed"; }
+grep -q "| $(printf '%-16.16s' "${H[0]}") | .* 3\.[0-9]M \* |" "$T/oneway.txt" || { cat "$T/oneway.txt"; fail "the matrix does not star ${H[0]} -> $BAD"; }
+ok "finding: $(jq -r '.summary.findings[0].text' "$R")"
+cl exec client1 tc qdisc del dev rail1 root
 
 # One rail port limited both ways: client3's rail1 (its egress, and the switch port's egress to it).
 cl exec client3 tc qdisc replace dev rail1 root tbf rate 40mbit burst 32kb latency 400ms
 ip netns exec "$NAME-fabric" tc qdisc replace dev client3-r1 root tbf rate 40mbit burst 32kb latency 400ms
-CHECK=("${BASE[@]}" --ring)
+CHECK=("${BASE[@]}" --ring --k8s-nodes "$T/nodes.yaml")
 check slow 15s
 R=$T/slow/result.json
 assert_eq "rate-limited port: exit" 1 "$RC"
@@ -79,6 +112,22 @@ assert_jq "$R" "[.summary.links[] | select(.rail == 1 and (.a == \"$BAD\" or .b 
 assert_jq "$R" '[.checks[] | select(.passed == false)] | length == 1' "one failed check"
 grep -q "rail 1: every link of $BAD is slow" "$T/slow.txt" || { cat "$T/slow.txt"; fail "the finding is not printed"; }
 ok "finding: $(jq -r '.summary.findings[0].text' "$R")"
+# The Kubernetes file: client3 EVICT and tainted with the finding's kind, the others PASS and untouched.
+assert_eq "k8s: Node objects" 4 "$(grep -c '^kind: Node$' "$T/nodes.yaml")"
+assert_eq "k8s: EVICT labels" 1 "$(grep -c 'railbench.io/fabric-check: EVICT' "$T/nodes.yaml")"
+assert_eq "k8s: PASS labels" 3 "$(grep -c 'railbench.io/fabric-check: PASS' "$T/nodes.yaml")"
+awk '/^  name: /{n=$2} /value: host-rail/{print n}' "$T/nodes.yaml" | grep -qx "$BAD" || { cat "$T/nodes.yaml"; fail "k8s: $BAD is not tainted host-rail"; }
+assert_eq "k8s: taints" 1 "$(grep -c 'effect: NoSchedule' "$T/nodes.yaml")"
+ok "k8s: $T/nodes.yaml labels $BAD EVICT with a NoSchedule taint, the other 3 PASS"
+# --quick on the same fault: two rounds, then each suspect host beside known-good hosts; the same one finding.
+CHECK=("${BASE[@]}" --quick)
+check quick 15s
+assert_eq "--quick: exit" 1 "$RC"
+assert_jq "$T/quick/result.json" ".summary.quick and (.summary.findings | length == 1 and .[0].kind == \"host-rail\" and .[0].rail == 1 and .[0].host == \"$BAD\")" \
+    "--quick: exactly one finding, $BAD on rail 1"
+# $BAD and the two hosts it met are suspects (a noisy link may add the fourth); $BAD meets the one left.
+grep -Eq "quick: [34] suspect host\(s\)" "$T/quick.err" || { cat "$T/quick.err"; fail "--quick: no second pass with 3 or 4 suspects"; }
+ok "--quick: $(grep -o 'quick: [0-9]* suspect.*' "$T/quick.err")"
 # The report: the finding, and per rail a host x host heat map with a cell per pair (the diagonal has none).
 "$RB" report --html "$T/slow.html" "$T/slow" >"$T/slow-report.md"
 grep -q "every link of $BAD is slow" "$T/slow-report.md" || fail "report: the finding is not in the table"
@@ -127,8 +176,8 @@ assert_eq "dead port: exit" 1 "$RC"
 assert_jq "$R" "[.summary.links[] | select(.status == \"timeout\") | [.rail, ([.a, .b] | index(\"$BAD\") != null)]] == [[1, true], [1, true], [1, true]]" \
     "the hung pairs are exactly $BAD's three on rail 1"
 assert_jq "$R" '[.summary.links[] | select(.status == "ok")] | length == 9' "the other 9 links completed"
-assert_jq "$R" "[.summary.findings[] | select(.kind == \"timeout\") | .rail] == [1, 1, 1]" "three hang findings, all on rail 1"
-assert_jq "$R" "[.summary.findings[] | select(.kind != \"timeout\") | [.kind, .rail, .host]] == [[\"host-rail\", 1, \"$BAD\"]]" \
+assert_jq "$R" "[.summary.findings[] | select(.kind == \"hang\") | .rail] == [1, 1, 1]" "three hang findings, all on rail 1"
+assert_jq "$R" "[.summary.findings[] | select(.kind != \"hang\") | [.kind, .rail, .host]] == [[\"host-rail\", 1, \"$BAD\"]]" \
     "and one attribution: $BAD's rail-1 port"
 grep -q "rail 1: .* ⇄ .* did not complete within the timeout" "$T/dead.txt" || fail "the hang is not printed"
 assert_jq "$R" '[.summary.rings[] | [.rail, .hosts, .status, .wrong]] == [[0, 4, "ok", 0], [1, 3, "ok", 0]]' \

@@ -1,10 +1,11 @@
-/* Unit tests of fabric/check_plan.c and fabric/check_analyse.c: the round-robin schedule and who gets blamed. */
+/* Unit tests of fabric/check_plan.c and fabric/check_analyse.c: the schedules (full, --quick), who gets blamed, and the confirmation merge. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -89,37 +90,63 @@ static void test_schedule_1024x8(void **state)
            rb_check_plan_rounds(1024), (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 }
 
-static const char *const names[] = {"node-a", "node-b", "node-c", "node-d"};
+static const char *const names[] = {"client1", "client2", "client3", "client4"};
 
-/* 4 hosts x 2 rails, every link at bw (both ways, both at once) and 10 us; *n = 12. */
+/*
+ * 4 hosts x 2 rails as the cluster in a box measures them: every direction
+ * alone near bw (a little spread), each direction while the other runs near
+ * half of it (two streams share the box's two cores), p50 near 10 us; *n = 12.
+ */
 static void fleet(struct rb_check_link *l, size_t *n, double bw)
 {
     *n = 0;
     for (int r = 0; r < 2; r++)
         for (int a = 0; a < 4; a++)
-            for (int b = a + 1; b < 4; b++)
+            for (int b = a + 1; b < 4; b++) {
+                double ab = bw * (1 + 0.02 * a), ba = bw * (1 - 0.02 * b);
                 l[(*n)++] = (struct rb_check_link){.a = a, .b = b, .rail = r, .status = RB_CHECK_OK,
                                                    .lat_p50_s = 10e-6 * (1 + 0.01 * b), .lat_p99_s = 20e-6,
-                                                   .bw_ab_bytes_per_s = bw * (1 + 0.02 * a),
-                                                   .bw_ba_bytes_per_s = bw * (1 - 0.02 * b),
-                                                   .bw_bidir_bytes_per_s = 2 * bw};
+                                                   .bw_ab_bytes_per_s = ab, .bw_ba_bytes_per_s = ba,
+                                                   .bw_bidir_ab_bytes_per_s = 0.5 * ab, .bw_bidir_ba_bytes_per_s = 0.5 * ba,
+                                                   .bw_bidir_bytes_per_s = 0.5 * (ab + ba)};
+            }
 }
 
 static struct rb_check_link *link_of(struct rb_check_link *l, size_t n, int r, int a, int b)
 {
     for (size_t i = 0; i < n; i++)
-        if (l[i].rail == r && l[i].a == a && l[i].b == b)
+        if (l[i].rail == r && l[i].a == a && l[i].b == b && l[i].pass == RB_CHECK_PASS_SCHEDULE)
             return &l[i];
     fail_msg("no link %d %d-%d", r, a, b);
     return NULL;
 }
 
+/* Direction a -> b (to_b) or b -> a of link l at x, alone and while the other way runs. */
+static void set_dir(struct rb_check_link *l, bool to_b, double x)
+{
+    if (to_b)
+        l->bw_ab_bytes_per_s = l->bw_bidir_ab_bytes_per_s = x;
+    else
+        l->bw_ba_bytes_per_s = l->bw_bidir_ba_bytes_per_s = x;
+    l->bw_bidir_bytes_per_s = l->bw_bidir_ab_bytes_per_s + l->bw_bidir_ba_bytes_per_s;
+}
+
 static void analyse(struct rb_check_link *l, size_t n, const struct rb_check_pred *pred, struct rb_check_analysis *a)
 {
-    struct rb_check_cfg cfg = {.threshold = 0.5, .lat_threshold = 3, .pred = pred};
+    struct rb_check_cfg cfg = {.threshold = 0.5, .lat_threshold = 3, .confirm_z = 3, .pred = pred};
     assert_int_equal(rb_check_analyse(l, n, names, 4, 2, &cfg, a), 0);
     for (size_t i = 0; i < a->nfindings; i++)
-        printf("#   finding: %s\n", a->findings[i].text);
+        printf("#   finding %s: %s\n", rb_check_kind_name(a->findings[i].kind), a->findings[i].text);
+}
+
+/* The only finding is of kind, on rail, naming host and peer. */
+static void assert_one(const struct rb_check_analysis *a, int kind, int rail, int host, int peer)
+{
+    assert_int_equal(a->nfindings, 1);
+    assert_string_equal(rb_check_kind_name(a->findings[0].kind), rb_check_kind_name(kind));
+    assert_int_equal(a->findings[0].rail, rail);
+    assert_int_equal(a->findings[0].host, host);
+    assert_int_equal(a->findings[0].peer, peer);
 }
 
 static void test_healthy(void **state)
@@ -135,71 +162,177 @@ static void test_healthy(void **state)
     rb_check_analysis_free(&a);
 }
 
-static void test_host_port(void **state)
+/*
+ * The held-out fault: client1 -> client3 on rail 1 throttled to 30 Mbit/s by
+ * an htb filter on that destination, the reverse at 2.31 GB/s. Measured with
+ * a stream per direction, the slow direction is slow alone and while the
+ * other runs, and the reverse is normal both times: one way, not the link.
+ */
+static void test_one_way_held_out(void **state)
 {
     (void)state;
     struct rb_check_link l[12];
     size_t n;
-    fleet(l, &n, 6.2e9);
-    /* Every rail-1 link of node-c (host 2) at 5 MB/s both ways: its rail-1 port, nothing else. */
+    fleet(l, &n, 2.3e9);
+    struct rb_check_link *x = link_of(l, n, 1, 0, 2);
+    set_dir(x, true, 30e6 / 8);
+    x->bw_ba_bytes_per_s = 2.31e9;
+    x->bw_bidir_ba_bytes_per_s = 2.2e9; /* the reverse has the cores to itself */
+    x->bw_bidir_bytes_per_s = x->bw_bidir_ab_bytes_per_s + x->bw_bidir_ba_bytes_per_s;
+    struct rb_check_analysis a;
+    analyse(l, n, NULL, &a);
+    assert_one(&a, RB_FIND_ONEWAY, 1, 0, 2);
+    const char *t = a.findings[0].text;
+    assert_non_null(strstr(t, "rail 1: one way only: client1 → client3 at 0.00× the rail median (3.8 MB/s vs 2."));
+    assert_non_null(strstr(t, "but client3 → client1 normal alone (2.31 GB/s; 2.20 GB/s while both run)"));
+    assert_non_null(strstr(t, "every other link of client1 and client3 on rail 1 is normal"));
+    assert_string_equal(a.findings[0].name, "one-way rail1 client1 client3");
+    /* The matrix stars the slow direction only. */
     for (size_t i = 0; i < n; i++)
-        if (l[i].rail == 1 && (l[i].a == 2 || l[i].b == 2))
-            l[i].bw_ab_bytes_per_s = l[i].bw_ba_bytes_per_s = l[i].bw_bidir_bytes_per_s = 5e6;
-    struct rb_check_analysis a;
+        if (&l[i] == x)
+            assert_true(a.dir_slow[2 * i] && !a.dir_slow[2 * i + 1]);
+    rb_check_analysis_free(&a);
+
+    /* As measured on the box: the reverse stream's ACKs queue behind the throttled direction, so both at once it is slow too. */
+    fleet(l, &n, 2.3e9);
+    x = link_of(l, n, 1, 0, 2);
+    set_dir(x, true, 30e6 / 8);
+    x->bw_ba_bytes_per_s = 2.31e9;
+    x->bw_bidir_ba_bytes_per_s = 10e6;
     analyse(l, n, NULL, &a);
-    assert_int_equal(a.nfindings, 1);
-    assert_int_equal(a.findings[0].kind, RB_FIND_HOST_RAIL);
-    assert_int_equal(a.findings[0].rail, 1);
-    assert_int_equal(a.findings[0].host, 2);
-    assert_non_null(strstr(a.findings[0].text, "node-c's rail 1"));
+    assert_one(&a, RB_FIND_ONEWAY, 1, 0, 2);
+    rb_check_analysis_free(&a);
+
+    /* The same fault seen from the other end: the link driven by client3 (b -> a slow). */
+    fleet(l, &n, 2.3e9);
+    x = link_of(l, n, 1, 0, 2);
+    set_dir(x, false, 30e6 / 8);
+    analyse(l, n, NULL, &a);
+    assert_one(&a, RB_FIND_ONEWAY, 1, 2, 0);
+    assert_non_null(strstr(a.findings[0].text, "client3 → client1 at 0.00×"));
     rb_check_analysis_free(&a);
 }
 
-static void test_link_asym_latency(void **state)
+static void test_link_both_ways(void **state)
 {
     (void)state;
     struct rb_check_link l[12];
     size_t n;
     fleet(l, &n, 6.2e9);
-    struct rb_check_link *bc = link_of(l, n, 1, 1, 2), *ad = link_of(l, n, 0, 0, 3), *ab = link_of(l, n, 0, 0, 1);
-    bc->bw_ab_bytes_per_s = bc->bw_ba_bytes_per_s = 1.3e9; /* both ways: the b/c cable */
-    ad->bw_ab_bytes_per_s = 1.0e9;                         /* a -> d only */
-    ab->lat_p50_s = 80e-6;                                 /* latency only */
+    struct rb_check_link *bc = link_of(l, n, 1, 1, 2);
+    set_dir(bc, true, 1.3e9);
+    set_dir(bc, false, 1.3e9);
     struct rb_check_analysis a;
     analyse(l, n, NULL, &a);
-    assert_int_equal(a.nfindings, 3);
-    int kinds = 0;
-    for (size_t i = 0; i < a.nfindings; i++) {
-        const struct rb_check_finding *f = &a.findings[i];
-        kinds |= 1 << f->kind;
-        if (f->kind == RB_FIND_LINK) {
-            assert_true(f->rail == 1 && f->host == 1 && f->peer == 2);
-            assert_non_null(strstr(f->text, "rail 1: node-b ⇄ node-c at 0.2"));
-            assert_non_null(strstr(f->text, "suspect the node-b/node-c cable or port"));
+    assert_one(&a, RB_FIND_LINK, 1, 1, 2);
+    assert_non_null(strstr(a.findings[0].text, "rail 1: client2 ⇄ client3 slow both ways: client2 → client3 at 0.2"));
+    assert_non_null(strstr(a.findings[0].text, "suspect the client2/client3 cable or port"));
+    rb_check_analysis_free(&a);
+
+    /* Each way alone normal, both at once a fifth each way: the link, named as such. */
+    fleet(l, &n, 6.2e9);
+    struct rb_check_link *bd = link_of(l, n, 0, 1, 3);
+    bd->bw_bidir_ab_bytes_per_s = bd->bw_bidir_ba_bytes_per_s = 0.6e9;
+    analyse(l, n, NULL, &a);
+    assert_one(&a, RB_FIND_LINK, 0, 1, 3);
+    assert_non_null(strstr(a.findings[0].text, "client2 → client4 while the other way runs at 0.20×"));
+    rb_check_analysis_free(&a);
+}
+
+static void test_host_sides(void **state)
+{
+    (void)state;
+    struct rb_check_link l[12];
+    size_t n;
+    struct rb_check_analysis a;
+    /* Every rail-1 link of client3 at 5 MB/s both ways: its rail-1 port, nothing else. */
+    fleet(l, &n, 6.2e9);
+    for (size_t i = 0; i < n; i++)
+        if (l[i].rail == 1 && (l[i].a == 2 || l[i].b == 2)) {
+            set_dir(&l[i], true, 5e6);
+            set_dir(&l[i], false, 5e6);
         }
-        if (f->kind == RB_FIND_ASYM)
-            assert_non_null(strstr(f->text, "node-a → node-d"));
-    }
-    assert_int_equal(kinds, (1 << RB_FIND_LINK) | (1 << RB_FIND_ASYM) | (1 << RB_FIND_LATENCY));
+    analyse(l, n, NULL, &a);
+    assert_one(&a, RB_FIND_HOST_RAIL, 1, 2, -1);
+    assert_non_null(strstr(a.findings[0].text, "rail 1: every link of client3 is slow"));
+    assert_non_null(strstr(a.findings[0].text, "client3's rail 1 NIC, port or cable"));
+    rb_check_analysis_free(&a);
+
+    /* client2's transmit side on rail 0 (a shaper on its egress): every direction out of it, none into it. */
+    fleet(l, &n, 6.2e9);
+    for (size_t i = 0; i < n; i++)
+        if (l[i].rail == 0 && (l[i].a == 1 || l[i].b == 1))
+            set_dir(&l[i], l[i].a == 1, 5e6);
+    analyse(l, n, NULL, &a);
+    assert_one(&a, RB_FIND_HOST_TX, 0, 1, -1);
+    assert_non_null(strstr(a.findings[0].text, "rail 0: every link out of client2 is slow"));
+    assert_non_null(strstr(a.findings[0].text, "every link into it normal"));
+    rb_check_analysis_free(&a);
+
+    /* client4's receive side on every rail: one finding for the host's receive side. */
+    fleet(l, &n, 6.2e9);
+    for (size_t i = 0; i < n; i++)
+        if (l[i].b == 3)
+            set_dir(&l[i], true, 5e6);
+    analyse(l, n, NULL, &a);
+    assert_one(&a, RB_FIND_HOST_RX, -1, 3, -1);
+    assert_non_null(strstr(a.findings[0].text, "client4: every link into it is slow on every rail"));
+    rb_check_analysis_free(&a);
+
+    /* client4 slow both ways on every rail: the host. */
+    fleet(l, &n, 6.2e9);
+    for (size_t i = 0; i < n; i++)
+        if (l[i].b == 3) {
+            set_dir(&l[i], true, 1e9);
+            set_dir(&l[i], false, 1e9);
+        }
+    analyse(l, n, NULL, &a);
+    assert_one(&a, RB_FIND_HOST, -1, 3, -1);
     rb_check_analysis_free(&a);
 }
 
-static void test_bidir_only(void **state)
+/* Two faults at once: client2's rail-0 port dead slow, and client1 -> client4 one way on rail 1. */
+static void test_two_faults(void **state)
+{
+    (void)state;
+    struct rb_check_link l[12];
+    size_t n;
+    fleet(l, &n, 2.3e9);
+    for (size_t i = 0; i < n; i++)
+        if (l[i].rail == 0 && (l[i].a == 1 || l[i].b == 1)) {
+            set_dir(&l[i], true, 5e6);
+            set_dir(&l[i], false, 5e6);
+        }
+    set_dir(link_of(l, n, 1, 0, 3), true, 3.75e6);
+    struct rb_check_analysis a;
+    analyse(l, n, NULL, &a);
+    assert_int_equal(a.nfindings, 2);
+    assert_int_equal(a.findings[0].kind, RB_FIND_HOST_RAIL);
+    assert_true(a.findings[0].host == 1 && a.findings[0].rail == 0);
+    assert_int_equal(a.findings[1].kind, RB_FIND_ONEWAY);
+    assert_true(a.findings[1].host == 0 && a.findings[1].peer == 3 && a.findings[1].rail == 1);
+    rb_check_analysis_free(&a);
+}
+
+static void test_rail(void **state)
 {
     (void)state;
     struct rb_check_link l[12];
     size_t n;
     fleet(l, &n, 6.2e9);
-    link_of(l, n, 0, 1, 3)->bw_bidir_bytes_per_s = 3e9; /* each way normal, both at once a quarter */
+    for (size_t i = 0; i < n; i++)
+        if (l[i].rail == 1) {
+            set_dir(&l[i], true, l[i].bw_ab_bytes_per_s / 10);
+            set_dir(&l[i], false, l[i].bw_ba_bytes_per_s / 10);
+        }
     struct rb_check_analysis a;
     analyse(l, n, NULL, &a);
-    assert_int_equal(a.nfindings, 1);
-    assert_int_equal(a.findings[0].kind, RB_FIND_LINK);
-    assert_non_null(strstr(a.findings[0].text, "rail 0: node-b ⇄ node-d both ways at once at 0.24×"));
+    assert_one(&a, RB_FIND_RAIL, 1, -1, -1);
+    assert_non_null(strstr(a.findings[0].text, "rail 1: every link is slow, the median at 613.8 MB/s"));
     rb_check_analysis_free(&a);
 }
 
-static void test_hang_and_host(void **state)
+static void test_hang_and_latency(void **state)
 {
     (void)state;
     struct rb_check_link l[12];
@@ -208,22 +341,30 @@ static void test_hang_and_host(void **state)
     struct rb_check_link *cd = link_of(l, n, 0, 2, 3);
     cd->status = RB_CHECK_TIMEOUT;
     snprintf(cd->stage, sizeof cd->stage, "connect");
+    link_of(l, n, 1, 0, 1)->lat_p50_s = 80e-6;
     struct rb_check_analysis a;
     analyse(l, n, NULL, &a);
-    assert_int_equal(a.nfindings, 1);
-    assert_int_equal(a.findings[0].kind, RB_FIND_TIMEOUT);
-    assert_non_null(strstr(a.findings[0].text, "rail 0: node-c ⇄ node-d did not complete within the timeout"));
+    assert_int_equal(a.nfindings, 2);
+    assert_int_equal(a.findings[0].kind, RB_FIND_HANG);
+    assert_non_null(strstr(a.findings[0].text, "rail 0: client3 ⇄ client4 did not complete within the timeout"));
+    assert_int_equal(a.findings[1].kind, RB_FIND_LATENCY);
+    assert_non_null(strstr(a.findings[1].text, "rail 1: client1 ⇄ client2 one-way latency p50 80.0 us"));
     rb_check_analysis_free(&a);
 
-    /* node-d slow on every link of every rail: the host, one finding. */
+    /* A dead rail-1 port on client3: three hangs and one attribution. */
     fleet(l, &n, 6.2e9);
     for (size_t i = 0; i < n; i++)
-        if (l[i].b == 3)
-            l[i].bw_ab_bytes_per_s = l[i].bw_ba_bytes_per_s = l[i].bw_bidir_bytes_per_s = 1e9;
+        if (l[i].rail == 1 && (l[i].a == 2 || l[i].b == 2))
+            l[i].status = RB_CHECK_TIMEOUT;
     analyse(l, n, NULL, &a);
-    assert_int_equal(a.nfindings, 1);
-    assert_int_equal(a.findings[0].kind, RB_FIND_HOST);
-    assert_int_equal(a.findings[0].host, 3);
+    int hangs = 0, ports = 0;
+    for (size_t i = 0; i < a.nfindings; i++) {
+        hangs += a.findings[i].kind == RB_FIND_HANG;
+        ports += a.findings[i].kind == RB_FIND_HOST_RAIL && a.findings[i].host == 2 && a.findings[i].rail == 1;
+    }
+    assert_int_equal(a.nfindings, 4);
+    assert_int_equal(hangs, 3);
+    assert_int_equal(ports, 1);
     rb_check_analysis_free(&a);
 }
 
@@ -237,19 +378,132 @@ static void test_model(void **state)
     const struct rb_check_pred pred[2] = {{1e-6, 6.5e9}, {1e-6, 50e9}};
     struct rb_check_analysis a;
     analyse(l, n, pred, &a);
-    assert_int_equal(a.nfindings, 1);
-    assert_int_equal(a.findings[0].kind, RB_FIND_MODEL);
-    assert_int_equal(a.findings[0].rail, 1);
+    assert_one(&a, RB_FIND_MODEL, 1, -1, -1);
     rb_check_analysis_free(&a);
+}
+
+/* Appends a confirmation measurement of link (a, b, rail): pass, suspect k, each direction alone and in both at once. */
+static void sample(struct rb_check_link *l, size_t *n, int pass, int k, int a, int b, int rail, double ab, double ba)
+{
+    l[(*n)++] = (struct rb_check_link){.a = a, .b = b, .rail = rail, .status = RB_CHECK_OK, .pass = pass, .of = k,
+                                       .lat_p50_s = 10e-6, .lat_p99_s = 20e-6, .bw_ab_bytes_per_s = ab,
+                                       .bw_ba_bytes_per_s = ba, .bw_bidir_ab_bytes_per_s = ab / 2,
+                                       .bw_bidir_ba_bytes_per_s = ba / 2};
+}
+
+/*
+ * Noise by method: a healthy link caught by a busy moment in the first pass
+ * (0.3x) is measured three times more beside a reference; the medians clear
+ * it even though one repeat was slow again. A really slow link stays slow,
+ * judged against its references' median and MAD.
+ */
+static void test_confirm_merge(void **state)
+{
+    (void)state;
+    struct rb_check_link l[32];
+    size_t n;
+    fleet(l, &n, 2.0e9);
+    set_dir(link_of(l, n, 0, 0, 1), true, 0.6e9); /* noise in the first pass */
+    set_dir(link_of(l, n, 1, 0, 2), true, 3.75e6); /* the real fault */
+    double noisy[3] = {2.1e9, 0.5e9, 1.9e9}, refs[3] = {2.0e9, 1.2e9, 2.2e9};
+    for (int r = 0; r < 3; r++) {
+        sample(l, &n, RB_CHECK_PASS_REPEAT, 0, 0, 1, 0, noisy[r], 2.0e9);
+        sample(l, &n, RB_CHECK_PASS_REFERENCE, 0, 2, 3, 0, refs[r], refs[r]);
+        sample(l, &n, RB_CHECK_PASS_REPEAT, 1, 0, 2, 1, 3.7e6 + r * 1e4, 2.0e9);
+        sample(l, &n, RB_CHECK_PASS_REFERENCE, 1, 1, 3, 1, refs[r], refs[r]);
+    }
+    struct rb_check_analysis a;
+    analyse(l, 12, NULL, &a); /* before the merge: both look slow */
+    assert_int_equal(a.nfindings, 2);
+    rb_check_analysis_free(&a);
+    long kept = rb_check_merge(l, n);
+    assert_int_equal(kept, 12);
+    const struct rb_check_link *x = link_of(l, 12, 0, 0, 1), *y = link_of(l, 12, 1, 0, 2);
+    assert_int_equal(x->rep.n, 3);
+    assert_true(fabs(x->rep.bw_ab_bytes_per_s - 1.9e9) < 1); /* the median of the repeats */
+    assert_true(fabs(x->bw_ab_bytes_per_s - 0.6e9) < 1);     /* the first pass's figure stays, for the fleet */
+    assert_true(fabs(x->rep.lat_p50_s - 10e-6) < 1e-12);
+    assert_int_equal(x->rep.ref.n, 3);
+    assert_true(fabs(x->rep.ref.uni.median - 2.0e9) < 1);
+    assert_true(fabs(y->rep.bw_ab_bytes_per_s - 3.71e6) < 1);
+    analyse(l, 12, NULL, &a);
+    assert_one(&a, RB_FIND_ONEWAY, 1, 0, 2);
+    assert_non_null(strstr(a.findings[0].text, "the reference links' median (3.7 MB/s vs 2.00 GB/s)"));
+    rb_check_analysis_free(&a);
+
+    /* Every repeat of a suspect hung: the link hangs. */
+    fleet(l, &n, 2.0e9);
+    set_dir(link_of(l, n, 0, 0, 1), true, 0.6e9);
+    for (int r = 0; r < 2; r++) {
+        sample(l, &n, RB_CHECK_PASS_REPEAT, 0, 0, 1, 0, NAN, NAN);
+        l[n - 1].status = RB_CHECK_TIMEOUT;
+        snprintf(l[n - 1].stage, sizeof l[n - 1].stage, "a->b");
+    }
+    assert_int_equal(rb_check_merge(l, n), 12);
+    assert_int_equal(link_of(l, 12, 0, 0, 1)->status, RB_CHECK_TIMEOUT);
+    assert_string_equal(link_of(l, 12, 0, 0, 1)->stage, "a->b");
+}
+
+/* --quick: rounds spread over the schedule; the second pass pairs each suspect with two good hosts it has not met. */
+static void test_quick_plan(void **state)
+{
+    (void)state;
+    assert_int_equal(rb_check_plan_quick_round(4, 0, 2), 0);
+    assert_int_equal(rb_check_plan_quick_round(4, 1, 2), 1);
+    assert_int_equal(rb_check_plan_quick_round(1024, 1, 2), 511);
+    assert_int_equal(rb_check_plan_quick_round(1024, 2, 2), -1);
+    for (int n = 3; n <= 200; n += 7) {
+        bool *sus = calloc((size_t)n, sizeof *sus), *met = calloc((size_t)n * (size_t)n, sizeof *met);
+        struct rb_check_pairing *p = calloc((size_t)n * 2, sizeof *p);
+        int *busy = calloc((size_t)n * 8, sizeof *busy), *got = calloc((size_t)n, sizeof *got), rounds = 0;
+        /* host 0 and the partners it met in two quick rounds are suspects */
+        sus[0] = true;
+        for (int q = 0; q < 2; q++) {
+            int r = rb_check_plan_quick_round(n, q, 2), x = rb_check_plan_partner(n, r, 0);
+            for (int h = 0; h < n; h++) {
+                int y = rb_check_plan_partner(n, r, h);
+                if (y >= 0)
+                    met[h * n + y] = true;
+            }
+            if (x >= 0)
+                sus[x] = true;
+        }
+        int np = rb_check_plan_second(n, sus, met, 2, p, &rounds);
+        int nsus = 0;
+        for (int h = 0; h < n; h++)
+            nsus += sus[h];
+        if (n - nsus >= 2 * nsus) {
+            assert_int_equal(np, 2 * nsus);
+            assert_int_equal(rounds, 2);
+        }
+        for (int i = 0; i < np; i++) {
+            int a = p[i].a, b = p[i].b;
+            assert_true(sus[a] != sus[b]);          /* a suspect with a good host */
+            assert_false(met[a * n + b]);           /* one they had not measured */
+            assert_true(busy[a * 8 + p[i].round] == 0 && busy[b * 8 + p[i].round] == 0); /* disjoint rounds */
+            busy[a * 8 + p[i].round] = busy[b * 8 + p[i].round] = 1;
+            got[sus[a] ? a : b]++;
+        }
+        for (int h = 0; h < n && n - nsus >= 2; h++)
+            if (sus[h])
+                assert_int_equal(got[h], 2);
+        free(sus);
+        free(met);
+        free(p);
+        free(busy);
+        free(got);
+    }
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_schedule_small), cmocka_unit_test(test_schedule_1024x8), cmocka_unit_test(test_healthy),
-        cmocka_unit_test(test_host_port),      cmocka_unit_test(test_link_asym_latency), cmocka_unit_test(test_hang_and_host),
-        cmocka_unit_test(test_bidir_only),
-        cmocka_unit_test(test_model),
+        cmocka_unit_test(test_schedule_small),   cmocka_unit_test(test_schedule_1024x8),
+        cmocka_unit_test(test_healthy),          cmocka_unit_test(test_one_way_held_out),
+        cmocka_unit_test(test_link_both_ways),   cmocka_unit_test(test_host_sides),
+        cmocka_unit_test(test_two_faults),       cmocka_unit_test(test_rail),
+        cmocka_unit_test(test_hang_and_latency), cmocka_unit_test(test_model),
+        cmocka_unit_test(test_confirm_merge),    cmocka_unit_test(test_quick_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

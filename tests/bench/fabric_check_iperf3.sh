@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# fabric check against iperf3 on the same pair of the cluster in a box (2 clients x 1 rail), rounds alternating:
+# railbench fabric check --duration D (a->b alone, b->a alone, both at once with a stream per direction) and
+# iperf3 -t D (client1 -> client2), -R (client2 -> client1) and --bidir, the same write size (-l 128K).
+# Prints each round's figures and the min/median/max of the ratio railbench / iperf3 per direction.
+# Usage: tests/bench/fabric_check_iperf3.sh [ROUNDS [SECONDS]]   (default 5 rounds of 3 s). Needs root and iperf3.
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+[ "$(id -u)" -eq 0 ] || fail "needs root: network namespaces"
+command -v iperf3 >/dev/null || fail "iperf3 is missing; run scripts/deps.sh"
+. "$ROOT/tests/cluster_lib.sh"
+ROUNDS=${1:-5}
+D=${2:-3}
+WSIZE=128K
+cl up --clients 2 --rails 1 --net "$NET" >/dev/null 2>&1 || fail "cluster up failed"
+A=$(cl exec client1 ip -4 -o addr show dev rail0 | awk '{print $4}' | cut -d/ -f1)
+B=$(cl exec client2 ip -4 -o addr show dev rail0 | awk '{print $4}' | cut -d/ -f1)
+PORT=5399
+
+# One iperf3 server on client2's rail0 for every test (ip netns exec: its PID is the server's, cleanup ends it).
+bg ip netns exec "$NAME-client2" iperf3 -s -B "$B" -p "$PORT"
+for _ in $(seq 50); do cl exec client2 ss -ltn | grep -q ":$PORT " && break; sleep 0.1; done
+
+# iperf MODE ARGS...: one test from client1 (bound to rail0) to client2; prints the bytes/s received (both ways' sum for bidir).
+iperf() {
+    local mode=$1 out=$T/iperf.json
+    shift
+    cl exec client1 iperf3 -c "$B" -B "$A" -p "$PORT" -t "$D" -l "$WSIZE" -J "$@" >"$out" || { cat "$out"; fail "iperf3 $*"; }
+    case $mode in
+        one) jq '.end.sum_received.bytes / .end.sum_received.seconds' "$out" ;;
+        bidir) jq '.end.sum_received.bytes / .end.sum_received.seconds + .end.sum_received_bidir_reverse.bytes / .end.sum_received_bidir_reverse.seconds' "$out" ;;
+    esac
+}
+
+declare -a R_AB R_BA R_BI
+printf '# fabric check vs iperf3 %s, %d rounds of %d s per direction and stage, writes of %s, on %s -> %s\n' \
+    "$(iperf3 --version | awk 'NR == 1 {print $2}')" "$ROUNDS" "$D" "$WSIZE" "$A" "$B"
+printf '| round | rb a->b MB/s | iperf3 MB/s | rb b->a MB/s | iperf3 -R MB/s | rb both MB/s | iperf3 --bidir MB/s |\n|---:|---:|---:|---:|---:|---:|---:|\n'
+for r in $(seq "$ROUNDS"); do
+    cl mpirun -np 2 --map-by node "$RB" fabric check --rails 1 --ifaces rail0 --size "$WSIZE" --duration "${D}s" \
+        --reps 1 --confirm 0 --lat-iters 20 --timeout 10s --out "$T/rb$r" --quiet >/dev/null 2>&1 || true
+    [ -f "$T/rb$r/result.json" ] || fail "round $r: fabric check wrote no result.json"
+    read -r ab ba bi < <(jq -r '.summary.links[0] | "\(.bw_ab_bytes_per_s) \(.bw_ba_bytes_per_s) \(.bw_bidir_bytes_per_s)"' "$T/rb$r/result.json")
+    i_ab=$(iperf one)
+    i_ba=$(iperf one -R)
+    i_bi=$(iperf bidir --bidir)
+    R_AB+=("$(jq -n "$ab / $i_ab")")
+    R_BA+=("$(jq -n "$ba / $i_ba")")
+    R_BI+=("$(jq -n "$bi / $i_bi")")
+    printf '| %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |\n' "$r" "$(jq -n "$ab/1e6")" "$(jq -n "$i_ab/1e6")" \
+        "$(jq -n "$ba/1e6")" "$(jq -n "$i_ba/1e6")" "$(jq -n "$bi/1e6")" "$(jq -n "$i_bi/1e6")"
+done
+# stats NAME VALUES...: min/median/max
+stats() {
+    local name=$1
+    shift
+    printf '%s\n' "$@" | sort -g | awk -v n="$name" '{v[NR] = $1} END {m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
+        printf "ratio %-22s min %.2f  median %.2f  max %.2f  (%d rounds)\n", n, v[1], m, v[NR], NR}'
+}
+stats "a->b / iperf3" "${R_AB[@]}"
+stats "b->a / iperf3 -R" "${R_BA[@]}"
+stats "both / iperf3 --bidir" "${R_BI[@]}"
+cl down >/dev/null 2>&1 || true
