@@ -8,10 +8,10 @@
 
 #include <curl/curl.h>
 
-#include "objset_int.h"
+#include "../objset/objset_int.h"
 #include "railbench/hist.h"
 #include "railbench/stats.h"
-#include "target_int.h"
+#include "../proto/target_int.h"
 
 /*
  * Thread-safety: an engine is driven from one thread (the main thread:

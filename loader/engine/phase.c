@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "loader_int.h"
+#include "../cmd/loader_int.h"
 #include "multipart_int.h"
 #include "phase_int.h"
 #include "railbench/log.h"
