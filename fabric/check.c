@@ -358,6 +358,8 @@ static void quick_second(struct rb_harness *h, const struct rb_check_opts *o, st
             if (np < 0 || rounds > SECOND_MAX)
                 np = rounds = 0;
             rb_info("quick: %d suspect host(s), %d pair(s) with known-good hosts in %d round(s)", nsus, np, rounds);
+            R->quick_suspects = nsus;
+            R->quick_pairs = np;
         }
         free(sus);
         free(met);
@@ -399,8 +401,13 @@ static int check_mpi(struct rb_cli *cli, struct rb_check_opts *o)
     if (o->quick_on && (int)o->quick_rounds < full)
         rounds = (int)o->quick_rounds;
     o->net.rep_budget_ns = o->timeout_ns / 4;
+    /*
+     * A slow link's stage ends with what it moved, not in a hang: every stage
+     * of the bandwidth part (a warm-up, then 3 x --reps) capped, they all fit
+     * in half of --timeout.
+     */
     if (!o->net.timed)
-        o->net.stage_ns = o->timeout_ns / 8; /* a slow link's stage ends with what it moved, not in a hang */
+        o->net.stage_ns = o->timeout_ns / (2 * (3 * o->net.reps + 1));
     R.capmine = (size_t)rounds + SECOND_MAX + 2 * (size_t)o->confirm * CONFIRM_MAX + 1;
     R.mine = calloc(R.capmine, sizeof *R.mine);
     R.buf = malloc(rb_cnet_buf_bytes(&o->net));
@@ -473,7 +480,8 @@ int rb_fabric_check(int argc, char **argv)
         {"confirm", 0, RB_OPT_U64, &o.confirm, "N",
          "measure each slow link N times more beside a reference link; judge medians (0: off)", NULL},
         {"confirm-z", 0, RB_OPT_DOUBLE, &o.confirm_z, "Z",
-         "a repeated link is slow only Z robust deviations (MAD) of its references below them", NULL},
+         "a repeated link is slow only when its median lies Z standard errors (log scale, from the MAD) beyond its "
+         "references' median", NULL},
         {"quick", 0, RB_OPT_FLAG, &o.quick_on, NULL,
          "O(hosts) pairs: --quick-rounds rounds of the schedule, then each suspect host beside two known-good ones",
          NULL},

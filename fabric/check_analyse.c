@@ -77,13 +77,41 @@ static bool reference_of(const struct rb_check_link *l, int k)
 }
 
 /*
+ * The better half of v[0..m) (the values at or above the median; at or below
+ * it when lower is better), moved to the front; returns how many. A fault only
+ * ever slows a link and so does noise, so the better half is the healthy
+ * level even when the faulty links are up to three quarters of a rail (a bad
+ * port on one of 3 hosts makes 2 of its 3 links slow).
+ */
+static int cmp_desc(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return isnan(a) ? 1 : isnan(b) ? -1 : a > b ? -1 : a < b;
+}
+
+static int cmp_asc(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return isnan(a) ? 1 : isnan(b) ? -1 : a < b ? -1 : a > b;
+}
+
+static size_t better_half(double *v, size_t m, bool higher_is_better)
+{
+    qsort(v, m, sizeof *v, higher_is_better ? cmp_desc : cmp_asc);
+    size_t k = 0;
+    while (k < m && !isnan(v[k]))
+        k++;
+    return (k + 1) / 2; /* the better half by rank: ties with the slow ones do not drag it down */
+}
+
+/*
  * Median and MAD of the completed links[j] that match(links[j], x): f[0]
- * each direction alone, f[1] each direction in both at once, f[2] p50; with
- * log_mad, also the MADs of their natural logs. tmp holds 5n doubles.
- * Returns how many links matched, or -ENOMEM.
+ * each direction alone, f[1] each direction in both at once, f[2] p50 (of
+ * their better half with upper); with log_mad, also the MADs of their
+ * natural logs. tmp holds 5n doubles. Returns how many links matched, or -ENOMEM.
  */
 static long fleets_of(const struct rb_check_link *links, size_t n, bool (*match)(const struct rb_check_link *, int),
-                      int x, double *tmp, struct rb_outlier_fleet f[3], double *log_mad)
+                      int x, bool upper, double *tmp, struct rb_outlier_fleet f[3], double *log_mad)
 {
     double *v[3] = {tmp, tmp + 2 * n, tmp + 4 * n};
     size_t m[3] = {0, 0, 0};
@@ -97,7 +125,10 @@ static long fleets_of(const struct rb_check_link *links, size_t n, bool (*match)
         v[1][m[1]++] = l->bw_bidir_ba_bytes_per_s;
         v[2][m[2]++] = l->lat_p50_s;
     }
+    long matched = (long)m[2];
     for (int w = 0; w < 3; w++) {
+        if (upper)
+            m[w] = better_half(v[w], m[w], w < 2);
         if (rb_outlier_fleet(v[w], m[w], &f[w]) == -ENOMEM)
             return -ENOMEM;
         if (!log_mad)
@@ -109,10 +140,10 @@ static long fleets_of(const struct rb_check_link *links, size_t n, bool (*match)
             return -ENOMEM;
         log_mad[w] = g.n ? g.mad : 0;
     }
-    return (long)m[2];
+    return matched;
 }
 
-/* Fleet median and MAD per rail of the completed links: directions alone, directions in both at once, p50. */
+/* Per rail, the healthy level of the completed links (median and MAD of their better half): directions alone, in both at once, p50. */
 static int rail_fleets(struct ctx *c)
 {
     double *tmp = malloc((5 * c->n + 1) * sizeof *tmp);
@@ -120,7 +151,7 @@ static int rail_fleets(struct ctx *c)
     for (int r = 0; r < c->nrails && !rc; r++) {
         struct rb_check_rail_fleet *f = &c->out->rails[r];
         struct rb_outlier_fleet three[3];
-        if (fleets_of(c->links, c->n, on_rail, r, tmp, three, NULL) < 0)
+        if (fleets_of(c->links, c->n, on_rail, r, true, tmp, three, NULL) < 0)
             rc = -ENOMEM;
         f->uni = three[0];
         f->bidir = three[1];
@@ -143,7 +174,7 @@ struct figs {
 
 static struct figs figs_of(const struct rb_check_link *l)
 {
-    if (confirmed(l))
+    if (l->rep.n > 0)
         return (struct figs){{l->rep.bw_ab_bytes_per_s, l->rep.bw_ba_bytes_per_s},
                              {l->rep.bw_bidir_ab_bytes_per_s, l->rep.bw_bidir_ba_bytes_per_s}, l->rep.lat_p50_s};
     return (struct figs){{l->bw_ab_bytes_per_s, l->bw_ba_bytes_per_s},
@@ -183,6 +214,8 @@ static bool low(const struct ctx *c, size_t i, int which, double x, double best)
     const struct rb_check_cfg *g = c->cfg;
     if (which == 2 && !(g->lat_threshold > 0))
         return false;
+    if (l->rep.n > 0 && l->rep.ref.n == 0) /* repeated, but no link was left to measure beside it */
+        x = best;
     if (!confirmed(l))
         return which == 2 ? rb_outlier_is(against(c, i, 2), x, false, 1.0 / g->lat_threshold, g->min_z)
                           : rb_outlier_is(against(c, i, which), x, true, g->threshold, g->min_z);
@@ -240,7 +273,7 @@ static void judge_links(struct ctx *c)
             continue;
         const struct rb_check_pred *p = g->pred ? &g->pred[l->rail] : NULL;
         bool model = p && p->bw_bytes_per_s > 0 && !c->rail_below_model[l->rail];
-        struct figs f = figs_of(l), b = confirmed(l) ? best_of(l) : f;
+        struct figs f = figs_of(l), b = l->rep.n > 0 ? best_of(l) : f;
         bool alone[2] = {low(c, i, 0, f.alone[0], b.alone[0]), low(c, i, 0, f.alone[1], b.alone[1])};
         for (int d = 0; d < 2; d++)
             /*
@@ -266,7 +299,7 @@ static double dir_ratio(const struct ctx *c, size_t i, int d, bool *in_both)
     return *in_both ? y : x;
 }
 
-/* "node-a → node-c at 0.01× the rail median (3.7 MB/s vs 2.31 GB/s)" for link i's direction d. */
+/* "node-a → node-c at 0.01× the rail's level (3.7 MB/s vs 2.31 GB/s)" for link i's direction d. */
 static void dir_text(const struct ctx *c, size_t i, int d, char *buf, size_t len)
 {
     const struct rb_check_link *l = &c->links[i];
@@ -280,7 +313,7 @@ static void dir_text(const struct ctx *c, size_t i, int d, char *buf, size_t len
     fmt_bw(m, sizeof m, f->median);
     snprintf(buf, len, "%s → %s%s at %.2f× the %s (%s vs %s)", c->names[d ? l->b : l->a], c->names[d ? l->a : l->b],
              both ? " while the other way runs" : "", r,
-             confirmed(l) ? "reference links' median" : "rail median", v, m);
+             confirmed(l) ? "reference links' median" : "rail's level", v, m);
 }
 
 /* Host h's links on rail r, direction by direction: how many leave it and arrive, and how many of each are bad. */
@@ -467,7 +500,7 @@ static int pair_findings(struct ctx *c)
             const struct rb_outlier_fleet *f = against(c, i, 2);
             double p50 = figs_of(l).lat;
             snprintf(text, sizeof text, "rail %d: %s ⇄ %s one-way latency p50 %.1f us, %.1f× the %s (%.1f us); %s",
-                     r, A, B, p50 * 1e6, rb_outlier_ratio(f, p50), confirmed(l) ? "reference links' median" : "rail median",
+                     r, A, B, p50 * 1e6, rb_outlier_ratio(f, p50), confirmed(l) ? "reference links' median" : "rail's level",
                      f->median * 1e6, why);
             snprintf(name, sizeof name, "latency rail%d %s %s", r, A, B);
             if (add_finding(c, RB_FIND_LATENCY, r, l->a, l->b, name, text))
@@ -489,15 +522,15 @@ static int rail_findings(struct ctx *c)
                 if (q != r && c->out->rails[q].uni.median > others)
                     others = c->out->rails[q].uni.median;
             fmt_bw(y, sizeof y, others);
-            snprintf(text, sizeof text, "rail %d: every link is slow, the median at %s, below %.2f× the other rails' "
-                     "median (best %s) → the whole rail: its switch, cabling or settings", r, x, c->cfg->threshold, y);
+            snprintf(text, sizeof text, "rail %d: every link is slow, its level at %s, below %.2f× the other rails' "
+                     "level (best %s) → the whole rail: its switch, cabling or settings", r, x, c->cfg->threshold, y);
             snprintf(name, sizeof name, "rail rail%d", r);
             if (add_finding(c, RB_FIND_RAIL, r, -1, -1, name, text))
                 return -ENOMEM;
         }
         if (c->rail_below_model[r]) {
             fmt_bw(y, sizeof y, c->cfg->pred[r].bw_bytes_per_s);
-            snprintf(text, sizeof text, "rail %d: the median link runs at %.2f× the model's prediction (%s vs %s) → "
+            snprintf(text, sizeof text, "rail %d: the rail's level runs at %.2f× the model's prediction (%s vs %s) → "
                      "the whole rail (switch, cabling, settings) or the topology file is off",
                      r, c->out->rails[r].uni.median / c->cfg->pred[r].bw_bytes_per_s, x, y);
             snprintf(name, sizeof name, "model rail%d", r);
@@ -606,7 +639,7 @@ static int fold_refs(const struct rb_check_link *links, size_t n, int k, struct 
 {
     struct rb_outlier_fleet three[3];
     *ref = (struct rb_check_ref){0};
-    long m = fleets_of(links, n, reference_of, k, tmp, three, ref->log_mad);
+    long m = fleets_of(links, n, reference_of, k, false, tmp, three, ref->log_mad);
     if (m < 0)
         return -ENOMEM;
     ref->n = (int)m;

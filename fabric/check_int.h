@@ -110,6 +110,7 @@ struct rb_check_run {
     char *buf;
     double duration_s;
     struct rb_check_ring *rings;        /* rank 0 with --ring: one per rail */
+    int quick_suspects, quick_pairs;    /* rank 0 with --quick: suspect hosts and the second pass's pairs */
 };
 
 /*

@@ -191,6 +191,10 @@ static cJSON *summary_json(const struct rb_check_opts *o, const struct rb_check_
     cJSON_AddNumberToObject(s, "confirm", (double)o->confirm);
     cJSON_AddNumberToObject(s, "confirm_z", o->confirm_z);
     cJSON_AddBoolToObject(s, "quick", o->quick_on);
+    if (o->quick_on) {
+        cJSON_AddNumberToObject(s, "quick_suspects", R->quick_suspects);
+        cJSON_AddNumberToObject(s, "quick_second_pairs", R->quick_pairs);
+    }
     cJSON *fl = cJSON_AddArrayToObject(s, "fleet");
     for (int r = 0; r < R->nrails; r++) {
         cJSON *x = cJSON_CreateObject();

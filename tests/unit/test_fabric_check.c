@@ -183,7 +183,7 @@ static void test_one_way_held_out(void **state)
     analyse(l, n, NULL, &a);
     assert_one(&a, RB_FIND_ONEWAY, 1, 0, 2);
     const char *t = a.findings[0].text;
-    assert_non_null(strstr(t, "rail 1: one way only: client1 → client3 at 0.00× the rail median (3.8 MB/s vs 2."));
+    assert_non_null(strstr(t, "rail 1: one way only: client1 → client3 at 0.00× the rail's level (3.8 MB/s vs 2."));
     assert_non_null(strstr(t, "but client3 → client1 normal alone (2.31 GB/s; 2.20 GB/s while both run)"));
     assert_non_null(strstr(t, "every other link of client1 and client3 on rail 1 is normal"));
     assert_string_equal(a.findings[0].name, "one-way rail1 client1 client3");
@@ -235,7 +235,7 @@ static void test_link_both_ways(void **state)
     bd->bw_bidir_ab_bytes_per_s = bd->bw_bidir_ba_bytes_per_s = 0.6e9;
     analyse(l, n, NULL, &a);
     assert_one(&a, RB_FIND_LINK, 0, 1, 3);
-    assert_non_null(strstr(a.findings[0].text, "client2 → client4 while the other way runs at 0.20×"));
+    assert_non_null(strstr(a.findings[0].text, "client2 → client4 while the other way runs at 0.19× the rail's level (600.0 MB/s vs 3.10 GB/s)"));
     rb_check_analysis_free(&a);
 }
 
@@ -291,6 +291,28 @@ static void test_host_sides(void **state)
     rb_check_analysis_free(&a);
 }
 
+/* 3 hosts, client3's port slow: 2 of its rail's 3 links, 4 of 6 directions. The better half sets the level. */
+static void test_three_hosts_port(void **state)
+{
+    (void)state;
+    struct rb_check_link l[12], m[3];
+    size_t n, k = 0;
+    fleet(l, &n, 1.0e9);
+    for (size_t i = 0; i < n; i++)
+        if (l[i].rail == 0 && l[i].b < 3)
+            m[k++] = l[i];
+    for (size_t i = 0; i < k; i++)
+        if (m[i].a == 2 || m[i].b == 2) {
+            set_dir(&m[i], true, 4.8e6);
+            set_dir(&m[i], false, 4.8e6);
+        }
+    struct rb_check_cfg cfg = {.threshold = 0.5, .lat_threshold = 3, .confirm_z = 3};
+    struct rb_check_analysis a;
+    assert_int_equal(rb_check_analyse(m, k, names, 3, 1, &cfg, &a), 0);
+    assert_one(&a, RB_FIND_HOST_RAIL, 0, 2, -1);
+    rb_check_analysis_free(&a);
+}
+
 /* Two faults at once: client2's rail-0 port dead slow, and client1 -> client4 one way on rail 1. */
 static void test_two_faults(void **state)
 {
@@ -328,7 +350,7 @@ static void test_rail(void **state)
     struct rb_check_analysis a;
     analyse(l, n, NULL, &a);
     assert_one(&a, RB_FIND_RAIL, 1, -1, -1);
-    assert_non_null(strstr(a.findings[0].text, "rail 1: every link is slow, the median at 613.8 MB/s"));
+    assert_non_null(strstr(a.findings[0].text, "rail 1: every link is slow, its level at 6"));
     rb_check_analysis_free(&a);
 }
 
@@ -502,6 +524,7 @@ int main(void)
         cmocka_unit_test(test_healthy),          cmocka_unit_test(test_one_way_held_out),
         cmocka_unit_test(test_link_both_ways),   cmocka_unit_test(test_host_sides),
         cmocka_unit_test(test_two_faults),       cmocka_unit_test(test_rail),
+        cmocka_unit_test(test_three_hosts_port),
         cmocka_unit_test(test_hang_and_latency), cmocka_unit_test(test_model),
         cmocka_unit_test(test_confirm_merge),    cmocka_unit_test(test_quick_plan),
     };
