@@ -171,7 +171,7 @@ cl exec client2 tc qdisc del dev mgmt0 root
 # ---------------------------------------------------------------- a dead rail port
 
 cl exec client3 ip link set rail1 down
-check dead 3s
+check dead 6s
 R=$T/dead/result.json
 assert_eq "dead port: exit" 1 "$RC"
 assert_jq "$R" "[.summary.links[] | select(.status == \"timeout\") | [.rail, ([.a, .b] | index(\"$BAD\") != null)]] == [[1, true], [1, true], [1, true]]" \
