@@ -64,7 +64,14 @@ BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=build/bench/%)
 
 .PHONY: all test unit check fuzz fuzzers demo demo-cluster bench install lint clean deps FORCE
 
-all: $(B)/railbench
+all: $(B)/railbench $(B)/man/stamp
+
+# Man pages and bash completion, generated from the binary's own option tables (RAILBENCH_HELP=json).
+MAN_PAGES := railbench railbench-load railbench-coll railbench-block railbench-fabric railbench-report
+$(B)/man/stamp: $(B)/railbench scripts/gen-man.py
+	@echo "  GEN     $(B)/man"
+	$(Q)python3 scripts/gen-man.py $(B)/railbench $(B)/man
+	$(Q)touch $@
 
 deps:
 	$(Q)scripts/deps.sh
@@ -146,10 +153,16 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory $(JOBS) all $(BENCH_BIN)
 	$(Q)scripts/run-bench.sh
 
+# PREFIX/bin/railbench, its man pages, bash completion, and under PREFIX/share/railbench the Grafana
+# dashboards and provisioning and the Ansible playbooks. BASH_COMPLETION_DIR: where bash-completion looks.
+BASH_COMPLETION_DIR ?= $(PREFIX)/share/bash-completion/completions
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/railbench
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/railbench $(DESTDIR)$(PREFIX)/share/man/man1 \
+	    $(DESTDIR)$(BASH_COMPLETION_DIR)
 	install -m 0755 build/railbench $(DESTDIR)$(PREFIX)/bin/railbench
-	if [ -d reports/grafana ]; then cp -r reports/grafana $(DESTDIR)$(PREFIX)/share/railbench/; fi
+	install -m 0644 $(MAN_PAGES:%=build/man/man1/%.1) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 build/man/completion/railbench $(DESTDIR)$(BASH_COMPLETION_DIR)/railbench
+	cp -r reports/grafana ansible $(DESTDIR)$(PREFIX)/share/railbench/
 
 # cJSON.h is included up front so that cppcheck knows cJSON_ArrayForEach (else: unknownMacro, file skipped).
 lint: deps
