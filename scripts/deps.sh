@@ -20,6 +20,8 @@ pkgs=(
   slurm-wlm munge time
   ceph-mon ceph-osd radosgw ceph-common python3-boto3
   libhttp-parser-dev
+  # the native engine: SigV4's SHA-256/HMAC (libcrypto) and HTTPS (libssl)
+  libssl-dev
 )
 # Debian's nodejs needs Debian's npm package; a Node.js build that bundles its own npm (NodeSource's nodejs
 # package) conflicts with it. So: npm, unless an npm is installed that some other package brought.
