@@ -14,7 +14,7 @@
 #include "railbench/clock.h"
 #include "railbench/log.h"
 #include "railbench/units.h"
-#include "safety_int.h"
+#include "../cmd/safety_int.h"
 #include "train_cmd_int.h"
 
 /* The trainer sleeps in slices so a stop is noticed within one. */

@@ -6,9 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "objset_int.h"
+#include "../objset/objset_int.h"
 #include "railbench/harness.h"
-#include "target_int.h"
+#include "../proto/target_int.h"
 
 /*
  * The name part that makes a run's own prefix: "rb-<run id>-" (the run id is
