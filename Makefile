@@ -4,7 +4,8 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 CC := mpicc
 PKGS := libcurl libcjson libmicrohttpd hwloc openssl
-VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+# Tags vX.Y.Z name releases; between them git describe gives vX.Y.Z-N-gHASH (debian/version.sh maps it).
+VERSION := $(shell git describe --tags --match 'v[0-9]*' --always --dirty 2>/dev/null || echo unknown)
 
 # The Debian package behind each pkg-config name, for the one-line error when one is missing.
 DEB_libcurl := libcurl4-openssl-dev
