@@ -1,4 +1,4 @@
-/* The native engine: plain http:// GETs and PUTs on our own keep-alive sockets, one epoll loop per worker, http_parser (wrk's design). */
+/* The native engine: GET, PUT, HEAD, DELETE on our own keep-alive sockets, one epoll loop per worker, http_parser (wrk's design). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -15,6 +15,7 @@
 
 #include <http_parser.h>
 
+#include "native_int.h"
 #include "payload_int.h"
 #include "railbench/cli.h"
 #include "railbench/clock.h"
@@ -22,8 +23,9 @@
 #include "worker_int.h"
 
 #define IDLE_POLL_NS (100 * RB_NS_PER_MS)
-#define REQ_HEAD_MAX 1400      /* "GET <base>/" and " HTTP/1.1\r\nHost: ...\r\n\r\n" (PUT: and the length) */
 #define REQ_NAME_MAX (3 * 1024 + 1)
+#define REQ_FIXED_MAX 200      /* method, " HTTP/1.1", "Host: ", Range, Content-Length, line ends */
+#define REQ_AUTH_MAX 600       /* a SigV4 Authorization line and its x-amz-* lines, the session token apart */
 #define HDR_MAX 128            /* captured header name and value (cache-status counting) */
 
 /*
@@ -39,11 +41,11 @@
 struct nconn {
     int fd;                    /* -1: closed; the next request connects */
     unsigned ep;
-    bool verify, busy, connecting, reused, got_bytes, headers_done, complete, in_value;
+    bool verify, no_body, busy, connecting, reused, got_bytes, headers_done, complete, in_value;
     size_t wlen, woff;
     uint64_t ttfb_ns;
     uint64_t idx;              /* the object's index in its set: what a put that cleans up notes as written */
-    char *wbuf;                /* request bytes: head prefix, escaped name, tail */
+    char *wbuf;                /* the request's head, written per request */
     http_parser p;
     struct req r;
     size_t hname_len, hval_len;
@@ -51,44 +53,52 @@ struct nconn {
 };
 
 /*
- * What differs between GET and PUT, chosen once per worker: the method, the
- * head's last lines, and what a request readies before it goes out. A PUT's
- * body follows its head from the payload (r.put_pos of r.put_size); a GET
- * has none (put_size 0), so sending needs no branch on the op.
+ * What differs between the ops, chosen once per worker: the method, whether
+ * the request carries a body (PUT: its length in the head, the payload after
+ * it from r.put_pos of r.put_size) or the response carries none (HEAD), and
+ * what a request readies before it goes out. Sending needs no branch on the op.
  */
 struct nop {
-    const char *method, *tail_end; /* tail_end closes the head after "Host: ..." */
-    /* Writes the rest of the head at p (PUT: the body's length) and readies r; returns the head's new end. */
-    char *(*ready)(const struct rb_load_opts *o, struct req *r, char *p, const char *name, uint64_t size);
+    const char *method;
+    bool sends_body, no_body;
+    /* Readies r for one request of name (size bytes, 0 unknown); a ranged GET sets *len (0: whole) and *off. */
+    void (*ready)(struct worker *w, struct req *r, const char *name, uint64_t size, uint64_t *off, uint64_t *len);
 };
 
-/* A worker's native state; endpoints are resolved once, request heads built once per connection. */
+/* A worker's native state; endpoints are resolved once, the request's fixed parts (rb_nshape) built once. */
 struct rb_native {
     const struct nop *op;
+    const struct rb_nproto *proto;
+    struct rb_nauth *auth;     /* the protocol's signing state, or NULL */
     struct nconn *c;
     char *rbuf;                /* the read buffer (rbuf_bytes): a response is parsed as it arrives, nothing keeps it */
     size_t rbuf_bytes;
     char *slab;                /* every connection's request buffer, in one allocation */
+    size_t wbuf_bytes;
     http_parser_settings settings;
     struct sockaddr_storage addr[RB_TARGET_MAX_ENDPOINTS];
     socklen_t alen[RB_TARGET_MAX_ENDPOINTS];
-    char prefix[REQ_HEAD_MAX];             /* "GET <base_path>/" */
-    char tail[RB_TARGET_MAX_ENDPOINTS][REQ_HEAD_MAX]; /* " HTTP/1.1\r\nHost: <host:port>\r\n\r\n" */
-    size_t prefix_len, tail_len[RB_TARGET_MAX_ENDPOINTS];
     uint64_t next_scan_ns, scan_ns;        /* timeouts are checked every scan_ns, not per request */
+    struct rb_nshape shape;
 };
 
 bool rb_engine_native_fits(const struct rb_load_opts *o, const char **why)
 {
     const char *w = NULL;
-    if (strcmp(rb_target_scheme(o->target), "http") != 0)
-        w = "plain http:// targets only (s3, ais and https go through libcurl)";
-    else if (o->op != RB_LOAD_GET && o->op != RB_LOAD_PUT)
-        w = "GET and PUT only (delete and stat go through libcurl)";
+    const struct rb_target *t = o->target;
+    bool tls = false;
+    for (size_t e = 0; e < t->nendpoints; e++)
+        tls = tls || strncmp(t->endpoints[e], "https:", 6) == 0;
+    if (!rb_nproto_for(rb_target_scheme(t)) || strcmp(rb_target_scheme(t), "ais") == 0)
+        w = "http:// and s3:// targets only (https:// and ais:// go through libcurl)";
+    else if (tls)
+        w = "plain http:// endpoints only (https:// ones go through libcurl)";
+    else if (o->op > RB_LOAD_HEAD)
+        w = "GET, PUT, DELETE and HEAD only";
     else if (o->mix)
-        w = "load get and put only (load mixed's requests go through libcurl)";
-    else if (o->range_len || o->random_range_len)
-        w = "whole objects only (--range and --random-range go through libcurl)";
+        w = "one op per run (load mixed's requests go through libcurl)";
+    else if (o->op == RB_LOAD_PUT && o->part_size)
+        w = "whole-object PUTs only (multipart uploads go through libcurl)";
     if (why)
         *why = w;
     return !w;
@@ -158,7 +168,12 @@ static int on_headers_complete(http_parser *p)
         header_done(c);
     c->headers_done = true;
     c->r.err_status = p->status_code >= 300;
-    return 0;
+    if (p->status_code == 200 && c->r.ranged) {
+        /* The server ignored Range and sends the whole object: verify it from its start (as the curl path does). */
+        c->r.off = 0;
+        c->r.expect_len = c->r.size;
+    }
+    return c->no_body ? 1 : 0; /* 1: the answer to a HEAD has no body, whatever its length says */
 }
 
 /* The body as it streams: verified in place against the payload, or kept (its start) when it is an error's. */
@@ -390,52 +405,138 @@ static void on_event(struct worker *w, struct nconn *c, uint32_t ev)
 
 /* ---- requests and the loop ---- */
 
-static char *get_ready(const struct rb_load_opts *o, struct req *r, char *p, const char *name, uint64_t size)
+static void get_ready(struct worker *w, struct req *r, const char *name, uint64_t size, uint64_t *off, uint64_t *len)
 {
-    r->key = o->verify ? rb_payload_key(o->seed, name) : 0;
-    r->size = r->expect_len = size; /* whole objects: a known size is the length a verified GET must get */
+    rb_xfer_get_range(w, r, name, size, off, len);
     r->put_size = r->put_pos = 0;
+}
+
+/* The head carries the body's length; the body is the seeded payload, made as it goes out. */
+static void put_ready(struct worker *w, struct req *r, const char *name, uint64_t size, uint64_t *off, uint64_t *len)
+{
+    r->key = rb_payload_key(w->o->seed, name);
+    r->size = r->put_size = size;
+    r->put_pos = r->expect_len = r->off = 0;
+    r->ranged = false;
+    *off = *len = 0;
+}
+
+/* DELETE and HEAD: nothing sent, nothing counted but the status. */
+static void meta_ready(struct worker *w, struct req *r, const char *name, uint64_t size, uint64_t *off, uint64_t *len)
+{
+    (void)w;
+    (void)name;
+    r->key = 0;
+    r->size = size;
+    r->put_size = r->put_pos = r->expect_len = r->off = 0;
+    r->ranged = false;
+    *off = *len = 0;
+}
+
+static const struct nop native_ops[] = {
+    [RB_LOAD_GET] = {"GET", false, false, get_ready},
+    [RB_LOAD_PUT] = {"PUT", true, false, put_ready},
+    [RB_LOAD_DELETE] = {"DELETE", false, false, meta_ready},
+    [RB_LOAD_HEAD] = {"HEAD", false, true, meta_ready},
+};
+
+/* Writes v in decimal at p; returns the end. */
+static char *put_u64(char *p, uint64_t v)
+{
+    char tmp[24];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n)
+        *p++ = tmp[--n];
     return p;
 }
 
-/* The head ends with the body's length; the body is the seeded payload, made as it goes out. */
-static char *put_ready(const struct rb_load_opts *o, struct req *r, char *p, const char *name, uint64_t size)
+#define PUT_LIT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) += sizeof(lit) - 1)
+
+/*
+ * Writes the head of one request of name on c into c->wbuf: request line
+ * (the shape's path, the escaped name, its query), Host, a GET's Range, a
+ * PUT's length, the shape's fixed line, the protocol's auth lines.
+ * Readies c->r through the op. Returns 0, -ENAMETOOLONG or -ENOSPC.
+ */
+static int build_head(struct worker *w, struct nconn *c, const char *name, uint64_t size)
 {
-    r->key = rb_payload_key(o->seed, name);
-    r->size = r->put_size = size;
-    r->put_pos = r->expect_len = 0;
-    p += snprintf(p, 24, "%" PRIu64, size);
-    memcpy(p, "\r\n\r\n", 4);
-    return p + 4;
+    struct rb_native *n = w->nat;
+    const struct rb_nshape *sh = &n->shape;
+    char *p = c->wbuf, *end = c->wbuf + n->wbuf_bytes;
+    size_t ml = strlen(n->op->method);
+    memcpy(p, n->op->method, ml);
+    p += ml;
+    *p++ = ' ';
+    char *path = p;
+    memcpy(p, sh->path, sh->path_len);
+    p += sh->path_len;
+    if (rb_url_escape(name, true, p, REQ_NAME_MAX))
+        return -ENAMETOOLONG;
+    p += strlen(p);
+    size_t path_len = (size_t)(p - path);
+    memcpy(p, sh->query, sh->query_len);
+    p += sh->query_len;
+    PUT_LIT(p, " HTTP/1.1\r\nHost: ");
+    memcpy(p, sh->host[c->ep], sh->host_len[c->ep]);
+    p += sh->host_len[c->ep];
+    PUT_LIT(p, "\r\n");
+    uint64_t off = 0, len = 0;
+    n->op->ready(w, &c->r, name, size, &off, &len);
+    if (len) {
+        PUT_LIT(p, "Range: bytes=");
+        p = put_u64(p, off);
+        *p++ = '-';
+        p = put_u64(p, off + len - 1);
+        PUT_LIT(p, "\r\n");
+    }
+    if (n->op->sends_body) {
+        PUT_LIT(p, "Content-Length: ");
+        p = put_u64(p, size);
+        PUT_LIT(p, "\r\n");
+    }
+    if (sh->extra_len) {
+        memcpy(p, sh->extra, sh->extra_len);
+        p += sh->extra_len;
+        PUT_LIT(p, "\r\n");
+    }
+    if (n->auth) {
+        const struct rb_nsign sg = {.method = n->op->method, .path = path, .path_len = path_len,
+                                    .query = sh->query_len ? sh->query + 1 : "", .query_len = sh->query_len ? sh->query_len - 1 : 0,
+                                    .host = sh->host[c->ep], .host_len = sh->host_len[c->ep]};
+        int k = n->proto->auth(n->auth, &sg, p, (size_t)(end - p) - 2);
+        if (k < 0)
+            return k;
+        p += k;
+    }
+    PUT_LIT(p, "\r\n");
+    c->wlen = (size_t)(p - c->wbuf);
+    c->woff = 0;
+    return 0;
 }
 
-static const struct nop get_op = {"GET", "Accept: */*\r\n\r\n", get_ready};
-static const struct nop put_op = {"PUT", "Content-Length: ", put_ready};
-
-/* Starts a GET or PUT of name on a free connection: the request head is the connection's prefix, the escaped name, its tail (and a PUT's length). */
+/* Starts a request for name on a free connection, its head written afresh (build_head). */
 static int issue(struct worker *w, const char *name, uint64_t size, uint64_t intended_ns)
 {
     struct rb_native *n = w->nat;
     const struct rb_load_opts *o = w->o;
     struct nconn *c = &n->c[w->free_slots[--w->nfree]];
     struct req *r = &c->r;
-    char *p = c->wbuf + n->prefix_len;
-    if (rb_url_escape(name, true, p, REQ_NAME_MAX)) {
+    int hrc = build_head(w, c, name, size);
+    if (hrc) {
         w->nfree++;
-        return -ENAMETOOLONG;
+        return hrc;
     }
-    p += strlen(p);
-    memcpy(p, n->tail[c->ep], n->tail_len[c->ep]);
-    p = n->op->ready(o, r, p + n->tail_len[c->ep], name, size);
-    c->wlen = (size_t)(p - c->wbuf);
-    c->woff = 0;
     /* The name may live in the worker's one buffer: the request keeps its own copy for the completion's logs. */
     size_t len = strnlen(name, RB_OBJSET_NAME_MAX);
     memcpy(r->name_buf, name, len);
     r->name_buf[len] = '\0';
     r->name = r->name_buf;
     c->idx = w->cur_idx;
-    r->body = r->off = 0;
+    r->body = 0;
     r->mismatch = r->err_status = false;
     r->cache = RB_LX_CACHE_ABSENT;
     r->cache_pos = UINT_MAX;
@@ -572,19 +673,20 @@ int rb_native_new(struct worker *w, size_t ep0)
     if (!n)
         return -ENOMEM;
     w->nat = n;
-    n->op = o->op == RB_LOAD_PUT ? &put_op : &get_op;
-    int k = snprintf(n->prefix, sizeof n->prefix, "%s %s/", n->op->method, t->base_path);
-    if (k < 0 || (size_t)k >= sizeof n->prefix)
-        return -ENAMETOOLONG;
-    n->prefix_len = (size_t)k;
-    size_t neps = rb_target_endpoint_count(t);
+    n->op = &native_ops[o->op];
+    n->proto = rb_nproto_for(rb_target_scheme(t));
+    if (!n->proto)
+        return -EINVAL;
+    int rc = n->proto->shape(t, &n->shape);
+    if (rc)
+        return rc;
+    if (n->proto->auth_new && (rc = n->proto->auth_new(&n->auth, t)))
+        return rc;
+    size_t neps = rb_target_endpoint_count(t), host_max = 0;
     for (size_t e = 0; e < neps; e++) {
         char hp[600];
         resolve(t->endpoints[e], &n->addr[e], &n->alen[e], hp, sizeof hp);
-        k = snprintf(n->tail[e], sizeof n->tail[e], " HTTP/1.1\r\nHost: %s\r\n%s", hp, n->op->tail_end);
-        if (k < 0 || (size_t)k >= sizeof n->tail[e])
-            return -ENAMETOOLONG;
-        n->tail_len[e] = (size_t)k;
+        host_max = n->shape.host_len[e] > host_max ? n->shape.host_len[e] : host_max;
     }
     /*
      * One read buffer for the worker, not one per connection: the loop reads
@@ -594,10 +696,11 @@ int rb_native_new(struct worker *w, size_t ep0)
      * 16 MiB of them).
      */
     n->rbuf_bytes = 256u << 10;
-    size_t wbuf_bytes = n->prefix_len + REQ_NAME_MAX + REQ_HEAD_MAX + 32; /* 32: a PUT's length and blank line */
+    n->wbuf_bytes = REQ_FIXED_MAX + n->shape.path_len + REQ_NAME_MAX + n->shape.query_len + host_max +
+                    n->shape.extra_len + (n->auth ? REQ_AUTH_MAX + 2 * (t->token_header ? strlen(t->token_header) : 0) : 0);
     n->c = calloc(w->nreq, sizeof *n->c);
     n->rbuf = malloc(n->rbuf_bytes);
-    n->slab = malloc(w->nreq * wbuf_bytes);
+    n->slab = malloc(w->nreq * n->wbuf_bytes);
     if (!n->c || !n->rbuf || !n->slab)
         return -ENOMEM;
     for (unsigned i = 0; i < w->nreq; i++) {
@@ -605,8 +708,8 @@ int rb_native_new(struct worker *w, size_t ep0)
         c->fd = -1;
         c->ep = (unsigned)((ep0 + i) % neps);
         c->verify = o->verify && o->op == RB_LOAD_GET; /* a PUT's response body is not the payload */
-        c->wbuf = n->slab + (size_t)i * wbuf_bytes;
-        memcpy(c->wbuf, n->prefix, n->prefix_len);
+        c->no_body = n->op->no_body;
+        c->wbuf = n->slab + (size_t)i * n->wbuf_bytes;
         c->r.w = w;
         c->r.errbody.limit = 2048 + 1;
     }
@@ -632,6 +735,8 @@ void rb_native_free(struct worker *w)
         conn_close(&n->c[i]);
         rb_buf_free(&n->c[i].r.errbody);
     }
+    if (n->proto && n->proto->auth_free)
+        n->proto->auth_free(n->auth);
     free(n->c);
     free(n->rbuf);
     free(n->slab);

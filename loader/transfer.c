@@ -160,8 +160,8 @@ static uint64_t put_bytes(const struct req *r)
     return r->put_size;
 }
 
-/* A whole object, a fixed range, or a random range in it; with --verify the body is checked as it streams. */
-static void get_prepare(struct worker *w, struct req *r, const char *name, uint64_t size)
+void rb_xfer_get_range(struct worker *w, struct req *r, const char *name, uint64_t size, uint64_t *off_out,
+                       uint64_t *len_out)
 {
     const struct rb_load_opts *o = w->o;
     r->key = o->verify ? rb_payload_key(o->seed, name) : 0;
@@ -176,13 +176,6 @@ static void get_prepare(struct worker *w, struct req *r, const char *name, uint6
         off = o->range_off;
         len = o->range_len;
     }
-    char range[64];
-    if (len) {
-        snprintf(range, sizeof range, "%" PRIu64 "-%" PRIu64, off, off + len - 1);
-        curl_easy_setopt(r->easy, CURLOPT_RANGE, range);
-    } else {
-        curl_easy_setopt(r->easy, CURLOPT_RANGE, NULL);
-    }
     r->off = off;
     r->size = size;
     r->ranged = len != 0;
@@ -190,6 +183,22 @@ static void get_prepare(struct worker *w, struct req *r, const char *name, uint6
     r->expect_len = 0;
     if (size)
         r->expect_len = len ? (off < size ? (size - off < len ? size - off : len) : 0) : size;
+    *off_out = off;
+    *len_out = len;
+}
+
+/* A whole object, a fixed range, or a random range in it; with --verify the body is checked as it streams. */
+static void get_prepare(struct worker *w, struct req *r, const char *name, uint64_t size)
+{
+    uint64_t off, len;
+    rb_xfer_get_range(w, r, name, size, &off, &len);
+    char range[64];
+    if (len) {
+        snprintf(range, sizeof range, "%" PRIu64 "-%" PRIu64, off, off + len - 1);
+        curl_easy_setopt(r->easy, CURLOPT_RANGE, range);
+    } else {
+        curl_easy_setopt(r->easy, CURLOPT_RANGE, NULL);
+    }
 }
 
 static uint64_t get_bytes(const struct req *r)
