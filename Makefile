@@ -47,7 +47,9 @@ endif
 
 # SUFFIX selects the build flavour: "" normal, "asan" for make check.
 B := build$(if $(SUFFIX),/$(SUFFIX))
-SRC := $(wildcard core/*.c loader/*.c block/*.c collectives/*.c fabric/*.c reports/*.c)
+# loader/ is sub-folders (engine, proto, objset, cmd, train, tiers); tests and fuzzers see their internal headers.
+LOADER_INC := $(patsubst %/,-I%,$(sort $(wildcard loader/*/)))
+SRC := $(wildcard core/*.c loader/*/*.c block/*.c collectives/*.c fabric/*.c reports/*.c)
 OBJ := $(SRC:%.c=$(B)/obj/%.o)
 LIBOBJ := $(filter-out $(B)/obj/core/main.o,$(OBJ))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -96,7 +98,7 @@ $(B)/tests/%: tests/mpi/%.c $(LIBOBJ)
 $(B)/tests/%: tests/unit/%.c $(LIBOBJ)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC_CHECKED) $(RB_CFLAGS) -Iloader -Icollectives -Ifabric -Ireports $(LDFLAGS) -DRB_FIXTURES_DIR='"$(CURDIR)/tests/fixtures"' -o $@ $< $(LIBOBJ) $(TEST_LDLIBS)
+	$(Q)$(CC_CHECKED) $(RB_CFLAGS) $(LOADER_INC) -Icollectives -Ifabric -Ireports $(LDFLAGS) -DRB_FIXTURES_DIR='"$(CURDIR)/tests/fixtures"' -o $@ $< $(LIBOBJ) $(TEST_LDLIBS)
 
 build/bench/%: tests/bench/%.c $(filter-out build/obj/core/main.o,$(SRC:%.c=build/obj/%.o))
 	@mkdir -p $(dir $@)
@@ -130,7 +132,7 @@ fuzzers: $(FUZZ_BIN)
 build/fuzz/fuzzers/%: tests/fuzz/%.c $(LIBOBJ)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ    $<"
-	$(Q)$(CC_CHECKED) $(RB_CFLAGS) -Iloader -fsanitize=fuzzer -o $@ $< $(LIBOBJ) $(LDLIBS)
+	$(Q)$(CC_CHECKED) $(RB_CFLAGS) $(LOADER_INC) -fsanitize=fuzzer -o $@ $< $(LIBOBJ) $(LDLIBS)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory $(JOBS) all
