@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "target_int.h"
+#include "../proto/target_int.h"
 
 /* Room for a request path's fixed parts and a Host value. */
 #define RB_NPATH_MAX 1400
