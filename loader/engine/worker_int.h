@@ -193,6 +193,7 @@ struct worker {
     unsigned box_inflight;      /* requests in flight at the last handover (under mu) */
     atomic_uint acked;
     atomic_bool finished;
+    uint64_t done_ns;           /* when the loop ended (rb_clock_ns); written before finished is set */
     int failed;                 /* -errno when the loop itself failed */
     atomic_flag *logged;        /* per error class: already logged once (engine- or fetcher-wide) */
 
