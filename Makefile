@@ -34,7 +34,9 @@ CC_CHECKED = $(call rb_once,CC_CHECKED,$(rb_cc))
 RB_CFLAGS = -std=c11 -Wall -Wextra -Wshadow -Iinclude -MMD -MP $(PKG_CFLAGS) $(HTTP_PARSER_CHECK) $(CFLAGS) $(SANFLAGS)
 # http-parser ships no .pc file: its header stands for it, checked at the first compile with the same one-line
 # error when it is missing (the check expands to nothing).
-HTTP_PARSER_CHECK = $(call rb_once,HTTP_PARSER_CHECK,$(if $(wildcard /usr/include/http_parser.h),,\
+# HTTP_PARSER_H: where the header is (another prefix: Spack's, see packaging/spack/package.py).
+HTTP_PARSER_H ?= /usr/include/http_parser.h
+HTTP_PARSER_CHECK = $(call rb_once,HTTP_PARSER_CHECK,$(if $(wildcard $(HTTP_PARSER_H)),,\
     $(error http_parser.h not found (Debian package libhttp-parser-dev): run scripts/deps.sh as root)))
 LDLIBS = $(PKG_LIBS) -lhttp_parser -lpthread -lm
 TEST_LDLIBS = $(CMOCKA_LIBS) $(LDLIBS)

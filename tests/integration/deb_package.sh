@@ -28,7 +28,7 @@ ok "built $(basename "$deb")"
 
 # 3. lintian: no errors, no warnings.
 lintian --fail-on error,warning "$deb" >"$T/lintian.out" 2>&1 || { cat "$T/lintian.out" >&2; fail "lintian"; }
-ok "lintian: no error or warning${*:+}$(grep -c '^[IPX]:' "$T/lintian.out" | sed 's/^0$//; s/^\(.\+\)$/ (\1 notes)/')"
+ok "lintian: no error or warning"
 
 # 4. What it holds and declares.
 dpkg-deb -c "$deb" | awk '{print $NF}' >"$T/files"
