@@ -24,6 +24,7 @@
 #include "sweep_int.h"
 #include "../tiers/tiers_int.h"
 #include "../train/train_int.h"
+#include "../ckpt/ckpt_int.h"
 #include "railbench/units.h"
 #include "safety_int.h"
 
@@ -820,8 +821,8 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
          NULL},
         {"provider", 0, RB_OPT_STR, &a.tgt.provider, "NAME", "AIStore bucket provider: ais, aws, gcp, azure (if not given: ais)", NULL},
         {"engine", 0, RB_OPT_CHOICE, &a.engine, "E",
-         "request engine: native (own epoll loop; plain http:// GET of whole objects, PUT) or curl (everything); "
-         "auto: native where it applies",
+         "request engine: native (own epoll loop: http://, s3:// with SigV4, ais:// on plain http endpoints; GET, "
+         "PUT, HEAD, DELETE) or curl (everything); auto: native where it applies",
          "auto|curl|native"},
         {"log-requests", 0, RB_OPT_STR, &a.log_requests, "FILE", "append one CSV line per request to FILE", NULL},
         {"part-size", 0, RB_OPT_SIZE, &a.part_size, "SIZE",
@@ -905,6 +906,8 @@ int rb_load_main(int argc, char **argv)
         {"sweep", "one GET phase per in-flight or rate step; throughput, latency and the knee", rb_sweep_main},
         {"train", "emulate training epochs: accelerator utilisation (AU) and samples/s, MLPerf Storage style",
          rb_load_train_main},
+        {"checkpoint", "MLPerf Storage checkpoints: every rank writes its model and optimizer shards, then reads "
+         "another's; duration = slowest rank", rb_ckpt_main},
         {NULL, NULL, NULL},
     };
     return rb_dispatch("railbench load", subs, argc, argv);
