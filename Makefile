@@ -3,7 +3,7 @@
 PREFIX ?= /usr/local
 DESTDIR ?=
 CC := mpicc
-PKGS := libcurl libcjson libmicrohttpd hwloc
+PKGS := libcurl libcjson libmicrohttpd hwloc liburing
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
 # The Debian package behind each pkg-config name, for the one-line error when one is missing.
@@ -11,6 +11,7 @@ DEB_libcurl := libcurl4-openssl-dev
 DEB_libcjson := libcjson-dev
 DEB_libmicrohttpd := libmicrohttpd-dev
 DEB_hwloc := libhwloc-dev
+DEB_liburing := liburing-dev
 DEB_cmocka := libcmocka-dev
 
 # rb_pkg OPTION,NAMES: pkg-config OPTION for each name; a name pkg-config cannot find (or no pkg-config)
@@ -46,7 +47,7 @@ endif
 
 # SUFFIX selects the build flavour: "" normal, "asan" for make check.
 B := build$(if $(SUFFIX),/$(SUFFIX))
-SRC := $(wildcard core/*.c loader/*.c block/*.c collectives/*.c fabric/*.c reports/*.c)
+SRC := $(wildcard core/*.c loader/*.c loader/file/*.c block/*.c collectives/*.c fabric/*.c reports/*.c)
 OBJ := $(SRC:%.c=$(B)/obj/%.o)
 LIBOBJ := $(filter-out $(B)/obj/core/main.o,$(OBJ))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)

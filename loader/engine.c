@@ -129,7 +129,7 @@ void rb_engine_stop(struct rb_engine *e)
     for (unsigned t = 0; t < e->nw; t++)
         if (e->w[t].started) {
             pthread_join(e->w[t].th, NULL);
-            if (e->w[t].failed)
+            if (e->w[t].failed && !e->w[t].failed_logged)
                 rb_error("worker %u stopped early: %s", t, strerror(-e->w[t].failed));
         }
     e->joined = true;

@@ -64,6 +64,8 @@ enum rb_load_pattern { RB_PATTERN_RANDOM, RB_PATTERN_SEQUENTIAL, RB_PATTERN_EPOC
 enum rb_engine_kind { RB_ENGINE_AUTO, RB_ENGINE_CURL, RB_ENGINE_NATIVE };
 
 /* What one rank runs in a phase. Pointers are borrowed and must outlive the engine. */
+struct rb_file_opts;
+
 struct rb_load_opts {
     enum rb_load_op op;
     const struct rb_target *target;
@@ -92,6 +94,8 @@ struct rb_load_opts {
     const struct rb_mix *mix;
     bool mix_prepared;                /* mixed: the objects were written by this run's prepare phase */
     bool track_written;               /* put: keep which objects were written, for cleanup (rb_engine_each_written) */
+    /* A file:// target's options (--io-engine, --direct, --block-size, --fsync, ...); NULL: the defaults. */
+    const struct rb_file_opts *file;
     /* rb_load_run_phase only (the engine ignores them): --until-steady PCT/WINDOW; pct 0 = off. */
     double steady_pct;
     uint64_t steady_window_ns;

@@ -12,6 +12,7 @@
 #include <curl/curl.h>
 
 #include "cleanup_int.h"
+#include "file/file_int.h"
 #include "loader_int.h"
 #include "mixed_int.h"
 #include "multipart_int.h"
@@ -84,6 +85,7 @@ struct load_args {
     const char *mix;                  /* mixed: --mix weights */
     struct rb_mix mix_weights;
     bool no_prepare, keep;
+    struct rb_file_opts file;         /* a file:// target's options (the file protocol's group) */
 };
 
 
@@ -227,7 +229,7 @@ static int validate(struct load_args *a, uint64_t *range_off, uint64_t *range_le
         return rb_cli_usage_error("--until-steady: needs --duration D, the longest the phase may run");
     if (a->until_steady && a->steady_window_ns >= a->duration_ns)
         rb_warn("--until-steady window is not shorter than --duration: the run cannot converge");
-    return 0;
+    return rb_file_opts_check(&a->file);
 }
 
 /* The set from count or filelist; rank 0 logs why not. Returns 0 or an exit status. */
@@ -417,7 +419,8 @@ static int open_target(struct load_args *a, struct rb_cli *cli, struct rb_target
                                   "sizes in the --filelist, or let the bucket be listed");
     }
     snprintf(prefix, plen, "%s%s", rb_target_prefix(t), a->prefix ? a->prefix : (a->objects ? DEFAULT_PREFIX : ""));
-    if ((status = multipart_options(a, t, cli)) != 0 || (status = rb_load_target_probe(t, a->timeout_ns)) != 0) {
+    if ((status = multipart_options(a, t, cli)) != 0 || (status = rb_file_opts_target(&a->file, t, cli, &a->inflight)) != 0 ||
+        (status = rb_load_target_probe(t, a->timeout_ns)) != 0) {
         rb_target_close(t);
         return status;
     }
@@ -449,7 +452,6 @@ static struct rb_load_opts rank_opts(const struct load_args *a, const struct rb_
         .max_size = a->max_size,
         .timeout_ns = a->timeout_ns,
         .max_redirects = (long)a->max_redirects,
-        .cache_header = a->cache_header,
         .rank = h->rank,
         .log_fd = log_fd,
         .engine = (enum rb_engine_kind)a->engine,
@@ -457,6 +459,8 @@ static struct rb_load_opts rank_opts(const struct load_args *a, const struct rb_
         .steady_window_ns = a->steady_window_ns,
         .part_size = a->part_size,
         .multipart_threshold = a->mp_threshold,
+        .file = &a->file,
+        .cache_header = a->file.cold_check ? RB_FILE_COLD_CHECK_NAME : a->cache_header,
     };
 }
 
@@ -751,6 +755,7 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         .part_size = RB_MP_DEFAULT_PART_BYTES,
         .mp_threshold = RB_MP_DEFAULT_THRESHOLD_BYTES,
         .mix = RB_MIX_DEFAULT,
+        .file = RB_FILE_OPTS_DEFAULT,
     };
     const bool get = op == RB_LOAD_GET || op == RB_LOAD_HEAD;
     const struct cmd_kind *k = &cmd_kinds[op];
@@ -831,7 +836,14 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
     /* No body either way: object sizes and byte limits mean nothing to DELETE and HEAD. */
     if (op == RB_LOAD_DELETE || op == RB_LOAD_HEAD)
         drop_opts(opts, " size min-size max-size bytes ");
-    const struct rb_cmd_spec spec = {k->usage, k->about, opts, 1, 1, false};
+    /* The file protocol's group after the command's rows. */
+    struct rb_opt all[sizeof opts / sizeof opts[0] + RB_FILE_OPT_ROWS];
+    size_t n = 0;
+    while (opts[n].name)
+        n++;
+    memcpy(all, opts, n * sizeof *opts);
+    rb_file_options(all + n, &a.file);
+    const struct rb_cmd_spec spec = {k->usage, k->about, all, 1, 1, false};
     return rb_load_command(&spec, argc, argv, run_args, &a);
 }
 

@@ -20,6 +20,9 @@ pkgs=(
   slurm-wlm munge time
   ceph-mon ceph-osd radosgw ceph-common python3-boto3
   libhttp-parser-dev
+  # the file protocol: io_uring engine (liburing), CephFS as the shared file system (ceph-mds, ceph-fuse,
+  # fuse3's fusermount3), XFS and ext4 on loop devices (xfsprogs, e2fsprogs; losetup from mount)
+  liburing-dev ceph-mds ceph-fuse fuse3 xfsprogs e2fsprogs mount
 )
 # Debian's nodejs needs Debian's npm package; a Node.js build that bundles its own npm (NodeSource's nodejs
 # package) conflicts with it. So: npm, unless an npm is installed that some other package brought.
