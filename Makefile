@@ -3,7 +3,7 @@
 PREFIX ?= /usr/local
 DESTDIR ?=
 CC := mpicc
-PKGS := libcurl libcjson libmicrohttpd hwloc liburing
+PKGS := libcurl libcjson libmicrohttpd hwloc openssl liburing
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
 # The Debian package behind each pkg-config name, for the one-line error when one is missing.
@@ -11,6 +11,7 @@ DEB_libcurl := libcurl4-openssl-dev
 DEB_libcjson := libcjson-dev
 DEB_libmicrohttpd := libmicrohttpd-dev
 DEB_hwloc := libhwloc-dev
+DEB_openssl := libssl-dev
 DEB_liburing := liburing-dev
 DEB_cmocka := libcmocka-dev
 
@@ -47,7 +48,9 @@ endif
 
 # SUFFIX selects the build flavour: "" normal, "asan" for make check.
 B := build$(if $(SUFFIX),/$(SUFFIX))
-SRC := $(wildcard core/*.c loader/*.c loader/file/*.c block/*.c collectives/*.c fabric/*.c reports/*.c)
+# loader/ is sub-folders (engine, proto, objset, cmd, train, tiers); tests and fuzzers see their internal headers.
+LOADER_INC := $(patsubst %/,-I%,$(sort $(wildcard loader/*/)))
+SRC := $(wildcard core/*.c loader/*/*.c block/*.c collectives/*.c fabric/*.c reports/*.c)
 OBJ := $(SRC:%.c=$(B)/obj/%.o)
 LIBOBJ := $(filter-out $(B)/obj/core/main.o,$(OBJ))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -96,7 +99,7 @@ $(B)/tests/%: tests/mpi/%.c $(LIBOBJ)
 $(B)/tests/%: tests/unit/%.c $(LIBOBJ)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC_CHECKED) $(RB_CFLAGS) -Iloader -Icollectives -Ifabric -Ireports $(LDFLAGS) -DRB_FIXTURES_DIR='"$(CURDIR)/tests/fixtures"' -o $@ $< $(LIBOBJ) $(TEST_LDLIBS)
+	$(Q)$(CC_CHECKED) $(RB_CFLAGS) $(LOADER_INC) -Icollectives -Ifabric -Ireports $(LDFLAGS) -DRB_FIXTURES_DIR='"$(CURDIR)/tests/fixtures"' -o $@ $< $(LIBOBJ) $(TEST_LDLIBS)
 
 build/bench/%: tests/bench/%.c $(filter-out build/obj/core/main.o,$(SRC:%.c=build/obj/%.o))
 	@mkdir -p $(dir $@)
@@ -130,7 +133,7 @@ fuzzers: $(FUZZ_BIN)
 build/fuzz/fuzzers/%: tests/fuzz/%.c $(LIBOBJ)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ    $<"
-	$(Q)$(CC_CHECKED) $(RB_CFLAGS) -Iloader -fsanitize=fuzzer -o $@ $< $(LIBOBJ) $(LDLIBS)
+	$(Q)$(CC_CHECKED) $(RB_CFLAGS) $(LOADER_INC) -fsanitize=fuzzer -o $@ $< $(LIBOBJ) $(LDLIBS)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory $(JOBS) all

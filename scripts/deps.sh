@@ -20,6 +20,8 @@ pkgs=(
   slurm-wlm munge time
   ceph-mon ceph-osd radosgw ceph-common python3-boto3
   libhttp-parser-dev
+  # the native engine: SigV4's SHA-256/HMAC (libcrypto) and HTTPS (libssl)
+  libssl-dev
   # the file protocol: io_uring engine (liburing), CephFS as the shared file system (ceph-mds, ceph-fuse,
   # fuse3's fusermount3), XFS and ext4 on loop devices (xfsprogs, e2fsprogs; losetup from mount)
   liburing-dev ceph-mds ceph-fuse fuse3 xfsprogs e2fsprogs mount

@@ -14,10 +14,10 @@
 #include "file_int.h"
 #include "file_loop_int.h"
 #include "pagecache_int.h"
-#include "../payload_int.h"
+#include "../engine/payload_int.h"
 #include "railbench/clock.h"
 #include "railbench/log.h"
-#include "../worker_int.h"
+#include "../engine/worker_int.h"
 
 /* Longest wait for a completion or a due send before the loop looks at ticks and stop flags again. */
 #define IDLE_WAIT_NS (20 * RB_NS_PER_MS)

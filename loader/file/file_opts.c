@@ -5,7 +5,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "../target_int.h"
+#include "../proto/target_int.h"
 #include "file_int.h"
 #include "railbench/cli.h"
 #include "railbench/log.h"

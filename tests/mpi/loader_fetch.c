@@ -6,7 +6,7 @@
 
 #include <curl/curl.h>
 
-#include "../../loader/engine_int.h"
+#include "../../loader/engine/engine_int.h"
 
 /*
  * Usage: loader_fetch URL N SEED BATCH INFLIGHT [auto|curl|native]; GETs obj-00000000..N-1 twice, BATCH

@@ -1,4 +1,4 @@
-/* Unit tests for the engine (loader/engine.c, worker.c, transfer.c, picker.c): pickers, error classes, requests. */
+/* Unit tests for the engine (loader/engine/: engine.c, worker.c, transfer.c, picker.c): pickers, error classes, requests. */
 #define _GNU_SOURCE
 
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* Unit tests for loader/evict.c: --evict-cmd's word splitting (no shell) and running a real program. */
+/* Unit tests for loader/proto/evict.c: --evict-cmd's word splitting (no shell) and running a real program. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <setjmp.h>

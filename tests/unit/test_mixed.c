@@ -1,4 +1,4 @@
-/* Unit tests for loader/mixed.c: --mix parsing (weights per op, the bad item named) and the op keys. */
+/* Unit tests for loader/engine/mixed.c: --mix parsing (weights per op, the bad item named) and the op keys. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* Unit tests for loader/multipart.c: part counts and S3's part rules (5 MiB minimum, 10,000 parts). */
+/* Unit tests for loader/engine/multipart.c: part counts and S3's part rules (5 MiB minimum, 10,000 parts). */
 #define _POSIX_C_SOURCE 200809L
 
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* Unit tests for loader/objects.c: generated names, file lists, arenas, rank partitions. */
+/* Unit tests for loader/objset/objects.c: generated names, file lists, arenas, rank partitions. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* Unit tests for loader/ops_meta.c: the DELETE and HEAD rows beside GET and PUT, names, and which ops go once. */
+/* Unit tests for loader/engine/ops_meta.c: the DELETE and HEAD rows beside GET and PUT, names, and which ops go once. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <setjmp.h>

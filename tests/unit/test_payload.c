@@ -1,4 +1,4 @@
-/* Unit tests for loader/payload.c: determinism, seekability, verification and seeded sizes. */
+/* Unit tests for loader/engine/payload.c: determinism, seekability, verification and seeded sizes. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* Unit tests for loader/steady.c: parsing PCT/WINDOW, the ramp, window coverage, and the deviation limit. */
+/* Unit tests for loader/engine/steady.c: parsing PCT/WINDOW, the ramp, window coverage, and the deviation limit. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* Unit tests for loader/sweep.c: the knee rule on constructed throughput-latency curves. */
+/* Unit tests for loader/cmd/sweep.c: the knee rule on constructed throughput-latency curves. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* Unit tests for loader/tiers.c: cold/warm verdicts from cache-status counts, speed-ups, size labels. */
+/* Unit tests for loader/tiers/tiers.c: cold/warm verdicts from cache-status counts, speed-ups, size labels. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_int.h"
+#include "../engine/engine_int.h"
 #include "loader_int.h"
 #include "railbench/buf.h"
 #include "railbench/clock.h"

@@ -11,7 +11,7 @@
 
 #include <curl/curl.h>
 
-#include "objset_int.h"
+#include "../objset/objset_int.h"
 #include "railbench/log.h"
 
 /*

@@ -11,12 +11,12 @@
 
 #include <curl/curl.h>
 
-#include "loader_int.h"
-#include "payload_int.h"
-#include "phase_int.h"
+#include "../cmd/loader_int.h"
+#include "../engine/payload_int.h"
+#include "../engine/phase_int.h"
 #include "railbench/buf.h"
 #include "railbench/clock.h"
-#include "evict_int.h"
+#include "../proto/evict_int.h"
 #include "railbench/log.h"
 #include "railbench/units.h"
 

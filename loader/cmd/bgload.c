@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_int.h"
+#include "../engine/engine_int.h"
 #include "loader_int.h"
-#include "objset_int.h"
+#include "../objset/objset_int.h"
 #include "railbench/bgload.h"
-#include "target_int.h"
+#include "../proto/target_int.h"
 
 struct rb_bgload {
     struct rb_target *t;

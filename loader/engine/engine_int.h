@@ -8,10 +8,10 @@
 
 #include <curl/curl.h>
 
-#include "objset_int.h"
+#include "../objset/objset_int.h"
 #include "railbench/hist.h"
 #include "railbench/stats.h"
-#include "target_int.h"
+#include "../proto/target_int.h"
 
 /*
  * Thread-safety: an engine is driven from one thread (the main thread:
@@ -99,6 +99,9 @@ struct rb_load_opts {
     /* rb_load_run_phase only (the engine ignores them): --until-steady PCT/WINDOW; pct 0 = off. */
     double steady_pct;
     uint64_t steady_window_ns;
+    /* rb_load_run_phase only: this rank starts its requests this long after the phase start (a rank slowed on
+     * purpose: load checkpoint --delay-rank); 0 = none. */
+    uint64_t start_delay_ns;
 };
 
 /*

@@ -7,8 +7,8 @@
 
 #include "cleanup_int.h"
 #include "loader_int.h"
-#include "mixed_int.h"
-#include "phase_int.h"
+#include "../engine/mixed_int.h"
+#include "../engine/phase_int.h"
 #include "railbench/log.h"
 
 /* Every object put once (phase "prepare"); a put that failed leaves the mixed phase without its object: check fails. */

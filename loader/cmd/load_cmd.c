@@ -12,19 +12,19 @@
 #include <curl/curl.h>
 
 #include "cleanup_int.h"
-#include "file/file_int.h"
+#include "../file/file_int.h"
 #include "loader_int.h"
-#include "mixed_int.h"
-#include "multipart_int.h"
-#include "payload_int.h"
-#include "phase_int.h"
+#include "../engine/mixed_int.h"
+#include "../engine/multipart_int.h"
+#include "../engine/payload_int.h"
+#include "../engine/phase_int.h"
 #include "railbench/clock.h"
 #include "railbench/command.h"
 #include "railbench/log.h"
-#include "steady_int.h"
+#include "../engine/steady_int.h"
 #include "sweep_int.h"
-#include "tiers_int.h"
-#include "train_int.h"
+#include "../tiers/tiers_int.h"
+#include "../train/train_int.h"
 #include "railbench/units.h"
 
 #define MAX_THREADS 1024

@@ -12,8 +12,8 @@
 #include <curl/curl.h>
 
 #include "loader_int.h"
-#include "payload_int.h"
-#include "phase_int.h"
+#include "../engine/payload_int.h"
+#include "../engine/phase_int.h"
 #include "railbench/buf.h"
 #include "railbench/clock.h"
 #include "railbench/log.h"

@@ -6,11 +6,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "objset_int.h"
+#include "../objset/objset_int.h"
 #include "railbench/cli.h"
 #include "railbench/harness.h"
 #include "railbench/result.h"
-#include "target_int.h"
+#include "../proto/target_int.h"
 
 /* Main thread only. */
 

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "railbench/clock.h"
-#include "objset_int.h"
+#include "../objset/objset_int.h"
 #include "railbench/perm.h"
-#include "payload_int.h"
+#include "../engine/payload_int.h"
 #include "railbench/units.h"
 
 #define GOLDEN 0x9e3779b97f4a7c15ull

@@ -9,7 +9,7 @@
 #include <curl/curl.h>
 
 #include "railbench/stats.h"
-#include "target_int.h"
+#include "../proto/target_int.h"
 
 /* The ops of a mix are the load ops themselves (GET, PUT, DELETE, HEAD = warp's STAT), indexed by enum rb_load_op. */
 #define RB_MIX_OPS 4

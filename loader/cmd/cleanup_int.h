@@ -7,8 +7,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "objset_int.h"
-#include "phase_int.h"
+#include "../objset/objset_int.h"
+#include "../engine/phase_int.h"
 #include "railbench/harness.h"
 
 /* What a cleanup did, over all ranks (rank 0). */

@@ -8,8 +8,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "loader_int.h"
-#include "phase_int.h"
+#include "../cmd/loader_int.h"
+#include "../engine/phase_int.h"
 #include "railbench/buf.h"
 #include "railbench/harness.h"
 #include "train_int.h"

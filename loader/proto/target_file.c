@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "file_loop_int.h"
-#include "../target_int.h"
+#include "../file/file_loop_int.h"
+#include "target_int.h"
 
 /* Directories deeper than this under the root are not listed (a loop of bind mounts must end). */
 #define LIST_MAX_DEPTH 64
