@@ -366,23 +366,11 @@ static int open_request_log(struct rb_harness *h, const char *path)
  * put: multipart applies to s3:// only (given for another target: exit 2);
  * fills in the defaults and checks S3's part rules. Returns 0 or RB_EXIT_USAGE.
  */
-/* Whether the command line names option (as --NAME VALUE or --NAME=VALUE). */
-static bool on_command_line(const struct rb_cli *cli, const char *option)
-{
-    size_t n = strlen(option);
-    const cJSON *arg;
-    cJSON_ArrayForEach(arg, cli->argv_json)
-        if (cJSON_IsString(arg) && strncmp(arg->valuestring, option, n) == 0 &&
-            (arg->valuestring[n] == '\0' || arg->valuestring[n] == '='))
-            return true;
-    return false;
-}
-
 static int multipart_options(struct load_args *a, const struct rb_target *t, const struct rb_cli *cli)
 {
     /* The defaults mean nothing off s3://, but a value asked for (on the command line or changed) is refused there. */
     const bool given = a->part_size != RB_MP_DEFAULT_PART_BYTES || a->mp_threshold != RB_MP_DEFAULT_THRESHOLD_BYTES ||
-                       on_command_line(cli, "--part-size") || on_command_line(cli, "--multipart-threshold");
+                       rb_cli_given(cli, "--part-size") || rb_cli_given(cli, "--multipart-threshold");
     if (a->op != RB_LOAD_PUT || strcmp(rb_target_scheme(t), "s3") != 0) {
         if (given)
             return rb_cli_usage_error("--part-size/--multipart-threshold: multipart uploads are S3's; %s is not an "
@@ -568,7 +556,7 @@ static void multipart_summary(struct rb_harness *h, const struct rb_stats *parts
 
 static char *report(const struct load_args *a, struct rb_harness *h, const char *command, const struct rb_target *t,
                     const char *prefix, const struct rb_load_opts *o, const struct rb_load_result *res,
-                    const struct rb_cleanup *cl)
+                    const struct rb_cleanup *cl, int status)
 {
     cJSON *summary = cJSON_CreateObject();
     cJSON *ops = cJSON_AddArrayToObject(summary, "ops");
@@ -582,7 +570,9 @@ static char *report(const struct load_args *a, struct rb_harness *h, const char 
     cJSON_AddNumberToObject(summary, "ranks", h->size);
     cJSON_AddNumberToObject(summary, "threads", o->threads);
     cJSON_AddNumberToObject(summary, "inflight", o->inflight);
-    cJSON_AddStringToObject(summary, "engine", rb_engine_kind(o) == RB_ENGINE_NATIVE ? "native" : "curl");
+    cJSON_AddStringToObject(summary, "engine", rb_engine_name(o));
+    if (o->target->ops->loop)
+        rb_file_summary_json(summary, &a->file);
     const double achieved = rb_load_achieved_rate(res);
     if (a->rate > 0) {
         cJSON_AddNumberToObject(summary, "rate_per_s", a->rate);
@@ -611,6 +601,8 @@ static char *report(const struct load_args *a, struct rb_harness *h, const char 
     if (a->rate > 0)
         rb_load_check_rate(&h->result, NULL, a->rate, achieved);
     check_cache_header(a, h, res->total);
+    if (a->op == RB_LOAD_GET)
+        rb_file_check_cold(&h->result, NULL, &a->file, res->total);
     if (a->until_steady) {
         /* The user asked for a steady-state figure: a phase that ran out of time first has none (exit 1). */
         rb_result_check(&h->result, "steady_state", res->steady_converged,
@@ -622,8 +614,9 @@ static char *report(const struct load_args *a, struct rb_harness *h, const char 
         else
             rb_info("--until-steady %s: steady after %.1f s", a->until_steady, res->steady_at_s);
     }
-    rb_load_check_errors(&h->result, NULL, "requests", res->total->err, res->total->errors, res->total->ops,
-                         a->max_error_pct);
+    /* A run that stopped on a broken file system said so in its one error line: the rate is recorded, not said again. */
+    (status == RB_EXIT_RUNTIME ? rb_load_record_errors : rb_load_check_errors)(
+        &h->result, NULL, "requests", res->total->err, res->total->errors, res->total->ops, a->max_error_pct);
     return table;
 }
 
@@ -707,7 +700,7 @@ static int run(struct load_args *a, struct rb_cli *cli)
     }
 
     if (h.rank == 0 && res.total)
-        table = report(a, &h, command, t, prefix, &o, &res, &cl);
+        table = report(a, &h, command, t, prefix, &o, &res, &cl, status);
 out:
     /* A run that failed before measuring anything says so in one line, without pointing at an empty result. */
     if (status && !res.total && rb_log_get_level() > RB_LOG_WARN)

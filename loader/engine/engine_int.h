@@ -118,6 +118,9 @@ bool rb_engine_native_fits(const struct rb_load_opts *o, const char **why);
  */
 int rb_engine_check_usage(enum rb_engine_kind engine, const struct rb_target *t, enum rb_load_op op, bool ranged);
 
+/* The name of what carries o's requests, for results: "native", "curl", or the target's own loop ("file"). Pure. */
+const char *rb_engine_name(const struct rb_load_opts *o);
+
 /* The engine o runs on: o->engine, with AUTO resolved (native when it fits). Pure; thread-safe. */
 enum rb_engine_kind rb_engine_kind(const struct rb_load_opts *o);
 

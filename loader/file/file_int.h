@@ -7,7 +7,11 @@
 #include <stdint.h>
 
 #include "fileio_int.h"
+#include <cjson/cJSON.h>
+
 #include "railbench/cli.h"
+#include "railbench/result.h"
+#include "railbench/stats.h"
 
 /*
  * Thread-safety: options are set on the main thread before workers start
@@ -65,6 +69,17 @@ int rb_file_opts_target(const struct rb_file_opts *fo, const struct rb_target *t
 
 /* The name the page-cache residency check goes by where a cache header's would (the phase's cache_* counters). */
 #define RB_FILE_COLD_CHECK_NAME "page-cache residency (mincore)"
+
+/* Adds "file": the options a file run used (engine, direct, block size, fsync, drop, check) to summary. */
+void rb_file_summary_json(cJSON *summary, const struct rb_file_opts *fo);
+
+/*
+ * With --cold-check, records the check "[what_]cold" on r from the read
+ * phase's stats s (its cache_* counters): passed when every file read had
+ * no page cached before it was read. Logs an error when it fails after
+ * --drop-cache. Returns whether it passed (true without --cold-check).
+ */
+bool rb_file_check_cold(struct rb_result *r, const char *what, const struct rb_file_opts *fo, const struct rb_stats *s);
 
 /*
  * Checks fo for use (main thread, before anything runs): a --direct
