@@ -635,6 +635,11 @@ static int run(struct load_args *a, struct rb_cli *cli)
         rb_target_close(t);
         return status;
     }
+    if (a->op == RB_LOAD_MIXED && strcmp(rb_target_scheme(t), "file") == 0) {
+        rb_target_close(t);
+        return rb_cli_usage_error("load mixed: %s: file:// targets take load put, get, stat and delete, not mixed",
+                                  rb_target_name(t));
+    }
     /* Deleting whatever a bare bucket lists is too easy a mistake: the set must be named. */
     if (a->op == RB_LOAD_DELETE && !a->objects && !a->filelist && !prefix[0]) {
         rb_target_close(t);
@@ -829,13 +834,14 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
     /* No body either way: object sizes and byte limits mean nothing to DELETE and HEAD. */
     if (op == RB_LOAD_DELETE || op == RB_LOAD_HEAD)
         drop_opts(opts, " size min-size max-size bytes ");
-    /* The file protocol's group after the command's rows. */
+    /* The file protocol's group after the command's rows (load mixed has no file loads). */
     struct rb_opt all[sizeof opts / sizeof opts[0] + RB_FILE_OPT_ROWS];
     size_t n = 0;
     while (opts[n].name)
         n++;
-    memcpy(all, opts, n * sizeof *opts);
-    rb_file_options(all + n, &a.file);
+    memcpy(all, opts, (n + 1) * sizeof *opts);
+    if (op != RB_LOAD_MIXED)
+        rb_file_options(all + n, &a.file);
     const struct rb_cmd_spec spec = {k->usage, k->about, all, 1, 1, false};
     return rb_load_command(&spec, argc, argv, run_args, &a);
 }

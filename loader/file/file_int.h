@@ -59,8 +59,8 @@ struct rb_target;
 
 /*
  * The file options against the target they go with: a file option changed
- * from its default (or named on the command line) for a target that is not
- * file:// is a usage error. On a file target with psync, *inflight becomes
+ * from its default for a target that is not file:// is a usage error (its
+ * default given explicitly is not: a rerun's --config gives every value). On a file target with psync, *inflight becomes
  * 1 (one I/O at a time per thread; a warning when --inflight was given).
  * Returns 0 or RB_EXIT_USAGE after one line.
  */

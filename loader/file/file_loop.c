@@ -58,6 +58,7 @@ struct rb_file_loop {
     struct fslot *s;
     const char *root;
     int fatal;                 /* -errno that ends the run (a full or vanished file system); 0 none */
+    char fatal_what[PATH_MAX + 64]; /* the call and path that met it */
     int oflags_read, oflags_write;
 };
 
@@ -86,8 +87,11 @@ static void finish(struct worker *w, struct fslot *s, int err, const char *what,
     if (err) {
         rc = err == ETIMEDOUT ? CURLE_OPERATION_TIMEDOUT : CURLE_READ_ERROR;
         snprintf(s->r.ebuf, sizeof s->r.ebuf, "%s: %s", what, strerror(err));
-        if (rb_fio_fatal(err) && !L->fatal)
+        /* Nothing further can work on a full or vanished file system, nor where permission is refused. */
+        if ((rb_fio_fatal(err) || err == EACCES || err == EPERM) && !L->fatal) {
             L->fatal = -err;
+            snprintf(L->fatal_what, sizeof L->fatal_what, "%s %s", what, s->path);
+        }
     } else if (short_read) {
         rc = CURLE_PARTIAL_FILE;
         snprintf(s->r.ebuf, sizeof s->r.ebuf, "the file ends at byte %" PRIu64 ", expected %" PRIu64 " (file system)",
@@ -485,8 +489,8 @@ int rb_file_run(struct worker *w, const atomic_bool *stop, const volatile int *s
     }
     if (L->fatal) {
         if (!atomic_flag_test_and_set(&fatal_logged))
-            rb_error("%s: %s; stopping (what was measured so far is kept)", rb_target_name(w->o->target),
-                     strerror(-L->fatal));
+            rb_error("%s: %s (%s); stopping (what was measured so far is kept)", rb_target_name(w->o->target),
+                     strerror(-L->fatal), L->fatal_what);
         w->failed_logged = true;
         return L->fatal;
     }

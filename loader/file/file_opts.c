@@ -70,7 +70,7 @@ int rb_file_opts_target(const struct rb_file_opts *fo, const struct rb_target *t
     bool changed[] = {fo->engine != d.engine, fo->direct, fo->block_bytes != d.block_bytes, fo->fsync != d.fsync,
                       fo->drop_cache != d.drop_cache, fo->cold_check};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (changed[i] || rb_cli_given(cli, names[i]))
+        if (changed[i])
             return rb_cli_usage_error("%s: a file-system option; %s is not a file:// target", names[i],
                                       rb_target_name(t));
     return 0;
