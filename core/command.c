@@ -11,6 +11,13 @@ int rb_dispatch(const char *group, const struct rb_subcommand *subs, int argc, c
     const char *word = argc > 1 ? argv[1] : NULL;
     if (!word || strcmp(word, "--help") == 0 || strcmp(word, "-h") == 0 ||
         strcmp(word, "help") == 0) {
+        if (word && rb_cli_help_json()) { /* for the man page and completion generators */
+            printf("{\"usage\":\"%s <command> [options]\",\"commands\":[", group);
+            for (const struct rb_subcommand *s = subs; s->name; s++)
+                printf("%s{\"name\":\"%s\",\"summary\":\"%s\"}", s == subs ? "" : ",", s->name, s->summary);
+            printf("]}\n");
+            return RB_EXIT_OK;
+        }
         FILE *out = word ? stdout : stderr;
         fprintf(out, "usage: %s <command> [options]\n\ncommands:\n", group);
         for (const struct rb_subcommand *s = subs; s->name; s++)
