@@ -26,6 +26,7 @@
 #include "../tiers/tiers_int.h"
 #include "../train/train_int.h"
 #include "railbench/units.h"
+#include "safety_int.h"
 
 #define MAX_THREADS 1024
 #define MAX_INFLIGHT 65536
@@ -84,7 +85,8 @@ struct load_args {
     uint64_t part_size, mp_threshold; /* put to s3://: multipart (defaults RB_MP_DEFAULT_*) */
     const char *mix;                  /* mixed: --mix weights */
     struct rb_mix mix_weights;
-    bool no_prepare, keep;
+    bool no_prepare, keep, overwrite;
+    char run_prefix[64];              /* put/mixed writing under this run's own prefix: its "rb-<run id>-"; else "" */
     struct rb_file_opts file;         /* a file:// target's options (the file protocol's group) */
 };
 
@@ -163,6 +165,10 @@ static int validate_mixed(struct load_args *a)
                                   "working set it puts first and then reads, writes and deletes");
     if (a->rate > 0)
         return rb_cli_usage_error("load mixed --rate: the mixed load runs closed loop (-c requests in flight)");
+    if (a->no_prepare && !a->overwrite && (a->mix_weights.weight[RB_LOAD_PUT] || a->mix_weights.weight[RB_LOAD_DELETE]))
+        return rb_cli_usage_error("load mixed --no-prepare --mix %s: the objects exist already and this mix would "
+                                  "write over or delete them; give a mix of get and stat only, or add --overwrite",
+                                  a->mix);
     if (!a->duration_ns && !a->count)
         a->duration_ns = DEFAULT_DURATION_NS;
     return 0;
@@ -476,6 +482,9 @@ static void announce(const struct load_args *a, const struct rb_harness *h, cons
         snprintf(lim + l, sizeof lim - l, " epochs %" PRIu64, a->epochs);
     rb_info("%s %s: %" PRIu64 " objects, %d rank(s) x %u thread(s) x %u in flight, %s;%s", command, rb_target_name(t),
             nobjects, h->size, o->threads, o->inflight, a->rate > 0 ? "open loop" : "closed loop", lim);
+    if (a->run_prefix[0])
+        rb_info("names: this run's own prefix \"%s%s%s\" (deleted at the end; --keep writes %s%s<index> instead and keeps "
+                "them)", rb_target_prefix(t), a->run_prefix, DEFAULT_PREFIX, rb_target_prefix(t), DEFAULT_PREFIX);
 }
 
 /*
@@ -567,6 +576,7 @@ static char *report(const struct load_args *a, struct rb_harness *h, const char 
     if (res->parts)
         multipart_summary(h, res->parts, &part_row, &parts, ops);
     cJSON_AddStringToObject(summary, "target", rb_target_name(t));
+    rb_safety_json(summary, a->run_prefix[0] ? prefix : NULL);
     cJSON_AddNumberToObject(summary, "ranks", h->size);
     cJSON_AddNumberToObject(summary, "threads", o->threads);
     cJSON_AddNumberToObject(summary, "inflight", o->inflight);
@@ -655,12 +665,26 @@ static int run(struct load_args *a, struct rb_cli *cli)
         rb_target_close(t);
         return status;
     }
-    struct rb_objset mine = {0}, none = {0};
+    struct rb_objset mine = {0}, none = {0}, existing = {0};
     uint64_t total = 0;
     int log_fd = -1;
     struct rb_load_result res = {0};
     char *table = NULL;
+    /*
+     * Data the user owns: what the run deletes itself goes under its own
+     * prefix; names the user keeps or named are looked up first and never
+     * written over without --overwrite (docs/safety.md).
+     */
+    const bool writes = a->op == RB_LOAD_PUT || (a->op == RB_LOAD_MIXED && !a->no_prepare);
+    if (writes && !a->keep && !a->prefix && !a->filelist) {
+        rb_safety_run_prefix(&h, a->run_prefix, sizeof a->run_prefix);
+        snprintf(prefix, sizeof prefix, "%s%s%s", rb_target_prefix(t), a->run_prefix, DEFAULT_PREFIX);
+    }
     if ((status = build_objects(&h, a, t, prefix, &mine, &total)))
+        goto out;
+    if (writes && !a->run_prefix[0] &&
+        (status = rb_safety_check(&h, t, &mine, a->timeout_ns, a->overwrite, command,
+                                  a->keep ? "--keep" : a->filelist ? "--filelist" : "--prefix", &existing)))
         goto out;
     /* A generated set with --random-range has sizes (open_target asked for them); a listed one may lack some. */
     if (a->random_range && !a->max_size) {
@@ -683,6 +707,7 @@ static int run(struct load_args *a, struct rb_cli *cli)
         o.objects = &none;
     /* A put deletes what it wrote at the end (cleanup) unless --keep: its engine notes which objects those are. */
     o.track_written = a->op == RB_LOAD_PUT && !a->keep;
+    o.preexisting = &existing;
     if (h.rank == 0)
         announce(a, &h, command, t, total, &o);
     char where[1800];
@@ -691,6 +716,7 @@ static int run(struct load_args *a, struct rb_cli *cli)
     if (a->op == RB_LOAD_MIXED) {
         const struct rb_mixed_args m = {.command = command, .target = rb_target_name(t), .where = where, .mix = a->mix_weights,
                                         .prepare = !a->no_prepare, .keep = a->keep, .duration_ns = a->duration_ns,
+                                        .run_prefix = a->run_prefix[0] ? prefix : NULL,
                                         .max_error_pct = a->max_error_pct};
         status = rb_mixed_run(&h, &o, &m, &table);
         goto out;
@@ -716,6 +742,7 @@ out:
     if (log_fd >= 0)
         close(log_fd);
     rb_objset_free(&mine);
+    rb_objset_free(&existing);
     rb_target_close(t);
     return status;
 }
@@ -764,7 +791,8 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         {"threads", 't', RB_OPT_U64, &a.threads, "N", "worker threads per rank, each with its own connections", NULL},
         {"inflight", 'c', RB_OPT_U64, &a.inflight, "N", "concurrent requests (connections) per thread", NULL},
         {"objects", 'n', RB_OPT_U64, &a.objects, "N", "generated object names <prefix><index>, N of them", NULL},
-        {"prefix", 0, RB_OPT_STR, &a.prefix, "P", "object name prefix: obj- with --objects, the listing filter otherwise",
+        {"prefix", 0, RB_OPT_STR, &a.prefix, "P", "object name prefix: obj- with --objects (put and mixed without --keep: rb-<run id>-obj-), the listing filter "
+         "otherwise",
          NULL},
         {"filelist", 0, RB_OPT_STR, &a.filelist, "FILE", "object names, one per line (optional size after a space)",
          NULL},
@@ -806,7 +834,11 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         {"mix", 0, RB_OPT_STR, &a.mix, "OP=W,...",
          "mixed: weights of get, put, delete, stat (the default is warp's mix)", NULL},
         {"keep", 0, RB_OPT_FLAG, &a.keep, NULL,
-         "leave the objects this run wrote; without it they are deleted at the end, in a measured cleanup phase", NULL},
+         "leave the objects this run wrote, under the names given (<prefix><index>); without it the run writes under "
+         "its own prefix rb-<run id>- and deletes them at the end, in a measured cleanup phase", NULL},
+        {"overwrite", 0, RB_OPT_FLAG, &a.overwrite, NULL,
+         "write over objects that exist under the names given (--keep, --prefix, --filelist); without it the run "
+         "refuses (exit 2) naming the first; cleanup never deletes them", NULL},
         {"no-prepare", 0, RB_OPT_FLAG, &a.no_prepare, NULL,
          "mixed: the --objects/--filelist objects exist already: no prepare phase (and they are not deleted)", NULL},
         {"pattern", 0, RB_OPT_CHOICE, &a.pattern, "P", "GET order: random, sequential, or epoch (each object once per epoch)",
@@ -830,7 +862,7 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
     /* Options of one command only: multipart is how a put goes up; the mix and its working set are mixed's. */
     drop_opts(opts, op != RB_LOAD_PUT ? " part-size multipart-threshold " : "");
     drop_opts(opts, op != RB_LOAD_MIXED ? " mix no-prepare " : "");
-    drop_opts(opts, op != RB_LOAD_MIXED && op != RB_LOAD_PUT ? " keep " : "");
+    drop_opts(opts, op != RB_LOAD_MIXED && op != RB_LOAD_PUT ? " keep overwrite " : "");
     /* No body either way: object sizes and byte limits mean nothing to DELETE and HEAD. */
     if (op == RB_LOAD_DELETE || op == RB_LOAD_HEAD)
         drop_opts(opts, " size min-size max-size bytes ");

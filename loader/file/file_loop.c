@@ -301,6 +301,10 @@ static void put_start(struct worker *w, struct fslot *s, uint64_t size)
         make_parents(L->root, s->path);
         rc = open_file(w, s, L->oflags_write);
     }
+    if (rc == -EEXIST && w->o->preexisting && w->o->preexisting->n) {
+        /* --overwrite: the names found before the run may be replaced (cleanup leaves them); nothing else. */
+        rc = open_file(w, s, (L->oflags_write & ~(O_CREAT | O_EXCL)) | O_TRUNC);
+    }
     if (rc == -EEXIST) {
         finish(w, s, EEXIST, "create (a run never overwrites a file it did not create)", false);
         return;

@@ -140,6 +140,29 @@ static int file_list(const struct rb_target *t, const char *prefix, struct rb_ob
     return rc;
 }
 
+/* A name exists when anything is there (a file, a directory, a link): a put must not take its place. */
+static int file_exists(const struct rb_target *t, const char *name, bool *yes, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    int k = snprintf(path, sizeof path, "%s/%s", t->base_path, name);
+    if (k < 0 || (size_t)k >= sizeof path) {
+        snprintf(err, errlen, "%s: %s: path too long", t->name, name);
+        return -ENAMETOOLONG;
+    }
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        *yes = true;
+        return 0;
+    }
+    int e = errno;
+    if (e == ENOENT || e == ENOTDIR) {
+        *yes = false;
+        return 0;
+    }
+    snprintf(err, errlen, "%s: cannot tell whether %s exists: %s", t->name, name, strerror(e));
+    return -e;
+}
+
 static const struct rb_loop_ops file_loop = {.init = rb_file_new, .run = rb_file_run, .free = rb_file_free};
 
 const struct rb_target_ops rb_target_file_ops = {
@@ -149,6 +172,7 @@ const struct rb_target_ops rb_target_file_ops = {
     .setup = file_setup,
     .probe = file_probe,
     .list = file_list,
+    .exists = file_exists,
     .loop = &file_loop,
 };
 

@@ -170,6 +170,12 @@ struct rb_target_ops {
     int (*probe)(const struct rb_target *t, uint64_t timeout_ns, char *err, size_t errlen);
     /* Lists the objects under prefix in one go (file: a directory walk); NULL: paginated HTTP listing requests. */
     int (*list)(const struct rb_target *t, const char *prefix, struct rb_objset *out, char *err, size_t errlen);
+    /*
+     * Whether object name exists, answered locally (file: a stat) rather than
+     * by a HEAD per name; NULL for kinds that answer requests. Returns 0 with
+     * *yes set, or -errno with one line in err.
+     */
+    int (*exists)(const struct rb_target *t, const char *name, bool *yes, char *err, size_t errlen);
     /* The request loop of this kind; NULL: libcurl or the native engine (rb_engine_kind). */
     const struct rb_loop_ops *loop;
 };

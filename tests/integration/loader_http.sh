@@ -122,7 +122,7 @@ assert_stderr_line 'epochs 2: needs --pattern epoch'
 # named failed check, exit 1, and one error line saying what stays (which is what the directory holds).
 assert_exit 1 "put whose cleanup the server refuses" "$RB" load put "${ENG[@]}" "$URL/dav/cl" --objects 3 --size 1k --quiet \
     --out "$T/cl"
-grep -q 'cleanup: 3 of 3 objects this run wrote could not be deleted and stay under http://127.0.0.1:[0-9]*/dav/cl (prefix "obj-")' \
+grep -q 'cleanup: 3 of 3 objects this run wrote could not be deleted and stay under http://127.0.0.1:[0-9]*/dav/cl (prefix "rb-[0-9T]*Z-[0-9a-f]*-obj-")' \
     "$T/stderr" || { cat "$T/stderr"; fail "no cleanup error line"; }
 assert_jq "$T/cl/result.json" '([.checks[] | select(.name == "cleanup")][0].passed == false) and
     .summary.cleanup.failed == 3 and .summary.left_behind.objects == 3' "cleanup check failed, 3 left behind"
