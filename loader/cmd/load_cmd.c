@@ -25,6 +25,7 @@
 #include "sweep_int.h"
 #include "../tiers/tiers_int.h"
 #include "../train/train_int.h"
+#include "../ckpt/ckpt_int.h"
 #include "railbench/units.h"
 #include "safety_int.h"
 
@@ -916,6 +917,8 @@ int rb_load_main(int argc, char **argv)
         {"sweep", "one GET phase per in-flight or rate step; throughput, latency and the knee", rb_sweep_main},
         {"train", "emulate training epochs: accelerator utilisation (AU) and samples/s, MLPerf Storage style",
          rb_load_train_main},
+        {"checkpoint", "MLPerf Storage checkpoints: every rank writes its model and optimizer shards, then reads "
+         "another's; duration = slowest rank", rb_ckpt_main},
         {NULL, NULL, NULL},
     };
     return rb_dispatch("railbench load", subs, argc, argv);

@@ -125,6 +125,16 @@ bool rb_engine_done(struct rb_engine *e)
     return atomic_load(&e->nfinished) == e->nw;
 }
 
+uint64_t rb_engine_done_ns(struct rb_engine *e)
+{
+    if (!rb_engine_done(e))
+        return 0;
+    uint64_t last = 0;
+    for (unsigned t = 0; t < e->nw; t++)
+        last = e->w[t].done_ns > last ? e->w[t].done_ns : last;
+    return last;
+}
+
 void rb_engine_stop(struct rb_engine *e)
 {
     if (!e || e->joined)

@@ -150,6 +150,9 @@ void rb_engine_collect(struct rb_engine *e, struct rb_stats *into, struct rb_his
 /* True when every worker has run out of work (limits reached) and drained its requests. */
 bool rb_engine_done(struct rb_engine *e);
 
+/* When the last worker's loop ended (rb_clock_ns), once every one has (rb_engine_done); 0 before. Main thread. */
+uint64_t rb_engine_done_ns(struct rb_engine *e);
+
 /* Tells workers to stop issuing, abandons requests in flight, joins the threads. Idempotent. */
 void rb_engine_stop(struct rb_engine *e);
 

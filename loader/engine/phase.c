@@ -28,7 +28,7 @@ struct phase_ctx {
     bool use_steady, steady_by_bytes, steady_now; /* --until-steady: steady_now on every rank once rank 0 says so */
     struct rb_steady steady;                      /* rank 0 */
     uint64_t delay_ns;                            /* o->start_delay_ns */
-    uint64_t t0_ns, done_ns;                      /* this rank's start, and when its engine was first seen done */
+    uint64_t t0_ns;                               /* this rank's start (before any start delay) */
 };
 
 static int ph_start(void *arg)
@@ -83,10 +83,7 @@ static void ph_tick(void *arg, struct rb_harness *h, const struct rb_stats *inte
 static bool ph_done(void *arg)
 {
     struct phase_ctx *c = arg;
-    bool done = rb_engine_done(c->e);
-    if (done && !c->done_ns)
-        c->done_ns = rb_clock_ns();
-    return c->steady_now || done;
+    return c->steady_now || rb_engine_done(c->e);
 }
 
 static void ph_stop(void *arg)
@@ -202,7 +199,8 @@ int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_
     c.name = name;
     rc = rb_harness_run_phase(h, &p);
     res->duration_s = p.duration_s;
-    res->rank_busy_s = (double)((c.done_ns ? c.done_ns : rb_clock_ns()) - c.t0_ns) / 1e9;
+    uint64_t done_ns = rb_engine_done_ns(c.e);
+    res->rank_busy_s = (double)((done_ns ? done_ns : rb_clock_ns()) - c.t0_ns) / 1e9;
     res->disk_util_ratio = p.disk_util_ratio;
     res->net_rx_bytes_per_s = p.net_rx_bytes_per_s;
     res->net_tx_bytes_per_s = p.net_tx_bytes_per_s;

@@ -340,6 +340,7 @@ void *rb_worker_main(void *arg)
     w->failed = rb_worker_run(w, &w->e->stop, NULL);
     rb_worker_flush_log(w);
     rb_worker_handover(w);
+    w->done_ns = rb_clock_ns(); /* published by the store of finished below */
     atomic_store(&w->finished, true);
     atomic_fetch_add(&w->e->nfinished, 1);
     return NULL;

@@ -196,6 +196,7 @@ struct worker {
     unsigned box_inflight;      /* requests in flight at the last handover (under mu) */
     atomic_uint acked;
     atomic_bool finished;
+    uint64_t done_ns;           /* when the loop ended (rb_clock_ns); written before finished is set */
     int failed;                 /* -errno when the loop itself failed */
     bool failed_logged;         /* the loop said why in its own `error:` line (the engine adds none) */
     atomic_flag *logged;        /* per error class: already logged once (engine- or fetcher-wide) */
