@@ -824,8 +824,8 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
          NULL},
         {"provider", 0, RB_OPT_STR, &a.tgt.provider, "NAME", "AIStore bucket provider: ais, aws, gcp, azure (if not given: ais)", NULL},
         {"engine", 0, RB_OPT_CHOICE, &a.engine, "E",
-         "request engine: native (own epoll loop; plain http:// GET of whole objects, PUT) or curl (everything); "
-         "auto: native where it applies",
+         "request engine: native (own epoll loop: http://, s3:// with SigV4, ais:// on plain http endpoints; GET, "
+         "PUT, HEAD, DELETE) or curl (everything); auto: native where it applies",
          "auto|curl|native"},
         {"log-requests", 0, RB_OPT_STR, &a.log_requests, "FILE", "append one CSV line per request to FILE", NULL},
         {"part-size", 0, RB_OPT_SIZE, &a.part_size, "SIZE",

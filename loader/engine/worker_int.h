@@ -228,6 +228,13 @@ int rb_xfer_slot_init(struct worker *w, struct req *r, size_t ep);
 void rb_xfer_slot_free(struct req *r);
 /* Starts a request for name on a free slot; intended_ns 0 = closed loop (due when sent). Returns 0 or -errno. */
 int rb_xfer_issue(struct worker *w, const char *name, uint64_t size, uint64_t intended_ns);
+/*
+ * A GET's part of object name of size bytes, the same on either engine: the
+ * whole object (*len 0), --range OFF:LEN, or a random --random-range LEN
+ * drawn from w's picker. Readies r (payload key, offset, ranged, the length
+ * a verified GET must get). Worker thread.
+ */
+void rb_xfer_get_range(struct worker *w, struct req *r, const char *name, uint64_t size, uint64_t *off, uint64_t *len);
 /* Records a finished request (class, bytes, latencies, --log-requests) and frees its slot. */
 void rb_xfer_complete(struct worker *w, struct req *r, CURLcode rc);
 /*
