@@ -36,6 +36,7 @@ class Railbench(MakefilePackage):
     depends_on("hwloc@2:")
     depends_on("http-parser")
     depends_on("openssl")
+    depends_on("liburing")
 
     # At run time: fio for `railbench block` (not a Spack dependency: the system's fio is what users test).
 
