@@ -59,7 +59,8 @@ struct rb_opt {
     void *dest;
     const char *metavar; /* shown in --help, e.g. "SIZE" */
     const char *help;
-    const char *choices; /* RB_OPT_CHOICE only: "random|sequential|epoch" */
+    const char *choices; /* RB_OPT_CHOICE: "random|sequential|epoch"; RB_OPT_STR: the words of a comma-separated
+                          * list (man page and completion only; the command checks the list) */
 };
 
 /* A command's interface: usage line, one-line summary, options (ending with {0}), positional count. */
@@ -152,5 +153,12 @@ void rb_cli_redact_url(char *out, size_t len, const char *s);
 
 /* Keeps s alive until rb_cli_free; returns the copy or NULL when out of memory. */
 const char *rb_cli_strdup(struct rb_cli *cli, const char *s);
+
+/*
+ * Whether the command line (not --config) names option, as "--NAME VALUE"
+ * or "--NAME=VALUE" (option with its dashes: "--inflight"), so a default
+ * can be told apart from the same value given. Pure.
+ */
+bool rb_cli_given(const struct rb_cli *cli, const char *option);
 
 #endif
