@@ -108,10 +108,10 @@ static size_t better_half(double *v, size_t m, bool higher_is_better)
  * Median and MAD of the completed links[j] that match(links[j], x): f[0]
  * each direction alone, f[1] each direction in both at once, f[2] p50 (of
  * their better half with upper); with log_mad, also the MADs of their
- * natural logs. tmp holds 5n doubles. Returns how many links matched, or -ENOMEM.
+ * natural logs; with worst, the worst value of each (lowest bandwidth, highest p50). tmp holds 5n doubles. Returns how many links matched, or -ENOMEM.
  */
 static long fleets_of(const struct rb_check_link *links, size_t n, bool (*match)(const struct rb_check_link *, int),
-                      int x, bool upper, double *tmp, struct rb_outlier_fleet f[3], double *log_mad)
+                      int x, bool upper, double *tmp, struct rb_outlier_fleet f[3], double *log_mad, double *worst)
 {
     double *v[3] = {tmp, tmp + 2 * n, tmp + 4 * n};
     size_t m[3] = {0, 0, 0};
@@ -126,6 +126,12 @@ static long fleets_of(const struct rb_check_link *links, size_t n, bool (*match)
         v[2][m[2]++] = l->lat_p50_s;
     }
     long matched = (long)m[2];
+    for (int w = 0; w < 3 && worst; w++) {
+        worst[w] = NAN;
+        for (size_t j = 0; j < m[w]; j++)
+            if (!isnan(v[w][j]) && (isnan(worst[w]) || (w < 2 ? v[w][j] < worst[w] : v[w][j] > worst[w])))
+                worst[w] = v[w][j];
+    }
     for (int w = 0; w < 3; w++) {
         if (upper)
             m[w] = better_half(v[w], m[w], w < 2);
@@ -151,7 +157,7 @@ static int rail_fleets(struct ctx *c)
     for (int r = 0; r < c->nrails && !rc; r++) {
         struct rb_check_rail_fleet *f = &c->out->rails[r];
         struct rb_outlier_fleet three[3];
-        if (fleets_of(c->links, c->n, on_rail, r, true, tmp, three, NULL) < 0)
+        if (fleets_of(c->links, c->n, on_rail, r, true, tmp, three, NULL, NULL) < 0)
             rc = -ENOMEM;
         f->uni = three[0];
         f->bidir = three[1];
@@ -222,8 +228,13 @@ static bool low(const struct ctx *c, size_t i, int which, double x, double best)
     double ratio = rb_outlier_ratio(against(c, i, which), x), rbest = rb_outlier_ratio(against(c, i, which), best);
     if (isnan(ratio) || ratio <= 0)
         return false;
-    /* Even its best repeat is beyond the threshold: one busy moment in a repeat cannot make a link slow. */
-    bool beyond = which == 2 ? rbest > g->lat_threshold : rbest < g->threshold;
+    /*
+     * Even its best repeat is beyond the threshold, and beyond the worst of
+     * its references (no overlap at all: a busy moment in a repeat, or a
+     * reference's good one, cannot make a link slow).
+     */
+    double worst = l->rep.ref.worst[which];
+    bool beyond = which == 2 ? rbest > g->lat_threshold && best > worst : rbest < g->threshold && best < worst;
     /* The references' median is known to its standard error, 1.2533 sigma / sqrt(n), sigma = 1.4826 MAD. */
     const struct rb_outlier_fleet *f = against(c, i, which);
     double se = 1.2533 * 1.4826 * l->rep.ref.log_mad[which] / sqrt((double)(f->n ? f->n : 1));
@@ -639,7 +650,7 @@ static int fold_refs(const struct rb_check_link *links, size_t n, int k, struct 
 {
     struct rb_outlier_fleet three[3];
     *ref = (struct rb_check_ref){0};
-    long m = fleets_of(links, n, reference_of, k, false, tmp, three, ref->log_mad);
+    long m = fleets_of(links, n, reference_of, k, false, tmp, three, ref->log_mad, ref->worst);
     if (m < 0)
         return -ENOMEM;
     ref->n = (int)m;

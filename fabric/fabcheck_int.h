@@ -74,6 +74,7 @@ struct rb_check_ref {
     int n;                      /* reference measurements (0: none, the rail's fleet judges) */
     struct rb_outlier_fleet uni, bidir, lat; /* each direction alone, each direction in both at once, p50 */
     double log_mad[3];          /* MAD of the natural logs of the same three: noise on a shared host multiplies */
+    double worst[3];            /* the worst reference value of each: the lowest bandwidths, the highest p50 */
 };
 
 /* A suspect's repeats: the median of each figure, and its references. */

@@ -54,6 +54,7 @@ for run in 1 2 3; do
     if [ "$run" = 3 ]; then mkdir -p "$T/healthy3-prom"; CHECK+=(--ring --prom-textfile "$T/healthy3-prom"); fi
     check healthy$run 10s
     R=$T/healthy$run/result.json
+    jq -r '.summary.findings[] | "finding: \(.text)"' "$R"
     assert_jq "$R" '.summary.findings == [] and ([.checks[] | select(.passed == false)] | length) == 0' \
         "healthy run $run: no finding ($(jq '[.summary.links[] | select(.confirmed)] | length' "$R") suspect link(s) cleared by their repeats)"
     assert_eq "healthy run $run: exit" 0 "$RC"
