@@ -36,12 +36,14 @@ H=("$NAME-client1" "$NAME-client2" "$NAME-client3" "$NAME-client4")
 BAD=${H[2]}  # client3
 
 # Single-stream TCP on this shared 2-core machine spans 0.02-1 GB/s from run to run and pair to pair
-# while other builds run. The defaults handle that by method: every link the first pass finds below half
-# its rail's median is measured 4 times more beside a reference link, and is slow only when even its best
-# repeat is below half the references' median and its median several standard errors below theirs
-# (tests/unit/test_fabric_check.c has the rules). The designed faults are 30-40 Mbit/s (4-5 MB/s) and a
-# dead port.
-BASE=(fabric check --size 1MiB --iters 4)
+# while other builds run. Every link the first pass finds below --threshold of its rail's level is measured
+# 4 times more beside a reference link, and is slow only when even its best repeat is below the threshold
+# times the references' median and below their worst, and its median several standard errors beyond
+# theirs (tests/unit/test_fabric_check.c has the rules). With the default 0.5 that still named a healthy
+# pair one way in 2 of 10 runs at a load average of 18 (tests/bench/fabric_check_noise.sh, BENCHMARKS.md):
+# a pair can run at a quarter of the others for seconds on this box. The designed faults are 30-40 Mbit/s
+# (4-5 MB/s, about 1/50 of the healthy level) and a dead port, so the test uses --threshold 0.2.
+BASE=(fabric check --size 1MiB --iters 4 --threshold 0.2)
 CHECK=("${BASE[@]}")
 check() { # OUT TIMEOUT: runs the check over 8 ranks (2 per host, rank i of a host on rail i); sets RC
     RC=0
@@ -49,7 +51,7 @@ check() { # OUT TIMEOUT: runs the check over 8 ranks (2 per host, rank i of a ho
     [ -f "$T/$1/result.json" ] || { cat "$T/$1.err"; fail "$1: no result.json"; }
 }
 
-# The README's command for the box, with the defaults: no finding, three runs out of three.
+# The README's command for the box (at --threshold 0.2): no finding, three runs out of three.
 for run in 1 2 3; do
     if [ "$run" = 3 ]; then mkdir -p "$T/healthy3-prom"; CHECK+=(--ring --prom-textfile "$T/healthy3-prom"); fi
     check healthy$run 10s
@@ -172,6 +174,7 @@ cl exec client2 tc qdisc del dev mgmt0 root
 # ---------------------------------------------------------------- a dead rail port
 
 cl exec client3 ip link set rail1 down
+CHECK=("${BASE[@]}" --ring)
 check dead 6s
 R=$T/dead/result.json
 assert_eq "dead port: exit" 1 "$RC"
