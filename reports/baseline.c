@@ -114,7 +114,7 @@ int rb_report_baseline(struct rb_rundir *runs, const struct rb_report_kind *cons
     *regressions = 0;
     struct rb_rundir *base = load_baselines(dir, &nb);
     if (!base || nb == 0) {
-        fprintf(stderr, "railbench: report: --baseline %s: no result directory there (expected a saved run, or a "
+        fprintf(stderr, "railbench: error: report: --baseline %s: no result directory there (expected a saved run, or a "
                         "directory of them)\n", dir);
         rc = base ? -EINVAL : -ENOMEM;
         goto out;
@@ -143,7 +143,7 @@ int rb_report_baseline(struct rb_rundir *runs, const struct rb_report_kind *cons
             if (strcmp(base[j].command, run->command) == 0 && rb_report_kind_of(&base[j]) == kinds[i])
                 b = &base[j];
         if (!b) {
-            fprintf(stderr, "railbench: report: --baseline %s: no saved run of \"%s\" there for %s\n", dir,
+            fprintf(stderr, "railbench: error: report: --baseline %s: no saved run of \"%s\" there for %s\n", dir,
                     run->command, run->path);
             rc = -EINVAL;
             break;

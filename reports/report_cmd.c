@@ -618,7 +618,7 @@ int rb_report_main(int argc, char **argv)
         return RB_EXIT_USAGE;
     }
     if (R.baseline && (R.compare || R.group_by || !(R.baseline_ratio > 0 && R.baseline_ratio < 1))) {
-        fprintf(stderr, "railbench: --baseline: %s\n", R.compare || R.group_by
+        fprintf(stderr, "railbench: error: --baseline: %s\n", R.compare || R.group_by
                                                           ? "cannot be combined with --compare or --group-by"
                                                           : "--baseline-ratio: expected a number in (0, 1), e.g. 0.9");
         rb_cli_free(&cli);
