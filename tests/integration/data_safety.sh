@@ -38,6 +38,8 @@ unchanged p1
 assert_exit 2 "p2: put --keep over existing names" "$RB" load put "$URL/s" --objects 8 --size 4k --keep --out "$T/p2"
 assert_stderr_line '^railbench: error: load put --keep: http://127.0.0.1:[0-9]+/dav/s holds "obj-00000000" already \(4 of the 8 names this run would write exist\).*--overwrite'
 assert_eq "p2: PUTs of obj- names" 0 "$(puts_of obj-)"
+[ ! -e "$T/p2" ] || fail "p2: the refused run left $T/p2"
+ok "p2: no result directory left"
 unchanged p2
 
 # 3. --prefix without --keep names the user's objects too: refused the same way; under a new prefix it runs.
@@ -62,7 +64,7 @@ unchanged m1
 assert_exit 2 "m2: mixed --keep over existing names" "$RB" load mixed "$URL/s" --objects 4 --keep --count 10 --out "$T/m2"
 assert_stderr_line 'error: load mixed --keep: .* holds "obj-00000000" already'
 assert_exit 2 "m3: mixed --no-prepare with put and delete" "$RB" load mixed "$URL/s" --objects 4 --no-prepare --count 10
-assert_stderr_line 'load mixed --no-prepare --mix get=45,put=15,delete=10,stat=30: .*add --overwrite'
+assert_stderr_line 'error: load mixed --no-prepare --mix get=45,put=15,delete=10,stat=30: .*add --overwrite'
 "$RB" load mixed "$URL/s" --objects 4 --no-prepare --mix get=70,stat=30 --count 40 --out "$T/m4" >/dev/null 2>&1
 assert_jq "$T/m4/result.json" '.summary.total.requests == 40 and .summary.total.errors.total == 0' \
     "m4: --no-prepare reading the user's objects"

@@ -40,6 +40,7 @@ import glob, os, re, subprocess, sys
 
 root, listed_file, prose_text = sys.argv[1], sys.argv[2], sys.argv[3]
 DEBIAN_DIRS = ['/usr/sbin', '/usr/bin', '/sbin', '/bin']
+LOCAL_HOOKS = {'/usr/sbin/policy-rc.d'}
 BASE_EXTRA = {'make', 'git', 'ca-certificates'}  # README Quick start: installed before the first command
 prose = {tuple(l.split()) for l in prose_text.strip().splitlines()}
 problems = []
@@ -81,7 +82,12 @@ for f in files:
         code = re.sub(r'(^|\s)#.*', '', line)
         for m in abs_re.finditer(code):
             p = m.group(1)
-            if os.path.isfile(p):  # a path deps.sh itself creates (policy-rc.d) is not a tool
+            # A file deps.sh writes and never runs is not a tool: /usr/sbin/policy-rc.d is the local admin's hook
+            # that invoke-rc.d(8) reads (Debian Policy 9.3.3.1), owned by no package by design; Debian's container
+            # images ship one, and deps.sh makes one only while it installs.
+            if p in LOCAL_HOOKS:
+                continue
+            if os.path.isfile(p):
                 uses.setdefault(p, []).append(f'{rel}:{n}')
         for m in word_re.finditer(code):
             w = m.group(1).rstrip('.')
