@@ -48,6 +48,7 @@ struct run {
     bool hier_ok;
     char hier_why[160];
     struct rb_coll_comm world, node, rail;
+    int *world_of; /* world rank of (rail rank, node rank), when every node has as many ranks */
     char *sendbuf, *recvbuf, *scratch;
     size_t buf_bytes, scratch_bytes;
     double *times; /* per-rank times, rank 0 */
@@ -63,7 +64,8 @@ const struct rb_coll_test *rb_coll_test_get(enum rb_coll_kind k)
         [RB_COLL_ALLREDUCE] = &rb_coll_allreduce, [RB_COLL_ALLGATHER] = &rb_coll_allgather,
         [RB_COLL_REDUCESCATTER] = &rb_coll_reducescatter, [RB_COLL_BROADCAST] = &rb_coll_broadcast,
         [RB_COLL_REDUCE] = &rb_coll_reduce, [RB_COLL_ALLTOALL] = &rb_coll_alltoall,
-        [RB_COLL_SENDRECV] = &rb_coll_sendrecv,
+        [RB_COLL_SENDRECV] = &rb_coll_sendrecv, [RB_COLL_GATHER] = &rb_coll_gather,
+        [RB_COLL_SCATTER] = &rb_coll_scatter, [RB_COLL_ALLTOALLV] = &rb_coll_alltoallv,
     };
     return (unsigned)k < RB_COLL_KINDS ? all[k] : NULL;
 }
@@ -215,6 +217,15 @@ static void setup_comms(struct run *R)
     comm_of(h->comm, &R->world);
     comm_of(node, &R->node);
     comm_of(rail, &R->rail);
+    /* Who sits where: (rail rank = node position, node rank = local index) of every rank. */
+    int mine[2] = {R->rail.rank, R->node.rank}, *all = malloc(2 * sizeof(int) * (size_t)h->size);
+    R->world_of = malloc(sizeof(int) * (size_t)h->size);
+    if (!all || !R->world_of)
+        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
+    RB_MPI_CHECK(MPI_Allgather(mine, 2, MPI_INT, all, 2, MPI_INT, h->comm));
+    for (int r = 0; r < h->size; r++)
+        R->world_of[all[2 * r] * R->node.size + all[2 * r + 1]] = r;
+    free(all);
 }
 
 /* ---- buffers ---- */
@@ -304,8 +315,41 @@ static double time_ops(struct run *R, const struct rb_coll_test *t, enum rb_coll
     return (double)total_ns / 1e3 / (double)(o->iters * o->agg_iters);
 }
 
-static void combine_times(struct run *R, const struct rb_coll_test *t, const struct rb_coll_args *a, double mine_us,
+static void combine_times(struct run *R, const struct rb_coll_test *t, double s_bytes, double mine_us,
                           struct rb_coll_half *res);
+
+/* The row's size: max(send, receive) bytes (nccl-tests' TimeTest), also the S of algbw for every collective. */
+static size_t row_bytes(const struct rb_coll_counts *cn, size_t type_bytes)
+{
+    return (cn->send > cn->recv ? cn->send : cn->recv) * type_bytes;
+}
+
+/*
+ * With a collective that counts what arrived (t->received): rank 0 gets
+ * res->pair_bytes, n x n, [source][destination], or NULL when the
+ * algorithm could not count. Collective.
+ */
+static void gather_received(struct run *R, const struct rb_coll_test *t, const struct rb_coll_args *a,
+                            struct rb_coll_half *res)
+{
+    const int n = R->h->size;
+    uint64_t *mine = calloc((size_t)n + 1, sizeof *mine), *all = NULL;
+    if (!mine || (R->h->rank == 0 && !(all = calloc((size_t)n * (n + 1), sizeof *all))))
+        rb_harness_fatal(R->h, RB_EXIT_RUNTIME, "out of memory");
+    mine[0] = t->received(a, mine + 1);
+    RB_MPI_CHECK(MPI_Gather(mine, n + 1, MPI_UINT64_T, all, n + 1, MPI_UINT64_T, 0, R->h->comm));
+    free(mine);
+    if (R->h->rank != 0)
+        return;
+    bool known = true;
+    for (int d = 0; d < n; d++)
+        known = known && all[(size_t)d * (n + 1)];
+    if (known && (res->pair_bytes = malloc((size_t)n * n * sizeof *res->pair_bytes)))
+        for (int d = 0; d < n; d++)
+            for (int s = 0; s < n; s++)
+                res->pair_bytes[(size_t)s * n + d] = all[(size_t)d * (n + 1) + 1 + s];
+    free(all);
+}
 
 /*
  * Times -n back-to-back operations after one untimed one (nccl-tests'
@@ -320,7 +364,7 @@ static void run_half(struct run *R, const struct rb_coll_test *t, enum rb_coll_a
     t->init(a, 0);
     call(R, t, algo, a);
     RB_MPI_CHECK(MPI_Barrier(h->comm));
-    combine_times(R, t, a, time_ops(R, t, algo, a, R->iter_us), res);
+    combine_times(R, t, (double)row_bytes(cn, a->type_bytes), time_ops(R, t, algo, a, R->iter_us), res);
     if (R->iter_us)
         rb_coll_iter_gather(h, R->iter_us, R->o->iters, R->o->per_iter_skip, res);
     res->wrong = -1;
@@ -333,10 +377,16 @@ static void run_half(struct run *R, const struct rb_coll_test *t, enum rb_coll_a
         if (all)
             break;
     }
+    if (t->received)
+        gather_received(R, t, a, res);
 }
 
-/* Rank 0: the per-rank times of one half (gathered) combined per -a, and its algbw and busbw. Collective. */
-static void combine_times(struct run *R, const struct rb_coll_test *t, const struct rb_coll_args *a, double mine_us,
+/*
+ * Rank 0: the per-rank times of one half (gathered) combined per -a, and
+ * its algbw (s_bytes, the row's size: max(send, receive) bytes, which is
+ * nccl-tests' S for every collective) and busbw. Collective.
+ */
+static void combine_times(struct run *R, const struct rb_coll_test *t, double s_bytes, double mine_us,
                           struct rb_coll_half *res)
 {
     struct rb_harness *h = R->h;
@@ -355,8 +405,7 @@ static void combine_times(struct run *R, const struct rb_coll_test *t, const str
                                [RB_COLL_AVG_MAX] = mx};
         res->time_us = by_a[R->o->average];
         res->cpu_us = R->times[0]; /* -C: nccl-tests prints rank 0's own loop time, not combined */
-        res->algbw = rb_coll_algbw_gbps(rb_coll_algbw_bytes(t->kind, a->count, a->type_bytes, h->size),
-                                        res->time_us);
+        res->algbw = rb_coll_algbw_gbps(s_bytes, res->time_us);
         res->busbw = rb_coll_busbw_gbps(t->kind, h->size, res->algbw);
     }
 }
@@ -369,6 +418,7 @@ static void args_for(struct run *R, struct rb_coll_args *a, enum rb_coll_dtype t
     a->world = R->world;
     a->node = R->node;
     a->rail = R->rail;
+    a->world_of = R->hier_ok ? R->world_of : NULL;
     a->type = type;
     a->type_bytes = rb_coll_dtype_bytes(type);
     a->op = op;
@@ -417,7 +467,7 @@ static void run_size(struct run *R, const struct rb_coll_test *t, enum rb_coll_a
     t->counts(size / a->type_bytes, a->type_bytes, R->world.size, o->count_rule == RB_COLL_COUNT_LEGACY, &cn);
     a->count = cn.param;
     struct rb_coll_row w = {.kind = t->kind, .algo = algo, .type = a->type, .op = a->op, .root = a->root,
-                            .size_bytes = (cn.send > cn.recv ? cn.send : cn.recv) * a->type_bytes, .count = cn.param};
+                            .size_bytes = row_bytes(&cn, a->type_bytes), .count = cn.param};
     run_half(R, t, algo, a, &cn, false, &w.half[0]);
     run_half(R, t, algo, a, &cn, true, &w.half[1]);
     if (R->h->rank != 0)
@@ -508,7 +558,7 @@ static double size_busbw(struct run *R, const struct rb_coll_test *t, enum rb_co
     call(R, t, algo, a);
     RB_MPI_CHECK(MPI_Barrier(R->h->comm));
     struct rb_coll_half res = {0};
-    combine_times(R, t, a, time_ops(R, t, algo, a, NULL), &res);
+    combine_times(R, t, (double)row_bytes(&cn, a->type_bytes), time_ops(R, t, algo, a, NULL), &res);
     return res.busbw;
 }
 
@@ -694,6 +744,7 @@ static int check_bg(struct run *R, const struct coll_bg *bg)
 /* What the harness checks once the number of ranks is known, before the result directory exists. */
 struct precheck {
     const struct rb_coll_opts *o;
+    bool alltoallv; /* among the collectives: its matrix must fit the ranks */
     int root, root_all;
     char *json_path;
     size_t json_len;
@@ -711,6 +762,11 @@ static int precheck(void *ctx, int rank, int size)
         return rank == 0 ? rb_cli_usage_error("--ranks-per-node: %llu does not divide the %d ranks (use a divisor of %d)",
                                               (unsigned long long)o->ranks_per_node, size, size)
                          : RB_EXIT_USAGE;
+    if (c->alltoallv) {
+        int arc = rb_coll_alltoallv_check(size, o->minbytes, o->maxbytes);
+        if (arc)
+            return arc;
+    }
     if (o->json && rank == 0) {
         int jrc = reserve_json(o->json, c->json_path, c->json_len);
         if (jrc)
@@ -731,7 +787,7 @@ static int resolve(struct run *R, const struct rb_coll_opts *o, const char *whic
         R->kinds[R->ntests++] = kind;
     } else {
         return rb_cli_usage_error("coll: unknown collective \"%s\" (use allreduce, allgather, reducescatter, "
-                                  "broadcast, reduce, alltoall, sendrecv or all)",
+                                  "broadcast, reduce, alltoall, sendrecv, gather, scatter, alltoallv or all)",
                                   which);
     }
     for (int i = 0; i < R->ntests; i++)
@@ -786,6 +842,8 @@ static void stop(struct run *R)
     free(R->scratch);
     free(R->times);
     free(R->iter_us);
+    free(R->world_of);
+    rb_coll_alltoallv_free();
     rb_coll_out_free(&R->out);
 }
 
@@ -799,6 +857,7 @@ int rb_coll_main(int argc, char **argv)
                              .op = RB_COLL_SUM, .dtype = RB_COLL_FLOAT, .average = RB_COLL_AVG_MEAN, .root = "0",
                              .algo = "mpi", .agg_iters = 1, .run_cycles = 1, .nthreads = 1, .ngpus = 1,
                              .device_cta = 16, .cta_policy = -1};
+    struct rb_coll_a2av_opts a2av = {.spread = -1, .scale = -1};
     struct coll_bg bg = {.threads = 1, .inflight = 4, .alone_ns = 2 * RB_NS_PER_S, .timeout_ns = 30 * RB_NS_PER_S};
     const struct rb_opt opts[] = {
         {"minbytes", 'b', RB_OPT_SIZE, &o.minbytes, "SIZE", "smallest size", NULL},
@@ -824,6 +883,15 @@ int rb_coll_main(int argc, char **argv)
          "per-rank share of allgather, reducescatter, alltoall: aligned to 16 bytes as nccl-tests v2.13.12+, "
          "or count / ranks as before", "aligned|legacy"},
         RB_COLL_NCCL_OPTS(o),
+        {"spread", 0, RB_OPT_DOUBLE, &a2av.spread, "F",
+         "alltoallv: 0 uniform to 1 distance-weighted per-peer sizes (if not given: NCCL_TESTS_ALLTOALLV_SPREAD "
+         "or 1)", NULL},
+        {"matrix", 0, RB_OPT_STR, &a2av.matrix, "FILE",
+         "alltoallv: bytes rank i sends rank j, a square whitespace-separated matrix; needs -b = -e (if not given: "
+         "NCCL_TESTS_ALLTOALLV_MATRIX_FILE)", NULL},
+        {"matrix-scale", 0, RB_OPT_DOUBLE, &a2av.scale, "F",
+         "alltoallv: multiply the matrix's values by F (if not given: NCCL_TESTS_ALLTOALLV_MATRIX_SCALE or 1)",
+         NULL},
         {"background", 0, RB_OPT_STR, &bg.url, "URL",
          "after the table, the sweep again without and with an object GET load on every rank (http://, s3://, "
          "ais://), out-of-place busbw side by side", NULL},
@@ -839,7 +907,8 @@ int rb_coll_main(int argc, char **argv)
         {0},
     };
     const struct rb_cmd_spec spec = {
-        "railbench coll allreduce|allgather|reducescatter|broadcast|reduce|alltoall|sendrecv|all [options]",
+        "railbench coll allreduce|allgather|reducescatter|broadcast|reduce|alltoall|sendrecv|gather|scatter|alltoallv|all "
+        "[options]",
         "Time collectives over the MPI ranks with nccl-tests' flags and table, MPI's own algorithm and "
         "ring, recursive doubling, Rabenseifner, tree and rail-aware hierarchical ones.\n"
         "Inside coll, nccl-tests' letters win: -c is check (not in-flight), -n iterations (not objects),\n"
@@ -856,12 +925,16 @@ int rb_coll_main(int argc, char **argv)
     memset(&R, 0, sizeof R);
     R.o = &o;
     R.which = cli.args[0];
-    if ((rc = resolve(&R, &o, R.which)) != 0 || (rc = check_bg(&R, &bg)) != 0) {
+    if ((rc = resolve(&R, &o, R.which)) != 0 || (rc = check_bg(&R, &bg)) != 0 ||
+        (rc = rb_coll_alltoallv_setup(&a2av)) != 0) {
         rb_cli_free(&cli);
         return rb_coll_usage_exit(rc);
     }
     char json_path[4096] = "", command[64];
-    struct precheck pc = {.o = &o, .root = R.root, .root_all = R.root_all, .json_path = json_path,
+    bool any_a2av = false;
+    for (int i = 0; i < R.ntests; i++)
+        any_a2av = any_a2av || R.kinds[i] == RB_COLL_ALLTOALLV;
+    struct precheck pc = {.o = &o, .alltoallv = any_a2av, .root = R.root, .root_all = R.root_all, .json_path = json_path,
                           .json_len = sizeof json_path};
     snprintf(command, sizeof command, "coll %s", R.which);
     struct rb_harness h;

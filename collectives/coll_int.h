@@ -51,6 +51,8 @@ struct rb_coll_args {
     struct rb_coll_comm world; /* every rank */
     struct rb_coll_comm node;  /* the ranks of this node (or of this --ranks-per-node group) */
     struct rb_coll_comm rail;  /* the ranks with this local index on every node: one NIC's rail */
+    const int *world_of;       /* world rank of (rail rank b, node rank j) at [b x node.size + j]; NULL unless
+                                  every node has as many ranks */
     enum rb_coll_dtype type;
     size_t type_bytes;
     enum rb_coll_redop op;     /* RB_COLL_NONE for collectives that do not reduce */
@@ -92,10 +94,42 @@ struct rb_coll_test {
     const char *not_applicable[RB_COLL_ALGOS];
     /* Number of wrong elements in this rank's output for the data of seed. */
     uint64_t (*check)(const struct rb_coll_args *a, uint64_t seed);
+    /*
+     * Optional: the bytes this rank received from each rank in the last
+     * call, as the MPI library counted them, into bytes_from[world size];
+     * false when the last call's algorithm could not count them.
+     */
+    bool (*received)(const struct rb_coll_args *a, uint64_t *bytes_from);
 };
 
 extern const struct rb_coll_test rb_coll_allreduce, rb_coll_allgather, rb_coll_reducescatter,
-    rb_coll_broadcast, rb_coll_reduce, rb_coll_alltoall, rb_coll_sendrecv;
+    rb_coll_broadcast, rb_coll_reduce, rb_coll_alltoall, rb_coll_sendrecv, rb_coll_gather, rb_coll_scatter,
+    rb_coll_alltoallv;
+
+/* ---- alltoallv's traffic pattern (alltoallv.c; one per process, set before the first run) ---- */
+
+/* nccl-tests 2.19's imbalance controls; a negative number or NULL takes its environment variable. */
+struct rb_coll_a2av_opts {
+    double spread;      /* 0 uniform .. 1 distance-weighted (NCCL_TESTS_ALLTOALLV_SPREAD, else 1) */
+    const char *matrix; /* traffic-matrix file (NCCL_TESTS_ALLTOALLV_MATRIX_FILE), or the generated pattern */
+    double scale;       /* factor on the matrix's values (NCCL_TESTS_ALLTOALLV_MATRIX_SCALE, else 1) */
+};
+
+/* Takes the pattern of o and reads its matrix; 0, or RB_EXIT_USAGE after one line. Not thread-safe. */
+int rb_coll_alltoallv_setup(const struct rb_coll_a2av_opts *o);
+
+/* With a matrix: it covers nranks, -b equals -e, and -e holds the busiest rank; 0 or RB_EXIT_USAGE after one line. */
+int rb_coll_alltoallv_check(int nranks, uint64_t minbytes, uint64_t maxbytes);
+
+/*
+ * Bytes rank i sends rank j of n for total_bytes per rank: the matrix's
+ * cell, or nccl-tests' blend (1 - spread) x uniform + spread x
+ * distance-weighted (distance (j - i) mod n), aligned down to 16 bytes.
+ */
+size_t rb_coll_alltoallv_pair_bytes(int i, int j, int n, size_t total_bytes);
+
+/* Releases the pattern; safe to call twice. */
+void rb_coll_alltoallv_free(void);
 
 /* The collective of kind k; NULL for an invalid kind. */
 const struct rb_coll_test *rb_coll_test_get(enum rb_coll_kind k);
@@ -220,6 +254,8 @@ struct rb_coll_half {
     double cpu_us;                  /* rank 0's own time per operation: -C's cputime column */
     struct rb_coll_iter_stats iter; /* -I */
     cJSON *iter_json;               /* -I: nccl-tests' *_per_iter record with the times (rank 0; the row owns it) */
+    uint64_t *pair_bytes;           /* rank 0: bytes received per [source][destination] in the last call, as MPI
+                                       counted them (collectives with t->received); NULL if unknown. The row owns it */
 };
 
 /* The per-iteration figures of t[0..n) (n >= 1) into *s (pure, for tests). */

@@ -279,7 +279,10 @@ static void row_table(struct rb_coll_out *out, const struct rb_coll_row *w)
         out->caprows = cap;
     }
     out->rows[out->nrows] = *w;
-    out->rows[out->nrows].half[0].iter_json = out->rows[out->nrows].half[1].iter_json = NULL; /* not owned here */
+    for (int i = 0; i < 2; i++) { /* not owned here */
+        out->rows[out->nrows].half[i].iter_json = NULL;
+        out->rows[out->nrows].half[i].pair_bytes = NULL;
+    }
     out->nrows++;
     for (int i = 0; i < 2; i++) {
         out->bw_sum += w->half[i].busbw;
@@ -304,6 +307,19 @@ static void row_summary(struct rb_coll_out *out, const struct rb_coll_row *w)
     cJSON_AddNumberToObject(cr, "ranks_per_node", out->ranks_per_node);
     cJSON_AddItemToObject(cr, "oop", half_json(out->o, &w->half[0]));
     cJSON_AddItemToObject(cr, "ip", half_json(out->o, &w->half[1]));
+    for (int i = 0; i < 2; i++) {
+        const uint64_t *pb = w->half[i].pair_bytes;
+        if (!pb)
+            continue;
+        cJSON *m = cJSON_CreateArray();
+        for (int src = 0; src < out->h->size; src++) {
+            cJSON *row = cJSON_CreateArray();
+            for (int dst = 0; dst < out->h->size; dst++)
+                cJSON_AddItemToArray(row, rb_json_u64(pb[(size_t)src * out->h->size + dst]));
+            cJSON_AddItemToArray(m, row);
+        }
+        cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(cr, i ? "ip" : "oop"), "pair_bytes", m);
+    }
     cJSON *osu = cJSON_AddObjectToObject(cr, "osu");
     cJSON_AddNumberToObject(osu, "min_us", w->half[0].min_us);
     cJSON_AddNumberToObject(osu, "avg_us", w->half[0].avg_us);
@@ -317,7 +333,7 @@ static void row_phase(struct rb_coll_out *out, const struct rb_coll_row *w, cons
     struct rb_harness *h = out->h;
     const struct rb_coll_half *oop = &w->half[0];
     double iters = (double)out->o->iters * (double)out->o->agg_iters; /* operations timed */
-    double bytes = rb_coll_algbw_bytes(w->kind, w->count, rb_coll_dtype_bytes(w->type), h->size);
+    double bytes = (double)w->size_bytes; /* nccl-tests' S */
     cJSON *ph = cJSON_CreateObject();
     cJSON_AddStringToObject(ph, "name", phase_name);
     cJSON_AddStringToObject(ph, "op", rb_coll_kind_name(w->kind));
@@ -410,6 +426,8 @@ void rb_coll_out_row(struct rb_coll_out *out, const struct rb_coll_row *w, const
         cJSON_Delete(w->half[0].iter_json);
         cJSON_Delete(w->half[1].iter_json);
     }
+    free(w->half[0].pair_bytes);
+    free(w->half[1].pair_bytes);
 }
 
 void rb_coll_out_not_applicable(struct rb_coll_out *out, const char *name, enum rb_coll_algo algo, const char *why)

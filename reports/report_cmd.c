@@ -17,7 +17,7 @@
 
 /* Detection order matters: a summary may carry another kind's keys besides its own. */
 const struct rb_report_kind *const rb_report_kinds[] = {
-    &rb_report_kind_tiers, &rb_report_kind_sweep, &rb_report_kind_train,    &rb_report_kind_load,   &rb_report_kind_coll,
+    &rb_report_kind_ckpt,  &rb_report_kind_tiers, &rb_report_kind_sweep, &rb_report_kind_train,    &rb_report_kind_load,   &rb_report_kind_coll,
     &rb_report_kind_sim,   &rb_report_kind_block, &rb_report_kind_counters, &rb_report_kind_check,
     &rb_report_kind_phases,
 };

@@ -45,7 +45,7 @@ struct rb_report_kind {
 extern const struct rb_report_kind *const rb_report_kinds[];
 extern const size_t rb_report_nkinds;
 
-extern const struct rb_report_kind rb_report_kind_tiers, rb_report_kind_sweep, rb_report_kind_train,
+extern const struct rb_report_kind rb_report_kind_ckpt, rb_report_kind_tiers, rb_report_kind_sweep, rb_report_kind_train,
     rb_report_kind_load, rb_report_kind_coll, rb_report_kind_sim, rb_report_kind_block, rb_report_kind_counters,
     rb_report_kind_phases, rb_report_kind_check;
 

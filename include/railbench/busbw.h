@@ -20,6 +20,9 @@ enum rb_coll_kind {
     RB_COLL_REDUCE,
     RB_COLL_ALLTOALL,
     RB_COLL_SENDRECV,
+    RB_COLL_GATHER,
+    RB_COLL_SCATTER,
+    RB_COLL_ALLTOALLV,
     RB_COLL_KINDS
 };
 
@@ -49,6 +52,11 @@ static inline const struct rb_coll_kind_def *rb_coll_kind_def(enum rb_coll_kind 
         [RB_COLL_REDUCE] = {"reduce", 0, false, true, true},
         [RB_COLL_ALLTOALL] = {"alltoall", 1, true, false, false},
         [RB_COLL_SENDRECV] = {"sendrecv", 0, false, false, false},
+        /* nccl-tests 2.19 (src/gather.cu, scatter.cu): S = count x n x type bytes, factor (n-1)/n */
+        [RB_COLL_GATHER] = {"gather", 1, true, false, true},
+        [RB_COLL_SCATTER] = {"scatter", 1, true, false, true},
+        /* src/alltoallv.cu: factor (n-1)/n; S is the busiest rank's bytes, which the collective computes */
+        [RB_COLL_ALLTOALLV] = {"alltoallv", 1, true, false, false},
     };
     return (unsigned)k < RB_COLL_KINDS ? &defs[k] : NULL;
 }
@@ -73,7 +81,8 @@ static inline int rb_coll_kind_parse(const char *s, enum rb_coll_kind *k)
 
 /*
  * Bus-bandwidth factor for n ranks, as nccl-tests defines it (doc/PERFORMANCE.md):
- * allreduce 2(n-1)/n; reducescatter, allgather, alltoall (n-1)/n; broadcast,
+ * allreduce 2(n-1)/n; reducescatter, allgather, alltoall, gather, scatter,
+ * alltoallv (n-1)/n; broadcast,
  * reduce, sendrecv 1. n <= 1 gives the n = 1 value (0 or 1).
  */
 static inline double rb_coll_busbw_factor(enum rb_coll_kind k, int n)
