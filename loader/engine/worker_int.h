@@ -138,10 +138,13 @@ struct req {
 struct rb_native;
 struct rb_mp;
 struct rb_mixer;
+struct rb_file_loop;
 
 struct worker {
     struct rb_engine *e;
     struct rb_native *nat;      /* the native engine's connections, or NULL: libcurl (chosen at init) */
+    const struct rb_loop_ops *loop; /* the target's own request loop (file), or NULL: libcurl or native (at init) */
+    struct rb_file_loop *file;  /* the file loop's slots and I/O queue (loader/file), or NULL */
     struct rb_mp *mp;           /* S3 multipart PUT (multipart.c) owns the slots' requests, or NULL (chosen at init) */
     struct rb_mixer *mix;       /* load mixed (mixed.c): ops drawn per request, or NULL (chosen at init) */
     /*
@@ -195,6 +198,7 @@ struct worker {
     atomic_bool finished;
     uint64_t done_ns;           /* when the loop ended (rb_clock_ns); written before finished is set */
     int failed;                 /* -errno when the loop itself failed */
+    bool failed_logged;         /* the loop said why in its own `error:` line (the engine adds none) */
     atomic_flag *logged;        /* per error class: already logged once (engine- or fetcher-wide) */
 
     char *logbuf;
