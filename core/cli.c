@@ -103,6 +103,17 @@ int cli_own(struct rb_cli *cli, void *p)
     return 0;
 }
 
+bool rb_cli_given(const struct rb_cli *cli, const char *option)
+{
+    size_t n = strlen(option);
+    const cJSON *arg;
+    cJSON_ArrayForEach(arg, cli->argv_json)
+        if (cJSON_IsString(arg) && strncmp(arg->valuestring, option, n) == 0 &&
+            (arg->valuestring[n] == '\0' || arg->valuestring[n] == '='))
+            return true;
+    return false;
+}
+
 const char *rb_cli_strdup(struct rb_cli *cli, const char *s)
 {
     if (!cli || !s)

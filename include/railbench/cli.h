@@ -153,4 +153,11 @@ void rb_cli_redact_url(char *out, size_t len, const char *s);
 /* Keeps s alive until rb_cli_free; returns the copy or NULL when out of memory. */
 const char *rb_cli_strdup(struct rb_cli *cli, const char *s);
 
+/*
+ * Whether the command line (not --config) names option, as "--NAME VALUE"
+ * or "--NAME=VALUE" (option with its dashes: "--inflight"), so a default
+ * can be told apart from the same value given. Pure.
+ */
+bool rb_cli_given(const struct rb_cli *cli, const char *option);
+
 #endif

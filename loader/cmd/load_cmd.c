@@ -12,6 +12,7 @@
 #include <curl/curl.h>
 
 #include "cleanup_int.h"
+#include "../file/file_int.h"
 #include "loader_int.h"
 #include "../engine/mixed_int.h"
 #include "../engine/multipart_int.h"
@@ -87,6 +88,7 @@ struct load_args {
     struct rb_mix mix_weights;
     bool no_prepare, keep, overwrite;
     char run_prefix[64];              /* put/mixed writing under this run's own prefix: its "rb-<run id>-"; else "" */
+    struct rb_file_opts file;         /* a file:// target's options (the file protocol's group) */
 };
 
 
@@ -234,7 +236,7 @@ static int validate(struct load_args *a, uint64_t *range_off, uint64_t *range_le
         return rb_cli_usage_error("--until-steady: needs --duration D, the longest the phase may run");
     if (a->until_steady && a->steady_window_ns >= a->duration_ns)
         rb_warn("--until-steady window is not shorter than --duration: the run cannot converge");
-    return 0;
+    return rb_file_opts_check(&a->file);
 }
 
 /* The set from count or filelist; rank 0 logs why not. Returns 0 or an exit status. */
@@ -371,23 +373,11 @@ static int open_request_log(struct rb_harness *h, const char *path)
  * put: multipart applies to s3:// only (given for another target: exit 2);
  * fills in the defaults and checks S3's part rules. Returns 0 or RB_EXIT_USAGE.
  */
-/* Whether the command line names option (as --NAME VALUE or --NAME=VALUE). */
-static bool on_command_line(const struct rb_cli *cli, const char *option)
-{
-    size_t n = strlen(option);
-    const cJSON *arg;
-    cJSON_ArrayForEach(arg, cli->argv_json)
-        if (cJSON_IsString(arg) && strncmp(arg->valuestring, option, n) == 0 &&
-            (arg->valuestring[n] == '\0' || arg->valuestring[n] == '='))
-            return true;
-    return false;
-}
-
 static int multipart_options(struct load_args *a, const struct rb_target *t, const struct rb_cli *cli)
 {
     /* The defaults mean nothing off s3://, but a value asked for (on the command line or changed) is refused there. */
     const bool given = a->part_size != RB_MP_DEFAULT_PART_BYTES || a->mp_threshold != RB_MP_DEFAULT_THRESHOLD_BYTES ||
-                       on_command_line(cli, "--part-size") || on_command_line(cli, "--multipart-threshold");
+                       rb_cli_given(cli, "--part-size") || rb_cli_given(cli, "--multipart-threshold");
     if (a->op != RB_LOAD_PUT || strcmp(rb_target_scheme(t), "s3") != 0) {
         if (given)
             return rb_cli_usage_error("--part-size/--multipart-threshold: multipart uploads are S3's; %s is not an "
@@ -424,7 +414,8 @@ static int open_target(struct load_args *a, struct rb_cli *cli, struct rb_target
                                   "sizes in the --filelist, or let the bucket be listed");
     }
     snprintf(prefix, plen, "%s%s", rb_target_prefix(t), a->prefix ? a->prefix : (a->objects ? DEFAULT_PREFIX : ""));
-    if ((status = multipart_options(a, t, cli)) != 0 || (status = rb_load_target_probe(t, a->timeout_ns)) != 0) {
+    if ((status = multipart_options(a, t, cli)) != 0 || (status = rb_file_opts_target(&a->file, t, cli, &a->inflight)) != 0 ||
+        (status = rb_load_target_probe(t, a->timeout_ns)) != 0) {
         rb_target_close(t);
         return status;
     }
@@ -456,7 +447,6 @@ static struct rb_load_opts rank_opts(const struct load_args *a, const struct rb_
         .max_size = a->max_size,
         .timeout_ns = a->timeout_ns,
         .max_redirects = (long)a->max_redirects,
-        .cache_header = a->cache_header,
         .rank = h->rank,
         .log_fd = log_fd,
         .engine = (enum rb_engine_kind)a->engine,
@@ -464,6 +454,8 @@ static struct rb_load_opts rank_opts(const struct load_args *a, const struct rb_
         .steady_window_ns = a->steady_window_ns,
         .part_size = a->part_size,
         .multipart_threshold = a->mp_threshold,
+        .file = &a->file,
+        .cache_header = a->file.cold_check ? RB_FILE_COLD_CHECK_NAME : a->cache_header,
     };
 }
 
@@ -574,7 +566,7 @@ static void multipart_summary(struct rb_harness *h, const struct rb_stats *parts
 
 static char *report(const struct load_args *a, struct rb_harness *h, const char *command, const struct rb_target *t,
                     const char *prefix, const struct rb_load_opts *o, const struct rb_load_result *res,
-                    const struct rb_cleanup *cl)
+                    const struct rb_cleanup *cl, int status)
 {
     cJSON *summary = cJSON_CreateObject();
     cJSON *ops = cJSON_AddArrayToObject(summary, "ops");
@@ -589,7 +581,9 @@ static char *report(const struct load_args *a, struct rb_harness *h, const char 
     cJSON_AddNumberToObject(summary, "ranks", h->size);
     cJSON_AddNumberToObject(summary, "threads", o->threads);
     cJSON_AddNumberToObject(summary, "inflight", o->inflight);
-    cJSON_AddStringToObject(summary, "engine", rb_engine_kind(o) == RB_ENGINE_NATIVE ? "native" : "curl");
+    cJSON_AddStringToObject(summary, "engine", rb_engine_name(o));
+    if (o->target->ops->loop)
+        rb_file_summary_json(summary, &a->file);
     const double achieved = rb_load_achieved_rate(res);
     if (a->rate > 0) {
         cJSON_AddNumberToObject(summary, "rate_per_s", a->rate);
@@ -618,6 +612,8 @@ static char *report(const struct load_args *a, struct rb_harness *h, const char 
     if (a->rate > 0)
         rb_load_check_rate(&h->result, NULL, a->rate, achieved);
     check_cache_header(a, h, res->total);
+    if (a->op == RB_LOAD_GET)
+        rb_file_check_cold(&h->result, NULL, &a->file, res->total);
     if (a->until_steady) {
         /* The user asked for a steady-state figure: a phase that ran out of time first has none (exit 1). */
         rb_result_check(&h->result, "steady_state", res->steady_converged,
@@ -629,8 +625,9 @@ static char *report(const struct load_args *a, struct rb_harness *h, const char 
         else
             rb_info("--until-steady %s: steady after %.1f s", a->until_steady, res->steady_at_s);
     }
-    rb_load_check_errors(&h->result, NULL, "requests", res->total->err, res->total->errors, res->total->ops,
-                         a->max_error_pct);
+    /* A run that stopped on a broken file system said so in its one error line: the rate is recorded, not said again. */
+    (status == RB_EXIT_RUNTIME ? rb_load_record_errors : rb_load_check_errors)(
+        &h->result, NULL, "requests", res->total->err, res->total->errors, res->total->ops, a->max_error_pct);
     return table;
 }
 
@@ -648,6 +645,11 @@ static int run(struct load_args *a, struct rb_cli *cli)
     if ((status = rb_engine_check_usage(a->engine, t, a->op, range_len || a->random_range))) {
         rb_target_close(t);
         return status;
+    }
+    if (a->op == RB_LOAD_MIXED && strcmp(rb_target_scheme(t), "file") == 0) {
+        rb_target_close(t);
+        return rb_cli_usage_error("load mixed: %s: file:// targets take load put, get, stat and delete, not mixed",
+                                  rb_target_name(t));
     }
     /* Deleting whatever a bare bucket lists is too easy a mistake: the set must be named. */
     if (a->op == RB_LOAD_DELETE && !a->objects && !a->filelist && !prefix[0]) {
@@ -730,7 +732,7 @@ static int run(struct load_args *a, struct rb_cli *cli)
     }
 
     if (h.rank == 0 && res.total)
-        table = report(a, &h, command, t, prefix, &o, &res, &cl);
+        table = report(a, &h, command, t, prefix, &o, &res, &cl, status);
 out:
     /* A run that failed before measuring anything says so in one line, without pointing at an empty result. */
     if (status && !res.total && rb_log_get_level() > RB_LOG_WARN)
@@ -779,6 +781,7 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         .part_size = RB_MP_DEFAULT_PART_BYTES,
         .mp_threshold = RB_MP_DEFAULT_THRESHOLD_BYTES,
         .mix = RB_MIX_DEFAULT,
+        .file = RB_FILE_OPTS_DEFAULT,
     };
     const bool get = op == RB_LOAD_GET || op == RB_LOAD_HEAD;
     const struct cmd_kind *k = &cmd_kinds[op];
@@ -821,8 +824,8 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
          NULL},
         {"provider", 0, RB_OPT_STR, &a.tgt.provider, "NAME", "AIStore bucket provider: ais, aws, gcp, azure (if not given: ais)", NULL},
         {"engine", 0, RB_OPT_CHOICE, &a.engine, "E",
-         "request engine: native (own epoll loop; plain http:// GET of whole objects, PUT) or curl (everything); "
-         "auto: native where it applies",
+         "request engine: native (own epoll loop: http://, s3:// with SigV4, ais:// on plain http endpoints; GET, "
+         "PUT, HEAD, DELETE) or curl (everything); auto: native where it applies",
          "auto|curl|native"},
         {"log-requests", 0, RB_OPT_STR, &a.log_requests, "FILE", "append one CSV line per request to FILE", NULL},
         {"part-size", 0, RB_OPT_SIZE, &a.part_size, "SIZE",
@@ -864,7 +867,15 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
     /* No body either way: object sizes and byte limits mean nothing to DELETE and HEAD. */
     if (op == RB_LOAD_DELETE || op == RB_LOAD_HEAD)
         drop_opts(opts, " size min-size max-size bytes ");
-    const struct rb_cmd_spec spec = {k->usage, k->about, opts, 1, 1, false};
+    /* The file protocol's group after the command's rows (load mixed has no file loads). */
+    struct rb_opt all[sizeof opts / sizeof opts[0] + RB_FILE_OPT_ROWS];
+    size_t n = 0;
+    while (opts[n].name)
+        n++;
+    memcpy(all, opts, (n + 1) * sizeof *opts);
+    if (op != RB_LOAD_MIXED)
+        rb_file_options(all + n, &a.file);
+    const struct rb_cmd_spec spec = {k->usage, k->about, all, 1, 1, false};
     return rb_load_command(&spec, argc, argv, run_args, &a);
 }
 

@@ -66,6 +66,10 @@ int rb_load_build_objects(struct rb_harness *h, const struct rb_target *t, uint6
 bool rb_load_check_errors(struct rb_result *r, const char *what, const char *noun, const uint64_t *err_by_class,
                           uint64_t errors, uint64_t requests, double max_pct);
 
+/* rb_load_check_errors without its error line: for a run that already ended on one (exit 3). */
+bool rb_load_record_errors(struct rb_result *r, const char *what, const char *noun, const uint64_t *err_by_class,
+                           uint64_t errors, uint64_t requests, double max_pct);
+
 /* Whether errors of requests are above max_pct percent, or no request was made. */
 bool rb_load_errors_over(uint64_t errors, uint64_t requests, double max_pct);
 

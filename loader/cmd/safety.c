@@ -288,6 +288,28 @@ static int head_all(const struct rb_target *t, const struct rb_objset *mine, uin
     return rc;
 }
 
+/* This rank's names that exist, asked of the target itself (a file system: one stat each, no request). */
+static int exists_all(const struct rb_target *t, const struct rb_objset *mine, struct rb_objset *existing,
+                      uint64_t *first, char *err, size_t errlen)
+{
+    char buf[RB_OBJSET_NAME_BYTES];
+    for (uint64_t i = 0; i < mine->n; i++) {
+        const char *name = rb_objset_name(mine, i, buf);
+        bool yes = false;
+        int rc = t->ops->exists(t, name, &yes, err, errlen);
+        if (!rc && yes) {
+            if (*first == UINT64_MAX)
+                *first = i;
+            rc = rb_objset_add(existing, name, 0);
+            if (rc)
+                snprintf(err, errlen, "out of memory while looking names up");
+        }
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 /* Whether t's kind lists a bucket (one LIST answers for every name) rather than answering HEAD per name. */
 static bool lists(const struct rb_target *t)
 {
@@ -321,6 +343,8 @@ int rb_safety_check(struct rb_harness *h, const struct rb_target *t, const struc
             free(blob);
         }
         rb_objset_free(&listed);
+    } else if (t->ops->exists) {
+        bad = exists_all(t, mine, &found, &first, err, sizeof err) != 0;
     } else {
         bad = head_all(t, mine, timeout_ns, &found, &first, err, sizeof err) != 0;
     }

@@ -64,6 +64,8 @@ enum rb_load_pattern { RB_PATTERN_RANDOM, RB_PATTERN_SEQUENTIAL, RB_PATTERN_EPOC
 enum rb_engine_kind { RB_ENGINE_AUTO, RB_ENGINE_CURL, RB_ENGINE_NATIVE };
 
 /* What one rank runs in a phase. Pointers are borrowed and must outlive the engine. */
+struct rb_file_opts;
+
 struct rb_load_opts {
     enum rb_load_op op;
     const struct rb_target *target;
@@ -93,6 +95,8 @@ struct rb_load_opts {
     bool mix_prepared;                /* mixed: the objects were written by this run's prepare phase */
     bool track_written;               /* put: keep which objects were written, for cleanup (rb_engine_each_written) */
     const struct rb_objset *preexisting; /* names that existed before the run (--overwrite): cleanup leaves them; may be NULL */
+    /* A file:// target's options (--io-engine, --direct, --block-size, --fsync, ...); NULL: the defaults. */
+    const struct rb_file_opts *file;
     /* rb_load_run_phase only (the engine ignores them): --until-steady PCT/WINDOW; pct 0 = off. */
     double steady_pct;
     uint64_t steady_window_ns;
@@ -114,6 +118,9 @@ bool rb_engine_native_fits(const struct rb_load_opts *o, const char **why);
  * does not apply (ranged: a --range or --random-range GET). Thread-safe.
  */
 int rb_engine_check_usage(enum rb_engine_kind engine, const struct rb_target *t, enum rb_load_op op, bool ranged);
+
+/* The name of what carries o's requests, for results: "native", "curl", or the target's own loop ("file"). Pure. */
+const char *rb_engine_name(const struct rb_load_opts *o);
 
 /* The engine o runs on: o->engine, with AUTO resolved (native when it fits). Pure; thread-safe. */
 enum rb_engine_kind rb_engine_kind(const struct rb_load_opts *o);

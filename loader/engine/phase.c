@@ -460,8 +460,23 @@ int rb_load_report_md(const struct rb_load_result *r, char **buf, size_t *len)
     return rc;
 }
 
+static bool check_errors(struct rb_result *r, const char *what, const char *noun, const uint64_t *err_by_class,
+                         uint64_t errors, uint64_t requests, double max_pct, bool say);
+
 bool rb_load_check_errors(struct rb_result *r, const char *what, const char *noun, const uint64_t *err_by_class,
                           uint64_t errors, uint64_t requests, double max_pct)
+{
+    return check_errors(r, what, noun, err_by_class, errors, requests, max_pct, true);
+}
+
+bool rb_load_record_errors(struct rb_result *r, const char *what, const char *noun, const uint64_t *err_by_class,
+                           uint64_t errors, uint64_t requests, double max_pct)
+{
+    return check_errors(r, what, noun, err_by_class, errors, requests, max_pct, false);
+}
+
+static bool check_errors(struct rb_result *r, const char *what, const char *noun, const uint64_t *err_by_class,
+                         uint64_t errors, uint64_t requests, double max_pct, bool say)
 {
     char classes[512] = "", where[300] = "";
     size_t l = 0;
@@ -473,14 +488,15 @@ bool rb_load_check_errors(struct rb_result *r, const char *what, const char *nou
         snprintf(where, sizeof where, "%s: ", what);
     if (!requests) {
         rb_result_check(r, "error_rate", false, "%sno %s were made: nothing was measured", where, noun);
-        rb_error("%sno %s were made: nothing was measured", where, noun);
+        if (say)
+            rb_error("%sno %s were made: nothing was measured", where, noun);
         return false;
     }
     double pct = 100.0 * (double)errors / (double)requests;
     bool ok = pct <= max_pct;
     rb_result_check(r, "error_rate", ok, "%s%" PRIu64 " of %" PRIu64 " %s failed (%.3f %%; --max-error-rate %g %%)%s",
                     where, errors, requests, noun, pct, max_pct, classes);
-    if (!ok)
+    if (!ok && say)
         rb_error("%s%" PRIu64 " of %" PRIu64 " %s failed (%.3f %%), above --max-error-rate %g %%%s", where, errors,
                  requests, noun, pct, max_pct, classes);
     return ok;
