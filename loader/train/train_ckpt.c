@@ -17,6 +17,8 @@
 /* The snapshot of an async checkpoint is a real copy of this much memory at most; beyond it the copy is of this
  * much (the rest is written from the payload as the writer goes). */
 #define SNAPSHOT_MAX_BYTES (1ull << 30)
+/* Stalls kept one by one, to take each checkpoint's slowest rank (every rank has the same checkpoints). */
+#define MAX_STALLS 4096
 
 struct train_ckpt {
     struct run *R;
@@ -28,6 +30,8 @@ struct train_ckpt {
     uint64_t trainer_ns;        /* the steps' time, each from its start to the end of its checkpoint */
     /* what this rank measured */
     uint64_t count, write_ns, stall_ns, snapshot_ns, failed;
+    double stalls_s[MAX_STALLS]; /* each checkpoint's stall on this rank */
+    uint64_t nstalls;
     struct rb_objset written;   /* names written (cleanup deletes them) */
     /* async: the writer thread and its one pending checkpoint */
     char *state, *snap;
@@ -178,7 +182,10 @@ void rb_train_ckpt_step(struct train_ckpt *c, uint64_t step_start_ns)
             pthread_cond_broadcast(&c->cv);
             pthread_mutex_unlock(&c->mu);
         }
-        c->stall_ns += rb_clock_ns() - now;
+        uint64_t stall = rb_clock_ns() - now;
+        c->stall_ns += stall;
+        if (c->nstalls < MAX_STALLS)
+            c->stalls_s[c->nstalls++] = stall / 1e9;
     }
     c->trainer_ns += rb_clock_ns() - step_start_ns;
 }
@@ -209,6 +216,20 @@ cJSON *rb_train_ckpt_json(struct train_ckpt *c)
     double sum[6], max[6];
     RB_MPI_CHECK(MPI_Reduce(mine, sum, 6, MPI_DOUBLE, MPI_SUM, 0, R->h->comm));
     RB_MPI_CHECK(MPI_Reduce(mine, max, 6, MPI_DOUBLE, MPI_MAX, 0, R->h->comm));
+    /* A synchronous checkpoint holds every rank at the next step's barrier until the slowest has written: what it
+     * costs each step is the slowest rank's stall. */
+    unsigned long long ns = c->nstalls, nmax = ns;
+    RB_MPI_CHECK(MPI_Allreduce(&ns, &nmax, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, R->h->comm));
+    double *slow = calloc(nmax ? nmax : 1, sizeof *slow), *mine_s = calloc(nmax ? nmax : 1, sizeof *mine_s);
+    if (!slow || !mine_s)
+        rb_harness_fatal(R->h, RB_EXIT_RUNTIME, "out of memory");
+    memcpy(mine_s, c->stalls_s, ns * sizeof *mine_s);
+    RB_MPI_CHECK(MPI_Reduce(mine_s, slow, (int)nmax, MPI_DOUBLE, MPI_MAX, 0, R->h->comm));
+    double slowest = 0;
+    for (unsigned long long i = 0; i < nmax; i++)
+        slowest += slow[i];
+    free(slow);
+    free(mine_s);
     if (R->h->rank != 0)
         return NULL;
     double n = R->h->size;
@@ -223,11 +244,14 @@ cJSON *rb_train_ckpt_json(struct train_ckpt *c)
     cJSON_AddNumberToObject(o, "stall_s_per_rank", sum[2] / n);
     cJSON_AddNumberToObject(o, "snapshot_s_per_rank", sum[3] / n);
     cJSON_AddNumberToObject(o, "trainer_s_per_rank", sum[5] / n);
-    /* The share of the trainer's time spent stalled on checkpoints: what they take off AU (AU x this is the cost). */
-    double frac = sum[5] > 0 ? sum[2] / sum[5] : 0;
+    cJSON_AddNumberToObject(o, "slowest_stall_s", slowest);
+    /* The share of the trainer's time the checkpoints held it (each checkpoint's slowest rank): what they take off
+     * AU (AU without checkpoints x this is the cost). */
+    double frac = sum[5] > 0 ? slowest / (sum[5] / n) : 0;
     cJSON_AddNumberToObject(o, "stall_fraction", frac);
-    rb_info("checkpoints: %.0f of %" PRIu64 " bytes per rank, %s; write %.3f s each, the trainer stalled %.3f s per rank "
-            "(%.1f %% of its time)", max[0], c->bytes, c->async ? "async" : "sync", per, sum[2] / n, 100 * frac);
+    rb_info("checkpoints: %.0f of %" PRIu64 " bytes per rank, %s; write %.3f s each, the trainer stalled %.3f s per rank, "
+            "%.3f s by the slowest rank of each (%.1f %% of its time)", max[0], c->bytes, c->async ? "async" : "sync", per,
+            sum[2] / n, slowest, 100 * frac);
     if (sum[4] > 0)
         rb_error("checkpoints: %.0f checkpoint write(s) failed", sum[4]);
     return o;
