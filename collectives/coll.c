@@ -972,7 +972,7 @@ int rb_coll_main(int argc, char **argv)
          "reported time across ranks: 0 rank 0, 1 mean, 2 min, 3 max", "0|1|2|3"},
         {"output_json", 'J', RB_OPT_STR, &o.json, "FILE", "also write nccl-tests' JSON results to FILE", NULL},
         {"algo", 0, RB_OPT_STR, &o.algo, "LIST", "mpi, ring, rd, rhd, tree, hier, all, or a comma-separated list",
-         NULL},
+         "mpi|ring|rd|rhd|tree|hier|all"},
         {"ranks-per-node", 0, RB_OPT_U64, &o.ranks_per_node, "L",
          "treat each L consecutive ranks as one node (0: one node per host)", NULL},
         {"chunk", 0, RB_OPT_SIZE, &o.chunk, "SIZE", "pipeline chunk of the tree and chain algorithms", NULL},

@@ -334,7 +334,8 @@ int rb_fabric_sim(int argc, char **argv)
     int pxn_choice = 0;
     bool compare = false, json = false;
     const struct rb_opt opts[] = {
-        {"algo", 0, RB_OPT_STR, &algos, "ring|rd|rhd|tree|hier|all", "algorithms, comma-separated", NULL},
+        {"algo", 0, RB_OPT_STR, &algos, "ring|rd|rhd|tree|hier|all", "algorithms, comma-separated",
+         "ring|rd|rhd|tree|hier|all"},
         {"minbytes", 'b', RB_OPT_SIZE, &minb, "SIZE", "smallest size", NULL},
         {"maxbytes", 'e', RB_OPT_SIZE, &maxb, "SIZE", "largest size", NULL},
         {"stepfactor", 'f', RB_OPT_U64, &factor, "N", "multiply the size by N (1: add -i instead)", NULL},

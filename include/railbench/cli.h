@@ -59,7 +59,8 @@ struct rb_opt {
     void *dest;
     const char *metavar; /* shown in --help, e.g. "SIZE" */
     const char *help;
-    const char *choices; /* RB_OPT_CHOICE only: "random|sequential|epoch" */
+    const char *choices; /* RB_OPT_CHOICE: "random|sequential|epoch"; RB_OPT_STR: the words of a comma-separated
+                          * list (man page and completion only; the command checks the list) */
 };
 
 /* A command's interface: usage line, one-line summary, options (ending with {0}), positional count. */
