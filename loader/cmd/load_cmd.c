@@ -118,6 +118,7 @@ int rb_load_target_open(const struct rb_target_args *ta, const char *url, struct
         .nendpoints = ta->endpoints.n,
         .region = ta->region,
         .virtual_host = ta->virtual_host,
+        .insecure = ta->insecure,
         .provider = ta->provider,
         .credentials_file = ta->credentials_file,
         .profile = ta->profile,
@@ -823,9 +824,11 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         {"profile", 0, RB_OPT_STR, &a.tgt.profile, "NAME", "profile in the credentials file (if not given: $AWS_PROFILE, else default)",
          NULL},
         {"provider", 0, RB_OPT_STR, &a.tgt.provider, "NAME", "AIStore bucket provider: ais, aws, gcp, azure (if not given: ais)", NULL},
+        {"insecure", 0, RB_OPT_FLAG, &a.tgt.insecure, NULL,
+         "https: do not verify the server's certificate (recorded in the result's config)", NULL},
         {"engine", 0, RB_OPT_CHOICE, &a.engine, "E",
-         "request engine: native (own epoll loop: http://, s3:// with SigV4, ais:// on plain http endpoints; GET, "
-         "PUT, HEAD, DELETE) or curl (everything); auto: native where it applies",
+         "request engine: native (own epoll loop: http://, https://, s3:// with SigV4, ais://; GET, PUT, HEAD, "
+         "DELETE) or curl (everything); auto: native where it applies",
          "auto|curl|native"},
         {"log-requests", 0, RB_OPT_STR, &a.log_requests, "FILE", "append one CSV line per request to FILE", NULL},
         {"part-size", 0, RB_OPT_SIZE, &a.part_size, "SIZE",
