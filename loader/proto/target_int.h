@@ -79,6 +79,13 @@ size_t rb_target_endpoint_count(const struct rb_target *t);
 /* The target as a user wrote it, for messages ("s3://bucket"). */
 const char *rb_target_name(const struct rb_target *t);
 
+/*
+ * True when t's requests cross no interface the host counters count: every
+ * endpoint on loopback (127.0.0.0/8, localhost, [::1]; the counters leave lo
+ * out), or no network at all (file://). Pure.
+ */
+bool rb_target_local(const struct rb_target *t);
+
 /* The object prefix given in the URL's path (s3://bucket/prefix/), "" when none. */
 const char *rb_target_prefix(const struct rb_target *t);
 
