@@ -185,6 +185,10 @@ int rb_target_open(struct rb_target **out, const struct rb_target_cfg *cfg, char
         snprintf(err, errlen, "--virtual-host: only an s3:// target has virtual-host style (bucket.host)");
         return -EINVAL;
     }
+    if (cfg->sign_payload && ops != &rb_target_s3_ops) {
+        snprintf(err, errlen, "--sign-payload: only an s3:// target signs its requests' bodies");
+        return -EINVAL;
+    }
     if (cfg->provider && ops != &rb_target_ais_ops) {
         snprintf(err, errlen, "--provider: only an ais:// target has a bucket provider");
         return -EINVAL;

@@ -49,6 +49,7 @@ struct rb_target_cfg {
     size_t nendpoints;
     const char *region;           /* s3 signing region; NULL: $AWS_REGION or us-east-1 */
     bool virtual_host;            /* s3: bucket.host addressing instead of host/bucket */
+    bool sign_payload;            /* s3: sign the body's SHA-256 instead of UNSIGNED-PAYLOAD (native engine) */
     const char *provider;         /* ais: backend provider query ("ais", "aws", "gcp", "azure"); NULL: ais */
     const char *credentials_file; /* s3: NULL: $AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials */
     const char *profile;          /* s3: NULL: $AWS_PROFILE or "default" */
@@ -198,6 +199,7 @@ struct rb_target {
     char base_path[1024];               /* http: the URL's path, no trailing slash */
     char region[64];
     bool virtual_host;
+    bool sign_payload;                  /* s3: x-amz-content-sha256 is the body's hash (native engine) */
     char provider[32];
     char sigv4[128];                    /* "aws:amz:<region>:s3" */
     char *userpwd;                      /* s3 "key:secret" (a secret: never logged) */
