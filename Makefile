@@ -167,6 +167,8 @@ install: all
 	install -m 0644 $(MAN_PAGES:%=build/man/man1/%.1) $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 0644 build/man/completion/railbench $(DESTDIR)$(BASH_COMPLETION_DIR)/railbench
 	cp -r reports/grafana ansible $(DESTDIR)$(PREFIX)/share/railbench/
+	sed -i 's|/usr/local/share/railbench|$(PREFIX)/share/railbench|' \
+	    $(DESTDIR)$(PREFIX)/share/railbench/grafana/provisioning/dashboards/railbench.yml
 
 # cJSON.h is included up front so that cppcheck knows cJSON_ArrayForEach (else: unknownMacro, file skipped).
 lint: deps

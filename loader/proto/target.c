@@ -117,6 +117,14 @@ static bool valid_hostport(const char *hp)
     return true;
 }
 
+void rb_target_tls_setup(const struct rb_target *t, CURL *easy)
+{
+    if (t->insecure) {
+        curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+}
+
 int rb_target_add_endpoint(struct rb_target *t, const char *url, char *err, size_t errlen)
 {
     char scheme[16], hp[512], path[1024];
@@ -177,6 +185,10 @@ int rb_target_open(struct rb_target **out, const struct rb_target_cfg *cfg, char
         snprintf(err, errlen, "--virtual-host: only an s3:// target has virtual-host style (bucket.host)");
         return -EINVAL;
     }
+    if (cfg->sign_payload && ops != &rb_target_s3_ops) {
+        snprintf(err, errlen, "--sign-payload: only an s3:// target signs its requests' bodies");
+        return -EINVAL;
+    }
     if (cfg->provider && ops != &rb_target_ais_ops) {
         snprintf(err, errlen, "--provider: only an ais:// target has a bucket provider");
         return -EINVAL;
@@ -185,6 +197,7 @@ int rb_target_open(struct rb_target **out, const struct rb_target_cfg *cfg, char
     if (!t)
         return -ENOMEM;
     t->ops = ops;
+    t->insecure = cfg->insecure;
     snprintf(t->name, sizeof t->name, "%.1000s", url);
     rc = ops->parse(t, sep + 3, cfg, err, errlen);
     if (rc) {
@@ -264,6 +277,24 @@ const char *rb_target_prefix(const struct rb_target *t)
     return t->prefix;
 }
 
+bool rb_target_local(const struct rb_target *t)
+{
+    for (size_t i = 0; i < t->nendpoints; i++) {
+        char scheme[16], hostport[512], path[8];
+        if (rb_target_split_url(t->endpoints[i], scheme, sizeof scheme, hostport, sizeof hostport, path, sizeof path))
+            return false;
+        /* The host without its port: 127.0.0.1:8080, localhost:8080, [::1]:8080. */
+        char *colon = hostport[0] == '[' ? strchr(hostport, ']') : strrchr(hostport, ':');
+        if (colon && hostport[0] == '[')
+            colon[1] = '\0';
+        else if (colon)
+            *colon = '\0';
+        if (strncmp(hostport, "127.", 4) != 0 && strcmp(hostport, "localhost") != 0 && strcmp(hostport, "[::1]") != 0)
+            return false;
+    }
+    return true;
+}
+
 int rb_url_escape(const char *s, bool keep_slash, char *out, size_t outlen)
 {
     static const char hex[] = "0123456789ABCDEF";
@@ -303,6 +334,7 @@ int rb_target_probe(const struct rb_target *t, uint64_t timeout_ns, char *err, s
         char ebuf[CURL_ERROR_SIZE] = "";
         curl_easy_setopt(c, CURLOPT_URL, t->endpoints[i]);
         curl_easy_setopt(c, CURLOPT_CONNECT_ONLY, 1L);
+        rb_target_tls_setup(t, c);
         curl_easy_setopt(c, CURLOPT_ERRORBUFFER, ebuf);
         curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
         /* At most 10 s: the probe says whether the endpoint answers at all, not how fast. */
@@ -359,7 +391,7 @@ int rb_target_list_pages(const struct rb_target *t, const char *prefix, uint64_t
         curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, rb_buf_curl_write);
         curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
         curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms(timeout_ns));
-        rc = t->ops->setup(t, c, RB_LOAD_GET, &hdrs);
+        rc = rb_target_setup(t, c, RB_LOAD_GET, &hdrs);
         if (!rc)
             rc = t->ops->list_request(t, prefix, token, c, &hdrs, &req_body);
         if (rc) {

@@ -52,6 +52,9 @@ line=$("$T/x/usr/bin/railbench" version | head -n 1)
 assert_eq "railbench version" "railbench $(git -C "$T/src/railbench" describe --tags --match 'v[0-9]*' --always)" "$line"
 "$T/x/usr/bin/railbench" fabric overhead --quiet --out "$T/run" >/dev/null
 assert_jq "$T/run/result.json" ".version == \"${line#railbench }\"" "result.json records version ${line#railbench }"
+grep -q 'path: /usr/share/railbench/grafana/dashboards$' "$T/x/usr/share/railbench/grafana/provisioning/dashboards/railbench.yml" ||
+    fail "the packaged Grafana provisioning does not point at /usr/share/railbench/grafana/dashboards"
+ok "the packaged Grafana provisioning loads the dashboards from /usr/share/railbench"
 MANPAGER=cat MANPATH=$T/x/usr/share/man man railbench-load 2>/dev/null | grep -q -- '--inflight N' ||
     fail "the packaged railbench-load(1) does not render"
 ok "the packaged man pages render"
