@@ -18,7 +18,7 @@ B=$(cl exec client2 ip -4 -o addr show dev rail0 | awk '{print $4}' | cut -d/ -f
 PORT=5399
 
 # One iperf3 server on client2's rail0 for every test (ip netns exec: its PID is the server's, cleanup ends it).
-bg ip netns exec "$NAME-client2" iperf3 -s -B "$B" -p "$PORT"
+bg ip netns exec "$NAME-client2" iperf3 -s -B "$B" -p "$PORT" >/dev/null 2>&1
 for _ in $(seq 50); do cl exec client2 ss -ltn | grep -q ":$PORT " && break; sleep 0.1; done
 
 # iperf MODE ARGS...: one test from client1 (bound to rail0) to client2; prints the bytes/s received (both ways' sum for bidir).
