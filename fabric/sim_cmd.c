@@ -178,7 +178,7 @@ static int run_tables(const struct job *j, const struct rb_topo *t, bool pxn, st
     if (rc == -EINVAL)
         return rb_cli_usage_error("sim: the topology needs at least 2 GPUs");
     if (rc != 0) {
-        fprintf(stderr, "railbench: sim: out of memory\n");
+        fprintf(stderr, "railbench: error: sim: out of memory\n");
         return RB_EXIT_RUNTIME;
     }
     int p = rb_topo_gpus(t);
@@ -207,7 +207,7 @@ static int run_tables(const struct job *j, const struct rb_topo *t, bool pxn, st
                     continue;
                 double ts;
                 if ((rc = rb_sim_time(sim, (enum rb_coll_kind)k, (enum rb_sim_algo)a, (double)bytes, &ts, NULL)) != 0) {
-                    fprintf(stderr, "railbench: sim: %s\n", strerror(-rc));
+                    fprintf(stderr, "railbench: error: sim: %s\n", strerror(-rc));
                     rb_sim_free(sim);
                     return RB_EXIT_RUNTIME;
                 }
@@ -296,7 +296,7 @@ static int run_compare(const struct job *j, const struct rb_topo *base, struct r
                     double ts;
                     if (rb_sim_time(sim[d], (enum rb_coll_kind)k, (enum rb_sim_algo)a, (double)bytes, &ts, NULL) != 0) {
                         cJSON_Delete(cr);
-                        fprintf(stderr, "railbench: sim: out of memory\n");
+                        fprintf(stderr, "railbench: error: sim: out of memory\n");
                         rc = RB_EXIT_RUNTIME;
                         goto done;
                     }
@@ -327,6 +327,8 @@ done:
 
 int rb_fabric_sim(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "moe") == 0)
+        return rb_fabric_sim_moe(argc - 1, argv + 1);
     struct rb_topo_opts to = {0};
     const char *algos = "ring", *type = "float", *op = "sum", *calibrate = NULL, *save = NULL;
     uint64_t minb = 8, maxb = 128 * RB_MIB, factor = 2, step = 0, bands = 3;
@@ -359,7 +361,8 @@ int rb_fabric_sim(int argc, char **argv)
     const struct rb_cmd_spec spec = {
         "railbench fabric sim [options] [COLLECTIVE[,COLLECTIVE...]|all]",
         "Predict time, algbw and busbw per size of collectives on a topology with an alpha-beta model that\n"
-        "accounts for links shared along each path; print the table of railbench coll (and nccl-tests).",
+        "accounts for links shared along each path; print the table of railbench coll (and nccl-tests).\n"
+        "railbench fabric sim moe predicts railbench coll moe's workload, PXN off and on (see its --help).",
         opts, 0, 1, false};
     struct rb_cli cli;
     int rc;
@@ -404,7 +407,7 @@ int rb_fabric_sim(int argc, char **argv)
     if (rc != 0)
         goto done;
     if (out.oom) {
-        fprintf(stderr, "railbench: sim: out of memory\n");
+        fprintf(stderr, "railbench: error: sim: out of memory\n");
         rc = RB_EXIT_RUNTIME;
         goto done;
     }
