@@ -1,4 +1,4 @@
-/* Loader internals shared by the load subcommands (load_cmd.c, tiers, sweep, train): parsing, targets, object sets. */
+/* Loader internals shared by the load subcommands (load, list, mixed, tiers, sweep, train): parsing, targets, object sets (common.c). */
 #ifndef RB_LOADER_INT_H
 #define RB_LOADER_INT_H
 
@@ -22,15 +22,13 @@
 int rb_load_command(const struct rb_cmd_spec *spec, int argc, char **argv,
                     int (*run)(void *args, struct rb_cli *cli), void *args);
 
-/* The target options load get, sweep and train share (--endpoint, --region, --virtual-host, ...). */
-struct rb_target_args {
-    struct rb_strs endpoints;
-    const char *region, *provider, *credentials_file, *profile;
-    bool virtual_host;
-};
-
-/* Opens url with ta's options. Returns 0, or RB_EXIT_USAGE after the first rank printed the one-line reason. */
-int rb_load_target_open(const struct rb_target_args *ta, const char *url, struct rb_target **t);
+/*
+ * Opens url with cfg's target options (rb_target_options: endpoints,
+ * credentials, provider, ...); what ("--backend") prefixes the message, or
+ * NULL. Returns 0, or RB_EXIT_USAGE after the first rank printed the
+ * one-line reason.
+ */
+int rb_load_target_open(const struct rb_target_cfg *cfg, const char *url, const char *what, struct rb_target **t);
 
 /*
  * One connection to every endpoint of t before anything starts: an

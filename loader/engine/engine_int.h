@@ -63,6 +63,16 @@ enum rb_load_pattern { RB_PATTERN_RANDOM, RB_PATTERN_SEQUENTIAL, RB_PATTERN_EPOC
  */
 enum rb_engine_kind { RB_ENGINE_AUTO, RB_ENGINE_CURL, RB_ENGINE_NATIVE };
 
+/* What the engine options fill in (rb_engine_options); a command sets the defaults before parsing. */
+struct rb_engine_args {
+    int engine;             /* --engine: enum rb_engine_kind, auto|curl|native */
+    uint64_t max_redirects; /* --max-redirects: followed per request (AIStore); default RB_ENGINE_MAX_REDIRECTS */
+};
+#define RB_ENGINE_MAX_REDIRECTS 5
+
+/* Adds the engine's option rows (--engine, --max-redirects), their dests in ea, to t. Main thread. */
+void rb_engine_options(struct rb_opts *t, struct rb_engine_args *ea);
+
 /* What one rank runs in a phase. Pointers are borrowed and must outlive the engine. */
 struct rb_load_opts {
     enum rb_load_op op;
@@ -96,6 +106,15 @@ struct rb_load_opts {
     double steady_pct;
     uint64_t steady_window_ns;
 };
+
+/*
+ * The engine's options every command starts from, built from a command's
+ * target and engine options: op on t (its --timeout from tc), ea's engine
+ * and redirects, rank for --log-requests lines, no request log. The command
+ * then sets its own fields (objects, threads, limits, pattern, ...). Pure.
+ */
+struct rb_load_opts rb_load_opts_from(enum rb_load_op op, const struct rb_target *t, const struct rb_target_cfg *tc,
+                                      const struct rb_engine_args *ea, int rank);
 
 /*
  * Whether the native engine can run o: an http:// target, GET of whole

@@ -576,7 +576,7 @@ int rb_train_build_objects(struct rb_harness *h, const struct train_args *a, con
                            const char *prefix, struct rb_objset *all, const char **source)
 {
     uint64_t total = 0;
-    int status = rb_load_build_objects(h, t, a->objects, a->filelist, prefix, a->timeout_ns,
+    int status = rb_load_build_objects(h, t, a->objects, a->filelist, prefix, a->tgt.timeout_ns,
                                        "to train on (put some first, or give --objects N --populate)", true, all,
                                        &total);
     if (status)
