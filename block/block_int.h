@@ -250,7 +250,7 @@ struct rb_block_target {
 #define RB_BLOCK_ERROR(status, ...) (rb_error(__VA_ARGS__), (status))
 
 /*
- * Decides what this rank drives (README "railbench block", "Target"): "%r"
+ * Decides what this rank drives (docs/block.md, "Target"): "%r"
  * becomes the rank; a directory gets railbench-block.<rank>.data inside it;
  * a path that does not exist becomes a new file (with ".<rank>" appended
  * under more than one rank when the path has no "%r"); an existing file or

@@ -23,7 +23,7 @@
  * rounded to 10,000 and 64,000 bytes: ceil(10,485,760 / 9,934) = 1,056
  * packets (69,696 header bytes) and ceil(10,485,760 / 63,934) = 165. That
  * is mtu_includes_l2 (payload = MTU minus every header) at those MTUs;
- * README.md "railbench fabric overhead" shows both.
+ * docs/fabric.md "railbench fabric overhead" shows both.
  */
 void rb_overhead_defaults(struct rb_overhead_cfg *c)
 {

@@ -152,7 +152,7 @@ int rb_fabric_overhead(int argc, char **argv)
     table_rows(&b, rows, &cfg, &sizes, &mtus, link);
     if (!includes_l2)
         rb_buf_printf(&b, "\nThe AIStore write-up's figures (~1,056 packets and ~70 KB of headers for 10 MiB, ~165 at "
-                          "64K) are\n--mtu 10000,64000 --mtu-includes-l2: see README.md.\n");
+                          "64K) are\n--mtu 10000,64000 --mtu-includes-l2: see docs/fabric.md.\n");
     rc = rb_fabric_emit("fabric overhead", &cli, b.s, summary, json);
     summary = NULL;
 done:

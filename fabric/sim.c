@@ -632,7 +632,7 @@ static void sendrecv_ring(struct rb_sim *s, struct acc *ac, double n)
     step(s, ac, P_SHIFT, G_ALL, 1, n, 0, 1);
 }
 
-/* The schedules the model knows; NULL where it has none (README lists them). */
+/* The schedules the model knows; NULL where it has none (docs/fabric.md lists them). */
 typedef void (*plan_fn)(struct rb_sim *s, struct acc *ac, double n);
 static const plan_fn plans[RB_COLL_KINDS][RB_SIM_ALGOS] = {
     [RB_COLL_ALLREDUCE] = {[RB_SIM_RING] = allreduce_ring, [RB_SIM_RD] = allreduce_rd, [RB_SIM_RHD] = allreduce_rhd,

@@ -25,7 +25,7 @@ enum rb_sim_algo { RB_SIM_RING, RB_SIM_RD, RB_SIM_RHD, RB_SIM_TREE, RB_SIM_HIER,
 const char *rb_sim_algo_name(enum rb_sim_algo a);
 /* Parses an algorithm name; returns 0 or -EINVAL. */
 int rb_sim_algo_parse(const char *s, enum rb_sim_algo *a);
-/* True when the model has a schedule for collective k with algorithm a (README lists them). */
+/* True when the model has a schedule for collective k with algorithm a (docs/fabric.md lists them). */
 bool rb_sim_supports(enum rb_coll_kind k, enum rb_sim_algo a);
 
 /*

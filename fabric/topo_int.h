@@ -118,7 +118,7 @@ void rb_topo_default(struct rb_topo *t);
 int rb_topo_finish(struct rb_topo *t, char *err, size_t errlen);
 
 /*
- * Reads a topology from JSON (schema in README.md "railbench fabric topo")
+ * Reads a topology from JSON (schema in docs/fabric.md "railbench fabric topo")
  * and finishes it. Unknown fields, missing required fields, wrong types and
  * values out of range are errors. Returns 0 or -EINVAL with a message in err.
  */

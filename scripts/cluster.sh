@@ -2,7 +2,7 @@
 # Cluster in a box: client, tier and backend hosts made of network namespaces, each with its own hostname and sshd.
 #
 # Usage: cluster.sh [--name NAME] [--state DIR] up|down|status|exec|ssh|mpirun|path [options]
-# See usage() below and README.md, "Running on many hosts". Needs root.
+# See usage() below and docs/many-hosts.md. Needs root.
 #
 # What `up` builds (addresses for the default --net 10.77):
 #   NAME-fabric   the switches: bridge "mgmt" (10.77.0.0/24), bridges "rail0".. "railR-1"

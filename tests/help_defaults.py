@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""Compares every command's --help defaults with the README's option tables (README "Option tables").
+"""Compares every command's --help defaults with the option tables of the docs pages (docs/options.md,
+"Option tables").
 
-Usage: help_defaults.py RAILBENCH README [--defaults CMD...]
-  without --defaults: checks the README against --help of every command the binary lists, prints one
-  line per problem and exits 1 when there is any;
+Usage: help_defaults.py RAILBENCH DOCS [--defaults CMD...]
+  DOCS is the docs/ directory (every *.md under it is read) or one page.
+  without --defaults: checks the pages against --help of every command the binary lists, prints one
+  line per problem ("docs/PAGE.md:LINE: ...") and exits 1 when there is any;
   --defaults CMD...: prints, one per line, "--long TAB VALUE TAB -s" for each option of that command whose
   --help shows a default (VALUE empty for a flag, -s "--" without a short name), for the test to feed back.
 """
+import glob
+import os
 import re
 import subprocess
 import sys
@@ -60,23 +64,46 @@ def parse_help(text):
     return opts
 
 
-def readme_rows(path, refs=None):
-    """(line number, command words or 'common', first cell, meaning) of every option-table row; into refs, each
-    section's "Other options are those of `railbench CMD`" as (command words of the section, CMD words)."""
-    rows, cmds, in_table = [], None, False
+def pages(docs):
+    """(name shown in messages, path) of every page under DOCS (a directory) or of DOCS itself (one file)."""
+    if not os.path.isdir(docs):
+        return [(docs, docs)]
+    base = os.path.dirname(os.path.abspath(docs).rstrip('/'))
+    paths = sorted(glob.glob(os.path.join(docs, '**', '*.md'), recursive=True))
+    return [(os.path.relpath(os.path.abspath(p), base), p) for p in paths]
+
+
+def readme_rows(docs, refs=None):
+    """(page:line, command words or 'common', first cell, meaning) of every option-table row of every page;
+    into refs, each section's "Other options are those of `railbench CMD`" as (command words of the section,
+    CMD words). A section is a heading naming a command (`railbench load get`); "Common options" and
+    "Metrics: Prometheus and Grafana" hold the common options; any other heading of level 1 or 2 ends one."""
+    rows = []
+    for name, path in pages(docs):
+        rows += page_rows(name, path, refs)
+    return rows
+
+
+def page_rows(name, path, refs):
+    rows, cmds, in_table, in_fence = [], None, False, False
     for n, line in enumerate(open(path, encoding='utf-8'), 1):
+        n = f'{name}:{n}'
+        if line.startswith('```'):
+            in_fence = not in_fence
+        if in_fence or line.startswith('```'):
+            continue  # a "# comment" in an example is no heading
         ref = re.match(r'Other options are those of `railbench ([^`]+)`, with the same defaults', line)
         if ref and refs is not None and cmds and cmds != 'common':
             refs.append((cmds, ref.group(1).split()))
-        h = re.match(r'^(#{2,3}) (.*)', line)
+        h = re.match(r'^(#{1,3}) (.*)', line)
         if h:
             m = re.search(r'`(?:railbench )?((?:load|coll|fabric|block|report)\b[^`]*)`', h.group(2))
-            if m:
+            if m and len(h.group(1)) > 1:  # a page's title (#) names its commands but holds no table
                 words = m.group(1).split()
                 cmds = [words[:-1] + [w] for w in words[-1].split('|')] if len(words) > 1 else [words]
                 cmds = [c for c in cmds if not c[-1].isupper()]  # "coll COLLECTIVE" style placeholders
-            elif h.group(1) == '##':
-                cmds = 'common' if h.group(2) in ('Commands', 'Metrics: Prometheus and Grafana') else None
+            elif len(h.group(1)) <= 2:
+                cmds = 'common' if h.group(2) in ('Common options', 'Metrics: Prometheus and Grafana') else None
             continue
         if line.startswith('| option |'):
             in_table = True
@@ -115,10 +142,10 @@ def check(rb, readme, stats):
             body = DESCRIBED.sub('', DEFAULT.sub('', o['help']))
             if re.search(r'\(default[ )]|default: ', body):
                 problems.append(f'{" ".join(c)} --{k}: --help writes a default by hand: "{o["help"]}"')
-    # 2. Each README row against the --help of the commands of its section.
+    # 2. Each docs row against the --help of the commands of its section.
     refs = []
     rows = readme_rows(readme, refs)
-    by_cmd = {}  # a README problem -> the commands it holds for (one line for all collectives)
+    by_cmd = {}  # a docs problem -> the commands it holds for (one line for all collectives)
     stats['commands'], stats['rows'] = len(helps), len(rows)
     named = {tuple(c) for _, cmds, _, _ in rows if cmds != 'common' for c in cmds}
 
@@ -135,7 +162,7 @@ def check(rb, readme, stats):
         group = [('common', common)] if cmds == 'common' else [(' '.join(c), helps.get(tuple(c))) for c in cmds]
         group = [(name, h) for name, h in group if h is not None]
         if not group:
-            problems.append(f'README:{n}: the section names no command the binary lists ({cmds})')
+            problems.append(f'{n}: the section names no command the binary lists ({cmds})')
             continue
         names = row_options(cell, [h for _, h in group])
         quals = {name.split()[-1] for name, _ in group}
@@ -144,7 +171,7 @@ def check(rb, readme, stats):
         for name in sorted(names):
             having = [(cn, h[name]) for cn, h in group if name in h]
             if not having:
-                problems.append(f'README:{n}: --{name}: no command of the section has it')
+                problems.append(f'{n}: --{name}: no command of the section has it')
                 continue
             for cn, o in having:
                 stats['compared'] += o['default'] is not None
@@ -154,9 +181,9 @@ def check(rb, readme, stats):
                     [v for oq, wq, v in written if not oq and wq == cn.split()[-1]] or \
                     ([v for oq, wq, v in written if not oq and wq not in quals] if len(names) == 1 else [])
                 if o['default'] is None and mine:
-                    problems.append(f'README:{n}: --{name} ({{}}): README says default `{mine[0]}`, --help shows none')
+                    problems.append(f'{n}: --{name} ({{}}): docs say default `{mine[0]}`, --help shows none')
                 elif o['default'] is not None and mine != [o['default']]:
-                    problems.append(f'README:{n}: --{name} ({{}}): --help says default `{o["default"]}`, README says '
+                    problems.append(f'{n}: --{name} ({{}}): --help says default `{o["default"]}`, docs say '
                                     + (', '.join(f'`{v}`' for v in mine) if mine else 'none')
                                     + (f' (a row naming several options writes `--{name}` default `X`)'
                                        if len(names) > 1 and not mine else ''))
@@ -168,7 +195,7 @@ def check(rb, readme, stats):
     shared = {tuple(c): tuple(r) for cmds, r in refs for c in expand(cmds)}
     for k, o in common.items():
         if o['default'] is not None and k not in covered.get('common', ()):
-            problems.append(f'common --{k}: --help says default `{o["default"]}`, and no README row names it')
+            problems.append(f'common --{k}: --help says default `{o["default"]}`, and no docs row names it')
     for c, h in helps.items():
         for k, o in h.items():
             if o['default'] is None or o['common'] or k in covered.get(c, ()):
@@ -179,7 +206,7 @@ def check(rb, readme, stats):
                     problems.append(f'{" ".join(c)} --{k}: default `{o["default"]}`, but its section says its other '
                                     f'options are those of {" ".join(r)}, whose default is `{helps[r][k]["default"]}`')
                 continue
-            problems.append(f'{" ".join(c)} --{k}: --help says default `{o["default"]}`, and no README row names it')
+            problems.append(f'{" ".join(c)} --{k}: --help says default `{o["default"]}`, and no docs row names it')
     return problems
 
 
@@ -194,7 +221,7 @@ def main():
     problems = check(rb, readme, stats)
     for p in problems:
         print(p)
-    print(f'{stats["commands"]} commands, {stats["rows"]} README option rows, {stats["compared"]} defaults compared, '
+    print(f'{stats["commands"]} commands, {stats["rows"]} docs option rows, {stats["compared"]} defaults compared, '
           f'{len(problems)} problems')
     return 1 if problems else 0
 

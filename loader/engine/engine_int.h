@@ -105,6 +105,9 @@ struct rb_load_opts {
     /* rb_load_run_phase only (the engine ignores them): --until-steady PCT/WINDOW; pct 0 = off. */
     double steady_pct;
     uint64_t steady_window_ns;
+    /* rb_load_run_phase only: this rank starts its requests this long after the phase start (a rank slowed on
+     * purpose: load checkpoint --delay-rank); 0 = none. */
+    uint64_t start_delay_ns;
 };
 
 /*

@@ -11,6 +11,7 @@
 #include "../cmd/loader_int.h"
 #include "multipart_int.h"
 #include "phase_int.h"
+#include "railbench/clock.h"
 #include "railbench/log.h"
 #include "railbench/prom.h"
 #include "railbench/result.h"
@@ -26,11 +27,16 @@ struct phase_ctx {
     const char *name;
     bool use_steady, steady_by_bytes, steady_now; /* --until-steady: steady_now on every rank once rank 0 says so */
     struct rb_steady steady;                      /* rank 0 */
+    uint64_t delay_ns;                            /* o->start_delay_ns */
+    uint64_t t0_ns, done_ns;                      /* this rank's start, and when its engine was first seen done */
 };
 
 static int ph_start(void *arg)
 {
     struct phase_ctx *c = arg;
+    c->t0_ns = rb_clock_ns();
+    if (c->delay_ns)
+        rb_clock_sleep_ns(c->delay_ns, rb_harness_signal_flag());
     int rc = rb_engine_start(c->e);
     if (rc)
         rb_error("cannot start the load threads: %s", strerror(-rc));
@@ -77,7 +83,10 @@ static void ph_tick(void *arg, struct rb_harness *h, const struct rb_stats *inte
 static bool ph_done(void *arg)
 {
     struct phase_ctx *c = arg;
-    return c->steady_now || rb_engine_done(c->e);
+    bool done = rb_engine_done(c->e);
+    if (done && !c->done_ns)
+        c->done_ns = rb_clock_ns();
+    return c->steady_now || done;
 }
 
 static void ph_stop(void *arg)
@@ -162,6 +171,7 @@ int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_
     struct phase_ctx c = {
         .use_steady = o->steady_pct > 0,
         .steady_by_bytes = o->op == RB_LOAD_GET || o->op == RB_LOAD_PUT,
+        .delay_ns = o->start_delay_ns,
     };
     rb_steady_init(&c.steady, o->steady_pct, o->steady_window_ns);
     int rc = rb_engine_new(&c.e, o);
@@ -192,6 +202,7 @@ int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_
     c.name = name;
     rc = rb_harness_run_phase(h, &p);
     res->duration_s = p.duration_s;
+    res->rank_busy_s = (double)((c.done_ns ? c.done_ns : rb_clock_ns()) - c.t0_ns) / 1e9;
     res->disk_util_ratio = p.disk_util_ratio;
     res->net_rx_bytes_per_s = p.net_rx_bytes_per_s;
     res->net_tx_bytes_per_s = p.net_tx_bytes_per_s;

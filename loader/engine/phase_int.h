@@ -28,6 +28,9 @@ struct rb_load_result {
     uint64_t *segments;               /* owned: bytes per whole second, all ranks */
     size_t nsegments;
     double duration_s;
+    /* Every rank: its own time from the phase start to its engine's last completion (seen within the harness's
+     * 5 ms poll), for per-rank figures (load checkpoint's slowest rank). */
+    double rank_busy_s;
     bool open_loop;
     double rate_per_s;                /* the open loop's target over all ranks; 0 closed loop */
     double send_window_s;             /* the open loop's send window (rb_engine_send_window_ns), latest over ranks */

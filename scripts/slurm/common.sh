@@ -19,6 +19,6 @@ RB_RESULTS=${RB_RESULTS:-$RB_SRC/railbench-results}
 rb_out=$RB_RESULTS/$SLURM_JOB_NAME-$SLURM_JOB_ID
 # shellcheck disable=SC2034 # rb_out and rb_args are for the templates that source this file
 read -r -a rb_args <<<"${RB_ARGS:-}"
-# rb_srun ARGS...: srun with PMIx (Debian's Open MPI 4.1 has no PMI-2 client; see README).
+# rb_srun ARGS...: srun with PMIx (Debian's Open MPI 4.1 has no PMI-2 client; see docs/many-hosts.md).
 rb_srun() { srun --mpi=pmix "$@"; }
 echo "$SLURM_JOB_NAME: job $SLURM_JOB_ID on $SLURM_JOB_NODELIST, ${SLURM_NTASKS:-?} tasks; results in $rb_out" >&2

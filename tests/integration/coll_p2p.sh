@@ -97,7 +97,7 @@ measure() {
 in_band() { python3 -c "import sys; v, r, lo, hi = map(float, sys.argv[1:]); sys.exit(0 if lo * r <= v <= hi * r else 1)" "$@"; }
 for t in bw bibw mbw_mr; do
     # One way: 75-103 % of the rate (TCP/IP headers take ~5 %). bibw: each way is limited on its own host's
-    # egress, so up to two ways' worth; on this machine it measures about one (see README)
+    # egress, so up to two ways' worth; on this machine it measures about one (see docs/coll.md)
     # (measured 18-24 MB/s on this loaded machine, not 2x: probably acks queuing behind data; hence 0.5).
     lo=0.5 hi=$([ $t = bibw ] && echo 2.06 || echo 1.03)
     mbs=$(measure $t ns$t)
