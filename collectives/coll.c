@@ -380,13 +380,26 @@ static void args_for(struct run *R, struct rb_coll_args *a, enum rb_coll_dtype t
     a->mpi_op = rb_coll_mpi_op(op, type);
 }
 
-/* nccl-tests warms up at the largest and the smallest size before the sweep. */
+size_t rb_coll_warmup_sizes(uint64_t minbytes, uint64_t maxbytes, uint64_t *out, size_t cap)
+{
+    size_t n = 0;
+    for (uint64_t size = minbytes; size <= maxbytes && n < cap; size = size ? 2 * size : 1) {
+        out[n++] = size;
+        if (size > UINT64_MAX / 2)
+            break;
+    }
+    return n;
+}
+
+/* -w: -w operations at each of rb_coll_warmup_sizes' sizes. */
 static void warm_up(struct run *R, const struct rb_coll_test *t, enum rb_coll_algo algo, struct rb_coll_args *a)
 {
-    const uint64_t sizes[2] = {R->o->maxbytes, R->o->minbytes};
-    for (int s = 0; s < 2 && R->o->warmup; s++) {
+    uint64_t sizes[66];
+    size_t n = R->o->warmup ? rb_coll_warmup_sizes(R->o->minbytes, R->o->maxbytes, sizes, 66) : 0;
+    for (size_t s = 0; s < n; s++) {
         struct rb_coll_counts cn;
-        t->counts(sizes[s] / a->type_bytes, a->type_bytes, R->world.size, R->o->count_rule == RB_COLL_COUNT_LEGACY, &cn);
+        t->counts(sizes[s] / a->type_bytes, a->type_bytes, R->world.size, R->o->count_rule == RB_COLL_COUNT_LEGACY,
+                  &cn);
         a->count = cn.param;
         point(R, a, &cn, false);
         t->init(a, 0);
@@ -756,7 +769,6 @@ static void start(struct run *R, const char *json_path, int argc, char **argv)
     for (int i = 0, n = 0; i < R->nalgos; i++)
         n += snprintf(algos + n, sizeof algos - (size_t)n, "%s%s", i ? " " : "", rb_coll_algo_name(R->algos[i]));
     rb_coll_out_preamble(&R->out, R->which, algos, R->node_index, R->local, argc, argv);
-    rb_coll_flags_notes(&R->out);
     if (R->o->memory)
         rb_coll_out_text(&R->out, "# memory: %zu bytes per rank (send %zu, receive %zu, algorithms' scratch %zu)\n",
                          2 * R->buf_bytes + R->scratch_bytes, R->buf_bytes, R->buf_bytes, R->scratch_bytes);
@@ -794,7 +806,7 @@ int rb_coll_main(int argc, char **argv)
         {"stepbytes", 'i', RB_OPT_SIZE, &o.stepbytes, "SIZE", "fixed increment between sizes (without -f)", NULL},
         {"stepfactor", 'f', RB_OPT_U64, &o.stepfactor, "N", "multiply the size by N (1: step by -i)", NULL},
         {"iters", 'n', RB_OPT_U64, &o.iters, "N", "timed iterations per size", NULL},
-        {"warmup_iters", 'w', RB_OPT_U64, &o.warmup, "N", "untimed iterations at the largest and smallest size",
+        {"warmup_iters", 'w', RB_OPT_U64, &o.warmup, "N", "untimed iterations at every size (doubling from -b to -e)",
          NULL},
         {"check", 'c', RB_OPT_U64, &o.check, "N", "check iterations per size; 0 disables (#wrong N/A)", NULL},
         {"op", 'o', RB_OPT_CHOICE, &o.op, "OP", "reduction", OP_CHOICES},

@@ -66,6 +66,18 @@ static void note(struct rb_coll_out *out, const char *flag, long long v, const c
 void rb_coll_flags_notes(struct rb_coll_out *out)
 {
     const struct rb_coll_opts *o = out->o;
+    /* nccl-tests 2.19's lines first, in its words and order (writeDeviceReport). */
+    static const char *const blocking[4] = {
+        NULL, "wait and barrier after each inner iteration (-m) ", "wait after each inner iteration (-m), no barrier ",
+        "wait and barrier after each outer iteration (-n); time excludes barrier "};
+    if (o->blocking >= 1 && o->blocking <= 3)
+        rb_coll_out_text(out, "# Blocking Enabled: %s\n", blocking[o->blocking]);
+    if (o->per_iter_timing) { /* with the clock it uses here */
+        rb_coll_out_text(out, "# Per-Iteration Report: CPU clock timing; i_* uses max over process rows");
+        if (o->per_iter_skip)
+            rb_coll_out_text(out, "; summary skips first %llu iterations", (unsigned long long)o->per_iter_skip);
+        rb_coll_out_text(out, " \n");
+    }
     if (o->parallel_init)
         note(out, "-p", (long long)o->parallel_init, "one thread per rank, so there is nothing to initialise in parallel");
     if (o->stream_null)
@@ -79,17 +91,6 @@ void rb_coll_flags_notes(struct rb_coll_out *out)
         note(out, "-x", (long long)o->cta_policy, "CTA policies do not apply to CPU ranks; ignored");
     if (o->device_cta != 16)
         note(out, "-V", (long long)o->device_cta, "device CTAs do not apply to CPU ranks; ignored");
-    if (o->per_iter_timing) { /* nccl-tests' words, with the clock it uses here */
-        rb_coll_out_text(out, "# Per-Iteration Report: CPU clock timing; i_* uses max over process rows");
-        if (o->per_iter_skip)
-            rb_coll_out_text(out, "; summary skips first %llu iterations", (unsigned long long)o->per_iter_skip);
-        rb_coll_out_text(out, " \n");
-    }
-    if (o->blocking == 0 || o->blocking == 2)
-        return;
-    rb_coll_out_text(out, "# blocking -z %llu: %s\n", (unsigned long long)o->blocking,
-                     o->blocking == 1 ? "a barrier after each operation, inside the time"
-                                      : "a barrier after each -n iteration, outside the time");
 }
 
 /* ---- -I: per-iteration figures (nccl-tests' computeIterStats and per-iteration report) ---- */

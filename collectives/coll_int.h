@@ -108,6 +108,11 @@ enum { RB_COLL_AVG_RANK0, RB_COLL_AVG_MEAN, RB_COLL_AVG_MIN, RB_COLL_AVG_MAX };
 /* --count-rule: each rank's share of allgather, reducescatter, alltoall (rb_coll_per_rank_count). */
 enum { RB_COLL_COUNT_ALIGNED, RB_COLL_COUNT_LEGACY };
 
+/* The nccl-tests release whose output (table, preamble, -J keys) railbench coll reproduces. */
+#define RB_COLL_NCCL_TESTS_VERSION "2.19.6"
+/* JSON_FILE_VERSION of that release's -J file. */
+#define RB_COLL_NCCL_JSON_VERSION 3
+
 /* The options of railbench coll, as parsed. */
 struct rb_coll_opts {
     uint64_t minbytes, maxbytes, stepbytes, stepfactor, iters, warmup, check, ranks_per_node, chunk;
@@ -149,6 +154,14 @@ struct rb_coll_opts {
      "the i_* figures", NULL}
 
 struct rb_coll_out;
+
+/*
+ * -w: the sizes nccl-tests 2.19's TimeTest warms up, every one from
+ * minbytes to maxbytes, doubling whatever -f or -i say (before 2.19 only
+ * the largest and the smallest); a minbytes of 0 is followed by 1. Writes
+ * at most cap into out and returns how many. Pure.
+ */
+size_t rb_coll_warmup_sizes(uint64_t minbytes, uint64_t maxbytes, uint64_t *out, size_t cap);
 
 /* Checks nccl-tests' other flags; one line and RB_EXIT_USAGE for a value CPU ranks cannot honour, else 0. */
 int rb_coll_flags_check(const struct rb_coll_opts *o);
@@ -244,6 +257,7 @@ struct rb_coll_out {
     struct rb_harness *h;
     const struct rb_coll_opts *o;
     int ranks_per_node;
+    int group; /* this rank's split group (NCCL_TESTS_SPLIT's color), 0 without a split */
     uint64_t t0_ns;
     char *text;
     size_t text_len, text_cap;

@@ -74,6 +74,7 @@ static cJSON *print_devices(struct rb_coll_out *out, int node_index, int local)
     cJSON_AddStringToObject(mine, "hostname", h->host);
     cJSON_AddNumberToObject(mine, "node", node_index);
     cJSON_AddNumberToObject(mine, "rail", local);
+    cJSON_AddNumberToObject(mine, "group", out->group);
     cJSON *all = rb_harness_gather_json(h, mine);
     cJSON_Delete(mine);
     rb_coll_out_text(out, "#\n# Using devices\n");
@@ -81,8 +82,9 @@ static cJSON *print_devices(struct rb_coll_out *out, int node_index, int local)
     cJSON_ArrayForEach(d, all)
     {
         int rail = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(d, "rail"));
-        rb_coll_out_text(out, "#  Rank %2d Group  0 Pid %6d on %10s device %2d [node %d rail %d] cpu\n",
+        rb_coll_out_text(out, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [node %d rail %d] cpu\n",
                          (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(d, "rank")),
+                         (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(d, "group")),
                          (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(d, "pid")),
                          cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "hostname")), rail,
                          (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(d, "node")), rail);
@@ -90,19 +92,33 @@ static cJSON *print_devices(struct rb_coll_out *out, int node_index, int local)
     return all;
 }
 
-/* nccl-tests' -J document (version 2 layout; the environment is left out, it may hold secrets). */
+/* nccl-tests' own time format (TIME_STRING_FORMAT in src/util.cu), local time. */
+static void local_time(char *buf, size_t len)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    strftime(buf, len, "%Y-%m-%d %H:%M:%S", localtime_r(&now, &tm));
+}
+
+/*
+ * nccl-tests 2.19's -J document, keys in its order (version 3; yes/no
+ * values are the strings "true" and "false", as its jsonBool writes them).
+ * The environment is left out: it may hold secrets. railbench's own keys
+ * carry a railbench_ prefix.
+ */
 static cJSON *json_doc_start(struct rb_coll_out *out, int argc, char **argv, const cJSON *devices)
 {
     const struct rb_coll_opts *o = out->o;
     cJSON *doc = cJSON_CreateObject();
     char ts[40];
-    cJSON_AddNumberToObject(doc, "version", 2);
-    rb_clock_iso8601(ts, sizeof ts, rb_clock_wall_ns());
+    cJSON_AddNumberToObject(doc, "version", RB_COLL_NCCL_JSON_VERSION);
+    local_time(ts, sizeof ts);
     cJSON_AddStringToObject(doc, "start_time", ts);
     cJSON *args = cJSON_AddArrayToObject(doc, "args");
     cJSON_AddItemToArray(args, cJSON_CreateString("railbench"));
     for (int i = 0; i < argc; i++)
         cJSON_AddItemToArray(args, cJSON_CreateString(argv[i]));
+    cJSON_AddNumberToObject(doc, "nccl_version", 0); /* no NCCL library: MPI moves the data */
     cJSON_AddStringToObject(doc, "railbench_version", rb_version());
     cJSON *cfg = cJSON_AddObjectToObject(doc, "config");
     cJSON_AddNumberToObject(cfg, "nthreads", 1);
@@ -118,8 +134,10 @@ static cJSON *json_doc_start(struct rb_coll_out *out, int argc, char **argv, con
     cJSON_AddNumberToObject(cfg, "aggregated_iterations", (double)o->agg_iters);
     cJSON_AddNumberToObject(cfg, "validation", (double)o->check);
     cJSON_AddNumberToObject(cfg, "graph", 0);
-    cJSON_AddBoolToObject(cfg, "per_iter_timing", o->per_iter_timing != 0);
+    cJSON_AddStringToObject(cfg, "blocking_collectives", o->blocking ? "true" : "false");
+    cJSON_AddStringToObject(cfg, "per_iter_timing", o->per_iter_timing ? "true" : "false");
     cJSON_AddNumberToObject(cfg, "per_iter_skip", (double)o->per_iter_skip);
+    cJSON_AddStringToObject(cfg, "parallel_init", o->parallel_init ? "true" : "false");
     cJSON *devs = cJSON_AddArrayToObject(cfg, "devices");
     const cJSON *d;
     cJSON_ArrayForEach(d, devices)
@@ -130,7 +148,7 @@ static cJSON *json_doc_start(struct rb_coll_out *out, int argc, char **argv, con
         snprintf(hex, sizeof hex, "node %d rail %d",
                  (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(d, "node")), rail);
         cJSON_AddNumberToObject(x, "rank", cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(d, "rank")));
-        cJSON_AddNumberToObject(x, "group", 0);
+        cJSON_AddNumberToObject(x, "group", cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(d, "group")));
         cJSON_AddNumberToObject(x, "pid", cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(d, "pid")));
         cJSON_AddStringToObject(x, "hostname", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "hostname")));
         cJSON_AddNumberToObject(x, "device", rail);
@@ -147,18 +165,23 @@ void rb_coll_out_preamble(struct rb_coll_out *out, const char *which, const char
 {
     const struct rb_coll_opts *o = out->o;
     struct rb_harness *h = out->h;
+    /* nccl-tests 2.19's writeDeviceReport: version, program, parameters, then the devices. */
     if (out->json_path[0])
         rb_coll_out_text(out, "# Writing JSON output to %s\n", out->json_path);
-    rb_coll_out_text(out, "# railbench %s coll %s: %d ranks on %d hosts, %d ranks per node%s, algorithms: %s\n",
-                     rb_version(), which, h->size, h->host_count, out->ranks_per_node,
-                     o->ranks_per_node ? " (--ranks-per-node)" : "", algos);
+    rb_coll_out_text(out, "# nccl-tests version %s nccl-headers=0 nccl-library=0\n", RB_COLL_NCCL_TESTS_VERSION);
+    rb_coll_out_text(out, "# Collective test starting: railbench coll %s\n", which);
     rb_coll_out_text(out,
                      "# nThread 1 nGpus 1 minBytes %llu maxBytes %llu step: %llu(%s) warmup iters: %llu iters: %llu "
-                     "agg iters: %llu validation: %llu graph: 0\n",
+                     "agg iters: %llu validation: %llu graph: 0 unalign: %llu\n",
                      (unsigned long long)o->minbytes, (unsigned long long)o->maxbytes,
                      (unsigned long long)(o->stepfactor > 1 ? o->stepfactor : o->stepbytes),
                      o->stepfactor > 1 ? "factor" : "bytes", (unsigned long long)o->warmup,
-                     (unsigned long long)o->iters, (unsigned long long)o->agg_iters, (unsigned long long)o->check);
+                     (unsigned long long)o->iters, (unsigned long long)o->agg_iters, (unsigned long long)o->check,
+                     (unsigned long long)o->unalign);
+    rb_coll_flags_notes(out);
+    rb_coll_out_text(out, "# railbench %s coll %s: %d ranks on %d hosts, %d ranks per node%s, algorithms: %s\n",
+                     rb_version(), which, h->size, h->host_count, out->ranks_per_node,
+                     o->ranks_per_node ? " (--ranks-per-node)" : "", algos);
     cJSON *devices = print_devices(out, node_index, local);
     if (out->json_path[0] && h->rank == 0)
         out->json_doc = json_doc_start(out, argc, argv, devices);
@@ -172,8 +195,7 @@ void rb_coll_out_table_header(struct rb_coll_out *out, const char *name, enum rb
     const struct rb_coll_opts *o = out->o;
     char head[1024];
     rb_coll_table_header_str(head, sizeof head, o->cputime, o->per_iter_timing, o->timestamps);
-    rb_coll_out_text(out, "#\n# Collective test starting: %s, algorithm %s\n#\n%s", name, rb_coll_algo_name(algo),
-                     head);
+    rb_coll_out_text(out, "#\n# railbench table: %s, algorithm %s\n%s", name, rb_coll_algo_name(algo), head);
 }
 
 /* ---- one row ---- */
@@ -230,16 +252,21 @@ static void row_table(struct rb_coll_out *out, const struct rb_coll_row *w)
         const struct rb_coll_half *h = &w->half[i];
         n += rb_coll_table_half(line + n, sizeof line - (size_t)n, o->cputime ? h->cpu_us : h->time_us, h->algbw,
                                 h->busbw, h->wrong);
-        if (o->per_iter_timing)
-            n += snprintf(line + n, sizeof line - (size_t)n, "  %9.2f  %9.2f  %9.2f  %7.2f", h->iter.min_us,
-                          h->iter.max_us, h->iter.p99_us, h->iter.cv_pct);
+        if (o->per_iter_timing) { /* nccl-tests' writePerIterReport: four figures 7 wide */
+            const double f[4] = {h->iter.min_us, h->iter.max_us, h->iter.p99_us, h->iter.cv_pct};
+            for (int k = 0; k < 4; k++) {
+                char v[16];
+                rb_coll_table_float(v, sizeof v, f[k], 7);
+                n += snprintf(line + n, sizeof line - (size_t)n, "  %7s", v);
+            }
+        }
     }
-    if (o->timestamps) { /* -S: nccl-tests' TIME_STRING_FORMAT, local time */
+    if (o->timestamps) { /* -S: nccl-tests' writeTimestamp, "%21s" of TIME_STRING_FORMAT in local time */
         char ts[32];
         time_t now = time(NULL);
         struct tm tm;
         strftime(ts, sizeof ts, "%Y-%m-%d %H:%M:%S", localtime_r(&now, &tm));
-        snprintf(line + n, sizeof line - (size_t)n, "  %19s", ts);
+        snprintf(line + n, sizeof line - (size_t)n, "%21s", ts);
     }
     rb_coll_out_text(out, "%s\n", line);
 
@@ -361,9 +388,11 @@ static void row_nccl_json(struct rb_coll_out *out, const struct rb_coll_row *w)
     if (w->half[1].iter_json)
         cJSON_AddItemToObject(j, "in_place_per_iter", w->half[1].iter_json);
     cJSON_AddNumberToObject(j, "actual_iterations", (double)out->o->iters);
+    cJSON_AddStringToObject(j, "experiment_name", ""); /* what nccl-tests' TimeTest writes */
     snprintf(name, sizeof name, "%s/%s", coll, algo);
-    cJSON_AddStringToObject(j, "experiment_name", name);
-    cJSON_AddStringToObject(j, "algorithm", algo);
+    cJSON_AddStringToObject(j, "railbench_experiment", name);
+    cJSON_AddStringToObject(j, "railbench_collective", coll);
+    cJSON_AddStringToObject(j, "railbench_algorithm", algo);
     cJSON_AddItemToArray(out->json_results, j);
 }
 
@@ -449,7 +478,7 @@ static void json_doc_finish(struct rb_coll_out *out, double avg_bw)
     cJSON_AddNumberToObject(abw, "bandwidth", avg_bw);
     cJSON_AddStringToObject(abw, "okay", "unchecked");
     cJSON_AddArrayToObject(doc, "errors");
-    rb_clock_iso8601(ts, sizeof ts, rb_clock_wall_ns());
+    local_time(ts, sizeof ts);
     cJSON_AddStringToObject(doc, "end_time", ts);
     char *s = cJSON_Print(doc);
     if (!s || rb_file_write_atomic(out->json_path, s, strlen(s)) != 0)
@@ -468,7 +497,8 @@ void rb_coll_out_finish(struct rb_coll_out *out, const char *which, const enum r
         comparison(out, kinds[k], algos, nalgos);
     char foot[256];
     rb_coll_table_footer(foot, sizeof foot, out->wrong_total, avg_bw);
-    rb_coll_out_text(out, "%s# Collective test concluded: railbench coll %s\n", foot, which);
+    /* nccl-tests 2.19: footer, "concluded", finalizeFooter's "#", and writeErrors' empty line when there is no error. */
+    rb_coll_out_text(out, "%s# Collective test concluded: railbench coll %s\n#\n\n", foot, which);
 
     cJSON *summary = cJSON_CreateObject();
     cJSON_AddItemToObject(summary, "collective_rows", out->coll_rows);

@@ -214,11 +214,12 @@ static int run_tables(const struct job *j, const struct rb_topo *t, bool pxn, st
                 double t_us = ts * 1e6;
                 double algbw = rb_coll_algbw_gbps((double)bytes, t_us);
                 double busbw = rb_coll_busbw_gbps((enum rb_coll_kind)k, p, algbw);
-                char half[96];
+                char lead[96], half[96];
+                rb_coll_table_row_start(lead, sizeof lead, bytes, count, j->type->name,
+                                        rb_coll_kind_def((enum rb_coll_kind)k)->reduces ? j->op : "none",
+                                        rb_coll_kind_def((enum rb_coll_kind)k)->rooted ? j->root : -1);
                 rb_coll_table_half(half, sizeof half, t_us, algbw, busbw, -1);
-                rb_buf_printf(out, "%13llu  %12llu  %8s  %6s  %6d%s%s\n", (unsigned long long)bytes,
-                              (unsigned long long)count, j->type->name, rb_coll_kind_def((enum rb_coll_kind)k)->reduces ? j->op : "none",
-                              rb_coll_kind_def((enum rb_coll_kind)k)->rooted ? j->root : -1, half, half);
+                rb_buf_printf(out, "%s%s%s\n", lead, half, half);
                 cJSON_AddItemToArray(rows, row_json(j, (enum rb_coll_kind)k, (enum rb_sim_algo)a, bytes, count, t, pxn,
                                                     NULL, t_us, algbw, busbw));
                 blk_sum += 2 * busbw; /* nccl-tests averages both halves */

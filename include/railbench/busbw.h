@@ -137,63 +137,100 @@ static inline void rb_coll_table_cat(char *buf, size_t len, size_t *off, const c
 }
 
 /*
- * The nccl-tests table's header lines ("out-of-place / in-place", column
- * names, units) into buf, as nccl-tests' writeResultHeader: cputime names
- * the time columns "cputime" (-C); per_iter adds i_min i_max i_p99 i_cv% to
- * each half, "(+ per-iteration)" in its title (-I); timestamps adds a last
- * "timestamp" column with its strftime format (-S). Returns the length, or
- * -ENOSPC when buf was too small.
+ * A figure in a column of width w as nccl-tests 2.19's getFloatStr prints it
+ * (src/util.cu): two decimals, or one, or none, or an exponent, whichever
+ * first fits in w characters. Returns what snprintf returns.
+ */
+static inline int rb_coll_table_float(char *buf, size_t len, double v, int w)
+{
+    static const char *const fmts[3] = {"%*.2f", "%*.1f", "%*.0f"};
+    for (int i = 0; i < 3; i++) {
+        int n = snprintf(buf, len, fmts[i], w, v);
+        if (n <= w)
+            return n;
+    }
+    /* nccl-tests cuts the exponent form to the column (snprintf into width + 1 bytes). */
+    size_t cut = len < (size_t)w + 1 ? len : (size_t)w + 1;
+    int n = snprintf(buf, cut, w >= 7 ? "%*.1e" : "%*.0e", w, v);
+    return n > w ? w : n;
+}
+
+/*
+ * The nccl-tests table's header lines ("#" line, "out-of-place / in-place",
+ * column names, units) into buf, byte for byte as nccl-tests 2.19's
+ * writeResultHeader prints them (src/util.cu), trailing spaces included:
+ * cputime names the time columns "cputime" (-C); per_iter adds i_min i_max
+ * i_p99 i_cv% to each half (-I); timestamps adds a last "timestamp" column
+ * with its strftime format (-S). Returns the length, or -ENOSPC when buf
+ * was too small.
  */
 static inline int rb_coll_table_header_str(char *buf, size_t len, bool cputime, bool per_iter, bool timestamps)
 {
-    /* A half is 37 characters wide ("  %9s  %7s  %7s  %6s"), 79 with -I; each title starts 13 into its half. */
-    static const char *const cols[2][8] = {{"time", "algbw", "busbw", "#wrong", "i_min", "i_max", "i_p99", "i_cv%"},
-                                           {"(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(%)"}};
-    static const char *const lead[2][5] = {{"size", "count", "type", "redop", "root"}, {"(B)", "(elements)", "", "", ""}};
+    const char *ts_lbl = timestamps ? "timestamp" : "", *ts_fmt = timestamps ? "%Y-%m-%d %H:%M:%S" : "";
+    const int ts_pad = timestamps ? 19 : 0;
+    const char *tm = cputime ? "cputime" : "time";
     size_t off = 0;
-    rb_coll_table_cat(buf, len, &off, "#%12s  %12s  %8s  %6s  %6s             %-*sin-place%s\n", "", "", "", "", "",
-                      per_iter ? 81 : 39, per_iter ? "out-of-place (+ per-iteration)" : "out-of-place",
-                      per_iter ? " (+ per-iteration)" : "");
-    for (int l = 0; l < 2; l++) {
-        const char *const *c = cols[l];
-        rb_coll_table_cat(buf, len, &off, "#%12s  %12s  %8s  %6s  %6s", lead[l][0], lead[l][1], lead[l][2],
-                          lead[l][3], lead[l][4]);
-        for (int half = 0; half < 2; half++) {
-            rb_coll_table_cat(buf, len, &off, "  %9s  %7s  %7s  %6s", !l && cputime ? "cputime" : c[0], c[1], c[2],
-                              c[3]);
-            if (per_iter)
-                rb_coll_table_cat(buf, len, &off, "  %9s  %9s  %9s  %7s", c[4], c[5], c[6], c[7]);
+    rb_coll_table_cat(buf, len, &off, "#\n");
+    if (per_iter) {
+        rb_coll_table_cat(buf, len, &off,
+                          "# %10s  %12s  %8s  %6s  %6s              out-of-place (+ per-iteration)"
+                          "                                in-place (+ per-iteration)\n",
+                          "", "", "", "", "");
+        for (int l = 0; l < 2; l++) {
+            const char *c[8] = {tm, "algbw", "busbw", "#wrong", "i_min", "i_max", "i_p99", "i_cv%"};
+            const char *u[8] = {"(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(%)"};
+            const char *const *x = l ? u : c;
+            rb_coll_table_cat(buf, len, &off,
+                              "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  %6s  %6s"
+                              "  %7s  %7s  %7s  %7s %*s\n",
+                              l ? "(B)" : "size", l ? "(elements)" : "count", l ? "" : "type", l ? "" : "redop",
+                              l ? "" : "root", x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[0], x[1], x[2],
+                              x[3], x[4], x[5], x[6], x[7], ts_pad, l ? ts_fmt : ts_lbl);
         }
-        if (timestamps)
-            rb_coll_table_cat(buf, len, &off, "  %19s", l ? "%Y-%m-%d %H:%M:%S" : "timestamp");
-        rb_coll_table_cat(buf, len, &off, "\n");
+    } else {
+        rb_coll_table_cat(buf, len, &off,
+                          "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place"
+                          "          \n",
+                          "", "", "", "", "");
+        rb_coll_table_cat(buf, len, &off, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n",
+                          "size", "count", "type", "redop", "root", tm, "algbw", "busbw", "#wrong", tm, "algbw",
+                          "busbw", "#wrong", ts_pad, ts_lbl);
+        rb_coll_table_cat(buf, len, &off, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n",
+                          "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
+                          "(GB/s)", "", ts_pad, ts_fmt);
     }
     return off < len ? (int)off : -ENOSPC;
 }
 
-/* A row's first columns: size (B), count (elements), type, redop, root; returns what snprintf returns. */
+/* A row's first columns: size (B), count (elements), type, redop, root (nccl-tests' "%12li  %12li  %8s  %6s  %6s"). */
 static inline int rb_coll_table_row_start(char *buf, size_t len, size_t size_bytes, size_t count, const char *type,
                                           const char *redop, int root)
 {
-    return snprintf(buf, len, " %12zu  %12zu  %8s  %6s  %6d", size_bytes, count, type, redop, root);
-}
-
-/* One half of a row: time (us), algbw, busbw (GB/s), #wrong (wrong < 0 prints N/A); returns what snprintf returns. */
-static inline int rb_coll_table_half(char *buf, size_t len, double time_us, double algbw, double busbw,
-                                     long long wrong)
-{
-    char w[24];
-    if (wrong < 0)
-        snprintf(w, sizeof w, "N/A");
-    else
-        snprintf(w, sizeof w, "%lld", wrong);
-    return snprintf(buf, len, "  %9.2f  %7.2f  %7.2f  %6s", time_us, algbw, busbw, w);
+    return snprintf(buf, len, "%12zu  %12zu  %8s  %6s  %6d", size_bytes, count, type, redop, root);
 }
 
 /*
- * nccl-tests' closing lines: "# Out of bounds values : N OK|FAILED" and
- * "# Avg bus bandwidth    : X" (X the plain mean of busbw over every row
- * and both halves), then "#". Returns what snprintf returns.
+ * One half of a row as nccl-tests 2.19 prints it: time (us, 7 wide), algbw
+ * and busbw (GB/s, 6 wide), #wrong ("%6g"; wrong < 0 prints N/A). Returns
+ * what snprintf returns.
+ */
+static inline int rb_coll_table_half(char *buf, size_t len, double time_us, double algbw, double busbw,
+                                     long long wrong)
+{
+    char t[16], a[16], b[16];
+    rb_coll_table_float(t, sizeof t, time_us, 7);
+    rb_coll_table_float(a, sizeof a, algbw, 6);
+    rb_coll_table_float(b, sizeof b, busbw, 6);
+    if (wrong < 0)
+        return snprintf(buf, len, "  %7s  %6s  %6s    N/A", t, a, b);
+    return snprintf(buf, len, "  %7s  %6s  %6s  %6g", t, a, b, (double)wrong);
+}
+
+/*
+ * nccl-tests' closing lines: "# Out of bounds values : N OK|FAILED",
+ * "# Avg bus bandwidth    : X " (X the plain mean of busbw over every row
+ * and both halves; the trailing space is nccl-tests' when no minimum is
+ * checked), then "#". Returns what snprintf returns.
  */
 static inline int rb_coll_table_footer(char *buf, size_t len, long long wrong, double avg_busbw_gbps)
 {

@@ -30,7 +30,7 @@ check_run() {
             [[ " $ROOTED " == *" $coll "* ]] && want=$((want * nroots))
             n=$(jq "[.summary.collective_rows[] | select(.coll == \"$coll\" and .algo == \"$algo\")] | length" "$R")
             [ "$n" = "$want" ] || fail "$name: $coll/$algo has $n rows, want $want"
-            grep -q "^# Collective test starting: $coll, algorithm $algo\$" "$T/$name.out" ||
+            grep -q "^# railbench table: $coll, algorithm $algo\$" "$T/$name.out" ||
                 fail "$name: no table for $coll/$algo"
         done
     done

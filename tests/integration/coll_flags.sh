@@ -18,7 +18,8 @@ done
 for f in -C -I -K; do
     [ "$(grep -c "^# note: $f " "$T/all.out")" = 0 ] || fail "$f has a meaning now, yet a note says it has none"
 done
-grep -q '^# blocking -z 3: a barrier after each -n iteration, outside the time$' "$T/all.out" || fail "-z 3 noted"
+grep -q '^# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes barrier $' "$T/all.out" ||
+    fail "-z 3: nccl-tests' line"
 grep -Eq '^# memory: [0-9]+ bytes per rank \(send 136, receive 136, ' "$T/all.out" || fail "-M 1: 128 + 8 x -u 1 bytes"
 [ "$(grep -Ec '^ +[0-9]+ +[0-9]+ +float +sum +-1 .* [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8}$' "$T/all.out")" = 6 ] ||
     fail "-N 2 x 3 sizes, each row ending with -S's timestamp"
@@ -42,10 +43,10 @@ doc, res = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
 def fail(msg): sys.exit(f'FAIL: {msg}')
 title = next(l for l in text if 'out-of-place' in l and l.startswith('#  '))
 if title.split() != ['#', 'out-of-place', '(+', 'per-iteration)', 'in-place', '(+', 'per-iteration)']: fail(f'title {title}')
-names = next(l for l in text if l.startswith('#        size')).split()[1:]
+names = next(l for l in text if l.startswith('#       size')).split()[1:]
 half = ['cputime', 'algbw', 'busbw', '#wrong', 'i_min', 'i_max', 'i_p99', 'i_cv%']
 if names != ['size', 'count', 'type', 'redop', 'root'] + half + half + ['timestamp']: fail(f'columns {names}')
-units = next(l for l in text if l.startswith('#         (B)'))
+units = next(l for l in text if l.startswith('#        (B)'))
 if not units.endswith('%Y-%m-%d %H:%M:%S') or units.count('(%)') != 2: fail(f'units {units}')
 rows = [l.split() for l in text if re.match(r'^ +\d+ +\d+ +float', l)]
 if len(rows) != 3 or len(doc['results']) != 3: fail(f'{len(rows)} rows, {len(doc["results"])} -J records')
@@ -83,7 +84,7 @@ ok "-C -I -K -S: columns cputime, i_min i_max i_p99 i_cv%, timestamp; i_* from t
 
 # -C with -J: nccl-tests' key for the time is cpu_time; without -C it is time.
 assert_jq "$T/iter.json" '[.results[] | .out_of_place | has("cpu_time") and (has("time") | not)] | all' "-J with -C: cpu_time"
-assert_jq "$T/iter.json" '.config.per_iter_timing == true and .config.per_iter_skip == 2' "-J config: per_iter_timing, per_iter_skip"
+assert_jq "$T/iter.json" '.config.per_iter_timing == "true" and .config.per_iter_skip == 2' "-J config: per_iter_timing, per_iter_skip"
 
 # Refused, once: mpirun starts 3 ranks, and one line reaches stderr.
 for bad in "-g 2:--ngpus: 2 devices per rank" "-t 4:--nthreads: 4 threads per rank" "-D 1:--device_implementation: 1" \

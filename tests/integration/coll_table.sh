@@ -37,8 +37,8 @@ for line in open(out):
         while lo <= hi:
             sizes.append(lo)
             lo = lo * step if m[4] == "factor" else lo + step
-    if line.startswith("# Collective test starting:"):
-        coll, k = f[4].rstrip(","), 0
+    if line.startswith("# railbench table:"):
+        coll, k = f[3].rstrip(","), 0
         continue
     if line.startswith("# Avg bus bandwidth"):
         avg = float(f[-1])
@@ -121,7 +121,7 @@ ok "table.md is the printed table"
 
 # -J: nccl-tests' JSON layout, one result per table row.
 J=$T/nccl.json
-assert_jq "$J" '.version == 2 and .config.iterations == 3 and .config.step_factor == 4 and (.config.devices | length) == 4' \
+assert_jq "$J" '.version == 3 and .config.iterations == 3 and .config.step_factor == 4 and (.config.devices | length) == 4' \
     "-J: config"
 nrows=$(jq '.summary.collective_rows | length' "$T/r1/result.json")
 assert_jq "$J" ".results | length == $nrows" "-J: one result per row ($nrows)"

@@ -20,7 +20,7 @@ rows=$(grep -cv '^#' "$T/table.txt")
 assert_eq "rows for -b 8 -e 128M -f 2" 25 "$rows"
 bad=$(grep -v '^#' "$T/table.txt" | awk 'NF != 13' | wc -l)
 assert_eq "rows with 13 columns missing" 0 "$bad"
-grep -q '^#         (B)    (elements)' "$T/table.txt" || fail "units header line"
+grep -q '^#        (B)    (elements)' "$T/table.txt" || fail "units header line"
 grep -q '^# Avg bus bandwidth    : [0-9.]* (predicted)$' "$T/table.txt" || fail "closing line"
 ok "nccl-tests table layout"
 # allgather rounds to whole elements per rank: 256 ranks x 4 bytes.

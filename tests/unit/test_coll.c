@@ -393,35 +393,70 @@ static void test_busbw(void **state)
     assert_true(rb_coll_algbw_gbps(1e9, 0) == 0.0);
 }
 
+/* nccl-tests 2.19's table, byte for byte (src/util.cu's format strings, written out here by hand). */
 static void test_table_format(void **state)
 {
     (void)state;
     char buf[1024];
     rb_coll_table_row_start(buf, sizeof buf, 1048576, 262144, "float", "sum", -1);
-    assert_string_equal(buf, "      1048576        262144     float     sum      -1");
+    assert_string_equal(buf, "     1048576        262144     float     sum      -1");
+    assert_int_equal(strlen(buf), 52);
     rb_coll_table_half(buf, sizeof buf, 123.456, 8.5, 12.75, 0);
-    assert_string_equal(buf, "     123.46     8.50    12.75       0");
+    assert_string_equal(buf, "   123.46    8.50   12.75       0");
+    assert_int_equal(strlen(buf), 33);
+    /* getFloatStr: fewer decimals when a figure does not fit, then an exponent cut to the column. */
+    rb_coll_table_half(buf, sizeof buf, 12345.678, 123.456, 1234.5, 7);
+    assert_string_equal(buf, "  12345.7  123.46  1234.5       7");
+    rb_coll_table_half(buf, sizeof buf, 123456789.0, 999999.4, 0, 1234567);
+    assert_string_equal(buf, "  1.2e+08  999999    0.00  1.23457e+06");
+    rb_coll_table_float(buf, sizeof buf, 12345678.0, 6);
+    assert_string_equal(buf, " 1e+07");
     rb_coll_table_half(buf, sizeof buf, 1, 2, 3, -1);
-    assert_non_null(strstr(buf, "N/A"));
+    assert_string_equal(buf, "     1.00    2.00    3.00    N/A");
     rb_coll_table_footer(buf, sizeof buf, 3, 1.5);
-    assert_non_null(strstr(buf, "# Out of bounds values : 3 FAILED\n"));
-    assert_non_null(strstr(buf, "# Avg bus bandwidth    : 1.5"));
+    assert_string_equal(buf, "# Out of bounds values : 3 FAILED\n# Avg bus bandwidth    : 1.5 \n#\n");
     rb_coll_table_footer(buf, sizeof buf, 0, 0);
     assert_non_null(strstr(buf, "# Out of bounds values : 0 OK\n"));
     assert_true(rb_coll_table_header_str(buf, sizeof buf, false, false, false) > 0);
-    assert_non_null(strstr(buf, "out-of-place"));
-    assert_non_null(strstr(buf, "#wrong"));
-    assert_null(strstr(buf, "cputime"));
-    /* Every header line is as wide as a row: 53 + 37 per half (+ 42 with -I) + 21 with -S. */
-    assert_true(rb_coll_table_header_str(buf, sizeof buf, true, true, true) > 0);
-    char *second = strchr(buf, '\n') + 1, *third = strchr(second, '\n') + 1;
-    assert_int_equal(third - second - 1, 53 + 2 * 79 + 21);
-    assert_int_equal(strchr(third, '\n') - third, 53 + 2 * 79 + 21);
-    assert_non_null(strstr(second, "    cputime    algbw    busbw  #wrong      i_min      i_max      i_p99    i_cv%"));
-    assert_non_null(strstr(second, "            timestamp\n"));
+    assert_string_equal(buf, "#\n"
+                             "#                                                              out-of-place                 "
+                             "      in-place          \n"
+                             "#       size         count      type   redop    root     time   algbw   busbw  #wrong     "
+                             "time   algbw   busbw  #wrong \n"
+                             "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             "
+                             "(us)  (GB/s)  (GB/s)         \n");
+    /* The column lines are a row's 118 characters and a trailing space; -C renames the time columns. */
+    char *second = strchr(buf + 2, '\n') + 1, *third = strchr(second, '\n') + 1;
+    assert_int_equal(strchr(second, '\n') - second, 119);
+    assert_int_equal(strchr(third, '\n') - third, 119);
+    assert_true(rb_coll_table_header_str(buf, sizeof buf, true, false, false) > 0);
+    assert_non_null(strstr(buf, "  cputime   algbw   busbw  #wrong  cputime   algbw"));
+    /* -I adds four 7-wide columns per half; -S a 19-wide one after " ". */
+    assert_true(rb_coll_table_header_str(buf, sizeof buf, false, true, true) > 0);
+    char *title = buf + 2;
+    second = strchr(title, '\n') + 1;
+    third = strchr(second, '\n') + 1;
+    assert_int_equal(strchr(second, '\n') - second, 52 + 2 * (33 + 36) + 1 + 19);
+    assert_int_equal(strchr(third, '\n') - third, 52 + 2 * (33 + 36) + 1 + 19);
+    assert_non_null(strstr(second, "   i_min    i_max    i_p99    i_cv%     time"));
+    assert_non_null(strstr(second, "i_cv%           timestamp\n"));
     assert_non_null(strstr(third, "  %Y-%m-%d %H:%M:%S\n"));
-    assert_non_null(strstr(buf, "out-of-place (+ per-iteration)"));
+    assert_non_null(strstr(title, "out-of-place (+ per-iteration)"));
     assert_int_equal(rb_coll_table_header_str(buf, 100, false, false, false), -ENOSPC);
+}
+
+/* -w: every size from -b to -e, doubling (nccl-tests 2.19's TimeTest). */
+static void test_warmup_sizes(void **state)
+{
+    (void)state;
+    uint64_t s[70];
+    assert_int_equal(rb_coll_warmup_sizes(1024, 65536, s, 70), 7);
+    assert_true(s[0] == 1024 && s[1] == 2048 && s[6] == 65536);
+    assert_int_equal(rb_coll_warmup_sizes(1000, 5000, s, 70), 3); /* 1000, 2000, 4000: not 5000 */
+    assert_true(s[2] == 4000);
+    assert_int_equal(rb_coll_warmup_sizes(0, 4, s, 70), 4); /* 0, 1, 2, 4 */
+    assert_int_equal(rb_coll_warmup_sizes(8, 8, s, 70), 1);
+    assert_int_equal(rb_coll_warmup_sizes(1, UINT64_MAX, s, 70), 64);
 }
 
 /* -I: nccl-tests' computeIterStats on known times. */
@@ -453,7 +488,7 @@ int main(void)
         cmocka_unit_test(test_broadcast),      cmocka_unit_test(test_reduce),
         cmocka_unit_test(test_alltoall),       cmocka_unit_test(test_sendrecv),
         cmocka_unit_test(test_counts),         cmocka_unit_test(test_busbw),
-        cmocka_unit_test(test_table_format),   cmocka_unit_test(test_iter_stats),
+        cmocka_unit_test(test_table_format),   cmocka_unit_test(test_warmup_sizes),   cmocka_unit_test(test_iter_stats),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
