@@ -94,8 +94,10 @@ struct rb_coll_test {
     uint64_t (*check)(const struct rb_coll_args *a, uint64_t seed);
 };
 
-extern const struct rb_coll_test rb_coll_allreduce, rb_coll_allgather, rb_coll_reducescatter,
-    rb_coll_broadcast, rb_coll_reduce, rb_coll_alltoall, rb_coll_sendrecv;
+/* One test per collective of RB_COLL_KIND_LIST, rb_coll_<name>, defined in collectives/<name>.c. */
+#define RB_COLL_TEST_EXTERN(K, name, ...) extern const struct rb_coll_test rb_coll_##name;
+RB_COLL_KIND_LIST(RB_COLL_TEST_EXTERN)
+#undef RB_COLL_TEST_EXTERN
 
 /* The collective of kind k; NULL for an invalid kind. */
 const struct rb_coll_test *rb_coll_test_get(enum rb_coll_kind k);
