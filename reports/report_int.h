@@ -29,19 +29,22 @@ struct rb_report_tables {
 };
 
 /*
- * A kind of result, chosen once per run by detect (first match in the table
- * of kinds): it owns the tables users of the matching tool expect and its plots.
+ * A kind of result, chosen once per run by the command the result records
+ * (the same command picks its schema in schemas/): it owns the tables users
+ * of the matching tool expect and its plots.
  */
 struct rb_report_kind {
     const char *name;                       /* "load get|put", for messages */
-    const char *commands[3];                /* the commands whose results it tables ("load get"); NULL-ended */
-    bool (*detect)(const struct rb_rundir *r);
+    /* The commands whose results it tables ("load get"; "coll" for every "coll X"), NULL-ended. */
+    const char *commands[8];
+    /* Whether r holds what the tables need (its summary's rows); a result cut short may not. */
+    bool (*has_table)(const struct rb_rundir *r);
     void (*tables)(const struct rb_report_set *s, struct rb_report_tables *out);
     void (*headline)(const struct rb_report_set *s, struct rb_buf *html); /* the figure shown first */
     void (*plots)(const struct rb_report_set *s, struct rb_buf *html);    /* the others, after the tables; or NULL */
 };
 
-/* Every kind, in detection order (a summary may carry another kind's keys besides its own); the last matches all. */
+/* Every kind; the last (phases) shows any result as its phases. */
 extern const struct rb_report_kind *const rb_report_kinds[];
 extern const size_t rb_report_nkinds;
 

@@ -10,6 +10,7 @@
 
 #include "../objset/objset_int.h"
 #include "railbench/hist.h"
+#include "railbench/load_errors.h"
 #include "railbench/stats.h"
 #include "../proto/target_int.h"
 
@@ -21,18 +22,11 @@
  * belongs to the thread that created it. rb_engine_classify is pure.
  */
 
-/* Error classes, in the order of rb_load_err_names (a phase's names.err). */
+/* Error classes, in the order of rb_load_err_names (a phase's names.err): RB_LOAD_ERR_LIST. */
 enum rb_load_err {
-    RB_LERR_CONNECT,
-    RB_LERR_TIMEOUT,
-    RB_LERR_RESET,
-    RB_LERR_HTTP_4XX,
-    RB_LERR_HTTP_5XX,
-    RB_LERR_SHORT_READ,
-    RB_LERR_CHECKSUM,
-    RB_LERR_REDIRECTS,
-    RB_LERR_OTHER,
-    RB_LERR_ABANDONED, /* still in flight (or due, open loop) when a timed phase ended and --timeout ran out */
+#define RB_LERR_ENUM(K, name) RB_LERR_##K,
+    RB_LOAD_ERR_LIST(RB_LERR_ENUM)
+#undef RB_LERR_ENUM
     RB_LERR_COUNT
 };
 extern const char *const rb_load_err_names[RB_LERR_COUNT + 1];
