@@ -18,12 +18,9 @@
 #include "../engine/payload_int.h"
 #include "../engine/phase_int.h"
 #include "railbench/clock.h"
-#include "railbench/command.h"
 #include "railbench/log.h"
 #include "../engine/steady_int.h"
 #include "sweep_int.h"
-#include "../tiers/tiers_int.h"
-#include "../train/train_int.h"
 #include "railbench/units.h"
 
 #define MAX_THREADS 1024
@@ -715,45 +712,27 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
     return rb_load_command(&spec, argc, argv, run_args, &a);
 }
 
-static int load_put(int argc, char **argv)
+int rb_load_put_main(int argc, char **argv)
 {
     return load_cmd(RB_LOAD_PUT, argc, argv);
 }
 
-static int load_get(int argc, char **argv)
+int rb_load_get_main(int argc, char **argv)
 {
     return load_cmd(RB_LOAD_GET, argc, argv);
 }
 
-static int load_delete(int argc, char **argv)
+int rb_load_delete_main(int argc, char **argv)
 {
     return load_cmd(RB_LOAD_DELETE, argc, argv);
 }
 
-static int load_stat(int argc, char **argv)
+int rb_load_stat_main(int argc, char **argv)
 {
     return load_cmd(RB_LOAD_HEAD, argc, argv);
 }
 
-static int load_mixed(int argc, char **argv)
+int rb_load_mixed_main(int argc, char **argv)
 {
     return load_cmd(RB_LOAD_MIXED, argc, argv);
-}
-
-int rb_load_main(int argc, char **argv)
-{
-    static const struct rb_subcommand subs[] = {
-        {"put", "PUT N seeded objects (payload verifiable by get --verify)", load_put},
-        {"get", "GET objects: random, sequential or epoch order; closed or open loop", load_get},
-        {"delete", "DELETE objects once each: N names, a list, or everything under --prefix (cleanup)", load_delete},
-        {"stat", "HEAD objects (warp's STAT): random, sequential or epoch order", load_stat},
-        {"mixed", "warp-like mix of GET, PUT, DELETE and STAT by weight over a working set put first", load_mixed},
-        {"list", "list a bucket or prefix page by page: pages/s, names/s, latency per page", rb_load_list_main},
-        {"tiers", "direct, cold and warm GETs through a caching tier in one run, verified, as one table", rb_tiers_main},
-        {"sweep", "one GET phase per in-flight or rate step; throughput, latency and the knee", rb_sweep_main},
-        {"train", "emulate training epochs: accelerator utilisation (AU) and samples/s, MLPerf Storage style",
-         rb_load_train_main},
-        {NULL, NULL, NULL},
-    };
-    return rb_dispatch("railbench load", subs, argc, argv);
 }

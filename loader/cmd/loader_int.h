@@ -53,24 +53,17 @@ int rb_load_build_objects(struct rb_harness *h, const struct rb_target *t, uint6
                           const char *prefix, uint64_t timeout_ns, const char *hint, bool whole,
                           struct rb_objset *set, uint64_t *total);
 
+
 /*
- * The load commands' one error policy: the run fails (check error_rate, exit 1)
- * when more than max_pct percent of its requests failed, and when no request
- * was made at all (nothing was measured). The default --max-error-rate of
- * every load command is 0: any failed request fails the run. what names the
- * phase (or NULL for the whole run), noun the request kind ("requests",
- * "reads"). Records the check on r in every case; returns whether it passed.
+ * The load subcommands' entry points (load_cmd.c, list_cmd.c), called by
+ * the dispatcher loader/load.c with argv after "load": argv[0] is the
+ * subcommand's word. Each returns the exit status.
  */
-bool rb_load_check_errors(struct rb_result *r, const char *what, const char *noun, const uint64_t *err_by_class,
-                          uint64_t errors, uint64_t requests, double max_pct);
-
-/* Whether errors of requests are above max_pct percent, or no request was made. */
-bool rb_load_errors_over(uint64_t errors, uint64_t requests, double max_pct);
-
-/* The help text of --max-error-rate, the same for every load command. */
-#define RB_LOAD_MAX_ERROR_HELP "exit 1 (check error_rate) when more than PCT % of requests fail; default 0: any failure"
-
-/* railbench load list (list_cmd.c): argv after "list"; returns the exit status. */
+int rb_load_put_main(int argc, char **argv);
+int rb_load_get_main(int argc, char **argv);
+int rb_load_delete_main(int argc, char **argv);
+int rb_load_stat_main(int argc, char **argv);
+int rb_load_mixed_main(int argc, char **argv);
 int rb_load_list_main(int argc, char **argv);
 
 #endif

@@ -428,7 +428,7 @@ static int run_args(void *a, struct rb_cli *cli)
     return run(a, cli);
 }
 
-int rb_sweep_main(int argc, char **argv)
+int rb_load_sweep_main(int argc, char **argv)
 {
     struct sweep_args a = {
         .threads = 1,

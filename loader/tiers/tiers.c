@@ -710,7 +710,7 @@ static int run_args(void *a, struct rb_cli *cli)
     return run(a, cli);
 }
 
-int rb_tiers_main(int argc, char **argv)
+int rb_load_tiers_main(int argc, char **argv)
 {
     struct tiers_args a = {
         .objects = 100,
