@@ -17,9 +17,9 @@
 
 /* Every kind; a result's recorded command picks its kind (phases: any other command). */
 const struct rb_report_kind *const rb_report_kinds[] = {
-    &rb_report_kind_tiers, &rb_report_kind_sweep, &rb_report_kind_train,    &rb_report_kind_load,   &rb_report_kind_coll,
-    &rb_report_kind_sim,   &rb_report_kind_block, &rb_report_kind_counters, &rb_report_kind_check,
-    &rb_report_kind_phases,
+#define RB_REPORT_KIND_ROW(name) &rb_report_kind_##name,
+    RB_REPORT_KIND_LIST(RB_REPORT_KIND_ROW)
+#undef RB_REPORT_KIND_ROW
 };
 const size_t rb_report_nkinds = sizeof rb_report_kinds / sizeof rb_report_kinds[0];
 

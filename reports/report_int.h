@@ -44,13 +44,20 @@ struct rb_report_kind {
     void (*plots)(const struct rb_report_set *s, struct rb_buf *html);    /* the others, after the tables; or NULL */
 };
 
-/* Every kind; the last (phases) shows any result as its phases. */
+/*
+ * Every kind, in the order a report shows their tables; phases last, for a
+ * result of any other command. Adding a kind is its file kind_<name>.c,
+ * defining rb_report_kind_<name>, one word here, and its schema in schemas/.
+ */
+#define RB_REPORT_KIND_LIST(X) \
+    X(tiers) X(sweep) X(train) X(load) X(coll) X(sim) X(block) X(counters) X(check) X(phases)
+#define RB_REPORT_KIND_EXTERN(name) extern const struct rb_report_kind rb_report_kind_##name;
+RB_REPORT_KIND_LIST(RB_REPORT_KIND_EXTERN)
+#undef RB_REPORT_KIND_EXTERN
+
+/* The kinds of RB_REPORT_KIND_LIST, in its order. */
 extern const struct rb_report_kind *const rb_report_kinds[];
 extern const size_t rb_report_nkinds;
-
-extern const struct rb_report_kind rb_report_kind_tiers, rb_report_kind_sweep, rb_report_kind_train,
-    rb_report_kind_load, rb_report_kind_coll, rb_report_kind_sim, rb_report_kind_block, rb_report_kind_counters,
-    rb_report_kind_phases, rb_report_kind_check;
 
 /* Fills s for runs[0..n) (label keys in first-seen order). Returns 0 or -ENOMEM; free with rb_report_set_free. */
 int rb_report_set_init(struct rb_report_set *s, struct rb_rundir *const *runs, size_t n);
