@@ -3,7 +3,7 @@
 PREFIX ?= /usr/local
 DESTDIR ?=
 CC := mpicc
-PKGS := libcurl libcjson libmicrohttpd hwloc openssl
+PKGS := libcurl libcjson libmicrohttpd hwloc openssl liburing
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
 # The Debian package behind each pkg-config name, for the one-line error when one is missing.
@@ -12,6 +12,7 @@ DEB_libcjson := libcjson-dev
 DEB_libmicrohttpd := libmicrohttpd-dev
 DEB_hwloc := libhwloc-dev
 DEB_openssl := libssl-dev
+DEB_liburing := liburing-dev
 DEB_cmocka := libcmocka-dev
 
 # rb_pkg OPTION,NAMES: pkg-config OPTION for each name; a name pkg-config cannot find (or no pkg-config)

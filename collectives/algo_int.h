@@ -121,4 +121,19 @@ int rb_pipe_reduce(const struct rb_coll_args *a, const struct rb_coll_comm *c, c
  */
 int rb_hier_allreduce(const struct rb_coll_args *a, const void *in, void *out, size_t count);
 
+/*
+ * All-to-all of uneven sizes over a->world: m[i x n + j] is the bytes rank
+ * i sends rank j. send holds this rank's blocks in destination order, recv
+ * gets the blocks in source order (both packed). Return 0, -EOVERFLOW when a
+ * total exceeds an MPI int, -ENOMEM, or -EINVAL (pxn without equal nodes).
+ * mpi: MPI_Alltoallv. pairwise: n-1 shifts of MPI_Sendrecv; got_from (may
+ * be NULL) gets each source's bytes as MPI_Get_count saw them. pxn: the
+ * rail-optimised relay -- inside the node to the peer on the destination's
+ * rail, then along that rail (a->world_of; keeps grow-only buffers).
+ */
+int rb_a2av_mpi(const struct rb_coll_args *a, const size_t *m, const void *send, void *recv);
+int rb_a2av_pairwise(const struct rb_coll_args *a, const size_t *m, const void *send, void *recv,
+                     uint64_t *got_from);
+int rb_a2av_pxn(const struct rb_coll_args *a, const size_t *m, const void *send, void *recv);
+
 #endif

@@ -51,6 +51,8 @@ struct rb_coll_args {
     struct rb_coll_comm world; /* every rank */
     struct rb_coll_comm node;  /* the ranks of this node (or of this --ranks-per-node group) */
     struct rb_coll_comm rail;  /* the ranks with this local index on every node: one NIC's rail */
+    const int *world_of;       /* world rank of (rail rank b, node rank j) at [b x node.size + j]; NULL unless
+                                  every node has as many ranks */
     enum rb_coll_dtype type;
     size_t type_bytes;
     enum rb_coll_redop op;     /* RB_COLL_NONE for collectives that do not reduce */
@@ -92,12 +94,43 @@ struct rb_coll_test {
     const char *not_applicable[RB_COLL_ALGOS];
     /* Number of wrong elements in this rank's output for the data of seed. */
     uint64_t (*check)(const struct rb_coll_args *a, uint64_t seed);
+    /*
+     * Optional: the bytes this rank received from each rank in the last
+     * call, as the MPI library counted them, into bytes_from[world size];
+     * false when the last call's algorithm could not count them.
+     */
+    bool (*received)(const struct rb_coll_args *a, uint64_t *bytes_from);
 };
 
 /* One test per collective of RB_COLL_KIND_LIST, rb_coll_<name>, defined in collectives/<name>.c. */
 #define RB_COLL_TEST_EXTERN(K, name, ...) extern const struct rb_coll_test rb_coll_##name;
 RB_COLL_KIND_LIST(RB_COLL_TEST_EXTERN)
 #undef RB_COLL_TEST_EXTERN
+
+/* ---- alltoallv's traffic pattern (alltoallv.c; one per process, set before the first run) ---- */
+
+/* nccl-tests 2.19's imbalance controls; a negative number or NULL takes its environment variable. */
+struct rb_coll_a2av_opts {
+    double spread;      /* 0 uniform .. 1 distance-weighted (NCCL_TESTS_ALLTOALLV_SPREAD, else 1) */
+    const char *matrix; /* traffic-matrix file (NCCL_TESTS_ALLTOALLV_MATRIX_FILE), or the generated pattern */
+    double scale;       /* factor on the matrix's values (NCCL_TESTS_ALLTOALLV_MATRIX_SCALE, else 1) */
+};
+
+/* Takes the pattern of o and reads its matrix; 0, or RB_EXIT_USAGE after one line. Not thread-safe. */
+int rb_coll_alltoallv_setup(const struct rb_coll_a2av_opts *o);
+
+/* With a matrix: it covers nranks, -b equals -e, and -e holds the busiest rank; 0 or RB_EXIT_USAGE after one line. */
+int rb_coll_alltoallv_check(int nranks, uint64_t minbytes, uint64_t maxbytes);
+
+/*
+ * Bytes rank i sends rank j of n for total_bytes per rank: the matrix's
+ * cell, or nccl-tests' blend (1 - spread) x uniform + spread x
+ * distance-weighted (distance (j - i) mod n), aligned down to 16 bytes.
+ */
+size_t rb_coll_alltoallv_pair_bytes(int i, int j, int n, size_t total_bytes);
+
+/* Releases the pattern; safe to call twice. */
+void rb_coll_alltoallv_free(void);
 
 /* The collective of kind k; NULL for an invalid kind. */
 const struct rb_coll_test *rb_coll_test_get(enum rb_coll_kind k);
@@ -127,6 +160,8 @@ struct rb_coll_opts {
     int64_t cta_policy;
     int count_rule; /* --count-rule: RB_COLL_COUNT_ALIGNED (nccl-tests v2.13.12+) or RB_COLL_COUNT_LEGACY */
     const char *root, *algo, *json;
+    const char *split; /* --split: NCCL_TESTS_SPLIT's expression */
+    bool per_rail;     /* --per-rail: one group per local index (rail) */
 };
 
 /* nccl-tests' flags beyond -b -e -i -f -n -w -c -o -d -r -a -J, as rb_opt entries of o (a struct rb_coll_opts). */
@@ -175,6 +210,18 @@ int rb_coll_flags_check(const struct rb_coll_opts *o);
  */
 int rb_coll_usage_exit(int status);
 
+/*
+ * NCCL_TESTS_SPLIT: the group (MPI_Comm_split color) of world rank rank
+ * for expr, as nccl-tests 2.19 reads it: "AND n" or "&n" (rank & n), "OR n"
+ * or "|n", "MOD n" or "%n", "DIV n" or "/n", words in any case, n decimal,
+ * 0x hex, 0 octal or 0b binary. Returns 0, or -EINVAL for anything else
+ * (nccl-tests would silently run one group) and for MOD 0 or DIV 0. Pure.
+ */
+int rb_coll_split_color(const char *expr, int rank, int *color);
+
+/* NCCL_TESTS_SPLIT_MASK: rank & the hex mask; 0 or -EINVAL. Pure. */
+int rb_coll_split_mask_color(const char *hex, int rank, int *color);
+
 /* Prints on rank 0 one "# note:" line per flag given a value that has no meaning on CPU ranks. */
 void rb_coll_flags_notes(struct rb_coll_out *out);
 
@@ -214,6 +261,12 @@ struct rb_coll_iter_stats {
     double min_us, max_us, avg_us, p50_us, p95_us, p99_us, stdev_us, cv_pct;
 };
 
+/* One split group's figures of a half (--split, --per-rail). */
+struct rb_coll_group_fig {
+    int group, ranks; /* the group's color and size */
+    double time_us, algbw, busbw;
+};
+
 /* One half (out-of-place or in-place) of a row, as reported. */
 struct rb_coll_half {
     double time_us, algbw, busbw;
@@ -222,6 +275,9 @@ struct rb_coll_half {
     double cpu_us;                  /* rank 0's own time per operation: -C's cputime column */
     struct rb_coll_iter_stats iter; /* -I */
     cJSON *iter_json;               /* -I: nccl-tests' *_per_iter record with the times (rank 0; the row owns it) */
+    uint64_t *pair_bytes;           /* rank 0: bytes received per [source][destination] in the last call, as MPI
+                                       counted them (collectives with t->received); NULL if unknown. The row owns it */
+    struct rb_coll_group_fig *groups; /* rank 0, with several split groups: out->ngroups of them (the row owns it) */
 };
 
 /* The per-iteration figures of t[0..n) (n >= 1) into *s (pure, for tests). */
@@ -259,7 +315,10 @@ struct rb_coll_out {
     struct rb_harness *h;
     const struct rb_coll_opts *o;
     int ranks_per_node;
-    int group; /* this rank's split group (NCCL_TESTS_SPLIT's color), 0 without a split */
+    int group;   /* this rank's split group (NCCL_TESTS_SPLIT's color), 0 without a split */
+    int ngroups; /* split groups running side by side (1 without a split) */
+    int group_size; /* ranks in this rank's group (every rank without a split) */
+    const char *split; /* how they were made ("AND 0x1", "--per-rail"), or NULL */
     uint64_t t0_ns;
     char *text;
     size_t text_len, text_cap;

@@ -103,6 +103,17 @@ int cli_own(struct rb_cli *cli, void *p)
     return 0;
 }
 
+bool rb_cli_given(const struct rb_cli *cli, const char *option)
+{
+    size_t n = strlen(option);
+    const cJSON *arg;
+    cJSON_ArrayForEach(arg, cli->argv_json)
+        if (cJSON_IsString(arg) && strncmp(arg->valuestring, option, n) == 0 &&
+            (arg->valuestring[n] == '\0' || arg->valuestring[n] == '='))
+            return true;
+    return false;
+}
+
 const char *rb_cli_strdup(struct rb_cli *cli, const char *s)
 {
     if (!cli || !s)
@@ -690,6 +701,18 @@ int rb_cli_parse(struct rb_cli *cli, const struct rb_cmd_spec *spec, int argc, c
     cli->nargs = nargs;
     cli->args = args;
     rc = 0;
+    /*
+     * RAILBENCH_PARSE_ONLY=1: print the resolved config and stop as after --help, running nothing. The doc
+     * test parses the examples that need a cluster this way (every option exists, every value parses).
+     */
+    const char *parse_only = getenv("RAILBENCH_PARSE_ONLY");
+    if (parse_only && *parse_only && strcmp(parse_only, "0") != 0) {
+        char *text = cJSON_PrintUnformatted(cli->config);
+        printf("%s\n", text ? text : "null");
+        free(text);
+        fflush(stdout);
+        rc = RB_CLI_HELP;
+    }
 out:
     free(P.slots);
     free(toks);
@@ -697,6 +720,12 @@ out:
     if (rc != 0)
         rb_cli_free(cli);
     return rc;
+}
+
+bool rb_cli_help_json(void)
+{
+    const char *v = getenv("RAILBENCH_HELP");
+    return v && strcmp(v, "json") == 0;
 }
 
 bool rb_cli_parse_cmd(struct rb_cli *cli, const struct rb_cmd_spec *spec, int argc, char **argv, int *status)

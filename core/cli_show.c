@@ -349,6 +349,85 @@ static void print_opt(const struct slot *sl, int width)
         printf("%-*s  %s%s\n", width, left, o->help ? o->help : "", extra);
 }
 
+/* One option of --help as JSON (RAILBENCH_HELP=json), with the default exactly as the text shows it. */
+static cJSON *opt_json(const struct slot *sl, bool common)
+{
+    const struct rb_opt *o = sl->opt;
+    const char *mv = metavar(o);
+    const char *described = o->help ? strstr(o->help, RB_CLI_IF_NOT_GIVEN) : NULL;
+    char def[512], one[2] = {o->short_name, '\0'};
+    cJSON *j = cJSON_CreateObject();
+    if (!j)
+        return NULL;
+    cJSON_AddStringToObject(j, "long", o->name);
+    cJSON_AddItemToObject(j, "short", o->short_name ? cJSON_CreateString(one) : cJSON_CreateNull());
+    cJSON_AddItemToObject(j, "metavar", mv ? cJSON_CreateString(mv) : cJSON_CreateNull());
+    cJSON_AddStringToObject(j, "help", o->help ? o->help : "");
+    cJSON_AddItemToObject(j, "default", !described && format_default(def, sizeof(def), sl) ?
+                                            cJSON_CreateString(def) : cJSON_CreateNull());
+    if (described) {
+        size_t n = strlen(described + strlen(RB_CLI_IF_NOT_GIVEN));
+        snprintf(def, sizeof(def), "%.*s", (int)(n > 0 ? n - 1 : 0), described + strlen(RB_CLI_IF_NOT_GIVEN));
+        cJSON_AddStringToObject(j, "if_not_given", def);
+    }
+    cJSON *choices = cJSON_AddArrayToObject(j, "choices");
+    const char *p;
+    size_t cl;
+    for (int i = 0; o->type == RB_OPT_CHOICE && o->choices && cli_choice_at(o->choices, i, &p, &cl); i++) {
+        snprintf(def, sizeof(def), "%.*s", (int)(cl < sizeof(def) ? cl : sizeof(def) - 1), p);
+        cJSON_AddItemToArray(choices, cJSON_CreateString(def));
+    }
+    cJSON_AddBoolToObject(j, "takes_value", o->type != RB_OPT_FLAG);
+    cJSON_AddBoolToObject(j, "repeatable", o->type == RB_OPT_STRS);
+    cJSON_AddBoolToObject(j, "common", common);
+    return j;
+}
+
+/*
+ * --help as one JSON object on stdout (RAILBENCH_HELP=json): usage, summary, positional counts and every
+ * option the text shows, in the same order, with the same defaults. The man pages and the shell completion
+ * are generated from it (scripts/gen-man.py), so they cannot drift from --help.
+ */
+static void usage_json(const struct rb_cmd_spec *spec, const struct rb_opt *copts)
+{
+    struct slot sl;
+    cJSON *j = cJSON_CreateObject(), *opts = j ? cJSON_AddArrayToObject(j, "options") : NULL;
+    if (!opts) {
+        cJSON_Delete(j);
+        return;
+    }
+    cJSON_AddStringToObject(j, "usage", spec->usage ? spec->usage : "railbench [options]");
+    cJSON_AddStringToObject(j, "summary", spec->summary ? spec->summary : "");
+    cJSON_AddNumberToObject(j, "min_args", spec->min_args);
+    cJSON_AddNumberToObject(j, "max_args", spec->max_args);
+    for (const struct rb_opt *o = spec->opts; o && o->name; o++) {
+        sl.opt = o;
+        cli_load_default(&sl);
+        cJSON_AddItemToArray(opts, opt_json(&sl, false));
+    }
+    for (int i = 0; i < NCOMMON; i++) {
+        bool shadowed = false;
+        for (const struct rb_opt *o = spec->opts; o && o->name && !shadowed; o++)
+            shadowed = strcmp(o->name, copts[i].name) == 0;
+        if (!cli_common_taken(spec, i) || shadowed)
+            continue;
+        sl.opt = &copts[i];
+        cli_load_default(&sl);
+        cJSON_AddItemToArray(opts, opt_json(&sl, true));
+    }
+    static const struct rb_opt help = {"help", 'h', RB_OPT_FLAG, NULL, NULL, "show this help and exit", NULL};
+    sl.opt = &help;
+    cJSON *h = opt_json(&sl, true);
+    cJSON_ReplaceItemInObject(h, "default", cJSON_CreateNull());
+    cJSON_AddItemToArray(opts, h);
+    char *text = cJSON_PrintUnformatted(j);
+    if (text)
+        printf("%s\n", text);
+    free(text);
+    cJSON_Delete(j);
+    fflush(stdout);
+}
+
 void rb_cli_usage(const struct rb_cmd_spec *spec)
 {
     struct rb_common defaults = {.interval_ns = NS_PER_S};
@@ -361,6 +440,10 @@ void rb_cli_usage(const struct rb_cmd_spec *spec)
     if (!spec)
         return;
     cli_common_opts(copts, &defaults);
+    if (rb_cli_help_json()) {
+        usage_json(spec, copts);
+        return;
+    }
     for (const struct rb_opt *o = spec->opts; o && o->name; o++) {
         left_column(left, sizeof(left), o);
         if ((int)strlen(left) > width && strlen(left) <= HELP_COL_MAX)

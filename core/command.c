@@ -11,10 +11,21 @@ int rb_dispatch(const char *group, const struct rb_subcommand *subs, int argc, c
     const char *word = argc > 1 ? argv[1] : NULL;
     if (!word || strcmp(word, "--help") == 0 || strcmp(word, "-h") == 0 ||
         strcmp(word, "help") == 0) {
+        if (word && rb_cli_help_json()) { /* for the man page and completion generators */
+            printf("{\"usage\":\"%s <command> [options]\",\"commands\":[", group);
+            for (const struct rb_subcommand *s = subs; s->name; s++)
+                printf("%s{\"name\":\"%s\",\"summary\":\"%s\"}", s == subs ? "" : ",", s->name, s->summary);
+            printf("]}\n");
+            return RB_EXIT_OK;
+        }
         FILE *out = word ? stdout : stderr;
         fprintf(out, "usage: %s <command> [options]\n\ncommands:\n", group);
+        /* Names padded to the longest plus two spaces, so the summaries line up and a name never runs into its text. */
+        int width = 10;
         for (const struct rb_subcommand *s = subs; s->name; s++)
-            fprintf(out, "  %-10s %s\n", s->name, s->summary);
+            width = (int)strlen(s->name) + 1 > width ? (int)strlen(s->name) + 1 : width;
+        for (const struct rb_subcommand *s = subs; s->name; s++)
+            fprintf(out, "  %-*s %s\n", width, s->name, s->summary);
         fprintf(out, "\n'%s <command> --help' describes a command's options.\n", group);
         return word ? RB_EXIT_OK : RB_EXIT_USAGE;
     }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -161,6 +162,17 @@ cJSON *rb_harness_gather_json(struct rb_harness *h, const cJSON *mine)
     return all;
 }
 
+/* Rank 0: this run's id, the start time and 24 random bits (two runs in one second still differ). */
+static void make_run_id(char *buf, size_t len)
+{
+    char stamp[32];
+    rb_clock_stamp(stamp, sizeof stamp, rb_clock_wall_ns());
+    uint32_t r = 0;
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r)
+        r = (uint32_t)(rb_clock_ns() ^ (uint64_t)getpid() << 16);
+    snprintf(buf, len, "%s-%06x", stamp, (unsigned)(r & 0xffffff));
+}
+
 static void default_out_dir(char *buf, size_t len, const char *command)
 {
     char stamp[32];
@@ -290,6 +302,10 @@ int rb_harness_init(struct rb_harness *h, const char *command, struct rb_cli *cl
 
     /* Rank 0 names and opens the result directory; everyone learns the name and the outcome. */
     int status = 0;
+    if (h->rank == 0)
+        make_run_id(h->run_id, sizeof h->run_id);
+    if (h->mpi)
+        RB_MPI_CHECK(MPI_Bcast(h->run_id, sizeof h->run_id, MPI_CHAR, 0, h->comm));
     if (h->rank == 0) {
         if (cli && cli->common.out_dir)
             snprintf(h->out_dir, sizeof h->out_dir, "%s", cli->common.out_dir);

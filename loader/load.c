@@ -1,4 +1,5 @@
 /* railbench load: the dispatcher, the one file that names every load subcommand (each in its sub-folder). */
+#include "ckpt/ckpt_int.h"
 #include "cmd/loader_int.h"
 #include "cmd/sweep_int.h"
 #include "railbench/command.h"
@@ -18,6 +19,8 @@ int rb_load_main(int argc, char **argv)
         {"sweep", "one GET phase per in-flight or rate step; throughput, latency and the knee", rb_load_sweep_main},
         {"train", "emulate training epochs: accelerator utilisation (AU) and samples/s, MLPerf Storage style",
          rb_load_train_main},
+        {"checkpoint", "MLPerf Storage checkpoints: every rank writes its model and optimizer shards, then reads "
+         "another's; duration = slowest rank", rb_ckpt_main},
         {NULL, NULL, NULL},
     };
     return rb_dispatch("railbench load", subs, argc, argv);

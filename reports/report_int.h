@@ -50,7 +50,7 @@ struct rb_report_kind {
  * defining rb_report_kind_<name>, one word here, and its schema in schemas/.
  */
 #define RB_REPORT_KIND_LIST(X) \
-    X(tiers) X(sweep) X(train) X(load) X(coll) X(sim) X(block) X(counters) X(check) X(phases)
+    X(ckpt) X(tiers) X(sweep) X(train) X(load) X(coll) X(sim) X(block) X(counters) X(check) X(phases)
 #define RB_REPORT_KIND_EXTERN(name) extern const struct rb_report_kind rb_report_kind_##name;
 RB_REPORT_KIND_LIST(RB_REPORT_KIND_EXTERN)
 #undef RB_REPORT_KIND_EXTERN

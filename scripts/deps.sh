@@ -24,6 +24,9 @@ pkgs=(
   python3-jsonschema
   # the native engine: SigV4's SHA-256/HMAC (libcrypto) and HTTPS (libssl)
   libssl-dev
+  # the file protocol: io_uring engine (liburing), CephFS as the shared file system (ceph-mds, ceph-fuse,
+  # fuse3's fusermount3), XFS and ext4 on loop devices (xfsprogs, e2fsprogs; losetup from mount)
+  liburing-dev ceph-mds ceph-fuse fuse3 xfsprogs e2fsprogs mount
 )
 # Debian's nodejs needs Debian's npm package; a Node.js build that bundles its own npm (NodeSource's nodejs
 # package) conflicts with it. So: npm, unless an npm is installed that some other package brought.

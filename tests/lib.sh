@@ -6,6 +6,8 @@ RB=$ROOT/build/railbench
 mkdir -p "$ROOT/build/tmp"
 T=$(mktemp -d "$ROOT/build/tmp/$(basename "$0" .sh).XXXXXX")
 PIDS=()
+# Commands run at exit before the PIDs are stopped (unmount what a test mounted), newest first.
+AT_EXIT=()
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Shared-memory transport without ptrace-based single copy (not permitted in containers).
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
@@ -21,7 +23,8 @@ check_results() {
 # On exit: stop the servers; a test that passed also has every result.json it made checked against its schema
 # (a test that plants broken results on purpose sets SCHEMA_SKIP=1 after checking its own with check_results).
 cleanup() {
-    local rc=$? pid
+    local rc=$? pid i
+    for ((i = ${#AT_EXIT[@]} - 1; i >= 0; i--)); do eval "${AT_EXIT[i]}" || true; done
     for pid in "${PIDS[@]}"; do
         kill "$pid" 2>/dev/null || true
     done
@@ -208,4 +211,13 @@ serve_objects() {
     PORT=$(free_port)
     nginx_start web "${3:-} server { listen 127.0.0.1:$PORT; root $T/www; ${4:-} }"
     wait_port "$PORT"
+}
+
+# loopfs_up NAME SIZE ext4|xfs: a file system on a loop device mounted at $T/NAME/mnt (tests/servers/loopfs.sh),
+# unmounted and detached at exit. Sets LOOP_DEV, LOOP_NAME (the diskstats name) and LOOP_MNT.
+loopfs_up() {
+    "$ROOT/tests/servers/loopfs.sh" mount "$T/$1" "$2" "$3" >"$T/$1.env" || fail "loop file system $3 not mounted"
+    AT_EXIT+=("'$ROOT/tests/servers/loopfs.sh' umount '$T/$1'")
+    # shellcheck disable=SC1090
+    . "$T/$1.env"
 }

@@ -24,7 +24,12 @@
     X(BROADCAST, broadcast, 0, false, false, true) \
     X(REDUCE, reduce, 0, false, true, true) \
     X(ALLTOALL, alltoall, 1, true, false, false) \
-    X(SENDRECV, sendrecv, 0, false, false, false)
+    X(SENDRECV, sendrecv, 0, false, false, false) \
+    /* nccl-tests 2.19 (src/gather.cu, scatter.cu): S = count x n x type bytes, factor (n-1)/n */ \
+    X(GATHER, gather, 1, true, false, true) \
+    X(SCATTER, scatter, 1, true, false, true) \
+    /* src/alltoallv.cu: factor (n-1)/n; S is the busiest rank's bytes, which the collective computes */ \
+    X(ALLTOALLV, alltoallv, 1, true, false, false)
 
 enum rb_coll_kind {
 #define RB_COLL_KIND_ENUM(K, ...) RB_COLL_##K,
@@ -66,7 +71,8 @@ int rb_coll_kind_parse(const char *s, enum rb_coll_kind *k);
 
 /*
  * Bus-bandwidth factor for n ranks, as nccl-tests defines it (doc/PERFORMANCE.md):
- * allreduce 2(n-1)/n; reducescatter, allgather, alltoall (n-1)/n; broadcast,
+ * allreduce 2(n-1)/n; reducescatter, allgather, alltoall, gather, scatter,
+ * alltoallv (n-1)/n; broadcast,
  * reduce, sendrecv 1. n <= 1 gives the n = 1 value (0 or 1).
  */
 double rb_coll_busbw_factor(enum rb_coll_kind k, int n);

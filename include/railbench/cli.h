@@ -153,8 +153,14 @@ bool rb_cli_first_rank(void);
 /* Releases what rb_cli_parse allocated; NULL-safe, idempotent. */
 void rb_cli_free(struct rb_cli *cli);
 
-/* Prints the --help text of spec to stdout. */
+/* Prints the --help text of spec to stdout (as one JSON object when rb_cli_help_json()). */
 void rb_cli_usage(const struct rb_cmd_spec *spec);
+
+/*
+ * True when RAILBENCH_HELP=json: --help prints JSON (options with their defaults, a group's commands)
+ * for the generators of man pages and completion. Not for users; see docs/HACKING.md.
+ */
+bool rb_cli_help_json(void);
 
 /* True when an option of this name carries a secret (contains key, secret, token or password). */
 bool rb_cli_is_secret(const char *name);
@@ -167,5 +173,12 @@ void rb_cli_redact_url(char *out, size_t len, const char *s);
 
 /* Keeps s alive until rb_cli_free; returns the copy or NULL when out of memory. */
 const char *rb_cli_strdup(struct rb_cli *cli, const char *s);
+
+/*
+ * Whether the command line (not --config) names option, as "--NAME VALUE"
+ * or "--NAME=VALUE" (option with its dashes: "--inflight"), so a default
+ * can be told apart from the same value given. Pure.
+ */
+bool rb_cli_given(const struct rb_cli *cli, const char *option);
 
 #endif

@@ -37,6 +37,7 @@ struct rb_harness {
     const char *command;          /* "load get" */
     struct rb_cli *cli;
     char out_dir[4096];           /* the run's directory, the same string on every rank */
+    char run_id[40];              /* "<UTC time>-<6 random hex digits>", the same on every rank (run prefixes) */
     struct rb_result result;      /* open on rank 0 only */
     bool interrupted;             /* a phase was cut short by SIGINT/SIGTERM */
     const char *counters_root;    /* proc/sys root sampled around phases; "/" unless a command sets it */

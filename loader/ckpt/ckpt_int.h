@@ -44,4 +44,7 @@ void rb_ckpt_figures(const struct rb_ckpt_rank *r, size_t n, struct rb_ckpt_figu
  */
 cJSON *rb_ckpt_stragglers(const struct rb_ckpt_rank *r, size_t n, const char *const *hosts, int nhosts, bool by_host);
 
+/* railbench load checkpoint (ckpt_cmd.c): argv after "checkpoint"; returns the exit status. */
+int rb_ckpt_main(int argc, char **argv);
+
 #endif

@@ -5,11 +5,31 @@
 
 #include "cleanup_int.h"
 #include "railbench/log.h"
+#include "safety_int.h"
+
+static int cleanup(struct rb_harness *h, const struct rb_load_opts *o, const struct rb_objset *names, bool keep,
+                   uint64_t kept, const char *where, struct rb_cleanup *out);
 
 int rb_cleanup_run(struct rb_harness *h, const struct rb_load_opts *o, const struct rb_objset *names, bool keep,
                    uint64_t kept, const char *where, struct rb_cleanup *out)
 {
     memset(out, 0, sizeof *out);
+    /* Names that were there before the run (--overwrite) are the user's: written over, never deleted. */
+    struct rb_objset own = {0};
+    if (o->preexisting && o->preexisting->n) {
+        if (rb_safety_without(names, o->preexisting, &own))
+            rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory for the cleanup's names");
+        names = &own;
+    }
+    int status = cleanup(h, o, names, keep, kept, where, out);
+    rb_objset_free(&own);
+    return status;
+}
+
+/* rb_cleanup_run over names this run created. */
+static int cleanup(struct rb_harness *h, const struct rb_load_opts *o, const struct rb_objset *names, bool keep,
+                   uint64_t kept, const char *where, struct rb_cleanup *out)
+{
     uint64_t mine = names->n;
     out->written = mine;
     if (h->mpi && h->size > 1)

@@ -12,6 +12,7 @@
 #include <curl/curl.h>
 
 #include "cleanup_int.h"
+#include "../file/file_int.h"
 #include "loader_int.h"
 #include "../engine/mixed_int.h"
 #include "../engine/multipart_int.h"
@@ -22,6 +23,7 @@
 #include "../engine/steady_int.h"
 #include "sweep_int.h"
 #include "railbench/units.h"
+#include "safety_int.h"
 
 #define MAX_THREADS 1024
 #define MAX_INFLIGHT 65536
@@ -35,8 +37,9 @@ enum {
     G_ORDER = 1 << 1,     /* --pattern, --epochs: the order reads pick objects in */
     G_READ = 1 << 2,      /* --range, --random-range, --verify, --cache-header: what a GET reads and checks */
     G_MULTIPART = 1 << 3, /* --part-size, --multipart-threshold: how a put goes up to s3:// */
-    G_KEEP = 1 << 4,      /* --keep: what a writing run leaves behind */
+    G_KEEP = 1 << 4,      /* --keep, --overwrite: what a writing run leaves behind and may write over */
     G_MIX = 1 << 5,       /* --mix, --no-prepare: load mixed's weights and working set */
+    G_FILE = 1 << 6,      /* the file protocol's group (--io-engine, --direct, ...): file:// loads */
 };
 
 /* What differs between the five commands: names, and their option groups. */
@@ -48,16 +51,16 @@ struct cmd_kind {
 static const struct cmd_kind cmd_kinds[] = {
     [RB_LOAD_GET] = {"load get", "get", "railbench load get [options] URL",
                      "GET objects from http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET and report throughput, "
-                     "latency and TTFB.", G_BODY | G_ORDER | G_READ},
+                     "latency and TTFB.", G_BODY | G_ORDER | G_READ | G_FILE},
     [RB_LOAD_PUT] = {"load put", "put", "railbench load put [options] URL",
                      "PUT seeded objects to http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET and report throughput "
-                     "and latency.", G_BODY | G_MULTIPART | G_KEEP},
+                     "and latency.", G_BODY | G_MULTIPART | G_KEEP | G_FILE},
     [RB_LOAD_DELETE] = {"load delete", "delete", "railbench load delete [options] URL",
                         "DELETE objects (--objects N names, a --filelist, or every object listed under --prefix) "
-                        "from http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET; each object once.", 0},
+                        "from http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET; each object once.", G_FILE},
     [RB_LOAD_HEAD] = {"load stat", "stat", "railbench load stat [options] URL",
                       "HEAD objects (warp's STAT) on http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET and report "
-                      "requests/s and latency.", G_ORDER},
+                      "requests/s and latency.", G_ORDER | G_FILE},
     [RB_LOAD_MIXED] = {"load mixed", "mixed", "railbench load mixed [options] URL",
                        "warp-like mixed load on http://HOST:PORT/PATH or s3://BUCKET: --objects N put first, then each "
                        "request draws GET, PUT, DELETE or STAT by --mix weights over the objects that exist.",
@@ -88,7 +91,9 @@ struct load_args {
     uint64_t part_size, mp_threshold; /* put to s3://: multipart (defaults RB_MP_DEFAULT_*) */
     const char *mix;                  /* mixed: --mix weights */
     struct rb_mix mix_weights;
-    bool no_prepare, keep;
+    bool no_prepare, keep, overwrite;
+    char run_prefix[64];              /* put/mixed writing under this run's own prefix: its "rb-<run id>-"; else "" */
+    struct rb_file_opts file;         /* a file:// target's options (the file protocol's group) */
 };
 
 
@@ -121,6 +126,10 @@ static int validate_mixed(struct load_args *a)
                                   "working set it puts first and then reads, writes and deletes");
     if (a->rate > 0)
         return rb_cli_usage_error("load mixed --rate: the mixed load runs closed loop (-c requests in flight)");
+    if (a->no_prepare && !a->overwrite && (a->mix_weights.weight[RB_LOAD_PUT] || a->mix_weights.weight[RB_LOAD_DELETE]))
+        return rb_cli_usage_error("load mixed --no-prepare --mix %s: the objects exist already and this mix would "
+                                  "write over or delete them; give a mix of get and stat only, or add --overwrite",
+                                  a->mix);
     if (!a->duration_ns && !a->count)
         a->duration_ns = DEFAULT_DURATION_NS;
     return 0;
@@ -187,7 +196,7 @@ static int validate(struct load_args *a, uint64_t *range_off, uint64_t *range_le
         return rb_cli_usage_error("--until-steady: needs --duration D, the longest the phase may run");
     if (a->until_steady && a->steady_window_ns >= a->duration_ns)
         rb_warn("--until-steady window is not shorter than --duration: the run cannot converge");
-    return 0;
+    return rb_file_opts_check(&a->file);
 }
 
 /* This rank's share of the command's object set (rb_load_build_objects), with the sizes the user gave. */
@@ -252,23 +261,11 @@ static int open_request_log(struct rb_harness *h, const char *path)
  * put: multipart applies to s3:// only (given for another target: exit 2);
  * fills in the defaults and checks S3's part rules. Returns 0 or RB_EXIT_USAGE.
  */
-/* Whether the command line names option (as --NAME VALUE or --NAME=VALUE). */
-static bool on_command_line(const struct rb_cli *cli, const char *option)
-{
-    size_t n = strlen(option);
-    const cJSON *arg;
-    cJSON_ArrayForEach(arg, cli->argv_json)
-        if (cJSON_IsString(arg) && strncmp(arg->valuestring, option, n) == 0 &&
-            (arg->valuestring[n] == '\0' || arg->valuestring[n] == '='))
-            return true;
-    return false;
-}
-
 static int multipart_options(struct load_args *a, const struct rb_target *t, const struct rb_cli *cli)
 {
     /* The defaults mean nothing off s3://, but a value asked for (on the command line or changed) is refused there. */
     const bool given = a->part_size != RB_MP_DEFAULT_PART_BYTES || a->mp_threshold != RB_MP_DEFAULT_THRESHOLD_BYTES ||
-                       on_command_line(cli, "--part-size") || on_command_line(cli, "--multipart-threshold");
+                       rb_cli_given(cli, "--part-size") || rb_cli_given(cli, "--multipart-threshold");
     if (a->op != RB_LOAD_PUT || strcmp(rb_target_scheme(t), "s3") != 0) {
         if (given)
             return rb_cli_usage_error("--part-size/--multipart-threshold: multipart uploads are S3's; %s is not an "
@@ -305,7 +302,9 @@ static int open_target(struct load_args *a, struct rb_cli *cli, struct rb_target
                                   "sizes in the --filelist, or let the bucket be listed");
     }
     snprintf(prefix, plen, "%s%s", rb_target_prefix(t), a->prefix ? a->prefix : (a->objects ? DEFAULT_PREFIX : ""));
-    if ((status = multipart_options(a, t, cli)) != 0 || (status = rb_load_target_probe(t, a->tgt.timeout_ns)) != 0) {
+    if ((status = multipart_options(a, t, cli)) != 0 ||
+        (status = rb_file_opts_target(&a->file, t, cli, &a->inflight)) != 0 ||
+        (status = rb_load_target_probe(t, a->tgt.timeout_ns)) != 0) {
         rb_target_close(t);
         return status;
     }
@@ -333,7 +332,8 @@ static struct rb_load_opts rank_opts(const struct load_args *a, const struct rb_
     o.verify = a->verify;
     o.min_size = a->min_size;
     o.max_size = a->max_size;
-    o.cache_header = a->cache_header;
+    o.cache_header = a->file.cold_check ? RB_FILE_COLD_CHECK_NAME : a->cache_header;
+    o.file = &a->file;
     o.log_fd = log_fd;
     o.steady_pct = a->steady_pct;
     o.steady_window_ns = a->steady_window_ns;
@@ -366,6 +366,9 @@ static void announce(const struct load_args *a, const struct rb_harness *h, cons
         snprintf(lim + l, sizeof lim - l, " epochs %" PRIu64, a->epochs);
     rb_info("%s %s: %" PRIu64 " objects, %d rank(s) x %u thread(s) x %u in flight, %s;%s", command, rb_target_name(t),
             nobjects, h->size, o->threads, o->inflight, a->rate > 0 ? "open loop" : "closed loop", lim);
+    if (a->run_prefix[0])
+        rb_info("names: this run's own prefix \"%s%s%s\" (deleted at the end; --keep writes %s%s<index> instead and keeps "
+                "them)", rb_target_prefix(t), a->run_prefix, DEFAULT_PREFIX, rb_target_prefix(t), DEFAULT_PREFIX);
 }
 
 /*
@@ -446,7 +449,7 @@ static void multipart_summary(struct rb_harness *h, const struct rb_stats *parts
 
 static char *report(const struct load_args *a, struct rb_harness *h, const char *command, const struct rb_target *t,
                     const char *prefix, const struct rb_load_opts *o, const struct rb_load_result *res,
-                    const struct rb_cleanup *cl)
+                    const struct rb_cleanup *cl, int status)
 {
     cJSON *summary = cJSON_CreateObject();
     cJSON *ops = cJSON_AddArrayToObject(summary, "ops");
@@ -457,10 +460,13 @@ static char *report(const struct load_args *a, struct rb_harness *h, const char 
     if (res->parts)
         multipart_summary(h, res->parts, &part_row, &parts, ops);
     cJSON_AddStringToObject(summary, "target", rb_target_name(t));
+    rb_safety_json(summary, a->run_prefix[0] ? prefix : NULL);
     cJSON_AddNumberToObject(summary, "ranks", h->size);
     cJSON_AddNumberToObject(summary, "threads", o->threads);
     cJSON_AddNumberToObject(summary, "inflight", o->inflight);
-    cJSON_AddStringToObject(summary, "engine", rb_engine_kind(o) == RB_ENGINE_NATIVE ? "native" : "curl");
+    cJSON_AddStringToObject(summary, "engine", rb_engine_name(o));
+    if (o->target->ops->loop)
+        rb_file_summary_json(summary, &a->file);
     const double achieved = rb_load_achieved_rate(res);
     if (a->rate > 0) {
         cJSON_AddNumberToObject(summary, "rate_per_s", a->rate);
@@ -489,6 +495,8 @@ static char *report(const struct load_args *a, struct rb_harness *h, const char 
     if (a->rate > 0)
         rb_load_check_rate(&h->result, NULL, a->rate, achieved);
     check_cache_header(a, h, res->total);
+    if (a->op == RB_LOAD_GET)
+        rb_file_check_cold(&h->result, NULL, &a->file, res->total);
     if (a->until_steady) {
         /* The user asked for a steady-state figure: a phase that ran out of time first has none (exit 1). */
         rb_result_check(&h->result, "steady_state", res->steady_converged,
@@ -500,8 +508,9 @@ static char *report(const struct load_args *a, struct rb_harness *h, const char 
         else
             rb_info("--until-steady %s: steady after %.1f s", a->until_steady, res->steady_at_s);
     }
-    rb_load_check_errors(&h->result, NULL, "requests", res->total->err, res->total->errors, res->total->ops,
-                         a->max_error_pct);
+    /* A run that stopped on a broken file system said so in its one error line: the rate is recorded, not said again. */
+    (status == RB_EXIT_RUNTIME ? rb_load_record_errors : rb_load_check_errors)(
+        &h->result, NULL, "requests", res->total->err, res->total->errors, res->total->ops, a->max_error_pct);
     return table;
 }
 
@@ -520,6 +529,11 @@ static int run(struct load_args *a, struct rb_cli *cli)
         rb_target_close(t);
         return status;
     }
+    if (a->op == RB_LOAD_MIXED && strcmp(rb_target_scheme(t), "file") == 0) {
+        rb_target_close(t);
+        return rb_cli_usage_error("load mixed: %s: file:// targets take load put, get, stat and delete, not mixed",
+                                  rb_target_name(t));
+    }
     /* Deleting whatever a bare bucket lists is too easy a mistake: the set must be named. */
     if (a->op == RB_LOAD_DELETE && !a->objects && !a->filelist && !prefix[0]) {
         rb_target_close(t);
@@ -535,12 +549,26 @@ static int run(struct load_args *a, struct rb_cli *cli)
         rb_target_close(t);
         return status;
     }
-    struct rb_objset mine = {0}, none = {0};
+    struct rb_objset mine = {0}, none = {0}, existing = {0};
     uint64_t total = 0;
     int log_fd = -1;
     struct rb_load_result res = {0};
     char *table = NULL;
+    /*
+     * Data the user owns: what the run deletes itself goes under its own
+     * prefix; names the user keeps or named are looked up first and never
+     * written over without --overwrite (docs/safety.md).
+     */
+    const bool writes = a->op == RB_LOAD_PUT || (a->op == RB_LOAD_MIXED && !a->no_prepare);
+    if (writes && !a->keep && !a->prefix && !a->filelist) {
+        rb_safety_run_prefix(&h, a->run_prefix, sizeof a->run_prefix);
+        snprintf(prefix, sizeof prefix, "%s%s%s", rb_target_prefix(t), a->run_prefix, DEFAULT_PREFIX);
+    }
     if ((status = build_objects(&h, a, t, prefix, &mine, &total)))
+        goto out;
+    if (writes && !a->run_prefix[0] &&
+        (status = rb_safety_check(&h, t, &mine, a->tgt.timeout_ns, a->overwrite, command,
+                                  a->keep ? "--keep" : a->filelist ? "--filelist" : "--prefix", &existing)))
         goto out;
     /* A generated set with --random-range has sizes (open_target asked for them); a listed one may lack some. */
     if (a->random_range && !a->max_size) {
@@ -563,6 +591,7 @@ static int run(struct load_args *a, struct rb_cli *cli)
         o.objects = &none;
     /* A put deletes what it wrote at the end (cleanup) unless --keep: its engine notes which objects those are. */
     o.track_written = a->op == RB_LOAD_PUT && !a->keep;
+    o.preexisting = &existing;
     if (h.rank == 0)
         announce(a, &h, command, t, total, &o);
     char where[1800];
@@ -571,6 +600,7 @@ static int run(struct load_args *a, struct rb_cli *cli)
     if (a->op == RB_LOAD_MIXED) {
         const struct rb_mixed_args m = {.command = command, .target = rb_target_name(t), .where = where, .mix = a->mix_weights,
                                         .prepare = !a->no_prepare, .keep = a->keep, .duration_ns = a->duration_ns,
+                                        .run_prefix = a->run_prefix[0] ? prefix : NULL,
                                         .max_error_pct = a->max_error_pct};
         status = rb_mixed_run(&h, &o, &m, &table);
         goto out;
@@ -585,7 +615,7 @@ static int run(struct load_args *a, struct rb_cli *cli)
     }
 
     if (h.rank == 0 && res.total)
-        table = report(a, &h, command, t, prefix, &o, &res, &cl);
+        table = report(a, &h, command, t, prefix, &o, &res, &cl, status);
 out:
     /* A run that failed before measuring anything says so in one line, without pointing at an empty result. */
     if (status && !res.total && rb_log_get_level() > RB_LOG_WARN)
@@ -596,6 +626,7 @@ out:
     if (log_fd >= 0)
         close(log_fd);
     rb_objset_free(&mine);
+    rb_objset_free(&existing);
     rb_target_close(t);
     return status;
 }
@@ -620,6 +651,7 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         .part_size = RB_MP_DEFAULT_PART_BYTES,
         .mp_threshold = RB_MP_DEFAULT_THRESHOLD_BYTES,
         .mix = RB_MIX_DEFAULT,
+        .file = RB_FILE_OPTS_DEFAULT,
     };
     const bool get = op == RB_LOAD_GET || op == RB_LOAD_HEAD;
     const struct cmd_kind *k = &cmd_kinds[op];
@@ -627,7 +659,8 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         {"threads", 't', RB_OPT_U64, &a.threads, "N", "worker threads per rank, each with its own connections", NULL},
         {"inflight", 'c', RB_OPT_U64, &a.inflight, "N", "concurrent requests (connections) per thread", NULL},
         {"objects", 'n', RB_OPT_U64, &a.objects, "N", "generated object names <prefix><index>, N of them", NULL},
-        {"prefix", 0, RB_OPT_STR, &a.prefix, "P", "object name prefix: obj- with --objects, the listing filter otherwise",
+        {"prefix", 0, RB_OPT_STR, &a.prefix, "P", "object name prefix: obj- with --objects (put and mixed without --keep: rb-<run id>-obj-), the listing filter "
+         "otherwise",
          NULL},
         {"filelist", 0, RB_OPT_STR, &a.filelist, "FILE", "object names, one per line (optional size after a space)",
          NULL},
@@ -672,7 +705,11 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
     };
     const struct rb_opt keep[] = {
         {"keep", 0, RB_OPT_FLAG, &a.keep, NULL,
-         "leave the objects this run wrote; without it they are deleted at the end, in a measured cleanup phase", NULL},
+         "leave the objects this run wrote, under the names given (<prefix><index>); without it the run writes under "
+         "its own prefix rb-<run id>- and deletes them at the end, in a measured cleanup phase", NULL},
+        {"overwrite", 0, RB_OPT_FLAG, &a.overwrite, NULL,
+         "write over objects that exist under the names given (--keep, --prefix, --filelist); without it the run "
+         "refuses (exit 2) naming the first; cleanup never deletes them", NULL},
         {0},
     };
     const struct rb_opt order[] = {
@@ -708,6 +745,11 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         rb_opts_add(&opts, order);
     if (k->groups & G_READ)
         rb_opts_add(&opts, read);
+    if (k->groups & G_FILE) {
+        struct rb_opt file[RB_FILE_OPT_ROWS + 1];
+        rb_file_options(file, &a.file);
+        rb_opts_add(&opts, file);
+    }
     const struct rb_cmd_spec spec = {k->usage, k->about, opts.v, 1, 1, false};
     return rb_load_command(&spec, argc, argv, run_args, &a);
 }

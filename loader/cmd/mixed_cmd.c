@@ -10,6 +10,7 @@
 #include "../engine/mixed_int.h"
 #include "../engine/phase_int.h"
 #include "railbench/log.h"
+#include "safety_int.h"
 
 /* Every object put once (phase "prepare"); a put that failed leaves the mixed phase without its object: check fails. */
 static int prepare(struct rb_harness *h, const struct rb_load_opts *o, struct rb_load_result *res)
@@ -87,6 +88,7 @@ static char *report(struct rb_harness *h, const struct rb_load_opts *o, const st
     }
     cJSON_AddItemToObject(summary, "cleanup", rb_cleanup_json(cl));
     cJSON_AddStringToObject(summary, "target", m->target);
+    rb_safety_json(summary, m->run_prefix);
     cJSON_AddNumberToObject(summary, "ranks", h->size);
     cJSON_AddNumberToObject(summary, "threads", o->threads);
     cJSON_AddNumberToObject(summary, "inflight", o->inflight);

@@ -13,6 +13,13 @@
 /* How long collect() waits for a worker to notice a tick before taking what its mailbox has. */
 #define HANDOVER_WAIT_NS (200 * RB_NS_PER_MS)
 
+const char *rb_engine_name(const struct rb_load_opts *o)
+{
+    if (o->target->ops->loop)
+        return o->target->ops->scheme;
+    return rb_engine_kind(o) == RB_ENGINE_NATIVE ? "native" : "curl";
+}
+
 /* Share i of n equal parts of total (the first total % n parts one larger). */
 static uint64_t share(uint64_t total, unsigned n, unsigned i)
 {
@@ -118,6 +125,16 @@ bool rb_engine_done(struct rb_engine *e)
     return atomic_load(&e->nfinished) == e->nw;
 }
 
+uint64_t rb_engine_done_ns(struct rb_engine *e)
+{
+    if (!rb_engine_done(e))
+        return 0;
+    uint64_t last = 0;
+    for (unsigned t = 0; t < e->nw; t++)
+        last = e->w[t].done_ns > last ? e->w[t].done_ns : last;
+    return last;
+}
+
 void rb_engine_stop(struct rb_engine *e)
 {
     if (!e || e->joined)
@@ -129,7 +146,7 @@ void rb_engine_stop(struct rb_engine *e)
     for (unsigned t = 0; t < e->nw; t++)
         if (e->w[t].started) {
             pthread_join(e->w[t].th, NULL);
-            if (e->w[t].failed)
+            if (e->w[t].failed && !e->w[t].failed_logged)
                 rb_error("worker %u stopped early: %s", t, strerror(-e->w[t].failed));
         }
     e->joined = true;

@@ -68,6 +68,8 @@ struct rb_engine_args {
 void rb_engine_options(struct rb_opts *t, struct rb_engine_args *ea);
 
 /* What one rank runs in a phase. Pointers are borrowed and must outlive the engine. */
+struct rb_file_opts;
+
 struct rb_load_opts {
     enum rb_load_op op;
     const struct rb_target *target;
@@ -96,6 +98,9 @@ struct rb_load_opts {
     const struct rb_mix *mix;
     bool mix_prepared;                /* mixed: the objects were written by this run's prepare phase */
     bool track_written;               /* put: keep which objects were written, for cleanup (rb_engine_each_written) */
+    const struct rb_objset *preexisting; /* names that existed before the run (--overwrite): cleanup leaves them; may be NULL */
+    /* A file:// target's options (--io-engine, --direct, --block-size, --fsync, ...); NULL: the defaults. */
+    const struct rb_file_opts *file;
     /* rb_load_run_phase only (the engine ignores them): --until-steady PCT/WINDOW; pct 0 = off. */
     double steady_pct;
     uint64_t steady_window_ns;
@@ -127,6 +132,9 @@ bool rb_engine_native_fits(const struct rb_load_opts *o, const char **why);
  */
 int rb_engine_check_usage(enum rb_engine_kind engine, const struct rb_target *t, enum rb_load_op op, bool ranged);
 
+/* The name of what carries o's requests, for results: "native", "curl", or the target's own loop ("file"). Pure. */
+const char *rb_engine_name(const struct rb_load_opts *o);
+
 /* The engine o runs on: o->engine, with AUTO resolved (native when it fits). Pure; thread-safe. */
 enum rb_engine_kind rb_engine_kind(const struct rb_load_opts *o);
 
@@ -154,6 +162,9 @@ void rb_engine_collect(struct rb_engine *e, struct rb_stats *into, struct rb_his
 
 /* True when every worker has run out of work (limits reached) and drained its requests. */
 bool rb_engine_done(struct rb_engine *e);
+
+/* When the last worker's loop ended (rb_clock_ns), once every one has (rb_engine_done); 0 before. Main thread. */
+uint64_t rb_engine_done_ns(struct rb_engine *e);
 
 /* Tells workers to stop issuing, abandons requests in flight, joins the threads. Idempotent. */
 void rb_engine_stop(struct rb_engine *e);

@@ -88,6 +88,7 @@ struct rb_mixed_args {
     struct rb_mix mix;
     bool prepare;                 /* put every object first (phase "prepare"); false: --no-prepare */
     bool keep;                    /* --keep: leave what the run wrote */
+    const char *run_prefix;       /* the run's own prefix its names are under, or NULL (names the user gave) */
     uint64_t duration_ns;
     double max_error_pct;
 };

@@ -1,4 +1,4 @@
-/* The native engine: plain http:// GETs and PUTs on our own keep-alive sockets, one epoll loop per worker, http_parser (wrk's design). */
+/* The native engine: GET, PUT, HEAD, DELETE on our own keep-alive sockets, one epoll loop per worker, http_parser (wrk's design). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -15,6 +15,7 @@
 
 #include <http_parser.h>
 
+#include "native_int.h"
 #include "payload_int.h"
 #include "railbench/cli.h"
 #include "railbench/clock.h"
@@ -22,9 +23,27 @@
 #include "worker_int.h"
 
 #define IDLE_POLL_NS (100 * RB_NS_PER_MS)
-#define REQ_HEAD_MAX 1400      /* "GET <base>/" and " HTTP/1.1\r\nHost: ...\r\n\r\n" (PUT: and the length) */
 #define REQ_NAME_MAX (3 * 1024 + 1)
+#define REQ_FIXED_MAX 200      /* method, " HTTP/1.1", "Host: ", Range, Content-Length, line ends */
+#define REQ_AUTH_MAX 600       /* a SigV4 Authorization line and its x-amz-* lines, the session token apart */
 #define HDR_MAX 128            /* captured header name and value (cache-status counting) */
+#define LOC_MAX 2048           /* a redirect's Location */
+#define NPOOL_MAX 64           /* redirect targets with a keep-alive pool each (AIStore: one per storage target) */
+
+/*
+ * Idle keep-alive connections to one host a redirect led to (AIStore: a
+ * target the proxy sent a request to), shared by the worker's requests as
+ * AIStore's own clients keep a pool per target. Made at the first redirect
+ * to the host; a request takes a connection and gives it back when done.
+ */
+struct npool {
+    char hostport[RB_NHOST_MAX];
+    size_t hostport_len;
+    struct sockaddr_storage addr;
+    socklen_t alen;
+    int *idle;                 /* up to the worker's slots */
+    unsigned nidle;
+};
 
 /*
  * One connection and the request on it. The request's accounting lives in
@@ -37,58 +56,77 @@
  * busy and ttfb_ns as the loop's hottest instructions).
  */
 struct nconn {
-    int fd;                    /* -1: closed; the next request connects */
+    int fd;                    /* the socket the request is on: the endpoint's, or a redirect's (leg); -1: closed */
     unsigned ep;
-    bool verify, busy, connecting, reused, got_bytes, headers_done, complete, in_value;
+    bool verify, no_body, busy, connecting, reused, got_bytes, headers_done, complete, in_value;
+    bool is_loc, redirect;     /* the header being read is Location; the response is a redirect to follow */
     size_t wlen, woff;
     uint64_t ttfb_ns;
     uint64_t idx;              /* the object's index in its set: what a put that cleans up notes as written */
-    char *wbuf;                /* request bytes: head prefix, escaped name, tail */
+    char *wbuf;                /* the request's head, written per request */
     http_parser p;
     struct req r;
     size_t hname_len, hval_len;
     char hname[HDR_MAX], hval[HDR_MAX];
+    /* Redirects (rare): where the request is now and what it came from. */
+    int home_fd;               /* the endpoint's keep-alive connection while a leg runs on fd; -1 none */
+    struct npool *leg;         /* the pool fd belongs to, or NULL: fd is the endpoint's */
+    unsigned redirects;
+    uint64_t range_off, range_len; /* the request's Range (len 0: none), for each leg */
+    size_t loc_len;
+    char loc[LOC_MAX];
 };
 
 /*
- * What differs between GET and PUT, chosen once per worker: the method, the
- * head's last lines, and what a request readies before it goes out. A PUT's
- * body follows its head from the payload (r.put_pos of r.put_size); a GET
- * has none (put_size 0), so sending needs no branch on the op.
+ * What differs between the ops, chosen once per worker: the method, whether
+ * the request carries a body (PUT: its length in the head, the payload after
+ * it from r.put_pos of r.put_size) or the response carries none (HEAD), and
+ * what a request readies before it goes out. Sending needs no branch on the op.
  */
 struct nop {
-    const char *method, *tail_end; /* tail_end closes the head after "Host: ..." */
-    /* Writes the rest of the head at p (PUT: the body's length) and readies r; returns the head's new end. */
-    char *(*ready)(const struct rb_load_opts *o, struct req *r, char *p, const char *name, uint64_t size);
+    const char *method;
+    bool sends_body, no_body;
+    /* Readies r for one request of name (size bytes, 0 unknown); a ranged GET sets *len (0: whole) and *off. */
+    void (*ready)(struct worker *w, struct req *r, const char *name, uint64_t size, uint64_t *off, uint64_t *len);
 };
 
-/* A worker's native state; endpoints are resolved once, request heads built once per connection. */
+/* A worker's native state; endpoints are resolved once, the request's fixed parts (rb_nshape) built once. */
 struct rb_native {
     const struct nop *op;
+    const struct rb_nproto *proto;
+    struct rb_nauth *auth;     /* the protocol's signing state, or NULL */
     struct nconn *c;
     char *rbuf;                /* the read buffer (rbuf_bytes): a response is parsed as it arrives, nothing keeps it */
     size_t rbuf_bytes;
     char *slab;                /* every connection's request buffer, in one allocation */
+    size_t wbuf_bytes;
     http_parser_settings settings;
     struct sockaddr_storage addr[RB_TARGET_MAX_ENDPOINTS];
     socklen_t alen[RB_TARGET_MAX_ENDPOINTS];
-    char prefix[REQ_HEAD_MAX];             /* "GET <base_path>/" */
-    char tail[RB_TARGET_MAX_ENDPOINTS][REQ_HEAD_MAX]; /* " HTTP/1.1\r\nHost: <host:port>\r\n\r\n" */
-    size_t prefix_len, tail_len[RB_TARGET_MAX_ENDPOINTS];
     uint64_t next_scan_ns, scan_ns;        /* timeouts are checked every scan_ns, not per request */
+    bool follow;                           /* redirects are followed (up to o->max_redirects) */
+    struct npool *pools;                   /* NPOOL_MAX, made at the first redirect */
+    unsigned npools;
+    struct rb_nshape shape;
 };
 
 bool rb_engine_native_fits(const struct rb_load_opts *o, const char **why)
 {
     const char *w = NULL;
-    if (strcmp(rb_target_scheme(o->target), "http") != 0)
-        w = "plain http:// targets only (s3, ais and https go through libcurl)";
-    else if (o->op != RB_LOAD_GET && o->op != RB_LOAD_PUT)
-        w = "GET and PUT only (delete and stat go through libcurl)";
+    const struct rb_target *t = o->target;
+    bool tls = false;
+    for (size_t e = 0; e < t->nendpoints; e++)
+        tls = tls || strncmp(t->endpoints[e], "https:", 6) == 0;
+    if (!rb_nproto_for(rb_target_scheme(t)))
+        w = "http://, s3:// and ais:// targets only (https:// goes through libcurl)";
+    else if (tls)
+        w = "plain http:// endpoints only (https:// ones go through libcurl)";
+    else if (o->op > RB_LOAD_HEAD)
+        w = "GET, PUT, DELETE and HEAD only";
     else if (o->mix)
-        w = "load get and put only (load mixed's requests go through libcurl)";
-    else if (o->range_len || o->random_range_len)
-        w = "whole objects only (--range and --random-range go through libcurl)";
+        w = "one op per run (load mixed's requests go through libcurl)";
+    else if (o->op == RB_LOAD_PUT && o->part_size)
+        w = "whole-object PUTs only (multipart uploads go through libcurl)";
     if (why)
         *why = w;
     return !w;
@@ -116,7 +154,7 @@ enum rb_engine_kind rb_engine_kind(const struct rb_load_opts *o)
 static void header_done(struct nconn *c)
 {
     char line[2 * HDR_MAX + 2];
-    if (c->hname_len >= HDR_MAX || c->hval_len >= HDR_MAX)
+    if (!c->r.w->o->cache_header || c->hname_len >= HDR_MAX || c->hval_len >= HDR_MAX)
         return; /* longer than any cache-status header: not one */
     memcpy(line, c->hname, c->hname_len);
     line[c->hname_len] = ':';
@@ -136,7 +174,7 @@ static int on_header_field(http_parser *p, const char *at, size_t n)
     struct nconn *c = p->data;
     if (c->in_value) {
         header_done(c);
-        c->in_value = false;
+        c->in_value = c->is_loc = false;
         c->hname_len = c->hval_len = 0;
     }
     append(c->hname, &c->hname_len, at, n);
@@ -146,8 +184,19 @@ static int on_header_field(http_parser *p, const char *at, size_t n)
 static int on_header_value(http_parser *p, const char *at, size_t n)
 {
     struct nconn *c = p->data;
+    if (!c->in_value) {
+        /* Only a redirect's Location is kept, and only where redirects are followed (the callback is set then). */
+        c->is_loc = p->status_code / 100 == 3 && c->hname_len == 8 && strncasecmp(c->hname, "location", 8) == 0;
+        if (c->is_loc)
+            c->loc_len = 0;
+    }
     c->in_value = true;
     append(c->hval, &c->hval_len, at, n);
+    if (c->is_loc) {
+        if (c->loc_len + n < LOC_MAX)
+            memcpy(c->loc + c->loc_len, at, n);
+        c->loc_len += n; /* past LOC_MAX: too long to follow */
+    }
     return 0;
 }
 
@@ -157,8 +206,16 @@ static int on_headers_complete(http_parser *p)
     if (c->in_value)
         header_done(c);
     c->headers_done = true;
+    /* 301, 302, 303, 307, 308 with a Location (the callbacks that set loc_len run only when redirects are followed). */
+    c->redirect = c->loc_len && (p->status_code == 301 || p->status_code == 302 || p->status_code == 303 ||
+                                 p->status_code == 307 || p->status_code == 308);
     c->r.err_status = p->status_code >= 300;
-    return 0;
+    if (p->status_code == 200 && c->r.ranged) {
+        /* The server ignored Range and sends the whole object: verify it from its start (as the curl path does). */
+        c->r.off = 0;
+        c->r.expect_len = c->r.size;
+    }
+    return c->no_body ? 1 : 0; /* 1: the answer to a HEAD has no body, whatever its length says */
 }
 
 /* The body as it streams: verified in place against the payload, or kept (its start) when it is an error's. */
@@ -196,6 +253,30 @@ static void conn_close(struct nconn *c)
     c->connecting = false;
 }
 
+/* Gives fd back to pool pl's idle connections (closes it when they are full). */
+static void pool_put(struct worker *w, struct npool *pl, int fd)
+{
+    if (pl->nidle < w->nreq)
+        pl->idle[pl->nidle++] = fd;
+    else
+        close(fd);
+}
+
+/* Leaves a redirect's leg: its connection back to its pool (kept alive) or closed, the endpoint's back in c. */
+static void leg_end(struct worker *w, struct nconn *c, bool keep)
+{
+    if (!c->leg)
+        return;
+    if (c->fd >= 0 && keep && !c->connecting)
+        pool_put(w, c->leg, c->fd);
+    else
+        conn_close(c);
+    c->fd = c->home_fd;
+    c->home_fd = -1;
+    c->leg = NULL;
+    c->connecting = false;
+}
+
 /* Ends c's request with rc (CURLE_OK: a response was parsed) and frees its slot; closes the connection unless it stays alive. */
 static void finish(struct worker *w, struct nconn *c, CURLcode rc, const char *msg)
 {
@@ -205,26 +286,38 @@ static void finish(struct worker *w, struct nconn *c, CURLcode rc, const char *m
         snprintf(c->r.ebuf, sizeof c->r.ebuf, "%s", msg);
     else if (rc != CURLE_OK)
         c->r.ebuf[0] = '\0';
-    if (rc != CURLE_OK || !http_should_keep_alive(&c->p))
+    bool keep = rc == CURLE_OK && http_should_keep_alive(&c->p);
+    if (c->leg)
+        leg_end(w, c, keep);
+    else if (!keep)
         conn_close(c);
     c->busy = false;
     w->free_slots[w->nfree++] = (unsigned)(c - w->nat->c);
     uint64_t errors = w->local->errors;
-    rb_xfer_record(w, &c->r, rc, status, c->got_bytes ? c->ttfb_ns : 0, now - c->r.start_ns, 0, now);
+    rb_xfer_record(w, &c->r, rc, status, c->got_bytes ? c->ttfb_ns : 0, now - c->r.start_ns, (long)c->redirects, now);
     if (w->o->track_written && w->local->errors == errors)
         rb_worker_wrote(w, c->idx); /* a put that cleans up deletes what it wrote, on either engine */
 }
 
+/* The epoll tag of c's socket fd: the slot and the descriptor, so an event of a connection c no longer uses is told apart. */
+static uint64_t ev_tag(struct rb_native *n, struct nconn *c, int fd)
+{
+    return (uint64_t)(c - n->c) | (uint64_t)(uint32_t)fd << 32;
+}
+
+/* Opens c's connection: to its endpoint, or to the host of its redirect leg. */
 static int conn_open(struct worker *w, struct nconn *c)
 {
     struct rb_native *n = w->nat;
-    c->fd = socket(n->addr[c->ep].ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    const struct sockaddr_storage *addr = c->leg ? &c->leg->addr : &n->addr[c->ep];
+    socklen_t alen = c->leg ? c->leg->alen : n->alen[c->ep];
+    c->fd = socket(addr->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (c->fd < 0)
         return -errno;
     int one = 1;
     setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     /* Edge-triggered, both directions, once per connection: no epoll_ctl per request. */
-    struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.u64 = (uint64_t)(c - n->c)};
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.u64 = ev_tag(n, c, c->fd)};
     if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, c->fd, &ev) != 0) {
         int e = -errno;
         conn_close(c);
@@ -232,7 +325,7 @@ static int conn_open(struct worker *w, struct nconn *c)
     }
     c->reused = false;
     c->connecting = false;
-    if (connect(c->fd, (struct sockaddr *)&n->addr[c->ep], n->alen[c->ep]) == 0)
+    if (connect(c->fd, (const struct sockaddr *)addr, alen) == 0)
         return 0;
     if (errno == EINPROGRESS) {
         c->connecting = true;
@@ -300,6 +393,16 @@ static void conn_send(struct worker *w, struct nconn *c)
     }
 }
 
+/* A response was parsed: the request ends, or follows the redirect it got. */
+static void follow(struct worker *w, struct nconn *c);
+static void complete(struct worker *w, struct nconn *c)
+{
+    if (c->redirect)
+        follow(w, c);
+    else
+        finish(w, c, CURLE_OK, NULL);
+}
+
 /* The connection ended (EOF or error) before the response did. */
 static void conn_ended(struct worker *w, struct nconn *c, int err)
 {
@@ -309,8 +412,8 @@ static void conn_ended(struct worker *w, struct nconn *c, int err)
         /* A body delimited by the close completes now; otherwise it is short. */
         http_parser_execute(&c->p, &w->nat->settings, NULL, 0);
         if (c->complete) {
-            finish(w, c, CURLE_OK, NULL);
-            conn_close(c);
+            conn_close(c); /* the server closed it: a leg's is not pooled, an endpoint's connects again next time */
+            complete(w, c);
             return;
         }
     }
@@ -341,7 +444,7 @@ static void conn_read(struct worker *w, struct nconn *c, uint32_t ev)
         }
         size_t used = http_parser_execute(&c->p, &n->settings, n->rbuf, (size_t)k);
         if (c->complete) {
-            finish(w, c, CURLE_OK, NULL);
+            complete(w, c);
             return;
         }
         if (used != (size_t)k || HTTP_PARSER_ERRNO(&c->p) != HPE_OK) {
@@ -361,10 +464,10 @@ static void conn_read(struct worker *w, struct nconn *c, uint32_t ev)
     }
 }
 
-static void on_event(struct worker *w, struct nconn *c, uint32_t ev)
+static void on_event(struct worker *w, struct nconn *c, int fd, uint32_t ev)
 {
-    if (!c->busy || c->fd < 0)
-        return; /* an idle keep-alive connection: its close shows at the next request */
+    if (!c->busy || c->fd < 0 || fd != c->fd)
+        return; /* an idle keep-alive connection (or one pooled for redirects): its close shows at its next use */
     if (c->connecting) {
         if (!(ev & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
             return;
@@ -390,52 +493,138 @@ static void on_event(struct worker *w, struct nconn *c, uint32_t ev)
 
 /* ---- requests and the loop ---- */
 
-static char *get_ready(const struct rb_load_opts *o, struct req *r, char *p, const char *name, uint64_t size)
+static void get_ready(struct worker *w, struct req *r, const char *name, uint64_t size, uint64_t *off, uint64_t *len)
 {
-    r->key = o->verify ? rb_payload_key(o->seed, name) : 0;
-    r->size = r->expect_len = size; /* whole objects: a known size is the length a verified GET must get */
+    rb_xfer_get_range(w, r, name, size, off, len);
     r->put_size = r->put_pos = 0;
+}
+
+/* The head carries the body's length; the body is the seeded payload, made as it goes out. */
+static void put_ready(struct worker *w, struct req *r, const char *name, uint64_t size, uint64_t *off, uint64_t *len)
+{
+    r->key = rb_payload_key(w->o->seed, name);
+    r->size = r->put_size = size;
+    r->put_pos = r->expect_len = r->off = 0;
+    r->ranged = false;
+    *off = *len = 0;
+}
+
+/* DELETE and HEAD: nothing sent, nothing counted but the status. */
+static void meta_ready(struct worker *w, struct req *r, const char *name, uint64_t size, uint64_t *off, uint64_t *len)
+{
+    (void)w;
+    (void)name;
+    r->key = 0;
+    r->size = size;
+    r->put_size = r->put_pos = r->expect_len = r->off = 0;
+    r->ranged = false;
+    *off = *len = 0;
+}
+
+static const struct nop native_ops[] = {
+    [RB_LOAD_GET] = {"GET", false, false, get_ready},
+    [RB_LOAD_PUT] = {"PUT", true, false, put_ready},
+    [RB_LOAD_DELETE] = {"DELETE", false, false, meta_ready},
+    [RB_LOAD_HEAD] = {"HEAD", false, true, meta_ready},
+};
+
+/* Writes v in decimal at p; returns the end. */
+static char *put_u64(char *p, uint64_t v)
+{
+    char tmp[24];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n)
+        *p++ = tmp[--n];
     return p;
 }
 
-/* The head ends with the body's length; the body is the seeded payload, made as it goes out. */
-static char *put_ready(const struct rb_load_opts *o, struct req *r, char *p, const char *name, uint64_t size)
-{
-    r->key = rb_payload_key(o->seed, name);
-    r->size = r->put_size = size;
-    r->put_pos = r->expect_len = 0;
-    p += snprintf(p, 24, "%" PRIu64, size);
-    memcpy(p, "\r\n\r\n", 4);
-    return p + 4;
-}
+#define PUT_LIT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) += sizeof(lit) - 1)
 
-static const struct nop get_op = {"GET", "Accept: */*\r\n\r\n", get_ready};
-static const struct nop put_op = {"PUT", "Content-Length: ", put_ready};
-
-/* Starts a GET or PUT of name on a free connection: the request head is the connection's prefix, the escaped name, its tail (and a PUT's length). */
-static int issue(struct worker *w, const char *name, uint64_t size, uint64_t intended_ns)
+/*
+ * Writes the head's rest at p, after c's request line ("METHOD path[?query]"
+ * whose path and query are given for signing): the version, Host, Range, a
+ * PUT's length, the shape's fixed line, the protocol's auth lines, the
+ * blank line. Returns 0 or the auth hook's -ENOSPC.
+ */
+static int head_rest(struct worker *w, struct nconn *c, char *p, const char *path, size_t path_len, const char *query,
+                     size_t query_len, const char *host, size_t host_len)
 {
     struct rb_native *n = w->nat;
-    const struct rb_load_opts *o = w->o;
-    struct nconn *c = &n->c[w->free_slots[--w->nfree]];
-    struct req *r = &c->r;
-    char *p = c->wbuf + n->prefix_len;
-    if (rb_url_escape(name, true, p, REQ_NAME_MAX)) {
-        w->nfree++;
-        return -ENAMETOOLONG;
+    const struct rb_nshape *sh = &n->shape;
+    char *end = c->wbuf + n->wbuf_bytes;
+    PUT_LIT(p, " HTTP/1.1\r\nHost: ");
+    memcpy(p, host, host_len);
+    p += host_len;
+    PUT_LIT(p, "\r\n");
+    if (c->range_len) {
+        PUT_LIT(p, "Range: bytes=");
+        p = put_u64(p, c->range_off);
+        *p++ = '-';
+        p = put_u64(p, c->range_off + c->range_len - 1);
+        PUT_LIT(p, "\r\n");
     }
-    p += strlen(p);
-    memcpy(p, n->tail[c->ep], n->tail_len[c->ep]);
-    p = n->op->ready(o, r, p + n->tail_len[c->ep], name, size);
+    if (n->op->sends_body) {
+        PUT_LIT(p, "Content-Length: ");
+        p = put_u64(p, c->r.put_size);
+        PUT_LIT(p, "\r\n");
+    }
+    if (sh->extra_len) {
+        memcpy(p, sh->extra, sh->extra_len);
+        p += sh->extra_len;
+        PUT_LIT(p, "\r\n");
+    }
+    if (n->auth) {
+        const struct rb_nsign sg = {.method = n->op->method, .path = path, .path_len = path_len, .query = query,
+                                    .query_len = query_len, .host = host, .host_len = host_len};
+        int k = n->proto->auth(n->auth, &sg, p, (size_t)(end - p) - 2);
+        if (k < 0)
+            return k;
+        p += k;
+    }
+    PUT_LIT(p, "\r\n");
     c->wlen = (size_t)(p - c->wbuf);
     c->woff = 0;
-    /* The name may live in the worker's one buffer: the request keeps its own copy for the completion's logs. */
-    size_t len = strnlen(name, RB_OBJSET_NAME_MAX);
-    memcpy(r->name_buf, name, len);
-    r->name_buf[len] = '\0';
-    r->name = r->name_buf;
-    c->idx = w->cur_idx;
-    r->body = r->off = 0;
+    return 0;
+}
+
+/*
+ * Writes the head of one request of name on c into c->wbuf: request line
+ * (the shape's path, the escaped name, its query), Host, a GET's Range, a
+ * PUT's length, the shape's fixed line, the protocol's auth lines.
+ * Readies c->r through the op. Returns 0, -ENAMETOOLONG or -ENOSPC.
+ */
+static int build_head(struct worker *w, struct nconn *c, const char *name, uint64_t size)
+{
+    struct rb_native *n = w->nat;
+    const struct rb_nshape *sh = &n->shape;
+    char *p = c->wbuf;
+    size_t ml = strlen(n->op->method);
+    memcpy(p, n->op->method, ml);
+    p += ml;
+    *p++ = ' ';
+    char *path = p;
+    memcpy(p, sh->path, sh->path_len);
+    p += sh->path_len;
+    if (rb_url_escape(name, true, p, REQ_NAME_MAX))
+        return -ENAMETOOLONG;
+    p += strlen(p);
+    size_t path_len = (size_t)(p - path);
+    memcpy(p, sh->query, sh->query_len);
+    p += sh->query_len;
+    n->op->ready(w, &c->r, name, size, &c->range_off, &c->range_len);
+    return head_rest(w, c, p, path, path_len, sh->query_len ? sh->query + 1 : "", sh->query_len ? sh->query_len - 1 : 0,
+                     sh->host[c->ep], sh->host_len[c->ep]);
+}
+
+/* Readies c to read a (new) response: what the last one set is cleared, the parser started again. */
+static void response_reset(struct nconn *c)
+{
+    struct req *r = &c->r;
+    r->body = 0;
     r->mismatch = r->err_status = false;
     r->cache = RB_LX_CACHE_ABSENT;
     r->cache_pos = UINT_MAX;
@@ -443,8 +632,159 @@ static int issue(struct worker *w, const char *name, uint64_t size, uint64_t int
     r->response_ns = 0;
     http_parser_init(&c->p, HTTP_RESPONSE);
     c->p.data = c;
-    c->got_bytes = c->headers_done = c->complete = c->in_value = false;
-    c->hname_len = c->hval_len = 0;
+    c->got_bytes = c->headers_done = c->complete = c->in_value = c->is_loc = c->redirect = false;
+    c->hname_len = c->hval_len = c->loc_len = 0;
+}
+
+static void resolve(const char *url, struct sockaddr_storage *addr, socklen_t *alen, char *hostport, size_t hplen);
+
+/* The pool of hostport ("HOST:PORT"), made (and the host resolved, once) at its first use; NULL when none can be. */
+static struct npool *pool_get(struct worker *w, const char *hostport, size_t len)
+{
+    struct rb_native *n = w->nat;
+    for (unsigned i = 0; i < n->npools; i++)
+        if (n->pools[i].hostport_len == len && memcmp(n->pools[i].hostport, hostport, len) == 0)
+            return &n->pools[i];
+    if (len >= RB_NHOST_MAX || n->npools == NPOOL_MAX)
+        return NULL;
+    if (!n->pools && !(n->pools = calloc(NPOOL_MAX, sizeof *n->pools)))
+        return NULL;
+    struct npool *pl = &n->pools[n->npools];
+    if (!(pl->idle = calloc(w->nreq, sizeof *pl->idle)))
+        return NULL;
+    memcpy(pl->hostport, hostport, len);
+    pl->hostport[len] = '\0';
+    pl->hostport_len = len;
+    char url[RB_NHOST_MAX + 8], hp[RB_NHOST_MAX];
+    snprintf(url, sizeof url, "http://%s", pl->hostport);
+    resolve(url, &pl->addr, &pl->alen, hp, sizeof hp);
+    if (!pl->alen) {
+        free(pl->idle);
+        pl->idle = NULL;
+        return NULL;
+    }
+    n->npools++;
+    return pl;
+}
+
+/*
+ * Follows c's redirect, as libcurl does with CURLOPT_FOLLOWLOCATION: the
+ * same method and body to the Location, on a keep-alive connection of that
+ * host's pool (AIStore: proxy -> target), counted in redirects. Past
+ * --max-redirects: too_many_redirects; a Location of another scheme is
+ * refused (class other), on libcurl too (CURLOPT_REDIR_PROTOCOLS_STR).
+ */
+static void follow(struct worker *w, struct nconn *c)
+{
+    struct rb_native *n = w->nat;
+    if (c->redirects >= (unsigned)w->o->max_redirects) {
+        char msg[100];
+        snprintf(msg, sizeof msg, "more than %ld redirects (native engine)", w->o->max_redirects);
+        finish(w, c, CURLE_TOO_MANY_REDIRECTS, msg);
+        return;
+    }
+    if (c->loc_len >= LOC_MAX) {
+        finish(w, c, CURLE_WEIRD_SERVER_REPLY, "a redirect's Location is too long (native engine)");
+        return;
+    }
+    c->loc[c->loc_len] = '\0';
+    const char *loc = c->loc, *path, *hp;
+    size_t hp_len;
+    if (strncasecmp(loc, "http://", 7) == 0) {
+        hp = loc + 7;
+        hp_len = strcspn(hp, "/?#");
+        path = hp + hp_len;
+    } else if (loc[0] == '/') {
+        hp = c->leg ? c->leg->hostport : n->shape.host[c->ep];
+        hp_len = c->leg ? c->leg->hostport_len : n->shape.host_len[c->ep];
+        path = loc;
+    } else {
+        char msg[200], shown[100];
+        rb_target_escape(loc, shown, sizeof shown);
+        snprintf(msg, sizeof msg, "redirect to \"%s\": not an http:// location (native engine)", shown);
+        finish(w, c, CURLE_UNSUPPORTED_PROTOCOL, msg);
+        return;
+    }
+    /* The connection the redirect came on stays alive for the next request: its endpoint's or its pool's. */
+    bool keep = http_should_keep_alive(&c->p);
+    if (c->leg) {
+        leg_end(w, c, keep);
+    } else if (!keep) {
+        conn_close(c);
+    }
+    c->home_fd = c->fd;
+    c->fd = -1;
+    c->leg = pool_get(w, hp, hp_len);
+    if (!c->leg) {
+        c->fd = c->home_fd;
+        c->home_fd = -1;
+        finish(w, c, CURLE_COULDNT_RESOLVE_HOST, "cannot reach a redirect's host (native engine)");
+        return;
+    }
+    c->redirects++;
+    /* The head again: method, the Location's path and query as sent, its host (signed again when signing). */
+    char *p = c->wbuf;
+    size_t ml = strlen(n->op->method), pl = strcspn(path, "#");
+    memcpy(p, n->op->method, ml);
+    p += ml;
+    *p++ = ' ';
+    char *np = p;
+    if (pl == 0)
+        *p++ = '/';
+    memcpy(p, path, pl);
+    p += pl;
+    size_t path_len = strcspn(np, "?");
+    if (path_len > (size_t)(p - np))
+        path_len = (size_t)(p - np);
+    const char *q = np + path_len;
+    size_t qlen = (size_t)(p - q);
+    int rc = head_rest(w, c, p, np, path_len, qlen ? q + 1 : "", qlen ? qlen - 1 : 0, c->leg->hostport,
+                       c->leg->hostport_len);
+    if (rc) {
+        finish(w, c, CURLE_OUT_OF_MEMORY, "a redirect's request does not fit (native engine)");
+        return;
+    }
+    response_reset(c);
+    c->r.off = c->range_off;
+    c->r.put_pos = 0;
+    struct npool *leg = c->leg;
+    if (leg->nidle) {
+        c->fd = leg->idle[--leg->nidle];
+        c->reused = true;
+        c->connecting = false;
+        /* The pooled connection was last some other slot's: its events come to this one now. */
+        struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.u64 = ev_tag(n, c, c->fd)};
+        epoll_ctl(w->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+        conn_send(w, c);
+        return;
+    }
+    int e = conn_open(w, c);
+    if (e)
+        finish(w, c, CURLE_COULDNT_CONNECT, strerror(-e));
+    else if (!c->connecting)
+        conn_send(w, c);
+}
+
+/* Starts a request for name on a free connection, its head written afresh (build_head). */
+static int issue(struct worker *w, const char *name, uint64_t size, uint64_t intended_ns)
+{
+    struct rb_native *n = w->nat;
+    const struct rb_load_opts *o = w->o;
+    struct nconn *c = &n->c[w->free_slots[--w->nfree]];
+    struct req *r = &c->r;
+    int hrc = build_head(w, c, name, size);
+    if (hrc) {
+        w->nfree++;
+        return hrc;
+    }
+    /* The name may live in the worker's one buffer: the request keeps its own copy for the completion's logs. */
+    size_t len = strnlen(name, RB_OBJSET_NAME_MAX);
+    memcpy(r->name_buf, name, len);
+    r->name_buf[len] = '\0';
+    r->name = r->name_buf;
+    c->idx = w->cur_idx;
+    c->redirects = 0;
+    response_reset(c);
     r->start_ns = rb_clock_ns();
     r->intended_ns = intended_ns ? intended_ns : r->start_ns;
     if (o->log_fd >= 0)
@@ -517,16 +857,18 @@ int rb_native_run(struct worker *w, const atomic_bool *stop, const volatile int 
             return -errno;
         }
         for (int i = 0; i < k; i++) {
-            if (evs[i].data.u64 == EV_WAKE)
+            uint64_t tag = evs[i].data.u64;
+            if (tag == EV_WAKE)
                 rb_worker_eat_wake(w);
-            else if (evs[i].data.u64 < w->nreq)
-                on_event(w, &n->c[evs[i].data.u64], evs[i].events);
+            else if ((uint32_t)tag < w->nreq)
+                on_event(w, &n->c[(uint32_t)tag], (int)(tag >> 32), evs[i].events);
         }
     }
     /* Requests still in flight when the drain ran out are counted as abandoned, never dropped; their connections closed. */
     uint64_t now = rb_clock_ns();
     for (unsigned i = 0; i < w->nreq; i++)
         if (n->c[i].busy) {
+            leg_end(w, &n->c[i], false);
             conn_close(&n->c[i]);
             n->c[i].busy = false;
             w->free_slots[w->nfree++] = i;
@@ -572,19 +914,20 @@ int rb_native_new(struct worker *w, size_t ep0)
     if (!n)
         return -ENOMEM;
     w->nat = n;
-    n->op = o->op == RB_LOAD_PUT ? &put_op : &get_op;
-    int k = snprintf(n->prefix, sizeof n->prefix, "%s %s/", n->op->method, t->base_path);
-    if (k < 0 || (size_t)k >= sizeof n->prefix)
-        return -ENAMETOOLONG;
-    n->prefix_len = (size_t)k;
-    size_t neps = rb_target_endpoint_count(t);
+    n->op = &native_ops[o->op];
+    n->proto = rb_nproto_for(rb_target_scheme(t));
+    if (!n->proto)
+        return -EINVAL;
+    int rc = n->proto->shape(t, &n->shape);
+    if (rc)
+        return rc;
+    if (n->proto->auth_new && (rc = n->proto->auth_new(&n->auth, t)))
+        return rc;
+    size_t neps = rb_target_endpoint_count(t), host_max = 0;
     for (size_t e = 0; e < neps; e++) {
         char hp[600];
         resolve(t->endpoints[e], &n->addr[e], &n->alen[e], hp, sizeof hp);
-        k = snprintf(n->tail[e], sizeof n->tail[e], " HTTP/1.1\r\nHost: %s\r\n%s", hp, n->op->tail_end);
-        if (k < 0 || (size_t)k >= sizeof n->tail[e])
-            return -ENAMETOOLONG;
-        n->tail_len[e] = (size_t)k;
+        host_max = n->shape.host_len[e] > host_max ? n->shape.host_len[e] : host_max;
     }
     /*
      * One read buffer for the worker, not one per connection: the loop reads
@@ -594,19 +937,22 @@ int rb_native_new(struct worker *w, size_t ep0)
      * 16 MiB of them).
      */
     n->rbuf_bytes = 256u << 10;
-    size_t wbuf_bytes = n->prefix_len + REQ_NAME_MAX + REQ_HEAD_MAX + 32; /* 32: a PUT's length and blank line */
+    /* The longer of a request's own path and a redirect's Location, to the longer of its host and a pool's. */
+    size_t path_max = n->shape.path_len + REQ_NAME_MAX + n->shape.query_len;
+    n->wbuf_bytes = REQ_FIXED_MAX + (path_max > LOC_MAX ? path_max : LOC_MAX) + RB_NHOST_MAX + host_max +
+                    n->shape.extra_len + (n->auth ? REQ_AUTH_MAX + 2 * (t->token_header ? strlen(t->token_header) : 0) : 0);
     n->c = calloc(w->nreq, sizeof *n->c);
     n->rbuf = malloc(n->rbuf_bytes);
-    n->slab = malloc(w->nreq * wbuf_bytes);
+    n->slab = malloc(w->nreq * n->wbuf_bytes);
     if (!n->c || !n->rbuf || !n->slab)
         return -ENOMEM;
     for (unsigned i = 0; i < w->nreq; i++) {
         struct nconn *c = &n->c[i];
-        c->fd = -1;
+        c->fd = c->home_fd = -1;
         c->ep = (unsigned)((ep0 + i) % neps);
         c->verify = o->verify && o->op == RB_LOAD_GET; /* a PUT's response body is not the payload */
-        c->wbuf = n->slab + (size_t)i * wbuf_bytes;
-        memcpy(c->wbuf, n->prefix, n->prefix_len);
+        c->no_body = n->op->no_body;
+        c->wbuf = n->slab + (size_t)i * n->wbuf_bytes;
         c->r.w = w;
         c->r.errbody.limit = 2048 + 1;
     }
@@ -614,7 +960,9 @@ int rb_native_new(struct worker *w, size_t ep0)
     n->settings.on_headers_complete = on_headers_complete;
     n->settings.on_body = on_body;
     n->settings.on_message_complete = on_message_complete;
-    if (o->cache_header) {
+    /* As libcurl is set up (transfer.c, target_ais.c): AIStore's proxy redirects every object request. */
+    n->follow = o->max_redirects > 0 || strcmp(rb_target_scheme(t), "ais") == 0;
+    if (o->cache_header || n->follow) {
         n->settings.on_header_field = on_header_field;
         n->settings.on_header_value = on_header_value;
     }
@@ -629,9 +977,18 @@ void rb_native_free(struct worker *w)
     if (!n)
         return;
     for (unsigned i = 0; n->c && i < w->nreq; i++) {
+        leg_end(w, &n->c[i], false);
         conn_close(&n->c[i]);
         rb_buf_free(&n->c[i].r.errbody);
     }
+    if (n->proto && n->proto->auth_free)
+        n->proto->auth_free(n->auth);
+    for (unsigned i = 0; n->pools && i < n->npools; i++) {
+        for (unsigned j = 0; j < n->pools[i].nidle; j++)
+            close(n->pools[i].idle[j]);
+        free(n->pools[i].idle);
+    }
+    free(n->pools);
     free(n->c);
     free(n->rbuf);
     free(n->slab);

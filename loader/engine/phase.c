@@ -27,7 +27,7 @@ struct phase_ctx {
     bool use_steady, steady_by_bytes, steady_now; /* --until-steady: steady_now on every rank once rank 0 says so */
     struct rb_steady steady;                      /* rank 0 */
     uint64_t delay_ns;                            /* o->start_delay_ns */
-    uint64_t t0_ns, done_ns;                      /* this rank's start, and when its engine was first seen done */
+    uint64_t t0_ns;                               /* this rank's start (before any start delay) */
 };
 
 static int ph_start(void *arg)
@@ -82,10 +82,7 @@ static void ph_tick(void *arg, struct rb_harness *h, const struct rb_stats *inte
 static bool ph_done(void *arg)
 {
     struct phase_ctx *c = arg;
-    bool done = rb_engine_done(c->e);
-    if (done && !c->done_ns)
-        c->done_ns = rb_clock_ns();
-    return c->steady_now || done;
+    return c->steady_now || rb_engine_done(c->e);
 }
 
 static void ph_stop(void *arg)
@@ -201,7 +198,8 @@ int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_
     c.name = name;
     rc = rb_harness_run_phase(h, &p);
     res->duration_s = p.duration_s;
-    res->rank_busy_s = (double)((c.done_ns ? c.done_ns : rb_clock_ns()) - c.t0_ns) / 1e9;
+    uint64_t done_ns = rb_engine_done_ns(c.e);
+    res->rank_busy_s = (double)((done_ns ? done_ns : rb_clock_ns()) - c.t0_ns) / 1e9;
     res->disk_util_ratio = p.disk_util_ratio;
     res->net_rx_bytes_per_s = p.net_rx_bytes_per_s;
     res->net_tx_bytes_per_s = p.net_tx_bytes_per_s;
@@ -461,8 +459,23 @@ int rb_load_report_md(const struct rb_load_result *r, char **buf, size_t *len)
     return rc;
 }
 
+static bool check_errors(struct rb_result *r, const char *what, const char *noun, const uint64_t *err_by_class,
+                         uint64_t errors, uint64_t requests, double max_pct, bool say);
+
 bool rb_load_check_errors(struct rb_result *r, const char *what, const char *noun, const uint64_t *err_by_class,
                           uint64_t errors, uint64_t requests, double max_pct)
+{
+    return check_errors(r, what, noun, err_by_class, errors, requests, max_pct, true);
+}
+
+bool rb_load_record_errors(struct rb_result *r, const char *what, const char *noun, const uint64_t *err_by_class,
+                           uint64_t errors, uint64_t requests, double max_pct)
+{
+    return check_errors(r, what, noun, err_by_class, errors, requests, max_pct, false);
+}
+
+static bool check_errors(struct rb_result *r, const char *what, const char *noun, const uint64_t *err_by_class,
+                         uint64_t errors, uint64_t requests, double max_pct, bool say)
 {
     char classes[512] = "", where[300] = "";
     size_t l = 0;
@@ -474,14 +487,15 @@ bool rb_load_check_errors(struct rb_result *r, const char *what, const char *nou
         snprintf(where, sizeof where, "%s: ", what);
     if (!requests) {
         rb_result_check(r, "error_rate", false, "%sno %s were made: nothing was measured", where, noun);
-        rb_error("%sno %s were made: nothing was measured", where, noun);
+        if (say)
+            rb_error("%sno %s were made: nothing was measured", where, noun);
         return false;
     }
     double pct = 100.0 * (double)errors / (double)requests;
     bool ok = pct <= max_pct;
     rb_result_check(r, "error_rate", ok, "%s%" PRIu64 " of %" PRIu64 " %s failed (%.3f %%; --max-error-rate %g %%)%s",
                     where, errors, requests, noun, pct, max_pct, classes);
-    if (!ok)
+    if (!ok && say)
         rb_error("%s%" PRIu64 " of %" PRIu64 " %s failed (%.3f %%), above --max-error-rate %g %%%s", where, errors,
                  requests, noun, pct, max_pct, classes);
     return ok;

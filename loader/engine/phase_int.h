@@ -28,8 +28,8 @@ struct rb_load_result {
     uint64_t *segments;               /* owned: bytes per whole second, all ranks */
     size_t nsegments;
     double duration_s;
-    /* Every rank: its own time from the phase start to its engine's last completion (seen within the harness's
-     * 5 ms poll), for per-rank figures (load checkpoint's slowest rank). */
+    /* Every rank: its own time from the phase start to the end of its engine's last worker loop (the phase's end
+     * if it was stopped), for per-rank figures (load checkpoint's slowest rank). */
     double rank_busy_s;
     bool open_loop;
     double rate_per_s;                /* the open loop's target over all ranks; 0 closed loop */
@@ -96,6 +96,10 @@ bool rb_load_check_rate(struct rb_result *r, const char *what, double target_per
  */
 bool rb_load_check_errors(struct rb_result *r, const char *what, const char *noun, const uint64_t *err_by_class,
                           uint64_t errors, uint64_t requests, double max_pct);
+
+/* rb_load_check_errors without its error line: for a run that already ended on one (exit 3). */
+bool rb_load_record_errors(struct rb_result *r, const char *what, const char *noun, const uint64_t *err_by_class,
+                           uint64_t errors, uint64_t requests, double max_pct);
 
 /* Whether errors of requests are above max_pct percent, or no request was made. */
 bool rb_load_errors_over(uint64_t errors, uint64_t requests, double max_pct);

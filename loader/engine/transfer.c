@@ -158,8 +158,8 @@ static uint64_t put_bytes(const struct req *r)
     return r->put_size;
 }
 
-/* A whole object, a fixed range, or a random range in it; with --verify the body is checked as it streams. */
-static void get_prepare(struct worker *w, struct req *r, const char *name, uint64_t size)
+void rb_xfer_get_range(struct worker *w, struct req *r, const char *name, uint64_t size, uint64_t *off_out,
+                       uint64_t *len_out)
 {
     const struct rb_load_opts *o = w->o;
     r->key = o->verify ? rb_payload_key(o->seed, name) : 0;
@@ -174,13 +174,6 @@ static void get_prepare(struct worker *w, struct req *r, const char *name, uint6
         off = o->range_off;
         len = o->range_len;
     }
-    char range[64];
-    if (len) {
-        snprintf(range, sizeof range, "%" PRIu64 "-%" PRIu64, off, off + len - 1);
-        curl_easy_setopt(r->easy, CURLOPT_RANGE, range);
-    } else {
-        curl_easy_setopt(r->easy, CURLOPT_RANGE, NULL);
-    }
     r->off = off;
     r->size = size;
     r->ranged = len != 0;
@@ -188,6 +181,22 @@ static void get_prepare(struct worker *w, struct req *r, const char *name, uint6
     r->expect_len = 0;
     if (size)
         r->expect_len = len ? (off < size ? (size - off < len ? size - off : len) : 0) : size;
+    *off_out = off;
+    *len_out = len;
+}
+
+/* A whole object, a fixed range, or a random range in it; with --verify the body is checked as it streams. */
+static void get_prepare(struct worker *w, struct req *r, const char *name, uint64_t size)
+{
+    uint64_t off, len;
+    rb_xfer_get_range(w, r, name, size, &off, &len);
+    char range[64];
+    if (len) {
+        snprintf(range, sizeof range, "%" PRIu64 "-%" PRIu64, off, off + len - 1);
+        curl_easy_setopt(r->easy, CURLOPT_RANGE, range);
+    } else {
+        curl_easy_setopt(r->easy, CURLOPT_RANGE, NULL);
+    }
 }
 
 static uint64_t get_bytes(const struct req *r)
@@ -247,6 +256,9 @@ int rb_xfer_slot_init(struct worker *w, struct req *r, size_t ep)
     RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_PROXY, ""));
     RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, o->max_redirects > 0 ? 1L : 0L));
     RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_MAXREDIRS, o->max_redirects));
+    /* A redirect keeps the endpoint's scheme, as on the native engine: one to another is refused (class other). */
+    const char *ep_url = o->target->endpoints[ep % o->target->nendpoints];
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, strncmp(ep_url, "https:", 6) == 0 ? "https" : "http"));
     if (o->timeout_ns)
         RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)((o->timeout_ns + RB_NS_PER_MS - 1) / RB_NS_PER_MS)));
     int rc = w->op->slot_setup ? w->op->slot_setup(r) : 0;

@@ -257,6 +257,8 @@ bool rb_worker_drained(struct worker *w, const atomic_bool *stop, const volatile
 /* The request loop; stop and stop2 may be NULL. Returns 0 or -errno. */
 int rb_worker_run(struct worker *w, const atomic_bool *stop, const volatile int *stop2)
 {
+    if (w->loop)
+        return w->loop->run(w, stop, stop2);
     if (w->nat)
         return rb_native_run(w, stop, stop2);
     const bool open_loop = w->period_ns != 0;
@@ -339,6 +341,7 @@ void *rb_worker_main(void *arg)
     w->failed = rb_worker_run(w, &w->e->stop, NULL);
     rb_worker_flush_log(w);
     rb_worker_handover(w);
+    w->done_ns = rb_clock_ns(); /* published by the store of finished below */
     atomic_store(&w->finished, true);
     atomic_fetch_add(&w->e->nfinished, 1);
     return NULL;
@@ -425,7 +428,8 @@ int rb_worker_init(struct worker *w, const struct rb_load_opts *o, unsigned id, 
     w->next = o->objects ? next_picked : next_listed;
     w->id = id;
     w->nreq = o->inflight;
-    w->nshards = rb_engine_kind(o) == RB_ENGINE_NATIVE ? 0 : (w->nreq + SHARD_SLOTS - 1) / SHARD_SLOTS;
+    w->loop = o->target->ops->loop;
+    w->nshards = w->loop || rb_engine_kind(o) == RB_ENGINE_NATIVE ? 0 : (w->nreq + SHARD_SLOTS - 1) / SHARD_SLOTS;
     w->shards = calloc(w->nshards, sizeof *w->shards);
     w->epfd = epoll_create1(EPOLL_CLOEXEC);
     w->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -443,6 +447,15 @@ int rb_worker_init(struct worker *w, const struct rb_load_opts *o, unsigned id, 
     if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->evfd, &ev) != 0)
         return -errno;
     pthread_mutex_init(&w->mu, NULL);
+    if (w->loop) {
+        /* The target's own loop owns the slots (fills free_slots), issues and accounts: no curl handle, no driver. */
+        int rc = w->loop->init(w);
+        if (!rc && o->log_fd >= 0 && !(w->logbuf = malloc(LOG_BUF_BYTES)))
+            rc = -ENOMEM;
+        w->pick.rng = (o->seed + 1) * 0x9e3779b97f4a7c15ull ^ ((uint64_t)o->rank << 20) ^ id;
+        w->pick.rng += !w->pick.rng;
+        return rc;
+    }
     if (!w->nshards) {
         int rc = rb_native_new(w, ep0);
         if (rc)
@@ -490,6 +503,8 @@ int rb_worker_init(struct worker *w, const struct rb_load_opts *o, unsigned id, 
 
 void rb_worker_free(struct worker *w)
 {
+    if (w->loop)
+        w->loop->free(w);
     rb_native_free(w);
     rb_mp_free(w);
     rb_mix_free(w);

@@ -138,10 +138,13 @@ struct req {
 struct rb_native;
 struct rb_mp;
 struct rb_mixer;
+struct rb_file_loop;
 
 struct worker {
     struct rb_engine *e;
     struct rb_native *nat;      /* the native engine's connections, or NULL: libcurl (chosen at init) */
+    const struct rb_loop_ops *loop; /* the target's own request loop (file), or NULL: libcurl or native (at init) */
+    struct rb_file_loop *file;  /* the file loop's slots and I/O queue (loader/file), or NULL */
     struct rb_mp *mp;           /* S3 multipart PUT (multipart.c) owns the slots' requests, or NULL (chosen at init) */
     struct rb_mixer *mix;       /* load mixed (mixed.c): ops drawn per request, or NULL (chosen at init) */
     /*
@@ -193,7 +196,9 @@ struct worker {
     unsigned box_inflight;      /* requests in flight at the last handover (under mu) */
     atomic_uint acked;
     atomic_bool finished;
+    uint64_t done_ns;           /* when the loop ended (rb_clock_ns); written before finished is set */
     int failed;                 /* -errno when the loop itself failed */
+    bool failed_logged;         /* the loop said why in its own `error:` line (the engine adds none) */
     atomic_flag *logged;        /* per error class: already logged once (engine- or fetcher-wide) */
 
     char *logbuf;
@@ -223,6 +228,13 @@ int rb_xfer_slot_init(struct worker *w, struct req *r, size_t ep);
 void rb_xfer_slot_free(struct req *r);
 /* Starts a request for name on a free slot; intended_ns 0 = closed loop (due when sent). Returns 0 or -errno. */
 int rb_xfer_issue(struct worker *w, const char *name, uint64_t size, uint64_t intended_ns);
+/*
+ * A GET's part of object name of size bytes, the same on either engine: the
+ * whole object (*len 0), --range OFF:LEN, or a random --random-range LEN
+ * drawn from w's picker. Readies r (payload key, offset, ranged, the length
+ * a verified GET must get). Worker thread.
+ */
+void rb_xfer_get_range(struct worker *w, struct req *r, const char *name, uint64_t size, uint64_t *off, uint64_t *len);
 /* Records a finished request (class, bytes, latencies, --log-requests) and frees its slot. */
 void rb_xfer_complete(struct worker *w, struct req *r, CURLcode rc);
 /*

@@ -1,7 +1,8 @@
-/* Targets: one table per kind (http, https, s3, ais), object URLs, per-handle setup, listing, eviction. */
+/* Targets: one table per kind (http, https, s3, ais, file), object URLs, per-handle setup, listing, eviction. */
 #ifndef RB_TARGET_INT_H
 #define RB_TARGET_INT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -81,7 +82,7 @@ void rb_target_options(struct rb_opts *t, struct rb_target_cfg *cfg);
 /* Frees t (NULL-safe); credentials are wiped from memory first. */
 void rb_target_close(struct rb_target *t);
 
-/* The scheme of t's table: "http", "https", "s3" or "ais". */
+/* The scheme of t's table: "http", "https", "s3", "ais" or "file". */
 const char *rb_target_scheme(const struct rb_target *t);
 
 /* Number of endpoints requests go to round-robin per connection (at least 1). */
@@ -135,6 +136,22 @@ bool rb_target_can_evict(const struct rb_target *t);
 int rb_target_evict(const struct rb_target *t, const struct rb_objset *names, const char *prefix,
                     uint64_t timeout_ns, const volatile int *stop, char *err, size_t errlen);
 
+struct worker;
+
+/*
+ * A request loop a kind of target brings when its requests are not HTTP
+ * (file: system calls on a local path): the worker calls through it instead
+ * of libcurl or the native engine, chosen once at worker start.
+ */
+struct rb_loop_ops {
+    /* Sets up the loop's state for w (slots, buffers, queues). Returns 0 or -errno. */
+    int (*init)(struct worker *w);
+    /* The request loop (rb_worker_run's contract). Returns 0 or -errno. */
+    int (*run)(struct worker *w, const atomic_bool *stop, const volatile int *stop2);
+    /* Frees what init set up; safe after a failed init. */
+    void (*free)(struct worker *w);
+};
+
 /*
  * One kind of target, chosen once by the URL's scheme (like wrk's plain/TLS
  * socket tables): the engine calls through it and never asks which kind it has.
@@ -165,6 +182,18 @@ struct rb_target_ops {
      */
     int (*evict)(const struct rb_target *t, const struct rb_objset *names, const char *prefix, uint64_t timeout_ns,
                  const volatile int *stop, char *err, size_t errlen);
+    /* Checks that the target can be used at all (file: the directory exists); NULL: connect to every endpoint. */
+    int (*probe)(const struct rb_target *t, uint64_t timeout_ns, char *err, size_t errlen);
+    /* Lists the objects under prefix in one go (file: a directory walk); NULL: paginated HTTP listing requests. */
+    int (*list)(const struct rb_target *t, const char *prefix, struct rb_objset *out, char *err, size_t errlen);
+    /*
+     * Whether object name exists, answered locally (file: a stat) rather than
+     * by a HEAD per name; NULL for kinds that answer requests. Returns 0 with
+     * *yes set, or -errno with one line in err.
+     */
+    int (*exists)(const struct rb_target *t, const char *name, bool *yes, char *err, size_t errlen);
+    /* The request loop of this kind; NULL: libcurl or the native engine (rb_engine_kind). */
+    const struct rb_loop_ops *loop;
 };
 
 struct rb_target {
@@ -183,7 +212,8 @@ struct rb_target {
     char *token_header;                 /* "x-amz-security-token: ..." or AIS "Authorization: Bearer ..." */
 };
 
-extern const struct rb_target_ops rb_target_http_ops, rb_target_https_ops, rb_target_s3_ops, rb_target_ais_ops;
+extern const struct rb_target_ops rb_target_http_ops, rb_target_https_ops, rb_target_s3_ops, rb_target_ais_ops,
+    rb_target_file_ops;
 
 /* Shared helpers of the target tables (target.c). */
 /* Copies s into out (len bytes, always terminated) with CR, LF, tab as \r \n \t and other control bytes as \xNN. */

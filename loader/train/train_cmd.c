@@ -373,7 +373,10 @@ int rb_load_train_main(int argc, char **argv)
         {"filelist", 0, RB_OPT_STR, &a.filelist, "FILE", "object names, one per line (optional size after a space)",
          NULL},
         {"populate", 0, RB_OPT_FLAG, &a.populate, NULL,
-         "PUT the data set first (seeded payloads, sizes from --sample-size), as DLIO generates its data", NULL},
+         "PUT the data set first (seeded payloads, sizes from --sample-size), as DLIO generates its data; names that "
+         "exist already stop the run (exit 2) unless --overwrite", NULL},
+        {"overwrite", 0, RB_OPT_FLAG, &a.overwrite, NULL, "--populate: write over objects that exist under those names",
+         NULL},
         {"verify", 0, RB_OPT_FLAG, &a.verify, NULL, "compare every byte read with the seeded payload (class checksum)",
          NULL},
         {"seed", 0, RB_OPT_U64, &a.seed, "N", "seed of permutations, payloads, sizes and compute times", NULL},

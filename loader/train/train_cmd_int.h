@@ -27,7 +27,7 @@ struct train_args {
     /* Values a --workload preset supplies when they are not given (NULL: not given). */
     const char *workload, *batch_s, *spo_s, *compute_s, *sample_s, *threads_s, *au_min_s;
     uint64_t inflight, prefetch, accel, epochs, max_steps, seed, grad_bytes, max_accel;
-    bool strict, find_max, populate, verify;
+    bool strict, find_max, populate, overwrite, verify;
     bool overlap;               /* --overlap: baselines, then the all-reduce overlapped with the next step */
     uint64_t objects;
     const char *prefix, *filelist;

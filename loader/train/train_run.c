@@ -14,6 +14,7 @@
 #include "railbench/clock.h"
 #include "railbench/log.h"
 #include "railbench/units.h"
+#include "../cmd/safety_int.h"
 #include "train_cmd_int.h"
 
 /* The trainer sleeps in slices so a stop is noticed within one. */
@@ -703,6 +704,12 @@ int rb_train_populate(struct run *R, cJSON **record)
     struct rb_objset mine = {0};
     if (rb_objset_partition(R->all, h->rank, h->size, &mine))
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
+    /* The data set is the user's to keep: names that exist are not written over without --overwrite. */
+    int status = rb_safety_check(h, R->t, &mine, R->a->tgt.timeout_ns, R->a->overwrite, "load train", "--populate", NULL);
+    if (status) {
+        rb_objset_free(&mine);
+        return status;
+    }
     struct rb_load_opts o = R->fetch;
     o.op = RB_LOAD_PUT;
     o.objects = &mine;
@@ -710,7 +717,7 @@ int rb_train_populate(struct run *R, cJSON **record)
     o.pattern = RB_PATTERN_SEQUENTIAL;
     o.verify = false;
     struct rb_load_result res = {0};
-    int status = rb_load_run_phase(h, "populate", 0, &o, &res);
+    status = rb_load_run_phase(h, "populate", 0, &o, &res);
     if (h->rank == 0 && res.total) {
         *record = rb_load_summary_json(&res);
         if (!status && res.total->errors) {

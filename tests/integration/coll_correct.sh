@@ -10,9 +10,10 @@ MPIRUN+=(--mca mpi_yield_when_idle 1)
 declare -A APPLIES=(
     [allreduce]="mpi ring rd rhd tree hier" [allgather]="mpi ring rd" [reducescatter]="mpi ring rhd"
     [broadcast]="mpi ring rhd tree" [reduce]="mpi ring rhd tree" [alltoall]="mpi ring" [sendrecv]="mpi"
+    [gather]="mpi" [scatter]="mpi" [alltoallv]="mpi ring hier"
 )
 REDUCES="allreduce reducescatter reduce"
-ROOTED="broadcast reduce"
+ROOTED="broadcast reduce gather scatter"
 
 # check_run NAME NP NTYPES NOPS NSIZES NROOTS: every (collective, algorithm) has its rows, all exact.
 check_run() {
@@ -35,9 +36,9 @@ check_run() {
         done
     done
     ok "$name: row counts per collective and algorithm"
-    # 42 pairs, 23 applicable: the other 19 are listed with a reason, in the table too.
-    assert_jq "$R" '.summary.not_applicable | length == 19 and all(.why | length > 10)' "$name: 19 pairs not applicable"
-    [ "$(grep -c ': not applicable to ' "$T/$name.out")" = 19 ] || fail "$name: not-applicable lines"
+    # 60 pairs, 28 applicable: the other 32 are listed with a reason, in the table too.
+    assert_jq "$R" '.summary.not_applicable | length == 32 and all(.why | length > 10)' "$name: 32 pairs not applicable"
+    [ "$(grep -c ': not applicable to ' "$T/$name.out")" = 32 ] || fail "$name: not-applicable lines"
     assert_jq "$R" '.summary.not_applicable | map(select(.coll == "broadcast" and .algo == "rd")) | length == 1' \
         "$name: broadcast/rd reported not applicable"
 }

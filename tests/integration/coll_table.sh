@@ -12,10 +12,16 @@ import json, re, sys
 out, result, n, rule = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 # nccl-tests doc/PERFORMANCE.md, written out independently of the C code.
 factor = {"allreduce": 2 * (n - 1) / n, "allgather": (n - 1) / n, "reducescatter": (n - 1) / n,
-          "alltoall": (n - 1) / n, "broadcast": 1.0, "reduce": 1.0, "sendrecv": 1.0}
+          "alltoall": (n - 1) / n, "broadcast": 1.0, "reduce": 1.0, "sendrecv": 1.0,
+          "gather": (n - 1) / n, "scatter": (n - 1) / n, "alltoallv": (n - 1) / n}
 tsize = {"int8": 1, "uint8": 1, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "half": 2, "float": 4,
          "double": 8, "bfloat16": 2}
-whole = {"allgather", "reducescatter", "alltoall"}
+whole = {"allgather", "reducescatter", "alltoall", "gather", "scatter"}
+
+def a2av_size(per_peer, typ):
+    """alltoallv (src/alltoallv.cu, default spread 1): the busiest rank's bytes of the distance-weighted pattern."""
+    total = per_peer * n * tsize[typ]
+    return sum(int(d * total / (n * (n - 1) / 2)) & ~15 for d in range(n)) if n > 1 else total & ~15
 
 def expected(coll, size, typ):
     """(count, size) of a row for a requested size, as nccl-tests' *GetCollByteCount (src/*.cu) computes them:
@@ -48,12 +54,19 @@ for line in open(out):
         continue
     assert len(f) == 13, f"row with {len(f)} fields: {line!r}"
     size, count, typ, redop, root = int(f[0]), int(f[1]), f[2], f[3], int(f[4])
-    assert size == count * tsize[typ] * (n if coll in whole else 1), f"{coll}: size {size} != count {count} x type"
-    want = expected(coll, sizes[k % len(sizes)], typ)
+    if coll == "alltoallv":
+        assert size == a2av_size(count, typ), f"alltoallv: size {size} != busiest rank of {count} per peer"
+        count_, size_ = expected("alltoall", sizes[k % len(sizes)], typ)
+        assert count == count_, f"alltoallv: count {count} != alltoall's {count_}"
+        k += 1
+        want = (count, size)
+    else:
+        assert size == count * tsize[typ] * (n if coll in whole else 1), f"{coll}: size {size} != count {count} x type"
+        want = expected(coll, sizes[k % len(sizes)], typ)
     assert (count, size) == want, f"{coll} {typ} -b {sizes[k % len(sizes)]}: count/size {count}/{size}, {rule} rule says {want}"
-    k += 1
+    k += 0 if coll == "alltoallv" else 1
     assert (redop != "none") == (coll in ("allreduce", "reducescatter", "reduce")), f"{coll} redop {redop}"
-    assert (root >= 0) == (coll in ("broadcast", "reduce")), f"{coll} root {root}"
+    assert (root >= 0) == (coll in ("broadcast", "reduce", "gather", "scatter")), f"{coll} root {root}"
     for h in (5, 9):
         t, alg, bus, wrong = float(f[h]), float(f[h + 1]), float(f[h + 2]), f[h + 3]
         assert wrong == "0", f"{coll} {size}: #wrong {wrong}"
@@ -74,6 +87,8 @@ cr = r["summary"]["collective_rows"]
 assert len(cr) == rows, (len(cr), rows)
 for row in cr:
     S = row["count"] * tsize[row["type"]] * (n if row["coll"] in whole else 1)
+    if row["coll"] == "alltoallv":
+        S = a2av_size(row["count"], row["type"])
     assert S == row["size_bytes"]
     for h in ("oop", "ip"):
         x = row[h]

@@ -24,7 +24,7 @@ rerun() {
     same_config "$T/$name-a" "$T/$name-b" "$name"
 }
 
-rerun put "load put" load put "$BACKEND/rr" --keep --objects 4 --size 64KiB -c 2 --label team=storage
+rerun put "load put" load put "$BACKEND/rr" --keep --overwrite --objects 4 --size 64KiB -c 2 --label team=storage
 rerun get "load get" load get "$BACKEND/rr" --objects 4 --count 12 --verify --size 64KiB --rate 200/s
 rerun tiers "load tiers" load tiers --backend "$BACKEND" --tier "$TIER" --objects 4 --sizes 64KiB --fresh --prefix rr-t-
 rerun sweep "load sweep" load sweep "$BACKEND/rr" --objects 4 --inflight 1,2 --duration 1s

@@ -46,7 +46,8 @@ nginx_start origin "server { listen 127.0.0.1:$N; root $T/www; add_header X-Cach
 wait_port "$N"
 . "$ROOT/tests/tiers_servers.sh"
 tiers_servers 20m
-kinds=(load tiers sweep train block coll hosts)
+nginx_dav ckdav
+kinds=(load tiers sweep train block coll hosts ckpt)
 declare -A port
 targets=""
 for k in "${kinds[@]}"; do port[$k]=$(free_port); targets+="'127.0.0.1:${port[$k]}',"; done
@@ -61,9 +62,9 @@ bg prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/tsdb" \
     --web.listen-address="127.0.0.1:$PP" --log.level=warn
 wait_port "$PP"
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PP/-/ready" >/dev/null && break; sleep 0.2; done
-# Prometheus hands new targets to its scrapers some seconds after it is ready: start once it has tried all 7.
+# Prometheus hands new targets to its scrapers some seconds after it is ready: start once it has tried all 8.
 for _ in $(seq 150); do
-    [ "$(curl -sfG "http://127.0.0.1:$PP/api/v1/query" --data-urlencode 'query=count(up)' | jq -r '.data.result[0].value[1] // 0')" = 7 ] && break
+    [ "$(curl -sfG "http://127.0.0.1:$PP/api/v1/query" --data-urlencode 'query=count(up)' | jq -r '.data.result[0].value[1] // 0')" = 8 ] && break
     sleep 0.2
 done
 t0=$(date +%s)
@@ -75,8 +76,9 @@ prom() { echo --prom-listen "127.0.0.1:${port[$1]}" --prom-linger 2s --out "$T/r
 "$RB" block --allow-root-fs --target "$T/blk" --size 16M --bs 4k,64k --iodepth 1,4 --runtime 1s $(prom block) >/dev/null
 rb_mpirun 2 "$RB" coll allreduce -b 8 -e 64K -f 8 -n 20 -w 1 $(prom coll) >/dev/null
 "$RB" fabric counters --duration 2s $(prom hosts) >/dev/null
+"$RB" load checkpoint "$DAV_URL/" --params 1000000 --writes 2 --reads 2 --verify $(prom ckpt) >/dev/null
 t1=$(date +%s)
-ok "7 runs scraped by Prometheus (load get, tiers, sweep, train, block, coll, host counters)"
+ok "8 runs scraped by Prometheus (load get, tiers, sweep, train, block, coll, host counters, checkpoint)"
 
 # 3. Every target of every panel, with Grafana's variables bound: $run to every run, $__range to the whole test.
 python3 - "$PP" "$t0" "$t1" "$D"/*.json >"$T/panels.out" <<'PY' || { cat "$T/panels.out" >&2; fail "dashboard queries"; }

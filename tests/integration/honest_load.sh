@@ -99,7 +99,7 @@ assert_exit 0 "rate achieved" "$RB" load get "http://127.0.0.1:$P3/d" --objects 
 assert_eq "rate check passed" true "$(check rate2 rate)"
 
 # 6. PUT's time to first byte is the time to the response (50 ms delay), not libcurl's upload start.
-"$RB" load put "http://127.0.0.1:$P3/d" --keep --objects 8 --size 4k --out "$T/pttfb" --quiet >/dev/null
+"$RB" load put "http://127.0.0.1:$P3/d" --objects 8 --size 4k --out "$T/pttfb" --quiet >/dev/null
 assert_jq "$T/pttfb/result.json" '.summary.ops[0].ttfb_ns.p50 >= 45000000 and .summary.ops[0].ttfb_ns.p50 <= .summary.ops[0].latency_ns.max' \
     "PUT TTFB is the time to the response"
 

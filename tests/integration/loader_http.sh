@@ -8,7 +8,7 @@ if [ -z "${RB_ENGINE:-}" ]; then
 fi
 . "$(dirname "$0")/../lib.sh"
 echo "engine: $RB_ENGINE"
-ENG=(--engine "$RB_ENGINE") # on every whole-object GET and every PUT; ranges always go through libcurl
+ENG=(--engine "$RB_ENGINE") # on every GET (whole and ranged), PUT, DELETE and HEAD
 chmod 755 "$T" # nginx's workers run as nobody
 PORT=$(free_port)
 W=$T/www
@@ -92,9 +92,9 @@ assert_jq "$T/c2/result.json" '.checks[] | select(.name == "cache_header") | .pa
 assert_jq "$T/c1/result.json" '.phases[0].extra.cache_hit == 25' "cache counters in the phase record"
 
 # 5. Ranges: 200 bytes from offset 100 of each 1 KiB object.
-"$RB" load get "$URL/small" --objects 20 --range 100:200 --count 30 --out "$T/r1" --quiet >/dev/null
+"$RB" load get "${ENG[@]}" "$URL/small" --objects 20 --range 100:200 --count 30 --out "$T/r1" --quiet >/dev/null
 assert_eq "range: bytes" $((30 * 200)) "$(summary r1 .bytes)"
-"$RB" load get "$URL/small" --objects 20 --size 1k --random-range 100 --count 30 --out "$T/r2" --quiet >/dev/null
+"$RB" load get "${ENG[@]}" "$URL/small" --objects 20 --size 1k --random-range 100 --count 30 --out "$T/r2" --quiet >/dev/null
 assert_eq "random range: bytes" $((30 * 100)) "$(summary r2 .bytes)"
 
 # 6. 404s counted by class; --max-error-rate turns them into exit 1; --log-requests has one line each.
@@ -122,18 +122,13 @@ assert_stderr_line 'epochs 2: needs --pattern epoch'
 # named failed check, exit 1, and one error line saying what stays (which is what the directory holds).
 assert_exit 1 "put whose cleanup the server refuses" "$RB" load put "${ENG[@]}" "$URL/dav/cl" --objects 3 --size 1k --quiet \
     --out "$T/cl"
-grep -q 'cleanup: 3 of 3 objects this run wrote could not be deleted and stay under http://127.0.0.1:[0-9]*/dav/cl (prefix "obj-")' \
+grep -q 'cleanup: 3 of 3 objects this run wrote could not be deleted and stay under http://127.0.0.1:[0-9]*/dav/cl (prefix "rb-[0-9T]*Z-[0-9a-f]*-obj-")' \
     "$T/stderr" || { cat "$T/stderr"; fail "no cleanup error line"; }
 assert_jq "$T/cl/result.json" '([.checks[] | select(.name == "cleanup")][0].passed == false) and
     .summary.cleanup.failed == 3 and .summary.left_behind.objects == 3' "cleanup check failed, 3 left behind"
 assert_eq "files the failed cleanup left" 3 "$(find "$W/dav/cl" -type f | wc -l)"
-assert_exit 2 "native engine with DELETE" "$RB" load delete "$URL/dav/x" --objects 1 --engine native
-assert_stderr_line '--engine native: GET and PUT only'
-assert_exit 2 "native engine with a range" "$RB" load get "$URL/small" --objects 1 --range 0:10 --engine native
-assert_stderr_line '--engine native: whole objects only'
-assert_exit 2 "native engine with s3" env AWS_ACCESS_KEY_ID=k AWS_SECRET_ACCESS_KEY=s "$RB" load get s3://bkt \
-    --endpoint "$URL" --objects 1 --engine native
-assert_stderr_line '--engine native: plain http:// targets only'
+assert_exit 2 "native engine with load mixed" "$RB" load mixed "$URL/dav/x" --objects 1 --engine native
+assert_stderr_line '--engine native: GET, PUT, DELETE and HEAD only'
 assert_exit 2 "put without objects" "$RB" load put "$URL/dav/x"
 assert_stderr_line 'give --objects N'
 assert_exit 2 "bad size" "$RB" load put "$URL/dav/x" --objects 1 --size 12parsecs

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # railbench load against tests/servers/peer.py: known delay, a stall under --rate, every error class,
 # SigV4 checked independently of libcurl, and the AIStore API (stand-in written from AIStore's docs).
-# Sections 1-3 (plain http://) run once per request engine; 4-5 (s3, ais) need libcurl and run once.
+# Every section runs once per request engine (RB_ENGINE=curl or native runs one of them).
 set -euo pipefail
 if [ -z "${RB_ENGINE:-}" ]; then
     for e in curl native; do RB_ENGINE=$e bash "$0" "$@" || exit 1; done
@@ -61,31 +61,26 @@ errors e503 status/503 http_5xx
 errors ereset reset reset
 errors eshort short short_read
 errors eslow slow timeout --timeout 300ms
-if [ "$RB_ENGINE" = curl ]; then
-    errors eredir redirect too_many_redirects --max-redirects 3
-    assert_eq "redirects followed before giving up" 18 "$(summary eredir .extra.redirects)"
-else
-    # The native engine follows no redirects (libcurl does them): a 307 is a response of class other.
-    errors eredir redirect other --max-redirects 3
-    grep -q 'HTTP 307' "$T/eredir.err" || fail "no HTTP 307 message"
-fi
+errors eredir redirect too_many_redirects --max-redirects 3
+assert_eq "redirects followed before giving up" 18 "$(summary eredir .extra.redirects)"
+errors escheme redirect-https other
+grep -q 'redirect' "$T/escheme.err" || { cat "$T/escheme.err"; fail "no message about the refused redirect"; }
 grep -q 'HTTP 503' "$T/e503.err" || fail "no HTTP 503 message"
 ok "first error of a class is logged with its status"
-[ "$RB_ENGINE" = curl ] || exit 0 # s3 and ais below go through libcurl whatever the engine
 
 # 4. SigV4 checked by the peer's own implementation of AWS's algorithm (s3rver does not check V4 signatures).
 P3=$(free_port)
 bg python3 "$PEER" --port "$P3" --sigv4-secret peer-secret --size 512
 wait_port "$P3"
-AWS_ACCESS_KEY_ID=AKIDPEER AWS_SECRET_ACCESS_KEY=peer-secret "$RB" load put s3://signed --keep --endpoint "http://127.0.0.1:$P3" \
+AWS_ACCESS_KEY_ID=AKIDPEER AWS_SECRET_ACCESS_KEY=peer-secret "$RB" load put "${ENG[@]}" s3://signed --keep --endpoint "http://127.0.0.1:$P3" \
     --objects 8 --size 4k --out "$T/v1" --quiet >/dev/null
 assert_eq "signed PUT: objects" 8 "$(summary v1 .objects)"
 # Listing: two pages; the continuation token must be percent-encoded for the signature to match.
-AWS_ACCESS_KEY_ID=AKIDPEER AWS_SECRET_ACCESS_KEY=peer-secret AWS_SESSION_TOKEN=session-token "$RB" load get s3://signed \
+AWS_ACCESS_KEY_ID=AKIDPEER AWS_SECRET_ACCESS_KEY=peer-secret AWS_SESSION_TOKEN=session-token "$RB" load get "${ENG[@]}" s3://signed \
     --endpoint "http://127.0.0.1:$P3" --pattern epoch --out "$T/v2" --quiet >/dev/null
 assert_eq "signed listing (2 pages) and GETs" 5 "$(summary v2 .objects)"
 assert_eq "signed GET: bytes" $((5 * 512)) "$(summary v2 .bytes)"
-AWS_ACCESS_KEY_ID=AKIDPEER AWS_SECRET_ACCESS_KEY=not-the-secret "$RB" load get s3://signed --endpoint "http://127.0.0.1:$P3" \
+AWS_ACCESS_KEY_ID=AKIDPEER AWS_SECRET_ACCESS_KEY=not-the-secret "$RB" load get "${ENG[@]}" s3://signed --endpoint "http://127.0.0.1:$P3" \
     --objects 4 --count 4 --max-error-rate 100 --out "$T/v3" --quiet >/dev/null 2>"$T/v3.err"
 assert_eq "wrong secret: http_4xx" 4 "$(summary v3 .errors.http_4xx)"
 grep -q 'SignatureDoesNotMatch' "$T/v3.err" || fail "no SignatureDoesNotMatch message"
@@ -96,22 +91,22 @@ ok "wrong secret reported as SignatureDoesNotMatch"
 P4=$(free_port)
 bg python3 "$PEER" --port "$P4" --ais-page 100
 wait_port "$P4"
-"$RB" load put ais://bench --keep --endpoint "http://127.0.0.1:$P4" --objects 250 --min-size 1k --max-size 8k -c 4 \
+"$RB" load put "${ENG[@]}" ais://bench --keep --endpoint "http://127.0.0.1:$P4" --objects 250 --min-size 1k --max-size 8k -c 4 \
     --out "$T/a1" --quiet >/dev/null
 assert_eq "ais PUT: objects" 250 "$(summary a1 .objects)"
 assert_eq "ais PUT: redirects" 250 "$(summary a1 .extra.redirects)"
-"$RB" load get ais://bench --endpoint "http://127.0.0.1:$P4" --pattern epoch --verify --min-size 1k --max-size 8k -c 4 \
+"$RB" load get "${ENG[@]}" ais://bench --endpoint "http://127.0.0.1:$P4" --pattern epoch --verify --min-size 1k --max-size 8k -c 4 \
     --out "$T/a2" --quiet >/dev/null
 assert_eq "ais listing (3 pages) and verified GET: objects" 250 "$(summary a2 .objects)"
 assert_eq "ais GET: bytes as put" "$(summary a1 .bytes)" "$(summary a2 .bytes)"
 assert_eq "ais GET: redirects" 250 "$(summary a2 .extra.redirects)"
 assert_eq "ais GET: errors" 0 "$(summary a2 .errors.total)"
-"$RB" load get ais://bench --endpoint "http://127.0.0.1:$P4" --objects 3 --prefix missing- --count 3 --out "$T/a3" \
+"$RB" load get "${ENG[@]}" ais://bench --endpoint "http://127.0.0.1:$P4" --objects 3 --prefix missing- --count 3 --out "$T/a3" \
     --max-error-rate 100 --quiet >/dev/null 2>"$T/a3.err"
 assert_eq "ais missing objects: http_4xx" 3 "$(summary a3 .errors.http_4xx)"
 grep -q 'HTTP 404 object does not exist' "$T/a3.err" || fail "AIStore's JSON error message not shown"
 ok "AIStore's error message shown"
-assert_exit 2 "ais without endpoint" env -u AIS_ENDPOINT "$RB" load get ais://bench --objects 1
+assert_exit 2 "ais without endpoint" env -u AIS_ENDPOINT "$RB" load get "${ENG[@]}" ais://bench --objects 1
 assert_stderr_line 'no AIStore endpoint'
-assert_exit 2 "bad provider" "$RB" load get ais://bench --endpoint "http://127.0.0.1:$P4" --provider 'S3!' --objects 1
+assert_exit 2 "bad provider" "$RB" load get "${ENG[@]}" ais://bench --endpoint "http://127.0.0.1:$P4" --provider 'S3!' --objects 1
 assert_stderr_line 'provider "S3!"'

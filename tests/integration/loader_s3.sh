@@ -45,7 +45,8 @@ assert_eq "listed and read: objects" 1100 "$(summary g1 .objects)"
 assert_eq "verified GET: bytes" $((1100 * 2048)) "$(summary g1 .bytes)"
 assert_eq "verified GET: errors" 0 "$(summary g1 .errors.total)"
 grep -q 'listed 1100 objects' "$T/g1.err" || fail "listing did not report 1100 objects"
-assert_seen "listing: first page" 1 'GET /bench\?list-type=2[^ ]*' 200
+# Two first pages: the put --keep's look-up (set/obj-, nothing there) and the get's listing.
+assert_seen "listing: first pages" 2 'GET /bench\?list-type=2[^ ]*' 200
 assert_seen "listing: pages after it, by continuation-token" 1 'GET /bench\?continuation-token=[^ ]*' 200
 # A listing prefix narrows it: set/obj-0000100* is 10 objects.
 "$RB" load get s3://bench --endpoint "$EP" --prefix set/obj-0000100 --pattern epoch --out "$T/g2" --quiet >/dev/null 2>&1
@@ -113,8 +114,8 @@ n400=$(awk -F, '$9 == 400' "$T/bad.csv" | wc -l)
 assert_eq "wrong secret PUT: 403s + 400s in the request log" 10 $((n403 + n400))
 [ "$n403" -gt 0 ] || fail "wrong secret PUT: no 403 in the request log"
 ok "wrong secret PUT: $n403 answered 403, $n400 answered 400"
-assert_seen "PUTs RGW refused with 403, as railbench saw them" "$n403" 'PUT /bench/bad/obj-[0-9]{8}' 403
-assert_eq "refused PUTs RGW stored" 0 "$(seen 'PUT /bench/bad/obj-[0-9]{8}' 200)"
+assert_seen "PUTs RGW refused with 403, as railbench saw them" "$n403" 'PUT /bench/bad/rb-[^ ]*obj-[0-9]{8}' 403
+assert_eq "refused PUTs RGW stored" 0 "$(seen 'PUT /bench/bad/rb-[^ ]*obj-[0-9]{8}' 200)"
 # An unknown access key is a different refusal.
 AWS_ACCESS_KEY_ID=NOBODY "$RB" load get s3://bench/set/ --endpoint "$EP" --objects 1100 --count 5 --out "$T/g6" \
     --quiet >/dev/null 2>"$T/g6.err" || true

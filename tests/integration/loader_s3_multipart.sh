@@ -115,7 +115,7 @@ assert_eq "failed put: part requests" 3 "$(row f1 'PUT part' .requests)"
 assert_eq "failed put: uploads aborted" 3 "$(row f1 'PUT part' .multipart.uploads_aborted)"
 assert_eq "failed put: aborts failed" 0 "$(row f1 'PUT part' .multipart.aborts_failed)"
 assert_jq "$T/f1/result.json" '[.checks[] | select(.name == "multipart_abort")][0].passed == true' "abort check passed"
-rgw_assert_seen "aborts RGW answered 204" 3 'DELETE /mpu/f/obj-[0-9]{8}\?uploadId=[^ ]+' 204
+rgw_assert_seen "aborts RGW answered 204" 3 'DELETE /mpu/f/rb-[^ ?]*obj-[0-9]{8}\?uploadId=[^ ]+' 204
 assert_eq "uploads in progress after the failed put" 0 "$(in_progress)"
 assert_eq "objects under f/" "" "$(listing f/)"
 

@@ -9,6 +9,7 @@ Python standard library only; binds 127.0.0.1. Behaviour by path:
   /short/...             announces 1000 bytes, sends 500, closes          (client: short_read)
   /slow/...              answers after 3 s                                (client: timeout)
   /redirect/...          307 to itself, forever                           (client: too_many_redirects)
+  /redirect-https/...    307 to itself over https:// (another scheme)     (client: other)
   /v1/objects/B/O        AIStore proxy: 307 to /target/v1/objects/B/O (query kept)
   /target/v1/objects/B/O AIStore target: PUT stores, GET returns the stored bytes (404 if none)
   /v1/buckets/B          AIStore list action (GET with a JSON body): pages of --ais-page entries
@@ -142,6 +143,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(200, b"late")
         if path.startswith("/redirect/"):
             return self.send(307, b"", extra={"Location": self.path})
+        if path.startswith("/redirect-https/"):
+            loc = "https://127.0.0.1:%d%s" % (self.server.server_address[1], self.path)
+            return self.send(307, b"", extra={"Location": loc})
         if path.startswith("/v1/objects/"):
             loc = "http://127.0.0.1:%d/target%s" % (self.server.server_address[1], self.path)
             return self.send(307, b"", extra={"Location": loc})

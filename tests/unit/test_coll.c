@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "coll_int.h"
 
@@ -268,6 +270,26 @@ static void reference(struct sim *s, const struct rb_coll_test *t, int r)
     case RB_COLL_SENDRECV:
         memcpy(out, s->send[(r - 1 + NR) % NR], base * tb);
         break;
+    case RB_COLL_GATHER:
+        for (int j = 0; j < NR && r == a->root; j++)
+            memcpy(out + (size_t)j * base * tb, s->send[j], base * tb);
+        break;
+    case RB_COLL_SCATTER:
+        memcpy(out, s->send[a->root] + (size_t)r * base * tb, base * tb);
+        break;
+    case RB_COLL_ALLTOALLV: {
+        /* Source i's block for r starts where its blocks for ranks before r end (the pattern's own function). */
+        size_t total = base * NR * tb, at = 0;
+        for (int i = 0; i < NR; i++) {
+            size_t skip = 0;
+            for (int k = 0; k < r; k++)
+                skip += rb_coll_alltoallv_pair_bytes(i, k, NR, total);
+            size_t bytes = rb_coll_alltoallv_pair_bytes(i, r, NR, total);
+            memcpy(out + at, s->send[i] + skip, bytes);
+            at += bytes;
+        }
+        break;
+    }
     default:
         fail();
     }
@@ -298,7 +320,8 @@ static void check_collective(enum rb_coll_kind kind)
             struct sim s;
             sim_init(&s, t, (enum rb_coll_dtype)type, op, root, 3);
             /* The poisoned output is wrong where it is checked (8-bit types: the pattern may be a valid sum). */
-            int checked = kind == RB_COLL_REDUCE ? root : 0;
+            bool at_root_only = kind == RB_COLL_REDUCE || kind == RB_COLL_GATHER;
+            int checked = at_root_only ? root : 0;
             uint64_t poisoned = t->check(&s.a[checked], 3);
             if (s.a[0].type_bytes == 1)
                 assert_true(poisoned > s.cn.recv / 2);
@@ -312,13 +335,13 @@ static void check_collective(enum rb_coll_kind kind)
                              rb_coll_dtype_name((enum rb_coll_dtype)type), rb_coll_redop_name(op), r,
                              (unsigned long long)w);
                 /* Other seeds' data does not pass for this one. */
-                assert_true(t->check(&s.a[r], 4) > 0 || (kind == RB_COLL_REDUCE && r != root));
+                assert_true(t->check(&s.a[r], 4) > 0 || (at_root_only && r != root));
                 /* One flipped element anywhere in the output is exactly one wrong element. */
                 for (size_t i = 0; i < s.cn.recv; i += 5) {
                     char saved[8];
                     memcpy(saved, s.recv[r] + i * s.a[r].type_bytes, s.a[r].type_bytes);
                     flip(s.recv[r], i, (enum rb_coll_dtype)type);
-                    uint64_t want = kind == RB_COLL_REDUCE && r != root ? 0 : 1;
+                    uint64_t want = at_root_only && r != root ? 0 : 1;
                     if (t->check(&s.a[r], 3) != want)
                         fail_msg("%s %s rank %d: flipping element %zu gave %llu wrong", t->name,
                                  rb_coll_dtype_name((enum rb_coll_dtype)type), r, i,
@@ -337,6 +360,62 @@ static void test_broadcast(void **state) { (void)state; check_collective(RB_COLL
 static void test_reduce(void **state) { (void)state; check_collective(RB_COLL_REDUCE); }
 static void test_alltoall(void **state) { (void)state; check_collective(RB_COLL_ALLTOALL); }
 static void test_sendrecv(void **state) { (void)state; check_collective(RB_COLL_SENDRECV); }
+static void test_gather(void **state) { (void)state; check_collective(RB_COLL_GATHER); }
+static void test_scatter(void **state) { (void)state; check_collective(RB_COLL_SCATTER); }
+static void test_alltoallv(void **state) { (void)state; check_collective(RB_COLL_ALLTOALLV); }
+
+/* alltoallv's pattern against nccl-tests' formula worked by hand, and its counts (src/alltoallv.cu). */
+static void test_alltoallv_pattern(void **state)
+{
+    (void)state;
+    struct rb_coll_a2av_opts o = {.spread = 1, .scale = -1};
+    assert_int_equal(rb_coll_alltoallv_setup(&o), 0);
+    /* 4 ranks, 1024 B each: distances 1, 2, 3 of 6 -> 170.7, 341.3, 512 -> aligned 160, 336, 512; none to itself. */
+    assert_int_equal(rb_coll_alltoallv_pair_bytes(0, 0, 4, 1024), 0);
+    assert_int_equal(rb_coll_alltoallv_pair_bytes(0, 1, 4, 1024), 160);
+    assert_int_equal(rb_coll_alltoallv_pair_bytes(0, 2, 4, 1024), 336);
+    assert_int_equal(rb_coll_alltoallv_pair_bytes(3, 2, 4, 1024), 512); /* distance (2 - 3) mod 4 = 3 */
+    struct rb_coll_counts c;
+    rb_coll_alltoallv.counts(256, 4, 4, false, &c); /* -b 1K float: 64 per peer, 1008 B sent and received */
+    assert_true(c.param == 64 && c.send == 252 && c.recv == 252);
+    o.spread = 0; /* uniform: 256 B to everyone, itself included */
+    assert_int_equal(rb_coll_alltoallv_setup(&o), 0);
+    assert_int_equal(rb_coll_alltoallv_pair_bytes(2, 2, 4, 1024), 256);
+    o.spread = 0.5; /* halfway: (256 + 170.7) / 2 = 213.3 -> 208 */
+    assert_int_equal(rb_coll_alltoallv_setup(&o), 0);
+    assert_int_equal(rb_coll_alltoallv_pair_bytes(0, 1, 4, 1024), 208);
+    o.spread = 1.5;
+    assert_int_equal(rb_coll_alltoallv_setup(&o), RB_EXIT_USAGE);
+    /* A matrix file: values aligned down to 16 after the scale; the busiest rank sizes the buffers. */
+    char path[] = "/tmp/rb_a2av_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char *text = "0 100 200\n 17 0 0\n4000 15 32\n";
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    o = (struct rb_coll_a2av_opts){.spread = -1, .matrix = path, .scale = 2};
+    assert_int_equal(rb_coll_alltoallv_setup(&o), 0);
+    assert_int_equal(rb_coll_alltoallv_pair_bytes(0, 1, 3, 0), 192);  /* 200 -> 192 */
+    assert_int_equal(rb_coll_alltoallv_pair_bytes(1, 0, 3, 0), 32);   /* 34 -> 32 */
+    assert_int_equal(rb_coll_alltoallv_pair_bytes(2, 1, 3, 0), 16);   /* 30 -> 16 */
+    assert_int_equal(rb_coll_alltoallv_pair_bytes(2, 0, 3, 0), 8000);
+    rb_coll_alltoallv.counts(1000, 1, 3, false, &c);
+    assert_true(c.param == 0 && c.send == 8000 + 16 + 64 && c.recv == 8032);
+    assert_int_equal(rb_coll_alltoallv_check(3, 8080, 8080), 0);
+    assert_int_equal(rb_coll_alltoallv_check(3, 8079, 8079), RB_EXIT_USAGE); /* -e below the busiest rank */
+    assert_int_equal(rb_coll_alltoallv_check(3, 8000, 9000), RB_EXIT_USAGE); /* -b != -e */
+    assert_int_equal(rb_coll_alltoallv_check(4, 9000, 9000), RB_EXIT_USAGE); /* 4 ranks, 3x3 matrix */
+    rb_coll_alltoallv_free();
+    fd = open(path, O_WRONLY | O_TRUNC);
+    assert_int_equal(write(fd, "1 2\n3\n", 6), 6);
+    close(fd);
+    o.scale = -1;
+    assert_int_equal(rb_coll_alltoallv_setup(&o), RB_EXIT_USAGE); /* not square */
+    unlink(path);
+    rb_coll_alltoallv_free();
+    o = (struct rb_coll_a2av_opts){.spread = 1, .scale = -1};
+    assert_int_equal(rb_coll_alltoallv_setup(&o), 0);
+}
 
 /* nccl-tests' element counts: per-rank blocks for the gathered/scattered ones, in-place offsets. */
 static void test_counts(void **state)
@@ -445,6 +524,42 @@ static void test_table_format(void **state)
     assert_int_equal(rb_coll_table_header_str(buf, 100, false, false, false), -ENOSPC);
 }
 
+/* NCCL_TESTS_SPLIT as nccl-tests 2.19 reads it. */
+static void test_split(void **state)
+{
+    (void)state;
+    int c = -1;
+    assert_int_equal(rb_coll_split_color("AND 0x7", 13, &c), 0);
+    assert_int_equal(c, 5);
+    assert_int_equal(rb_coll_split_color("and 7", 13, &c), 0);
+    assert_int_equal(c, 5);
+    assert_int_equal(rb_coll_split_color("&0b110", 13, &c), 0);
+    assert_int_equal(c, 4);
+    assert_int_equal(rb_coll_split_color("OR 1", 4, &c), 0);
+    assert_int_equal(c, 5);
+    assert_int_equal(rb_coll_split_color("|010", 1, &c), 0); /* octal 8 */
+    assert_int_equal(c, 9);
+    assert_int_equal(rb_coll_split_color("MOD 8", 13, &c), 0);
+    assert_int_equal(c, 5);
+    assert_int_equal(rb_coll_split_color("%3", 13, &c), 0);
+    assert_int_equal(c, 1);
+    assert_int_equal(rb_coll_split_color(" DIV 8 ", 13, &c), 0);
+    assert_int_equal(c, 1);
+    assert_int_equal(rb_coll_split_color("/4", 13, &c), 0);
+    assert_int_equal(c, 3);
+    assert_int_equal(rb_coll_split_color("MOD 0", 13, &c), -EINVAL);
+    assert_int_equal(rb_coll_split_color("DIV 0", 13, &c), -EINVAL);
+    assert_int_equal(rb_coll_split_color("XOR 3", 13, &c), -EINVAL);
+    assert_int_equal(rb_coll_split_color("AND", 13, &c), -EINVAL);
+    assert_int_equal(rb_coll_split_color("AND 7x", 13, &c), -EINVAL);
+    assert_int_equal(rb_coll_split_color("", 13, &c), -EINVAL);
+    assert_int_equal(rb_coll_split_mask_color("0x6", 13, &c), 0);
+    assert_int_equal(c, 4);
+    assert_int_equal(rb_coll_split_mask_color("f", 29, &c), 0);
+    assert_int_equal(c, 13);
+    assert_int_equal(rb_coll_split_mask_color("zz", 13, &c), -EINVAL);
+}
+
 /* -w: every size from -b to -e, doubling (nccl-tests 2.19's TimeTest). */
 static void test_warmup_sizes(void **state)
 {
@@ -487,8 +602,10 @@ int main(void)
         cmocka_unit_test(test_allgather),      cmocka_unit_test(test_reducescatter),
         cmocka_unit_test(test_broadcast),      cmocka_unit_test(test_reduce),
         cmocka_unit_test(test_alltoall),       cmocka_unit_test(test_sendrecv),
+        cmocka_unit_test(test_gather),         cmocka_unit_test(test_scatter),
+        cmocka_unit_test(test_alltoallv),      cmocka_unit_test(test_alltoallv_pattern),
         cmocka_unit_test(test_counts),         cmocka_unit_test(test_busbw),
-        cmocka_unit_test(test_table_format),   cmocka_unit_test(test_warmup_sizes),   cmocka_unit_test(test_iter_stats),
+        cmocka_unit_test(test_table_format),   cmocka_unit_test(test_warmup_sizes), cmocka_unit_test(test_split),   cmocka_unit_test(test_iter_stats),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

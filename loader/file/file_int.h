@@ -1,0 +1,91 @@
+/* The file protocol: file:///path targets, their options, and the request loop that reads and writes files. */
+#ifndef RB_FILE_INT_H
+#define RB_FILE_INT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fileio_int.h"
+#include <cjson/cJSON.h>
+
+#include "railbench/cli.h"
+#include "railbench/result.h"
+#include "railbench/stats.h"
+
+/*
+ * Thread-safety: options are set on the main thread before workers start
+ * and read-only afterwards; a worker's loop state is its own thread's.
+ */
+
+/* --drop-cache: none; each file's pages before it is read (posix_fadvise); and the whole host's between phases (root). */
+enum rb_file_drop { RB_DROP_NONE, RB_DROP_FILES, RB_DROP_HOST };
+#define RB_FILE_DROP_CHOICES "none|files|host"
+
+/* Transfer size when --block-size is not given: large enough that a request is not its system calls. */
+#define RB_FILE_DEFAULT_BLOCK (1024u * 1024u)
+
+/* The file protocol's options (its option group); every command that opens a file:// target reads them. */
+struct rb_file_opts {
+    int engine;               /* enum rb_fio_engine (--io-engine) */
+    bool direct;              /* --direct: O_DIRECT, aligned buffers, offsets and sizes */
+    uint64_t block_bytes;     /* --block-size: bytes per read or write system call (or io_uring I/O) */
+    int fsync;                /* enum rb_fio_fsync (--fsync): writers' durability */
+    int drop_cache;           /* enum rb_file_drop (--drop-cache) */
+    bool cold_check;          /* --cold-check: count each read file's resident pages before it is read (mincore) */
+};
+
+/* The defaults (psync, buffered, 1 MiB blocks, no fsync, no drop, no check). */
+#define RB_FILE_OPTS_DEFAULT                                                                                         \
+    {                                                                                                              \
+        .engine = RB_FIO_PSYNC, .block_bytes = RB_FILE_DEFAULT_BLOCK, .fsync = RB_FSYNC_NONE,                        \
+        .drop_cache = RB_DROP_NONE                                                                                 \
+    }
+
+
+
+/* Rows of the file option group (without its {0} end). */
+#define RB_FILE_OPT_ROWS 6
+
+/*
+ * Writes the file protocol's option rows, their values in fo (its current
+ * values are the defaults --help shows), and a {0} end into rows. Every
+ * command that opens a target adds this group. Main thread.
+ */
+void rb_file_options(struct rb_opt *rows, struct rb_file_opts *fo);
+
+struct rb_cli;
+struct rb_target;
+
+/*
+ * The file options against the target they go with: a file option changed
+ * from its default for a target that is not file:// is a usage error (its
+ * default given explicitly is not: a rerun's --config gives every value). On a file target with psync, *inflight becomes
+ * 1 (one I/O at a time per thread; a warning when --inflight was given).
+ * Returns 0 or RB_EXIT_USAGE after one line.
+ */
+int rb_file_opts_target(const struct rb_file_opts *fo, const struct rb_target *t, const struct rb_cli *cli,
+                        uint64_t *inflight);
+
+/* The name the page-cache residency check goes by where a cache header's would (the phase's cache_* counters). */
+#define RB_FILE_COLD_CHECK_NAME "page-cache residency (mincore)"
+
+/* Adds "file": the options a file run used (engine, direct, block size, fsync, drop, check) to summary. */
+void rb_file_summary_json(cJSON *summary, const struct rb_file_opts *fo);
+
+/*
+ * With --cold-check, records the check "[what_]cold" on r from the read
+ * phase's stats s (its cache_* counters): passed when every file read had
+ * no page cached before it was read. Logs an error when it fails after
+ * --drop-cache. Returns whether it passed (true without --cold-check).
+ */
+bool rb_file_check_cold(struct rb_result *r, const char *what, const struct rb_file_opts *fo, const struct rb_stats *s);
+
+/*
+ * Checks fo for use (main thread, before anything runs): a --direct
+ * --block-size must be a multiple of RB_FIO_ALIGN. Returns 0 or
+ * RB_EXIT_USAGE after the one-line usage error.
+ */
+int rb_file_opts_check(const struct rb_file_opts *fo);
+
+#endif

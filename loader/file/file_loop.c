@@ -1,0 +1,556 @@
+/* The file protocol's request loop: a request opens a file, moves it block by block through the I/O engine, closes it. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "file_int.h"
+#include "file_loop_int.h"
+#include "pagecache_int.h"
+#include "../engine/payload_int.h"
+#include "railbench/clock.h"
+#include "railbench/log.h"
+#include "../engine/worker_int.h"
+
+/* Longest wait for a completion or a due send before the loop looks at ticks and stop flags again. */
+#define IDLE_WAIT_NS (20 * RB_NS_PER_MS)
+#define REAP_BATCH 64
+
+/*
+ * One request slot: the file being read or written and the accounting
+ * struct the HTTP engines fill too, so rb_xfer_record classifies and logs
+ * both alike. Its block buffer is aligned for O_DIRECT.
+ */
+struct fslot {
+    struct req r;
+    int fd;
+    bool busy, syncing, size_known;
+    uint64_t idx;              /* the object's index in its set (what a put that cleans up notes as written) */
+    uint64_t pos, end;         /* next byte of the transfer and where it ends */
+    uint64_t ttfb_ns;          /* first block's completion from the start; 0 none yet */
+    unsigned char *buf;
+    char path[PATH_MAX];
+};
+
+struct rb_file_loop;
+
+/*
+ * What differs between reading, writing, deleting and stat-ing, as one row
+ * chosen once per worker: start opens or acts, done takes a finished I/O.
+ */
+struct fop {
+    void (*start)(struct worker *w, struct fslot *s, uint64_t size);
+    void (*done)(struct worker *w, struct fslot *s, const struct rb_fio_io *io);
+};
+
+struct rb_file_loop {
+    const struct fop *op;
+    const struct rb_file_opts *fo;
+    struct rb_file_opts fo_default;
+    struct rb_fio *q;
+    struct fslot *s;
+    const char *root;
+    int fatal;                 /* -errno that ends the run (a full or vanished file system); 0 none */
+    char fatal_what[PATH_MAX + 64]; /* the call and path that met it */
+    int oflags_read, oflags_write;
+};
+
+/* The run's one `error:` line for a file system that stopped working, once per process. */
+static atomic_flag fatal_logged = ATOMIC_FLAG_INIT;
+
+/* ---- finishing a request ---- */
+
+/*
+ * Ends s's request: closes the file (a close's error, as NFS and FUSE may
+ * report a failed write there, fails it), frees the slot and records it.
+ * err 0 with short set means the file ended before its known size.
+ */
+static void finish(struct worker *w, struct fslot *s, int err, const char *what, bool short_read)
+{
+    struct rb_file_loop *L = w->file;
+    if (s->fd >= 0) {
+        if (close(s->fd) != 0 && !err) {
+            err = errno;
+            what = "close";
+        }
+        s->fd = -1;
+    }
+    uint64_t now = rb_clock_ns();
+    CURLcode rc = CURLE_OK;
+    if (err) {
+        rc = err == ETIMEDOUT ? CURLE_OPERATION_TIMEDOUT : CURLE_READ_ERROR;
+        snprintf(s->r.ebuf, sizeof s->r.ebuf, "%s: %s", what, strerror(err));
+        /* Nothing further can work on a full or vanished file system, nor where permission is refused. */
+        if ((rb_fio_fatal(err) || err == EACCES || err == EPERM) && !L->fatal) {
+            L->fatal = -err;
+            snprintf(L->fatal_what, sizeof L->fatal_what, "%s %s", what, s->path);
+        }
+    } else if (short_read) {
+        rc = CURLE_PARTIAL_FILE;
+        snprintf(s->r.ebuf, sizeof s->r.ebuf, "the file ends at byte %" PRIu64 ", expected %" PRIu64 " (file system)",
+                 s->pos, s->end);
+    }
+    s->busy = false;
+    w->free_slots[w->nfree++] = (unsigned)(s - L->s);
+    uint64_t errors = w->local->errors;
+    s->r.response_ns = s->ttfb_ns ? s->r.start_ns + s->ttfb_ns : now;
+    rb_xfer_record(w, &s->r, rc, err ? 0 : 200, s->ttfb_ns ? s->ttfb_ns : now - s->r.start_ns, now - s->r.start_ns,
+                   0, now);
+    if (w->o->track_written && w->local->errors == errors)
+        rb_worker_wrote(w, s->idx);
+}
+
+/* Queues s's next I/O; a queue that refuses it ends the request (the engine itself failed). */
+static void queue(struct worker *w, struct fslot *s, enum rb_fio_kind kind, size_t len, uint64_t off)
+{
+    struct rb_fio_io io = {.kind = kind, .fd = s->fd, .buf = s->buf, .len = len, .off = off,
+                           .tag = (uint64_t)(s - w->file->s)};
+    int rc = rb_fio_submit(w->file->q, &io);
+    if (rc)
+        finish(w, s, -rc, "submit", false);
+}
+
+/* Opens s->path with flags; with O_DIRECT refused (EINVAL), says so once: --direct cannot work there. */
+static int open_file(struct worker *w, struct fslot *s, int flags)
+{
+    s->fd = open(s->path, flags | O_CLOEXEC, 0644);
+    if (s->fd >= 0)
+        return 0;
+    int err = errno;
+    if (err == EINVAL && (flags & O_DIRECT)) {
+        w->file->fatal = -EINVAL;
+        if (!atomic_flag_test_and_set(&fatal_logged))
+            rb_error("--direct: %s refuses O_DIRECT (%s); run without --direct on this file system", s->path,
+                     strerror(err));
+    }
+    return -err;
+}
+
+/* ---- GET: read [pos, end) block by block ---- */
+
+/* The next read: with O_DIRECT from the aligned offset at or before pos, for a whole number of aligned blocks. */
+static void read_next(struct worker *w, struct fslot *s)
+{
+    const struct rb_file_opts *fo = w->file->fo;
+    uint64_t off = fo->direct ? s->pos / RB_FIO_ALIGN * RB_FIO_ALIGN : s->pos;
+    uint64_t want = s->end - off < fo->block_bytes ? s->end - off : fo->block_bytes;
+    if (fo->direct)
+        want = (want + RB_FIO_ALIGN - 1) / RB_FIO_ALIGN * RB_FIO_ALIGN;
+    queue(w, s, RB_FIO_READ, (size_t)want, off);
+}
+
+/* Drops the file's cached pages and counts what stayed resident, before the request's clock starts. */
+static void cold_prepare(struct worker *w, struct fslot *s, uint64_t size)
+{
+    const struct rb_file_opts *fo = w->file->fo;
+    int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return; /* the request's own open reports it */
+    if (!size) {
+        struct stat st;
+        size = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+    }
+    if (fo->drop_cache != RB_DROP_NONE)
+        rb_pagecache_drop_fd(fd);
+    struct rb_residency res;
+    if (fo->cold_check && size && rb_pagecache_residency(fd, size, &res) == 0) {
+        int v = rb_pagecache_verdict(&res);
+        s->r.cache = v > 0 ? RB_LX_CACHE_HIT : v == 0 ? RB_LX_CACHE_MISS : RB_LX_CACHE_OTHER;
+    }
+    close(fd);
+}
+
+static void get_start(struct worker *w, struct fslot *s, uint64_t size)
+{
+    const struct rb_load_opts *o = w->o;
+    struct rb_file_loop *L = w->file;
+    if (L->fo->drop_cache != RB_DROP_NONE || L->fo->cold_check)
+        cold_prepare(w, s, size);
+    s->r.start_ns = rb_clock_ns();
+    if (s->r.intended_ns == 0)
+        s->r.intended_ns = s->r.start_ns;
+    int rc = open_file(w, s, L->oflags_read);
+    if (rc) {
+        finish(w, s, -rc, "open", false);
+        return;
+    }
+    s->size_known = size != 0;
+    if (!size) {
+        struct stat st;
+        if (fstat(s->fd, &st) != 0) {
+            finish(w, s, errno, "stat", false);
+            return;
+        }
+        size = (uint64_t)st.st_size;
+    }
+    uint64_t off = 0, len = size;
+    if (o->random_range_len) {
+        len = o->random_range_len < size ? o->random_range_len : size;
+        off = size > len ? rb_picker_rand_below(&w->pick.rng, size - len + 1) : 0;
+    } else if (o->range_len) {
+        off = o->range_off;
+        len = o->range_len;
+        if (!s->size_known || off + len <= size)
+            s->size_known = true; /* a range asked for is a length the file must have */
+        else
+            len = off < size ? size - off : 0;
+    }
+    s->r.key = o->verify ? rb_payload_key(o->seed, s->r.name) : 0;
+    s->r.size = size;
+    s->r.off = off;
+    s->r.ranged = off != 0 || len != size;
+    s->r.expect_len = len;
+    s->pos = off;
+    s->end = off + len;
+    if (s->pos >= s->end) {
+        finish(w, s, 0, NULL, false);
+        return;
+    }
+    read_next(w, s);
+}
+
+static void get_done(struct worker *w, struct fslot *s, const struct rb_fio_io *io)
+{
+    if (io->res < 0) {
+        finish(w, s, (int)-io->res, "read", false);
+        return;
+    }
+    if (!s->ttfb_ns)
+        s->ttfb_ns = rb_clock_ns() - s->r.start_ns;
+    uint64_t got_end = io->off + (uint64_t)io->res;
+    if (got_end > s->end)
+        got_end = s->end;
+    if (got_end > s->pos) {
+        size_t skip = (size_t)(s->pos - io->off), n = (size_t)(got_end - s->pos);
+        if (w->o->verify && !s->r.mismatch && rb_payload_verify(s->r.key, s->pos, s->buf + skip, n) != n)
+            s->r.mismatch = true;
+        s->r.body += n;
+        s->pos = got_end;
+    }
+    if (s->pos >= s->end) {
+        finish(w, s, 0, NULL, false);
+        return;
+    }
+    if (io->res == 0 || got_end <= io->off) {
+        /* End of file before the end the listing or the range gave: a short read when that size was known. */
+        finish(w, s, 0, NULL, s->size_known);
+        return;
+    }
+    read_next(w, s);
+}
+
+/* ---- PUT: create (never over an existing file), write [0, size), sync by policy, close ---- */
+
+/* Makes the directories of path below the target's root (mkdir -p); they are the run's. */
+static void make_parents(const char *root, const char *path)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    size_t rootlen = strlen(root);
+    for (char *p = dir + rootlen + 1; (p = strchr(p, '/')); p++) {
+        *p = '\0';
+        mkdir(dir, 0755);
+        *p = '/';
+    }
+}
+
+static void write_next(struct worker *w, struct fslot *s)
+{
+    const struct rb_file_opts *fo = w->file->fo;
+    uint64_t want = s->end - s->pos < fo->block_bytes ? s->end - s->pos : fo->block_bytes;
+    if (fo->direct && (want % RB_FIO_ALIGN || s->pos % RB_FIO_ALIGN)) {
+        /* O_DIRECT takes whole aligned blocks: the file's last partial block goes through the page cache. */
+        int fl = fcntl(s->fd, F_GETFL);
+        if (fl >= 0 && (fl & O_DIRECT))
+            fcntl(s->fd, F_SETFL, fl & ~O_DIRECT);
+    }
+    rb_payload_fill(s->r.key, s->pos, s->buf, (size_t)want);
+    queue(w, s, RB_FIO_WRITE, (size_t)want, s->pos);
+}
+
+/* The data is out: sync before close when asked (unless every write was synced already), else done. */
+static void put_last(struct worker *w, struct fslot *s)
+{
+    if (w->file->fo->fsync == RB_FSYNC_CLOSE && !s->syncing) {
+        s->syncing = true;
+        queue(w, s, RB_FIO_FSYNC, 0, 0);
+        return;
+    }
+    finish(w, s, 0, NULL, false);
+}
+
+static void put_start(struct worker *w, struct fslot *s, uint64_t size)
+{
+    struct rb_file_loop *L = w->file;
+    s->r.key = rb_payload_key(w->o->seed, s->r.name);
+    s->r.size = s->r.put_size = s->end = size;
+    s->r.put_pos = s->r.expect_len = 0;
+    s->pos = 0;
+    s->r.start_ns = rb_clock_ns();
+    if (s->r.intended_ns == 0)
+        s->r.intended_ns = s->r.start_ns;
+    int rc = open_file(w, s, L->oflags_write);
+    if (rc == -ENOENT) {
+        make_parents(L->root, s->path);
+        rc = open_file(w, s, L->oflags_write);
+    }
+    if (rc == -EEXIST && w->o->preexisting && w->o->preexisting->n) {
+        /* --overwrite: the names found before the run may be replaced (cleanup leaves them); nothing else. */
+        rc = open_file(w, s, (L->oflags_write & ~(O_CREAT | O_EXCL)) | O_TRUNC);
+    }
+    if (rc == -EEXIST) {
+        finish(w, s, EEXIST, "create (a run never overwrites a file it did not create)", false);
+        return;
+    }
+    if (rc) {
+        finish(w, s, -rc, "create", false);
+        return;
+    }
+    if (!size) {
+        put_last(w, s);
+        return;
+    }
+    write_next(w, s);
+}
+
+static void put_done(struct worker *w, struct fslot *s, const struct rb_fio_io *io)
+{
+    if (io->res < 0) {
+        finish(w, s, (int)-io->res, io->kind == RB_FIO_FSYNC ? "fsync" : "write", false);
+        return;
+    }
+    if (io->kind == RB_FIO_FSYNC) {
+        if (s->pos >= s->end)
+            finish(w, s, 0, NULL, false);
+        else
+            write_next(w, s);
+        return;
+    }
+    if (!s->ttfb_ns)
+        s->ttfb_ns = rb_clock_ns() - s->r.start_ns;
+    if (io->res == 0) {
+        finish(w, s, EIO, "write (no progress)", false);
+        return;
+    }
+    s->pos += (uint64_t)io->res;
+    s->r.put_pos = s->pos;
+    if (w->file->fo->fsync == RB_FSYNC_EACH) {
+        s->syncing = true;
+        queue(w, s, RB_FIO_FSYNC, 0, 0);
+        return;
+    }
+    if (s->pos >= s->end)
+        put_last(w, s);
+    else
+        write_next(w, s);
+}
+
+/* ---- DELETE and HEAD (stat): one system call each ---- */
+
+static void meta_begin(struct worker *w, struct fslot *s, uint64_t size)
+{
+    s->r.key = 0;
+    s->r.size = size;
+    s->r.expect_len = 0;
+    s->r.start_ns = rb_clock_ns();
+    if (s->r.intended_ns == 0)
+        s->r.intended_ns = s->r.start_ns;
+    (void)w;
+}
+
+static void delete_start(struct worker *w, struct fslot *s, uint64_t size)
+{
+    meta_begin(w, s, size);
+    finish(w, s, unlink(s->path) == 0 ? 0 : errno, "unlink", false);
+}
+
+static void stat_start(struct worker *w, struct fslot *s, uint64_t size)
+{
+    struct stat st;
+    meta_begin(w, s, size);
+    finish(w, s, stat(s->path, &st) == 0 ? 0 : errno, "stat", false);
+}
+
+static const struct fop get_fop = {get_start, get_done};
+static const struct fop put_fop = {put_start, put_done};
+static const struct fop delete_fop = {delete_start, NULL};
+static const struct fop stat_fop = {stat_start, NULL};
+
+/* ---- the loop ---- */
+
+/* Starts a request for name on a free slot (rb_worker_refill's issue). */
+static int issue(struct worker *w, const char *name, uint64_t size, uint64_t intended_ns)
+{
+    struct rb_file_loop *L = w->file;
+    if (L->fatal)
+        return 0; /* the file system is gone: the loop leaves at its next turn */
+    struct fslot *s = &L->s[w->free_slots[--w->nfree]];
+    struct req *r = &s->r;
+    int k = snprintf(s->path, sizeof s->path, "%s/%s", L->root, name);
+    size_t len = strnlen(name, RB_OBJSET_NAME_MAX);
+    memcpy(r->name_buf, name, len);
+    r->name_buf[len] = '\0';
+    r->name = r->name_buf;
+    s->idx = w->cur_idx;
+    s->busy = true;
+    s->syncing = false;
+    s->ttfb_ns = 0;
+    s->fd = -1;
+    r->body = r->off = 0;
+    r->mismatch = r->err_status = r->ranged = false;
+    r->cache = RB_LX_CACHE_ABSENT;
+    r->ebuf[0] = '\0';
+    r->intended_ns = intended_ns;
+    if (w->o->log_fd >= 0)
+        r->start_wall_ns = rb_clock_wall_ns();
+    w->issued++;
+    w->last_issue_ns = rb_clock_ns();
+    if (k < 0 || (size_t)k >= sizeof s->path) {
+        r->start_ns = w->last_issue_ns;
+        r->intended_ns = intended_ns ? intended_ns : r->start_ns;
+        finish(w, s, ENAMETOOLONG, "open", false);
+        return 0;
+    }
+    L->op->start(w, s, size);
+    return 0;
+}
+
+/* Takes finished I/Os (waiting at most wait_ns for the first) and moves their requests on. Returns 0 or -errno. */
+static int reap(struct worker *w, uint64_t wait_ns)
+{
+    struct rb_file_loop *L = w->file;
+    struct rb_fio_io done[REAP_BATCH];
+    int n = rb_fio_reap(L->q, done, REAP_BATCH, wait_ns);
+    if (n < 0) {
+        rb_error("%s: %s", rb_fio_ops_for((enum rb_fio_engine)L->fo->engine)->name, strerror(-n));
+        return n;
+    }
+    for (int i = 0; i < n; i++) {
+        struct fslot *s = &L->s[done[i].tag];
+        if (s->busy)
+            L->op->done(w, s, &done[i]);
+    }
+    return 0;
+}
+
+int rb_file_run(struct worker *w, const atomic_bool *stop, const volatile int *stop2)
+{
+    struct rb_file_loop *L = w->file;
+    uint64_t drain_until = 0;
+    int rc = 0;
+    for (;;) {
+        if (L->fatal)
+            break;
+        if (rb_worker_drained(w, stop, stop2, &drain_until))
+            break;
+        if ((rc = rb_worker_refill(w, issue)))
+            return rc;
+        if (w->exhausted && w->nfree == w->nreq)
+            break;
+        rb_worker_tick(w);
+        uint64_t wait = IDLE_WAIT_NS;
+        if (w->nfree && !w->exhausted && w->period_ns) {
+            uint64_t now = rb_clock_ns();
+            wait = w->next_ns > now ? w->next_ns - now : 0;
+            wait = wait < IDLE_WAIT_NS ? wait : IDLE_WAIT_NS;
+        }
+        if (rb_fio_pending(L->q)) {
+            if ((rc = reap(w, wait)))
+                return rc;
+        } else if (w->nfree < w->nreq) {
+            if ((rc = reap(w, 0)))
+                return rc;
+        } else if (wait) {
+            rb_clock_sleep_ns(wait, NULL);
+        }
+    }
+    /* I/Os still in the kernel finish into their buffers before the slots are given up. */
+    while (rb_fio_pending(L->q)) {
+        struct rb_fio_io done[REAP_BATCH];
+        if (rb_fio_reap(L->q, done, REAP_BATCH, IDLE_WAIT_NS) < 0)
+            break;
+    }
+    uint64_t now = rb_clock_ns();
+    for (unsigned i = 0; i < w->nreq; i++) {
+        struct fslot *s = &L->s[i];
+        if (!s->busy)
+            continue;
+        if (s->fd >= 0)
+            close(s->fd);
+        s->fd = -1;
+        s->busy = false;
+        w->free_slots[w->nfree++] = i;
+        rb_xfer_abandon(w, NULL, s->r.name, s->r.intended_ns, now);
+        if (w->o->track_written && w->o->op == RB_LOAD_PUT)
+            rb_worker_wrote(w, s->idx); /* created by this run, partly written: cleanup's to delete */
+    }
+    if (L->fatal) {
+        if (!atomic_flag_test_and_set(&fatal_logged))
+            rb_error("%s: %s (%s); stopping (what was measured so far is kept)", rb_target_name(w->o->target),
+                     strerror(-L->fatal), L->fatal_what);
+        w->failed_logged = true;
+        return L->fatal;
+    }
+    return 0;
+}
+
+/* ---- set-up ---- */
+
+int rb_file_new(struct worker *w)
+{
+    const struct rb_load_opts *o = w->o;
+    struct rb_file_loop *L = calloc(1, sizeof *L);
+    if (!L)
+        return -ENOMEM;
+    w->file = L;
+    L->fo_default = (struct rb_file_opts)RB_FILE_OPTS_DEFAULT;
+    L->fo = o->file ? o->file : &L->fo_default;
+    L->root = rb_target_file_root(o->target);
+    static const struct fop *const rows[] = {
+        [RB_LOAD_GET] = &get_fop, [RB_LOAD_PUT] = &put_fop, [RB_LOAD_DELETE] = &delete_fop, [RB_LOAD_HEAD] = &stat_fop};
+    if ((size_t)o->op >= sizeof rows / sizeof rows[0] || !rows[o->op] || o->mix)
+        return -EOPNOTSUPP;
+    L->op = rows[o->op];
+    int direct = L->fo->direct ? O_DIRECT : 0;
+    L->oflags_read = O_RDONLY | direct;
+    L->oflags_write = O_WRONLY | O_CREAT | O_EXCL | direct;
+    int rc = rb_fio_new(&L->q, (enum rb_fio_engine)L->fo->engine, w->nreq);
+    if (rc)
+        return rc;
+    L->s = calloc(w->nreq, sizeof *L->s);
+    if (!L->s)
+        return -ENOMEM;
+    for (unsigned i = 0; i < w->nreq; i++) {
+        L->s[i].fd = -1;
+        L->s[i].r.w = w;
+        if (o->op == RB_LOAD_GET || o->op == RB_LOAD_PUT) {
+            if (!(L->s[i].buf = rb_fio_buffer((size_t)L->fo->block_bytes)))
+                return -ENOMEM;
+        }
+        w->free_slots[w->nfree++] = w->nreq - 1 - i;
+    }
+    return 0;
+}
+
+void rb_file_free(struct worker *w)
+{
+    struct rb_file_loop *L = w->file;
+    if (!L)
+        return;
+    for (unsigned i = 0; L->s && i < w->nreq; i++) {
+        if (L->s[i].fd >= 0)
+            close(L->s[i].fd);
+        free(L->s[i].buf);
+    }
+    free(L->s);
+    rb_fio_free(L->q);
+    free(L);
+    w->file = NULL;
+}

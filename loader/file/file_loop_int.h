@@ -1,0 +1,30 @@
+/* The file protocol's request loop as the engine's workers call it (target_file.c puts it in the file table). */
+#ifndef RB_FILE_LOOP_INT_H
+#define RB_FILE_LOOP_INT_H
+
+#include <stdatomic.h>
+
+struct worker;
+struct rb_target;
+
+/*
+ * Sets up w's file loop: one I/O queue of w->nreq (the in-flight count;
+ * io_uring's depth) and a block buffer per slot. Returns 0, -ENOMEM,
+ * -EOPNOTSUPP for an op files do not have, or the engine's -errno.
+ */
+int rb_file_new(struct worker *w);
+
+/*
+ * The request loop of rb_worker_run on files. Returns 0, the -errno of a
+ * file system that stopped working (after one `error:` line per process),
+ * or the I/O engine's -errno. Worker thread.
+ */
+int rb_file_run(struct worker *w, const atomic_bool *stop, const volatile int *stop2);
+
+/* Frees what rb_file_new set up; NULL-safe on a worker without one. */
+void rb_file_free(struct worker *w);
+
+/* The directory of a file target (no trailing slash). Pure. */
+const char *rb_target_file_root(const struct rb_target *t);
+
+#endif

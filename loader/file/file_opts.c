@@ -1,0 +1,107 @@
+/* The file protocol's option group (--io-engine, --direct, --block-size, --fsync, --drop-cache, --cold-check). */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "../engine/engine_int.h"
+#include "../proto/target_int.h"
+#include "file_int.h"
+#include "railbench/cli.h"
+#include "railbench/log.h"
+#include "railbench/result.h"
+#include "railbench/stats.h"
+
+void rb_file_options(struct rb_opt *rows, struct rb_file_opts *fo)
+{
+    const struct rb_opt group[RB_FILE_OPT_ROWS + 1] = {
+        {"io-engine", 0, RB_OPT_CHOICE, &fo->engine, "E",
+         "file:// I/O engine: psync (pread/pwrite, one I/O at a time per thread) or io_uring (--inflight I/Os in "
+         "flight per thread)",
+         RB_FIO_ENGINE_CHOICES},
+        {"direct", 0, RB_OPT_FLAG, &fo->direct, NULL,
+         "file:// O_DIRECT: bypass the page cache (aligned buffers; --block-size a multiple of 4 KiB)", NULL},
+        {"block-size", 0, RB_OPT_SIZE, &fo->block_bytes, "SIZE",
+         "file:// bytes per read or write (fio's bs), apart from the file size", NULL},
+        {"fsync", 0, RB_OPT_CHOICE, &fo->fsync, "WHEN",
+         "file:// put: fsync never, once before close, or after each write", RB_FIO_FSYNC_CHOICES},
+        {"drop-cache", 0, RB_OPT_CHOICE, &fo->drop_cache, "WHAT",
+         "file:// reads: drop each file's cached pages before it is read (files), and as root the host's whole page "
+         "cache before each read phase (host)",
+         RB_FILE_DROP_CHOICES},
+        {"cold-check", 0, RB_OPT_FLAG, &fo->cold_check, NULL,
+         "file:// reads: count each file's pages in the page cache before it is read (mincore): cache_hit, "
+         "cache_miss, cache_other (partly)",
+         NULL},
+        {0},
+    };
+    memcpy(rows, group, sizeof group);
+}
+
+int rb_file_opts_check(const struct rb_file_opts *fo)
+{
+    if (fo->block_bytes == 0 || fo->block_bytes > (1ull << 30))
+        return rb_cli_usage_error("--block-size %" PRIu64 ": expected 1 byte to 1 GiB (e.g. 4k, 1M)", fo->block_bytes);
+    if (fo->direct && fo->block_bytes % RB_FIO_ALIGN)
+        return rb_cli_usage_error("--block-size %" PRIu64 " with --direct: expected a multiple of 4 KiB (O_DIRECT "
+                                  "transfers whole aligned blocks)", fo->block_bytes);
+    return 0;
+}
+
+int rb_file_opts_target(const struct rb_file_opts *fo, const struct rb_target *t, const struct rb_cli *cli,
+                        uint64_t *inflight)
+{
+    if (strcmp(rb_target_scheme(t), "file") == 0) {
+        /* psync blocks in each call: a thread has one request at a time, and --inflight is io_uring's depth. */
+        if (fo->engine == RB_FIO_PSYNC && *inflight > 1) {
+            if (rb_cli_given(cli, "--inflight") || rb_cli_given(cli, "-c"))
+                rb_warn("--inflight %" PRIu64 ": --io-engine psync does one I/O at a time per thread, so 1 is in "
+                        "flight per thread; use --threads N, or --io-engine io_uring for N in flight",
+                        *inflight);
+            *inflight = 1;
+        }
+        return 0;
+    }
+    static const char *const names[] = {"--io-engine", "--direct", "--block-size", "--fsync", "--drop-cache",
+                                        "--cold-check"};
+    const struct rb_file_opts d = RB_FILE_OPTS_DEFAULT;
+    bool changed[] = {fo->engine != d.engine, fo->direct, fo->block_bytes != d.block_bytes, fo->fsync != d.fsync,
+                      fo->drop_cache != d.drop_cache, fo->cold_check};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (changed[i])
+            return rb_cli_usage_error("%s: a file-system option; %s is not a file:// target", names[i],
+                                      rb_target_name(t));
+    return 0;
+}
+
+void rb_file_summary_json(cJSON *summary, const struct rb_file_opts *fo)
+{
+    static const char *const engines[] = {"psync", "io_uring"}, *const syncs[] = {"none", "close", "each"},
+                             *const drops[] = {"none", "files", "host"};
+    cJSON *f = cJSON_AddObjectToObject(summary, "file");
+    cJSON_AddStringToObject(f, "io_engine", engines[fo->engine]);
+    cJSON_AddBoolToObject(f, "direct", fo->direct);
+    cJSON_AddNumberToObject(f, "block_size_bytes", (double)fo->block_bytes);
+    cJSON_AddStringToObject(f, "fsync", syncs[fo->fsync]);
+    cJSON_AddStringToObject(f, "drop_cache", drops[fo->drop_cache]);
+    cJSON_AddBoolToObject(f, "cold_check", fo->cold_check);
+}
+
+bool rb_file_check_cold(struct rb_result *r, const char *what, const struct rb_file_opts *fo, const struct rb_stats *s)
+{
+    if (!fo->cold_check)
+        return true;
+    const uint64_t hit = s->extra[RB_LX_CACHE_HIT], part = s->extra[RB_LX_CACHE_OTHER],
+                   miss = s->extra[RB_LX_CACHE_MISS], seen = hit + part + miss;
+    char name[96];
+    snprintf(name, sizeof name, "%s%scold", what ? what : "", what ? "_" : "");
+    bool cold = seen > 0 && hit + part == 0;
+    rb_result_check(r, name, cold, "%" PRIu64 " of %" PRIu64 " files read had no page in the page cache before the "
+                    "read (mincore), %" PRIu64 " some, %" PRIu64 " all", miss, seen, part, hit);
+    if (!cold && fo->drop_cache != RB_DROP_NONE)
+        rb_error("--cold-check: %" PRIu64 " of %" PRIu64 " files had pages cached before they were read, despite "
+                 "--drop-cache (the file system may not drop them: FUSE or NFS)", hit + part, seen);
+    return cold;
+}

@@ -1,0 +1,182 @@
+/* file:// target: objects are files under a directory (file:///path or a plain absolute path); listing walks the tree. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../file/file_loop_int.h"
+#include "target_int.h"
+
+/* Directories deeper than this under the root are not listed (a loop of bind mounts must end). */
+#define LIST_MAX_DEPTH 64
+
+static int file_parse(struct rb_target *t, const char *rest, const struct rb_target_cfg *cfg, char *err,
+                      size_t errlen)
+{
+    if (cfg->endpoints.n) {
+        snprintf(err, errlen, "--endpoint: a file:// target is a directory on this host and has no endpoints");
+        return -EINVAL;
+    }
+    if (rest[0] != '/') {
+        snprintf(err, errlen, "target \"%.200s\": expected file:///ABSOLUTE/PATH or /ABSOLUTE/PATH", cfg->url);
+        return -EINVAL;
+    }
+    size_t n = strlen(rest);
+    if (n >= sizeof t->base_path) {
+        snprintf(err, errlen, "target \"%.200s...\": a path of at most %zu bytes", cfg->url, sizeof t->base_path - 1);
+        return -ENAMETOOLONG;
+    }
+    memcpy(t->base_path, rest, n + 1);
+    while (n > 1 && t->base_path[n - 1] == '/')
+        t->base_path[--n] = '\0';
+    snprintf(t->name, sizeof t->name, "file://%s", t->base_path);
+    return 0;
+}
+
+static int file_object_url(const struct rb_target *t, size_t ep, const char *name, char *buf, size_t len)
+{
+    (void)ep;
+    int n = snprintf(buf, len, "file://%s/%s", t->base_path, name);
+    return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* Never called: a file target's requests go through its own loop, not libcurl. */
+static int file_setup(const struct rb_target *t, CURL *easy, enum rb_load_op op, struct curl_slist **hdrs)
+{
+    (void)t;
+    (void)easy;
+    (void)op;
+    (void)hdrs;
+    return -EOPNOTSUPP;
+}
+
+/* The root must be a directory this process can search and read: anything else ends the run before it starts. */
+static int file_probe(const struct rb_target *t, uint64_t timeout_ns, char *err, size_t errlen)
+{
+    (void)timeout_ns;
+    struct stat st;
+    if (stat(t->base_path, &st) != 0) {
+        int e = errno;
+        snprintf(err, errlen, "%s: %s%s", t->name, strerror(e),
+                 e == ENOENT ? " (the directory must exist; create it first)" : "");
+        return -e;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a directory (a file target names the directory its files are in)", t->name);
+        return -ENOTDIR;
+    }
+    if (access(t->base_path, R_OK | X_OK) != 0) {
+        int e = errno;
+        snprintf(err, errlen, "%s: %s (the directory must be readable and searchable)", t->name, strerror(e));
+        return -e;
+    }
+    return 0;
+}
+
+/* Appends the regular files under dir (rel: its path below the root, "" at the root) whose names start with prefix. */
+static int walk(int fd, const char *rel, const char *prefix, size_t plen, int depth, struct rb_objset *out,
+                char *err, size_t errlen, const char *root)
+{
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return -errno;
+    }
+    int rc = 0;
+    struct dirent *e;
+    char name[RB_OBJSET_NAME_BYTES + 256];
+    while (!rc && (errno = 0, e = readdir(d))) {
+        if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+            continue;
+        int k = snprintf(name, sizeof name, "%s%s%s", rel, rel[0] ? "/" : "", e->d_name);
+        if (k < 0 || (size_t)k > RB_OBJSET_NAME_MAX) {
+            snprintf(err, errlen, "file://%s: listing: a path under it is longer than %d bytes", root,
+                     RB_OBJSET_NAME_MAX);
+            rc = -ENAMETOOLONG;
+            break;
+        }
+        struct stat st;
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue; /* gone since readdir: not ours to list */
+        if (S_ISDIR(st.st_mode)) {
+            /* A directory can hold matching files when its path is a prefix of the prefix, or the prefix of it. */
+            size_t nl = (size_t)k;
+            if (plen && strncmp(name, prefix, nl < plen ? nl : plen) != 0)
+                continue;
+            if (depth >= LIST_MAX_DEPTH)
+                continue;
+            int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (sub < 0)
+                continue;
+            rc = walk(sub, name, prefix, plen, depth + 1, out, err, errlen, root);
+        } else if (S_ISREG(st.st_mode) && (!plen || strncmp(name, prefix, plen) == 0)) {
+            rc = rb_objset_add(out, name, (uint64_t)st.st_size);
+        }
+    }
+    if (!rc && errno)
+        rc = -errno;
+    closedir(d);
+    return rc;
+}
+
+/* Lists the regular files under the root (recursively), each with its size, as "dir/.../file" names. */
+static int file_list(const struct rb_target *t, const char *prefix, struct rb_objset *out, char *err, size_t errlen)
+{
+    int fd = open(t->base_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        snprintf(err, errlen, "%s: listing: %s", t->name, strerror(e));
+        return -e;
+    }
+    int rc = walk(fd, "", prefix ? prefix : "", prefix ? strlen(prefix) : 0, 0, out, err, errlen, t->base_path);
+    if (rc && !err[0])
+        snprintf(err, errlen, "%s: listing: %s", t->name, strerror(-rc));
+    return rc;
+}
+
+/* A name exists when anything is there (a file, a directory, a link): a put must not take its place. */
+static int file_exists(const struct rb_target *t, const char *name, bool *yes, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    int k = snprintf(path, sizeof path, "%s/%s", t->base_path, name);
+    if (k < 0 || (size_t)k >= sizeof path) {
+        snprintf(err, errlen, "%s: %s: path too long", t->name, name);
+        return -ENAMETOOLONG;
+    }
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        *yes = true;
+        return 0;
+    }
+    int e = errno;
+    if (e == ENOENT || e == ENOTDIR) {
+        *yes = false;
+        return 0;
+    }
+    snprintf(err, errlen, "%s: cannot tell whether %s exists: %s", t->name, name, strerror(e));
+    return -e;
+}
+
+static const struct rb_loop_ops file_loop = {.init = rb_file_new, .run = rb_file_run, .free = rb_file_free};
+
+const struct rb_target_ops rb_target_file_ops = {
+    .scheme = "file",
+    .parse = file_parse,
+    .object_url = file_object_url,
+    .setup = file_setup,
+    .probe = file_probe,
+    .list = file_list,
+    .exists = file_exists,
+    .loop = &file_loop,
+};
+
+const char *rb_target_file_root(const struct rb_target *t)
+{
+    return t->base_path;
+}

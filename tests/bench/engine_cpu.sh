@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Client CPU per request and throughput of railbench's two engines against wrk, side by side on the same
+# servers and objects (1 KiB): plain http:// on nginx, and S3 on Ceph RGW (railbench signs every GET with
+# SigV4; wrk reads the same objects unsigned from a public-read bucket: the raw HTTP floor).
+# Usage: tests/bench/engine_cpu.sh [SECONDS]   (BENCH_ROUNDS, default 3; BENCH_INFLIGHT, default 16;
+#        BENCH_ROWS, default "http s3")
+# Every client runs one thread pinned to CPU 0 (taskset) and the servers are pinned to CPU 1, so the client is
+# what is measured; CPU is the client process's user+system seconds (bash's time). Rounds alternate the tools;
+# each round gives a ratio (railbench / wrk) and the table shows min / median / max over the rounds.
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+SECS=${1:-${BENCH_SECONDS:-5}}
+ROUNDS=${BENCH_ROUNDS:-3}
+C=${BENCH_INFLIGHT:-16}
+ROWS=${BENCH_ROWS:-http s3}
+N=100
+chmod 755 "$T"
+TIMEFORMAT='%U %S'
+CPUS=$(nproc)
+[ "$CPUS" -ge 2 ] || fail "needs 2 CPUs (client on 0, server on 1)"
+pin_server() { local p; for p in "$@"; do taskset -a -p -c 1 "$p" >/dev/null; done; }
+
+# Each run prints: requests cpu_s (errors fail the run).
+rb_run() { # NAME ENGINE TARGET...
+    local d=$T/$1 e=$2; shift 2
+    { time taskset -c 0 "$RB" load get "$@" --objects "$N" --size 1k -t 1 -c "$C" --engine "$e" \
+        --duration "${SECS}s" --out "$d" --force --quiet >/dev/null 2>"$d.err"; } 2>"$d.time"
+    jq -r --arg cpu "$(awk '{ print $1 + $2 }' "$d.time")" '.summary.ops[0] |
+        if .errors.total > 0 then error("railbench saw errors") else "\(.requests) \($cpu)" end' "$d/result.json"
+}
+cat >"$T/objs.lua" <<'EOF'
+local i = 0
+request = function()
+    i = (i + 1) % 100
+    return wrk.format("GET", string.format(wrk.path .. "obj-%08d", i))
+end
+done = function(summary, latency, requests)
+    io.write(string.format("RESULT %d %d\n", summary.requests,
+        summary.errors.status + summary.errors.read + summary.errors.connect))
+end
+EOF
+wrk_run() { # NAME URL-ENDING-IN-SLASH
+    local f=$T/$1
+    { time taskset -c 0 wrk -t 1 -c "$C" -d "${SECS}s" -s "$T/objs.lua" "$2" >"$f.out" 2>&1; } 2>"$f.time"
+    awk -v cpu="$(awk '{ print $1 + $2 }' "$f.time")" '/^RESULT/ {
+        if ($3 > 0) { print "wrk saw errors" > "/dev/stderr"; exit 1 } print $2, cpu }' "$f.out"
+}
+# stats R...: min median max of the numbers given.
+stats() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { printf "%.2f / %.2f / %.2f", v[1], v[int((NR + 1) / 2)], v[NR] }'; }
+
+printf '%-6s %-26s %22s %22s\n' row client "CPU/request vs wrk" "requests/s vs wrk"
+printf '%-6s %-26s %22s %22s\n' "" "" "min / median / max" "min / median / max"
+row() { # NAME WRK_URL RB_TARGET...
+    local name=$1 wurl=$2 i e w r cpu_ratio=() rate_ratio=(); shift 2
+    declare -A cr=() rr=()
+    for i in $(seq "$ROUNDS"); do
+        w=$(wrk_run "wrk-$name-$i" "$wurl")
+        for e in native curl; do
+            r=$(rb_run "rb-$name-$e-$i" "$e" "$@")
+            cr[$e]+="$(awk -v r="$r" -v w="$w" 'BEGIN { split(r, a, " "); split(w, b, " ");
+                printf "%.4f", (a[2] / a[1]) / (b[2] / b[1]) }') "
+            rr[$e]+="$(awk -v r="$r" -v w="$w" 'BEGIN { split(r, a, " "); split(w, b, " "); printf "%.4f", a[1] / b[1] }') "
+        done
+        echo "round $i: wrk $w; native $(cat "$T/rb-$name-native-$i/result.json" | jq -r .summary.ops[0].requests) requests" >&2
+    done
+    for e in native curl; do
+        # shellcheck disable=SC2086
+        printf '%-6s %-26s %22s %22s\n' "$name" "railbench --engine $e" "$(stats ${cr[$e]})" "$(stats ${rr[$e]})"
+    done
+}
+
+if [[ " $ROWS " == *" http "* ]]; then
+    mkdir -p "$T/www/d"
+    for i in $(seq 0 $((N - 1))); do head -c 1024 /dev/urandom >"$T/www/d/obj-$(printf %08d "$i")"; done
+    PORT=$(free_port)
+    nginx_start web "server { listen 127.0.0.1:$PORT backlog=4096; root $T/www; }"
+    wait_port "$PORT"
+    # shellcheck disable=SC2046
+    pin_server $(pgrep -f "nginx -p $T/web" || true)
+    row http "http://127.0.0.1:$PORT/d/" "http://127.0.0.1:$PORT/d"
+fi
+if [[ " $ROWS " == *" s3 "* ]]; then
+    rgw_up
+    rgw_bucket bench public-read
+    # shellcheck disable=SC2086
+    pin_server $RGW_PIDS
+    "$RB" load put s3://bench/d/ --endpoint "$RGW_ENDPOINT" --keep --objects "$N" --size 1k -c 8 --out "$T/put" --quiet >/dev/null
+    [ "$(curl -s -o /dev/null -w '%{size_download}' "$RGW_ENDPOINT/bench/d/obj-00000000")" = 1024 ] ||
+        fail "public-read GET of an object did not return 1024 bytes"
+    row s3 "$RGW_ENDPOINT/bench/d/" s3://bench/d/ --endpoint "$RGW_ENDPOINT"
+fi
+echo "(2-core machine shared with other work: figures are noisy; ratios come from runs side by side in one invocation)"

@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""The shell examples of README.md and docs/**/*.md as tests (docs/HACKING.md, "Examples are tests").
+
+Usage: doc_examples.py list DOCROOT
+       doc_examples.py parse RAILBENCH DOCROOT [PAGE...]
+       doc_examples.py run WORKDIR DOCROOT LOGDIR [PAGE...]
+
+DOCROOT holds README.md and docs/. A fenced block opened with ```sh runs as pasted; one opened with
+```sh cluster-only needs hosts, devices or hours this machine lacks and is parsed instead. Other fences
+(```, ```json, ```text, ...) are not commands.
+
+  list   prints every sh block: PAGE:LINE, its kind, its first line.
+  parse  for every `railbench ...` command of every block (cluster-only and runnable alike, wherever it
+         stands: after mpirun, srun, a wrapper script, in a pipeline): the command words exist, every option
+         exists and every value parses (RAILBENCH_PARSE_ONLY=1: the binary resolves the options and prints
+         them without running anything). One line per problem; exit 1 when there is any.
+  run    runs the runnable blocks of each page, in order, in one bash (set -eo pipefail) started in WORKDIR,
+         with railbench on PATH and the local servers' variables set as the README's tour leaves them
+         (`export PATH=$PWD/build:$PATH`, `eval "$(scripts/servers.sh up)"`, Open MPI's two root variables).
+         A block that fails is named with its page and line and the command that failed; exit 1 then. Each
+         block's wall time is printed (not asserted).
+"""
+import glob
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+
+FENCE = re.compile(r'^```(\S*)\s*(.*)$')
+# Programs that run the command given after their own options (`mpirun -np 4 railbench ...`); a script
+# (`scripts/rail-bind.sh`, `scripts/cluster.sh mpirun`) too. `git clone URL railbench` is no command.
+LAUNCHERS = {'mpirun', 'mpiexec', 'srun', 'salloc', 'timeout', 'env', 'sudo', 'time', 'nohup', 'taskset', 'numactl'}
+# Values the parse step gives the variables of examples (the servers' and the usual shell ones).
+PARSE_ENV = {
+    'ORIGIN': 'http://127.0.0.1:8080/data', 'TIER': 'http://127.0.0.1:8081/data',
+    'RGW_ENDPOINT': 'http://127.0.0.1:7480', 'RGW_VHOST_ENDPOINT': 'http://s3.localhost:7480',
+    'S3_TIER_ENDPOINT': 'http://127.0.0.1:7481', 'PWD': '/tmp', 'HOME': '/root',
+}
+
+
+def pages(root, only=()):
+    """README.md then every page under docs/ (or only the pages named), as paths relative to root."""
+    found = ['README.md'] + sorted(os.path.relpath(p, root) for p in
+                                   glob.glob(os.path.join(root, 'docs', '**', '*.md'), recursive=True))
+    found = [p for p in found if os.path.exists(os.path.join(root, p))]
+    return [p for p in found if not only or p in only]
+
+
+def blocks(root, page):
+    """(line of the opening fence, kind 'run' or 'cluster-only', text) of every sh block of a page."""
+    out, lines, i = [], open(os.path.join(root, page), encoding='utf-8').read().split('\n'), 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if m:
+            j = i + 1
+            while j < len(lines) and not lines[j].startswith('```'):
+                j += 1
+            if m.group(1) == 'sh':
+                kind = m.group(2).strip() or 'run'
+                if kind not in ('run', 'cluster-only'):
+                    sys.exit(f'{page}:{i + 1}: ```sh {kind}: the only kind after sh is cluster-only')
+                out.append((i + 1, kind, '\n'.join(lines[i + 1:j])))
+            i = j
+        i += 1
+    return out
+
+
+def commands(text):
+    """Every `railbench ARGS` of a block as (line offset, [args after railbench]), here-documents skipped."""
+    out, lines, i = [], text.split('\n'), 0
+    while i < len(lines):
+        start, line = i, lines[i]
+        while line.endswith('\\') and i + 1 < len(lines):
+            i += 1
+            line = line[:-1] + ' ' + lines[i]
+        here = re.search(r"<<-?\s*['\"]?(\w+)['\"]?", line)
+        i += 1
+        if here:
+            while i < len(lines) and lines[i].strip() != here.group(1):
+                i += 1
+            i += 1
+        lex = shlex.shlex(line, posix=True, punctuation_chars=';&|<>()')
+        lex.whitespace_split = True
+        lex.commenters = '#'
+        try:
+            toks = list(lex)
+        except ValueError as e:
+            out.append((start, None, f'cannot split the line: {e}'))
+            continue
+        cmd = []
+        for t in toks + [';']:
+            if t and set(t) <= set(';&|()'):
+                words = [w for w in cmd if not re.match(r'^\w+=', w)] if cmd else []
+                first = os.path.basename(words[0]) if words else ''
+                rb = [k for k, w in enumerate(cmd) if os.path.basename(w) == 'railbench']
+                if rb and (first == 'railbench' or first in LAUNCHERS or first.endswith('.sh')):
+                    args = cmd[rb[0] + 1:]
+                    redir = [k for k, w in enumerate(args) if set(w) <= set('<>&')]
+                    if redir:
+                        k = redir[0]
+                        args = args[:k - 1] if k > 0 and args[k - 1].isdigit() else args[:k]
+                    out.append((start, [os.path.expandvars(a) for a in args], None))
+                cmd = []
+            else:
+                cmd.append(t)
+    return out
+
+
+def do_list(root):
+    for page in pages(root):
+        for line, kind, text in blocks(root, page):
+            print(f'{page}:{line}\t{kind}\t{text.splitlines()[0] if text else ""}')
+    return 0
+
+
+def do_parse(rb, root, only):
+    env = dict(os.environ, RAILBENCH_PARSE_ONLY='1', **PARSE_ENV)
+    os.environ.update(PARSE_ENV)  # for expandvars
+    problems, n = [], 0
+    for page in pages(root, only):
+        for line, kind, text in blocks(root, page):
+            for off, args, err in commands(text):
+                where = f'{page}:{line + 1 + off}'
+                if err:
+                    problems.append(f'{where}: {err}')
+                    continue
+                n += 1
+                p = subprocess.run([os.path.abspath(rb)] + args, capture_output=True, text=True, env=env, cwd=root,
+                                   stdin=subprocess.DEVNULL, timeout=60)
+                if p.returncode != 0 or not p.stdout.strip():
+                    msg = (p.stderr.strip().splitlines() or ['no output'])[-1]
+                    problems.append(f'{where}: railbench {" ".join(args)}: exit {p.returncode}: {msg}')
+    for p in problems:
+        print(p)
+    print(f'{n} railbench commands parsed, {len(problems)} problems')
+    return 1 if problems else 0
+
+
+PREAMBLE = '''set -eo pipefail
+export PATH="$PWD/build:$PATH" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+eval "$(scripts/servers.sh up)" >/dev/null
+DOC_WHERE=preamble
+trap 'echo "DOC-FAIL $DOC_WHERE (line $LINENO of the block): exit $?: $BASH_COMMAND" >&2' ERR
+'''
+
+
+def do_run(work, root, logdir, only):
+    os.makedirs(logdir, exist_ok=True)
+    failed, ran = [], 0
+    # README.md last: its tour ends with scripts/servers.sh down.
+    order = [p for p in pages(root, only) if p != 'README.md'] + [p for p in pages(root, only) if p == 'README.md']
+    for page in order:
+        runnable = [(line, text) for line, kind, text in blocks(root, page) if kind == 'run']
+        if not runnable:
+            continue
+        name = page.replace('/', '_')
+        driver = [PREAMBLE]
+        for k, (line, text) in enumerate(runnable):
+            path = os.path.join(logdir, f'{name}.{line}.sh')
+            with open(path, 'w', encoding='utf-8') as f:
+                f.write(text + '\n')
+            driver.append(f'DOC_WHERE={page}:{line}; echo "DOC-BLOCK {page}:{line} $EPOCHREALTIME"\n. {shlex.quote(path)}\n')
+        driver.append('echo "DOC-BLOCK end $EPOCHREALTIME"\n')
+        with open(os.path.join(logdir, f'{name}.driver.sh'), 'w', encoding='utf-8') as f:
+            f.write(''.join(driver))
+        log = os.path.join(logdir, f'{name}.log')
+        t0 = time.time()
+        with open(log, 'w', encoding='utf-8') as out:
+            p = subprocess.run(['bash', os.path.join(logdir, f'{name}.driver.sh')], cwd=work, stdout=out,
+                               stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=900)
+        text = open(log, encoding='utf-8', errors='replace').read()
+        marks = re.findall(r'^DOC-BLOCK (\S+) ([\d.]+)$', text, re.M)
+        times = [f'{a}:{float(t2) - float(t1):.1f}s'.replace(page + ':', '')
+                 for (a, t1), (_, t2) in zip(marks, marks[1:])]
+        ran += len(times)
+        if p.returncode != 0:
+            why = re.findall(r'^DOC-FAIL (.*)$', text, re.M)
+            failed.append(f'{why[-1] if why else page + ": exit " + str(p.returncode)} (log: {log})')
+            print(f'FAILED {page}: {failed[-1]}')
+            print('  ' + '\n  '.join(text.rstrip().splitlines()[-15:]))
+        else:
+            print(f'ok {page}: {len(runnable)} blocks in {time.time() - t0:.0f}s (line:time {" ".join(times)})')
+    print(f'{ran} blocks ran, {len(failed)} pages failed')
+    return 1 if failed else 0
+
+
+def main():
+    a = sys.argv[1:]
+    if a[:1] == ['list'] and len(a) == 2:
+        return do_list(a[1])
+    if a[:1] == ['parse'] and len(a) >= 3:
+        return do_parse(a[1], a[2], a[3:])
+    if a[:1] == ['run'] and len(a) >= 4:
+        return do_run(a[1], a[2], a[3], a[4:])
+    sys.exit(__doc__)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Examples are tests (docs/HACKING.md, "Examples are tests"): every ```sh block of README.md and docs/**/*.md
+# runs as pasted against scripts/servers.sh, page by page in one shell each, with railbench on PATH as the
+# README's tour puts it; every `railbench ...` command of every block, ```sh cluster-only ones included, is
+# parsed by the binary itself (the command exists, every option exists, every value parses:
+# RAILBENCH_PARSE_ONLY=1). Broken copies of pages prove that each half fails: a misspelled option in a
+# cluster-only block, a missing file and a missing bucket in runnable ones.
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+CHECK=$ROOT/tests/doc_examples.py
+
+# The checkout seen through symlinks: the examples' results and files land in $T, and the servers' state too.
+W=$T/work
+mkdir -p "$W"
+for e in "$ROOT"/* "$ROOT"/.ci "$ROOT"/.git; do
+    [ "$(basename "$e")" = railbench-results ] || ln -s "$e" "$W/$(basename "$e")"
+done
+export RB_SERVERS_DIR=$T/servers
+servers_down() { (cd "$W" && scripts/servers.sh down >/dev/null 2>&1) || true; }
+trap 'servers_down; cleanup' EXIT
+
+# 1. What there is: runnable blocks and cluster-only ones, in README.md and under docs/.
+python3 "$CHECK" list "$ROOT" >"$T/list"
+nrun=$(awk -F'\t' '$2 == "run"' "$T/list" | wc -l)
+ncluster=$(awk -F'\t' '$2 == "cluster-only"' "$T/list" | wc -l)
+[ "$nrun" -ge 20 ] && [ "$ncluster" -ge 15 ] || fail "too few examples: $nrun runnable, $ncluster cluster-only"
+grep -q '^README.md:' "$T/list" && grep -q '^docs/' "$T/list" || fail "README.md or docs/ has no example"
+ok "$nrun runnable blocks, $ncluster cluster-only blocks"
+
+# 2. Every railbench command of every block parses.
+python3 "$CHECK" parse "$RB" "$ROOT" >"$T/parse.out" || { cat "$T/parse.out" >&2; fail "an example does not parse"; }
+nparsed=$(tail -n 1 "$T/parse.out" | cut -d' ' -f1)
+[ "$nparsed" -ge 60 ] || fail "only $nparsed railbench commands parsed"
+ok "$(tail -n 1 "$T/parse.out")"
+
+# 3. The parse can fail: a misspelled option and a value that is no size, in cluster-only blocks of a copy.
+mkdir -p "$T/broken"
+cp -r "$ROOT/README.md" "$ROOT/docs" "$T/broken/"
+sed -i 's/--workload resnet50 --objects 1024 --populate/--workload resnet50 --objekts 1024 --populate/' \
+    "$T/broken/docs/train.md"
+sed -i 's/--iodepth 1,2,4,8,16,32,64 --runtime 30s/--iodepth 1,2,4,8,16,32,64 --runtime 30x/' "$T/broken/docs/block.md"
+if python3 "$CHECK" parse "$RB" "$T/broken" >"$T/broken-parse.out"; then fail "the broken copy parses"; fi
+grep -Eq '^docs/train\.md:[0-9]+: railbench load train .*exit 2: .*--objekts' "$T/broken-parse.out" ||
+    { cat "$T/broken-parse.out" >&2; fail "the misspelled --objekts was not named"; }
+grep -Eq '^docs/block\.md:[0-9]+: railbench block .*exit 2: .*--runtime' "$T/broken-parse.out" ||
+    { cat "$T/broken-parse.out" >&2; fail "--runtime 30x was not named"; }
+ok "broken copy: $(grep -c '' "$T/broken-parse.out") lines, --objekts and --runtime 30x named with page and line"
+
+# 4. Every page's runnable blocks but the README's (its tour ends with scripts/servers.sh down: it runs last).
+pages=$(cut -f1 "$T/list" | cut -d: -f1 | sort -u | grep -v '^README.md$')
+# shellcheck disable=SC2086
+python3 "$CHECK" run "$W" "$ROOT" "$T/logs" $pages >"$T/run.out" 2>&1 || { cat "$T/run.out" >&2; fail "an example failed"; }
+cat "$T/run.out"
+ok "docs/ examples ran: $(tail -n 1 "$T/run.out")"
+
+# 5. The run can fail where parsing cannot see it: a topology file that does not exist (docs/fabric.md), and
+#    a bucket that does not exist on RGW (docs/tiers.md); each is named with its page and line.
+sed -i 's|--topology fabric/topologies/dgx-h100-su.json|--topology fabric/topologies/no-such-design.json|' \
+    "$T/broken/docs/fabric.md"
+sed -i 's|--backend s3://bench --backend-endpoint "$RGW_ENDPOINT"|--backend s3://no-such-bucket --backend-endpoint "$RGW_ENDPOINT"|' \
+    "$T/broken/docs/tiers.md"
+python3 "$CHECK" parse "$RB" "$T/broken" docs/fabric.md docs/tiers.md >/dev/null ||
+    fail "the planted run-time faults should still parse"
+for page in docs/fabric.md docs/tiers.md; do
+    if python3 "$CHECK" run "$W" "$T/broken" "$T/broken-logs" "$page" >"$T/broken-run.out" 2>&1; then
+        cat "$T/broken-run.out" >&2
+        fail "the broken $page ran"
+    fi
+    grep -Eq "^FAILED $page: $page:[0-9]+ \(line [0-9]+ of the block\): exit [1-9]" "$T/broken-run.out" ||
+        { cat "$T/broken-run.out" >&2; fail "the broken $page failed, but was not named"; }
+    ok "broken $page caught: $(grep -m1 '^FAILED' "$T/broken-run.out" | cut -c1-160)"
+done
+
+# 6. The README's blocks, the tour last of all.
+python3 "$CHECK" run "$W" "$ROOT" "$T/logs" README.md >"$T/readme.out" 2>&1 ||
+    { cat "$T/readme.out" >&2; fail "a README example failed"; }
+cat "$T/readme.out"
+ok "README examples ran"

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# railbench load put|get|stat|delete on file:// targets, on ext4 and XFS loop devices: files on disk, exact bytes,
+# O_DIRECT, psync and io_uring, each file once per epoch from 2 ranks, cold reads proven cold, data never overwritten.
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+[ "$(id -u)" = 0 ] || { echo "skip: loop devices need root"; exit 0; }
+summary() { jq -c ".summary.ops[0] | $2" "$T/$1/result.json"; }
+MiB=1048576
+
+loopfs_up xfs 600M xfs
+D=$LOOP_MNT/data
+mkdir "$D"
+
+# 1. put 200 files of 1 MiB with O_DIRECT, 64 KiB writes, fsync before close: 200 files, each 1 MiB, on disk.
+"$RB" load put "file://$D" --objects 200 --size 1M --direct --block-size 64k --fsync close --keep -t 2 \
+    --seed 3 --out "$T/p1" --quiet >/dev/null
+assert_eq "put: files on disk (find)" 200 "$(find "$D" -type f | wc -l)"
+assert_eq "put: every file 1 MiB" "1048576" "$(find "$D" -type f -printf '%s\n' | sort -u)"
+assert_eq "put: requests" 200 "$(summary p1 .requests)"
+assert_eq "put: bytes" $((200 * MiB)) "$(summary p1 .bytes)"
+assert_eq "put: engine" '"file"' "$(jq -c .summary.engine "$T/p1/result.json")"
+assert_jq "$T/p1/result.json" '.summary.file | .direct and .io_engine == "psync" and .block_size_bytes == 65536 and .fsync == "close"' "put: file options recorded"
+# The bytes are the seeded payload: a second put of the same seed into a fresh directory writes the same bytes.
+mkdir "$D.2"
+"$RB" load put "$D.2" --objects 3 --size 1M --keep --seed 3 --out "$T/p2" --quiet >/dev/null
+cmp "$D/obj-00000002" "$D.2/obj-00000002" || fail "the same seed wrote different bytes"
+ok "put: payload is the seeded one (O_DIRECT and buffered writes agree)"
+
+# 2. Read back from 2 ranks, one epoch, every byte verified, page cache dropped per file and residency checked:
+#    each file exactly once, none of its pages cached before its read.
+rb_mpirun 2 "$RB" load get "file://$D" --pattern epoch --epochs 1 --verify --seed 3 --size 1M \
+    --drop-cache files --cold-check --log-requests "$T/reqs.csv" --out "$T/g1" --quiet >/dev/null
+assert_eq "get: requests" 200 "$(summary g1 .requests)"
+assert_eq "get: bytes" $((200 * MiB)) "$(summary g1 .bytes)"
+assert_eq "get: errors" 0 "$(summary g1 .errors.total)"
+assert_eq "get: each file once" "200 1" "$(tail -n +2 "$T/reqs.csv" | cut -d, -f4 | sort | uniq -c | awk '{print $1}' | sort -u | xargs echo "$(tail -n +2 "$T/reqs.csv" | cut -d, -f4 | sort -u | wc -l)")"
+assert_eq "get: both ranks read" "0 1" "$(tail -n +2 "$T/reqs.csv" | cut -d, -f1 | sort -u | xargs)"
+assert_eq "get: cold (cache_miss, cache_hit)" "200 0" "$(summary g1 '"\(.extra.cache_miss) \(.extra.cache_hit)"' | tr -d '"')"
+assert_jq "$T/g1/result.json" '[.checks[] | select(.name == "cold")][0].passed == true' "get: cold check recorded as passed"
+
+# 3. Without --drop-cache, after a buffered read every page is cached: the same check records hits and fails.
+"$RB" load get "$D" --pattern epoch --out "$T/g2" --quiet >/dev/null
+rc=0
+"$RB" load get "$D" --pattern epoch --cold-check --out "$T/g3" --quiet >/dev/null 2>&1 || rc=$?
+assert_eq "warm read: every file had cached pages (none missed)" "200 0" "$(summary g3 '"\(.extra.cache_hit + .extra.cache_other) \(.extra.cache_miss)"' | tr -d '"')"
+[ "$(summary g3 .extra.cache_hit)" -ge 150 ] || fail "warm read: fewer than 150 files wholly cached: $(summary g3 .extra)"
+assert_jq "$T/g3/result.json" '[.checks[] | select(.name == "cold")][0].passed == false' "warm read: cold check recorded as failed"
+assert_eq "warm read: exit (a check failed)" 1 "$rc"
+
+# 4. io_uring, 8 in flight, O_DIRECT 128 KiB reads, verified: the same bytes.
+"$RB" load get "$D" --io-engine io_uring -c 8 --direct --block-size 128k --pattern epoch --verify --seed 3 \
+    --size 1M --out "$T/g4" --quiet >/dev/null
+assert_eq "io_uring direct: bytes, errors" "$((200 * MiB)) 0" "$(summary g4 '"\(.bytes) \(.errors.total)"' | tr -d '"')"
+assert_jq "$T/g4/result.json" '.summary.inflight == 8 and .summary.file.io_engine == "io_uring"' "io_uring: depth recorded"
+# Ranged reads: 4 KiB at offset 1000 (unaligned under O_DIRECT: the aligned block around it is read).
+"$RB" load get "$D" --direct --range 1000:4k --count 50 --verify --seed 3 --size 1M --out "$T/g5" --quiet >/dev/null
+assert_eq "ranged direct: bytes, errors" "$((50 * 4096)) 0" "$(summary g5 '"\(.bytes) \(.errors.total)"' | tr -d '"')"
+
+# 5. stat every file, then a corrupted and a short file are caught by class.
+"$RB" load stat "$D" --pattern epoch --out "$T/s1" --quiet >/dev/null
+assert_eq "stat: requests, errors" "200 0" "$(summary s1 '"\(.requests) \(.errors.total)"' | tr -d '"')"
+printf 'X' | dd of="$D/obj-00000007" bs=1 seek=4000 conv=notrunc status=none
+truncate -s 100 "$D/obj-00000008"
+rc=0
+"$RB" load get "$D" --pattern epoch --verify --seed 3 --size 1M --out "$T/g6" --quiet >/dev/null 2>&1 || rc=$?
+assert_eq "damaged: exit" 1 "$rc"
+assert_eq "damaged: checksum, short_read" "1 1" "$(summary g6 '"\(.errors.checksum) \(.errors.short_read)"' | tr -d '"')"
+
+# 6. A put never overwrites a file it did not create: names that exist are refused before anything is written
+#    (exit 2, one line); with --overwrite they are replaced, and a later cleanup would leave them.
+before=$(md5sum "$D/obj-00000001")
+assert_exit 2 "overwrite refused" "$RB" load put "$D" --objects 5 --size 1M --seed 9 --keep --quiet
+assert_stderr_line 'holds "obj-00000000" already .* a run never overwrites what it did not create'
+assert_eq "overwrite refused: bytes unchanged" "$before" "$(md5sum "$D/obj-00000001")"
+"$RB" load put "$D" --objects 5 --size 1M --seed 9 --keep --overwrite --out "$T/p3" --quiet >/dev/null 2>&1
+assert_eq "--overwrite: replaced, no errors" "5 0" "$(summary p3 '"\(.requests) \(.errors.total)"' | tr -d '"')"
+"$RB" load get "$D" --objects 5 --pattern epoch --verify --seed 9 --size 1M --out "$T/g7" --quiet >/dev/null
+assert_eq "--overwrite: the new bytes read back" "5 0" "$(summary g7 '"\(.requests) \(.errors.total)"' | tr -d '"')"
+assert_eq "--overwrite: still 1 MiB each" 1048576 "$(stat -c %s "$D/obj-00000004")"
+# A put without --keep writes under its own run prefix (rb-<run id>-) and deletes exactly that at the end.
+"$RB" load put "$D" --objects 7 --size 8k --out "$T/p6" --quiet >/dev/null
+assert_eq "run prefix: nothing of it left" 0 "$(find "$D" -name 'rb-*' | wc -l)"
+assert_jq "$T/p6/result.json" '(.summary.run_prefix | startswith("rb-")) and .summary.cleanup.deleted == 7' "run prefix: recorded, 7 deleted"
+assert_eq "run prefix: the 200 files untouched" 200 "$(find "$D" -name 'obj-*' | wc -l)"
+
+# 7. Without --keep a put deletes what it wrote (and only that): files there before stay.
+mkdir "$D.3"
+echo mine >"$D.3/obj-keepme"
+"$RB" load put "$D.3" --objects 20 --size 64k --prefix sub/dir/f- --out "$T/p4" --quiet >/dev/null
+assert_eq "cleanup: only the user's file is left" "obj-keepme" "$(find "$D.3" -type f -printf '%P\n')"
+assert_eq "cleanup: deleted" 20 "$(jq .summary.cleanup.deleted "$T/p4/result.json")"
+
+# 8. load delete removes the listed files; load get then finds none.
+"$RB" load delete "$D.2" --prefix obj- --out "$T/d1" --quiet >/dev/null
+assert_eq "delete: requests" 3 "$(summary d1 .requests)"
+assert_eq "delete: files left" 0 "$(find "$D.2" -type f | wc -l)"
+
+# 9. Bad input: one line each, exit 3 for what cannot be carried out, 2 for usage.
+assert_exit 3 "missing directory" "$RB" load get "file://$D/nope" --quiet
+assert_stderr_line 'error: file://.*/nope: No such file or directory'
+assert_exit 3 "not a directory" "$RB" load get "$D/obj-00000003" --quiet
+assert_stderr_line 'not a directory'
+assert_exit 2 "relative path" "$RB" load get "file://relative/x" --quiet
+assert_stderr_line 'expected file:///ABSOLUTE/PATH'
+assert_exit 2 "--direct with an unaligned block size" "$RB" load get "$D" --direct --block-size 1000 --quiet
+assert_stderr_line 'block-size 1000 with --direct: expected a multiple of 4 KiB'
+assert_exit 2 "file option on an http target" "$RB" load get http://127.0.0.1:1/x --direct --quiet
+assert_stderr_line '--direct: a file-system option'
+
+# 10. ENOSPC: a 32 MiB ext4 file system filled by a put: one error line, exit 3, what was written is counted.
+loopfs_up small 32M ext4
+rc=0
+"$RB" load put "$LOOP_MNT" --objects 60 --size 1M --keep --out "$T/p5" >/dev/null 2>"$T/p5.err" || rc=$?
+assert_eq "ENOSPC: exit" 3 "$rc"
+[ "$(grep -c 'error:' "$T/p5.err")" = 1 ] || fail "ENOSPC: expected one error line: $(cat "$T/p5.err")"
+grep -q 'No space left on device' "$T/p5.err" || fail "ENOSPC: not named: $(cat "$T/p5.err")"
+ok "ENOSPC: $(grep 'error:' "$T/p5.err")"
+ok_files=$(find "$LOOP_MNT" -name 'obj-*' -size 1M | wc -l)
+assert_jq "$T/p5/result.json" ".summary.ops[0].requests - .summary.ops[0].errors.total == $ok_files" "ENOSPC: results kept; successes = full files on disk ($ok_files)"
