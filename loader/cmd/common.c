@@ -18,7 +18,7 @@ int rb_load_command(const struct rb_cmd_spec *spec, int argc, char **argv,
         return rc;
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         rb_cli_free(&cli);
-        fprintf(stderr, "railbench: curl_global_init failed\n");
+        fprintf(stderr, "railbench: error: curl_global_init failed\n");
         return RB_EXIT_RUNTIME;
     }
     rc = run(args, &cli);

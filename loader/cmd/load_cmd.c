@@ -366,6 +366,8 @@ static void announce(const struct load_args *a, const struct rb_harness *h, cons
         snprintf(lim + l, sizeof lim - l, " epochs %" PRIu64, a->epochs);
     rb_info("%s %s: %" PRIu64 " objects, %d rank(s) x %u thread(s) x %u in flight, %s;%s", command, rb_target_name(t),
             nobjects, h->size, o->threads, o->inflight, a->rate > 0 ? "open loop" : "closed loop", lim);
+    if (strcmp(rb_target_scheme(t), "s3") == 0 && a->tgt.endpoints.n == 0)
+        rb_info("%s: no --endpoint: AWS S3 at %s", rb_target_name(t), t->endpoints[0]);
     if (a->run_prefix[0])
         rb_info("names: this run's own prefix \"%s%s%s\" (deleted at the end; --keep writes %s%s<index> instead and keeps "
                 "them)", rb_target_prefix(t), a->run_prefix, DEFAULT_PREFIX, rb_target_prefix(t), DEFAULT_PREFIX);
@@ -398,7 +400,7 @@ static void check_cache_header(const struct load_args *a, struct rb_harness *h, 
  * short are abandoned uncounted, yet the server may have stored them:
  * objects_max adds them.
  */
-static void left_behind(const struct load_args *a, const struct rb_harness *h, const struct rb_target *t,
+static void left_behind(const struct load_args *a, struct rb_harness *h, const struct rb_target *t,
                         const char *prefix, const struct rb_load_result *res, const struct rb_cleanup *cl,
                         cJSON *summary)
 {
@@ -415,6 +417,9 @@ static void left_behind(const struct load_args *a, const struct rb_harness *h, c
         cJSON_AddStringToObject(o, "prefix", prefix);
     cJSON_AddItemToObject(o, "objects", rb_json_u64(written));
     cJSON_AddItemToObject(o, "objects_max", rb_json_u64(most));
+    if (h->interrupted && most)
+        rb_harness_kept(h, "%" PRIu64 " to %" PRIu64 " objects written to %s%s%s%s", written, most, rb_target_name(t),
+                        a->filelist ? " from " : " under \"", a->filelist ? a->filelist : prefix, a->filelist ? "" : "\"");
     if (h->interrupted && most)
         rb_warn("interrupted: %" PRIu64 " to %" PRIu64 " objects written to %s%s%s%s stay there (railbench load "
                 "delete %s %s%s removes them)", written, most, rb_target_name(t), a->filelist ? " from " : " under \"",

@@ -104,8 +104,8 @@ for bad in "-g 2:--ngpus: 2 devices per rank" "-t 4:--nthreads: 4 threads per ra
     rc=$?
     set -e
     [ "$rc" = 2 ] || fail "$flag: exit $rc, expected 2"
-    [ "$(grep -c "^railbench: " "$T/bad.err")" = 1 ] || fail "$flag: $(grep -c "^railbench: " "$T/bad.err") error lines: $(cat "$T/bad.err")"
-    grep -q "^railbench: $want" "$T/bad.err" || fail "$flag: $(grep '^railbench:' "$T/bad.err")"
+    [ "$(grep -c "^railbench: error: " "$T/bad.err")" = 1 ] || fail "$flag: $(grep -c "^railbench: error: " "$T/bad.err") error lines: $(cat "$T/bad.err")"
+    grep -q "^railbench: error: $want" "$T/bad.err" || fail "$flag: $(grep '^railbench:' "$T/bad.err")"
     [ ! -e "$T/never" ] || fail "$flag: a result directory was created"
 done
 ok "-g 2, -t 4, -D 1, -z 4, -m 0, -K without -I, -I 2, -C 2, -S 2, -K >= -n: exit 2 with one error line from 3 ranks"

@@ -79,8 +79,8 @@ refused() {
     rc=$?
     set -e
     [ "$rc" = 2 ] || fail "$*: exit $rc, expected 2"
-    [ "$(grep -c '^railbench: ' "$T/bad.err")" = 1 ] || fail "$*: $(cat "$T/bad.err")"
-    grep -qF "railbench: $want" "$T/bad.err" || fail "$*: $(grep '^railbench:' "$T/bad.err")"
+    [ "$(grep -c '^railbench: error: ' "$T/bad.err")" = 1 ] || fail "$*: $(cat "$T/bad.err")"
+    grep -qF "railbench: error: $want" "$T/bad.err" || fail "$*: $(grep '^railbench:' "$T/bad.err")"
     [ ! -e "$T/never" ] || fail "$*: a result directory was created"
 }
 refused '--split: "XOR 3" is not a split' --split "XOR 3"
