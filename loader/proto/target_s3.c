@@ -210,6 +210,7 @@ static int s3_parse(struct rb_target *t, const char *rest, const struct rb_targe
     snprintf(t->region, sizeof t->region, "%s", region);
     snprintf(t->sigv4, sizeof t->sigv4, "aws:amz:%s:s3", t->region);
     t->virtual_host = cfg->virtual_host;
+    t->sign_payload = cfg->sign_payload;
     for (size_t i = 0; i < cfg->endpoints.n; i++)
         if ((rc = rb_target_add_endpoint(t, cfg->endpoints.v[i], err, errlen)))
             return rc;
@@ -470,6 +471,8 @@ static void s3_options(struct rb_opts *t, struct rb_target_cfg *cfg)
          "S3 credentials file (if not given: $AWS_SHARED_CREDENTIALS_FILE, else ~/.aws/credentials)", NULL},
         {"profile", 0, RB_OPT_STR, &cfg->profile, "NAME",
          "profile in the credentials file (if not given: $AWS_PROFILE, else default)", NULL},
+        {"sign-payload", 0, RB_OPT_FLAG, &cfg->sign_payload, NULL,
+         "s3: sign each body's SHA-256 (x-amz-content-sha256) instead of UNSIGNED-PAYLOAD; native engine only", NULL},
         {0},
     };
     rb_opts_add(t, rows);
