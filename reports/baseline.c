@@ -8,14 +8,6 @@
 
 #include "report_int.h"
 
-const struct rb_report_kind *rb_report_kind_of(const struct rb_rundir *r)
-{
-    size_t k = 0;
-    while (!rb_report_kinds[k]->detect(r))
-        k++; /* the last kind matches every run */
-    return rb_report_kinds[k];
-}
-
 /* The saved runs: DIR itself when it is a result directory, else the result directories in it. *n of them. */
 static struct rb_rundir *load_baselines(const char *dir, size_t *n)
 {
