@@ -869,12 +869,10 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         drop_opts(opts, " size min-size max-size bytes ");
     /* The file protocol's group after the command's rows (load mixed has no file loads). */
     struct rb_opt all[sizeof opts / sizeof opts[0] + RB_FILE_OPT_ROWS];
-    size_t n = 0;
-    while (opts[n].name)
-        n++;
-    memcpy(all, opts, (n + 1) * sizeof *opts);
     if (op != RB_LOAD_MIXED)
-        rb_file_options(all + n, &a.file);
+        rb_file_opts_compose(all, sizeof all / sizeof all[0], opts, &a.file);
+    else
+        memcpy(all, opts, sizeof opts);
     const struct rb_cmd_spec spec = {k->usage, k->about, all, 1, 1, false};
     return rb_load_command(&spec, argc, argv, run_args, &a);
 }

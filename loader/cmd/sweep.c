@@ -11,6 +11,7 @@
 
 #include <curl/curl.h>
 
+#include "../file/file_int.h"
 #include "loader_int.h"
 #include "../engine/payload_int.h"
 #include "../engine/phase_int.h"
@@ -60,6 +61,7 @@ struct sweep_args {
     bool verify;
     double max_error_pct, knee_gain_pct, knee_latency_pct;
     int engine; /* enum rb_engine_kind: auto|curl|native */
+    struct rb_file_opts file; /* a file:// target's options (the file protocol's group) */
 };
 
 /* One point as measured (rank 0). */
@@ -312,6 +314,8 @@ static char *report(const struct sweep_args *a, const struct rb_harness *h, cons
     cJSON_AddNumberToObject(summary, "ranks", h->size);
     cJSON_AddItemToObject(summary, "threads", rb_json_u64(a->threads));
     cJSON_AddBoolToObject(summary, "open_loop", a->rate != NULL);
+    if (strncmp(target, "file://", 7) == 0)
+        rb_file_summary_json(summary, &a->file);
     if (t.oom) {
         rb_buf_free(&t);
         return NULL;
@@ -329,7 +333,15 @@ static int run(struct sweep_args *a, struct rb_cli *cli)
     struct rb_target *t = NULL;
     if ((status = rb_load_target_open(&a->tgt, cli->args[0], &t)) != 0)
         return status;
+    uint64_t most = 1;
+    for (size_t i = 0; i < a->inflight.n; i++)
+        most = a->inflight.v[i] > most ? a->inflight.v[i] : most;
+    const uint64_t asked = most;
     if ((status = rb_engine_check_usage(a->engine, t, RB_LOAD_GET, false)) ||
+        (status = rb_file_opts_check(&a->file)) || (status = rb_file_opts_target(&a->file, t, cli, &most)) ||
+        (most < asked && (status = rb_cli_usage_error("load sweep %s: --io-engine psync does one I/O at a time per "
+                                                      "thread; sweep in-flight I/Os with --io-engine io_uring",
+                                                      rb_target_name(t)))) ||
         (status = rb_load_target_probe(t, a->timeout_ns)) != 0) {
         rb_target_close(t);
         return status;
@@ -393,6 +405,8 @@ static int run(struct sweep_args *a, struct rb_cli *cli)
             .max_redirects = (long)a->max_redirects,
             .rank = h.rank,
             .log_fd = -1,
+            .file = &a->file,
+            .cache_header = a->file.cold_check ? RB_FILE_COLD_CHECK_NAME : NULL,
         };
         if (a->count && !o.count)
             o.objects = &none;
@@ -447,6 +461,7 @@ int rb_sweep_main(int argc, char **argv)
         .max_redirects = 5,
         .knee_gain_pct = RB_SWEEP_KNEE_GAIN_PCT,
         .knee_latency_pct = RB_SWEEP_KNEE_LATENCY_PCT,
+        .file = RB_FILE_OPTS_DEFAULT,
     };
     struct rb_opt opts[] = {
         {"inflight", 'c', RB_OPT_U64S, &a.inflight, "LIST",
@@ -483,10 +498,12 @@ int rb_sweep_main(int argc, char **argv)
         {"provider", 0, RB_OPT_STR, &a.tgt.provider, "NAME", "AIStore bucket provider: ais, aws, gcp, azure (if not given: ais)", NULL},
         {0},
     };
+    struct rb_opt all[sizeof opts / sizeof opts[0] + RB_FILE_OPT_ROWS];
+    rb_file_opts_compose(all, sizeof all / sizeof all[0], opts, &a.file);
     const struct rb_cmd_spec spec = {
         "railbench load sweep [options] URL",
         "GET objects at growing in-flight counts (or rates), one barrier-started phase per point; report "
         "throughput and latency of every point and the knee where more load only adds latency.",
-        opts, 1, 1, false};
+        all, 1, 1, false};
     return rb_load_command(&spec, argc, argv, run_args, &a);
 }

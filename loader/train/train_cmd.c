@@ -157,7 +157,8 @@ static int open_target(struct train_args *a, struct rb_cli *cli, struct rb_targe
         return status;
     }
     snprintf(prefix, plen, "%s%s", rb_target_prefix(*t), a->prefix ? a->prefix : (a->objects ? "obj-" : ""));
-    if ((status = rb_load_target_probe(*t, a->timeout_ns)) != 0) {
+    if ((status = rb_file_opts_check(&a->file)) || (status = rb_file_opts_target(&a->file, *t, cli, &a->inflight)) ||
+        (status = rb_load_target_probe(*t, a->timeout_ns)) != 0) {
         rb_target_close(*t);
         *t = NULL;
     }
@@ -230,10 +231,11 @@ static int prepare(struct run *R, uint64_t steps)
         .verify = a->verify,
         .timeout_ns = a->timeout_ns,
         .max_redirects = (long)a->max_redirects,
-        .cache_header = a->cache_header,
+        .cache_header = a->file.cold_check ? RB_FILE_COLD_CHECK_NAME : a->cache_header,
         .engine = (enum rb_engine_kind)a->engine,
         .rank = h->rank,
         .log_fd = -1,
+        .file = &a->file,
     };
     int status = rb_train_loaders_new(R);
     if (status)
@@ -340,6 +342,7 @@ int rb_load_train_main(int argc, char **argv)
         .timeout_ns = 30 * RB_NS_PER_S,
         .max_redirects = 5,
         .max_error_pct = 0,
+        .file = RB_FILE_OPTS_DEFAULT,
     };
     const struct rb_opt opts[] = {
         {"workload", 0, RB_OPT_STR, &a.workload, "NAME",
@@ -407,12 +410,14 @@ int rb_load_train_main(int argc, char **argv)
          "count HIT/MISS of this response header per epoch (e.g. X-Cache-Status)", NULL},
         {0},
     };
+    struct rb_opt all[sizeof opts / sizeof opts[0] + RB_FILE_OPT_ROWS];
+    rb_file_opts_compose(all, sizeof all / sizeof all[0], opts, &a.file);
     const struct rb_cmd_spec spec = {
         "railbench load train [options] URL",
         "Emulate data-parallel training on http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET: each rank's "
         "simulated accelerators read batches, compute, and synchronise; report accelerator utilisation (AU) and "
         "samples/s per epoch, MLPerf Storage style.",
-        opts, 1, 1, false};
+        all, 1, 1, false};
     return rb_load_command(&spec, argc, argv, run_args, &a);
 }
 

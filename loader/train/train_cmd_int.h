@@ -10,6 +10,7 @@
 
 #include "../cmd/loader_int.h"
 #include "../engine/phase_int.h"
+#include "../file/file_int.h"
 #include "railbench/buf.h"
 #include "railbench/harness.h"
 #include "train_int.h"
@@ -36,6 +37,7 @@ struct train_args {
     uint64_t timeout_ns, max_redirects;
     double max_error_pct;
     int engine;                /* enum rb_engine_kind of the reads: auto|curl|native */
+    struct rb_file_opts file;  /* a file:// data set's options (the file protocol's group) */
 
     /* Resolved from the options and the preset. */
     const struct rb_train_preset *preset;
