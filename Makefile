@@ -4,7 +4,8 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 CC := mpicc
 PKGS := libcurl libcjson libmicrohttpd hwloc openssl liburing
-VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+# Tags vX.Y.Z name releases; between them git describe gives vX.Y.Z-N-gHASH (debian/version.sh maps it).
+VERSION := $(shell git describe --tags --match 'v[0-9]*' --always --dirty 2>/dev/null || echo unknown)
 
 # The Debian package behind each pkg-config name, for the one-line error when one is missing.
 DEB_libcurl := libcurl4-openssl-dev
@@ -34,7 +35,9 @@ CC_CHECKED = $(call rb_once,CC_CHECKED,$(rb_cc))
 RB_CFLAGS = -std=c11 -Wall -Wextra -Wshadow -Iinclude -MMD -MP $(PKG_CFLAGS) $(HTTP_PARSER_CHECK) $(CFLAGS) $(SANFLAGS)
 # http-parser ships no .pc file: its header stands for it, checked at the first compile with the same one-line
 # error when it is missing (the check expands to nothing).
-HTTP_PARSER_CHECK = $(call rb_once,HTTP_PARSER_CHECK,$(if $(wildcard /usr/include/http_parser.h),,\
+# HTTP_PARSER_H: where the header is (another prefix: Spack's, see packaging/spack/package.py).
+HTTP_PARSER_H ?= /usr/include/http_parser.h
+HTTP_PARSER_CHECK = $(call rb_once,HTTP_PARSER_CHECK,$(if $(wildcard $(HTTP_PARSER_H)),,\
     $(error http_parser.h not found (Debian package libhttp-parser-dev): run scripts/deps.sh as root)))
 LDLIBS = $(PKG_LIBS) -lhttp_parser -lpthread -lm
 TEST_LDLIBS = $(CMOCKA_LIBS) $(LDLIBS)
@@ -65,7 +68,14 @@ BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=build/bench/%)
 
 .PHONY: all test unit check fuzz fuzzers demo demo-cluster bench install lint clean deps FORCE
 
-all: $(B)/railbench
+all: $(B)/railbench $(B)/man/stamp
+
+# Man pages and bash completion, generated from the binary's own option tables (RAILBENCH_HELP=json).
+MAN_PAGES := railbench railbench-load railbench-coll railbench-block railbench-fabric railbench-report
+$(B)/man/stamp: $(B)/railbench scripts/gen-man.py
+	@echo "  GEN     $(B)/man"
+	$(Q)python3 scripts/gen-man.py $(B)/railbench $(B)/man
+	$(Q)touch $@
 
 deps:
 	$(Q)scripts/deps.sh
@@ -147,10 +157,18 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory $(JOBS) all $(BENCH_BIN)
 	$(Q)scripts/run-bench.sh
 
+# PREFIX/bin/railbench, its man pages, bash completion, and under PREFIX/share/railbench the Grafana
+# dashboards and provisioning and the Ansible playbooks. BASH_COMPLETION_DIR: where bash-completion looks.
+BASH_COMPLETION_DIR ?= $(PREFIX)/share/bash-completion/completions
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/railbench
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/railbench $(DESTDIR)$(PREFIX)/share/man/man1 \
+	    $(DESTDIR)$(BASH_COMPLETION_DIR)
 	install -m 0755 build/railbench $(DESTDIR)$(PREFIX)/bin/railbench
-	if [ -d reports/grafana ]; then cp -r reports/grafana $(DESTDIR)$(PREFIX)/share/railbench/; fi
+	install -m 0644 $(MAN_PAGES:%=build/man/man1/%.1) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 build/man/completion/railbench $(DESTDIR)$(BASH_COMPLETION_DIR)/railbench
+	cp -r reports/grafana ansible $(DESTDIR)$(PREFIX)/share/railbench/
+	sed -i 's|/usr/local/share/railbench|$(PREFIX)/share/railbench|' \
+	    $(DESTDIR)$(PREFIX)/share/railbench/grafana/provisioning/dashboards/railbench.yml
 
 # cJSON.h is included up front so that cppcheck knows cJSON_ArrayForEach (else: unknownMacro, file skipped).
 lint: deps

@@ -425,7 +425,7 @@ int rb_block_main(int argc, char **argv)
         goto fail;
     s->ps = make_points(&s->o, &s->npoints);
     if (!s->ps) {
-        fprintf(stderr, "railbench: out of memory\n");
+        fprintf(stderr, "railbench: error: out of memory\n");
         rc = RB_EXIT_RUNTIME;
         goto fail;
     }

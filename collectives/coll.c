@@ -49,6 +49,8 @@ struct run {
     char hier_why[160];
     struct rb_coll_comm world, node, rail;
     int *world_of; /* world rank of (rail rank, node rank), when every node has as many ranks */
+    const char *split_expr, *split_mask; /* --split or NCCL_TESTS_SPLIT; NCCL_TESTS_SPLIT_MASK */
+    const char *split_desc;              /* how the groups were made, for the output; NULL: no split */
     char *sendbuf, *recvbuf, *scratch;
     size_t buf_bytes, scratch_bytes;
     double *times; /* per-rank times, rank 0 */
@@ -195,35 +197,59 @@ static void setup_comms(struct run *R)
         local = h->rank % L;
         node_color = node_index;
         R->ranks_per_node = L;
-        R->hier_ok = true;
     } else {
         node_index = h->host_index;
         local = h->local_rank;
         node_color = h->host_index;
         R->ranks_per_node = h->local_size;
-        int mm[2] = {h->local_size, -h->local_size};
-        RB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, mm, 2, MPI_INT, MPI_MAX, h->comm));
-        R->hier_ok = mm[0] == -mm[1];
-        snprintf(R->hier_why, sizeof R->hier_why,
-                 "hosts run between %d and %d ranks; rails need the same number on every node "
-                 "(see --ranks-per-node)",
-                 -mm[1], mm[0]);
     }
     R->node_index = node_index;
     R->local = local;
-    MPI_Comm node, rail;
-    RB_MPI_CHECK(MPI_Comm_split(h->comm, node_color, h->rank, &node));
-    RB_MPI_CHECK(MPI_Comm_split(h->comm, local, node_index, &rail));
-    comm_of(h->comm, &R->world);
+    /* The group this rank runs the collectives in (--split, --per-rail); every rank when there is none. */
+    int color = 0;
+    if (R->o->per_rail)
+        color = local;
+    else if (R->split_expr && rb_coll_split_color(R->split_expr, h->rank, &color) != 0)
+        rb_harness_fatal(h, RB_EXIT_USAGE, "--split %s: not a split expression", R->split_expr);
+    else if (R->split_mask && rb_coll_split_mask_color(R->split_mask, h->rank, &color) != 0)
+        rb_harness_fatal(h, RB_EXIT_USAGE, "NCCL_TESTS_SPLIT_MASK %s: not a hex mask", R->split_mask);
+    R->out.group = color;
+    MPI_Comm group = h->comm, node, rail;
+    if (R->split_expr || R->split_mask || R->o->per_rail)
+        RB_MPI_CHECK(MPI_Comm_split(h->comm, color, h->rank, &group));
+    RB_MPI_CHECK(MPI_Comm_split(group, node_color, h->rank, &node));
+    RB_MPI_CHECK(MPI_Comm_split(group, local, node_index, &rail));
+    comm_of(group, &R->world);
+    R->out.group_size = R->world.size;
     comm_of(node, &R->node);
     comm_of(rail, &R->rail);
+    /* Rails need as many ranks of a group on every node. */
+    int mm[2] = {R->node.size, -R->node.size};
+    RB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, mm, 2, MPI_INT, MPI_MAX, h->comm));
+    R->hier_ok = mm[0] == -mm[1] && R->node.size * R->rail.size == R->world.size;
+    snprintf(R->hier_why, sizeof R->hier_why,
+             "nodes hold between %d and %d ranks of a group; rails need the same number on every node "
+             "(see --ranks-per-node)",
+             -mm[1], mm[0]);
+    int *colors = malloc(sizeof(int) * (size_t)h->size);
+    if (!colors)
+        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
+    RB_MPI_CHECK(MPI_Allgather(&color, 1, MPI_INT, colors, 1, MPI_INT, h->comm));
+    R->out.ngroups = 0;
+    for (int r = 0; r < h->size; r++) {
+        bool seen = false;
+        for (int q = 0; q < r && !seen; q++)
+            seen = colors[q] == colors[r];
+        R->out.ngroups += !seen;
+    }
+    free(colors);
     /* Who sits where: (rail rank = node position, node rank = local index) of every rank. */
-    int mine[2] = {R->rail.rank, R->node.rank}, *all = malloc(2 * sizeof(int) * (size_t)h->size);
-    R->world_of = malloc(sizeof(int) * (size_t)h->size);
+    int n = R->world.size, mine[2] = {R->rail.rank, R->node.rank}, *all = malloc(2 * sizeof(int) * (size_t)n);
+    R->world_of = malloc(sizeof(int) * (size_t)n);
     if (!all || !R->world_of)
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
-    RB_MPI_CHECK(MPI_Allgather(mine, 2, MPI_INT, all, 2, MPI_INT, h->comm));
-    for (int r = 0; r < h->size; r++)
+    RB_MPI_CHECK(MPI_Allgather(mine, 2, MPI_INT, all, 2, MPI_INT, R->world.comm));
+    for (int r = 0; r < n && R->hier_ok; r++)
         R->world_of[all[2 * r] * R->node.size + all[2 * r + 1]] = r;
     free(all);
 }
@@ -326,21 +352,23 @@ static size_t row_bytes(const struct rb_coll_counts *cn, size_t type_bytes)
 
 /*
  * With a collective that counts what arrived (t->received): rank 0 gets
- * res->pair_bytes, n x n, [source][destination], or NULL when the
- * algorithm could not count. Collective.
+ * res->pair_bytes of its group, n x n, [source][destination], or NULL when
+ * the algorithm could not count. Collective.
  */
 static void gather_received(struct run *R, const struct rb_coll_test *t, const struct rb_coll_args *a,
                             struct rb_coll_half *res)
 {
-    const int n = R->h->size;
+    const int n = R->world.size; /* rank 0's group */
     uint64_t *mine = calloc((size_t)n + 1, sizeof *mine), *all = NULL;
-    if (!mine || (R->h->rank == 0 && !(all = calloc((size_t)n * (n + 1), sizeof *all))))
+    if (!mine || (R->world.rank == 0 && !(all = calloc((size_t)n * (n + 1), sizeof *all))))
         rb_harness_fatal(R->h, RB_EXIT_RUNTIME, "out of memory");
     mine[0] = t->received(a, mine + 1);
-    RB_MPI_CHECK(MPI_Gather(mine, n + 1, MPI_UINT64_T, all, n + 1, MPI_UINT64_T, 0, R->h->comm));
+    RB_MPI_CHECK(MPI_Gather(mine, n + 1, MPI_UINT64_T, all, n + 1, MPI_UINT64_T, 0, R->world.comm));
     free(mine);
-    if (R->h->rank != 0)
+    if (R->h->rank != 0) {
+        free(all);
         return;
+    }
     bool known = true;
     for (int d = 0; d < n; d++)
         known = known && all[(size_t)d * (n + 1)];
@@ -381,33 +409,71 @@ static void run_half(struct run *R, const struct rb_coll_test *t, enum rb_coll_a
         gather_received(R, t, a, res);
 }
 
+/* The -a combination of n times: rank 0's (the first), mean, min or max; min, mean and max into the others. */
+static double by_average(int average, const double *t, int n, double *mn, double *avg, double *mx)
+{
+    double sum = 0;
+    *mn = *mx = t[0];
+    for (int i = 0; i < n; i++) {
+        *mn = t[i] < *mn ? t[i] : *mn;
+        *mx = t[i] > *mx ? t[i] : *mx;
+        sum += t[i];
+    }
+    *avg = sum / n;
+    const double by_a[] = {[RB_COLL_AVG_RANK0] = t[0], [RB_COLL_AVG_MEAN] = *avg, [RB_COLL_AVG_MIN] = *mn,
+                           [RB_COLL_AVG_MAX] = *mx};
+    return by_a[average];
+}
+
 /*
- * Rank 0: the per-rank times of one half (gathered) combined per -a, and
- * its algbw (s_bytes, the row's size: max(send, receive) bytes, which is
- * nccl-tests' S for every collective) and busbw. Collective.
+ * Rank 0: the per-rank times of one half (gathered) combined per -a over
+ * every rank, as nccl-tests does with split groups too, and its algbw
+ * (s_bytes, the row's size: max(send, receive) bytes, which is nccl-tests'
+ * S for every collective) and busbw for rank 0's group. With several
+ * groups, each group's own figures in res->groups. Collective.
  */
 static void combine_times(struct run *R, const struct rb_coll_test *t, double s_bytes, double mine_us,
                           struct rb_coll_half *res)
 {
     struct rb_harness *h = R->h;
-    RB_MPI_CHECK(MPI_Gather(&mine_us, 1, MPI_DOUBLE, R->times, 1, MPI_DOUBLE, 0, h->comm));
-    if (h->rank == 0) {
-        double mn = R->times[0], mx = R->times[0], sum = 0;
-        for (int i = 0; i < h->size; i++) {
-            mn = R->times[i] < mn ? R->times[i] : mn;
-            mx = R->times[i] > mx ? R->times[i] : mx;
-            sum += R->times[i];
+    const double mine[4] = {mine_us, s_bytes, R->world.size, R->out.group};
+    double *all = h->rank == 0 ? malloc(4 * sizeof(double) * (size_t)h->size) : NULL;
+    if (h->rank == 0 && !all)
+        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
+    RB_MPI_CHECK(MPI_Gather(mine, 4, MPI_DOUBLE, all, 4, MPI_DOUBLE, 0, h->comm));
+    if (h->rank != 0)
+        return;
+    for (int i = 0; i < h->size; i++)
+        R->times[i] = all[4 * i];
+    res->time_us = by_average(R->o->average, R->times, h->size, &res->min_us, &res->avg_us, &res->max_us);
+    res->cpu_us = R->times[0]; /* -C: nccl-tests prints rank 0's own loop time, not combined */
+    res->algbw = rb_coll_algbw_gbps(s_bytes, res->time_us);
+    res->busbw = rb_coll_busbw_gbps(t->kind, R->world.size, res->algbw);
+    if (R->out.ngroups > 1 && (res->groups = calloc((size_t)R->out.ngroups, sizeof *res->groups))) {
+        /* Groups in the order of their first rank; each one's times per -a, its S and its own factor. */
+        int ng = 0;
+        double *tg = malloc(sizeof(double) * (size_t)h->size);
+        for (int i = 0; tg && i < h->size; i++) {
+            bool seen = false;
+            for (int q = 0; q < i && !seen; q++)
+                seen = all[4 * q + 3] == all[4 * i + 3];
+            if (seen || ng == R->out.ngroups)
+                continue;
+            int k = 0;
+            for (int j = i; j < h->size; j++)
+                if (all[4 * j + 3] == all[4 * i + 3])
+                    tg[k++] = all[4 * j];
+            struct rb_coll_group_fig *g = &res->groups[ng++];
+            double mn, avg, mx;
+            g->group = (int)all[4 * i + 3];
+            g->ranks = (int)all[4 * i + 2];
+            g->time_us = by_average(R->o->average, tg, k, &mn, &avg, &mx);
+            g->algbw = rb_coll_algbw_gbps(all[4 * i + 1], g->time_us);
+            g->busbw = rb_coll_busbw_gbps(t->kind, g->ranks, g->algbw);
         }
-        res->min_us = mn;
-        res->max_us = mx;
-        res->avg_us = sum / h->size;
-        const double by_a[] = {[RB_COLL_AVG_RANK0] = R->times[0], [RB_COLL_AVG_MEAN] = res->avg_us, [RB_COLL_AVG_MIN] = mn,
-                               [RB_COLL_AVG_MAX] = mx};
-        res->time_us = by_a[R->o->average];
-        res->cpu_us = R->times[0]; /* -C: nccl-tests prints rank 0's own loop time, not combined */
-        res->algbw = rb_coll_algbw_gbps(s_bytes, res->time_us);
-        res->busbw = rb_coll_busbw_gbps(t->kind, h->size, res->algbw);
+        free(tg);
     }
+    free(all);
 }
 
 /* The args shared by every call of one (collective, type, op, root). */
@@ -807,6 +873,22 @@ static int resolve(struct run *R, const struct rb_coll_opts *o, const char *whic
     }
     if (parse_algos(o->algo, R->algos, &R->nalgos) != 0 || parse_root(o->root, &R->root, &R->root_all) != 0)
         return RB_EXIT_USAGE;
+    /* Split groups: --per-rail, --split, else nccl-tests' NCCL_TESTS_SPLIT_MASK, then NCCL_TESTS_SPLIT. */
+    int color;
+    const char *mask = o->split || o->per_rail ? NULL : getenv("NCCL_TESTS_SPLIT_MASK");
+    R->split_expr = o->split ? o->split : mask || o->per_rail ? NULL : getenv("NCCL_TESTS_SPLIT");
+    R->split_mask = mask && *mask ? mask : NULL;
+    if (R->split_expr && !*R->split_expr)
+        R->split_expr = NULL;
+    if (o->split && o->per_rail)
+        return rb_cli_usage_error("--split: give either --split or --per-rail (--per-rail is one group per rail)");
+    if (R->split_expr && rb_coll_split_color(R->split_expr, 0, &color) != 0)
+        return rb_cli_usage_error("%s: \"%s\" is not a split (use AND n, OR n, MOD n or DIV n, n > 0 for MOD and DIV, "
+                                  "e.g. 'AND 0x7')",
+                                  o->split ? "--split" : "NCCL_TESTS_SPLIT", R->split_expr);
+    if (R->split_mask && rb_coll_split_mask_color(R->split_mask, 0, &color) != 0)
+        return rb_cli_usage_error("NCCL_TESTS_SPLIT_MASK: \"%s\" is not a hex mask (e.g. 0x7)", R->split_mask);
+    R->split_desc = o->per_rail ? "--per-rail" : R->split_expr ? R->split_expr : R->split_mask;
     return check_opts(o);
 }
 
@@ -814,6 +896,7 @@ static int resolve(struct run *R, const struct rb_coll_opts *o, const char *whic
 static void start(struct run *R, const char *json_path, int argc, char **argv)
 {
     rb_coll_out_init(&R->out, R->h, R->o, json_path);
+    R->out.split = R->split_desc;
     rb_coll_mpi_types_create();
     setup_comms(R);
     R->out.ranks_per_node = R->ranks_per_node;
@@ -837,6 +920,8 @@ static void stop(struct run *R)
     rb_coll_mpi_types_free();
     RB_MPI_CHECK(MPI_Comm_free(&R->node.comm));
     RB_MPI_CHECK(MPI_Comm_free(&R->rail.comm));
+    if (R->world.comm != R->h->comm)
+        RB_MPI_CHECK(MPI_Comm_free(&R->world.comm));
     free(R->sendbuf);
     free(R->recvbuf);
     free(R->scratch);
@@ -875,7 +960,7 @@ int rb_coll_main(int argc, char **argv)
          "reported time across ranks: 0 rank 0, 1 mean, 2 min, 3 max", "0|1|2|3"},
         {"output_json", 'J', RB_OPT_STR, &o.json, "FILE", "also write nccl-tests' JSON results to FILE", NULL},
         {"algo", 0, RB_OPT_STR, &o.algo, "LIST", "mpi, ring, rd, rhd, tree, hier, all, or a comma-separated list",
-         NULL},
+         "mpi|ring|rd|rhd|tree|hier|all"},
         {"ranks-per-node", 0, RB_OPT_U64, &o.ranks_per_node, "L",
          "treat each L consecutive ranks as one node (0: one node per host)", NULL},
         {"chunk", 0, RB_OPT_SIZE, &o.chunk, "SIZE", "pipeline chunk of the tree and chain algorithms", NULL},
@@ -883,6 +968,11 @@ int rb_coll_main(int argc, char **argv)
          "per-rank share of allgather, reducescatter, alltoall: aligned to 16 bytes as nccl-tests v2.13.12+, "
          "or count / ranks as before", "aligned|legacy"},
         RB_COLL_NCCL_OPTS(o),
+        {"split", 0, RB_OPT_STR, &o.split, "EXPR",
+         "split the ranks into groups that run side by side: AND n, OR n, MOD n, DIV n (or & | % /) of the rank, "
+         "e.g. 'AND 0x7' (if not given: NCCL_TESTS_SPLIT)", NULL},
+        {"per-rail", 0, RB_OPT_FLAG, &o.per_rail, NULL,
+         "one group per rail: the ranks with the same local index on every node", NULL},
         {"spread", 0, RB_OPT_DOUBLE, &a2av.spread, "F",
          "alltoallv: 0 uniform to 1 distance-weighted per-peer sizes (if not given: NCCL_TESTS_ALLTOALLV_SPREAD "
          "or 1)", NULL},

@@ -1,6 +1,10 @@
 /* nccl-tests' flags that railbench coll takes beyond the common ones: their checks, their notes and -T's watchdog. */
 #define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
+#include <strings.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -91,6 +95,68 @@ void rb_coll_flags_notes(struct rb_coll_out *out)
         note(out, "-x", (long long)o->cta_policy, "CTA policies do not apply to CPU ranks; ignored");
     if (o->device_cta != 16)
         note(out, "-V", (long long)o->device_cta, "device CTAs do not apply to CPU ranks; ignored");
+}
+
+/* ---- NCCL_TESTS_SPLIT: ranks split into groups that run the collective in parallel ---- */
+
+/* nccl-tests' parseInt: leading blanks, then 0b binary or strtoul's base 0; here the rest must be blank too. */
+static int split_int(const char *s, long *v)
+{
+    char *end;
+    while (isspace((unsigned char)*s))
+        s++;
+    int base = strncasecmp(s, "0b", 2) == 0 ? 2 : 0;
+    if (base)
+        s += 2;
+    if (!isdigit((unsigned char)*s))
+        return -EINVAL;
+    errno = 0;
+    unsigned long u = strtoul(s, &end, base);
+    while (isspace((unsigned char)*end))
+        end++;
+    if (errno || *end || u > INT_MAX)
+        return -EINVAL;
+    *v = (long)u;
+    return 0;
+}
+
+int rb_coll_split_color(const char *expr, int rank, int *color)
+{
+    /* nccl-tests' words and symbols, case-insensitive (src/common.cu run()). */
+    static const struct {
+        const char *word, *sym;
+        char op;
+    } ops[] = {{"AND", "&", '&'}, {"OR", "|", '|'}, {"MOD", "%", '%'}, {"DIV", "/", '/'}};
+    while (isspace((unsigned char)*expr))
+        expr++;
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        size_t wl = strlen(ops[i].word);
+        const char *rest = strncasecmp(expr, ops[i].word, wl) == 0 ? expr + wl
+                           : strncmp(expr, ops[i].sym, 1) == 0  ? expr + 1
+                                                                : NULL;
+        long v;
+        if (!rest || split_int(rest, &v) != 0)
+            continue;
+        if ((ops[i].op == '%' || ops[i].op == '/') && v == 0)
+            return -EINVAL;
+        *color = ops[i].op == '&'   ? (int)(rank & v)
+                 : ops[i].op == '|' ? (int)(rank | v)
+                 : ops[i].op == '%' ? (int)(rank % v)
+                                    : (int)(rank / v);
+        return 0;
+    }
+    return -EINVAL;
+}
+
+int rb_coll_split_mask_color(const char *hex, int rank, int *color)
+{
+    char *end;
+    errno = 0;
+    unsigned long m = strtoul(hex, &end, 16);
+    if (errno || end == hex || *end)
+        return -EINVAL;
+    *color = (int)((unsigned long)rank & m);
+    return 0;
 }
 
 /* ---- -I: per-iteration figures (nccl-tests' computeIterStats and per-iteration report) ---- */

@@ -159,6 +159,8 @@ struct rb_coll_opts {
     int64_t cta_policy;
     int count_rule; /* --count-rule: RB_COLL_COUNT_ALIGNED (nccl-tests v2.13.12+) or RB_COLL_COUNT_LEGACY */
     const char *root, *algo, *json;
+    const char *split; /* --split: NCCL_TESTS_SPLIT's expression */
+    bool per_rail;     /* --per-rail: one group per local index (rail) */
 };
 
 /* nccl-tests' flags beyond -b -e -i -f -n -w -c -o -d -r -a -J, as rb_opt entries of o (a struct rb_coll_opts). */
@@ -207,6 +209,18 @@ int rb_coll_flags_check(const struct rb_coll_opts *o);
  */
 int rb_coll_usage_exit(int status);
 
+/*
+ * NCCL_TESTS_SPLIT: the group (MPI_Comm_split color) of world rank rank
+ * for expr, as nccl-tests 2.19 reads it: "AND n" or "&n" (rank & n), "OR n"
+ * or "|n", "MOD n" or "%n", "DIV n" or "/n", words in any case, n decimal,
+ * 0x hex, 0 octal or 0b binary. Returns 0, or -EINVAL for anything else
+ * (nccl-tests would silently run one group) and for MOD 0 or DIV 0. Pure.
+ */
+int rb_coll_split_color(const char *expr, int rank, int *color);
+
+/* NCCL_TESTS_SPLIT_MASK: rank & the hex mask; 0 or -EINVAL. Pure. */
+int rb_coll_split_mask_color(const char *hex, int rank, int *color);
+
 /* Prints on rank 0 one "# note:" line per flag given a value that has no meaning on CPU ranks. */
 void rb_coll_flags_notes(struct rb_coll_out *out);
 
@@ -246,6 +260,12 @@ struct rb_coll_iter_stats {
     double min_us, max_us, avg_us, p50_us, p95_us, p99_us, stdev_us, cv_pct;
 };
 
+/* One split group's figures of a half (--split, --per-rail). */
+struct rb_coll_group_fig {
+    int group, ranks; /* the group's color and size */
+    double time_us, algbw, busbw;
+};
+
 /* One half (out-of-place or in-place) of a row, as reported. */
 struct rb_coll_half {
     double time_us, algbw, busbw;
@@ -256,6 +276,7 @@ struct rb_coll_half {
     cJSON *iter_json;               /* -I: nccl-tests' *_per_iter record with the times (rank 0; the row owns it) */
     uint64_t *pair_bytes;           /* rank 0: bytes received per [source][destination] in the last call, as MPI
                                        counted them (collectives with t->received); NULL if unknown. The row owns it */
+    struct rb_coll_group_fig *groups; /* rank 0, with several split groups: out->ngroups of them (the row owns it) */
 };
 
 /* The per-iteration figures of t[0..n) (n >= 1) into *s (pure, for tests). */
@@ -293,7 +314,10 @@ struct rb_coll_out {
     struct rb_harness *h;
     const struct rb_coll_opts *o;
     int ranks_per_node;
-    int group; /* this rank's split group (NCCL_TESTS_SPLIT's color), 0 without a split */
+    int group;   /* this rank's split group (NCCL_TESTS_SPLIT's color), 0 without a split */
+    int ngroups; /* split groups running side by side (1 without a split) */
+    int group_size; /* ranks in this rank's group (every rank without a split) */
+    const char *split; /* how they were made ("AND 0x1", "--per-rail"), or NULL */
     uint64_t t0_ns;
     char *text;
     size_t text_len, text_cap;

@@ -182,6 +182,9 @@ void rb_coll_out_preamble(struct rb_coll_out *out, const char *which, const char
     rb_coll_out_text(out, "# railbench %s coll %s: %d ranks on %d hosts, %d ranks per node%s, algorithms: %s\n",
                      rb_version(), which, h->size, h->host_count, out->ranks_per_node,
                      o->ranks_per_node ? " (--ranks-per-node)" : "", algos);
+    if (out->ngroups > 1)
+        rb_coll_out_text(out, "# split %s: %d groups, each running the collectives in its own communicator\n",
+                         out->split ? out->split : "", out->ngroups);
     cJSON *devices = print_devices(out, node_index, local);
     if (out->json_path[0] && h->rank == 0)
         out->json_doc = json_doc_start(out, argc, argv, devices);
@@ -199,6 +202,26 @@ void rb_coll_out_table_header(struct rb_coll_out *out, const char *name, enum rb
 }
 
 /* ---- one row ---- */
+
+/* With split groups: each group's figures and their sum (the groups run side by side). */
+static void groups_json(cJSON *j, const struct rb_coll_half *r, int ngroups)
+{
+    if (!r->groups)
+        return;
+    cJSON *gs = cJSON_AddArrayToObject(j, "groups");
+    double sum = 0;
+    for (int i = 0; i < ngroups; i++) {
+        cJSON *g = cJSON_CreateObject();
+        cJSON_AddNumberToObject(g, "group", r->groups[i].group);
+        cJSON_AddNumberToObject(g, "ranks", r->groups[i].ranks);
+        cJSON_AddNumberToObject(g, "time_us", r->groups[i].time_us);
+        cJSON_AddNumberToObject(g, "algbw_gbps", r->groups[i].algbw);
+        cJSON_AddNumberToObject(g, "busbw_gbps", r->groups[i].busbw);
+        cJSON_AddItemToArray(gs, g);
+        sum += r->groups[i].busbw;
+    }
+    cJSON_AddNumberToObject(j, "aggregate_busbw_gbps", sum);
+}
 
 static cJSON *half_json(const struct rb_coll_opts *o, const struct rb_coll_half *r)
 {
@@ -307,15 +330,17 @@ static void row_summary(struct rb_coll_out *out, const struct rb_coll_row *w)
     cJSON_AddNumberToObject(cr, "ranks_per_node", out->ranks_per_node);
     cJSON_AddItemToObject(cr, "oop", half_json(out->o, &w->half[0]));
     cJSON_AddItemToObject(cr, "ip", half_json(out->o, &w->half[1]));
+    groups_json(cJSON_GetObjectItemCaseSensitive(cr, "oop"), &w->half[0], out->ngroups);
+    groups_json(cJSON_GetObjectItemCaseSensitive(cr, "ip"), &w->half[1], out->ngroups);
     for (int i = 0; i < 2; i++) {
         const uint64_t *pb = w->half[i].pair_bytes;
         if (!pb)
             continue;
         cJSON *m = cJSON_CreateArray();
-        for (int src = 0; src < out->h->size; src++) {
+        for (int src = 0; src < out->group_size; src++) {
             cJSON *row = cJSON_CreateArray();
-            for (int dst = 0; dst < out->h->size; dst++)
-                cJSON_AddItemToArray(row, rb_json_u64(pb[(size_t)src * out->h->size + dst]));
+            for (int dst = 0; dst < out->group_size; dst++)
+                cJSON_AddItemToArray(row, rb_json_u64(pb[(size_t)src * out->group_size + dst]));
             cJSON_AddItemToArray(m, row);
         }
         cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(cr, i ? "ip" : "oop"), "pair_bytes", m);
@@ -485,6 +510,37 @@ static void comparison(struct rb_coll_out *out, enum rb_coll_kind kind, const en
     }
 }
 
+/* With split groups: out-of-place busbw per row and group, and their sum (the groups ran side by side). */
+static void split_table(struct rb_coll_out *out)
+{
+    if (out->ngroups < 2 || out->nrows == 0 || !out->rows[0].half[0].groups)
+        return;
+    char line[2048];
+    int n = snprintf(line, sizeof line, "#%12s  %-10s  %-6s", "size", "coll", "algo");
+    for (int g = 0; g < out->ngroups; g++) {
+        char name[16];
+        snprintf(name, sizeof name, "g%d", out->rows[0].half[0].groups[g].group);
+        n += snprintf(line + n, sizeof line - (size_t)n, "  %7s", name);
+    }
+    rb_coll_out_text(out, "#\n# split %s: %d groups side by side; the table above is rank 0's group (%d ranks), times "
+                          "per -a over every rank as nccl-tests; busbw (GB/s, out-of-place) by group and their sum\n"
+                          "%s  %7s\n",
+                     out->split ? out->split : "", out->ngroups, out->rows[0].half[0].groups[0].ranks, line, "sum");
+    for (size_t i = 0; i < out->nrows; i++) {
+        const struct rb_coll_row *w = &out->rows[i];
+        if (!w->half[0].groups)
+            continue;
+        double sum = 0;
+        n = snprintf(line, sizeof line, "#%12zu  %-10s  %-6s", w->size_bytes, rb_coll_kind_name(w->kind),
+                     rb_coll_algo_name(w->algo));
+        for (int g = 0; g < out->ngroups; g++) {
+            n += snprintf(line + n, sizeof line - (size_t)n, "  %7.2f", w->half[0].groups[g].busbw);
+            sum += w->half[0].groups[g].busbw;
+        }
+        rb_coll_out_text(out, "%s  %7.2f\n", line, sum);
+    }
+}
+
 static void json_doc_finish(struct rb_coll_out *out, double avg_bw)
 {
     cJSON *doc = out->json_doc;
@@ -513,6 +569,7 @@ void rb_coll_out_finish(struct rb_coll_out *out, const char *which, const enum r
     double avg_bw = out->bw_n ? out->bw_sum / (double)out->bw_n : 0;
     for (int k = 0; k < nkinds; k++)
         comparison(out, kinds[k], algos, nalgos);
+    split_table(out);
     char foot[256];
     rb_coll_table_footer(foot, sizeof foot, out->wrong_total, avg_bw);
     /* nccl-tests 2.19: footer, "concluded", finalizeFooter's "#", and writeErrors' empty line when there is no error. */
@@ -525,6 +582,11 @@ void rb_coll_out_finish(struct rb_coll_out *out, const char *which, const enum r
     cJSON_AddItemToObject(summary, "not_applicable", out->not_applicable);
     cJSON_AddNumberToObject(summary, "ranks", h->size);
     cJSON_AddNumberToObject(summary, "ranks_per_node", out->ranks_per_node);
+    if (out->ngroups > 1) {
+        cJSON *sp = cJSON_AddObjectToObject(summary, "split");
+        cJSON_AddStringToObject(sp, "how", out->split ? out->split : "");
+        cJSON_AddNumberToObject(sp, "groups", out->ngroups);
+    }
     out->coll_rows = out->not_applicable = NULL; /* the summary owns them now */
     rb_result_set(&h->result, "summary", summary);
     if (out->o->check)
@@ -537,6 +599,10 @@ void rb_coll_out_finish(struct rb_coll_out *out, const char *which, const enum r
 
 void rb_coll_out_free(struct rb_coll_out *out)
 {
+    for (size_t i = 0; i < out->nrows; i++) {
+        free(out->rows[i].half[0].groups);
+        free(out->rows[i].half[1].groups);
+    }
     cJSON_Delete(out->json_doc);
     cJSON_Delete(out->coll_rows);
     cJSON_Delete(out->not_applicable);

@@ -263,18 +263,31 @@ static size_t edit_distance(const char *a, size_t al, const char *b)
     return d[al][bl];
 }
 
+/* Keeps n in *best when it is a closer typo of name[0..len) than *best (distance *best_d). */
+static void closer(const char *name, size_t len, const char *n, const char **best, size_t *best_d)
+{
+    size_t d = edit_distance(name, len, n);
+    if (d <= *best_d && (!*best || d < *best_d)) {
+        *best = n;
+        *best_d = d;
+    }
+}
+
 const char *cli_suggest(const struct parse *P, const char *name, size_t len)
 {
     const char *best = NULL;
     size_t best_d = len < 5 ? 1 : 2; /* a typo, not another word */
-    for (size_t i = 0; i < P->nslots; i++) {
-        const char *n = P->slots[i].opt->name;
-        size_t d = edit_distance(name, len, n);
-        if (d <= best_d && (!best || d < best_d)) {
-            best = n;
-            best_d = d;
-        }
-    }
+    for (size_t i = 0; i < P->nslots; i++)
+        closer(name, len, P->slots[i].opt->name, &best, &best_d);
+    return best;
+}
+
+const char *rb_cli_suggest_word(const char *word, const char *const *names, size_t stride_bytes)
+{
+    const char *best = NULL;
+    size_t len = strlen(word), best_d = len < 5 ? 1 : 2;
+    for (const char *const *n = names; *n; n = (const char *const *)((const char *)n + stride_bytes))
+        closer(word, len, *n, &best, &best_d);
     return best;
 }
 
@@ -307,7 +320,7 @@ static void vcomplain(const char *fmt, va_list ap)
         return;
     char msg[2048];
     vsnprintf(msg, sizeof msg, fmt, ap);
-    fprintf(stderr, "railbench: %s\n", msg);
+    fprintf(stderr, "railbench: error: %s\n", msg);
 }
 
 void cli_complain(const char *fmt, ...)

@@ -389,12 +389,13 @@ static cJSON *opt_json(const struct slot *sl, bool common)
     cJSON *choices = cJSON_AddArrayToObject(j, "choices");
     const char *p;
     size_t cl;
-    for (int i = 0; o->type == RB_OPT_CHOICE && o->choices && cli_choice_at(o->choices, i, &p, &cl); i++) {
+    for (int i = 0; o->choices && cli_choice_at(o->choices, i, &p, &cl); i++) {
         snprintf(def, sizeof(def), "%.*s", (int)(cl < sizeof(def) ? cl : sizeof(def) - 1), p);
         cJSON_AddItemToArray(choices, cJSON_CreateString(def));
     }
     cJSON_AddBoolToObject(j, "takes_value", o->type != RB_OPT_FLAG);
     cJSON_AddBoolToObject(j, "repeatable", o->type == RB_OPT_STRS);
+    cJSON_AddBoolToObject(j, "list", o->type != RB_OPT_CHOICE && o->choices); /* "ring,hier": choices, comma-separated */
     cJSON_AddBoolToObject(j, "common", common);
     return j;
 }

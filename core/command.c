@@ -32,7 +32,9 @@ int rb_dispatch(const char *group, const struct rb_subcommand *subs, int argc, c
     for (const struct rb_subcommand *s = subs; s->name; s++)
         if (strcmp(word, s->name) == 0)
             return s->run(argc - 1, argv + 1);
-    fprintf(stderr, "railbench: unknown command \"%s\" for \"%s\" (see %s --help)\n", word, group,
-            group);
-    return RB_EXIT_USAGE;
+    const char *near = rb_cli_suggest_word(word, &subs[0].name, sizeof subs[0]);
+    if (near)
+        return rb_cli_usage_error("unknown command \"%s\" for \"%s\"; did you mean \"%s\"? (see %s --help)", word,
+                                  group, near, group);
+    return rb_cli_usage_error("unknown command \"%s\" for \"%s\" (see %s --help)", word, group, group);
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -26,8 +27,7 @@ static volatile int signalled;
 
 static void on_signal(int sig)
 {
-    (void)sig;
-    signalled = 1;
+    signalled = sig;
 }
 
 bool rb_harness_signalled(void)
@@ -173,14 +173,75 @@ static void make_run_id(char *buf, size_t len)
     snprintf(buf, len, "%s-%06x", stamp, (unsigned)(r & 0xffffff));
 }
 
-static void default_out_dir(char *buf, size_t len, const char *command)
+/* The shallowest directory of path (itself included) that does not exist yet into made; "" when path exists. */
+static void first_missing(const char *path, char *made, size_t len)
 {
-    char stamp[32];
+    made[0] = '\0';
+    char p[4096];
+    snprintf(p, sizeof p, "%s", path);
+    for (;;) {
+        if (access(p, F_OK) != 0)
+            snprintf(made, len, "%s", p);
+        else
+            return;
+        char *slash = strrchr(p, '/');
+        while (slash && slash > p && slash[1] == '\0') /* "a/b/" */
+            *slash = '\0', slash = strrchr(p, '/');
+        if (!slash || slash == p)
+            return;
+        *slash = '\0';
+    }
+}
+
+/*
+ * Rank 0: railbench-results/<UTC time>-<command>, made here with mkdir so
+ * that two runs started in the same second (even at once) get two
+ * directories: the later one adds -2, -3, ... Returns 0 or -errno.
+ */
+static int default_out_dir(char *buf, size_t len, const char *command, char *made, size_t made_len)
+{
+    char stamp[32], base[600];
     rb_clock_stamp(stamp, sizeof stamp, rb_clock_wall_ns());
-    int n = snprintf(buf, len, "railbench-results/%s-", stamp);
-    for (const char *c = command; *c && (size_t)n + 1 < len; c++)
-        buf[n++] = (*c == ' ') ? '-' : *c;
-    buf[n] = '\0';
+    int n = snprintf(base, sizeof base, "railbench-results/%s-", stamp);
+    for (const char *c = command; *c && (size_t)n + 1 < sizeof base; c++)
+        base[n++] = (*c == ' ') ? '-' : *c;
+    base[n] = '\0';
+    first_missing("railbench-results", made, made_len);
+    int rc = rb_file_mkdir_p("railbench-results");
+    for (unsigned i = 1; !rc; i++) {
+        snprintf(buf, len, i == 1 ? "%s" : "%s-%u", base, i);
+        if (mkdir(buf, 0777) == 0) {
+            if (!made[0])
+                snprintf(made, made_len, "%s", buf);
+            return 0;
+        }
+        rc = errno == EEXIST && i < 10000 ? 0 : -errno;
+    }
+    return rc;
+}
+
+/*
+ * Rank 0, for a run refused at its usage check (exit 2, nothing measured):
+ * removes what it wrote (intervals.jsonl) and the directories it made, so
+ * it leaves nothing behind.
+ */
+static void unmake_out_dir(const struct rb_harness *h)
+{
+    char p[4200];
+    snprintf(p, sizeof p, "%s/intervals.jsonl", h->out_dir);
+    unlink(p);
+    if (!h->made_dir[0])
+        return;
+    snprintf(p, sizeof p, "%s", h->out_dir);
+    size_t top = strlen(h->made_dir);
+    for (;;) {
+        if (rmdir(p) != 0 || strlen(p) <= top)
+            return;
+        char *slash = strrchr(p, '/');
+        if (!slash)
+            return;
+        *slash = '\0';
+    }
 }
 
 
@@ -307,11 +368,16 @@ int rb_harness_init(struct rb_harness *h, const char *command, struct rb_cli *cl
     if (h->mpi)
         RB_MPI_CHECK(MPI_Bcast(h->run_id, sizeof h->run_id, MPI_CHAR, 0, h->comm));
     if (h->rank == 0) {
-        if (cli && cli->common.out_dir)
+        int rc = 0;
+        if (cli && cli->common.out_dir) {
             snprintf(h->out_dir, sizeof h->out_dir, "%s", cli->common.out_dir);
-        else
-            default_out_dir(h->out_dir, sizeof h->out_dir, command);
-        status = claim_out_dir(h->out_dir, cli && cli->common.force);
+            first_missing(h->out_dir, h->made_dir, sizeof h->made_dir);
+        } else if ((rc = default_out_dir(h->out_dir, sizeof h->out_dir, command, h->made_dir, sizeof h->made_dir))) {
+            rb_error("cannot create a result directory under railbench-results: %s", strerror(-rc));
+            status = RB_EXIT_RUNTIME;
+        }
+        if (!status)
+            status = claim_out_dir(h->out_dir, cli && cli->common.force);
         if (!status)
             status = rb_result_open(&h->result, h->out_dir, command, cli) == 0 ? 0 : RB_EXIT_RUNTIME;
     }
@@ -362,14 +428,37 @@ void rb_harness_barrier(struct rb_harness *h)
         RB_MPI_CHECK(MPI_Barrier(h->comm));
 }
 
+/* Notes the first interruption: which signal, and where it found the run (t_s < 0: between phases). */
+static void note_interrupted(struct rb_harness *h, int sig, double t_s)
+{
+    h->interrupted = true;
+    if (h->interrupted_at[0])
+        return;
+    h->signal_no = sig;
+    if (t_s >= 0)
+        snprintf(h->interrupted_at, sizeof h->interrupted_at, "during phase \"%s\" (%.1f s in)", h->phase_now, t_s);
+    else if (h->phase_now[0])
+        snprintf(h->interrupted_at, sizeof h->interrupted_at, "after phase \"%s\"", h->phase_now);
+    else
+        snprintf(h->interrupted_at, sizeof h->interrupted_at, "before its first phase");
+}
+
 bool rb_harness_any_signalled(struct rb_harness *h)
 {
     int mine = signalled, any = mine;
     if (h->mpi)
         RB_MPI_CHECK(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, h->comm));
     if (any)
-        h->interrupted = true;
+        note_interrupted(h, any, -1);
     return any != 0;
+}
+
+void rb_harness_kept(struct rb_harness *h, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(h->kept, sizeof h->kept, fmt, ap);
+    va_end(ap);
 }
 
 /* Width of the Phase column: the phase's name, at least 10 characters. */
@@ -567,7 +656,7 @@ static uint64_t tick_loop(struct rb_harness *h, struct rb_phase *p, struct ticke
             RB_MPI_CHECK(MPI_Allreduce(flags, any, 2, MPI_INT, MPI_MAX, h->tick_comm));
         end = any[0] != 0;
         if (any[1])
-            h->interrupted = true;
+            note_interrupted(h, any[1], (double)(rb_clock_ns() - k->t0) / 1e9);
         if (end) {
             if (p->stop)
                 p->stop(p->ctx);
@@ -619,6 +708,7 @@ int rb_harness_run_phase(struct rb_harness *h, struct rb_phase *p)
                        .verbose = h->rank == 0 && rb_log_get_level() >= RB_LOG_INFO};
     p->total = rb_stats_new();
     p->record = NULL;
+    snprintf(h->phase_now, sizeof h->phase_now, "%s", p->name);
     if (!k.local || !k.sum || !p->total || !k.rank_total)
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
     if (h->local_rank == 0) {
@@ -742,11 +832,59 @@ static void record_rss(struct rb_harness *h)
     cJSON_Delete(all);
 }
 
+/* "name: detail" of the run record's first failed check into buf; "" when none failed. Rank 0. */
+static void first_failed_check(const struct rb_harness *h, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    const cJSON *c;
+    cJSON_ArrayForEach(c, h->result.checks)
+    {
+        if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(c, "passed"))) {
+            snprintf(buf, len, "%s: %s", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "name")),
+                     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "detail")));
+            return;
+        }
+    }
+}
+
+/*
+ * Rank 0: the run's last line, its outcome (completed; completed but a
+ * check failed, which; interrupted by which signal where, and what was
+ * kept; or failed, why) with the exit status.
+ */
+static void outcome_line(const struct rb_harness *h, int status, const char *why)
+{
+    char what[6400], check[1024];
+    first_failed_check(h, check, sizeof check);
+    if (h->interrupted) {
+        char sig[16];
+        if (h->signal_no == SIGINT || h->signal_no == SIGTERM)
+            snprintf(sig, sizeof sig, "%s", h->signal_no == SIGINT ? "SIGINT" : "SIGTERM");
+        else
+            snprintf(sig, sizeof sig, "signal %d", h->signal_no);
+        snprintf(what, sizeof what, "interrupted by %s %s; kept: the results up to then in %s%s%s", sig,
+                 h->interrupted_at[0] ? h->interrupted_at : "", h->out_dir, h->kept[0] ? ", and " : "", h->kept);
+    } else if (status >= RB_EXIT_USAGE) {
+        snprintf(what, sizeof what, "failed: %s", why[0] ? why : "the run could not be carried out");
+    } else if (status == RB_EXIT_CHECK) {
+        snprintf(what, sizeof what, "completed, but a check failed: %s", check[0] ? check : why);
+    } else {
+        snprintf(what, sizeof what, "completed");
+    }
+    fprintf(stderr, "outcome: %s (exit %d)\n", what, status);
+}
+
 int rb_harness_finish(struct rb_harness *h, const char *table, int status)
 {
     record_rss(h);
     char why[1024];
     status = agree_status(h, status, why, sizeof why);
+    /* Refused at its usage check before anything was measured: the run leaves nothing behind. */
+    if (h->rank == 0 && h->result.root && status == RB_EXIT_USAGE && !h->interrupted &&
+        cJSON_GetArraySize(h->result.phases) == 0) {
+        rb_result_close(&h->result);
+        unmake_out_dir(h);
+    }
     if (h->rank == 0 && h->result.root) {
         if (h->interrupted)
             rb_result_check(&h->result, "completed", false,
@@ -767,8 +905,10 @@ int rb_harness_finish(struct rb_harness *h, const char *table, int status)
             status = RB_EXIT_CHECK;
         /* A run that could not start keeps to its one error line; one that measured something says where. */
         bool measured = cJSON_GetArraySize(h->result.phases) > 0;
-        if (rb_log_get_level() >= RB_LOG_INFO && (status < RB_EXIT_USAGE || measured))
+        if (rb_log_get_level() >= RB_LOG_INFO && (status < RB_EXIT_USAGE || measured)) {
             fprintf(stderr, "results: %s\n", h->out_dir);
+            outcome_line(h, status, why);
+        }
     }
     rb_result_close(&h->result);
     if (h->cli)

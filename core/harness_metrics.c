@@ -49,7 +49,7 @@ int rb_harness_metrics_init(struct rb_harness *h)
         else if (c->prom_listen) {
             int rc = rb_prom_listen(h->prom, c->prom_listen, msg, sizeof msg);
             if (rc == -EINVAL) {
-                fprintf(stderr, "railbench: --prom-listen: %s\n", msg);
+                fprintf(stderr, "railbench: error: --prom-listen: %s\n", msg);
                 status = RB_EXIT_USAGE;
             } else if (rc) {
                 rb_error("--prom-listen: %s", msg);
@@ -72,7 +72,7 @@ int rb_harness_metrics_init(struct rb_harness *h)
         snprintf(spec, sizeof spec, "127.0.0.1:%llu", (unsigned long long)port);
         int rc = port > 65535 ? -EINVAL : rb_prom_listen(h->prom_rank, spec, msg, sizeof msg);
         if (rc == -EINVAL) {
-            fprintf(stderr, "railbench: --prom-per-rank: %llu + rank %d is not a port 1-65535\n",
+            fprintf(stderr, "railbench: error: --prom-per-rank: %llu + rank %d is not a port 1-65535\n",
                     (unsigned long long)c->prom_per_rank_port, h->rank);
             status = RB_EXIT_USAGE;
         } else if (rc) {

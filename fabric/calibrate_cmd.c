@@ -106,7 +106,7 @@ int rb_calib_cmd(const char *path, const struct rb_topo *base, bool pxn, const c
         free(rows);
         if (rc == -EINVAL)
             return rb_cli_usage_error("--calibrate %s: %s", path, err);
-        fprintf(stderr, "railbench: --calibrate %s: %s%s\n", path, rc == -EDOM ? "degenerate fit: " : "",
+        fprintf(stderr, "railbench: error: --calibrate %s: %s%s\n", path, rc == -EDOM ? "degenerate fit: " : "",
                 rc == -EDOM ? err : "out of memory");
         return rc == -EDOM ? RB_EXIT_CHECK : RB_EXIT_RUNTIME;
     }

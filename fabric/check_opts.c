@@ -169,7 +169,7 @@ int rb_check_plan_cmd(struct rb_cli *cli, const struct rb_check_opts *o)
     bool verified = n <= VERIFY_MAX_HOSTS && plan_verify(n, &pairs);
     double verify_s = (double)(rb_clock_ns() - t0) / 1e9;
     if (n <= VERIFY_MAX_HOSTS && !verified) {
-        fprintf(stderr, "railbench: the schedule for %d hosts failed its own check\n", n);
+        fprintf(stderr, "railbench: error: the schedule for %d hosts failed its own check\n", n);
         return RB_EXIT_RUNTIME;
     }
     double pair_s = pair_seconds(&o->net, &model), round_s = pair_s + ROUND_OVERHEAD_S;

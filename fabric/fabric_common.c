@@ -136,7 +136,7 @@ int rb_fabric_save_json(const char *opt, const char *path, const cJSON *j)
     }
     free(s);
     if (rc != 0) {
-        fprintf(stderr, "railbench: %s %s: cannot write: %s\n", opt, path, strerror(-rc));
+        fprintf(stderr, "railbench: error: %s %s: cannot write: %s\n", opt, path, strerror(-rc));
         return RB_EXIT_RUNTIME;
     }
     return 0;

@@ -132,7 +132,7 @@ int rb_fabric_map(int argc, char **argv)
         if (xml) {
             rc = rb_cli_usage_error("--xml: %s", err);
         } else {
-            fprintf(stderr, "railbench: %s\n", err);
+            fprintf(stderr, "railbench: error: %s\n", err);
             rc = RB_EXIT_RUNTIME;
         }
         goto done;

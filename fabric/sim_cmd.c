@@ -178,7 +178,7 @@ static int run_tables(const struct job *j, const struct rb_topo *t, bool pxn, st
     if (rc == -EINVAL)
         return rb_cli_usage_error("sim: the topology needs at least 2 GPUs");
     if (rc != 0) {
-        fprintf(stderr, "railbench: sim: out of memory\n");
+        fprintf(stderr, "railbench: error: sim: out of memory\n");
         return RB_EXIT_RUNTIME;
     }
     int p = rb_topo_gpus(t);
@@ -207,7 +207,7 @@ static int run_tables(const struct job *j, const struct rb_topo *t, bool pxn, st
                     continue;
                 double ts;
                 if ((rc = rb_sim_time(sim, (enum rb_coll_kind)k, (enum rb_sim_algo)a, (double)bytes, &ts, NULL)) != 0) {
-                    fprintf(stderr, "railbench: sim: %s\n", strerror(-rc));
+                    fprintf(stderr, "railbench: error: sim: %s\n", strerror(-rc));
                     rb_sim_free(sim);
                     return RB_EXIT_RUNTIME;
                 }
@@ -296,7 +296,7 @@ static int run_compare(const struct job *j, const struct rb_topo *base, struct r
                     double ts;
                     if (rb_sim_time(sim[d], (enum rb_coll_kind)k, (enum rb_sim_algo)a, (double)bytes, &ts, NULL) != 0) {
                         cJSON_Delete(cr);
-                        fprintf(stderr, "railbench: sim: out of memory\n");
+                        fprintf(stderr, "railbench: error: sim: out of memory\n");
                         rc = RB_EXIT_RUNTIME;
                         goto done;
                     }
@@ -334,7 +334,8 @@ int rb_fabric_sim(int argc, char **argv)
     int pxn_choice = 0;
     bool compare = false, json = false;
     const struct rb_opt opts[] = {
-        {"algo", 0, RB_OPT_STR, &algos, "ring|rd|rhd|tree|hier|all", "algorithms, comma-separated", NULL},
+        {"algo", 0, RB_OPT_STR, &algos, "ring|rd|rhd|tree|hier|all", "algorithms, comma-separated",
+         "ring|rd|rhd|tree|hier|all"},
         {"minbytes", 'b', RB_OPT_SIZE, &minb, "SIZE", "smallest size", NULL},
         {"maxbytes", 'e', RB_OPT_SIZE, &maxb, "SIZE", "largest size", NULL},
         {"stepfactor", 'f', RB_OPT_U64, &factor, "N", "multiply the size by N (1: add -i instead)", NULL},
@@ -403,7 +404,7 @@ int rb_fabric_sim(int argc, char **argv)
     if (rc != 0)
         goto done;
     if (out.oom) {
-        fprintf(stderr, "railbench: sim: out of memory\n");
+        fprintf(stderr, "railbench: error: sim: out of memory\n");
         rc = RB_EXIT_RUNTIME;
         goto done;
     }

@@ -210,7 +210,7 @@ static int write_files(const struct rb_topo *t, const char *save, const char *do
             rc = rb_file_write_atomic(dot, g.s, g.len);
         rb_buf_free(&g);
         if (rc != 0) {
-            fprintf(stderr, "railbench: --dot %s: cannot write: %s\n", dot, strerror(-rc));
+            fprintf(stderr, "railbench: error: --dot %s: cannot write: %s\n", dot, strerror(-rc));
             return RB_EXIT_RUNTIME;
         }
     }

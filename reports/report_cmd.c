@@ -29,8 +29,9 @@ struct report {
     struct rb_rundir *runs;
     const struct rb_report_kind **kind; /* per run */
     size_t n, cap;
-    char **warnings;                    /* every warning, also printed on stderr as it came */
+    char **warnings;                    /* every warning, also printed on stderr as it came (after loading) */
     size_t nwarnings;
+    bool loading;                       /* loading the directories: their warnings wait (errors if none loads) */
     bool oom;
     /* options */
     int format;
@@ -45,7 +46,8 @@ struct report {
 
 static void add_warning(struct report *R, const char *w)
 {
-    rb_warn("%s", w);
+    if (!R->loading)
+        rb_warn("%s", w);
     char **v = realloc(R->warnings, (R->nwarnings + 1) * sizeof *v);
     if (!v) {
         R->oom = true;
@@ -520,7 +522,7 @@ static int report_compare(struct report *R, struct section **secs_out, size_t *n
     if (secs->tables.oom)
         return -ENOMEM;
     if (!pairs) {
-        fprintf(stderr, "railbench: report: --compare: %s is a \"%s\" result and %s a \"%s\" one; they share no table\n",
+        fprintf(stderr, "railbench: error: report: --compare: %s is a \"%s\" result and %s a \"%s\" one; they share no table\n",
                 a->path, R->kind[0]->name, b->path, R->kind[1]->name);
         return -EINVAL;
     }
@@ -550,7 +552,7 @@ static int write_out(const char *path, const struct rb_buf *b, const char *what)
     }
     int rc = rb_file_write_atomic(path, b->s ? b->s : "", b->len);
     if (rc)
-        fprintf(stderr, "railbench: report: %s %s: cannot write: %s\n", what, path, strerror(-rc));
+        fprintf(stderr, "railbench: error: report: %s %s: cannot write: %s\n", what, path, strerror(-rc));
     return rc;
 }
 
@@ -602,13 +604,13 @@ int rb_report_main(int argc, char **argv)
     }
     rb_log_set_level(cli.common.quiet ? RB_LOG_WARN : RB_LOG_INFO);
     if (R.compare && cli.nargs != 2) {
-        fprintf(stderr, "railbench: --compare: needs exactly two result directories, A (the baseline) then B; got %d\n",
+        fprintf(stderr, "railbench: error: --compare: needs exactly two result directories, A (the baseline) then B; got %d\n",
                 cli.nargs);
         rb_cli_free(&cli);
         return RB_EXIT_USAGE;
     }
     if (R.compare && R.group_by) {
-        fprintf(stderr, "railbench: --group-by: cannot be combined with --compare (which takes two runs)\n");
+        fprintf(stderr, "railbench: error: --group-by: cannot be combined with --compare (which takes two runs)\n");
         rb_cli_free(&cli);
         return RB_EXIT_USAGE;
     }
@@ -622,12 +624,22 @@ int rb_report_main(int argc, char **argv)
     struct rb_buf body = {0};
     int status = RB_EXIT_OK;
 
-    if ((rc = load_all(&R, &cli, flags)) != 0)
+    R.loading = true;
+    rc = load_all(&R, &cli, flags);
+    R.loading = false;
+    if (rc)
         goto oom;
+    /* What the directories said: warnings beside a report, errors when none could be read (the run ends there). */
+    for (size_t i = 0; i < R.nwarnings; i++) {
+        if (R.n == 0 && !R.compare)
+            rb_error("report: %s", R.warnings[i]);
+        else
+            rb_warn("%s", R.warnings[i]);
+    }
     /* Each directory that gave nothing has said why in its own line. */
     if (R.n == 0 || (R.compare && R.n != 2)) {
         if (R.compare)
-            fprintf(stderr, "railbench: --compare: needs both runs; %zu of 2 could be read\n", R.n);
+            fprintf(stderr, "railbench: error: --compare: needs both runs; %zu of 2 could be read\n", R.n);
         status = RB_EXIT_USAGE;
         goto done;
     }
@@ -676,7 +688,7 @@ int rb_report_main(int argc, char **argv)
         status = RB_EXIT_CHECK;
     goto done;
 oom:
-    fprintf(stderr, "railbench: report: out of memory\n");
+    fprintf(stderr, "railbench: error: report: out of memory\n");
     status = RB_EXIT_RUNTIME;
 done:
     free(all);

@@ -22,6 +22,9 @@ pkgs=(
   libhttp-parser-dev
   # the native engine: SigV4's SHA-256/HMAC (libcrypto) and HTTPS (libssl)
   libssl-dev
+  # the Debian package (dpkg-buildpackage with debhelper, checked by lintian), the man pages (man, nroff) and
+  # the bash completion it installs (tests/integration/man_completion.sh, deb_package.sh)
+  debhelper lintian man-db bash-completion
   # the file protocol: io_uring engine (liburing), CephFS as the shared file system (ceph-mds, ceph-fuse,
   # fuse3's fusermount3), XFS and ext4 on loop devices (xfsprogs, e2fsprogs; losetup from mount)
   liburing-dev ceph-mds ceph-fuse fuse3 xfsprogs e2fsprogs mount

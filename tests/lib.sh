@@ -35,14 +35,15 @@ free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
-# wait_port PORT [SECONDS]: waits until something accepts on 127.0.0.1:PORT.
+# wait_port PORT [SECONDS [WHAT]]: waits until something accepts on 127.0.0.1:PORT (60 s unless given: two
+# tests at a time on a loaded host start slowly); the failure names WHAT (the server that should be there).
 wait_port() {
-    local port=$1 limit=${2:-20} i
+    local port=$1 limit=${2:-60} what=${3:-a server} i
     for i in $(seq $((limit * 10))); do
         (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
         sleep 0.1
     done
-    fail "nothing listens on port $port after ${limit}s"
+    fail "$what: nothing listens on 127.0.0.1:$port after ${limit}s"
 }
 
 # bg CMD...: starts CMD in the background, records its PID for cleanup, sets LAST_PID.
@@ -140,7 +141,7 @@ nginx_dav() {
         location /dav/ { dav_methods PUT DELETE; create_full_put_path on; client_max_body_size 0;
                          autoindex on; autoindex_format json; }
     }"
-    wait_port "$DAV_PORT"
+    wait_port "$DAV_PORT" 60 "nginx WebDAV ($1)"
     DAV_URL=http://127.0.0.1:$DAV_PORT/dav
 }
 
@@ -150,7 +151,8 @@ nginx_dav() {
 rgw_up() {
     local p
     chmod 711 "$T" # the daemons drop to the ceph user
-    "$ROOT/tests/servers/rgw.sh" start "$T/rgw" >"$T/rgw.env" || fail "Ceph RGW did not start (logs: $T/rgw/log)"
+    "$ROOT/tests/servers/rgw.sh" start "$T/rgw" >"$T/rgw.env" 2>"$T/rgw.err" ||
+        fail "Ceph RGW did not start: $(tail -n 1 "$T/rgw.err") (logs: $T/rgw/log)"
     set -a
     # shellcheck disable=SC1091
     . "$T/rgw.env"
@@ -192,7 +194,7 @@ serve_objects() {
     for i in $(seq 0 $(($1 - 1))); do head -c "$2" /dev/urandom >"$T/www/d/$(printf 'obj-%08d' "$i")"; done
     PORT=$(free_port)
     nginx_start web "${3:-} server { listen 127.0.0.1:$PORT; root $T/www; ${4:-} }"
-    wait_port "$PORT"
+    wait_port "$PORT" 60 "nginx serving $T/www"
 }
 
 # loopfs_up NAME SIZE ext4|xfs: a file system on a loop device mounted at $T/NAME/mnt (tests/servers/loopfs.sh),

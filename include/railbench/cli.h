@@ -59,7 +59,8 @@ struct rb_opt {
     void *dest;
     const char *metavar; /* shown in --help, e.g. "SIZE" */
     const char *help;
-    const char *choices; /* RB_OPT_CHOICE only: "random|sequential|epoch" */
+    const char *choices; /* RB_OPT_CHOICE: "random|sequential|epoch"; RB_OPT_STR: the words of a comma-separated
+                          * list (man page and completion only; the command checks the list) */
 };
 
 /* A command's interface: usage line, one-line summary, options (ending with {0}), positional count. */
@@ -117,11 +118,19 @@ int rb_cli_parse(struct rb_cli *cli, const struct rb_cmd_spec *spec, int argc, c
 bool rb_cli_parse_cmd(struct rb_cli *cli, const struct rb_cmd_spec *spec, int argc, char **argv, int *status);
 
 /*
- * Prints "railbench: MESSAGE" to stderr on the first rank only (see
+ * Prints "railbench: error: MESSAGE" to stderr on the first rank only (see
  * rb_cli_first_rank) and returns RB_EXIT_USAGE: the one usage-error path of
  * every command. Thread-safe.
  */
 int rb_cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * The name a mistyped word most likely meant (at most 1 edit for words under
+ * 5 characters, 2 above; transpositions count 1), or NULL. names points at
+ * the first name of a table whose entries are stride_bytes apart and which
+ * ends with a NULL name (a {name, ...} struct array). Pure.
+ */
+const char *rb_cli_suggest_word(const char *word, const char *const *names, size_t stride_bytes);
 
 /*
  * False in every rank but rank 0 of an mpirun or srun launch, true otherwise;

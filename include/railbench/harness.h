@@ -38,8 +38,13 @@ struct rb_harness {
     struct rb_cli *cli;
     char out_dir[4096];           /* the run's directory, the same string on every rank */
     char run_id[40];              /* "<UTC time>-<6 random hex digits>", the same on every rank (run prefixes) */
+    char made_dir[4096];          /* rank 0: the shallowest directory of out_dir this run created ("": none) */
     struct rb_result result;      /* open on rank 0 only */
     bool interrupted;             /* a phase was cut short by SIGINT/SIGTERM */
+    char phase_now[64];           /* the phase running, or the last one run ("" before the first) */
+    char interrupted_at[160];     /* where the signal found the run: "during phase \"put\" (3.2 s in)" */
+    int signal_no;                /* the signal that interrupted the run (the highest number over ranks) */
+    char kept[512];               /* rank 0: what a cut-short run leaves behind besides its results (rb_harness_kept) */
     const char *counters_root;    /* proc/sys root sampled around phases; "/" unless a command sets it */
     bool metrics;                 /* any Prometheus output was asked for (same on every rank) */
     struct rb_prom *prom;         /* rank 0: the cluster-wide registry; NULL without metrics */
@@ -165,10 +170,21 @@ void rb_harness_progress_line(char *buf, size_t len, const char *phase, const st
 /*
  * Ends the run: rank 0 writes table (may be NULL) to stdout and table.md,
  * records "interrupted" as a failed check when a signal cut the run short,
- * and writes result.json; then MPI is finalised. Returns the exit status:
- * status if non-zero, else 1 when a check failed, else 0 (broadcast from rank 0).
+ * and writes result.json; then MPI is finalised. Unless --quiet, the last
+ * line on stderr states the outcome: "outcome: completed (exit 0)", a failed
+ * check by name, "interrupted by SIGINT during phase ..." with what was kept,
+ * or "failed: ..." (a run that measured nothing keeps to its error line).
+ * Returns the exit status: status if non-zero, else 1 when a check failed,
+ * else 0 (broadcast from rank 0).
  */
 int rb_harness_finish(struct rb_harness *h, const char *table, int status);
+
+/*
+ * Rank 0: says what an interrupted or failed run leaves behind besides its
+ * results ("57 objects under s3://bench (prefix \"rb-...\")"), for the
+ * outcome line rb_harness_finish prints last. The latest call wins.
+ */
+void rb_harness_kept(struct rb_harness *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Logs one error line and ends every rank with status (MPI_Abort under MPI). */
 void rb_harness_fatal(struct rb_harness *h, int status, const char *fmt, ...)

@@ -46,9 +46,11 @@ static int cleanup(struct rb_harness *h, const struct rb_load_opts *o, const str
         /* A new phase would stop at its first tick: say what stays rather than half-delete it. */
         out->failed = out->written;
         out->skipped = true;
-        if (h->rank == 0)
+        if (h->rank == 0) {
             rb_warn("interrupted: no cleanup; the %" PRIu64 " objects this run wrote stay under %s", out->written,
                     where);
+            rb_harness_kept(h, "the %" PRIu64 " objects this run wrote under %s (no cleanup)", out->written, where);
+        }
         return 0;
     }
     /* What the run wrote, each once, with the run's connections: a DELETE phase like load delete's. */

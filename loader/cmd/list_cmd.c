@@ -177,7 +177,7 @@ static char *list_report(struct rb_harness *h, const struct rb_target *t, const 
     uint64_t q[4] = {(uint64_t)rb_hist_mean(&s->lat), rb_hist_percentile(&s->lat, 50), rb_hist_percentile(&s->lat, 99),
                      rb_hist_percentile(&s->lat, 100)};
     for (int i = 0; i < 4; i++)
-        rb_format_duration(lat[i], sizeof lat[i], q[i]);
+        rb_format_duration_human(lat[i], sizeof lat[i], q[i]);
     struct rb_buf b = {0};
     rb_buf_printf(&b, "\n# railbench load list %s (prefix \"%s\")\n\n%d rank(s) x %u thread(s)\n\n"
                       "| op | listings | pages | names | pages/s | names/s | page latency avg | p50 | p99 | max | errors |\n"
@@ -270,7 +270,8 @@ int rb_load_list_main(int argc, char **argv)
 {
     struct list_args a = {.threads = 1, .timeout_ns = 30 * RB_NS_PER_S};
     struct rb_opt opts[] = {
-        {"endpoint", 0, RB_OPT_STRS, &a.tgt.endpoints, "URL", "S3/AIStore endpoint http[s]://HOST[:PORT]; repeatable",
+        {"endpoint", 0, RB_OPT_STRS, &a.tgt.endpoints, "URL", "S3/AIStore endpoint http[s]://HOST[:PORT]; repeatable; "
+         "s3:// without it is AWS, https://s3.<region>.amazonaws.com",
          NULL},
         {"prefix", 0, RB_OPT_STR, &a.prefix, "P", "list the names under P (after the URL's own prefix)", NULL},
         {"threads", 't', RB_OPT_U64, &a.threads, "N", "listings running at once per rank, each page after page", NULL},

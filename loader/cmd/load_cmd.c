@@ -101,7 +101,7 @@ int rb_load_command(const struct rb_cmd_spec *spec, int argc, char **argv,
         return rc;
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         rb_cli_free(&cli);
-        fprintf(stderr, "railbench: curl_global_init failed\n");
+        fprintf(stderr, "railbench: error: curl_global_init failed\n");
         return RB_EXIT_RUNTIME;
     }
     rc = run(args, &cli);
@@ -118,6 +118,7 @@ int rb_load_target_open(const struct rb_target_args *ta, const char *url, struct
         .nendpoints = ta->endpoints.n,
         .region = ta->region,
         .virtual_host = ta->virtual_host,
+        .insecure = ta->insecure,
         .provider = ta->provider,
         .credentials_file = ta->credentials_file,
         .profile = ta->profile,
@@ -483,6 +484,8 @@ static void announce(const struct load_args *a, const struct rb_harness *h, cons
         snprintf(lim + l, sizeof lim - l, " epochs %" PRIu64, a->epochs);
     rb_info("%s %s: %" PRIu64 " objects, %d rank(s) x %u thread(s) x %u in flight, %s;%s", command, rb_target_name(t),
             nobjects, h->size, o->threads, o->inflight, a->rate > 0 ? "open loop" : "closed loop", lim);
+    if (strcmp(rb_target_scheme(t), "s3") == 0 && a->tgt.endpoints.n == 0)
+        rb_info("%s: no --endpoint: AWS S3 at %s", rb_target_name(t), t->endpoints[0]);
     if (a->run_prefix[0])
         rb_info("names: this run's own prefix \"%s%s%s\" (deleted at the end; --keep writes %s%s<index> instead and keeps "
                 "them)", rb_target_prefix(t), a->run_prefix, DEFAULT_PREFIX, rb_target_prefix(t), DEFAULT_PREFIX);
@@ -515,7 +518,7 @@ static void check_cache_header(const struct load_args *a, struct rb_harness *h, 
  * short are abandoned uncounted, yet the server may have stored them:
  * objects_max adds them.
  */
-static void left_behind(const struct load_args *a, const struct rb_harness *h, const struct rb_target *t,
+static void left_behind(const struct load_args *a, struct rb_harness *h, const struct rb_target *t,
                         const char *prefix, const struct rb_load_result *res, const struct rb_cleanup *cl,
                         cJSON *summary)
 {
@@ -532,6 +535,9 @@ static void left_behind(const struct load_args *a, const struct rb_harness *h, c
         cJSON_AddStringToObject(o, "prefix", prefix);
     cJSON_AddItemToObject(o, "objects", rb_json_u64(written));
     cJSON_AddItemToObject(o, "objects_max", rb_json_u64(most));
+    if (h->interrupted && most)
+        rb_harness_kept(h, "%" PRIu64 " to %" PRIu64 " objects written to %s%s%s%s", written, most, rb_target_name(t),
+                        a->filelist ? " from " : " under \"", a->filelist ? a->filelist : prefix, a->filelist ? "" : "\"");
     if (h->interrupted && most)
         rb_warn("interrupted: %" PRIu64 " to %" PRIu64 " objects written to %s%s%s%s stay there (railbench load "
                 "delete %s %s%s removes them)", written, most, rb_target_name(t), a->filelist ? " from " : " under \"",
@@ -788,7 +794,8 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
     /* Options every command takes, then the reading ones (cut from the table at k->cut_at). */
     struct rb_opt opts[] = {
         {"endpoint", 0, RB_OPT_STRS, &a.tgt.endpoints, "URL",
-         "S3/AIStore endpoint http[s]://HOST[:PORT]; repeatable, used round-robin per connection", NULL},
+         "S3/AIStore endpoint http[s]://HOST[:PORT]; repeatable, used round-robin per connection; s3:// without it "
+         "is AWS, https://s3.<region>.amazonaws.com", NULL},
         {"threads", 't', RB_OPT_U64, &a.threads, "N", "worker threads per rank, each with its own connections", NULL},
         {"inflight", 'c', RB_OPT_U64, &a.inflight, "N", "concurrent requests (connections) per thread", NULL},
         {"objects", 'n', RB_OPT_U64, &a.objects, "N", "generated object names <prefix><index>, N of them", NULL},
@@ -823,9 +830,11 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         {"profile", 0, RB_OPT_STR, &a.tgt.profile, "NAME", "profile in the credentials file (if not given: $AWS_PROFILE, else default)",
          NULL},
         {"provider", 0, RB_OPT_STR, &a.tgt.provider, "NAME", "AIStore bucket provider: ais, aws, gcp, azure (if not given: ais)", NULL},
+        {"insecure", 0, RB_OPT_FLAG, &a.tgt.insecure, NULL,
+         "https: do not verify the server's certificate (recorded in the result's config)", NULL},
         {"engine", 0, RB_OPT_CHOICE, &a.engine, "E",
-         "request engine: native (own epoll loop: http://, s3:// with SigV4, ais:// on plain http endpoints; GET, "
-         "PUT, HEAD, DELETE) or curl (everything); auto: native where it applies",
+         "request engine: native (own epoll loop: http://, https://, s3:// with SigV4, ais://; GET, PUT, HEAD, "
+         "DELETE) or curl (everything); auto: native where it applies",
          "auto|curl|native"},
         {"log-requests", 0, RB_OPT_STR, &a.log_requests, "FILE", "append one CSV line per request to FILE", NULL},
         {"part-size", 0, RB_OPT_SIZE, &a.part_size, "SIZE",

@@ -27,6 +27,7 @@ struct rb_target_args {
     struct rb_strs endpoints;
     const char *region, *provider, *credentials_file, *profile;
     bool virtual_host;
+    bool insecure; /* --insecure: https certificates not verified */
 };
 
 /* Opens url with ta's options. Returns 0, or RB_EXIT_USAGE after the first rank printed the one-line reason. */

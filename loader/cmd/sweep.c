@@ -474,7 +474,8 @@ int rb_sweep_main(int argc, char **argv)
          "knee: the next point adds less throughput than this", NULL},
         {"knee-latency", 0, RB_OPT_PERCENT, &a.knee_latency_pct, "PCT",
          "knee: while its average latency grows by more than this", NULL},
-        {"endpoint", 0, RB_OPT_STRS, &a.tgt.endpoints, "URL", "S3/AIStore endpoint http[s]://HOST[:PORT]; repeatable",
+        {"endpoint", 0, RB_OPT_STRS, &a.tgt.endpoints, "URL", "S3/AIStore endpoint http[s]://HOST[:PORT]; repeatable; "
+         "s3:// without it is AWS, https://s3.<region>.amazonaws.com",
          NULL},
         {"threads", 't', RB_OPT_U64, &a.threads, "N", "worker threads per rank", NULL},
         {"objects", 'n', RB_OPT_U64, &a.objects, "N", "generated object names <prefix><index>, N of them", NULL},

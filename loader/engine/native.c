@@ -16,6 +16,7 @@
 #include <http_parser.h>
 
 #include "native_int.h"
+#include "native_tls_int.h"
 #include "payload_int.h"
 #include "railbench/cli.h"
 #include "railbench/clock.h"
@@ -60,6 +61,9 @@ struct nconn {
     unsigned ep;
     bool verify, no_body, busy, connecting, reused, got_bytes, headers_done, complete, in_value;
     bool is_loc, redirect;     /* the header being read is Location; the response is a redirect to follow */
+    bool handshaking;          /* TLS: the handshake is under way */
+    uint64_t connect_ns;       /* when the connection began (TLS: the handshake's time is from here) */
+    struct rb_ntls_conn tls;   /* TLS state of fd, or none */
     size_t wlen, woff;
     uint64_t ttfb_ns;
     uint64_t idx;              /* the object's index in its set: what a put that cleans up notes as written */
@@ -105,6 +109,8 @@ struct rb_native {
     socklen_t alen[RB_TARGET_MAX_ENDPOINTS];
     uint64_t next_scan_ns, scan_ns;        /* timeouts are checked every scan_ns, not per request */
     bool follow;                           /* redirects are followed (up to o->max_redirects) */
+    struct rb_ntls *tls;                   /* TLS context when an endpoint is https://, else NULL */
+    bool ep_tls[RB_TARGET_MAX_ENDPOINTS];  /* endpoint e is https:// */
     struct npool *pools;                   /* NPOOL_MAX, made at the first redirect */
     unsigned npools;
     struct rb_nshape shape;
@@ -117,10 +123,9 @@ bool rb_engine_native_fits(const struct rb_load_opts *o, const char **why)
     bool tls = false;
     for (size_t e = 0; e < t->nendpoints; e++)
         tls = tls || strncmp(t->endpoints[e], "https:", 6) == 0;
+    (void)tls;
     if (!rb_nproto_for(rb_target_scheme(t)))
-        w = "http://, s3:// and ais:// targets only (https:// goes through libcurl)";
-    else if (tls)
-        w = "plain http:// endpoints only (https:// ones go through libcurl)";
+        w = "http://, https://, s3:// and ais:// targets only";
     else if (o->op > RB_LOAD_HEAD)
         w = "GET, PUT, DELETE and HEAD only";
     else if (o->mix)
@@ -247,10 +252,22 @@ static int on_message_complete(http_parser *p)
 
 static void conn_close(struct nconn *c)
 {
+    rb_ntls_end(&c->tls);
     if (c->fd >= 0)
         close(c->fd); /* leaves the epoll set with it */
     c->fd = -1;
-    c->connecting = false;
+    c->connecting = c->handshaking = false;
+}
+
+/* Sends on c's socket, through TLS when it has it; as send(2). */
+static ssize_t io_send(struct nconn *c, const void *buf, size_t len, int flags)
+{
+    return c->tls.ssl ? rb_ntls_send(&c->tls, buf, len) : send(c->fd, buf, len, flags);
+}
+
+static ssize_t io_recv(struct nconn *c, void *buf, size_t len)
+{
+    return c->tls.ssl ? rb_ntls_recv(&c->tls, buf, len) : recv(c->fd, buf, len, 0);
 }
 
 /* Gives fd back to pool pl's idle connections (closes it when they are full). */
@@ -267,10 +284,10 @@ static void leg_end(struct worker *w, struct nconn *c, bool keep)
 {
     if (!c->leg)
         return;
-    if (c->fd >= 0 && keep && !c->connecting)
+    if (c->fd >= 0 && keep && !c->connecting && !c->tls.ssl)
         pool_put(w, c->leg, c->fd);
     else
-        conn_close(c);
+        conn_close(c); /* a TLS leg's session state is the slot's: not pooled */
     c->fd = c->home_fd;
     c->home_fd = -1;
     c->leg = NULL;
@@ -325,6 +342,7 @@ static int conn_open(struct worker *w, struct nconn *c)
     }
     c->reused = false;
     c->connecting = false;
+    c->connect_ns = rb_clock_ns();
     if (connect(c->fd, (const struct sockaddr *)addr, alen) == 0)
         return 0;
     if (errno == EINPROGRESS) {
@@ -339,6 +357,44 @@ static int conn_open(struct worker *w, struct nconn *c)
 /* Writes what is left of the request; the rest goes when the socket is writable again. */
 static void conn_send(struct worker *w, struct nconn *c);
 
+/*
+ * A new connection is up: over TLS the handshake first (driven again by
+ * each event until done), then the request. The handshake is reported apart
+ * (rb_ntls_stats), not in the request's times: a request that waited for it
+ * starts when it is done (a closed loop's request is due then too; an open
+ * loop's stays due when it was, so its corrected latency still counts it).
+ */
+static void conn_go(struct worker *w, struct nconn *c)
+{
+    struct rb_native *n = w->nat;
+    if (n->ep_tls[c->ep] && !c->tls.ssl) {
+        const char *host = c->leg ? c->leg->hostport : n->shape.host[c->ep];
+        if (rb_ntls_start(n->tls, c->fd, host, (unsigned)(c - n->c), &c->tls)) {
+            finish(w, c, CURLE_OUT_OF_MEMORY, "TLS: out of memory (native engine)");
+            return;
+        }
+        c->handshaking = true;
+    }
+    if (c->handshaking) {
+        char msg[300];
+        uint64_t now = rb_clock_ns();
+        int rc = rb_ntls_handshake(n->tls, &c->tls, now - c->connect_ns, msg, sizeof msg);
+        if (rc == -EAGAIN)
+            return;
+        if (rc) {
+            finish(w, c, rc == -EACCES ? CURLE_PEER_FAILED_VERIFICATION : CURLE_SSL_CONNECT_ERROR, msg);
+            return;
+        }
+        c->handshaking = false;
+        if (!c->redirects) {
+            if (c->r.intended_ns == c->r.start_ns)
+                c->r.intended_ns = now;
+            c->r.start_ns = now;
+        }
+    }
+    conn_send(w, c);
+}
+
 /* A reused connection the server had already closed: connect again and resend once, as libcurl does. */
 static bool retry_stale(struct worker *w, struct nconn *c)
 {
@@ -350,7 +406,7 @@ static bool retry_stale(struct worker *w, struct nconn *c)
     c->woff = 0;
     c->r.put_pos = 0;
     if (!c->connecting)
-        conn_send(w, c);
+        conn_go(w, c);
     return true;
 }
 
@@ -375,7 +431,7 @@ static void conn_send(struct worker *w, struct nconn *c)
     size_t len;
     while ((len = pending(w->nat, c, &at)) > 0) {
         bool head = c->woff < c->wlen;
-        ssize_t k = send(c->fd, at, len, MSG_NOSIGNAL | (head && c->r.put_size ? MSG_MORE : 0));
+        ssize_t k = io_send(c, at, len, MSG_NOSIGNAL | (head && c->r.put_size ? MSG_MORE : 0));
         if (k > 0) {
             if (head)
                 c->woff += (size_t)k;
@@ -428,7 +484,7 @@ static void conn_read(struct worker *w, struct nconn *c, uint32_t ev)
 {
     struct rb_native *n = w->nat;
     for (;;) {
-        ssize_t k = recv(c->fd, n->rbuf, n->rbuf_bytes, 0);
+        ssize_t k = io_recv(c, n->rbuf, n->rbuf_bytes);
         if (k < 0 && errno == EINTR)
             continue;
         if (k < 0 && errno == EAGAIN)
@@ -459,8 +515,8 @@ static void conn_read(struct worker *w, struct nconn *c, uint32_t ev)
          * later raises a new edge, so no read is spent on EAGAIN. A close
          * that came with this edge raises none: read on to the EOF then.
          */
-        if ((size_t)k < n->rbuf_bytes && !(ev & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
-            return;
+        if ((size_t)k < n->rbuf_bytes && !c->tls.ssl && !(ev & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
+            return; /* (TLS returns a record at a time, and may hold more: read on to EAGAIN) */
     }
 }
 
@@ -479,6 +535,12 @@ static void on_event(struct worker *w, struct nconn *c, int fd, uint32_t ev)
             return;
         }
         c->connecting = false;
+        conn_go(w, c);
+        return;
+    }
+    if (c->handshaking) {
+        conn_go(w, c);
+        return;
     }
     if (c->woff < c->wlen || c->r.put_pos < c->r.put_size) {
         conn_send(w, c);
@@ -639,7 +701,7 @@ static void response_reset(struct nconn *c)
 static void resolve(const char *url, struct sockaddr_storage *addr, socklen_t *alen, char *hostport, size_t hplen);
 
 /* The pool of hostport ("HOST:PORT"), made (and the host resolved, once) at its first use; NULL when none can be. */
-static struct npool *pool_get(struct worker *w, const char *hostport, size_t len)
+static struct npool *pool_get(struct worker *w, const char *scheme, const char *hostport, size_t len)
 {
     struct rb_native *n = w->nat;
     for (unsigned i = 0; i < n->npools; i++)
@@ -656,7 +718,7 @@ static struct npool *pool_get(struct worker *w, const char *hostport, size_t len
     pl->hostport[len] = '\0';
     pl->hostport_len = len;
     char url[RB_NHOST_MAX + 8], hp[RB_NHOST_MAX];
-    snprintf(url, sizeof url, "http://%s", pl->hostport);
+    snprintf(url, sizeof url, "%s%s", scheme, pl->hostport);
     resolve(url, &pl->addr, &pl->alen, hp, sizeof hp);
     if (!pl->alen) {
         free(pl->idle);
@@ -690,8 +752,10 @@ static void follow(struct worker *w, struct nconn *c)
     c->loc[c->loc_len] = '\0';
     const char *loc = c->loc, *path, *hp;
     size_t hp_len;
-    if (strncasecmp(loc, "http://", 7) == 0) {
-        hp = loc + 7;
+    const char *scheme = n->ep_tls[c->ep] ? "https://" : "http://";
+    size_t sl = strlen(scheme);
+    if (strncasecmp(loc, scheme, sl) == 0) {
+        hp = loc + sl;
         hp_len = strcspn(hp, "/?#");
         path = hp + hp_len;
     } else if (loc[0] == '/') {
@@ -701,12 +765,12 @@ static void follow(struct worker *w, struct nconn *c)
     } else {
         char msg[200], shown[100];
         rb_target_escape(loc, shown, sizeof shown);
-        snprintf(msg, sizeof msg, "redirect to \"%s\": not an http:// location (native engine)", shown);
+        snprintf(msg, sizeof msg, "redirect to \"%s\": not an %s location (native engine)", shown, scheme);
         finish(w, c, CURLE_UNSUPPORTED_PROTOCOL, msg);
         return;
     }
     /* The connection the redirect came on stays alive for the next request: its endpoint's or its pool's. */
-    bool keep = http_should_keep_alive(&c->p);
+    bool keep = http_should_keep_alive(&c->p) && !c->tls.ssl; /* a TLS connection's state is the slot's: closed */
     if (c->leg) {
         leg_end(w, c, keep);
     } else if (!keep) {
@@ -714,7 +778,7 @@ static void follow(struct worker *w, struct nconn *c)
     }
     c->home_fd = c->fd;
     c->fd = -1;
-    c->leg = pool_get(w, hp, hp_len);
+    c->leg = pool_get(w, scheme, hp, hp_len);
     if (!c->leg) {
         c->fd = c->home_fd;
         c->home_fd = -1;
@@ -762,7 +826,7 @@ static void follow(struct worker *w, struct nconn *c)
     if (e)
         finish(w, c, CURLE_COULDNT_CONNECT, strerror(-e));
     else if (!c->connecting)
-        conn_send(w, c);
+        conn_go(w, c);
 }
 
 /* Starts a request for name on a free connection, its head written afresh (build_head). */
@@ -805,7 +869,7 @@ static int issue(struct worker *w, const char *name, uint64_t size, uint64_t int
     if (e)
         finish(w, c, CURLE_COULDNT_CONNECT, strerror(-e));
     else if (!c->connecting)
-        conn_send(w, c);
+        conn_go(w, c);
     return 0;
 }
 
@@ -864,6 +928,13 @@ int rb_native_run(struct worker *w, const atomic_bool *stop, const volatile int 
                 on_event(w, &n->c[(uint32_t)tag], (int)(tag >> 32), evs[i].events);
         }
     }
+    if (n->tls) {
+        const struct rb_ntls_stats *ts = rb_ntls_stats(n->tls);
+        if (ts->handshakes)
+            rb_info("TLS (native engine, thread %u): %" PRIu64 " handshakes, %" PRIu64 " resumed, %" PRIu64
+                    " on kernel TLS, %.3f ms each on average (connect included), outside the request times",
+                    w->id, ts->handshakes, ts->resumed, ts->ktls, (double)ts->handshake_ns / (double)ts->handshakes / 1e6);
+    }
     /* Requests still in flight when the drain ran out are counted as abandoned, never dropped; their connections closed. */
     uint64_t now = rb_clock_ns();
     for (unsigned i = 0; i < w->nreq; i++)
@@ -885,7 +956,8 @@ static void resolve(const char *url, struct sockaddr_storage *addr, socklen_t *a
     const char *hp = strstr(url, "://");
     hp = hp ? hp + 3 : url;
     snprintf(hostport, hplen, "%s", hp);
-    char host[512], port[16] = "80";
+    char host[512], port[16];
+    snprintf(port, sizeof port, "%s", strncmp(url, "https:", 6) == 0 ? "443" : "80");
     const char *colon = strrchr(hp, ':');
     if (hp[0] == '[') {
         const char *end = strchr(hp, ']');
@@ -927,6 +999,14 @@ int rb_native_new(struct worker *w, size_t ep0)
     for (size_t e = 0; e < neps; e++) {
         char hp[600];
         resolve(t->endpoints[e], &n->addr[e], &n->alen[e], hp, sizeof hp);
+        n->ep_tls[e] = strncmp(t->endpoints[e], "https:", 6) == 0;
+        if (n->ep_tls[e] && !n->tls) {
+            char err[200];
+            if ((rc = rb_ntls_new(&n->tls, w->nreq, t->insecure, err, sizeof err))) {
+                rb_error("%s", err);
+                return rc;
+            }
+        }
         host_max = n->shape.host_len[e] > host_max ? n->shape.host_len[e] : host_max;
     }
     /*
@@ -983,6 +1063,7 @@ void rb_native_free(struct worker *w)
     }
     if (n->proto && n->proto->auth_free)
         n->proto->auth_free(n->auth);
+    rb_ntls_free(n->tls);
     for (unsigned i = 0; n->pools && i < n->npools; i++) {
         for (unsigned j = 0; j < n->pools[i].nidle; j++)
             close(n->pools[i].idle[j]);

@@ -50,12 +50,13 @@ static int ais_shape(const struct rb_target *t, struct rb_nshape *s)
 }
 
 static const struct rb_nproto http_proto = {.scheme = "http", .shape = http_shape};
+static const struct rb_nproto https_proto = {.scheme = "https", .shape = http_shape};
 static const struct rb_nproto ais_proto = {.scheme = "ais", .shape = ais_shape};
 extern const struct rb_nproto rb_nproto_s3;
 
 const struct rb_nproto *rb_nproto_for(const char *scheme)
 {
-    static const struct rb_nproto *const all[] = {&http_proto, &rb_nproto_s3, &ais_proto};
+    static const struct rb_nproto *const all[] = {&http_proto, &https_proto, &rb_nproto_s3, &ais_proto};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (strcmp(all[i]->scheme, scheme) == 0)
             return all[i];

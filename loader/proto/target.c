@@ -117,6 +117,14 @@ static bool valid_hostport(const char *hp)
     return true;
 }
 
+void rb_target_tls_setup(const struct rb_target *t, CURL *easy)
+{
+    if (t->insecure) {
+        curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+}
+
 int rb_target_add_endpoint(struct rb_target *t, const char *url, char *err, size_t errlen)
 {
     char scheme[16], hp[512], path[1024];
@@ -185,6 +193,7 @@ int rb_target_open(struct rb_target **out, const struct rb_target_cfg *cfg, char
     if (!t)
         return -ENOMEM;
     t->ops = ops;
+    t->insecure = cfg->insecure;
     snprintf(t->name, sizeof t->name, "%.1000s", url);
     rc = ops->parse(t, sep + 3, cfg, err, errlen);
     if (rc) {
@@ -303,6 +312,7 @@ int rb_target_probe(const struct rb_target *t, uint64_t timeout_ns, char *err, s
         char ebuf[CURL_ERROR_SIZE] = "";
         curl_easy_setopt(c, CURLOPT_URL, t->endpoints[i]);
         curl_easy_setopt(c, CURLOPT_CONNECT_ONLY, 1L);
+        rb_target_tls_setup(t, c);
         curl_easy_setopt(c, CURLOPT_ERRORBUFFER, ebuf);
         curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
         /* At most 10 s: the probe says whether the endpoint answers at all, not how fast. */
@@ -359,7 +369,7 @@ int rb_target_list_pages(const struct rb_target *t, const char *prefix, uint64_t
         curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, rb_buf_curl_write);
         curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
         curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms(timeout_ns));
-        rc = t->ops->setup(t, c, RB_LOAD_GET, &hdrs);
+        rc = rb_target_setup(t, c, RB_LOAD_GET, &hdrs);
         if (!rc)
             rc = t->ops->list_request(t, prefix, token, c, &hdrs, &req_body);
         if (rc) {

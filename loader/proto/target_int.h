@@ -52,6 +52,7 @@ struct rb_target_cfg {
     const char *provider;         /* ais: backend provider query ("ais", "aws", "gcp", "azure"); NULL: ais */
     const char *credentials_file; /* s3: NULL: $AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials */
     const char *profile;          /* s3: NULL: $AWS_PROFILE or "default" */
+    bool insecure;                /* https: do not verify the server's certificate (--insecure) */
 };
 
 struct rb_target;
@@ -194,6 +195,7 @@ struct rb_target {
     char sigv4[128];                    /* "aws:amz:<region>:s3" */
     char *userpwd;                      /* s3 "key:secret" (a secret: never logged) */
     char *token_header;                 /* "x-amz-security-token: ..." or AIS "Authorization: Bearer ..." */
+    bool insecure;                      /* https: certificates are not verified (--insecure) */
 };
 
 extern const struct rb_target_ops rb_target_http_ops, rb_target_https_ops, rb_target_s3_ops, rb_target_ais_ops,
@@ -215,6 +217,8 @@ int rb_target_split_url(const char *url, char *scheme, size_t slen, char *hostpo
 int rb_target_bucket_prefix(struct rb_target *t, const char *rest, const char *scheme, char *err, size_t errlen);
 /* Appends endpoint url (http[s]://HOST[:PORT], no path) to t. Returns 0, or -EINVAL/-ENOMEM with one line in err. */
 int rb_target_add_endpoint(struct rb_target *t, const char *url, char *err, size_t errlen);
+/* With --insecure, tells libcurl not to verify t's certificates (the native engine: native_tls.c); else nothing. */
+void rb_target_tls_setup(const struct rb_target *t, CURL *easy);
 /* Percent-encodes s into out keeping RFC 3986 unreserved characters (and '/' when keep_slash). */
 int rb_url_escape(const char *s, bool keep_slash, char *out, size_t outlen);
 
@@ -227,6 +231,7 @@ static inline int rb_target_object_url(const struct rb_target *t, size_t ep, con
 static inline int rb_target_setup(const struct rb_target *t, CURL *easy, enum rb_load_op op,
                                   struct curl_slist **hdrs)
 {
+    rb_target_tls_setup(t, easy);
     return t->ops->setup(t, easy, op, hdrs);
 }
 static inline void rb_target_error_message(const struct rb_target *t, const char *body, size_t len,

@@ -607,7 +607,7 @@ static int run(struct tiers_args *a, struct rb_cli *cli)
         return status;
     struct tiers_run *r = calloc(1, sizeof *r);
     if (!r) {
-        fprintf(stderr, "railbench: out of memory\n");
+        fprintf(stderr, "railbench: error: out of memory\n");
         return RB_EXIT_RUNTIME;
     }
     r->a = a;
@@ -640,7 +640,7 @@ static int run(struct tiers_args *a, struct rb_cli *cli)
             for (int i = 0; r->evict_words && i < 3; i++)
                 r->evict_words[i] = strdup(sh[i]);
             if (!r->evict_words || !r->evict_words[0] || !r->evict_words[1] || !r->evict_words[2]) {
-                fprintf(stderr, "railbench: out of memory\n");
+                fprintf(stderr, "railbench: error: out of memory\n");
                 status = RB_EXIT_RUNTIME;
                 goto early;
             }

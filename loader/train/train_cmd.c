@@ -394,7 +394,8 @@ int rb_load_train_main(int argc, char **argv)
         {"engine", 0, RB_OPT_CHOICE, &a.engine, "E", "request engine of the reads and --populate's PUTs, as for load get",
          "auto|curl|native"},
         {"endpoint", 0, RB_OPT_STRS, &a.tgt.endpoints, "URL",
-         "S3/AIStore endpoint http[s]://HOST[:PORT]; repeatable, used round-robin per connection", NULL},
+         "S3/AIStore endpoint http[s]://HOST[:PORT]; repeatable, used round-robin per connection; s3:// without it "
+         "is AWS, https://s3.<region>.amazonaws.com", NULL},
         {"region", 0, RB_OPT_STR, &a.tgt.region, "NAME", "S3 signing region (if not given: $AWS_REGION, else us-east-1)", NULL},
         {"virtual-host", 0, RB_OPT_FLAG, &a.tgt.virtual_host, NULL, "S3 virtual-host style (bucket.host) instead of path style",
          NULL},

@@ -70,7 +70,7 @@ conflict() {
     assert_stderr_line "$2"
     [ -z "$(ls "$T/c$n/points/0" 2>/dev/null)" ] || fail "--fio-opt $1: refused, yet a job file was written"
 }
-conflict bs=8k "^railbench: --fio-opt 'bs=8k': railbench sets bs from --bs; use that option$"
+conflict bs=8k "^railbench: error: --fio-opt 'bs=8k': railbench sets bs from --bs; use that option$"
 conflict iodepth=4 "railbench sets iodepth from --iodepth"
 conflict ioengine=psync "railbench sets ioengine from --engine"
 conflict filename=/tmp/x "railbench sets filename from --target"

@@ -113,8 +113,8 @@ for bad in "--matrix $T/ragged.txt -b 64 -e 64:--matrix $T/ragged.txt: row 2 has
     rc=$?
     set -e
     [ "$rc" = 2 ] || fail "$args: exit $rc, expected 2"
-    [ "$(grep -c '^railbench: ' "$T/bad.err")" = 1 ] || fail "$args: $(cat "$T/bad.err")"
-    grep -qF "railbench: $want" "$T/bad.err" || fail "$args: $(grep '^railbench:' "$T/bad.err")"
+    [ "$(grep -c '^railbench: error: ' "$T/bad.err")" = 1 ] || fail "$args: $(cat "$T/bad.err")"
+    grep -qF "railbench: error: $want" "$T/bad.err" || fail "$args: $(grep '^railbench:' "$T/bad.err")"
     [ ! -e "$T/never" ] || fail "$args: a result directory was created"
 done
 ok "ragged matrix, too small a matrix, -b != -e, a missing file, --spread 2: exit 2 with one line each"

@@ -44,4 +44,4 @@ assert_exit 2 "--background without --bg-objects" rb_mpirun 2 "$RB" coll allredu
 grep -c -- '--background: give --bg-objects N' "$T/stderr" | grep -qx 1 || { cat "$T/stderr"; fail "expected the message once"; }
 assert_exit 2 "--background with two algorithms" "$RB" coll allreduce -b 1K -e 1K --algo mpi,ring --background "$URL" \
     --bg-objects 4
-assert_stderr_line "^railbench: --background: give one collective, one --algo"
+assert_stderr_line "^railbench: error: --background: give one collective, one --algo"

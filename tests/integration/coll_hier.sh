@@ -43,6 +43,6 @@ rc=0
 rb_mpirun 4 "$RB" coll allreduce --algo hier --ranks-per-node 3 --out "$T/bad" >"$T/bad.out" 2>"$T/bad.err" || rc=$?
 assert_eq "--ranks-per-node 3 on 4 ranks: exit" 2 "$rc"
 [ "$(grep -c '^railbench' "$T/bad.err")" = 1 ] || { cat "$T/bad.err"; fail "one message"; }
-grep -q '^railbench: --ranks-per-node: 3 does not divide the 4 ranks (use a divisor of 4)$' "$T/bad.err" || fail "message"
+grep -q '^railbench: error: --ranks-per-node: 3 does not divide the 4 ranks (use a divisor of 4)$' "$T/bad.err" || fail "message"
 [ ! -e "$T/bad" ] || fail "a result directory was created for a usage error"
 ok "--ranks-per-node 3: one line, no result directory"

@@ -60,7 +60,7 @@ set +e
 rb_mpirun 3 "$RB" coll latency -m 1:1 --out "$T/never" >/dev/null 2>"$T/np.err"
 rc=$?
 set -e
-if [ "$rc" != 2 ] || [ "$(grep -c '^railbench: coll latency: 3 ranks; the test needs exactly 2' "$T/np.err")" != 1 ]; then
+if [ "$rc" != 2 ] || [ "$(grep -c '^railbench: error: coll latency: 3 ranks; the test needs exactly 2' "$T/np.err")" != 1 ]; then
     fail "latency on 3 ranks: exit $rc, $(cat "$T/np.err")"
 fi
 ok "latency on 3 ranks refused once, exit 2"

@@ -38,6 +38,8 @@ unchanged p1
 assert_exit 2 "p2: put --keep over existing names" "$RB" load put "$URL/s" --objects 8 --size 4k --keep --out "$T/p2"
 assert_stderr_line '^railbench: error: load put --keep: http://127.0.0.1:[0-9]+/dav/s holds "obj-00000000" already \(4 of the 8 names this run would write exist\).*--overwrite'
 assert_eq "p2: PUTs of obj- names" 0 "$(puts_of obj-)"
+[ ! -e "$T/p2" ] || fail "p2: the refused run left $T/p2"
+ok "p2: no result directory left"
 unchanged p2
 
 # 3. --prefix without --keep names the user's objects too: refused the same way; under a new prefix it runs.
@@ -49,24 +51,24 @@ assert_jq "$T/p3b/result.json" '.summary.run_prefix == null and .summary.cleanup
 rm -f "$DAV_ROOT"/s/new-*
 
 # 4. mixed without --keep: its own prefix for prepare, mix and cleanup; nothing of the user's touched.
-"$RB" load mixed "$URL/s" --objects 4 --size 4k --count 200 --out "$T/m1" >/dev/null 2>"$T/m1.err"
-mpfx=$(jqr "$T/m1/result.json" .summary.run_prefix)
-[[ $mpfx =~ ^rb-.*-obj-$ && $mpfx != "$pfx" ]] || fail "m1: run prefix '$mpfx' (put's was $pfx)"
-assert_jq "$T/m1/result.json" '.summary.total.requests == 200 and .summary.cleanup.failed == 0
-    and .summary.cleanup.deleted == .summary.live_objects' "m1: 200 requests, cleanup deleted the live set"
-assert_eq "m1: PUTs of obj- names" 0 "$(puts_of obj-)"
-assert_eq "m1: DELETEs of obj- names" 0 "$(grep -c '"DELETE /dav/s/obj-' "$T/web/access.log" || true)"
-unchanged m1
+"$RB" load mixed "$URL/s" --objects 4 --size 4k --count 200 --out "$T/mx1" >/dev/null 2>"$T/mx1.err"
+mpfx=$(jqr "$T/mx1/result.json" .summary.run_prefix)
+[[ $mpfx =~ ^rb-.*-obj-$ && $mpfx != "$pfx" ]] || fail "mx1: run prefix '$mpfx' (put's was $pfx)"
+assert_jq "$T/mx1/result.json" '.summary.total.requests == 200 and .summary.cleanup.failed == 0
+    and .summary.cleanup.deleted == .summary.live_objects' "mx1: 200 requests, cleanup deleted the live set"
+assert_eq "mx1: PUTs of obj- names" 0 "$(puts_of obj-)"
+assert_eq "mx1: DELETEs of obj- names" 0 "$(grep -c '"DELETE /dav/s/obj-' "$T/web/access.log" || true)"
+unchanged mx1
 
 # 5. mixed --keep and --no-prepare with writes in the mix: refused; --no-prepare reading only runs on them.
-assert_exit 2 "m2: mixed --keep over existing names" "$RB" load mixed "$URL/s" --objects 4 --keep --count 10 --out "$T/m2"
+assert_exit 2 "mx2: mixed --keep over existing names" "$RB" load mixed "$URL/s" --objects 4 --keep --count 10 --out "$T/mx2"
 assert_stderr_line 'error: load mixed --keep: .* holds "obj-00000000" already'
-assert_exit 2 "m3: mixed --no-prepare with put and delete" "$RB" load mixed "$URL/s" --objects 4 --no-prepare --count 10
-assert_stderr_line 'load mixed --no-prepare --mix get=45,put=15,delete=10,stat=30: .*add --overwrite'
-"$RB" load mixed "$URL/s" --objects 4 --no-prepare --mix get=70,stat=30 --count 40 --out "$T/m4" >/dev/null 2>&1
-assert_jq "$T/m4/result.json" '.summary.total.requests == 40 and .summary.total.errors.total == 0' \
-    "m4: --no-prepare reading the user's objects"
-unchanged m4
+assert_exit 2 "mx3: mixed --no-prepare with put and delete" "$RB" load mixed "$URL/s" --objects 4 --no-prepare --count 10
+assert_stderr_line 'error: load mixed --no-prepare --mix get=45,put=15,delete=10,stat=30: .*add --overwrite'
+"$RB" load mixed "$URL/s" --objects 4 --no-prepare --mix get=70,stat=30 --count 40 --out "$T/mx4" >/dev/null 2>&1
+assert_jq "$T/mx4/result.json" '.summary.total.requests == 40 and .summary.total.errors.total == 0' \
+    "mx4: --no-prepare reading the user's objects"
+unchanged mx4
 
 # 6. --overwrite: the names that existed are written over and kept; cleanup deletes only the ones the run created.
 mkdir -p "$DAV_ROOT/o"

@@ -3,12 +3,24 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 
-# Singleton run while dd writes 64 MiB with O_DIRECT: the disk holding $T must show writes.
+# Singleton run while dd writes with O_DIRECT: the disk holding $T must show writes. The test makes them itself,
+# inside the window: from the first interval line (the phase is running) until result.json (it has ended), 16 MiB
+# at a time with fsync, so neither a slow start on a loaded host nor a quiet disk elsewhere decides the outcome.
 dev=$(df --output=source "$T" | tail -n1)
 bg "$RB" fabric counters --duration 3s --interval 500ms --out "$T/r1" --quiet
-sleep 0.5
-dd if=/dev/zero of="$T/blob" bs=1M count=64 oflag=direct status=none
-wait "$LAST_PID"
+rb=$LAST_PID
+for _ in $(seq 300); do
+    [ -s "$T/r1/intervals.jsonl" ] && break
+    sleep 0.1
+done
+[ -s "$T/r1/intervals.jsonl" ] || fail "fabric counters wrote no interval line in 30 s"
+mib=0
+while [ ! -s "$T/r1/result.json" ] && [ "$mib" -lt 4096 ]; do
+    dd if=/dev/zero of="$T/blob" bs=1M count=16 oflag=direct conv=fsync status=none
+    mib=$((mib + 16))
+done
+wait "$rb"
+ok "dd wrote $mib MiB during the run"
 R=$T/r1/result.json
 assert_jq "$R" '.phases[0].counters | length == 1' "one host"
 assert_jq "$R" '.phases[0].duration_s >= 2.9 and .phases[0].duration_s < 4' "ran for --duration"

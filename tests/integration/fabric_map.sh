@@ -44,7 +44,7 @@ assert_jq "$T/run/result.json" '.command == "fabric map" and .summary.rails == 2
 assert_jq "$T/cpu.json" '.gpus == [] and .nics[0].netdev == "eth0" and .mpirun == "mpirun -np $((NODES * 4)) --map-by core --bind-to core"' "CPU-only fixture"
 
 assert_exit 2 "missing XML" "$RB" fabric map --xml "$T/nope.xml"
-assert_stderr_line 'railbench: --xml: hwloc cannot use'
+assert_stderr_line 'railbench: error: --xml: hwloc cannot use'
 printf '<topology><object type="Machine"' >"$T/bad.xml"
 assert_exit 2 "truncated XML" "$RB" fabric map --xml "$T/bad.xml"
-assert_stderr_line 'railbench: --xml: hwloc cannot'
+assert_stderr_line 'railbench: error: --xml: hwloc cannot'

@@ -27,12 +27,12 @@ ok "table row"
 assert_jq "$T/run/result.json" '.command == "fabric overhead" and .summary.rows[0].packets == 1172' "--out result.json"
 
 assert_exit 2 "MTU below the headers" "$RB" fabric overhead --mtu 40
-assert_stderr_line 'railbench: --mtu: 40 leaves no payload'
+assert_stderr_line 'railbench: error: --mtu: 40 leaves no payload'
 assert_exit 2 "MTU past any link" "$RB" fabric overhead --mtu 99999999999
-assert_stderr_line "railbench: --mtu 99999999999: expected 68 to 65536 bytes"
+assert_stderr_line "railbench: error: --mtu 99999999999: expected 68 to 65536 bytes"
 assert_exit 2 "bad header stack" "$RB" fabric overhead --l3-headers tcp
-assert_stderr_line 'railbench: --l3-headers: "tcp" is not name=bytes'
+assert_stderr_line 'railbench: error: --l3-headers: "tcp" is not name=bytes'
 assert_exit 2 "empty object" "$RB" fabric overhead --size 0
-assert_stderr_line 'railbench: --size'
+assert_stderr_line 'railbench: error: --size'
 assert_exit 2 "bad link rate" "$RB" fabric overhead --link-rate 0
-assert_stderr_line 'railbench: --link-rate'
+assert_stderr_line 'railbench: error: --link-rate'

@@ -65,11 +65,11 @@ echo "model time for the 32,768-GPU sweep: $(jq .model_time_s "$T/big.json") s"
 
 # Bad input.
 assert_exit 2 "algorithm not modelled" "$RB" fabric sim reducescatter --algo tree
-assert_stderr_line 'railbench: --algo tree: not modelled for reducescatter'
+assert_stderr_line 'railbench: error: --algo tree: not modelled for reducescatter'
 assert_exit 2 "unknown type" "$RB" fabric sim -d float16
-assert_stderr_line 'railbench: -d: expected'
+assert_stderr_line 'railbench: error: -d: expected'
 assert_exit 2 "unknown collective" "$RB" fabric sim allscatter
-assert_stderr_line 'railbench: collective'
+assert_stderr_line 'railbench: error: collective'
 assert_exit 2 "GPUs > NIC ports" "$RB" fabric sim --nics-per-node 4
 assert_stderr_line 'one NIC port per GPU'
 jq '.links.nvlink.bandwidth_gbit_per_s = 0' "$TOPO/dgx-h100-su.json" >"$T/zero.json"

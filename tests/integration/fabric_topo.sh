@@ -67,10 +67,10 @@ printf '{"kind": "fat-tree",\n "nodes": 4,,}\n' >"$T/broken.json"
 assert_exit 2 "invalid JSON" "$RB" fabric topo --topology "$T/broken.json"
 assert_stderr_line 'invalid JSON near line 2'
 assert_exit 2 "malformed --nodes" "$RB" fabric topo --nodes 8x
-assert_stderr_line 'railbench: --nodes: expected a whole number >= 1, got "8x"'
+assert_stderr_line 'railbench: error: --nodes: expected a whole number >= 1, got "8x"'
 assert_exit 2 "bad --link" "$RB" fabric topo --link leaf:fast
-assert_stderr_line 'railbench: --link'
+assert_stderr_line 'railbench: error: --link'
 assert_exit 2 "GPU out of range" "$RB" fabric topo --nodes 2 --path 0:7 2:0
-assert_stderr_line 'railbench: --path'
+assert_stderr_line 'railbench: error: --path'
 assert_exit 2 "missing file" "$RB" fabric topo --topology "$T/nope.json"
 assert_stderr_line 'cannot read'

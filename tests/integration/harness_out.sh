@@ -9,7 +9,7 @@ assert_exit 0 "first run into a new --out" "$RB" fabric counters --duration 1s -
 lines=$(wc -l <"$D/intervals.jsonl")
 
 assert_exit 2 "second run into the same --out" "$RB" fabric counters --duration 1s --quiet --out "$D"
-assert_stderr_line "^railbench: --out $D: holds an earlier result \\(result.json\\)"
+assert_stderr_line "^railbench: error: --out $D: holds an earlier result \\(result.json\\)"
 assert_eq "intervals.jsonl untouched by the refused run" "$lines" "$(wc -l <"$D/intervals.jsonl")"
 assert_eq "refused before anything was written: stdout empty" "0" "$(wc -c <"$T/stdout")"
 

@@ -126,7 +126,7 @@ assert_jq "$T/u1/result.json" '(.checks[] | select(.name == "cache_header") | .p
 assert_exit 2 "tier equal to backend" "$RB" load tiers --backend "$BACKEND" --tier "$BACKEND/" --objects 1 --sizes 4k
 assert_stderr_line 'is the same place as --backend'
 assert_exit 2 "--evict on an nginx tier" "$RB" load tiers "${common[@]}" --sizes 4k --evict
-assert_stderr_line "^railbench: --evict: the tier $TIER is not an AIStore tier"
+assert_stderr_line "^railbench: error: --evict: the tier $TIER is not an AIStore tier"
 assert_exit 2 "--evict-bucket on an nginx tier" "$RB" load tiers "${common[@]}" --sizes 4k --evict-bucket
 assert_stderr_line 'evict-bucket: the tier .* is not an AIStore tier'
 assert_exit 2 "unterminated quote in --evict-cmd" "$RB" load tiers "${common[@]}" --sizes 4k --evict-cmd "rm 'x"
@@ -140,7 +140,7 @@ assert_stderr_line 'cache-header "X-A,X-B": expected one header name'
 assert_exit 2 "zero-byte size" "$RB" load tiers "${common[@]}" --sizes 0
 assert_stderr_line 'sizes: an object size of 0 bytes'
 assert_exit 2 "bad tier URL" "$RB" load tiers --backend "$BACKEND" --tier "ftp://x/y" --objects 1
-assert_stderr_line '^railbench: --tier: .*unknown scheme "ftp"'
+assert_stderr_line '^railbench: error: --tier: .*unknown scheme "ftp"'
 dead=$(free_port)
 assert_exit 3 "unreachable tier" "$RB" load tiers --backend "$BACKEND" --tier "http://127.0.0.1:$dead/data" --objects 1 --out "$T/d1"
 assert_stderr_line "cannot connect to endpoint http://127.0.0.1:$dead"

@@ -102,7 +102,7 @@ grep -q '^- 0 regressions beyond 5 %' "$T/stdout" || fail "no regressions agains
 assert_exit 2 "different kinds" "$RB" report --compare "$F/get-a" "$F/block"
 assert_stderr_line 'get-a is a "load get\|put" result and .*block a "block" one; they share no table'
 assert_exit 2 "--compare with three" "$RB" report --compare "$F/get-a" "$F/get-b" "$F/put"
-assert_stderr_line '^railbench: --compare: needs exactly two result directories'
+assert_stderr_line '^railbench: error: --compare: needs exactly two result directories'
 
 # 3. Partial and malformed results: a warning naming the file, never a crash; exit 0 when anything is reported, else 2.
 assert_exit 0 "killed run (no result.json, truncated last line)" "$RB" report "$F/partial"
@@ -135,9 +135,9 @@ assert_exit 0 "good and bad together" "$RB" report "$T/bad/garbage" "$F/get-a" /
 grep -q '^| GET | get   |     3397 |' "$T/stdout" || fail "the good run is reported"
 [ "$(grep -c 'warning' "$T/stderr")" = 2 ] || fail "one warning per bad directory"
 assert_exit 2 "missing directory" "$RB" report /nonexistent/run
-assert_stderr_line '^railbench: warning: /nonexistent/run: no such directory$'
+assert_stderr_line '^railbench: error: report: /nonexistent/run: no such directory$'
 assert_exit 2 "bad option" "$RB" report --format xml "$F/get-a"
-assert_stderr_line '^railbench: --format: "xml" is not one of md, csv, json, html$'
+assert_stderr_line '^railbench: error: --format: "xml" is not one of md, csv, json, html$'
 
 # Fuzz-ish: prefixes and byte-flipped copies of every fixture, with and without intervals; no hang, no signal.
 n=0

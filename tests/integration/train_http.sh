@@ -191,9 +191,6 @@ assert_exit 2 "search and a fixed count" "$RB" load train "$URL/fast" --objects 
 assert_stderr_line 'the search chooses the count'
 assert_exit 2 "populate without a size" "$RB" load train "$URL/dav/x" --objects 4 --compute-time 1ms --populate
 assert_stderr_line 'populate: give --sample-size'
-assert_exit 2 "native engine on https" "$RB" load train "https://127.0.0.1:$PORT/fast" --objects 4 --compute-time 1ms \
-    --engine native
-assert_stderr_line 'engine native: http://, s3:// and ais:// targets only'
 assert_exit 2 "data set smaller than a step" "$RB" load train "$URL/fast" --objects 3 --batch-size 4 \
     --compute-time 1ms --out "$T/small"
 assert_stderr_line 'data set is too small: 3 objects'

@@ -124,7 +124,7 @@ grep -q '^| collective alone | 14 |' "$T/ov/table.md" || fail "table.md has no '
 grep -q 'No interface but lo carried 1 MiB' "$T/ov/table.md" || fail "table.md does not say the traffic stayed on lo"
 ok "--overlap: table rows and the loopback note"
 assert_exit 2 "--overlap without --grad-bytes" "$RB" load train "$URL/fast" --objects 8 --compute-time 1ms --overlap
-assert_stderr_line "^railbench: --overlap: give --grad-bytes SIZE"
+assert_stderr_line "^railbench: error: --overlap: give --grad-bytes SIZE"
 assert_exit 2 "--overlap with --epochs 2" "$RB" load train "$URL/fast" --objects 8 --compute-time 1ms --overlap \
     --grad-bytes 1KiB --epochs 2
 grep -q -- '--overlap runs three one-epoch phases' "$T/stderr" || fail "--epochs 2 message"

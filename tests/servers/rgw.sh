@@ -63,6 +63,22 @@ await() {
     die "$what not ready after ${limit}s (logs: $D/log)"
 }
 
+# retry WHAT SECONDS CMD...: runs CMD until it succeeds (its output on stdout); after SECONDS, dies naming WHAT and
+# CMD's last error line. Right after start-up the monitor can answer one command and refuse the next for a
+# moment ("Error EPERM: problem getting command descriptions from mon."), more so with a second cluster starting
+# beside it; every command of the start-up goes through here, none is silently ignored.
+retry() {
+    local what=$1 limit=$2 end; shift 2
+    end=$((SECONDS + limit))
+    until "$@" 2>"$D/log/retry.err"; do
+        [ "$SECONDS" -lt "$end" ] || die "$what failed for ${limit}s: $(tail -n 1 "$D/log/retry.err") (logs: $D/log)"
+        sleep 0.5
+    done
+}
+
+# answers PORT: an HTTP server answers on 127.0.0.1:PORT (any status: RGW answers an anonymous GET / with 200).
+answers() { [ "$(curl -s -o /dev/null -m 5 -w '%{http_code}' "http://127.0.0.1:$1/")" != 000 ]; }
+
 # key N ALPHABET: N random characters from ALPHABET (a string of the characters allowed).
 key() { python3 -c 'import secrets, sys; print("".join(secrets.choice(sys.argv[2]) for _ in range(int(sys.argv[1]))))' "$1" "$2"; }
 
@@ -150,39 +166,35 @@ EOF
     [ ${#user[@]} -eq 0 ] || chown -R ceph:ceph "$D"
     launch mon ceph-mon -c "$conf" -i a -f "${user[@]}"
     local mon_pid=$LAST_PID
-    await ceph-mon "$mon_pid" 30 ceph -c "$conf" --connect-timeout 2 mon stat
+    await "ceph-mon (monitor on 127.0.0.1:$mon_port)" "$mon_pid" 60 ceph -c "$conf" --connect-timeout 2 mon stat
 
     local osd_uuid osd_id
     osd_uuid=$(cat /proc/sys/kernel/random/uuid)
-    # Right after start-up the monitor can answer `mon stat` and still refuse other commands for a moment
-    # ("Error EPERM: problem getting command descriptions from mon."): the first one is retried for 30 s
-    # (osd new with the same UUID gives the same id, so a retry cannot make a second OSD).
-    local end=$((SECONDS + 30))
-    until osd_id=$(ceph -c "$conf" --connect-timeout 2 osd new "$osd_uuid" 2>"$D/log/osd-new.out"); do
-        [ "$SECONDS" -lt "$end" ] || die "ceph osd new failed: $(tail -n 1 "$D/log/osd-new.out")"
-        sleep 0.5
-    done
-    ceph -c "$conf" osd crush add-bucket localhost host >/dev/null 2>&1
-    ceph -c "$conf" osd crush move localhost root=default >/dev/null 2>&1
-    ceph -c "$conf" osd crush add "osd.$osd_id" 1.0 host=localhost >/dev/null 2>&1
+    # osd new with the same UUID gives the same id, and the CRUSH commands are idempotent: a retry cannot make a
+    # second OSD or host.
+    osd_id=$(retry "ceph osd new" 60 ceph -c "$conf" --connect-timeout 5 osd new "$osd_uuid")
+    retry "ceph osd crush add-bucket" 60 ceph -c "$conf" --connect-timeout 5 osd crush add-bucket localhost host >/dev/null
+    retry "ceph osd crush move" 60 ceph -c "$conf" --connect-timeout 5 osd crush move localhost root=default >/dev/null
+    retry "ceph osd crush add" 60 ceph -c "$conf" --connect-timeout 5 osd crush add "osd.$osd_id" 1.0 host=localhost \
+        >/dev/null
     ceph-osd -c "$conf" -i "$osd_id" --mkfs --osd-uuid "$osd_uuid" "${user[@]}" >"$D/log/osd-mkfs.out" 2>&1 ||
         die "ceph-osd --mkfs failed: $(tail -n 1 "$D/log/osd-mkfs.out")"
     launch osd ceph-osd -c "$conf" -i "$osd_id" -f "${user[@]}"
     local osd_pid=$LAST_PID
-    await ceph-osd "$osd_pid" 60 sh -c "ceph -c '$conf' osd stat -f json | grep -q '\"num_up_osds\":1'"
+    await "ceph-osd (osd.$osd_id up)" "$osd_pid" 120 sh -c "ceph -c '$conf' --connect-timeout 5 osd stat -f json | grep -q '\"num_up_osds\":1'"
 
     mkdir -p "$D/rgw"
     [ ${#user[@]} -eq 0 ] || chown ceph:ceph "$D/rgw"
     launch rgw radosgw -c "$conf" -n client.rgw -f "${user[@]}"
     local rgw_pid=$LAST_PID
-    await radosgw "$rgw_pid" 90 port_open "$rgw_port"
+    # Listening is not answering: radosgw opens its port, then still sets up its pools; wait for an HTTP reply.
+    await "radosgw (S3 on 127.0.0.1:$rgw_port)" "$rgw_pid" 180 answers "$rgw_port"
 
     local id secret
     id=RB$(key 18 ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789)
     secret=$(key 40 ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789)
-    radosgw-admin -c "$conf" user create --uid railbench --display-name railbench \
-        --access-key "$id" --secret-key "$secret" >/dev/null 2>"$D/log/user-create.out" ||
-        die "radosgw-admin user create failed: $(tail -n 1 "$D/log/user-create.out")"
+    retry "radosgw-admin user create" 60 radosgw-admin -c "$conf" user create --uid railbench --display-name railbench \
+        --access-key "$id" --secret-key "$secret" >/dev/null
     local ready_ms=$((($(date +%s%N) - started_ns) / 1000000))
     umask 077
     cat >"$D/env" <<EOF

@@ -148,7 +148,7 @@ static void expect_error(struct fx *f, const char *want, int argc, char **argv)
     const char *nl = strchr(err, '\n');
     assert_non_null(nl);
     assert_string_equal(nl + 1, ""); /* exactly one line */
-    assert_true(strncmp(err, "railbench: ", 11) == 0);
+    assert_true(strncmp(err, "railbench: error: ", 18) == 0);
     assert_fx_unchanged(f, &before);
     /* A failed parse leaves nothing to free, and freeing is still fine. */
     assert_null(cli.config);
@@ -282,7 +282,7 @@ static void test_bad_values(void **state)
     capture_start(&c, STDERR_FILENO);
     assert_int_equal(PARSE(&cli, &f, "get", "--bs", "4x", "u"), -EINVAL);
     char *err = capture_stop(&c);
-    assert_string_equal(err, "railbench: --bs: \"4x\" is not a size (use e.g. 4096, 4k, 4KiB, 1MB)\n");
+    assert_string_equal(err, "railbench: error: --bs: \"4x\" is not a size (use e.g. 4096, 4k, 4KiB, 1MB)\n");
     free(err);
     assert_int_equal(f.bs, 4096);
     rb_cli_free(&cli);
@@ -390,7 +390,7 @@ static void test_positional_count(void **state)
     (void)state;
     struct fx f;
     fx_init(&f);
-    EXPECT_ERROR(&f, "railbench: load get: missing argument (expected at least 1, got 0; usage: "
+    EXPECT_ERROR(&f, "railbench: error: load get: missing argument (expected at least 1, got 0; usage: "
                      "railbench load get [options] URL)",
                  "get");
     EXPECT_ERROR(&f, "unexpected argument \"extra\" (expected at most 1", "get", "u", "extra");
@@ -461,7 +461,7 @@ static void test_config_merge(void **state)
 
     /* Config before or after on the command line makes no difference: the command line wins. */
     fx_init(&f);
-    EXPECT_ERROR(&f, "railbench: config : cannot read", "get", "--count", "20", "--config=", "u");
+    EXPECT_ERROR(&f, "railbench: error: config : cannot read", "get", "--count", "20", "--config=", "u");
     char arg[64];
     snprintf(arg, sizeof(arg), "--config=%s", path);
     fx_init(&f);
@@ -508,7 +508,7 @@ static void test_config_errors(void **state)
         struct fx f;
         char path[32], want[256];
         write_config(path, cases[i].json);
-        snprintf(want, sizeof(want), "railbench: config %s: %s", path, cases[i].want);
+        snprintf(want, sizeof(want), "railbench: error: config %s: %s", path, cases[i].want);
         fx_init(&f);
         EXPECT_ERROR(&f, want, "get", "--config", path, "u");
         unlink(path);
@@ -516,9 +516,9 @@ static void test_config_errors(void **state)
 
     struct fx f;
     fx_init(&f);
-    EXPECT_ERROR(&f, "railbench: config /nonexistent/rb.json: cannot read: No such file or directory", "get",
+    EXPECT_ERROR(&f, "railbench: error: config /nonexistent/rb.json: cannot read: No such file or directory", "get",
                  "--config", "/nonexistent/rb.json", "u");
-    EXPECT_ERROR(&f, "railbench: config /tmp: a directory without a readable result.json", "get", "--config", "/tmp", "u");
+    EXPECT_ERROR(&f, "railbench: error: config /tmp: a directory without a readable result.json", "get", "--config", "/tmp", "u");
 }
 
 static void test_repeatable_override(void **state)

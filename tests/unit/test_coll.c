@@ -524,6 +524,42 @@ static void test_table_format(void **state)
     assert_int_equal(rb_coll_table_header_str(buf, 100, false, false, false), -ENOSPC);
 }
 
+/* NCCL_TESTS_SPLIT as nccl-tests 2.19 reads it. */
+static void test_split(void **state)
+{
+    (void)state;
+    int c = -1;
+    assert_int_equal(rb_coll_split_color("AND 0x7", 13, &c), 0);
+    assert_int_equal(c, 5);
+    assert_int_equal(rb_coll_split_color("and 7", 13, &c), 0);
+    assert_int_equal(c, 5);
+    assert_int_equal(rb_coll_split_color("&0b110", 13, &c), 0);
+    assert_int_equal(c, 4);
+    assert_int_equal(rb_coll_split_color("OR 1", 4, &c), 0);
+    assert_int_equal(c, 5);
+    assert_int_equal(rb_coll_split_color("|010", 1, &c), 0); /* octal 8 */
+    assert_int_equal(c, 9);
+    assert_int_equal(rb_coll_split_color("MOD 8", 13, &c), 0);
+    assert_int_equal(c, 5);
+    assert_int_equal(rb_coll_split_color("%3", 13, &c), 0);
+    assert_int_equal(c, 1);
+    assert_int_equal(rb_coll_split_color(" DIV 8 ", 13, &c), 0);
+    assert_int_equal(c, 1);
+    assert_int_equal(rb_coll_split_color("/4", 13, &c), 0);
+    assert_int_equal(c, 3);
+    assert_int_equal(rb_coll_split_color("MOD 0", 13, &c), -EINVAL);
+    assert_int_equal(rb_coll_split_color("DIV 0", 13, &c), -EINVAL);
+    assert_int_equal(rb_coll_split_color("XOR 3", 13, &c), -EINVAL);
+    assert_int_equal(rb_coll_split_color("AND", 13, &c), -EINVAL);
+    assert_int_equal(rb_coll_split_color("AND 7x", 13, &c), -EINVAL);
+    assert_int_equal(rb_coll_split_color("", 13, &c), -EINVAL);
+    assert_int_equal(rb_coll_split_mask_color("0x6", 13, &c), 0);
+    assert_int_equal(c, 4);
+    assert_int_equal(rb_coll_split_mask_color("f", 29, &c), 0);
+    assert_int_equal(c, 13);
+    assert_int_equal(rb_coll_split_mask_color("zz", 13, &c), -EINVAL);
+}
+
 /* -w: every size from -b to -e, doubling (nccl-tests 2.19's TimeTest). */
 static void test_warmup_sizes(void **state)
 {
@@ -569,7 +605,7 @@ int main(void)
         cmocka_unit_test(test_gather),         cmocka_unit_test(test_scatter),
         cmocka_unit_test(test_alltoallv),      cmocka_unit_test(test_alltoallv_pattern),
         cmocka_unit_test(test_counts),         cmocka_unit_test(test_busbw),
-        cmocka_unit_test(test_table_format),   cmocka_unit_test(test_warmup_sizes),   cmocka_unit_test(test_iter_stats),
+        cmocka_unit_test(test_table_format),   cmocka_unit_test(test_warmup_sizes), cmocka_unit_test(test_split),   cmocka_unit_test(test_iter_stats),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

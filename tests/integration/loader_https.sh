@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# railbench load over HTTPS against nginx with a self-signed certificate made here, on both engines: refused
+# without --insecure (exit 3, the certificate named), and with it the same counts and bytes on curl and native,
+# --insecure recorded in the result, and the native engine's handshakes resumed on new connections.
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+chmod 755 "$T"
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/key.pem" -out "$T/cert.pem" -days 1 -subj /CN=127.0.0.1 \
+    -addext subjectAltName=IP:127.0.0.1 2>/dev/null
+chmod 644 "$T/key.pem"
+PORT=$(free_port)
+W=$T/www
+mkdir -p "$W/d" "$W/dav"
+chmod 777 "$W/dav"
+for i in $(seq 0 19); do head -c 1024 /dev/urandom >"$W/d/obj-$(printf %08d "$i")"; done
+# keepalive_requests 10: connections end every 10 requests, so new ones resume the TLS session.
+nginx_start web "server { listen 127.0.0.1:$PORT ssl; root $W; keepalive_requests 10;
+    ssl_certificate $T/cert.pem; ssl_certificate_key $T/key.pem; ssl_session_cache shared:tls:1m;
+    location /dav/ { dav_methods PUT DELETE; create_full_put_path on; client_max_body_size 0; } }"
+wait_port "$PORT"
+URL=https://127.0.0.1:$PORT
+counts() { jq -c '.summary.ops[0] | [.requests, .bytes, .errors]' "$T/$1/result.json"; }
+
+# 1. Not verified: the run is refused before it starts, on either engine.
+for e in curl native; do
+    assert_exit 3 "self-signed certificate on $e" "$RB" load get "$URL/d" --objects 20 --count 10 --engine "$e" --out "$T/no-$e"
+    grep -qi 'certificate' "$T/stderr" || { cat "$T/stderr"; fail "$e: no line about the certificate"; }
+done
+
+# 2. --insecure: GET and PUT on both engines, equal counts and bytes; the option is in the result's config.
+for e in curl native; do
+    "$RB" load get "$URL/d" --insecure --objects 20 --size 1k --count 200 -c 4 --engine "$e" --out "$T/g-$e" \
+        2>"$T/g-$e.err" >/dev/null
+    "$RB" load put "$URL/dav/$e" --insecure --objects 50 --size 4k -c 4 --keep --engine "$e" --out "$T/p-$e" \
+        --quiet >/dev/null
+    assert_eq "$e: engine" "$e" "$(jq -r .summary.engine "$T/g-$e/result.json")"
+done
+assert_eq "GET: curl's counts = native's" "$(counts g-curl)" "$(counts g-native)"
+assert_eq "GET: bytes" 204800 "$(jq '.summary.ops[0].bytes' "$T/g-native/result.json")"
+assert_eq "PUT: curl's counts = native's" "$(counts p-curl)" "$(counts p-native)"
+assert_eq "PUT: files written by native" 50 "$(find "$W/dav/native" -type f -size 4k | wc -l)"
+assert_jq "$T/g-native/result.json" '.config.insecure == true' "--insecure recorded in config"
+"$RB" load get "$URL/d" --insecure --objects 20 --count 20 --out "$T/auto" --quiet >/dev/null
+assert_eq "auto picks native for https" native "$(jq -r .summary.engine "$T/auto/result.json")"
+# 200 GETs on 4 connections of 10 requests each: about 20 handshakes, all but the first per slot resumed.
+line=$(grep 'TLS (native engine' "$T/g-native.err" || true)
+[ -n "$line" ] || { cat "$T/g-native.err"; fail "no TLS figures from the native engine"; }
+hs=$(sed -E 's/.*: ([0-9]+) handshakes, ([0-9]+) resumed.*/\1/' <<<"$line")
+res=$(sed -E 's/.*: ([0-9]+) handshakes, ([0-9]+) resumed.*/\2/' <<<"$line")
+[ "$hs" -ge 20 ] && [ "$res" -ge $((hs - 4)) ] || fail "handshakes $hs, resumed $res: expected >= 20 and all but 4 resumed"
+ok "native TLS: $hs handshakes, $res resumed"
