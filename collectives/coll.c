@@ -43,12 +43,7 @@ struct run {
     int nops;
     int root_all; /* -r all */
     int root;
-    int ranks_per_node; /* as used: the override, or ranks on this host */
-    int node_index, local; /* this rank's node and rail */
-    bool hier_ok;
-    char hier_why[160];
-    struct rb_coll_comm world, node, rail;
-    int *world_of; /* world rank of (rail rank, node rank), when every node has as many ranks */
+    struct rb_coll_rails rl; /* this rank's group, node and rail */
     const char *split_expr, *split_mask; /* --split or NCCL_TESTS_SPLIT; NCCL_TESTS_SPLIT_MASK */
     const char *split_desc;              /* how the groups were made, for the output; NULL: no split */
     char *sendbuf, *recvbuf, *scratch;
@@ -187,50 +182,78 @@ static void comm_of(MPI_Comm c, struct rb_coll_comm *out)
  * every node: in a rail-optimised cluster, the GPUs whose NIC sits on the
  * same leaf switch.
  */
+void rb_coll_rails_place(struct rb_harness *h, uint64_t ranks_per_node, struct rb_coll_rails *r)
+{
+    memset(r, 0, sizeof *r);
+    if (ranks_per_node) {
+        int L = (int)ranks_per_node;
+        r->node_index = h->rank / L;
+        r->local = h->rank % L;
+        r->ranks_per_node = L;
+    } else {
+        r->node_index = h->host_index;
+        r->local = h->local_rank;
+        r->ranks_per_node = h->local_size;
+    }
+}
+
+void rb_coll_rails_build(struct rb_harness *h, MPI_Comm group, struct rb_coll_rails *r)
+{
+    MPI_Comm node, rail;
+    RB_MPI_CHECK(MPI_Comm_split(group, r->node_index, h->rank, &node));
+    RB_MPI_CHECK(MPI_Comm_split(group, r->local, r->node_index, &rail));
+    comm_of(group, &r->world);
+    comm_of(node, &r->node);
+    comm_of(rail, &r->rail);
+    /* Rails need as many ranks of a group on every node. */
+    int mm[2] = {r->node.size, -r->node.size};
+    RB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, mm, 2, MPI_INT, MPI_MAX, h->comm));
+    r->hier_ok = mm[0] == -mm[1] && r->node.size * r->rail.size == r->world.size;
+    snprintf(r->hier_why, sizeof r->hier_why,
+             "nodes hold between %d and %d ranks of a group; rails need the same number on every node "
+             "(see --ranks-per-node)",
+             -mm[1], mm[0]);
+    /* Who sits where: (rail rank = node position, node rank = local index) of every rank. */
+    int n = r->world.size, mine[2] = {r->rail.rank, r->node.rank}, *all = malloc(2 * sizeof(int) * (size_t)n);
+    r->world_of = malloc(sizeof(int) * (size_t)n);
+    if (!all || !r->world_of)
+        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
+    RB_MPI_CHECK(MPI_Allgather(mine, 2, MPI_INT, all, 2, MPI_INT, r->world.comm));
+    for (int i = 0; i < n && r->hier_ok; i++)
+        r->world_of[all[2 * i] * r->node.size + all[2 * i + 1]] = i;
+    free(all);
+}
+
+void rb_coll_rails_free(struct rb_harness *h, struct rb_coll_rails *r)
+{
+    if (r->node.comm != MPI_COMM_NULL && r->node.comm)
+        RB_MPI_CHECK(MPI_Comm_free(&r->node.comm));
+    if (r->rail.comm != MPI_COMM_NULL && r->rail.comm)
+        RB_MPI_CHECK(MPI_Comm_free(&r->rail.comm));
+    if (r->world.comm && r->world.comm != h->comm)
+        RB_MPI_CHECK(MPI_Comm_free(&r->world.comm));
+    free(r->world_of);
+    r->world_of = NULL;
+}
+
+/* Places this rank, splits its group off (--split, --per-rail; every rank when there is none), and its rails. */
 static void setup_comms(struct run *R)
 {
     struct rb_harness *h = R->h;
-    int node_color, local, node_index;
-    if (R->o->ranks_per_node) {
-        int L = (int)R->o->ranks_per_node;
-        node_index = h->rank / L;
-        local = h->rank % L;
-        node_color = node_index;
-        R->ranks_per_node = L;
-    } else {
-        node_index = h->host_index;
-        local = h->local_rank;
-        node_color = h->host_index;
-        R->ranks_per_node = h->local_size;
-    }
-    R->node_index = node_index;
-    R->local = local;
-    /* The group this rank runs the collectives in (--split, --per-rail); every rank when there is none. */
+    rb_coll_rails_place(h, R->o->ranks_per_node, &R->rl);
     int color = 0;
     if (R->o->per_rail)
-        color = local;
+        color = R->rl.local;
     else if (R->split_expr && rb_coll_split_color(R->split_expr, h->rank, &color) != 0)
         rb_harness_fatal(h, RB_EXIT_USAGE, "--split %s: not a split expression", R->split_expr);
     else if (R->split_mask && rb_coll_split_mask_color(R->split_mask, h->rank, &color) != 0)
         rb_harness_fatal(h, RB_EXIT_USAGE, "NCCL_TESTS_SPLIT_MASK %s: not a hex mask", R->split_mask);
     R->out.group = color;
-    MPI_Comm group = h->comm, node, rail;
+    MPI_Comm group = h->comm;
     if (R->split_expr || R->split_mask || R->o->per_rail)
         RB_MPI_CHECK(MPI_Comm_split(h->comm, color, h->rank, &group));
-    RB_MPI_CHECK(MPI_Comm_split(group, node_color, h->rank, &node));
-    RB_MPI_CHECK(MPI_Comm_split(group, local, node_index, &rail));
-    comm_of(group, &R->world);
-    R->out.group_size = R->world.size;
-    comm_of(node, &R->node);
-    comm_of(rail, &R->rail);
-    /* Rails need as many ranks of a group on every node. */
-    int mm[2] = {R->node.size, -R->node.size};
-    RB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, mm, 2, MPI_INT, MPI_MAX, h->comm));
-    R->hier_ok = mm[0] == -mm[1] && R->node.size * R->rail.size == R->world.size;
-    snprintf(R->hier_why, sizeof R->hier_why,
-             "nodes hold between %d and %d ranks of a group; rails need the same number on every node "
-             "(see --ranks-per-node)",
-             -mm[1], mm[0]);
+    rb_coll_rails_build(h, group, &R->rl);
+    R->out.group_size = R->rl.world.size;
     int *colors = malloc(sizeof(int) * (size_t)h->size);
     if (!colors)
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
@@ -243,15 +266,6 @@ static void setup_comms(struct run *R)
         R->out.ngroups += !seen;
     }
     free(colors);
-    /* Who sits where: (rail rank = node position, node rank = local index) of every rank. */
-    int n = R->world.size, mine[2] = {R->rail.rank, R->node.rank}, *all = malloc(2 * sizeof(int) * (size_t)n);
-    R->world_of = malloc(sizeof(int) * (size_t)n);
-    if (!all || !R->world_of)
-        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
-    RB_MPI_CHECK(MPI_Allgather(mine, 2, MPI_INT, all, 2, MPI_INT, R->world.comm));
-    for (int r = 0; r < n && R->hier_ok; r++)
-        R->world_of[all[2 * r] * R->node.size + all[2 * r + 1]] = r;
-    free(all);
 }
 
 /* ---- buffers ---- */
@@ -358,12 +372,12 @@ static size_t row_bytes(const struct rb_coll_counts *cn, size_t type_bytes)
 static void gather_received(struct run *R, const struct rb_coll_test *t, const struct rb_coll_args *a,
                             struct rb_coll_half *res)
 {
-    const int n = R->world.size; /* rank 0's group */
+    const int n = R->rl.world.size; /* rank 0's group */
     uint64_t *mine = calloc((size_t)n + 1, sizeof *mine), *all = NULL;
-    if (!mine || (R->world.rank == 0 && !(all = calloc((size_t)n * (n + 1), sizeof *all))))
+    if (!mine || (R->rl.world.rank == 0 && !(all = calloc((size_t)n * (n + 1), sizeof *all))))
         rb_harness_fatal(R->h, RB_EXIT_RUNTIME, "out of memory");
     mine[0] = t->received(a, mine + 1);
-    RB_MPI_CHECK(MPI_Gather(mine, n + 1, MPI_UINT64_T, all, n + 1, MPI_UINT64_T, 0, R->world.comm));
+    RB_MPI_CHECK(MPI_Gather(mine, n + 1, MPI_UINT64_T, all, n + 1, MPI_UINT64_T, 0, R->rl.world.comm));
     free(mine);
     if (R->h->rank != 0) {
         free(all);
@@ -436,7 +450,7 @@ static void combine_times(struct run *R, const struct rb_coll_test *t, double s_
                           struct rb_coll_half *res)
 {
     struct rb_harness *h = R->h;
-    const double mine[4] = {mine_us, s_bytes, R->world.size, R->out.group};
+    const double mine[4] = {mine_us, s_bytes, R->rl.world.size, R->out.group};
     double *all = h->rank == 0 ? malloc(4 * sizeof(double) * (size_t)h->size) : NULL;
     if (h->rank == 0 && !all)
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
@@ -448,7 +462,7 @@ static void combine_times(struct run *R, const struct rb_coll_test *t, double s_
     res->time_us = by_average(R->o->average, R->times, h->size, &res->min_us, &res->avg_us, &res->max_us);
     res->cpu_us = R->times[0]; /* -C: nccl-tests prints rank 0's own loop time, not combined */
     res->algbw = rb_coll_algbw_gbps(s_bytes, res->time_us);
-    res->busbw = rb_coll_busbw_gbps(t->kind, R->world.size, res->algbw);
+    res->busbw = rb_coll_busbw_gbps(t->kind, R->rl.world.size, res->algbw);
     if (R->out.ngroups > 1 && (res->groups = calloc((size_t)R->out.ngroups, sizeof *res->groups))) {
         /* Groups in the order of their first rank; each one's times per -a, its S and its own factor. */
         int ng = 0;
@@ -481,10 +495,10 @@ static void args_for(struct run *R, struct rb_coll_args *a, enum rb_coll_dtype t
                      int root)
 {
     memset(a, 0, sizeof *a);
-    a->world = R->world;
-    a->node = R->node;
-    a->rail = R->rail;
-    a->world_of = R->hier_ok ? R->world_of : NULL;
+    a->world = R->rl.world;
+    a->node = R->rl.node;
+    a->rail = R->rl.rail;
+    a->world_of = R->rl.hier_ok ? R->rl.world_of : NULL;
     a->type = type;
     a->type_bytes = rb_coll_dtype_bytes(type);
     a->op = op;
@@ -514,7 +528,7 @@ static void warm_up(struct run *R, const struct rb_coll_test *t, enum rb_coll_al
     size_t n = R->o->warmup ? rb_coll_warmup_sizes(R->o->minbytes, R->o->maxbytes, sizes, 66) : 0;
     for (size_t s = 0; s < n; s++) {
         struct rb_coll_counts cn;
-        t->counts(sizes[s] / a->type_bytes, a->type_bytes, R->world.size, R->o->count_rule == RB_COLL_COUNT_LEGACY,
+        t->counts(sizes[s] / a->type_bytes, a->type_bytes, R->rl.world.size, R->o->count_rule == RB_COLL_COUNT_LEGACY,
                   &cn);
         a->count = cn.param;
         point(R, a, &cn, false);
@@ -530,7 +544,7 @@ static void run_size(struct run *R, const struct rb_coll_test *t, enum rb_coll_a
 {
     const struct rb_coll_opts *o = R->o;
     struct rb_coll_counts cn;
-    t->counts(size / a->type_bytes, a->type_bytes, R->world.size, o->count_rule == RB_COLL_COUNT_LEGACY, &cn);
+    t->counts(size / a->type_bytes, a->type_bytes, R->rl.world.size, o->count_rule == RB_COLL_COUNT_LEGACY, &cn);
     a->count = cn.param;
     struct rb_coll_row w = {.kind = t->kind, .algo = algo, .type = a->type, .op = a->op, .root = a->root,
                             .size_bytes = row_bytes(&cn, a->type_bytes), .count = cn.param};
@@ -592,14 +606,14 @@ static void run_table(struct run *R, const struct rb_coll_test *t, enum rb_coll_
         rb_coll_out_not_applicable(&R->out, t->name, algo, t->not_applicable[algo]);
         return;
     }
-    if (algo == RB_COLL_ALGO_HIER && !R->hier_ok) {
-        rb_coll_out_not_applicable(&R->out, t->name, algo, R->hier_why);
+    if (algo == RB_COLL_ALGO_HIER && !R->rl.hier_ok) {
+        rb_coll_out_not_applicable(&R->out, t->name, algo, R->rl.hier_why);
         return;
     }
     rb_coll_out_table_header(&R->out, t->name, algo);
     const struct rb_coll_kind_def *kd = rb_coll_kind_def(t->kind);
     int nops = kd->reduces ? R->nops : 1, r0 = R->root_all ? 0 : R->root,
-        r1 = kd->rooted ? (R->root_all ? R->world.size - 1 : R->root) : r0;
+        r1 = kd->rooted ? (R->root_all ? R->rl.world.size - 1 : R->root) : r0;
     bool multi = R->ntypes > 1 || nops > 1;
     for (int ti = 0; ti < R->ntypes && !R->stop; ti++)
         for (int oi = 0; oi < nops && !R->stop; oi++)
@@ -617,7 +631,7 @@ static double size_busbw(struct run *R, const struct rb_coll_test *t, enum rb_co
                          uint64_t size)
 {
     struct rb_coll_counts cn;
-    t->counts(size / a->type_bytes, a->type_bytes, R->world.size, R->o->count_rule == RB_COLL_COUNT_LEGACY, &cn);
+    t->counts(size / a->type_bytes, a->type_bytes, R->rl.world.size, R->o->count_rule == RB_COLL_COUNT_LEGACY, &cn);
     a->count = cn.param;
     point(R, a, &cn, false);
     t->init(a, 0);
@@ -743,7 +757,7 @@ static int background_pass(struct run *R, cJSON **rec)
     enum rb_coll_algo algo = R->algos[0];
     const struct coll_bg *bg = R->bg;
     struct rb_harness *h = R->h;
-    if (!t->run[algo] || (algo == RB_COLL_ALGO_HIER && !R->hier_ok))
+    if (!t->run[algo] || (algo == RB_COLL_ALGO_HIER && !R->rl.hier_ok))
         return 0; /* not applicable: said in the table already */
     const struct rb_bgload_opts bo = {bg->url, bg->objects, (unsigned)bg->threads, (unsigned)bg->inflight, bg->rate,
                                       bg->timeout_ns};
@@ -899,7 +913,7 @@ static void start(struct run *R, const char *json_path, int argc, char **argv)
     R->out.split = R->split_desc;
     rb_coll_mpi_types_create();
     setup_comms(R);
-    R->out.ranks_per_node = R->ranks_per_node;
+    R->out.ranks_per_node = R->rl.ranks_per_node;
     setup_buffers(R);
     int wrc = rb_coll_watchdog_start(R->o->timeout_s, R->h->host);
     if (wrc != 0)
@@ -907,7 +921,7 @@ static void start(struct run *R, const char *json_path, int argc, char **argv)
     char algos[128] = "";
     for (int i = 0, n = 0; i < R->nalgos; i++)
         n += snprintf(algos + n, sizeof algos - (size_t)n, "%s%s", i ? " " : "", rb_coll_algo_name(R->algos[i]));
-    rb_coll_out_preamble(&R->out, R->which, algos, R->node_index, R->local, argc, argv);
+    rb_coll_out_preamble(&R->out, R->which, algos, R->rl.node_index, R->rl.local, argc, argv);
     if (R->o->memory)
         rb_coll_out_text(&R->out, "# memory: %zu bytes per rank (send %zu, receive %zu, algorithms' scratch %zu)\n",
                          2 * R->buf_bytes + R->scratch_bytes, R->buf_bytes, R->buf_bytes, R->scratch_bytes);
@@ -918,16 +932,12 @@ static void stop(struct run *R)
 {
     rb_coll_watchdog_stop();
     rb_coll_mpi_types_free();
-    RB_MPI_CHECK(MPI_Comm_free(&R->node.comm));
-    RB_MPI_CHECK(MPI_Comm_free(&R->rail.comm));
-    if (R->world.comm != R->h->comm)
-        RB_MPI_CHECK(MPI_Comm_free(&R->world.comm));
+    rb_coll_rails_free(R->h, &R->rl);
     free(R->sendbuf);
     free(R->recvbuf);
     free(R->scratch);
     free(R->times);
     free(R->iter_us);
-    free(R->world_of);
     rb_coll_alltoallv_free();
     rb_coll_out_free(&R->out);
 }
@@ -937,6 +947,8 @@ int rb_coll_main(int argc, char **argv)
     /* OSU's point-to-point tests take OSU's flags (-m, -i, -x, -W mean other things to nccl-tests). */
     if (argc >= 2 && rb_coll_p2p_is(argv[1]))
         return rb_coll_p2p_main(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "moe") == 0)
+        return rb_coll_moe_main(argc - 1, argv + 1);
     struct rb_coll_opts o = {.minbytes = 32 * RB_MIB, .maxbytes = 32 * RB_MIB, .stepbytes = RB_MIB,
                              .stepfactor = 1, .iters = 20, .warmup = 5, .check = 1, .chunk = 128 * RB_KIB,
                              .op = RB_COLL_SUM, .dtype = RB_COLL_FLOAT, .average = RB_COLL_AVG_MEAN, .root = "0",
@@ -1004,7 +1016,8 @@ int rb_coll_main(int argc, char **argv)
         "Inside coll, nccl-tests' letters win: -c is check (not in-flight), -n iterations (not objects),\n"
         "-d datatype (not duration). Every nccl-tests flag is taken; those meaningless on CPU ranks\n"
         "(-G, -y, -R, -x, -V, -p) are noted in the output, -t and -g take 1 only, -D 0 only.\n"
-        "OSU's point-to-point tests: railbench coll latency|bw|bibw|mbw_mr (see railbench coll latency --help).",
+        "OSU's point-to-point tests: railbench coll latency|bw|bibw|mbw_mr (see railbench coll latency --help).\n"
+        "A mixture-of-experts layer's dispatch and combine: railbench coll moe (see railbench coll moe --help).",
         opts, 1, 1, false};
     struct rb_cli cli;
     int rc;

@@ -38,6 +38,24 @@ struct rb_coll_comm {
     int rank, size;
 };
 
+/* Where a rank sits and the communicators of its group: node (same host or --ranks-per-node block) and rail. */
+struct rb_coll_rails {
+    struct rb_coll_comm world, node, rail; /* world: the group (every rank without a split) */
+    int *world_of;                         /* world rank of (rail rank b, node rank j) at [b x node.size + j] */
+    bool hier_ok;                          /* every node holds as many ranks of the group */
+    char hier_why[160];                    /* why not, for the not-applicable line */
+    int node_index, local, ranks_per_node; /* this rank's node and local index (its rail) */
+};
+
+/* Places this rank: node and local index from --ranks-per-node L, or from the hosts (L = 0). */
+void rb_coll_rails_place(struct rb_harness *h, uint64_t ranks_per_node, struct rb_coll_rails *r);
+
+/* Splits group (h->comm or a split of it) into nodes and rails; hier_ok and world_of. Collective on h->comm. */
+void rb_coll_rails_build(struct rb_harness *h, MPI_Comm group, struct rb_coll_rails *r);
+
+/* Frees the communicators rb_coll_rails_build made (and group unless it is h->comm). Collective. */
+void rb_coll_rails_free(struct rb_harness *h, struct rb_coll_rails *r);
+
 /* Element counts for one size, as nccl-tests' getCollByteCount defines them. */
 struct rb_coll_counts {
     size_t send, recv;       /* elements in the send and the receive buffer */
@@ -246,6 +264,12 @@ bool rb_coll_p2p_is(const char *word);
  * flags and output; returns the exit status. Collective under mpirun.
  */
 int rb_coll_p2p_main(int argc, char **argv);
+
+/*
+ * railbench coll moe: a mixture-of-experts layer's dispatch and combine
+ * (moe.c); argv[0] is "moe". Returns the exit status. Collective.
+ */
+int rb_coll_moe_main(int argc, char **argv);
 
 /*
  * -I: nccl-tests' per-iteration report of one half. Each -n iteration's

@@ -88,6 +88,10 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
     rb_rtable_col(t, "segment_fastest_bytes_per_s", "fastest 1 s (MiB/s)", RB_RF_NUM, 2, 1 / (double)RB_MIB, RB_RCOL_OPTIONAL);
     rb_rtable_col(t, "segment_median_bytes_per_s", "median 1 s (MiB/s)", RB_RF_NUM, 2, 1 / (double)RB_MIB, RB_RCOL_OPTIONAL);
     rb_rtable_col(t, "segment_slowest_bytes_per_s", "slowest 1 s (MiB/s)", RB_RF_NUM, 2, 1 / (double)RB_MIB, RB_RCOL_OPTIONAL);
+    /* HEAD and DELETE move no bytes: their 1-second segments are requests per second. */
+    rb_rtable_col(t, "segment_fastest_ops_per_s", "fastest 1 s (op/s)", RB_RF_NUM, 0, 1, RB_RCOL_OPTIONAL);
+    rb_rtable_col(t, "segment_median_ops_per_s", "median 1 s (op/s)", RB_RF_NUM, 0, 1, RB_RCOL_OPTIONAL);
+    rb_rtable_col(t, "segment_slowest_ops_per_s", "slowest 1 s (op/s)", RB_RF_NUM, 0, 1, RB_RCOL_OPTIONAL);
     for (size_t i = 0; i < s->n; i++) {
         const cJSON *op;
         cJSON_ArrayForEach(op, rb_rundir_array(s->runs[i]->summary, "ops"))
@@ -106,6 +110,9 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
             rb_rtable_num(t, r, "segment_fastest_bytes_per_s", rb_rundir_num(op, "segments.fastest_bytes_per_s"));
             rb_rtable_num(t, r, "segment_median_bytes_per_s", rb_rundir_num(op, "segments.median_bytes_per_s"));
             rb_rtable_num(t, r, "segment_slowest_bytes_per_s", rb_rundir_num(op, "segments.slowest_bytes_per_s"));
+            rb_rtable_num(t, r, "segment_fastest_ops_per_s", rb_rundir_num(op, "segments.fastest_ops_per_s"));
+            rb_rtable_num(t, r, "segment_median_ops_per_s", rb_rundir_num(op, "segments.median_ops_per_s"));
+            rb_rtable_num(t, r, "segment_slowest_ops_per_s", rb_rundir_num(op, "segments.slowest_ops_per_s"));
         }
         run_notes(t, s, i);
     }

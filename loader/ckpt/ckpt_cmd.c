@@ -14,6 +14,7 @@
 #include "../cmd/loader_int.h"
 #include "../engine/multipart_int.h"
 #include "../engine/phase_int.h"
+#include "../file/file_int.h"
 #include "ckpt_int.h"
 #include "railbench/ckpt.h"
 #include "railbench/clock.h"
@@ -29,6 +30,7 @@ enum ckpt_mode { MODE_BOTH, MODE_WRITE, MODE_READ };
 
 struct ckpt_args {
     struct rb_target_args tgt;
+    struct rb_file_opts file;  /* a file:// target's options (the file protocol's group); --fsync default close */
     const char *model_s, *scale_s, *name, *after, *delay_s;
     uint64_t params, tp, pp, dp, zero; /* 0 (zero: UINT64_MAX): the preset's */
     uint64_t writes, reads, threads, inflight, seed, timeout_ns, part_size, mp_threshold;
@@ -37,7 +39,7 @@ struct ckpt_args {
     /* resolved */
     struct rb_ckpt_model model;
     uint64_t scale_den, delay_rank, delay_ns;
-    bool delay, s3;
+    bool delay, s3, files;
 };
 
 /* "1/N" or "1": the fraction of every file's size written. */
@@ -312,6 +314,37 @@ static void record_point(struct run *x, bool write, unsigned step, const struct 
                       cJSON_GetArraySize(st));
 }
 
+/*
+ * A write that failed part-way (a full file system: ENOSPC) leaves files it did not finish: every file of the step
+ * that exists joins what cleanup deletes (the folder was empty before the run, so whatever is in it the run made).
+ * Only targets that answer existence locally (file) can leave such files; an S3 upload that fails is aborted.
+ */
+static void note_partial(struct run *x, const struct rb_objset *done, unsigned step)
+{
+    if (!x->t->ops->exists)
+        return;
+    char nb[RB_OBJSET_NAME_BYTES], db[RB_OBJSET_NAME_BYTES], err[512];
+    uint64_t found = 0;
+    for (uint64_t i = 0; i < x->step_set.n; i++) {
+        const char *n = rb_objset_name(&x->step_set, i, nb);
+        bool listed = false;
+        for (uint64_t j = 0; j < done->n && !listed; j++)
+            listed = strcmp(rb_objset_name(done, j, db), n) == 0;
+        bool yes = false;
+        if (!listed && x->t->ops->exists(x->t, n, &yes, err, sizeof err) == 0 && yes) {
+            if (rb_objset_add(&x->written, n, 0))
+                rb_harness_fatal(&x->h, RB_EXIT_RUNTIME, "out of memory");
+            found++;
+        }
+    }
+    unsigned long long all = found;
+    if (x->h.mpi)
+        RB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, x->h.comm));
+    if (x->h.rank == 0 && all)
+        rb_error("checkpoint %u under %s was not written whole: %llu partial file(s) %s", step, x->where, all,
+                 x->a->keep ? "stay (--keep)" : "are removed with the rest of what this run wrote");
+}
+
 /* One checkpoint write or read as a load phase; returns 0 or an exit status. */
 static int one_checkpoint(struct run *x, bool write, unsigned step)
 {
@@ -349,6 +382,8 @@ static int one_checkpoint(struct run *x, bool write, unsigned step)
         if (rc)
             rb_harness_fatal(&x->h, RB_EXIT_RUNTIME, "out of memory");
         x->write_end_unix_s = unix_now_s();
+        if (status || (res.total && res.total->errors) || res.leftover.n < x->step_set.n)
+            note_partial(x, &res.leftover, step);
     }
     struct rb_ckpt_rank *r = x->h.rank == 0 ? calloc((size_t)x->h.size, sizeof *r) : NULL;
     if (x->h.rank == 0 && !r)
@@ -565,6 +600,8 @@ static char *report(struct run *x, const struct rb_cleanup *cl)
     cJSON_AddItemToObject(s, "write_mean", mean_json(&x->wsum, x->nw));
     cJSON_AddItemToObject(s, "read_mean", mean_json(&x->rsum, x->nr));
     cJSON_AddItemToObject(s, "cleanup", rb_cleanup_json(cl));
+    if (a->files)
+        rb_file_summary_json(s, &a->file);
     char head[4096];
     snprintf(head, sizeof head,
              "\n# railbench load checkpoint %s %s (%s)\n\n"
@@ -631,6 +668,15 @@ static int run(struct ckpt_args *a, struct rb_cli *cli)
     if ((status = rb_load_target_open(&a->tgt, cli->args[0], &x.t)))
         return status;
     const bool s3 = a->s3 = strcmp(rb_target_scheme(x.t), "s3") == 0;
+    a->files = strcmp(rb_target_scheme(x.t), "file") == 0;
+    {
+        /* --fsync close is the checkpoint's default on files (MLPerf enforces fsync); elsewhere the group's own. */
+        struct rb_file_opts fo = a->file;
+        if (!a->files && !rb_cli_given(cli, "--fsync"))
+            fo.fsync = RB_FSYNC_NONE;
+        if ((status = rb_file_opts_check(&fo)) || (status = rb_file_opts_target(&fo, x.t, cli, &a->inflight)))
+            goto close;
+    }
     if ((status = rb_load_target_probe(x.t, a->timeout_ns)))
         goto close;
     status = rb_harness_init(&x.h, "load checkpoint", cli,
@@ -674,6 +720,7 @@ static int run(struct ckpt_args *a, struct rb_cli *cli)
         .rank = x.h.rank,
         .log_fd = -1,
         .engine = RB_ENGINE_CURL,
+        .file = a->files ? &a->file : NULL,
         .part_size = s3 ? a->part_size : 0,
         .multipart_threshold = s3 ? a->mp_threshold : 0,
     };
@@ -761,7 +808,9 @@ int rb_ckpt_main(int argc, char **argv)
         .part_size = RB_MP_DEFAULT_PART_BYTES,
         .mp_threshold = RB_MP_DEFAULT_THRESHOLD_BYTES,
         .zero = UINT64_MAX,
+        .file = RB_FILE_OPTS_DEFAULT,
     };
+    a.file.fsync = RB_FSYNC_CLOSE; /* MLPerf Storage enforces fsync on checkpoint writes */
     const struct rb_opt opts[] = {
         {"model", 0, RB_OPT_STR, &a.model_s, "NAME", "MLPerf Storage preset: llama3-8b, llama3-70b, llama3-405b, llama3-1t",
          NULL},
@@ -813,11 +862,18 @@ int rb_ckpt_main(int argc, char **argv)
          "AIStore bucket provider: ais, aws, gcp, azure (if not given: ais)", NULL},
         {0},
     };
+    /* The file protocol's group after the command's rows. */
+    struct rb_opt all[sizeof opts / sizeof opts[0] + RB_FILE_OPT_ROWS];
+    size_t n = 0;
+    while (opts[n].name)
+        n++;
+    memcpy(all, opts, (n + 1) * sizeof *opts);
+    rb_file_options(all + n, &a.file);
     const struct rb_cmd_spec spec = {
         "railbench load checkpoint [options] URL",
-        "MLPerf Storage's checkpoint benchmark on s3://BUCKET[/PREFIX], ais://BUCKET or http://HOST/PATH: every rank "
+        "MLPerf Storage's checkpoint benchmark on file:///PATH, s3://BUCKET[/PREFIX], ais://BUCKET or http://HOST/PATH: every rank "
         "writes its shards of the model's checkpoint --writes times, then reads them back (--reads), each "
         "checkpoint's duration the slowest rank's time.",
-        opts, 1, 1, false};
+        all, 1, 1, false};
     return rb_load_command(&spec, argc, argv, run_args, &a);
 }

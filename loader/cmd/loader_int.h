@@ -28,6 +28,7 @@ struct rb_target_args {
     const char *region, *provider, *credentials_file, *profile;
     bool virtual_host;
     bool insecure; /* --insecure: https certificates not verified */
+    bool sign_payload; /* --sign-payload: s3 bodies hashed into the signature (native engine) */
 };
 
 /* Opens url with ta's options. Returns 0, or RB_EXIT_USAGE after the first rank printed the one-line reason. */

@@ -131,6 +131,9 @@ const char *rb_load_op_name(enum rb_load_op op);
 /* True for ops that go through each object once (PUT, DELETE): an object is gone or written after one. Pure. */
 bool rb_load_op_once(enum rb_load_op op);
 
+/* False for the ops without a body either way (DELETE, HEAD): their figure is requests/s, not bytes/s. Pure. */
+bool rb_load_op_moves_bytes(enum rb_load_op op);
+
 struct rb_engine;
 
 /* Creates the workers' state (no threads yet). Returns 0, -EINVAL or -ENOMEM. Free with rb_engine_free. */

@@ -143,6 +143,11 @@ int rb_engine_check_usage(enum rb_engine_kind engine, const struct rb_target *t,
     const char *why;
     if (engine == RB_ENGINE_NATIVE && !rb_engine_native_fits(&o, &why))
         return rb_cli_usage_error("--engine native: %s; use --engine curl or auto", why);
+    /* libcurl 7.88 signs the x-amz-content-sha256 it is handed and hashes no streamed body. */
+    if (t->sign_payload && engine == RB_ENGINE_CURL)
+        return rb_cli_usage_error("--sign-payload: only the native engine signs bodies; drop --engine curl");
+    if (t->sign_payload && !rb_engine_native_fits(&o, &why))
+        return rb_cli_usage_error("--sign-payload: only the native engine signs bodies, and this run cannot use it: %s", why);
     return 0;
 }
 
@@ -641,7 +646,9 @@ static int head_rest(struct worker *w, struct nconn *c, char *p, const char *pat
     }
     if (n->auth) {
         const struct rb_nsign sg = {.method = n->op->method, .path = path, .path_len = path_len, .query = query,
-                                    .query_len = query_len, .host = host, .host_len = host_len};
+                                    .query_len = query_len, .host = host, .host_len = host_len,
+                                    .sends_body = n->op->sends_body, .body_key = c->r.key, .body_size = c->r.put_size,
+                                    .scratch = n->rbuf, .scratch_len = n->rbuf_bytes};
         int k = n->proto->auth(n->auth, &sg, p, (size_t)(end - p) - 2);
         if (k < 0)
             return k;

@@ -38,6 +38,11 @@ struct rb_nsign {
     const char *host;
     size_t host_len;
     const char *payload_hash;    /* NULL: the protocol's default (S3: UNSIGNED-PAYLOAD) */
+    /* The body when the protocol signs it: its payload key and size (sends_body), and a scratch buffer to make it in. */
+    bool sends_body;
+    uint64_t body_key, body_size;
+    char *scratch;
+    size_t scratch_len;
 };
 
 struct rb_nauth;

@@ -1,4 +1,5 @@
 /* The native engine's s3:// protocol: path- or virtual-host style, every request signed with SigV4 (sigv4.c). */
+#define OPENSSL_SUPPRESS_DEPRECATED /* SHA256_*: as sigv4.c, on the stack and without allocation */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <time.h>
 
 #include "native_int.h"
+#include "payload_int.h"
 #include "sigv4_int.h"
 
 /*
@@ -20,6 +22,8 @@ struct rb_nauth {
     char date[RB_SIGV4_DATE_BYTES];
     const char *token;           /* the token's value, or NULL */
     size_t token_len;
+    bool sign_payload;           /* --sign-payload: the body's hash, not UNSIGNED-PAYLOAD */
+    char body_hash[RB_SIGV4_HEX_BYTES];
 };
 
 static int s3_shape(const struct rb_target *t, struct rb_nshape *s)
@@ -55,6 +59,7 @@ static int s3_auth_new(struct rb_nauth **out, const struct rb_target *t)
         free(a);
         return -EINVAL;
     }
+    a->sign_payload = t->sign_payload;
     if (t->token_header) {
         const char *v = strchr(t->token_header, ':');
         v = v ? v + 1 : t->token_header;
@@ -105,6 +110,28 @@ static int s3_auth(struct rb_nauth *a, const struct rb_nsign *rq, char *p, size_
         rb_sigv4_date(now, a->date);
     }
     const char *ph = rq->payload_hash ? rq->payload_hash : RB_SIGV4_UNSIGNED;
+    if (a->sign_payload && !rq->payload_hash) {
+        /*
+         * The body's SHA-256, made from the seeded payload through the
+         * worker's scratch buffer (it is made again as it goes out): a signed
+         * PUT costs a pass over its body before it is sent, as in any S3 client.
+         */
+        ph = RB_SIGV4_EMPTY_SHA256;
+        if (rq->sends_body) {
+            SHA256_CTX hc;
+            unsigned char d[SHA256_DIGEST_LENGTH];
+            SHA256_Init(&hc);
+            for (uint64_t off = 0; off < rq->body_size;) {
+                size_t k = rq->body_size - off < rq->scratch_len ? (size_t)(rq->body_size - off) : rq->scratch_len;
+                rb_payload_fill(rq->body_key, off, rq->scratch, k);
+                SHA256_Update(&hc, rq->scratch, k);
+                off += k;
+            }
+            SHA256_Final(d, &hc);
+            rb_sigv4_hex(d, sizeof d, a->body_hash);
+            ph = a->body_hash;
+        }
+    }
     const struct rb_sigv4_hdr h[4] = {
         {"host", rq->host, rq->host_len},
         {"x-amz-content-sha256", ph, strlen(ph)},

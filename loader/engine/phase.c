@@ -252,6 +252,7 @@ int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_
         res->uncorrected = unc_all;
         res->segments = all;
         res->nsegments = (size_t)nmax;
+        res->segments_ops = !rb_load_op_moves_bytes(o->op);
         res->parts = parts;
         if (p.record && parts) {
             cJSON *pr = cJSON_AddObjectToObject(p.record, "parts");
@@ -356,11 +357,12 @@ cJSON *rb_load_summary_json(const struct rb_load_result *r)
     double fast, med, slow;
     size_t n;
     if (segment_stats(r, &fast, &med, &slow, &n)) {
+        /* HEAD and DELETE move no bytes: their segments are requests per second (warp's obj/s). */
         cJSON *g = cJSON_AddObjectToObject(o, "segments");
         cJSON_AddNumberToObject(g, "seconds", (double)n);
-        cJSON_AddNumberToObject(g, "fastest_bytes_per_s", fast);
-        cJSON_AddNumberToObject(g, "median_bytes_per_s", med);
-        cJSON_AddNumberToObject(g, "slowest_bytes_per_s", slow);
+        cJSON_AddNumberToObject(g, r->segments_ops ? "fastest_ops_per_s" : "fastest_bytes_per_s", fast);
+        cJSON_AddNumberToObject(g, r->segments_ops ? "median_ops_per_s" : "median_bytes_per_s", med);
+        cJSON_AddNumberToObject(g, r->segments_ops ? "slowest_ops_per_s" : "slowest_bytes_per_s", slow);
     } else {
         cJSON_AddNullToObject(o, "segments");
     }
@@ -437,7 +439,10 @@ int rb_load_report_md(const struct rb_load_result *r, char **buf, size_t *len)
         rc = latency_row(buf, len, "time to first byte", &s->ttfb);
     double fast, med, slow;
     size_t n;
-    if (!rc && segment_stats(r, &fast, &med, &slow, &n))
+    if (!rc && segment_stats(r, &fast, &med, &slow, &n) && r->segments_ops)
+        rc = append(buf, len, "\n1-second segments (%zu): fastest %.0f op/s, median %.0f op/s, slowest %.0f op/s\n", n,
+                    fast, med, slow);
+    else if (!rc && segment_stats(r, &fast, &med, &slow, &n))
         rc = append(buf, len, "\n1-second segments (%zu): fastest %.2f MiB/s, median %.2f MiB/s, slowest %.2f MiB/s\n",
                     n, fast / (double)RB_MIB, med / (double)RB_MIB, slow / (double)RB_MIB);
     if (!rc)

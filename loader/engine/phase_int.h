@@ -25,7 +25,8 @@ struct rb_load_result {
     uint64_t mix_live, mix_unknown, mix_dry; /* mix_dry: threads that ran out of objects before their limits */
     struct rb_objset leftover;        /* every rank: its objects this put or mixed run wrote and left (what cleanup deletes) */
     struct rb_hist *uncorrected;      /* owned: latency from the actual send time */
-    uint64_t *segments;               /* owned: bytes per whole second, all ranks */
+    uint64_t *segments;               /* owned: bytes per whole second, all ranks (requests for DELETE, HEAD) */
+    bool segments_ops;                /* segments count requests: the op moves no bytes */
     size_t nsegments;
     double duration_s;
     /* Every rank: its own time from the phase start to the end of its engine's last worker loop (the phase's end

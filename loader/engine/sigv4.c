@@ -17,7 +17,7 @@
 
 static const char hexdig[] = "0123456789abcdef";
 
-static void hex(const unsigned char *d, size_t n, char *out)
+void rb_sigv4_hex(const unsigned char *d, size_t n, char *out)
 {
     for (size_t i = 0; i < n; i++) {
         out[2 * i] = hexdig[d[i] >> 4];
@@ -27,6 +27,8 @@ static void hex(const unsigned char *d, size_t n, char *out)
 }
 
 /* The two states of HMAC-SHA256 with key (RFC 2104): inner after key^ipad, outer after key^opad. */
+#define hex rb_sigv4_hex
+
 static void hmac_pads(const void *key, size_t klen, SHA256_CTX *inner, SHA256_CTX *outer)
 {
     unsigned char k[SHA256_CBLOCK] = {0}, pad[SHA256_CBLOCK];

@@ -64,6 +64,9 @@ int rb_sigv4_sign(struct rb_sigv4 *s, const char *amz_date, const char *method, 
                   const char *query, size_t query_len, const struct rb_sigv4_hdr *h, size_t nh,
                   const char *payload_hash, char *out, size_t outlen);
 
+/* d[0..n) as lowercase hex into out (2n + 1 bytes). Pure. */
+void rb_sigv4_hex(const unsigned char *d, size_t n, char *out);
+
 /* The lowercase hex SHA-256 of data[0..len) into out (RB_SIGV4_HEX_BYTES). Pure. */
 void rb_sigv4_sha256_hex(const void *data, size_t len, char *out);
 

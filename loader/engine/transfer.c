@@ -481,7 +481,7 @@ void rb_xfer_record(struct worker *w, struct req *r, CURLcode rc, long status, u
                 }
             }
             if (sec < w->nseg)
-                w->seg[sec] += bytes;
+                w->seg[sec] += w->op->no_body ? 1 : bytes; /* HEAD, DELETE: requests per second */
         }
     }
     if (o->log_fd >= 0 && w->logbuf)

@@ -57,6 +57,8 @@ struct rb_xfer_op {
     bool ttfb_from_response;
     /* The bytes a successful request counts: received for GET, sent for PUT. */
     uint64_t (*bytes)(const struct req *r);
+    /* No body either way (DELETE, HEAD): the 1-second segments count requests, not bytes. */
+    bool no_body;
 };
 
 /* The row of op; NULL for an op without one. Pure. */

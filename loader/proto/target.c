@@ -185,6 +185,10 @@ int rb_target_open(struct rb_target **out, const struct rb_target_cfg *cfg, char
         snprintf(err, errlen, "--virtual-host: only an s3:// target has virtual-host style (bucket.host)");
         return -EINVAL;
     }
+    if (cfg->sign_payload && ops != &rb_target_s3_ops) {
+        snprintf(err, errlen, "--sign-payload: only an s3:// target signs its requests' bodies");
+        return -EINVAL;
+    }
     if (cfg->provider && ops != &rb_target_ais_ops) {
         snprintf(err, errlen, "--provider: only an ais:// target has a bucket provider");
         return -EINVAL;
@@ -271,6 +275,24 @@ const char *rb_target_name(const struct rb_target *t)
 const char *rb_target_prefix(const struct rb_target *t)
 {
     return t->prefix;
+}
+
+bool rb_target_local(const struct rb_target *t)
+{
+    for (size_t i = 0; i < t->nendpoints; i++) {
+        char scheme[16], hostport[512], path[8];
+        if (rb_target_split_url(t->endpoints[i], scheme, sizeof scheme, hostport, sizeof hostport, path, sizeof path))
+            return false;
+        /* The host without its port: 127.0.0.1:8080, localhost:8080, [::1]:8080. */
+        char *colon = hostport[0] == '[' ? strchr(hostport, ']') : strrchr(hostport, ':');
+        if (colon && hostport[0] == '[')
+            colon[1] = '\0';
+        else if (colon)
+            *colon = '\0';
+        if (strncmp(hostport, "127.", 4) != 0 && strcmp(hostport, "localhost") != 0 && strcmp(hostport, "[::1]") != 0)
+            return false;
+    }
+    return true;
 }
 
 int rb_url_escape(const char *s, bool keep_slash, char *out, size_t outlen)

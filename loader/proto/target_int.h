@@ -49,6 +49,7 @@ struct rb_target_cfg {
     size_t nendpoints;
     const char *region;           /* s3 signing region; NULL: $AWS_REGION or us-east-1 */
     bool virtual_host;            /* s3: bucket.host addressing instead of host/bucket */
+    bool sign_payload;            /* s3: sign the body's SHA-256 instead of UNSIGNED-PAYLOAD (native engine) */
     const char *provider;         /* ais: backend provider query ("ais", "aws", "gcp", "azure"); NULL: ais */
     const char *credentials_file; /* s3: NULL: $AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials */
     const char *profile;          /* s3: NULL: $AWS_PROFILE or "default" */
@@ -77,6 +78,13 @@ size_t rb_target_endpoint_count(const struct rb_target *t);
 
 /* The target as a user wrote it, for messages ("s3://bucket"). */
 const char *rb_target_name(const struct rb_target *t);
+
+/*
+ * True when t's requests cross no interface the host counters count: every
+ * endpoint on loopback (127.0.0.0/8, localhost, [::1]; the counters leave lo
+ * out), or no network at all (file://). Pure.
+ */
+bool rb_target_local(const struct rb_target *t);
 
 /* The object prefix given in the URL's path (s3://bucket/prefix/), "" when none. */
 const char *rb_target_prefix(const struct rb_target *t);
@@ -191,6 +199,7 @@ struct rb_target {
     char base_path[1024];               /* http: the URL's path, no trailing slash */
     char region[64];
     bool virtual_host;
+    bool sign_payload;                  /* s3: x-amz-content-sha256 is the body's hash (native engine) */
     char provider[32];
     char sigv4[128];                    /* "aws:amz:<region>:s3" */
     char *userpwd;                      /* s3 "key:secret" (a secret: never logged) */

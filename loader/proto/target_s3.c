@@ -210,6 +210,7 @@ static int s3_parse(struct rb_target *t, const char *rest, const struct rb_targe
     snprintf(t->region, sizeof t->region, "%s", region);
     snprintf(t->sigv4, sizeof t->sigv4, "aws:amz:%s:s3", t->region);
     t->virtual_host = cfg->virtual_host;
+    t->sign_payload = cfg->sign_payload;
     for (size_t i = 0; i < cfg->nendpoints; i++)
         if ((rc = rb_target_add_endpoint(t, cfg->endpoints[i], err, errlen)))
             return rc;

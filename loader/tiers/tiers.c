@@ -58,6 +58,7 @@ struct row {
     char phase[64];
     uint64_t epochs, requests, objects, bytes, errors;
     double duration_s, bytes_per_s, ops_per_s, lat_avg_ns, disk_util_ratio, net_bytes_per_s;
+    bool net_local;               /* the phase's target is on loopback: net_bytes_per_s measures other traffic */
     uint64_t lat_p99_ns, ttfb_p50_ns;
     bool counted; /* the cache header was counted in this phase */
     struct rb_tiers_cache cache;
@@ -90,8 +91,8 @@ static void agree_int(struct tiers_run *r, int *v)
 }
 
 /* Fills row from a finished phase (rank 0). */
-static void fill_row(struct row *row, const struct rb_load_result *res, uint64_t size, enum rb_tiers_how how,
-                     uint64_t epochs, bool counted)
+static void fill_row(struct row *row, const struct rb_load_result *res, const struct rb_target *t, uint64_t size,
+                     enum rb_tiers_how how, uint64_t epochs, bool counted)
 {
     const struct rb_stats *s = res->total;
     memset(row, 0, sizeof *row);
@@ -111,6 +112,7 @@ static void fill_row(struct row *row, const struct rb_load_result *res, uint64_t
     row->ttfb_p50_ns = rb_hist_percentile(&s->ttfb, 50);
     row->disk_util_ratio = res->disk_util_ratio;
     row->net_bytes_per_s = res->net_rx_bytes_per_s;
+    row->net_local = rb_target_local(t);
     row->counted = counted;
     row->cache = (struct rb_tiers_cache){s->extra[RB_LX_CACHE_HIT], s->extra[RB_LX_CACHE_MISS],
                                          s->extra[RB_LX_CACHE_OTHER], s->extra[RB_LX_CACHE_ABSENT]};
@@ -159,7 +161,7 @@ static const struct row *run_phase(struct tiers_run *r, const char *name, enum r
         r->last_ok = s->ops - s->errors;
         r->errors_total += s->errors;
         if (keep_row && r->nrows < MAX_ROWS) {
-            fill_row(&r->rows[r->nrows], &res, size, how, epochs, cache_headers != NULL);
+            fill_row(&r->rows[r->nrows], &res, t, size, how, epochs, cache_headers != NULL);
             row = &r->rows[r->nrows++];
         }
         if (rb_load_errors_over(s->errors, s->ops, a->max_error_pct) &&
@@ -414,7 +416,10 @@ static cJSON *row_json(const struct row *w)
     cJSON_AddItemToObject(o, "latency_p99_ns", rb_json_u64(w->lat_p99_ns));
     cJSON_AddItemToObject(o, "ttfb_p50_ns", rb_json_u64(w->ttfb_p50_ns));
     cJSON_AddNumberToObject(o, "disk_util_ratio", w->disk_util_ratio);
-    cJSON_AddNumberToObject(o, "net_bytes_per_s", w->net_bytes_per_s);
+    if (w->net_local)
+        cJSON_AddNullToObject(o, "net_bytes_per_s"); /* not measured: the traffic went over loopback */
+    else
+        cJSON_AddNumberToObject(o, "net_bytes_per_s", w->net_bytes_per_s);
     const bool seen = w->counted && (w->cache.hit + w->cache.miss + w->cache.other) > 0;
     cJSON_AddItemToObject(o, "cache_hit", seen ? rb_json_u64(w->cache.hit) : cJSON_CreateNull());
     cJSON_AddItemToObject(o, "cache_miss", seen ? rb_json_u64(w->cache.miss) : cJSON_CreateNull());
@@ -447,6 +452,7 @@ static char *report(struct tiers_run *r, cJSON *summary)
                       "| avg disk util %% | network GiB/s | cache hit/miss |\n"
                       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     cJSON *rows = cJSON_AddArrayToObject(summary, "tiers_rows");
+    bool any_local = false;
     for (size_t i = 0; i < r->nrows; i++) {
         const struct row *w = &r->rows[i];
         cJSON_AddItemToArray(rows, row_json(w));
@@ -457,10 +463,18 @@ static char *report(struct tiers_run *r, cJSON *summary)
                      w->cache.other ? " (+other)" : "");
         else if (w->counted)
             snprintf(cache, sizeof cache, "no header");
-        rb_buf_printf(&t, "| %s | %s | %.4f | %.1f | %.2f | %.2f | %.2f | %.1f | %.4f | %s |\n", how_labels[w->how],
+        char net[32] = "–";
+        if (!w->net_local)
+            snprintf(net, sizeof net, "%.4f", w->net_bytes_per_s / (double)RB_GIB);
+        else
+            any_local = true;
+        rb_buf_printf(&t, "| %s | %s | %.4f | %.1f | %.2f | %.2f | %.2f | %.1f | %s | %s |\n", how_labels[w->how],
                       size, w->bytes_per_s / (double)RB_GIB, w->ops_per_s, w->lat_avg_ns / 1e6, (double)w->lat_p99_ns / 1e6,
-                      (double)w->ttfb_p50_ns / 1e6, 100 * w->disk_util_ratio, w->net_bytes_per_s / (double)RB_GIB, cache);
+                      (double)w->ttfb_p50_ns / 1e6, 100 * w->disk_util_ratio, net, cache);
     }
+    if (any_local)
+        rb_buf_printf(&t, "\nnetwork –: not measured; the target is on loopback (or local files), and the interface "
+                          "counters leave lo out\n");
     cJSON *speedups = cJSON_AddArrayToObject(summary, "speedups");
     bool any = false;
     for (size_t k = 0; k < a->sizes.n; k++) {

@@ -53,6 +53,11 @@ static int resolve(struct train_args *a, struct rb_cli *cli)
     if (a->workload && !(p = rb_train_preset_find(a->workload)))
         return rb_cli_usage_error("--workload \"%s\": expected %s", a->workload, rb_train_preset_list);
     a->preset = p;
+    if (a->ckpt_every && !a->ckpt_bytes)
+        return rb_cli_usage_error("--checkpoint-every %" PRIu64 ": give --checkpoint-size SIZE, the bytes each rank "
+                                  "writes", a->ckpt_every);
+    if (!a->ckpt_every && (a->ckpt_bytes || a->ckpt_async))
+        return rb_cli_usage_error("--checkpoint-size/--checkpoint-async: give --checkpoint-every K too");
     if (count_opt(a->batch_s, p ? p->batch_size : 1, 1, MAX_BATCH, &a->batch))
         return rb_cli_usage_error("--batch-size \"%s\": expected a whole number of samples, 1 to %u", a->batch_s, MAX_BATCH);
     if (count_opt(a->spo_s, p ? p->samples_per_object : 1, 1, MAX_SPO, &a->spo))
@@ -266,6 +271,7 @@ static void run_free(struct run *R)
     cJSON_Delete(R->populated);
     cJSON_Delete(R->dataset);
     cJSON_Delete(R->interference);
+    cJSON_Delete(R->checkpoint);
     free(R->grad_send);
     free(R->grad_recv);
     rb_train_loaders_free(R);
@@ -306,10 +312,19 @@ static int run(struct train_args *a, struct rb_cli *cli)
         goto out; /* a signal during --populate: nothing to train on yet, the populate phase is recorded */
     if (h.rank == 0 && R.source)
         R.dataset = rb_train_dataset_json(&R, R.dataset_bytes, R.source);
+    if ((status = rb_train_ckpt_new(&R, &R.ckpt)))
+        goto out;
     status = a->overlap ? rb_train_interference_run(&R) : rb_train_run_trials(&R);
+    R.checkpoint = rb_train_ckpt_json(R.ckpt);
     if (h.rank == 0 && R.ntrials)
         rb_train_report(&R, &table);
 out:
+    {
+        int cs = rb_train_ckpt_free(&R, R.ckpt);
+        R.ckpt = NULL;
+        if (!status)
+            status = cs;
+    }
     /* A run that failed before measuring anything says so in one line, without pointing at an empty result. */
     if (status && !R.measured_anything && rb_log_get_level() > RB_LOG_WARN)
         rb_log_set_level(RB_LOG_WARN);
@@ -369,6 +384,12 @@ int rb_load_train_main(int argc, char **argv)
          NULL},
         {"grad-bytes", 0, RB_OPT_SIZE, &a.grad_bytes, "SIZE",
          "after each step an MPI_Allreduce of SIZE bytes of gradients (0: a barrier)", NULL},
+        {"checkpoint-every", 0, RB_OPT_U64, &a.ckpt_every, "K",
+         "write a checkpoint every K steps (each rank --checkpoint-size bytes to the target); 0: none", NULL},
+        {"checkpoint-size", 0, RB_OPT_SIZE, &a.ckpt_bytes, "SIZE",
+         "bytes each rank writes per checkpoint (load checkpoint --model shows a model's, summary.model)", NULL},
+        {"checkpoint-async", 0, RB_OPT_FLAG, &a.ckpt_async, NULL,
+         "checkpoint as frameworks do asynchronously: a snapshot copy, then a writer thread while training goes on", NULL},
         {"overlap", 0, RB_OPT_FLAG, &a.overlap, NULL,
          "run the --grad-bytes all-reduce while the next step reads; measure reads alone and the all-reduce alone "
          "first, and report each side's slowdown", NULL},

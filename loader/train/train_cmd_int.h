@@ -37,6 +37,8 @@ struct train_args {
     uint64_t timeout_ns, max_redirects;
     double max_error_pct;
     int engine;                /* enum rb_engine_kind of the reads: auto|curl|native */
+    uint64_t ckpt_every, ckpt_bytes; /* --checkpoint-every K steps, --checkpoint-size per rank; 0: none */
+    bool ckpt_async;           /* --checkpoint-async: snapshot, then a writer thread */
     struct rb_file_opts file;  /* a file:// data set's options (the file protocol's group) */
 
     /* Resolved from the options and the preset. */
@@ -129,6 +131,8 @@ struct run {
     const char *source;             /* where the sizes came from; NULL: estimated after the first epoch */
     cJSON *dataset, *populated;     /* rank 0: summary parts (owned until handed to the summary) */
     cJSON *interference;            /* rank 0, --overlap: summary.interference (owned until handed over) */
+    struct train_ckpt *ckpt;        /* --checkpoint-every (train_ckpt.c), or NULL */
+    cJSON *checkpoint;              /* rank 0: summary.checkpoint (owned until handed over) */
 };
 
 /* ---- train_run.c ---- */
@@ -184,6 +188,20 @@ bool rb_train_ar_pending(struct train_ar *ar);
 cJSON *rb_train_steps_json(const cJSON *ranks_json);
 /* Rank 0: the interference table (after the epochs table) from summary.interference in (nothing when NULL or null). */
 void rb_train_interference_md(struct rb_buf *b, const struct run *R, const cJSON *in);
+
+/* ---- train_ckpt.c ---- */
+
+struct train_ckpt;
+/* --checkpoint-every: the checkpoint state (*out NULL without it). Collective. Returns 0 or an exit status. */
+int rb_train_ckpt_new(struct run *R, struct train_ckpt **out);
+/* The trainer, after each step: every K steps a checkpoint, written now (sync) or snapshotted and handed to the
+ * writer thread (async); the time the step waits for it is the stall; step_start_ns is when the step began (the
+ * steps' time is what the stall is a share of). Trainer thread; NULL-safe. */
+void rb_train_ckpt_step(struct train_ckpt *c, uint64_t step_start_ns);
+/* Waits for the last async write; rank 0 gets summary.checkpoint (the others NULL). Collective; NULL-safe. */
+cJSON *rb_train_ckpt_json(struct train_ckpt *c);
+/* Deletes the checkpoints written (a cleanup phase) and frees c. Collective; NULL-safe. Returns 0 or a status. */
+int rb_train_ckpt_free(struct run *R, struct train_ckpt *c);
 
 /* ---- train_report.c ---- */
 

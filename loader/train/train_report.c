@@ -334,6 +334,8 @@ void rb_train_report(struct run *R, struct rb_buf *table)
     if (R->populated)
         cJSON_AddItemToObject(s, "populate", R->populated);
     cJSON_AddItemToObject(s, "interference", R->interference ? R->interference : cJSON_CreateNull());
+    cJSON_AddItemToObject(s, "checkpoint", R->checkpoint ? R->checkpoint : cJSON_CreateNull());
+    R->checkpoint = NULL;
     bool small = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(R->dataset, "page_cache_may_hide_storage"));
     R->dataset = R->populated = R->interference = NULL;
     rb_result_set(&R->h->result, "summary", s);

@@ -301,6 +301,9 @@ static void *trainer_main(void *arg)
         const uint64_t sync_start = rb_clock_ns();
         struct train_steps ar = {0};
         int any = step_sync(ep, s, cut || ep->stop || rb_harness_signalled(), &ar);
+        /* --checkpoint-every: the checkpoint's stall is part of the step (what it costs AU). */
+        if (!cut && !any && ep->mode.reads)
+            rb_train_ckpt_step(ep->R->ckpt, start);
         uint64_t end = rb_clock_ns();
         if (!cut) {
             if (ep->tally[0].steps > 0) { /* the first step is left out, as from AU */

@@ -7,6 +7,8 @@
 # engine, and a longer run has more ticks; ALLOC_INTERVAL=1s shows that cost too.
 # Usage: tests/bench/alloc_count.sh [ENGINE...]   (default: curl native; N2 - N1 = 100,000 requests)
 # ALLOC_OP=put counts load put of 1 KiB objects instead (to an nginx location that answers 201 and discards them).
+# ALLOC_PROTO=https reads the same objects from nginx over TLS (a self-signed certificate, --insecure);
+# ALLOC_PROTO=s3 reads 100 objects of 1 KiB from Ceph RGW, every GET signed with SigV4 (GET only).
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 ENGINES=("${@:-curl native}")
@@ -44,12 +46,26 @@ cc -O2 -shared -fPIC -o "$T/shim.so" "$T/shim.c"
 PORT=$(free_port)
 mkdir -p "$T/www/1k"
 for i in $(seq 0 99); do head -c 1024 /dev/urandom >"$T/www/1k/obj-$(printf %08d "$i")"; done
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/key.pem" -out "$T/cert.pem" -days 1 -subj /CN=127.0.0.1 \
+    -addext subjectAltName=IP:127.0.0.1 2>/dev/null
+chmod 644 "$T/key.pem"
+SPORT=$(free_port)
 nginx_start web "server { listen 127.0.0.1:$PORT; root $T/www; keepalive_requests 1000000;
-    location /sink/ { return 201; } }"
+    location /sink/ { return 201; } }
+    server { listen 127.0.0.1:$SPORT ssl; root $T/www; keepalive_requests 1000000; ssl_certificate $T/cert.pem;
+    ssl_certificate_key $T/key.pem; location /sink/ { return 201; } }"
 wait_port "$PORT"
+BASE=http://127.0.0.1:$PORT TLS=()
+[ "${ALLOC_PROTO:-http}" != https ] || { BASE=https://127.0.0.1:$SPORT; TLS=(--insecure); }
 # GET: 100 objects read N times; PUT: N objects written once each (a put goes through its set once).
-if [ "${ALLOC_OP:-get}" = put ]; then OP=(put "http://127.0.0.1:$PORT/sink" --size 1KiB --objects); else
-    OP=(get "http://127.0.0.1:$PORT/1k" --objects 100 --count); fi
+if [ "${ALLOC_OP:-get}" = put ]; then OP=(put "$BASE/sink" "${TLS[@]}" --size 1KiB --objects); else
+    OP=(get "$BASE/1k" "${TLS[@]}" --objects 100 --count); fi
+if [ "${ALLOC_PROTO:-http}" = s3 ]; then
+    rgw_up
+    rgw_bucket alloc
+    "$RB" load put s3://alloc/1k/ --endpoint "$RGW_ENDPOINT" --keep --objects 100 --size 1k -c 8 --out "$T/put" --quiet >/dev/null
+    OP=(get s3://alloc/1k/ --endpoint "$RGW_ENDPOINT" --objects 100 --size 1k --count)
+fi
 count() { # ENGINE REQUESTS -> allocations
     ALLOC_COUNT_OUT=$T/n LD_PRELOAD=$T/shim.so "$RB" load "${OP[@]}" "$2" \
         --engine "$1" -c 16 --interval "${ALLOC_INTERVAL:-1h}" --out "$T/r-$1-$2" --quiet >/dev/null

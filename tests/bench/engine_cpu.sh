@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Client CPU per request and throughput of railbench's two engines against wrk, side by side on the same
-# servers and objects (1 KiB): plain http:// on nginx, and S3 on Ceph RGW (railbench signs every GET with
-# SigV4; wrk reads the same objects unsigned from a public-read bucket: the raw HTTP floor).
+# servers and objects (1 KiB): plain http:// on nginx, https:// on nginx (TLS 1.3, keep-alive: the
+# handshakes are a few per run), and S3 on Ceph RGW (railbench signs every GET with SigV4; wrk reads the same
+# objects unsigned from a public-read bucket: the raw HTTP floor).
 # Usage: tests/bench/engine_cpu.sh [SECONDS]   (BENCH_ROUNDS, default 3; BENCH_INFLIGHT, default 16;
-#        BENCH_ROWS, default "http s3")
+#        BENCH_ROWS, default "http https s3")
 # Every client runs one thread pinned to CPU 0 (taskset) and the servers are pinned to CPU 1, so the client is
 # what is measured; CPU is the client process's user+system seconds (bash's time). Rounds alternate the tools;
 # each round gives a ratio (railbench / wrk) and the table shows min / median / max over the rounds.
@@ -12,7 +13,7 @@ set -euo pipefail
 SECS=${1:-${BENCH_SECONDS:-5}}
 ROUNDS=${BENCH_ROUNDS:-3}
 C=${BENCH_INFLIGHT:-16}
-ROWS=${BENCH_ROWS:-http s3}
+ROWS=${BENCH_ROWS:-http https s3}
 N=100
 chmod 755 "$T"
 TIMEFORMAT='%U %S'
@@ -69,15 +70,21 @@ row() { # NAME WRK_URL RB_TARGET...
     done
 }
 
-if [[ " $ROWS " == *" http "* ]]; then
+if [[ " $ROWS " == *" http "* || " $ROWS " == *" https "* ]]; then
     mkdir -p "$T/www/d"
     for i in $(seq 0 $((N - 1))); do head -c 1024 /dev/urandom >"$T/www/d/obj-$(printf %08d "$i")"; done
-    PORT=$(free_port)
-    nginx_start web "server { listen 127.0.0.1:$PORT backlog=4096; root $T/www; }"
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/key.pem" -out "$T/cert.pem" -days 1 -subj /CN=127.0.0.1 \
+        -addext subjectAltName=IP:127.0.0.1 2>/dev/null
+    chmod 644 "$T/key.pem"
+    PORT=$(free_port) SPORT=$(free_port)
+    nginx_start web "server { listen 127.0.0.1:$PORT backlog=4096; root $T/www; }
+        server { listen 127.0.0.1:$SPORT ssl backlog=4096; root $T/www; ssl_certificate $T/cert.pem;
+                 ssl_certificate_key $T/key.pem; }"
     wait_port "$PORT"
     # shellcheck disable=SC2046
     pin_server $(pgrep -f "nginx -p $T/web" || true)
-    row http "http://127.0.0.1:$PORT/d/" "http://127.0.0.1:$PORT/d"
+    [[ " $ROWS " != *" http "* ]] || row http "http://127.0.0.1:$PORT/d/" "http://127.0.0.1:$PORT/d"
+    [[ " $ROWS " != *" https "* ]] || row https "https://127.0.0.1:$SPORT/d/" "https://127.0.0.1:$SPORT/d" --insecure
 fi
 if [[ " $ROWS " == *" s3 "* ]]; then
     rgw_up

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# railbench load checkpoint on file systems (the file protocol) on loop devices: XFS and ext4 hold exactly the
+# files and bytes of DLIO's formula after 2 ranks of llama3-8b write them (fsync at close by default), the reads
+# are verified with the ranks shifted, a run without --keep leaves no file; a full file system (ENOSPC) in the
+# middle of a checkpoint exits 3 naming the partial checkpoint, which is removed (kept with --keep).
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+chmod 755 "$T"
+SCALE=2000
+rbmpi() { local name=$1 np=$2; shift 2
+    rb_mpirun "$np" "$RB" "$@" --out "$T/$name" >"$T/$name.out" 2>"$T/$name.err" \
+        || { cat "$T/$name.err" >&2; fail "$name: railbench failed"; }; }
+# The formula's files of one checkpoint of llama3-8b (1x1x8, ZeRO 3) at 1/SCALE, written here from DLIO's rules.
+python3 - $SCALE <<'PY' | sort >"$T/want"
+import sys
+den = int(sys.argv[1]); h, L, f, V, kv = 4096, 32, 14336, 128256, 4096 // 32 * 8
+P = 2*V*h + L*(2*h + h*(h+2*kv) + h*h + 3*h*f) + h
+model = (h*V//8)*2*2 + L*2*(h//8*2 + h*(h+2*kv)//8 + h*h//8 + 2*h*f//8 + h*f//8) + 2*(h//8)
+for d in range(8):
+    print(f"zero_pp_rank_{d}_mp_rank_00_model_states {model//den}")
+    print(f"zero_pp_rank_{d}_mp_rank_00_optim_states {12*(P//8 + 5*h)//den}")
+PY
+WANT=$(awk '{s += $2} END {print s}' "$T/want")
+
+for fs in xfs ext4; do
+    loopfs_up "$fs" 400M "$fs"
+    mkdir -p "$LOOP_MNT/ck"
+    rbmpi "$fs" 2 load checkpoint "file://$LOOP_MNT/ck" --model llama3-8b --scale 1/$SCALE --writes 2 --reads 2 \
+        --recovery-rank-shift --verify --name a --keep
+    for k in 1 2; do
+        (cd "$LOOP_MNT/ck/a/global_step$k" && find . -type f -printf '%P %s\n' | sort) >"$T/got"
+        diff "$T/want" "$T/got" || fail "$fs checkpoint $k: files and sizes differ from the formula's"
+    done
+    ok "$fs: 16 files, $WANT bytes per checkpoint, each the formula's size"
+    R=$T/$fs/result.json
+    assert_jq "$R" ".summary.file.fsync == \"close\" and .summary.checkpoint_bytes == $WANT" "$fs: fsync at close"
+    assert_jq "$R" "[.summary.writes[], .summary.reads[]] | all(.bytes == $WANT and .errors == 0)" \
+        "$fs: 2 writes and 2 verified reads of the whole checkpoint"
+    # A run without --keep removes exactly what it wrote: a's files stay, b leaves nothing.
+    rbmpi "$fs-b" 2 load checkpoint "file://$LOOP_MNT/ck" --model llama3-8b --scale 1/$SCALE --writes 1 --reads 1 \
+        --name b --verify
+    assert_eq "$fs: files left by run b" 0 "$(find "$LOOP_MNT/ck/b" -type f 2>/dev/null | wc -l)"
+    assert_eq "$fs: run a's files untouched" 32 "$(find "$LOOP_MNT/ck/a" -type f | wc -l)"
+done
+
+# ENOSPC in the middle of a checkpoint: 32 MiB of ext4 cannot hold 56 MB.
+loopfs_up small 32M ext4
+rc=0
+rb_mpirun 2 "$RB" load checkpoint "file://$LOOP_MNT" --model llama3-8b --scale 1/$SCALE --writes 1 --reads 0 \
+    --name full --out "$T/full" >"$T/full.out" 2>"$T/full.err" || rc=$?
+assert_eq "ENOSPC: exit" 3 "$rc"
+grep -q 'No space left on device' "$T/full.err" || fail "ENOSPC: not named: $(cat "$T/full.err")"
+grep -q "checkpoint 1 under file://$LOOP_MNT/full/ was not written whole" "$T/full.err" || fail "partial not named: $(cat "$T/full.err")"
+assert_eq "ENOSPC: files left" 0 "$(find "$LOOP_MNT/full" -type f 2>/dev/null | wc -l)"
+ok "ENOSPC: exit 3, the partial checkpoint named and removed"
+rc=0
+rb_mpirun 2 "$RB" load checkpoint "file://$LOOP_MNT" --model llama3-8b --scale 1/$SCALE --writes 1 --reads 0 \
+    --name kept --keep --out "$T/kept" >"$T/kept.out" 2>"$T/kept.err" || rc=$?
+assert_eq "ENOSPC --keep: exit" 3 "$rc"
+grep -q 'stay (--keep)' "$T/kept.err" || fail "--keep: not said: $(cat "$T/kept.err")"
+[ "$(find "$LOOP_MNT/kept" -type f | wc -l)" -gt 0 ] || fail "--keep: the partial checkpoint was removed"
+ok "ENOSPC --keep: the partial checkpoint stays"
