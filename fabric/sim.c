@@ -231,7 +231,14 @@ static void add_term(struct pattern *pt, const struct term *x)
         pt->terms[lo] = *x;
 }
 
-static void evaluate(struct rb_sim *s, int type, int group, int param, struct pattern *pt)
+/*
+ * The pattern's messages as lines time = a + b x bytes, each charged to its
+ * bottleneck among the links the pattern's flows share. pt gets the lines
+ * no other beats; line_a and line_b (may be NULL), indexed by sender, each
+ * sender's own (untouched for ranks that send nothing).
+ */
+static void evaluate(struct rb_sim *s, int type, int group, int param, struct pattern *pt, double *line_a,
+                     double *line_b)
 {
     const struct rb_topo *t = &s->t;
     int nf = 0;
@@ -308,6 +315,10 @@ static void evaluate(struct rb_sim *s, int type, int group, int param, struct pa
             x.a += f->tr[c] * L[c].lat_s;
         }
         add_term(pt, &x);
+        if (line_a) {
+            line_a[f->src] = x.a;
+            line_b[f->src] = x.b;
+        }
     }
     /* Only what this pattern touched is non-zero: clear it for the next one. */
     for (int i = 0; i < nf; i++) {
@@ -376,7 +387,7 @@ static const struct pattern *get_pattern(struct rb_sim *s, int type, int group, 
     pt->key = key;
     pt->nterms = 0;
     s->used++;
-    evaluate(s, type, group, param, pt);
+    evaluate(s, type, group, param, pt, NULL, NULL);
     return pt;
 }
 
@@ -651,6 +662,41 @@ static const plan_fn plans[RB_COLL_KINDS][RB_SIM_ALGOS] = {
 bool rb_sim_supports(enum rb_coll_kind k, enum rb_sim_algo a)
 {
     return (unsigned)k < RB_COLL_KINDS && (unsigned)a < RB_SIM_ALGOS && plans[k][a];
+}
+
+int rb_sim_alltoallv_time(struct rb_sim *s, const double *m, double *time_s)
+{
+    const int p = s->p;
+    if (p > RB_SIM_ALLTOALL_EXACT_RANKS)
+        return -EINVAL;
+    double *a = malloc(sizeof(double) * (size_t)p), *b = malloc(sizeof(double) * (size_t)p);
+    struct pattern *pt = calloc(1, sizeof *pt);
+    if (!a || !b || !pt) {
+        free(a);
+        free(b);
+        free(pt);
+        return -ENOMEM;
+    }
+    /* Pairwise exchange: in shift k rank r sends m[r][r + k]; the shift lasts as long as its slowest message. */
+    double t = 0;
+    for (int k = 1; k < p; k++) {
+        for (int r = 0; r < p; r++)
+            a[r] = -1;
+        pt->nterms = 0;
+        evaluate(s, P_SHIFT, G_ALL, k, pt, a, b);
+        double worst = 0;
+        for (int r = 0; r < p; r++) {
+            double bytes = m[(size_t)r * p + (size_t)((r + k) % p)];
+            if (a[r] >= 0 && bytes > 0 && a[r] + b[r] * bytes > worst)
+                worst = a[r] + b[r] * bytes;
+        }
+        t += worst;
+    }
+    free(a);
+    free(b);
+    free(pt);
+    *time_s = t;
+    return 0;
 }
 
 int rb_sim_time(struct rb_sim *s, enum rb_coll_kind k, enum rb_sim_algo a, double size_bytes, double *time_s,

@@ -327,6 +327,8 @@ done:
 
 int rb_fabric_sim(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "moe") == 0)
+        return rb_fabric_sim_moe(argc - 1, argv + 1);
     struct rb_topo_opts to = {0};
     const char *algos = "ring", *type = "float", *op = "sum", *calibrate = NULL, *save = NULL;
     uint64_t minb = 8, maxb = 128 * RB_MIB, factor = 2, step = 0, bands = 3;
@@ -359,7 +361,8 @@ int rb_fabric_sim(int argc, char **argv)
     const struct rb_cmd_spec spec = {
         "railbench fabric sim [options] [COLLECTIVE[,COLLECTIVE...]|all]",
         "Predict time, algbw and busbw per size of collectives on a topology with an alpha-beta model that\n"
-        "accounts for links shared along each path; print the table of railbench coll (and nccl-tests).",
+        "accounts for links shared along each path; print the table of railbench coll (and nccl-tests).\n"
+        "railbench fabric sim moe predicts railbench coll moe's workload, PXN off and on (see its --help).",
         opts, 0, 1, false};
     struct rb_cli cli;
     int rc;

@@ -68,9 +68,21 @@ void rb_sim_set_params(struct rb_sim *s, const struct rb_link link[RB_LINK_CLASS
 int rb_sim_time(struct rb_sim *s, enum rb_coll_kind k, enum rb_sim_algo a, double size_bytes, double *time_s,
                 struct rb_sim_terms *terms);
 
+/*
+ * Predicted time of an all-to-all of uneven sizes, m[i x p + j] the bytes
+ * rank i sends rank j (p = rb_sim_ranks), as a pairwise exchange: p - 1
+ * shifts, each as long as its slowest message over the links the shift's
+ * flows share (PXN as s was made). Returns 0, -EINVAL above
+ * RB_SIM_ALLTOALL_EXACT_RANKS ranks, -ENOMEM.
+ */
+int rb_sim_alltoallv_time(struct rb_sim *s, const double *m, double *time_s);
+
 /* Evaluates a split with other parameters. */
 double rb_sim_terms_time(const struct rb_sim_terms *x, const struct rb_link link[RB_LINK_CLASSES],
                          double reduce_bytes_per_s);
+
+/* railbench fabric sim moe (sim_moe.c); argv[0] is "moe". Returns the exit status. */
+int rb_fabric_sim_moe(int argc, char **argv);
 
 /* ---- Calibration (fabric/calibrate.c) ---- */
 

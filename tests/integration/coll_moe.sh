@@ -71,6 +71,6 @@ set +e
 rb_mpirun 4 "$RB" coll moe --experts 6 --out "$T/never" >/dev/null 2>"$T/bad.err"
 rc=$?
 set -e
-[ "$rc" = 2 ] && [ "$(grep -c '^railbench: ' "$T/bad.err")" = 1 ] && grep -q '^railbench: --experts 6 ' "$T/bad.err" ||
+[ "$rc" = 2 ] && [ "$(grep -c '^railbench: error: ' "$T/bad.err")" = 1 ] && grep -q '^railbench: error: --experts 6 ' "$T/bad.err" ||
     fail "--experts 6 on 4 ranks: exit $rc, $(cat "$T/bad.err")"
 ok "--experts 6 on 4 ranks: exit 2, one line"
