@@ -43,6 +43,14 @@ for fs in xfs ext4; do
     assert_eq "$fs: run a's files untouched" 32 "$(find "$LOOP_MNT/ck/a" -type f | wc -l)"
 done
 
+# --subset: 2 processes play ranks 0 and 1 of llama3-70b's 64 (MLPerf's subset mode): 2 x 2 files, 2/64 of the bytes.
+rbmpi sub 2 load checkpoint "file://$LOOP_MNT/ck" --model llama3-70b --subset --scale 1/100000 --writes 1 --reads 1 \
+    --verify --name s --keep
+assert_eq "subset: files" 4 "$(find "$LOOP_MNT/ck/s" -type f | wc -l)"
+assert_jq "$T/sub/result.json" '(.summary.checkpoint_bytes * 32 - .summary.model.checkpoint_bytes / 100000 | fabs)
+    < .summary.model.checkpoint_bytes / 100000 * 0.001 and .summary.reads[0].errors == 0' \
+    "subset: 2 of 64 ranks' bytes, read back verified"
+
 # ENOSPC in the middle of a checkpoint: 32 MiB of ext4 cannot hold 56 MB.
 loopfs_up small 32M ext4
 rc=0
