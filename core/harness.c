@@ -574,6 +574,7 @@ struct ticker {
     struct rb_stats *local, *sum, *rank_total; /* this rank's interval, the reduced interval, this rank's total */
     uint64_t t0, t_prev;
     bool verbose;
+    bool headed; /* the progress header is out: printed before the first line, so a phase without lines has none */
 };
 
 /* One tick: collects this rank's stats, reduces them, writes the interval and progress lines, metrics. */
@@ -595,8 +596,11 @@ static void tick(struct rb_harness *h, struct rb_phase *p, struct ticker *k, uin
         cJSON_AddStringToObject(line, "ts", ts);
         rb_stats_to_json(line, k->sum, &p->names, dt, false);
         rb_result_interval(&h->result, line);
-        if (k->verbose && !p->no_progress && (k->sum->ops || !end)) {
+        if (k->verbose && !p->no_progress && (k->sum->ops || !end) && (k->sum->ops || p->total->ops || k->headed)) {
             char text[512];
+            if (!k->headed)
+                progress_header(h, p->name);
+            k->headed = true;
             rb_harness_progress_line(text, sizeof text, p->name, k->sum, p->total, dt, t_s);
             printf("%s\n", text);
             fflush(stdout);
@@ -720,8 +724,6 @@ int rb_harness_run_phase(struct rb_harness *h, struct rb_phase *p)
             c0 = c1 = NULL;
         }
     }
-    if (!p->no_stats && !p->no_progress)
-        progress_header(h, p->name);
 
     rb_harness_barrier(h);
     const uint64_t wall0 = rb_clock_wall_ns();

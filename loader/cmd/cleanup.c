@@ -65,7 +65,7 @@ static int cleanup(struct rb_harness *h, const struct rb_load_opts *o, const str
     d.verify = false;
     d.min_size = d.max_size = 0;
     d.cache_header = NULL;
-    d.engine = RB_ENGINE_CURL;
+    d.engine = o->engine; /* the run's own: native for its DELETEs where it ran native (--engine auto) */
     struct rb_load_result res = {0};
     int status = rb_load_run_phase(h, "cleanup", 0, &d, &res);
     if (h->rank == 0 && res.total) {

@@ -63,7 +63,8 @@ int rb_ntls_new(struct rb_ntls **out, unsigned nslots, bool insecure, char *err,
         return -ENOMEM;
     }
     SSL_CTX_set_min_proto_version(t->ctx, TLS1_2_VERSION);
-    SSL_CTX_set_mode(t->ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
+    /* Not SSL_MODE_RELEASE_BUFFERS: it frees a connection's buffers when idle and allocates them per request. */
+    SSL_CTX_set_mode(t->ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
     SSL_CTX_set_session_cache_mode(t->ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
     SSL_CTX_sess_set_new_cb(t->ctx, on_new_session);
 #ifdef SSL_OP_ENABLE_KTLS

@@ -408,7 +408,7 @@ void rb_train_interference_md(struct rb_buf *b, const struct run *R, const cJSON
     char g[32];
     rb_format_size(g, sizeof g, R->a->grad_bytes);
     rb_buf_printf(b, "\n## Interference: reads and the all-reduce of %s overlapped (--overlap)\n\n", g);
-    rb_buf_printf(b, "| phase | steps | AU %% | data wait | compute | sync wait | all-reduce | step | fetch MiB/s |\n"
+    rb_buf_printf(b, "| phase | steps timed | AU %% | data wait | compute | sync wait | all-reduce | step | fetch MiB/s |\n"
                      "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (int i = 0; i < 3; i++) {
         ph[i] = cJSON_GetObjectItemCaseSensitive(in, keys[i]);
@@ -429,6 +429,10 @@ void rb_train_interference_md(struct rb_buf *b, const struct run *R, const cJSON
     char fs[16], fc[16];
     fmt_factor(fs, sizeof fs, cJSON_GetObjectItemCaseSensitive(f, "storage"));
     fmt_factor(fc, sizeof fc, cJSON_GetObjectItemCaseSensitive(f, "collective"));
+    rb_buf_printf(b, "\nsteps timed: every rank's steps after its first, summed over ranks (the per-step means leave each "
+                     "rank's first step out, as AU does; the epoch table counts steps per rank, first included). "
+                     "fetch MiB/s: batch bytes over the time the loader spent fetching them (reading speed while "
+                     "reading), not the epoch table's bytes over wall time.\n");
     rb_buf_printf(b, "\nSlowdown under overlap: storage %s (read throughput alone / overlapped), collective %s "
                      "(all-reduce time overlapped / alone)\n", fs, fc);
     if (has(au, "halves_alone"))

@@ -128,7 +128,7 @@ static void fmt_ns(char *buf, size_t len, const cJSON *v)
     rb_format_duration_human(buf, len, ns);
 }
 
-static void table_epochs(struct rb_buf *b, const struct trial *tr)
+static void table_epochs(struct rb_buf *b, const struct run *R, const struct trial *tr)
 {
     rb_buf_printf(b, "| epoch | data | steps | samples | samples/s | MiB/s | AU %% | data wait p50 | data wait p99 |\n"
                      "|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -149,6 +149,9 @@ static void table_epochs(struct rb_buf *b, const struct trial *tr)
                       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "bytes_per_s")) / (double)RB_MIB,
                       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "au_pct")), p50, p99);
     }
+    if (R->a->overlap)
+        rb_buf_printf(b, "\nWith --overlap the epoch above is the overlapped phase: the data's second read in this run "
+                         "(storage-alone read it first), hence warm. MiB/s: bytes over the epoch's wall time.\n");
 }
 
 /* The verdict line, and when AU misses the threshold, what the data wait says about why. */
@@ -274,7 +277,7 @@ static void report_md(struct rb_buf *b, const struct run *R, const struct trial 
                      " sample(s) per object, compute %s%s per step, then %s; %u read thread(s) x %u in flight\n\n",
                   a->preset ? a->preset->name : "custom workload", ranks, best->accel, a->batch, a->spo, comp,
                   a->compute_stdev_ns ? " (mean)" : "", sync, R->nloaders, R->fetch.inflight);
-    table_epochs(b, best);
+    table_epochs(b, R, best);
     table_verdict(b, R, best);
     rb_train_interference_md(b, R, interference);
     if (a->find_max) {
