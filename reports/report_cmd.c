@@ -422,6 +422,28 @@ static int group_values(struct report *R, const char ***vals, size_t *nvals)
     return 0;
 }
 
+/* "a, b" of the label names the runs carry (each once) into out; "none" when they carry none. */
+static void label_names(const struct report *R, char *out, size_t len)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < R->n; i++) {
+        const cJSON *l;
+        cJSON_ArrayForEach(l, R->runs[i].labels)
+        {
+            char word[300];
+            snprintf(word, sizeof word, "%s", l->string);
+            bool seen = false;
+            for (const char *p = out; !seen && (p = strstr(p, word)); p += strlen(word))
+                seen = (p == out || p[-1] == ' ') && (p[strlen(word)] == ',' || p[strlen(word)] == '\0');
+            if (!seen && n + strlen(word) + 3 < len)
+                n += (size_t)snprintf(out + n, len - n, "%s%s", n ? ", " : "", word);
+        }
+    }
+    if (!n)
+        snprintf(out, len, "none");
+}
+
 static int report_runs(struct report *R, struct section **secs_out, size_t *nsecs, struct rb_buf *html)
 {
     const char **vals = NULL;
@@ -429,6 +451,13 @@ static int report_runs(struct report *R, struct section **secs_out, size_t *nsec
     int rc = 0;
     if (R->group_by && (rc = group_values(R, &vals, &nvals)) != 0)
         return rc;
+    if (R->group_by && nvals == 1 && !vals[0]) {
+        char names[1024], w[1400];
+        label_names(R, names, sizeof names);
+        snprintf(w, sizeof w, "--group-by %s: none of the %zu run(s) has the label %s (labels they have: %s); a run "
+                 "gets it with --label %s=VALUE", R->group_by, R->n, R->group_by, names, R->group_by);
+        add_warning(R, w);
+    }
     struct section *secs = calloc(nvals, sizeof *secs);
     struct rb_rundir **sel = malloc((R->n ? R->n : 1) * sizeof *sel);
     const struct rb_report_kind **selk = malloc((R->n ? R->n : 1) * sizeof *selk);
@@ -447,7 +476,10 @@ static int report_runs(struct report *R, struct section **secs_out, size_t *nsec
         }
         if (R->group_by) {
             char h[1024];
-            snprintf(h, sizeof h, "%s = %s", R->group_by, vals[g] ? vals[g] : "(no such label)");
+            if (vals[g])
+                snprintf(h, sizeof h, "%s = %s", R->group_by, vals[g]);
+            else
+                snprintf(h, sizeof h, "%s not set (%zu run(s) without --label %s=VALUE)", R->group_by, m, R->group_by);
             secs[g].heading = strdup(h);
             secs[g].group_value = vals[g] ? strdup(vals[g]) : NULL;
             if (html) {

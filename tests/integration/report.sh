@@ -26,6 +26,12 @@ for k in get-a put get-open tiers sweep train coll sim sim-cal block counters ot
 done
 golden multi.md "$F/get-a" "$F/get-b" "$F/get-open"
 golden group.md --group-by conc "$F/get-a" "$F/get-b" "$F/get-open" "$F/put"
+# A label no run has: one warning naming the labels they do have, and a heading that says what is missing.
+"$RB" report --group-by size "$F/get-a" "$F/get-b" >"$T/nolabel.md" 2>"$T/nolabel.err"
+grep -q '^railbench: warning: --group-by size: none of the 2 run(s) has the label size (labels they have: .*conc' \
+    "$T/nolabel.err" || fail "no warning for a missing --group-by label: $(cat "$T/nolabel.err")"
+grep -q '^# size not set (2 run(s) without --label size=VALUE)$' "$T/nolabel.md" || fail "no 'not set' heading"
+ok "--group-by a label no run has: warned, heading says so"
 golden tiers.csv --format csv "$F/tiers"
 golden coll.csv --format csv "$F/coll"
 
