@@ -53,7 +53,7 @@ endif
 B := build$(if $(SUFFIX),/$(SUFFIX))
 # loader/ is sub-folders (engine, proto, objset, cmd, train, tiers); tests and fuzzers see their internal headers.
 LOADER_INC := $(patsubst %/,-I%,$(sort $(wildcard loader/*/)))
-SRC := $(wildcard core/*.c loader/*/*.c block/*.c collectives/*.c fabric/*.c reports/*.c)
+SRC := $(wildcard core/*.c loader/*.c loader/*/*.c block/*.c collectives/*.c fabric/*.c reports/*.c)
 OBJ := $(SRC:%.c=$(B)/obj/%.o)
 LIBOBJ := $(filter-out $(B)/obj/core/main.o,$(OBJ))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)

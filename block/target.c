@@ -14,6 +14,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "railbench/mix.h"
 #include "railbench/clock.h"
 #include "railbench/log.h"
 #include "railbench/units.h"
@@ -282,14 +283,6 @@ int rb_block_target_resolve(const struct rb_block_opts *o, int rank, int nranks,
     return 0;
 }
 
-/* splitmix64: cheap distinct bytes for the target file, so no layer below can dedupe or compress it away. */
-static uint64_t mix64(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
 
 /* Does the target fit in the free space of its filesystem? 0, or RB_EXIT_RUNTIME after one line. */
 static int check_space(const struct rb_block_target *t)
@@ -339,7 +332,7 @@ int rb_block_target_prepare(const struct rb_block_opts *o, struct rb_block_targe
     }
     uint64_t seed = (uint64_t)getpid() ^ rb_clock_ns();
     for (size_t i = 0; i < PREP_CHUNK / 8; i++)
-        ((uint64_t *)buf)[i] = mix64(&seed);
+        ((uint64_t *)buf)[i] = rb_mix64_next(&seed); /* distinct bytes: nothing below can dedupe or compress them */
     for (uint64_t off = 0; off < t->size_bytes; off += PREP_CHUNK) {
         if (rb_harness_signalled()) {
             status = RB_EXIT_CHECK;

@@ -58,11 +58,9 @@ struct run {
 const struct rb_coll_test *rb_coll_test_get(enum rb_coll_kind k)
 {
     static const struct rb_coll_test *const all[RB_COLL_KINDS] = {
-        [RB_COLL_ALLREDUCE] = &rb_coll_allreduce, [RB_COLL_ALLGATHER] = &rb_coll_allgather,
-        [RB_COLL_REDUCESCATTER] = &rb_coll_reducescatter, [RB_COLL_BROADCAST] = &rb_coll_broadcast,
-        [RB_COLL_REDUCE] = &rb_coll_reduce, [RB_COLL_ALLTOALL] = &rb_coll_alltoall,
-        [RB_COLL_SENDRECV] = &rb_coll_sendrecv, [RB_COLL_GATHER] = &rb_coll_gather,
-        [RB_COLL_SCATTER] = &rb_coll_scatter, [RB_COLL_ALLTOALLV] = &rb_coll_alltoallv,
+#define RB_COLL_TEST_ROW(K, name, ...) [RB_COLL_##K] = &rb_coll_##name,
+        RB_COLL_KIND_LIST(RB_COLL_TEST_ROW)
+#undef RB_COLL_TEST_ROW
     };
     return (unsigned)k < RB_COLL_KINDS ? all[k] : NULL;
 }
@@ -866,9 +864,9 @@ static int resolve(struct run *R, const struct rb_coll_opts *o, const char *whic
     } else if (rb_coll_kind_parse(which, &kind) == 0) {
         R->kinds[R->ntests++] = kind;
     } else {
-        return rb_cli_usage_error("coll: unknown collective \"%s\" (use allreduce, allgather, reducescatter, "
-                                  "broadcast, reduce, alltoall, sendrecv, gather, scatter, alltoallv or all)",
-                                  which);
+        char names[256];
+        return rb_cli_usage_error("coll: unknown collective \"%s\" (use %s or all)", which,
+                                  rb_coll_kind_names(names, sizeof names, ", ", NULL));
     }
     for (int i = 0; i < R->ntests; i++)
         R->tests[i] = rb_coll_test_get(R->kinds[i]);
@@ -1008,9 +1006,10 @@ int rb_coll_main(int argc, char **argv)
          "--background: the load alone this long; each pass repeats the sweep at least this long", NULL},
         {0},
     };
+    char names[256], usage[320];
+    snprintf(usage, sizeof usage, "railbench coll %s|all [options]", rb_coll_kind_names(names, sizeof names, "|", NULL));
     const struct rb_cmd_spec spec = {
-        "railbench coll allreduce|allgather|reducescatter|broadcast|reduce|alltoall|sendrecv|gather|scatter|alltoallv|all "
-        "[options]",
+        usage,
         "Time collectives over the MPI ranks with nccl-tests' flags and table, MPI's own algorithm and "
         "ring, recursive doubling, Rabenseifner, tree and rail-aware hierarchical ones.\n"
         "Inside coll, nccl-tests' letters win: -c is check (not in-flight), -n iterations (not objects),\n"

@@ -120,9 +120,10 @@ struct rb_coll_test {
     bool (*received)(const struct rb_coll_args *a, uint64_t *bytes_from);
 };
 
-extern const struct rb_coll_test rb_coll_allreduce, rb_coll_allgather, rb_coll_reducescatter,
-    rb_coll_broadcast, rb_coll_reduce, rb_coll_alltoall, rb_coll_sendrecv, rb_coll_gather, rb_coll_scatter,
-    rb_coll_alltoallv;
+/* One test per collective of RB_COLL_KIND_LIST, rb_coll_<name>, defined in collectives/<name>.c. */
+#define RB_COLL_TEST_EXTERN(K, name, ...) extern const struct rb_coll_test rb_coll_##name;
+RB_COLL_KIND_LIST(RB_COLL_TEST_EXTERN)
+#undef RB_COLL_TEST_EXTERN
 
 /* ---- alltoallv's traffic pattern (alltoallv.c; one per process, set before the first run) ---- */
 

@@ -1,6 +1,7 @@
 /* Command-line parser: the resolved config and argv records (secrets redacted) and --help. */
 #define _POSIX_C_SOURCE 200809L
 #include "cli_int.h"
+#include "railbench/result.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -15,23 +16,6 @@
 
 /* ---- the resolved config ---- */
 
-static cJSON *json_u64_value(uint64_t v)
-{
-    char num[32];
-    if ((double)v <= JSON_EXACT_MAX)
-        return cJSON_CreateNumber((double)v);
-    snprintf(num, sizeof(num), "%" PRIu64, v);
-    return cJSON_CreateString(num);
-}
-
-static cJSON *json_i64_value(int64_t v)
-{
-    char num[32];
-    if ((double)v <= JSON_EXACT_MAX && (double)v >= -JSON_EXACT_MAX)
-        return cJSON_CreateNumber((double)v);
-    snprintf(num, sizeof(num), "%" PRId64, v);
-    return cJSON_CreateString(num);
-}
 
 /* The staged value as JSON of the type --config reads back; NULL when out of memory. */
 static cJSON *value_json(const struct slot *sl)
@@ -59,9 +43,9 @@ static cJSON *value_json(const struct slot *sl)
         }
         return a;
     case RB_OPT_INT:
-        return json_i64_value(v->i);
+        return rb_json_i64(v->i);
     case RB_OPT_U64: case RB_OPT_SIZE:
-        return json_u64_value(v->u);
+        return rb_json_u64(v->u);
     case RB_OPT_RATE: /* 0 is "no rate" (closed loop), which --rate cannot be given as: null reads back */
         return v->d > 0 ? cJSON_CreateNumber(v->d) : cJSON_CreateNull();
     case RB_OPT_DOUBLE: case RB_OPT_PERCENT:
@@ -70,7 +54,7 @@ static cJSON *value_json(const struct slot *sl)
         if (!(a = cJSON_CreateArray()))
             return NULL;
         for (size_t i = 0; i < v->list.n; i++) {
-            cJSON *e = json_u64_value(v->list.v[i]);
+            cJSON *e = rb_json_u64(v->list.v[i]);
             if (!e || !cJSON_AddItemToArray(a, e)) {
                 cJSON_Delete(e);
                 cJSON_Delete(a);

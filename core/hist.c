@@ -1,5 +1,6 @@
 /* Log-linear latency histogram: bucket bounds, merge, percentiles and the JSON forms of hist.h. */
 #include "railbench/hist.h"
+#include "railbench/result.h"
 
 #include <errno.h>
 #include <math.h>
@@ -186,19 +187,10 @@ void rb_hist_summarize(const struct rb_hist *h, struct rb_hist_summary *s)
     s->p9999_ns = rb_hist_percentile(h, 99.99);
 }
 
-/* A JSON number is a double, so integers past 2^53 travel as decimal strings. */
-static cJSON *u64_to_json(uint64_t v)
-{
-    if (v <= JSON_EXACT_MAX)
-        return cJSON_CreateNumber((double)v);
-    char buf[24];
-    snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
-    return cJSON_CreateString(buf);
-}
 
 static int add_u64(cJSON *obj, const char *key, uint64_t v)
 {
-    cJSON *item = u64_to_json(v);
+    cJSON *item = rb_json_u64(v);
     if (!item)
         return -ENOMEM;
     if (!cJSON_AddItemToObject(obj, key, item)) {
@@ -210,7 +202,7 @@ static int add_u64(cJSON *obj, const char *key, uint64_t v)
 
 static int append_u64(cJSON *arr, uint64_t v)
 {
-    cJSON *item = u64_to_json(v);
+    cJSON *item = rb_json_u64(v);
     if (!item)
         return -ENOMEM;
     if (!cJSON_AddItemToArray(arr, item)) {

@@ -3,13 +3,12 @@
 
 #include <errno.h>
 
-/* splitmix64's finaliser (Steele, Lea, Flood 2014): a cheap 64-bit mixer with full avalanche. */
+#include "railbench/mix.h"
+
+/* SplitMix64: the key's state advanced once, mixed. */
 static uint64_t mix64(uint64_t x)
 {
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
+    return rb_mix64_next(&x);
 }
 
 int rb_perm_init(struct rb_perm *p, uint64_t n, uint64_t seed)

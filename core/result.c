@@ -3,6 +3,7 @@
 #include "railbench/result.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,6 +33,20 @@ cJSON *rb_json_u64(uint64_t v)
     char buf[24];
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
     return cJSON_CreateString(buf);
+}
+
+cJSON *rb_json_i64(int64_t v)
+{
+    if (v <= (int64_t)(1ll << 53) && v >= -(int64_t)(1ll << 53))
+        return cJSON_CreateNumber((double)v);
+    char buf[24];
+    snprintf(buf, sizeof buf, "%lld", (long long)v);
+    return cJSON_CreateString(buf);
+}
+
+cJSON *rb_json_number(double v)
+{
+    return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
 }
 
 int rb_json_get_u64(const cJSON *item, uint64_t *v)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fabcheck_int.h"
+#include "railbench/result.h"
 
 /* Per link verdicts, before attribution. */
 struct verdict {
@@ -350,10 +351,6 @@ void rb_check_analysis_free(struct rb_check_analysis *a)
     memset(a, 0, sizeof *a);
 }
 
-static cJSON *num_or_null(double v)
-{
-    return isnan(v) ? cJSON_CreateNull() : cJSON_CreateNumber(v);
-}
 
 cJSON *rb_check_link_json(const struct rb_check_link *l, const char *const *names)
 {
@@ -371,11 +368,11 @@ cJSON *rb_check_link_json(const struct rb_check_link *l, const char *const *name
         cJSON_AddStringToObject(o, "error", l->error);
     }
     bool ok = l->status == RB_CHECK_OK;
-    cJSON_AddItemToObject(o, "latency_p50_s", num_or_null(ok ? l->lat_p50_s : NAN));
-    cJSON_AddItemToObject(o, "latency_p99_s", num_or_null(ok ? l->lat_p99_s : NAN));
-    cJSON_AddItemToObject(o, "bw_ab_bytes_per_s", num_or_null(ok ? l->bw_ab_bytes_per_s : NAN));
-    cJSON_AddItemToObject(o, "bw_ba_bytes_per_s", num_or_null(ok ? l->bw_ba_bytes_per_s : NAN));
-    cJSON_AddItemToObject(o, "bw_bidir_bytes_per_s", num_or_null(ok ? l->bw_bidir_bytes_per_s : NAN));
+    cJSON_AddItemToObject(o, "latency_p50_s", rb_json_number(ok ? l->lat_p50_s : NAN));
+    cJSON_AddItemToObject(o, "latency_p99_s", rb_json_number(ok ? l->lat_p99_s : NAN));
+    cJSON_AddItemToObject(o, "bw_ab_bytes_per_s", rb_json_number(ok ? l->bw_ab_bytes_per_s : NAN));
+    cJSON_AddItemToObject(o, "bw_ba_bytes_per_s", rb_json_number(ok ? l->bw_ba_bytes_per_s : NAN));
+    cJSON_AddItemToObject(o, "bw_bidir_bytes_per_s", rb_json_number(ok ? l->bw_bidir_bytes_per_s : NAN));
     cJSON_AddNumberToObject(o, "elapsed_s", l->elapsed_s);
     cJSON_AddBoolToObject(o, "confirmed", l->confirmed != 0);
     return o;

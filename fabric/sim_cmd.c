@@ -59,7 +59,7 @@ static int parse_job(struct job *j, int nargs, const char **args, const char *al
                      uint64_t f, uint64_t inc, const char *type, const char *op, int64_t root)
 {
     const char *colls = nargs > 0 ? args[0] : "allreduce";
-    char buf[256];
+    char buf[256], names[256];
     snprintf(buf, sizeof buf, "%s", colls);
     for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
         enum rb_coll_kind k;
@@ -68,9 +68,11 @@ static int parse_job(struct job *j, int nargs, const char **args, const char *al
                 j->coll[i] = true;
         else if (rb_coll_kind_parse(w, &k) == 0)
             j->coll[k] = true;
-        else
-            return usage("collective", w,
-                         "allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv or all");
+        else {
+            char want[300];
+            snprintf(want, sizeof want, "%s or all", rb_coll_kind_names(names, sizeof names, ", ", NULL));
+            return usage("collective", w, want);
+        }
     }
     snprintf(buf, sizeof buf, "%s", algos);
     for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {

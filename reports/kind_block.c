@@ -5,7 +5,7 @@
 
 #include "report_int.h"
 
-static bool detect(const struct rb_rundir *r)
+static bool has_table(const struct rb_rundir *r)
 {
     return rb_rundir_array(r->summary, "block_points") != NULL;
 }
@@ -208,4 +208,4 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rb_report_kind_block = {"block", {"block"}, detect, tables, plot_iops, plots};
+const struct rb_report_kind rb_report_kind_block = {"block", {"block"}, has_table, tables, plot_iops, plots};

@@ -7,7 +7,7 @@
 #include "html_int.h"
 #include "report_int.h"
 
-static bool detect(const struct rb_rundir *r)
+static bool has_table(const struct rb_rundir *r)
 {
     return strcmp(r->command, "fabric check") == 0 && cJSON_IsArray(rb_rundir_array(r->summary, "links"));
 }
@@ -183,4 +183,4 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     }
 }
 
-const struct rb_report_kind rb_report_kind_check = {"fabric check", {"fabric check"}, detect, tables, plots, NULL};
+const struct rb_report_kind rb_report_kind_check = {"fabric check", {"fabric check"}, has_table, tables, plots, NULL};

@@ -5,9 +5,9 @@
 
 #include "report_int.h"
 
-static bool detect(const struct rb_rundir *r)
+static bool has_table(const struct rb_rundir *r)
 {
-    return strcmp(r->command, "load checkpoint") == 0;
+    return rb_rundir_array(r->summary, "writes") || rb_rundir_array(r->summary, "reads");
 }
 
 /* Whether rank k is among the stragglers of checkpoint record p. */
@@ -122,5 +122,5 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rb_report_kind_ckpt = {"load checkpoint", {"load checkpoint"}, detect, tables, plot_ranks,
+const struct rb_report_kind rb_report_kind_ckpt = {"load checkpoint", {"load checkpoint"}, has_table, tables, plot_ranks,
                                                    plots};

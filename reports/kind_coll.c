@@ -14,13 +14,13 @@ static bool predicted(const struct rb_rundir *r)
     return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(first, "predicted"));
 }
 
-static bool detect_coll(const struct rb_rundir *r)
+static bool has_coll_table(const struct rb_rundir *r)
 {
     return rb_rundir_array(r->summary, "collective_rows") && !predicted(r);
 }
 
 /* fabric sim: predicted rows, or a calibration against measured runs (its rows carry both). */
-static bool detect_sim(const struct rb_rundir *r)
+static bool has_sim_table(const struct rb_rundir *r)
 {
     return (rb_rundir_array(r->summary, "collective_rows") && predicted(r)) ||
            rb_rundir_array(r->summary, "calibration.rows");
@@ -319,6 +319,6 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     }
 }
 
-const struct rb_report_kind rb_report_kind_coll = {"coll", {"coll"}, detect_coll, tables_coll, plots, NULL};
-const struct rb_report_kind rb_report_kind_sim = {"fabric sim", {"fabric sim"}, detect_sim, tables_sim, plots,
+const struct rb_report_kind rb_report_kind_coll = {"coll", {"coll"}, has_coll_table, tables_coll, plots, NULL};
+const struct rb_report_kind rb_report_kind_sim = {"fabric sim", {"fabric sim"}, has_sim_table, tables_sim, plots,
                                                   NULL};

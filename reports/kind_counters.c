@@ -5,7 +5,7 @@
 
 #include "report_int.h"
 
-static bool detect(const struct rb_rundir *r)
+static bool has_table(const struct rb_rundir *r)
 {
     return strcmp(r->command, "fabric counters") == 0 && cJSON_IsArray(r->summary);
 }
@@ -101,5 +101,5 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_emit(p, html);
 }
 
-const struct rb_report_kind rb_report_kind_counters = {"fabric counters", {"fabric counters"}, detect, tables,
+const struct rb_report_kind rb_report_kind_counters = {"fabric counters", {"fabric counters"}, has_table, tables,
                                                        plots, NULL};

@@ -3,18 +3,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "railbench/load_errors.h"
 #include "report_int.h"
 
-static bool detect(const struct rb_rundir *r)
+static bool has_table(const struct rb_rundir *r)
 {
     return rb_rundir_array(r->summary, "ops") != NULL;
 }
 
-/* Error classes of the loader, in its order (loader/target.c). */
-static const char *const err_classes[] = {"connect",    "timeout",  "reset",
-                                          "http_4xx",   "http_5xx", "short_read",
-                                          "checksum",   "too_many_redirects", "other",
-                                          "abandoned"};
+/* Error classes of the loader, in its order. */
+static const char *const err_classes[] = {RB_LOAD_ERR_NAMES};
 
 static void run_notes(struct rb_rtable *t, const struct rb_report_set *s, size_t i)
 {
@@ -123,5 +121,7 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rb_report_kind_load = {"load get|put", {"load get", "load put"}, detect, tables,
-                                                     rb_report_plot_timeline, plots};
+const struct rb_report_kind rb_report_kind_load = {
+    "load get|put",
+    {"load get", "load put", "load delete", "load stat", "load mixed", "load list", NULL},
+    has_table, tables, rb_report_plot_timeline, plots};

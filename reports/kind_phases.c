@@ -5,7 +5,7 @@
 
 #include "report_int.h"
 
-static bool detect(const struct rb_rundir *r)
+static bool has_table(const struct rb_rundir *r)
 {
     (void)r;
     return true;
@@ -79,4 +79,4 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rb_report_kind_phases = {"phases", {NULL}, detect, tables, rb_report_plot_timeline, plots};
+const struct rb_report_kind rb_report_kind_phases = {"phases", {NULL}, has_table, tables, rb_report_plot_timeline, plots};

@@ -5,7 +5,7 @@
 
 #include "report_int.h"
 
-static bool detect(const struct rb_rundir *r)
+static bool has_table(const struct rb_rundir *r)
 {
     return rb_rundir_array(r->summary, "sweep_points") != NULL;
 }
@@ -103,4 +103,4 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rb_report_kind_sweep = {"load sweep", {"load sweep"}, detect, tables, plot_curve, plots};
+const struct rb_report_kind rb_report_kind_sweep = {"load sweep", {"load sweep"}, has_table, tables, plot_curve, plots};

@@ -5,7 +5,7 @@
 
 #include "report_int.h"
 
-static bool detect(const struct rb_rundir *r)
+static bool has_table(const struct rb_rundir *r)
 {
     return rb_rundir_array(r->summary, "tiers_rows") != NULL;
 }
@@ -132,4 +132,4 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rb_report_kind_tiers = {"load tiers", {"load tiers"}, detect, tables, plot_bars, plots};
+const struct rb_report_kind rb_report_kind_tiers = {"load tiers", {"load tiers"}, has_table, tables, plot_bars, plots};

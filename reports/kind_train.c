@@ -5,7 +5,7 @@
 
 #include "report_int.h"
 
-static bool detect(const struct rb_rundir *r)
+static bool has_table(const struct rb_rundir *r)
 {
     return rb_rundir_array(r->summary, "train_epochs") != NULL;
 }
@@ -304,4 +304,4 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rb_report_kind_train = {"load train", {"load train"}, detect, tables_all, plot_epochs, plots};
+const struct rb_report_kind rb_report_kind_train = {"load train", {"load train"}, has_table, tables_all, plot_epochs, plots};

@@ -15,11 +15,11 @@
 #include "railbench/result.h"
 #include "report_int.h"
 
-/* Detection order matters: a summary may carry another kind's keys besides its own. */
+/* Every kind; a result's recorded command picks its kind (phases: any other command). */
 const struct rb_report_kind *const rb_report_kinds[] = {
-    &rb_report_kind_ckpt,  &rb_report_kind_tiers, &rb_report_kind_sweep, &rb_report_kind_train,    &rb_report_kind_load,   &rb_report_kind_coll,
-    &rb_report_kind_sim,   &rb_report_kind_block, &rb_report_kind_counters, &rb_report_kind_check,
-    &rb_report_kind_phases,
+#define RB_REPORT_KIND_ROW(name) &rb_report_kind_##name,
+    RB_REPORT_KIND_LIST(RB_REPORT_KIND_ROW)
+#undef RB_REPORT_KIND_ROW
 };
 const size_t rb_report_nkinds = sizeof rb_report_kinds / sizeof rb_report_kinds[0];
 
@@ -60,17 +60,21 @@ static void add_warning(struct report *R, const char *w)
         R->oom = true;
 }
 
-/* True when a kind has a table for this command: its result shown as bare phases lacks the summary. */
-static bool tabled(const char *command)
+/*
+ * The kind whose commands name this one ("coll" names "coll allreduce"): the
+ * result's recorded command decides, as its schema in schemas/ does; NULL
+ * when no kind tables it.
+ */
+static const struct rb_report_kind *kind_of(const char *command)
 {
     for (size_t k = 0; k < rb_report_nkinds; k++) {
         for (const char *const *c = rb_report_kinds[k]->commands; *c; c++) {
             size_t n = strlen(*c);
             if (strncmp(command, *c, n) == 0 && (command[n] == '\0' || command[n] == ' '))
-                return true;
+                return rb_report_kinds[k];
         }
     }
-    return false;
+    return NULL;
 }
 
 /* Loads one result directory; a missing one is one line, a broken one its warnings. Returns 0 or -ENOMEM. */
@@ -101,11 +105,10 @@ static int load_one(struct report *R, const char *path, unsigned flags)
         rb_rundir_free(r);
         return rc == -ENOMEM ? rc : 0;
     }
-    size_t k = 0;
-    while (!rb_report_kinds[k]->detect(r))
-        k++;
-    R->kind[R->n] = rb_report_kinds[k];
-    if (rb_report_kinds[k] == &rb_report_kind_phases && !r->partial && tabled(r->command)) {
+    /* A result without what its kind's table needs (cut short, or failed early) is shown as its phases. */
+    const struct rb_report_kind *kind = kind_of(r->command);
+    R->kind[R->n] = kind && kind->has_table(r) ? kind : &rb_report_kind_phases;
+    if (kind && R->kind[R->n] == &rb_report_kind_phases && !r->partial) {
         char line[4300];
         snprintf(line, sizeof line,
                  "%s/result.json: a \"%.60s\" result without the summary its table needs; showing its phases",

@@ -20,6 +20,8 @@ pkgs=(
   slurm-wlm munge time
   ceph-mon ceph-osd radosgw ceph-common python3-boto3
   libhttp-parser-dev
+  # tests/schema_check.py: every result.json the integration tests make, against schemas/
+  python3-jsonschema
   # the native engine: SigV4's SHA-256/HMAC (libcrypto) and HTTPS (libssl)
   libssl-dev
   # the Debian package (dpkg-buildpackage with debhelper, checked by lintian), the man pages (man, nroff) and

@@ -13,8 +13,17 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 export OMPI_MCA_rmaps_base_oversubscribe=1
 
+# check_results PATH...: every result.json under PATH against the result contract, schemas/ (result.schema.json
+# and the kind schema naming its command; tests/schema_check.py). Prints the problems; returns 1 when there are any.
+check_results() {
+    python3 "$ROOT/tests/schema_check.py" "$ROOT/schemas" "$@" >"$T/.schema-check.out" 2>&1 ||
+        { grep -v ' problems$' "$T/.schema-check.out" >&2; return 1; }
+}
+
+# On exit: stop the servers; a test that passed also has every result.json it made checked against its schema
+# (a test that plants broken results on purpose sets SCHEMA_SKIP=1 after checking its own with check_results).
 cleanup() {
-    local pid i
+    local rc=$? pid i
     for ((i = ${#AT_EXIT[@]} - 1; i >= 0; i--)); do eval "${AT_EXIT[i]}" || true; done
     for pid in "${PIDS[@]}"; do
         kill "$pid" 2>/dev/null || true
@@ -23,7 +32,16 @@ cleanup() {
         for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
         kill -9 "$pid" 2>/dev/null || true
     done
+    if [ "$rc" -eq 0 ] && [ -z "${SCHEMA_SKIP:-}" ]; then
+        if check_results "$T"; then
+            grep -q '^0 results' "$T/.schema-check.out" || echo "ok: $(tail -n 1 "$T/.schema-check.out") against schemas/"
+        else
+            echo "FAIL: a result.json does not keep the result contract (schemas/)" >&2
+            rc=1
+        fi
+    fi
     [ -n "${KEEP_TMP:-}" ] || rm -rf "$T"
+    exit "$rc"
 }
 trap cleanup EXIT
 

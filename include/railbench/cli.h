@@ -63,6 +63,27 @@ struct rb_opt {
                           * list (man page and completion only; the command checks the list) */
 };
 
+/* Rows a composed option table holds at most (see rb_opts_add). */
+#define RB_OPTS_MAX 96
+
+/*
+ * An option table composed from named groups (common to a family of
+ * commands, a protocol's, the engine's, the command's own), in the order
+ * added; v is always a table ending with {0}, ready for rb_cmd_spec.opts.
+ * Start from {0}.
+ */
+struct rb_opts {
+    size_t n;
+    struct rb_opt v[RB_OPTS_MAX + 1];
+};
+
+/*
+ * Appends the rows of group (a table ending with {0}) to t. A name or short
+ * name already in t, or more than RB_OPTS_MAX rows, is a programming error:
+ * one line on stderr and abort(). Not thread-safe for one t.
+ */
+void rb_opts_add(struct rb_opts *t, const struct rb_opt *group);
+
 /* A command's interface: usage line, one-line summary, options (ending with {0}), positional count. */
 struct rb_cmd_spec {
     const char *usage;   /* "railbench load get [options] URL" */

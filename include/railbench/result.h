@@ -55,8 +55,13 @@ int rb_result_finish(struct rb_result *r);
 /* Closes intervals.jsonl and frees the record; NULL-safe and idempotent. */
 void rb_result_close(struct rb_result *r);
 
-/* A JSON number for v when it is exact as a double (<= 2^53), else a decimal string. */
+/* The JSON number helpers every module uses (NULL when out of memory): */
+/* a JSON number for v when it is exact as a double (<= 2^53), else a decimal string; */
 cJSON *rb_json_u64(uint64_t v);
+/* the same for a signed v (|v| <= 2^53 as a number); */
+cJSON *rb_json_i64(int64_t v);
+/* v as a number, or null when it is not finite (NaN: not measured; a figure that was not measured is null). */
+cJSON *rb_json_number(double v);
 
 /* Reads a value written by rb_json_u64 (number or decimal string). Returns 0 or -EINVAL. */
 int rb_json_get_u64(const cJSON *item, uint64_t *v);

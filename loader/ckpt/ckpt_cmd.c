@@ -29,11 +29,11 @@
 enum ckpt_mode { MODE_BOTH, MODE_WRITE, MODE_READ };
 
 struct ckpt_args {
-    struct rb_target_args tgt;
+    struct rb_target_cfg tgt;  /* the target options: --endpoint, --timeout, each protocol's own */
     struct rb_file_opts file;  /* a file:// target's options (the file protocol's group); --fsync default close */
     const char *model_s, *scale_s, *name, *after, *delay_s;
     uint64_t params, tp, pp, dp, zero; /* 0 (zero: UINT64_MAX): the preset's */
-    uint64_t writes, reads, threads, inflight, seed, timeout_ns, part_size, mp_threshold;
+    uint64_t writes, reads, threads, inflight, seed, part_size, mp_threshold;
     int mode;
     bool subset, shift, verify, drop_caches, keep;
     /* resolved */
@@ -436,7 +436,7 @@ static int cmp_name(const void *a, const void *b)
 /* Rank 0: names listed under base on the target (count, and whether all of set are among them). */
 static int list_under(struct run *x, const char *base, struct rb_objset *out, char *err, size_t errlen)
 {
-    return rb_target_list(x->t, base, x->a->timeout_ns, out, err, errlen);
+    return rb_target_list(x->t, base, x->a->tgt.timeout_ns, out, err, errlen);
 }
 
 /*
@@ -665,7 +665,7 @@ static int run(struct ckpt_args *a, struct rb_cli *cli)
     if (status)
         return status;
     struct run x = {.a = a};
-    if ((status = rb_load_target_open(&a->tgt, cli->args[0], &x.t)))
+    if ((status = rb_load_target_open(&a->tgt, cli->args[0], NULL, &x.t)))
         return status;
     const bool s3 = a->s3 = strcmp(rb_target_scheme(x.t), "s3") == 0;
     a->files = strcmp(rb_target_scheme(x.t), "file") == 0;
@@ -677,7 +677,7 @@ static int run(struct ckpt_args *a, struct rb_cli *cli)
         if ((status = rb_file_opts_check(&fo)) || (status = rb_file_opts_target(&fo, x.t, cli, &a->inflight)))
             goto close;
     }
-    if ((status = rb_load_target_probe(x.t, a->timeout_ns)))
+    if ((status = rb_load_target_probe(x.t, a->tgt.timeout_ns)))
         goto close;
     status = rb_harness_init(&x.h, "load checkpoint", cli,
                              &(struct rb_harness_opts){.mpi = true, .precheck = precheck, .ctx = a});
@@ -710,20 +710,15 @@ static int run(struct ckpt_args *a, struct rb_cli *cli)
         for (uint64_t r = pl.first; r < pl.first + pl.count; r++)
             x.total_bytes += rb_ckpt_rank_bytes(&a->model, r, a->scale_den, NULL, NULL);
     }
-    x.o = (struct rb_load_opts){
-        .target = x.t,
-        .threads = (unsigned)a->threads,
-        .inflight = (unsigned)a->inflight,
-        .seed = a->seed,
-        .timeout_ns = a->timeout_ns,
-        .max_redirects = 5,
-        .rank = x.h.rank,
-        .log_fd = -1,
-        .engine = RB_ENGINE_CURL,
-        .file = a->files ? &a->file : NULL,
-        .part_size = s3 ? a->part_size : 0,
-        .multipart_threshold = s3 ? a->mp_threshold : 0,
-    };
+    /* Files go up and come back through libcurl (multipart, ranged reads): the engine's group is not this command's. */
+    const struct rb_engine_args ea = {.engine = RB_ENGINE_CURL, .max_redirects = RB_ENGINE_MAX_REDIRECTS};
+    x.o = rb_load_opts_from(RB_LOAD_GET, x.t, &a->tgt, &ea, x.h.rank);
+    x.o.threads = (unsigned)a->threads;
+    x.o.inflight = (unsigned)a->inflight;
+    x.o.seed = a->seed;
+    x.o.part_size = s3 ? a->part_size : 0;
+    x.o.multipart_threshold = s3 ? a->mp_threshold : 0;
+    x.o.file = a->files ? &a->file : NULL;
     gather_hosts(&x);
     if (x.h.rank == 0) {
         x.writes = cJSON_CreateArray();
@@ -804,14 +799,14 @@ int rb_ckpt_main(int argc, char **argv)
         .threads = 1,
         .inflight = 8,
         .seed = 1,
-        .timeout_ns = 120 * RB_NS_PER_S,
+        .tgt = {.timeout_ns = 120 * RB_NS_PER_S},
         .part_size = RB_MP_DEFAULT_PART_BYTES,
         .mp_threshold = RB_MP_DEFAULT_THRESHOLD_BYTES,
         .zero = UINT64_MAX,
         .file = RB_FILE_OPTS_DEFAULT,
     };
     a.file.fsync = RB_FSYNC_CLOSE; /* MLPerf Storage enforces fsync on checkpoint writes */
-    const struct rb_opt opts[] = {
+    const struct rb_opt own[] = {
         {"model", 0, RB_OPT_STR, &a.model_s, "NAME", "MLPerf Storage preset: llama3-8b, llama3-70b, llama3-405b, llama3-1t",
          NULL},
         {"params", 0, RB_OPT_U64, &a.params, "N", "any model: N parameters (instead of --model)", NULL},
@@ -847,33 +842,20 @@ int rb_ckpt_main(int argc, char **argv)
         {"multipart-threshold", 0, RB_OPT_SIZE, &a.mp_threshold, "SIZE", "s3:// writes: files larger than SIZE go up "
          "in parts", NULL},
         {"seed", 0, RB_OPT_U64, &a.seed, "N", "seed of the payload (--verify recomputes it)", NULL},
-        {"timeout", 0, RB_OPT_DURATION, &a.timeout_ns, "D", "per-request timeout (0: none)", NULL},
-        {"endpoint", 0, RB_OPT_STRS, &a.tgt.endpoints, "URL",
-         "S3/AIStore endpoint http[s]://HOST[:PORT]; repeatable, used round-robin per connection", NULL},
-        {"region", 0, RB_OPT_STR, &a.tgt.region, "NAME", "S3 signing region (if not given: $AWS_REGION, else us-east-1)",
-         NULL},
-        {"virtual-host", 0, RB_OPT_FLAG, &a.tgt.virtual_host, NULL,
-         "S3 virtual-host style (bucket.host) instead of path style", NULL},
-        {"credentials-file", 0, RB_OPT_STR, &a.tgt.credentials_file, "FILE",
-         "S3 credentials file (if not given: $AWS_SHARED_CREDENTIALS_FILE, else ~/.aws/credentials)", NULL},
-        {"profile", 0, RB_OPT_STR, &a.tgt.profile, "NAME",
-         "profile in the credentials file (if not given: $AWS_PROFILE, else default)", NULL},
-        {"provider", 0, RB_OPT_STR, &a.tgt.provider, "NAME",
-         "AIStore bucket provider: ais, aws, gcp, azure (if not given: ais)", NULL},
         {0},
     };
+    struct rb_opts opts = {0};
+    rb_opts_add(&opts, own);
+    rb_target_options(&opts, &a.tgt);
     /* The file protocol's group after the command's rows. */
-    struct rb_opt all[sizeof opts / sizeof opts[0] + RB_FILE_OPT_ROWS];
-    size_t n = 0;
-    while (opts[n].name)
-        n++;
-    memcpy(all, opts, (n + 1) * sizeof *opts);
-    rb_file_options(all + n, &a.file);
+    struct rb_opt file[RB_FILE_OPT_ROWS + 1];
+    rb_file_options(file, &a.file);
+    rb_opts_add(&opts, file);
     const struct rb_cmd_spec spec = {
         "railbench load checkpoint [options] URL",
         "MLPerf Storage's checkpoint benchmark on file:///PATH, s3://BUCKET[/PREFIX], ais://BUCKET or http://HOST/PATH: every rank "
         "writes its shards of the model's checkpoint --writes times, then reads them back (--reads), each "
         "checkpoint's duration the slowest rank's time.",
-        all, 1, 1, false};
+        opts.v, 1, 1, false};
     return rb_load_command(&spec, argc, argv, run_args, &a);
 }

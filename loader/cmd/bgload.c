@@ -22,9 +22,10 @@ int rb_bgload_open(struct rb_harness *h, const struct rb_bgload_opts *o, struct 
     struct rb_bgload *b = calloc(1, sizeof *b);
     if (!b)
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
-    struct rb_target_args ta = {0};
+    const struct rb_target_cfg tc = {.timeout_ns = o->timeout_ns};
+    const struct rb_engine_args ea = {.max_redirects = RB_ENGINE_MAX_REDIRECTS};
     uint64_t total = 0;
-    int status = rb_load_target_open(&ta, o->url, &b->t);
+    int status = rb_load_target_open(&tc, o->url, NULL, &b->t);
     if (!status)
         status = rb_load_target_probe(b->t, o->timeout_ns);
     char prefix[1100];
@@ -37,20 +38,13 @@ int rb_bgload_open(struct rb_harness *h, const struct rb_bgload_opts *o, struct 
         rb_bgload_free(b);
         return status;
     }
-    b->lo = (struct rb_load_opts){
-        .op = RB_LOAD_GET,
-        .target = b->t,
-        .objects = &b->mine,
-        .threads = o->threads,
-        .inflight = o->inflight,
-        .pattern = RB_PATTERN_RANDOM,
-        .rate_per_s = o->rate_per_s,
-        .seed = 1,
-        .timeout_ns = o->timeout_ns,
-        .max_redirects = 5,
-        .rank = h->rank,
-        .log_fd = -1,
-    };
+    b->lo = rb_load_opts_from(RB_LOAD_GET, b->t, &tc, &ea, h->rank);
+    b->lo.objects = &b->mine;
+    b->lo.threads = o->threads;
+    b->lo.inflight = o->inflight;
+    b->lo.pattern = RB_PATTERN_RANDOM;
+    b->lo.rate_per_s = o->rate_per_s;
+    b->lo.seed = 1;
     int rc = rb_engine_new(&b->e, &b->lo);
     if (rc)
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "--background: cannot set up the load's engine: %s", strerror(-rc));

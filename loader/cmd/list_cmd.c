@@ -22,9 +22,9 @@ enum { LX_NAMES, LX_LISTINGS, LX_COUNT };
 static const char *const list_extra_names[] = {"names", "listings", NULL};
 
 struct list_args {
-    struct rb_target_args tgt;
+    struct rb_target_cfg tgt; /* the target options: --endpoint, --timeout (per page), each protocol's own */
     const char *prefix;
-    uint64_t threads, count, duration_ns, timeout_ns;
+    uint64_t threads, count, duration_ns;
 };
 
 /* One lister thread: whole listings back to back; each page recorded into its stats, handed over under mu. */
@@ -197,7 +197,7 @@ static char *list_report(struct rb_harness *h, const struct rb_target *t, const 
 static int list_phase(struct rb_harness *h, const struct list_args *a, const struct rb_target *t, const char *prefix,
                       char **table)
 {
-    struct list_run r = {.t = t, .prefix = prefix, .timeout_ns = a->timeout_ns, .n = (unsigned)a->threads};
+    struct list_run r = {.t = t, .prefix = prefix, .timeout_ns = a->tgt.timeout_ns, .n = (unsigned)a->threads};
     /* --count is whole listings over all ranks; without it, listings go on until --duration. */
     r.listings_left = a->count ? a->count / (uint64_t)h->size + ((uint64_t)h->rank < a->count % (uint64_t)h->size)
                                : UINT64_MAX;
@@ -243,12 +243,12 @@ static int list_run(void *arg, struct rb_cli *cli)
     if (!a->count && !a->duration_ns)
         a->count = 1;
     struct rb_target *t = NULL;
-    int status = rb_load_target_open(&a->tgt, cli->args[0], &t);
+    int status = rb_load_target_open(&a->tgt, cli->args[0], NULL, &t);
     if (status)
         return status;
     char prefix[1600];
     snprintf(prefix, sizeof prefix, "%s%s", rb_target_prefix(t), a->prefix ? a->prefix : "");
-    if ((status = rb_load_target_probe(t, a->timeout_ns)) != 0) {
+    if ((status = rb_load_target_probe(t, a->tgt.timeout_ns)) != 0) {
         rb_target_close(t);
         return status;
     }
@@ -268,29 +268,22 @@ static int list_run(void *arg, struct rb_cli *cli)
 
 int rb_load_list_main(int argc, char **argv)
 {
-    struct list_args a = {.threads = 1, .timeout_ns = 30 * RB_NS_PER_S};
-    struct rb_opt opts[] = {
-        {"endpoint", 0, RB_OPT_STRS, &a.tgt.endpoints, "URL", "S3/AIStore endpoint http[s]://HOST[:PORT]; repeatable; "
-         "s3:// without it is AWS, https://s3.<region>.amazonaws.com",
-         NULL},
+    struct list_args a = {.threads = 1, .tgt = {.timeout_ns = 30 * RB_NS_PER_S}};
+    const struct rb_opt own[] = {
         {"prefix", 0, RB_OPT_STR, &a.prefix, "P", "list the names under P (after the URL's own prefix)", NULL},
         {"threads", 't', RB_OPT_U64, &a.threads, "N", "listings running at once per rank, each page after page", NULL},
         {"count", 0, RB_OPT_U64, &a.count, "N", "whole listings, all ranks together (if not given: 1 without --duration)",
          NULL},
         {"duration", 'd', RB_OPT_DURATION, &a.duration_ns, "D", "list again and again for D", NULL},
-        {"timeout", 0, RB_OPT_DURATION, &a.timeout_ns, "D", "per page request (0: none)", NULL},
-        {"region", 0, RB_OPT_STR, &a.tgt.region, "NAME", "S3 signing region (if not given: $AWS_REGION, else us-east-1)", NULL},
-        {"virtual-host", 0, RB_OPT_FLAG, &a.tgt.virtual_host, NULL, "S3 virtual-host style (bucket.host)", NULL},
-        {"credentials-file", 0, RB_OPT_STR, &a.tgt.credentials_file, "FILE", "S3 credentials file", NULL},
-        {"profile", 0, RB_OPT_STR, &a.tgt.profile, "NAME", "profile in the credentials file", NULL},
-        {"provider", 0, RB_OPT_STR, &a.tgt.provider, "NAME", "AIStore bucket provider: ais, aws, gcp, azure (if not given: ais)",
-         NULL},
         {0},
     };
+    struct rb_opts opts = {0};
+    rb_opts_add(&opts, own);
+    rb_target_options(&opts, &a.tgt);
     const struct rb_cmd_spec spec = {
         "railbench load list [options] URL",
         "List s3://BUCKET (ListObjectsV2 pages of 1,000), ais://BUCKET (list pages) or http://HOST:PORT/PATH/ "
         "(one nginx autoindex JSON page) and report pages/s, names/s and latency per page.",
-        opts, 1, 1, false};
+        opts.v, 1, 1, false};
     return rb_load_command(&spec, argc, argv, list_run, &a);
 }

@@ -19,13 +19,9 @@
 #include "../engine/payload_int.h"
 #include "../engine/phase_int.h"
 #include "railbench/clock.h"
-#include "railbench/command.h"
 #include "railbench/log.h"
 #include "../engine/steady_int.h"
 #include "sweep_int.h"
-#include "../tiers/tiers_int.h"
-#include "../train/train_int.h"
-#include "../ckpt/ckpt_int.h"
 #include "railbench/units.h"
 #include "safety_int.h"
 
@@ -35,34 +31,46 @@
 #define DEFAULT_PREFIX "obj-"
 #define PUT_DEFAULT_SIZE (1024 * 1024)
 
-/* What differs between the four commands: names, and where their option table is cut. */
+/* The option groups a command takes beside the ones every load command takes (load_cmd composes them). */
+enum {
+    G_BODY = 1 << 0,      /* object sizes and --bytes: requests that carry a body one way or the other */
+    G_ORDER = 1 << 1,     /* --pattern, --epochs: the order reads pick objects in */
+    G_READ = 1 << 2,      /* --range, --random-range, --verify, --cache-header: what a GET reads and checks */
+    G_MULTIPART = 1 << 3, /* --part-size, --multipart-threshold: how a put goes up to s3:// */
+    G_KEEP = 1 << 4,      /* --keep, --overwrite: what a writing run leaves behind and may write over */
+    G_MIX = 1 << 5,       /* --mix, --no-prepare: load mixed's weights and working set */
+    G_FILE = 1 << 6,      /* the file protocol's group (--io-engine, --direct, ...): file:// loads */
+};
+
+/* What differs between the five commands: names, and their option groups. */
 struct cmd_kind {
     const char *command, *phase, *usage, *about;
-    const char *cut_at; /* options from this one on are left out (GET-only ones); NULL keeps all */
+    unsigned groups;
 };
 
 static const struct cmd_kind cmd_kinds[] = {
     [RB_LOAD_GET] = {"load get", "get", "railbench load get [options] URL",
                      "GET objects from http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET and report throughput, "
-                     "latency and TTFB.", NULL},
+                     "latency and TTFB.", G_BODY | G_ORDER | G_READ | G_FILE},
     [RB_LOAD_PUT] = {"load put", "put", "railbench load put [options] URL",
                      "PUT seeded objects to http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET and report throughput "
-                     "and latency.", "pattern"},
+                     "and latency.", G_BODY | G_MULTIPART | G_KEEP | G_FILE},
     [RB_LOAD_DELETE] = {"load delete", "delete", "railbench load delete [options] URL",
                         "DELETE objects (--objects N names, a --filelist, or every object listed under --prefix) "
-                        "from http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET; each object once.", "pattern"},
+                        "from http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET; each object once.", G_FILE},
     [RB_LOAD_HEAD] = {"load stat", "stat", "railbench load stat [options] URL",
                       "HEAD objects (warp's STAT) on http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET and report "
-                      "requests/s and latency.", "range"},
+                      "requests/s and latency.", G_ORDER | G_FILE},
     [RB_LOAD_MIXED] = {"load mixed", "mixed", "railbench load mixed [options] URL",
                        "warp-like mixed load on http://HOST:PORT/PATH or s3://BUCKET: --objects N put first, then each "
                        "request draws GET, PUT, DELETE or STAT by --mix weights over the objects that exist.",
-                       "pattern"},
+                       G_BODY | G_KEEP | G_MIX},
 };
 
 struct load_args {
     enum rb_load_op op;
-    struct rb_target_args tgt; /* --endpoint, --region, --virtual-host, credentials, --provider */
+    struct rb_target_cfg tgt;  /* the target options: --endpoint, --timeout, each protocol's own */
+    struct rb_engine_args eng; /* --engine, --max-redirects */
     uint64_t threads, inflight;
     uint64_t objects;
     const char *prefix, *filelist;
@@ -75,11 +83,8 @@ struct load_args {
     double rate;
     uint64_t seed;
     bool verify;
-    uint64_t timeout_ns;
     double max_error_pct;
-    uint64_t max_redirects;
     const char *cache_header, *log_requests;
-    int engine; /* enum rb_engine_kind: auto|curl|native */
     const char *until_steady;
     double steady_pct;
     uint64_t steady_window_ns;
@@ -91,53 +96,6 @@ struct load_args {
     struct rb_file_opts file;         /* a file:// target's options (the file protocol's group) */
 };
 
-
-int rb_load_command(const struct rb_cmd_spec *spec, int argc, char **argv,
-                    int (*run)(void *args, struct rb_cli *cli), void *args)
-{
-    struct rb_cli cli;
-    int rc;
-    if (!rb_cli_parse_cmd(&cli, spec, argc, argv, &rc))
-        return rc;
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-        rb_cli_free(&cli);
-        fprintf(stderr, "railbench: error: curl_global_init failed\n");
-        return RB_EXIT_RUNTIME;
-    }
-    rc = run(args, &cli);
-    curl_global_cleanup();
-    rb_cli_free(&cli);
-    return rc;
-}
-
-int rb_load_target_open(const struct rb_target_args *ta, const char *url, struct rb_target **t)
-{
-    const struct rb_target_cfg tc = {
-        .url = url,
-        .endpoints = ta->endpoints.v,
-        .nendpoints = ta->endpoints.n,
-        .region = ta->region,
-        .virtual_host = ta->virtual_host,
-        .insecure = ta->insecure,
-        .sign_payload = ta->sign_payload,
-        .provider = ta->provider,
-        .credentials_file = ta->credentials_file,
-        .profile = ta->profile,
-    };
-    char err[1024] = "";
-    *t = NULL;
-    return rb_target_open(t, &tc, err, sizeof err) != 0 ? rb_cli_usage_error("%s", err) : 0;
-}
-
-int rb_load_target_probe(const struct rb_target *t, uint64_t timeout_ns)
-{
-    char err[1024] = "";
-    if (rb_target_probe(t, timeout_ns, err, sizeof err) == 0)
-        return 0;
-    if (rb_cli_first_rank())
-        fprintf(stderr, "railbench: error: %s\n", err);
-    return RB_EXIT_RUNTIME;
-}
 
 /* "OFF:LEN" with sizes on both sides, LEN > 0. */
 static int parse_range(const char *s, uint64_t *off, uint64_t *len)
@@ -223,8 +181,8 @@ static int validate(struct load_args *a, uint64_t *range_off, uint64_t *range_le
         return rb_cli_usage_error("--range and --random-range: give one of them");
     if (a->max_error_pct < 0 || a->max_error_pct > 100)
         return rb_cli_usage_error("--max-error-rate %g: expected 0 to 100 (percent)", a->max_error_pct);
-    if (a->max_redirects > 100)
-        return rb_cli_usage_error("--max-redirects %" PRIu64 ": expected 0 to 100", a->max_redirects);
+    if (a->eng.max_redirects > 100)
+        return rb_cli_usage_error("--max-redirects %" PRIu64 ": expected 0 to 100", a->eng.max_redirects);
     if (a->cache_header && (!*a->cache_header || strpbrk(a->cache_header, ": \t\r\n")))
         return rb_cli_usage_error("--cache-header \"%s\": expected a header name such as X-Cache-Status", a->cache_header);
     if (get && a->pattern == RB_PATTERN_EPOCH && !a->epochs && !a->count && !a->bytes && !a->duration_ns)
@@ -241,85 +199,13 @@ static int validate(struct load_args *a, uint64_t *range_off, uint64_t *range_le
     return rb_file_opts_check(&a->file);
 }
 
-/* The set from count or filelist; rank 0 logs why not. Returns 0 or an exit status. */
-static int build_local(struct rb_harness *h, uint64_t count, const char *filelist, const char *prefix, bool whole,
-                       struct rb_objset *set, uint64_t *total)
-{
-    char err[1024] = "";
-    if (count) {
-        struct rb_objset all = {0};
-        int rc = rb_objset_generate(&all, prefix, count);
-        if (!rc && !whole)
-            rc = rb_objset_partition(&all, h->rank, h->size, set);
-        else if (!rc)
-            *set = all, all = (struct rb_objset){0};
-        rb_objset_free(&all);
-        if (rc)
-            rb_harness_fatal(h, RB_EXIT_RUNTIME, "cannot make %" PRIu64 " object names: %s", count, strerror(-rc));
-        *total = count;
-        return 0;
-    }
-    /* Whole: rank 0 alone reads the file (rb_objset_share hands it on); else every rank keeps its own lines. */
-    int bad = whole && h->rank != 0 ? 0 : rb_objset_from_file(set, filelist, whole ? 0 : h->rank, whole ? 1 : h->size,
-                                                                total, err, sizeof err) != 0, any = bad;
-    if (h->mpi)
-        RB_MPI_CHECK(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, h->comm));
-    if (h->mpi && whole)
-        RB_MPI_CHECK(MPI_Bcast(total, 1, MPI_UINT64_T, 0, h->comm));
-    if (any) {
-        if (h->rank == 0)
-            rb_error("%s", err[0] ? err : "--filelist: cannot be read on every rank");
-        return RB_EXIT_USAGE;
-    }
-    if (*total == 0) {
-        if (h->rank == 0)
-            rb_error("--filelist %s: no object names in it", filelist);
-        return RB_EXIT_USAGE;
-    }
-    return 0;
-}
-
-int rb_load_build_objects(struct rb_harness *h, const struct rb_target *t, uint64_t count, const char *filelist,
-                          const char *prefix, uint64_t timeout_ns, const char *hint, bool whole,
-                          struct rb_objset *set, uint64_t *total)
-{
-    char err[1024] = "";
-    if (count || filelist)
-        return build_local(h, count, filelist, prefix, whole, set, total);
-    int status = 0;
-    if (h->rank == 0) {
-        if (rb_target_list(t, prefix, timeout_ns, set, err, sizeof err)) {
-            rb_error("%s", err);
-            status = RB_EXIT_RUNTIME;
-        } else if (set->n == 0) {
-            rb_error("%s: no objects under prefix \"%s\" %s", rb_target_name(t), prefix, hint);
-            status = RB_EXIT_RUNTIME;
-        } else if (set->n > UINT32_MAX) {
-            rb_error("%s: %" PRIu64 " objects listed, at most %u", rb_target_name(t), set->n, UINT32_MAX);
-            status = RB_EXIT_RUNTIME;
-        }
-    }
-    if (h->mpi)
-        RB_MPI_CHECK(MPI_Bcast(&status, 1, MPI_INT, 0, h->comm));
-    if (status)
-        return status;
-    *total = set->n;
-    if (h->mpi && whole)
-        RB_MPI_CHECK(MPI_Bcast(total, 1, MPI_UINT64_T, 0, h->comm));
-    else if (h->mpi && rb_objset_scatter(set, 0, h->comm, total) != 0)
-        rb_harness_fatal(h, RB_EXIT_RUNTIME, "cannot share the object listing between ranks");
-    if (h->rank == 0)
-        rb_info("%s: listed %" PRIu64 " objects under \"%s\"", rb_target_name(t), *total, prefix);
-    return 0;
-}
-
 /* This rank's share of the command's object set (rb_load_build_objects), with the sizes the user gave. */
 static int build_objects(struct rb_harness *h, const struct load_args *a, const struct rb_target *t,
                          const char *prefix, struct rb_objset *mine, uint64_t *total)
 {
     const char *hint = a->op == RB_LOAD_DELETE ? "to delete (nothing is left there)"
                                                 : "to read (put some first, or give --objects N / --filelist FILE)";
-    int status = rb_load_build_objects(h, t, a->objects, a->filelist, prefix, a->timeout_ns, hint, false, mine, total);
+    int status = rb_load_build_objects(h, t, a->objects, a->filelist, prefix, a->tgt.timeout_ns, hint, false, mine, total);
     if (status)
         return status;
     /*
@@ -407,7 +293,7 @@ static int multipart_options(struct load_args *a, const struct rb_target *t, con
 static int open_target(struct load_args *a, struct rb_cli *cli, struct rb_target **tp, char *prefix, size_t plen)
 {
     struct rb_target *t = NULL;
-    int status = rb_load_target_open(&a->tgt, cli->args[0], &t);
+    int status = rb_load_target_open(&a->tgt, cli->args[0], NULL, &t);
     if (status)
         return status;
     if (a->random_range && !a->max_size && (a->objects || a->filelist)) {
@@ -416,8 +302,9 @@ static int open_target(struct load_args *a, struct rb_cli *cli, struct rb_target
                                   "sizes in the --filelist, or let the bucket be listed");
     }
     snprintf(prefix, plen, "%s%s", rb_target_prefix(t), a->prefix ? a->prefix : (a->objects ? DEFAULT_PREFIX : ""));
-    if ((status = multipart_options(a, t, cli)) != 0 || (status = rb_file_opts_target(&a->file, t, cli, &a->inflight)) != 0 ||
-        (status = rb_load_target_probe(t, a->timeout_ns)) != 0) {
+    if ((status = multipart_options(a, t, cli)) != 0 ||
+        (status = rb_file_opts_target(&a->file, t, cli, &a->inflight)) != 0 ||
+        (status = rb_load_target_probe(t, a->tgt.timeout_ns)) != 0) {
         rb_target_close(t);
         return status;
     }
@@ -429,36 +316,30 @@ static int open_target(struct load_args *a, struct rb_cli *cli, struct rb_target
 static struct rb_load_opts rank_opts(const struct load_args *a, const struct rb_harness *h, const struct rb_target *t,
                                      const struct rb_objset *mine, int log_fd, uint64_t range_off, uint64_t range_len)
 {
-    return (struct rb_load_opts){
-        .op = a->op,
-        .target = t,
-        .objects = mine,
-        .threads = (unsigned)a->threads,
-        .inflight = (unsigned)a->inflight,
-        .pattern = (enum rb_load_pattern)a->pattern,
-        .epochs = a->epochs,
-        .count = a->count ? share(a->count, h->size, h->rank) : 0,
-        .bytes = a->bytes ? share(a->bytes, h->size, h->rank) : 0,
-        .range_off = range_off,
-        .range_len = range_len,
-        .random_range_len = a->random_range,
-        .rate_per_s = a->rate / h->size,
-        .seed = a->seed,
-        .verify = a->verify,
-        .min_size = a->min_size,
-        .max_size = a->max_size,
-        .timeout_ns = a->timeout_ns,
-        .max_redirects = (long)a->max_redirects,
-        .rank = h->rank,
-        .log_fd = log_fd,
-        .engine = (enum rb_engine_kind)a->engine,
-        .steady_pct = a->steady_pct,
-        .steady_window_ns = a->steady_window_ns,
-        .part_size = a->part_size,
-        .multipart_threshold = a->mp_threshold,
-        .file = &a->file,
-        .cache_header = a->file.cold_check ? RB_FILE_COLD_CHECK_NAME : a->cache_header,
-    };
+    struct rb_load_opts o = rb_load_opts_from(a->op, t, &a->tgt, &a->eng, h->rank);
+    o.objects = mine;
+    o.threads = (unsigned)a->threads;
+    o.inflight = (unsigned)a->inflight;
+    o.pattern = (enum rb_load_pattern)a->pattern;
+    o.epochs = a->epochs;
+    o.count = a->count ? share(a->count, h->size, h->rank) : 0;
+    o.bytes = a->bytes ? share(a->bytes, h->size, h->rank) : 0;
+    o.range_off = range_off;
+    o.range_len = range_len;
+    o.random_range_len = a->random_range;
+    o.rate_per_s = a->rate / h->size;
+    o.seed = a->seed;
+    o.verify = a->verify;
+    o.min_size = a->min_size;
+    o.max_size = a->max_size;
+    o.cache_header = a->file.cold_check ? RB_FILE_COLD_CHECK_NAME : a->cache_header;
+    o.file = &a->file;
+    o.log_fd = log_fd;
+    o.steady_pct = a->steady_pct;
+    o.steady_window_ns = a->steady_window_ns;
+    o.part_size = a->part_size;
+    o.multipart_threshold = a->mp_threshold;
+    return o;
 }
 
 /*
@@ -649,7 +530,7 @@ static int run(struct load_args *a, struct rb_cli *cli)
     char prefix[1600];
     if ((status = open_target(a, cli, &t, prefix, sizeof prefix)) != 0)
         return status;
-    if ((status = rb_engine_check_usage(a->engine, t, a->op, range_len || a->random_range))) {
+    if ((status = rb_engine_check_usage(a->eng.engine, t, a->op, range_len || a->random_range))) {
         rb_target_close(t);
         return status;
     }
@@ -691,7 +572,7 @@ static int run(struct load_args *a, struct rb_cli *cli)
     if ((status = build_objects(&h, a, t, prefix, &mine, &total)))
         goto out;
     if (writes && !a->run_prefix[0] &&
-        (status = rb_safety_check(&h, t, &mine, a->timeout_ns, a->overwrite, command,
+        (status = rb_safety_check(&h, t, &mine, a->tgt.timeout_ns, a->overwrite, command,
                                   a->keep ? "--keep" : a->filelist ? "--filelist" : "--prefix", &existing)))
         goto out;
     /* A generated set with --random-range has sizes (open_target asked for them); a listed one may lack some. */
@@ -761,19 +642,6 @@ static int run_args(void *a, struct rb_cli *cli)
     return run(a, cli);
 }
 
-/* Removes from the option table opts (ending with {0}) the options named in words (" a b "). */
-static void drop_opts(struct rb_opt *opts, const char *words)
-{
-    size_t n = 0;
-    for (struct rb_opt *o = opts; o->name; o++) {
-        char word[64];
-        snprintf(word, sizeof word, " %s ", o->name);
-        if (!strstr(words, word))
-            opts[n++] = *o;
-    }
-    memset(&opts[n], 0, sizeof opts[n]);
-}
-
 static int load_cmd(enum rb_load_op op, int argc, char **argv)
 {
     struct load_args a = {
@@ -781,9 +649,9 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         .threads = 1,
         .inflight = 8,
         .seed = 1,
-        .timeout_ns = 30 * RB_NS_PER_S,
+        .tgt = {.timeout_ns = 30 * RB_NS_PER_S},
+        .eng = {.max_redirects = RB_ENGINE_MAX_REDIRECTS},
         .max_error_pct = 0,
-        .max_redirects = 5,
         .size = op == RB_LOAD_PUT || op == RB_LOAD_MIXED ? PUT_DEFAULT_SIZE : 0,
         .part_size = RB_MP_DEFAULT_PART_BYTES,
         .mp_threshold = RB_MP_DEFAULT_THRESHOLD_BYTES,
@@ -792,11 +660,7 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
     };
     const bool get = op == RB_LOAD_GET || op == RB_LOAD_HEAD;
     const struct cmd_kind *k = &cmd_kinds[op];
-    /* Options every command takes, then the reading ones (cut from the table at k->cut_at). */
-    struct rb_opt opts[] = {
-        {"endpoint", 0, RB_OPT_STRS, &a.tgt.endpoints, "URL",
-         "S3/AIStore endpoint http[s]://HOST[:PORT]; repeatable, used round-robin per connection; s3:// without it "
-         "is AWS, https://s3.<region>.amazonaws.com", NULL},
+    const struct rb_opt set[] = {
         {"threads", 't', RB_OPT_U64, &a.threads, "N", "worker threads per rank, each with its own connections", NULL},
         {"inflight", 'c', RB_OPT_U64, &a.inflight, "N", "concurrent requests (connections) per thread", NULL},
         {"objects", 'n', RB_OPT_U64, &a.objects, "N", "generated object names <prefix><index>, N of them", NULL},
@@ -805,14 +669,20 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
          NULL},
         {"filelist", 0, RB_OPT_STR, &a.filelist, "FILE", "object names, one per line (optional size after a space)",
          NULL},
+        {0},
+    };
+    const struct rb_opt body[] = {
         {"size", 's', RB_OPT_SIZE, &a.size, "SIZE", get ? "object size as put, for --verify and --random-range (0: not known)"
                                                         : "object size, at least 1 byte", NULL},
         {"min-size", 0, RB_OPT_SIZE, &a.min_size, "SIZE", "smallest object size (with --max-size)", NULL},
         {"max-size", 0, RB_OPT_SIZE, &a.max_size, "SIZE", "largest object size; each object's size is seeded", NULL},
+        {"bytes", 0, RB_OPT_SIZE, &a.bytes, "SIZE", "stop issuing once SIZE bytes moved (all ranks together)", NULL},
+        {0},
+    };
+    const struct rb_opt limits[] = {
         {"duration", 'd', RB_OPT_DURATION, &a.duration_ns, "D",
          get ? "stop after D; 0 with no other limit means 60s" : "stop after D (0: when every object is done once)", NULL},
         {"count", 0, RB_OPT_U64, &a.count, "N", "stop after N requests (all ranks together)", NULL},
-        {"bytes", 0, RB_OPT_SIZE, &a.bytes, "SIZE", "stop issuing once SIZE bytes moved (all ranks together)", NULL},
         {"until-steady", 0, RB_OPT_STR, &a.until_steady, "PCT/WINDOW",
          "end the phase once throughput stays within PCT % of its mean over WINDOW (needs --duration; exit 1 if never)",
          NULL},
@@ -820,43 +690,40 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
          NULL},
         {"seed", 0, RB_OPT_U64, &a.seed, "N", "seed of payloads, sizes, orders (put and get must agree for --verify)",
          NULL},
-        {"timeout", 0, RB_OPT_DURATION, &a.timeout_ns, "D", "per-request timeout (0: none)", NULL},
         {"max-error-rate", 0, RB_OPT_PERCENT, &a.max_error_pct, "PCT", RB_LOAD_MAX_ERROR_HELP, NULL},
-        {"max-redirects", 0, RB_OPT_U64, &a.max_redirects, "N", "redirects followed per request (AIStore)", NULL},
-        {"region", 0, RB_OPT_STR, &a.tgt.region, "NAME", "S3 signing region (if not given: $AWS_REGION, else us-east-1)", NULL},
-        {"virtual-host", 0, RB_OPT_FLAG, &a.tgt.virtual_host, NULL, "S3 virtual-host style (bucket.host) instead of path style",
-         NULL},
-        {"credentials-file", 0, RB_OPT_STR, &a.tgt.credentials_file, "FILE",
-         "S3 credentials file (if not given: $AWS_SHARED_CREDENTIALS_FILE, else ~/.aws/credentials)", NULL},
-        {"profile", 0, RB_OPT_STR, &a.tgt.profile, "NAME", "profile in the credentials file (if not given: $AWS_PROFILE, else default)",
-         NULL},
-        {"provider", 0, RB_OPT_STR, &a.tgt.provider, "NAME", "AIStore bucket provider: ais, aws, gcp, azure (if not given: ais)", NULL},
-        {"sign-payload", 0, RB_OPT_FLAG, &a.tgt.sign_payload, NULL,
-         "s3: sign each body's SHA-256 (x-amz-content-sha256) instead of UNSIGNED-PAYLOAD; native engine only", NULL},
-        {"insecure", 0, RB_OPT_FLAG, &a.tgt.insecure, NULL,
-         "https: do not verify the server's certificate (recorded in the result's config)", NULL},
-        {"engine", 0, RB_OPT_CHOICE, &a.engine, "E",
-         "request engine: native (own epoll loop: http://, https://, s3:// with SigV4, ais://; GET, PUT, HEAD, "
-         "DELETE) or curl (everything); auto: native where it applies",
-         "auto|curl|native"},
         {"log-requests", 0, RB_OPT_STR, &a.log_requests, "FILE", "append one CSV line per request to FILE", NULL},
+        {0},
+    };
+    const struct rb_opt multipart[] = {
         {"part-size", 0, RB_OPT_SIZE, &a.part_size, "SIZE",
          "s3:// put: multipart part size, at least 5 MiB, at most 10000 parts", NULL},
         {"multipart-threshold", 0, RB_OPT_SIZE, &a.mp_threshold, "SIZE",
          "s3:// put: objects larger than SIZE go up in parts (aws-cli's default)", NULL},
+        {0},
+    };
+    const struct rb_opt mix[] = {
         {"mix", 0, RB_OPT_STR, &a.mix, "OP=W,...",
          "mixed: weights of get, put, delete, stat (the default is warp's mix)", NULL},
+        {"no-prepare", 0, RB_OPT_FLAG, &a.no_prepare, NULL,
+         "mixed: the --objects/--filelist objects exist already: no prepare phase (and they are not deleted)", NULL},
+        {0},
+    };
+    const struct rb_opt keep[] = {
         {"keep", 0, RB_OPT_FLAG, &a.keep, NULL,
          "leave the objects this run wrote, under the names given (<prefix><index>); without it the run writes under "
          "its own prefix rb-<run id>- and deletes them at the end, in a measured cleanup phase", NULL},
         {"overwrite", 0, RB_OPT_FLAG, &a.overwrite, NULL,
          "write over objects that exist under the names given (--keep, --prefix, --filelist); without it the run "
          "refuses (exit 2) naming the first; cleanup never deletes them", NULL},
-        {"no-prepare", 0, RB_OPT_FLAG, &a.no_prepare, NULL,
-         "mixed: the --objects/--filelist objects exist already: no prepare phase (and they are not deleted)", NULL},
+        {0},
+    };
+    const struct rb_opt order[] = {
         {"pattern", 0, RB_OPT_CHOICE, &a.pattern, "P", "GET order: random, sequential, or epoch (each object once per epoch)",
          "random|sequential|epoch"},
         {"epochs", 0, RB_OPT_U64, &a.epochs, "N", "with --pattern epoch: stop after N epochs (0 with no other limit: 1)", NULL},
+        {0},
+    };
+    const struct rb_opt read[] = {
         {"range", 0, RB_OPT_STR, &a.range, "OFF:LEN", "GET LEN bytes from offset OFF of each object", NULL},
         {"random-range", 0, RB_OPT_SIZE, &a.random_range, "LEN", "GET LEN bytes at a random offset of each object",
          NULL},
@@ -865,73 +732,54 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
          "count HIT/MISS of this response header (e.g. X-Cache-Status)", NULL},
         {0},
     };
-    if (k->cut_at) {
-        for (struct rb_opt *o = opts; o->name; o++)
-            if (strcmp(o->name, k->cut_at) == 0) {
-                memset(o, 0, sizeof *o);
-                break;
-            }
+    /* Every load command: the object set, the limits, the target's and the engine's options; then its own groups. */
+    struct rb_opts opts = {0};
+    rb_opts_add(&opts, set);
+    if (k->groups & G_BODY)
+        rb_opts_add(&opts, body);
+    rb_opts_add(&opts, limits);
+    rb_target_options(&opts, &a.tgt);
+    rb_engine_options(&opts, &a.eng);
+    if (k->groups & G_MULTIPART)
+        rb_opts_add(&opts, multipart);
+    if (k->groups & G_MIX)
+        rb_opts_add(&opts, mix);
+    if (k->groups & G_KEEP)
+        rb_opts_add(&opts, keep);
+    if (k->groups & G_ORDER)
+        rb_opts_add(&opts, order);
+    if (k->groups & G_READ)
+        rb_opts_add(&opts, read);
+    if (k->groups & G_FILE) {
+        struct rb_opt file[RB_FILE_OPT_ROWS + 1];
+        rb_file_options(file, &a.file);
+        rb_opts_add(&opts, file);
     }
-    /* Options of one command only: multipart is how a put goes up; the mix and its working set are mixed's. */
-    drop_opts(opts, op != RB_LOAD_PUT ? " part-size multipart-threshold " : "");
-    drop_opts(opts, op != RB_LOAD_MIXED ? " mix no-prepare " : "");
-    drop_opts(opts, op != RB_LOAD_MIXED && op != RB_LOAD_PUT ? " keep overwrite " : "");
-    /* No body either way: object sizes and byte limits mean nothing to DELETE and HEAD. */
-    if (op == RB_LOAD_DELETE || op == RB_LOAD_HEAD)
-        drop_opts(opts, " size min-size max-size bytes ");
-    /* The file protocol's group after the command's rows (load mixed has no file loads). */
-    struct rb_opt all[sizeof opts / sizeof opts[0] + RB_FILE_OPT_ROWS];
-    size_t n = 0;
-    while (opts[n].name)
-        n++;
-    memcpy(all, opts, (n + 1) * sizeof *opts);
-    if (op != RB_LOAD_MIXED)
-        rb_file_options(all + n, &a.file);
-    const struct rb_cmd_spec spec = {k->usage, k->about, all, 1, 1, false};
+    const struct rb_cmd_spec spec = {k->usage, k->about, opts.v, 1, 1, false};
     return rb_load_command(&spec, argc, argv, run_args, &a);
 }
 
-static int load_put(int argc, char **argv)
+int rb_load_put_main(int argc, char **argv)
 {
     return load_cmd(RB_LOAD_PUT, argc, argv);
 }
 
-static int load_get(int argc, char **argv)
+int rb_load_get_main(int argc, char **argv)
 {
     return load_cmd(RB_LOAD_GET, argc, argv);
 }
 
-static int load_delete(int argc, char **argv)
+int rb_load_delete_main(int argc, char **argv)
 {
     return load_cmd(RB_LOAD_DELETE, argc, argv);
 }
 
-static int load_stat(int argc, char **argv)
+int rb_load_stat_main(int argc, char **argv)
 {
     return load_cmd(RB_LOAD_HEAD, argc, argv);
 }
 
-static int load_mixed(int argc, char **argv)
+int rb_load_mixed_main(int argc, char **argv)
 {
     return load_cmd(RB_LOAD_MIXED, argc, argv);
-}
-
-int rb_load_main(int argc, char **argv)
-{
-    static const struct rb_subcommand subs[] = {
-        {"put", "PUT N seeded objects (payload verifiable by get --verify)", load_put},
-        {"get", "GET objects: random, sequential or epoch order; closed or open loop", load_get},
-        {"delete", "DELETE objects once each: N names, a list, or everything under --prefix (cleanup)", load_delete},
-        {"stat", "HEAD objects (warp's STAT): random, sequential or epoch order", load_stat},
-        {"mixed", "warp-like mix of GET, PUT, DELETE and STAT by weight over a working set put first", load_mixed},
-        {"list", "list a bucket or prefix page by page: pages/s, names/s, latency per page", rb_load_list_main},
-        {"tiers", "direct, cold and warm GETs through a caching tier in one run, verified, as one table", rb_tiers_main},
-        {"sweep", "one GET phase per in-flight or rate step; throughput, latency and the knee", rb_sweep_main},
-        {"train", "emulate training epochs: accelerator utilisation (AU) and samples/s, MLPerf Storage style",
-         rb_load_train_main},
-        {"checkpoint", "MLPerf Storage checkpoints: every rank writes its model and optimizer shards, then reads "
-         "another's; duration = slowest rank", rb_ckpt_main},
-        {NULL, NULL, NULL},
-    };
-    return rb_dispatch("railbench load", subs, argc, argv);
 }

@@ -48,7 +48,8 @@ int rb_sweep_knee(const struct rb_sweep_point *pts, size_t n, double gain_pct, d
 }
 
 struct sweep_args {
-    struct rb_target_args tgt; /* --endpoint, --region, --virtual-host, credentials, --provider */
+    struct rb_target_cfg tgt;  /* the target options: --endpoint, --timeout, each protocol's own */
+    struct rb_engine_args eng; /* --engine, --max-redirects */
     uint64_t threads;
     struct rb_u64s inflight;
     const char *rate;
@@ -56,10 +57,9 @@ struct sweep_args {
     const char *prefix, *filelist;
     uint64_t size;
     int pattern;
-    uint64_t duration_ns, count, seed, timeout_ns, max_redirects;
+    uint64_t duration_ns, count, seed;
     bool verify;
     double max_error_pct, knee_gain_pct, knee_latency_pct;
-    int engine; /* enum rb_engine_kind: auto|curl|native */
 };
 
 /* One point as measured (rank 0). */
@@ -139,8 +139,8 @@ static int validate(struct sweep_args *a, double *rates, size_t *nrates)
         return rb_cli_usage_error("--prefix: at most 512 bytes");
     if (a->max_error_pct < 0 || a->max_error_pct > 100)
         return rb_cli_usage_error("--max-error-rate %g: expected 0 to 100 (percent)", a->max_error_pct);
-    if (a->max_redirects > 100)
-        return rb_cli_usage_error("--max-redirects %" PRIu64 ": expected 0 to 100", a->max_redirects);
+    if (a->eng.max_redirects > 100)
+        return rb_cli_usage_error("--max-redirects %" PRIu64 ": expected 0 to 100", a->eng.max_redirects);
     if (a->verify && !a->size)
         return rb_cli_usage_error("--verify: give --size, the size the objects were put with");
     if (!a->duration_ns && !a->count)
@@ -327,10 +327,10 @@ static int run(struct sweep_args *a, struct rb_cli *cli)
     if (status)
         return status;
     struct rb_target *t = NULL;
-    if ((status = rb_load_target_open(&a->tgt, cli->args[0], &t)) != 0)
+    if ((status = rb_load_target_open(&a->tgt, cli->args[0], NULL, &t)) != 0)
         return status;
-    if ((status = rb_engine_check_usage(a->engine, t, RB_LOAD_GET, false)) ||
-        (status = rb_load_target_probe(t, a->timeout_ns)) != 0) {
+    if ((status = rb_engine_check_usage(a->eng.engine, t, RB_LOAD_GET, false)) ||
+        (status = rb_load_target_probe(t, a->tgt.timeout_ns)) != 0) {
         rb_target_close(t);
         return status;
     }
@@ -353,7 +353,7 @@ static int run(struct sweep_args *a, struct rb_cli *cli)
     char *table = NULL;
     if (!pts)
         rb_harness_fatal(&h, RB_EXIT_RUNTIME, "out of memory");
-    if ((status = rb_load_build_objects(&h, t, a->objects, a->filelist, prefix, a->timeout_ns,
+    if ((status = rb_load_build_objects(&h, t, a->objects, a->filelist, prefix, a->tgt.timeout_ns,
                                          "to read (put some first, or give --objects N / --filelist FILE)", false,
                                          &mine, &total)))
         goto out;
@@ -375,25 +375,16 @@ static int run(struct sweep_args *a, struct rb_cli *cli)
             snprintf(name, sizeof name, "rate-%.6g", rate);
         else
             snprintf(name, sizeof name, "inflight-%" PRIu64, inflight);
-        struct rb_load_opts o = {
-            .op = RB_LOAD_GET,
-            .target = t,
-            .objects = &mine,
-            .threads = (unsigned)a->threads,
-            .inflight = (unsigned)inflight,
-            .pattern = (enum rb_load_pattern)a->pattern,
-            .count = a->count ? share(a->count, h.size, h.rank) : 0,
-            .rate_per_s = rate / h.size,
-            .seed = a->seed,
-            .verify = a->verify,
-            .min_size = a->size,
-            .max_size = a->size,
-            .timeout_ns = a->timeout_ns,
-            .engine = (enum rb_engine_kind)a->engine,
-            .max_redirects = (long)a->max_redirects,
-            .rank = h.rank,
-            .log_fd = -1,
-        };
+        struct rb_load_opts o = rb_load_opts_from(RB_LOAD_GET, t, &a->tgt, &a->eng, h.rank);
+        o.objects = &mine;
+        o.threads = (unsigned)a->threads;
+        o.inflight = (unsigned)inflight;
+        o.pattern = (enum rb_load_pattern)a->pattern;
+        o.count = a->count ? share(a->count, h.size, h.rank) : 0;
+        o.rate_per_s = rate / h.size;
+        o.seed = a->seed;
+        o.verify = a->verify;
+        o.min_size = o.max_size = a->size;
         if (a->count && !o.count)
             o.objects = &none;
         struct rb_load_result res = {0};
@@ -437,18 +428,18 @@ static int run_args(void *a, struct rb_cli *cli)
     return run(a, cli);
 }
 
-int rb_sweep_main(int argc, char **argv)
+int rb_load_sweep_main(int argc, char **argv)
 {
     struct sweep_args a = {
         .threads = 1,
         .seed = 1,
-        .timeout_ns = 30 * RB_NS_PER_S,
+        .tgt = {.timeout_ns = 30 * RB_NS_PER_S},
+        .eng = {.max_redirects = RB_ENGINE_MAX_REDIRECTS},
         .max_error_pct = 0,
-        .max_redirects = 5,
         .knee_gain_pct = RB_SWEEP_KNEE_GAIN_PCT,
         .knee_latency_pct = RB_SWEEP_KNEE_LATENCY_PCT,
     };
-    struct rb_opt opts[] = {
+    const struct rb_opt own[] = {
         {"inflight", 'c', RB_OPT_U64S, &a.inflight, "LIST",
          "requests in flight per thread, one point each; one value with --rate (if not given: 1,2,4,8,16,32; 16 with --rate)",
          NULL},
@@ -459,9 +450,6 @@ int rb_sweep_main(int argc, char **argv)
          "knee: the next point adds less throughput than this", NULL},
         {"knee-latency", 0, RB_OPT_PERCENT, &a.knee_latency_pct, "PCT",
          "knee: while its average latency grows by more than this", NULL},
-        {"endpoint", 0, RB_OPT_STRS, &a.tgt.endpoints, "URL", "S3/AIStore endpoint http[s]://HOST[:PORT]; repeatable; "
-         "s3:// without it is AWS, https://s3.<region>.amazonaws.com",
-         NULL},
         {"threads", 't', RB_OPT_U64, &a.threads, "N", "worker threads per rank", NULL},
         {"objects", 'n', RB_OPT_U64, &a.objects, "N", "generated object names <prefix><index>, N of them", NULL},
         {"prefix", 0, RB_OPT_STR, &a.prefix, "P", "object name prefix: obj- with --objects, the listing filter otherwise",
@@ -473,21 +461,17 @@ int rb_sweep_main(int argc, char **argv)
          "random|sequential|epoch"},
         {"seed", 0, RB_OPT_U64, &a.seed, "N", "seed of payloads and orders", NULL},
         {"verify", 0, RB_OPT_FLAG, &a.verify, NULL, "compare every byte with the seeded payload", NULL},
-        {"timeout", 0, RB_OPT_DURATION, &a.timeout_ns, "D", "per-request timeout (0: none)", NULL},
-        {"engine", 0, RB_OPT_CHOICE, &a.engine, "E", "request engine, as for load get", "auto|curl|native"},
         {"max-error-rate", 0, RB_OPT_PERCENT, &a.max_error_pct, "PCT", RB_LOAD_MAX_ERROR_HELP " (per point)", NULL},
-        {"max-redirects", 0, RB_OPT_U64, &a.max_redirects, "N", "redirects followed per request (AIStore)", NULL},
-        {"region", 0, RB_OPT_STR, &a.tgt.region, "NAME", "S3 signing region", NULL},
-        {"virtual-host", 0, RB_OPT_FLAG, &a.tgt.virtual_host, NULL, "S3 virtual-host style (bucket.host)", NULL},
-        {"credentials-file", 0, RB_OPT_STR, &a.tgt.credentials_file, "FILE", "S3 credentials file", NULL},
-        {"profile", 0, RB_OPT_STR, &a.tgt.profile, "NAME", "profile in the credentials file", NULL},
-        {"provider", 0, RB_OPT_STR, &a.tgt.provider, "NAME", "AIStore bucket provider: ais, aws, gcp, azure (if not given: ais)", NULL},
         {0},
     };
+    struct rb_opts opts = {0};
+    rb_opts_add(&opts, own);
+    rb_target_options(&opts, &a.tgt);
+    rb_engine_options(&opts, &a.eng);
     const struct rb_cmd_spec spec = {
         "railbench load sweep [options] URL",
         "GET objects at growing in-flight counts (or rates), one barrier-started phase per point; report "
         "throughput and latency of every point and the knee where more load only adds latency.",
-        opts, 1, 1, false};
+        opts.v, 1, 1, false};
     return rb_load_command(&spec, argc, argv, run_args, &a);
 }

@@ -26,6 +26,6 @@ struct rb_sweep_point {
 int rb_sweep_knee(const struct rb_sweep_point *pts, size_t n, double gain_pct, double latency_pct);
 
 /* Entry point of `railbench load sweep` (argv[0] = "sweep"). Returns an exit status. */
-int rb_sweep_main(int argc, char **argv);
+int rb_load_sweep_main(int argc, char **argv);
 
 #endif

@@ -10,6 +10,7 @@
 
 #include "../objset/objset_int.h"
 #include "railbench/hist.h"
+#include "railbench/load_errors.h"
 #include "railbench/stats.h"
 #include "../proto/target_int.h"
 
@@ -21,18 +22,11 @@
  * belongs to the thread that created it. rb_engine_classify is pure.
  */
 
-/* Error classes, in the order of rb_load_err_names (a phase's names.err). */
+/* Error classes, in the order of rb_load_err_names (a phase's names.err): RB_LOAD_ERR_LIST. */
 enum rb_load_err {
-    RB_LERR_CONNECT,
-    RB_LERR_TIMEOUT,
-    RB_LERR_RESET,
-    RB_LERR_HTTP_4XX,
-    RB_LERR_HTTP_5XX,
-    RB_LERR_SHORT_READ,
-    RB_LERR_CHECKSUM,
-    RB_LERR_REDIRECTS,
-    RB_LERR_OTHER,
-    RB_LERR_ABANDONED, /* still in flight (or due, open loop) when a timed phase ended and --timeout ran out */
+#define RB_LERR_ENUM(K, name) RB_LERR_##K,
+    RB_LOAD_ERR_LIST(RB_LERR_ENUM)
+#undef RB_LERR_ENUM
     RB_LERR_COUNT
 };
 extern const char *const rb_load_err_names[RB_LERR_COUNT + 1];
@@ -62,6 +56,16 @@ enum rb_load_pattern { RB_PATTERN_RANDOM, RB_PATTERN_SEQUENTIAL, RB_PATTERN_EPOC
  * AUTO takes native where it applies. Chosen once per engine, never per request.
  */
 enum rb_engine_kind { RB_ENGINE_AUTO, RB_ENGINE_CURL, RB_ENGINE_NATIVE };
+
+/* What the engine options fill in (rb_engine_options); a command sets the defaults before parsing. */
+struct rb_engine_args {
+    int engine;             /* --engine: enum rb_engine_kind, auto|curl|native */
+    uint64_t max_redirects; /* --max-redirects: followed per request (AIStore); default RB_ENGINE_MAX_REDIRECTS */
+};
+#define RB_ENGINE_MAX_REDIRECTS 5
+
+/* Adds the engine's option rows (--engine, --max-redirects), their dests in ea, to t. Main thread. */
+void rb_engine_options(struct rb_opts *t, struct rb_engine_args *ea);
 
 /* What one rank runs in a phase. Pointers are borrowed and must outlive the engine. */
 struct rb_file_opts;
@@ -104,6 +108,15 @@ struct rb_load_opts {
      * purpose: load checkpoint --delay-rank); 0 = none. */
     uint64_t start_delay_ns;
 };
+
+/*
+ * The engine's options every command starts from, built from a command's
+ * target and engine options: op on t (its --timeout from tc), ea's engine
+ * and redirects, rank for --log-requests lines, no request log. The command
+ * then sets its own fields (objects, threads, limits, pattern, ...). Pure.
+ */
+struct rb_load_opts rb_load_opts_from(enum rb_load_op op, const struct rb_target *t, const struct rb_target_cfg *tc,
+                                      const struct rb_engine_args *ea, int rank);
 
 /*
  * Whether the native engine can run o: an http:// target, GET of whole

@@ -2,21 +2,13 @@
 #include <string.h>
 
 #include "payload_int.h"
+#include "railbench/mix.h"
 
-#define GOLDEN 0x9e3779b97f4a7c15ull
-
-/* SplitMix64's finaliser (Steele, Lea, Flood, "Fast splittable pseudorandom number generators", 2014). */
-static inline uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 /* Word i of a payload: counter-based, so any offset is reachable without generating what precedes it. */
 static inline uint64_t word_at(uint64_t key, uint64_t i)
 {
-    return mix64(key + i * GOLDEN);
+    return rb_mix64(key + i * RB_MIX_GOLDEN);
 }
 
 uint64_t rb_payload_key(uint64_t seed, const char *name)
@@ -27,7 +19,7 @@ uint64_t rb_payload_key(uint64_t seed, const char *name)
         h ^= *p;
         h *= 0x100000001b3ull;
     }
-    return mix64(h ^ mix64(seed + GOLDEN));
+    return rb_mix64(h ^ rb_mix64(seed + RB_MIX_GOLDEN));
 }
 
 /* Little-endian bytes of a word, so the byte at offset o is byte o % 8 of word o / 8 on any host. */
@@ -81,6 +73,6 @@ uint64_t rb_payload_size(uint64_t seed, const char *name, uint64_t min_bytes, ui
     if (max_bytes <= min_bytes)
         return min_bytes;
     uint64_t span = max_bytes - min_bytes + 1;
-    uint64_t r = mix64(rb_payload_key(seed, name) ^ 0x5153495a45ull); /* "SIZE": independent of the bytes */
+    uint64_t r = rb_mix64(rb_payload_key(seed, name) ^ 0x5153495a45ull); /* "SIZE": independent of the bytes */
     return span ? min_bytes + r % span : r;
 }

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cmd/loader_int.h"
 #include "multipart_int.h"
 #include "phase_int.h"
 #include "railbench/clock.h"

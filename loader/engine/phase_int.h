@@ -87,4 +87,25 @@ double rb_load_achieved_rate(const struct rb_load_result *res);
  */
 bool rb_load_check_rate(struct rb_result *r, const char *what, double target_per_s, double achieved_per_s);
 
+/*
+ * The load commands' one error policy: the run fails (check error_rate, exit 1)
+ * when more than max_pct percent of its requests failed, and when no request
+ * was made at all (nothing was measured). The default --max-error-rate of
+ * every load command is 0: any failed request fails the run. what names the
+ * phase (or NULL for the whole run), noun the request kind ("requests",
+ * "reads"). Records the check on r in every case; returns whether it passed.
+ */
+bool rb_load_check_errors(struct rb_result *r, const char *what, const char *noun, const uint64_t *err_by_class,
+                          uint64_t errors, uint64_t requests, double max_pct);
+
+/* rb_load_check_errors without its error line: for a run that already ended on one (exit 3). */
+bool rb_load_record_errors(struct rb_result *r, const char *what, const char *noun, const uint64_t *err_by_class,
+                           uint64_t errors, uint64_t requests, double max_pct);
+
+/* Whether errors of requests are above max_pct percent, or no request was made. */
+bool rb_load_errors_over(uint64_t errors, uint64_t requests, double max_pct);
+
+/* The help text of --max-error-rate, the same for every load command. */
+#define RB_LOAD_MAX_ERROR_HELP "exit 1 (check error_rate) when more than PCT % of requests fail; default 0: any failure"
+
 #endif

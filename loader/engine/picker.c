@@ -2,11 +2,11 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "railbench/mix.h"
 #include "railbench/perm.h"
 
 #include "worker_int.h"
 
-#define GOLDEN 0x9e3779b97f4a7c15ull
 
 static uint64_t next_rand(uint64_t *x)
 {
@@ -62,7 +62,7 @@ static bool pick_sequential(struct rb_picker *p, size_t *idx)
 /* The seed of epoch e's permutation of this thread's slice (epoch 0: the seed and salt alone). */
 static uint64_t epoch_seed(const struct rb_picker *p, uint64_t e)
 {
-    return p->seed ^ (e * GOLDEN) ^ p->salt;
+    return p->seed ^ (e * RB_MIX_GOLDEN) ^ p->salt;
 }
 
 /* GET epoch: every object of the slice once per epoch, each epoch in its own seeded permutation, computed per index. */

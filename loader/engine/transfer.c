@@ -15,9 +15,7 @@
 
 #define ERRBODY_BYTES 2048
 
-const char *const rb_load_err_names[RB_LERR_COUNT + 1] = {
-    "connect", "timeout", "reset", "http_4xx", "http_5xx", "short_read", "checksum", "too_many_redirects",
-    "other", "abandoned", NULL};
+const char *const rb_load_err_names[RB_LERR_COUNT + 1] = {RB_LOAD_ERR_NAMES NULL};
 const char *const rb_load_extra_names[RB_LX_COUNT + 1] = {"redirects", "cache_hit", "cache_miss",
                                                           "cache_other", "cache_absent", NULL};
 

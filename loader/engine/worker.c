@@ -15,6 +15,7 @@
 #include "payload_int.h"
 #include "railbench/clock.h"
 #include "railbench/log.h"
+#include "railbench/mix.h"
 #include "worker_int.h"
 
 #define IDLE_POLL_MS 100
@@ -494,7 +495,7 @@ int rb_worker_init(struct worker *w, const struct rb_load_opts *o, unsigned id, 
         if (!w->logbuf)
             return -ENOMEM;
     }
-    w->pick.rng = (o->seed + 1) * 0x9e3779b97f4a7c15ull ^ ((uint64_t)o->rank << 20) ^ id;
+    w->pick.rng = (o->seed + 1) * RB_MIX_GOLDEN ^ ((uint64_t)o->rank << 20) ^ id;
     if (!w->pick.rng)
         w->pick.rng = 1;
     return 0;

@@ -15,6 +15,28 @@
 static const struct rb_target_ops *const tables[] = {&rb_target_http_ops, &rb_target_https_ops,
                                                      &rb_target_s3_ops, &rb_target_ais_ops, &rb_target_file_ops};
 
+void rb_target_options(struct rb_opts *t, struct rb_target_cfg *cfg)
+{
+    const struct rb_opt rows[] = {
+        {"endpoint", 0, RB_OPT_STRS, &cfg->endpoints, "URL",
+         "S3/AIStore endpoint http[s]://HOST[:PORT]; repeatable, used round-robin per connection; s3:// without it "
+         "is AWS, https://s3.<region>.amazonaws.com", NULL},
+        {"timeout", 0, RB_OPT_DURATION, &cfg->timeout_ns, "D", "per-request timeout (0: none)", NULL},
+        {"insecure", 0, RB_OPT_FLAG, &cfg->insecure, NULL,
+         "https: do not verify the server's certificate (recorded in the result's config)", NULL},
+        {0},
+    };
+    rb_opts_add(t, rows);
+    /* Each protocol's own rows once (http and https share a table's options). */
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < i; j++)
+            seen |= tables[j]->options == tables[i]->options;
+        if (tables[i]->options && !seen)
+            tables[i]->options(t, cfg);
+    }
+}
+
 int rb_target_split_url(const char *url, char *scheme, size_t slen, char *hostport, size_t hlen,
                         char *path, size_t plen)
 {

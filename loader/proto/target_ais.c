@@ -40,10 +40,10 @@ static int ais_parse(struct rb_target *t, const char *rest, const struct rb_targ
         return -EINVAL;
     }
     snprintf(t->provider, sizeof t->provider, "%s", prov);
-    for (size_t i = 0; i < cfg->nendpoints; i++)
-        if ((rc = rb_target_add_endpoint(t, cfg->endpoints[i], err, errlen)))
+    for (size_t i = 0; i < cfg->endpoints.n; i++)
+        if ((rc = rb_target_add_endpoint(t, cfg->endpoints.v[i], err, errlen)))
             return rc;
-    if (cfg->nendpoints == 0) {
+    if (cfg->endpoints.n == 0) {
         const char *env = getenv("AIS_ENDPOINT");
         if (!env || !*env) {
             snprintf(err, errlen, "%s: no AIStore endpoint: give --endpoint http://PROXY:PORT (or set AIS_ENDPOINT)",
@@ -176,8 +176,20 @@ static void ais_error_message(const char *body, size_t len, char *out, size_t ou
     cJSON_Delete(j);
 }
 
+/* ais's own option: the bucket's provider. */
+static void ais_options(struct rb_opts *t, struct rb_target_cfg *cfg)
+{
+    const struct rb_opt rows[] = {
+        {"provider", 0, RB_OPT_STR, &cfg->provider, "NAME",
+         "AIStore bucket provider: ais, aws, gcp, azure (if not given: ais)", NULL},
+        {0},
+    };
+    rb_opts_add(t, rows);
+}
+
 const struct rb_target_ops rb_target_ais_ops = {
     .scheme = "ais",
+    .options = ais_options,
     .parse = ais_parse,
     .object_url = ais_object_url,
     .setup = ais_setup,

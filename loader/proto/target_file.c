@@ -19,7 +19,7 @@
 static int file_parse(struct rb_target *t, const char *rest, const struct rb_target_cfg *cfg, char *err,
                       size_t errlen)
 {
-    if (cfg->nendpoints) {
+    if (cfg->endpoints.n) {
         snprintf(err, errlen, "--endpoint: a file:// target is a directory on this host and has no endpoints");
         return -EINVAL;
     }

@@ -33,12 +33,12 @@ static int http_parse(struct rb_target *t, const char *rest, const struct rb_tar
                  cfg->url, hp);
         return rc;
     }
-    if (cfg->nendpoints) {
+    if (cfg->endpoints.n) {
         free(t->endpoints[0]);
         t->nendpoints = 0;
     }
-    for (size_t i = 0; i < cfg->nendpoints; i++)
-        if ((rc = rb_target_add_endpoint(t, cfg->endpoints[i], err, errlen)))
+    for (size_t i = 0; i < cfg->endpoints.n; i++)
+        if ((rc = rb_target_add_endpoint(t, cfg->endpoints.v[i], err, errlen)))
             return rc;
     return 0;
 }

@@ -12,6 +12,7 @@
 #include <curl/curl.h>
 
 #include "../objset/objset_int.h"
+#include "railbench/cli.h"
 #include "railbench/log.h"
 
 /*
@@ -43,10 +44,15 @@ enum rb_load_op { RB_LOAD_GET, RB_LOAD_PUT, RB_LOAD_DELETE, RB_LOAD_HEAD, RB_LOA
         }                                                                                          \
     } while (0)
 
+/*
+ * How to open a target: the URL, then what the target options fill in
+ * (rb_target_options: --endpoint and --timeout, then each protocol's own
+ * rows). A protocol's own option adds its field here and its row in its file.
+ */
 struct rb_target_cfg {
     const char *url;              /* http://host:port/path, s3://bucket[/prefix], ais://bucket[/prefix] */
-    const char *const *endpoints; /* --endpoint URLs (s3, ais; http: replace the URL's host) */
-    size_t nendpoints;
+    struct rb_strs endpoints;     /* --endpoint URLs (s3, ais; http: replace the URL's host) */
+    uint64_t timeout_ns;          /* --timeout: per request, listing page and probe; 0: none */
     const char *region;           /* s3 signing region; NULL: $AWS_REGION or us-east-1 */
     bool virtual_host;            /* s3: bucket.host addressing instead of host/bucket */
     bool sign_payload;            /* s3: sign the body's SHA-256 instead of UNSIGNED-PAYLOAD (native engine) */
@@ -67,6 +73,14 @@ struct rb_target;
  * never appear in err.
  */
 int rb_target_open(struct rb_target **t, const struct rb_target_cfg *cfg, char *err, size_t errlen);
+/*
+ * Adds the target options to t, their dests in cfg: --endpoint and --timeout,
+ * then each protocol's own rows (s3's credentials, ais's provider), in the
+ * order of the protocol table. Every command that opens a target takes this
+ * group; the value in cfg before parsing is each row's default. Main thread.
+ */
+void rb_target_options(struct rb_opts *t, struct rb_target_cfg *cfg);
+
 /* Frees t (NULL-safe); credentials are wiped from memory first. */
 void rb_target_close(struct rb_target *t);
 
@@ -153,6 +167,8 @@ struct rb_loop_ops {
  */
 struct rb_target_ops {
     const char *scheme;
+    /* Adds this protocol's own option rows (their dests in cfg) to t; NULL when it has none. Main thread. */
+    void (*options)(struct rb_opts *t, struct rb_target_cfg *cfg);
     /* Parses what follows "scheme://" plus cfg into t (bucket, prefix, endpoints, credentials). */
     int (*parse)(struct rb_target *t, const char *rest, const struct rb_target_cfg *cfg, char *err,
                  size_t errlen);

@@ -211,10 +211,10 @@ static int s3_parse(struct rb_target *t, const char *rest, const struct rb_targe
     snprintf(t->sigv4, sizeof t->sigv4, "aws:amz:%s:s3", t->region);
     t->virtual_host = cfg->virtual_host;
     t->sign_payload = cfg->sign_payload;
-    for (size_t i = 0; i < cfg->nendpoints; i++)
-        if ((rc = rb_target_add_endpoint(t, cfg->endpoints[i], err, errlen)))
+    for (size_t i = 0; i < cfg->endpoints.n; i++)
+        if ((rc = rb_target_add_endpoint(t, cfg->endpoints.v[i], err, errlen)))
             return rc;
-    if (cfg->nendpoints == 0) {
+    if (cfg->endpoints.n == 0) {
         char ep[160];
         snprintf(ep, sizeof ep, "https://s3.%s.amazonaws.com", t->region);
         if ((rc = rb_target_add_endpoint(t, ep, err, errlen)))
@@ -459,8 +459,28 @@ static void s3_error_message(const char *body, size_t len, char *out, size_t out
         snprintf(out, outlen, "%s%s%s", code, msg[0] ? ": " : "", msg);
 }
 
+/* s3's own options: signing region, addressing style, where the credentials come from. */
+static void s3_options(struct rb_opts *t, struct rb_target_cfg *cfg)
+{
+    const struct rb_opt rows[] = {
+        {"region", 0, RB_OPT_STR, &cfg->region, "NAME", "S3 signing region (if not given: $AWS_REGION, else us-east-1)",
+         NULL},
+        {"virtual-host", 0, RB_OPT_FLAG, &cfg->virtual_host, NULL,
+         "S3 virtual-host style (bucket.host) instead of path style", NULL},
+        {"credentials-file", 0, RB_OPT_STR, &cfg->credentials_file, "FILE",
+         "S3 credentials file (if not given: $AWS_SHARED_CREDENTIALS_FILE, else ~/.aws/credentials)", NULL},
+        {"profile", 0, RB_OPT_STR, &cfg->profile, "NAME",
+         "profile in the credentials file (if not given: $AWS_PROFILE, else default)", NULL},
+        {"sign-payload", 0, RB_OPT_FLAG, &cfg->sign_payload, NULL,
+         "s3: sign each body's SHA-256 (x-amz-content-sha256) instead of UNSIGNED-PAYLOAD; native engine only", NULL},
+        {0},
+    };
+    rb_opts_add(t, rows);
+}
+
 const struct rb_target_ops rb_target_s3_ops = {
     .scheme = "s3",
+    .options = s3_options,
     .parse = s3_parse,
     .object_url = s3_object_url,
     .setup = s3_setup,

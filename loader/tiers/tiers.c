@@ -42,13 +42,14 @@ struct tiers_args {
     uint64_t warm_epochs;
     uint64_t threads, inflight;
     uint64_t duration_ns;
-    bool existing, fresh, keep, evict, evict_bucket, evict_shell, verify, virtual_host;
+    bool existing, fresh, keep, evict, evict_bucket, evict_shell, verify;
     const char *evict_cmd, *cache_header;
     uint64_t evict_timeout_ns;
-    uint64_t seed, timeout_ns, max_redirects;
+    uint64_t seed;
     double max_error_pct;
-    const char *region, *credentials_file, *profile;
-    int engine; /* enum rb_engine_kind for the GET phases: auto|curl|native */
+    /* The target options of both targets (--backend-X and --tier-X replace --endpoint and --provider for one). */
+    struct rb_target_cfg tgt;
+    struct rb_engine_args eng; /* --engine of the GET phases (puts: curl), --max-redirects */
 };
 
 /* One table row (rank 0). */
@@ -133,25 +134,18 @@ static const struct row *run_phase(struct tiers_run *r, const char *name, enum r
 {
     const struct row *row = NULL;
     struct tiers_args *a = r->a;
-    struct rb_load_opts o = {
-        .op = op,
-        .target = t,
-        .objects = mine,
-        .threads = (unsigned)a->threads,
-        .inflight = (unsigned)a->inflight,
-        .pattern = RB_PATTERN_EPOCH,
-        .epochs = epochs,
-        .seed = a->seed,
-        .verify = a->verify && op == RB_LOAD_GET,
-        .min_size = size,
-        .max_size = size,
-        .timeout_ns = a->timeout_ns,
-        .max_redirects = (long)a->max_redirects,
-        .engine = op == RB_LOAD_GET ? (enum rb_engine_kind)a->engine : RB_ENGINE_CURL,
-        .cache_header = cache_headers,
-        .rank = r->h.rank,
-        .log_fd = -1,
-    };
+    struct rb_load_opts o = rb_load_opts_from(op, t, &a->tgt, &a->eng, r->h.rank);
+    o.objects = mine;
+    o.threads = (unsigned)a->threads;
+    o.inflight = (unsigned)a->inflight;
+    o.pattern = RB_PATTERN_EPOCH;
+    o.epochs = epochs;
+    o.seed = a->seed;
+    o.verify = a->verify && op == RB_LOAD_GET;
+    o.min_size = o.max_size = size;
+    o.cache_header = cache_headers;
+    if (op != RB_LOAD_GET)
+        o.engine = RB_ENGINE_CURL; /* --engine is the GET phases' */
     struct rb_load_result res = {0};
     int status = rb_load_run_phase(&r->h, name, duration_ns, &o, &res);
     int stop = status != 0 || r->h.interrupted;
@@ -586,32 +580,29 @@ static int validate(struct tiers_args *a)
                                    a->cache_header);
     if (a->max_error_pct < 0 || a->max_error_pct > 100)
         return rb_cli_usage_error("--max-error-rate %g: expected 0 to 100 (percent)", a->max_error_pct);
-    if (a->max_redirects > 100)
-        return rb_cli_usage_error("--max-redirects %" PRIu64 ": expected 0 to 100", a->max_redirects);
+    if (a->eng.max_redirects > 100)
+        return rb_cli_usage_error("--max-redirects %" PRIu64 ": expected 0 to 100", a->eng.max_redirects);
     if (!a->evict_timeout_ns)
         return rb_cli_usage_error("--evict-timeout 0: give a time limit, e.g. 5m");
     return 0;
 }
 
-/* Opens the backend or the tier; prints one line naming the option when it is malformed. */
+/*
+ * Opens the backend or the tier with the target options, its own endpoints
+ * and provider (when given) in place of --endpoint and --provider; prints
+ * one line naming the option when it is malformed.
+ */
 static int open_target(struct rb_target **t, const char *opt, const char *url, const struct rb_strs *eps,
                        const char *provider, const struct tiers_args *a)
 {
-    struct rb_target_cfg tc = {
-        .url = url,
-        .endpoints = eps->v,
-        .nendpoints = eps->n,
-        .region = a->region,
-        /* --virtual-host is for whichever of the two is s3:// (the other may be ais:// or http://). */
-        .virtual_host = a->virtual_host && url && strncmp(url, "s3://", 5) == 0,
-        .provider = provider,
-        .credentials_file = a->credentials_file,
-        .profile = a->profile,
-    };
-    char err[1024] = "";
-    if (rb_target_open(t, &tc, err, sizeof err) != 0)
-        return rb_cli_usage_error("%s: %s", opt, err);
-    return 0;
+    struct rb_target_cfg tc = a->tgt;
+    if (eps->n)
+        tc.endpoints = *eps;
+    if (provider)
+        tc.provider = provider;
+    /* --virtual-host is for whichever of the two is s3:// (the other may be ais:// or http://). */
+    tc.virtual_host = a->tgt.virtual_host && url && strncmp(url, "s3://", 5) == 0;
+    return rb_load_target_open(&tc, url, opt, t);
 }
 
 static int run(struct tiers_args *a, struct rb_cli *cli)
@@ -667,10 +658,10 @@ static int run(struct tiers_args *a, struct rb_cli *cli)
     r->cache_headers = a->cache_header ? a->cache_header : DEFAULT_CACHE_HEADERS;
 
     /* One connection to every endpoint of both before anything is measured: an unreachable one is exit 3. */
-    if ((status = rb_engine_check_usage(a->engine, r->backend, RB_LOAD_GET, false)) != 0 ||
-        (status = rb_engine_check_usage(a->engine, r->tier, RB_LOAD_GET, false)) != 0 ||
-        (status = rb_load_target_probe(r->backend, a->timeout_ns)) != 0 ||
-        (status = rb_load_target_probe(r->tier, a->timeout_ns)) != 0)
+    if ((status = rb_engine_check_usage(a->eng.engine, r->backend, RB_LOAD_GET, false)) != 0 ||
+        (status = rb_engine_check_usage(a->eng.engine, r->tier, RB_LOAD_GET, false)) != 0 ||
+        (status = rb_load_target_probe(r->backend, a->tgt.timeout_ns)) != 0 ||
+        (status = rb_load_target_probe(r->tier, a->tgt.timeout_ns)) != 0)
         goto early;
 
     status = rb_harness_init(&r->h, "load tiers", cli, &(struct rb_harness_opts){.mpi = true});
@@ -733,7 +724,7 @@ static int run_args(void *a, struct rb_cli *cli)
     return run(a, cli);
 }
 
-int rb_tiers_main(int argc, char **argv)
+int rb_load_tiers_main(int argc, char **argv)
 {
     struct tiers_args a = {
         .objects = 100,
@@ -743,10 +734,10 @@ int rb_tiers_main(int argc, char **argv)
         .inflight = 8,
         .evict_timeout_ns = 5 * 60 * RB_NS_PER_S,
         .seed = 1,
-        .timeout_ns = 60 * RB_NS_PER_S,
-        .max_redirects = 5,
+        .tgt = {.timeout_ns = 60 * RB_NS_PER_S}, /* a cold GET waits for the tier to fetch from the backend */
+        .eng = {.max_redirects = RB_ENGINE_MAX_REDIRECTS},
     };
-    struct rb_opt opts[] = {
+    const struct rb_opt own[] = {
         {"backend", 0, RB_OPT_STR, &a.backend, "URL", "the origin: http://HOST:PORT/PATH, s3://BUCKET[/PREFIX] or "
          "ais://BUCKET[/PREFIX]", NULL},
         {"backend-endpoint", 0, RB_OPT_STRS, &a.backend_endpoints, "URL",
@@ -784,23 +775,19 @@ int rb_tiers_main(int argc, char **argv)
          "the tier's cache-status header (if not given: X-Cache-Status, else X-Cache)", NULL},
         {"seed", 0, RB_OPT_U64, &a.seed, "N", "seed of payloads and orders", NULL},
         {"verify", 0, RB_OPT_FLAG, &a.verify, NULL, "compare every byte read with the payload written", NULL},
-        {"timeout", 0, RB_OPT_DURATION, &a.timeout_ns, "D", "per-request timeout (0: none)", NULL},
         {"max-error-rate", 0, RB_OPT_PERCENT, &a.max_error_pct, "PCT",
          RB_LOAD_MAX_ERROR_HELP "; a failing phase ends the run", NULL},
-        {"max-redirects", 0, RB_OPT_U64, &a.max_redirects, "N", "redirects followed per request (AIStore)", NULL},
-        {"engine", 0, RB_OPT_CHOICE, &a.engine, "E", "request engine of the GET phases, as for load get (put: curl)",
-         "auto|curl|native"},
-        {"region", 0, RB_OPT_STR, &a.region, "NAME", "S3 signing region (if not given: $AWS_REGION, else us-east-1)", NULL},
-        {"virtual-host", 0, RB_OPT_FLAG, &a.virtual_host, NULL, "S3 virtual-host style (bucket.host)", NULL},
-        {"credentials-file", 0, RB_OPT_STR, &a.credentials_file, "FILE", "S3 credentials file", NULL},
-        {"profile", 0, RB_OPT_STR, &a.profile, "NAME", "profile in the credentials file", NULL},
         {0},
     };
+    struct rb_opts opts = {0};
+    rb_opts_add(&opts, own);
+    rb_target_options(&opts, &a.tgt);
+    rb_engine_options(&opts, &a.eng);
     const struct rb_cmd_spec spec = {
         "railbench load tiers --backend URL --tier URL [options]",
         "Per object size: populate the backend, then GET every object directly from it (DIRECT), through the tier "
         "for the first time (COLD, verified by the tier's cache-status header) and again (WARM), and print the "
         "table storage vendors publish.",
-        opts, 0, 0, false};
+        opts.v, 0, 0, false};
     return rb_load_command(&spec, argc, argv, run_args, &a);
 }

@@ -46,6 +46,6 @@ double rb_tiers_speedup(double fast_bytes_per_s, double slow_bytes_per_s);
 void rb_tiers_size_label(char *buf, size_t len, uint64_t bytes);
 
 /* Entry point of `railbench load tiers` (argv[0] = "tiers"). Returns an exit status. */
-int rb_tiers_main(int argc, char **argv);
+int rb_load_tiers_main(int argc, char **argv);
 
 #endif

@@ -9,11 +9,11 @@
 
 #include "railbench/clock.h"
 #include "../objset/objset_int.h"
+#include "railbench/mix.h"
 #include "railbench/perm.h"
 #include "../engine/payload_int.h"
 #include "railbench/units.h"
 
-#define GOLDEN 0x9e3779b97f4a7c15ull
 #define TWO_PI 6.283185307179586476925
 
 /*
@@ -82,19 +82,11 @@ int rb_train_parse_duration_dist(const char *s, uint64_t *mean_ns, uint64_t *std
     return 0;
 }
 
-/* SplitMix64's finaliser (Steele, Lea, Flood 2014): a different 64-bit value for every key. */
-static uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 double rb_train_normal(uint64_t key)
 {
     /* u1 in (0, 1] keeps the logarithm finite; u2 in [0, 1). */
-    double u1 = (double)((mix64(key) >> 11) + 1) * 0x1.0p-53;
-    double u2 = (double)(mix64(key + GOLDEN) >> 11) * 0x1.0p-53;
+    double u1 = (double)((rb_mix64(key) >> 11) + 1) * 0x1.0p-53;
+    double u2 = (double)(rb_mix64(key + RB_MIX_GOLDEN) >> 11) * 0x1.0p-53;
     return sqrt(-2.0 * log(u1)) * cos(TWO_PI * u2);
 }
 
@@ -114,7 +106,7 @@ uint64_t rb_train_object_bytes(uint64_t seed, const char *name, uint64_t spo, ui
                                uint64_t stdev_bytes)
 {
     /* Mixed with a constant so the size is not correlated with the payload's first words. */
-    uint64_t key = mix64(rb_payload_key(seed, name) ^ 0x5a3e5a3e5a3e5a3eull);
+    uint64_t key = rb_mix64(rb_payload_key(seed, name) ^ 0x5a3e5a3e5a3e5a3eull);
     double stdev = (double)stdev_bytes * sqrt((double)spo);
     return rb_train_draw(mean_bytes * spo, (uint64_t)llround(stdev), key, 1);
 }
@@ -124,11 +116,11 @@ uint64_t rb_train_compute_ns(uint64_t mean_ns, uint64_t stdev_ns, uint64_t seed,
 {
     if (!stdev_ns)
         return mean_ns;
-    uint64_t key = mix64(seed + GOLDEN);
-    key = mix64(key ^ epoch);
-    key = mix64(key ^ (uint64_t)(unsigned)rank);
-    key = mix64(key ^ accel);
-    key = mix64(key ^ step);
+    uint64_t key = rb_mix64(seed + RB_MIX_GOLDEN);
+    key = rb_mix64(key ^ epoch);
+    key = rb_mix64(key ^ (uint64_t)(unsigned)rank);
+    key = rb_mix64(key ^ accel);
+    key = rb_mix64(key ^ step);
     return rb_train_draw(mean_ns, stdev_ns, key, 0);
 }
 
@@ -161,7 +153,7 @@ int rb_train_epoch_stream(size_t n, uint64_t seed, uint64_t epoch, int rank, int
         return -ENOMEM;
     /* The same permutation on every rank: it depends on the seed and the epoch only; computed per position. */
     struct rb_perm perm;
-    if (n && rb_perm_init(&perm, n, mix64(seed ^ (epoch * GOLDEN)))) {
+    if (n && rb_perm_init(&perm, n, rb_mix64(seed ^ (epoch * RB_MIX_GOLDEN)))) {
         free(s);
         return -EINVAL;
     }

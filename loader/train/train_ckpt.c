@@ -118,18 +118,12 @@ int rb_train_ckpt_new(struct run *R, struct train_ckpt **out)
     unsigned long long stamp[2] = {(unsigned long long)time(NULL), (unsigned long long)getpid()};
     RB_MPI_CHECK(MPI_Bcast(stamp, 2, MPI_UNSIGNED_LONG_LONG, 0, R->h->comm));
     snprintf(c->base, sizeof c->base, "%srbckpt-train-%llx-%llx/", rb_target_prefix(R->t), stamp[0], stamp[1]);
-    c->o = (struct rb_load_opts){
-        .op = RB_LOAD_PUT,
-        .target = R->t,
-        .threads = 1,
-        .inflight = 1,
-        .seed = a->seed,
-        .timeout_ns = a->timeout_ns,
-        .max_redirects = (long)a->max_redirects,
-        .rank = R->h->rank,
-        .log_fd = -1,
-        .engine = RB_ENGINE_CURL,
-    };
+    /* Checkpoint writes go through libcurl whatever --engine the reads take. */
+    const struct rb_engine_args ea = {.engine = RB_ENGINE_CURL, .max_redirects = a->eng.max_redirects};
+    c->o = rb_load_opts_from(RB_LOAD_PUT, R->t, &a->tgt, &ea, R->h->rank);
+    c->o.threads = 1;
+    c->o.inflight = 1;
+    c->o.seed = a->seed;
     int bad = 0;
     if (c->async) {
         c->snap_bytes = c->bytes < SNAPSHOT_MAX_BYTES ? (size_t)c->bytes : (size_t)SNAPSHOT_MAX_BYTES;

@@ -126,8 +126,8 @@ static int resolve(struct train_args *a, struct rb_cli *cli)
         return rb_cli_usage_error("--populate: give --sample-size SIZE[/STDEV] or --workload (the size of what to write)");
     if (a->max_error_pct < 0 || a->max_error_pct > 100)
         return rb_cli_usage_error("--max-error-rate %g: expected 0 to 100 (percent)", a->max_error_pct);
-    if (a->max_redirects > 100)
-        return rb_cli_usage_error("--max-redirects %" PRIu64 ": expected 0 to 100", a->max_redirects);
+    if (a->eng.max_redirects > 100)
+        return rb_cli_usage_error("--max-redirects %" PRIu64 ": expected 0 to 100", a->eng.max_redirects);
     if (a->cache_header && (!*a->cache_header || strpbrk(a->cache_header, ": \t\r\n")))
         return rb_cli_usage_error("--cache-header \"%s\": expected a header name such as X-Cache-Status", a->cache_header);
 
@@ -153,16 +153,16 @@ static int resolve(struct train_args *a, struct rb_cli *cli)
 /* Opens the target and makes one connection to each endpoint; prefix gets the object prefix. Returns 0 or an exit status. */
 static int open_target(struct train_args *a, struct rb_cli *cli, struct rb_target **t, char *prefix, size_t plen)
 {
-    int status = rb_load_target_open(&a->tgt, cli->args[0], t);
+    int status = rb_load_target_open(&a->tgt, cli->args[0], NULL, t);
     if (status)
         return status;
-    if ((status = rb_engine_check_usage(a->engine, *t, RB_LOAD_GET, false))) {
+    if ((status = rb_engine_check_usage(a->eng.engine, *t, RB_LOAD_GET, false))) {
         rb_target_close(*t);
         *t = NULL;
         return status;
     }
     snprintf(prefix, plen, "%s%s", rb_target_prefix(*t), a->prefix ? a->prefix : (a->objects ? "obj-" : ""));
-    if ((status = rb_load_target_probe(*t, a->timeout_ns)) != 0) {
+    if ((status = rb_load_target_probe(*t, a->tgt.timeout_ns)) != 0) {
         rb_target_close(*t);
         *t = NULL;
     }
@@ -227,19 +227,11 @@ static int prepare(struct run *R, uint64_t steps)
 {
     const struct train_args *a = R->a;
     struct rb_harness *h = R->h;
-    R->fetch = (struct rb_load_opts){
-        .op = RB_LOAD_GET,
-        .target = R->t,
-        .inflight = (unsigned)a->inflight,
-        .seed = a->seed,
-        .verify = a->verify,
-        .timeout_ns = a->timeout_ns,
-        .max_redirects = (long)a->max_redirects,
-        .cache_header = a->cache_header,
-        .engine = (enum rb_engine_kind)a->engine,
-        .rank = h->rank,
-        .log_fd = -1,
-    };
+    R->fetch = rb_load_opts_from(RB_LOAD_GET, R->t, &a->tgt, &a->eng, h->rank);
+    R->fetch.inflight = (unsigned)a->inflight;
+    R->fetch.seed = a->seed;
+    R->fetch.verify = a->verify;
+    R->fetch.cache_header = a->cache_header;
     int status = rb_train_loaders_new(R);
     if (status)
         return status;
@@ -352,11 +344,11 @@ int rb_load_train_main(int argc, char **argv)
         .epochs = 1,
         .seed = 1,
         .max_accel = 256,
-        .timeout_ns = 30 * RB_NS_PER_S,
-        .max_redirects = 5,
+        .tgt = {.timeout_ns = 30 * RB_NS_PER_S},
+        .eng = {.max_redirects = RB_ENGINE_MAX_REDIRECTS},
         .max_error_pct = 0,
     };
-    const struct rb_opt opts[] = {
+    const struct rb_opt own[] = {
         {"workload", 0, RB_OPT_STR, &a.workload, "NAME",
          "MLPerf Storage preset: resnet50, unet3d or cosmoflow (sample size, batch, compute time, read threads, "
          "--au-min); options given win", NULL},
@@ -409,32 +401,21 @@ int rb_load_train_main(int argc, char **argv)
         {"verify", 0, RB_OPT_FLAG, &a.verify, NULL, "compare every byte read with the seeded payload (class checksum)",
          NULL},
         {"seed", 0, RB_OPT_U64, &a.seed, "N", "seed of permutations, payloads, sizes and compute times", NULL},
-        {"engine", 0, RB_OPT_CHOICE, &a.engine, "E", "request engine of the reads and --populate's PUTs, as for load get",
-         "auto|curl|native"},
-        {"endpoint", 0, RB_OPT_STRS, &a.tgt.endpoints, "URL",
-         "S3/AIStore endpoint http[s]://HOST[:PORT]; repeatable, used round-robin per connection; s3:// without it "
-         "is AWS, https://s3.<region>.amazonaws.com", NULL},
-        {"region", 0, RB_OPT_STR, &a.tgt.region, "NAME", "S3 signing region (if not given: $AWS_REGION, else us-east-1)", NULL},
-        {"virtual-host", 0, RB_OPT_FLAG, &a.tgt.virtual_host, NULL, "S3 virtual-host style (bucket.host) instead of path style",
-         NULL},
-        {"credentials-file", 0, RB_OPT_STR, &a.tgt.credentials_file, "FILE",
-         "S3 credentials file (if not given: $AWS_SHARED_CREDENTIALS_FILE, else ~/.aws/credentials)", NULL},
-        {"profile", 0, RB_OPT_STR, &a.tgt.profile, "NAME", "profile in the credentials file (if not given: $AWS_PROFILE, else default)",
-         NULL},
-        {"provider", 0, RB_OPT_STR, &a.tgt.provider, "NAME", "AIStore bucket provider: ais, aws, gcp, azure (if not given: ais)", NULL},
-        {"timeout", 0, RB_OPT_DURATION, &a.timeout_ns, "D", "per-request timeout (0: none)", NULL},
-        {"max-redirects", 0, RB_OPT_U64, &a.max_redirects, "N", "redirects followed per request (AIStore)", NULL},
         {"max-error-rate", 0, RB_OPT_PERCENT, &a.max_error_pct, "PCT", RB_LOAD_MAX_ERROR_HELP, NULL},
         {"cache-header", 0, RB_OPT_STR, &a.cache_header, "NAME",
          "count HIT/MISS of this response header per epoch (e.g. X-Cache-Status)", NULL},
         {0},
     };
+    struct rb_opts opts = {0};
+    rb_opts_add(&opts, own);
+    rb_target_options(&opts, &a.tgt);
+    rb_engine_options(&opts, &a.eng);
     const struct rb_cmd_spec spec = {
         "railbench load train [options] URL",
         "Emulate data-parallel training on http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET: each rank's "
         "simulated accelerators read batches, compute, and synchronise; report accelerator utilisation (AU) and "
         "samples/s per epoch, MLPerf Storage style.",
-        opts, 1, 1, false};
+        opts.v, 1, 1, false};
     return rb_load_command(&spec, argc, argv, run_args, &a);
 }
 

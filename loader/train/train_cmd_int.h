@@ -31,11 +31,10 @@ struct train_args {
     bool overlap;               /* --overlap: baselines, then the all-reduce overlapped with the next step */
     uint64_t objects;
     const char *prefix, *filelist;
-    struct rb_target_args tgt; /* --endpoint, --region, --virtual-host, credentials, --provider */
+    struct rb_target_cfg tgt;  /* the target options: --endpoint, --timeout, each protocol's own */
+    struct rb_engine_args eng; /* --engine (of the reads and --populate's PUTs), --max-redirects */
     const char *cache_header;
-    uint64_t timeout_ns, max_redirects;
     double max_error_pct;
-    int engine;                /* enum rb_engine_kind of the reads: auto|curl|native */
     uint64_t ckpt_every, ckpt_bytes; /* --checkpoint-every K steps, --checkpoint-size per rank; 0: none */
     bool ckpt_async;           /* --checkpoint-async: snapshot, then a writer thread */
 

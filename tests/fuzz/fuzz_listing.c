@@ -16,7 +16,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     static const char *const urls[3] = {"s3://bucket", "ais://bucket", "http://127.0.0.1:9/data"};
     static const char *const ep[] = {"http://127.0.0.1:9"};
     for (int i = 0; i < 3; i++) {
-        struct rb_target_cfg cfg = {.url = urls[i], .endpoints = i < 2 ? ep : NULL, .nendpoints = i < 2 ? 1 : 0};
+        struct rb_target_cfg cfg = {.url = urls[i], .endpoints = {i < 2 ? 1 : 0, {ep[0]}}};
         char err[256];
         if (rb_target_open(&targets[i], &cfg, err, sizeof err) != 0)
             abort();

@@ -32,7 +32,7 @@ static void open_fails(const char *url, int want, const char *needle)
 {
     char err[512] = "";
     struct rb_target *t = NULL;
-    struct rb_target_cfg cfg = {.url = url, .endpoints = EP, .nendpoints = 1};
+    struct rb_target_cfg cfg = {.url = url, .endpoints = {1, {EP[0]}}};
     int rc = rb_target_open(&t, &cfg, err, sizeof err);
     if (rc != want || !strstr(err, needle))
         fail_msg("%s: rc %d (want %d), message \"%s\" lacks \"%s\"", url, rc, want, err, needle);
@@ -51,8 +51,7 @@ static void test_http_urls(void **state)
     assert_string_equal(url, "http://127.0.0.1:8080/data/a%20b/c%25d");
     rb_target_close(t);
     /* --endpoint replaces the host, keeps the path; requests go round-robin. */
-    cfg.endpoints = EP;
-    cfg.nendpoints = 2;
+    cfg.endpoints = (struct rb_strs){2, {EP[0], EP[1]}};
     t = open_ok(&cfg);
     assert_int_equal(rb_target_endpoint_count(t), 2);
     assert_int_equal(rb_target_object_url(t, 3, "o", url, sizeof url), 0);
@@ -83,8 +82,7 @@ static void test_https_row_and_evict(void **state)
     rb_target_close(t);
 
     cfg.url = "ais://bench";
-    cfg.endpoints = EP;
-    cfg.nendpoints = 1;
+    cfg.endpoints = (struct rb_strs){1, {EP[0]}};
     t = open_ok(&cfg);
     assert_string_equal(rb_target_scheme(t), "ais");
     assert_true(rb_target_can_evict(t));
@@ -97,7 +95,7 @@ static void test_s3_urls(void **state)
     setenv("AWS_ACCESS_KEY_ID", "AKID", 1);
     setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
     unsetenv("AWS_SESSION_TOKEN");
-    struct rb_target_cfg cfg = {.url = "s3://my-bucket/some/prefix/", .endpoints = EP, .nendpoints = 1,
+    struct rb_target_cfg cfg = {.url = "s3://my-bucket/some/prefix/", .endpoints = {1, {EP[0]}},
                                 .region = "eu-west-1"};
     struct rb_target *t = open_ok(&cfg);
     char url[RB_URL_MAX];
@@ -116,7 +114,7 @@ static void test_s3_urls(void **state)
     rb_target_close(t);
     unsetenv("AWS_SESSION_TOKEN");
     /* Without endpoints: AWS's regional endpoint. */
-    cfg.nendpoints = 0;
+    cfg.endpoints.n = 0;
     cfg.virtual_host = false;
     t = open_ok(&cfg);
     assert_string_equal(t->endpoints[0], "https://s3.eu-west-1.amazonaws.com");
@@ -143,7 +141,7 @@ static void test_s3_credentials_file(void **state)
                        "aws_session_token = btok\n[empty]\naws_access_key_id = E\n";
     assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
     close(fd);
-    struct rb_target_cfg cfg = {.url = "s3://abc", .endpoints = EP, .nendpoints = 1, .credentials_file = path};
+    struct rb_target_cfg cfg = {.url = "s3://abc", .endpoints = {1, {EP[0]}}, .credentials_file = path};
     struct rb_target *t = open_ok(&cfg);
     assert_string_equal(t->userpwd, "D:dsecret");
     rb_target_close(t);
@@ -171,7 +169,7 @@ static void test_s3_setup_signs_what_is_sent(void **state)
     (void)state;
     setenv("AWS_ACCESS_KEY_ID", "AKID", 1);
     setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
-    struct rb_target_cfg cfg = {.url = "s3://abc", .endpoints = EP, .nendpoints = 1};
+    struct rb_target_cfg cfg = {.url = "s3://abc", .endpoints = {1, {EP[0]}}};
     struct rb_target *t = open_ok(&cfg);
     CURL *easy = curl_easy_init();
     assert_non_null(easy);
@@ -200,7 +198,7 @@ static void test_s3_list_parse(void **state)
     (void)state;
     setenv("AWS_ACCESS_KEY_ID", "AKID", 1);
     setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
-    struct rb_target_cfg cfg = {.url = "s3://abc", .endpoints = EP, .nendpoints = 1};
+    struct rb_target_cfg cfg = {.url = "s3://abc", .endpoints = {1, {EP[0]}}};
     struct rb_target *t = open_ok(&cfg);
     const char *page = "<?xml version=\"1.0\"?><ListBucketResult><Name>abc</Name>"
                        "<Contents><Key>a&amp;b &lt;1&gt; &#233;</Key><Size>10</Size></Contents>"
@@ -232,7 +230,7 @@ static void test_s3_list_parse(void **state)
 static void test_ais(void **state)
 {
     (void)state;
-    struct rb_target_cfg cfg = {.url = "ais://train/shards/", .endpoints = EP, .nendpoints = 1, .provider = "aws"};
+    struct rb_target_cfg cfg = {.url = "ais://train/shards/", .endpoints = {1, {EP[0]}}, .provider = "aws"};
     struct rb_target *t = open_ok(&cfg);
     char url[RB_URL_MAX];
     assert_int_equal(rb_target_object_url(t, 0, "shards/0001.tar", url, sizeof url), 0);

@@ -1,0 +1,29 @@
+/* The engine's option group (--engine, --max-redirects) and the one place its options are built from a command's. */
+#include "engine_int.h"
+
+void rb_engine_options(struct rb_opts *t, struct rb_engine_args *ea)
+{
+    const struct rb_opt rows[] = {
+        {"engine", 0, RB_OPT_CHOICE, &ea->engine, "E",
+         "request engine: native (own epoll loop: http://, https://, s3:// with SigV4, ais://; GET, PUT, HEAD, "
+         "DELETE) or curl (everything); auto: native where it applies",
+         "auto|curl|native"},
+        {"max-redirects", 0, RB_OPT_U64, &ea->max_redirects, "N", "redirects followed per request (AIStore)", NULL},
+        {0},
+    };
+    rb_opts_add(t, rows);
+}
+
+struct rb_load_opts rb_load_opts_from(enum rb_load_op op, const struct rb_target *t, const struct rb_target_cfg *tc,
+                                      const struct rb_engine_args *ea, int rank)
+{
+    return (struct rb_load_opts){
+        .op = op,
+        .target = t,
+        .timeout_ns = tc->timeout_ns,
+        .max_redirects = (long)ea->max_redirects,
+        .engine = (enum rb_engine_kind)ea->engine,
+        .rank = rank,
+        .log_fd = -1,
+    };
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Module dependencies point the declared way (docs/HACKING.md): every #include and every link edge of the
+# tree passes tests/layering.py; a wrong include planted in a copy of the sources (loader/engine -> loader/cmd,
+# fabric -> loader, core -> loader) and a wrong link edge planted in a copy of the objects are each caught.
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+CHECK=$ROOT/tests/layering.py
+OBJ=$ROOT/build/obj
+[ -f "$OBJ/loader/engine/worker.o" ] || fail "build the tree first (make all): no $OBJ/loader/engine/worker.o"
+
+# 1. The tree as it is: no problem, and both kinds of edges were read.
+python3 "$CHECK" "$ROOT" "$OBJ" >"$T/check.out" || { cat "$T/check.out" >&2; fail "the tree breaks the dependency rule"; }
+read -r ninc _ _ nlink _ _ nprob _ < <(tail -n 1 "$T/check.out")
+[ "$ninc" -ge 300 ] && [ "$nlink" -ge 1000 ] && [ "$nprob" -eq 0 ] || fail "the check read too little: $(tail -n 1 "$T/check.out")"
+ok "dependency rule kept: $(tail -n 1 "$T/check.out")"
+
+# 2. Planted includes, each in a fresh copy of the sources: caught and named.
+plant_include() { # WHAT FILE LINE EXPECTED-PATTERN
+    rm -rf "$T/src" && mkdir "$T/src"
+    cp -r "$ROOT"/core "$ROOT"/loader "$ROOT"/block "$ROOT"/collectives "$ROOT"/fabric "$ROOT"/reports "$ROOT"/include "$T/src/"
+    printf '%s\n' "$3" >>"$T/src/$2"
+    if python3 "$CHECK" "$T/src" >"$T/plant.out"; then fail "$1: not caught"; fi
+    grep -Eq -- "$4" "$T/plant.out" || { cat "$T/plant.out" >&2; fail "$1: caught, but not as expected"; }
+    ok "$1: caught: $(grep -E -- "$4" "$T/plant.out" | head -n 1)"
+}
+plant_include "engine includes a command header" loader/engine/worker.c '#include "../cmd/loader_int.h"' \
+    '^loader/engine/worker.c: includes loader/cmd/loader_int.h: loader/engine -> loader/cmd is against'
+plant_include "fabric includes the loader's public header" fabric/topo.c '#include "railbench/bgload.h"' \
+    '^fabric/topo.c: includes include/railbench/bgload.h: fabric -> loader/cmd is against'
+plant_include "core includes a loader header" core/harness.c '#include "../loader/engine/engine_int.h"' \
+    '^core/harness.c: includes loader/engine/engine_int.h: core -> loader/engine is against'
+plant_include "objset includes a protocol header" loader/objset/objects.c '#include "../proto/target_int.h"' \
+    '^loader/objset/objects.c: includes loader/proto/target_int.h: loader/objset -> loader/proto is against'
+
+# 3. A planted link edge: a fabric object calling the engine.
+rm -rf "$T/obj" && cp -r "$OBJ" "$T/obj"
+printf 'struct rb_engine;\nvoid rb_engine_free(struct rb_engine *e);\nvoid plant(void) { rb_engine_free(0); }\n' >"$T/plant.c"
+cc -c -o "$T/obj/fabric/plant.o" "$T/plant.c"
+if python3 "$CHECK" "$ROOT" "$T/obj" >"$T/plant.out"; then fail "link edge fabric -> loader/engine: not caught"; fi
+grep -q '^fabric/plant.c: uses rb_engine_free, defined in loader/engine: fabric -> loader/engine is against' "$T/plant.out" ||
+    { cat "$T/plant.out" >&2; fail "link edge: caught, but not as expected"; }
+ok "link edge fabric -> loader/engine: caught"

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Checks that module dependencies point the declared way (docs/HACKING.md "Layout and the dependency rule").
+
+Usage: layering.py SRC_ROOT [OBJ_DIR]
+  Reads every #include of the sources under SRC_ROOT (core, loader, block, collectives, fabric, reports)
+  and, with OBJ_DIR (build/obj), the link edges: which module's object uses a symbol another module's object
+  defines (nm). Prints one line per edge against the rule, then "N include edges, M link edges, K problems";
+  exits 1 on any problem.
+
+The rule: core uses no other module; block, collectives, fabric and reports use core only (collectives may
+also drive the loader's background load through include/railbench/bgload.h); inside loader/ the sub-folders
+use only the ones below them: objset < proto < engine < file < cmd < train, tiers, ckpt (one declared
+exception: proto/target_file.c runs file/'s loop); loader/load.c (the
+dispatcher) and core/main.c (the command table) may name every command. A public header
+include/railbench/X.h belongs to the module that holds X.c (or X_*.c); a header without one is core's.
+"""
+import os
+import re
+import subprocess
+import sys
+
+MODULES = ['core', 'loader', 'block', 'collectives', 'fabric', 'reports']
+# file/ is the file:// protocol's I/O loop, an engine of its own: above engine/, below the commands.
+LOADER_LEVEL = {'objset': 0, 'proto': 1, 'engine': 2, 'file': 2.5, 'cmd': 3, 'train': 4, 'tiers': 4, 'ckpt': 4}
+# Declared exceptions: (from module, to module, what may be used).
+EXCEPTIONS = {('collectives', 'loader/cmd'): 'include/railbench/bgload.h'}
+# Declared exceptions by source file: the file protocol's table row (proto/) runs its own loop (file/): one
+# upward edge, until the loop is registered from below.
+FILE_EXCEPTIONS = {('loader/proto/target_file.c', 'loader/file')}
+DISPATCHERS = {'core/main.c', 'loader/load.c'}
+
+
+def module_of(rel):
+    """'loader/engine' for loader/engine/worker.c, 'loader' for loader/load.c, 'core' for core/x.c."""
+    parts = rel.split('/')
+    if parts[0] == 'loader' and len(parts) > 2:
+        return 'loader/' + parts[1]
+    return parts[0] if parts[0] in MODULES else None
+
+
+def allowed(a, b):
+    if a == b or b == 'core':
+        return True
+    if a == 'loader':  # the dispatcher's folder: every loader sub-folder
+        return b.startswith('loader/')
+    if a.startswith('loader/') and b.startswith('loader/'):
+        la, lb = LOADER_LEVEL.get(a[7:]), LOADER_LEVEL.get(b[7:])
+        return la is not None and lb is not None and lb < la
+    return False
+
+
+def sources(root):
+    for m in MODULES:
+        for dp, _, files in os.walk(os.path.join(root, m)):
+            for f in sorted(files):
+                if f.endswith(('.c', '.h')):
+                    yield os.path.relpath(os.path.join(dp, f), root)
+
+
+def header_owner(root, name, all_src):
+    """The module of include/railbench/<name>.h: where <name>.c or <name>_*.c is; else core."""
+    stem = name[:-2]
+    for s in all_src:
+        b = os.path.basename(s)
+        if b == stem + '.c' or (b.startswith(stem + '_') and b.endswith('.c')):
+            return module_of(s)
+    return 'core'
+
+
+def include_edges(root):
+    all_src = list(sources(root))
+    owners = {}
+    for s in all_src:
+        a = module_of(s)
+        text = open(os.path.join(root, s), encoding='utf-8', errors='replace').read()
+        for m in re.finditer(r'^\s*#\s*include\s+"([^"]+)"', text, re.M):
+            inc = m.group(1)
+            if inc.startswith('railbench/'):
+                h = os.path.basename(inc)
+                if h not in owners:
+                    owners[h] = header_owner(root, h, all_src)
+                yield s, a, owners[h], 'include/' + inc
+            else:
+                tgt = os.path.normpath(os.path.join(os.path.dirname(s), inc))
+                yield s, a, module_of(tgt) or '?', tgt
+
+
+def link_edges(objdir):
+    defined, used = {}, []
+    for dp, _, files in os.walk(objdir):
+        for f in sorted(files):
+            if not f.endswith('.o'):
+                continue
+            path = os.path.join(dp, f)
+            rel = os.path.relpath(path, objdir)[:-2] + '.c'
+            mod = module_of(rel)
+            if mod is None:
+                continue
+            out = subprocess.run(['nm', path], capture_output=True, text=True).stdout
+            for line in out.splitlines():
+                p = line.split()
+                if len(p) == 3 and p[1] in 'TDBRC':
+                    defined[p[2]] = mod
+                elif len(p) == 2 and p[0] == 'U':
+                    used.append((rel, mod, p[1]))
+    for rel, mod, sym in used:
+        if sym in defined:
+            yield rel, mod, defined[sym], sym
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    root = sys.argv[1]
+    problems, ninc, nlink = [], 0, 0
+    for src, a, b, what in include_edges(root):
+        ninc += 1
+        if a is None or allowed(a, b) or src in DISPATCHERS or (src, b) in FILE_EXCEPTIONS:
+            continue
+        if EXCEPTIONS.get((a, b)) == what:
+            continue
+        problems.append(f'{src}: includes {what}: {a} -> {b} is against the dependency rule')
+    if len(sys.argv) > 2:
+        for src, a, b, sym in link_edges(sys.argv[2]):
+            nlink += 1
+            if allowed(a, b) or src in DISPATCHERS or (src, b) in FILE_EXCEPTIONS:
+                continue
+            if (a, b) in EXCEPTIONS and sym.startswith('rb_bgload_'):
+                continue
+            problems.append(f'{src}: uses {sym}, defined in {b}: {a} -> {b} is against the dependency rule')
+    for p in problems:
+        print(p)
+    print(f'{ninc} include edges, {nlink} link edges, {len(problems)} problems')
+    return 1 if problems else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Validates result.json files against the result contract in schemas/ (JSON Schema, draft 7).
+
+Usage: schema_check.py SCHEMAS_DIR PATH...
+  PATH is a result.json or a directory searched for result.json files (recursively).
+Every result.json is checked against SCHEMAS_DIR/result.schema.json (what every command records) and against
+the one kind schema whose "command" property (const, enum or pattern) names its recorded command; a command
+that no schema names is a problem too. Prints one line per problem, then "N results, M problems"; exits 1 on
+any problem, 2 on a usage error. Results that are not railbench's (no "schema" key) are skipped.
+"""
+import json
+import os
+import re
+import sys
+
+import jsonschema
+
+
+def load(path):
+    with open(path, encoding='utf-8') as f:
+        return json.load(f)
+
+
+def names_command(schema, command):
+    """Whether a kind schema's "command" property admits command."""
+    c = schema.get('properties', {}).get('command', {})
+    if 'const' in c:
+        return c['const'] == command
+    if 'enum' in c:
+        return command in c['enum']
+    if 'pattern' in c:
+        return re.search(c['pattern'], command) is not None
+    return False
+
+
+def results(paths):
+    for p in paths:
+        if os.path.isdir(p):
+            for root, _, files in sorted(os.walk(p)):
+                if 'result.json' in files:
+                    yield os.path.join(root, 'result.json')
+        else:
+            yield p
+
+
+def problems_of(path, envelope, kinds):
+    try:
+        doc = load(path)
+    except (OSError, ValueError) as e:
+        return [f'{path}: not JSON: {e}'], None
+    if not isinstance(doc, dict) or 'schema' not in doc:
+        return [], None
+    out = []
+    for e in jsonschema.Draft7Validator(envelope).iter_errors(doc):
+        out.append(f'{path}: result.schema.json: {"/".join(map(str, e.absolute_path)) or "(top)"}: {e.message}')
+    command = doc.get('command')
+    mine = [(n, s) for n, s in kinds if isinstance(command, str) and names_command(s, command)]
+    if len(mine) != 1:
+        out.append(f'{path}: command "{command}": named by {len(mine)} kind schemas '
+                   f'({", ".join(n for n, _ in mine) or "none"}); expected exactly one')
+        return out, None
+    name, schema = mine[0]
+    for e in jsonschema.Draft7Validator(schema).iter_errors(doc):
+        out.append(f'{path}: {name}: {"/".join(map(str, e.absolute_path)) or "(top)"}: {e.message[:300]}')
+    return out, name
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    sdir = sys.argv[1]
+    envelope = load(os.path.join(sdir, 'result.schema.json'))
+    kinds = [(n, load(os.path.join(sdir, n))) for n in sorted(os.listdir(sdir))
+             if n.endswith('.schema.json') and n != 'result.schema.json']
+    for n, s in [('result.schema.json', envelope)] + kinds:
+        jsonschema.Draft7Validator.check_schema(s)
+    n = 0
+    problems = []
+    for path in results(sys.argv[2:]):
+        p, kind = problems_of(path, envelope, kinds)
+        n += kind is not None or bool(p)
+        problems += p
+    for p in problems:
+        print(p)
+    print(f'{n} results, {len(problems)} problems')
+    return 1 if problems else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
