@@ -223,3 +223,15 @@ loopfs_up() {
     # shellcheck disable=SC1090
     . "$T/$1.env"
 }
+
+# cephfs_up: CephFS (tests/servers/cephfs.sh: rgw.sh's monitor and OSD, ceph-mds, a ceph-fuse mount) under $T/cephfs,
+# unmounted and stopped at exit. Sets CEPHFS_MNT, CEPHFS_FUSE_PID, CEPHFS_CONF and rgw.sh's variables (RGW_ENDPOINT...).
+cephfs_up() {
+    chmod 711 "$T" # the daemons drop to the ceph user
+    AT_EXIT+=("'$ROOT/tests/servers/cephfs.sh' stop '$T/cephfs' >/dev/null 2>&1")
+    "$ROOT/tests/servers/cephfs.sh" start "$T/cephfs" >"$T/cephfs.env" || fail "CephFS did not start (logs: $T/cephfs/log)"
+    set -a
+    # shellcheck disable=SC1091
+    . "$T/cephfs.env"
+    set +a
+}

@@ -11,6 +11,7 @@
 
 #include <curl/curl.h>
 
+#include "../file/file_int.h"
 #include "loader_int.h"
 #include "../engine/payload_int.h"
 #include "../engine/phase_int.h"
@@ -60,6 +61,7 @@ struct sweep_args {
     uint64_t duration_ns, count, seed;
     bool verify;
     double max_error_pct, knee_gain_pct, knee_latency_pct;
+    struct rb_file_opts file; /* a file:// target's options (the file protocol's group) */
 };
 
 /* One point as measured (rank 0). */
@@ -312,6 +314,8 @@ static char *report(const struct sweep_args *a, const struct rb_harness *h, cons
     cJSON_AddNumberToObject(summary, "ranks", h->size);
     cJSON_AddItemToObject(summary, "threads", rb_json_u64(a->threads));
     cJSON_AddBoolToObject(summary, "open_loop", a->rate != NULL);
+    if (strncmp(target, "file://", 7) == 0)
+        rb_file_summary_json(summary, &a->file);
     if (t.oom) {
         rb_buf_free(&t);
         return NULL;
@@ -329,7 +333,15 @@ static int run(struct sweep_args *a, struct rb_cli *cli)
     struct rb_target *t = NULL;
     if ((status = rb_load_target_open(&a->tgt, cli->args[0], NULL, &t)) != 0)
         return status;
+    uint64_t most = 1;
+    for (size_t i = 0; i < a->inflight.n; i++)
+        most = a->inflight.v[i] > most ? a->inflight.v[i] : most;
+    const uint64_t asked = most;
     if ((status = rb_engine_check_usage(a->eng.engine, t, RB_LOAD_GET, false)) ||
+        (status = rb_file_opts_check(&a->file)) || (status = rb_file_opts_target(&a->file, t, cli, &most)) ||
+        (most < asked && (status = rb_cli_usage_error("load sweep %s: --io-engine psync does one I/O at a time per "
+                                                      "thread; sweep in-flight I/Os with --io-engine io_uring",
+                                                      rb_target_name(t)))) ||
         (status = rb_load_target_probe(t, a->tgt.timeout_ns)) != 0) {
         rb_target_close(t);
         return status;
@@ -376,6 +388,9 @@ static int run(struct sweep_args *a, struct rb_cli *cli)
         else
             snprintf(name, sizeof name, "inflight-%" PRIu64, inflight);
         struct rb_load_opts o = rb_load_opts_from(RB_LOAD_GET, t, &a->tgt, &a->eng, h.rank);
+        o.file = &a->file;
+        if (a->file.cold_check)
+            o.cache_header = RB_FILE_COLD_CHECK_NAME;
         o.objects = &mine;
         o.threads = (unsigned)a->threads;
         o.inflight = (unsigned)inflight;
@@ -438,6 +453,7 @@ int rb_load_sweep_main(int argc, char **argv)
         .max_error_pct = 0,
         .knee_gain_pct = RB_SWEEP_KNEE_GAIN_PCT,
         .knee_latency_pct = RB_SWEEP_KNEE_LATENCY_PCT,
+        .file = RB_FILE_OPTS_DEFAULT,
     };
     const struct rb_opt own[] = {
         {"inflight", 'c', RB_OPT_U64S, &a.inflight, "LIST",
@@ -468,6 +484,9 @@ int rb_load_sweep_main(int argc, char **argv)
     rb_opts_add(&opts, own);
     rb_target_options(&opts, &a.tgt);
     rb_engine_options(&opts, &a.eng);
+    struct rb_opt file[RB_FILE_OPT_ROWS + 1];
+    rb_file_options(file, &a.file);
+    rb_opts_add(&opts, file);
     const struct rb_cmd_spec spec = {
         "railbench load sweep [options] URL",
         "GET objects at growing in-flight counts (or rates), one barrier-started phase per point; report "

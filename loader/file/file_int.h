@@ -54,6 +54,14 @@ struct rb_file_opts {
  */
 void rb_file_options(struct rb_opt *rows, struct rb_file_opts *fo);
 
+/*
+ * Copies the option table opts (ending with {0}) into all (cap rows) and
+ * adds the file group after it, its values in fo: a command's table
+ * composed with the file protocol's rows. Returns the rows (without the
+ * {0} end). Too small a cap is a programming error (abort). Main thread.
+ */
+size_t rb_file_opts_compose(struct rb_opt *all, size_t cap, const struct rb_opt *opts, struct rb_file_opts *fo);
+
 struct rb_cli;
 struct rb_target;
 

@@ -389,8 +389,10 @@ static const struct fop stat_fop = {stat_start, NULL};
 static int issue(struct worker *w, const char *name, uint64_t size, uint64_t intended_ns)
 {
     struct rb_file_loop *L = w->file;
-    if (L->fatal)
-        return 0; /* the file system is gone: the loop leaves at its next turn */
+    if (L->fatal) {
+        w->exhausted = true; /* the file system is gone: nothing more is issued, the loop leaves at its next turn */
+        return 0;
+    }
     struct fslot *s = &L->s[w->free_slots[--w->nfree]];
     struct req *r = &s->r;
     int k = snprintf(s->path, sizeof s->path, "%s/%s", L->root, name);

@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
@@ -38,6 +39,20 @@ void rb_file_options(struct rb_opt *rows, struct rb_file_opts *fo)
         {0},
     };
     memcpy(rows, group, sizeof group);
+}
+
+size_t rb_file_opts_compose(struct rb_opt *all, size_t cap, const struct rb_opt *opts, struct rb_file_opts *fo)
+{
+    size_t n = 0;
+    while (opts[n].name)
+        n++;
+    if (n + RB_FILE_OPT_ROWS + 1 > cap) {
+        fprintf(stderr, "railbench: internal error: option table of %zu rows has no room for the file group\n", n);
+        abort();
+    }
+    memcpy(all, opts, n * sizeof *opts);
+    rb_file_options(all + n, fo);
+    return n + RB_FILE_OPT_ROWS;
 }
 
 int rb_file_opts_check(const struct rb_file_opts *fo)

@@ -162,7 +162,8 @@ static int open_target(struct train_args *a, struct rb_cli *cli, struct rb_targe
         return status;
     }
     snprintf(prefix, plen, "%s%s", rb_target_prefix(*t), a->prefix ? a->prefix : (a->objects ? "obj-" : ""));
-    if ((status = rb_load_target_probe(*t, a->tgt.timeout_ns)) != 0) {
+    if ((status = rb_file_opts_check(&a->file)) || (status = rb_file_opts_target(&a->file, *t, cli, &a->inflight)) ||
+        (status = rb_load_target_probe(*t, a->tgt.timeout_ns)) != 0) {
         rb_target_close(*t);
         *t = NULL;
     }
@@ -231,7 +232,8 @@ static int prepare(struct run *R, uint64_t steps)
     R->fetch.inflight = (unsigned)a->inflight;
     R->fetch.seed = a->seed;
     R->fetch.verify = a->verify;
-    R->fetch.cache_header = a->cache_header;
+    R->fetch.cache_header = a->file.cold_check ? RB_FILE_COLD_CHECK_NAME : a->cache_header;
+    R->fetch.file = &a->file;
     int status = rb_train_loaders_new(R);
     if (status)
         return status;
@@ -347,6 +349,7 @@ int rb_load_train_main(int argc, char **argv)
         .tgt = {.timeout_ns = 30 * RB_NS_PER_S},
         .eng = {.max_redirects = RB_ENGINE_MAX_REDIRECTS},
         .max_error_pct = 0,
+        .file = RB_FILE_OPTS_DEFAULT,
     };
     const struct rb_opt own[] = {
         {"workload", 0, RB_OPT_STR, &a.workload, "NAME",
@@ -410,6 +413,9 @@ int rb_load_train_main(int argc, char **argv)
     rb_opts_add(&opts, own);
     rb_target_options(&opts, &a.tgt);
     rb_engine_options(&opts, &a.eng);
+    struct rb_opt file[RB_FILE_OPT_ROWS + 1];
+    rb_file_options(file, &a.file);
+    rb_opts_add(&opts, file);
     const struct rb_cmd_spec spec = {
         "railbench load train [options] URL",
         "Emulate data-parallel training on http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET: each rank's "

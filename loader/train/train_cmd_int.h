@@ -10,6 +10,7 @@
 
 #include "../cmd/loader_int.h"
 #include "../engine/phase_int.h"
+#include "../file/file_int.h"
 #include "railbench/buf.h"
 #include "railbench/harness.h"
 #include "train_int.h"
@@ -37,6 +38,7 @@ struct train_args {
     double max_error_pct;
     uint64_t ckpt_every, ckpt_bytes; /* --checkpoint-every K steps, --checkpoint-size per rank; 0: none */
     bool ckpt_async;           /* --checkpoint-async: snapshot, then a writer thread */
+    struct rb_file_opts file;  /* a file:// data set's options (the file protocol's group) */
 
     /* Resolved from the options and the preset. */
     const struct rb_train_preset *preset;
