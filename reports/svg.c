@@ -708,8 +708,55 @@ static void draw_marks(const struct rb_plot *p, const struct scale *sx, const st
     }
 }
 
+static bool legend_sep(char c)
+{
+    return c == '-' || c == '_' || c == '/' || c == ' ' || c == 'T' || c == ':' || c == '=';
+}
+
+/*
+ * Legend entries longer than the legend holds (default result directory
+ * names share their date and command) are shortened to what differs between
+ * the series: the longest prefix and suffix every name shares, cut back to a
+ * separator, are left out (*pre and *suf bytes; 0 and 0 when the names fit
+ * or would become empty).
+ */
+static void legend_common(const struct rb_plot *p, size_t nser, size_t *pre, size_t *suf)
+{
+    *pre = *suf = 0;
+    bool long_name = false;
+    size_t minlen = SIZE_MAX;
+    for (size_t s = 0; s < nser; s++) {
+        size_t n = strlen(p->series[s].name);
+        long_name = long_name || n > LEGEND_CHARS;
+        minlen = n < minlen ? n : minlen;
+    }
+    if (nser < 2 || !long_name)
+        return;
+    const char *a = p->series[0].name;
+    size_t al = strlen(a), k = 0, j = 0;
+    for (bool same = true; same && k < minlen; k += same) /* the common prefix */
+        for (size_t s = 1; s < nser && same; s++)
+            same = p->series[s].name[k] == a[k];
+    while (k > 0 && !legend_sep(a[k - 1]))
+        k--;
+    for (bool same = true; same && j < minlen - k; j += same) /* the common suffix, after the prefix */
+        for (size_t s = 1; s < nser && same; s++) {
+            const char *b = p->series[s].name;
+            same = b[strlen(b) - 1 - j] == a[al - 1 - j];
+        }
+    while (j > 0 && !legend_sep(a[al - j]))
+        j--;
+    for (size_t s = 0; s < nser; s++)
+        if (strlen(p->series[s].name) <= k + j)
+            return; /* a name would be left empty: keep them whole */
+    *pre = k;
+    *suf = j;
+}
+
 static void draw_legend(const struct rb_plot *p, size_t nser, struct rb_buf *out)
 {
+    size_t pre, suf;
+    legend_common(p, nser, &pre, &suf);
     rb_buf_printf(out, "<g class=\"legend\">\n");
     for (size_t s = 0; s < nser; s++) {
         double y = MT + 8 + LEGEND_ROW * (double)s, x = W - MR + 14;
@@ -722,7 +769,10 @@ static void draw_legend(const struct rb_plot *p, size_t nser, struct rb_buf *out
             rb_buf_printf(out, "<rect class=\"f%d\" x=\"%.1f\" y=\"%.1f\" width=\"16\" height=\"12\"/>",
                           p->series[s].colour % RB_PLOT_COLOURS, x + 4, y - 6);
         rb_buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\">", x + 30, y + 4);
-        escape_cut(out, p->series[s].name, LEGEND_CHARS);
+        char shown[512];
+        const char *name = p->series[s].name;
+        snprintf(shown, sizeof shown, "%.*s", (int)(strlen(name) - pre - suf), name + pre);
+        escape_cut(out, shown, LEGEND_CHARS);
         rb_buf_printf(out, "</text>\n");
     }
     rb_buf_printf(out, "</g>\n");

@@ -83,6 +83,38 @@ static void test_linear_and_bytes_axes(void **state)
     rb_plot_free(p);
 }
 
+/* Legend entries too long for the legend (default result directory names) keep only what differs. */
+static void test_legend_shortened(void **state)
+{
+    (void)state;
+    struct rb_plot *p = rb_plot_new("rates", "rates");
+    rb_plot_xaxis(p, "time (s)", RB_AXIS_LINEAR, 1, true);
+    rb_plot_yaxis(p, "rate (MiB/s)", RB_AXIS_LINEAR, 1, true);
+    const char *names[] = {"20261125T202758Z-fabric-counters: vm disk r+w", "20261125T202758Z-fabric-counters-2: vm disk r+w",
+                           "20261125T202759Z-fabric-counters-3: vm disk r+w"};
+    for (int i = 0; i < 3; i++)
+        rb_plot_point(p, rb_plot_series(p, names[i]), 1, i);
+    struct rb_buf b = {0};
+    rb_plot_svg(p, &b);
+    const char *legend = strstr(b.s, "<g class=\"legend\">");
+    assert_non_null(legend);
+    assert_non_null(strstr(legend, ">202758Z-fabric-counters<"));
+    assert_non_null(strstr(legend, ">202758Z-fabric-counters-2<"));
+    assert_non_null(strstr(legend, ">202759Z-fabric-counters-3<"));
+    rb_buf_free(&b);
+    rb_plot_free(p);
+    /* Short names stay whole. */
+    p = rb_plot_new("rw", "rw");
+    rb_plot_point(p, rb_plot_series(p, "write"), 1, 1);
+    rb_plot_point(p, rb_plot_series(p, "read"), 1, 2);
+    b = (struct rb_buf){0};
+    rb_plot_svg(p, &b);
+    assert_non_null(strstr(b.s, ">write<"));
+    assert_non_null(strstr(b.s, ">read<"));
+    rb_buf_free(&b);
+    rb_plot_free(p);
+}
+
 static void test_refs_marks_escaping(void **state)
 {
     (void)state;
@@ -283,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_linear_and_bytes_axes),
         cmocka_unit_test(test_refs_marks_escaping),
         cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_legend_shortened),
         cmocka_unit_test(test_colours_labels_gaps),
         cmocka_unit_test(test_bars_and_spans),
     };
