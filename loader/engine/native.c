@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -975,6 +976,12 @@ static void resolve(const char *url, struct sockaddr_storage *addr, socklen_t *a
     }
     if (colon)
         snprintf(port, sizeof port, "%s", colon + 1);
+    /* "localhost" and "*.localhost" are the loopback (RFC 6761), as libcurl resolves them, without asking the
+     * resolver: a fresh Debian root may have no /etc/hosts entry for them, or list ::1 first while the server
+     * listens on 127.0.0.1 only. */
+    size_t hl = strlen(host);
+    if (strcasecmp(host, "localhost") == 0 || (hl > 10 && strcasecmp(host + hl - 10, ".localhost") == 0))
+        snprintf(host, sizeof host, "127.0.0.1");
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai = NULL;
     *alen = 0;
     if (getaddrinfo(host, port, &hints, &ai) == 0 && ai && ai->ai_addrlen <= sizeof *addr) {
