@@ -140,7 +140,7 @@ for want in '>storage alone</text>' '>collective alone</text>' '>overlapped</tex
 done
 # The all-reduce's whole time labels the sync segment (in its tooltip always, drawn where it fits).
 for ph in collective_alone overlapped; do
-    want=$(jq -r --arg p "$ph" '"sync wait: \($p | sub("_"; " ")), [0-9.]+ \\(all-reduce \(.summary.interference[$p].step.allreduce_ns / 1e5 | round / 10) ms\\)"' "$R")
+    want=$(jq -r --arg p "$ph" '"sync wait: \($p | sub("_"; " ")), [0-9.]+ \\(all-reduce (\(.summary.interference[$p].step.allreduce_ns / 1e5 | floor / 10)|\(.summary.interference[$p].step.allreduce_ns / 1e5 | ceil / 10))(\\.0)? ms\\)"' "$R")
     grep -Eq "<title>$want</title>" <<<"$svg" || fail "report: no sync wait segment matching '$want'"
 done
 ok "report: step figure with the three phases stacked from their parts"
