@@ -25,7 +25,7 @@ stop_servers() {
     rm -rf "$srv"
 }
 trap stop_servers EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+free_port() { python3 "$here/scripts/free-port.py"; }
 origin_port=$(free_port)
 tier_port=$(free_port)
 mkdir -p "$srv/origin/data" "$srv/cache" "$srv/logs" "$srv/tmp"

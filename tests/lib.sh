@@ -50,7 +50,7 @@ ok() { echo "ok: $*"; }
 
 # free_port: prints a TCP port on 127.0.0.1 that nothing listens on now.
 free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+    python3 "$ROOT/scripts/free-port.py"
 }
 
 # wait_port PORT [SECONDS [WHAT]]: waits until something accepts on 127.0.0.1:PORT (60 s unless given: two

@@ -21,7 +21,7 @@ die() { echo "rgw.sh: $1" >&2; exit "${2:-3}"; }
 usage() { die "usage: rgw.sh start [DIR] | env DIR | bucket DIR NAME [public-read] | stop DIR" 2; }
 
 free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+    python3 "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/free-port.py"
 }
 
 # port_open PORT: something accepts on 127.0.0.1:PORT.
