@@ -805,13 +805,13 @@ int rb_ckpt_main(int argc, char **argv)
         .threads = 1,
         .inflight = 8,
         .seed = 1,
-        .tgt = {.timeout_ns = 120 * RB_NS_PER_S},
         .part_size = RB_MP_DEFAULT_PART_BYTES,
         .mp_threshold = RB_MP_DEFAULT_THRESHOLD_BYTES,
         .read_part_size = RB_MP_DEFAULT_PART_BYTES,
         .zero = UINT64_MAX,
-        .file = RB_FILE_OPTS_DEFAULT,
     };
+    rb_load_defaults(&a.tgt, NULL, &a.file); /* the engine's group is not this command's */
+    a.tgt.timeout_ns = 120 * RB_NS_PER_S;
     a.file.fsync = RB_FSYNC_CLOSE; /* MLPerf Storage enforces fsync on checkpoint writes */
     const struct rb_opt own[] = {
         {"model", 0, RB_OPT_STR, &a.model_s, "NAME", "MLPerf Storage preset: llama3-8b, llama3-70b, llama3-405b, llama3-1t",

@@ -70,7 +70,7 @@ struct nconn {
     uint64_t idx;              /* the object's index in its set: what a put that cleans up notes as written */
     char *wbuf;                /* the request's head, written per request */
     http_parser p;
-    struct req r;
+    struct rb_req r;
     size_t hname_len, hval_len;
     char hname[HDR_MAX], hval[HDR_MAX];
     /* Redirects (rare): where the request is now and what it came from. */
@@ -92,7 +92,7 @@ struct nop {
     const char *method;
     bool sends_body, no_body;
     /* Readies r for one request of name (size bytes, 0 unknown); a ranged GET sets *len (0: whole) and *off. */
-    void (*ready)(struct worker *w, struct req *r, const char *name, uint64_t size, uint64_t *off, uint64_t *len);
+    void (*ready)(struct rb_worker *w, struct rb_req *r, const char *name, uint64_t size, uint64_t *off, uint64_t *len);
 };
 
 /* A worker's native state; endpoints are resolved once, the request's fixed parts (rb_nshape) built once. */
@@ -235,7 +235,7 @@ static int on_headers_complete(http_parser *p)
 static int on_body(http_parser *p, const char *at, size_t n)
 {
     struct nconn *c = p->data;
-    struct req *r = &c->r;
+    struct rb_req *r = &c->r;
     if (r->err_status) {
         if (r->errbody.len < 2048)
             rb_buf_append(&r->errbody, at, n < 2048 - r->errbody.len ? n : 2048 - r->errbody.len);
@@ -279,7 +279,7 @@ static ssize_t io_recv(struct nconn *c, void *buf, size_t len)
 }
 
 /* Gives fd back to pool pl's idle connections (closes it when they are full). */
-static void pool_put(struct worker *w, struct npool *pl, int fd)
+static void pool_put(struct rb_worker *w, struct npool *pl, int fd)
 {
     if (pl->nidle < w->nreq)
         pl->idle[pl->nidle++] = fd;
@@ -288,7 +288,7 @@ static void pool_put(struct worker *w, struct npool *pl, int fd)
 }
 
 /* Leaves a redirect's leg: its connection back to its pool (kept alive) or closed, the endpoint's back in c. */
-static void leg_end(struct worker *w, struct nconn *c, bool keep)
+static void leg_end(struct rb_worker *w, struct nconn *c, bool keep)
 {
     if (!c->leg)
         return;
@@ -303,7 +303,7 @@ static void leg_end(struct worker *w, struct nconn *c, bool keep)
 }
 
 /* Ends c's request with rc (CURLE_OK: a response was parsed) and frees its slot; closes the connection unless it stays alive. */
-static void finish(struct worker *w, struct nconn *c, CURLcode rc, const char *msg)
+static void finish(struct rb_worker *w, struct nconn *c, CURLcode rc, const char *msg)
 {
     uint64_t now = rb_clock_ns();
     long status = rc == CURLE_OK ? (long)c->p.status_code : 0;
@@ -331,7 +331,7 @@ static uint64_t ev_tag(struct rb_native *n, struct nconn *c, int fd)
 }
 
 /* Opens c's connection: to its endpoint, or to the host of its redirect leg. */
-static int conn_open(struct worker *w, struct nconn *c)
+static int conn_open(struct rb_worker *w, struct nconn *c)
 {
     struct rb_native *n = w->nat;
     const struct sockaddr_storage *addr = c->leg ? &c->leg->addr : &n->addr[c->ep];
@@ -363,7 +363,7 @@ static int conn_open(struct worker *w, struct nconn *c)
 }
 
 /* Writes what is left of the request; the rest goes when the socket is writable again. */
-static void conn_send(struct worker *w, struct nconn *c);
+static void conn_send(struct rb_worker *w, struct nconn *c);
 
 /*
  * A new connection is up: over TLS the handshake first (driven again by
@@ -372,7 +372,7 @@ static void conn_send(struct worker *w, struct nconn *c);
  * starts when it is done (a closed loop's request is due then too; an open
  * loop's stays due when it was, so its corrected latency still counts it).
  */
-static void conn_go(struct worker *w, struct nconn *c)
+static void conn_go(struct rb_worker *w, struct nconn *c)
 {
     struct rb_native *n = w->nat;
     if (n->ep_tls[c->ep] && !c->tls.ssl) {
@@ -404,7 +404,7 @@ static void conn_go(struct worker *w, struct nconn *c)
 }
 
 /* A reused connection the server had already closed: connect again and resend once, as libcurl does. */
-static bool retry_stale(struct worker *w, struct nconn *c)
+static bool retry_stale(struct rb_worker *w, struct nconn *c)
 {
     if (!c->reused || c->got_bytes)
         return false;
@@ -433,7 +433,7 @@ static size_t pending(struct rb_native *n, struct nconn *c, const char **at)
     return len;
 }
 
-static void conn_send(struct worker *w, struct nconn *c)
+static void conn_send(struct rb_worker *w, struct nconn *c)
 {
     const char *at;
     size_t len;
@@ -458,8 +458,8 @@ static void conn_send(struct worker *w, struct nconn *c)
 }
 
 /* A response was parsed: the request ends, or follows the redirect it got. */
-static void follow(struct worker *w, struct nconn *c);
-static void complete(struct worker *w, struct nconn *c)
+static void follow(struct rb_worker *w, struct nconn *c);
+static void complete(struct rb_worker *w, struct nconn *c)
 {
     if (c->redirect)
         follow(w, c);
@@ -468,7 +468,7 @@ static void complete(struct worker *w, struct nconn *c)
 }
 
 /* The connection ended (EOF or error) before the response did. */
-static void conn_ended(struct worker *w, struct nconn *c, int err)
+static void conn_ended(struct rb_worker *w, struct nconn *c, int err)
 {
     if (retry_stale(w, c))
         return;
@@ -488,7 +488,7 @@ static void conn_ended(struct worker *w, struct nconn *c, int err)
 }
 
 /* Reads and parses until the response is complete or the socket is drained; ev is the epoll event that woke it. */
-static void conn_read(struct worker *w, struct nconn *c, uint32_t ev)
+static void conn_read(struct rb_worker *w, struct nconn *c, uint32_t ev)
 {
     struct rb_native *n = w->nat;
     for (;;) {
@@ -528,7 +528,7 @@ static void conn_read(struct worker *w, struct nconn *c, uint32_t ev)
     }
 }
 
-static void on_event(struct worker *w, struct nconn *c, int fd, uint32_t ev)
+static void on_event(struct rb_worker *w, struct nconn *c, int fd, uint32_t ev)
 {
     if (!c->busy || c->fd < 0 || fd != c->fd)
         return; /* an idle keep-alive connection (or one pooled for redirects): its close shows at its next use */
@@ -563,14 +563,14 @@ static void on_event(struct worker *w, struct nconn *c, int fd, uint32_t ev)
 
 /* ---- requests and the loop ---- */
 
-static void get_ready(struct worker *w, struct req *r, const char *name, uint64_t size, uint64_t *off, uint64_t *len)
+static void get_ready(struct rb_worker *w, struct rb_req *r, const char *name, uint64_t size, uint64_t *off, uint64_t *len)
 {
     rb_xfer_get_range(w, r, name, size, off, len);
     r->put_size = r->put_pos = 0;
 }
 
 /* The head carries the body's length; the body is the seeded payload, made as it goes out. */
-static void put_ready(struct worker *w, struct req *r, const char *name, uint64_t size, uint64_t *off, uint64_t *len)
+static void put_ready(struct rb_worker *w, struct rb_req *r, const char *name, uint64_t size, uint64_t *off, uint64_t *len)
 {
     r->key = rb_payload_key(w->o->seed, name);
     r->size = r->put_size = size;
@@ -580,7 +580,7 @@ static void put_ready(struct worker *w, struct req *r, const char *name, uint64_
 }
 
 /* DELETE and HEAD: nothing sent, nothing counted but the status. */
-static void meta_ready(struct worker *w, struct req *r, const char *name, uint64_t size, uint64_t *off, uint64_t *len)
+static void meta_ready(struct rb_worker *w, struct rb_req *r, const char *name, uint64_t size, uint64_t *off, uint64_t *len)
 {
     (void)w;
     (void)name;
@@ -620,7 +620,7 @@ static char *put_u64(char *p, uint64_t v)
  * PUT's length, the shape's fixed line, the protocol's auth lines, the
  * blank line. Returns 0 or the auth hook's -ENOSPC.
  */
-static int head_rest(struct worker *w, struct nconn *c, char *p, const char *path, size_t path_len, const char *query,
+static int head_rest(struct rb_worker *w, struct nconn *c, char *p, const char *path, size_t path_len, const char *query,
                      size_t query_len, const char *host, size_t host_len)
 {
     struct rb_native *n = w->nat;
@@ -669,7 +669,7 @@ static int head_rest(struct worker *w, struct nconn *c, char *p, const char *pat
  * PUT's length, the shape's fixed line, the protocol's auth lines.
  * Readies c->r through the op. Returns 0, -ENAMETOOLONG or -ENOSPC.
  */
-static int build_head(struct worker *w, struct nconn *c, const char *name, uint64_t size)
+static int build_head(struct rb_worker *w, struct nconn *c, const char *name, uint64_t size)
 {
     struct rb_native *n = w->nat;
     const struct rb_nshape *sh = &n->shape;
@@ -695,7 +695,7 @@ static int build_head(struct worker *w, struct nconn *c, const char *name, uint6
 /* Readies c to read a (new) response: what the last one set is cleared, the parser started again. */
 static void response_reset(struct nconn *c)
 {
-    struct req *r = &c->r;
+    struct rb_req *r = &c->r;
     r->body = 0;
     r->mismatch = r->err_status = false;
     r->cache = RB_LX_CACHE_ABSENT;
@@ -711,7 +711,7 @@ static void response_reset(struct nconn *c)
 static void resolve(const char *url, struct sockaddr_storage *addr, socklen_t *alen, char *hostport, size_t hplen);
 
 /* The pool of hostport ("HOST:PORT"), made (and the host resolved, once) at its first use; NULL when none can be. */
-static struct npool *pool_get(struct worker *w, const char *scheme, const char *hostport, size_t len)
+static struct npool *pool_get(struct rb_worker *w, const char *scheme, const char *hostport, size_t len)
 {
     struct rb_native *n = w->nat;
     for (unsigned i = 0; i < n->npools; i++)
@@ -746,7 +746,7 @@ static struct npool *pool_get(struct worker *w, const char *scheme, const char *
  * --max-redirects: too_many_redirects; a Location of another scheme is
  * refused (class other), on libcurl too (CURLOPT_REDIR_PROTOCOLS_STR).
  */
-static void follow(struct worker *w, struct nconn *c)
+static void follow(struct rb_worker *w, struct nconn *c)
 {
     struct rb_native *n = w->nat;
     if (c->redirects >= (unsigned)w->o->max_redirects) {
@@ -840,12 +840,12 @@ static void follow(struct worker *w, struct nconn *c)
 }
 
 /* Starts a request for name on a free connection, its head written afresh (build_head). */
-static int issue(struct worker *w, const char *name, uint64_t size, uint64_t intended_ns)
+static int issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t intended_ns)
 {
     struct rb_native *n = w->nat;
     const struct rb_load_opts *o = w->o;
     struct nconn *c = &n->c[w->free_slots[--w->nfree]];
-    struct req *r = &c->r;
+    struct rb_req *r = &c->r;
     int hrc = build_head(w, c, name, size);
     if (hrc) {
         w->nfree++;
@@ -884,7 +884,7 @@ static int issue(struct worker *w, const char *name, uint64_t size, uint64_t int
 }
 
 /* Ends every request older than --timeout; called every scan_ns rather than arming a timer per request. */
-static void expire(struct worker *w, uint64_t now)
+static void expire(struct rb_worker *w, uint64_t now)
 {
     for (unsigned i = 0; i < w->nreq; i++) {
         struct nconn *c = &w->nat->c[i];
@@ -897,10 +897,10 @@ static void expire(struct worker *w, uint64_t now)
     }
 }
 
-int rb_native_run(struct worker *w, const atomic_bool *stop, const volatile int *stop2)
+int rb_native_run(struct rb_worker *w, const atomic_bool *stop, const volatile int *stop2)
 {
     struct rb_native *n = w->nat;
-    struct epoll_event evs[EPOLL_BATCH];
+    struct epoll_event evs[RB_EPOLL_BATCH];
     uint64_t drain_until = 0;
     for (;;) {
         if (rb_worker_drained(w, stop, stop2, &drain_until))
@@ -932,7 +932,7 @@ int rb_native_run(struct worker *w, const atomic_bool *stop, const volatile int 
         }
         for (int i = 0; i < k; i++) {
             uint64_t tag = evs[i].data.u64;
-            if (tag == EV_WAKE)
+            if (tag == RB_EV_WAKE)
                 rb_worker_eat_wake(w);
             else if ((uint32_t)tag < w->nreq)
                 on_event(w, &n->c[(uint32_t)tag], (int)(tag >> 32), evs[i].events);
@@ -994,7 +994,7 @@ static void resolve(const char *url, struct sockaddr_storage *addr, socklen_t *a
         freeaddrinfo(ai);
 }
 
-int rb_native_new(struct worker *w, size_t ep0)
+int rb_native_new(struct rb_worker *w, size_t ep0)
 {
     const struct rb_load_opts *o = w->o;
     const struct rb_target *t = o->target;
@@ -1067,7 +1067,7 @@ int rb_native_new(struct worker *w, size_t ep0)
     return 0;
 }
 
-void rb_native_free(struct worker *w)
+void rb_native_free(struct rb_worker *w)
 {
     struct rb_native *n = w->nat;
     if (!n)

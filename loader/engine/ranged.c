@@ -34,7 +34,7 @@ struct rb_rg {
     bool no_more;                   /* the worker's objects ran out */
 };
 
-int rb_rg_new(struct worker *w)
+int rb_rg_new(struct rb_worker *w)
 {
     struct rb_rg *g = calloc(1, sizeof *g);
     if (!g)
@@ -53,7 +53,7 @@ static void read_close(struct rg_read *rd)
     memset(rd, 0, sizeof *rd);
 }
 
-void rb_rg_free(struct worker *w)
+void rb_rg_free(struct rb_worker *w)
 {
     struct rb_rg *g = w->rg;
     if (!g)
@@ -67,7 +67,7 @@ void rb_rg_free(struct worker *w)
     w->rg = NULL;
 }
 
-void rb_rg_collect_parts(const struct worker *w, struct rb_stats *into)
+void rb_rg_collect_parts(const struct rb_worker *w, struct rb_stats *into)
 {
     if (w->rg && w->rg->parts)
         rb_stats_merge(into, w->rg->parts);
@@ -76,7 +76,7 @@ void rb_rg_collect_parts(const struct worker *w, struct rb_stats *into)
 /* ---- sending ---- */
 
 /* The next part of rd on a free slot: the GET path's request with this part's Range (rb_xfer_get_range). */
-static int send_part(struct worker *w, struct rg_read *rd)
+static int send_part(struct rb_worker *w, struct rg_read *rd)
 {
     const uint64_t part = w->o->part_size, off = rd->next * part;
     unsigned slot = w->free_slots[w->nfree - 1]; /* the slot rb_xfer_issue takes */
@@ -93,7 +93,7 @@ static int send_part(struct worker *w, struct rg_read *rd)
 }
 
 /* The next object: one plain GET up to the threshold (or of unknown size), else a new read in parts. */
-static int send_object(struct worker *w, const char *name, uint64_t size)
+static int send_object(struct rb_worker *w, const char *name, uint64_t size)
 {
     struct rb_rg *g = w->rg;
     if (!size || size <= w->o->multipart_threshold) {
@@ -118,7 +118,7 @@ static int send_object(struct worker *w, const char *name, uint64_t size)
     return rc;
 }
 
-static bool reads_open(const struct worker *w)
+static bool reads_open(const struct rb_worker *w)
 {
     for (unsigned i = 0; i < w->rg->nreads; i++)
         if (w->rg->reads[i].open)
@@ -127,7 +127,7 @@ static bool reads_open(const struct worker *w)
 }
 
 /* The next part of a read under way (the first found: reads are few, at most one per slot). */
-static int send_pending(struct worker *w)
+static int send_pending(struct rb_worker *w)
 {
     struct rb_rg *g = w->rg;
     for (unsigned i = 0; i < g->nreads; i++)
@@ -142,7 +142,7 @@ static int send_pending(struct worker *w)
  * new object (nreads = nreq). Told to stop: no new object; parts of open reads
  * go on while the drain lasts, and rb_rg_finish counts what is left abandoned.
  */
-int rb_rg_refill(struct worker *w)
+int rb_rg_refill(struct rb_worker *w)
 {
     return rb_worker_refill_split(w, &w->rg->no_more, send_pending, send_object, reads_open);
 }
@@ -150,7 +150,7 @@ int rb_rg_refill(struct worker *w)
 /* ---- finishing ---- */
 
 /* The first failure of rd's parts, kept for the object's record. */
-static void fail_read(struct rg_read *rd, const struct req *r, CURLcode rc, long status, bool mismatch)
+static void fail_read(struct rg_read *rd, const struct rb_req *r, CURLcode rc, long status, bool mismatch)
 {
     if (rd->failed)
         return;
@@ -164,9 +164,9 @@ static void fail_read(struct rg_read *rd, const struct req *r, CURLcode rc, long
 }
 
 /* The object's one GET record, as rb_xfer_record makes it for a whole GET: from its first send to its last part. */
-static void record_object(struct worker *w, const struct req *r, struct rg_read *rd, uint64_t now)
+static void record_object(struct rb_worker *w, const struct rb_req *r, struct rg_read *rd, uint64_t now)
 {
-    struct req obj = *r;
+    struct rb_req obj = *r;
     obj.name = rd->name;
     obj.start_ns = obj.intended_ns = rd->start_ns;
     obj.body = rd->body;
@@ -186,7 +186,7 @@ static void record_object(struct worker *w, const struct req *r, struct rg_read 
     rb_xfer_record(w, &obj, rc, status, ttfb < total ? ttfb : total, total, 0, now);
 }
 
-void rb_rg_complete(struct worker *w, struct req *r, CURLcode rc)
+void rb_rg_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
 {
     struct rb_rg *g = w->rg;
     const unsigned slot = (unsigned)(r - w->reqs);
@@ -226,11 +226,11 @@ void rb_rg_complete(struct worker *w, struct req *r, CURLcode rc)
     }
 }
 
-void rb_rg_finish(struct worker *w, uint64_t now_ns)
+void rb_rg_finish(struct rb_worker *w, uint64_t now_ns)
 {
     struct rb_rg *g = w->rg;
     for (unsigned i = 0; i < w->nreq; i++) {
-        struct req *r = &w->reqs[i];
+        struct rb_req *r = &w->reqs[i];
         if (!r->busy || !g->slot_read[i])
             continue; /* a whole GET in flight: the loop counts it abandoned */
         curl_multi_remove_handle(r->sh->multi, r->easy);

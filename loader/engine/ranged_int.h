@@ -6,8 +6,8 @@
 
 #include "railbench/stats.h"
 
-struct worker;
-struct req;
+struct rb_worker;
+struct rb_req;
 
 /*
  * A GET with o->part_size > 0 reads every object larger than
@@ -21,20 +21,20 @@ struct req;
  */
 
 /* Sets up w's ranged-read state. Returns 0 or -ENOMEM. Before the worker's thread starts. */
-int rb_rg_new(struct worker *w);
+int rb_rg_new(struct rb_worker *w);
 /* Frees w's ranged-read state; safe when there is none. */
-void rb_rg_free(struct worker *w);
+void rb_rg_free(struct rb_worker *w);
 /*
  * Issues requests on w's free slots: the next parts of objects under way
  * first, then the next object. Sets w->exhausted once no object is left and
  * every object under way is finished. Returns 0 or -errno. Worker thread.
  */
-int rb_rg_refill(struct worker *w);
+int rb_rg_refill(struct rb_worker *w);
 /* Accounts the finished request on slot r (a whole GET or a part) and frees the slot. Worker thread. */
-void rb_rg_complete(struct worker *w, struct req *r, CURLcode rc);
+void rb_rg_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc);
 /* After the loop: parts in flight and objects under way are counted abandoned. Worker thread. */
-void rb_rg_finish(struct worker *w, uint64_t now_ns);
+void rb_rg_finish(struct rb_worker *w, uint64_t now_ns);
 /* Adds w's per-part statistics into into (nothing without ranged reads). After the worker's thread joined. */
-void rb_rg_collect_parts(const struct worker *w, struct rb_stats *into);
+void rb_rg_collect_parts(const struct rb_worker *w, struct rb_stats *into);
 
 #endif

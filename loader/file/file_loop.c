@@ -29,7 +29,7 @@
  * both alike. Its block buffer is aligned for O_DIRECT.
  */
 struct fslot {
-    struct req r;
+    struct rb_req r;
     int fd;
     bool busy, syncing, size_known;
     uint64_t idx;              /* the object's index in its set (what a put that cleans up notes as written) */
@@ -46,8 +46,8 @@ struct rb_file_loop;
  * chosen once per worker: start opens or acts, done takes a finished I/O.
  */
 struct fop {
-    void (*start)(struct worker *w, struct fslot *s, uint64_t size);
-    void (*done)(struct worker *w, struct fslot *s, const struct rb_fio_io *io);
+    void (*start)(struct rb_worker *w, struct fslot *s, uint64_t size);
+    void (*done)(struct rb_worker *w, struct fslot *s, const struct rb_fio_io *io);
 };
 
 struct rb_file_loop {
@@ -72,7 +72,7 @@ static atomic_flag fatal_logged = ATOMIC_FLAG_INIT;
  * report a failed write there, fails it), frees the slot and records it.
  * err 0 with short set means the file ended before its known size.
  */
-static void finish(struct worker *w, struct fslot *s, int err, const char *what, bool short_read)
+static void finish(struct rb_worker *w, struct fslot *s, int err, const char *what, bool short_read)
 {
     struct rb_file_loop *L = w->file;
     if (s->fd >= 0) {
@@ -108,7 +108,7 @@ static void finish(struct worker *w, struct fslot *s, int err, const char *what,
 }
 
 /* Queues s's next I/O; a queue that refuses it ends the request (the engine itself failed). */
-static void queue(struct worker *w, struct fslot *s, enum rb_fio_kind kind, size_t len, uint64_t off)
+static void queue(struct rb_worker *w, struct fslot *s, enum rb_fio_kind kind, size_t len, uint64_t off)
 {
     struct rb_fio_io io = {.kind = kind, .fd = s->fd, .buf = s->buf, .len = len, .off = off,
                            .tag = (uint64_t)(s - w->file->s)};
@@ -118,7 +118,7 @@ static void queue(struct worker *w, struct fslot *s, enum rb_fio_kind kind, size
 }
 
 /* Opens s->path with flags; with O_DIRECT refused (EINVAL), says so once: --direct cannot work there. */
-static int open_file(struct worker *w, struct fslot *s, int flags)
+static int open_file(struct rb_worker *w, struct fslot *s, int flags)
 {
     s->fd = open(s->path, flags | O_CLOEXEC, 0644);
     if (s->fd >= 0)
@@ -136,7 +136,7 @@ static int open_file(struct worker *w, struct fslot *s, int flags)
 /* ---- GET: read [pos, end) block by block ---- */
 
 /* The next read: with O_DIRECT from the aligned offset at or before pos, for a whole number of aligned blocks. */
-static void read_next(struct worker *w, struct fslot *s)
+static void read_next(struct rb_worker *w, struct fslot *s)
 {
     const struct rb_file_opts *fo = w->file->fo;
     uint64_t off = fo->direct ? s->pos / RB_FIO_ALIGN * RB_FIO_ALIGN : s->pos;
@@ -147,7 +147,7 @@ static void read_next(struct worker *w, struct fslot *s)
 }
 
 /* Drops the file's cached pages and counts what stayed resident, before the request's clock starts. */
-static void cold_prepare(struct worker *w, struct fslot *s, uint64_t size)
+static void cold_prepare(struct rb_worker *w, struct fslot *s, uint64_t size)
 {
     const struct rb_file_opts *fo = w->file->fo;
     int fd = open(s->path, O_RDONLY | O_CLOEXEC);
@@ -167,7 +167,7 @@ static void cold_prepare(struct worker *w, struct fslot *s, uint64_t size)
     close(fd);
 }
 
-static void get_start(struct worker *w, struct fslot *s, uint64_t size)
+static void get_start(struct rb_worker *w, struct fslot *s, uint64_t size)
 {
     const struct rb_load_opts *o = w->o;
     struct rb_file_loop *L = w->file;
@@ -216,7 +216,7 @@ static void get_start(struct worker *w, struct fslot *s, uint64_t size)
     read_next(w, s);
 }
 
-static void get_done(struct worker *w, struct fslot *s, const struct rb_fio_io *io)
+static void get_done(struct rb_worker *w, struct fslot *s, const struct rb_fio_io *io)
 {
     if (io->res < 0) {
         finish(w, s, (int)-io->res, "read", false);
@@ -261,7 +261,7 @@ static void make_parents(const char *root, const char *path)
     }
 }
 
-static void write_next(struct worker *w, struct fslot *s)
+static void write_next(struct rb_worker *w, struct fslot *s)
 {
     const struct rb_file_opts *fo = w->file->fo;
     uint64_t want = s->end - s->pos < fo->block_bytes ? s->end - s->pos : fo->block_bytes;
@@ -276,7 +276,7 @@ static void write_next(struct worker *w, struct fslot *s)
 }
 
 /* The data is out: sync before close when asked (unless every write was synced already), else done. */
-static void put_last(struct worker *w, struct fslot *s)
+static void put_last(struct rb_worker *w, struct fslot *s)
 {
     if (w->file->fo->fsync == RB_FSYNC_CLOSE && !s->syncing) {
         s->syncing = true;
@@ -286,7 +286,7 @@ static void put_last(struct worker *w, struct fslot *s)
     finish(w, s, 0, NULL, false);
 }
 
-static void put_start(struct worker *w, struct fslot *s, uint64_t size)
+static void put_start(struct rb_worker *w, struct fslot *s, uint64_t size)
 {
     struct rb_file_loop *L = w->file;
     s->r.key = rb_payload_key(w->o->seed, s->r.name);
@@ -320,7 +320,7 @@ static void put_start(struct worker *w, struct fslot *s, uint64_t size)
     write_next(w, s);
 }
 
-static void put_done(struct worker *w, struct fslot *s, const struct rb_fio_io *io)
+static void put_done(struct rb_worker *w, struct fslot *s, const struct rb_fio_io *io)
 {
     if (io->res < 0) {
         finish(w, s, (int)-io->res, io->kind == RB_FIO_FSYNC ? "fsync" : "write", false);
@@ -354,7 +354,7 @@ static void put_done(struct worker *w, struct fslot *s, const struct rb_fio_io *
 
 /* ---- DELETE and HEAD (stat): one system call each ---- */
 
-static void meta_begin(struct worker *w, struct fslot *s, uint64_t size)
+static void meta_begin(struct rb_worker *w, struct fslot *s, uint64_t size)
 {
     s->r.key = 0;
     s->r.size = size;
@@ -365,13 +365,13 @@ static void meta_begin(struct worker *w, struct fslot *s, uint64_t size)
     (void)w;
 }
 
-static void delete_start(struct worker *w, struct fslot *s, uint64_t size)
+static void delete_start(struct rb_worker *w, struct fslot *s, uint64_t size)
 {
     meta_begin(w, s, size);
     finish(w, s, unlink(s->path) == 0 ? 0 : errno, "unlink", false);
 }
 
-static void stat_start(struct worker *w, struct fslot *s, uint64_t size)
+static void stat_start(struct rb_worker *w, struct fslot *s, uint64_t size)
 {
     struct stat st;
     meta_begin(w, s, size);
@@ -386,7 +386,7 @@ static const struct fop stat_fop = {stat_start, NULL};
 /* ---- the loop ---- */
 
 /* Starts a request for name on a free slot (rb_worker_refill's issue). */
-static int issue(struct worker *w, const char *name, uint64_t size, uint64_t intended_ns)
+static int issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t intended_ns)
 {
     struct rb_file_loop *L = w->file;
     if (L->fatal) {
@@ -394,7 +394,7 @@ static int issue(struct worker *w, const char *name, uint64_t size, uint64_t int
         return 0;
     }
     struct fslot *s = &L->s[w->free_slots[--w->nfree]];
-    struct req *r = &s->r;
+    struct rb_req *r = &s->r;
     int k = snprintf(s->path, sizeof s->path, "%s/%s", L->root, name);
     size_t len = strnlen(name, RB_OBJSET_NAME_MAX);
     memcpy(r->name_buf, name, len);
@@ -425,7 +425,7 @@ static int issue(struct worker *w, const char *name, uint64_t size, uint64_t int
 }
 
 /* Takes finished I/Os (waiting at most wait_ns for the first) and moves their requests on. Returns 0 or -errno. */
-static int reap(struct worker *w, uint64_t wait_ns)
+static int reap(struct rb_worker *w, uint64_t wait_ns)
 {
     struct rb_file_loop *L = w->file;
     struct rb_fio_io done[REAP_BATCH];
@@ -442,7 +442,7 @@ static int reap(struct worker *w, uint64_t wait_ns)
     return 0;
 }
 
-int rb_file_run(struct worker *w, const atomic_bool *stop, const volatile int *stop2)
+int rb_file_run(struct rb_worker *w, const atomic_bool *stop, const volatile int *stop2)
 {
     struct rb_file_loop *L = w->file;
     uint64_t drain_until = 0;
@@ -505,7 +505,7 @@ int rb_file_run(struct worker *w, const atomic_bool *stop, const volatile int *s
 
 /* ---- set-up ---- */
 
-int rb_file_new(struct worker *w)
+int rb_file_new(struct rb_worker *w)
 {
     const struct rb_load_opts *o = w->o;
     struct rb_file_loop *L = calloc(1, sizeof *L);
@@ -541,7 +541,7 @@ int rb_file_new(struct worker *w)
     return 0;
 }
 
-void rb_file_free(struct worker *w)
+void rb_file_free(struct rb_worker *w)
 {
     struct rb_file_loop *L = w->file;
     if (!L)

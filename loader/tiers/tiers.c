@@ -734,9 +734,9 @@ int rb_load_tiers_main(int argc, char **argv)
         .inflight = 8,
         .evict_timeout_ns = 5 * 60 * RB_NS_PER_S,
         .seed = 1,
-        .tgt = {.timeout_ns = 60 * RB_NS_PER_S}, /* a cold GET waits for the tier to fetch from the backend */
-        .eng = {.max_redirects = RB_ENGINE_MAX_REDIRECTS},
     };
+    rb_load_defaults(&a.tgt, &a.eng, NULL);
+    a.tgt.timeout_ns = 60 * RB_NS_PER_S; /* a cold GET waits for the tier to fetch from the backend */
     const struct rb_opt own[] = {
         {"backend", 0, RB_OPT_STR, &a.backend, "URL", "the origin: http://HOST:PORT/PATH, s3://BUCKET[/PREFIX] or "
          "ais://BUCKET[/PREFIX]", NULL},
