@@ -34,6 +34,8 @@ bool rb_engine_native_fits(const struct rb_load_opts *o, const char **why)
         w = "one op per run (load mixed's requests go through libcurl)";
     else if (o->op == RB_LOAD_PUT && o->part_size)
         w = "whole-object PUTs only (multipart uploads go through libcurl)";
+    else if (o->op == RB_LOAD_GET && o->part_size)
+        w = "whole-object GETs only (reads in ranged parts go through libcurl)";
     if (why)
         *why = w;
     return !w;
