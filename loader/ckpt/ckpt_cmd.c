@@ -33,7 +33,7 @@ struct ckpt_args {
     struct rb_file_opts file;  /* a file:// target's options (the file protocol's group); --fsync default close */
     const char *model_s, *scale_s, *name, *after, *delay_s;
     uint64_t params, tp, pp, dp, zero; /* 0 (zero: UINT64_MAX): the preset's */
-    uint64_t writes, reads, threads, inflight, seed, part_size, mp_threshold;
+    uint64_t writes, reads, threads, inflight, seed, part_size, mp_threshold, read_part_size;
     int mode;
     bool subset, shift, verify, drop_caches, keep;
     /* resolved */
@@ -363,8 +363,9 @@ static int one_checkpoint(struct run *x, bool write, unsigned step)
     o.verify = !write && a->verify;
     o.track_written = write;
     if (!write) {
-        /* Each file once: the epoch pattern of one epoch over this rank's files. */
-        o.part_size = o.multipart_threshold = 0;
+        /* Each file once: the epoch pattern of one epoch over this rank's files; off file://, files larger than
+         * --read-part-size come back as parallel Range GETs of that size (ranged.c). */
+        o.part_size = o.multipart_threshold = a->files ? 0 : a->read_part_size;
         o.pattern = RB_PATTERN_EPOCH;
         o.epochs = 1;
     }
@@ -677,6 +678,11 @@ static int run(struct ckpt_args *a, struct rb_cli *cli)
         if ((status = rb_file_opts_check(&fo)) || (status = rb_file_opts_target(&fo, x.t, cli, &a->inflight)))
             goto close;
     }
+    if (a->files && rb_cli_given(cli, "--read-part-size")) {
+        status = rb_cli_usage_error("--read-part-size: ranged reads are HTTP's (s3://, ais://, http://); %s is a "
+                                    "file:// target", rb_target_name(x.t));
+        goto close;
+    }
     if ((status = rb_load_target_probe(x.t, a->tgt.timeout_ns)))
         goto close;
     status = rb_harness_init(&x.h, "load checkpoint", cli,
@@ -801,6 +807,7 @@ int rb_ckpt_main(int argc, char **argv)
         .seed = 1,
         .part_size = RB_MP_DEFAULT_PART_BYTES,
         .mp_threshold = RB_MP_DEFAULT_THRESHOLD_BYTES,
+        .read_part_size = RB_MP_DEFAULT_PART_BYTES,
         .zero = UINT64_MAX,
     };
     rb_load_defaults(&a.tgt, NULL, &a.file); /* the engine's group is not this command's */
@@ -841,6 +848,8 @@ int rb_ckpt_main(int argc, char **argv)
          NULL},
         {"multipart-threshold", 0, RB_OPT_SIZE, &a.mp_threshold, "SIZE", "s3:// writes: files larger than SIZE go up "
          "in parts", NULL},
+        {"read-part-size", 0, RB_OPT_SIZE, &a.read_part_size, "SIZE", "reads off file://: a file larger than SIZE "
+         "comes back as parallel Range GETs of SIZE (0: one GET per file)", NULL},
         {"seed", 0, RB_OPT_U64, &a.seed, "N", "seed of the payload (--verify recomputes it)", NULL},
         {0},
     };

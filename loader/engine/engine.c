@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "multipart_int.h"
+#include "ranged_int.h"
 #include "railbench/clock.h"
 #include "railbench/log.h"
 #include "worker_int.h"
@@ -211,8 +212,10 @@ int rb_engine_each_written(const struct rb_engine *e, int (*fn)(const char *name
 
 void rb_engine_part_stats(const struct rb_engine *e, struct rb_stats *into)
 {
-    for (unsigned t = 0; e->w && t < e->nw; t++)
+    for (unsigned t = 0; e->w && t < e->nw; t++) {
         rb_mp_collect_parts(&e->w[t], into);
+        rb_rg_collect_parts(&e->w[t], into);
+    }
 }
 
 void rb_engine_free(struct rb_engine *e)

@@ -319,54 +319,41 @@ static int send_object(struct rb_worker *w, const char *name, uint64_t size)
     return rc;
 }
 
+static bool uploads_open(const struct rb_worker *w)
+{
+    for (unsigned i = 0; i < w->mp->nups; i++)
+        if (w->mp->ups[i].open)
+            return true;
+    return false;
+}
+
+/* The next request of an upload under way: a part to send, or its completion once every part came back (0 sent, 1 none). */
+static int send_pending(struct rb_worker *w)
+{
+    struct rb_mp *mp = w->mp;
+    for (unsigned i = 0; i < mp->nups; i++) {
+        struct mp_upload *u = &mp->ups[i];
+        if (!u->open || u->failed || !u->id[0])
+            continue;
+        if (u->next < u->nparts)
+            return send_part(w, u);
+        if (u->done == u->nparts && !u->inflight)
+            return send_complete(w, u);
+    }
+    return 1;
+}
+
 /*
  * Every upload open here holds a slot while it waits for a response, or has
  * parts to send or a completion due, which this loop sends first; so when a
  * slot is free there is also a free upload for a new object (nups = nreq).
+ * Told to stop (rb_worker_stop_issuing set exhausted): no new object, but the
+ * uploads under way go on to their completion while the drain lasts, as a
+ * plain PUT in flight may finish; rb_mp_finish aborts what is left.
  */
 int rb_mp_refill(struct rb_worker *w)
 {
-    struct rb_mp *mp = w->mp;
-    /*
-     * Told to stop (rb_worker_stop_issuing set exhausted): no new object, but
-     * the uploads under way go on to their completion while the drain lasts,
-     * as a plain PUT in flight may finish; rb_mp_finish aborts what is left.
-     */
-    if (w->exhausted)
-        mp->no_more = true;
-    while (w->nfree) {
-        struct mp_upload *up = NULL;
-        bool complete = false;
-        for (unsigned i = 0; i < mp->nups && !up; i++) {
-            struct mp_upload *u = &mp->ups[i];
-            if (!u->open || u->failed || !u->id[0])
-                continue;
-            if (u->next < u->nparts)
-                up = u;
-            else if (u->done == u->nparts && !u->inflight)
-                up = u, complete = true;
-        }
-        int rc;
-        if (up) {
-            rc = complete ? send_complete(w, up) : send_part(w, up);
-        } else {
-            const char *name;
-            uint64_t size;
-            if (mp->no_more || !rb_worker_next(w, &name, &size)) {
-                mp->no_more = true;
-                break;
-            }
-            rc = send_object(w, name, size);
-        }
-        if (rc)
-            return rc;
-    }
-    bool open = false;
-    for (unsigned i = 0; i < mp->nups && !open; i++)
-        open = mp->ups[i].open;
-    if (mp->no_more && !open)
-        w->exhausted = true;
-    return 0;
+    return rb_worker_refill_split(w, &w->mp->no_more, send_pending, send_object, uploads_open);
 }
 
 /* ---- finishing ---- */
@@ -472,9 +459,8 @@ static bool xml_value(const char *body, const char *tag, char *out, size_t outle
     return true;
 }
 
-static void record_part(struct rb_worker *w, const struct rb_req *r, int cls, uint64_t bytes, uint64_t total_ns)
+void rb_mp_record_part(struct rb_stats *s, const struct rb_req *r, int cls, uint64_t bytes, uint64_t total_ns)
 {
-    struct rb_stats *s = w->mp->parts;
     s->ops++;
     if (cls >= 0) {
         rb_stats_error(s, (unsigned)cls);
@@ -507,7 +493,7 @@ void rb_mp_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
     }
     up->inflight--;
     if (t->kind == MP_PART) {
-        record_part(w, r, cls, r->put_size, total_ns);
+        rb_mp_record_part(w->mp->parts, r, cls, r->put_size, total_ns);
         if (cls >= 0 || !t->etag[0])
             fail_upload(up, r, rc, status);
         else

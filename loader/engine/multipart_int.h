@@ -52,6 +52,11 @@ void rb_mp_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc);
  * each, so nothing is left on the server). Worker thread.
  */
 void rb_mp_finish(struct rb_worker *w, uint64_t now_ns);
+/*
+ * One part's record into s (a multipart PUT's part or a ranged GET's): class cls (< 0 success: bytes, latency
+ * total_ns, time to first byte from r's response) or the error. Worker thread.
+ */
+void rb_mp_record_part(struct rb_stats *s, const struct rb_req *r, int cls, uint64_t bytes, uint64_t total_ns);
 /* Adds w's per-part statistics (latency of each part PUT, aborts) into into. After the worker's thread joined. */
 void rb_mp_collect_parts(const struct rb_worker *w, struct rb_stats *into);
 

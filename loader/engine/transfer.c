@@ -164,7 +164,10 @@ void rb_xfer_get_range(struct rb_worker *w, struct rb_req *r, const char *name, 
     const struct rb_load_opts *o = w->o;
     r->key = o->verify ? rb_payload_key(o->seed, name) : 0;
     uint64_t off = 0, len = 0;
-    if (o->random_range_len) {
+    if (w->part_len) {
+        off = w->part_off; /* a ranged read's part (ranged.c) */
+        len = w->part_len;
+    } else if (o->random_range_len) {
         len = o->random_range_len;
         if (size > len)
             off = rb_picker_rand_below(&w->pick.rng, size - len + 1);

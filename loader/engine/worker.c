@@ -12,6 +12,7 @@
 
 #include "mixed_int.h"
 #include "multipart_int.h"
+#include "ranged_int.h"
 #include "payload_int.h"
 #include "railbench/clock.h"
 #include "railbench/log.h"
@@ -205,6 +206,32 @@ int rb_worker_refill(struct rb_worker *w, int (*issue)(struct rb_worker *w, cons
         if (rc)
             return rc;
     }
+    return 0;
+}
+
+int rb_worker_refill_split(struct rb_worker *w, bool *no_more, int (*pending)(struct rb_worker *w),
+                           int (*object)(struct rb_worker *w, const char *name, uint64_t size),
+                           bool (*under_way)(const struct rb_worker *w))
+{
+    if (w->exhausted)
+        *no_more = true;
+    while (w->nfree) {
+        int rc = pending(w);
+        if (rc < 0)
+            return rc;
+        if (rc == 0)
+            continue; /* sent one */
+        const char *name;
+        uint64_t size;
+        if (*no_more || !rb_worker_next(w, &name, &size)) {
+            *no_more = true;
+            break;
+        }
+        if ((rc = object(w, name, size)))
+            return rc;
+    }
+    if (*no_more && !under_way(w))
+        w->exhausted = true;
     return 0;
 }
 
@@ -410,6 +437,12 @@ static int choose_driver(struct rb_worker *w)
         w->refill = refill_tracked;
         w->complete = complete_tracked;
     }
+    if (o->part_size && o->op == RB_LOAD_GET) {
+        w->refill = rb_rg_refill;
+        w->complete = rb_rg_complete;
+        w->finish = rb_rg_finish;
+        return rb_rg_new(w);
+    }
     if (o->part_size && o->op == RB_LOAD_PUT) {
         w->refill = rb_mp_refill;
         w->complete = rb_mp_complete;
@@ -507,6 +540,7 @@ void rb_worker_free(struct rb_worker *w)
         w->loop->free(w);
     rb_native_free(w);
     rb_mp_free(w);
+    rb_rg_free(w);
     rb_mix_free(w);
     for (unsigned i = 0; w->reqs && i < w->nreq; i++) {
         if (w->reqs[i].busy && w->reqs[i].sh && w->reqs[i].sh->multi)

@@ -140,6 +140,7 @@ struct rb_req {
 struct rb_native;
 struct rb_mp;
 struct rb_mixer;
+struct rb_rg;
 struct rb_file_loop;
 
 struct rb_worker {
@@ -149,6 +150,8 @@ struct rb_worker {
     struct rb_file_loop *file;  /* the file loop's slots and I/O queue (loader/file), or NULL */
     struct rb_mp *mp;           /* S3 multipart PUT (multipart.c) owns the slots' requests, or NULL (chosen at init) */
     struct rb_mixer *mix;       /* load mixed (mixed.c): ops drawn per request, or NULL (chosen at init) */
+    struct rb_rg *rg;           /* GET in ranged parts (ranged.c) owns the slots' requests, or NULL (chosen at init) */
+    uint64_t part_off, part_len; /* ranged.c: the Range of the GET it issues next (len 0: none; rb_xfer_get_range) */
     /*
      * Who issues and accounts the requests, chosen once at init: the op row
      * through the picker (rb_xfer_issue, rb_xfer_complete), multipart.c or
@@ -232,8 +235,8 @@ void rb_xfer_slot_free(struct rb_req *r);
 int rb_xfer_issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t intended_ns);
 /*
  * A GET's part of object name of size bytes, the same on either engine: the
- * whole object (*len 0), --range OFF:LEN, or a random --random-range LEN
- * drawn from w's picker. Readies r (payload key, offset, ranged, the length
+ * whole object (*len 0), a ranged read's part (w->part_len), --range
+ * OFF:LEN, or a random --random-range LEN drawn from w's picker. Readies r (payload key, offset, ranged, the length
  * a verified GET must get). Worker thread.
  */
 void rb_xfer_get_range(struct rb_worker *w, struct rb_req *r, const char *name, uint64_t size, uint64_t *off, uint64_t *len);
@@ -284,6 +287,17 @@ int rb_worker_wait(struct rb_worker *w, struct epoll_event *evs, uint64_t wait_n
  */
 int rb_worker_refill(struct rb_worker *w, int (*issue)(struct rb_worker *w, const char *name, uint64_t size,
                                                   uint64_t intended_ns));
+/*
+ * The refill of a driver that cuts objects into several requests (multipart.c,
+ * ranged.c): on each free slot, the driver's pending request of an object under
+ * way first (pending returns 0 when it sent one, 1 when it has none, or -errno),
+ * else the next object through object; *no_more is set once the objects ran
+ * out (or w->exhausted was set: told to stop), and w->exhausted once no object
+ * is under_way either. Returns 0 or -errno. Worker thread.
+ */
+int rb_worker_refill_split(struct rb_worker *w, bool *no_more, int (*pending)(struct rb_worker *w),
+                           int (*object)(struct rb_worker *w, const char *name, uint64_t size),
+                           bool (*under_way)(const struct rb_worker *w));
 /* Hands w's stats over when the engine's tick sequence moved since w last did (engine workers; no-op for a fetcher). */
 void rb_worker_tick(struct rb_worker *w);
 /*
