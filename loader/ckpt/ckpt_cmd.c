@@ -202,7 +202,7 @@ static int run(struct rb_ckpt_args *a, struct rb_cli *cli)
     }
     char *table = NULL;
     struct rb_cleanup cl = {0};
-    if ((status = rb_ckpt_check_folder(&x)))
+    if ((status = rb_ckpt_check_folder(&x)) || (status = rb_ckpt_dirs_note(&x)))
         goto finish;
     if (a->mode != RB_CKPT_MODE_READ)
         for (unsigned k = 1; k <= a->writes && !status && !rb_harness_any_signalled(&x.h); k++)
@@ -237,6 +237,8 @@ static int run(struct rb_ckpt_args *a, struct rb_cli *cli)
         int cs = rb_cleanup_run(&x.h, &d, &x.written, keep, RB_CLEANUP_COUNTED, where, &cl);
         if (!status)
             status = cs;
+        if (!keep)
+            rb_ckpt_dirs_remove(&x); /* and the directories it made, now empty */
         if (keep && x.h.rank == 0 && x.written.n)
             rb_info("load checkpoint: the checkpoints stay under %s%s (--name %s)", x.where, "",
                     a->name);
@@ -252,6 +254,8 @@ finish:
     cJSON_Delete(x.writes);
     cJSON_Delete(x.reads);
     rb_objset_free(&x.written);
+    rb_ckpt_dirs_free(&x);
+    cJSON_Delete(x.cache_drop);
     rb_objset_free(&x.step_set);
 close:
     rb_target_close(x.t);

@@ -91,6 +91,10 @@ struct rb_ckpt_run {
     uint64_t total_bytes;              /* one checkpoint, every process */
     struct rb_objset step_set;
     char where[1500];                  /* the checkpoint folder as the user would write it: URL/NAME/ */
+    cJSON *cache_drop;                 /* rank 0, --drop-caches: per host, /proc/meminfo's Cached around the drop */
+    char **made_dirs;                  /* file://, each host's first rank: directories missing before the writes */
+    unsigned nmade;
+    uint64_t dirs_removed;             /* rank 0: directories the run made and removed at the end, every host */
 };
 
 /* What process proc of h plays (model ranks; the base is the caller's). Pure. */
@@ -104,6 +108,18 @@ double rb_ckpt_unix_now_s(void);
 int rb_ckpt_one(struct rb_ckpt_run *x, bool write, unsigned step);
 /* --drop-caches: every host's first rank writes back and drops its page cache (collective); 0 or RB_EXIT_RUNTIME. */
 int rb_ckpt_drop_caches(struct rb_ckpt_run *x);
+/*
+ * file:// targets, before the writes: each host's first rank notes which directories of the checkpoint folder
+ * (NAME's own and each global_stepK) do not exist yet: the run makes them (collective). 0 or RB_EXIT_RUNTIME.
+ */
+int rb_ckpt_dirs_note(struct rb_ckpt_run *x);
+/*
+ * After the cleanup: each host's first rank removes the directories it noted, deepest first, each only when empty
+ * (a directory that holds anything, or existed before, stays); rank 0 gets the count (collective).
+ */
+void rb_ckpt_dirs_remove(struct rb_ckpt_run *x);
+/* Frees what rb_ckpt_dirs_note noted. */
+void rb_ckpt_dirs_free(struct rb_ckpt_run *x);
 /*
  * Before writing: nothing may exist under the checkpoint folder; before a --mode read: every file of the
  * checkpoints to read must be there. Rank 0 lists once (collective); 0 or an exit status on every rank.

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../engine/phase_int.h"
+#include "../file/pagecache_int.h"
 #include "ckpt_int.h"
 #include "railbench/ckpt.h"
 #include "railbench/file.h"
@@ -116,6 +117,8 @@ int rb_ckpt_one(struct rb_ckpt_run *x, bool write, unsigned step)
     o.objects = &x->step_set;
     o.op = write ? RB_LOAD_PUT : RB_LOAD_GET;
     o.verify = !write && a->verify;
+    /* --cold-check (file://): each file's pages in the page cache are counted (mincore) before it is read. */
+    o.cache_header = !write && a->files && a->file.cold_check ? RB_FILE_COLD_CHECK_NAME : NULL;
     o.track_written = write;
     if (!write) {
         /* Each file once: the epoch pattern of one epoch over this rank's files; off file://, files larger than
@@ -153,6 +156,10 @@ int rb_ckpt_one(struct rb_ckpt_run *x, bool write, unsigned step)
                                   res.total->ops, 0) && !write && res.total->err[RB_LERR_HTTP_4XX] == res.total->errors)
             rb_error("checkpoint %u under %s%s: %" PRIu64 " of %" PRIu64 " files not found: was it written (--writes, "
                      "--name)?", step, x->where, "", res.total->errors, res.total->ops);
+        if (o.cache_header) {
+            snprintf(what, sizeof what, "read_%u", step);
+            rb_file_check_cold(&x->h.result, what, &a->file, res.total); /* the check "read_K_cold" */
+        }
     }
     free(r);
     int failed = x->h.rank == 0 && res.total && res.total->errors > 0;
@@ -165,23 +172,51 @@ int rb_ckpt_one(struct rb_ckpt_run *x, bool write, unsigned step)
 /* --drop-caches: every host's first rank writes back and drops the page cache (root), between writes and reads. */
 int rb_ckpt_drop_caches(struct rb_ckpt_run *x)
 {
-    int bad = 0;
+    /* Per process: host index, whether it dropped (its host's first rank), Cached before and after, the errno. */
+    double mine[5] = {x->h.host_index, 0, -1, -1, 0}, *all = NULL;
     rb_harness_barrier(&x->h);
     if (x->h.local_rank == 0) {
-        sync();
-        int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
-        if (fd < 0 || write(fd, "3\n", 2) != 2) {
+        uint64_t b = 0, c = 0;
+        mine[1] = 1;
+        if (rb_pagecache_host_cached(NULL, &b) == 0)
+            mine[2] = (double)b;
+        int rc = rb_pagecache_drop_host();
+        if (rc) {
             rb_error("--drop-caches: cannot write /proc/sys/vm/drop_caches on %s: %s (run as root, or use the "
-                     "two-invocation form: --mode write, then --mode read --after DIR)", x->h.host, strerror(errno));
-            bad = 1;
+                     "two-invocation form: --mode write, then --mode read --after DIR)", x->h.host, strerror(-rc));
+            mine[4] = -rc;
         }
-        if (fd >= 0)
-            close(fd);
+        if (rb_pagecache_host_cached(NULL, &c) == 0)
+            mine[3] = (double)c;
     }
-    int any = bad;
+    if (x->h.rank == 0 && !(all = malloc(sizeof mine * (size_t)x->h.size)))
+        rb_harness_fatal(&x->h, RB_EXIT_RUNTIME, "out of memory");
+    if (x->h.mpi && x->h.size > 1)
+        RB_MPI_CHECK(MPI_Gather(mine, 5, MPI_DOUBLE, all, 5, MPI_DOUBLE, 0, x->h.comm));
+    else if (all)
+        memcpy(all, mine, sizeof mine);
+    int bad = 0;
+    if (x->h.rank == 0) {
+        /* Each host once: what /proc/meminfo's Cached said around the drop (null where it could not be read). */
+        x->cache_drop = cJSON_CreateArray();
+        for (int i = 0; i < x->h.size; i++) {
+            const double *v = all + 5 * i;
+            if (!v[1])
+                continue;
+            cJSON *o = cJSON_CreateObject();
+            int hi = (int)v[0];
+            cJSON_AddStringToObject(o, "host", hi >= 0 && hi < x->nhosts ? x->hosts[hi] : "?");
+            cJSON_AddBoolToObject(o, "dropped", v[4] == 0);
+            cJSON_AddItemToObject(o, "cached_before_bytes", v[2] >= 0 ? rb_json_u64((uint64_t)v[2]) : cJSON_CreateNull());
+            cJSON_AddItemToObject(o, "cached_after_bytes", v[3] >= 0 ? rb_json_u64((uint64_t)v[3]) : cJSON_CreateNull());
+            cJSON_AddItemToArray(x->cache_drop, o);
+            bad |= v[4] != 0;
+        }
+        free(all);
+    }
     if (x->h.mpi)
-        RB_MPI_CHECK(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, x->h.comm));
-    return any ? RB_EXIT_RUNTIME : 0;
+        RB_MPI_CHECK(MPI_Bcast(&bad, 1, MPI_INT, 0, x->h.comm));
+    return bad ? RB_EXIT_RUNTIME : 0;
 }
 
 static int cmp_name(const void *a, const void *b)

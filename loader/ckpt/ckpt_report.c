@@ -171,6 +171,12 @@ char *rb_ckpt_report(struct rb_ckpt_run *x, const struct rb_cleanup *cl)
     cJSON_AddItemToObject(s, "read_mean", mean_json(&x->rsum, x->nr));
     cJSON_AddItemToObject(s, "cleanup", rb_cleanup_json(cl));
     if (a->files)
+        cJSON_AddItemToObject(s, "dirs_removed", rb_json_u64(x->dirs_removed));
+    if (x->cache_drop) {
+        cJSON_AddItemToObject(s, "cache_drop", x->cache_drop);
+        x->cache_drop = NULL;
+    }
+    if (a->files)
         rb_file_summary_json(s, &a->file);
     char head[4096];
     snprintf(head, sizeof head,
