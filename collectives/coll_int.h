@@ -304,6 +304,18 @@ struct rb_coll_half {
     struct rb_coll_group_fig *groups; /* rank 0, with several split groups: out->ngroups of them (the row owns it) */
 };
 
+/*
+ * A figure as railbench coll reports it: v rounded once to the 15
+ * significant digits cJSON writes (it prints %.15g whenever that reads back
+ * within an epsilon), so the table, printed from this value, and the JSON,
+ * which reads back exactly this value, never round a half differently
+ * (7.575 printed 7.58 from 7.57500000000000106 while -J said 7.575). Pure.
+ */
+double rb_coll_fig(double v);
+
+/* rb_coll_fig on every figure of a half (times, bandwidths, -I's statistics, the groups'). */
+void rb_coll_half_figs(struct rb_coll_half *res, int ngroups);
+
 /* The per-iteration figures of t[0..n) (n >= 1) into *s (pure, for tests). */
 void rb_coll_iter_stats(const double *t, size_t n, struct rb_coll_iter_stats *s);
 

@@ -1,5 +1,6 @@
 /* What railbench coll reports: nccl-tests' table and -J file, the result's phases, intervals and summary, the busbw gauge. */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -203,6 +204,29 @@ void rb_coll_out_table_header(struct rb_coll_out *out, const char *name, enum rb
 
 /* ---- one row ---- */
 
+double rb_coll_fig(double v)
+{
+    char s[32];
+    if (!isfinite(v))
+        return v;
+    snprintf(s, sizeof s, "%.15g", v);
+    return strtod(s, NULL);
+}
+
+void rb_coll_half_figs(struct rb_coll_half *r, int ngroups)
+{
+    double *f[] = {&r->time_us, &r->algbw, &r->busbw, &r->min_us, &r->avg_us, &r->max_us, &r->cpu_us,
+                   &r->iter.min_us, &r->iter.max_us, &r->iter.avg_us, &r->iter.p50_us, &r->iter.p95_us,
+                   &r->iter.p99_us, &r->iter.stdev_us, &r->iter.cv_pct};
+    for (size_t i = 0; i < sizeof f / sizeof *f; i++)
+        *f[i] = rb_coll_fig(*f[i]);
+    for (int g = 0; r->groups && g < ngroups; g++) {
+        r->groups[g].time_us = rb_coll_fig(r->groups[g].time_us);
+        r->groups[g].algbw = rb_coll_fig(r->groups[g].algbw);
+        r->groups[g].busbw = rb_coll_fig(r->groups[g].busbw);
+    }
+}
+
 /* With split groups: each group's figures and their sum (the groups run side by side). */
 static void groups_json(cJSON *j, const struct rb_coll_half *r, int ngroups)
 {
@@ -220,7 +244,7 @@ static void groups_json(cJSON *j, const struct rb_coll_half *r, int ngroups)
         cJSON_AddItemToArray(gs, g);
         sum += r->groups[i].busbw;
     }
-    cJSON_AddNumberToObject(j, "aggregate_busbw_gbps", sum);
+    cJSON_AddNumberToObject(j, "aggregate_busbw_gbps", rb_coll_fig(sum));
 }
 
 static cJSON *half_json(const struct rb_coll_opts *o, const struct rb_coll_half *r)
@@ -537,7 +561,7 @@ static void split_table(struct rb_coll_out *out)
             n += snprintf(line + n, sizeof line - (size_t)n, "  %7.2f", w->half[0].groups[g].busbw);
             sum += w->half[0].groups[g].busbw;
         }
-        rb_coll_out_text(out, "%s  %7.2f\n", line, sum);
+        rb_coll_out_text(out, "%s  %7.2f\n", line, rb_coll_fig(sum));
     }
 }
 
@@ -566,7 +590,7 @@ void rb_coll_out_finish(struct rb_coll_out *out, const char *which, const enum r
     struct rb_harness *h = out->h;
     if (h->rank != 0)
         return;
-    double avg_bw = out->bw_n ? out->bw_sum / (double)out->bw_n : 0;
+    double avg_bw = out->bw_n ? rb_coll_fig(out->bw_sum / (double)out->bw_n) : 0;
     for (int k = 0; k < nkinds; k++)
         comparison(out, kinds[k], algos, nalgos);
     split_table(out);

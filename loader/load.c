@@ -2,6 +2,7 @@
 #include "ckpt/ckpt_int.h"
 #include "cmd/loader_int.h"
 #include "cmd/sweep_int.h"
+#include "file/meta_int.h"
 #include "railbench/command.h"
 #include "tiers/tiers_int.h"
 #include "train/train_int.h"
@@ -15,6 +16,8 @@ int rb_load_main(int argc, char **argv)
         {"stat", "HEAD objects (warp's STAT): random, sequential or epoch order", rb_load_stat_main},
         {"mixed", "warp-like mix of GET, PUT, DELETE and STAT by weight over a working set put first", rb_load_mixed_main},
         {"list", "list a bucket or prefix page by page: pages/s, names/s, latency per page", rb_load_list_main},
+        {"meta", "mdtest's metadata phases on a directory: mkdir, create, stat, read, rename, unlink, rmdir per second",
+         rb_load_meta_main},
         {"tiers", "direct, cold and warm GETs through a caching tier in one run, verified, as one table", rb_load_tiers_main},
         {"sweep", "one GET phase per in-flight or rate step; throughput, latency and the knee", rb_load_sweep_main},
         {"train", "emulate training epochs: accelerator utilisation (AU) and samples/s, MLPerf Storage style",

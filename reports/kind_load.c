@@ -123,5 +123,5 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
 
 const struct rb_report_kind rb_report_kind_load = {
     "load get|put",
-    {"load get", "load put", "load delete", "load stat", "load mixed", "load list", NULL},
+    {"load get", "load put", "load delete", "load stat", "load mixed", "load list", "load meta", NULL},
     has_table, tables, rb_report_plot_timeline, plots};

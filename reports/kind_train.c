@@ -222,7 +222,9 @@ static void interference_table(const struct rb_report_set *s, struct rb_report_t
                 {"sync_wait_ns", "sync wait (ms)", 1e-6},   {"allreduce_ns", "all-reduce (ms)", 1e-6},
                 {"step_ns", "step (ms)", 1e-6},             {"fetch_bytes_per_s", "fetch MiB/s", 1 / (double)RB_MIB}};
     rb_rtable_col(t, "phase", "phase", RB_RF_TEXT, 0, 1, RB_RCOL_KEY);
+    rb_rtable_col(t, "steps", "steps", RB_RF_NUM, 0, 1, 0);
     rb_rtable_col(t, "au_pct", "AU (%)", RB_RF_NUM, 1, 1, 0);
+    rb_rtable_col(t, "bytes_per_s", "MiB/s", RB_RF_NUM, 1, 1 / (double)RB_MIB, 0);
     for (size_t f = 0; f < sizeof figs / sizeof figs[0]; f++)
         rb_rtable_col(t, figs[f].key, figs[f].head, RB_RF_NUM, 2, figs[f].scale, 0);
     for (size_t i = 0; i < s->n; i++) {
@@ -233,7 +235,10 @@ static void interference_table(const struct rb_report_set *s, struct rb_report_t
             const cJSON *ph = cJSON_GetObjectItemCaseSensitive(in, ov_keys[k]), *st = cJSON_GetObjectItemCaseSensitive(ph, "step");
             size_t r = rb_report_row(t, s, i);
             rb_rtable_text(t, r, "phase", ov_names[k]);
+            rb_rtable_num(t, r, "steps", rb_rundir_num(ph, "steps"));
             rb_rtable_num(t, r, "au_pct", rb_rundir_num(ph, "au_pct"));
+            double bps = rb_rundir_num(ph, "bytes_per_s"); /* the collective phase reads nothing: not measured */
+            rb_rtable_num(t, r, "bytes_per_s", bps > 0 ? bps : NAN);
             for (size_t f = 0; f < sizeof figs / sizeof figs[0]; f++)
                 rb_rtable_num(t, r, figs[f].key, rb_rundir_num(st, figs[f].key));
         }
@@ -242,7 +247,8 @@ static void interference_table(const struct rb_report_set *s, struct rb_report_t
                        rb_report_fig(fs, sizeof fs, rb_rundir_num(in, "slowdown.storage"), 1, 2),
                        rb_report_fig(fc, sizeof fc, rb_rundir_num(in, "slowdown.collective"), 1, 2));
     }
-    rb_rtable_note(t, "means per step, first step excluded; storage slowdown = fetch throughput alone / overlapped, "
+    rb_rtable_note(t, "steps per rank and MiB/s over the phase's wall time, as in the epoch table; the durations are "
+                      "means per step, first step excluded; fetch MiB/s per read thread while it fetches; storage slowdown = fetch throughput alone / overlapped, "
                       "collective slowdown = all-reduce time overlapped / alone");
 }
 

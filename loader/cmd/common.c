@@ -6,7 +6,10 @@
 
 #include <curl/curl.h>
 
+#include "../engine/engine_int.h"
+#include "../file/file_int.h"
 #include "loader_int.h"
+#include "railbench/clock.h"
 #include "railbench/log.h"
 
 int rb_load_command(const struct rb_cmd_spec *spec, int argc, char **argv,
@@ -25,6 +28,15 @@ int rb_load_command(const struct rb_cmd_spec *spec, int argc, char **argv,
     curl_global_cleanup();
     rb_cli_free(&cli);
     return rc;
+}
+
+void rb_load_defaults(struct rb_target_cfg *tgt, struct rb_engine_args *eng, struct rb_file_opts *file)
+{
+    *tgt = (struct rb_target_cfg){.timeout_ns = 30 * RB_NS_PER_S};
+    if (eng)
+        *eng = (struct rb_engine_args){.engine = RB_ENGINE_AUTO, .max_redirects = RB_ENGINE_MAX_REDIRECTS};
+    if (file)
+        *file = (struct rb_file_opts)RB_FILE_OPTS_DEFAULT;
 }
 
 int rb_load_target_open(const struct rb_target_cfg *cfg, const char *url, const char *what, struct rb_target **t)

@@ -610,7 +610,10 @@ static int run(struct load_args *a, struct rb_cli *cli)
         status = rb_mixed_run(&h, &o, &m, &table);
         goto out;
     }
-    status = rb_load_run_phase(&h, k->phase, a->duration_ns, &o, &res);
+    if (a->op == RB_LOAD_GET)
+        status = rb_file_drop_host_cache(&h, &a->file, NULL);
+    if (!status)
+        status = rb_load_run_phase(&h, k->phase, a->duration_ns, &o, &res);
     struct rb_cleanup cl = {0};
     if (a->op == RB_LOAD_PUT) {
         const uint64_t ok = h.rank == 0 && res.total ? res.total->ops - res.total->errors : 0;
@@ -649,15 +652,13 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         .threads = 1,
         .inflight = 8,
         .seed = 1,
-        .tgt = {.timeout_ns = 30 * RB_NS_PER_S},
-        .eng = {.max_redirects = RB_ENGINE_MAX_REDIRECTS},
         .max_error_pct = 0,
         .size = op == RB_LOAD_PUT || op == RB_LOAD_MIXED ? PUT_DEFAULT_SIZE : 0,
         .part_size = RB_MP_DEFAULT_PART_BYTES,
         .mp_threshold = RB_MP_DEFAULT_THRESHOLD_BYTES,
         .mix = RB_MIX_DEFAULT,
-        .file = RB_FILE_OPTS_DEFAULT,
     };
+    rb_load_defaults(&a.tgt, &a.eng, &a.file);
     const bool get = op == RB_LOAD_GET || op == RB_LOAD_HEAD;
     const struct cmd_kind *k = &cmd_kinds[op];
     const struct rb_opt set[] = {

@@ -37,6 +37,19 @@ int rb_load_target_open(const struct rb_target_cfg *cfg, const char *url, const 
  */
 int rb_load_target_probe(const struct rb_target *t, uint64_t timeout_ns);
 
+struct rb_engine_args;
+struct rb_file_opts;
+
+/*
+ * The defaults of the option groups a command that runs a load takes, set
+ * before its options are parsed (they are what --help shows): the target
+ * group's (a --timeout of 30 s, no endpoints), the engine's (--engine auto,
+ * --max-redirects RB_ENGINE_MAX_REDIRECTS) and the file protocol's
+ * (RB_FILE_OPTS_DEFAULT). NULL: a group the command does not take. A command
+ * sets what differs for it after the call.
+ */
+void rb_load_defaults(struct rb_target_cfg *tgt, struct rb_engine_args *eng, struct rb_file_opts *file);
+
 /*
  * Builds the object set (collective): count generated names
  * "<prefix><index>" (O(1) memory), the names in filelist, or (count == 0

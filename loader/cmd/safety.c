@@ -369,8 +369,10 @@ int rb_safety_check(struct rb_harness *h, const struct rb_target *t, const struc
     const char *name = cJSON_GetStringValue(cJSON_GetArrayItem(firsts, 0));
     int status = 0;
     /* What else the user can do: train on what is there, or let the run write under its own prefix. */
-    const char *instead = strcmp(option, "--populate") == 0
-                              ? "leave out --populate to read what is there"
+    const char *instead = strcmp(option, "--populate") == 0 ? "leave out --populate to read what is there"
+                          : strcmp(command, "load tiers") == 0
+                              ? "add --fresh (names of this run's own, deleted at the end) or --existing (read "
+                                "them, write nothing)"
                               : "leave it out (the run then writes under its own prefix and deletes what it wrote)";
     if (h->rank == 0 && total && !overwrite)
         rb_error("%s %s: %s holds \"%s\" already (%" PRIu64 " of the %" PRIu64 " names this run would write exist); a "

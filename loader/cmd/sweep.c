@@ -403,6 +403,8 @@ static int run(struct sweep_args *a, struct rb_cli *cli)
         if (a->count && !o.count)
             o.objects = &none;
         struct rb_load_result res = {0};
+        if ((status = rb_file_drop_host_cache(&h, &a->file, name)))
+            break;
         status = rb_load_run_phase(&h, name, a->duration_ns, &o, &res);
         if (h.rank == 0 && res.total) {
             fill_point(&pts[done + cut], &res, inflight, rate);
@@ -448,13 +450,11 @@ int rb_load_sweep_main(int argc, char **argv)
     struct sweep_args a = {
         .threads = 1,
         .seed = 1,
-        .tgt = {.timeout_ns = 30 * RB_NS_PER_S},
-        .eng = {.max_redirects = RB_ENGINE_MAX_REDIRECTS},
         .max_error_pct = 0,
         .knee_gain_pct = RB_SWEEP_KNEE_GAIN_PCT,
         .knee_latency_pct = RB_SWEEP_KNEE_LATENCY_PCT,
-        .file = RB_FILE_OPTS_DEFAULT,
     };
+    rb_load_defaults(&a.tgt, &a.eng, &a.file);
     const struct rb_opt own[] = {
         {"inflight", 'c', RB_OPT_U64S, &a.inflight, "LIST",
          "requests in flight per thread, one point each; one value with --rate (if not given: 1,2,4,8,16,32; 16 with --rate)",

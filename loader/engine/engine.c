@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "multipart_int.h"
+#include "ranged_int.h"
 #include "railbench/clock.h"
 #include "railbench/log.h"
 #include "worker_int.h"
@@ -45,7 +46,7 @@ int rb_engine_new(struct rb_engine **out, const struct rb_load_opts *o)
     }
     int rc = 0;
     for (unsigned t = 0; t < e->nw && !rc; t++) {
-        struct worker *w = &e->w[t];
+        struct rb_worker *w = &e->w[t];
         w->e = e;
         w->logged = e->logged;
         rc = rb_worker_init(w, &e->o, t, (size_t)t * o->inflight + (size_t)o->rank * o->threads * o->inflight);
@@ -76,7 +77,7 @@ int rb_engine_start(struct rb_engine *e)
 {
     e->t0_ns = rb_clock_ns();
     for (unsigned t = 0; t < e->nw; t++) {
-        struct worker *w = &e->w[t];
+        struct rb_worker *w = &e->w[t];
         /* Open loop: threads' schedules interleave evenly within one period. */
         w->next_ns = e->t0_ns + w->period_ns * t / e->nw;
         int rc = pthread_create(&w->th, NULL, rb_worker_main, w);
@@ -99,7 +100,7 @@ void rb_engine_collect(struct rb_engine *e, struct rb_stats *into, struct rb_his
     uint64_t deadline = rb_clock_ns() + HANDOVER_WAIT_NS;
     e->inflight = 0;
     for (unsigned t = 0; t < e->nw; t++) {
-        struct worker *w = &e->w[t];
+        struct rb_worker *w = &e->w[t];
         while (w->started && !atomic_load(&w->finished) && atomic_load(&w->acked) != seq &&
                rb_clock_ns() < deadline)
             rb_clock_sleep_ns(100 * RB_NS_PER_US, NULL);
@@ -181,7 +182,7 @@ uint64_t rb_engine_send_window_ns(const struct rb_engine *e)
      * when it was stopped while it still had sends to make, whichever is later. */
     uint64_t end = 0;
     for (unsigned t = 0; t < e->nw; t++) {
-        const struct worker *w = &e->w[t];
+        const struct rb_worker *w = &e->w[t];
         uint64_t we = w->last_issue_ns ? w->last_issue_ns + w->period_ns : 0;
         if (w->stop_issue_ns > we)
             we = w->stop_issue_ns;
@@ -211,8 +212,10 @@ int rb_engine_each_written(const struct rb_engine *e, int (*fn)(const char *name
 
 void rb_engine_part_stats(const struct rb_engine *e, struct rb_stats *into)
 {
-    for (unsigned t = 0; e->w && t < e->nw; t++)
+    for (unsigned t = 0; e->w && t < e->nw; t++) {
         rb_mp_collect_parts(&e->w[t], into);
+        rb_rg_collect_parts(&e->w[t], into);
+    }
 }
 
 void rb_engine_free(struct rb_engine *e)
@@ -231,7 +234,7 @@ void rb_engine_free(struct rb_engine *e)
 
 struct rb_fetcher {
     struct rb_load_opts o;
-    struct worker w;
+    struct rb_worker w;
     atomic_flag logged[RB_LERR_COUNT];
 };
 
@@ -261,7 +264,7 @@ int rb_fetcher_new(struct rb_fetcher **out, const struct rb_load_opts *o)
 int rb_fetcher_get(struct rb_fetcher *f, const struct rb_objset *set, const uint32_t *idx, size_t n,
                    struct rb_stats *stats, struct rb_hist *uncorrected, const volatile int *stop)
 {
-    struct worker *w = &f->w;
+    struct rb_worker *w = &f->w;
     w->fetch_set = set;
     w->fetch_idx = idx;
     w->fetch_n = n;

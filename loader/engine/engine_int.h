@@ -92,7 +92,10 @@ struct rb_load_opts {
     int rank;                         /* for --log-requests lines */
     int log_fd;                       /* --log-requests file (O_APPEND), or -1 */
     enum rb_engine_kind engine;       /* AUTO (0): native where it applies */
-    /* PUT to s3://: objects above multipart_threshold go up in parts of part_size (multipart.c); part_size 0 = off. */
+    /*
+     * PUT to s3://: objects above multipart_threshold go up in parts of part_size (multipart.c); GET: they are read
+     * as parallel Range requests of part_size (ranged.c). part_size 0 = off.
+     */
     uint64_t part_size, multipart_threshold;
     /* load mixed: ops drawn per request by these weights over the rank's objects (mixed.c); NULL = op alone. */
     const struct rb_mix *mix;
@@ -187,7 +190,7 @@ const uint64_t *rb_engine_segments(const struct rb_engine *e, size_t *n);
  */
 int rb_engine_each_written(const struct rb_engine *e, int (*fn)(const char *name, void *arg), void *arg);
 
-/* Adds every worker's multipart part statistics into into (nothing without multipart). After rb_engine_stop. */
+/* Adds every worker's part statistics (multipart PUT, ranged GET) into into (nothing without parts). After rb_engine_stop. */
 void rb_engine_part_stats(const struct rb_engine *e, struct rb_stats *into);
 
 /*

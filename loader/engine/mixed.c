@@ -96,7 +96,7 @@ static uint64_t list_take(struct rb_mixer *x, uint64_t *list, uint64_t *n, uint6
     return k;
 }
 
-int rb_mix_new(struct worker *w)
+int rb_mix_new(struct rb_worker *w)
 {
     const struct rb_load_opts *o = w->o;
     struct rb_mixer *x = calloc(1, sizeof *x);
@@ -127,7 +127,7 @@ int rb_mix_new(struct worker *w)
     return 0;
 }
 
-void rb_mix_free(struct worker *w)
+void rb_mix_free(struct rb_worker *w)
 {
     struct rb_mixer *x = w->mix;
     if (!x)
@@ -150,7 +150,7 @@ void rb_mix_free(struct worker *w)
 
 /* ---- issuing ---- */
 
-static enum rb_load_op draw_op(struct worker *w)
+static enum rb_load_op draw_op(struct rb_worker *w)
 {
     const struct rb_mix *m = w->o->mix;
     uint64_t u = rb_picker_rand_below(&w->pick.rng, m->total);
@@ -165,7 +165,7 @@ static enum rb_load_op draw_op(struct worker *w)
  * failed request leaves it); false when there is none. PUT prefers an
  * absent object (a re-create) and overwrites a live one when none is absent.
  */
-static bool take_object(struct worker *w, enum rb_load_op op, uint64_t *k, uint8_t *prev)
+static bool take_object(struct rb_worker *w, enum rb_load_op op, uint64_t *k, uint8_t *prev)
 {
     struct rb_mixer *x = w->mix;
     if (op == RB_LOAD_PUT && x->nabsent) {
@@ -193,12 +193,12 @@ static int set_method(CURL *c, enum rb_load_op op)
     return 0;
 }
 
-static bool limits_reached(const struct worker *w)
+static bool limits_reached(const struct rb_worker *w)
 {
     return (w->count_limit && w->issued >= w->count_limit) || (w->bytes_limit && w->bytes_done >= w->bytes_limit);
 }
 
-int rb_mix_refill(struct worker *w)
+int rb_mix_refill(struct rb_worker *w)
 {
     struct rb_mixer *x = w->mix;
     const struct rb_load_opts *o = w->o;
@@ -244,7 +244,7 @@ int rb_mix_refill(struct worker *w)
 
 /* ---- completions ---- */
 
-void rb_mix_complete(struct worker *w, struct req *r, CURLcode rc)
+void rb_mix_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
 {
     struct rb_mixer *x = w->mix;
     unsigned slot = (unsigned)(r - w->reqs);
@@ -266,12 +266,12 @@ void rb_mix_complete(struct worker *w, struct req *r, CURLcode rc)
     list_add(x, k, op == RB_LOAD_DELETE ? OBJ_ABSENT : OBJ_LIVE);
 }
 
-void rb_mix_finish(struct worker *w, uint64_t now_ns)
+void rb_mix_finish(struct rb_worker *w, uint64_t now_ns)
 {
     struct rb_mixer *x = w->mix;
     struct rb_stats *keep = w->local;
     for (unsigned i = 0; i < w->nreq; i++) {
-        struct req *r = &w->reqs[i];
+        struct rb_req *r = &w->reqs[i];
         if (!r->busy)
             continue;
         enum rb_load_op op = (enum rb_load_op)x->slot_op[i];
@@ -287,7 +287,7 @@ void rb_mix_finish(struct worker *w, uint64_t now_ns)
     w->local = keep;
 }
 
-void rb_mix_fold(struct worker *w)
+void rb_mix_fold(struct rb_worker *w)
 {
     struct rb_mixer *x = w->mix;
     for (int i = 0; i < RB_MIX_OPS; i++) {
@@ -323,7 +323,7 @@ int rb_engine_mix_each_live(const struct rb_engine *e, int (*fn)(const char *nam
 {
     char buf[RB_OBJSET_NAME_BYTES];
     for (unsigned t = 0; e->w && t < e->nw; t++) {
-        const struct worker *w = &e->w[t];
+        const struct rb_worker *w = &e->w[t];
         const struct rb_mixer *x = w->mix;
         for (uint64_t k = 0; x && k < x->n; k++) {
             /* What this run wrote and did not delete, and what may be there after an abandoned PUT or DELETE. */

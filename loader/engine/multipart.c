@@ -74,16 +74,16 @@ int rb_mp_check_usage(uint64_t part_bytes, uint64_t threshold_bytes, uint64_t ma
     return 0;
 }
 
-/* ---- callbacks (the slot's struct req is their data; the task is found by the slot's index) ---- */
+/* ---- callbacks (the slot's struct rb_req is their data; the task is found by the slot's index) ---- */
 
-static struct mp_task *task_of(const struct req *r)
+static struct mp_task *task_of(const struct rb_req *r)
 {
     return &r->w->mp->tasks[r - r->w->reqs];
 }
 
 static size_t mp_read(char *buf, size_t size, size_t n, void *arg)
 {
-    struct req *r = arg;
+    struct rb_req *r = arg;
     struct mp_task *t = task_of(r);
     size_t len = size * n;
     uint64_t left = r->put_size - r->put_pos;
@@ -100,7 +100,7 @@ static size_t mp_read(char *buf, size_t size, size_t n, void *arg)
 /* Keeps the start of every response body: the initiate's UploadId, the completion's result, an error document. */
 static size_t mp_write(char *p, size_t size, size_t n, void *arg)
 {
-    struct req *r = arg;
+    struct rb_req *r = arg;
     size_t len = size * n, room = MP_BODY_MAX - r->errbody.len;
     if (r->errbody.len < MP_BODY_MAX)
         rb_buf_append(&r->errbody, p, len < room ? len : room);
@@ -109,7 +109,7 @@ static size_t mp_write(char *p, size_t size, size_t n, void *arg)
 
 static size_t mp_header(char *p, size_t size, size_t n, void *arg)
 {
-    struct req *r = arg;
+    struct rb_req *r = arg;
     size_t len = size * n;
     if (rb_xfer_status_line(r, p, len))
         return len;
@@ -129,7 +129,7 @@ static size_t mp_header(char *p, size_t size, size_t n, void *arg)
 
 /* ---- state ---- */
 
-int rb_mp_new(struct worker *w)
+int rb_mp_new(struct rb_worker *w)
 {
     struct rb_mp *mp = calloc(1, sizeof *mp);
     if (!mp)
@@ -149,7 +149,7 @@ static void upload_close(struct mp_upload *up)
     memset(up, 0, sizeof *up);
 }
 
-void rb_mp_free(struct worker *w)
+void rb_mp_free(struct rb_worker *w)
 {
     struct rb_mp *mp = w->mp;
     if (!mp)
@@ -168,7 +168,7 @@ void rb_mp_free(struct worker *w)
     w->mp = NULL;
 }
 
-void rb_mp_collect_parts(const struct worker *w, struct rb_stats *into)
+void rb_mp_collect_parts(const struct rb_worker *w, struct rb_stats *into)
 {
     if (w->mp && w->mp->parts)
         rb_stats_merge(into, w->mp->parts);
@@ -177,7 +177,7 @@ void rb_mp_collect_parts(const struct worker *w, struct rb_stats *into)
 /* ---- sending ---- */
 
 /* The object's URL with a query ("uploads=", "partNumber=N&uploadId=ID"); query NULL: the object itself. */
-static int mp_url(const struct worker *w, const struct req *r, const char *name, const char *query, char *url,
+static int mp_url(const struct rb_worker *w, const struct rb_req *r, const char *name, const char *query, char *url,
                   size_t len)
 {
     int rc = rb_target_object_url(w->o->target, r->ep, name, url, len);
@@ -193,10 +193,10 @@ static int mp_url(const struct worker *w, const struct req *r, const char *name,
  * Sends one request on a free slot: method (NULL = PUT) on name?query with a
  * body of body_len bytes (payload from key at t->off, or the task's XML).
  */
-static int mp_send(struct worker *w, const struct mp_task *tmpl, const char *name, const char *query,
+static int mp_send(struct rb_worker *w, const struct mp_task *tmpl, const char *name, const char *query,
                    const char *method, uint64_t key, uint64_t body_len)
 {
-    struct req *r = &w->reqs[w->free_slots[w->nfree - 1]];
+    struct rb_req *r = &w->reqs[w->free_slots[w->nfree - 1]];
     struct mp_task *t = task_of(r);
     char url[RB_URL_MAX];
     int rc = mp_url(w, r, name, query, url, sizeof url);
@@ -241,7 +241,7 @@ static int mp_send(struct worker *w, const struct mp_task *tmpl, const char *nam
     return 0;
 }
 
-static int send_part(struct worker *w, struct mp_upload *up)
+static int send_part(struct rb_worker *w, struct mp_upload *up)
 {
     uint64_t part = up->next + 1, off = up->next * w->o->part_size;
     uint64_t len = up->size - off < w->o->part_size ? up->size - off : w->o->part_size;
@@ -259,10 +259,10 @@ static int send_part(struct worker *w, struct mp_upload *up)
 }
 
 /* CompleteMultipartUpload: the parts in order with the ETags their PUTs answered. */
-static int send_complete(struct worker *w, struct mp_upload *up)
+static int send_complete(struct rb_worker *w, struct mp_upload *up)
 {
     struct mp_task t = {.kind = MP_COMPLETE, .up = up};
-    struct req *r = &w->reqs[w->free_slots[w->nfree - 1]];
+    struct rb_req *r = &w->reqs[w->free_slots[w->nfree - 1]];
     t.xml = task_of(r)->xml;
     t.xml.len = 0;
     rb_buf_printf(&t.xml, "<CompleteMultipartUpload>");
@@ -283,7 +283,7 @@ static int send_complete(struct worker *w, struct mp_upload *up)
 }
 
 /* The next object: a plain PUT up to the threshold, else a new upload and its initiate. */
-static int send_object(struct worker *w, const char *name, uint64_t size)
+static int send_object(struct rb_worker *w, const char *name, uint64_t size)
 {
     const struct rb_load_opts *o = w->o;
     uint64_t key = rb_payload_key(o->seed, name);
@@ -319,60 +319,47 @@ static int send_object(struct worker *w, const char *name, uint64_t size)
     return rc;
 }
 
+static bool uploads_open(const struct rb_worker *w)
+{
+    for (unsigned i = 0; i < w->mp->nups; i++)
+        if (w->mp->ups[i].open)
+            return true;
+    return false;
+}
+
+/* The next request of an upload under way: a part to send, or its completion once every part came back (0 sent, 1 none). */
+static int send_pending(struct rb_worker *w)
+{
+    struct rb_mp *mp = w->mp;
+    for (unsigned i = 0; i < mp->nups; i++) {
+        struct mp_upload *u = &mp->ups[i];
+        if (!u->open || u->failed || !u->id[0])
+            continue;
+        if (u->next < u->nparts)
+            return send_part(w, u);
+        if (u->done == u->nparts && !u->inflight)
+            return send_complete(w, u);
+    }
+    return 1;
+}
+
 /*
  * Every upload open here holds a slot while it waits for a response, or has
  * parts to send or a completion due, which this loop sends first; so when a
  * slot is free there is also a free upload for a new object (nups = nreq).
+ * Told to stop (rb_worker_stop_issuing set exhausted): no new object, but the
+ * uploads under way go on to their completion while the drain lasts, as a
+ * plain PUT in flight may finish; rb_mp_finish aborts what is left.
  */
-int rb_mp_refill(struct worker *w)
+int rb_mp_refill(struct rb_worker *w)
 {
-    struct rb_mp *mp = w->mp;
-    /*
-     * Told to stop (rb_worker_stop_issuing set exhausted): no new object, but
-     * the uploads under way go on to their completion while the drain lasts,
-     * as a plain PUT in flight may finish; rb_mp_finish aborts what is left.
-     */
-    if (w->exhausted)
-        mp->no_more = true;
-    while (w->nfree) {
-        struct mp_upload *up = NULL;
-        bool complete = false;
-        for (unsigned i = 0; i < mp->nups && !up; i++) {
-            struct mp_upload *u = &mp->ups[i];
-            if (!u->open || u->failed || !u->id[0])
-                continue;
-            if (u->next < u->nparts)
-                up = u;
-            else if (u->done == u->nparts && !u->inflight)
-                up = u, complete = true;
-        }
-        int rc;
-        if (up) {
-            rc = complete ? send_complete(w, up) : send_part(w, up);
-        } else {
-            const char *name;
-            uint64_t size;
-            if (mp->no_more || !rb_worker_next(w, &name, &size)) {
-                mp->no_more = true;
-                break;
-            }
-            rc = send_object(w, name, size);
-        }
-        if (rc)
-            return rc;
-    }
-    bool open = false;
-    for (unsigned i = 0; i < mp->nups && !open; i++)
-        open = mp->ups[i].open;
-    if (mp->no_more && !open)
-        w->exhausted = true;
-    return 0;
+    return rb_worker_refill_split(w, &w->mp->no_more, send_pending, send_object, uploads_open);
 }
 
 /* ---- finishing ---- */
 
 /* AbortMultipartUpload, blocking, on the worker's own handle: 204, or 404 when the upload is gone already. */
-static bool abort_upload(struct worker *w, struct mp_upload *up)
+static bool abort_upload(struct rb_worker *w, struct mp_upload *up)
 {
     struct rb_mp *mp = w->mp;
     const struct rb_load_opts *o = w->o;
@@ -386,7 +373,7 @@ static bool abort_upload(struct worker *w, struct mp_upload *up)
             return false;
     }
     char q[MP_ID_MAX * 3 + 16], id[MP_ID_MAX * 3], url[RB_URL_MAX];
-    struct req scratch = {.w = w, .ep = 0};
+    struct rb_req scratch = {.w = w, .ep = 0};
     if (rb_url_escape(up->id, false, id, sizeof id))
         return false;
     snprintf(q, sizeof q, "uploadId=%s", id);
@@ -414,10 +401,10 @@ static bool abort_upload(struct worker *w, struct mp_upload *up)
  * latency from its initiate to the completion's answer, bytes the whole
  * object; r is the last request's slot, copied with the upload's times.
  */
-static void record_object(struct worker *w, const struct req *r, const struct mp_upload *up, CURLcode rc, long status,
+static void record_object(struct rb_worker *w, const struct rb_req *r, const struct mp_upload *up, CURLcode rc, long status,
                           uint64_t now)
 {
-    struct req obj = *r;
+    struct rb_req obj = *r;
     obj.start_ns = obj.intended_ns = up->start_ns;
     obj.put_size = up->size;
     obj.name = up->name;
@@ -431,7 +418,7 @@ static void record_object(struct worker *w, const struct req *r, const struct mp
 }
 
 /* The upload failed at r (rc, status): keeps the first failure's words for the object's record. */
-static void fail_upload(struct mp_upload *up, const struct req *r, CURLcode rc, long status)
+static void fail_upload(struct mp_upload *up, const struct rb_req *r, CURLcode rc, long status)
 {
     if (up->failed)
         return;
@@ -446,7 +433,7 @@ static void fail_upload(struct mp_upload *up, const struct req *r, CURLcode rc, 
 }
 
 /* A failed upload whose last request came back: abort it, count the object failed, free the upload. */
-static void settle_failed(struct worker *w, const struct req *r, struct mp_upload *up, uint64_t now)
+static void settle_failed(struct rb_worker *w, const struct rb_req *r, struct mp_upload *up, uint64_t now)
 {
     if (up->id[0])
         abort_upload(w, up);
@@ -472,9 +459,8 @@ static bool xml_value(const char *body, const char *tag, char *out, size_t outle
     return true;
 }
 
-static void record_part(struct worker *w, const struct req *r, int cls, uint64_t bytes, uint64_t total_ns)
+void rb_mp_record_part(struct rb_stats *s, const struct rb_req *r, int cls, uint64_t bytes, uint64_t total_ns)
 {
-    struct rb_stats *s = w->mp->parts;
     s->ops++;
     if (cls >= 0) {
         rb_stats_error(s, (unsigned)cls);
@@ -486,7 +472,7 @@ static void record_part(struct worker *w, const struct req *r, int cls, uint64_t
     rb_hist_record(&s->ttfb, ttfb < total_ns ? ttfb : total_ns);
 }
 
-void rb_mp_complete(struct worker *w, struct req *r, CURLcode rc)
+void rb_mp_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
 {
     long status = 0;
     curl_off_t total_us = 0;
@@ -507,7 +493,7 @@ void rb_mp_complete(struct worker *w, struct req *r, CURLcode rc)
     }
     up->inflight--;
     if (t->kind == MP_PART) {
-        record_part(w, r, cls, r->put_size, total_ns);
+        rb_mp_record_part(w->mp->parts, r, cls, r->put_size, total_ns);
         if (cls >= 0 || !t->etag[0])
             fail_upload(up, r, rc, status);
         else
@@ -529,11 +515,11 @@ void rb_mp_complete(struct worker *w, struct req *r, CURLcode rc)
         settle_failed(w, r, up, now);
 }
 
-void rb_mp_finish(struct worker *w, uint64_t now_ns)
+void rb_mp_finish(struct rb_worker *w, uint64_t now_ns)
 {
     struct rb_mp *mp = w->mp;
     for (unsigned i = 0; i < w->nreq; i++) {
-        struct req *r = &w->reqs[i];
+        struct rb_req *r = &w->reqs[i];
         if (!r->busy)
             continue;
         curl_multi_remove_handle(r->sh->multi, r->easy);

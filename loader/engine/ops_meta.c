@@ -4,20 +4,20 @@
 #include "worker_int.h"
 
 /* DELETE of the object: S3 answers 204, AIStore 200, nginx WebDAV 204; nothing is counted as bytes. */
-static int delete_slot_setup(struct req *r)
+static int delete_slot_setup(struct rb_req *r)
 {
     RB_CURL_CHECK(curl_easy_setopt(r->easy, CURLOPT_CUSTOMREQUEST, "DELETE"));
     return 0;
 }
 
 /* HEAD (warp's STAT): the server looks the object up and answers its metadata, no body. */
-static int head_slot_setup(struct req *r)
+static int head_slot_setup(struct rb_req *r)
 {
     RB_CURL_CHECK(curl_easy_setopt(r->easy, CURLOPT_NOBODY, 1L));
     return 0;
 }
 
-static void meta_prepare(struct worker *w, struct req *r, const char *name, uint64_t size)
+static void meta_prepare(struct rb_worker *w, struct rb_req *r, const char *name, uint64_t size)
 {
     (void)w;
     (void)name;
@@ -27,7 +27,7 @@ static void meta_prepare(struct worker *w, struct req *r, const char *name, uint
     r->expect_len = 0;
 }
 
-static uint64_t meta_bytes(const struct req *r)
+static uint64_t meta_bytes(const struct rb_req *r)
 {
     (void)r;
     return 0;

@@ -19,6 +19,7 @@
 
 
 static const char *const extra_names_nocache[] = {"redirects", NULL};
+static const char *const no_extra_names[] = {NULL}; /* a ranged GET's parts: no counters beyond the classes */
 
 struct phase_ctx {
     struct rb_engine *e;
@@ -139,10 +140,10 @@ static void mix_results(struct rb_harness *h, const struct rb_engine *e, const s
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
 }
 
-/* A multipart PUT's per-part statistics summed over ranks (rank 0; NULL elsewhere and without multipart). Collective. */
+/* A multipart PUT's or ranged GET's per-part statistics summed over ranks (rank 0; NULL elsewhere and without parts). Collective. */
 static struct rb_stats *part_stats(struct rb_harness *h, const struct rb_engine *e, const struct rb_load_opts *o)
 {
-    if (!o->part_size || o->op != RB_LOAD_PUT)
+    if (!o->part_size || (o->op != RB_LOAD_PUT && o->op != RB_LOAD_GET))
         return NULL;
     struct rb_stats *mine = rb_stats_new(), *all = rb_stats_new();
     if (!mine || !all)
@@ -255,7 +256,10 @@ int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_
         res->parts = parts;
         if (p.record && parts) {
             cJSON *pr = cJSON_AddObjectToObject(p.record, "parts");
-            rb_stats_to_json(pr, parts, &(struct rb_stats_names){rb_load_err_names, rb_mp_extra_names}, res->duration_s,
+            rb_stats_to_json(pr, parts,
+                             &(struct rb_stats_names){rb_load_err_names,
+                                                      o->op == RB_LOAD_PUT ? rb_mp_extra_names : no_extra_names},
+                             res->duration_s,
                              true);
         }
         if (p.record) {

@@ -21,7 +21,7 @@ const char *const rb_load_extra_names[RB_LX_COUNT + 1] = {"redirects", "cache_hi
 
 /* ---- libcurl callbacks ---- */
 
-void rb_xfer_cache_header(struct req *r, const char *p, size_t len)
+void rb_xfer_cache_header(struct rb_req *r, const char *p, size_t len)
 {
     const char *name = r->w->o->cache_header;
     /* A list "A,B": the value of the earliest name in the list that the response carries counts. */
@@ -51,7 +51,7 @@ void rb_xfer_cache_header(struct req *r, const char *p, size_t len)
     }
 }
 
-bool rb_xfer_status_line(struct req *r, const char *p, size_t len)
+bool rb_xfer_status_line(struct rb_req *r, const char *p, size_t len)
 {
     if (len < 5 || memcmp(p, "HTTP/", 5) != 0)
         return false;
@@ -63,7 +63,7 @@ bool rb_xfer_status_line(struct req *r, const char *p, size_t len)
 
 static size_t on_header(char *p, size_t size, size_t n, void *arg)
 {
-    struct req *r = arg;
+    struct rb_req *r = arg;
     size_t len = size * n;
     if (rb_xfer_status_line(r, p, len)) {
         /* A new response (after a redirect, or 100 Continue): start over. */
@@ -79,7 +79,7 @@ static size_t on_header(char *p, size_t size, size_t n, void *arg)
 
 static size_t on_body(char *p, size_t size, size_t n, void *arg)
 {
-    struct req *r = arg;
+    struct rb_req *r = arg;
     size_t len = size * n;
     if (!r->status_known) {
         long status = 0;
@@ -107,7 +107,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
 
 static size_t on_read(char *buf, size_t size, size_t n, void *arg)
 {
-    struct req *r = arg;
+    struct rb_req *r = arg;
     size_t len = size * n;
     uint64_t left = r->put_size - r->put_pos;
     if (len > left)
@@ -120,7 +120,7 @@ static size_t on_read(char *buf, size_t size, size_t n, void *arg)
 /* The payload is seekable, so a PUT redirected by an AIStore proxy can be sent again from the start. */
 static int on_seek(void *arg, curl_off_t offset, int origin)
 {
-    struct req *r = arg;
+    struct rb_req *r = arg;
     if (origin != SEEK_SET || offset < 0 || (uint64_t)offset > r->put_size)
         return CURL_SEEKFUNC_CANTSEEK;
     r->put_pos = (uint64_t)offset;
@@ -129,7 +129,7 @@ static int on_seek(void *arg, curl_off_t offset, int origin)
 
 /* ---- op rows ---- */
 
-static int put_slot_setup(struct req *r)
+static int put_slot_setup(struct rb_req *r)
 {
     CURL *c = r->easy;
     RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_UPLOAD, 1L));
@@ -145,7 +145,7 @@ static int put_slot_setup(struct req *r)
     return 0;
 }
 
-static void put_prepare(struct worker *w, struct req *r, const char *name, uint64_t size)
+static void put_prepare(struct rb_worker *w, struct rb_req *r, const char *name, uint64_t size)
 {
     r->key = rb_payload_key(w->o->seed, name);
     r->put_size = size;
@@ -153,18 +153,21 @@ static void put_prepare(struct worker *w, struct req *r, const char *name, uint6
     curl_easy_setopt(r->easy, CURLOPT_INFILESIZE_LARGE, (curl_off_t)size);
 }
 
-static uint64_t put_bytes(const struct req *r)
+static uint64_t put_bytes(const struct rb_req *r)
 {
     return r->put_size;
 }
 
-void rb_xfer_get_range(struct worker *w, struct req *r, const char *name, uint64_t size, uint64_t *off_out,
+void rb_xfer_get_range(struct rb_worker *w, struct rb_req *r, const char *name, uint64_t size, uint64_t *off_out,
                        uint64_t *len_out)
 {
     const struct rb_load_opts *o = w->o;
     r->key = o->verify ? rb_payload_key(o->seed, name) : 0;
     uint64_t off = 0, len = 0;
-    if (o->random_range_len) {
+    if (w->part_len) {
+        off = w->part_off; /* a ranged read's part (ranged.c) */
+        len = w->part_len;
+    } else if (o->random_range_len) {
         len = o->random_range_len;
         if (size > len)
             off = rb_picker_rand_below(&w->pick.rng, size - len + 1);
@@ -186,7 +189,7 @@ void rb_xfer_get_range(struct worker *w, struct req *r, const char *name, uint64
 }
 
 /* A whole object, a fixed range, or a random range in it; with --verify the body is checked as it streams. */
-static void get_prepare(struct worker *w, struct req *r, const char *name, uint64_t size)
+static void get_prepare(struct rb_worker *w, struct rb_req *r, const char *name, uint64_t size)
 {
     uint64_t off, len;
     rb_xfer_get_range(w, r, name, size, &off, &len);
@@ -199,7 +202,7 @@ static void get_prepare(struct worker *w, struct req *r, const char *name, uint6
     }
 }
 
-static uint64_t get_bytes(const struct req *r)
+static uint64_t get_bytes(const struct rb_req *r)
 {
     return r->body;
 }
@@ -225,7 +228,7 @@ const struct rb_xfer_op *rb_xfer_op_for(enum rb_load_op op)
 
 /* ---- slots ---- */
 
-int rb_xfer_slot_init(struct worker *w, struct req *r, size_t ep)
+int rb_xfer_slot_init(struct rb_worker *w, struct rb_req *r, size_t ep)
 {
     const struct rb_load_opts *o = w->o;
     r->w = w;
@@ -271,7 +274,7 @@ int rb_xfer_slot_init(struct worker *w, struct req *r, size_t ep)
     return 0;
 }
 
-void rb_xfer_slot_free(struct req *r)
+void rb_xfer_slot_free(struct rb_req *r)
 {
     if (r->easy)
         curl_easy_cleanup(r->easy);
@@ -280,10 +283,10 @@ void rb_xfer_slot_free(struct req *r)
 }
 /* ---- one request ---- */
 
-int rb_xfer_issue(struct worker *w, const char *name, uint64_t size, uint64_t intended_ns)
+int rb_xfer_issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t intended_ns)
 {
     const struct rb_load_opts *o = w->o;
-    struct req *r = &w->reqs[w->free_slots[--w->nfree]];
+    struct rb_req *r = &w->reqs[w->free_slots[--w->nfree]];
     char url[RB_URL_MAX];
     int rc = rb_target_object_url(o->target, r->ep, name, url, sizeof url);
     if (rc) {
@@ -367,7 +370,7 @@ int rb_engine_classify(CURLcode rc, long status, bool mismatch, bool wrong_lengt
     return -1;
 }
 /* The first error of each class is logged once per rank, with the server's own words when it gave some. */
-static void log_first_error(struct worker *w, struct req *r, int cls, CURLcode rc, long status)
+static void log_first_error(struct rb_worker *w, struct rb_req *r, int cls, CURLcode rc, long status)
 {
     if (atomic_flag_test_and_set(&w->logged[cls]))
         return;
@@ -389,10 +392,10 @@ static void log_first_error(struct worker *w, struct req *r, int cls, CURLcode r
             rb_target_name(w->o->target), msg, rb_load_err_names[cls]);
 }
 
-static void log_request(struct worker *w, const struct req *r, long status, int cls, uint64_t bytes,
+static void log_request(struct rb_worker *w, const struct rb_req *r, long status, int cls, uint64_t bytes,
                         uint64_t ttfb_ns, uint64_t total_ns, uint64_t lat_ns)
 {
-    if (w->loglen + 2400 > LOG_BUF_BYTES) {
+    if (w->loglen + 2400 > RB_LOG_BUF_BYTES) {
         if (write(w->o->log_fd, w->logbuf, w->loglen) < 0)
             rb_warn("--log-requests: write failed: %s", strerror(errno));
         w->loglen = 0;
@@ -412,16 +415,16 @@ static void log_request(struct worker *w, const struct req *r, long status, int 
     } else {
         snprintf(name, sizeof name, "%s", r->name);
     }
-    int n = snprintf(w->logbuf + w->loglen, LOG_BUF_BYTES - w->loglen,
+    int n = snprintf(w->logbuf + w->loglen, RB_LOG_BUF_BYTES - w->loglen,
                      "%d,%u,%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%ld,%s,%" PRIu64 "\n",
                      w->o->rank, w->id, w->op->name, name, bytes,
                      r->start_wall_ns, ttfb_ns, r->start_wall_ns + total_ns, status,
                      cls >= 0 ? rb_load_err_names[cls] : "ok", lat_ns);
-    if (n > 0 && (size_t)n < LOG_BUF_BYTES - w->loglen)
+    if (n > 0 && (size_t)n < RB_LOG_BUF_BYTES - w->loglen)
         w->loglen += (size_t)n;
 }
 
-void rb_xfer_complete(struct worker *w, struct req *r, CURLcode rc)
+void rb_xfer_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
 {
     long status = 0, redirects = 0;
     curl_off_t total_us = 0, ttfb_us = 0;
@@ -436,7 +439,7 @@ void rb_xfer_complete(struct worker *w, struct req *r, CURLcode rc)
                    redirects, rb_clock_ns());
 }
 
-void rb_xfer_record(struct worker *w, struct req *r, CURLcode rc, long status, uint64_t ttfb_ns,
+void rb_xfer_record(struct rb_worker *w, struct rb_req *r, CURLcode rc, long status, uint64_t ttfb_ns,
                     uint64_t total_ns, long redirects, uint64_t now)
 {
     const struct rb_load_opts *o = w->o;
@@ -486,9 +489,9 @@ void rb_xfer_record(struct worker *w, struct req *r, CURLcode rc, long status, u
         log_request(w, r, status, cls, bytes, ttfb_ns, total_ns, lat_ns);
 }
 
-void rb_xfer_abandon(struct worker *w, struct req *r, const char *name, uint64_t intended_ns, uint64_t now_ns)
+void rb_xfer_abandon(struct rb_worker *w, struct rb_req *r, const char *name, uint64_t intended_ns, uint64_t now_ns)
 {
-    struct req due;
+    struct rb_req due;
     if (r) {
         curl_multi_remove_handle(r->sh->multi, r->easy);
         r->busy = false;
@@ -497,7 +500,7 @@ void rb_xfer_abandon(struct worker *w, struct req *r, const char *name, uint64_t
         due = *r;
     } else {
         /* Never sent: its log line starts at its intended moment on the wall clock. */
-        due = (struct req){.name = name, .start_wall_ns = rb_clock_wall_ns() - (now_ns - intended_ns)};
+        due = (struct rb_req){.name = name, .start_wall_ns = rb_clock_wall_ns() - (now_ns - intended_ns)};
     }
     uint64_t lat_ns = now_ns > intended_ns ? now_ns - intended_ns : 0;
     w->local->ops++;

@@ -12,6 +12,7 @@
 
 #include "mixed_int.h"
 #include "multipart_int.h"
+#include "ranged_int.h"
 #include "payload_int.h"
 #include "railbench/clock.h"
 #include "railbench/log.h"
@@ -33,7 +34,7 @@ static uint64_t object_size(const struct rb_load_opts *o, size_t i, const char *
 }
 
 /* Engine workers: the picker chosen for the op and pattern; the name formatted into the worker's buffer. */
-static bool next_picked(struct worker *w, const char **name, uint64_t *size)
+static bool next_picked(struct rb_worker *w, const char **name, uint64_t *size)
 {
     size_t idx;
     if (!rb_picker_next(&w->pick, &idx))
@@ -45,7 +46,7 @@ static bool next_picked(struct worker *w, const char **name, uint64_t *size)
 }
 
 /* The fetcher: the caller's objects, in order. */
-static bool next_listed(struct worker *w, const char **name, uint64_t *size)
+static bool next_listed(struct rb_worker *w, const char **name, uint64_t *size)
 {
     if (w->fetch_pos >= w->fetch_n)
         return false;
@@ -54,7 +55,7 @@ static bool next_listed(struct worker *w, const char **name, uint64_t *size)
     return true;
 }
 
-bool rb_worker_next(struct worker *w, const char **name, uint64_t *size)
+bool rb_worker_next(struct rb_worker *w, const char **name, uint64_t *size)
 {
     if (w->count_limit && w->issued >= w->count_limit)
         return false;
@@ -63,7 +64,7 @@ bool rb_worker_next(struct worker *w, const char **name, uint64_t *size)
     return w->next(w, name, size);
 }
 
-void rb_worker_flush_log(struct worker *w)
+void rb_worker_flush_log(struct rb_worker *w)
 {
     if (w->logbuf && w->loglen) {
         if (write(w->o->log_fd, w->logbuf, w->loglen) < 0)
@@ -75,7 +76,7 @@ void rb_worker_flush_log(struct worker *w)
 /* ---- the loop ---- */
 
 /* Drains finished transfers; returns how many completed. */
-static unsigned drain(struct worker *w)
+static unsigned drain(struct rb_worker *w)
 {
     unsigned n = 0;
     for (unsigned i = 0; i < w->nshards; i++) {
@@ -84,7 +85,7 @@ static unsigned drain(struct worker *w)
         while ((m = curl_multi_info_read(w->shards[i].multi, &left))) {
             if (m->msg != CURLMSG_DONE)
                 continue;
-            struct req *r = NULL;
+            struct rb_req *r = NULL;
             curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
             CURLcode rc = m->data.result;
             w->complete(w, r, rc);
@@ -94,7 +95,7 @@ static unsigned drain(struct worker *w)
     return n;
 }
 
-void rb_worker_handover(struct worker *w)
+void rb_worker_handover(struct rb_worker *w)
 {
     if (w->fold)
         w->fold(w);
@@ -116,8 +117,8 @@ void rb_worker_handover(struct worker *w)
 static int on_socket(CURL *easy, curl_socket_t s, int what, void *arg, void *socketp)
 {
     (void)easy;
-    struct shard *sh = arg;
-    struct worker *w = sh->w;
+    struct rb_shard *sh = arg;
+    struct rb_worker *w = sh->w;
     if (what == CURL_POLL_REMOVE) {
         epoll_ctl(w->epfd, EPOLL_CTL_DEL, s, NULL); /* may already be gone with a closed socket */
         return 0;
@@ -141,19 +142,19 @@ static int on_socket(CURL *easy, curl_socket_t s, int what, void *arg, void *soc
 static int on_timer(CURLM *multi, long timeout_ms, void *arg)
 {
     (void)multi;
-    struct shard *sh = arg;
+    struct rb_shard *sh = arg;
     sh->timer_ns = timeout_ms < 0 ? UINT64_MAX : rb_clock_ns() + (uint64_t)timeout_ms * RB_NS_PER_MS;
     return 0;
 }
 
-void rb_worker_wake(struct worker *w)
+void rb_worker_wake(struct rb_worker *w)
 {
     uint64_t one = 1;
     if (write(w->evfd, &one, sizeof one) < 0 && errno != EAGAIN)
         rb_warn("eventfd write: %s", strerror(errno));
 }
 
-static int socket_action(struct shard *sh, curl_socket_t s, int mask)
+static int socket_action(struct rb_shard *sh, curl_socket_t s, int mask)
 {
     int running = 0;
     CURLMcode mc = curl_multi_socket_action(sh->multi, s, mask, &running);
@@ -170,21 +171,21 @@ static int socket_action(struct shard *sh, curl_socket_t s, int mask)
  * nanosecond resolution (epoll_pwait2, Linux 5.11) rather than epoll_wait's
  * milliseconds, which would add half a millisecond to every corrected latency.
  */
-int rb_worker_wait(struct worker *w, struct epoll_event *evs, uint64_t wait_ns)
+int rb_worker_wait(struct rb_worker *w, struct epoll_event *evs, uint64_t wait_ns)
 {
     static atomic_bool no_pwait2;
     if (!atomic_load_explicit(&no_pwait2, memory_order_relaxed)) {
         struct timespec ts = {.tv_sec = (time_t)(wait_ns / RB_NS_PER_S), .tv_nsec = (long)(wait_ns % RB_NS_PER_S)};
-        int n = epoll_pwait2(w->epfd, evs, EPOLL_BATCH, &ts, NULL);
+        int n = epoll_pwait2(w->epfd, evs, RB_EPOLL_BATCH, &ts, NULL);
         if (n >= 0 || errno != ENOSYS)
             return n;
         atomic_store(&no_pwait2, true);
     }
     /* Rounded up: a send at most 1 ms late is still timed from its intended moment. */
-    return epoll_wait(w->epfd, evs, EPOLL_BATCH, (int)((wait_ns + RB_NS_PER_MS - 1) / RB_NS_PER_MS));
+    return epoll_wait(w->epfd, evs, RB_EPOLL_BATCH, (int)((wait_ns + RB_NS_PER_MS - 1) / RB_NS_PER_MS));
 }
 
-int rb_worker_refill(struct worker *w, int (*issue)(struct worker *w, const char *name, uint64_t size,
+int rb_worker_refill(struct rb_worker *w, int (*issue)(struct rb_worker *w, const char *name, uint64_t size,
                                                   uint64_t intended_ns))
 {
     const bool open_loop = w->period_ns != 0;
@@ -208,7 +209,33 @@ int rb_worker_refill(struct worker *w, int (*issue)(struct worker *w, const char
     return 0;
 }
 
-void rb_worker_tick(struct worker *w)
+int rb_worker_refill_split(struct rb_worker *w, bool *no_more, int (*pending)(struct rb_worker *w),
+                           int (*object)(struct rb_worker *w, const char *name, uint64_t size),
+                           bool (*under_way)(const struct rb_worker *w))
+{
+    if (w->exhausted)
+        *no_more = true;
+    while (w->nfree) {
+        int rc = pending(w);
+        if (rc < 0)
+            return rc;
+        if (rc == 0)
+            continue; /* sent one */
+        const char *name;
+        uint64_t size;
+        if (*no_more || !rb_worker_next(w, &name, &size)) {
+            *no_more = true;
+            break;
+        }
+        if ((rc = object(w, name, size)))
+            return rc;
+    }
+    if (*no_more && !under_way(w))
+        w->exhausted = true;
+    return 0;
+}
+
+void rb_worker_tick(struct rb_worker *w)
 {
     if (w->e && atomic_load_explicit(&w->e->seq, memory_order_acquire) != atomic_load(&w->acked)) {
         unsigned seq = atomic_load(&w->e->seq);
@@ -217,7 +244,7 @@ void rb_worker_tick(struct worker *w)
     }
 }
 
-void rb_worker_eat_wake(struct worker *w)
+void rb_worker_eat_wake(struct rb_worker *w)
 {
     uint64_t v;
     if (read(w->evfd, &v, sizeof v) < 0 && errno != EAGAIN)
@@ -231,7 +258,7 @@ void rb_worker_eat_wake(struct worker *w)
  * returned moment, their --timeout from now, to finish and be counted
  * normally (no timeout: none; rb_worker_run abandons what is left).
  */
-uint64_t rb_worker_stop_issuing(struct worker *w)
+uint64_t rb_worker_stop_issuing(struct rb_worker *w)
 {
     uint64_t now = rb_clock_ns();
     const char *name;
@@ -247,7 +274,7 @@ uint64_t rb_worker_stop_issuing(struct worker *w)
     return now + (w->o->timeout_ns ? w->o->timeout_ns + 100 * RB_NS_PER_MS : 1);
 }
 
-bool rb_worker_drained(struct worker *w, const atomic_bool *stop, const volatile int *stop2, uint64_t *drain_until)
+bool rb_worker_drained(struct rb_worker *w, const atomic_bool *stop, const volatile int *stop2, uint64_t *drain_until)
 {
     if (!*drain_until && ((stop && atomic_load_explicit(stop, memory_order_relaxed)) || (stop2 && *stop2)))
         *drain_until = rb_worker_stop_issuing(w);
@@ -255,14 +282,14 @@ bool rb_worker_drained(struct worker *w, const atomic_bool *stop, const volatile
 }
 
 /* The request loop; stop and stop2 may be NULL. Returns 0 or -errno. */
-int rb_worker_run(struct worker *w, const atomic_bool *stop, const volatile int *stop2)
+int rb_worker_run(struct rb_worker *w, const atomic_bool *stop, const volatile int *stop2)
 {
     if (w->loop)
         return w->loop->run(w, stop, stop2);
     if (w->nat)
         return rb_native_run(w, stop, stop2);
     const bool open_loop = w->period_ns != 0;
-    struct epoll_event evs[EPOLL_BATCH];
+    struct epoll_event evs[RB_EPOLL_BATCH];
     int rc = 0;
     uint64_t drain_until = 0;
     for (;;) {
@@ -310,7 +337,7 @@ int rb_worker_run(struct worker *w, const atomic_bool *stop, const volatile int 
             return -errno;
         }
         for (int i = 0; i < n; i++) {
-            if (evs[i].data.u64 == EV_WAKE) {
+            if (evs[i].data.u64 == RB_EV_WAKE) {
                 rb_worker_eat_wake(w);
                 continue;
             }
@@ -334,7 +361,7 @@ int rb_worker_run(struct worker *w, const atomic_bool *stop, const volatile int 
 
 void *rb_worker_main(void *arg)
 {
-    struct worker *w = arg;
+    struct rb_worker *w = arg;
     /* The default 50 us timer slack would be charged to every open-loop request. */
     if (w->period_ns)
         prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
@@ -348,12 +375,12 @@ void *rb_worker_main(void *arg)
 }
 
 /* The op row's loop: the picker's objects through rb_xfer_issue. */
-static int refill_picked(struct worker *w)
+static int refill_picked(struct rb_worker *w)
 {
     return rb_worker_refill(w, rb_xfer_issue);
 }
 
-void rb_worker_wrote(struct worker *w, uint64_t idx)
+void rb_worker_wrote(struct rb_worker *w, uint64_t idx)
 {
     if (w->nwritten == w->capwritten) {
         size_t cap = w->capwritten ? 2 * w->capwritten : 1024;
@@ -369,7 +396,7 @@ void rb_worker_wrote(struct worker *w, uint64_t idx)
 }
 
 /* A put that cleans up after itself: the slot remembers its object, a success notes it written. */
-static int issue_tracked(struct worker *w, const char *name, uint64_t size, uint64_t intended_ns)
+static int issue_tracked(struct rb_worker *w, const char *name, uint64_t size, uint64_t intended_ns)
 {
     unsigned slot = w->free_slots[w->nfree - 1];
     int rc = rb_xfer_issue(w, name, size, intended_ns);
@@ -378,12 +405,12 @@ static int issue_tracked(struct worker *w, const char *name, uint64_t size, uint
     return rc;
 }
 
-static int refill_tracked(struct worker *w)
+static int refill_tracked(struct rb_worker *w)
 {
     return rb_worker_refill(w, issue_tracked);
 }
 
-static void complete_tracked(struct worker *w, struct req *r, CURLcode rc)
+static void complete_tracked(struct rb_worker *w, struct rb_req *r, CURLcode rc)
 {
     uint64_t errors = w->local->errors;
     rb_xfer_complete(w, r, rc);
@@ -391,8 +418,8 @@ static void complete_tracked(struct worker *w, struct req *r, CURLcode rc)
         rb_worker_wrote(w, w->slot_idx[r - w->reqs]);
 }
 
-/* Who issues and accounts w's requests (see struct worker): chosen once, never asked per request. */
-static int choose_driver(struct worker *w)
+/* Who issues and accounts w's requests (see struct rb_worker): chosen once, never asked per request. */
+static int choose_driver(struct rb_worker *w)
 {
     const struct rb_load_opts *o = w->o;
     w->refill = refill_picked;
@@ -410,6 +437,12 @@ static int choose_driver(struct worker *w)
         w->refill = refill_tracked;
         w->complete = complete_tracked;
     }
+    if (o->part_size && o->op == RB_LOAD_GET) {
+        w->refill = rb_rg_refill;
+        w->complete = rb_rg_complete;
+        w->finish = rb_rg_finish;
+        return rb_rg_new(w);
+    }
     if (o->part_size && o->op == RB_LOAD_PUT) {
         w->refill = rb_mp_refill;
         w->complete = rb_mp_complete;
@@ -419,7 +452,7 @@ static int choose_driver(struct worker *w)
     return 0;
 }
 
-int rb_worker_init(struct worker *w, const struct rb_load_opts *o, unsigned id, size_t ep0)
+int rb_worker_init(struct rb_worker *w, const struct rb_load_opts *o, unsigned id, size_t ep0)
 {
     w->o = o;
     w->op = rb_xfer_op_for(o->op);
@@ -429,7 +462,7 @@ int rb_worker_init(struct worker *w, const struct rb_load_opts *o, unsigned id, 
     w->id = id;
     w->nreq = o->inflight;
     w->loop = o->target->ops->loop;
-    w->nshards = w->loop || rb_engine_kind(o) == RB_ENGINE_NATIVE ? 0 : (w->nreq + SHARD_SLOTS - 1) / SHARD_SLOTS;
+    w->nshards = w->loop || rb_engine_kind(o) == RB_ENGINE_NATIVE ? 0 : (w->nreq + RB_SHARD_SLOTS - 1) / RB_SHARD_SLOTS;
     w->shards = calloc(w->nshards, sizeof *w->shards);
     w->epfd = epoll_create1(EPOLL_CLOEXEC);
     w->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -443,14 +476,14 @@ int rb_worker_init(struct worker *w, const struct rb_load_opts *o, unsigned id, 
         return -ENOMEM;
     if (w->epfd < 0 || w->evfd < 0)
         return -errno;
-    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = EV_WAKE};
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = RB_EV_WAKE};
     if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->evfd, &ev) != 0)
         return -errno;
     pthread_mutex_init(&w->mu, NULL);
     if (w->loop) {
         /* The target's own loop owns the slots (fills free_slots), issues and accounts: no curl handle, no driver. */
         int rc = w->loop->init(w);
-        if (!rc && o->log_fd >= 0 && !(w->logbuf = malloc(LOG_BUF_BYTES)))
+        if (!rc && o->log_fd >= 0 && !(w->logbuf = malloc(RB_LOG_BUF_BYTES)))
             rc = -ENOMEM;
         w->pick.rng = (o->seed + 1) * 0x9e3779b97f4a7c15ull ^ ((uint64_t)o->rank << 20) ^ id;
         w->pick.rng += !w->pick.rng;
@@ -462,13 +495,13 @@ int rb_worker_init(struct worker *w, const struct rb_load_opts *o, unsigned id, 
             return rc;
     }
     for (unsigned i = 0; i < w->nshards; i++) {
-        struct shard *sh = &w->shards[i];
+        struct rb_shard *sh = &w->shards[i];
         sh->w = w;
         sh->idx = i;
         sh->timer_ns = UINT64_MAX;
         if (!(sh->multi = curl_multi_init()))
             return -ENOMEM;
-        curl_multi_setopt(sh->multi, CURLMOPT_MAXCONNECTS, (long)SHARD_SLOTS);
+        curl_multi_setopt(sh->multi, CURLMOPT_MAXCONNECTS, (long)RB_SHARD_SLOTS);
         curl_multi_setopt(sh->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
         curl_multi_setopt(sh->multi, CURLMOPT_SOCKETDATA, sh);
         curl_multi_setopt(sh->multi, CURLMOPT_TIMERFUNCTION, on_timer);
@@ -481,7 +514,7 @@ int rb_worker_init(struct worker *w, const struct rb_load_opts *o, unsigned id, 
             w->free_slots[w->nfree++] = w->nreq - 1 - i;
             continue;
         }
-        w->reqs[i].sh = &w->shards[i / SHARD_SLOTS];
+        w->reqs[i].sh = &w->shards[i / RB_SHARD_SLOTS];
         int rc = rb_xfer_slot_init(w, &w->reqs[i], (ep0 + i) % neps);
         if (rc)
             return rc;
@@ -491,7 +524,7 @@ int rb_worker_init(struct worker *w, const struct rb_load_opts *o, unsigned id, 
     if (rc)
         return rc;
     if (o->log_fd >= 0) {
-        w->logbuf = malloc(LOG_BUF_BYTES);
+        w->logbuf = malloc(RB_LOG_BUF_BYTES);
         if (!w->logbuf)
             return -ENOMEM;
     }
@@ -501,12 +534,13 @@ int rb_worker_init(struct worker *w, const struct rb_load_opts *o, unsigned id, 
     return 0;
 }
 
-void rb_worker_free(struct worker *w)
+void rb_worker_free(struct rb_worker *w)
 {
     if (w->loop)
         w->loop->free(w);
     rb_native_free(w);
     rb_mp_free(w);
+    rb_rg_free(w);
     rb_mix_free(w);
     for (unsigned i = 0; w->reqs && i < w->nreq; i++) {
         if (w->reqs[i].busy && w->reqs[i].sh && w->reqs[i].sh->multi)

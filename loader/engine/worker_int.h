@@ -27,16 +27,16 @@
  * multi handle with 1,024 connections spends its time there; a thread
  * spreads its slots over several multi handles that share one epoll set.
  */
-#define SHARD_SLOTS 32
+#define RB_SHARD_SLOTS 32
 /* --log-requests lines are buffered per worker and written whole (O_APPEND keeps lines intact across ranks). */
-#define LOG_BUF_BYTES (64u << 10)
+#define RB_LOG_BUF_BYTES (64u << 10)
 /* Events taken per epoll wait. */
-#define EPOLL_BATCH 256
+#define RB_EPOLL_BATCH 256
 /* The epoll tag of a worker's wake-up eventfd. */
-#define EV_WAKE UINT64_MAX
+#define RB_EV_WAKE UINT64_MAX
 
-struct worker;
-struct req;
+struct rb_worker;
+struct rb_req;
 
 /*
  * What differs between request kinds, as one const row per op chosen once
@@ -46,9 +46,9 @@ struct req;
 struct rb_xfer_op {
     const char *name;                                  /* "GET", "PUT": logs and --log-requests */
     /* Sets what every request of this op needs on a slot's fresh easy handle (upload callbacks, headers). */
-    int (*slot_setup)(struct req *r);
+    int (*slot_setup)(struct rb_req *r);
     /* Prepares r for one request of object name of size bytes (0 unknown): payload key, range, body size. */
-    void (*prepare)(struct worker *w, struct req *r, const char *name, uint64_t size);
+    void (*prepare)(struct rb_worker *w, struct rb_req *r, const char *name, uint64_t size);
     /*
      * The time to first byte is the first response byte's (the final status
      * line's) rather than libcurl's STARTTRANSFER, which for an upload is
@@ -56,7 +56,7 @@ struct rb_xfer_op {
      */
     bool ttfb_from_response;
     /* The bytes a successful request counts: received for GET, sent for PUT. */
-    uint64_t (*bytes)(const struct req *r);
+    uint64_t (*bytes)(const struct rb_req *r);
     /* No body either way (DELETE, HEAD): the 1-second segments count requests, not bytes. */
     bool no_body;
 };
@@ -104,18 +104,18 @@ static inline bool rb_picker_next(struct rb_picker *p, size_t *idx)
 uint64_t rb_picker_rand_below(uint64_t *x, uint64_t n);
 
 /* One curl multi handle of a worker, with its own connection pool and timer. */
-struct shard {
+struct rb_shard {
     CURLM *multi;
-    struct worker *w;
+    struct rb_worker *w;
     unsigned idx;
     uint64_t timer_ns;          /* when curl wants its timeout action; UINT64_MAX none */
 };
 
 /* One request slot: an easy handle reused for request after request, so its connection stays alive. */
-struct req {
+struct rb_req {
     CURL *easy;
-    struct worker *w;
-    struct shard *sh;
+    struct rb_worker *w;
+    struct rb_shard *sh;
     struct curl_slist *hdrs;
     size_t ep;                  /* endpoint of this slot (round-robin per connection) */
     const char *name;           /* name_buf while a request is in flight */
@@ -140,37 +140,40 @@ struct req {
 struct rb_native;
 struct rb_mp;
 struct rb_mixer;
+struct rb_rg;
 struct rb_file_loop;
 
-struct worker {
+struct rb_worker {
     struct rb_engine *e;
     struct rb_native *nat;      /* the native engine's connections, or NULL: libcurl (chosen at init) */
     const struct rb_loop_ops *loop; /* the target's own request loop (file), or NULL: libcurl or native (at init) */
     struct rb_file_loop *file;  /* the file loop's slots and I/O queue (loader/file), or NULL */
     struct rb_mp *mp;           /* S3 multipart PUT (multipart.c) owns the slots' requests, or NULL (chosen at init) */
     struct rb_mixer *mix;       /* load mixed (mixed.c): ops drawn per request, or NULL (chosen at init) */
+    struct rb_rg *rg;           /* GET in ranged parts (ranged.c) owns the slots' requests, or NULL (chosen at init) */
+    uint64_t part_off, part_len; /* ranged.c: the Range of the GET it issues next (len 0: none; rb_xfer_get_range) */
     /*
      * Who issues and accounts the requests, chosen once at init: the op row
      * through the picker (rb_xfer_issue, rb_xfer_complete), multipart.c or
      * mixed.c. finish (after the loop) and fold (at each handover) may be NULL.
      */
-    int (*refill)(struct worker *w);
-    void (*complete)(struct worker *w, struct req *r, CURLcode rc);
-    void (*finish)(struct worker *w, uint64_t now_ns);
-    void (*fold)(struct worker *w);
+    int (*refill)(struct rb_worker *w);
+    void (*complete)(struct rb_worker *w, struct rb_req *r, CURLcode rc);
+    void (*finish)(struct rb_worker *w, uint64_t now_ns);
+    void (*fold)(struct rb_worker *w);
     const struct rb_load_opts *o;
     unsigned id;
     pthread_t th;
     bool started;
-    struct shard *shards;
+    struct rb_shard *shards;
     unsigned nshards;
     int epfd, evfd;             /* epoll set of curl's sockets, and an eventfd to wake the loop (ticks, stop) */
-    struct req *reqs;
+    struct rb_req *reqs;
     unsigned nreq, nfree, *free_slots;
 
     /* What each request does and where the next object comes from: both chosen once, at worker start. */
     const struct rb_xfer_op *op;
-    bool (*next)(struct worker *w, const char **name, uint64_t *size);
+    bool (*next)(struct rb_worker *w, const char **name, uint64_t *size);
     struct rb_picker pick;      /* engine workers: the rank's objects by op and pattern */
     uint64_t cur_idx;           /* the index of the object next_picked gave last */
     /* o->track_written: indices of the objects this worker wrote (what cleanup deletes), and per slot the pending one. */
@@ -210,7 +213,7 @@ struct worker {
 struct rb_engine {
     struct rb_load_opts o;
     unsigned inflight;          /* requests in flight at the last collect, over all workers */
-    struct worker *w;
+    struct rb_worker *w;
     unsigned nw;
     atomic_bool stop;
     atomic_uint seq;
@@ -225,20 +228,20 @@ struct rb_engine {
 /* ---- transfer.c: one request slot and one request ---- */
 
 /* Creates r's easy handle with the options every request of w needs, endpoint ep. Returns 0 or -errno. */
-int rb_xfer_slot_init(struct worker *w, struct req *r, size_t ep);
+int rb_xfer_slot_init(struct rb_worker *w, struct rb_req *r, size_t ep);
 /* Frees r's handle and buffers; safe on a zeroed slot. */
-void rb_xfer_slot_free(struct req *r);
+void rb_xfer_slot_free(struct rb_req *r);
 /* Starts a request for name on a free slot; intended_ns 0 = closed loop (due when sent). Returns 0 or -errno. */
-int rb_xfer_issue(struct worker *w, const char *name, uint64_t size, uint64_t intended_ns);
+int rb_xfer_issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t intended_ns);
 /*
  * A GET's part of object name of size bytes, the same on either engine: the
- * whole object (*len 0), --range OFF:LEN, or a random --random-range LEN
- * drawn from w's picker. Readies r (payload key, offset, ranged, the length
+ * whole object (*len 0), a ranged read's part (w->part_len), --range
+ * OFF:LEN, or a random --random-range LEN drawn from w's picker. Readies r (payload key, offset, ranged, the length
  * a verified GET must get). Worker thread.
  */
-void rb_xfer_get_range(struct worker *w, struct req *r, const char *name, uint64_t size, uint64_t *off, uint64_t *len);
+void rb_xfer_get_range(struct rb_worker *w, struct rb_req *r, const char *name, uint64_t size, uint64_t *off, uint64_t *len);
 /* Records a finished request (class, bytes, latencies, --log-requests) and frees its slot. */
-void rb_xfer_complete(struct worker *w, struct req *r, CURLcode rc);
+void rb_xfer_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc);
 /*
  * Records a finished request into w's private stats whichever engine ran it:
  * rc as libcurl would have said it (the native engine maps its failures onto
@@ -246,52 +249,63 @@ void rb_xfer_complete(struct worker *w, struct req *r, CURLcode rc);
  * from the send, redirects followed, and now_ns (the completion time, for the
  * per-second byte counters). The caller has freed the slot. Worker thread only.
  */
-void rb_xfer_record(struct worker *w, struct req *r, CURLcode rc, long status, uint64_t ttfb_ns,
+void rb_xfer_record(struct rb_worker *w, struct rb_req *r, CURLcode rc, long status, uint64_t ttfb_ns,
                     uint64_t total_ns, long redirects, uint64_t now_ns);
 /* True when the header line p[0..len) is a status line ("HTTP/..."); a final (non-1xx) one sets r->response_ns. */
-bool rb_xfer_status_line(struct req *r, const char *p, size_t len);
+bool rb_xfer_status_line(struct rb_req *r, const char *p, size_t len);
 /* Counts the response header line p[0..len) ("Name: value") against o->cache_header into r->cache. */
-void rb_xfer_cache_header(struct req *r, const char *p, size_t len);
+void rb_xfer_cache_header(struct rb_req *r, const char *p, size_t len);
 /*
  * Counts one request of class abandoned at now_ns: r still in flight (its
  * handle is removed and its slot freed), or, with r NULL, an open-loop send
  * of name due at intended_ns that never found a free slot. Its latency from
  * the intended send goes to --log-requests; it moved no bytes. Worker thread.
  */
-void rb_xfer_abandon(struct worker *w, struct req *r, const char *name, uint64_t intended_ns, uint64_t now_ns);
+void rb_xfer_abandon(struct rb_worker *w, struct rb_req *r, const char *name, uint64_t intended_ns, uint64_t now_ns);
 
 /* ---- worker.c: the loop ---- */
 
 /* Sets up w's multi handles, slots and buffers for o (objects and picker: the caller's). Returns 0 or -errno. */
-int rb_worker_init(struct worker *w, const struct rb_load_opts *o, unsigned id, size_t ep0);
+int rb_worker_init(struct rb_worker *w, const struct rb_load_opts *o, unsigned id, size_t ep0);
 /* Frees what rb_worker_init and the caller set up; safe on a partly set-up worker. */
-void rb_worker_free(struct worker *w);
+void rb_worker_free(struct rb_worker *w);
 /* The request loop until objects or limits run out or a stop flag is set (either may be NULL). Returns 0 or -errno. */
-int rb_worker_run(struct worker *w, const atomic_bool *stop, const volatile int *stop2);
+int rb_worker_run(struct rb_worker *w, const atomic_bool *stop, const volatile int *stop2);
 /* The thread function of an engine worker. */
 void *rb_worker_main(void *arg);
 /* The next object for w (name borrowed until the next call); false when its limits or objects are used up. */
-bool rb_worker_next(struct worker *w, const char **name, uint64_t *size);
+bool rb_worker_next(struct rb_worker *w, const char **name, uint64_t *size);
 /* Hands w's private stats to its mailbox (under mu); once per tick, never per request. Worker thread. */
-void rb_worker_handover(struct worker *w);
+void rb_worker_handover(struct rb_worker *w);
 /* Waits for events on w's epoll set at most wait_ns (ns resolution where the kernel has epoll_pwait2); as epoll_wait. */
 struct epoll_event;
-int rb_worker_wait(struct worker *w, struct epoll_event *evs, uint64_t wait_ns);
+int rb_worker_wait(struct rb_worker *w, struct epoll_event *evs, uint64_t wait_ns);
 /*
  * Issues requests on w's free slots through issue (the engine's) while the
  * closed loop has free slots or the open loop's next send is due; sets
  * w->exhausted when objects or limits run out. Returns 0 or issue's -errno.
  */
-int rb_worker_refill(struct worker *w, int (*issue)(struct worker *w, const char *name, uint64_t size,
+int rb_worker_refill(struct rb_worker *w, int (*issue)(struct rb_worker *w, const char *name, uint64_t size,
                                                   uint64_t intended_ns));
+/*
+ * The refill of a driver that cuts objects into several requests (multipart.c,
+ * ranged.c): on each free slot, the driver's pending request of an object under
+ * way first (pending returns 0 when it sent one, 1 when it has none, or -errno),
+ * else the next object through object; *no_more is set once the objects ran
+ * out (or w->exhausted was set: told to stop), and w->exhausted once no object
+ * is under_way either. Returns 0 or -errno. Worker thread.
+ */
+int rb_worker_refill_split(struct rb_worker *w, bool *no_more, int (*pending)(struct rb_worker *w),
+                           int (*object)(struct rb_worker *w, const char *name, uint64_t size),
+                           bool (*under_way)(const struct rb_worker *w));
 /* Hands w's stats over when the engine's tick sequence moved since w last did (engine workers; no-op for a fetcher). */
-void rb_worker_tick(struct worker *w);
+void rb_worker_tick(struct rb_worker *w);
 /*
  * Told to stop: issues nothing more, counts an open loop's due but unsent
  * requests as abandoned, and returns until when requests in flight may
  * still finish (their --timeout from now). Worker thread; either engine.
  */
-uint64_t rb_worker_stop_issuing(struct worker *w);
+uint64_t rb_worker_stop_issuing(struct rb_worker *w);
 
 /*
  * The stop rule of both request loops (curl and native): once stop or stop2
@@ -299,23 +313,23 @@ uint64_t rb_worker_stop_issuing(struct worker *w);
  * and let what is in flight finish until *drain_until (0 before). True when
  * that time has passed and the loop should leave.
  */
-bool rb_worker_drained(struct worker *w, const atomic_bool *stop, const volatile int *stop2, uint64_t *drain_until);
-/* Consumes a wake-up on w's eventfd (the loop saw EV_WAKE). */
-void rb_worker_eat_wake(struct worker *w);
+bool rb_worker_drained(struct rb_worker *w, const atomic_bool *stop, const volatile int *stop2, uint64_t *drain_until);
+/* Consumes a wake-up on w's eventfd (the loop saw RB_EV_WAKE). */
+void rb_worker_eat_wake(struct rb_worker *w);
 /* Wakes w's loop (a tick or a stop); any thread. */
-void rb_worker_wake(struct worker *w);
+void rb_worker_wake(struct rb_worker *w);
 /* Notes that w wrote object idx of its set (o->track_written); a failed allocation stops tracking with a warning. */
-void rb_worker_wrote(struct worker *w, uint64_t idx);
+void rb_worker_wrote(struct rb_worker *w, uint64_t idx);
 /* Writes out w's buffered --log-requests lines. */
-void rb_worker_flush_log(struct worker *w);
+void rb_worker_flush_log(struct rb_worker *w);
 
 /* ---- native.c: plain http:// GET and PUT on our own connections (see native.c) ---- */
 
 /* Sets up w's native connections (ep0: the endpoint of slot 0, as the curl slots). Returns 0 or -errno. */
-int rb_native_new(struct worker *w, size_t ep0);
+int rb_native_new(struct rb_worker *w, size_t ep0);
 /* Closes w's native connections and frees them; safe when there are none. */
-void rb_native_free(struct worker *w);
+void rb_native_free(struct rb_worker *w);
 /* The native request loop: what rb_worker_run does, on w's own sockets. Returns 0 or -errno. */
-int rb_native_run(struct worker *w, const atomic_bool *stop, const volatile int *stop2);
+int rb_native_run(struct rb_worker *w, const atomic_bool *stop, const volatile int *stop2);
 
 #endif

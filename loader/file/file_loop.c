@@ -29,9 +29,10 @@
  * both alike. Its block buffer is aligned for O_DIRECT.
  */
 struct fslot {
-    struct req r;
+    struct rb_req r;
     int fd;
     bool busy, syncing, size_known;
+    bool fd_kept;              /* fd is the open-file table's: not closed when the request ends */
     uint64_t idx;              /* the object's index in its set (what a put that cleans up notes as written) */
     uint64_t pos, end;         /* next byte of the transfer and where it ends */
     uint64_t ttfb_ns;          /* first block's completion from the start; 0 none yet */
@@ -42,12 +43,24 @@ struct fslot {
 struct rb_file_loop;
 
 /*
+ * Files kept open across ranged reads, as fio keeps its files open: a
+ * worker's table of name -> descriptor, filled as files are first read, up
+ * to OPEN_MAX files (beyond that a request opens and closes its own).
+ */
+#define OPEN_MAX 1024u
+#define OPEN_SLOTS (2 * OPEN_MAX)
+struct open_file {
+    char *name;                /* NULL: an empty entry */
+    int fd;
+};
+
+/*
  * What differs between reading, writing, deleting and stat-ing, as one row
  * chosen once per worker: start opens or acts, done takes a finished I/O.
  */
 struct fop {
-    void (*start)(struct worker *w, struct fslot *s, uint64_t size);
-    void (*done)(struct worker *w, struct fslot *s, const struct rb_fio_io *io);
+    void (*start)(struct rb_worker *w, struct fslot *s, uint64_t size);
+    void (*done)(struct rb_worker *w, struct fslot *s, const struct rb_fio_io *io);
 };
 
 struct rb_file_loop {
@@ -60,6 +73,9 @@ struct rb_file_loop {
     int fatal;                 /* -errno that ends the run (a full or vanished file system); 0 none */
     char fatal_what[PATH_MAX + 64]; /* the call and path that met it */
     int oflags_read, oflags_write;
+    bool keep_open;            /* ranged reads: files stay open in open[] between requests */
+    struct open_file *open;    /* OPEN_SLOTS entries, open addressing by the name's hash */
+    unsigned nopen;
 };
 
 /* The run's one `error:` line for a file system that stopped working, once per process. */
@@ -72,10 +88,13 @@ static atomic_flag fatal_logged = ATOMIC_FLAG_INIT;
  * report a failed write there, fails it), frees the slot and records it.
  * err 0 with short set means the file ended before its known size.
  */
-static void finish(struct worker *w, struct fslot *s, int err, const char *what, bool short_read)
+static void finish(struct rb_worker *w, struct fslot *s, int err, const char *what, bool short_read)
 {
     struct rb_file_loop *L = w->file;
-    if (s->fd >= 0) {
+    if (s->fd_kept) {
+        s->fd = -1; /* the open-file table's, closed when the worker ends */
+        s->fd_kept = false;
+    } else if (s->fd >= 0) {
         if (close(s->fd) != 0 && !err) {
             err = errno;
             what = "close";
@@ -108,7 +127,7 @@ static void finish(struct worker *w, struct fslot *s, int err, const char *what,
 }
 
 /* Queues s's next I/O; a queue that refuses it ends the request (the engine itself failed). */
-static void queue(struct worker *w, struct fslot *s, enum rb_fio_kind kind, size_t len, uint64_t off)
+static void queue(struct rb_worker *w, struct fslot *s, enum rb_fio_kind kind, size_t len, uint64_t off)
 {
     struct rb_fio_io io = {.kind = kind, .fd = s->fd, .buf = s->buf, .len = len, .off = off,
                            .tag = (uint64_t)(s - w->file->s)};
@@ -118,7 +137,7 @@ static void queue(struct worker *w, struct fslot *s, enum rb_fio_kind kind, size
 }
 
 /* Opens s->path with flags; with O_DIRECT refused (EINVAL), says so once: --direct cannot work there. */
-static int open_file(struct worker *w, struct fslot *s, int flags)
+static int open_file(struct rb_worker *w, struct fslot *s, int flags)
 {
     s->fd = open(s->path, flags | O_CLOEXEC, 0644);
     if (s->fd >= 0)
@@ -135,8 +154,43 @@ static int open_file(struct worker *w, struct fslot *s, int flags)
 
 /* ---- GET: read [pos, end) block by block ---- */
 
+static uint64_t name_hash(const char *name)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return h;
+}
+
+/*
+ * Opens s's file for reading: from the open-file table when the file is in
+ * it (no system call), else opened and, while the table has room, kept
+ * there. Returns 0 or -errno.
+ */
+static int open_read(struct rb_worker *w, struct fslot *s)
+{
+    struct rb_file_loop *L = w->file;
+    if (!L->keep_open)
+        return open_file(w, s, L->oflags_read);
+    size_t i = (size_t)(name_hash(s->r.name) % OPEN_SLOTS);
+    while (L->open[i].name && strcmp(L->open[i].name, s->r.name) != 0)
+        i = (i + 1) % OPEN_SLOTS;
+    if (L->open[i].name) {
+        s->fd = L->open[i].fd;
+        s->fd_kept = true;
+        return 0;
+    }
+    int rc = open_file(w, s, L->oflags_read);
+    if (rc || L->nopen >= OPEN_MAX || !(L->open[i].name = strdup(s->r.name)))
+        return rc;
+    L->open[i].fd = s->fd;
+    L->nopen++;
+    s->fd_kept = true;
+    return 0;
+}
+
 /* The next read: with O_DIRECT from the aligned offset at or before pos, for a whole number of aligned blocks. */
-static void read_next(struct worker *w, struct fslot *s)
+static void read_next(struct rb_worker *w, struct fslot *s)
 {
     const struct rb_file_opts *fo = w->file->fo;
     uint64_t off = fo->direct ? s->pos / RB_FIO_ALIGN * RB_FIO_ALIGN : s->pos;
@@ -147,7 +201,7 @@ static void read_next(struct worker *w, struct fslot *s)
 }
 
 /* Drops the file's cached pages and counts what stayed resident, before the request's clock starts. */
-static void cold_prepare(struct worker *w, struct fslot *s, uint64_t size)
+static void cold_prepare(struct rb_worker *w, struct fslot *s, uint64_t size)
 {
     const struct rb_file_opts *fo = w->file->fo;
     int fd = open(s->path, O_RDONLY | O_CLOEXEC);
@@ -167,7 +221,7 @@ static void cold_prepare(struct worker *w, struct fslot *s, uint64_t size)
     close(fd);
 }
 
-static void get_start(struct worker *w, struct fslot *s, uint64_t size)
+static void get_start(struct rb_worker *w, struct fslot *s, uint64_t size)
 {
     const struct rb_load_opts *o = w->o;
     struct rb_file_loop *L = w->file;
@@ -176,7 +230,7 @@ static void get_start(struct worker *w, struct fslot *s, uint64_t size)
     s->r.start_ns = rb_clock_ns();
     if (s->r.intended_ns == 0)
         s->r.intended_ns = s->r.start_ns;
-    int rc = open_file(w, s, L->oflags_read);
+    int rc = open_read(w, s);
     if (rc) {
         finish(w, s, -rc, "open", false);
         return;
@@ -192,8 +246,10 @@ static void get_start(struct worker *w, struct fslot *s, uint64_t size)
     }
     uint64_t off = 0, len = size;
     if (o->random_range_len) {
+        /* Ranges of a block or more start on a block boundary, as fio's (blockalign = bs; O_DIRECT needs it). */
         len = o->random_range_len < size ? o->random_range_len : size;
-        off = size > len ? rb_picker_rand_below(&w->pick.rng, size - len + 1) : 0;
+        uint64_t step = len >= RB_FIO_ALIGN ? RB_FIO_ALIGN : 1;
+        off = size > len ? rb_picker_rand_below(&w->pick.rng, (size - len) / step + 1) * step : 0;
     } else if (o->range_len) {
         off = o->range_off;
         len = o->range_len;
@@ -216,7 +272,7 @@ static void get_start(struct worker *w, struct fslot *s, uint64_t size)
     read_next(w, s);
 }
 
-static void get_done(struct worker *w, struct fslot *s, const struct rb_fio_io *io)
+static void get_done(struct rb_worker *w, struct fslot *s, const struct rb_fio_io *io)
 {
     if (io->res < 0) {
         finish(w, s, (int)-io->res, "read", false);
@@ -261,7 +317,7 @@ static void make_parents(const char *root, const char *path)
     }
 }
 
-static void write_next(struct worker *w, struct fslot *s)
+static void write_next(struct rb_worker *w, struct fslot *s)
 {
     const struct rb_file_opts *fo = w->file->fo;
     uint64_t want = s->end - s->pos < fo->block_bytes ? s->end - s->pos : fo->block_bytes;
@@ -276,7 +332,7 @@ static void write_next(struct worker *w, struct fslot *s)
 }
 
 /* The data is out: sync before close when asked (unless every write was synced already), else done. */
-static void put_last(struct worker *w, struct fslot *s)
+static void put_last(struct rb_worker *w, struct fslot *s)
 {
     if (w->file->fo->fsync == RB_FSYNC_CLOSE && !s->syncing) {
         s->syncing = true;
@@ -286,7 +342,7 @@ static void put_last(struct worker *w, struct fslot *s)
     finish(w, s, 0, NULL, false);
 }
 
-static void put_start(struct worker *w, struct fslot *s, uint64_t size)
+static void put_start(struct rb_worker *w, struct fslot *s, uint64_t size)
 {
     struct rb_file_loop *L = w->file;
     s->r.key = rb_payload_key(w->o->seed, s->r.name);
@@ -320,7 +376,7 @@ static void put_start(struct worker *w, struct fslot *s, uint64_t size)
     write_next(w, s);
 }
 
-static void put_done(struct worker *w, struct fslot *s, const struct rb_fio_io *io)
+static void put_done(struct rb_worker *w, struct fslot *s, const struct rb_fio_io *io)
 {
     if (io->res < 0) {
         finish(w, s, (int)-io->res, io->kind == RB_FIO_FSYNC ? "fsync" : "write", false);
@@ -354,7 +410,7 @@ static void put_done(struct worker *w, struct fslot *s, const struct rb_fio_io *
 
 /* ---- DELETE and HEAD (stat): one system call each ---- */
 
-static void meta_begin(struct worker *w, struct fslot *s, uint64_t size)
+static void meta_begin(struct rb_worker *w, struct fslot *s, uint64_t size)
 {
     s->r.key = 0;
     s->r.size = size;
@@ -365,13 +421,13 @@ static void meta_begin(struct worker *w, struct fslot *s, uint64_t size)
     (void)w;
 }
 
-static void delete_start(struct worker *w, struct fslot *s, uint64_t size)
+static void delete_start(struct rb_worker *w, struct fslot *s, uint64_t size)
 {
     meta_begin(w, s, size);
     finish(w, s, unlink(s->path) == 0 ? 0 : errno, "unlink", false);
 }
 
-static void stat_start(struct worker *w, struct fslot *s, uint64_t size)
+static void stat_start(struct rb_worker *w, struct fslot *s, uint64_t size)
 {
     struct stat st;
     meta_begin(w, s, size);
@@ -386,7 +442,7 @@ static const struct fop stat_fop = {stat_start, NULL};
 /* ---- the loop ---- */
 
 /* Starts a request for name on a free slot (rb_worker_refill's issue). */
-static int issue(struct worker *w, const char *name, uint64_t size, uint64_t intended_ns)
+static int issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t intended_ns)
 {
     struct rb_file_loop *L = w->file;
     if (L->fatal) {
@@ -394,7 +450,7 @@ static int issue(struct worker *w, const char *name, uint64_t size, uint64_t int
         return 0;
     }
     struct fslot *s = &L->s[w->free_slots[--w->nfree]];
-    struct req *r = &s->r;
+    struct rb_req *r = &s->r;
     int k = snprintf(s->path, sizeof s->path, "%s/%s", L->root, name);
     size_t len = strnlen(name, RB_OBJSET_NAME_MAX);
     memcpy(r->name_buf, name, len);
@@ -405,6 +461,7 @@ static int issue(struct worker *w, const char *name, uint64_t size, uint64_t int
     s->syncing = false;
     s->ttfb_ns = 0;
     s->fd = -1;
+    s->fd_kept = false;
     r->body = r->off = 0;
     r->mismatch = r->err_status = r->ranged = false;
     r->cache = RB_LX_CACHE_ABSENT;
@@ -425,7 +482,7 @@ static int issue(struct worker *w, const char *name, uint64_t size, uint64_t int
 }
 
 /* Takes finished I/Os (waiting at most wait_ns for the first) and moves their requests on. Returns 0 or -errno. */
-static int reap(struct worker *w, uint64_t wait_ns)
+static int reap(struct rb_worker *w, uint64_t wait_ns)
 {
     struct rb_file_loop *L = w->file;
     struct rb_fio_io done[REAP_BATCH];
@@ -442,7 +499,7 @@ static int reap(struct worker *w, uint64_t wait_ns)
     return 0;
 }
 
-int rb_file_run(struct worker *w, const atomic_bool *stop, const volatile int *stop2)
+int rb_file_run(struct rb_worker *w, const atomic_bool *stop, const volatile int *stop2)
 {
     struct rb_file_loop *L = w->file;
     uint64_t drain_until = 0;
@@ -484,9 +541,10 @@ int rb_file_run(struct worker *w, const atomic_bool *stop, const volatile int *s
         struct fslot *s = &L->s[i];
         if (!s->busy)
             continue;
-        if (s->fd >= 0)
+        if (s->fd >= 0 && !s->fd_kept)
             close(s->fd);
         s->fd = -1;
+        s->fd_kept = false;
         s->busy = false;
         w->free_slots[w->nfree++] = i;
         rb_xfer_abandon(w, NULL, s->r.name, s->r.intended_ns, now);
@@ -505,7 +563,7 @@ int rb_file_run(struct worker *w, const atomic_bool *stop, const volatile int *s
 
 /* ---- set-up ---- */
 
-int rb_file_new(struct worker *w)
+int rb_file_new(struct rb_worker *w)
 {
     const struct rb_load_opts *o = w->o;
     struct rb_file_loop *L = calloc(1, sizeof *L);
@@ -520,6 +578,11 @@ int rb_file_new(struct worker *w)
     if ((size_t)o->op >= sizeof rows / sizeof rows[0] || !rows[o->op] || o->mix)
         return -EOPNOTSUPP;
     L->op = rows[o->op];
+    /* Ranged reads keep files open (no drop or residency check wants each read to open its file afresh). */
+    L->keep_open = o->op == RB_LOAD_GET && (o->random_range_len || o->range_len) &&
+                   L->fo->drop_cache == RB_DROP_NONE && !L->fo->cold_check;
+    if (L->keep_open && !(L->open = calloc(OPEN_SLOTS, sizeof *L->open)))
+        return -ENOMEM;
     int direct = L->fo->direct ? O_DIRECT : 0;
     L->oflags_read = O_RDONLY | direct;
     L->oflags_write = O_WRONLY | O_CREAT | O_EXCL | direct;
@@ -541,16 +604,22 @@ int rb_file_new(struct worker *w)
     return 0;
 }
 
-void rb_file_free(struct worker *w)
+void rb_file_free(struct rb_worker *w)
 {
     struct rb_file_loop *L = w->file;
     if (!L)
         return;
     for (unsigned i = 0; L->s && i < w->nreq; i++) {
-        if (L->s[i].fd >= 0)
+        if (L->s[i].fd >= 0 && !L->s[i].fd_kept)
             close(L->s[i].fd);
         free(L->s[i].buf);
     }
+    for (unsigned i = 0; L->open && i < OPEN_SLOTS; i++)
+        if (L->open[i].name) {
+            close(L->open[i].fd);
+            free(L->open[i].name);
+        }
+    free(L->open);
     free(L->s);
     rb_fio_free(L->q);
     free(L);

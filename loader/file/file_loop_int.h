@@ -4,7 +4,7 @@
 
 #include <stdatomic.h>
 
-struct worker;
+struct rb_worker;
 struct rb_target;
 
 /*
@@ -12,17 +12,17 @@ struct rb_target;
  * io_uring's depth) and a block buffer per slot. Returns 0, -ENOMEM,
  * -EOPNOTSUPP for an op files do not have, or the engine's -errno.
  */
-int rb_file_new(struct worker *w);
+int rb_file_new(struct rb_worker *w);
 
 /*
  * The request loop of rb_worker_run on files. Returns 0, the -errno of a
  * file system that stopped working (after one `error:` line per process),
  * or the I/O engine's -errno. Worker thread.
  */
-int rb_file_run(struct worker *w, const atomic_bool *stop, const volatile int *stop2);
+int rb_file_run(struct rb_worker *w, const atomic_bool *stop, const volatile int *stop2);
 
 /* Frees what rb_file_new set up; NULL-safe on a worker without one. */
-void rb_file_free(struct worker *w);
+void rb_file_free(struct rb_worker *w);
 
 /* The directory of a file target (no trailing slash). Pure. */
 const char *rb_target_file_root(const struct rb_target *t);

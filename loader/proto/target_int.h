@@ -145,7 +145,7 @@ bool rb_target_can_evict(const struct rb_target *t);
 int rb_target_evict(const struct rb_target *t, const struct rb_objset *names, const char *prefix,
                     uint64_t timeout_ns, const volatile int *stop, char *err, size_t errlen);
 
-struct worker;
+struct rb_worker;
 
 /*
  * A request loop a kind of target brings when its requests are not HTTP
@@ -154,11 +154,11 @@ struct worker;
  */
 struct rb_loop_ops {
     /* Sets up the loop's state for w (slots, buffers, queues). Returns 0 or -errno. */
-    int (*init)(struct worker *w);
+    int (*init)(struct rb_worker *w);
     /* The request loop (rb_worker_run's contract). Returns 0 or -errno. */
-    int (*run)(struct worker *w, const atomic_bool *stop, const volatile int *stop2);
+    int (*run)(struct rb_worker *w, const atomic_bool *stop, const volatile int *stop2);
     /* Frees what init set up; safe after a failed init. */
-    void (*free)(struct worker *w);
+    void (*free)(struct rb_worker *w);
 };
 
 /*

@@ -12,11 +12,12 @@
 #include <curl/curl.h>
 
 #include "../cmd/loader_int.h"
+#include "../cmd/safety_int.h"
 #include "../engine/payload_int.h"
 #include "../engine/phase_int.h"
 #include "railbench/buf.h"
 #include "railbench/clock.h"
-#include "../proto/evict_int.h"
+#include "../proto/evict_int.h" /* rb_evict_split */
 #include "railbench/log.h"
 #include "railbench/units.h"
 
@@ -42,7 +43,7 @@ struct tiers_args {
     uint64_t warm_epochs;
     uint64_t threads, inflight;
     uint64_t duration_ns;
-    bool existing, fresh, keep, evict, evict_bucket, evict_shell, verify;
+    bool existing, fresh, keep, evict, evict_bucket, evict_shell, verify, overwrite;
     const char *evict_cmd, *cache_header;
     uint64_t evict_timeout_ns;
     uint64_t seed;
@@ -173,21 +174,6 @@ static const struct row *run_phase(struct tiers_run *r, const char *name, enum r
     return row;
 }
 
-/* The environment an --evict-cmd sees: which objects the next cold phase reads. */
-static void evict_env(char env[6][1200], char *envp[7], const struct tiers_run *r, const char *phase, uint64_t size,
-                      uint64_t n, const char *tier_prefix)
-{
-    snprintf(env[0], sizeof env[0], "RB_TIERS_PHASE=%s", phase);
-    snprintf(env[1], sizeof env[1], "RB_TIERS_SIZE_BYTES=%" PRIu64, size);
-    snprintf(env[2], sizeof env[2], "RB_TIERS_OBJECTS=%" PRIu64, n);
-    snprintf(env[3], sizeof env[3], "RB_TIERS_PREFIX=%.1100s", tier_prefix);
-    snprintf(env[4], sizeof env[4], "RB_TIERS_TIER=%.1100s", rb_target_name(r->tier));
-    snprintf(env[5], sizeof env[5], "RB_TIERS_BACKEND=%.1100s", rb_target_name(r->backend));
-    for (int i = 0; i < 6; i++)
-        envp[i] = env[i];
-    envp[6] = NULL;
-}
-
 /* Rank 0 empties the tier of the cold phase's objects (API or command); every rank learns the outcome. */
 static void evict(struct tiers_run *r, const char *phase, uint64_t size, const struct rb_objset *tier_all,
                   const char *tier_prefix)
@@ -200,19 +186,10 @@ static void evict(struct tiers_run *r, const char *phase, uint64_t size, const s
     if (r->h.rank == 0) {
         const uint64_t t0 = rb_clock_ns();
         const char *how;
-        if (a->evict) {
-            how = "AIStore evict-listrange";
-            rc = rb_target_evict(r->tier, tier_all, tier_prefix, a->evict_timeout_ns, rb_harness_signal_flag(),
-                                      err, sizeof err);
-        } else if (a->evict_bucket) {
-            how = "AIStore evict-remote-bck";
-            rc = rb_target_evict(r->tier, NULL, NULL, a->evict_timeout_ns, rb_harness_signal_flag(), err, sizeof err);
-        } else {
-            how = "--evict-cmd";
-            char env[6][1200], *envp[7];
-            evict_env(env, envp, r, phase, size, tier_all->n, tier_prefix);
-            rc = rb_evict_run(r->evict_words, envp, a->evict_timeout_ns, rb_harness_signal_flag(), err, sizeof err);
-        }
+        const struct rb_tiers_evict e = {r->tier, r->backend, a->evict, a->evict_bucket, r->evict_words,
+                                         a->evict_timeout_ns};
+        rc = rb_tiers_evict_run(&e, phase, size, tier_all, tier_prefix, rb_harness_signal_flag(), &how, err,
+                                sizeof err);
         char d[32];
         rb_format_duration_human(d, sizeof d, rb_clock_ns() - t0);
         if (!rc) {
@@ -308,6 +285,25 @@ static void size_set_build(struct tiers_run *r, struct size_set *s, uint64_t siz
         rb_harness_fatal(&r->h, RB_EXIT_RUNTIME, "out of memory for %" PRIu64 " object names", a->objects);
     rb_objset_set_common_size(&s->backend_mine, size);
     rb_objset_set_common_size(&s->tier_mine, size);
+}
+
+/*
+ * The default names (<prefix><size>-<index>, neither --fresh nor --existing)
+ * are looked up in the backend before the first PUT of any size: names that
+ * exist stop the run (exit 2) unless --overwrite, as load put --keep does
+ * (docs/safety.md). Collective. Returns 0 or an exit status.
+ */
+static int check_names(struct tiers_run *r)
+{
+    int status = 0;
+    for (size_t i = 0; i < r->a->sizes.n && !status; i++) {
+        struct size_set s;
+        size_set_build(r, &s, r->a->sizes.v[i]);
+        status = rb_safety_check(&r->h, r->backend, &s.backend_mine, r->a->tgt.timeout_ns, r->a->overwrite,
+                                 "load tiers", strcmp(r->a->prefix, DEFAULT_PREFIX) ? "--prefix" : "(default names)", NULL);
+        size_set_free(&s);
+    }
+    return status;
 }
 
 /* Every phase of one object size. */
@@ -691,6 +687,13 @@ static int run(struct tiers_args *a, struct rb_cli *cli)
                 rb_target_name(r->backend), rb_target_name(r->tier), a->objects, sizes, r->h.size, a->threads,
                 a->inflight, a->existing ? "; existing objects" : "", r->fresh[0] ? "; fresh names" : "");
     }
+    if (!a->existing && !a->fresh && (status = check_names(r)) != 0) {
+        /* Refused before its first write: that one error line, no result (harness_finish removes the directory). */
+        if (rb_log_get_level() > RB_LOG_WARN)
+            rb_log_set_level(RB_LOG_WARN);
+        status = rb_harness_finish(&r->h, NULL, status);
+        goto early;
+    }
     for (size_t i = 0; i < a->sizes.n && !r->stop; i++)
         run_size(r, a->sizes.v[i]);
 
@@ -705,11 +708,6 @@ static int run(struct tiers_args *a, struct rb_cli *cli)
     }
     status = rb_harness_finish(&r->h, table, r->status);
     free(table);
-    rb_target_close(r->backend);
-    rb_target_close(r->tier);
-    rb_evict_words_free(r->evict_words);
-    free(r);
-    return status;
 early:
     rb_target_close(r->backend);
     rb_target_close(r->tier);
@@ -734,9 +732,9 @@ int rb_load_tiers_main(int argc, char **argv)
         .inflight = 8,
         .evict_timeout_ns = 5 * 60 * RB_NS_PER_S,
         .seed = 1,
-        .tgt = {.timeout_ns = 60 * RB_NS_PER_S}, /* a cold GET waits for the tier to fetch from the backend */
-        .eng = {.max_redirects = RB_ENGINE_MAX_REDIRECTS},
     };
+    rb_load_defaults(&a.tgt, &a.eng, NULL);
+    a.tgt.timeout_ns = 60 * RB_NS_PER_S; /* a cold GET waits for the tier to fetch from the backend */
     const struct rb_opt own[] = {
         {"backend", 0, RB_OPT_STR, &a.backend, "URL", "the origin: http://HOST:PORT/PATH, s3://BUCKET[/PREFIX] or "
          "ais://BUCKET[/PREFIX]", NULL},
@@ -763,6 +761,8 @@ int rb_load_tiers_main(int argc, char **argv)
         {"fresh", 0, RB_OPT_FLAG, &a.fresh, NULL,
          "write a new object set with this run's own names (deleted from the backend at the end unless --keep)", NULL},
         {"keep", 0, RB_OPT_FLAG, &a.keep, NULL, "with --fresh: leave this run's objects in the backend", NULL},
+        {"overwrite", 0, RB_OPT_FLAG, &a.overwrite, NULL,
+         "write over objects that exist under the default names (looked up first; without it they stop the run)", NULL},
         {"evict", 0, RB_OPT_FLAG, &a.evict, NULL,
          "evict the cold phase's objects from an AIStore tier through its API first", NULL},
         {"evict-bucket", 0, RB_OPT_FLAG, &a.evict_bucket, NULL,

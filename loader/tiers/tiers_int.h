@@ -2,8 +2,12 @@
 #ifndef RB_TIERS_INT_H
 #define RB_TIERS_INT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "../objset/objset_int.h"
+#include "../proto/target_int.h"
 
 /* How a phase reads: straight from the backend, the first time through the tier, or again through it. */
 enum rb_tiers_how { RB_TIERS_DIRECT, RB_TIERS_COLD, RB_TIERS_WARM };
@@ -44,6 +48,25 @@ double rb_tiers_speedup(double fast_bytes_per_s, double slow_bytes_per_s);
  * "1000B"). Writes at most len bytes.
  */
 void rb_tiers_size_label(char *buf, size_t len, uint64_t bytes);
+
+/* How the tier is emptied before each cold phase: one of AIStore's two evict calls, or a command. */
+struct rb_tiers_evict {
+    const struct rb_target *tier, *backend;
+    bool objects;       /* --evict: the cold phase's objects through AIStore's API */
+    bool bucket;        /* --evict-bucket: everything the AIStore tier cached of its bucket */
+    char **words;       /* else --evict-cmd, split into words (or sh -c CMD) */
+    uint64_t timeout_ns;
+};
+
+/*
+ * Empties the tier before cold phase `phase` (objects tier_all of size
+ * bytes under tier_prefix); an --evict-cmd sees them as RB_TIERS_*
+ * variables. *how names the way for messages. Returns 0, -ECANCELED when
+ * stop was raised, or another negative errno with one sentence in err.
+ */
+int rb_tiers_evict_run(const struct rb_tiers_evict *e, const char *phase, uint64_t size,
+                       const struct rb_objset *tier_all, const char *tier_prefix, const volatile int *stop,
+                       const char **how, char *err, size_t len);
 
 /* Entry point of `railbench load tiers` (argv[0] = "tiers"). Returns an exit status. */
 int rb_load_tiers_main(int argc, char **argv);

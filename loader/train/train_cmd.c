@@ -346,11 +346,9 @@ int rb_load_train_main(int argc, char **argv)
         .epochs = 1,
         .seed = 1,
         .max_accel = 256,
-        .tgt = {.timeout_ns = 30 * RB_NS_PER_S},
-        .eng = {.max_redirects = RB_ENGINE_MAX_REDIRECTS},
         .max_error_pct = 0,
-        .file = RB_FILE_OPTS_DEFAULT,
     };
+    rb_load_defaults(&a.tgt, &a.eng, &a.file);
     const struct rb_opt own[] = {
         {"workload", 0, RB_OPT_STR, &a.workload, "NAME",
          "MLPerf Storage preset: resnet50, unet3d or cosmoflow (sample size, batch, compute time, read threads, "

@@ -224,6 +224,9 @@ static cJSON *phase_json(const cJSON *entry)
     cJSON_AddStringToObject(o, "phase", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entry, "phase")));
     cJSON_AddNumberToObject(o, "au_pct", num(entry, "au_pct"));
     cJSON_AddNumberToObject(o, "duration_s", num(entry, "duration_s"));
+    /* As the epoch table counts them: steps per rank (first included), bytes over the phase's wall time. */
+    cJSON_AddNumberToObject(o, "steps", num(entry, "steps"));
+    cJSON_AddNumberToObject(o, "bytes_per_s", num(entry, "bytes_per_s"));
     cJSON_AddItemToObject(o, "step", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(entry, "step_time"), 1));
     cJSON_AddItemToObject(o, "net_bytes", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(entry, "net_bytes"), 1));
     return o;
@@ -408,31 +411,35 @@ void rb_train_interference_md(struct rb_buf *b, const struct run *R, const cJSON
     char g[32];
     rb_format_size(g, sizeof g, R->a->grad_bytes);
     rb_buf_printf(b, "\n## Interference: reads and the all-reduce of %s overlapped (--overlap)\n\n", g);
-    rb_buf_printf(b, "| phase | steps timed | AU %% | data wait | compute | sync wait | all-reduce | step | fetch MiB/s |\n"
-                     "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    rb_buf_printf(b, "| phase | steps | AU %% | MiB/s | data wait | compute | sync wait | all-reduce | step | fetch MiB/s |\n"
+                     "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (int i = 0; i < 3; i++) {
         ph[i] = cJSON_GetObjectItemCaseSensitive(in, keys[i]);
         const cJSON *st = cJSON_GetObjectItemCaseSensitive(ph[i], "step");
-        char w[16], c[16], sy[16], ar[16], sp[16], mb[32] = "–";
+        char w[16], c[16], sy[16], ar[16], sp[16], mb[32] = "–", fb[32] = "–";
         fmt_mean(w, sizeof w, st, "data_wait_ns");
         fmt_mean(c, sizeof c, st, "compute_ns");
         fmt_mean(sy, sizeof sy, st, "sync_wait_ns");
         fmt_mean(ar, sizeof ar, st, "allreduce_ns");
         fmt_mean(sp, sizeof sp, st, "step_ns");
+        if (num(ph[i], "bytes_per_s") > 0) /* the collective phase reads nothing: no rate, not 0 */
+            snprintf(mb, sizeof mb, "%.2f", num(ph[i], "bytes_per_s") / (double)RB_MIB);
         if (has(st, "fetch_bytes_per_s"))
-            snprintf(mb, sizeof mb, "%.2f", num(st, "fetch_bytes_per_s") / (double)RB_MIB);
-        rb_buf_printf(b, "| %s | %.0f | %.1f | %s | %s | %s | %s | %s | %s |\n", labels[i], num(st, "steps"),
-                      num(ph[i], "au_pct"), w, c, sy, ar, sp, mb);
+            snprintf(fb, sizeof fb, "%.2f", num(st, "fetch_bytes_per_s") / (double)RB_MIB);
+        rb_buf_printf(b, "| %s | %.0f | %.1f | %s | %s | %s | %s | %s | %s | %s |\n", labels[i], num(ph[i], "steps"),
+                      num(ph[i], "au_pct"), mb, w, c, sy, ar, sp, fb);
     }
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(in, "slowdown");
     const cJSON *au = cJSON_GetObjectItemCaseSensitive(in, "au_pct");
     char fs[16], fc[16];
     fmt_factor(fs, sizeof fs, cJSON_GetObjectItemCaseSensitive(f, "storage"));
     fmt_factor(fc, sizeof fc, cJSON_GetObjectItemCaseSensitive(f, "collective"));
-    rb_buf_printf(b, "\nsteps timed: every rank's steps after its first, summed over ranks (the per-step means leave each "
-                     "rank's first step out, as AU does; the epoch table counts steps per rank, first included). "
-                     "fetch MiB/s: batch bytes over the time the loader spent fetching them (reading speed while "
-                     "reading), not the epoch table's bytes over wall time.\n");
+    rb_buf_printf(b, "\nsteps and MiB/s as in the epoch table (steps per rank, the first included; bytes over the "
+                     "phase's wall time, summed over ranks): the overlapped row is the epoch above. The durations are "
+                     "means per step over every rank's steps but its first (as AU leaves it out); all-reduce per "
+                     "all-reduce. fetch MiB/s: a read thread's batch bytes over the time it spent fetching them, per "
+                     "read thread (its reading speed while reading, which the storage slowdown compares), where MiB/s "
+                     "is summed over ranks and counts the time the loaders waited for the trainer too. –: not measured (no all-reduce, or no reads, in that phase).\n");
     rb_buf_printf(b, "\nSlowdown under overlap: storage %s (read throughput alone / overlapped), collective %s "
                      "(all-reduce time overlapped / alone)\n", fs, fc);
     if (has(au, "halves_alone"))

@@ -141,8 +141,8 @@ static void table_epochs(struct rb_buf *b, const struct run *R, const struct tri
         uint64_t steps = 0, samples = 0;
         rb_json_get_u64(cJSON_GetObjectItemCaseSensitive(e, "steps"), &steps);
         rb_json_get_u64(cJSON_GetObjectItemCaseSensitive(e, "samples"), &samples);
-        rb_buf_printf(b, "| %.0f | %s%s | %" PRIu64 " | %" PRIu64 " | %.1f | %.2f | %.1f | %s | %s |\n",
-                      cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "epoch")),
+        rb_buf_printf(b, "| %.0f%s | %s%s | %" PRIu64 " | %" PRIu64 " | %.1f | %.2f | %.1f | %s | %s |\n",
+                      cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "epoch")), R->a->overlap ? " (overlapped)" : "",
                       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "cold")) ? "cold" : "warm",
                       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "interrupted")) ? " (interrupted)" : "",
                       steps, samples, cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "samples_per_s")),
@@ -150,8 +150,9 @@ static void table_epochs(struct rb_buf *b, const struct run *R, const struct tri
                       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "au_pct")), p50, p99);
     }
     if (R->a->overlap)
-        rb_buf_printf(b, "\nWith --overlap the epoch above is the overlapped phase: the data's second read in this run "
-                         "(storage-alone read it first), hence warm. MiB/s: bytes over the epoch's wall time.\n");
+        rb_buf_printf(b, "\nWith --overlap the epoch above is the overlapped phase, the last row of the interference "
+                         "table below: the data's second read in this run (the storage-alone phase read it first), "
+                         "hence warm. MiB/s: bytes over the epoch's wall time.\n");
 }
 
 /* The verdict line, and when AU misses the threshold, what the data wait says about why. */

@@ -92,9 +92,15 @@ assert_jq "$R" '.phases[] | select(.name == "write-1") | .latency_hist.count == 
     "per-file latency histogram of the writes (16 files), optimizer files in parts"
 grep -q '^| write |    1 |' "$T/w1/table.md" || fail "table: no write row"
 
-# 2. The two-invocation form: read what w1 kept, --after its result (the gap is recorded and checked).
+# 2. The two-invocation form: read what w1 kept, --after its result (the gap is recorded and checked), each file
+# above 1 MiB as parallel Range GETs of 1 MiB (--read-part-size): RGW's access log holds exactly the formula's parts.
+assert_eq "Range GETs of checkpoint 1 before (w1 read whole files)" 0 "$(rgw_seen 'GET /ckpt/run/a/global_step1/[^ ]*' 206)"
 rbmpi r2 2 load checkpoint s3://ckpt/run/ --endpoint "$EP" --model llama3-8b --scale 1/$SCALE --mode read --name a \
-    --writes 2 --reads 1 --verify --recovery-rank-shift --after "$T/w1"
+    --writes 2 --reads 1 --verify --recovery-rank-shift --after "$T/w1" --read-part-size 1MiB -c 4
+PARTS=$(awk '$2 > 1048576 {n += int(($2 + 1048575) / 1048576)} END {print n + 0}' "$T/want")
+rgw_assert_seen "Range GETs RGW answered 206 for checkpoint 1" "$PARTS" 'GET /ckpt/run/a/global_step1/[^ ]*' 206
+assert_jq "$T/r2/result.json" ".phases[] | select(.name == \"read-1\") | .count == 16 and .parts.count == $PARTS and
+    .parts.errors.total == 0" "read-1: 16 files, one record each, in $PARTS verified parts"
 assert_jq "$T/r2/result.json" '.read_gap_s >= 0 and (.checks[] | select(.name == "read_gap") | .passed)' \
     "read gap recorded and within MLPerf's 30 s"
 assert_jq "$T/r2/result.json" '.summary.reads[0].bytes == '"$WANT"' and .summary.reads[0].errors == 0' "read 1 verified"

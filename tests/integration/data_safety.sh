@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Data the user owns (docs/safety.md): load put and load mixed against nginx WebDAV (HEAD per name) and Ceph RGW
+# Data the user owns (docs/safety.md): load put, load mixed and load tiers against nginx WebDAV (HEAD per name) and Ceph RGW
 # (one LIST) where objects already exist under the names a run would use. Without --keep a run writes under its own
 # prefix rb-<run id>- (printed, in result.json) and deletes only that; with --keep, --prefix or --filelist it looks
 # the names up first and refuses (exit 2, one error line naming the first) unless --overwrite, and cleanup never
@@ -94,6 +94,23 @@ assert_eq "t2: error lines" 1 "$(grep -c 'error: load put --keep: .* holds "obj-
 assert_eq "t2: PUTs of obj- names" 0 "$(puts_of obj-)"
 unchanged t2
 
+# 7b. load tiers' default names (<prefix><size>-<index>): every size's names looked up before the first PUT; two of
+#     the user's objects under them stop the run (exit 2, no PUT of any size, no result directory) and stay as they
+#     were. The tier here is another path of the same server (the run stops before it reads through it).
+mkdir -p "$DAV_ROOT/tr"
+for i in 0 1; do head -c $((3000 + i)) /dev/urandom >"$DAV_ROOT/tr/$(printf 'obj-4KiB-%08d' "$i")"; done
+chmod 666 "$DAV_ROOT"/tr/*
+(cd "$DAV_ROOT/tr" && sha256sum -- * >"$T/tiers.sha")
+assert_exit 2 "ti1: load tiers over the user's objects" "$RB" load tiers --backend "$URL/tr" --tier "$URL/tier" \
+    --sizes 1KiB,4KiB --objects 4 --out "$T/ti1"
+assert_eq "ti1: the error line" 1 "$(grep -c '^railbench: error: load tiers (default names): http://127.0.0.1:[0-9]*/dav/tr holds "obj-4KiB-00000000" already (2 of the 4 names.*--fresh.*--existing.*--overwrite' "$T/stderr")"
+assert_eq "ti1: stderr lines besides the banner" 1 "$(grep -vc 'info: load tiers:' "$T/stderr")"
+assert_eq "ti1: PUTs under tr/ (1KiB names free, still not written)" 0 "$(grep -c '"PUT /dav/tr/' "$T/web/access.log" || true)"
+[ ! -e "$T/ti1" ] || fail "ti1: the refused run left $T/ti1"
+(cd "$DAV_ROOT/tr" && sha256sum --quiet -c "$T/tiers.sha") || fail "ti1: the user's objects changed"
+assert_eq "ti1: files under tr/" 2 "$(find "$DAV_ROOT/tr" -type f | wc -l)"
+ok "ti1: the user's 2 objects unchanged, nothing written"
+
 # 8. Ceph RGW: the check is one LIST; the same outcomes on s3://.
 rgw_up
 rgw_bucket safe
@@ -126,3 +143,14 @@ assert_exit 2 "s4: mixed --keep over existing keys" "$RB" load mixed s3://safe -
 s3_unchanged s4
 rgw_assert_seen "RGW: PUTs of the user's names (only the 4 the test made)" 4 'PUT /safe/obj-[0-9]+' 200
 assert_eq "RGW: DELETEs of the user's names" 0 "$(rgw_seen 'DELETE /safe/obj-[0-9]+' 204)"
+
+# 9. load tiers' default names on s3://: one LIST; a user's key under them stops the run, byte-for-byte unchanged.
+rgw_bucket safet
+head -c 5000 /dev/urandom >"$T/s3user-t"
+s3 -T "$T/s3user-t" "$RGW_ENDPOINT/safet/obj-64KiB-00000002" >/dev/null
+assert_exit 2 "ti2: load tiers over a user's key" "$RB" load tiers --backend s3://safet --backend-endpoint "$RGW_ENDPOINT" \
+    --tier "$URL/tier" --sizes 64KiB --objects 4 --quiet
+assert_stderr_line '^railbench: error: load tiers \(default names\): s3://safet holds "obj-64KiB-00000002" already \(1 of the 4 names'
+cmp -s "$T/s3user-t" <(s3 "$RGW_ENDPOINT/safet/obj-64KiB-00000002") || fail "ti2: s3://safet/obj-64KiB-00000002 changed"
+assert_eq "ti2: keys in the bucket" 1 "$(rgw_keys safet '')"
+assert_eq "RGW: PUTs under safet/ (only the test's own)" 1 "$(rgw_seen 'PUT /safet/obj-[^ ]+' 200)"

@@ -104,7 +104,7 @@ assert_jq "$R" '.checks[] | select(.name == "completed") | .passed == false' "SI
 # 6. --overlap: reads alone, the all-reduce alone, then both; on loopback the counts and the record's shape (the
 #    factors on a shaped rail are cluster_interference.sh's).
 rb_mpirun 2 "$RB" load train "$URL/fast" --objects 64 --batch-size 4 --compute-time 20ms --grad-bytes 1MiB --overlap \
-    --out "$T/ov" --quiet >/dev/null 2>&1
+    --interval 100ms --out "$T/ov" >"$T/ov.out" 2>&1
 R=$T/ov/result.json
 I='.summary.interference'
 assert_jq "$R" '[.phases[].name] == ["storage-alone", "collective-alone", "overlapped"]' "--overlap: three phases"
@@ -120,7 +120,19 @@ assert_jq "$R" "$I | (.slowdown.collective - .overlapped.step.allreduce_ns / .co
 assert_jq "$R" "$I | (.au_pct.halves_alone - ([.storage_alone.au_pct, .collective_alone.au_pct] | min) | fabs) < 1e-9 and .au_pct.overlapped == .overlapped.au_pct" \
     "--overlap: AU of the slower half alone and AU overlapped"
 assert_jq "$R" '.summary.train_epochs | length == 1 and .[0].phase == "overlapped"' "--overlap: train_epochs is the overlapped phase"
-grep -q '^| collective alone | 14 |' "$T/ov/table.md" || fail "table.md has no 'collective alone' row"
+# The tables of one run agree: the epoch row is the overlapped row (steps per rank, MiB/s over wall time); a phase
+# that reads nothing has no MiB/s (–, not 0); the live progress prints a header only above a row.
+epoch_row=$(grep '^| 1 (overlapped) | warm | 8 | 64 |' "$T/ov/table.md") || fail "no epoch row '1 (overlapped) | warm | 8 steps'"
+ov_row=$(grep '^| overlapped | 8 |' "$T/ov/table.md") || fail "no 'overlapped' row of 8 steps"
+assert_eq "--overlap: epoch table's MiB/s = the overlapped row's" "$(cut -d'|' -f7 <<<"$epoch_row" | xargs)" \
+    "$(cut -d'|' -f5 <<<"$ov_row" | xargs)"
+assert_eq "--overlap: MiB/s in result.json" "$(jq -r '.summary.train_epochs[0].bytes_per_s' "$R")" \
+    "$(jq -r "$I.overlapped.bytes_per_s" "$R")"
+grep -q '^| collective alone | 8 | [0-9.]* | – |' "$T/ov/table.md" || fail "table.md: 'collective alone' row without MiB/s –"
+grep -q '^| storage alone | 8 |' "$T/ov/table.md" || fail "table.md has no 'storage alone' row of 8 steps"
+awk '/\| Phase +\|/ { h = NR } h && NR == h + 1 && !/^ +[0-9.]+s \|/ { print "header without a row at line " h; bad = 1 }
+     END { exit bad }' "$T/ov.out" || fail "--overlap: a progress header with no row under it"
+ok "--overlap: $(grep -c '| Phase ' "$T/ov.out") progress header(s), each above a row"
 grep -q 'No interface but lo carried 1 MiB' "$T/ov/table.md" || fail "table.md does not say the traffic stayed on lo"
 ok "--overlap: table rows and the loopback note"
 assert_exit 2 "--overlap without --grad-bytes" "$RB" load train "$URL/fast" --objects 8 --compute-time 1ms --overlap

@@ -11,7 +11,8 @@ Python standard library only; binds 127.0.0.1. Behaviour by path:
   /redirect/...          307 to itself, forever                           (client: too_many_redirects)
   /redirect-https/...    307 to itself over https:// (another scheme)     (client: other)
   /v1/objects/B/O        AIStore proxy: 307 to /target/v1/objects/B/O (query kept)
-  /target/v1/objects/B/O AIStore target: PUT stores, GET returns the stored bytes (404 if none)
+  /target/v1/objects/B/O AIStore target: PUT stores, GET returns the stored bytes (404 if none); a GET with
+                         "Range: bytes=A-B" answers 206 with those bytes (counted in ranged_gets)
   /v1/buckets/B          AIStore list action (GET with a JSON body): pages of --ais-page entries
                          with "continuation_token" and "uuid", as in AIStore's docs/http_api.md;
                          DELETE with {"action":"evict-listrange","value":{"template"|"objnames"}} drops
@@ -19,7 +20,8 @@ Python standard library only; binds 127.0.0.1. Behaviour by path:
                          ?keep_bck_md=true) drops every object of the bucket
   /v1/cluster?what=status  AIStore job status (GET with {"id":..}): end_time stays 0 for
                          --ais-evict-ms after the job started, as a job that takes time
-  /peer/stats            JSON: backend_fetches, evictions (each request's action and value), status_polls
+  /peer/stats            JSON: backend_fetches, evictions (each request's action and value), status_polls,
+                         held (the stored names), ranged_gets
 
 With --ais-backend URL the AIStore stand-in is a caching tier in front of URL: a GET of an object it
 does not hold fetches URL/<object> (counted in backend_fetches), keeps it and serves it; later GETs
@@ -47,7 +49,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import quote, unquote, urlsplit
 
 lock = threading.Lock()
-state = {"count": 0, "stall_end": 0.0, "store": {}, "backend_fetches": 0, "evictions": [], "jobs": {},
+state = {"count": 0, "stall_end": 0.0, "store": {}, "backend_fetches": 0, "ranged_gets": 0, "evictions": [], "jobs": {},
          "status_polls": 0}
 # Never through an environment proxy: the backend is on loopback.
 NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -161,6 +163,12 @@ class Handler(BaseHTTPRequestHandler):
                 obj = self.ais_fetch(key)
             if obj is None:
                 return self.send(404, b'{"message":"object does not exist","status":404}', "application/json")
+            rng = re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers.get("Range") or "")
+            if rng and int(rng.group(1)) < len(obj):
+                a, b = int(rng.group(1)), min(int(rng.group(2)), len(obj) - 1)
+                with lock:
+                    state["ranged_gets"] += 1
+                return self.send(206, obj[a:b + 1], extra={"Content-Range": "bytes %d-%d/%d" % (a, b, len(obj))})
             return self.send(200, obj)
         if path.startswith("/v1/buckets/") and self.command == "DELETE":
             return self.ais_evict(parts[3], url.query, data)
@@ -171,7 +179,8 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/peer/stats":
             with lock:
                 body = json.dumps({"backend_fetches": state["backend_fetches"], "evictions": state["evictions"],
-                                   "status_polls": state["status_polls"], "held": sorted(state["store"])})
+                                   "status_polls": state["status_polls"], "held": sorted(state["store"]),
+                                   "ranged_gets": state["ranged_gets"]})
             return self.send(200, body.encode(), "application/json")
         if ARGS.sigv4_secret and (self.headers.get("Authorization") or "").startswith("AWS4-"):
             return self.s3_signed(url)

@@ -592,6 +592,31 @@ static void test_iter_stats(void **state)
     assert_true(s.min_us == 3 && s.p99_us == 3 && s.stdev_us == 0 && s.cv_pct == 0);
 }
 
+/* Figures are rounded once to what cJSON writes, so the table and the JSON agree even on a half. */
+static void test_fig(void **state)
+{
+    (void)state;
+    const double halves[] = {7.575, 0.125, 1.005, 2.675, 123.4565, 1e-7 * 3.5};
+    for (size_t i = 0; i < sizeof halves / sizeof *halves; i++)
+        for (int k = -4; k <= 4; k++) { /* a few ulps either side of the half */
+            double v = halves[i];
+            for (int j = 0; j < (k < 0 ? -k : k); j++)
+                v = nextafter(v, k < 0 ? 0 : INFINITY);
+            double f = rb_coll_fig(v);
+            cJSON *n = cJSON_CreateNumber(f);
+            char *text = cJSON_PrintUnformatted(n);
+            double back = strtod(text, NULL);
+            char a[32], b[32];
+            snprintf(a, sizeof a, "%.2f", f);
+            snprintf(b, sizeof b, "%.2f", back);
+            assert_true(back == f); /* the JSON holds exactly the figure the table printed */
+            assert_string_equal(a, b);
+            cJSON_free(text);
+            cJSON_Delete(n);
+        }
+    assert_true(rb_coll_fig(0) == 0 && isinf(rb_coll_fig(INFINITY)) && isnan(rb_coll_fig(NAN)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -606,6 +631,7 @@ int main(void)
         cmocka_unit_test(test_alltoallv),      cmocka_unit_test(test_alltoallv_pattern),
         cmocka_unit_test(test_counts),         cmocka_unit_test(test_busbw),
         cmocka_unit_test(test_table_format),   cmocka_unit_test(test_warmup_sizes), cmocka_unit_test(test_split),   cmocka_unit_test(test_iter_stats),
+        cmocka_unit_test(test_fig),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,7 +27,7 @@ static void test_rows(void **state)
     assert_null(rb_xfer_op_for((enum rb_load_op)(RB_LOAD_HEAD + 1)));
     assert_string_equal(rb_load_op_name((enum rb_load_op)99), "?");
     /* DELETE and HEAD move no payload bytes, whatever the request saw. */
-    struct req r;
+    struct rb_req r;
     memset(&r, 0, sizeof r);
     r.body = 123;
     r.put_size = 456;

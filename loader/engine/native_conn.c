@@ -1,0 +1,610 @@
+/* The native engine's connections: connect (TLS too), send, read and parse a response, follow redirects on pooled legs. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "native_conn_int.h"
+#include "payload_int.h"
+#include "railbench/clock.h"
+
+/* ---- parser callbacks (p->data is the connection) ---- */
+
+/* A whole header has been seen: count it when it names the cache status. */
+static void header_done(struct rb_nconn *c)
+{
+    char line[2 * RB_NHDR_MAX + 2];
+    if (!c->r.w->o->cache_header || c->hname_len >= RB_NHDR_MAX || c->hval_len >= RB_NHDR_MAX)
+        return; /* longer than any cache-status header: not one */
+    memcpy(line, c->hname, c->hname_len);
+    line[c->hname_len] = ':';
+    memcpy(line + c->hname_len + 1, c->hval, c->hval_len);
+    rb_xfer_cache_header(&c->r, line, c->hname_len + 1 + c->hval_len);
+}
+
+static void append(char *buf, size_t *len, const char *at, size_t n)
+{
+    if (*len + n < RB_NHDR_MAX)
+        memcpy(buf + *len, at, n);
+    *len += n; /* past RB_NHDR_MAX: marks the header as too long to matter */
+}
+
+static int on_header_field(http_parser *p, const char *at, size_t n)
+{
+    struct rb_nconn *c = p->data;
+    if (c->in_value) {
+        header_done(c);
+        c->in_value = c->is_loc = false;
+        c->hname_len = c->hval_len = 0;
+    }
+    append(c->hname, &c->hname_len, at, n);
+    return 0;
+}
+
+static int on_header_value(http_parser *p, const char *at, size_t n)
+{
+    struct rb_nconn *c = p->data;
+    if (!c->in_value) {
+        /* Only a redirect's Location is kept, and only where redirects are followed (the callback is set then). */
+        c->is_loc = p->status_code / 100 == 3 && c->hname_len == 8 && strncasecmp(c->hname, "location", 8) == 0;
+        if (c->is_loc)
+            c->loc_len = 0;
+    }
+    c->in_value = true;
+    append(c->hval, &c->hval_len, at, n);
+    if (c->is_loc) {
+        if (c->loc_len + n < RB_NLOC_MAX)
+            memcpy(c->loc + c->loc_len, at, n);
+        c->loc_len += n; /* past RB_NLOC_MAX: too long to follow */
+    }
+    return 0;
+}
+
+static int on_headers_complete(http_parser *p)
+{
+    struct rb_nconn *c = p->data;
+    if (c->in_value)
+        header_done(c);
+    c->headers_done = true;
+    /* 301, 302, 303, 307, 308 with a Location (the callbacks that set loc_len run only when redirects are followed). */
+    c->redirect = c->loc_len && (p->status_code == 301 || p->status_code == 302 || p->status_code == 303 ||
+                                 p->status_code == 307 || p->status_code == 308);
+    c->r.err_status = p->status_code >= 300;
+    if (p->status_code == 200 && c->r.ranged) {
+        /* The server ignored Range and sends the whole object: verify it from its start (as the curl path does). */
+        c->r.off = 0;
+        c->r.expect_len = c->r.size;
+    }
+    return c->no_body ? 1 : 0; /* 1: the answer to a HEAD has no body, whatever its length says */
+}
+
+/* The body as it streams: verified in place against the payload, or kept (its start) when it is an error's. */
+static int on_body(http_parser *p, const char *at, size_t n)
+{
+    struct rb_nconn *c = p->data;
+    struct rb_req *r = &c->r;
+    if (r->err_status) {
+        if (r->errbody.len < 2048)
+            rb_buf_append(&r->errbody, at, n < 2048 - r->errbody.len ? n : 2048 - r->errbody.len);
+        return 0;
+    }
+    if (c->verify && !r->mismatch && rb_payload_verify(r->key, r->off, at, n) != n)
+        r->mismatch = true;
+    r->off += n;
+    r->body += n;
+    return 0;
+}
+
+static int on_message_complete(http_parser *p)
+{
+    struct rb_nconn *c = p->data;
+    c->complete = true;
+    http_parser_pause(p, 1); /* one response per request: anything after it is not ours */
+    return 0;
+}
+
+void rb_nconn_parser_settings(http_parser_settings *s, bool headers)
+{
+    http_parser_settings_init(s);
+    s->on_headers_complete = on_headers_complete;
+    s->on_body = on_body;
+    s->on_message_complete = on_message_complete;
+    if (headers) {
+        s->on_header_field = on_header_field;
+        s->on_header_value = on_header_value;
+    }
+}
+
+void rb_nconn_reset(struct rb_nconn *c)
+{
+    struct rb_req *r = &c->r;
+    r->body = 0;
+    r->mismatch = r->err_status = false;
+    r->cache = RB_LX_CACHE_ABSENT;
+    r->cache_pos = UINT_MAX;
+    r->errbody.len = 0; /* ebuf is written by every finish that reports an error */
+    r->response_ns = 0;
+    http_parser_init(&c->p, HTTP_RESPONSE);
+    c->p.data = c;
+    c->got_bytes = c->headers_done = c->complete = c->in_value = c->is_loc = c->redirect = false;
+    c->hname_len = c->hval_len = c->loc_len = 0;
+}
+
+/* ---- connections ---- */
+
+void rb_nconn_close(struct rb_nconn *c)
+{
+    rb_ntls_end(&c->tls);
+    if (c->fd >= 0)
+        close(c->fd); /* leaves the epoll set with it */
+    c->fd = -1;
+    c->connecting = c->handshaking = false;
+}
+
+/* Sends on c's socket, through TLS when it has it; as send(2). */
+static ssize_t io_send(struct rb_nconn *c, const void *buf, size_t len, int flags)
+{
+    return c->tls.ssl ? rb_ntls_send(&c->tls, buf, len) : send(c->fd, buf, len, flags);
+}
+
+static ssize_t io_recv(struct rb_nconn *c, void *buf, size_t len)
+{
+    return c->tls.ssl ? rb_ntls_recv(&c->tls, buf, len) : recv(c->fd, buf, len, 0);
+}
+
+/* Gives fd back to pool pl's idle connections (closes it when they are full). */
+static void pool_put(struct rb_worker *w, struct rb_npool *pl, int fd)
+{
+    if (pl->nidle < w->nreq)
+        pl->idle[pl->nidle++] = fd;
+    else
+        close(fd);
+}
+
+/* Leaves a redirect's leg: its connection back to its pool (kept alive) or closed, the endpoint's back in c. */
+void rb_nconn_leg_end(struct rb_worker *w, struct rb_nconn *c, bool keep)
+{
+    if (!c->leg)
+        return;
+    if (c->fd >= 0 && keep && !c->connecting && !c->tls.ssl)
+        pool_put(w, c->leg, c->fd);
+    else
+        rb_nconn_close(c); /* a TLS leg's session state is the slot's: not pooled */
+    c->fd = c->home_fd;
+    c->home_fd = -1;
+    c->leg = NULL;
+    c->connecting = false;
+}
+
+/* Ends c's request with rc (CURLE_OK: a response was parsed) and frees its slot; closes the connection unless it stays alive. */
+void rb_nconn_finish(struct rb_worker *w, struct rb_nconn *c, CURLcode rc, const char *msg)
+{
+    uint64_t now = rb_clock_ns();
+    long status = rc == CURLE_OK ? (long)c->p.status_code : 0;
+    if (msg)
+        snprintf(c->r.ebuf, sizeof c->r.ebuf, "%s", msg);
+    else if (rc != CURLE_OK)
+        c->r.ebuf[0] = '\0';
+    bool keep = rc == CURLE_OK && http_should_keep_alive(&c->p);
+    if (c->leg)
+        rb_nconn_leg_end(w, c, keep);
+    else if (!keep)
+        rb_nconn_close(c);
+    c->busy = false;
+    w->free_slots[w->nfree++] = (unsigned)(c - w->nat->c);
+    uint64_t errors = w->local->errors;
+    rb_xfer_record(w, &c->r, rc, status, c->got_bytes ? c->ttfb_ns : 0, now - c->r.start_ns, (long)c->redirects, now);
+    if (w->o->track_written && w->local->errors == errors)
+        rb_worker_wrote(w, c->idx); /* a put that cleans up deletes what it wrote, on either engine */
+}
+
+/* The epoll tag of c's socket fd: the slot and the descriptor, so an event of a connection c no longer uses is told apart. */
+static uint64_t ev_tag(struct rb_native *n, struct rb_nconn *c, int fd)
+{
+    return (uint64_t)(c - n->c) | (uint64_t)(uint32_t)fd << 32;
+}
+
+/* Opens c's connection: to its endpoint, or to the host of its redirect leg. */
+static int conn_open(struct rb_worker *w, struct rb_nconn *c)
+{
+    struct rb_native *n = w->nat;
+    const struct sockaddr_storage *addr = c->leg ? &c->leg->addr : &n->addr[c->ep];
+    socklen_t alen = c->leg ? c->leg->alen : n->alen[c->ep];
+    c->fd = socket(addr->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (c->fd < 0)
+        return -errno;
+    int one = 1;
+    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    /* Edge-triggered, both directions, once per connection: no epoll_ctl per request. */
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.u64 = ev_tag(n, c, c->fd)};
+    if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, c->fd, &ev) != 0) {
+        int e = -errno;
+        rb_nconn_close(c);
+        return e;
+    }
+    c->reused = false;
+    c->connecting = false;
+    c->connect_ns = rb_clock_ns();
+    if (connect(c->fd, (const struct sockaddr *)addr, alen) == 0)
+        return 0;
+    if (errno == EINPROGRESS) {
+        c->connecting = true;
+        return 0;
+    }
+    int e = -errno;
+    rb_nconn_close(c);
+    return e;
+}
+
+/*
+ * A new connection is up: over TLS the handshake first (driven again by
+ * each event until done), then the request. The handshake is reported apart
+ * (rb_ntls_stats), not in the request's times: a request that waited for it
+ * starts when it is done (a closed loop's request is due then too; an open
+ * loop's stays due when it was, so its corrected latency still counts it).
+ */
+static void conn_go(struct rb_worker *w, struct rb_nconn *c)
+{
+    struct rb_native *n = w->nat;
+    if (n->ep_tls[c->ep] && !c->tls.ssl) {
+        const char *host = c->leg ? c->leg->hostport : n->shape.host[c->ep];
+        if (rb_ntls_start(n->tls, c->fd, host, (unsigned)(c - n->c), &c->tls)) {
+            rb_nconn_finish(w, c, CURLE_OUT_OF_MEMORY, "TLS: out of memory (native engine)");
+            return;
+        }
+        c->handshaking = true;
+    }
+    if (c->handshaking) {
+        char msg[300];
+        uint64_t now = rb_clock_ns();
+        int rc = rb_ntls_handshake(n->tls, &c->tls, now - c->connect_ns, msg, sizeof msg);
+        if (rc == -EAGAIN)
+            return;
+        if (rc) {
+            rb_nconn_finish(w, c, rc == -EACCES ? CURLE_PEER_FAILED_VERIFICATION : CURLE_SSL_CONNECT_ERROR, msg);
+            return;
+        }
+        c->handshaking = false;
+        if (!c->redirects) {
+            if (c->r.intended_ns == c->r.start_ns)
+                c->r.intended_ns = now;
+            c->r.start_ns = now;
+        }
+    }
+    rb_nconn_send(w, c);
+}
+
+void rb_nconn_connect(struct rb_worker *w, struct rb_nconn *c)
+{
+    int e = conn_open(w, c);
+    if (e)
+        rb_nconn_finish(w, c, CURLE_COULDNT_CONNECT, strerror(-e));
+    else if (!c->connecting)
+        conn_go(w, c);
+}
+
+/* A reused connection the server had already closed: connect again and resend once, as libcurl does. */
+static bool retry_stale(struct rb_worker *w, struct rb_nconn *c)
+{
+    if (!c->reused || c->got_bytes)
+        return false;
+    rb_nconn_close(c);
+    if (conn_open(w, c) != 0)
+        return false;
+    c->woff = 0;
+    c->r.put_pos = 0;
+    if (!c->connecting)
+        conn_go(w, c);
+    return true;
+}
+
+/* What is left to send of c's request (head, then a PUT's body made from the payload), and where it is. */
+static size_t pending(struct rb_native *n, struct rb_nconn *c, const char **at)
+{
+    if (c->woff < c->wlen) {
+        *at = c->wbuf + c->woff;
+        return c->wlen - c->woff;
+    }
+    uint64_t left = c->r.put_size - c->r.put_pos;
+    size_t len = left < n->rbuf_bytes ? (size_t)left : n->rbuf_bytes;
+    if (len)
+        rb_payload_fill(c->r.key, c->r.put_pos, n->rbuf, len); /* a short send makes the rest again: it is seekable */
+    *at = n->rbuf;
+    return len;
+}
+
+void rb_nconn_send(struct rb_worker *w, struct rb_nconn *c)
+{
+    const char *at;
+    size_t len;
+    while ((len = pending(w->nat, c, &at)) > 0) {
+        bool head = c->woff < c->wlen;
+        ssize_t k = io_send(c, at, len, MSG_NOSIGNAL | (head && c->r.put_size ? MSG_MORE : 0));
+        if (k > 0) {
+            if (head)
+                c->woff += (size_t)k;
+            else
+                c->r.put_pos += (uint64_t)k;
+            continue;
+        }
+        if (k < 0 && errno == EAGAIN)
+            return;
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (!retry_stale(w, c))
+            rb_nconn_finish(w, c, CURLE_SEND_ERROR, k < 0 ? strerror(errno) : "send failed");
+        return;
+    }
+}
+
+/* A response was parsed: the request ends, or follows the redirect it got. */
+static void follow(struct rb_worker *w, struct rb_nconn *c);
+static void complete(struct rb_worker *w, struct rb_nconn *c)
+{
+    if (c->redirect)
+        follow(w, c);
+    else
+        rb_nconn_finish(w, c, CURLE_OK, NULL);
+}
+
+/* The connection ended (EOF or error) before the response did. */
+static void conn_ended(struct rb_worker *w, struct rb_nconn *c, int err)
+{
+    if (retry_stale(w, c))
+        return;
+    if (!err && c->headers_done) {
+        /* A body delimited by the close completes now; otherwise it is short. */
+        http_parser_execute(&c->p, &w->nat->settings, NULL, 0);
+        if (c->complete) {
+            rb_nconn_close(c); /* the server closed it: a leg's is not pooled, an endpoint's connects again next time */
+            complete(w, c);
+            return;
+        }
+    }
+    char msg[200];
+    snprintf(msg, sizeof msg, "connection %s after %" PRIu64 " body bytes (native engine)",
+             err ? strerror(err) : "closed", c->r.body);
+    rb_nconn_finish(w, c, err ? CURLE_RECV_ERROR : c->headers_done ? CURLE_PARTIAL_FILE : CURLE_GOT_NOTHING, msg);
+}
+
+/* Reads and parses until the response is complete or the socket is drained; ev is the epoll event that woke it. */
+static void conn_read(struct rb_worker *w, struct rb_nconn *c, uint32_t ev)
+{
+    struct rb_native *n = w->nat;
+    for (;;) {
+        ssize_t k = io_recv(c, n->rbuf, n->rbuf_bytes);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0 && errno == EAGAIN)
+            return;
+        if (k <= 0) {
+            conn_ended(w, c, k < 0 ? errno : 0);
+            return;
+        }
+        if (!c->got_bytes) {
+            c->got_bytes = true;
+            c->r.response_ns = rb_clock_ns(); /* a PUT's time to first byte (its op row says so) */
+            c->ttfb_ns = c->r.response_ns - c->r.start_ns;
+        }
+        size_t used = http_parser_execute(&c->p, &n->settings, n->rbuf, (size_t)k);
+        if (c->complete) {
+            complete(w, c);
+            return;
+        }
+        if (used != (size_t)k || HTTP_PARSER_ERRNO(&c->p) != HPE_OK) {
+            char msg[200];
+            snprintf(msg, sizeof msg, "unparsable response: %s (native engine)",
+                     http_errno_description(HTTP_PARSER_ERRNO(&c->p)));
+            rb_nconn_finish(w, c, CURLE_WEIRD_SERVER_REPLY, msg);
+            return;
+        }
+        /*
+         * Edge-triggered: a short read drained the socket, and data arriving
+         * later raises a new edge, so no read is spent on EAGAIN. A close
+         * that came with this edge raises none: read on to the EOF then.
+         */
+        if ((size_t)k < n->rbuf_bytes && !c->tls.ssl && !(ev & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
+            return; /* (TLS returns a record at a time, and may hold more: read on to EAGAIN) */
+    }
+}
+
+void rb_nconn_event(struct rb_worker *w, struct rb_nconn *c, int fd, uint32_t ev)
+{
+    if (!c->busy || c->fd < 0 || fd != c->fd)
+        return; /* an idle keep-alive connection (or one pooled for redirects): its close shows at its next use */
+    if (c->connecting) {
+        if (!(ev & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
+            return;
+        int err = 0;
+        socklen_t len = sizeof err;
+        getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len);
+        if (err) {
+            rb_nconn_finish(w, c, CURLE_COULDNT_CONNECT, strerror(err));
+            return;
+        }
+        c->connecting = false;
+        conn_go(w, c);
+        return;
+    }
+    if (c->handshaking) {
+        conn_go(w, c);
+        return;
+    }
+    if (c->woff < c->wlen || c->r.put_pos < c->r.put_size) {
+        rb_nconn_send(w, c);
+        /* Out now: read once, as a server may have answered early (an error) on an edge spent while sending. */
+        if (c->busy && c->fd >= 0 && !c->connecting && c->woff >= c->wlen && c->r.put_pos >= c->r.put_size)
+            conn_read(w, c, ev);
+        return;
+    }
+    if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP))
+        conn_read(w, c, ev);
+}
+
+/* The pool of hostport ("HOST:PORT"), made (and the host resolved, once) at its first use; NULL when none can be. */
+static struct rb_npool *pool_get(struct rb_worker *w, const char *scheme, const char *hostport, size_t len)
+{
+    struct rb_native *n = w->nat;
+    for (unsigned i = 0; i < n->npools; i++)
+        if (n->pools[i].hostport_len == len && memcmp(n->pools[i].hostport, hostport, len) == 0)
+            return &n->pools[i];
+    if (len >= RB_NHOST_MAX || n->npools == RB_NPOOL_MAX)
+        return NULL;
+    if (!n->pools && !(n->pools = calloc(RB_NPOOL_MAX, sizeof *n->pools)))
+        return NULL;
+    struct rb_npool *pl = &n->pools[n->npools];
+    if (!(pl->idle = calloc(w->nreq, sizeof *pl->idle)))
+        return NULL;
+    memcpy(pl->hostport, hostport, len);
+    pl->hostport[len] = '\0';
+    pl->hostport_len = len;
+    char url[RB_NHOST_MAX + 8], hp[RB_NHOST_MAX];
+    snprintf(url, sizeof url, "%s%s", scheme, pl->hostport);
+    rb_nresolve(url, &pl->addr, &pl->alen, hp, sizeof hp);
+    if (!pl->alen) {
+        free(pl->idle);
+        pl->idle = NULL;
+        return NULL;
+    }
+    n->npools++;
+    return pl;
+}
+
+/*
+ * Follows c's redirect, as libcurl does with CURLOPT_FOLLOWLOCATION: the
+ * same method and body to the Location, on a keep-alive connection of that
+ * host's pool (AIStore: proxy -> target), counted in redirects. Past
+ * --max-redirects: too_many_redirects; a Location of another scheme is
+ * refused (class other), on libcurl too (CURLOPT_REDIR_PROTOCOLS_STR).
+ */
+static void follow(struct rb_worker *w, struct rb_nconn *c)
+{
+    struct rb_native *n = w->nat;
+    if (c->redirects >= (unsigned)w->o->max_redirects) {
+        char msg[100];
+        snprintf(msg, sizeof msg, "more than %ld redirects (native engine)", w->o->max_redirects);
+        rb_nconn_finish(w, c, CURLE_TOO_MANY_REDIRECTS, msg);
+        return;
+    }
+    if (c->loc_len >= RB_NLOC_MAX) {
+        rb_nconn_finish(w, c, CURLE_WEIRD_SERVER_REPLY, "a redirect's Location is too long (native engine)");
+        return;
+    }
+    c->loc[c->loc_len] = '\0';
+    const char *loc = c->loc, *path, *hp;
+    size_t hp_len;
+    const char *scheme = n->ep_tls[c->ep] ? "https://" : "http://";
+    size_t sl = strlen(scheme);
+    if (strncasecmp(loc, scheme, sl) == 0) {
+        hp = loc + sl;
+        hp_len = strcspn(hp, "/?#");
+        path = hp + hp_len;
+    } else if (loc[0] == '/') {
+        hp = c->leg ? c->leg->hostport : n->shape.host[c->ep];
+        hp_len = c->leg ? c->leg->hostport_len : n->shape.host_len[c->ep];
+        path = loc;
+    } else {
+        char msg[200], shown[100];
+        rb_target_escape(loc, shown, sizeof shown);
+        snprintf(msg, sizeof msg, "redirect to \"%s\": not an %s location (native engine)", shown, scheme);
+        rb_nconn_finish(w, c, CURLE_UNSUPPORTED_PROTOCOL, msg);
+        return;
+    }
+    /* The connection the redirect came on stays alive for the next request: its endpoint's or its pool's. */
+    bool keep = http_should_keep_alive(&c->p) && !c->tls.ssl; /* a TLS connection's state is the slot's: closed */
+    if (c->leg) {
+        rb_nconn_leg_end(w, c, keep);
+    } else if (!keep) {
+        rb_nconn_close(c);
+    }
+    c->home_fd = c->fd;
+    c->fd = -1;
+    c->leg = pool_get(w, scheme, hp, hp_len);
+    if (!c->leg) {
+        c->fd = c->home_fd;
+        c->home_fd = -1;
+        rb_nconn_finish(w, c, CURLE_COULDNT_RESOLVE_HOST, "cannot reach a redirect's host (native engine)");
+        return;
+    }
+    c->redirects++;
+    /* The head again: method, the Location's path and query as sent, its host (signed again when signing). */
+    char *p = c->wbuf;
+    size_t ml = strlen(n->op->method), pl = strcspn(path, "#");
+    memcpy(p, n->op->method, ml);
+    p += ml;
+    *p++ = ' ';
+    char *np = p;
+    if (pl == 0)
+        *p++ = '/';
+    memcpy(p, path, pl);
+    p += pl;
+    size_t path_len = strcspn(np, "?");
+    if (path_len > (size_t)(p - np))
+        path_len = (size_t)(p - np);
+    const char *q = np + path_len;
+    size_t qlen = (size_t)(p - q);
+    int rc = rb_nhead_rest(w, c, p, np, path_len, qlen ? q + 1 : "", qlen ? qlen - 1 : 0, c->leg->hostport,
+                       c->leg->hostport_len);
+    if (rc) {
+        rb_nconn_finish(w, c, CURLE_OUT_OF_MEMORY, "a redirect's request does not fit (native engine)");
+        return;
+    }
+    rb_nconn_reset(c);
+    c->r.off = c->range_off;
+    c->r.put_pos = 0;
+    struct rb_npool *leg = c->leg;
+    if (leg->nidle) {
+        c->fd = leg->idle[--leg->nidle];
+        c->reused = true;
+        c->connecting = false;
+        /* The pooled connection was last some other slot's: its events come to this one now. */
+        struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.u64 = ev_tag(n, c, c->fd)};
+        epoll_ctl(w->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+        rb_nconn_send(w, c);
+        return;
+    }
+    rb_nconn_connect(w, c);
+}
+
+/* Resolves endpoint url ("http://HOST[:PORT]") once; on failure leaves *alen 0 (requests fail as connect errors). */
+void rb_nresolve(const char *url, struct sockaddr_storage *addr, socklen_t *alen, char *hostport, size_t hplen)
+{
+    const char *hp = strstr(url, "://");
+    hp = hp ? hp + 3 : url;
+    snprintf(hostport, hplen, "%s", hp);
+    char host[512], port[16];
+    snprintf(port, sizeof port, "%s", strncmp(url, "https:", 6) == 0 ? "443" : "80");
+    const char *colon = strrchr(hp, ':');
+    if (hp[0] == '[') {
+        const char *end = strchr(hp, ']');
+        snprintf(host, sizeof host, "%.*s", end ? (int)(end - hp - 1) : 0, hp + 1);
+        colon = end && end[1] == ':' ? end + 1 : NULL;
+    } else {
+        snprintf(host, sizeof host, "%.*s", colon ? (int)(colon - hp) : (int)strlen(hp), hp);
+    }
+    if (colon)
+        snprintf(port, sizeof port, "%s", colon + 1);
+    /* "localhost" and "*.localhost" are the loopback (RFC 6761), as libcurl resolves them, without asking the
+     * resolver: a fresh Debian root may have no /etc/hosts entry for them, or list ::1 first while the server
+     * listens on 127.0.0.1 only. */
+    size_t hl = strlen(host);
+    if (strcasecmp(host, "localhost") == 0 || (hl > 10 && strcasecmp(host + hl - 10, ".localhost") == 0))
+        snprintf(host, sizeof host, "127.0.0.1");
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai = NULL;
+    *alen = 0;
+    if (getaddrinfo(host, port, &hints, &ai) == 0 && ai && ai->ai_addrlen <= sizeof *addr) {
+        memcpy(addr, ai->ai_addr, ai->ai_addrlen);
+        *alen = ai->ai_addrlen;
+    }
+    if (ai)
+        freeaddrinfo(ai);
+}

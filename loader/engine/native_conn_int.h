@@ -1,0 +1,157 @@
+/*
+ * Native engine internals shared by its loop and set-up (native.c), its
+ * connections (native_conn.c: connect, TLS, send, read and parse, redirect
+ * legs) and its request heads (native_head.c). Everything here belongs to
+ * one worker's thread.
+ */
+#ifndef RB_NATIVE_CONN_INT_H
+#define RB_NATIVE_CONN_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <curl/curl.h>
+#include <http_parser.h>
+
+#include "native_int.h"
+#include "native_tls_int.h"
+#include "worker_int.h"
+
+#define RB_NREQ_NAME_MAX (3 * 1024 + 1) /* an escaped object name */
+#define RB_NHDR_MAX 128                 /* captured header name and value (cache-status counting) */
+#define RB_NLOC_MAX 2048                /* a redirect's Location */
+#define RB_NPOOL_MAX 64                 /* redirect targets with a keep-alive pool each (AIStore: one per storage target) */
+
+/*
+ * Idle keep-alive connections to one host a redirect led to (AIStore: a
+ * target the proxy sent a request to), shared by the worker's requests as
+ * AIStore's own clients keep a pool per target. Made at the first redirect
+ * to the host; a request takes a connection and gives it back when done.
+ */
+struct rb_npool {
+    char hostport[RB_NHOST_MAX];
+    size_t hostport_len;
+    struct sockaddr_storage addr;
+    socklen_t alen;
+    int *idle;                 /* up to the worker's slots */
+    unsigned nidle;
+};
+
+/*
+ * One connection and the request on it. The request's accounting lives in
+ * r, the very struct the curl path fills, so rb_xfer_record and the error
+ * log treat both engines alike. Everything is allocated at start: a request
+ * writes into the connection's request buffer and reads into the worker's
+ * one read buffer. The fields every request touches come first and r last:
+ * at 1,024 connections the structs no longer fit in cache, and each event
+ * then costs a miss per cache line it touches (perf showed the loads of
+ * busy and ttfb_ns as the loop's hottest instructions).
+ */
+struct rb_nconn {
+    int fd;                    /* the socket the request is on: the endpoint's, or a redirect's (leg); -1: closed */
+    unsigned ep;
+    bool verify, no_body, busy, connecting, reused, got_bytes, headers_done, complete, in_value;
+    bool is_loc, redirect;     /* the header being read is Location; the response is a redirect to follow */
+    bool handshaking;          /* TLS: the handshake is under way */
+    uint64_t connect_ns;       /* when the connection began (TLS: the handshake's time is from here) */
+    struct rb_ntls_conn tls;   /* TLS state of fd, or none */
+    size_t wlen, woff;
+    uint64_t ttfb_ns;
+    uint64_t idx;              /* the object's index in its set: what a put that cleans up notes as written */
+    char *wbuf;                /* the request's head, written per request */
+    http_parser p;
+    struct rb_req r;
+    size_t hname_len, hval_len;
+    char hname[RB_NHDR_MAX], hval[RB_NHDR_MAX];
+    /* Redirects (rare): where the request is now and what it came from. */
+    int home_fd;               /* the endpoint's keep-alive connection while a leg runs on fd; -1 none */
+    struct rb_npool *leg;         /* the pool fd belongs to, or NULL: fd is the endpoint's */
+    unsigned redirects;
+    uint64_t range_off, range_len; /* the request's Range (len 0: none), for each leg */
+    size_t loc_len;
+    char loc[RB_NLOC_MAX];
+};
+
+/*
+ * What differs between the ops, chosen once per worker: the method, whether
+ * the request carries a body (PUT: its length in the head, the payload after
+ * it from r.put_pos of r.put_size) or the response carries none (HEAD), and
+ * what a request readies before it goes out. Sending needs no branch on the op.
+ */
+struct rb_nop {
+    const char *method;
+    bool sends_body, no_body;
+    /* Readies r for one request of name (size bytes, 0 unknown); a ranged GET sets *len (0: whole) and *off. */
+    void (*ready)(struct rb_worker *w, struct rb_req *r, const char *name, uint64_t size, uint64_t *off, uint64_t *len);
+};
+
+/* A worker's native state; endpoints are resolved once, the request's fixed parts (rb_nshape) built once. */
+struct rb_native {
+    const struct rb_nop *op;
+    const struct rb_nproto *proto;
+    struct rb_nauth *auth;     /* the protocol's signing state, or NULL */
+    struct rb_nconn *c;
+    char *rbuf;                /* the read buffer (rbuf_bytes): a response is parsed as it arrives, nothing keeps it */
+    size_t rbuf_bytes;
+    char *slab;                /* every connection's request buffer, in one allocation */
+    size_t wbuf_bytes;
+    http_parser_settings settings;
+    struct sockaddr_storage addr[RB_TARGET_MAX_ENDPOINTS];
+    socklen_t alen[RB_TARGET_MAX_ENDPOINTS];
+    uint64_t next_scan_ns, scan_ns;        /* timeouts are checked every scan_ns, not per request */
+    bool follow;                           /* redirects are followed (up to o->max_redirects) */
+    struct rb_ntls *tls;                   /* TLS context when an endpoint is https://, else NULL */
+    bool ep_tls[RB_TARGET_MAX_ENDPOINTS];  /* endpoint e is https:// */
+    struct rb_npool *pools;                   /* RB_NPOOL_MAX, made at the first redirect */
+    unsigned npools;
+    struct rb_nshape shape;
+};
+
+/* ---- native_conn.c: a connection and the request on it ---- */
+
+/* Sets s's parser callbacks; with headers, header lines are read too (cache-status counting, Location). */
+void rb_nconn_parser_settings(http_parser_settings *s, bool headers);
+/* Readies c to read a (new) response: what the last one set is cleared, the parser started again. */
+void rb_nconn_reset(struct rb_nconn *c);
+/* Closes c's socket (and its TLS state); idempotent. */
+void rb_nconn_close(struct rb_nconn *c);
+/* Leaves a redirect's leg: its connection back to its pool (keep) or closed, the endpoint's back in c. No-op without a leg. */
+void rb_nconn_leg_end(struct rb_worker *w, struct rb_nconn *c, bool keep);
+/*
+ * Ends c's request with rc (CURLE_OK: a response was parsed; msg: the error
+ * line, or NULL) and frees its slot; closes the connection unless it stays alive.
+ */
+void rb_nconn_finish(struct rb_worker *w, struct rb_nconn *c, CURLcode rc, const char *msg);
+/* Opens c's connection (its endpoint's, or its redirect leg's host) and starts it; a failure finishes the request. */
+void rb_nconn_connect(struct rb_worker *w, struct rb_nconn *c);
+/* Writes what is left of the request; the rest goes when the socket is writable again. */
+void rb_nconn_send(struct rb_worker *w, struct rb_nconn *c);
+/* Handles epoll event ev on c's socket fd (an event of a socket c no longer uses is dropped). */
+void rb_nconn_event(struct rb_worker *w, struct rb_nconn *c, int fd, uint32_t ev);
+/*
+ * Resolves url ("http[s]://HOST[:PORT]") once into addr and hostport
+ * ("HOST:PORT"); on failure leaves *alen 0 (requests then fail as connect errors).
+ */
+void rb_nresolve(const char *url, struct sockaddr_storage *addr, socklen_t *alen, char *hostport, size_t hplen);
+
+/* ---- native_head.c: request heads ---- */
+
+/*
+ * Writes the head of one request of name on c into c->wbuf: request line
+ * (the shape's path, the escaped name, its query), Host, a GET's Range, a
+ * PUT's length, the shape's fixed line, the protocol's auth lines.
+ * Readies c->r through the op. Returns 0, -ENAMETOOLONG or -ENOSPC.
+ */
+int rb_nhead_build(struct rb_worker *w, struct rb_nconn *c, const char *name, uint64_t size);
+/*
+ * Writes the head's rest at p, after c's request line ("METHOD path[?query]"
+ * whose path and query are given for signing): the version, Host, Range, a
+ * PUT's length, the shape's fixed line, the protocol's auth lines, the
+ * blank line. Returns 0 or the auth hook's -ENOSPC.
+ */
+int rb_nhead_rest(struct rb_worker *w, struct rb_nconn *c, char *p, const char *path, size_t path_len, const char *query,
+                  size_t query_len, const char *host, size_t host_len);
+
+#endif

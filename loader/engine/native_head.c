@@ -1,0 +1,101 @@
+/* The native engine's request heads: request line, Host, Range, length, the protocol's fixed and auth lines. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+
+#include "native_conn_int.h"
+
+/* Writes v in decimal at p; returns the end. */
+static char *put_u64(char *p, uint64_t v)
+{
+    char tmp[24];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n)
+        *p++ = tmp[--n];
+    return p;
+}
+
+#define PUT_LIT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) += sizeof(lit) - 1)
+
+/*
+ * Writes the head's rest at p, after c's request line ("METHOD path[?query]"
+ * whose path and query are given for signing): the version, Host, Range, a
+ * PUT's length, the shape's fixed line, the protocol's auth lines, the
+ * blank line. Returns 0 or the auth hook's -ENOSPC.
+ */
+int rb_nhead_rest(struct rb_worker *w, struct rb_nconn *c, char *p, const char *path, size_t path_len, const char *query,
+                     size_t query_len, const char *host, size_t host_len)
+{
+    struct rb_native *n = w->nat;
+    const struct rb_nshape *sh = &n->shape;
+    char *end = c->wbuf + n->wbuf_bytes;
+    PUT_LIT(p, " HTTP/1.1\r\nHost: ");
+    memcpy(p, host, host_len);
+    p += host_len;
+    PUT_LIT(p, "\r\n");
+    if (c->range_len) {
+        PUT_LIT(p, "Range: bytes=");
+        p = put_u64(p, c->range_off);
+        *p++ = '-';
+        p = put_u64(p, c->range_off + c->range_len - 1);
+        PUT_LIT(p, "\r\n");
+    }
+    if (n->op->sends_body) {
+        PUT_LIT(p, "Content-Length: ");
+        p = put_u64(p, c->r.put_size);
+        PUT_LIT(p, "\r\n");
+    }
+    if (sh->extra_len) {
+        memcpy(p, sh->extra, sh->extra_len);
+        p += sh->extra_len;
+        PUT_LIT(p, "\r\n");
+    }
+    if (n->auth) {
+        const struct rb_nsign sg = {.method = n->op->method, .path = path, .path_len = path_len, .query = query,
+                                    .query_len = query_len, .host = host, .host_len = host_len,
+                                    .sends_body = n->op->sends_body, .body_key = c->r.key, .body_size = c->r.put_size,
+                                    .scratch = n->rbuf, .scratch_len = n->rbuf_bytes};
+        int k = n->proto->auth(n->auth, &sg, p, (size_t)(end - p) - 2);
+        if (k < 0)
+            return k;
+        p += k;
+    }
+    PUT_LIT(p, "\r\n");
+    c->wlen = (size_t)(p - c->wbuf);
+    c->woff = 0;
+    return 0;
+}
+
+/*
+ * Writes the head of one request of name on c into c->wbuf: request line
+ * (the shape's path, the escaped name, its query), Host, a GET's Range, a
+ * PUT's length, the shape's fixed line, the protocol's auth lines.
+ * Readies c->r through the op. Returns 0, -ENAMETOOLONG or -ENOSPC.
+ */
+int rb_nhead_build(struct rb_worker *w, struct rb_nconn *c, const char *name, uint64_t size)
+{
+    struct rb_native *n = w->nat;
+    const struct rb_nshape *sh = &n->shape;
+    char *p = c->wbuf;
+    size_t ml = strlen(n->op->method);
+    memcpy(p, n->op->method, ml);
+    p += ml;
+    *p++ = ' ';
+    char *path = p;
+    memcpy(p, sh->path, sh->path_len);
+    p += sh->path_len;
+    if (rb_url_escape(name, true, p, RB_NREQ_NAME_MAX))
+        return -ENAMETOOLONG;
+    p += strlen(p);
+    size_t path_len = (size_t)(p - path);
+    memcpy(p, sh->query, sh->query_len);
+    p += sh->query_len;
+    n->op->ready(w, &c->r, name, size, &c->range_off, &c->range_len);
+    return rb_nhead_rest(w, c, p, path, path_len, sh->query_len ? sh->query + 1 : "", sh->query_len ? sh->query_len - 1 : 0,
+                     sh->host[c->ep], sh->host_len[c->ep]);
+}
+
