@@ -9,6 +9,7 @@
 #include <curl/curl.h>
 
 #include "railbench/stats.h"
+#include "steady_int.h"
 #include "../proto/target_int.h"
 
 /* The ops of a mix are the load ops themselves (GET, PUT, DELETE, HEAD = warp's STAT), indexed by enum rb_load_op. */
@@ -80,6 +81,7 @@ struct rb_mixed_args {
     bool keep;                    /* --keep: leave what the run wrote */
     const char *run_prefix;       /* the run's own prefix its names are under, or NULL (names the user gave) */
     uint64_t duration_ns;
+    struct rb_steady_opts steady; /* --until-steady of the mixed phase */
     double max_error_pct;
 };
 
