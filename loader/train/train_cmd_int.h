@@ -134,7 +134,7 @@ struct run {
     cJSON *checkpoint;              /* rank 0: summary.checkpoint (owned until handed over) */
 };
 
-/* ---- train_run.c ---- */
+/* ---- train_data.c ---- */
 
 /*
  * Builds the whole object set on every rank: generated names (O(1) on
@@ -155,6 +155,15 @@ void rb_train_loaders_free(struct run *R);
 int rb_train_populate(struct run *R, cJSON **record);
 /* Rank 0: the data set's size against the client hosts' memory (collective: every rank reports its memory). */
 cJSON *rb_train_dataset_json(struct run *R, uint64_t bytes, const char *source);
+/*
+ * Rank 0, after a trial: the sample size the objects read hold against the
+ * one assumed (a warning when more than 2x apart), and, when the listing gave
+ * no sizes, R->dataset estimated from what the first epoch read.
+ */
+void rb_train_estimate_dataset(struct run *R);
+
+/* ---- train_run.c ---- */
+
 /* Runs the trial (or the --find-max-accelerators search) into R->trials. Collective. Returns 0 or an exit status. */
 int rb_train_run_trials(struct run *R);
 /*
