@@ -18,7 +18,7 @@
  */
 
 /* Message tags, one per algorithm family, so a mismatch shows in a debugger. */
-enum { RB_TAG_RING = 7101, RB_TAG_RHD, RB_TAG_PIPE, RB_TAG_A2A, RB_TAG_HIER };
+enum { RB_TAG_RING = 7101, RB_TAG_RHD, RB_TAG_PIPE, RB_TAG_A2A, RB_TAG_HIER, RB_TAG_TREE };
 
 /* off[0..n]: count split into n blocks, the first count % n one element larger. */
 void rb_algo_split(size_t count, int n, size_t *off);
@@ -120,6 +120,25 @@ int rb_pipe_reduce(const struct rb_coll_args *a, const struct rb_coll_comm *c, c
  * then along the rail. in -> out (may be equal).
  */
 int rb_hier_allreduce(const struct rb_coll_args *a, const void *in, void *out, size_t count);
+
+/*
+ * Binomial-tree gather over c (MPICH's; lg n rounds) of one blk-byte block
+ * per rank from in: the root's work ends with the c->size blocks in virtual
+ * order, block k from rank (root + k) % size, for the caller to place.
+ * work (scratch, not in) holds c->size blocks on every rank.
+ */
+int rb_tree_gather(const struct rb_coll_comm *c, int root, const void *in, size_t blk, char *work);
+
+/*
+ * Binomial-tree scatter over c: the root's work holds c->size blk-byte
+ * blocks in virtual order (block k for rank (root + k) % size) before the
+ * call; every rank's out gets its own block. work is scratch of c->size
+ * blocks on every rank.
+ */
+int rb_tree_scatter(const struct rb_coll_comm *c, int root, void *out, size_t blk, char *work);
+
+/* Where world rank world_rank sits in a->world_of: its rail rank (its node's position) and node rank (its rail). */
+void rb_hier_place(const struct rb_coll_args *a, int world_rank, int *rail_rank, int *node_rank);
 
 /*
  * All-to-all of uneven sizes over a->world: m[i x n + j] is the bytes rank

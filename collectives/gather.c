@@ -1,4 +1,6 @@
 /* gather: the root ends with every rank's block, in rank order (nccl-tests 2.19's src/gather.cu). */
+#include <string.h>
+
 #include "algo_int.h"
 
 /* nccl-tests: each rank sends its aligned share; the root receives n of them; in place, a block sits at its offset. */
@@ -33,19 +35,57 @@ static int run_mpi(const struct rb_coll_args *a)
     return 0;
 }
 
+/* Binomial tree (MPICH's gather): lg n rounds; the root places the blocks from virtual order into rank order. */
+static int run_tree(const struct rb_coll_args *a)
+{
+    const size_t blk = a->count * a->type_bytes;
+    const int n = a->world.size;
+    char *work = rb_algo_scratch_work(a);
+    rb_tree_gather(&a->world, a->root, a->send, blk, work);
+    for (int k = 0; a->world.rank == a->root && k < n; k++)
+        memcpy((char *)a->recv + blk * (size_t)((a->root + k) % n), work + blk * (size_t)k, blk);
+    return 0;
+}
+
+/*
+ * Rail-aware: along each rail to the rank on the root's node (binomial),
+ * so every inter-node byte stays on the rail it started on, then inside
+ * the root's node to the root (each local rank brings its rail's blocks).
+ * The PXN idea turned round: cross rails only inside the node.
+ */
+static int run_hier(const struct rb_coll_args *a)
+{
+    const struct rb_coll_comm *node = &a->node, *rail = &a->rail;
+    const size_t blk = a->count * a->type_bytes;
+    const int L = node->size, G = rail->size;
+    char *work = rb_algo_scratch_work(a), *tmp = rb_algo_scratch_tmp(a);
+    int br, jr;
+    rb_hier_place(a, a->root, &br, &jr);
+    rb_tree_gather(rail, br, a->send, blk, work);
+    if (rail->rank != br)
+        return 0;
+    for (int k = 0; k < G; k++) /* rail order: the block of rail rank b at b */
+        memcpy(tmp + blk * (size_t)((br + k) % G), work + blk * (size_t)k, blk);
+    rb_tree_gather(node, jr, tmp, blk * (size_t)G, work);
+    for (int k = 0; a->world.rank == a->root && k < L; k++) {
+        int j = (jr + k) % L;
+        for (int b = 0; b < G; b++)
+            memcpy((char *)a->recv + blk * (size_t)a->world_of[b * L + j], work + blk * ((size_t)k * G + b), blk);
+    }
+    return 0;
+}
+
 const struct rb_coll_test rb_coll_gather = {
     .kind = RB_COLL_GATHER,
     .name = "gather",
     .counts = counts,
     .init = init,
-    .run = {[RB_COLL_ALGO_MPI] = run_mpi},
+    .run = {[RB_COLL_ALGO_MPI] = run_mpi, [RB_COLL_ALGO_TREE] = run_tree, [RB_COLL_ALGO_HIER] = run_hier},
     .not_applicable =
         {
             [RB_COLL_ALGO_RING] = "a gather has one receiver, so there is no ring to pass blocks around",
             [RB_COLL_ALGO_RD] = "recursive doubling is for collectives where every rank ends with the data",
             [RB_COLL_ALGO_RHD] = "Rabenseifner's algorithm is a reduction",
-            [RB_COLL_ALGO_TREE] = "not implemented here: the MPI library's gather is the only one timed",
-            [RB_COLL_ALGO_HIER] = "every block ends on one root, so there is no per-rail traffic to keep apart",
         },
     .check = check,
 };

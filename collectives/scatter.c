@@ -1,4 +1,6 @@
 /* scatter: rank r ends with block r of the root's vector (nccl-tests 2.19's src/scatter.cu). */
+#include <string.h>
+
 #include "algo_int.h"
 
 /* nccl-tests: the root sends n aligned shares, each rank receives one; in place, a rank's block sits at its offset. */
@@ -30,19 +32,55 @@ static int run_mpi(const struct rb_coll_args *a)
     return 0;
 }
 
+/* Binomial tree (MPICH's scatter): the root lays its blocks out in virtual order, lg n rounds hand them down. */
+static int run_tree(const struct rb_coll_args *a)
+{
+    const size_t blk = a->count * a->type_bytes;
+    const int n = a->world.size;
+    char *work = rb_algo_scratch_work(a);
+    for (int k = 0; a->world.rank == a->root && k < n; k++)
+        memcpy(work + blk * (size_t)k, (const char *)a->send + blk * (size_t)((a->root + k) % n), blk);
+    return rb_tree_scatter(&a->world, a->root, a->recv, blk, work);
+}
+
+/*
+ * Rail-aware: inside the root's node first, each local rank getting the
+ * blocks of every rank on its rail, then down each rail (binomial) from
+ * the rank on the root's node, so no inter-node byte changes rails.
+ */
+static int run_hier(const struct rb_coll_args *a)
+{
+    const struct rb_coll_comm *node = &a->node, *rail = &a->rail;
+    const size_t blk = a->count * a->type_bytes;
+    const int L = node->size, G = rail->size;
+    char *work = rb_algo_scratch_work(a), *tmp = rb_algo_scratch_tmp(a);
+    int br, jr;
+    rb_hier_place(a, a->root, &br, &jr);
+    if (rail->rank == br) {
+        for (int k = 0; a->world.rank == a->root && k < L; k++) {
+            int j = (jr + k) % L;
+            for (int b = 0; b < G; b++)
+                memcpy(work + blk * ((size_t)k * G + b), (const char *)a->send + blk * (size_t)a->world_of[b * L + j],
+                       blk);
+        }
+        rb_tree_scatter(node, jr, tmp, blk * (size_t)G, work);
+        for (int k = 0; k < G; k++) /* virtual order along the rail, rooted here */
+            memcpy(work + blk * (size_t)k, tmp + blk * (size_t)((br + k) % G), blk);
+    }
+    return rb_tree_scatter(rail, br, a->recv, blk, work);
+}
+
 const struct rb_coll_test rb_coll_scatter = {
     .kind = RB_COLL_SCATTER,
     .name = "scatter",
     .counts = counts,
     .init = init,
-    .run = {[RB_COLL_ALGO_MPI] = run_mpi},
+    .run = {[RB_COLL_ALGO_MPI] = run_mpi, [RB_COLL_ALGO_TREE] = run_tree, [RB_COLL_ALGO_HIER] = run_hier},
     .not_applicable =
         {
             [RB_COLL_ALGO_RING] = "a scatter has one sender, so there is no ring to pass blocks around",
             [RB_COLL_ALGO_RD] = "recursive doubling is for collectives where every rank ends with the data",
             [RB_COLL_ALGO_RHD] = "Rabenseifner's algorithm is a reduction",
-            [RB_COLL_ALGO_TREE] = "not implemented here: the MPI library's scatter is the only one timed",
-            [RB_COLL_ALGO_HIER] = "every block starts on one root, so there is no per-rail traffic to keep apart",
         },
     .check = check,
 };

@@ -18,7 +18,9 @@ done
 
 cl() { "$CL" --name "$NAME" "$@"; }
 cluster_cleanup() {
+    local rc=$? # the test's status: cleanup exits with the $? it finds, which `down || true` would reset to 0
     "$CL" --name "$NAME" down >/dev/null 2>&1 || true
+    (exit "$rc")
     cleanup
 }
 trap cluster_cleanup EXIT

@@ -1,46 +1,23 @@
 /* railbench load checkpoint: MLPerf Storage's checkpoint benchmark (N writes, cache flush, N reads with ranks shifted). */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "../cmd/cleanup_int.h"
-#include "../cmd/loader_int.h"
 #include "../engine/multipart_int.h"
-#include "../engine/phase_int.h"
-#include "../file/file_int.h"
 #include "ckpt_int.h"
 #include "railbench/ckpt.h"
 #include "railbench/clock.h"
-#include "railbench/file.h"
 #include "railbench/log.h"
 #include "railbench/units.h"
 
 #define DEFAULT_CHECKPOINTS 10 /* MLPerf Storage: 10 writes, then 10 reads */
 #define MAX_CHECKPOINTS 1000
 #define MAX_SCALE (UINT64_C(1) << 40)
-
-enum ckpt_mode { MODE_BOTH, MODE_WRITE, MODE_READ };
-
-struct ckpt_args {
-    struct rb_target_cfg tgt;  /* the target options: --endpoint, --timeout, each protocol's own */
-    struct rb_file_opts file;  /* a file:// target's options (the file protocol's group); --fsync default close */
-    const char *model_s, *scale_s, *name, *after, *delay_s;
-    uint64_t params, tp, pp, dp, zero; /* 0 (zero: UINT64_MAX): the preset's */
-    uint64_t writes, reads, threads, inflight, seed, part_size, mp_threshold, read_part_size;
-    int mode;
-    bool subset, shift, verify, drop_caches, keep;
-    /* resolved */
-    struct rb_ckpt_model model;
-    uint64_t scale_den, delay_rank, delay_ns;
-    bool delay, s3, files;
-};
 
 /* "1/N" or "1": the fraction of every file's size written. */
 static int parse_scale(const char *s, uint64_t *den)
@@ -55,7 +32,7 @@ static int parse_scale(const char *s, uint64_t *den)
 }
 
 /* Resolves the model (preset, then --params and the parallelism options) and checks the options. */
-static int resolve(struct ckpt_args *a)
+static int resolve(struct rb_ckpt_args *a)
 {
     const struct rb_ckpt_preset *p = NULL;
     if (a->model_s && !(p = rb_ckpt_preset_find(a->model_s)))
@@ -88,13 +65,13 @@ static int resolve(struct ckpt_args *a)
                                   a->scale_s);
     if (a->writes > MAX_CHECKPOINTS || a->reads > MAX_CHECKPOINTS)
         return rb_cli_usage_error("--writes/--reads: at most %d checkpoints", MAX_CHECKPOINTS);
-    if (a->mode == MODE_READ && !a->name)
+    if (a->mode == RB_CKPT_MODE_READ && !a->name)
         return rb_cli_usage_error("--mode read: give --name NAME, the checkpoints a --mode write run left");
-    if (a->mode == MODE_READ && !a->reads)
+    if (a->mode == RB_CKPT_MODE_READ && !a->reads)
         return rb_cli_usage_error("--mode read --reads 0: nothing to do");
-    if (a->mode == MODE_WRITE && !a->writes)
+    if (a->mode == RB_CKPT_MODE_WRITE && !a->writes)
         return rb_cli_usage_error("--mode write --writes 0: nothing to do");
-    if (a->mode != MODE_READ && a->after)
+    if (a->mode != RB_CKPT_MODE_READ && a->after)
         return rb_cli_usage_error("--after DIR is for --mode read (the write run's result directory)");
     if (a->reads && !a->writes)
         return rb_cli_usage_error("--writes 0: the reads read checkpoints 1..--writes; say how many were written");
@@ -119,7 +96,7 @@ static int resolve(struct ckpt_args *a)
 /* The checks that need the number of processes: the model's ranks divide over them (or --subset fits). */
 static int precheck(void *ctx, int rank, int size)
 {
-    struct ckpt_args *a = ctx;
+    struct rb_ckpt_args *a = ctx;
     (void)rank;
     if (!a->model.dp)
         a->model.dp = (unsigned)size; /* --params without --dp: one data-parallel rank per process */
@@ -149,523 +126,12 @@ static int precheck(void *ctx, int rank, int size)
     return 0;
 }
 
-/* What one process plays: model ranks [first, first + count). */
-struct plan {
-    uint64_t first, count;
-    char base[1400];     /* "<target prefix><name>/" */
-};
-
-static void plan_of(const struct ckpt_args *a, const struct rb_harness *h, int proc, struct plan *p)
-{
-    p->count = a->subset ? 1 : rb_ckpt_world(&a->model) / (uint64_t)h->size;
-    p->first = (uint64_t)proc * p->count;
-}
-
-/* Appends process proc's files of checkpoint step to set (sizes from the model); *bytes gets their sum. */
-static int add_step(const struct ckpt_args *a, const struct plan *pl, unsigned step, struct rb_objset *set,
-                    uint64_t *bytes)
-{
-    struct rb_ckpt_shard *s = malloc(RB_CKPT_MAX_SHARDS_PER_RANK * sizeof *s);
-    if (!s)
-        return -ENOMEM;
-    int rc = 0;
-    for (uint64_t r = pl->first; r < pl->first + pl->count && !rc; r++) {
-        int n = rb_ckpt_rank_shards(&a->model, r, a->scale_den, s, RB_CKPT_MAX_SHARDS_PER_RANK);
-        for (int i = 0; i < n && !rc; i++) {
-            char name[RB_OBJSET_NAME_BYTES];
-            if ((size_t)snprintf(name, sizeof name, "%sglobal_step%u/%s", pl->base, step, s[i].name) >= sizeof name)
-                rc = -ENAMETOOLONG;
-            else if ((rc = rb_objset_add(set, name, s[i].bytes)) == 0)
-                *bytes += s[i].bytes;
-        }
-        if (n < 0)
-            rc = n;
-    }
-    free(s);
-    return rc;
-}
-
-/* The run: one harness, its target, and everything measured (rank 0 keeps the figures). */
-struct run {
-    struct ckpt_args *a;
-    struct rb_harness h;
-    struct rb_target *t;
-    struct plan mine, shifted;
-    int shift_by;
-    struct rb_load_opts o;
-    char **hosts;           /* rank 0: host name per host index */
-    int nhosts;
-    cJSON *writes, *reads;  /* rank 0: one record per checkpoint */
-    struct rb_ckpt_figures wsum, rsum; /* rank 0: sums of the figures (for the means) */
-    unsigned nw, nr;
-    struct rb_objset written;          /* every rank: what its writes left (what cleanup deletes) */
-    double write_end_unix_s, read_start_unix_s;
-    uint64_t total_bytes;              /* one checkpoint, every process */
-    struct rb_objset step_set;
-    char where[1500];                  /* the checkpoint folder as the user would write it: URL/NAME/ */
-};
-
-static double unix_now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Every rank's busy time and bytes of the phase to rank 0 (collective); r (rank 0) gets h->size entries. */
-static void gather_ranks(struct run *x, double busy_s, uint64_t bytes, struct rb_ckpt_rank *r)
-{
-    double mine[3] = {busy_s, (double)bytes, (double)x->h.host_index}, *all = NULL;
-    if (x->h.rank == 0 && !(all = malloc(sizeof mine * (size_t)x->h.size)))
-        rb_harness_fatal(&x->h, RB_EXIT_RUNTIME, "out of memory");
-    if (x->h.mpi && x->h.size > 1)
-        RB_MPI_CHECK(MPI_Gather(mine, 3, MPI_DOUBLE, all, 3, MPI_DOUBLE, 0, x->h.comm));
-    else if (all)
-        memcpy(all, mine, sizeof mine);
-    if (x->h.rank != 0)
-        return;
-    for (int i = 0; i < x->h.size; i++)
-        r[i] = (struct rb_ckpt_rank){.busy_s = all[3 * i], .bytes = (uint64_t)all[3 * i + 1], .host = (int)all[3 * i + 2]};
-    free(all);
-}
-
-/* Rank 0: the record of one checkpoint (figures, ranks, hosts, stragglers), logged and added to the list. */
-static void record_point(struct run *x, bool write, unsigned step, const struct rb_ckpt_rank *r,
-                         const struct rb_load_result *res)
-{
-    struct rb_ckpt_figures f;
-    rb_ckpt_figures(r, (size_t)x->h.size, &f);
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "op", write ? "write" : "read");
-    cJSON_AddNumberToObject(o, "checkpoint", step);
-    cJSON_AddItemToObject(o, "bytes", rb_json_u64(f.bytes));
-    cJSON_AddNumberToObject(o, "duration_s", f.duration_s);
-    cJSON_AddNumberToObject(o, "throughput_bytes_per_s", f.throughput_bytes_per_s);
-    cJSON_AddNumberToObject(o, "min_rank_throughput_bytes_per_s", f.min_rank_bytes_per_s);
-    cJSON_AddNumberToObject(o, "mean_rank_s", f.mean_rank_s);
-    cJSON_AddNumberToObject(o, "slowest_rank", f.slowest_rank);
-    cJSON_AddNumberToObject(o, "phase_s", res->duration_s);
-    cJSON_AddItemToObject(o, "errors", rb_json_u64(res->total ? res->total->errors : 0));
-    cJSON *ranks = cJSON_AddArrayToObject(o, "ranks");
-    for (int i = 0; i < x->h.size; i++) {
-        cJSON *k = cJSON_CreateObject();
-        cJSON_AddNumberToObject(k, "rank", i);
-        cJSON_AddStringToObject(k, "host", x->hosts[r[i].host]);
-        cJSON_AddItemToObject(k, "bytes", rb_json_u64(r[i].bytes));
-        cJSON_AddNumberToObject(k, "time_s", r[i].busy_s);
-        cJSON_AddNumberToObject(k, "throughput_bytes_per_s", r[i].busy_s > 0 ? r[i].bytes / r[i].busy_s : 0);
-        cJSON_AddItemToArray(ranks, k);
-    }
-    cJSON *hosts = cJSON_AddArrayToObject(o, "hosts");
-    for (int hi = 0; hi < x->nhosts; hi++) {
-        uint64_t b = 0;
-        double t = 0;
-        int n = 0;
-        for (int i = 0; i < x->h.size; i++)
-            if (r[i].host == hi) {
-                b += r[i].bytes;
-                t = r[i].busy_s > t ? r[i].busy_s : t;
-                n++;
-            }
-        cJSON *k = cJSON_CreateObject();
-        cJSON_AddStringToObject(k, "host", x->hosts[hi]);
-        cJSON_AddNumberToObject(k, "ranks", n);
-        cJSON_AddItemToObject(k, "bytes", rb_json_u64(b));
-        cJSON_AddNumberToObject(k, "time_s", t);
-        cJSON_AddNumberToObject(k, "throughput_bytes_per_s", t > 0 ? b / t : 0);
-        cJSON_AddItemToArray(hosts, k);
-    }
-    cJSON *st = rb_ckpt_stragglers(r, (size_t)x->h.size, (const char *const *)x->hosts, x->nhosts, false);
-    cJSON_AddItemToObject(o, "stragglers", st);
-    cJSON_AddItemToObject(o, "straggler_hosts",
-                          rb_ckpt_stragglers(r, (size_t)x->h.size, (const char *const *)x->hosts, x->nhosts, true));
-    const cJSON *s;
-    cJSON_ArrayForEach(s, st)
-    {
-        rb_warn("straggler: %s %u: rank %d on %s at %.3g MB/s, %.2fx the ranks' median (%.3g MB/s)",
-                write ? "write" : "read", step, (int)cJSON_GetNumberValue(cJSON_GetObjectItem(s, "rank")),
-                cJSON_GetStringValue(cJSON_GetObjectItem(s, "host")),
-                cJSON_GetNumberValue(cJSON_GetObjectItem(s, "throughput_bytes_per_s")) / 1e6,
-                cJSON_GetNumberValue(cJSON_GetObjectItem(s, "ratio")),
-                cJSON_GetNumberValue(cJSON_GetObjectItem(s, "median_bytes_per_s")) / 1e6);
-    }
-    rb_info("checkpoint %s %u: %.3f GB in %.3f s (slowest rank %d), %.3f GB/s; slowest rank's own %.3f GB/s",
-            write ? "write" : "read", step, f.bytes / 1e9, f.duration_s, f.slowest_rank, f.throughput_bytes_per_s / 1e9,
-            f.min_rank_bytes_per_s / 1e9);
-    cJSON_AddItemToArray(write ? x->writes : x->reads, o);
-    struct rb_ckpt_figures *sum = write ? &x->wsum : &x->rsum;
-    sum->bytes += f.bytes;
-    sum->duration_s += f.duration_s;
-    sum->throughput_bytes_per_s += f.throughput_bytes_per_s;
-    sum->min_rank_bytes_per_s += isnan(f.min_rank_bytes_per_s) ? 0 : f.min_rank_bytes_per_s;
-    sum->mean_rank_s += f.mean_rank_s;
-    *(write ? &x->nw : &x->nr) += 1;
-    char labels[64];
-    snprintf(labels, sizeof labels, "op=\"%s\"", write ? "write" : "read");
-    rb_harness_metric(&x->h, "railbench_checkpoint_duration_seconds", "gauge",
-                      "The last checkpoint's duration: its slowest rank's time.", labels, f.duration_s);
-    rb_harness_metric(&x->h, "railbench_checkpoint_throughput_bytes_per_second", "gauge",
-                      "The last checkpoint's bytes over its duration.", labels, f.throughput_bytes_per_s);
-    rb_harness_metric(&x->h, "railbench_checkpoint_min_rank_throughput_bytes_per_second", "gauge",
-                      "The last checkpoint's slowest rank's own throughput.", labels,
-                      isnan(f.min_rank_bytes_per_s) ? 0 : f.min_rank_bytes_per_s);
-    rb_harness_metric(&x->h, "railbench_checkpoint_stragglers", "gauge",
-                      "Ranks of the last checkpoint below half the ranks' median throughput.", labels,
-                      cJSON_GetArraySize(st));
-}
-
-/*
- * A write that failed part-way (a full file system: ENOSPC) leaves files it did not finish: every file of the step
- * that exists joins what cleanup deletes (the folder was empty before the run, so whatever is in it the run made).
- * Only targets that answer existence locally (file) can leave such files; an S3 upload that fails is aborted.
- */
-static void note_partial(struct run *x, const struct rb_objset *done, unsigned step)
-{
-    if (!x->t->ops->exists)
-        return;
-    char nb[RB_OBJSET_NAME_BYTES], db[RB_OBJSET_NAME_BYTES], err[512];
-    uint64_t found = 0;
-    for (uint64_t i = 0; i < x->step_set.n; i++) {
-        const char *n = rb_objset_name(&x->step_set, i, nb);
-        bool listed = false;
-        for (uint64_t j = 0; j < done->n && !listed; j++)
-            listed = strcmp(rb_objset_name(done, j, db), n) == 0;
-        bool yes = false;
-        if (!listed && x->t->ops->exists(x->t, n, &yes, err, sizeof err) == 0 && yes) {
-            if (rb_objset_add(&x->written, n, 0))
-                rb_harness_fatal(&x->h, RB_EXIT_RUNTIME, "out of memory");
-            found++;
-        }
-    }
-    unsigned long long all = found;
-    if (x->h.mpi)
-        RB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, x->h.comm));
-    if (x->h.rank == 0 && all)
-        rb_error("checkpoint %u under %s was not written whole: %llu partial file(s) %s", step, x->where, all,
-                 x->a->keep ? "stay (--keep)" : "are removed with the rest of what this run wrote");
-}
-
-/* One checkpoint write or read as a load phase; returns 0 or an exit status. */
-static int one_checkpoint(struct run *x, bool write, unsigned step)
-{
-    struct ckpt_args *a = x->a;
-    rb_objset_free(&x->step_set);
-    uint64_t bytes = 0;
-    /* A read takes the files another process wrote (--recovery-rank-shift): no page cache of its own holds them. */
-    const struct plan *pl = write ? &x->mine : &x->shifted;
-    int rc = add_step(a, pl, step, &x->step_set, &bytes);
-    if (rc)
-        rb_harness_fatal(&x->h, RB_EXIT_RUNTIME, "checkpoint %u: cannot list this rank's files: %s", step,
-                         strerror(-rc));
-    struct rb_load_opts o = x->o;
-    o.objects = &x->step_set;
-    o.op = write ? RB_LOAD_PUT : RB_LOAD_GET;
-    o.verify = !write && a->verify;
-    o.track_written = write;
-    if (!write) {
-        /* Each file once: the epoch pattern of one epoch over this rank's files; off file://, files larger than
-         * --read-part-size come back as parallel Range GETs of that size (ranged.c). */
-        o.part_size = o.multipart_threshold = a->files ? 0 : a->read_part_size;
-        o.pattern = RB_PATTERN_EPOCH;
-        o.epochs = 1;
-    }
-    o.start_delay_ns = a->delay && (uint64_t)x->h.rank == a->delay_rank ? a->delay_ns : 0;
-    char phase[32];
-    snprintf(phase, sizeof phase, "%s-%u", write ? "write" : "read", step);
-    struct rb_load_result res = {0};
-    if (!write && step == 1)
-        x->read_start_unix_s = unix_now_s();
-    int status = rb_load_run_phase(&x->h, phase, 0, &o, &res);
-    if (write) {
-        char nb[RB_OBJSET_NAME_BYTES];
-        for (uint64_t i = 0; i < res.leftover.n && !rc; i++)
-            rc = rb_objset_add(&x->written, rb_objset_name(&res.leftover, i, nb), 0);
-        if (rc)
-            rb_harness_fatal(&x->h, RB_EXIT_RUNTIME, "out of memory");
-        x->write_end_unix_s = unix_now_s();
-        if (status || (res.total && res.total->errors) || res.leftover.n < x->step_set.n)
-            note_partial(x, &res.leftover, step);
-    }
-    struct rb_ckpt_rank *r = x->h.rank == 0 ? calloc((size_t)x->h.size, sizeof *r) : NULL;
-    if (x->h.rank == 0 && !r)
-        rb_harness_fatal(&x->h, RB_EXIT_RUNTIME, "out of memory");
-    gather_ranks(x, res.rank_busy_s, bytes, r);
-    if (x->h.rank == 0 && res.total) {
-        record_point(x, write, step, r, &res);
-        char what[64];
-        snprintf(what, sizeof what, "%s %u", write ? "write" : "read", step);
-        if (!rb_load_check_errors(&x->h.result, what, write ? "writes" : "reads", res.total->err, res.total->errors,
-                                  res.total->ops, 0) && !write && res.total->err[RB_LERR_HTTP_4XX] == res.total->errors)
-            rb_error("checkpoint %u under %s%s: %" PRIu64 " of %" PRIu64 " files not found: was it written (--writes, "
-                     "--name)?", step, x->where, "", res.total->errors, res.total->ops);
-    }
-    free(r);
-    int failed = x->h.rank == 0 && res.total && res.total->errors > 0;
-    if (x->h.mpi)
-        RB_MPI_CHECK(MPI_Bcast(&failed, 1, MPI_INT, 0, x->h.comm));
-    rb_load_result_free(&res);
-    return status ? status : failed ? RB_EXIT_CHECK : 0;
-}
-
-/* --drop-caches: every host's first rank writes back and drops the page cache (root), between writes and reads. */
-static int drop_caches(struct run *x)
-{
-    int bad = 0;
-    rb_harness_barrier(&x->h);
-    if (x->h.local_rank == 0) {
-        sync();
-        int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
-        if (fd < 0 || write(fd, "3\n", 2) != 2) {
-            rb_error("--drop-caches: cannot write /proc/sys/vm/drop_caches on %s: %s (run as root, or use the "
-                     "two-invocation form: --mode write, then --mode read --after DIR)", x->h.host, strerror(errno));
-            bad = 1;
-        }
-        if (fd >= 0)
-            close(fd);
-    }
-    int any = bad;
-    if (x->h.mpi)
-        RB_MPI_CHECK(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, x->h.comm));
-    return any ? RB_EXIT_RUNTIME : 0;
-}
-
-static int cmp_name(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* Rank 0: names listed under base on the target (count, and whether all of set are among them). */
-static int list_under(struct run *x, const char *base, struct rb_objset *out, char *err, size_t errlen)
-{
-    return rb_target_list(x->t, base, x->a->tgt.timeout_ns, out, err, errlen);
-}
-
-/*
- * Before writing: nothing may exist under the checkpoint folder (a run never overwrites data it did not create).
- * Before a --mode read: every file of the checkpoints to read must be there. Rank 0 lists once; exit status to all.
- */
-static int check_folder(struct run *x)
-{
-    int status = 0;
-    if (x->h.rank == 0) {
-        struct rb_objset listed = {0};
-        char err[1024] = "";
-        int rc = list_under(x, x->mine.base, &listed, err, sizeof err);
-        if (rc) {
-            if (x->a->mode == MODE_READ) {
-                rb_error("load checkpoint: cannot list %s%s: %s", x->where, "", err);
-                status = RB_EXIT_RUNTIME;
-            } else {
-                rb_warn("load checkpoint: cannot list %s%s (%s): not checked that it is empty", x->where, "", err);
-            }
-        } else if (x->a->mode != MODE_READ && listed.n) {
-            char nb[RB_OBJSET_NAME_BYTES];
-            rb_error("--name %s: %" PRIu64 " object(s) exist under %s%s already (first: %s); a run never overwrites "
-                     "data it did not create: choose another --name", x->a->name, listed.n, x->where, "", rb_objset_name(&listed, 0, nb));
-            status = RB_EXIT_USAGE;
-        } else if (x->a->mode == MODE_READ) {
-            /* Every process's files of every checkpoint read. */
-            uint64_t want = 0, missing = 0;
-            char first[RB_OBJSET_NAME_BYTES] = "";
-            struct rb_objset need = {0};
-            for (int p = 0; p < x->h.size; p++) {
-                struct plan pl;
-                plan_of(x->a, &x->h, p, &pl);
-                memcpy(pl.base, x->mine.base, sizeof pl.base);
-                unsigned steps = x->a->reads < x->a->writes ? (unsigned)x->a->reads : (unsigned)x->a->writes;
-                for (unsigned s = 1; s <= steps; s++) {
-                    uint64_t b = 0;
-                    if (add_step(x->a, &pl, s, &need, &b))
-                        rb_harness_fatal(&x->h, RB_EXIT_RUNTIME, "out of memory");
-                }
-            }
-            const char **have = malloc((listed.n ? listed.n : 1) * sizeof *have);
-            if (!have)
-                rb_harness_fatal(&x->h, RB_EXIT_RUNTIME, "out of memory");
-            for (uint64_t j = 0; j < listed.n; j++)
-                have[j] = rb_objset_name(&listed, j, NULL); /* a listing is a listed set: names in its arena */
-            qsort(have, listed.n, sizeof *have, cmp_name);
-            char nb[RB_OBJSET_NAME_BYTES];
-            for (uint64_t i = 0; i < need.n; i++) {
-                const char *n = rb_objset_name(&need, i, nb);
-                want++;
-                if (!bsearch(&n, have, listed.n, sizeof *have, cmp_name) && !missing++)
-                    snprintf(first, sizeof first, "%s", n);
-            }
-            free(have);
-            if (missing) {
-                rb_error("load checkpoint --mode read: %" PRIu64 " of %" PRIu64 " checkpoint files missing under %s%s (first: %s): those checkpoints were never written with this model, "
-                         "--scale and process count", missing, want, x->where, "", first);
-                status = RB_EXIT_RUNTIME;
-            }
-            rb_objset_free(&need);
-        }
-        rb_objset_free(&listed);
-    }
-    if (x->h.mpi)
-        RB_MPI_CHECK(MPI_Bcast(&status, 1, MPI_INT, 0, x->h.comm));
-    return status;
-}
-
-/* --after DIR: the write run's end time from its result.json, for the gap MLPerf bounds at 30 s. */
-static int read_write_end(const char *dir, double *end_s)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/result.json", dir);
-    char *text = NULL;
-    size_t len = 0;
-    if (rb_file_read(path, 64u << 20, &text, &len) != 0)
-        return -ENOENT;
-    cJSON *j = cJSON_ParseWithLength(text, len);
-    free(text);
-    const cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "summary"), "write_end_unix_s");
-    int rc = cJSON_IsNumber(v) ? 0 : -EINVAL;
-    if (!rc)
-        *end_s = v->valuedouble;
-    cJSON_Delete(j);
-    return rc;
-}
-
-/* One mean row of the table and its JSON. */
-static cJSON *mean_json(const struct rb_ckpt_figures *s, unsigned n)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "checkpoints", n);
-    cJSON_AddNumberToObject(o, "duration_s", n ? s->duration_s / n : 0);
-    cJSON_AddNumberToObject(o, "throughput_bytes_per_s", n ? s->throughput_bytes_per_s / n : 0);
-    cJSON_AddNumberToObject(o, "min_rank_throughput_bytes_per_s", n ? s->min_rank_bytes_per_s / n : 0);
-    cJSON_AddItemToObject(o, "bytes", rb_json_u64(n ? s->bytes / n : 0));
-    return o;
-}
-
-static void table_row(char **t, size_t *len, const cJSON *p)
-{
-    const char *st = "";
-    char names[200] = "";
-    size_t k = 0;
-    const cJSON *s;
-    cJSON_ArrayForEach(s, cJSON_GetObjectItem(p, "stragglers"))
-        k += (size_t)snprintf(names + k, k < sizeof names ? sizeof names - k : 0, "%srank %d", k ? ", " : "",
-                              (int)cJSON_GetNumberValue(cJSON_GetObjectItem(s, "rank")));
-    st = names;
-    char row[512];
-    int n = snprintf(row, sizeof row, "| %-5s | %4d | %10.3f | %10.3f | %8.3f | %14.3f | %s |\n",
-                     cJSON_GetStringValue(cJSON_GetObjectItem(p, "op")),
-                     (int)cJSON_GetNumberValue(cJSON_GetObjectItem(p, "checkpoint")),
-                     cJSON_GetNumberValue(cJSON_GetObjectItem(p, "bytes")) / 1e9,
-                     cJSON_GetNumberValue(cJSON_GetObjectItem(p, "duration_s")),
-                     cJSON_GetNumberValue(cJSON_GetObjectItem(p, "throughput_bytes_per_s")) / 1e9,
-                     cJSON_GetNumberValue(cJSON_GetObjectItem(p, "min_rank_throughput_bytes_per_s")) / 1e9, st);
-    char *nt = realloc(*t, *len + (size_t)n + 1);
-    if (!nt)
-        return;
-    memcpy(nt + *len, row, (size_t)n + 1);
-    *t = nt;
-    *len += (size_t)n;
-}
-
-/* Rank 0: summary (model, per-checkpoint records, means, the cache flush) and the MLPerf-style table. */
-static char *report(struct run *x, const struct rb_cleanup *cl)
-{
-    struct ckpt_args *a = x->a;
-    const struct rb_ckpt_model *m = &a->model;
-    uint64_t model_b, optim_b, full = rb_ckpt_total_bytes(m, 1, &model_b, &optim_b);
-    cJSON *s = cJSON_CreateObject();
-    cJSON *mj = cJSON_AddObjectToObject(s, "model");
-    cJSON_AddStringToObject(mj, "name", m->name);
-    cJSON_AddItemToObject(mj, "params", rb_json_u64(rb_ckpt_params(m)));
-    cJSON_AddNumberToObject(mj, "tp", m->tp);
-    cJSON_AddNumberToObject(mj, "pp", m->pp);
-    cJSON_AddNumberToObject(mj, "dp", m->dp);
-    cJSON_AddNumberToObject(mj, "zero", m->zero);
-    cJSON_AddNumberToObject(mj, "ranks", (double)rb_ckpt_world(m));
-    cJSON_AddItemToObject(mj, "checkpoint_bytes", rb_json_u64(full));
-    cJSON_AddItemToObject(mj, "model_bytes", rb_json_u64(model_b));
-    cJSON_AddItemToObject(mj, "optimizer_bytes", rb_json_u64(optim_b));
-    cJSON_AddStringToObject(s, "target", rb_target_name(x->t));
-    cJSON_AddStringToObject(s, "name", a->name);
-    cJSON_AddStringToObject(s, "scale", a->scale_s ? a->scale_s : "1");
-    cJSON_AddItemToObject(s, "scale_denominator", rb_json_u64(a->scale_den));
-    cJSON_AddItemToObject(s, "checkpoint_bytes", rb_json_u64(x->total_bytes));
-    cJSON_AddNumberToObject(s, "processes", x->h.size);
-    cJSON_AddNumberToObject(s, "model_ranks_per_process", (double)x->mine.count);
-    cJSON_AddBoolToObject(s, "subset", a->subset);
-    cJSON_AddNumberToObject(s, "recovery_rank_shift", x->shift_by);
-    cJSON_AddStringToObject(s, "mode", a->mode == MODE_WRITE ? "write" : a->mode == MODE_READ ? "read" : "both");
-    cJSON_AddStringToObject(s, "cache_flush", a->drop_caches ? "drop_caches" : a->after ? "two_invocations" : "none");
-    if (x->nw)
-        cJSON_AddNumberToObject(s, "write_end_unix_s", x->write_end_unix_s);
-    cJSON_AddItemToObject(s, "writes", x->writes);
-    cJSON_AddItemToObject(s, "reads", x->reads);
-    x->writes = x->reads = NULL;
-    cJSON_AddItemToObject(s, "write_mean", mean_json(&x->wsum, x->nw));
-    cJSON_AddItemToObject(s, "read_mean", mean_json(&x->rsum, x->nr));
-    cJSON_AddItemToObject(s, "cleanup", rb_cleanup_json(cl));
-    if (a->files)
-        rb_file_summary_json(s, &a->file);
-    char head[4096];
-    snprintf(head, sizeof head,
-             "\n# railbench load checkpoint %s %s (%s)\n\n"
-             "%s: %.3f B parameters, TP %u x PP %u x DP %u, ZeRO %u: %.1f GiB (model %.1f, optimizer %.1f) in %" PRIu64
-             " ranks; scale %s: %.3f GB per checkpoint from %d process(es) x %" PRIu64 " model rank(s)%s\n\n"
-             "| op    | ckpt |         GB | duration s |     GB/s | min rank GB/s | stragglers |\n"
-             "|-------|-----:|-----------:|-----------:|---------:|--------------:|------------|\n",
-             m->name, rb_target_name(x->t), x->a->name, m->name, rb_ckpt_params(m) / 1e9, m->tp, m->pp, m->dp, m->zero,
-             full / 1073741824.0, model_b / 1073741824.0, optim_b / 1073741824.0, rb_ckpt_world(m),
-             a->scale_s ? a->scale_s : "1", x->total_bytes / 1e9, x->h.size, x->mine.count, a->subset ? " (subset)" : "");
-    char *t = strdup(head);
-    size_t len = t ? strlen(t) : 0;
-    const cJSON *p;
-    cJSON_ArrayForEach(p, cJSON_GetObjectItem(s, "writes")) table_row(&t, &len, p);
-    cJSON_ArrayForEach(p, cJSON_GetObjectItem(s, "reads")) table_row(&t, &len, p);
-    char tail[600];
-    int n = snprintf(tail, sizeof tail,
-                     "\nmean of %u write(s): %.3f s, %.3f GB/s; of %u read(s): %.3f s, %.3f GB/s (duration: the "
-                     "slowest rank's time; throughput: checkpoint bytes over it)\n",
-                     x->nw, x->nw ? x->wsum.duration_s / x->nw : 0, x->nw ? x->wsum.throughput_bytes_per_s / x->nw / 1e9 : 0,
-                     x->nr, x->nr ? x->rsum.duration_s / x->nr : 0, x->nr ? x->rsum.throughput_bytes_per_s / x->nr / 1e9 : 0);
-    char *nt = t ? realloc(t, len + (size_t)n + 1) : NULL;
-    if (nt) {
-        memcpy(nt + len, tail, (size_t)n + 1);
-        t = nt;
-    }
-    rb_result_set(&x->h.result, "summary", s);
-    return t;
-}
-
-/* Rank 0: the host names by host index (gathered once). */
-static void gather_hosts(struct run *x)
-{
-    cJSON *mine = cJSON_CreateArray();
-    cJSON_AddItemToArray(mine, cJSON_CreateNumber(x->h.host_index));
-    cJSON_AddItemToArray(mine, cJSON_CreateString(x->h.host));
-    cJSON *all = rb_harness_gather_json(&x->h, mine);
-    cJSON_Delete(mine);
-    if (x->h.rank != 0)
-        return;
-    x->nhosts = x->h.host_count > 0 ? x->h.host_count : 1;
-    x->hosts = calloc((size_t)x->nhosts, sizeof *x->hosts);
-    if (!x->hosts)
-        rb_harness_fatal(&x->h, RB_EXIT_RUNTIME, "out of memory");
-    const cJSON *e;
-    cJSON_ArrayForEach(e, all)
-    {
-        int hi = (int)cJSON_GetNumberValue(cJSON_GetArrayItem(e, 0));
-        if (hi >= 0 && hi < x->nhosts && !x->hosts[hi])
-            x->hosts[hi] = strdup(cJSON_GetStringValue(cJSON_GetArrayItem(e, 1)));
-    }
-    for (int i = 0; i < x->nhosts; i++)
-        if (!x->hosts[i])
-            x->hosts[i] = strdup("?");
-    cJSON_Delete(all);
-}
-
-static int run(struct ckpt_args *a, struct rb_cli *cli)
+static int run(struct rb_ckpt_args *a, struct rb_cli *cli)
 {
     int status = resolve(a);
     if (status)
         return status;
-    struct run x = {.a = a};
+    struct rb_ckpt_run x = {.a = a};
     if ((status = rb_load_target_open(&a->tgt, cli->args[0], NULL, &x.t)))
         return status;
     const bool s3 = a->s3 = strcmp(rb_target_scheme(x.t), "s3") == 0;
@@ -702,17 +168,17 @@ static int run(struct ckpt_args *a, struct rb_cli *cli)
                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, stamp[1]);
         a->name = name;
     }
-    plan_of(a, &x.h, x.h.rank, &x.mine);
+    rb_ckpt_plan_of(a, &x.h, x.h.rank, &x.mine);
     x.shift_by = a->shift && x.h.size > 1 ? (x.h.host_count > 1 ? x.h.local_size : 1) : 0;
-    plan_of(a, &x.h, (x.h.rank + x.shift_by) % x.h.size, &x.shifted);
+    rb_ckpt_plan_of(a, &x.h, (x.h.rank + x.shift_by) % x.h.size, &x.shifted);
     snprintf(x.mine.base, sizeof x.mine.base, "%s%s/", rb_target_prefix(x.t), a->name);
     memcpy(x.shifted.base, x.mine.base, sizeof x.shifted.base);
     const char *url = rb_target_name(x.t);
     size_t ul = strlen(url);
     snprintf(x.where, sizeof x.where, "%s%s%s/", url, ul && url[ul - 1] == '/' ? "" : "/", a->name);
     for (int p = 0; p < x.h.size; p++) {
-        struct plan pl;
-        plan_of(a, &x.h, p, &pl);
+        struct rb_ckpt_plan pl;
+        rb_ckpt_plan_of(a, &x.h, p, &pl);
         for (uint64_t r = pl.first; r < pl.first + pl.count; r++)
             x.total_bytes += rb_ckpt_rank_bytes(&a->model, r, a->scale_den, NULL, NULL);
     }
@@ -725,32 +191,32 @@ static int run(struct ckpt_args *a, struct rb_cli *cli)
     x.o.part_size = s3 ? a->part_size : 0;
     x.o.multipart_threshold = s3 ? a->mp_threshold : 0;
     x.o.file = a->files ? &a->file : NULL;
-    gather_hosts(&x);
+    rb_ckpt_gather_hosts(&x);
     if (x.h.rank == 0) {
         x.writes = cJSON_CreateArray();
         x.reads = cJSON_CreateArray();
         rb_info("load checkpoint %s: %.3f GB per checkpoint under %s%s, %" PRIu64 " write(s) then %" PRIu64
                 " read(s)%s", a->model.name, x.total_bytes / 1e9, x.where, "",
-                a->mode == MODE_READ ? 0 : a->writes, a->mode == MODE_WRITE ? 0 : a->reads,
+                a->mode == RB_CKPT_MODE_READ ? 0 : a->writes, a->mode == RB_CKPT_MODE_WRITE ? 0 : a->reads,
                 x.shift_by ? ", reads shifted to another rank's files" : "");
     }
     char *table = NULL;
     struct rb_cleanup cl = {0};
-    if ((status = check_folder(&x)))
+    if ((status = rb_ckpt_check_folder(&x)) || (status = rb_ckpt_dirs_note(&x)))
         goto finish;
-    if (a->mode != MODE_READ)
+    if (a->mode != RB_CKPT_MODE_READ)
         for (unsigned k = 1; k <= a->writes && !status && !rb_harness_any_signalled(&x.h); k++)
-            status = one_checkpoint(&x, true, k);
-    if (!status && a->mode != MODE_WRITE && a->reads) {
-        if (a->drop_caches && a->mode == MODE_BOTH)
-            status = drop_caches(&x);
+            status = rb_ckpt_one(&x, true, k);
+    if (!status && a->mode != RB_CKPT_MODE_WRITE && a->reads) {
+        if (a->drop_caches && a->mode == RB_CKPT_MODE_BOTH)
+            status = rb_ckpt_drop_caches(&x);
         if (!status && a->after && x.h.rank == 0) {
             double end_s;
-            if (read_write_end(a->after, &end_s)) {
+            if (rb_ckpt_read_write_end(a->after, &end_s)) {
                 rb_error("--after %s: no write run's result.json with summary.write_end_unix_s there", a->after);
                 status = RB_EXIT_USAGE;
             } else {
-                double gap = unix_now_s() - end_s;
+                double gap = rb_ckpt_unix_now_s() - end_s;
                 rb_result_check(&x.h.result, "read_gap", gap <= RB_CKPT_MAX_READ_GAP_S,
                                 "the reads started %.1f s after the writes ended (MLPerf Storage: at most %.0f s)", gap,
                                 RB_CKPT_MAX_READ_GAP_S);
@@ -760,24 +226,26 @@ static int run(struct ckpt_args *a, struct rb_cli *cli)
         if (x.h.mpi)
             RB_MPI_CHECK(MPI_Bcast(&status, 1, MPI_INT, 0, x.h.comm));
         for (unsigned k = 1; k <= a->reads && !status && !rb_harness_any_signalled(&x.h); k++)
-            status = one_checkpoint(&x, false, (unsigned)((k - 1) % a->writes) + 1);
+            status = rb_ckpt_one(&x, false, (unsigned)((k - 1) % a->writes) + 1);
     }
     /* What this run wrote is deleted at the end unless --keep (or --mode write, whose reads come later). */
     {
         struct rb_load_opts d = x.o;
         char where[1600];
         snprintf(where, sizeof where, "%s", x.where);
-        bool keep = a->keep || a->mode == MODE_WRITE;
+        bool keep = a->keep || a->mode == RB_CKPT_MODE_WRITE;
         int cs = rb_cleanup_run(&x.h, &d, &x.written, keep, RB_CLEANUP_COUNTED, where, &cl);
         if (!status)
             status = cs;
+        if (!keep)
+            rb_ckpt_dirs_remove(&x); /* and the directories it made, now empty */
         if (keep && x.h.rank == 0 && x.written.n)
             rb_info("load checkpoint: the checkpoints stay under %s%s (--name %s)", x.where, "",
                     a->name);
     }
 finish:
     if (x.h.rank == 0)
-        table = report(&x, &cl);
+        table = rb_ckpt_report(&x, &cl);
     status = rb_harness_finish(&x.h, table, status);
     free(table);
     for (int i = 0; x.hosts && i < x.nhosts; i++)
@@ -786,6 +254,8 @@ finish:
     cJSON_Delete(x.writes);
     cJSON_Delete(x.reads);
     rb_objset_free(&x.written);
+    rb_ckpt_dirs_free(&x);
+    cJSON_Delete(x.cache_drop);
     rb_objset_free(&x.step_set);
 close:
     rb_target_close(x.t);
@@ -799,7 +269,7 @@ static int run_args(void *a, struct rb_cli *cli)
 
 int rb_ckpt_main(int argc, char **argv)
 {
-    struct ckpt_args a = {
+    struct rb_ckpt_args a = {
         .writes = DEFAULT_CHECKPOINTS,
         .reads = DEFAULT_CHECKPOINTS,
         .threads = 1,

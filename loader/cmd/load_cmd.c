@@ -610,7 +610,10 @@ static int run(struct load_args *a, struct rb_cli *cli)
         status = rb_mixed_run(&h, &o, &m, &table);
         goto out;
     }
-    status = rb_load_run_phase(&h, k->phase, a->duration_ns, &o, &res);
+    if (a->op == RB_LOAD_GET)
+        status = rb_file_drop_host_cache(&h, &a->file, NULL);
+    if (!status)
+        status = rb_load_run_phase(&h, k->phase, a->duration_ns, &o, &res);
     struct rb_cleanup cl = {0};
     if (a->op == RB_LOAD_PUT) {
         const uint64_t ok = h.rank == 0 && res.total ? res.total->ops - res.total->errors : 0;

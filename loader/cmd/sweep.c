@@ -403,6 +403,8 @@ static int run(struct sweep_args *a, struct rb_cli *cli)
         if (a->count && !o.count)
             o.objects = &none;
         struct rb_load_result res = {0};
+        if ((status = rb_file_drop_host_cache(&h, &a->file, name)))
+            break;
         status = rb_load_run_phase(&h, name, a->duration_ns, &o, &res);
         if (h.rank == 0 && res.total) {
             fill_point(&pts[done + cut], &res, inflight, rate);

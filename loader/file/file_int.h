@@ -89,9 +89,23 @@ void rb_file_summary_json(cJSON *summary, const struct rb_file_opts *fo);
  */
 bool rb_file_check_cold(struct rb_result *r, const char *what, const struct rb_file_opts *fo, const struct rb_stats *s);
 
+struct rb_harness;
+
+/*
+ * Before a read phase: with --drop-cache host, one rank on every host
+ * syncs and drops the host's whole page cache (/proc/sys/vm/drop_caches),
+ * reading /proc/meminfo's Cached before and after; rank 0 records them per
+ * host under result.json's "page_cache_drops" and the check
+ * "[phase_]host_cache_dropped". Collective (every rank calls it; a no-op
+ * without --drop-cache host). Returns 0, or RB_EXIT_RUNTIME after one
+ * `error:` line when a host could not drop. Main thread.
+ */
+int rb_file_drop_host_cache(struct rb_harness *h, const struct rb_file_opts *fo, const char *phase);
+
 /*
  * Checks fo for use (main thread, before anything runs): a --direct
- * --block-size must be a multiple of RB_FIO_ALIGN. Returns 0 or
+ * --block-size must be a multiple of RB_FIO_ALIGN; --drop-cache host needs
+ * root. Returns 0 or
  * RB_EXIT_USAGE after the one-line usage error.
  */
 int rb_file_opts_check(const struct rb_file_opts *fo);

@@ -32,6 +32,7 @@ struct fslot {
     struct rb_req r;
     int fd;
     bool busy, syncing, size_known;
+    bool fd_kept;              /* fd is the open-file table's: not closed when the request ends */
     uint64_t idx;              /* the object's index in its set (what a put that cleans up notes as written) */
     uint64_t pos, end;         /* next byte of the transfer and where it ends */
     uint64_t ttfb_ns;          /* first block's completion from the start; 0 none yet */
@@ -40,6 +41,18 @@ struct fslot {
 };
 
 struct rb_file_loop;
+
+/*
+ * Files kept open across ranged reads, as fio keeps its files open: a
+ * worker's table of name -> descriptor, filled as files are first read, up
+ * to OPEN_MAX files (beyond that a request opens and closes its own).
+ */
+#define OPEN_MAX 1024u
+#define OPEN_SLOTS (2 * OPEN_MAX)
+struct open_file {
+    char *name;                /* NULL: an empty entry */
+    int fd;
+};
 
 /*
  * What differs between reading, writing, deleting and stat-ing, as one row
@@ -60,6 +73,9 @@ struct rb_file_loop {
     int fatal;                 /* -errno that ends the run (a full or vanished file system); 0 none */
     char fatal_what[PATH_MAX + 64]; /* the call and path that met it */
     int oflags_read, oflags_write;
+    bool keep_open;            /* ranged reads: files stay open in open[] between requests */
+    struct open_file *open;    /* OPEN_SLOTS entries, open addressing by the name's hash */
+    unsigned nopen;
 };
 
 /* The run's one `error:` line for a file system that stopped working, once per process. */
@@ -75,7 +91,10 @@ static atomic_flag fatal_logged = ATOMIC_FLAG_INIT;
 static void finish(struct rb_worker *w, struct fslot *s, int err, const char *what, bool short_read)
 {
     struct rb_file_loop *L = w->file;
-    if (s->fd >= 0) {
+    if (s->fd_kept) {
+        s->fd = -1; /* the open-file table's, closed when the worker ends */
+        s->fd_kept = false;
+    } else if (s->fd >= 0) {
         if (close(s->fd) != 0 && !err) {
             err = errno;
             what = "close";
@@ -135,6 +154,41 @@ static int open_file(struct rb_worker *w, struct fslot *s, int flags)
 
 /* ---- GET: read [pos, end) block by block ---- */
 
+static uint64_t name_hash(const char *name)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return h;
+}
+
+/*
+ * Opens s's file for reading: from the open-file table when the file is in
+ * it (no system call), else opened and, while the table has room, kept
+ * there. Returns 0 or -errno.
+ */
+static int open_read(struct rb_worker *w, struct fslot *s)
+{
+    struct rb_file_loop *L = w->file;
+    if (!L->keep_open)
+        return open_file(w, s, L->oflags_read);
+    size_t i = (size_t)(name_hash(s->r.name) % OPEN_SLOTS);
+    while (L->open[i].name && strcmp(L->open[i].name, s->r.name) != 0)
+        i = (i + 1) % OPEN_SLOTS;
+    if (L->open[i].name) {
+        s->fd = L->open[i].fd;
+        s->fd_kept = true;
+        return 0;
+    }
+    int rc = open_file(w, s, L->oflags_read);
+    if (rc || L->nopen >= OPEN_MAX || !(L->open[i].name = strdup(s->r.name)))
+        return rc;
+    L->open[i].fd = s->fd;
+    L->nopen++;
+    s->fd_kept = true;
+    return 0;
+}
+
 /* The next read: with O_DIRECT from the aligned offset at or before pos, for a whole number of aligned blocks. */
 static void read_next(struct rb_worker *w, struct fslot *s)
 {
@@ -176,7 +230,7 @@ static void get_start(struct rb_worker *w, struct fslot *s, uint64_t size)
     s->r.start_ns = rb_clock_ns();
     if (s->r.intended_ns == 0)
         s->r.intended_ns = s->r.start_ns;
-    int rc = open_file(w, s, L->oflags_read);
+    int rc = open_read(w, s);
     if (rc) {
         finish(w, s, -rc, "open", false);
         return;
@@ -192,8 +246,10 @@ static void get_start(struct rb_worker *w, struct fslot *s, uint64_t size)
     }
     uint64_t off = 0, len = size;
     if (o->random_range_len) {
+        /* Ranges of a block or more start on a block boundary, as fio's (blockalign = bs; O_DIRECT needs it). */
         len = o->random_range_len < size ? o->random_range_len : size;
-        off = size > len ? rb_picker_rand_below(&w->pick.rng, size - len + 1) : 0;
+        uint64_t step = len >= RB_FIO_ALIGN ? RB_FIO_ALIGN : 1;
+        off = size > len ? rb_picker_rand_below(&w->pick.rng, (size - len) / step + 1) * step : 0;
     } else if (o->range_len) {
         off = o->range_off;
         len = o->range_len;
@@ -405,6 +461,7 @@ static int issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t 
     s->syncing = false;
     s->ttfb_ns = 0;
     s->fd = -1;
+    s->fd_kept = false;
     r->body = r->off = 0;
     r->mismatch = r->err_status = r->ranged = false;
     r->cache = RB_LX_CACHE_ABSENT;
@@ -484,9 +541,10 @@ int rb_file_run(struct rb_worker *w, const atomic_bool *stop, const volatile int
         struct fslot *s = &L->s[i];
         if (!s->busy)
             continue;
-        if (s->fd >= 0)
+        if (s->fd >= 0 && !s->fd_kept)
             close(s->fd);
         s->fd = -1;
+        s->fd_kept = false;
         s->busy = false;
         w->free_slots[w->nfree++] = i;
         rb_xfer_abandon(w, NULL, s->r.name, s->r.intended_ns, now);
@@ -520,6 +578,11 @@ int rb_file_new(struct rb_worker *w)
     if ((size_t)o->op >= sizeof rows / sizeof rows[0] || !rows[o->op] || o->mix)
         return -EOPNOTSUPP;
     L->op = rows[o->op];
+    /* Ranged reads keep files open (no drop or residency check wants each read to open its file afresh). */
+    L->keep_open = o->op == RB_LOAD_GET && (o->random_range_len || o->range_len) &&
+                   L->fo->drop_cache == RB_DROP_NONE && !L->fo->cold_check;
+    if (L->keep_open && !(L->open = calloc(OPEN_SLOTS, sizeof *L->open)))
+        return -ENOMEM;
     int direct = L->fo->direct ? O_DIRECT : 0;
     L->oflags_read = O_RDONLY | direct;
     L->oflags_write = O_WRONLY | O_CREAT | O_EXCL | direct;
@@ -547,10 +610,16 @@ void rb_file_free(struct rb_worker *w)
     if (!L)
         return;
     for (unsigned i = 0; L->s && i < w->nreq; i++) {
-        if (L->s[i].fd >= 0)
+        if (L->s[i].fd >= 0 && !L->s[i].fd_kept)
             close(L->s[i].fd);
         free(L->s[i].buf);
     }
+    for (unsigned i = 0; L->open && i < OPEN_SLOTS; i++)
+        if (L->open[i].name) {
+            close(L->open[i].fd);
+            free(L->open[i].name);
+        }
+    free(L->open);
     free(L->s);
     rb_fio_free(L->q);
     free(L);

@@ -4,13 +4,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "../engine/engine_int.h"
 #include "../proto/target_int.h"
 #include "file_int.h"
+#include "pagecache_int.h"
 #include "railbench/cli.h"
+#include "railbench/harness.h"
 #include "railbench/log.h"
 #include "railbench/result.h"
 #include "railbench/stats.h"
@@ -62,6 +65,9 @@ int rb_file_opts_check(const struct rb_file_opts *fo)
     if (fo->direct && fo->block_bytes % RB_FIO_ALIGN)
         return rb_cli_usage_error("--block-size %" PRIu64 " with --direct: expected a multiple of 4 KiB (O_DIRECT "
                                   "transfers whole aligned blocks)", fo->block_bytes);
+    if (fo->drop_cache == RB_DROP_HOST && geteuid() != 0)
+        return rb_cli_usage_error("--drop-cache host: needs root (it writes /proc/sys/vm/drop_caches on every host); "
+                                  "--drop-cache files drops each file's pages as any user");
     return 0;
 }
 
@@ -119,4 +125,68 @@ bool rb_file_check_cold(struct rb_result *r, const char *what, const struct rb_f
         rb_error("--cold-check: %" PRIu64 " of %" PRIu64 " files had pages cached before they were read, despite "
                  "--drop-cache (the file system may not drop them: FUSE or NFS)", hit + part, seen);
     return cold;
+}
+
+int rb_file_drop_host_cache(struct rb_harness *h, const struct rb_file_opts *fo, const char *phase)
+{
+    if (fo->drop_cache != RB_DROP_HOST)
+        return 0;
+    cJSON *mine = NULL;
+    if (h->local_rank == 0) {
+        /* One rank per host: the cache is the host's, and a second drop would only measure the first. */
+        uint64_t before = 0, after = 0;
+        int rb = rb_pagecache_host_cached(NULL, &before), rc = rb_pagecache_drop_host(),
+            ra = rb_pagecache_host_cached(NULL, &after);
+        mine = cJSON_CreateObject();
+        cJSON_AddStringToObject(mine, "host", h->host);
+        if (phase)
+            cJSON_AddStringToObject(mine, "phase", phase);
+        cJSON_AddItemToObject(mine, "cached_before_bytes", rb ? cJSON_CreateNull() : rb_json_u64(before));
+        cJSON_AddItemToObject(mine, "cached_after_bytes", ra ? cJSON_CreateNull() : rb_json_u64(after));
+        cJSON_AddBoolToObject(mine, "dropped", rc == 0);
+        if (rc)
+            cJSON_AddStringToObject(mine, "error", strerror(-rc));
+    }
+    cJSON *all = rb_harness_gather_json(h, mine);
+    cJSON_Delete(mine);
+    int failed = 0;
+    if (h->rank == 0 && all) {
+        char detail[1024] = "";
+        size_t n = 0, hosts = 0;
+        const char *bad = NULL, *why = NULL;
+        const cJSON *e;
+        cJSON_ArrayForEach(e, all)
+        {
+            hosts++;
+            const char *host = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "host"));
+            uint64_t b = 0, a = 0;
+            bool have = rb_json_get_u64(cJSON_GetObjectItemCaseSensitive(e, "cached_before_bytes"), &b) == 0 &&
+                        rb_json_get_u64(cJSON_GetObjectItemCaseSensitive(e, "cached_after_bytes"), &a) == 0;
+            if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "dropped")) && !bad) {
+                bad = host;
+                why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "error"));
+            }
+            if (n < sizeof detail && have)
+                n += (size_t)snprintf(detail + n, sizeof detail - n, "%s%s: Cached %" PRIu64 " MiB -> %" PRIu64 " MiB",
+                                      n ? ", " : "", host ? host : "?", b >> 20, a >> 20);
+        }
+        char name[96];
+        snprintf(name, sizeof name, "%s%shost_cache_dropped", phase ? phase : "", phase ? "_" : "");
+        rb_result_check(&h->result, name, !bad, "page cache dropped on %zu of %zu host(s) before the read (%s)",
+                        bad ? hosts - 1 : hosts, hosts, detail[0] ? detail : "no /proc/meminfo figure");
+        cJSON *log = cJSON_GetObjectItemCaseSensitive(h->result.root, "page_cache_drops");
+        if (!log) {
+            rb_result_set(&h->result, "page_cache_drops", cJSON_CreateArray());
+            log = cJSON_GetObjectItemCaseSensitive(h->result.root, "page_cache_drops");
+        }
+        while (cJSON_GetArraySize(all) > 0)
+            cJSON_AddItemToArray(log, cJSON_DetachItemFromArray(all, 0));
+        if (bad) {
+            rb_error("--drop-cache host: %s could not drop its page cache (%s)", bad ? bad : "?", why ? why : "?");
+            failed = 1;
+        }
+    }
+    cJSON_Delete(all);
+    RB_MPI_CHECK(MPI_Bcast(&failed, 1, MPI_INT, 0, h->comm));
+    return failed ? RB_EXIT_RUNTIME : 0;
 }

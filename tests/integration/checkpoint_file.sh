@@ -10,16 +10,10 @@ SCALE=2000
 rbmpi() { local name=$1 np=$2; shift 2
     rb_mpirun "$np" "$RB" "$@" --out "$T/$name" >"$T/$name.out" 2>"$T/$name.err" \
         || { cat "$T/$name.err" >&2; fail "$name: railbench failed"; }; }
-# The formula's files of one checkpoint of llama3-8b (1x1x8, ZeRO 3) at 1/SCALE, written here from DLIO's rules.
-python3 - $SCALE <<'PY' | sort >"$T/want"
-import sys
-den = int(sys.argv[1]); h, L, f, V, kv = 4096, 32, 14336, 128256, 4096 // 32 * 8
-P = 2*V*h + L*(2*h + h*(h+2*kv) + h*h + 3*h*f) + h
-model = (h*V//8)*2*2 + L*2*(h//8*2 + h*(h+2*kv)//8 + h*h//8 + 2*h*f//8 + h*f//8) + 2*(h//8)
-for d in range(8):
-    print(f"zero_pp_rank_{d}_mp_rank_00_model_states {model//den}")
-    print(f"zero_pp_rank_{d}_mp_rank_00_optim_states {12*(P//8 + 5*h)//den}")
-PY
+# The formula's files of one checkpoint of llama3-8b (1x1x8, ZeRO 3) at 1/SCALE, from DLIO's rules (checkpoint_formula.py).
+LLAMA8B="4096 32 14336 128256 32 8 1 1 8 3"
+# shellcheck disable=SC2086
+python3 "$ROOT/tests/integration/checkpoint_formula.py" $LLAMA8B $SCALE | sort >"$T/want"
 WANT=$(awk '{s += $2} END {print s}' "$T/want")
 
 for fs in xfs ext4; do
@@ -39,8 +33,17 @@ for fs in xfs ext4; do
     # A run without --keep removes exactly what it wrote: a's files stay, b leaves nothing.
     rbmpi "$fs-b" 2 load checkpoint "file://$LOOP_MNT/ck" --model llama3-8b --scale 1/$SCALE --writes 1 --reads 1 \
         --name b --verify
-    assert_eq "$fs: files left by run b" 0 "$(find "$LOOP_MNT/ck/b" -type f 2>/dev/null | wc -l)"
+    [ ! -e "$LOOP_MNT/ck/b" ] || fail "$fs: run b left $(find "$LOOP_MNT/ck/b" | tr '\n' ' ')"
+    assert_jq "$T/$fs-b/result.json" '.summary.dirs_removed == 2' "$fs: run b removed the 2 directories it made (b, b/global_step1)"
     assert_eq "$fs: run a's files untouched" 32 "$(find "$LOOP_MNT/ck/a" -type f | wc -l)"
+    # Directories that existed before a run stay: pre/ and pre/global_step1/ were there (empty), global_step2/ was not.
+    mkdir -p "$LOOP_MNT/ck/pre/global_step1"
+    rbmpi "$fs-pre" 2 load checkpoint "file://$LOOP_MNT/ck" --model llama3-8b --scale 1/$SCALE --writes 2 --reads 0 \
+        --name pre
+    assert_eq "$fs: what run pre left (its own directory removed, the two that were there kept)" \
+        "$LOOP_MNT/ck/pre $LOOP_MNT/ck/pre/global_step1" "$(find "$LOOP_MNT/ck/pre" | sort | tr '\n' ' ' | sed 's/ $//')"
+    assert_jq "$T/$fs-pre/result.json" '.summary.dirs_removed == 1' "$fs: run pre removed 1 directory"
+    rmdir "$LOOP_MNT/ck/pre/global_step1" "$LOOP_MNT/ck/pre"
 done
 
 # --subset: 2 processes play ranks 0 and 1 of llama3-70b's 64 (MLPerf's subset mode): 2 x 2 files, 2/64 of the bytes.
@@ -51,6 +54,27 @@ assert_jq "$T/sub/result.json" '(.summary.checkpoint_bytes * 32 - .summary.model
     < .summary.model.checkpoint_bytes / 100000 * 0.001 and .summary.reads[0].errors == 0' \
     "subset: 2 of 64 ranks' bytes, read back verified"
 
+# --drop-caches (root): between the writes and the reads every host writes back and drops its page cache. Proof by
+# mincore (--cold-check): each of the 16 files read had no page cached before its read; without the drop the same
+# reads find the files' pages cached (they were just written), and the cold check fails (exit 1).
+[ "$(id -u)" = 0 ] || fail "needs root: /proc/sys/vm/drop_caches and loop devices"
+rbmpi drop 2 load checkpoint "file://$LOOP_MNT/ck" --model llama3-8b --scale 1/$SCALE --writes 1 --reads 1 --verify \
+    --drop-caches --cold-check
+R=$T/drop/result.json
+assert_jq "$R" '.summary.cache_flush == "drop_caches" and (.summary.cache_drop | length) == 1 and
+    (.summary.cache_drop[0] | .dropped and (.cached_before_bytes | type) == "number" and (.cached_after_bytes | type) == "number")' \
+    "drop recorded: one host, Cached before and after from /proc/meminfo"
+assert_jq "$R" '(.checks[] | select(.name == "read_1_cold") | .passed) and
+    (.phases[] | select(.name == "read-1") | .extra.cache_miss == 16 and .extra.cache_hit == 0 and .extra.cache_other == 0)' \
+    "after the drop: 16 of 16 files read cold (mincore)"
+rc=0
+rb_mpirun 2 "$RB" load checkpoint "file://$LOOP_MNT/ck" --model llama3-8b --scale 1/$SCALE --writes 1 --reads 1 \
+    --verify --cold-check --out "$T/warm" >"$T/warm.out" 2>"$T/warm.err" || rc=$?
+assert_eq "without --drop-caches: the cold check fails" 1 "$rc"
+assert_jq "$T/warm/result.json" '(.checks[] | select(.name == "read_1_cold") | .passed | not) and
+    (.phases[] | select(.name == "read-1") | .extra.cache_hit + .extra.cache_other > 0)' \
+    "without the drop the files read had pages cached"
+
 # ENOSPC in the middle of a checkpoint: 32 MiB of ext4 cannot hold 56 MB.
 loopfs_up small 32M ext4
 rc=0
@@ -60,6 +84,7 @@ assert_eq "ENOSPC: exit" 3 "$rc"
 grep -q 'No space left on device' "$T/full.err" || fail "ENOSPC: not named: $(cat "$T/full.err")"
 grep -q "checkpoint 1 under file://$LOOP_MNT/full/ was not written whole" "$T/full.err" || fail "partial not named: $(cat "$T/full.err")"
 assert_eq "ENOSPC: files left" 0 "$(find "$LOOP_MNT/full" -type f 2>/dev/null | wc -l)"
+[ ! -e "$LOOP_MNT/full" ] || fail "ENOSPC: the run's directories stay: $(find "$LOOP_MNT/full" | tr '\n' ' ')"
 ok "ENOSPC: exit 3, the partial checkpoint named and removed"
 rc=0
 rb_mpirun 2 "$RB" load checkpoint "file://$LOOP_MNT" --model llama3-8b --scale 1/$SCALE --writes 1 --reads 0 \

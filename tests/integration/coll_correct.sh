@@ -7,40 +7,47 @@ set -euo pipefail
 MPIRUN+=(--mca mpi_yield_when_idle 1)
 
 # Algorithms each collective runs (the rest must be reported as not applicable).
-declare -A APPLIES=(
-    [allreduce]="mpi ring rd rhd tree hier" [allgather]="mpi ring rd" [reducescatter]="mpi ring rhd"
-    [broadcast]="mpi ring rhd tree" [reduce]="mpi ring rhd tree" [alltoall]="mpi ring" [sendrecv]="mpi"
-    [gather]="mpi" [scatter]="mpi" [alltoallv]="mpi ring hier"
-)
-REDUCES="allreduce reducescatter reduce"
-ROOTED="broadcast reduce gather scatter"
+APPLIES='{"allreduce": "mpi ring rd rhd tree hier", "allgather": "mpi ring rd", "reducescatter": "mpi ring rhd",
+  "broadcast": "mpi ring rhd tree", "reduce": "mpi ring rhd tree", "alltoall": "mpi ring", "sendrecv": "mpi",
+  "gather": "mpi tree hier", "scatter": "mpi tree hier", "alltoallv": "mpi ring hier"}'
 
-# check_run NAME NP NTYPES NOPS NSIZES NROOTS: every (collective, algorithm) has its rows, all exact.
+# check_run NAME NP NTYPES NOPS NSIZES NROOTS: every (collective, algorithm) has its rows, all exact. One pass over
+# result.json (several MB at np 2) instead of a jq per pair, which took most of this test's time.
 check_run() {
-    local name=$1 np=$2 ntypes=$3 nops=$4 nsizes=$5 nroots=$6 R=$T/$1/result.json coll algo want
-    assert_jq "$R" ".mpi.size == $np" "$name: $np ranks"
-    assert_jq "$R" '.summary.wrong_total == 0' "$name: wrong_total 0"
-    assert_jq "$R" '[.summary.collective_rows[] | .oop.wrong, .ip.wrong] | all(. == 0)' \
-        "$name: every row checked (not null) and exact, both halves"
-    assert_jq "$R" '.checks[] | select(.name == "wrong") | .passed' "$name: check 'wrong' passed"
-    grep -q '^# Out of bounds values : 0 OK$' "$T/$name.out" || fail "$name: closing line"
-    for coll in "${!APPLIES[@]}"; do
-        for algo in ${APPLIES[$coll]}; do
-            want=$((ntypes * nsizes))
-            [[ " $REDUCES " == *" $coll "* ]] && want=$((want * nops))
-            [[ " $ROOTED " == *" $coll "* ]] && want=$((want * nroots))
-            n=$(jq "[.summary.collective_rows[] | select(.coll == \"$coll\" and .algo == \"$algo\")] | length" "$R")
-            [ "$n" = "$want" ] || fail "$name: $coll/$algo has $n rows, want $want"
-            grep -q "^# railbench table: $coll, algorithm $algo\$" "$T/$name.out" ||
-                fail "$name: no table for $coll/$algo"
-        done
-    done
-    ok "$name: row counts per collective and algorithm"
-    # 60 pairs, 28 applicable: the other 32 are listed with a reason, in the table too.
-    assert_jq "$R" '.summary.not_applicable | length == 32 and all(.why | length > 10)' "$name: 32 pairs not applicable"
-    [ "$(grep -c ': not applicable to ' "$T/$name.out")" = 32 ] || fail "$name: not-applicable lines"
-    assert_jq "$R" '.summary.not_applicable | map(select(.coll == "broadcast" and .algo == "rd")) | length == 1' \
-        "$name: broadcast/rd reported not applicable"
+    local name=$1
+    python3 - "$T/$name/result.json" "$T/$name.out" "$APPLIES" "$@" <<'PY2' || fail "$name: see above"
+import json, sys
+res, text, applies = json.load(open(sys.argv[1])), open(sys.argv[2]).read(), json.loads(sys.argv[3])
+name, np, ntypes, nops, nsizes, nroots = sys.argv[4], *map(int, sys.argv[5:10])
+REDUCES, ROOTED = {'allreduce', 'reducescatter', 'reduce'}, {'broadcast', 'reduce', 'gather', 'scatter'}
+def check(ok, what):
+    if not ok: sys.exit(f'FAIL: {name}: {what}')
+    print(f'ok: {name}: {what}')
+rows, sm = res['summary']['collective_rows'], res['summary']
+check(res['mpi']['size'] == np, f'{np} ranks')
+check(sm['wrong_total'] == 0, 'wrong_total 0')
+check(all(r[h]['wrong'] == 0 for r in rows for h in ('oop', 'ip')), 'every row checked (not null) and exact, both halves')
+check(any(c['name'] == 'wrong' and c['passed'] for c in res['checks']), "check 'wrong' passed")
+check('\n# Out of bounds values : 0 OK\n' in text, 'closing line')
+count = {}
+for r in rows:
+    count[(r['coll'], r['algo'])] = count.get((r['coll'], r['algo']), 0) + 1
+pairs = 0
+for coll, algos in applies.items():
+    for algo in algos.split():
+        want = ntypes * nsizes * (nops if coll in REDUCES else 1) * (nroots if coll in ROOTED else 1)
+        got = count.pop((coll, algo), 0)
+        if got != want: sys.exit(f'FAIL: {name}: {coll}/{algo} has {got} rows, want {want}')
+        if f'\n# railbench table: {coll}, algorithm {algo}\n' not in text: sys.exit(f'FAIL: {name}: no table for {coll}/{algo}')
+        pairs += 1
+check(not count, f'row counts of the {pairs} applicable pairs, and no rows of others ({sorted(count)})')
+na = sm['not_applicable']
+check(len(na) == 60 - pairs and all(len(x['why']) > 10 for x in na), f'{60 - pairs} pairs not applicable, each with a reason')
+check(text.count(': not applicable to ') == 60 - pairs, 'a not-applicable line per pair in the table')
+check({(x['coll'], x['algo']) for x in na} == {(c, a) for c in applies for a in ('mpi', 'ring', 'rd', 'rhd', 'tree', 'hier')
+                                                if a not in applies[c].split()}, 'exactly the other pairs listed')
+check(any(x['coll'] == 'broadcast' and x['algo'] == 'rd' for x in na), 'broadcast/rd reported not applicable')
+PY2
 }
 
 # np 2: every type and every op, three sizes.

@@ -15,12 +15,25 @@ same_config() {
     ok "$3: same resolved config and arguments on the rerun"
 }
 
+# ran NAME DIR STATUS: a run passed, or failed only its open-loop `rate` check (the achieved rate depends on
+# what else the machine runs; the rate is not what this test is about, the config is).
+ran() {
+    [ "$3" -eq 0 ] && return 0
+    [ "$3" -eq 1 ] && [ -s "$2/result.json" ] &&
+        [ "$(jq -c '[.checks[] | select(.passed | not) | .name] | unique' "$2/result.json")" = '["rate"]' ] &&
+        { echo "note: $1: only the rate check failed (a loaded machine); the config is still compared"; return 0; }
+    fail "$1 failed (exit $3)"
+}
+
 # rerun NAME CMD...: runs CMD --out A, then the same command word(s) with only --config A --out B.
 rerun() {
-    local name=$1 words=$2; shift 2
-    "$RB" "$@" --quiet --out "$T/$name-a" >/dev/null || fail "$name: first run failed"
+    local name=$1 words=$2 rc=0; shift 2
+    "$RB" "$@" --quiet --out "$T/$name-a" >/dev/null || rc=$?
+    ran "$name: first run" "$T/$name-a" "$rc"
+    rc=0
     # shellcheck disable=SC2086
-    "$RB" $words --config "$T/$name-a" --quiet --out "$T/$name-b" >/dev/null || fail "$name: rerun failed"
+    "$RB" $words --config "$T/$name-a" --quiet --out "$T/$name-b" >/dev/null || rc=$?
+    ran "$name: rerun" "$T/$name-b" "$rc"
     same_config "$T/$name-a" "$T/$name-b" "$name"
 }
 
@@ -45,7 +58,8 @@ assert_jq "$T/get-b/result.json" '.config.rate == 200' "load get rerun: --rate 2
 assert_jq "$T/put-b/result.json" '.labels.team == "storage"' "load put rerun: labels carried over"
 
 # The command line still wins over the result.
-"$RB" load get --config "$T/get-a/result.json" --count 4 --quiet --out "$T/get-c" >/dev/null
+rc=0; "$RB" load get --config "$T/get-a/result.json" --count 4 --quiet --out "$T/get-c" >/dev/null || rc=$?
+ran "load get --config --count 4" "$T/get-c" "$rc"
 assert_jq "$T/get-c/result.json" '.config.count == 4 and .summary.ops[0].requests == 4' "--count on the command line wins"
 
 # delete after every read of rr/: the rerun finds the objects gone (404s, counted as http_4xx); --max-error-rate 100,

@@ -38,6 +38,19 @@ assert_eq "get: both ranks read" "0 1" "$(tail -n +2 "$T/reqs.csv" | cut -d, -f1
 assert_eq "get: cold (cache_miss, cache_hit)" "200 0" "$(summary g1 '"\(.extra.cache_miss) \(.extra.cache_hit)"' | tr -d '"')"
 assert_jq "$T/g1/result.json" '[.checks[] | select(.name == "cold")][0].passed == true' "get: cold check recorded as passed"
 
+# 2b. --drop-cache host (root): one rank per host drops the whole page cache before the read, Cached before and
+#     after recorded from /proc/meminfo, the check recorded; the reads are cold. Not root: exit 2, one line.
+"$RB" load get "$D" --pattern epoch --drop-cache host --cold-check --out "$T/g1h" --quiet >/dev/null
+assert_jq "$T/g1h/result.json" '[.checks[] | select(.name == "host_cache_dropped")][0] | .passed and (.detail | test("Cached [0-9]+ MiB -> [0-9]+ MiB"))' \
+    "host drop: check recorded with Cached before and after"
+assert_jq "$T/g1h/result.json" '.page_cache_drops | length == 1 and (.[0] | .dropped and (.cached_before_bytes | type) == "number" and (.cached_after_bytes | type) == "number")' \
+    "host drop: one host, its /proc/meminfo figures"
+assert_eq "host drop: every read cold (cache_miss, cache_hit)" "200 0" "$(summary g1h '"\(.extra.cache_miss) \(.extra.cache_hit)"' | tr -d '"')"
+cp "$RB" "$T/rb-copy" && chmod 755 "$T" "$T/rb-copy"
+assert_exit 2 "host drop as a user" setpriv --reuid 65534 --regid 65534 --clear-groups "$T/rb-copy" load get "$D" \
+    --drop-cache host --quiet
+assert_stderr_line 'drop-cache host: needs root'
+
 # 3. Without --drop-cache, after a buffered read every page is cached: the same check records hits and fails.
 "$RB" load get "$D" --pattern epoch --out "$T/g2" --quiet >/dev/null
 rc=0
@@ -55,6 +68,11 @@ assert_jq "$T/g4/result.json" '.summary.inflight == 8 and .summary.file.io_engin
 # Ranged reads: 4 KiB at offset 1000 (unaligned under O_DIRECT: the aligned block around it is read).
 "$RB" load get "$D" --direct --range 1000:4k --count 50 --verify --seed 3 --size 1M --out "$T/g5" --quiet >/dev/null
 assert_eq "ranged direct: bytes, errors" "$((50 * 4096)) 0" "$(summary g5 '"\(.bytes) \(.errors.total)"' | tr -d '"')"
+
+# Random 4 KiB ranges, io_uring 8 deep, O_DIRECT, verified: files stay open between ranged reads, bytes exact.
+"$RB" load get "$D" --io-engine io_uring -c 8 --direct --block-size 4k --random-range 4k --count 500 --verify --seed 3 \
+    --size 1M --out "$T/g5r" --quiet >/dev/null
+assert_eq "random ranges: bytes, errors" "$((500 * 4096)) 0" "$(summary g5r '"\(.bytes) \(.errors.total)"' | tr -d '"')"
 
 # 5. stat every file, then a corrupted and a short file are caught by class.
 "$RB" load stat "$D" --pattern epoch --out "$T/s1" --quiet >/dev/null

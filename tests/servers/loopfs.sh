@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A file system on a loop device, for O_DIRECT and page-cache tests on a known device (root only).
 #
-#   loopfs.sh mount DIR SIZE ext4|xfs   makes DIR/image (SIZE, sparse), attaches it to a free loop device,
+#   loopfs.sh mount DIR SIZE ext4|xfs   makes DIR/image (SIZE, sparse), attaches it to a free loop device
+#                                       (--direct-io=on: the loop device reads and writes the image with O_DIRECT,
+#                                       so what the tests drop from the page cache is not still cached below it),
 #                                       makes the file system and mounts it on DIR/mnt; prints shell-sourceable
 #                                       lines LOOP_DEV (/dev/loopN), LOOP_NAME (loopN: its /proc/diskstats name)
 #                                       and LOOP_MNT.
@@ -21,7 +23,7 @@ mount_fs() {
     dir=$(cd "$dir" && pwd)
     [ ! -e "$dir/loop.env" ] || die "$dir already holds a loop file system (loopfs.sh umount $dir first)" 2
     truncate -s "$size" "$dir/image"
-    dev=$(losetup --find --show "$dir/image") || die "no free loop device (losetup --find failed)"
+    dev=$(losetup --find --show --direct-io=on "$dir/image") || die "no free loop device (losetup --find failed)"
     printf 'LOOP_DEV=%s\nLOOP_NAME=%s\nLOOP_MNT=%s\n' "$dev" "${dev#/dev/}" "$dir/mnt" >"$dir/loop.env"
     "${mkfs[@]}" "$dev" >"$dir/mkfs.out" 2>&1 || { undo "$dir"; die "${mkfs[0]} $dev failed: $(tail -n 1 "$dir/mkfs.out")"; }
     mount "$dev" "$dir/mnt" || { undo "$dir"; die "mount $dev $dir/mnt failed"; }

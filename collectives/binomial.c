@@ -1,0 +1,71 @@
+/* Binomial-tree gather and scatter over any communicator (MPICH's algorithms), in blocks of whole bytes. */
+#include <string.h>
+
+#include "algo_int.h"
+
+static int min_int(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+/*
+ * Round k: a virtual rank with bit k set sends what it holds (its subtree's
+ * blocks, contiguous from its own) to vr - 2^k and is done; the others take
+ * their child vr + 2^k's blocks behind their own. lg n rounds; the root
+ * receives n - 1 blocks, every other rank sends once.
+ */
+int rb_tree_gather(const struct rb_coll_comm *c, int root, const void *in, size_t blk, char *work)
+{
+    const int n = c->size, vr = (c->rank - root + n) % n;
+    int have = 1;
+    memcpy(work, in, blk);
+    for (int mask = 1; mask < n; mask <<= 1) {
+        if (vr & mask) {
+            RB_MPI_CHECK(MPI_Send(work, (int)(blk * (size_t)have), MPI_BYTE, (vr - mask + root) % n, RB_TAG_TREE,
+                                  c->comm));
+            break;
+        }
+        if (vr + mask < n) {
+            int cnt = min_int(mask, n - vr - mask);
+            RB_MPI_CHECK(MPI_Recv(work + blk * (size_t)have, (int)(blk * (size_t)cnt), MPI_BYTE,
+                                  (vr + mask + root) % n, RB_TAG_TREE, c->comm, MPI_STATUS_IGNORE));
+            have += cnt;
+        }
+    }
+    return 0;
+}
+
+/*
+ * The gather reversed: a rank receives its subtree's blocks from vr - 2^k
+ * (k its lowest set bit), then hands the upper halves down to vr + 2^(k-1),
+ * vr + 2^(k-2), ... The root starts with all of them.
+ */
+int rb_tree_scatter(const struct rb_coll_comm *c, int root, void *out, size_t blk, char *work)
+{
+    const int n = c->size, vr = (c->rank - root + n) % n;
+    int mask = 1;
+    for (; mask < n; mask <<= 1)
+        if (vr & mask) {
+            RB_MPI_CHECK(MPI_Recv(work, (int)(blk * (size_t)min_int(mask, n - vr)), MPI_BYTE,
+                                  (vr - mask + root) % n, RB_TAG_TREE, c->comm, MPI_STATUS_IGNORE));
+            break;
+        }
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (vr + mask < n)
+            RB_MPI_CHECK(MPI_Send(work + blk * (size_t)mask, (int)(blk * (size_t)min_int(mask, n - vr - mask)),
+                                  MPI_BYTE, (vr + mask + root) % n, RB_TAG_TREE, c->comm));
+    memcpy(out, work, blk);
+    return 0;
+}
+
+void rb_hier_place(const struct rb_coll_args *a, int world_rank, int *rail_rank, int *node_rank)
+{
+    const int L = a->node.size, n = a->world.size;
+    for (int i = 0; i < n; i++)
+        if (a->world_of[i] == world_rank) {
+            *rail_rank = i / L;
+            *node_rank = i % L;
+            return;
+        }
+    *rail_rank = *node_rank = 0; /* not reached: world_of names every rank */
+}
