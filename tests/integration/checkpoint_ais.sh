@@ -26,14 +26,8 @@ assert_eq "ranged GETs before a ranged read" 0 "$(curl -s "http://127.0.0.1:$P/p
 rb_mpirun 2 "$RB" load checkpoint ais://ckpt --endpoint "http://127.0.0.1:$P" --model llama3-8b --scale 1/20000 \
     --writes 1 --reads 1 --verify --recovery-rank-shift --name b --read-part-size 64KiB -c 4 --out "$T/b" \
     >"$T/b.out" 2>"$T/b.err" || { cat "$T/b.err" >&2; fail "ranged checkpoint read on ais:// failed"; }
-WANT_PARTS=$(python3 - <<'PY'
-h, L, f, V, kv, den, part = 4096, 32, 14336, 128256, 4096 // 32 * 8, 20000, 65536
-P = 2*V*h + L*(2*h + h*(h+2*kv) + h*h + 3*h*f) + h
-model = (h*V//8)*2*2 + L*2*(h//8*2 + h*(h+2*kv)//8 + h*h//8 + 2*h*f//8 + h*f//8) + 2*(h//8)
-sizes = [model // den, 12*(P//8 + 5*h) // den] * 8
-print(sum(-(-s // part) for s in sizes if s > part))
-PY
-)
+WANT_PARTS=$(python3 "$ROOT/tests/integration/checkpoint_formula.py" 4096 32 14336 128256 32 8 1 1 8 3 20000 |
+    awk '$2 > 65536 {n += int(($2 + 65535) / 65536)} END {print n + 0}')
 R=$T/b/result.json
 assert_eq "Range GETs the stand-in answered (206)" "$WANT_PARTS" "$(curl -s "http://127.0.0.1:$P/peer/stats" | jq .ranged_gets)"
 assert_jq "$R" ".phases[] | select(.name == \"read-1\") | .parts.count == $WANT_PARTS and .parts.errors.total == 0 and

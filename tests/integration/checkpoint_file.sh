@@ -10,16 +10,10 @@ SCALE=2000
 rbmpi() { local name=$1 np=$2; shift 2
     rb_mpirun "$np" "$RB" "$@" --out "$T/$name" >"$T/$name.out" 2>"$T/$name.err" \
         || { cat "$T/$name.err" >&2; fail "$name: railbench failed"; }; }
-# The formula's files of one checkpoint of llama3-8b (1x1x8, ZeRO 3) at 1/SCALE, written here from DLIO's rules.
-python3 - $SCALE <<'PY' | sort >"$T/want"
-import sys
-den = int(sys.argv[1]); h, L, f, V, kv = 4096, 32, 14336, 128256, 4096 // 32 * 8
-P = 2*V*h + L*(2*h + h*(h+2*kv) + h*h + 3*h*f) + h
-model = (h*V//8)*2*2 + L*2*(h//8*2 + h*(h+2*kv)//8 + h*h//8 + 2*h*f//8 + h*f//8) + 2*(h//8)
-for d in range(8):
-    print(f"zero_pp_rank_{d}_mp_rank_00_model_states {model//den}")
-    print(f"zero_pp_rank_{d}_mp_rank_00_optim_states {12*(P//8 + 5*h)//den}")
-PY
+# The formula's files of one checkpoint of llama3-8b (1x1x8, ZeRO 3) at 1/SCALE, from DLIO's rules (checkpoint_formula.py).
+LLAMA8B="4096 32 14336 128256 32 8 1 1 8 3"
+# shellcheck disable=SC2086
+python3 "$ROOT/tests/integration/checkpoint_formula.py" $LLAMA8B $SCALE | sort >"$T/want"
 WANT=$(awk '{s += $2} END {print s}' "$T/want")
 
 for fs in xfs ext4; do

@@ -56,7 +56,6 @@ assert_stderr_line 'drop-cache host: needs root'
 rc=0
 "$RB" load get "$D" --pattern epoch --cold-check --out "$T/g3" --quiet >/dev/null 2>&1 || rc=$?
 assert_eq "warm read: every file had cached pages (none missed)" "200 0" "$(summary g3 '"\(.extra.cache_hit + .extra.cache_other) \(.extra.cache_miss)"' | tr -d '"')"
-[ "$(summary g3 .extra.cache_hit)" -ge 150 ] || fail "warm read: fewer than 150 files wholly cached: $(summary g3 .extra)"
 assert_jq "$T/g3/result.json" '[.checks[] | select(.name == "cold")][0].passed == false' "warm read: cold check recorded as failed"
 assert_eq "warm read: exit (a check failed)" 1 "$rc"
 

@@ -29,9 +29,12 @@ await() {
     die "$what not ready after ${limit}s (logs: $D/log)"
 }
 
+# mounted DIR: DIR is in the mount table, also when its FUSE daemon died (then stat, and so mountpoint, fail: ENOTCONN).
+mounted() { awk -v m="$1" '$2 == m { found = 1 } END { exit !found }' /proc/self/mounts; }
+
 unmount() {
     local mnt=$1
-    mountpoint -q "$mnt" 2>/dev/null || return 0
+    mounted "$mnt" || return 0
     fusermount3 -u "$mnt" 2>/dev/null || umount "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null || true
 }
 
@@ -80,6 +83,7 @@ ENV
 stop() {
     local dir=$1
     [ -f "$dir/ceph.conf" ] || die "$dir: not a cephfs.sh directory (no ceph.conf)" 2
+    dir=$(cd "$dir" && pwd)
     unmount "$dir/mnt"
     "$here/rgw.sh" stop "$dir"
 }
