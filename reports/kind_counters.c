@@ -101,5 +101,5 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_emit(p, html);
 }
 
-const struct rb_report_kind rb_report_kind_counters = {"fabric counters", {"fabric counters"}, has_table, tables,
+RB_REPORT_KIND(counters, 90) = {"fabric counters", {"fabric counters"}, has_table, tables,
                                                        plots, NULL};

@@ -132,4 +132,4 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rb_report_kind_tiers = {"load tiers", {"load tiers"}, has_table, tables, plot_bars, plots};
+RB_REPORT_KIND(tiers, 20) = {"load tiers", {"load tiers"}, has_table, tables, plot_bars, plots};

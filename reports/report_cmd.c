@@ -15,13 +15,32 @@
 #include "railbench/result.h"
 #include "report_int.h"
 
-/* Every kind; a result's recorded command picks its kind (phases: any other command). */
-const struct rb_report_kind *const rb_report_kinds[] = {
-#define RB_REPORT_KIND_ROW(name) &rb_report_kind_##name,
-    RB_REPORT_KIND_LIST(RB_REPORT_KIND_ROW)
-#undef RB_REPORT_KIND_ROW
-};
-const size_t rb_report_nkinds = sizeof rb_report_kinds / sizeof rb_report_kinds[0];
+/* The entries RB_REPORT_KIND put in section rb_report_kinds, from every kind_*.c linked in. */
+extern const struct rb_report_kind_entry __start_rb_report_kinds[], __stop_rb_report_kinds[];
+
+static int by_order(const void *a, const void *b)
+{
+    const struct rb_report_kind_entry *x = a, *y = b;
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+const struct rb_report_kind *const *rb_report_kind_list(size_t *n)
+{
+    static struct rb_report_kind_entry sorted[64];
+    static const struct rb_report_kind *kinds[64];
+    static size_t nkinds;
+    if (!nkinds) {
+        size_t m = (size_t)(__stop_rb_report_kinds - __start_rb_report_kinds);
+        m = m < 64 ? m : 64;
+        memcpy(sorted, __start_rb_report_kinds, m * sizeof *sorted);
+        qsort(sorted, m, sizeof *sorted, by_order);
+        for (size_t i = 0; i < m; i++)
+            kinds[i] = sorted[i].kind;
+        nkinds = m;
+    }
+    *n = nkinds;
+    return kinds;
+}
 
 enum format { FMT_MD, FMT_CSV, FMT_JSON, FMT_HTML };
 
@@ -69,11 +88,13 @@ static void add_warning(struct report *R, const char *w)
  */
 static const struct rb_report_kind *kind_of(const char *command)
 {
-    for (size_t k = 0; k < rb_report_nkinds; k++) {
-        for (const char *const *c = rb_report_kinds[k]->commands; *c; c++) {
+    size_t nkinds;
+    const struct rb_report_kind *const *kinds = rb_report_kind_list(&nkinds);
+    for (size_t k = 0; k < nkinds; k++) {
+        for (const char *const *c = kinds[k]->commands; *c; c++) {
             size_t n = strlen(*c);
             if (strncmp(command, *c, n) == 0 && (command[n] == '\0' || command[n] == ' '))
-                return rb_report_kinds[k];
+                return kinds[k];
         }
     }
     return NULL;
@@ -261,10 +282,12 @@ int rb_report_build_tables(struct rb_rundir **runs, const struct rb_report_kind 
     struct rb_rundir **sel = malloc((n ? n : 1) * sizeof *sel);
     if (!sel)
         return -ENOMEM;
-    for (size_t k = 0; k < rb_report_nkinds; k++) {
+    size_t nkinds;
+    const struct rb_report_kind *const *kinds = rb_report_kind_list(&nkinds);
+    for (size_t k = 0; k < nkinds; k++) {
         size_t m = 0;
         for (size_t i = 0; i < n; i++)
-            if (rkind[i] == rb_report_kinds[k])
+            if (rkind[i] == kinds[k])
                 sel[m++] = runs[i];
         if (!m)
             continue;
@@ -274,16 +297,16 @@ int rb_report_build_tables(struct rb_rundir **runs, const struct rb_report_kind 
             return -ENOMEM;
         }
         size_t before = out->n;
-        rb_report_kinds[k]->tables(&set, out);
+        kinds[k]->tables(&set, out);
         rb_report_hosts_table(&set, out);
         if (html) {
             rb_buf_printf(html, "<div class=\"headline\">\n");
-            rb_report_kinds[k]->headline(&set, html);
+            kinds[k]->headline(&set, html);
             rb_buf_printf(html, "</div>\n");
             for (size_t t = before; t < out->n; t++)
                 rb_rtable_html(out->v[t], html);
-            if (rb_report_kinds[k]->plots)
-                rb_report_kinds[k]->plots(&set, html);
+            if (kinds[k]->plots)
+                kinds[k]->plots(&set, html);
         }
         rb_report_set_free(&set);
     }

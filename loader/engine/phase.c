@@ -160,17 +160,24 @@ static struct rb_stats *part_stats(struct rb_harness *h, const struct rb_engine 
 int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_ns,
                       const struct rb_load_opts *o, struct rb_load_result *res)
 {
+    const struct rb_steady_opts off = {0};
+    return rb_load_run_phase_steady(h, name, duration_ns, o, &off, res);
+}
+
+int rb_load_run_phase_steady(struct rb_harness *h, const char *name, uint64_t duration_ns, const struct rb_load_opts *o,
+                             const struct rb_steady_opts *steady, struct rb_load_result *res)
+{
     memset(res, 0, sizeof *res);
     res->phase = name;
     res->op = o->mix ? "MIXED" : rb_load_op_name(o->op);
     res->open_loop = o->rate_per_s > 0;
     res->rate_per_s = o->rate_per_s * h->size;
     struct phase_ctx c = {
-        .use_steady = o->steady_pct > 0,
+        .use_steady = steady->pct > 0,
         .steady_by_bytes = o->op == RB_LOAD_GET || o->op == RB_LOAD_PUT,
         .delay_ns = o->start_delay_ns,
     };
-    rb_steady_init(&c.steady, o->steady_pct, o->steady_window_ns);
+    rb_steady_init(&c.steady, steady->pct, steady->window_ns);
     int rc = rb_engine_new(&c.e, o);
     c.unc = rb_hist_new();
     int bad = rc != 0 || !c.unc, any_bad = bad;
@@ -241,7 +248,7 @@ int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_
     if (o->track_written && rb_engine_each_written(c.e, add_leftover, &res->leftover))
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
     if (c.use_steady) {
-        res->steady_pct = o->steady_pct;
+        res->steady_pct = steady->pct;
         res->steady_window_s = c.steady.window_s;
         res->steady_converged = c.steady.converged || c.steady_now;
         res->steady_at_s = c.steady.converged_at_s;
