@@ -234,7 +234,7 @@ static struct rb_rtable *runs_table(struct report *R, struct rb_rundir *const *r
                 len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s=%s", len ? " " : "", l->string,
                                         l->valuestring);
         }
-        rb_rtable_text(t, row, "labels", *buf ? buf : NULL);
+        rb_rtable_text(t, row, "labels", *buf ? buf : "none");
         size_t passed = 0, failed = 0;
         len = 0;
         buf[0] = '\0';
@@ -257,7 +257,7 @@ static struct rb_rtable *runs_table(struct report *R, struct rb_rundir *const *r
         else if (passed)
             snprintf(checks, sizeof checks, "passed (%zu)", passed);
         else
-            snprintf(checks, sizeof checks, "-");
+            snprintf(checks, sizeof checks, "none");
         rb_rtable_text(t, row, "checks", checks);
         rb_rtable_text(t, row, "record", r->partial ? "partial: rebuilt from intervals.jsonl" : "result.json");
     }
