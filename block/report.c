@@ -166,6 +166,7 @@ static void curve_table(struct report *R, const struct curve *c)
     rb_buf_printf(&R->t, "\n## bs %s\n\n", size);
     rb_buf_printf(&R->t, "| outstanding | iodepth | jobs |       IOPS |    MiB/s | clat p50 | clat p99 | clat p99.9 | util %% | note |\n");
     rb_buf_printf(&R->t, "|------------:|--------:|-----:|-----------:|---------:|---------:|---------:|-----------:|-------:|------|\n");
+    bool no_util = false;
     for (size_t i = c->a; i < c->b; i++) {
         if (bp[i].bs_bytes == 0) /* not measured (the sweep stopped before it) */
             continue;
@@ -176,16 +177,21 @@ static void curve_table(struct report *R, const struct curve *c)
         if (bp[i].disk_util_pct >= 0)
             snprintf(util, sizeof util, "%.1f", bp[i].disk_util_pct);
         else
-            snprintf(util, sizeof util, "-");
+            no_util = snprintf(util, sizeof util, "–") > 0;
         const char *note = !R->res->complete[i]                     ? "interrupted"
                            : (int)i == c->knee_i && (int)i == c->best_i ? "knee, best within SLO"
                            : (int)i == c->knee_i                     ? "knee"
                            : (int)i == c->best_i                     ? "best within SLO"
                                                                      : "";
-        rb_buf_printf(&R->t, "| %11" PRIu64 " | %7" PRIu64 " | %4" PRIu64 " | %10.0f | %8.2f | %8s | %8s | %10s | %6s | %s |\n",
+        rb_buf_printf(&R->t, "| %11" PRIu64 " | %7" PRIu64 " | %4" PRIu64 " | %10.0f | %8.2f | %8s | %8s | %10s | %*s | %s |\n",
                       rb_block_outstanding(&bp[i]), bp[i].iodepth, bp[i].numjobs, bp[i].iops,
-                      bp[i].bw_bytes_per_s / (double)RB_MIB, p50, p99, p999, util, note);
+                      bp[i].bw_bytes_per_s / (double)RB_MIB, p50, p99, p999,
+                      bp[i].disk_util_pct >= 0 ? 6 : 8 /* "–" is 3 bytes wide, 1 column */, util, note);
     }
+    if (no_util)
+        rb_buf_printf(&R->t, "\nutil %% –: not measured; fio reported no disk utilisation (it finds none for a "
+                             "target it cannot map to a block device in /sys/block, such as a file on tmpfs or "
+                             "overlayfs)\n");
     rb_buf_printf(&R->t, "\n");
     if (R->res->o->rw == RB_BLOCK_RANDRW)
         split_table(R, c);

@@ -3,6 +3,7 @@
 #include "railbench/harness.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -526,7 +527,11 @@ static cJSON *phase_counters(struct rb_harness *h, struct rb_phase *p,
             rb_counters_rates(a, b, r);
             mine = rb_counters_rates_json(r);
             cJSON_AddStringToObject(mine, "host", h->host);
-            cJSON_AddNumberToObject(mine, "disk_util_ratio", rb_counters_disk_util(r));
+            /* No block device to read (some containers): not measured, so null, never 0. */
+            if (r->ndisk)
+                cJSON_AddNumberToObject(mine, "disk_util_ratio", rb_counters_disk_util(r));
+            else
+                cJSON_AddNullToObject(mine, "disk_util_ratio");
             double rx = 0, tx = 0;
             for (size_t i = 0; i < r->nnet; i++) {
                 rx += r->net[i].rx_bytes_per_s;
@@ -549,12 +554,15 @@ static cJSON *phase_counters(struct rb_harness *h, struct rb_phase *p,
         cJSON *it;
         cJSON_ArrayForEach(it, all)
         {
-            util += cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(it, "disk_util_ratio"));
+            const cJSON *u = cJSON_GetObjectItemCaseSensitive(it, "disk_util_ratio");
+            if (cJSON_IsNumber(u)) {
+                util += u->valuedouble;
+                n++;
+            }
             rx += cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(it, "net_rx_bytes_per_s"));
             tx += cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(it, "net_tx_bytes_per_s"));
-            n++;
         }
-        p->disk_util_ratio = n ? util / n : 0;
+        p->disk_util_ratio = n ? util / n : NAN; /* NAN: no host had a disk to measure */
         p->net_rx_bytes_per_s = rx;
         p->net_tx_bytes_per_s = tx;
     }

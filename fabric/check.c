@@ -206,7 +206,12 @@ static int analyse_now(const struct rb_check_opts *o, const struct rb_check_run 
  * Rank 0: the links the first pass found slow (not hung), at most
  * CONFIRM_MAX, each with a reference: a link on its rail that is not slow
  * and shares no host with it (else one that shares a host, else one on
- * another rail; rail -1 when there is none). out holds 2 pairings per suspect.
+ * another rail). When noise made every link a suspect (on a busy shared
+ * host one of a link's five figures is often low), the reference is a
+ * suspect too, on its rail and sharing no host when there is one: its
+ * repeats beside the suspect's are what the suspect is judged against,
+ * never the first pass's fleet. rail -1 when there is none. out holds 2
+ * pairings per suspect.
  */
 static int suspects(const struct rb_check_opts *o, const struct rb_check_run *R, struct rb_check_pairing *out)
 {
@@ -221,10 +226,10 @@ static int suspects(const struct rb_check_opts *o, const struct rb_check_run *R,
         int best = -1, score = -1;
         for (size_t j = 0; j < R->nlinks; j++) {
             const struct rb_check_link *l = &R->links[j];
-            if (a.slow[j] || l->status != RB_CHECK_OK)
+            if (j == i || l->status != RB_CHECK_OK)
                 continue;
             bool shares = l->a == s->a || l->a == s->b || l->b == s->a || l->b == s->b;
-            int sc = (l->rail == s->rail ? 2 : 0) + !shares;
+            int sc = (a.slow[j] ? 0 : 4) + (l->rail == s->rail ? 2 : 0) + !shares;
             if (sc > score) {
                 score = sc;
                 best = (int)j;

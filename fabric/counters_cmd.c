@@ -49,15 +49,57 @@ static double max_field(const cJSON *host, const char *section, const char *fiel
     return m;
 }
 
-static void host_row(char *buf, size_t len, const char *label, const cJSON *h)
+/* Why a cell is "–": the host has no device of that kind to read (bits of host_row's *why). */
+enum { NO_DISK = 1, NO_NET = 2, NO_IB = 4 };
+
+/* One cell: v with its width and decimals, or "–" (padded as one column) when the host has no such device. */
+static size_t cell(char *buf, size_t len, bool have, int width, int decimals, double v)
 {
-    snprintf(buf, len, "| %-16s | %9.0f | %9.0f | %8.2f | %8.2f | %6.1f | %12.2f | %12.2f | %11.2f | %11.2f | %5.1f |\n",
-             label, sum_field(h, "disk", "read_iops"), sum_field(h, "disk", "write_iops"),
-             sum_field(h, "disk", "read_bytes_per_s") / (double)RB_MIB,
-             sum_field(h, "disk", "write_bytes_per_s") / (double)RB_MIB,
-             100.0 * max_field(h, "disk", "util_ratio"), sum_field(h, "net", "rx_bytes_per_s") / (double)RB_MIB,
-             sum_field(h, "net", "tx_bytes_per_s") / (double)RB_MIB, sum_field(h, "ib", "rx_bytes_per_s") / (double)RB_MIB,
-             sum_field(h, "ib", "tx_bytes_per_s") / (double)RB_MIB, 100.0 * num(h, "cpu_util_ratio"));
+    int n = have ? snprintf(buf, len, " %*.*f |", width, decimals, v) : snprintf(buf, len, " %*s |", width + 2, "–");
+    return n > 0 && (size_t)n < len ? (size_t)n : 0;
+}
+
+static void host_row(char *buf, size_t len, const char *label, const cJSON *h, unsigned *why)
+{
+    const bool disk = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(h, "disk")) > 0;
+    const bool net = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(h, "net")) > 0;
+    const bool ib = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(h, "ib")) > 0;
+    *why |= (disk ? 0 : NO_DISK) | (net ? 0 : NO_NET) | (ib ? 0 : NO_IB);
+    int n = snprintf(buf, len, "| %-16s |", label);
+    size_t o = n > 0 && (size_t)n < len ? (size_t)n : 0;
+    o += cell(buf + o, len - o, disk, 9, 0, sum_field(h, "disk", "read_iops"));
+    o += cell(buf + o, len - o, disk, 9, 0, sum_field(h, "disk", "write_iops"));
+    o += cell(buf + o, len - o, disk, 8, 2, sum_field(h, "disk", "read_bytes_per_s") / (double)RB_MIB);
+    o += cell(buf + o, len - o, disk, 8, 2, sum_field(h, "disk", "write_bytes_per_s") / (double)RB_MIB);
+    o += cell(buf + o, len - o, disk, 6, 1, 100.0 * max_field(h, "disk", "util_ratio"));
+    o += cell(buf + o, len - o, net, 12, 2, sum_field(h, "net", "rx_bytes_per_s") / (double)RB_MIB);
+    o += cell(buf + o, len - o, net, 12, 2, sum_field(h, "net", "tx_bytes_per_s") / (double)RB_MIB);
+    o += cell(buf + o, len - o, ib, 11, 2, sum_field(h, "ib", "rx_bytes_per_s") / (double)RB_MIB);
+    o += cell(buf + o, len - o, ib, 11, 2, sum_field(h, "ib", "tx_bytes_per_s") / (double)RB_MIB);
+    o += cell(buf + o, len - o, true, 5, 1, 100.0 * num(h, "cpu_util_ratio"));
+    if (o < len)
+        snprintf(buf + o, len - o, "\n");
+}
+
+/* The lines under the table that say why a column is "–". Returns the bytes written. */
+static size_t why_notes(char *buf, size_t len, unsigned why)
+{
+    static const struct {
+        unsigned bit;
+        const char *line;
+    } notes[] = {{NO_DISK, "disk –: not measured; no block device to read in /sys/block"},
+                 {NO_NET, "net –: not measured; no network interface but lo (lo is left out)"},
+                 {NO_IB, "IB –: not measured; no InfiniBand or RoCE port in /sys/class/infiniband"}};
+    size_t o = 0;
+    for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++) {
+        if (!(why & notes[i].bit))
+            continue;
+        int n = snprintf(buf + o, len - o, "%s%s\n", o ? "" : "\n", notes[i].line);
+        if (n < 0 || (size_t)n >= len - o)
+            break;
+        o += (size_t)n;
+    }
+    return o;
 }
 
 static const char table_head[] =
@@ -92,10 +134,11 @@ static void on_tick(void *arg, struct rb_harness *h, const struct rb_stats *inte
         printf("t=%.1fs\n", t_s);
         fputs(table_head, stdout);
         const cJSON *host;
+        unsigned why = 0; /* the table at the end says why a column is – */
         cJSON_ArrayForEach(host, all)
         {
             char row[512];
-            host_row(row, sizeof row, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(host, "host")), host);
+            host_row(row, sizeof row, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(host, "host")), host, &why);
             fputs(row, stdout);
         }
         fflush(stdout);
@@ -162,10 +205,11 @@ int rb_fabric_counters(int argc, char **argv)
         len += (size_t)snprintf(table, cap, "\n# railbench fabric counters: %.1f s\n\n", p.duration_s);
         len += (size_t)snprintf(table + len, cap - len, "%s", table_head);
         const cJSON *host;
+        unsigned why = 0;
         cJSON_ArrayForEach(host, cJSON_GetObjectItemCaseSensitive(p.record, "counters"))
         {
             char row[512];
-            host_row(row, sizeof row, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(host, "host")), host);
+            host_row(row, sizeof row, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(host, "host")), host, &why);
             if (len + strlen(row) + 1 > cap) {
                 cap *= 2;
                 char *t = realloc(table, cap);
@@ -174,6 +218,13 @@ int rb_fabric_counters(int argc, char **argv)
                 table = t;
             }
             len += (size_t)snprintf(table + len, cap - len, "%s", row);
+        }
+        char notes[512];
+        size_t nl = why_notes(notes, sizeof notes, why);
+        char *t = nl && table && len + nl + 1 > cap ? realloc(table, cap = len + nl + 1) : table;
+        if (t && nl) {
+            table = t;
+            len += (size_t)snprintf(table + len, cap - len, "%s", notes);
         }
         rb_result_set(&h.result, "summary", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(p.record, "counters"), 1));
     }

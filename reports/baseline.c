@@ -43,7 +43,7 @@ static void row_name(const struct rb_rtable *d, size_t r, char *buf, size_t len)
             continue;
         char cell[256];
         rb_rtable_cell_text(d, r, c, cell, sizeof cell);
-        if (!cell[0] || strcmp(cell, "-") == 0)
+        if (!cell[0] || strcmp(cell, RB_RTABLE_MISSING) == 0)
             continue;
         int w = snprintf(buf + o, len - o, "%s%s", o ? " · " : "", cell);
         o += w > 0 ? (size_t)w : 0;

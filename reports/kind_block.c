@@ -208,4 +208,4 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rb_report_kind_block = {"block", {"block"}, has_table, tables, plot_iops, plots};
+RB_REPORT_KIND(block, 80) = {"block", {"block"}, has_table, tables, plot_iops, plots};

@@ -188,4 +188,4 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     }
 }
 
-const struct rb_report_kind rb_report_kind_check = {"fabric check", {"fabric check"}, has_table, tables, plots, NULL};
+RB_REPORT_KIND(check, 100) = {"fabric check", {"fabric check"}, has_table, tables, plots, NULL};

@@ -122,5 +122,5 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rb_report_kind_ckpt = {"load checkpoint", {"load checkpoint"}, has_table, tables, plot_ranks,
+RB_REPORT_KIND(ckpt, 10) = {"load checkpoint", {"load checkpoint"}, has_table, tables, plot_ranks,
                                                    plots};

@@ -319,6 +319,6 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     }
 }
 
-const struct rb_report_kind rb_report_kind_coll = {"coll", {"coll"}, has_coll_table, tables_coll, plots, NULL};
-const struct rb_report_kind rb_report_kind_sim = {"fabric sim", {"fabric sim"}, has_sim_table, tables_sim, plots,
+RB_REPORT_KIND(coll, 60) = {"coll", {"coll"}, has_coll_table, tables_coll, plots, NULL};
+RB_REPORT_KIND(sim, 70) = {"fabric sim", {"fabric sim"}, has_sim_table, tables_sim, plots,
                                                   NULL};

@@ -145,7 +145,7 @@ const char *rb_report_fig(char *buf, size_t len, double v, double scale, int dec
     if (isfinite(v) && isfinite(v * scale))
         snprintf(buf, len, "%.*f", decimals, v * scale);
     else
-        snprintf(buf, len, "-");
+        snprintf(buf, len, RB_RTABLE_MISSING);
     return buf;
 }
 

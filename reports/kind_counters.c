@@ -10,8 +10,16 @@ static bool has_table(const struct rb_rundir *r)
     return strcmp(r->command, "fabric counters") == 0 && cJSON_IsArray(r->summary);
 }
 
+/* A host without devices of a section (no InfiniBand port, no disk) measured nothing there: NAN, shown "–". */
+static bool none(const cJSON *host, const char *section)
+{
+    return cJSON_GetArraySize(rb_rundir_array(host, section)) == 0;
+}
+
 static double sum_field(const cJSON *host, const char *section, const char *field)
 {
+    if (none(host, section))
+        return NAN;
     double s = 0;
     const cJSON *d;
     cJSON_ArrayForEach(d, rb_rundir_array(host, section))
@@ -25,6 +33,8 @@ static double sum_field(const cJSON *host, const char *section, const char *fiel
 
 static double max_field(const cJSON *host, const char *section, const char *field)
 {
+    if (none(host, section))
+        return NAN;
     double m = 0;
     const cJSON *d;
     cJSON_ArrayForEach(d, rb_rundir_array(host, section))
@@ -52,11 +62,15 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
     rb_rtable_col(t, "ib_rx_bytes_per_s", "IB rx MiB/s", RB_RF_NUM, 2, 1 / (double)RB_MIB, 0);
     rb_rtable_col(t, "ib_tx_bytes_per_s", "IB tx MiB/s", RB_RF_NUM, 2, 1 / (double)RB_MIB, 0);
     rb_rtable_col(t, "cpu_util_ratio", "cpu %", RB_RF_NUM, 1, 100, 0);
+    bool no_disk = false, no_net = false, no_ib = false;
     for (size_t i = 0; i < s->n; i++) {
         double dur = NAN;
         const cJSON *h;
         cJSON_ArrayForEach(h, s->runs[i]->summary)
         {
+            no_disk |= none(h, "disk");
+            no_net |= none(h, "net");
+            no_ib |= none(h, "ib");
             size_t r = rb_report_row(t, s, i);
             rb_rtable_text(t, r, "host", rb_rundir_str(h, "host"));
             rb_rtable_num(t, r, "disk_read_iops", sum_field(h, "disk", "read_iops"));
@@ -76,6 +90,12 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
             rb_report_note(t, s, i, "rates over %.1f s; disks and interfaces summed per host, util %% of the busiest disk",
                            dur);
     }
+    if (no_disk)
+        rb_rtable_note(t, "disk –: not measured on a host with no block device to read");
+    if (no_net)
+        rb_rtable_note(t, "net –: not measured on a host with no network interface but lo (lo is left out)");
+    if (no_ib)
+        rb_rtable_note(t, "IB –: not measured on a host with no InfiniBand or RoCE port");
 }
 
 /* Network and disk bytes per host over time, from the interval lines. */
@@ -101,5 +121,5 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_emit(p, html);
 }
 
-const struct rb_report_kind rb_report_kind_counters = {"fabric counters", {"fabric counters"}, has_table, tables,
+RB_REPORT_KIND(counters, 90) = {"fabric counters", {"fabric counters"}, has_table, tables,
                                                        plots, NULL};

@@ -121,7 +121,7 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rb_report_kind_load = {
+RB_REPORT_KIND(load, 50) = {
     "load get|put",
     {"load get", "load put", "load delete", "load stat", "load mixed", "load list", "load meta", NULL},
     has_table, tables, rb_report_plot_timeline, plots};

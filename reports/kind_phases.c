@@ -79,4 +79,4 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rb_report_kind_phases = {"phases", {NULL}, has_table, tables, rb_report_plot_timeline, plots};
+RB_REPORT_KIND(phases, 1000) = {"phases", {NULL}, has_table, tables, rb_report_plot_timeline, plots};

@@ -103,4 +103,4 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rb_report_kind_sweep = {"load sweep", {"load sweep"}, has_table, tables, plot_curve, plots};
+RB_REPORT_KIND(sweep, 30) = {"load sweep", {"load sweep"}, has_table, tables, plot_curve, plots};

@@ -33,10 +33,14 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
     static const char *const figs[] = {"objects",        "throughput_bytes_per_s", "ops_per_s",       "latency_avg_ns",
                                        "latency_p99_ns", "ttfb_p50_ns",            "disk_util_ratio", "net_bytes_per_s",
                                        "cache_hit",      "cache_miss",             "size_bytes"};
+    bool no_net = false, no_disk = false, direct = false;
     for (size_t i = 0; i < s->n; i++) {
         const cJSON *row;
         cJSON_ArrayForEach(row, rb_rundir_array(s->runs[i]->summary, "tiers_rows"))
         {
+            no_net |= !isfinite(rb_rundir_num(row, "net_bytes_per_s"));
+            no_disk |= !isfinite(rb_rundir_num(row, "disk_util_ratio"));
+            direct |= !isfinite(rb_rundir_num(row, "cache_hit")) && !isfinite(rb_rundir_num(row, "cache_miss"));
             size_t r = rb_report_row(t, s, i);
             rb_rtable_text(t, r, "how", rb_rundir_str(row, "how"));
             const char *label = rb_rundir_str(row, "label");
@@ -51,6 +55,16 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
                                                             : "FAILED");
     }
 
+    /* Why a figure is –, once each (the run's own table says the same). */
+    if (no_net)
+        rb_rtable_note(t, "network –: not measured where the target was on loopback (the interface counters leave "
+                          "lo out)");
+    if (no_disk)
+        rb_rtable_note(t, "avg disk util –: not measured where the storage was on another host (its disks are not "
+                          "this host's) or no block device could be read");
+    if (direct)
+        rb_rtable_note(t, "cache hits, misses –: direct reads do not pass the tier (or the tier sent no cache "
+                          "header)");
     struct rb_rtable *sp = rb_report_table(out, s, "tiers-speedup", "Tiers: speedup of warm reads");
     if (!sp)
         return;
@@ -132,4 +146,4 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rb_report_kind_tiers = {"load tiers", {"load tiers"}, has_table, tables, plot_bars, plots};
+RB_REPORT_KIND(tiers, 20) = {"load tiers", {"load tiers"}, has_table, tables, plot_bars, plots};

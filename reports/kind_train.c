@@ -310,4 +310,4 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_latency(s, html);
 }
 
-const struct rb_report_kind rb_report_kind_train = {"load train", {"load train"}, has_table, tables_all, plot_epochs, plots};
+RB_REPORT_KIND(train, 40) = {"load train", {"load train"}, has_table, tables_all, plot_epochs, plots};

@@ -44,22 +44,33 @@ struct rb_report_kind {
     void (*plots)(const struct rb_report_set *s, struct rb_buf *html);    /* the others, after the tables; or NULL */
 };
 
+/* Where a kind stands among the others: its tables come in order (lower first). */
+struct rb_report_kind_entry {
+    int order;
+    const struct rb_report_kind *kind;
+};
+
 /*
- * Every kind, in the order a report shows their tables; phases last, for a
- * result of any other command. Adding a kind is its file kind_<name>.c,
- * defining rb_report_kind_<name>, one word here, and its schema in schemas/.
+ * Defines the kind rb_report_kind_NAME and lists it among every kind (the
+ * linker gathers the entries of section rb_report_kinds): adding a kind is
+ * its file kind_<name>.c, `RB_REPORT_KIND(name, order) = {...};`, and its
+ * schema in schemas/; nothing else names it. order places its tables in a
+ * report (phases, the kind of any other command's result, last: 1000).
  */
-#define RB_REPORT_KIND_LIST(X) \
-    X(ckpt) X(tiers) X(sweep) X(train) X(load) X(coll) X(sim) X(block) X(counters) X(check) X(phases)
-#define RB_REPORT_KIND_EXTERN(name) extern const struct rb_report_kind rb_report_kind_##name;
-RB_REPORT_KIND_LIST(RB_REPORT_KIND_EXTERN)
-#undef RB_REPORT_KIND_EXTERN
+#define RB_REPORT_KIND(name, order)                                                                              \
+    extern const struct rb_report_kind rb_report_kind_##name;                                                    \
+    static const struct rb_report_kind_entry rb_report_kind_entry_##name                                         \
+        __attribute__((used, section("rb_report_kinds"), aligned(sizeof(void *)))) = {order,                     \
+                                                                                      &rb_report_kind_##name}; \
+    const struct rb_report_kind rb_report_kind_##name
 
-/* The kinds of RB_REPORT_KIND_LIST, in its order. */
-extern const struct rb_report_kind *const rb_report_kinds[];
-extern const size_t rb_report_nkinds;
+/* The kind of any result no other kind tables (kind_phases.c). */
+extern const struct rb_report_kind rb_report_kind_phases;
 
-/* The kind of a run: the first of rb_report_kinds that detects it (reports/report_cmd.c). */
+/* Every kind, in the order a report shows their tables; *n gets how many. Main thread. */
+const struct rb_report_kind *const *rb_report_kind_list(size_t *n);
+
+/* The kind of a run: the one whose commands name its recorded command, else phases (reports/report_cmd.c). */
 const struct rb_report_kind *rb_report_kind_of(const struct rb_rundir *r);
 
 /*

@@ -169,7 +169,14 @@ void rb_rtable_cell_text(const struct rb_rtable *t, size_t row, size_t col, char
     else if (c->has_num)
         format_value(&t->cols[col], c->num, buf, len, false);
     else
-        snprintf(buf, len, "%s", (t->cols[col].flags & RB_RCOL_NOTE) ? "" : "-");
+        snprintf(buf, len, "%s", (t->cols[col].flags & RB_RCOL_NOTE) ? "" : RB_RTABLE_MISSING);
+}
+
+/* Whether a shown cell is "–": no figure in that run's result (a note column is blank instead). */
+static bool cell_missing(const struct rb_rtable *t, size_t row, size_t col)
+{
+    const struct rb_rcell *c = &t->cells[row * t->ncols + col];
+    return !c->text && !c->has_num && !(t->cols[col].flags & RB_RCOL_NOTE);
 }
 
 /* Whether a column appears in text output (md, CSV, HTML), or in JSON. */
@@ -280,10 +287,12 @@ void rb_rtable_md(const struct rb_rtable *t, struct rb_buf *out)
         }
         rb_buf_printf(out, "|\n");
     }
+    bool missing = false, explained = false;
     for (size_t r = 0; r < t->nrows; r++) {
         for (size_t c = 0; c < t->ncols; c++) {
             if (!vis[c])
                 continue;
+            missing |= cell_missing(t, r, c);
             rb_rtable_cell_text(t, r, c, raw, sizeof raw);
             md_escape(esc, sizeof esc, raw);
             int pad = (int)(width[c] - display_width(esc));
@@ -294,13 +303,18 @@ void rb_rtable_md(const struct rb_rtable *t, struct rb_buf *out)
         }
         rb_buf_printf(out, "|\n");
     }
-    if (t->nnotes)
+    if (t->nnotes || missing)
         rb_buf_printf(out, "\n");
     for (size_t i = 0; i < t->nnotes; i++) {
         char note[4200];
         md_escape(note, sizeof note, t->notes[i]);
         rb_buf_printf(out, "- %s\n", note);
+        explained |= strstr(t->notes[i], RB_RTABLE_MISSING) != NULL;
     }
+    /* A figure shown as – says why once below the table: the kind's own note, or this one. */
+    if (missing && !explained)
+        rb_buf_printf(out, "- %s: not in that run's result (not measured there, or not applicable to that row)\n",
+                      RB_RTABLE_MISSING);
     rb_buf_printf(out, "\n");
     free(width);
     free(vis);

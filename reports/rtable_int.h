@@ -24,6 +24,9 @@ enum {
     RB_RCOL_NOTE = 1u << 4,      /* text beside the figures (knee, "best within SLO"); never compared */
 };
 
+/* What a cell without a figure shows (en dash): not measured, or not applicable; never 0. */
+#define RB_RTABLE_MISSING "\xE2\x80\x93"
+
 /* Which way a figure gets better. */
 enum rb_better { RB_BETTER_NONE, RB_BETTER_HIGHER, RB_BETTER_LOWER };
 

@@ -885,8 +885,25 @@ case $cmd in
              --mca btl_vader_single_copy_mechanism none
              "${args[@]}")
         note "on $name-client1: ${mpi[*]}"
-        exec ip netns exec "$name-client1" nsenter --uts="$state/uts/$name-client1" -- \
-            env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "${mpi[@]}" ;;
+        # mpirun, and with it client1's ranks, in a session of its own. The kernel's autogroup scheduler
+        # shares the CPU equally between sessions, and every other host's ranks run in the session of
+        # their ssh login; left in the caller's session, client1's ranks would share one part with whatever
+        # else the caller runs (a test beside this one, a build) and measure slower than the other hosts'
+        # (fabric check named healthy links out of client1 one-way). Started in the background of this
+        # script (no job control), mpirun is no process-group leader, so setsid needs no fork and $! is
+        # mpirun's PID; stdin stays the caller's, SIGINT/TERM/HUP to this script are passed on.
+        ip netns exec "$name-client1" nsenter --uts="$state/uts/$name-client1" -- \
+            env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 setsid "${mpi[@]}" <&0 &
+        mpirun_pid=$!
+        trap 'kill -INT "$mpirun_pid" 2>/dev/null || true' INT
+        trap 'kill -TERM "$mpirun_pid" 2>/dev/null || true' TERM
+        trap 'kill -HUP "$mpirun_pid" 2>/dev/null || true' HUP
+        rc=0
+        while :; do
+            wait "$mpirun_pid" && rc=0 || rc=$?
+            kill -0 "$mpirun_pid" 2>/dev/null || break
+        done
+        exit "$rc" ;;
     path)
         [ "${#args[@]}" -eq 1 ] || die_usage "path needs one of: state ssh_config hostfile inventory hosts origin_root tier_url backend_url slurm_conf local"
         case ${args[0]} in tier_url|backend_url) load_config ;; *) load_layout ;; esac

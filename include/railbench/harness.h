@@ -75,7 +75,7 @@ struct rb_phase {
     /* Filled by rb_harness_run_phase (totals on rank 0 only). */
     struct rb_stats *total;           /* allocated by the harness; freed by rb_harness_phase_free */
     double duration_s;
-    double disk_util_ratio;           /* mean over hosts of the busy disks' utilisation */
+    double disk_util_ratio;           /* mean over hosts of the busy disks' utilisation; NAN: no host had a disk */
     double net_rx_bytes_per_s;        /* summed over hosts (all interfaces but lo) */
     double net_tx_bytes_per_s;
     cJSON *record;                    /* the phase record added to result.json (rank 0), still owned by it */

@@ -61,7 +61,6 @@ static int cleanup(struct rb_harness *h, const struct rb_load_opts *o, const str
     d.part_size = 0;
     d.count = d.bytes = 0;
     d.rate_per_s = 0;
-    d.steady_pct = 0;
     d.verify = false;
     d.min_size = d.max_size = 0;
     d.cache_header = NULL;

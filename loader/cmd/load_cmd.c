@@ -14,7 +14,7 @@
 #include "cleanup_int.h"
 #include "../file/file_int.h"
 #include "loader_int.h"
-#include "../engine/mixed_int.h"
+#include "mixed_cmd_int.h"
 #include "../engine/multipart_int.h"
 #include "../engine/payload_int.h"
 #include "../engine/phase_int.h"
@@ -86,8 +86,7 @@ struct load_args {
     double max_error_pct;
     const char *cache_header, *log_requests;
     const char *until_steady;
-    double steady_pct;
-    uint64_t steady_window_ns;
+    struct rb_steady_opts steady;     /* --until-steady, parsed */
     uint64_t part_size, mp_threshold; /* put to s3://: multipart (defaults RB_MP_DEFAULT_*) */
     const char *mix;                  /* mixed: --mix weights */
     struct rb_mix mix_weights;
@@ -189,12 +188,12 @@ static int validate(struct load_args *a, uint64_t *range_off, uint64_t *range_le
         a->epochs = 1;
     if (!a->duration_ns && !a->count && !a->bytes && !(get && a->pattern == RB_PATTERN_EPOCH) && get)
         a->duration_ns = DEFAULT_DURATION_NS;
-    if (a->until_steady && rb_steady_parse(a->until_steady, &a->steady_pct, &a->steady_window_ns))
+    if (a->until_steady && rb_steady_parse(a->until_steady, &a->steady.pct, &a->steady.window_ns))
         return rb_cli_usage_error("--until-steady \"%s\": expected PCT/WINDOW, PCT in (0, 100] and WINDOW a duration "
                                   "(e.g. 5/10s: throughput within 5 %% of its mean over the last 10 s)", a->until_steady);
     if (a->until_steady && !a->duration_ns)
         return rb_cli_usage_error("--until-steady: needs --duration D, the longest the phase may run");
-    if (a->until_steady && a->steady_window_ns >= a->duration_ns)
+    if (a->until_steady && a->steady.window_ns >= a->duration_ns)
         rb_warn("--until-steady window is not shorter than --duration: the run cannot converge");
     return rb_file_opts_check(&a->file);
 }
@@ -335,8 +334,6 @@ static struct rb_load_opts rank_opts(const struct load_args *a, const struct rb_
     o.cache_header = a->file.cold_check ? RB_FILE_COLD_CHECK_NAME : a->cache_header;
     o.file = &a->file;
     o.log_fd = log_fd;
-    o.steady_pct = a->steady_pct;
-    o.steady_window_ns = a->steady_window_ns;
     o.part_size = a->part_size;
     o.multipart_threshold = a->mp_threshold;
     return o;
@@ -606,14 +603,14 @@ static int run(struct load_args *a, struct rb_cli *cli)
         const struct rb_mixed_args m = {.command = command, .target = rb_target_name(t), .where = where, .mix = a->mix_weights,
                                         .prepare = !a->no_prepare, .keep = a->keep, .duration_ns = a->duration_ns,
                                         .run_prefix = a->run_prefix[0] ? prefix : NULL,
-                                        .max_error_pct = a->max_error_pct};
+                                        .steady = a->steady, .max_error_pct = a->max_error_pct};
         status = rb_mixed_run(&h, &o, &m, &table);
         goto out;
     }
     if (a->op == RB_LOAD_GET)
         status = rb_file_drop_host_cache(&h, &a->file, NULL);
     if (!status)
-        status = rb_load_run_phase(&h, k->phase, a->duration_ns, &o, &res);
+        status = rb_load_run_phase_steady(&h, k->phase, a->duration_ns, &o, &a->steady, &res);
     struct rb_cleanup cl = {0};
     if (a->op == RB_LOAD_PUT) {
         const uint64_t ok = h.rank == 0 && res.total ? res.total->ops - res.total->errors : 0;

@@ -7,7 +7,7 @@
 
 #include "cleanup_int.h"
 #include "loader_int.h"
-#include "../engine/mixed_int.h"
+#include "mixed_cmd_int.h"
 #include "../engine/phase_int.h"
 #include "railbench/log.h"
 #include "safety_int.h"
@@ -20,7 +20,6 @@ static int prepare(struct rb_harness *h, const struct rb_load_opts *o, struct rb
     p.op = RB_LOAD_PUT;
     p.count = p.bytes = 0;
     p.rate_per_s = 0;
-    p.steady_pct = 0;
     int status = rb_load_run_phase(h, "prepare", 0, &p, res);
     int bad = 0;
     if (h->rank == 0 && res->total) {
@@ -108,7 +107,7 @@ int rb_mixed_run(struct rb_harness *h, const struct rb_load_opts *o, const struc
         x.op = RB_LOAD_PUT; /* every slot is set up for uploads; mixed.c sets each request's method */
         x.mix_prepared = m->prepare;
         x.part_size = 0;
-        status = rb_load_run_phase(h, "mixed", m->duration_ns, &x, &mixed);
+        status = rb_load_run_phase_steady(h, "mixed", m->duration_ns, &x, &m->steady, &mixed);
         cstatus = rb_cleanup_run(h, o, &mixed.leftover, m->keep, RB_CLEANUP_COUNTED, m->where, &cl);
     } else {
         /* The prepare phase failed part-way: what it wrote is deleted (names it did not write are not there). */

@@ -59,9 +59,9 @@ int rb_engine_new(struct rb_engine **out, const struct rb_load_opts *o)
         if (o->count && !w->count_limit)
             w->exhausted = true; /* fewer requests than threads: this one has none */
         if (o->rate_per_s > 0)
-            w->period_ns = (uint64_t)((double)RB_NS_PER_S * e->nw / o->rate_per_s);
-        if (o->rate_per_s > 0 && !w->period_ns)
-            w->period_ns = 1;
+            w->open.period_ns = (uint64_t)((double)RB_NS_PER_S * e->nw / o->rate_per_s);
+        if (o->rate_per_s > 0 && !w->open.period_ns)
+            w->open.period_ns = 1;
         w->seg = calloc(64, sizeof *w->seg);
         w->nseg = w->seg ? 64 : 0;
     }
@@ -79,7 +79,7 @@ int rb_engine_start(struct rb_engine *e)
     for (unsigned t = 0; t < e->nw; t++) {
         struct rb_worker *w = &e->w[t];
         /* Open loop: threads' schedules interleave evenly within one period. */
-        w->next_ns = e->t0_ns + w->period_ns * t / e->nw;
+        w->open.next_ns = e->t0_ns + w->open.period_ns * t / e->nw;
         int rc = pthread_create(&w->th, NULL, rb_worker_main, w);
         if (rc) {
             rb_engine_stop(e);
@@ -183,7 +183,7 @@ uint64_t rb_engine_send_window_ns(const struct rb_engine *e)
     uint64_t end = 0;
     for (unsigned t = 0; t < e->nw; t++) {
         const struct rb_worker *w = &e->w[t];
-        uint64_t we = w->last_issue_ns ? w->last_issue_ns + w->period_ns : 0;
+        uint64_t we = w->last_issue_ns ? w->last_issue_ns + w->open.period_ns : 0;
         if (w->stop_issue_ns > we)
             we = w->stop_issue_ns;
         if (we > end)
@@ -201,12 +201,11 @@ const uint64_t *rb_engine_segments(const struct rb_engine *e, size_t *n)
 int rb_engine_each_written(const struct rb_engine *e, int (*fn)(const char *name, void *arg), void *arg)
 {
     char buf[RB_OBJSET_NAME_BYTES];
-    for (unsigned t = 0; e->w && t < e->nw; t++)
-        for (size_t i = 0; i < e->w[t].nwritten; i++) {
-            int rc = fn(rb_objset_name(e->o.objects, e->w[t].written[i], buf), arg);
-            if (rc)
-                return rc;
-        }
+    for (unsigned t = 0; e->w && t < e->nw; t++) {
+        int rc = rb_written_each(&e->w[t], e->o.objects, buf, fn, arg);
+        if (rc)
+            return rc;
+    }
     return 0;
 }
 
@@ -265,10 +264,7 @@ int rb_fetcher_get(struct rb_fetcher *f, const struct rb_objset *set, const uint
                    struct rb_stats *stats, struct rb_hist *uncorrected, const volatile int *stop)
 {
     struct rb_worker *w = &f->w;
-    w->fetch_set = set;
-    w->fetch_idx = idx;
-    w->fetch_n = n;
-    w->fetch_pos = 0;
+    w->fetch = (struct rb_fetch_list){.set = set, .idx = idx, .n = n};
     w->exhausted = false;
     w->issued = 0;
     uint64_t errors0 = w->local->errors;
@@ -280,8 +276,7 @@ int rb_fetcher_get(struct rb_fetcher *f, const struct rb_objset *set, const uint
         rb_hist_merge(uncorrected, w->unc_local);
     rb_stats_reset(w->local);
     rb_hist_reset(w->unc_local);
-    w->fetch_set = NULL;
-    w->fetch_idx = NULL;
+    w->fetch = (struct rb_fetch_list){0};
     return rc ? rc : failed;
 }
 

@@ -96,7 +96,12 @@ static uint64_t list_take(struct rb_mixer *x, uint64_t *list, uint64_t *n, uint6
     return k;
 }
 
-int rb_mix_new(struct rb_worker *w)
+/*
+ * Sets up w's mixed state for o->mix: the thread's share of the rank's
+ * objects (index % threads == thread), all live (prepared), per-op stats.
+ * Returns 0 or -ENOMEM.
+ */
+static int mix_new(struct rb_worker *w)
 {
     const struct rb_load_opts *o = w->o;
     struct rb_mixer *x = calloc(1, sizeof *x);
@@ -127,7 +132,8 @@ int rb_mix_new(struct rb_worker *w)
     return 0;
 }
 
-void rb_mix_free(struct rb_worker *w)
+/* Frees w's mixed state; safe when there is none. */
+static void mix_free(struct rb_worker *w)
 {
     struct rb_mixer *x = w->mix;
     if (!x)
@@ -198,7 +204,14 @@ static bool limits_reached(const struct rb_worker *w)
     return (w->count_limit && w->issued >= w->count_limit) || (w->bytes_limit && w->bytes_done >= w->bytes_limit);
 }
 
-int rb_mix_refill(struct rb_worker *w)
+/*
+ * Issues requests on w's free slots, each with an op drawn by weight and an
+ * object that is not in flight: live for GET, STAT and DELETE; absent (or,
+ * with none absent, live: an overwrite) for PUT. An op with no such object
+ * is drawn again. Sets w->exhausted at the count or byte limit, or when no
+ * op can be drawn and nothing is in flight. Returns 0 or -errno.
+ */
+static int mix_refill(struct rb_worker *w)
 {
     struct rb_mixer *x = w->mix;
     const struct rb_load_opts *o = w->o;
@@ -244,7 +257,8 @@ int rb_mix_refill(struct rb_worker *w)
 
 /* ---- completions ---- */
 
-void rb_mix_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
+/* Records the finished request on r under its op's stats and moves its object to live or absent. */
+static void mix_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
 {
     struct rb_mixer *x = w->mix;
     unsigned slot = (unsigned)(r - w->reqs);
@@ -266,7 +280,8 @@ void rb_mix_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
     list_add(x, k, op == RB_LOAD_DELETE ? OBJ_ABSENT : OBJ_LIVE);
 }
 
-void rb_mix_finish(struct rb_worker *w, uint64_t now_ns)
+/* After the loop: requests still in flight are counted abandoned under their ops (their objects' state unknown). */
+static void mix_finish(struct rb_worker *w, uint64_t now_ns)
 {
     struct rb_mixer *x = w->mix;
     struct rb_stats *keep = w->local;
@@ -287,7 +302,8 @@ void rb_mix_finish(struct rb_worker *w, uint64_t now_ns)
     w->local = keep;
 }
 
-void rb_mix_fold(struct rb_worker *w)
+/* At a handover: folds the per-op stats of the interval into w->local and into the per-op totals. Worker thread. */
+static void mix_fold(struct rb_worker *w)
 {
     struct rb_mixer *x = w->mix;
     for (int i = 0; i < RB_MIX_OPS; i++) {
@@ -336,3 +352,13 @@ int rb_engine_mix_each_live(const struct rb_engine *e, int (*fn)(const char *nam
     }
     return 0;
 }
+
+const struct rb_worker_driver rb_mix_driver = {
+    .name = "mixed",
+    .init = mix_new,
+    .refill = mix_refill,
+    .complete = mix_complete,
+    .finish = mix_finish,
+    .fold = mix_fold,
+    .free = mix_free,
+};

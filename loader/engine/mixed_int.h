@@ -36,29 +36,19 @@ const char *rb_mix_key(enum rb_load_op op);
 struct rb_worker;
 struct rb_req;
 struct rb_engine;
+struct rb_worker_driver;
 
 /*
- * Sets up w's mixed state for o->mix: the thread's share of the rank's
- * objects (index % threads == thread), all live (prepared), per-op stats.
- * Returns 0 or -ENOMEM.
+ * The driver of a load mixed worker (o->mix; struct rb_worker_driver): its
+ * state (w->mix) is the thread's share of the rank's objects (index %
+ * threads == thread), all live at the start, and per-op stats; each request
+ * draws an op by weight and an object that is not in flight (live for GET,
+ * STAT and DELETE; absent, or live as an overwrite, for PUT); completions
+ * move objects between live and absent; at each handover the per-op stats
+ * fold into the worker's.
  */
-int rb_mix_new(struct rb_worker *w);
-/* Frees w's mixed state; safe when there is none. */
-void rb_mix_free(struct rb_worker *w);
-/*
- * Issues requests on w's free slots, each with an op drawn by weight and an
- * object that is not in flight: live for GET, STAT and DELETE; absent (or,
- * with none absent, live: an overwrite) for PUT. An op with no such object
- * is drawn again. Sets w->exhausted at the count or byte limit, or when no
- * op can be drawn and nothing is in flight. Returns 0 or -errno.
- */
-int rb_mix_refill(struct rb_worker *w);
-/* Records the finished request on r under its op's stats and moves its object to live or absent. */
-void rb_mix_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc);
-/* After the loop: requests still in flight are counted abandoned under their ops (their objects' state unknown). */
-void rb_mix_finish(struct rb_worker *w, uint64_t now_ns);
-/* At a handover: folds the per-op stats of the interval into w->local and into the per-op totals. Worker thread. */
-void rb_mix_fold(struct rb_worker *w);
+extern const struct rb_worker_driver rb_mix_driver;
+
 
 /* Adds op's stats over the phase, of every worker of e, into into. After rb_engine_stop. */
 void rb_engine_mix_stats(const struct rb_engine *e, enum rb_load_op op, struct rb_stats *into);
@@ -74,33 +64,5 @@ void rb_engine_mix_live(const struct rb_engine *e, uint64_t *live, uint64_t *unk
  * (name borrowed for the call). After rb_engine_stop. Returns 0 or fn's first non-zero.
  */
 int rb_engine_mix_each_live(const struct rb_engine *e, int (*fn)(const char *name, void *arg), void *arg);
-
-/* ---- the command's phases (mixed_cmd.c; main thread, collective) ---- */
-
-struct rb_harness;
-struct rb_load_opts;
-
-/* What load mixed runs beyond the engine's options. */
-struct rb_mixed_args {
-    const char *command;          /* "load mixed" */
-    const char *target;           /* the target's name (summary.target) */
-    const char *where;            /* the target and prefix, for log lines */
-    struct rb_mix mix;
-    bool prepare;                 /* put every object first (phase "prepare"); false: --no-prepare */
-    bool keep;                    /* --keep: leave what the run wrote */
-    const char *run_prefix;       /* the run's own prefix its names are under, or NULL (names the user gave) */
-    uint64_t duration_ns;
-    double max_error_pct;
-};
-
-/*
- * Runs load mixed on every rank: the prepare phase (a PUT of each of the
- * rank's objects), the mixed phase of o with m's weights, then cleanup of
- * what the run wrote and left (unless --keep). Rank 0 sets result.json's
- * summary (ops[]: one row per op of non-zero weight; total; prepare;
- * live_objects; cleanup) and the checks, and returns the table in *table
- * (malloc'd). Returns 0 or an exit status.
- */
-int rb_mixed_run(struct rb_harness *h, const struct rb_load_opts *o, const struct rb_mixed_args *m, char **table);
 
 #endif

@@ -129,7 +129,8 @@ static size_t mp_header(char *p, size_t size, size_t n, void *arg)
 
 /* ---- state ---- */
 
-int rb_mp_new(struct rb_worker *w)
+/* Sets up w's multipart state (o->part_size > 0 asks for it). Returns 0 or -ENOMEM. Before the worker's thread starts. */
+static int mp_new(struct rb_worker *w)
 {
     struct rb_mp *mp = calloc(1, sizeof *mp);
     if (!mp)
@@ -149,7 +150,8 @@ static void upload_close(struct mp_upload *up)
     memset(up, 0, sizeof *up);
 }
 
-void rb_mp_free(struct rb_worker *w)
+/* Frees w's multipart state; safe when there is none. */
+static void mp_free(struct rb_worker *w)
 {
     struct rb_mp *mp = w->mp;
     if (!mp)
@@ -298,7 +300,7 @@ static int send_object(struct rb_worker *w, const char *name, uint64_t size)
         if (!w->mp->ups[i].open)
             up = &w->mp->ups[i];
     if (!up)
-        return -EAGAIN; /* cannot happen: an open upload holds a slot (see rb_mp_refill) */
+        return -EAGAIN; /* cannot happen: an open upload holds a slot (see mp_refill) */
     up->nparts = rb_mp_parts(size, o->part_size);
     up->etag = calloc(up->nparts, sizeof *up->etag);
     if (!up->etag)
@@ -344,14 +346,19 @@ static int send_pending(struct rb_worker *w)
 }
 
 /*
+ * Issues requests on w's free slots: parts of open uploads first, then
+ * completions, then the next object (a plain PUT up to the threshold, an
+ * initiate above it). Sets w->exhausted once no object is left and every
+ * upload is finished. Returns 0 or -errno.
+ *
  * Every upload open here holds a slot while it waits for a response, or has
  * parts to send or a completion due, which this loop sends first; so when a
  * slot is free there is also a free upload for a new object (nups = nreq).
  * Told to stop (rb_worker_stop_issuing set exhausted): no new object, but the
  * uploads under way go on to their completion while the drain lasts, as a
- * plain PUT in flight may finish; rb_mp_finish aborts what is left.
+ * plain PUT in flight may finish; mp_finish aborts what is left.
  */
-int rb_mp_refill(struct rb_worker *w)
+static int mp_refill(struct rb_worker *w)
 {
     return rb_worker_refill_split(w, &w->mp->no_more, send_pending, send_object, uploads_open);
 }
@@ -472,7 +479,8 @@ void rb_mp_record_part(struct rb_stats *s, const struct rb_req *r, int cls, uint
     rb_hist_record(&s->ttfb, ttfb < total_ns ? ttfb : total_ns);
 }
 
-void rb_mp_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
+/* Accounts the finished request on slot r (an object's PUT, a part, or an upload step) and frees the slot. */
+static void mp_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
 {
     long status = 0;
     curl_off_t total_us = 0;
@@ -515,7 +523,12 @@ void rb_mp_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
         settle_failed(w, r, up, now);
 }
 
-void rb_mp_finish(struct rb_worker *w, uint64_t now_ns)
+/*
+ * After the loop: objects whose requests are still in flight are counted
+ * abandoned, and every upload still open is aborted (one blocking DELETE
+ * each, so nothing is left on the server). Worker thread.
+ */
+static void mp_finish(struct rb_worker *w, uint64_t now_ns)
 {
     struct rb_mp *mp = w->mp;
     for (unsigned i = 0; i < w->nreq; i++) {
@@ -541,3 +554,12 @@ void rb_mp_finish(struct rb_worker *w, uint64_t now_ns)
         upload_close(up);
     }
 }
+
+const struct rb_worker_driver rb_mp_driver = {
+    .name = "multipart",
+    .init = mp_new,
+    .refill = mp_refill,
+    .complete = mp_complete,
+    .finish = mp_finish,
+    .free = mp_free,
+};

@@ -32,26 +32,16 @@ int rb_mp_check_usage(uint64_t part_bytes, uint64_t threshold_bytes, uint64_t ma
 
 struct rb_worker;
 struct rb_req;
+struct rb_worker_driver;
 
-/* Sets up w's multipart state (o->part_size > 0 asks for it). Returns 0 or -ENOMEM. Worker's thread or before it starts. */
-int rb_mp_new(struct rb_worker *w);
-/* Frees w's multipart state; safe when there is none. */
-void rb_mp_free(struct rb_worker *w);
 /*
- * Issues requests on w's free slots: parts of open uploads first, then
- * completions, then the next object (a plain PUT up to the threshold, an
- * initiate above it). Sets w->exhausted once no object is left and every
- * upload is finished. Returns 0 or -errno.
+ * The driver of a PUT with o->part_size > 0 (struct rb_worker_driver): an
+ * object up to the threshold is one PUT, a larger one an initiate, its parts
+ * in parallel on the free slots, and the completion with the ETags; after the
+ * loop every upload still open is aborted. Its state is w->mp.
  */
-int rb_mp_refill(struct rb_worker *w);
-/* Accounts the finished request on slot r (an object's PUT, a part, or an upload step) and frees the slot. */
-void rb_mp_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc);
-/*
- * After the loop: objects whose requests are still in flight are counted
- * abandoned, and every upload still open is aborted (one blocking DELETE
- * each, so nothing is left on the server). Worker thread.
- */
-void rb_mp_finish(struct rb_worker *w, uint64_t now_ns);
+extern const struct rb_worker_driver rb_mp_driver;
+
 /*
  * One part's record into s (a multipart PUT's part or a ranged GET's): class cls (< 0 success: bytes, latency
  * total_ns, time to first byte from r's response) or the error. Worker thread.

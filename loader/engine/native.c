@@ -177,8 +177,8 @@ int rb_native_run(struct rb_worker *w, const atomic_bool *stop, const volatile i
             if (n->next_scan_ns < until)
                 until = n->next_scan_ns;
         }
-        if (w->period_ns && w->nfree && !w->exhausted && w->next_ns < until)
-            until = w->next_ns;
+        if (w->open.period_ns && w->nfree && !w->exhausted && w->open.next_ns < until)
+            until = w->open.next_ns;
         if (drain_until && drain_until < until)
             until = drain_until;
         int k = rb_worker_wait(w, evs, until > now ? until - now : 0);

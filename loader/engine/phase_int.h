@@ -11,6 +11,7 @@
 #include "engine_int.h"
 #include "mixed_int.h"
 #include "railbench/harness.h"
+#include "steady_int.h"
 #include "railbench/result.h"
 
 /* Main thread only (a phase is collective over the ranks; its engine's threads stay inside). */
@@ -48,13 +49,18 @@ struct rb_load_result {
  * rank started at the harness's barrier, interval stats through the
  * harness, then the uncorrected histograms and 1-second segments reduced to
  * rank 0 into res, and the phase record extended with them. duration_ns 0
- * means until every rank's limits are reached. With o->steady_pct the phase
- * also ends once throughput is steady (rank 0 decides at each tick from the
- * merged interval: bytes for GET/PUT, requests for DELETE/HEAD) and the
- * record says whether it converged. Returns 0 or an exit status.
+ * means until every rank's limits are reached. Returns 0 or an exit status.
  */
 int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_ns,
                       const struct rb_load_opts *o, struct rb_load_result *res);
+/*
+ * rb_load_run_phase with --until-steady (steady->pct > 0): the phase also
+ * ends once throughput is steady (rank 0 decides at each tick from the
+ * merged interval: bytes for GET/PUT, requests for DELETE/HEAD) and the
+ * record says whether it converged.
+ */
+int rb_load_run_phase_steady(struct rb_harness *h, const char *name, uint64_t duration_ns, const struct rb_load_opts *o,
+                             const struct rb_steady_opts *steady, struct rb_load_result *res);
 
 /* Frees what rb_load_run_phase allocated in res; NULL-safe. */
 void rb_load_result_free(struct rb_load_result *res);

@@ -34,7 +34,8 @@ struct rb_rg {
     bool no_more;                   /* the worker's objects ran out */
 };
 
-int rb_rg_new(struct rb_worker *w)
+/* Sets up w's ranged-read state. Returns 0 or -ENOMEM. Before the worker's thread starts. */
+static int rg_new(struct rb_worker *w)
 {
     struct rb_rg *g = calloc(1, sizeof *g);
     if (!g)
@@ -53,7 +54,8 @@ static void read_close(struct rg_read *rd)
     memset(rd, 0, sizeof *rd);
 }
 
-void rb_rg_free(struct rb_worker *w)
+/* Frees w's ranged-read state; safe when there is none. */
+static void rg_free(struct rb_worker *w)
 {
     struct rb_rg *g = w->rg;
     if (!g)
@@ -105,7 +107,7 @@ static int send_object(struct rb_worker *w, const char *name, uint64_t size)
         if (!g->reads[i].open)
             rd = &g->reads[i];
     if (!rd)
-        return -EAGAIN; /* cannot happen: an open read holds a slot or has a part to send first (rb_rg_refill) */
+        return -EAGAIN; /* cannot happen: an open read holds a slot or has a part to send first (rg_refill) */
     rd->open = true;
     snprintf(rd->name, sizeof rd->name, "%s", name);
     rd->size = size;
@@ -137,12 +139,16 @@ static int send_pending(struct rb_worker *w)
 }
 
 /*
+ * Issues requests on w's free slots: the next parts of objects under way
+ * first, then the next object. Sets w->exhausted once no object is left and
+ * every object under way is finished. Returns 0 or -errno. Worker thread.
+ *
  * An open read either has a part in flight (a busy slot) or a part to send,
  * which is sent first; so when a slot is free there is also a free read for a
  * new object (nreads = nreq). Told to stop: no new object; parts of open reads
- * go on while the drain lasts, and rb_rg_finish counts what is left abandoned.
+ * go on while the drain lasts, and rg_finish counts what is left abandoned.
  */
-int rb_rg_refill(struct rb_worker *w)
+static int rg_refill(struct rb_worker *w)
 {
     return rb_worker_refill_split(w, &w->rg->no_more, send_pending, send_object, reads_open);
 }
@@ -186,7 +192,8 @@ static void record_object(struct rb_worker *w, const struct rb_req *r, struct rg
     rb_xfer_record(w, &obj, rc, status, ttfb < total ? ttfb : total, total, 0, now);
 }
 
-void rb_rg_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
+/* Accounts the finished request on slot r (a whole GET or a part) and frees the slot. Worker thread. */
+static void rg_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
 {
     struct rb_rg *g = w->rg;
     const unsigned slot = (unsigned)(r - w->reqs);
@@ -226,7 +233,8 @@ void rb_rg_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
     }
 }
 
-void rb_rg_finish(struct rb_worker *w, uint64_t now_ns)
+/* After the loop: parts in flight and objects under way are counted abandoned. Worker thread. */
+static void rg_finish(struct rb_worker *w, uint64_t now_ns)
 {
     struct rb_rg *g = w->rg;
     for (unsigned i = 0; i < w->nreq; i++) {
@@ -246,3 +254,12 @@ void rb_rg_finish(struct rb_worker *w, uint64_t now_ns)
             read_close(&g->reads[i]);
         }
 }
+
+const struct rb_worker_driver rb_rg_driver = {
+    .name = "ranged",
+    .init = rg_new,
+    .refill = rg_refill,
+    .complete = rg_complete,
+    .finish = rg_finish,
+    .free = rg_free,
+};

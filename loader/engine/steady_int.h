@@ -21,6 +21,12 @@ struct rb_steady {
     double converged_at_s;      /* phase time of the tick that converged */
 };
 
+/* A phase's --until-steady PCT/WINDOW (rb_load_run_phase_steady); pct 0: off. */
+struct rb_steady_opts {
+    double pct;
+    uint64_t window_ns;
+};
+
 /*
  * Parses "PCT/WINDOW" ("5/10s", "2.5%/30s"): PCT in (0, 100], WINDOW a
  * duration of at least 1 ms. Returns 0 or -EINVAL.

@@ -392,14 +392,21 @@ static void log_first_error(struct rb_worker *w, struct rb_req *r, int cls, CURL
             rb_target_name(w->o->target), msg, rb_load_err_names[cls]);
 }
 
+void rb_worker_flush_log(struct rb_worker *w)
+{
+    if (w->log.buf && w->log.len) {
+        if (write(w->o->log_fd, w->log.buf, w->log.len) < 0)
+            rb_warn("--log-requests: write failed: %s", strerror(errno));
+        w->log.len = 0;
+    }
+}
+
+/* One --log-requests line (CSV) into w's buffer, written out first when it is nearly full. */
 static void log_request(struct rb_worker *w, const struct rb_req *r, long status, int cls, uint64_t bytes,
                         uint64_t ttfb_ns, uint64_t total_ns, uint64_t lat_ns)
 {
-    if (w->loglen + 2400 > RB_LOG_BUF_BYTES) {
-        if (write(w->o->log_fd, w->logbuf, w->loglen) < 0)
-            rb_warn("--log-requests: write failed: %s", strerror(errno));
-        w->loglen = 0;
-    }
+    if (w->log.len + 2400 > RB_LOG_BUF_BYTES)
+        rb_worker_flush_log(w);
     /* CSV (RFC 4180): a name with a comma, quote or line break is quoted, its quotes doubled. */
     char name[2100];
     if (strpbrk(r->name, ",\"\r\n")) {
@@ -415,13 +422,13 @@ static void log_request(struct rb_worker *w, const struct rb_req *r, long status
     } else {
         snprintf(name, sizeof name, "%s", r->name);
     }
-    int n = snprintf(w->logbuf + w->loglen, RB_LOG_BUF_BYTES - w->loglen,
+    int n = snprintf(w->log.buf + w->log.len, RB_LOG_BUF_BYTES - w->log.len,
                      "%d,%u,%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%ld,%s,%" PRIu64 "\n",
                      w->o->rank, w->id, w->op->name, name, bytes,
                      r->start_wall_ns, ttfb_ns, r->start_wall_ns + total_ns, status,
                      cls >= 0 ? rb_load_err_names[cls] : "ok", lat_ns);
-    if (n > 0 && (size_t)n < RB_LOG_BUF_BYTES - w->loglen)
-        w->loglen += (size_t)n;
+    if (n > 0 && (size_t)n < RB_LOG_BUF_BYTES - w->log.len)
+        w->log.len += (size_t)n;
 }
 
 void rb_xfer_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
@@ -485,7 +492,7 @@ void rb_xfer_record(struct rb_worker *w, struct rb_req *r, CURLcode rc, long sta
                 w->seg[sec] += w->op->no_body ? 1 : bytes; /* HEAD, DELETE: requests per second */
         }
     }
-    if (o->log_fd >= 0 && w->logbuf)
+    if (o->log_fd >= 0 && w->log.buf)
         log_request(w, r, status, cls, bytes, ttfb_ns, total_ns, lat_ns);
 }
 
@@ -505,6 +512,6 @@ void rb_xfer_abandon(struct rb_worker *w, struct rb_req *r, const char *name, ui
     uint64_t lat_ns = now_ns > intended_ns ? now_ns - intended_ns : 0;
     w->local->ops++;
     rb_stats_error(w->local, RB_LERR_ABANDONED);
-    if (w->o->log_fd >= 0 && w->logbuf)
+    if (w->o->log_fd >= 0 && w->log.buf)
         log_request(w, &due, 0, RB_LERR_ABANDONED, 0, 0, lat_ns, lat_ns);
 }

@@ -48,9 +48,10 @@ static bool next_picked(struct rb_worker *w, const char **name, uint64_t *size)
 /* The fetcher: the caller's objects, in order. */
 static bool next_listed(struct rb_worker *w, const char **name, uint64_t *size)
 {
-    if (w->fetch_pos >= w->fetch_n)
+    struct rb_fetch_list *f = &w->fetch;
+    if (f->pos >= f->n)
         return false;
-    *name = rb_objset_name(w->fetch_set, w->fetch_idx[w->fetch_pos++], w->name_buf);
+    *name = rb_objset_name(f->set, f->idx[f->pos++], w->name_buf);
     *size = 0;
     return true;
 }
@@ -62,15 +63,6 @@ bool rb_worker_next(struct rb_worker *w, const char **name, uint64_t *size)
     if (w->bytes_limit && w->bytes_done >= w->bytes_limit)
         return false;
     return w->next(w, name, size);
-}
-
-void rb_worker_flush_log(struct rb_worker *w)
-{
-    if (w->logbuf && w->loglen) {
-        if (write(w->o->log_fd, w->logbuf, w->loglen) < 0)
-            rb_warn("--log-requests: write failed: %s", strerror(errno));
-        w->loglen = 0;
-    }
 }
 
 /* ---- the loop ---- */
@@ -88,7 +80,7 @@ static unsigned drain(struct rb_worker *w)
             struct rb_req *r = NULL;
             curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
             CURLcode rc = m->data.result;
-            w->complete(w, r, rc);
+            w->drv->complete(w, r, rc);
             n++;
         }
     }
@@ -97,8 +89,8 @@ static unsigned drain(struct rb_worker *w)
 
 void rb_worker_handover(struct rb_worker *w)
 {
-    if (w->fold)
-        w->fold(w);
+    if (w->drv && w->drv->fold)
+        w->drv->fold(w);
     pthread_mutex_lock(&w->mu);
     rb_stats_merge(w->box, w->local);
     rb_hist_merge(w->unc_box, w->unc_local);
@@ -188,10 +180,11 @@ int rb_worker_wait(struct rb_worker *w, struct epoll_event *evs, uint64_t wait_n
 int rb_worker_refill(struct rb_worker *w, int (*issue)(struct rb_worker *w, const char *name, uint64_t size,
                                                   uint64_t intended_ns))
 {
-    const bool open_loop = w->period_ns != 0;
+    struct rb_open_loop *ol = &w->open;
+    const bool open_loop = ol->period_ns != 0;
     uint64_t now = open_loop ? rb_clock_ns() : 0;
     while (w->nfree && !w->exhausted) {
-        if (open_loop && now < w->next_ns)
+        if (open_loop && now < ol->next_ns)
             break;
         const char *name;
         uint64_t size;
@@ -199,9 +192,9 @@ int rb_worker_refill(struct rb_worker *w, int (*issue)(struct rb_worker *w, cons
             w->exhausted = true;
             break;
         }
-        uint64_t intended = open_loop ? w->next_ns : 0;
+        uint64_t intended = open_loop ? ol->next_ns : 0;
         if (open_loop)
-            w->next_ns += w->period_ns;
+            ol->next_ns += ol->period_ns;
         int rc = issue(w, name, size, intended);
         if (rc)
             return rc;
@@ -266,9 +259,10 @@ uint64_t rb_worker_stop_issuing(struct rb_worker *w)
     if (!w->exhausted)
         w->stop_issue_ns = now; /* the open loop was still sending: its send window lasts until now */
     /* Only sends held back for want of a slot: with one free, a send due now is at the boundary, not late. */
-    while (w->period_ns && !w->exhausted && !w->nfree && w->next_ns <= now && rb_worker_next(w, &name, &size)) {
-        rb_xfer_abandon(w, NULL, name, w->next_ns, now);
-        w->next_ns += w->period_ns;
+    struct rb_open_loop *ol = &w->open;
+    while (ol->period_ns && !w->exhausted && !w->nfree && ol->next_ns <= now && rb_worker_next(w, &name, &size)) {
+        rb_xfer_abandon(w, NULL, name, ol->next_ns, now);
+        ol->next_ns += ol->period_ns;
     }
     w->exhausted = true;
     return now + (w->o->timeout_ns ? w->o->timeout_ns + 100 * RB_NS_PER_MS : 1);
@@ -288,14 +282,14 @@ int rb_worker_run(struct rb_worker *w, const atomic_bool *stop, const volatile i
         return w->loop->run(w, stop, stop2);
     if (w->nat)
         return rb_native_run(w, stop, stop2);
-    const bool open_loop = w->period_ns != 0;
+    const bool open_loop = w->open.period_ns != 0;
     struct epoll_event evs[RB_EPOLL_BATCH];
     int rc = 0;
     uint64_t drain_until = 0;
     for (;;) {
         if (rb_worker_drained(w, stop, stop2, &drain_until))
             break;
-        if ((rc = w->refill(w)))
+        if ((rc = w->drv->refill(w)))
             return rc;
         if (w->exhausted && w->nfree == w->nreq)
             break;
@@ -317,7 +311,7 @@ int rb_worker_run(struct rb_worker *w, const atomic_bool *stop, const volatile i
          * aborted as left open.
          */
         if (w->exhausted && w->nfree == w->nreq) {
-            if ((rc = w->refill(w)))
+            if ((rc = w->drv->refill(w)))
                 return rc;
             if (w->nfree == w->nreq)
                 break;
@@ -329,8 +323,8 @@ int rb_worker_run(struct rb_worker *w, const atomic_bool *stop, const volatile i
         for (unsigned i = 0; i < w->nshards; i++)
             if (w->shards[i].timer_ns < until)
                 until = w->shards[i].timer_ns;
-        if (open_loop && w->nfree && !w->exhausted && w->next_ns < until)
-            until = w->next_ns;
+        if (open_loop && w->nfree && !w->exhausted && w->open.next_ns < until)
+            until = w->open.next_ns;
         int n = rb_worker_wait(w, evs, until > now ? until - now : 0);
         if (n < 0 && errno != EINTR) {
             rb_error("epoll_wait: %s", strerror(errno));
@@ -351,8 +345,8 @@ int rb_worker_run(struct rb_worker *w, const atomic_bool *stop, const volatile i
     }
     /* Requests still in flight when the drain ran out are counted as abandoned, never dropped. */
     uint64_t now = rb_clock_ns();
-    if (w->finish)
-        w->finish(w, now); /* multipart: aborts the uploads still open; mixed: abandons under each op */
+    if (w->drv->finish)
+        w->drv->finish(w, now); /* multipart: aborts the uploads still open; mixed: abandons under each op */
     for (unsigned i = 0; i < w->nreq; i++)
         if (w->reqs[i].busy)
             rb_xfer_abandon(w, &w->reqs[i], w->reqs[i].name, 0, now);
@@ -363,7 +357,7 @@ void *rb_worker_main(void *arg)
 {
     struct rb_worker *w = arg;
     /* The default 50 us timer slack would be charged to every open-loop request. */
-    if (w->period_ns)
+    if (w->open.period_ns)
         prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     w->failed = rb_worker_run(w, &w->e->stop, NULL);
     rb_worker_flush_log(w);
@@ -380,76 +374,41 @@ static int refill_picked(struct rb_worker *w)
     return rb_worker_refill(w, rb_xfer_issue);
 }
 
-void rb_worker_wrote(struct rb_worker *w, uint64_t idx)
+/* One request per object through the op row, accounted by rb_xfer_complete. */
+static const struct rb_worker_driver plain_driver = {
+    .name = "plain",
+    .refill = refill_picked,
+    .complete = rb_xfer_complete,
+};
+
+/* Who issues and accounts w's requests (see struct rb_worker_driver): chosen once, never asked per request. */
+static const struct rb_worker_driver *driver_for(const struct rb_load_opts *o)
 {
-    if (w->nwritten == w->capwritten) {
-        size_t cap = w->capwritten ? 2 * w->capwritten : 1024;
-        uint64_t *n = realloc(w->written, cap * sizeof *n);
-        if (!n) {
-            rb_warn("out of memory noting what this run wrote: cleanup will miss objects");
-            return;
-        }
-        w->written = n;
-        w->capwritten = cap;
-    }
-    w->written[w->nwritten++] = idx;
+    if (o->mix)
+        return &rb_mix_driver;
+    if (o->part_size && o->op == RB_LOAD_GET)
+        return &rb_rg_driver;
+    if (o->part_size && o->op == RB_LOAD_PUT)
+        return &rb_mp_driver; /* notes what it wrote itself (rb_worker_wrote) */
+    return o->track_written ? &rb_written_driver : &plain_driver;
 }
 
-/* A put that cleans up after itself: the slot remembers its object, a success notes it written. */
-static int issue_tracked(struct rb_worker *w, const char *name, uint64_t size, uint64_t intended_ns)
-{
-    unsigned slot = w->free_slots[w->nfree - 1];
-    int rc = rb_xfer_issue(w, name, size, intended_ns);
-    if (!rc)
-        w->slot_idx[slot] = w->cur_idx;
-    return rc;
-}
-
-static int refill_tracked(struct rb_worker *w)
-{
-    return rb_worker_refill(w, issue_tracked);
-}
-
-static void complete_tracked(struct rb_worker *w, struct rb_req *r, CURLcode rc)
-{
-    uint64_t errors = w->local->errors;
-    rb_xfer_complete(w, r, rc);
-    if (w->local->errors == errors)
-        rb_worker_wrote(w, w->slot_idx[r - w->reqs]);
-}
-
-/* Who issues and accounts w's requests (see struct rb_worker): chosen once, never asked per request. */
 static int choose_driver(struct rb_worker *w)
 {
     const struct rb_load_opts *o = w->o;
-    w->refill = refill_picked;
-    w->complete = rb_xfer_complete;
-    if (o->mix) {
-        w->refill = rb_mix_refill;
-        w->complete = rb_mix_complete;
-        w->finish = rb_mix_finish;
-        w->fold = rb_mix_fold;
-        return rb_mix_new(w);
-    }
-    if (o->track_written && !(w->slot_idx = calloc(w->nreq, sizeof *w->slot_idx)))
-        return -ENOMEM;
-    if (o->track_written) {
-        w->refill = refill_tracked;
-        w->complete = complete_tracked;
-    }
-    if (o->part_size && o->op == RB_LOAD_GET) {
-        w->refill = rb_rg_refill;
-        w->complete = rb_rg_complete;
-        w->finish = rb_rg_finish;
-        return rb_rg_new(w);
-    }
-    if (o->part_size && o->op == RB_LOAD_PUT) {
-        w->refill = rb_mp_refill;
-        w->complete = rb_mp_complete;
-        w->finish = rb_mp_finish;
-        return rb_mp_new(w);
-    }
-    return 0;
+    w->drv = driver_for(o);
+    int rc;
+    if (o->track_written && !o->mix && (rc = rb_written_new(w))) /* load mixed keeps its own (mixed.c) */
+        return rc;
+    return w->drv->init ? w->drv->init(w) : 0;
+}
+
+/* The picker's xorshift state (random ranges, mixed draws): seeded per seed, rank and thread, never 0. */
+static void seed_rng(struct rb_worker *w)
+{
+    w->pick.rng = (w->o->seed + 1) * RB_MIX_GOLDEN ^ ((uint64_t)w->o->rank << 20) ^ w->id;
+    if (!w->pick.rng)
+        w->pick.rng = 1;
 }
 
 int rb_worker_init(struct rb_worker *w, const struct rb_load_opts *o, unsigned id, size_t ep0)
@@ -483,10 +442,11 @@ int rb_worker_init(struct rb_worker *w, const struct rb_load_opts *o, unsigned i
     if (w->loop) {
         /* The target's own loop owns the slots (fills free_slots), issues and accounts: no curl handle, no driver. */
         int rc = w->loop->init(w);
-        if (!rc && o->log_fd >= 0 && !(w->logbuf = malloc(RB_LOG_BUF_BYTES)))
+        if (!rc && o->track_written)
+            rc = rb_written_new(w);
+        if (!rc && o->log_fd >= 0 && !(w->log.buf = malloc(RB_LOG_BUF_BYTES)))
             rc = -ENOMEM;
-        w->pick.rng = (o->seed + 1) * 0x9e3779b97f4a7c15ull ^ ((uint64_t)o->rank << 20) ^ id;
-        w->pick.rng += !w->pick.rng;
+        seed_rng(w);
         return rc;
     }
     if (!w->nshards) {
@@ -524,13 +484,11 @@ int rb_worker_init(struct rb_worker *w, const struct rb_load_opts *o, unsigned i
     if (rc)
         return rc;
     if (o->log_fd >= 0) {
-        w->logbuf = malloc(RB_LOG_BUF_BYTES);
-        if (!w->logbuf)
+        w->log.buf = malloc(RB_LOG_BUF_BYTES);
+        if (!w->log.buf)
             return -ENOMEM;
     }
-    w->pick.rng = (o->seed + 1) * RB_MIX_GOLDEN ^ ((uint64_t)o->rank << 20) ^ id;
-    if (!w->pick.rng)
-        w->pick.rng = 1;
+    seed_rng(w);
     return 0;
 }
 
@@ -539,9 +497,9 @@ void rb_worker_free(struct rb_worker *w)
     if (w->loop)
         w->loop->free(w);
     rb_native_free(w);
-    rb_mp_free(w);
-    rb_rg_free(w);
-    rb_mix_free(w);
+    if (w->drv && w->drv->free)
+        w->drv->free(w);
+    rb_written_free(w);
     for (unsigned i = 0; w->reqs && i < w->nreq; i++) {
         if (w->reqs[i].busy && w->reqs[i].sh && w->reqs[i].sh->multi)
             curl_multi_remove_handle(w->reqs[i].sh->multi, w->reqs[i].easy);
@@ -561,9 +519,7 @@ void rb_worker_free(struct rb_worker *w)
     free(w->free_slots);
     rb_picker_free(&w->pick);
     free(w->seg);
-    free(w->written);
-    free(w->slot_idx);
-    free(w->logbuf);
+    free(w->log.buf);
     rb_stats_free(w->local);
     rb_stats_free(w->box);
     rb_hist_free(w->unc_local);

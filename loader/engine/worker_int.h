@@ -141,26 +141,65 @@ struct rb_native;
 struct rb_mp;
 struct rb_mixer;
 struct rb_rg;
+struct rb_written;
 struct rb_file_loop;
+
+/*
+ * Who issues and accounts a worker's requests: one const row per feature,
+ * chosen once at init (worker.c) and never asked per request. The plain row
+ * (worker.c: the op row through the picker), a put that notes what it wrote
+ * (rb_written_driver, written.c), S3 multipart PUT (rb_mp_driver,
+ * multipart.c), GET in ranged parts (rb_rg_driver, ranged.c), load mixed
+ * (rb_mix_driver, mixed.c). Each feature keeps its state in a struct of its
+ * own, owned by its file (w->mp, w->rg, w->mix, w->written).
+ */
+struct rb_worker_driver {
+    const char *name;
+    /* Sets up the feature's state on w; NULL: it has none. Returns 0 or -errno. Before the worker's thread starts. */
+    int (*init)(struct rb_worker *w);
+    /* Issues requests on w's free slots; sets w->exhausted once it has nothing more to send. Returns 0 or -errno. */
+    int (*refill)(struct rb_worker *w);
+    /* Accounts the finished request on slot r and frees the slot. */
+    void (*complete)(struct rb_worker *w, struct rb_req *r, CURLcode rc);
+    /* After the loop: what is still under way is counted abandoned (or aborted). NULL: nothing. */
+    void (*finish)(struct rb_worker *w, uint64_t now_ns);
+    /* At each handover, before the stats go to the mailbox. NULL: nothing. */
+    void (*fold)(struct rb_worker *w);
+    /* Frees the feature's state; safe on a partly set-up one. NULL: nothing to free. */
+    void (*free)(struct rb_worker *w);
+};
+
+/* --log-requests: a worker's lines, buffered and written whole (transfer.c writes them, rb_worker_flush_log). */
+struct rb_reqlog {
+    char *buf;                  /* RB_LOG_BUF_BYTES, or NULL: no log */
+    size_t len;
+};
+
+/* The open loop (o->rate_per_s, set up by engine.c, run by rb_worker_refill): period_ns 0 = closed loop. */
+struct rb_open_loop {
+    uint64_t period_ns;         /* spacing of this worker's sends */
+    uint64_t next_ns;           /* the next intended send time */
+};
+
+/* A fetcher's objects (rb_fetcher_get, engine.c): idx[0..n) of set, in order, pos the next. */
+struct rb_fetch_list {
+    const struct rb_objset *set;
+    const uint32_t *idx;
+    size_t n, pos;
+};
 
 struct rb_worker {
     struct rb_engine *e;
     struct rb_native *nat;      /* the native engine's connections, or NULL: libcurl (chosen at init) */
     const struct rb_loop_ops *loop; /* the target's own request loop (file), or NULL: libcurl or native (at init) */
     struct rb_file_loop *file;  /* the file loop's slots and I/O queue (loader/file), or NULL */
-    struct rb_mp *mp;           /* S3 multipart PUT (multipart.c) owns the slots' requests, or NULL (chosen at init) */
-    struct rb_mixer *mix;       /* load mixed (mixed.c): ops drawn per request, or NULL (chosen at init) */
-    struct rb_rg *rg;           /* GET in ranged parts (ranged.c) owns the slots' requests, or NULL (chosen at init) */
+    const struct rb_worker_driver *drv; /* who issues and accounts the requests (chosen at init) */
+    /* The drivers' own state, each NULL unless its driver runs (set by its init): */
+    struct rb_mp *mp;           /* S3 multipart PUT (multipart.c) */
+    struct rb_mixer *mix;       /* load mixed (mixed.c) */
+    struct rb_rg *rg;           /* GET in ranged parts (ranged.c) */
     uint64_t part_off, part_len; /* ranged.c: the Range of the GET it issues next (len 0: none; rb_xfer_get_range) */
-    /*
-     * Who issues and accounts the requests, chosen once at init: the op row
-     * through the picker (rb_xfer_issue, rb_xfer_complete), multipart.c or
-     * mixed.c. finish (after the loop) and fold (at each handover) may be NULL.
-     */
-    int (*refill)(struct rb_worker *w);
-    void (*complete)(struct rb_worker *w, struct rb_req *r, CURLcode rc);
-    void (*finish)(struct rb_worker *w, uint64_t now_ns);
-    void (*fold)(struct rb_worker *w);
+    struct rb_written *written; /* o->track_written: what this worker wrote, for cleanup (written.c); else NULL */
     const struct rb_load_opts *o;
     unsigned id;
     pthread_t th;
@@ -176,19 +215,14 @@ struct rb_worker {
     bool (*next)(struct rb_worker *w, const char **name, uint64_t *size);
     struct rb_picker pick;      /* engine workers: the rank's objects by op and pattern */
     uint64_t cur_idx;           /* the index of the object next_picked gave last */
-    /* o->track_written: indices of the objects this worker wrote (what cleanup deletes), and per slot the pending one. */
-    uint64_t *written, *slot_idx;
-    size_t nwritten, capwritten;
     char name_buf[RB_OBJSET_NAME_BYTES]; /* the next object's name, formatted from the set (no allocation) */
-    const struct rb_objset *fetch_set; /* fetcher: the objects fetch_idx[0..fetch_n) of it, in order */
-    const uint32_t *fetch_idx;
-    size_t fetch_n, fetch_pos;
+    struct rb_fetch_list fetch; /* a fetcher's objects (next_listed) */
     uint64_t issued, count_limit, bytes_done, bytes_limit;
     uint64_t last_issue_ns;     /* when the last request was sent */
     uint64_t stop_issue_ns;     /* when it was told to stop issuing while it still had requests to send; 0 none */
     bool exhausted;
 
-    uint64_t period_ns, next_ns;    /* open loop: spacing and next intended send time */
+    struct rb_open_loop open;   /* open loop: spacing and next intended send time */
 
     /* Private stats; handed to the mailbox under mu when the tick sequence moves. */
     struct rb_stats *local;
@@ -206,8 +240,7 @@ struct rb_worker {
     bool failed_logged;         /* the loop said why in its own `error:` line (the engine adds none) */
     atomic_flag *logged;        /* per error class: already logged once (engine- or fetcher-wide) */
 
-    char *logbuf;
-    size_t loglen;
+    struct rb_reqlog log;       /* --log-requests */
 };
 
 struct rb_engine {
@@ -318,10 +351,22 @@ bool rb_worker_drained(struct rb_worker *w, const atomic_bool *stop, const volat
 void rb_worker_eat_wake(struct rb_worker *w);
 /* Wakes w's loop (a tick or a stop); any thread. */
 void rb_worker_wake(struct rb_worker *w);
+/* Writes out w's buffered --log-requests lines (transfer.c). */
+void rb_worker_flush_log(struct rb_worker *w);
+
+/* ---- written.c: which objects a put wrote (o->track_written), what cleanup deletes ---- */
+
+/* A put that notes each object it wrote: the plain op row's requests, a success noted (rb_worker_wrote). */
+extern const struct rb_worker_driver rb_written_driver;
+/* Sets up w->written for o->track_written. Returns 0 or -ENOMEM. Before the worker's thread starts. */
+int rb_written_new(struct rb_worker *w);
+/* Frees w->written; safe when there is none. */
+void rb_written_free(struct rb_worker *w);
 /* Notes that w wrote object idx of its set (o->track_written); a failed allocation stops tracking with a warning. */
 void rb_worker_wrote(struct rb_worker *w, uint64_t idx);
-/* Writes out w's buffered --log-requests lines. */
-void rb_worker_flush_log(struct rb_worker *w);
+/* Calls fn(name, arg) for every object w noted written (names of set, formatted into buf). Returns 0 or fn's first non-zero. */
+int rb_written_each(const struct rb_worker *w, const struct rb_objset *set, char *buf,
+                    int (*fn)(const char *name, void *arg), void *arg);
 
 /* ---- native.c: plain http:// GET and PUT on our own connections (see native.c) ---- */
 

@@ -515,9 +515,9 @@ int rb_file_run(struct rb_worker *w, const atomic_bool *stop, const volatile int
             break;
         rb_worker_tick(w);
         uint64_t wait = IDLE_WAIT_NS;
-        if (w->nfree && !w->exhausted && w->period_ns) {
+        if (w->nfree && !w->exhausted && w->open.period_ns) {
             uint64_t now = rb_clock_ns();
-            wait = w->next_ns > now ? w->next_ns - now : 0;
+            wait = w->open.next_ns > now ? w->open.next_ns - now : 0;
             wait = wait < IDLE_WAIT_NS ? wait : IDLE_WAIT_NS;
         }
         if (rb_fio_pending(L->q)) {

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -288,10 +289,9 @@ static void size_set_build(struct tiers_run *r, struct size_set *s, uint64_t siz
 }
 
 /*
- * The default names (<prefix><size>-<index>, neither --fresh nor --existing)
- * are looked up in the backend before the first PUT of any size: names that
- * exist stop the run (exit 2) unless --overwrite, as load put --keep does
- * (docs/safety.md). Collective. Returns 0 or an exit status.
+ * The default names (<prefix><size>-<index>, neither --fresh nor --existing) are looked up in the backend
+ * before the first PUT of any size: names that exist stop the run (exit 2) unless --overwrite, as load put
+ * --keep does (docs/safety.md). Collective. Returns 0 or an exit status.
  */
 static int check_names(struct tiers_run *r)
 {
@@ -405,7 +405,10 @@ static cJSON *row_json(const struct row *w)
     cJSON_AddNumberToObject(o, "latency_avg_ns", w->lat_avg_ns);
     cJSON_AddItemToObject(o, "latency_p99_ns", rb_json_u64(w->lat_p99_ns));
     cJSON_AddItemToObject(o, "ttfb_p50_ns", rb_json_u64(w->ttfb_p50_ns));
-    cJSON_AddNumberToObject(o, "disk_util_ratio", w->disk_util_ratio);
+    if (w->net_local && isfinite(w->disk_util_ratio)) /* else null: a remote storage's disks, or no disk here */
+        cJSON_AddNumberToObject(o, "disk_util_ratio", w->disk_util_ratio);
+    else
+        cJSON_AddNullToObject(o, "disk_util_ratio");
     if (w->net_local)
         cJSON_AddNullToObject(o, "net_bytes_per_s"); /* not measured: the traffic went over loopback */
     else
@@ -442,29 +445,33 @@ static char *report(struct tiers_run *r, cJSON *summary)
                       "| avg disk util %% | network GiB/s | cache hit/miss |\n"
                       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     cJSON *rows = cJSON_AddArrayToObject(summary, "tiers_rows");
-    bool any_local = false;
+    bool any_disk = false;
+    unsigned why = 0; /* RB_TIERS_*: why a figure is – */
     for (size_t i = 0; i < r->nrows; i++) {
         const struct row *w = &r->rows[i];
         cJSON_AddItemToArray(rows, row_json(w));
-        char size[32], cache[64] = "-";
+        char size[32], cache[64] = "–", net[32] = "–", disk[32] = "–";
         rb_format_size(size, sizeof size, w->size_bytes);
         if (w->counted && w->cache.hit + w->cache.miss + w->cache.other)
             snprintf(cache, sizeof cache, "%" PRIu64 "/%" PRIu64 "%s", w->cache.hit, w->cache.miss,
                      w->cache.other ? " (+other)" : "");
         else if (w->counted)
             snprintf(cache, sizeof cache, "no header");
-        char net[32] = "–";
+        else
+            why |= RB_TIERS_DIRECT_CACHE;
         if (!w->net_local)
             snprintf(net, sizeof net, "%.4f", w->net_bytes_per_s / (double)RB_GIB);
         else
-            any_local = true;
-        rb_buf_printf(&t, "| %s | %s | %.4f | %.1f | %.2f | %.2f | %.2f | %.1f | %s | %s |\n", how_labels[w->how],
+            why |= RB_TIERS_NET_LOCAL;
+        if (w->net_local && isfinite(w->disk_util_ratio))
+            any_disk = snprintf(disk, sizeof disk, "%.1f", 100 * w->disk_util_ratio) > 0;
+        else
+            why |= w->net_local ? RB_TIERS_NO_DISK : RB_TIERS_REMOTE_DISK;
+        rb_buf_printf(&t, "| %s | %s | %.4f | %.1f | %.2f | %.2f | %.2f | %s | %s | %s |\n", how_labels[w->how],
                       size, w->bytes_per_s / (double)RB_GIB, w->ops_per_s, w->lat_avg_ns / 1e6, (double)w->lat_p99_ns / 1e6,
-                      (double)w->ttfb_p50_ns / 1e6, 100 * w->disk_util_ratio, net, cache);
+                      (double)w->ttfb_p50_ns / 1e6, disk, net, cache);
     }
-    if (any_local)
-        rb_buf_printf(&t, "\nnetwork –: not measured; the target is on loopback (or local files), and the interface "
-                          "counters leave lo out\n");
+    rb_tiers_unmeasured_notes(&t, why, any_disk);
     cJSON *speedups = cJSON_AddArrayToObject(summary, "speedups");
     bool any = false;
     for (size_t k = 0; k < a->sizes.n; k++) {

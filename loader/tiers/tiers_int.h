@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "../objset/objset_int.h"
+#include "railbench/buf.h"
 #include "../proto/target_int.h"
 
 /* How a phase reads: straight from the backend, the first time through the tier, or again through it. */
@@ -48,6 +49,15 @@ double rb_tiers_speedup(double fast_bytes_per_s, double slow_bytes_per_s);
  * "1000B"). Writes at most len bytes.
  */
 void rb_tiers_size_label(char *buf, size_t len, uint64_t bytes);
+
+/* Why a figure of the table is –: bits of rb_tiers_unmeasured_notes's why. */
+enum { RB_TIERS_NET_LOCAL = 1, RB_TIERS_NO_DISK = 2, RB_TIERS_REMOTE_DISK = 4, RB_TIERS_DIRECT_CACHE = 8 };
+
+/*
+ * The lines under the table that say, once each, why a figure is – (the
+ * bits of why); and, when a row shows a disk util (any_disk), what it is.
+ */
+void rb_tiers_unmeasured_notes(struct rb_buf *b, unsigned why, bool any_disk);
 
 /* How the tier is emptied before each cold phase: one of AIStore's two evict calls, or a command. */
 struct rb_tiers_evict {

@@ -1,4 +1,4 @@
-/* railbench load tiers' derived figures: a phase's verdict from its cache-status counts, speed-ups, size labels. */
+/* railbench load tiers' derived figures: verdicts, speed-ups, size labels, the notes on figures not measured. */
 #include "tiers_int.h"
 
 #include <inttypes.h>
@@ -55,4 +55,28 @@ void rb_tiers_size_label(char *buf, size_t len, uint64_t bytes)
         u++;
     }
     snprintf(buf, len, "%" PRIu64 "%s", bytes, units[u]);
+}
+
+void rb_tiers_unmeasured_notes(struct rb_buf *b, unsigned why, bool any_disk)
+{
+    static const struct {
+        unsigned bit;
+        const char *line;
+    } notes[] = {
+        {RB_TIERS_NET_LOCAL, "network –: not measured; the target is on loopback (or local files), and the interface "
+                             "counters leave lo out"},
+        {RB_TIERS_REMOTE_DISK, "disk util –: not measured; the storage is on another host, whose disks this host's "
+                               "counters do not see"},
+        {RB_TIERS_NO_DISK, "disk util –: not measured; this host has no block device to read"},
+        {RB_TIERS_DIRECT_CACHE, "cache hit/miss –: direct reads do not pass the tier"},
+    };
+    const char *sep = "\n";
+    for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++)
+        if (why & notes[i].bit) {
+            rb_buf_printf(b, "%s%s\n", sep, notes[i].line);
+            sep = "";
+        }
+    if (any_disk)
+        rb_buf_printf(b, "%sdisk util: the mean utilisation of this host's disks that did I/O during the phase (0.0: "
+                         "none did; the reads came from page caches)\n", sep);
 }

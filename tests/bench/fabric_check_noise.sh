@@ -11,16 +11,19 @@ HEALTHY=${1:-10}
 FAULTY=${2:-5}
 CMD=(fabric check --size 1MiB --iters 4)
 cl up --clients 4 --rails 2 --net "$NET" >/dev/null 2>&1 || fail "cluster up failed"
-# run NAME: one check over 8 ranks; prints the exit status, the findings' kinds, the suspects repeated and the time.
+# run NAME: one check over 8 ranks (rank i of a host on rail i and core i, as the README's box command);
+# prints the load average before it, the exit status, the findings' kinds, the suspects repeated and the time.
 run() {
     local rc=0
-    cl mpirun -np 8 "$RB" "${CMD[@]}" --out "$T/$1" --quiet >/dev/null 2>&1 || rc=$?
+    local load
+    load=$(cut -d' ' -f1 /proc/loadavg)
+    cl mpirun -np 8 --bind-to core "$RB" "${CMD[@]}" --out "$T/$1" --quiet >/dev/null 2>&1 || rc=$?
     [ -f "$T/$1/result.json" ] || fail "$1: no result.json"
-    printf '%-10s exit %d  findings %s  suspects repeated %s  %.1f s\n' "$1" "$rc" \
+    printf '%-10s load %5s  exit %d  findings %s  suspects repeated %s  %.1f s\n' "$1" "$load" "$rc" \
         "$(jq -c '[.summary.findings[] | if .kind == "one-way" then "one-way \(.src) -> \(.dst) rail \(.rail)" else "\(.kind) rail \(.rail)" end]' "$T/$1/result.json")" \
         "$(jq '[.summary.links[] | select(.confirmed)] | length' "$T/$1/result.json")" "$(jq .summary.duration_s "$T/$1/result.json")"
 }
-echo "# ${CMD[*]} (defaults otherwise), $HEALTHY healthy runs, then $FAULTY with client1 -> client3 on rail 1 at 30 Mbit/s"
+echo "# cluster.sh mpirun -np 8 --bind-to core railbench ${CMD[*]} (defaults otherwise), $HEALTHY healthy runs, then $FAULTY with client1 -> client3 on rail 1 at 30 Mbit/s"
 quiet=0
 for i in $(seq "$HEALTHY"); do
     run "healthy$i"

@@ -33,7 +33,7 @@ static struct rb_rtable *sample(const char *title, double mibs, double p99_ms, d
     r = rb_rtable_row(t);
     rb_rtable_text(t, r, "op", "PUT");
     rb_rtable_num(t, r, "size_bytes", 4096);
-    rb_rtable_num(t, r, "throughput_bytes_per_s", NAN); /* missing: "-" */
+    rb_rtable_num(t, r, "throughput_bytes_per_s", NAN); /* missing: "–" */
     rb_rtable_num(t, r, "latency_p99_ns", 2.5e6);
     rb_rtable_num(t, r, "errors", 0);
     rb_rtable_text(t, r, "note", "knee");
@@ -48,15 +48,25 @@ static void test_markdown(void **state)
     struct rb_buf b = {0};
     rb_rtable_md(t, &b);
     assert_false(t->oom);
-    /* Numbers right-aligned and scaled, sizes human, missing "-", empty note blank, the optional column gone. */
+    /*
+     * Numbers right-aligned and scaled, sizes human, missing "–" (padded by its width, one column) and said
+     * why once below the table, empty note blank, the optional column gone.
+     */
     assert_string_equal(b.s, "## Load \\| \"run\"\n\n"
                              "| op  |  size |   MiB/s | p99 (ms) | errors |      |\n"
                              "|:----|------:|--------:|---------:|-------:|:-----|\n"
                              "| GET | 1 MiB | 1131.88 |    9.011 |      0 |      |\n"
-                             "| PUT | 4 KiB |       - |    2.500 |      0 | knee |\n"
+                             "| PUT | 4 KiB |       – |    2.500 |      0 | knee |\n"
                              "\n"
                              "- target \\<http://x>: 1 rank, p99<=2ms\n"
+                             "- –: not in that run's result (not measured there, or not applicable to that row)\n"
                              "\n");
+    rb_buf_free(&b);
+    /* A note of the kind's own that says why a figure is – stands for the generic one. */
+    rb_rtable_note(t, "MiB/s –: not measured for PUT");
+    rb_rtable_md(t, &b);
+    assert_null(strstr(b.s, "not in that run's result"));
+    assert_non_null(strstr(b.s, "- MiB/s –: not measured for PUT\n"));
     rb_buf_free(&b);
     rb_rtable_free(t);
 }
@@ -209,7 +219,7 @@ static void test_compare(void **state)
     assert_string_equal(cell(d, 1, "mark", buf, sizeof buf), "");
     /* 0 -> 2 errors: no percentage, still a regression. */
     assert_string_equal(cell(d, 2, "figure", buf, sizeof buf), "errors");
-    assert_string_equal(cell(d, 2, "delta_pct", buf, sizeof buf), "-");
+    assert_string_equal(cell(d, 2, "delta_pct", buf, sizeof buf), "–");
     assert_string_equal(cell(d, 2, "mark", buf, sizeof buf), "REGRESSION");
     assert_string_equal(cell(d, 3, "mark", buf, sizeof buf), "only in A");
     assert_string_equal(cell(d, 3, "size_bytes", buf, sizeof buf), "4 KiB");

@@ -1,0 +1,90 @@
+/* Which objects a put wrote (o->track_written): what cleanup deletes, noted on either engine and by the file loop. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "railbench/log.h"
+#include "worker_int.h"
+
+/* The indices of the objects a worker wrote, and per slot the object its put in flight writes (rb_written_driver). */
+struct rb_written {
+    uint64_t *idx;
+    size_t n, cap;
+    uint64_t *slot_idx;
+};
+
+int rb_written_new(struct rb_worker *w)
+{
+    if (!(w->written = calloc(1, sizeof *w->written)) ||
+        !(w->written->slot_idx = calloc(w->nreq, sizeof *w->written->slot_idx)))
+        return -ENOMEM;
+    return 0;
+}
+
+void rb_written_free(struct rb_worker *w)
+{
+    if (!w->written)
+        return;
+    free(w->written->idx);
+    free(w->written->slot_idx);
+    free(w->written);
+    w->written = NULL;
+}
+
+void rb_worker_wrote(struct rb_worker *w, uint64_t idx)
+{
+    struct rb_written *x = w->written;
+    if (!x)
+        return;
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? 2 * x->cap : 1024;
+        uint64_t *n = realloc(x->idx, cap * sizeof *n);
+        if (!n) {
+            rb_warn("out of memory noting what this run wrote: cleanup will miss objects");
+            return;
+        }
+        x->idx = n;
+        x->cap = cap;
+    }
+    x->idx[x->n++] = idx;
+}
+
+int rb_written_each(const struct rb_worker *w, const struct rb_objset *set, char *buf,
+                    int (*fn)(const char *name, void *arg), void *arg)
+{
+    for (size_t i = 0; w->written && i < w->written->n; i++) {
+        int rc = fn(rb_objset_name(set, w->written->idx[i], buf), arg);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* A put that cleans up after itself: the slot remembers its object, a success notes it written. */
+static int issue_tracked(struct rb_worker *w, const char *name, uint64_t size, uint64_t intended_ns)
+{
+    unsigned slot = w->free_slots[w->nfree - 1];
+    int rc = rb_xfer_issue(w, name, size, intended_ns);
+    if (!rc)
+        w->written->slot_idx[slot] = w->cur_idx;
+    return rc;
+}
+
+static int refill_tracked(struct rb_worker *w)
+{
+    return rb_worker_refill(w, issue_tracked);
+}
+
+static void complete_tracked(struct rb_worker *w, struct rb_req *r, CURLcode rc)
+{
+    uint64_t errors = w->local->errors;
+    rb_xfer_complete(w, r, rc);
+    if (w->local->errors == errors)
+        rb_worker_wrote(w, w->written->slot_idx[r - w->reqs]);
+}
+
+/* The state is w->written, set up for o->track_written whatever the driver (worker.c): no init or free of its own. */
+const struct rb_worker_driver rb_written_driver = {
+    .name = "written",
+    .refill = refill_tracked,
+    .complete = complete_tracked,
+};
