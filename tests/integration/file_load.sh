@@ -78,6 +78,19 @@ assert_eq "ranged direct: bytes, errors" "$((50 * 4096)) 0" "$(summary g5 '"\(.b
     --size 1M --out "$T/g5r" --quiet >/dev/null
 assert_eq "random ranges: bytes, errors" "$((500 * 4096)) 0" "$(summary g5r '"\(.bytes) \(.errors.total)"' | tr -d '"')"
 
+# Record files (DLIO's samples packed in files): load train writes 50 files of 4 samples of 8 KiB and reads them
+# twice with 2 read threads and a prefetch queue of 4 batches: every epoch reads each file's bytes once, verified.
+mkdir "$D.rec"
+"$RB" load train "$D.rec" --objects 50 --populate --samples-per-object 4 --sample-size 8k --compute-time 1ms -b 10 \
+    --epochs 2 --read-threads 2 --prefetch 4 --verify --seed 3 --out "$T/t1" --quiet >/dev/null 2>&1
+assert_eq "record files: on disk, each 4 x 8 KiB (find)" "50 32768" \
+    "$(find "$D.rec" -type f | wc -l) $(find "$D.rec" -type f -printf '%s\n' | sort -u)"
+assert_eq "record files: samples, requests, bytes per epoch = the files' bytes" \
+    "200 50 $(find "$D.rec" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }') 200 50 1638400" \
+    "$(jq -r '[.summary.train_epochs[] | "\(.samples) \(.requests) \(.bytes)"] | join(" ")' "$T/t1/result.json")"
+assert_jq "$T/t1/result.json" '.summary.errors == 0 and ([.summary.train_epochs[].errors] == [0, 0])' \
+    "record files: no errors (payload verified)"
+
 # 5. stat every file, then a corrupted and a short file are caught by class.
 "$RB" load stat "$D" --pattern epoch --out "$T/s1" --quiet >/dev/null
 assert_eq "stat: requests, errors" "200 0" "$(summary s1 '"\(.requests) \(.errors.total)"' | tr -d '"')"
