@@ -1,4 +1,5 @@
-/* SVG plots drawn by railbench itself: lines (linear, log, byte-size, percentile axes) and bars, grouped or stacked. */
+/* SVG plots drawn by railbench itself: lines (linear, log, byte-size, percentile axes) and bars, grouped or stacked;
+ * the model is built in plot.c, drawn in svg.c. */
 #ifndef RB_SVG_INT_H
 #define RB_SVG_INT_H
 

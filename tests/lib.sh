@@ -73,7 +73,9 @@ bg() {
 
 # rb_mpirun NP PROGRAM ARGS...: runs PROGRAM under mpirun on this host.
 # For a background run whose PID you need, use: bg "${MPIRUN[@]}" -np N PROGRAM ARGS...
-MPIRUN=(mpirun --oversubscribe --mca btl self,vader,tcp)
+# --stdin none: no test feeds its ranks stdin, and mpirun's forwarding of it can crash mpirun itself (SIGSEGV in
+# orte_iof_hnp_read_local_handler when a rank exits early, open-mpi/ompi#7483: 1 in 150 usage-error runs here).
+MPIRUN=(mpirun --stdin none --oversubscribe --mca btl self,vader,tcp)
 rb_mpirun() {
     local np=$1; shift
     "${MPIRUN[@]}" -np "$np" "$@"
