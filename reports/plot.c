@@ -37,6 +37,7 @@ void rb_plot_free(struct rb_plot *p)
     for (size_t i = 0; i < p->nseries; i++) {
         free(p->series[i].name);
         free(p->series[i].x);
+        free(p->series[i].x0);
         free(p->series[i].y);
         free_strv(p->series[i].labels, p->series[i].n);
     }
@@ -158,6 +159,12 @@ static void push_point(struct rb_plot *p, int si, double x, double y, const char
             return;
         }
         s->y = ny;
+        double *nx0 = realloc(s->x0, cap * sizeof *nx0);
+        if (!nx0) {
+            p->oom = true;
+            return;
+        }
+        s->x0 = nx0;
         if (s->labels) {
             char **nl = realloc(s->labels, cap * sizeof *nl);
             if (!nl) {
@@ -175,6 +182,7 @@ static void push_point(struct rb_plot *p, int si, double x, double y, const char
         }
     }
     s->x[s->n] = x;
+    s->x0[s->n] = NAN;
     s->y[s->n] = y;
     if (s->labels)
         s->labels[s->n] = label ? dup_or_oom(p, label) : NULL;
@@ -185,6 +193,17 @@ void rb_plot_point(struct rb_plot *p, int si, double x, double y)
 {
     if (isfinite(x) && isfinite(y))
         push_point(p, si, x, y, NULL);
+}
+
+void rb_plot_interval(struct rb_plot *p, int si, double x0, double x1, double y)
+{
+    if (!isfinite(x0) || !isfinite(x1) || !isfinite(y) || si < 0 || (size_t)si >= p->nseries)
+        return;
+    struct rb_plot_series *s = &p->series[si];
+    size_t n = s->n;
+    push_point(p, si, x1, y, NULL);
+    if (s->n > n)
+        s->x0[n] = fmin(x0, x1);
 }
 
 void rb_plot_point_label(struct rb_plot *p, int si, double x, double y, const char *label)
