@@ -204,14 +204,10 @@ static int analyse_now(const struct rb_check_opts *o, const struct rb_check_run 
 
 /*
  * Rank 0: the links the first pass found slow (not hung), at most
- * CONFIRM_MAX, each with a reference: a link on its rail that is not slow
- * and shares no host with it (else one that shares a host, else one on
- * another rail). When noise made every link a suspect (on a busy shared
- * host one of a link's five figures is often low), the reference is a
- * suspect too, on its rail and sharing no host when there is one: its
- * repeats beside the suspect's are what the suspect is judged against,
- * never the first pass's fleet. rail -1 when there is none. out holds 2
- * pairings per suspect.
+ * CONFIRM_MAX, each with its reference (rb_check_reference: a link on its
+ * rail that is not slow and shares no host with it, else the nearest to
+ * that; a flagged one when noise flagged every link; rail -1 when there is
+ * none). out holds 2 pairings per suspect.
  */
 static int suspects(const struct rb_check_opts *o, const struct rb_check_run *R, struct rb_check_pairing *out)
 {
@@ -223,18 +219,7 @@ static int suspects(const struct rb_check_opts *o, const struct rb_check_run *R,
         const struct rb_check_link *s = &R->links[i];
         if (!a.slow[i] || s->status != RB_CHECK_OK)
             continue;
-        int best = -1, score = -1;
-        for (size_t j = 0; j < R->nlinks; j++) {
-            const struct rb_check_link *l = &R->links[j];
-            if (j == i || l->status != RB_CHECK_OK)
-                continue;
-            bool shares = l->a == s->a || l->a == s->b || l->b == s->a || l->b == s->b;
-            int sc = (a.slow[j] ? 0 : 4) + (l->rail == s->rail ? 2 : 0) + !shares;
-            if (sc > score) {
-                score = sc;
-                best = (int)j;
-            }
-        }
+        long best = rb_check_reference(R->links, R->nlinks, a.slow, i);
         out[2 * n] = (struct rb_check_pairing){.a = s->a, .b = s->b, .rail = s->rail};
         out[2 * n + 1] = best < 0 ? (struct rb_check_pairing){.a = -1, .b = -1, .rail = -1}
                                   : (struct rb_check_pairing){.a = R->links[best].a, .b = R->links[best].b,

@@ -715,6 +715,25 @@ long rb_check_merge(struct rb_check_link *links, size_t n)
     return rc;
 }
 
+long rb_check_reference(const struct rb_check_link *links, size_t n, const bool *slow, size_t i)
+{
+    const struct rb_check_link *s = &links[i];
+    long best = -1;
+    int score = -1;
+    for (size_t j = 0; j < n; j++) {
+        const struct rb_check_link *l = &links[j];
+        if (j == i || l->status != RB_CHECK_OK)
+            continue;
+        bool shares = l->a == s->a || l->a == s->b || l->b == s->a || l->b == s->b;
+        int sc = (slow[j] ? 0 : 4) + (l->rail == s->rail ? 2 : 0) + !shares;
+        if (sc > score) {
+            score = sc;
+            best = (long)j;
+        }
+    }
+    return best;
+}
+
 cJSON *rb_check_link_json(const struct rb_check_link *l, const char *const *names)
 {
     static const char *const status[] = {"ok", "timeout", "skipped"};

@@ -193,6 +193,15 @@ void rb_check_analysis_free(struct rb_check_analysis *a);
  */
 long rb_check_merge(struct rb_check_link *links, size_t n);
 
+/*
+ * The reference for suspect links[i] in the second look: a completed link
+ * other than i, preferring one slow[] does not flag, then one on i's rail,
+ * then one sharing no host with i. When noise flagged every link the
+ * reference is a flagged one (the suspect is still judged beside
+ * measurements made with it, never by the first pass). -1 when there is none.
+ */
+long rb_check_reference(const struct rb_check_link *links, size_t n, const bool *slow, size_t i);
+
 /* One link as JSON (every measurement; null where not measured); caller frees. */
 cJSON *rb_check_link_json(const struct rb_check_link *l, const char *const *names);
 

@@ -121,12 +121,36 @@ void rb_report_note(struct rb_rtable *t, const struct rb_report_set *s, size_t i
         rb_rtable_note(t, "%s", text);
 }
 
+/* Run names this long are shortened in figures (default result directories: 20261126T000102Z-load-tiers). */
+#define RUN_NAME_SHORT 16
+
+static const char *run_name_of(const void *set, size_t i)
+{
+    return ((const struct rb_report_set *)set)->runs[i]->name;
+}
+
+/*
+ * The part of run i's name that tells it from the set's other runs (the
+ * date and command default directory names share are left out:
+ * "000102Z"); short names stay whole. The table of runs names them in full.
+ */
+static void run_short_name(const struct rb_report_set *s, size_t i, char *buf, size_t len)
+{
+    size_t pre, suf;
+    rb_svg_common_affix(run_name_of, s, s->n, RUN_NAME_SHORT, &pre, &suf);
+    const char *me = s->runs[i]->name;
+    snprintf(buf, len, "%.*s", (int)(strlen(me) - pre - suf), me + pre);
+}
+
 void rb_report_series_name(char *buf, size_t len, const struct rb_report_set *s, size_t i, const char *what)
 {
+    char run[256];
+    if (s->n > 1)
+        run_short_name(s, i, run, sizeof run);
     if (s->paired)
-        snprintf(buf, len, "%s %s: %s", i ? "B" : "A", s->runs[i]->name, what);
+        snprintf(buf, len, "%s %s: %s", i ? "B" : "A", run, what);
     else if (s->n > 1)
-        snprintf(buf, len, "%s: %s", s->runs[i]->name, what);
+        snprintf(buf, len, "%s: %s", run, what);
     else
         snprintf(buf, len, "%s", what);
 }
@@ -219,7 +243,7 @@ static double timeline_points(const struct rb_report_set *s, struct rb_plot *tp,
         for (size_t k = 0; k < r->nseries; k++) {
             const struct rb_series *se = &r->series[k];
             int ts = rb_report_series(tp, s, i, se->name), l99 = -1, l50 = -1;
-            double x0 = NAN, x1 = NAN;
+            double x0 = NAN, x1 = NAN, prev_x = 0;
             for (size_t j = 0; j < se->n; j++) {
                 double x = timeline_x(se, j, wall, t0, offset[k]);
                 /* The phase started over (a result directory used twice): a new stretch of line. */
@@ -228,15 +252,18 @@ static double timeline_points(const struct rb_report_set *s, struct rb_plot *tp,
                     rb_plot_gap(lp, l50);
                     rb_plot_gap(lp, l99);
                 }
-                rb_plot_point(tp, ts, x, se->bytes_per_s[j]);
+                /* The interval ran since the previous line of the phase (the first: since the phase began). */
+                double from = j && se->t_s[j] >= se->t_s[j - 1] ? fmin(prev_x, x) : x - se->t_s[j];
+                prev_x = x;
+                rb_plot_interval(tp, ts, from, x, se->bytes_per_s[j]);
                 if (l99 < 0 && (isfinite(se->p99_ns[j]) || isfinite(se->p50_ns[j]))) {
                     snprintf(what, sizeof what, "%s p99", se->name);
                     l99 = rb_report_series(lp, s, i, what);
                     snprintf(what, sizeof what, "%s p50", se->name);
                     l50 = rb_report_series(lp, s, i, what);
                 }
-                rb_plot_point(lp, l99, x, se->p99_ns[j]);
-                rb_plot_point(lp, l50, x, se->p50_ns[j]);
+                rb_plot_interval(lp, l99, from, x, se->p99_ns[j]);
+                rb_plot_interval(lp, l50, from, x, se->p50_ns[j]);
                 /* x - t_s is when the phase started. */
                 x0 = isfinite(x0) ? fmin(x0, x - se->t_s[j]) : x - se->t_s[j];
                 x1 = isfinite(x1) ? fmax(x1, x) : x;
@@ -273,7 +300,8 @@ void rb_report_plot_timeline(const struct rb_report_set *s, struct rb_buf *html)
     rb_plot_xaxis(tp, "time since the run started (s)", RB_AXIS_LINEAR, 1, true);
     rb_plot_yaxis(tp, gib ? "throughput (GiB/s)" : "throughput (MiB/s)", RB_AXIS_LINEAR, gib ? 1 / (double)RB_GIB : 1 / (double)RB_MIB,
                   true);
-    rb_plot_caption(tp, "One point per --interval from intervals.jsonl: bytes moved in the interval over its length; "
+    rb_plot_caption(tp, "One level line per --interval from intervals.jsonl, over the interval it covers: bytes moved "
+                        "in the interval over its length (a phase shorter than an interval is one short line); "
                         "shaded: the phases, in the order they ran.");
     rb_plot_xaxis(lp, "time since the run started (s)", RB_AXIS_LINEAR, 1, true);
     rb_plot_yaxis(lp, "latency (ms, log scale)", RB_AXIS_LOG10, 1e-6, false);

@@ -639,6 +639,75 @@ static void free_report(struct report *R, struct section *secs, size_t nsecs)
     free(R->warnings);
 }
 
+/* Options that do not go together: one line and non-zero (a usage error), else 0. */
+static int check_options(const struct report *R, int nargs)
+{
+    if (R->compare && nargs != 2) {
+        fprintf(stderr, "railbench: error: --compare: needs exactly two result directories, A (the baseline) then B; got %d\n",
+                nargs);
+        return -1;
+    }
+    if (R->compare && R->group_by) {
+        fprintf(stderr, "railbench: error: --group-by: cannot be combined with --compare (which takes two runs)\n");
+        return -1;
+    }
+    if (R->baseline && (R->compare || R->group_by || !(R->baseline_ratio > 0 && R->baseline_ratio < 1))) {
+        fprintf(stderr, "railbench: error: --baseline: %s\n", R->compare || R->group_by
+                                                          ? "cannot be combined with --compare or --group-by"
+                                                          : "--baseline-ratio: expected a number in (0, 1), e.g. 0.9");
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * The report's sections: against --baseline, A against B (--compare), or the
+ * runs' tables (one section per --group-by value); with body, their HTML too.
+ * Returns 0, -EINVAL (said why) or -ENOMEM.
+ */
+static int build_sections(struct report *R, struct section **secs, size_t *nsecs, struct rb_buf *body)
+{
+    if (!R->baseline)
+        return R->compare ? report_compare(R, secs, nsecs, body) : report_runs(R, secs, nsecs, body);
+    *secs = calloc(1, sizeof **secs);
+    *nsecs = *secs ? 1 : 0;
+    int rc = *secs ? rb_report_baseline(R->runs, R->kind, R->n, R->baseline, R->baseline_ratio, &(*secs)->tables,
+                                        &R->regressions)
+                   : -ENOMEM;
+    for (size_t t = 0; body && !rc && t < (*secs)->tables.n; t++)
+        rb_rtable_html((*secs)->tables.v[t], body);
+    return rc;
+}
+
+/*
+ * Writes the report: the text format to --out (or stdout), the HTML page
+ * (body: its sections, or NULL without HTML) to --out with --format html
+ * and to --html. Returns 0, -ENOMEM, or -EIO after a line saying what could not be written.
+ */
+static int emit(struct report *R, struct rb_rtable *runs, struct section *secs, size_t nsecs, const struct rb_buf *body)
+{
+    struct rb_buf text = {0}, html = {0};
+    int rc = 0;
+    if (body) {
+        html_head(R, runs, &html);
+        rb_buf_append(&html, body->s ? body->s : "", body->len);
+        rb_html_end(&html);
+    }
+    if (R->format != FMT_HTML)
+        render_text(R, R->format, runs, secs, nsecs, &text);
+    if (html.oom || text.oom)
+        rc = -ENOMEM;
+    else if (write_out(R->out, R->format == FMT_HTML ? &html : &text, "--out") != 0)
+        rc = -EIO;
+    else if (R->html && write_out(R->html, &html, "--html") != 0)
+        rc = -EIO;
+    else if (R->html)
+        rb_info("HTML report: %s", R->html);
+    rb_buf_free(&text);
+    rb_buf_free(&html);
+    return rc;
+}
+
 int rb_report_main(int argc, char **argv)
 {
     struct report R = {.threshold_pct = 5, .baseline_ratio = 0.9};
@@ -675,21 +744,7 @@ int rb_report_main(int argc, char **argv)
         return rc == RB_CLI_HELP ? RB_EXIT_OK : RB_EXIT_USAGE;
     }
     rb_log_set_level(cli.common.quiet ? RB_LOG_WARN : RB_LOG_INFO);
-    if (R.compare && cli.nargs != 2) {
-        fprintf(stderr, "railbench: error: --compare: needs exactly two result directories, A (the baseline) then B; got %d\n",
-                cli.nargs);
-        rb_cli_free(&cli);
-        return RB_EXIT_USAGE;
-    }
-    if (R.compare && R.group_by) {
-        fprintf(stderr, "railbench: error: --group-by: cannot be combined with --compare (which takes two runs)\n");
-        rb_cli_free(&cli);
-        return RB_EXIT_USAGE;
-    }
-    if (R.baseline && (R.compare || R.group_by || !(R.baseline_ratio > 0 && R.baseline_ratio < 1))) {
-        fprintf(stderr, "railbench: error: --baseline: %s\n", R.compare || R.group_by
-                                                          ? "cannot be combined with --compare or --group-by"
-                                                          : "--baseline-ratio: expected a number in (0, 1), e.g. 0.9");
+    if (check_options(&R, cli.nargs)) {
         rb_cli_free(&cli);
         return RB_EXIT_USAGE;
     }
@@ -697,7 +752,6 @@ int rb_report_main(int argc, char **argv)
     unsigned flags = want_html ? RB_RUNDIR_SERIES | RB_RUNDIR_CURVES : 0;
     struct section *secs = NULL;
     size_t nsecs = 0;
-    struct rb_buf text = {0}, html = {0};
     struct rb_rtable *runs = NULL;
     struct rb_rundir **all = NULL;
     struct rb_buf body = {0};
@@ -732,46 +786,18 @@ int rb_report_main(int argc, char **argv)
         goto oom;
 
     /* The HTML page gathers sections as they are built, then gets its head (which needs the totals). */
-    if (R.baseline) {
-        secs = calloc(1, sizeof *secs);
-        nsecs = secs ? 1 : 0;
-        rc = secs ? rb_report_baseline(R.runs, R.kind, R.n, R.baseline, R.baseline_ratio, &secs->tables,
-                                       &R.regressions)
-                  : -ENOMEM;
-        for (size_t t = 0; want_html && !rc && t < secs->tables.n; t++)
-            rb_rtable_html(secs->tables.v[t], &body);
-    } else {
-        rc = R.compare ? report_compare(&R, &secs, &nsecs, want_html ? &body : NULL)
-                       : report_runs(&R, &secs, &nsecs, want_html ? &body : NULL);
-    }
+    rc = build_sections(&R, &secs, &nsecs, want_html ? &body : NULL);
     if (rc == -EINVAL) {
         status = RB_EXIT_USAGE;
         goto done;
     }
     if (rc || body.oom)
         goto oom;
-    if (want_html) {
-        html_head(&R, runs, &html);
-        rb_buf_append(&html, body.s ? body.s : "", body.len);
-        rb_html_end(&html);
-        if (html.oom)
-            goto oom;
-    }
-    if (R.format != FMT_HTML) {
-        render_text(&R, R.format, runs, secs, nsecs, &text);
-        if (text.oom)
-            goto oom;
-    }
-    if (write_out(R.out, R.format == FMT_HTML ? &html : &text, "--out") != 0) {
+    if ((rc = emit(&R, runs, secs, nsecs, want_html ? &body : NULL)) == -ENOMEM)
+        goto oom;
+    if (rc) {
         status = RB_EXIT_RUNTIME;
         goto done;
-    }
-    if (R.html) {
-        if (write_out(R.html, &html, "--html") != 0) {
-            status = RB_EXIT_RUNTIME;
-            goto done;
-        }
-        rb_info("HTML report: %s", R.html);
     }
     if ((R.compare || R.baseline) && R.regressions)
         status = RB_EXIT_CHECK;
@@ -783,8 +809,6 @@ done:
     free(all);
     rb_buf_free(&body);
     rb_rtable_free(runs);
-    rb_buf_free(&text);
-    rb_buf_free(&html);
     free_report(&R, secs, nsecs);
     rb_cli_free(&cli);
     return status;

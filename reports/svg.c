@@ -19,261 +19,8 @@
 #define MT 40.0
 #define MB 60.0
 #define LEGEND_ROW 18.0
-#define LEGEND_CHARS 34
+#define TICK_CHAR_W 6.4 /* the mean width of a character of an 11 px tick label, in SVG units */
 #define MARKERS_MAX_POINTS 60
-
-struct rb_plot *rb_plot_new(const char *id, const char *title)
-{
-    struct rb_plot *p = calloc(1, sizeof *p);
-    if (!p)
-        return NULL;
-    p->id = strdup(id);
-    p->title = strdup(title);
-    p->x.scale = p->y.scale = 1;
-    p->xlo = p->xhi = NAN;
-    if (!p->id || !p->title) {
-        rb_plot_free(p);
-        return NULL;
-    }
-    return p;
-}
-
-static void free_strv(char **v, size_t n)
-{
-    for (size_t i = 0; v && i < n; i++)
-        free(v[i]);
-    free(v);
-}
-
-void rb_plot_free(struct rb_plot *p)
-{
-    if (!p)
-        return;
-    for (size_t i = 0; i < p->nseries; i++) {
-        free(p->series[i].name);
-        free(p->series[i].x);
-        free(p->series[i].y);
-        free_strv(p->series[i].labels, p->series[i].n);
-    }
-    free(p->series);
-    for (size_t i = 0; i < p->nrefs; i++)
-        free(p->refs[i].label);
-    free(p->refs);
-    for (size_t i = 0; i < p->nmarks; i++)
-        free(p->marks[i].label);
-    free(p->marks);
-    for (size_t i = 0; i < p->nspans; i++)
-        free(p->spans[i].label);
-    free(p->spans);
-    free_strv(p->cats, p->ncats);
-    free_strv(p->keys, p->nkeys);
-    free(p->x.title);
-    free(p->y.title);
-    free(p->id);
-    free(p->title);
-    free(p->caption);
-    free(p);
-}
-
-static char *dup_or_oom(struct rb_plot *p, const char *s)
-{
-    char *d = strdup(s ? s : "");
-    if (!d)
-        p->oom = true;
-    return d;
-}
-
-static void set_axis(struct rb_plot *p, struct rb_axis *a, const char *title, enum rb_axis_kind kind, double scale,
-                     bool zero)
-{
-    free(a->title);
-    a->title = dup_or_oom(p, title);
-    a->kind = kind;
-    a->scale = scale;
-    a->zero = zero;
-}
-
-void rb_plot_xaxis(struct rb_plot *p, const char *title, enum rb_axis_kind kind, double scale, bool zero)
-{
-    set_axis(p, &p->x, title, kind, scale, zero);
-}
-
-void rb_plot_yaxis(struct rb_plot *p, const char *title, enum rb_axis_kind kind, double scale, bool zero)
-{
-    set_axis(p, &p->y, title, kind, scale, zero);
-}
-
-void rb_plot_caption(struct rb_plot *p, const char *text)
-{
-    free(p->caption);
-    p->caption = dup_or_oom(p, text);
-}
-
-/* The index of name in the string list *v (appended when new); -1 when out of memory. */
-static int strv_index(struct rb_plot *p, char ***v, size_t *n, const char *name)
-{
-    for (size_t i = 0; i < *n; i++)
-        if (strcmp((*v)[i], name) == 0)
-            return (int)i;
-    char **nv = realloc(*v, (*n + 1) * sizeof *nv);
-    if (!nv) {
-        p->oom = true;
-        return -1;
-    }
-    *v = nv;
-    if (!(nv[*n] = dup_or_oom(p, name)))
-        return -1;
-    return (int)(*n)++;
-}
-
-int rb_plot_series_keyed(struct rb_plot *p, const char *name, const char *key, bool dashed)
-{
-    int colour = strv_index(p, &p->keys, &p->nkeys, key ? key : name);
-    if (colour < 0)
-        return -1;
-    struct rb_plot_series *s = realloc(p->series, (p->nseries + 1) * sizeof *s);
-    if (!s) {
-        p->oom = true;
-        return -1;
-    }
-    p->series = s;
-    memset(&s[p->nseries], 0, sizeof *s);
-    s[p->nseries].colour = colour;
-    s[p->nseries].dashed = dashed;
-    if (!(s[p->nseries].name = dup_or_oom(p, name)))
-        return -1;
-    return (int)p->nseries++;
-}
-
-int rb_plot_series(struct rb_plot *p, const char *name)
-{
-    char key[32];
-    /* A key no other series has: its own colour. */
-    snprintf(key, sizeof key, "\x01%zu", p->nseries);
-    return rb_plot_series_keyed(p, name, key, false);
-}
-
-/* Appends (x, y, label) to series si without checking the values. */
-static void push_point(struct rb_plot *p, int si, double x, double y, const char *label)
-{
-    if (si < 0 || (size_t)si >= p->nseries)
-        return;
-    struct rb_plot_series *s = &p->series[si];
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 16;
-        double *nx = realloc(s->x, cap * sizeof *nx);
-        if (!nx) {
-            p->oom = true;
-            return;
-        }
-        s->x = nx;
-        double *ny = realloc(s->y, cap * sizeof *ny);
-        if (!ny) {
-            p->oom = true;
-            return;
-        }
-        s->y = ny;
-        if (s->labels) {
-            char **nl = realloc(s->labels, cap * sizeof *nl);
-            if (!nl) {
-                p->oom = true;
-                return;
-            }
-            s->labels = nl;
-        }
-        s->cap = cap;
-    }
-    if (label && !s->labels) {
-        if (!(s->labels = calloc(s->cap, sizeof *s->labels))) {
-            p->oom = true;
-            return;
-        }
-    }
-    s->x[s->n] = x;
-    s->y[s->n] = y;
-    if (s->labels)
-        s->labels[s->n] = label ? dup_or_oom(p, label) : NULL;
-    s->n++;
-}
-
-void rb_plot_point(struct rb_plot *p, int si, double x, double y)
-{
-    if (isfinite(x) && isfinite(y))
-        push_point(p, si, x, y, NULL);
-}
-
-void rb_plot_point_label(struct rb_plot *p, int si, double x, double y, const char *label)
-{
-    if (isfinite(x) && isfinite(y))
-        push_point(p, si, x, y, label);
-}
-
-void rb_plot_gap(struct rb_plot *p, int si)
-{
-    if (si >= 0 && (size_t)si < p->nseries && p->series[si].n && isfinite(p->series[si].x[p->series[si].n - 1]))
-        push_point(p, si, NAN, NAN, NULL);
-}
-
-void rb_plot_style(struct rb_plot *p, enum rb_plot_style style)
-{
-    p->style = style;
-}
-
-int rb_plot_category(struct rb_plot *p, const char *name)
-{
-    return strv_index(p, &p->cats, &p->ncats, name);
-}
-
-void rb_plot_span(struct rb_plot *p, double x0, double x1, const char *label)
-{
-    if (!isfinite(x0) || !isfinite(x1) || x1 < x0)
-        return;
-    struct rb_plot_span *v = realloc(p->spans, (p->nspans + 1) * sizeof *v);
-    if (!v) {
-        p->oom = true;
-        return;
-    }
-    p->spans = v;
-    v[p->nspans] = (struct rb_plot_span){x0, x1, dup_or_oom(p, label)};
-    if (v[p->nspans].label)
-        p->nspans++;
-}
-
-void rb_plot_xrange(struct rb_plot *p, double lo, double hi)
-{
-    p->xlo = lo;
-    p->xhi = hi;
-}
-
-void rb_plot_ref(struct rb_plot *p, double y, const char *label)
-{
-    if (!isfinite(y))
-        return;
-    struct rb_plot_ref *r = realloc(p->refs, (p->nrefs + 1) * sizeof *r);
-    if (!r) {
-        p->oom = true;
-        return;
-    }
-    p->refs = r;
-    r[p->nrefs] = (struct rb_plot_ref){y, dup_or_oom(p, label)};
-    if (r[p->nrefs].label)
-        p->nrefs++;
-}
-
-void rb_plot_mark(struct rb_plot *p, double x, double y, const char *label)
-{
-    if (!isfinite(x) || !isfinite(y))
-        return;
-    struct rb_plot_mark *m = realloc(p->marks, (p->nmarks + 1) * sizeof *m);
-    if (!m) {
-        p->oom = true;
-        return;
-    }
-    p->marks = m;
-    m[p->nmarks] = (struct rb_plot_mark){x, y, dup_or_oom(p, label)};
-    if (m[p->nmarks].label)
-        p->nmarks++;
-}
 
 /* The axis coordinate of a value (before mapping to pixels); NAN when the axis cannot show it. */
 static double axis_t(const struct rb_axis *a, double v)
@@ -302,7 +49,7 @@ struct scale {
     double lo, hi;               /* axis coordinates at the ends */
     double px_lo, px_hi;         /* their pixel positions */
     double ticks[MAX_TICKS];     /* axis coordinates */
-    char labels[MAX_TICKS][32];
+    char labels[MAX_TICKS][128]; /* category names whole: a run's name and what it shows */
     size_t nticks;
 };
 
@@ -425,21 +172,6 @@ static double px(const struct scale *s, double t)
     return s->px_lo + (t - s->lo) / (s->hi - s->lo) * (s->px_hi - s->px_lo);
 }
 
-/* At most max characters of s (whole UTF-8 characters), with an ellipsis when cut. */
-static void escape_cut(struct rb_buf *out, const char *s, size_t max)
-{
-    size_t bytes = 0, chars = 0;
-    while (s[bytes] && chars < max) {
-        bytes++;
-        while (((unsigned char)s[bytes] & 0xC0) == 0x80)
-            bytes++;
-        chars++;
-    }
-    rb_html_escape_n(out, s, bytes);
-    if (s[bytes])
-        rb_buf_printf(out, "\xE2\x80\xA6");
-}
-
 /* A value as the axis labels show it, for tooltips. */
 static void value_text(const struct rb_axis *a, double v, char *buf, size_t len)
 {
@@ -474,7 +206,11 @@ static void draw_axes(const struct rb_plot *p, const struct scale *sx, const str
             rb_buf_printf(out, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x, MT, x,
                           h - MB);
         rb_buf_printf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", x, h - MB + 16);
-        rb_html_escape(out, sx->labels[i]);
+        if (p->style == RB_PLOT_LINES)
+            rb_html_escape(out, sx->labels[i]);
+        else
+            rb_svg_category_label(out, sx->labels[i],
+                                  (size_t)fmax(4, ((W - MR - ML) / (double)(sx->nticks ? sx->nticks : 1) - 8) / TICK_CHAR_W), x);
         rb_buf_printf(out, "</text>\n");
     }
     rb_buf_printf(out,
@@ -536,7 +272,15 @@ static void draw_series(const struct rb_plot *p, size_t si, const struct scale *
             move |= isnan(s->x[i]); /* a gap, not a value the axis cannot show */
             continue;
         }
-        rb_buf_printf(out, "%s%s%.1f,%.1f", drawn++ ? " " : "", move ? "M" : "L", px(sx, tx), px(sy, ty));
+        /* An interval: a level line from its start to its end (a phase shorter than one is a line, not a dot). */
+        double t0 = axis_t(&p->x, s->x0[i]);
+        const char *sep = drawn++ ? " " : "";
+        if (isfinite(t0)) {
+            rb_buf_printf(out, "%s%s%.1f,%.1f", sep, move ? "M" : "L", px(sx, t0), px(sy, ty));
+            move = false;
+            sep = " ";
+        }
+        rb_buf_printf(out, "%s%s%.1f,%.1f", sep, move ? "M" : "L", px(sx, tx), px(sy, ty));
         move = false;
     }
     rb_buf_printf(out, "\"/>\n");
@@ -629,7 +373,7 @@ static bool data_range(const struct rb_plot *p, size_t nser, double *xlo, double
                 continue;
             if (p->style == RB_PLOT_STACKED && tx >= 0 && tx < 64 && ty > 0)
                 ty = stack[(size_t)tx] += ty;
-            *xlo = fmin(*xlo, tx);
+            *xlo = fmin(*xlo, isfinite(axis_t(&p->x, p->series[s].x0[i])) ? axis_t(&p->x, p->series[s].x0[i]) : tx);
             *xhi = fmax(*xhi, tx);
             *ylo = fmin(*ylo, ty);
             *yhi = fmax(*yhi, ty);
@@ -674,7 +418,7 @@ static void draw_spans(const struct rb_plot *p, const struct scale *sx, double h
         rb_buf_printf(out, "<rect class=\"span span%zu\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>",
                       i % 2, x0, MT, x1 - x0, h - MB - MT);
         rb_buf_printf(out, "<text class=\"span-label\" x=\"%.1f\" y=\"%.1f\">", x0 + 4, MT + 13);
-        escape_cut(out, p->spans[i].label, (size_t)fmax(1, (x1 - x0 - 8) / 7));
+        rb_svg_text_cut(out, p->spans[i].label, (size_t)fmax(1, (x1 - x0 - 8) / 7));
         rb_buf_printf(out, "</text>\n");
     }
 }
@@ -708,55 +452,15 @@ static void draw_marks(const struct rb_plot *p, const struct scale *sx, const st
     }
 }
 
-static bool legend_sep(char c)
+static const char *series_name_of(const void *plot, size_t i)
 {
-    return c == '-' || c == '_' || c == '/' || c == ' ' || c == 'T' || c == ':' || c == '=';
-}
-
-/*
- * Legend entries longer than the legend holds (default result directory
- * names share their date and command) are shortened to what differs between
- * the series: the longest prefix and suffix every name shares, cut back to a
- * separator, are left out (*pre and *suf bytes; 0 and 0 when the names fit
- * or would become empty).
- */
-static void legend_common(const struct rb_plot *p, size_t nser, size_t *pre, size_t *suf)
-{
-    *pre = *suf = 0;
-    bool long_name = false;
-    size_t minlen = SIZE_MAX;
-    for (size_t s = 0; s < nser; s++) {
-        size_t n = strlen(p->series[s].name);
-        long_name = long_name || n > LEGEND_CHARS;
-        minlen = n < minlen ? n : minlen;
-    }
-    if (nser < 2 || !long_name)
-        return;
-    const char *a = p->series[0].name;
-    size_t al = strlen(a), k = 0, j = 0;
-    for (bool same = true; same && k < minlen; k += same) /* the common prefix */
-        for (size_t s = 1; s < nser && same; s++)
-            same = p->series[s].name[k] == a[k];
-    while (k > 0 && !legend_sep(a[k - 1]))
-        k--;
-    for (bool same = true; same && j < minlen - k; j += same) /* the common suffix, after the prefix */
-        for (size_t s = 1; s < nser && same; s++) {
-            const char *b = p->series[s].name;
-            same = b[strlen(b) - 1 - j] == a[al - 1 - j];
-        }
-    while (j > 0 && !legend_sep(a[al - j]))
-        j--;
-    for (size_t s = 0; s < nser; s++)
-        if (strlen(p->series[s].name) <= k + j)
-            return; /* a name would be left empty: keep them whole */
-    *pre = k;
-    *suf = j;
+    return ((const struct rb_plot *)plot)->series[i].name;
 }
 
 static void draw_legend(const struct rb_plot *p, size_t nser, struct rb_buf *out)
 {
     size_t pre, suf;
-    legend_common(p, nser, &pre, &suf);
+    rb_svg_common_affix(series_name_of, p, nser, RB_SVG_LEGEND_CHARS, &pre, &suf);
     rb_buf_printf(out, "<g class=\"legend\">\n");
     for (size_t s = 0; s < nser; s++) {
         double y = MT + 8 + LEGEND_ROW * (double)s, x = W - MR + 14;
@@ -772,7 +476,7 @@ static void draw_legend(const struct rb_plot *p, size_t nser, struct rb_buf *out
         char shown[512];
         const char *name = p->series[s].name;
         snprintf(shown, sizeof shown, "%.*s", (int)(strlen(name) - pre - suf), name + pre);
-        escape_cut(out, shown, LEGEND_CHARS);
+        rb_svg_text_cut(out, shown, RB_SVG_LEGEND_CHARS);
         rb_buf_printf(out, "</text>\n");
     }
     rb_buf_printf(out, "</g>\n");

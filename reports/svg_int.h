@@ -1,4 +1,5 @@
-/* SVG plots drawn by railbench itself: lines (linear, log, byte-size, percentile axes) and bars, grouped or stacked. */
+/* SVG plots drawn by railbench itself: lines (linear, log, byte-size, percentile axes) and bars, grouped or stacked;
+ * the model is built in plot.c, drawn in svg.c. */
 #ifndef RB_SVG_INT_H
 #define RB_SVG_INT_H
 
@@ -24,6 +25,7 @@ struct rb_axis {
 struct rb_plot_series {
     char *name;
     double *x, *y;    /* bars: x is the category index; a NAN pair breaks a line */
+    double *x0;       /* per point: where its interval starts (rb_plot_interval), else NAN */
     char **labels;    /* per point, drawn beside it (NULL entries: none); NULL when no point has one */
     size_t n, cap;
     int colour;       /* palette index: series sharing a colour key share it */
@@ -113,6 +115,14 @@ void rb_plot_point_label(struct rb_plot *p, int s, double x, double y, const cha
 /* Ends the current stretch of line s: the next point starts a new one (a restart, a gap in time). */
 void rb_plot_gap(struct rb_plot *p, int s);
 
+/*
+ * A value that holds over the interval [x0, x1] of a line series (a rate
+ * over an --interval): drawn as a level line from x0 to x1, its marker at
+ * x1, so consecutive intervals form steps and a phase shorter than one
+ * interval is a short line, never a lone dot.
+ */
+void rb_plot_interval(struct rb_plot *p, int s, double x0, double x1, double y);
+
 /* Draws the series as bars in categories (added with rb_plot_category) instead of lines. */
 void rb_plot_style(struct rb_plot *p, enum rb_plot_style style);
 
@@ -140,5 +150,33 @@ size_t rb_plot_drawable(const struct rb_plot *p);
  * can be drawn.
  */
 void rb_plot_svg(const struct rb_plot *p, struct rb_buf *out);
+
+/* ---- text that fits its place (svg_text.c; rb_plot_svg's helpers) ---- */
+
+/* Characters a legend entry may show: what the legend's 200 units hold at 12 px (about 6.8 units each). */
+#define RB_SVG_LEGEND_CHARS 29
+
+/* Appends at most max characters of s (whole UTF-8 characters), escaped, with an ellipsis when cut. */
+void rb_svg_text_cut(struct rb_buf *out, const char *s, size_t max);
+
+/*
+ * A bar category's name as the text of its tick (fit characters wide,
+ * centred at x): whole when it fits; else two lines split after "RUN:" (the
+ * run, then what the bars show, e.g. "1 MiB"), each cut only if it still does
+ * not fit, so a unit is never cut off.
+ */
+void rb_svg_category_label(struct rb_buf *out, const char *label, size_t fit, double x);
+
+/*
+ * Names too long for their place (default result directory names share
+ * their date and command) are shortened to what differs between them: for
+ * the n names name_of(ctx, i), when any is longer than longer_than, *pre and
+ * *suf get the bytes of the prefix and suffix every name shares, cut back to
+ * a separator (- _ / space T : =), to leave out; 0 and 0 when the names are
+ * short or one would be left empty. Legends use it, and so do figures for the
+ * names of their runs.
+ */
+void rb_svg_common_affix(const char *(*name_of)(const void *ctx, size_t i), const void *ctx, size_t n,
+                         size_t longer_than, size_t *pre, size_t *suf);
 
 #endif

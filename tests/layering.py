@@ -9,8 +9,8 @@ Usage: layering.py SRC_ROOT [OBJ_DIR]
 
 The rule: core uses no other module; block, collectives, fabric and reports use core only (collectives may
 also drive the loader's background load through include/railbench/bgload.h); inside loader/ the sub-folders
-use only the ones below them: objset < proto < engine < file < cmd < train, tiers, ckpt (one declared
-exception: proto/target_file.c runs file/'s loop); loader/load.c (the
+use only the ones below them: objset < proto < engine < file < cmd < train, tiers, ckpt (the file
+protocol's row in proto/ gets its loop from file/ at start-up, registered from above); loader/load.c (the
 dispatcher) and core/main.c (the command table) may name every command. A public header
 include/railbench/X.h belongs to the module that holds X.c (or X_*.c); a header without one is core's.
 """
@@ -24,9 +24,6 @@ MODULES = ['core', 'loader', 'block', 'collectives', 'fabric', 'reports']
 LOADER_LEVEL = {'objset': 0, 'proto': 1, 'engine': 2, 'file': 2.5, 'cmd': 3, 'train': 4, 'tiers': 4, 'ckpt': 4}
 # Declared exceptions: (from module, to module, what may be used).
 EXCEPTIONS = {('collectives', 'loader/cmd'): 'include/railbench/bgload.h'}
-# Declared exceptions by source file: the file protocol's table row (proto/) runs its own loop (file/): one
-# upward edge, until the loop is registered from below.
-FILE_EXCEPTIONS = {('loader/proto/target_file.c', 'loader/file')}
 DISPATCHERS = {'core/main.c', 'loader/load.c'}
 
 
@@ -116,7 +113,7 @@ def main():
     problems, ninc, nlink = [], 0, 0
     for src, a, b, what in include_edges(root):
         ninc += 1
-        if a is None or allowed(a, b) or src in DISPATCHERS or (src, b) in FILE_EXCEPTIONS:
+        if a is None or allowed(a, b) or src in DISPATCHERS:
             continue
         if EXCEPTIONS.get((a, b)) == what:
             continue
@@ -124,7 +121,7 @@ def main():
     if len(sys.argv) > 2:
         for src, a, b, sym in link_edges(sys.argv[2]):
             nlink += 1
-            if allowed(a, b) or src in DISPATCHERS or (src, b) in FILE_EXCEPTIONS:
+            if allowed(a, b) or src in DISPATCHERS:
                 continue
             if (a, b) in EXCEPTIONS and sym.startswith('rb_bgload_'):
                 continue

@@ -16,13 +16,25 @@ void rb_ckpt_record_point(struct rb_ckpt_run *x, bool write, unsigned step, cons
 {
     struct rb_ckpt_figures f;
     rb_ckpt_figures(r, (size_t)x->h.size, &f);
+    /*
+     * A checkpoint with failed requests moved less than its files: its bytes and throughput are what moved, and
+     * the slowest rank's own throughput is absent (which rank lost what is not known here); the means leave it out.
+     */
+    const bool whole = !res->total || res->total->errors == 0;
+    if (!whole) {
+        f.bytes = res->total->bytes;
+        f.throughput_bytes_per_s = f.duration_s > 0 ? f.bytes / f.duration_s : 0;
+        f.min_rank_bytes_per_s = NAN;
+    }
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "op", write ? "write" : "read");
     cJSON_AddNumberToObject(o, "checkpoint", step);
+    cJSON_AddBoolToObject(o, "complete", whole);
     cJSON_AddItemToObject(o, "bytes", rb_json_u64(f.bytes));
     cJSON_AddNumberToObject(o, "duration_s", f.duration_s);
     cJSON_AddNumberToObject(o, "throughput_bytes_per_s", f.throughput_bytes_per_s);
-    cJSON_AddNumberToObject(o, "min_rank_throughput_bytes_per_s", f.min_rank_bytes_per_s);
+    cJSON_AddItemToObject(o, "min_rank_throughput_bytes_per_s",
+                          isnan(f.min_rank_bytes_per_s) ? cJSON_CreateNull() : cJSON_CreateNumber(f.min_rank_bytes_per_s));
     cJSON_AddNumberToObject(o, "mean_rank_s", f.mean_rank_s);
     cJSON_AddNumberToObject(o, "slowest_rank", f.slowest_rank);
     cJSON_AddNumberToObject(o, "phase_s", res->duration_s);
@@ -74,6 +86,8 @@ void rb_ckpt_record_point(struct rb_ckpt_run *x, bool write, unsigned step, cons
             write ? "write" : "read", step, f.bytes / 1e9, f.duration_s, f.slowest_rank, f.throughput_bytes_per_s / 1e9,
             f.min_rank_bytes_per_s / 1e9);
     cJSON_AddItemToArray(write ? x->writes : x->reads, o);
+    if (!whole)
+        return;
     struct rb_ckpt_figures *sum = write ? &x->wsum : &x->rsum;
     sum->bytes += f.bytes;
     sum->duration_s += f.duration_s;
@@ -118,13 +132,16 @@ static void table_row(char **t, size_t *len, const cJSON *p)
                               (int)cJSON_GetNumberValue(cJSON_GetObjectItem(s, "rank")));
     st = names;
     char row[512];
-    int n = snprintf(row, sizeof row, "| %-5s | %4d | %10.3f | %10.3f | %8.3f | %14.3f | %s |\n",
+    const cJSON *mr = cJSON_GetObjectItem(p, "min_rank_throughput_bytes_per_s");
+    char minr[32] = "             –"; /* absent: the checkpoint had failed requests */
+    if (cJSON_IsNumber(mr))
+        snprintf(minr, sizeof minr, "%14.3f", mr->valuedouble / 1e9);
+    int n = snprintf(row, sizeof row, "| %-5s | %4d | %10.3f | %10.3f | %8.3f | %s | %s |\n",
                      cJSON_GetStringValue(cJSON_GetObjectItem(p, "op")),
                      (int)cJSON_GetNumberValue(cJSON_GetObjectItem(p, "checkpoint")),
                      cJSON_GetNumberValue(cJSON_GetObjectItem(p, "bytes")) / 1e9,
                      cJSON_GetNumberValue(cJSON_GetObjectItem(p, "duration_s")),
-                     cJSON_GetNumberValue(cJSON_GetObjectItem(p, "throughput_bytes_per_s")) / 1e9,
-                     cJSON_GetNumberValue(cJSON_GetObjectItem(p, "min_rank_throughput_bytes_per_s")) / 1e9, st);
+                     cJSON_GetNumberValue(cJSON_GetObjectItem(p, "throughput_bytes_per_s")) / 1e9, minr, st);
     char *nt = realloc(*t, *len + (size_t)n + 1);
     if (!nt)
         return;
@@ -162,7 +179,7 @@ char *rb_ckpt_report(struct rb_ckpt_run *x, const struct rb_cleanup *cl)
     cJSON_AddNumberToObject(s, "recovery_rank_shift", x->shift_by);
     cJSON_AddStringToObject(s, "mode", a->mode == RB_CKPT_MODE_WRITE ? "write" : a->mode == RB_CKPT_MODE_READ ? "read" : "both");
     cJSON_AddStringToObject(s, "cache_flush", a->drop_caches ? "drop_caches" : a->after ? "two_invocations" : "none");
-    if (x->nw)
+    if (x->write_end_unix_s > 0)
         cJSON_AddNumberToObject(s, "write_end_unix_s", x->write_end_unix_s);
     cJSON_AddItemToObject(s, "writes", x->writes);
     cJSON_AddItemToObject(s, "reads", x->reads);

@@ -14,7 +14,7 @@
 #include "cleanup_int.h"
 #include "../file/file_int.h"
 #include "loader_int.h"
-#include "../engine/mixed_int.h"
+#include "mixed_cmd_int.h"
 #include "../engine/multipart_int.h"
 #include "../engine/payload_int.h"
 #include "../engine/phase_int.h"

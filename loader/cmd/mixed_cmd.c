@@ -7,7 +7,7 @@
 
 #include "cleanup_int.h"
 #include "loader_int.h"
-#include "../engine/mixed_int.h"
+#include "mixed_cmd_int.h"
 #include "../engine/phase_int.h"
 #include "railbench/log.h"
 #include "safety_int.h"

@@ -9,7 +9,6 @@
 #include <curl/curl.h>
 
 #include "railbench/stats.h"
-#include "steady_int.h"
 #include "../proto/target_int.h"
 
 /* The ops of a mix are the load ops themselves (GET, PUT, DELETE, HEAD = warp's STAT), indexed by enum rb_load_op. */
@@ -65,34 +64,5 @@ void rb_engine_mix_live(const struct rb_engine *e, uint64_t *live, uint64_t *unk
  * (name borrowed for the call). After rb_engine_stop. Returns 0 or fn's first non-zero.
  */
 int rb_engine_mix_each_live(const struct rb_engine *e, int (*fn)(const char *name, void *arg), void *arg);
-
-/* ---- the command's phases (mixed_cmd.c; main thread, collective) ---- */
-
-struct rb_harness;
-struct rb_load_opts;
-
-/* What load mixed runs beyond the engine's options. */
-struct rb_mixed_args {
-    const char *command;          /* "load mixed" */
-    const char *target;           /* the target's name (summary.target) */
-    const char *where;            /* the target and prefix, for log lines */
-    struct rb_mix mix;
-    bool prepare;                 /* put every object first (phase "prepare"); false: --no-prepare */
-    bool keep;                    /* --keep: leave what the run wrote */
-    const char *run_prefix;       /* the run's own prefix its names are under, or NULL (names the user gave) */
-    uint64_t duration_ns;
-    struct rb_steady_opts steady; /* --until-steady of the mixed phase */
-    double max_error_pct;
-};
-
-/*
- * Runs load mixed on every rank: the prepare phase (a PUT of each of the
- * rank's objects), the mixed phase of o with m's weights, then cleanup of
- * what the run wrote and left (unless --keep). Rank 0 sets result.json's
- * summary (ops[]: one row per op of non-zero weight; total; prepare;
- * live_objects; cleanup) and the checks, and returns the table in *table
- * (malloc'd). Returns 0 or an exit status.
- */
-int rb_mixed_run(struct rb_harness *h, const struct rb_load_opts *o, const struct rb_mixed_args *m, char **table);
 
 #endif

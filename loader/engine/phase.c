@@ -157,6 +157,28 @@ static struct rb_stats *part_stats(struct rb_harness *h, const struct rb_engine 
     return NULL;
 }
 
+/* The engine's 1-second segments summed over the ranks (collective): rank 0's array is the sum, *n its length. */
+static uint64_t *reduce_segments(struct rb_harness *h, const struct rb_engine *e, size_t *n)
+{
+    size_t nseg = 0;
+    const uint64_t *seg = rb_engine_segments(e, &nseg);
+    unsigned long long nmine = nseg, nmax = nseg;
+    if (h->mpi)
+        RB_MPI_CHECK(MPI_Allreduce(&nmine, &nmax, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, h->comm));
+    uint64_t *mine = calloc(nmax ? nmax : 1, sizeof *mine), *all = calloc(nmax ? nmax : 1, sizeof *all);
+    if (!mine || !all)
+        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
+    if (seg && nseg)
+        memcpy(mine, seg, nseg * sizeof *mine);
+    if (h->mpi && h->size > 1 && nmax)
+        RB_MPI_CHECK(MPI_Reduce(mine, all, (int)nmax, MPI_UINT64_T, MPI_SUM, 0, h->comm));
+    else
+        memcpy(all, mine, nmax * sizeof *all);
+    free(mine);
+    *n = (size_t)nmax;
+    return all;
+}
+
 int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_ns,
                       const struct rb_load_opts *o, struct rb_load_result *res)
 {
@@ -227,21 +249,8 @@ int rb_load_run_phase_steady(struct rb_harness *h, const char *name, uint64_t du
     if (!unc_all)
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
     rb_harness_reduce_hist(h, c.unc, unc_all);
-    size_t nseg = 0;
-    const uint64_t *seg = rb_engine_segments(c.e, &nseg);
-    unsigned long long nmine = nseg, nmax = nseg;
-    if (h->mpi)
-        RB_MPI_CHECK(MPI_Allreduce(&nmine, &nmax, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, h->comm));
-    uint64_t *mine = calloc(nmax ? nmax : 1, sizeof *mine), *all = calloc(nmax ? nmax : 1, sizeof *all);
-    if (!mine || !all)
-        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
-    if (seg && nseg)
-        memcpy(mine, seg, nseg * sizeof *mine);
-    if (h->mpi && h->size > 1 && nmax)
-        RB_MPI_CHECK(MPI_Reduce(mine, all, (int)nmax, MPI_UINT64_T, MPI_SUM, 0, h->comm));
-    else
-        memcpy(all, mine, nmax * sizeof *all);
-    free(mine);
+    size_t nmax;
+    uint64_t *all = reduce_segments(h, c.e, &nmax);
 
     struct rb_stats *parts = part_stats(h, c.e, o);
     mix_results(h, c.e, o, res);
@@ -258,7 +267,7 @@ int rb_load_run_phase_steady(struct rb_harness *h, const char *name, uint64_t du
         p.total = NULL;
         res->uncorrected = unc_all;
         res->segments = all;
-        res->nsegments = (size_t)nmax;
+        res->nsegments = nmax;
         res->segments_ops = !rb_load_op_moves_bytes(o->op);
         res->parts = parts;
         if (p.record && parts) {

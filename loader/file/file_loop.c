@@ -18,6 +18,7 @@
 #include "railbench/clock.h"
 #include "railbench/log.h"
 #include "../engine/worker_int.h"
+#include "../proto/target_int.h"
 
 /* Longest wait for a completion or a due send before the loop looks at ticks and stop flags again. */
 #define IDLE_WAIT_NS (20 * RB_NS_PER_MS)
@@ -562,6 +563,17 @@ int rb_file_run(struct rb_worker *w, const atomic_bool *stop, const volatile int
 }
 
 /* ---- set-up ---- */
+
+/*
+ * proto's file row runs this loop: it is handed over when the program
+ * starts, so the dependency points down (file/ uses proto/, never the
+ * reverse).
+ */
+__attribute__((constructor)) static void register_loop(void)
+{
+    static const struct rb_loop_ops ops = {.init = rb_file_new, .run = rb_file_run, .free = rb_file_free};
+    rb_target_file_register_loop(&ops);
+}
 
 int rb_file_new(struct rb_worker *w)
 {

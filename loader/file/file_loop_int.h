@@ -1,4 +1,4 @@
-/* The file protocol's request loop as the engine's workers call it (target_file.c puts it in the file table). */
+/* The file protocol's request loop as the engine's workers call it (registered into proto's file row at start-up). */
 #ifndef RB_FILE_LOOP_INT_H
 #define RB_FILE_LOOP_INT_H
 
@@ -23,8 +23,5 @@ int rb_file_run(struct rb_worker *w, const atomic_bool *stop, const volatile int
 
 /* Frees what rb_file_new set up; NULL-safe on a worker without one. */
 void rb_file_free(struct rb_worker *w);
-
-/* The directory of a file target (no trailing slash). Pure. */
-const char *rb_target_file_root(const struct rb_target *t);
 
 #endif

@@ -9,8 +9,10 @@
 #include <cjson/cJSON.h>
 
 #include "../engine/engine_int.h"
+#include "file_loop_int.h"
 #include "../proto/target_int.h"
 #include "file_int.h"
+#include "fsinfo_int.h"
 #include "pagecache_int.h"
 #include "railbench/cli.h"
 #include "railbench/harness.h"
@@ -71,10 +73,39 @@ int rb_file_opts_check(const struct rb_file_opts *fo)
     return 0;
 }
 
+/*
+ * What the run's file target is on, probed when its options are checked
+ * against it and recorded with the summary: one target per process (main
+ * thread only; set before any worker starts).
+ */
+static struct rb_fsinfo target_fs;
+static bool target_fs_known;
+
+/* Probes what the file target's directory is on; says so in one line (first rank). */
+static void probe_target_fs(const struct rb_target *t, bool quiet)
+{
+    int rc = rb_fsinfo_probe(rb_target_file_root(t), NULL, &target_fs);
+    target_fs_known = rc == 0;
+    if (!target_fs_known || quiet || !rb_cli_first_rank())
+        return;
+    const struct rb_fsinfo *fi = &target_fs;
+    if (strcmp(fi->kind, RB_FS_KIND_LOOP) == 0)
+        rb_info("%s: %s on %s, a loop device over %s", rb_target_name(t), fi->fstype, fi->source,
+                fi->backing[0] ? fi->backing : "an unknown file");
+    else if (strcmp(fi->kind, RB_FS_KIND_FUSE) == 0)
+        rb_info("%s: FUSE (%s, %s) mounted at %s: no block device; its client's network interfaces carry the data",
+                rb_target_name(t), fi->fstype, fi->source, fi->mount);
+    else if (strcmp(fi->kind, RB_FS_KIND_NETWORK) == 0)
+        rb_info("%s: network file system %s (%s) mounted at %s", rb_target_name(t), fi->fstype, fi->source, fi->mount);
+    else
+        rb_info("%s: %s on %s mounted at %s", rb_target_name(t), fi->fstype, fi->source, fi->mount);
+}
+
 int rb_file_opts_target(const struct rb_file_opts *fo, const struct rb_target *t, const struct rb_cli *cli,
                         uint64_t *inflight)
 {
     if (strcmp(rb_target_scheme(t), "file") == 0) {
+        probe_target_fs(t, cli->common.quiet);
         /* psync blocks in each call: a thread has one request at a time, and --inflight is io_uring's depth. */
         if (fo->engine == RB_FIO_PSYNC && *inflight > 1) {
             if (rb_cli_given(cli, "--inflight") || rb_cli_given(cli, "-c"))
@@ -108,6 +139,10 @@ void rb_file_summary_json(cJSON *summary, const struct rb_file_opts *fo)
     cJSON_AddStringToObject(f, "fsync", syncs[fo->fsync]);
     cJSON_AddStringToObject(f, "drop_cache", drops[fo->drop_cache]);
     cJSON_AddBoolToObject(f, "cold_check", fo->cold_check);
+    if (target_fs_known)
+        cJSON_AddItemToObject(f, "mount", rb_fsinfo_json(&target_fs, NULL));
+    else
+        cJSON_AddNullToObject(f, "mount");
 }
 
 bool rb_file_check_cold(struct rb_result *r, const char *what, const struct rb_file_opts *fo, const struct rb_stats *s)

@@ -428,9 +428,11 @@ static int meta_phases(struct rb_harness *h, struct meta_run *r, struct rb_buf *
             *complete = *complete && ok == want;
         }
         rb_harness_phase_free(&p);
-        int fatal = atomic_load(&r->fatal), worst = fatal;
-        RB_MPI_CHECK(MPI_Allreduce(&fatal, &worst, 1, MPI_INT, MPI_MAX, h->comm));
-        if (fatal)
+        /* The first rank that met a full or vanished file system says so, once for the run. */
+        int fatal = atomic_load(&r->fatal), mine = fatal ? h->rank : h->size, first = mine;
+        RB_MPI_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, h->comm));
+        int worst = first < h->size;
+        if (fatal && first == h->rank)
             rb_error("%s: %s (%s); stopping (what was measured so far is kept)", phase_names[ph], strerror(fatal),
                      r->fatal_what);
         if (status || worst || rb_harness_any_signalled(h))

@@ -10,7 +10,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../file/file_loop_int.h"
 #include "target_int.h"
 
 /* Directories deeper than this under the root are not listed (a loop of bind mounts must end). */
@@ -163,7 +162,13 @@ static int file_exists(const struct rb_target *t, const char *name, bool *yes, c
     return -e;
 }
 
-static const struct rb_loop_ops file_loop = {.init = rb_file_new, .run = rb_file_run, .free = rb_file_free};
+/* The file loop (loader/file/), registered from there at start-up: system calls on the directory, not libcurl. */
+static struct rb_loop_ops file_loop;
+
+void rb_target_file_register_loop(const struct rb_loop_ops *ops)
+{
+    file_loop = *ops;
+}
 
 const struct rb_target_ops rb_target_file_ops = {
     .scheme = "file",

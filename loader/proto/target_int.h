@@ -162,6 +162,16 @@ struct rb_loop_ops {
 };
 
 /*
+ * Gives the file protocol's row its request loop: loader/file/ registers it
+ * when the program starts (a constructor), so this table does not name the
+ * module above it. Until then a file target has a loop with no functions.
+ */
+void rb_target_file_register_loop(const struct rb_loop_ops *ops);
+
+/* The directory of a file target (no trailing slash). Pure. */
+const char *rb_target_file_root(const struct rb_target *t);
+
+/*
  * One kind of target, chosen once by the URL's scheme (like wrk's plain/TLS
  * socket tables): the engine calls through it and never asks which kind it has.
  */

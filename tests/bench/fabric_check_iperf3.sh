@@ -2,7 +2,10 @@
 # fabric check against iperf3 on the same pair of the cluster in a box (2 clients x 1 rail), rounds alternating:
 # railbench fabric check --duration D (a->b alone, b->a alone, both at once with a stream per direction) and
 # iperf3 -t D (client1 -> client2), -R (client2 -> client1) and --bidir, the same write size (-l 128K).
-# Prints each round's figures and the min/median/max of the ratio railbench / iperf3 per direction.
+# railbench's ranks are not bound (one rank per host would be bound to core 0 on both, by Open MPI's default
+# for 2 processes), as iperf3's ends are not. Odd rounds run railbench first, even rounds iperf3 first (the box's load drifts within a round).
+# Prints each round's figures with the load average before it, and the min/median/max of the ratio
+# railbench / iperf3 per direction.
 # Usage: tests/bench/fabric_check_iperf3.sh [ROUNDS [SECONDS]]   (default 5 rounds of 3 s). Needs root and iperf3.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
@@ -18,14 +21,17 @@ B=$(cl exec client2 ip -4 -o addr show dev rail0 | awk '{print $4}' | cut -d/ -f
 PORT=5399
 
 # One iperf3 server on client2's rail0 for every test (ip netns exec: its PID is the server's, cleanup ends it).
-bg ip netns exec "$NAME-client2" iperf3 -s -B "$B" -p "$PORT" >/dev/null 2>&1
+# iperf3's server and client each run in a session of their own, as railbench's two ranks do (cluster.sh
+# mpirun's session on client1, the ssh login's on client2): the kernel shares the CPU per session
+# (autogroups), and on this CPU-bound box two ends in one session would get half of railbench's share.
+bg ip netns exec "$NAME-client2" setsid iperf3 -s -B "$B" -p "$PORT" >/dev/null 2>&1
 for _ in $(seq 50); do cl exec client2 ss -ltn | grep -q ":$PORT " && break; sleep 0.1; done
 
 # iperf MODE ARGS...: one test from client1 (bound to rail0) to client2; prints the bytes/s received (both ways' sum for bidir).
 iperf() {
     local mode=$1 out=$T/iperf.json
     shift
-    cl exec client1 iperf3 -c "$B" -B "$A" -p "$PORT" -t "$D" -l "$WSIZE" -J "$@" >"$out" || { cat "$out"; fail "iperf3 $*"; }
+    cl exec client1 setsid -w iperf3 -c "$B" -B "$A" -p "$PORT" -t "$D" -l "$WSIZE" -J "$@" >"$out" || { cat "$out"; fail "iperf3 $*"; }
     case $mode in
         one) jq '.end.sum_received.bytes / .end.sum_received.seconds' "$out" ;;
         bidir) jq '.end.sum_received.bytes / .end.sum_received.seconds + .end.sum_received_bidir_reverse.bytes / .end.sum_received_bidir_reverse.seconds' "$out" ;;
@@ -35,19 +41,27 @@ iperf() {
 declare -a R_AB R_BA R_BI
 printf '# fabric check vs iperf3 %s, %d rounds of %d s per direction and stage, writes of %s, on %s -> %s\n' \
     "$(iperf3 --version | awk 'NR == 1 {print $2}')" "$ROUNDS" "$D" "$WSIZE" "$A" "$B"
-printf '| round | rb a->b MB/s | iperf3 MB/s | rb b->a MB/s | iperf3 -R MB/s | rb both MB/s | iperf3 --bidir MB/s |\n|---:|---:|---:|---:|---:|---:|---:|\n'
-for r in $(seq "$ROUNDS"); do
-    cl mpirun -np 2 --map-by node "$RB" fabric check --rails 1 --ifaces rail0 --size "$WSIZE" --duration "${D}s" \
-        --reps 1 --confirm 0 --lat-iters 20 --timeout 10s --out "$T/rb$r" --quiet >/dev/null 2>&1 || true
-    [ -f "$T/rb$r/result.json" ] || fail "round $r: fabric check wrote no result.json"
-    read -r ab ba bi < <(jq -r '.summary.links[0] | "\(.bw_ab_bytes_per_s) \(.bw_ba_bytes_per_s) \(.bw_bidir_bytes_per_s)"' "$T/rb$r/result.json")
+# railbench ROUND: one fabric check of the pair; sets ab, ba, bi (bytes/s).
+railbench() {
+    cl mpirun -np 2 --map-by node --bind-to none "$RB" fabric check --rails 1 --ifaces rail0 --size "$WSIZE" --duration "${D}s" \
+        --reps 1 --confirm 0 --lat-iters 20 --timeout 10s --out "$T/rb$1" --quiet >/dev/null 2>&1 || true
+    [ -f "$T/rb$1/result.json" ] || fail "round $1: fabric check wrote no result.json"
+    read -r ab ba bi < <(jq -r '.summary.links[0] | "\(.bw_ab_bytes_per_s) \(.bw_ba_bytes_per_s) \(.bw_bidir_bytes_per_s)"' "$T/rb$1/result.json")
+}
+# iperf3s: the same three measurements with iperf3; sets i_ab, i_ba, i_bi.
+iperf3s() {
     i_ab=$(iperf one)
     i_ba=$(iperf one -R)
     i_bi=$(iperf bidir --bidir)
+}
+printf '| round | load | first | rb a->b MB/s | iperf3 MB/s | rb b->a MB/s | iperf3 -R MB/s | rb both MB/s | iperf3 --bidir MB/s |\n|---:|---:|---|---:|---:|---:|---:|---:|---:|\n'
+for r in $(seq "$ROUNDS"); do
+    load=$(cut -d' ' -f1 /proc/loadavg)
+    if [ $((r % 2)) = 1 ]; then first=railbench; railbench "$r"; iperf3s; else first=iperf3; iperf3s; railbench "$r"; fi
     R_AB+=("$(jq -n "$ab / $i_ab")")
     R_BA+=("$(jq -n "$ba / $i_ba")")
     R_BI+=("$(jq -n "$bi / $i_bi")")
-    printf '| %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |\n' "$r" "$(jq -n "$ab/1e6")" "$(jq -n "$i_ab/1e6")" \
+    printf '| %d | %s | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |\n' "$r" "$load" "$first" "$(jq -n "$ab/1e6")" "$(jq -n "$i_ab/1e6")" \
         "$(jq -n "$ba/1e6")" "$(jq -n "$i_ba/1e6")" "$(jq -n "$bi/1e6")" "$(jq -n "$i_bi/1e6")"
 done
 # stats NAME VALUES...: min/median/max

@@ -34,3 +34,16 @@ assert_jq "$R" ".phases[] | select(.name == \"read-1\") | .parts.count == $WANT_
     .count == 16 and .errors.total == 0" "read-1: 16 files (one record each) in $WANT_PARTS verified parts"
 assert_jq "$R" ".summary.reads[0].bytes == $(jqr "$R" .summary.checkpoint_bytes) and .summary.reads[0].errors == 0" \
     "the ranged read moved the checkpoint's bytes"
+
+# A server that ignores Range (the peer's plain path answers every GET with 200 and its own body): each file's first
+# part comes back 200, class other; the read is incomplete (complete false, no bytes counted, the slowest rank's
+# throughput absent: "–"), and the run exits 1.
+rc=0
+rb_mpirun 2 "$RB" load checkpoint "http://127.0.0.1:$P/plain/" --model llama3-8b --scale 1/20000 --writes 1 \
+    --reads 1 --read-part-size 64KiB --out "$T/ign" >"$T/ign.out" 2>"$T/ign.err" || rc=$?
+assert_eq "a server that ignores Range: exit" 1 "$rc"
+assert_jq "$T/ign/result.json" '(.phases[] | select(.name == "read-1") | .errors.other == 16 and .count == 16) and
+    (.summary.reads[0] | .complete == false and .bytes == 0 and .min_rank_throughput_bytes_per_s == null) and
+    .summary.read_mean.checkpoints == 0' "16 files failed as other; the read counts no bytes and no mean"
+grep -q 'Requested range was not delivered' "$T/ign.err" || fail "the 200 to a Range GET is not named: $(cat "$T/ign.err")"
+grep -Eq '^\| read  \|    1 \|.*\| +– \|' "$T/ign/table.md" || fail "table: no – for the failed read: $(cat "$T/ign/table.md")"

@@ -20,6 +20,8 @@ mkdir "$M/data"
 assert_eq "put: requests, errors" "200 0" "$(summary p1 '"\(.requests) \(.errors.total)"' | tr -d '"')"
 assert_eq "put: files on CephFS (find)" 200 "$(find "$M/data" -type f | wc -l)"
 assert_eq "put: every file 1 MiB" 1048576 "$(find "$M/data" -type f -printf '%s\n' | sort -u)"
+assert_jq "$T/p1/result.json" '.summary.file.mount | .kind == "fuse" and .fs_type == "fuse.ceph-fuse" and .device == null and .device_write_bytes == null' \
+    "put: the mount recorded as FUSE (ceph-fuse), no block device"
 
 # 2. Read back from 2 ranks, one epoch, every byte verified, each file's pages dropped and checked before its read.
 rb_mpirun 2 "$RB" load get "file://$M/data" --pattern epoch --epochs 1 --verify --seed 5 --size 1M \

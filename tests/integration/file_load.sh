@@ -20,6 +20,11 @@ assert_eq "put: requests" 200 "$(summary p1 .requests)"
 assert_eq "put: bytes" $((200 * MiB)) "$(summary p1 .bytes)"
 assert_eq "put: engine" '"file"' "$(jq -c .summary.engine "$T/p1/result.json")"
 assert_jq "$T/p1/result.json" '.summary.file | .direct and .io_engine == "psync" and .block_size_bytes == 65536 and .fsync == "close"' "put: file options recorded"
+# What the files are on: XFS on this test's loop device (named as such, with its backing file), and that device's
+# counters over the run: at least the 200 MiB written went through it (O_DIRECT, fsync).
+assert_jq "$T/p1/result.json" ".summary.file.mount | .fs_type == \"xfs\" and .kind == \"loop\" and .device == \"$LOOP_NAME\" and .path == \"$LOOP_MNT\" and (.loop_backing_file | endswith(\"/image\"))" \
+    "put: the mount recorded: xfs on $LOOP_NAME, a loop device"
+assert_jq "$T/p1/result.json" ".summary.file.mount.device_write_bytes >= $((200 * MiB))" "put: the loop device wrote at least the 200 MiB"
 # The bytes are the seeded payload: a second put of the same seed into a fresh directory writes the same bytes.
 mkdir "$D.2"
 "$RB" load put "$D.2" --objects 3 --size 1M --keep --seed 3 --out "$T/p2" --quiet >/dev/null
@@ -72,6 +77,19 @@ assert_eq "ranged direct: bytes, errors" "$((50 * 4096)) 0" "$(summary g5 '"\(.b
 "$RB" load get "$D" --io-engine io_uring -c 8 --direct --block-size 4k --random-range 4k --count 500 --verify --seed 3 \
     --size 1M --out "$T/g5r" --quiet >/dev/null
 assert_eq "random ranges: bytes, errors" "$((500 * 4096)) 0" "$(summary g5r '"\(.bytes) \(.errors.total)"' | tr -d '"')"
+
+# Record files (DLIO's samples packed in files): load train writes 50 files of 4 samples of 8 KiB and reads them
+# twice with 2 read threads and a prefetch queue of 4 batches: every epoch reads each file's bytes once, verified.
+mkdir "$D.rec"
+"$RB" load train "$D.rec" --objects 50 --populate --samples-per-object 4 --sample-size 8k --compute-time 1ms -b 10 \
+    --epochs 2 --read-threads 2 --prefetch 4 --verify --seed 3 --out "$T/t1" --quiet >/dev/null 2>&1
+assert_eq "record files: on disk, each 4 x 8 KiB (find)" "50 32768" \
+    "$(find "$D.rec" -type f | wc -l) $(find "$D.rec" -type f -printf '%s\n' | sort -u)"
+assert_eq "record files: samples, requests, bytes per epoch = the files' bytes" \
+    "200 50 $(find "$D.rec" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }') 200 50 1638400" \
+    "$(jq -r '[.summary.train_epochs[] | "\(.samples) \(.requests) \(.bytes)"] | join(" ")' "$T/t1/result.json")"
+assert_jq "$T/t1/result.json" '.summary.errors == 0 and ([.summary.train_epochs[].errors] == [0, 0])' \
+    "record files: no errors (payload verified)"
 
 # 5. stat every file, then a corrupted and a short file are caught by class.
 "$RB" load stat "$D" --pattern epoch --out "$T/s1" --quiet >/dev/null

@@ -38,6 +38,8 @@ for p in create stat read rename unlink; do
     assert_eq "cycle: $p requests, errors" "1000 0" "$(row m2 $p '"\(.requests) \(.errors.total)"' | tr -d '"')"
 done
 assert_eq "cycle: mkdir, rmdir" "4 4" "$(row m2 mkdir .requests) $(row m2 rmdir .requests)"
+assert_eq "cycle: a phase record with a latency histogram per operation" "mkdir create stat read rename unlink rmdir 1000" \
+    "$(jq -r '([.phases[].name] | join(" ")) + " " + ([.phases[] | select(.name == "stat") | .latency_hist.count][0] | tostring)' "$T/m2/result.json")"
 assert_eq "cycle: only the kept tree is left" "kept" "$(ls "$D")"
 assert_jq "$T/m2/result.json" '.summary.tree | test("/rb-[0-9TZ]+-[0-9a-f]+-meta$")' "cycle: the tree had the run's name"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Module dependencies point the declared way (docs/HACKING.md): every #include and every link edge of the
 # tree passes tests/layering.py; a wrong include planted in a copy of the sources (loader/engine -> loader/cmd,
-# fabric -> loader, core -> loader) and a wrong link edge planted in a copy of the objects are each caught.
+# fabric -> loader, core -> loader, objset -> proto, proto -> file) and a wrong link edge planted in a copy of the objects are each caught.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 CHECK=$ROOT/tests/layering.py
@@ -31,6 +31,9 @@ plant_include "core includes a loader header" core/harness.c '#include "../loade
     '^core/harness.c: includes loader/engine/engine_int.h: core -> loader/engine is against'
 plant_include "objset includes a protocol header" loader/objset/objects.c '#include "../proto/target_int.h"' \
     '^loader/objset/objects.c: includes loader/proto/target_int.h: loader/objset -> loader/proto is against'
+plant_include "the file protocol's row includes the file loop's header" loader/proto/target_file.c \
+    '#include "../file/file_loop_int.h"' \
+    '^loader/proto/target_file.c: includes loader/file/file_loop_int.h: loader/proto -> loader/file is against'
 
 # 3. A planted link edge: a fabric object calling the engine.
 rm -rf "$T/obj" && cp -r "$OBJ" "$T/obj"

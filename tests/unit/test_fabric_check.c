@@ -467,6 +467,42 @@ static void test_confirm_merge(void **state)
 }
 
 /* --quick: rounds spread over the schedule; the second pass pairs each suspect with two good hosts it has not met. */
+/*
+ * The second look's reference: an unflagged link on the suspect's rail sharing
+ * no host; failing that the nearest to it; and when noise flagged every link
+ * (as on the busy box: one of a link's five figures is often low), a flagged
+ * one on the rail sharing no host, never none while a completed link is left.
+ */
+static void test_reference(void **state)
+{
+    (void)state;
+    struct rb_check_link l[12];
+    size_t n;
+    bool slow[12] = {0};
+    fleet(l, &n, 1e9);
+    size_t s = (size_t)(link_of(l, n, 1, 0, 2) - l); /* rail 1, hosts 0-2: the reference is 1-3 on rail 1 */
+    size_t want = (size_t)(link_of(l, n, 1, 1, 3) - l);
+    slow[s] = true;
+    assert_int_equal(rb_check_reference(l, n, slow, s), (long)want);
+    /* 1-3 on rail 1 flagged too: an unflagged one on the rail that shares a host beats it */
+    slow[want] = true;
+    long r = rb_check_reference(l, n, slow, s);
+    assert_true(r >= 0 && !slow[r] && l[r].rail == 1);
+    /* every link flagged: a flagged one on rail 1 sharing no host, i.e. 1-3 again */
+    for (size_t i = 0; i < n; i++)
+        slow[i] = true;
+    assert_int_equal(rb_check_reference(l, n, slow, s), (long)want);
+    /* 1-3 hung: among the completed ones, one on the rail (it must share a host) */
+    l[want].status = RB_CHECK_TIMEOUT;
+    r = rb_check_reference(l, n, slow, s);
+    assert_true(r >= 0 && r != (long)s && r != (long)want && l[r].rail == 1);
+    /* nothing else completed: none */
+    for (size_t i = 0; i < n; i++)
+        if (i != s)
+            l[i].status = RB_CHECK_TIMEOUT;
+    assert_int_equal(rb_check_reference(l, n, slow, s), -1);
+}
+
 static void test_quick_plan(void **state)
 {
     (void)state;
@@ -527,6 +563,7 @@ int main(void)
         cmocka_unit_test(test_three_hosts_port),
         cmocka_unit_test(test_hang_and_latency), cmocka_unit_test(test_model),
         cmocka_unit_test(test_confirm_merge),    cmocka_unit_test(test_quick_plan),
+        cmocka_unit_test(test_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

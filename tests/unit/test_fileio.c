@@ -14,7 +14,11 @@
 
 #include <cmocka.h>
 
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
 #include "fileio_int.h"
+#include "fsinfo_int.h"
 #include "pagecache_int.h"
 
 #define BLOCK 65536
@@ -185,6 +189,70 @@ static void test_host_cached(void **state)
     assert_int_equal(rb_pagecache_host_cached("/nonexistent", &b), -ENOENT);
 }
 
+static void put_file(const char *name, const char *text)
+{
+    FILE *f = fopen(name, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A fake /proc and /sys under a temporary root: the directory's device is a loop device over an image file. */
+static void test_fsinfo(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/rb-fsinfo-XXXXXX", p[512], q[512], line[1024];
+    assert_non_null(mkdtemp(root));
+    struct stat st;
+    assert_int_equal(stat(root, &st), 0);
+    unsigned maj = major(st.st_dev), min = minor(st.st_dev);
+    snprintf(p, sizeof p, "mkdir -p %s/proc/self %s/sys/dev/block %s/sys/devices/virtual/block/loop9 %s/sys/block/loop9/loop",
+             root, root, root, root);
+    assert_int_equal(system(p), 0);
+    /* Two mounts of the device: the deeper one whose point is above the directory wins; \040 is a space. */
+    snprintf(line, sizeof line,
+             "30 1 %u:%u / / rw - ext4 /dev/sda1 rw\n"
+             "31 30 %u:%u / /tmp rw shared:1 - xfs /dev/loop9 rw\n"
+             "32 30 %u:%u / /tmp/other\\040dir rw - xfs /dev/loop9 rw\n",
+             maj, min, maj, min, maj, min);
+    snprintf(p, sizeof p, "%s/proc/self/mountinfo", root);
+    put_file(p, line);
+    snprintf(p, sizeof p, "%s/sys/dev/block/%u:%u", root, maj, min);
+    snprintf(q, sizeof q, "../../devices/virtual/block/loop9");
+    assert_int_equal(symlink(q, p), 0);
+    snprintf(p, sizeof p, "%s/sys/devices/virtual/block/loop9/stat", root);
+    put_file(p, "10 0 2048 5 20 0 4096 7 0 12 12\n");
+    snprintf(p, sizeof p, "%s/sys/block/loop9/loop/backing_file", root);
+    put_file(p, "/images/fs.img\n");
+
+    struct rb_fsinfo fi;
+    assert_int_equal(rb_fsinfo_probe(root, root, &fi), 0);
+    assert_string_equal(fi.mount, "/tmp");
+    assert_string_equal(fi.fstype, "xfs");
+    assert_string_equal(fi.source, "/dev/loop9");
+    assert_string_equal(fi.kind, RB_FS_KIND_LOOP);
+    assert_string_equal(fi.device, "loop9");
+    assert_string_equal(fi.backing, "/images/fs.img");
+    assert_true(fi.have_io);
+    assert_int_equal(fi.read_bytes, 2048 * 512);
+    assert_int_equal(fi.write_bytes, 4096 * 512);
+    /* The device moved 1 MiB more of each since: the figures are the difference. */
+    snprintf(p, sizeof p, "%s/sys/devices/virtual/block/loop9/stat", root);
+    put_file(p, "20 0 4096 5 40 0 6144 7 0 12 12\n");
+    cJSON *j = rb_fsinfo_json(&fi, root);
+    assert_int_equal((uint64_t)cJSON_GetNumberValue(cJSON_GetObjectItem(j, "device_read_bytes")), 2048 * 512);
+    assert_int_equal((uint64_t)cJSON_GetNumberValue(cJSON_GetObjectItem(j, "device_write_bytes")), 2048 * 512);
+    cJSON_Delete(j);
+
+    assert_string_equal(rb_fsinfo_kind("fuse.ceph-fuse", 0, ""), RB_FS_KIND_FUSE);
+    assert_string_equal(rb_fsinfo_kind("nfs4", 0, ""), RB_FS_KIND_NETWORK);
+    assert_string_equal(rb_fsinfo_kind("ext4", 253, "vda1"), RB_FS_KIND_BLOCK);
+    assert_string_equal(rb_fsinfo_kind("tmpfs", 0, ""), RB_FS_KIND_NONE);
+    assert_int_equal(rb_fsinfo_probe("/nonexistent/dir", NULL, &fi), -ENOENT);
+    snprintf(p, sizeof p, "rm -rf %s", root);
+    assert_int_equal(system(p), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -193,6 +261,7 @@ int main(void)
         cmocka_unit_test(test_fatal),
         cmocka_unit_test_setup_teardown(test_residency, setup, teardown),
         cmocka_unit_test(test_host_cached),
+        cmocka_unit_test(test_fsinfo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -115,6 +115,64 @@ static void test_legend_shortened(void **state)
     rb_plot_free(p);
 }
 
+/* Bar categories named after default result directories keep their unit: two lines, never "…: 1" for "1 MiB". */
+static void test_category_labels_whole(void **state)
+{
+    (void)state;
+    struct rb_plot *p = rb_plot_new("tiers-bars", "sizes");
+    rb_plot_style(p, RB_PLOT_BARS);
+    rb_plot_xaxis(p, "object size", RB_AXIS_LINEAR, 1, false);
+    rb_plot_yaxis(p, "throughput (GiB/s)", RB_AXIS_LINEAR, 1, true);
+    int s = rb_plot_series(p, "warm");
+    for (int i = 0; i < 9; i++) {
+        char cat[96];
+        snprintf(cat, sizeof cat, "20261126T00010%dZ-load-tiers: %d MiB", i, i + 1);
+        rb_plot_point(p, s, rb_plot_category(p, cat), 1 + i);
+    }
+    struct rb_buf b = {0};
+    rb_plot_svg(p, &b);
+    /* 9 slots of 870 units: a line holds (96.7 - 8) / 6.4 = 13 characters: the run's name is cut, not the size. */
+    assert_int_equal(count(b.s, "<tspan"), 18);
+    for (int i = 0; i < 9; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "dy=\"13\">%d MiB</tspan>", i + 1);
+        assert_non_null(strstr(b.s, want));
+    }
+    assert_non_null(strstr(b.s, ">20261126T0001\xE2\x80\xA6</tspan>"));
+    rb_buf_free(&b);
+    rb_plot_free(p);
+}
+
+/* A value over an interval is a level line over it: a phase shorter than one interval is a line, not a dot. */
+static void test_interval_lines(void **state)
+{
+    (void)state;
+    struct rb_plot *p = rb_plot_new("throughput-time", "rates");
+    rb_plot_xaxis(p, "time (s)", RB_AXIS_LINEAR, 1, true);
+    rb_plot_yaxis(p, "rate (MiB/s)", RB_AXIS_LINEAR, 1, true);
+    rb_plot_xrange(p, 0, 10);
+    int s = rb_plot_series(p, "put");
+    rb_plot_interval(p, s, 0, 0.4, 100); /* one interval of 0.4 s */
+    int t = rb_plot_series(p, "get");
+    rb_plot_interval(p, t, 1, 2, 50);
+    rb_plot_interval(p, t, 2, 3, 70);
+    struct rb_buf b = {0};
+    rb_plot_svg(p, &b);
+    /* x: 0..10 s over 80..950 units; y: 0..100 MiB/s. The put line runs from 80 to 114.8 (0.4 s), one marker. */
+    const char *put = strstr(b.s, "data-series=\"put\"");
+    assert_non_null(put);
+    assert_non_null(strstr(put, "d=\"M80.0,"));
+    assert_non_null(strstr(put, " L114.8,"));
+    const char *get = strstr(b.s, "data-series=\"get\"");
+    assert_non_null(get);
+    /* Steps: a level line per interval, joined at 2 s (254.0). */
+    assert_non_null(strstr(get, "d=\"M167.0,"));
+    assert_int_equal(count(get, "L254.0,"), 2);
+    assert_int_equal(count(b.s, "<circle"), 3);
+    rb_buf_free(&b);
+    rb_plot_free(p);
+}
+
 static void test_refs_marks_escaping(void **state)
 {
     (void)state;
@@ -168,7 +226,7 @@ static void test_limits(void **state)
     rb_plot_svg(p, &b);
     assert_int_equal(count(b.s, "<path class=\"series"), RB_PLOT_MAX_SERIES);
     assert_non_null(strstr(b.s, "4 more series not drawn"));
-    assert_non_null(strstr(b.s, ">series 00 with a name far too long\xE2\x80\xA6</text>"));
+    assert_non_null(strstr(b.s, ">series 00 with a name far too\xE2\x80\xA6</text>"));
     /* One value only: the axis still has a range. */
     struct rb_plot *q = rb_plot_new("one", "one");
     rb_plot_xaxis(q, "x", RB_AXIS_LINEAR, 1, false);
@@ -316,6 +374,8 @@ int main(void)
         cmocka_unit_test(test_refs_marks_escaping),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_legend_shortened),
+        cmocka_unit_test(test_category_labels_whole),
+        cmocka_unit_test(test_interval_lines),
         cmocka_unit_test(test_colours_labels_gaps),
         cmocka_unit_test(test_bars_and_spans),
     };
