@@ -356,19 +356,23 @@ static void run_size(struct tiers_run *r, uint64_t size)
     size_set_free(&s);
 }
 
-/*
- * --fresh: what this run left in the backend, in the summary and (when
- * anything) as one stderr line that says how to remove it. Rank 0.
- */
-static void left_behind(const struct tiers_run *r, cJSON *summary)
+/* What the run left in the backend: --fresh's in the summary and one stderr line; an interrupted run's outcome. */
+static void left_behind(struct tiers_run *r, cJSON *summary)
 {
-    if (!r->fresh[0])
+    if (!r->fresh[0]) { /* the default names stay after every run; the outcome line of a cut-short one says so */
+        if (r->h.interrupted && r->left_objects)
+            rb_harness_kept(&r->h, "up to %" PRIu64 " objects under its default names in %s", r->left_objects,
+                            rb_target_name(r->backend));
         return;
+    }
     char prefix[1200];
     snprintf(prefix, sizeof prefix, "%s%s%s-", rb_target_prefix(r->backend), r->a->prefix, r->fresh);
     cJSON *o = cJSON_AddObjectToObject(summary, "left_behind");
     cJSON_AddStringToObject(o, "prefix", prefix);
     cJSON_AddItemToObject(o, "objects", rb_json_u64(r->left_objects));
+    if (r->left_objects && r->h.interrupted)
+        rb_harness_kept(&r->h, "up to %" PRIu64 " objects in %s under \"%s\"", r->left_objects,
+                        rb_target_name(r->backend), prefix);
     if (r->left_objects)
         rb_warn("left up to %" PRIu64 " objects in %s under \"%s\"%s (railbench load delete %s --prefix %s "
                 "removes them)", r->left_objects, rb_target_name(r->backend), prefix,
@@ -486,18 +490,13 @@ static char *report(struct tiers_run *r, cJSON *summary)
         cJSON_AddItemToObject(o, "warm_over_direct", ratio_json(wd));
         cJSON_AddItemToObject(o, "warm_over_cold", ratio_json(wc));
         cJSON_AddItemToArray(speedups, o);
-        char size[32];
+        char size[32], sd[32] = "– (no direct row)", sc[32] = "– (no cold row)";
         rb_format_size(size, sizeof size, a->sizes.v[k]);
-        rb_buf_printf(&t, "%s%s: warm/direct ", any ? "; " : "\nspeed-ups: ", size);
         if (wd >= 0)
-            rb_buf_printf(&t, "%.2fx", wd);
-        else
-            rb_buf_printf(&t, "-");
-        rb_buf_printf(&t, ", warm/cold ");
+            snprintf(sd, sizeof sd, "%.2fx", wd);
         if (wc >= 0)
-            rb_buf_printf(&t, "%.2fx", wc);
-        else
-            rb_buf_printf(&t, "-");
+            snprintf(sc, sizeof sc, "%.2fx", wc);
+        rb_buf_printf(&t, "%s%s: warm/direct %s, warm/cold %s", any ? "; " : "\nspeed-ups: ", size, sd, sc);
         any = true;
     }
     if (any)

@@ -22,15 +22,19 @@ ok "c2: $(last "$T/stderr")"
 
 # 3. SIGINT in the middle of a put: exit 1; the outcome names the signal, the phase, the results and the objects
 #    the put wrote and left (no cleanup after a signal), the same count as result.json.
+# interrupt DIR: SIGINT to the run in the background ($!) once it has written an interval to DIR; sets rc.
+interrupt() {
+    local pid=$! _
+    for _ in $(seq 100); do
+        [ -s "$1/intervals.jsonl" ] && break
+        sleep 0.1
+    done
+    kill -INT "$pid"
+    rc=0
+    wait "$pid" || rc=$?
+}
 "$RB" load put "$URL/i" --objects 200000 --size 4k -c 4 --out "$T/c3" >/dev/null 2>"$T/c3.err" &
-pid=$!
-for _ in $(seq 100); do
-    [ -s "$T/c3/intervals.jsonl" ] && break
-    sleep 0.1
-done
-kill -INT "$pid"
-rc=0
-wait "$pid" || rc=$?
+interrupt "$T/c3"
 assert_eq "c3: exit status" 1 "$rc"
 written=$(jqr "$T/c3/result.json" .summary.left_behind.objects)
 [ "$written" -gt 0 ] || fail "c3: nothing written before the signal"
@@ -43,6 +47,18 @@ most=$(jqr "$T/c3/result.json" .summary.left_behind.objects_max)
 [ "$files" -ge "$written" ] && [ "$files" -le "$most" ] || fail "c3: $files files left, outside [$written, $most]"
 ok "c3: $files files left, in [$written, $most]"
 assert_jq "$T/c3/result.json" '[.checks[] | select(.name == "completed")][0].passed == false' "c3: completed check failed"
+
+# 3b. SIGINT in load tiers --fresh (its tier is another path of the same server; the run stops in its put): the
+#     outcome names the objects its fresh names left in the backend, as result.json's left_behind counts them.
+"$RB" load tiers --backend "$URL/ti" --tier "$URL/tt" --fresh --sizes 4KiB --objects 200000 -c 4 --out "$T/c3t" \
+    >/dev/null 2>"$T/c3t.err" &
+interrupt "$T/c3t"
+assert_eq "c3t: exit status" 1 "$rc"
+left=$(jqr "$T/c3t/result.json" .summary.left_behind.objects)
+pfx=$(jqr "$T/c3t/result.json" .summary.left_behind.prefix)
+last "$T/c3t.err" | grep -Fq "; kept: the results up to then in $T/c3t, and up to $left objects in $URL/ti under \"$pfx\" (exit 1)" ||
+    fail "c3t: last line: $(last "$T/c3t.err")"
+ok "c3t: $(last "$T/c3t.err")"
 
 # 4. Default result directories: two runs started at once in one directory get two (the second -2).
 mkdir -p "$T/cwd"
