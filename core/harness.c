@@ -75,49 +75,6 @@ static void install_signals(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
-/* Reads the first line of path that starts with key, returning what follows ':' (trimmed). */
-static void read_proc_field(const char *path, const char *key, char *out, size_t len)
-{
-    out[0] = '\0';
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return;
-    char line[512];
-    size_t klen = strlen(key);
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, key, klen) != 0)
-            continue;
-        char *v = strchr(line, ':');
-        if (!v)
-            continue;
-        for (v++; *v == ' ' || *v == '\t'; v++)
-            ;
-        v[strcspn(v, "\n")] = '\0';
-        snprintf(out, len, "%s", v);
-        break;
-    }
-    fclose(f);
-}
-
-static cJSON *host_info(const struct rb_harness *h)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", h->host);
-    cJSON_AddNumberToObject(o, "ranks", h->local_size);
-    struct utsname u;
-    if (uname(&u) == 0) {
-        cJSON_AddStringToObject(o, "kernel", u.release);
-        cJSON_AddStringToObject(o, "arch", u.machine);
-    }
-    char buf[256];
-    read_proc_field("/proc/cpuinfo", "model name", buf, sizeof buf);
-    cJSON_AddStringToObject(o, "cpu", buf);
-    cJSON_AddNumberToObject(o, "cpus", (double)sysconf(_SC_NPROCESSORS_ONLN));
-    read_proc_field("/proc/meminfo", "MemTotal", buf, sizeof buf);
-    cJSON_AddNumberToObject(o, "memory_bytes", strtod(buf, NULL) * 1024.0);
-    return o;
-}
-
 cJSON *rb_harness_gather_json(struct rb_harness *h, const cJSON *mine)
 {
     char *text = mine ? cJSON_PrintUnformatted(mine) : NULL;
@@ -161,117 +118,6 @@ cJSON *rb_harness_gather_json(struct rb_harness *h, const cJSON *mine)
     free(displs);
     free(text);
     return all;
-}
-
-/* Rank 0: this run's id, the start time and 24 random bits (two runs in one second still differ). */
-static void make_run_id(char *buf, size_t len)
-{
-    char stamp[32];
-    rb_clock_stamp(stamp, sizeof stamp, rb_clock_wall_ns());
-    uint32_t r = 0;
-    if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r)
-        r = (uint32_t)(rb_clock_ns() ^ (uint64_t)getpid() << 16);
-    snprintf(buf, len, "%s-%06x", stamp, (unsigned)(r & 0xffffff));
-}
-
-/* The shallowest directory of path (itself included) that does not exist yet into made; "" when path exists. */
-static void first_missing(const char *path, char *made, size_t len)
-{
-    made[0] = '\0';
-    char p[4096];
-    snprintf(p, sizeof p, "%s", path);
-    for (;;) {
-        if (access(p, F_OK) != 0)
-            snprintf(made, len, "%s", p);
-        else
-            return;
-        char *slash = strrchr(p, '/');
-        while (slash && slash > p && slash[1] == '\0') /* "a/b/" */
-            *slash = '\0', slash = strrchr(p, '/');
-        if (!slash || slash == p)
-            return;
-        *slash = '\0';
-    }
-}
-
-/*
- * Rank 0: railbench-results/<UTC time>-<command>, made here with mkdir so
- * that two runs started in the same second (even at once) get two
- * directories: the later one adds -2, -3, ... Returns 0 or -errno.
- */
-static int default_out_dir(char *buf, size_t len, const char *command, char *made, size_t made_len)
-{
-    char stamp[32], base[600];
-    rb_clock_stamp(stamp, sizeof stamp, rb_clock_wall_ns());
-    int n = snprintf(base, sizeof base, "railbench-results/%s-", stamp);
-    for (const char *c = command; *c && (size_t)n + 1 < sizeof base; c++)
-        base[n++] = (*c == ' ') ? '-' : *c;
-    base[n] = '\0';
-    first_missing("railbench-results", made, made_len);
-    int rc = rb_file_mkdir_p("railbench-results");
-    for (unsigned i = 1; !rc; i++) {
-        snprintf(buf, len, i == 1 ? "%s" : "%s-%u", base, i);
-        if (mkdir(buf, 0777) == 0) {
-            if (!made[0])
-                snprintf(made, made_len, "%s", buf);
-            return 0;
-        }
-        rc = errno == EEXIST && i < 10000 ? 0 : -errno;
-    }
-    return rc;
-}
-
-/*
- * Rank 0, for a run refused at its usage check (exit 2, nothing measured):
- * removes what it wrote (intervals.jsonl) and the directories it made, so
- * it leaves nothing behind.
- */
-static void unmake_out_dir(const struct rb_harness *h)
-{
-    char p[4200];
-    snprintf(p, sizeof p, "%s/intervals.jsonl", h->out_dir);
-    unlink(p);
-    if (!h->made_dir[0])
-        return;
-    snprintf(p, sizeof p, "%s", h->out_dir);
-    size_t top = strlen(h->made_dir);
-    for (;;) {
-        if (rmdir(p) != 0 || strlen(p) <= top)
-            return;
-        char *slash = strrchr(p, '/');
-        if (!slash)
-            return;
-        *slash = '\0';
-    }
-}
-
-
-/*
- * Rank 0: an --out directory that holds an earlier result would mix two runs
- * (intervals.jsonl is appended to): refused with exit 2 unless --force, which
- * empties it first.
- */
-static int claim_out_dir(const char *dir, bool force)
-{
-    static const char *const marks[] = {"result.json", "intervals.jsonl", "table.md"};
-    const char *found = NULL;
-    char path[4200];
-    for (size_t i = 0; i < sizeof marks / sizeof marks[0] && !found; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, marks[i]);
-        if (access(path, F_OK) == 0)
-            found = marks[i];
-    }
-    if (!found)
-        return 0;
-    if (!force)
-        return rb_cli_usage_error("--out %s: holds an earlier result (%s); give a new directory, or add --force "
-                                  "to empty it first", dir, found);
-    int rc = rb_file_clear_dir(dir);
-    if (rc) {
-        rb_error("--force: cannot empty %s: %s", dir, strerror(-rc));
-        return RB_EXIT_RUNTIME;
-    }
-    return 0;
 }
 
 /* Starts MPI at the level the command asked for; 0 or an exit status after saying why. */
@@ -365,20 +211,20 @@ int rb_harness_init(struct rb_harness *h, const char *command, struct rb_cli *cl
     /* Rank 0 names and opens the result directory; everyone learns the name and the outcome. */
     int status = 0;
     if (h->rank == 0)
-        make_run_id(h->run_id, sizeof h->run_id);
+        rb_harness_make_run_id(h->run_id, sizeof h->run_id);
     if (h->mpi)
         RB_MPI_CHECK(MPI_Bcast(h->run_id, sizeof h->run_id, MPI_CHAR, 0, h->comm));
     if (h->rank == 0) {
         int rc = 0;
         if (cli && cli->common.out_dir) {
             snprintf(h->out_dir, sizeof h->out_dir, "%s", cli->common.out_dir);
-            first_missing(h->out_dir, h->made_dir, sizeof h->made_dir);
-        } else if ((rc = default_out_dir(h->out_dir, sizeof h->out_dir, command, h->made_dir, sizeof h->made_dir))) {
+            rb_harness_first_missing(h->out_dir, h->made_dir, sizeof h->made_dir);
+        } else if ((rc = rb_harness_default_out_dir(h->out_dir, sizeof h->out_dir, command, h->made_dir, sizeof h->made_dir))) {
             rb_error("cannot create a result directory under railbench-results: %s", strerror(-rc));
             status = RB_EXIT_RUNTIME;
         }
         if (!status)
-            status = claim_out_dir(h->out_dir, cli && cli->common.force);
+            status = rb_harness_claim_out_dir(h->out_dir, cli && cli->common.force);
         if (!status)
             status = rb_result_open(&h->result, h->out_dir, command, cli) == 0 ? 0 : RB_EXIT_RUNTIME;
     }
@@ -389,7 +235,7 @@ int rb_harness_init(struct rb_harness *h, const char *command, struct rb_cli *cl
     if (status)
         return status;
 
-    cJSON *mine = h->local_rank == 0 ? host_info(h) : NULL;
+    cJSON *mine = h->local_rank == 0 ? rb_harness_host_info(h) : NULL;
     cJSON *hosts = rb_harness_gather_json(h, mine);
     cJSON_Delete(mine);
     if (h->rank == 0) {
@@ -789,59 +635,6 @@ static int agree_status(struct rb_harness *h, int status, char *why, size_t len)
     return worst;
 }
 
-/* A "NNN kB" field of a /proc file, in bytes; 0 when /proc cannot tell. */
-static uint64_t proc_kib_field(const char *path, const char *key)
-{
-    char buf[64];
-    read_proc_field(path, key, buf, sizeof buf);
-    return (uint64_t)strtoull(buf, NULL, 10) * 1024;
-}
-
-/* Adds a number to result.json's host i when it has none of that name. */
-static void host_number(struct rb_harness *h, int i, const char *key, const cJSON *num)
-{
-    cJSON *it = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(h->result.root, "hosts"), i);
-    if (it && num && !cJSON_GetObjectItemCaseSensitive(it, key))
-        cJSON_AddNumberToObject(it, key, cJSON_GetNumberValue(num));
-}
-
-/*
- * Adds two memory figures to each host of result.json's "hosts", both read
- * now, at the end: rss_max_bytes, the largest peak resident set (VmHWM) of
- * the host's ranks, and pss_bytes, the sum of the ranks' proportional set
- * sizes (Pss of /proc/self/smaps_rollup). A page the ranks share (MPI-3
- * shared memory, say an object listing held once per host) counts in full
- * in every rank's RSS but once in the sum of their Pss, so pss_bytes is
- * the host's memory and shows whether ranks share or copy. Collective.
- */
-static void record_rss(struct rb_harness *h)
-{
-    uint64_t mine[2] = {proc_kib_field("/proc/self/status", "VmHWM"),
-                        proc_kib_field("/proc/self/smaps_rollup", "Pss")}, host[2] = {mine[0], mine[1]};
-    if (h->mpi) {
-        RB_MPI_CHECK(MPI_Allreduce(&mine[0], &host[0], 1, MPI_UINT64_T, MPI_MAX, h->node_comm));
-        RB_MPI_CHECK(MPI_Allreduce(&mine[1], &host[1], 1, MPI_UINT64_T, MPI_SUM, h->node_comm));
-    }
-    /* One pair per host, from its first rank: gathered in the order of "hosts" (host index). */
-    cJSON *pair = NULL;
-    if (h->local_rank == 0) {
-        pair = cJSON_CreateArray();
-        cJSON_AddItemToArray(pair, cJSON_CreateNumber((double)host[0]));
-        /* Pss unknown (no smaps_rollup): absent, not 0. */
-        cJSON_AddItemToArray(pair, host[1] ? cJSON_CreateNumber((double)host[1]) : cJSON_CreateNull());
-    }
-    cJSON *all = rb_harness_gather_json(h, pair);
-    cJSON_Delete(pair);
-    if (h->rank == 0 && h->result.root)
-        for (int i = 0; i < cJSON_GetArraySize(all); i++) {
-            const cJSON *p = cJSON_GetArrayItem(all, i);
-            host_number(h, i, "rss_max_bytes", cJSON_GetArrayItem(p, 0));
-            if (cJSON_IsNumber(cJSON_GetArrayItem(p, 1)))
-                host_number(h, i, "pss_bytes", cJSON_GetArrayItem(p, 1));
-        }
-    cJSON_Delete(all);
-}
-
 /* "name: detail" of the run record's first failed check into buf; "" when none failed. Rank 0. */
 static void first_failed_check(const struct rb_harness *h, char *buf, size_t len)
 {
@@ -886,14 +679,14 @@ static void outcome_line(const struct rb_harness *h, int status, const char *why
 
 int rb_harness_finish(struct rb_harness *h, const char *table, int status)
 {
-    record_rss(h);
+    rb_harness_record_rss(h);
     char why[1024];
     status = agree_status(h, status, why, sizeof why);
     /* Refused at its usage check before anything was measured: the run leaves nothing behind. */
     if (h->rank == 0 && h->result.root && status == RB_EXIT_USAGE && !h->interrupted &&
         cJSON_GetArraySize(h->result.phases) == 0) {
         rb_result_close(&h->result);
-        unmake_out_dir(h);
+        rb_harness_unmake_out_dir(h);
     }
     if (h->rank == 0 && h->result.root) {
         if (h->interrupted)

@@ -1,6 +1,11 @@
-/* Internals shared by core/harness.c and core/harness_metrics.c. */
+/* Internals shared by core/harness.c and its parts (harness_metrics.c, harness_hosts.c, harness_dir.c, harness_sys.c). */
 #ifndef RB_HARNESS_INT_H
 #define RB_HARNESS_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
 
 #include "railbench/harness.h"
 
@@ -18,5 +23,29 @@ void rb_harness_metrics_finish(struct rb_harness *h);
  * a no-op without MPI, on one host, or for a phase without stats.
  */
 void rb_harness_hosts_record(struct rb_harness *h, struct rb_phase *p, const struct rb_stats *rank_total);
+
+/* ---- harness_dir.c: the result directory (rank 0) ---- */
+
+/* This run's id: the start time and 24 random bits (two runs in one second still differ). */
+void rb_harness_make_run_id(char *buf, size_t len);
+/* The shallowest directory of path (itself included) that does not exist yet into made; "" when path exists. */
+void rb_harness_first_missing(const char *path, char *made, size_t len);
+/*
+ * Makes the default result directory railbench-results/<UTC time>-<command>
+ * (-2, -3, ... in the same second), its path into buf; made gets the first
+ * directory it created. Returns 0 or -errno.
+ */
+int rb_harness_default_out_dir(char *buf, size_t len, const char *command, char *made, size_t made_len);
+/* Removes what h's run made of its result directory (a run refused before measuring). */
+void rb_harness_unmake_out_dir(const struct rb_harness *h);
+/* --out dir holding an earlier result: refused (exit 2) unless force, which empties it. 0 or an exit status after saying why. */
+int rb_harness_claim_out_dir(const char *dir, bool force);
+
+/* ---- harness_sys.c: host facts from /proc ---- */
+
+/* This host's record: name, kernel, CPU model, memory (the host's first rank). */
+cJSON *rb_harness_host_info(const struct rb_harness *h);
+/* Records every host's rss_max_bytes and pss_bytes in the result's hosts (collective, at the end). */
+void rb_harness_record_rss(struct rb_harness *h);
 
 #endif
