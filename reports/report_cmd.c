@@ -15,33 +15,6 @@
 #include "railbench/result.h"
 #include "report_int.h"
 
-/* The entries RB_REPORT_KIND put in section rb_report_kinds, from every kind_*.c linked in. */
-extern const struct rb_report_kind_entry __start_rb_report_kinds[], __stop_rb_report_kinds[];
-
-static int by_order(const void *a, const void *b)
-{
-    const struct rb_report_kind_entry *x = a, *y = b;
-    return (x->order > y->order) - (x->order < y->order);
-}
-
-const struct rb_report_kind *const *rb_report_kind_list(size_t *n)
-{
-    static struct rb_report_kind_entry sorted[64];
-    static const struct rb_report_kind *kinds[64];
-    static size_t nkinds;
-    if (!nkinds) {
-        size_t m = (size_t)(__stop_rb_report_kinds - __start_rb_report_kinds);
-        m = m < 64 ? m : 64;
-        memcpy(sorted, __start_rb_report_kinds, m * sizeof *sorted);
-        qsort(sorted, m, sizeof *sorted, by_order);
-        for (size_t i = 0; i < m; i++)
-            kinds[i] = sorted[i].kind;
-        nkinds = m;
-    }
-    *n = nkinds;
-    return kinds;
-}
-
 enum format { FMT_MD, FMT_CSV, FMT_JSON, FMT_HTML };
 
 struct report {
@@ -81,31 +54,6 @@ static void add_warning(struct report *R, const char *w)
         R->oom = true;
 }
 
-/*
- * The kind whose commands name this one ("coll" names "coll allreduce"): the
- * result's recorded command decides, as its schema in schemas/ does; NULL
- * when no kind tables it.
- */
-static const struct rb_report_kind *kind_of(const char *command)
-{
-    size_t nkinds;
-    const struct rb_report_kind *const *kinds = rb_report_kind_list(&nkinds);
-    for (size_t k = 0; k < nkinds; k++) {
-        for (const char *const *c = kinds[k]->commands; *c; c++) {
-            size_t n = strlen(*c);
-            if (strncmp(command, *c, n) == 0 && (command[n] == '\0' || command[n] == ' '))
-                return kinds[k];
-        }
-    }
-    return NULL;
-}
-
-const struct rb_report_kind *rb_report_kind_of(const struct rb_rundir *r)
-{
-    const struct rb_report_kind *kind = kind_of(r->command);
-    return kind && kind->has_table(r) ? kind : &rb_report_kind_phases;
-}
-
 /* Loads one result directory; a missing one is one line, a broken one its warnings. Returns 0 or -ENOMEM. */
 static int load_one(struct report *R, const char *path, unsigned flags)
 {
@@ -135,7 +83,7 @@ static int load_one(struct report *R, const char *path, unsigned flags)
         return rc == -ENOMEM ? rc : 0;
     }
     /* A result without what its kind's table needs (cut short, or failed early) is shown as its phases. */
-    const struct rb_report_kind *kind = kind_of(r->command);
+    const struct rb_report_kind *kind = rb_report_kind_named(r->command);
     R->kind[R->n] = rb_report_kind_of(r);
     if (kind && R->kind[R->n] == &rb_report_kind_phases && !r->partial) {
         char line[4300];
@@ -274,45 +222,6 @@ struct section {
     char *group_value;
     struct rb_report_tables tables;
 };
-
-/* Tables of runs[0..n) kind by kind (a kind's runs share one table, a row per run). */
-int rb_report_build_tables(struct rb_rundir **runs, const struct rb_report_kind **rkind, size_t n,
-                           struct rb_report_tables *out, struct rb_buf *html)
-{
-    struct rb_rundir **sel = malloc((n ? n : 1) * sizeof *sel);
-    if (!sel)
-        return -ENOMEM;
-    size_t nkinds;
-    const struct rb_report_kind *const *kinds = rb_report_kind_list(&nkinds);
-    for (size_t k = 0; k < nkinds; k++) {
-        size_t m = 0;
-        for (size_t i = 0; i < n; i++)
-            if (rkind[i] == kinds[k])
-                sel[m++] = runs[i];
-        if (!m)
-            continue;
-        struct rb_report_set set;
-        if (rb_report_set_init(&set, sel, m) != 0) {
-            free(sel);
-            return -ENOMEM;
-        }
-        size_t before = out->n;
-        kinds[k]->tables(&set, out);
-        rb_report_hosts_table(&set, out);
-        if (html) {
-            rb_buf_printf(html, "<div class=\"headline\">\n");
-            kinds[k]->headline(&set, html);
-            rb_buf_printf(html, "</div>\n");
-            for (size_t t = before; t < out->n; t++)
-                rb_rtable_html(out->v[t], html);
-            if (kinds[k]->plots)
-                kinds[k]->plots(&set, html);
-        }
-        rb_report_set_free(&set);
-    }
-    free(sel);
-    return out->oom ? -ENOMEM : 0;
-}
 
 static void md_heading_escape(struct rb_buf *b, const char *s)
 {

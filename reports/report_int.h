@@ -70,7 +70,14 @@ extern const struct rb_report_kind rb_report_kind_phases;
 /* Every kind, in the order a report shows their tables; *n gets how many. Main thread. */
 const struct rb_report_kind *const *rb_report_kind_list(size_t *n);
 
-/* The kind of a run: the one whose commands name its recorded command, else phases (reports/report_cmd.c). */
+/*
+ * The kind whose commands name command ("coll" names "coll allreduce"): the
+ * result's recorded command decides, as its schema in schemas/ does; NULL
+ * when no kind tables it (reports/kinds.c).
+ */
+const struct rb_report_kind *rb_report_kind_named(const char *command);
+
+/* The kind of a run: the one whose commands name its recorded command, else phases (reports/kinds.c). */
 const struct rb_report_kind *rb_report_kind_of(const struct rb_rundir *r);
 
 /*
