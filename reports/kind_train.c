@@ -62,6 +62,9 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
             if (cJSON_IsBool(cold))
                 rb_rtable_text(t, r, "cold", cJSON_IsTrue(cold) ? "cold" : "warm");
         }
+        if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(s->runs[i]->summary, "interference")))
+            rb_report_note(t, s, i, "--overlap: the epoch is the overlapped phase, the data's second read in the run "
+                                    "(the storage-alone phase read it first), hence warm");
     }
     rb_rtable_note(t, "AU = compute time / wall time x 100 over the epoch, first step excluded (MLPerf Storage); "
                       "data wait = time a step waited for its batch");
