@@ -217,19 +217,23 @@ static void interference_table(const struct rb_report_set *s, struct rb_report_t
                                           "Training emulation: reads and the all-reduce, alone and overlapped");
     if (!t)
         return;
-    /* The step's figures: key in interference.<phase>.step, heading, and scale (ns to ms, B/s to MiB/s). */
+    /*
+     * The step's figures: key in interference.<phase>.step, heading, scale (ns to ms, B/s to MiB/s) and
+     * decimals (durations to the microsecond, as the epochs table's data wait: a 1 us wait is 0.001, not 0.00).
+     */
     static const struct {
         const char *key, *head;
         double scale;
-    } figs[] = {{"data_wait_ns", "data wait (ms)", 1e-6},   {"compute_ns", "compute (ms)", 1e-6},
-                {"sync_wait_ns", "sync wait (ms)", 1e-6},   {"allreduce_ns", "all-reduce (ms)", 1e-6},
-                {"step_ns", "step (ms)", 1e-6},             {"fetch_bytes_per_s", "fetch MiB/s", 1 / (double)RB_MIB}};
+        int decimals;
+    } figs[] = {{"data_wait_ns", "data wait (ms)", 1e-6, 3},   {"compute_ns", "compute (ms)", 1e-6, 3},
+                {"sync_wait_ns", "sync wait (ms)", 1e-6, 3},   {"allreduce_ns", "all-reduce (ms)", 1e-6, 3},
+                {"step_ns", "step (ms)", 1e-6, 3},             {"fetch_bytes_per_s", "fetch MiB/s", 1 / (double)RB_MIB, 2}};
     rb_rtable_col(t, "phase", "phase", RB_RF_TEXT, 0, 1, RB_RCOL_KEY);
     rb_rtable_col(t, "steps", "steps", RB_RF_NUM, 0, 1, 0);
     rb_rtable_col(t, "au_pct", "AU (%)", RB_RF_NUM, 1, 1, 0);
     rb_rtable_col(t, "bytes_per_s", "MiB/s", RB_RF_NUM, 1, 1 / (double)RB_MIB, 0);
     for (size_t f = 0; f < sizeof figs / sizeof figs[0]; f++)
-        rb_rtable_col(t, figs[f].key, figs[f].head, RB_RF_NUM, 2, figs[f].scale, 0);
+        rb_rtable_col(t, figs[f].key, figs[f].head, RB_RF_NUM, figs[f].decimals, figs[f].scale, 0);
     for (size_t i = 0; i < s->n; i++) {
         const cJSON *in = cJSON_GetObjectItemCaseSensitive(s->runs[i]->summary, "interference");
         if (!cJSON_IsObject(in))
