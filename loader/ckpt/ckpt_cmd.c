@@ -141,7 +141,10 @@ static int run(struct rb_ckpt_args *a, struct rb_cli *cli)
         struct rb_file_opts fo = a->file;
         if (!a->files && !rb_cli_given(cli, "--fsync"))
             fo.fsync = RB_FSYNC_NONE;
-        if ((status = rb_file_opts_check(&fo)) || (status = rb_file_opts_target(&fo, x.t, cli, &a->inflight)))
+        if (fo.drop_cache == RB_DROP_HOST)
+            status = rb_cli_usage_error("--drop-cache host: load checkpoint drops every host's page cache between its "
+                                        "writes and reads with --drop-caches; --drop-cache files drops each file's pages");
+        if (status || (status = rb_file_opts_check(&fo)) || (status = rb_file_opts_target(&fo, x.t, cli, &a->inflight)))
             goto close;
     }
     if (a->files && rb_cli_given(cli, "--read-part-size")) {

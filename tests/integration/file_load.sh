@@ -141,6 +141,11 @@ assert_exit 2 "--direct with an unaligned block size" "$RB" load get "$D" --dire
 assert_stderr_line 'block-size 1000 with --direct: expected a multiple of 4 KiB'
 assert_exit 2 "file option on an http target" "$RB" load get http://127.0.0.1:1/x --direct --quiet
 assert_stderr_line '--direct: a file-system option'
+assert_exit 2 "--drop-cache host on load train" "$RB" load train "$D" --objects 4 --compute-time 1ms --drop-cache host --quiet
+assert_stderr_line '--drop-cache host: the whole page cache is dropped before load get'
+assert_exit 2 "--drop-cache host on load checkpoint" "$RB" load checkpoint "$D/ck" --params 1000000 --drop-cache host --quiet
+assert_stderr_line 'load checkpoint drops every host.s page cache between its writes and reads with --drop-caches'
+[ ! -e "$D/ck" ] || fail "a refused checkpoint made $D/ck"
 
 # 10. ENOSPC: a 32 MiB ext4 file system filled by a put: one error line, exit 3, what was written is counted.
 loopfs_up small 32M ext4
