@@ -17,16 +17,18 @@ die() { echo "cephfs.sh: $1" >&2; exit "${2:-3}"; }
 usage() { die "usage: cephfs.sh start DIR | stop DIR" 2; }
 alive() { kill -0 "$1" 2>/dev/null; }
 
-# await WHAT PID SECONDS CHECK...: waits until CHECK succeeds; fails if PID dies or the time runs out.
+# await WHAT PID LOG SECONDS CHECK...: waits until CHECK succeeds; fails if PID dies or the time runs out, with
+# the last lines of the daemon's LOG (the directory goes when a failed start cleans up).
 await() {
-    local what=$1 pid=$2 limit=$3 end; shift 3
+    local what=$1 pid=$2 log=$3 limit=$4 end; shift 4
     end=$((SECONDS + limit))
     while [ "$SECONDS" -lt "$end" ]; do
         "$@" >/dev/null 2>&1 && return 0
-        alive "$pid" || die "$what exited during start-up (logs: $D/log)"
+        alive "$pid" || { tail -n 8 "$log" >&2; die "$what exited during start-up (its log's last lines above)"; }
         sleep 0.2
     done
-    die "$what not ready after ${limit}s (logs: $D/log)"
+    tail -n 8 "$log" >&2
+    die "$what not ready after ${limit}s (its log's last lines above)"
 }
 
 # mounted DIR: DIR is in the mount table, also when its FUSE daemon died (then stat, and so mountpoint, fail: ENOTCONN).
@@ -66,11 +68,11 @@ CONF
     ceph-mds -c "$conf" -i a -f "${user[@]}" >"$D/log/mds.out" 2>&1 &
     local mds_pid=$!
     echo "$mds_pid" >>"$D/pids"
-    await "ceph-mds (no MDS up:active)" "$mds_pid" 60 sh -c "${c[*]} mds stat 2>/dev/null | grep -q up:active"
+    await "ceph-mds (no MDS up:active)" "$mds_pid" "$D/log/mds.out" 60 sh -c "${c[*]} mds stat 2>/dev/null | grep -q up:active"
     ceph-fuse -c "$conf" -f "$D/mnt" >"$D/log/ceph-fuse.out" 2>&1 &
     local fuse_pid=$!
     echo "$fuse_pid" >>"$D/pids"
-    await "ceph-fuse (no mount on $D/mnt)" "$fuse_pid" 60 sh -c "mountpoint -q '$D/mnt' && stat -f '$D/mnt'"
+    await "ceph-fuse (no mount on $D/mnt)" "$fuse_pid" "$D/log/ceph-fuse.out" 60 sh -c "mountpoint -q '$D/mnt' && stat -f '$D/mnt'"
     cat >"$D/cephfs.env" <<ENV
 CEPHFS_MNT=$D/mnt
 CEPHFS_CONF=$conf
