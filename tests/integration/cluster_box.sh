@@ -168,17 +168,30 @@ cl mpirun --net rails -np 4 "$ROOT/scripts/rail-bind.sh" "$RB" fabric counters -
 assert_jq "$T/fc-rails/result.json" '.mpi.size == 4 and ([.hosts[].ranks] == [2, 2])' "fabric counters with rail binding: 2 hosts x 2 ranks"
 
 # railbench coll across 2 hosts x 2 ranks, local rank i bound to rail i: ring's inter-host hops go
-# rail0 -> rail1 through the slow spine; hier's inter-node allreduces stay on their own rail.
-cl mpirun --net rails -np 4 "$ROOT/scripts/rail-bind.sh" "$RB" coll allreduce --algo ring,hier -b 256K -e 1M -f 4 \
-    -n 3 -w 1 --out "$T/coll-rails" --quiet >"$T/coll-rails.txt"
-C=$T/coll-rails/result.json
-assert_jq "$C" '.summary.wrong_total == 0 and ([.summary.collective_rows[] | .ranks_per_node] | unique) == [2]' \
-    "coll across 2 hosts: #wrong = 0, 2 ranks per node"
-ring_bw=$(jq '[.summary.collective_rows[] | select(.algo == "ring" and .size_bytes == 1048576)][0].oop.busbw_gbps' "$C")
-hier_bw=$(jq '[.summary.collective_rows[] | select(.algo == "hier" and .size_bytes == 1048576)][0].oop.busbw_gbps' "$C")
-# Designed gap: ring crosses the 6.25 MB/s spine twice per step; hier never does.
-awk -v h="$hier_bw" -v r="$ring_bw" 'BEGIN { exit !(h > 2 * r) }' || fail "hier busbw $hier_bw GB/s not clearly above ring $ring_bw GB/s at 1 MiB"
-ok "1 MiB allreduce on the rail fabric: hier $hier_bw GB/s, ring $ring_bw GB/s ($(awk -v h="$hier_bw" -v r="$ring_bw" 'BEGIN { printf "%.1f", h / r }')x)"
+# rail0 -> rail1 through the slow spine; hier's inter-node allreduces stay on their own rail. The spine's
+# byte counters (every port) say which algorithm crossed it; busbw is printed, not compared: at -n 3 on a
+# loaded 2-core machine hier's figure swings 40x between runs (0.0036 to 0.15 GB/s seen) while its spine
+# bytes stay under 1 KB.
+spine_bytes() { ip -n "$NAME-spine" -j -s link show | jq '[.[] | select(.ifname != "lo") | .stats64.rx.bytes] | add'; }
+for algo in ring hier; do
+    sb0=$(spine_bytes)
+    cl mpirun --net rails -np 4 "$ROOT/scripts/rail-bind.sh" "$RB" coll allreduce --algo "$algo" -b 256K -e 1M -f 4 \
+        -n 3 -w 1 --out "$T/coll-$algo" --quiet >"$T/coll-$algo.txt"
+    sb1=$(spine_bytes)
+    declare "spine_$algo=$((sb1 - sb0))"
+    C=$T/coll-$algo/result.json
+    assert_jq "$C" '.summary.wrong_total == 0 and ([.summary.collective_rows[] | .ranks_per_node] | unique) == [2]' \
+        "coll $algo across 2 hosts: #wrong = 0, 2 ranks per node"
+done
+# shellcheck disable=SC2154 # spine_ring and spine_hier are set by declare above
+{
+    # ring: 2 sizes x 4 operations, each moving 2(n-1)/n of the buffer across the two inter-host hops.
+    [ "$spine_ring" -ge 1048576 ] || fail "ring moved only $spine_ring bytes through the spine, expected >= 1 MiB"
+    [ "$spine_hier" -lt 65536 ] || fail "hier moved $spine_hier bytes through the spine, expected none (< 64 KiB of other traffic)"
+}
+ring_bw=$(jq '[.summary.collective_rows[] | select(.size_bytes == 1048576)][0].oop.busbw_gbps' "$T/coll-ring/result.json")
+hier_bw=$(jq '[.summary.collective_rows[] | select(.size_bytes == 1048576)][0].oop.busbw_gbps' "$T/coll-hier/result.json")
+ok "spine bytes: ring $spine_ring, hier $spine_hier; 1 MiB allreduce busbw: hier $hier_bw GB/s, ring $ring_bw GB/s"
 
 PIDS_UP=$(awk '$1 == "pid" {print $2, $3}' "$STATE/created")
 assert_exit 0 "down (rails)" cl down
