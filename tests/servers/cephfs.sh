@@ -51,7 +51,9 @@ start() {
     # A start that fails half way stops what it had started.
     trap '[ -f "$D/cephfs.env" ] || { unmount "$D/mnt"; "$here/rgw.sh" stop "$D" >/dev/null 2>&1; }' EXIT
     local conf=$D/ceph.conf user=()
-    if [ "$(id -u)" = 0 ] && id ceph >/dev/null 2>&1 && [ "$(stat -c %U "$D")" = ceph ]; then
+    # As rgw.sh decides: the ceph user, unless a parent directory keeps it out of DIR (a clone under /root, mode
+    # 0700: rgw.sh then runs its daemons as root but has still given DIR to ceph, so its owner says nothing).
+    if [ "$(id -u)" = 0 ] && id ceph >/dev/null 2>&1 && runuser -u ceph -- test -w "$D"; then
         user=(--setuser ceph --setgroup ceph)
     fi
     cat >>"$conf" <<CONF
