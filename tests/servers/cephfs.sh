@@ -17,18 +17,25 @@ die() { echo "cephfs.sh: $1" >&2; exit "${2:-3}"; }
 usage() { die "usage: cephfs.sh start DIR | stop DIR" 2; }
 alive() { kill -0 "$1" 2>/dev/null; }
 
-# await WHAT PID LOG SECONDS CHECK...: waits until CHECK succeeds; fails if PID dies or the time runs out, with
-# the last lines of the daemon's LOG (the directory goes when a failed start cleans up).
+# show_log LOG: what a daemon said before it failed: its error lines (a C++ daemon's "what():" comes first, before
+# the backtrace) and its last lines. The directory goes when a failed start cleans up.
+show_log() {
+    grep -m 5 -E "what\(\)|terminate called|[Ee]rror|[Ff]ailed" "$1" >&2 || true
+    tail -n 8 "$1" >&2
+}
+
+# await WHAT PID LOG SECONDS CHECK...: waits until CHECK succeeds; fails if PID dies or the time runs out,
+# showing the daemon's LOG.
 await() {
     local what=$1 pid=$2 log=$3 limit=$4 end; shift 4
     end=$((SECONDS + limit))
     while [ "$SECONDS" -lt "$end" ]; do
         "$@" >/dev/null 2>&1 && return 0
-        alive "$pid" || { tail -n 8 "$log" >&2; die "$what exited during start-up (its log's last lines above)"; }
+        alive "$pid" || { show_log "$log"; die "$what exited during start-up (its log above)"; }
         sleep 0.2
     done
-    tail -n 8 "$log" >&2
-    die "$what not ready after ${limit}s (its log's last lines above)"
+    show_log "$log"
+    die "$what not ready after ${limit}s (its log above)"
 }
 
 # mounted DIR: DIR is in the mount table, also when its FUSE daemon died (then stat, and so mountpoint, fail: ENOTCONN).
