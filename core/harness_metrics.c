@@ -14,16 +14,26 @@
 
 #include "harness_int.h"
 
-/* Every series carries the run's --label pairs. */
-static void const_labels(const struct rb_cli *cli, char *out, size_t len)
+/* Every series carries run="<the result directory's name>" and the run's --label pairs: a dashboard
+ * selects a run by its own label, even when several runs were scraped from one port. */
+static void const_labels(const struct rb_harness *h, char *out, size_t len)
 {
-    size_t o = 0;
-    out[0] = '\0';
+    const struct rb_cli *cli = h->cli;
+    size_t end = strlen(h->out_dir), start;
+    while (end > 1 && h->out_dir[end - 1] == '/')
+        end--;
+    for (start = end; start > 0 && h->out_dir[start - 1] != '/'; start--)
+        ;
+    char name[512], val[512];
+    snprintf(name, sizeof name, "%.*s", (int)(end - start), h->out_dir + start);
+    rb_prom_escape(val, sizeof val, name);
+    int n = snprintf(out, len, "run=\"%s\"", val);
+    size_t o = n > 0 && (size_t)n < len ? (size_t)n : 0;
+    out[o] = '\0';
     for (size_t i = 0; cli && i < cli->common.labels.n; i++) {
         const char *kv = cli->common.labels.v[i], *eq = strchr(kv, '=');
-        char val[512];
         rb_prom_escape(val, sizeof val, eq + 1);
-        int n = snprintf(out + o, len - o, "%s%.*s=\"%s\"", o ? "," : "", (int)(eq - kv), kv, val);
+        n = snprintf(out + o, len - o, ",%.*s=\"%s\"", (int)(eq - kv), kv, val);
         if (n < 0 || (size_t)n >= len - o) {
             out[o] = '\0';
             break;
@@ -40,7 +50,7 @@ int rb_harness_metrics_init(struct rb_harness *h)
     if (!h->metrics)
         return 0;
     char labels[2048], msg[512];
-    const_labels(h->cli, labels, sizeof labels);
+    const_labels(h, labels, sizeof labels);
     int status = 0;
     if (h->rank == 0) {
         h->prom = rb_prom_new(labels);
@@ -56,13 +66,11 @@ int rb_harness_metrics_init(struct rb_harness *h)
                 status = RB_EXIT_RUNTIME;
             }
         }
-        const char *run = strrchr(h->out_dir, '/');
-        char cmd[128], ver[128], runv[512], l[1024];
+        char cmd[128], ver[128], l[300];
         rb_prom_escape(cmd, sizeof cmd, h->command);
         rb_prom_escape(ver, sizeof ver, rb_version());
-        rb_prom_escape(runv, sizeof runv, run ? run + 1 : h->out_dir);
-        snprintf(l, sizeof l, "command=\"%s\",version=\"%s\",run=\"%s\"", cmd, ver, runv);
-        rb_prom_set(h->prom, "railbench_run_info", "gauge", "The run: command, version and run id.",
+        snprintf(l, sizeof l, "command=\"%s\",version=\"%s\"", cmd, ver);
+        rb_prom_set(h->prom, "railbench_run_info", "gauge", "The run: command and version (and run id).",
                     l, 1);
     }
     if (!status && c->prom_per_rank_port) {

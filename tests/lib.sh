@@ -48,9 +48,9 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 ok() { echo "ok: $*"; }
 
-# free_port: prints a TCP port on 127.0.0.1 that nothing listens on now.
+# free_port [N]: prints N (default 1) distinct TCP ports on 127.0.0.1 that nothing listens on now, one a line.
 free_port() {
-    python3 "$ROOT/scripts/free-port.py"
+    python3 "$ROOT/scripts/free-port.py" "$@"
 }
 
 # wait_port PORT [SECONDS [WHAT]]: waits until something accepts on 127.0.0.1:PORT (60 s unless given: two

@@ -90,8 +90,8 @@ grep -q '^## Interference' "$T/a/table.md" || fail "table.md has no interference
 grep -Eq "^\| $NAME-client1 \| rail0 \| [0-9.]+ MiB \| [0-9.]+ MiB \| [0-9.]+ MiB \|" "$T/a/table.md" ||
     fail "table.md does not list client1's rail0 bytes per phase"
 P=$T/a.prom/railbench.prom
-gs=$(awk '/^railbench_interference_slowdown\{side="storage"\}/ {print $2}' "$P")
-gc=$(awk '/^railbench_interference_slowdown\{side="collective"\}/ {print $2}' "$P")
+gs=$(awk '/^railbench_interference_slowdown\{side="storage",run="[^"]*"\}/ {print $2}' "$P")
+gc=$(awk '/^railbench_interference_slowdown\{side="collective",run="[^"]*"\}/ {print $2}' "$P")
 awk -v a="$gs" -v b="$fs" -v c="$gc" -v d="$fc" 'BEGIN { exit !(a != "" && c != "" && (a - b) ^ 2 < 1e-12 && (c - d) ^ 2 < 1e-12) }' ||
     fail "gauges railbench_interference_slowdown storage '$gs' collective '$gc', result.json $fs and $fc"
 ok "Prometheus gauges railbench_interference_slowdown{side=storage|collective} = the factors"

@@ -11,7 +11,8 @@ for f in "$D"/*.json; do
     jq -e . "$f" >/dev/null || fail "$n is not valid JSON"
     assert_jq "$f" '[.panels[].id] | length == (unique | length)' "$n: panel ids unique"
     assert_jq "$f" '[.templating.list[].name] | contains(["datasource", "run"])' "$n: datasource and run variables"
-    assert_jq "$f" '[.panels[].targets[].expr | test("railbench_run_info\\{run=~\"\\$run\"\\}")] | all' "$n: every query filters by \$run"
+    assert_jq "$f" '[.panels[].targets[].expr | [scan("railbench_[a-z_]+(\\{[^}]*\\})?")[0] // "" | test("run=~\"\\$run\"")] | all] | all' \
+        "$n: every metric selector of every query filters by \$run"
     # Bars show one value per point: an instant table query, the point named by the panel's x field.
     assert_jq "$f" '[.panels[] | select(.type == "barchart") | .targets[] as $t | $t.instant == true and $t.range == false
         and $t.format == "table" and (.options.xField | type) == "string"] | all' "$n: bar charts use instant table queries"
@@ -50,8 +51,9 @@ nginx_dav ckdav
 kinds=(load tiers sweep train block coll hosts ckpt)
 declare -A port
 targets=""
-for k in "${kinds[@]}"; do port[$k]=$(free_port); targets+="'127.0.0.1:${port[$k]}',"; done
-PP=$(free_port)
+mapfile -t ports < <(free_port 9)
+for i in "${!kinds[@]}"; do k=${kinds[$i]}; port[$k]=${ports[$i]}; targets+="'127.0.0.1:${port[$k]}',"; done
+PP=${ports[8]}
 cat >"$T/prometheus.yml" <<CONF
 global: {scrape_interval: 250ms, scrape_timeout: 240ms, evaluation_interval: 1s}
 scrape_configs:
@@ -63,13 +65,17 @@ bg prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/tsdb" \
 wait_port "$PP"
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PP/-/ready" >/dev/null && break; sleep 0.2; done
 # Prometheus hands new targets to its scrapers some seconds after it is ready: start once it has tried all 8.
-for _ in $(seq 150); do
+for i in $(seq 151); do
     [ "$(curl -sfG "http://127.0.0.1:$PP/api/v1/query" --data-urlencode 'query=count(up)' | jq -r '.data.result[0].value[1] // 0')" = 8 ] && break
+    [ "$i" = 151 ] && fail "Prometheus did not list the 8 targets in 30 s: $(curl -sfG "http://127.0.0.1:$PP/api/v1/targets" | head -c 600)"
     sleep 0.2
 done
 t0=$(date +%s)
 prom() { echo --prom-listen "127.0.0.1:${port[$1]}" --prom-linger 2s --out "$T/r-$1" --quiet; }
 "$RB" load get "http://127.0.0.1:$N/d" --objects 16 --duration 4s --rate 300/s --cache-header X-Cache-Status $(prom load) >/dev/null
+# A second run on the same port (as a user who keeps one --prom-listen does): each series carries its run.
+"$RB" load get "http://127.0.0.1:$N/d" --objects 16 --count 50 --rate 100/s --prom-listen "127.0.0.1:${port[load]}" \
+    --prom-linger 2s --out "$T/r-load2" --quiet >/dev/null
 "$RB" load tiers --backend "$BACKEND" --tier "$TIER" --objects 8 -c 2 --sizes 64KiB,256KiB $(prom tiers) >/dev/null
 "$RB" load sweep "http://127.0.0.1:$N/d" --objects 16 -c 1,4 --duration 1s $(prom sweep) >/dev/null
 "$RB" load train "http://127.0.0.1:$N/d" --objects 16 --batch-size 2 --compute-time 20ms --epochs 2 $(prom train) >/dev/null
@@ -78,16 +84,19 @@ rb_mpirun 2 "$RB" coll allreduce -b 8 -e 64K -f 8 -n 20 -w 1 $(prom coll) >/dev/
 "$RB" fabric counters --duration 2s $(prom hosts) >/dev/null
 "$RB" load checkpoint "$DAV_URL/" --params 1000000 --writes 2 --reads 2 --verify $(prom ckpt) >/dev/null
 t1=$(date +%s)
-ok "8 runs scraped by Prometheus (load get, tiers, sweep, train, block, coll, host counters, checkpoint)"
+ok "9 runs scraped by Prometheus (load get twice on one port, tiers, sweep, train, block, coll, host counters, checkpoint)"
 
 # 3. Every target of every panel, with Grafana's variables bound: $run to every run, $__range to the whole test.
 python3 - "$PP" "$t0" "$t1" "$D"/*.json >"$T/panels.out" <<'PY' || { cat "$T/panels.out" >&2; fail "dashboard queries"; }
-import json, math, re, sys, urllib.parse, urllib.request
+import json, math, re, sys, urllib.error, urllib.parse, urllib.request
 pp, t0, t1, files = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]) + 1, sys.argv[4:]
 rng = "%ds" % (t1 - t0 + 5)
 def query(path, **args):
     url = "http://127.0.0.1:%s/api/v1/%s?%s" % (pp, path, urllib.parse.urlencode(args))
-    return json.load(urllib.request.urlopen(url, timeout=30))
+    try:
+        return json.load(urllib.request.urlopen(url, timeout=30))
+    except urllib.error.HTTPError as e:
+        sys.exit("FAIL: Prometheus answered HTTP %d to %s: %s" % (e.code, args.get("query"), e.read().decode()[:500]))
 bad = 0
 for f in files:
     d = json.load(open(f))
@@ -132,3 +141,9 @@ iops=$(q "max by (bs, iodepth) (last_over_time(railbench_block_iops{bs=\"4k\",io
 iops_json=$(jq '[.summary.block_points[] | select(.bs == 4096 and .iodepth == 4)][0].iops' "$T/r-block/result.json")
 awk -v a="$iops" -v b="$iops_json" 'BEGIN { exit !((a - b) ^ 2 < 1e-6 * b * b) }' || fail "block IOPS panel $iops vs result $iops_json"
 ok "block IOPS of 4k qd4 in Prometheus = result.json ($iops_json)"
+# Two runs on one port: the run label keeps them apart (a join on the port alone matched both and failed).
+for r in r-load r-load2; do
+    got=$(q "sum(last_over_time(railbench_requests_total{run=\"$r\"}[$((t1 - t0 + 5))s]))" | jq -r '.data.result[0].value[1]')
+    want=$(jq '[.summary.ops[].requests] | add' "$T/$r/result.json")
+    assert_eq "requests of $r in Prometheus (the runs shared port ${port[load]})" "$want" "$got"
+done

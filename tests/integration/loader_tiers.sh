@@ -56,7 +56,7 @@ ok "table.md has the rows and the speed-ups"
 assert_eq "network column: – in every row" 6 "$(grep -c '^| .* | – | [^|]* |$' "$T/t1/table.md")"
 assert_eq "the reason, once" 1 "$(grep -c '^network –: not measured; the target is on loopback' "$T/t1/table.md")"
 assert_jq "$R" '[.summary.tiers_rows[].net_bytes_per_s] | all(. == null)' "net_bytes_per_s null on loopback"
-grep -q '^railbench_events_total{op="GET",phase="warm-1MiB",event="cache_hit"} 16$' "$T/prom/railbench.prom" ||
+grep -q '^railbench_events_total{op="GET",phase="warm-1MiB",event="cache_hit",run="[^"]*"} 16$' "$T/prom/railbench.prom" ||
     fail "no cache_hit counter for warm-1MiB in the Prometheus textfile"
 ok "Prometheus: railbench_events_total cache_hit of warm-1MiB = 16"
 

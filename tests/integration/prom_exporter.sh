@@ -33,8 +33,8 @@ sleep 2
 curl -sf "http://127.0.0.1:$P/metrics" >"$T/mid.prom"
 promtool check metrics <"$T/mid.prom" || fail "promtool rejects a mid-run scrape of load get"
 ok "promtool check metrics passes on a mid-run scrape of load get"
-grep -q '^railbench_run_info{command="load get"' "$T/mid.prom" || fail "no run_info"
-grep -q '^railbench_inflight_requests{phase="get",site="lab"} ' "$T/mid.prom" || fail "no in-flight gauge"
+grep -q '^railbench_run_info{command="load get",version="[^"]*",run="r1",site="lab"} 1$' "$T/mid.prom" || fail "no run_info with run=r1 and site=lab"
+grep -q '^railbench_inflight_requests{phase="get",run="r1",site="lab"} ' "$T/mid.prom" || fail "no in-flight gauge"
 grep -q '^railbench_ttfb_seconds_bucket{op="GET",phase="get"' "$T/mid.prom" || fail "no TTFB histogram"
 wait "$RUN"
 R=$T/r1/result.json
@@ -79,7 +79,7 @@ for _ in $(seq 100); do
     sleep 0.1
 done
 promtool check metrics <"$T/coll.prom" || fail "promtool rejects a mid-run scrape of coll"
-grep -q '^railbench_coll_busbw_bytes_per_second{coll="allreduce",algo="mpi",dtype="float",redop="sum",size="1024"}' "$T/coll.prom" ||
+grep -q '^railbench_coll_busbw_bytes_per_second{coll="allreduce",algo="mpi",dtype="float",redop="sum",size="1024",run="rc"}' "$T/coll.prom" ||
     fail "no busbw gauge for the first size in the mid-run coll scrape"
 ok "promtool check metrics passes on a mid-run scrape of coll; busbw gauges present"
 wait "$CRUN"
@@ -99,6 +99,8 @@ assert_exit 3 "port in use" "$RB" fabric counters --duration 1s --prom-listen "$
 assert_stderr_line "prom-listen.*Address already in use"
 assert_exit 2 "bad listen address" "$RB" fabric counters --duration 1s --prom-listen "localhost:x" --out "$T/r4"
 assert_stderr_line "prom-listen"
+assert_exit 2 "--label run=... (every series has run already)" "$RB" fabric counters --duration 1s --label run=x --out "$T/r4"
+assert_stderr_line '^railbench: error: --label: "run=x": the key "run" is taken'
 bg "$RB" fabric counters --duration 3s --prom-listen "$P" --out "$T/r5" --quiet
 wait_port "$P"
 ss -ltn "sport = :$P" | grep -q "127.0.0.1:$P" || fail "listener is not on 127.0.0.1"

@@ -59,8 +59,8 @@ assert_jq "$R" '.summary.train_epochs | all(.samples_per_s <= 40.001 and .sample
 grep -q 'PASS' "$T/fast/table.md" || fail "table.md has no PASS"
 ok "table.md says PASS"
 P=$T/prom/railbench.prom
-grep -Eq '^railbench_train_au_ratio\{epoch="2",accelerators="1"\} 0\.9[5-9]' "$P" || fail "no AU gauge for epoch 2 in $P"
-grep -Eq '^railbench_requests_total\{op="GET",phase="epoch-1",code_class="2xx"\} 64$' "$P" || fail "no request counter"
+grep -Eq '^railbench_train_au_ratio\{epoch="2",accelerators="1",run="[^"]*"\} 0\.9[5-9]' "$P" || fail "no AU gauge for epoch 2 in $P"
+grep -Eq '^railbench_requests_total\{op="GET",phase="epoch-1",code_class="2xx",run="[^"]*"\} 64$' "$P" || fail "no request counter"
 ok "Prometheus: AU gauge per epoch and the phase's request counter"
 au1=$(awk -F' ' '/^railbench_train_au_ratio\{epoch="1"/ { print $2 }' "$P")
 within "$au1" "$(S fast '.train_epochs[0].au_pct / 100')" 1e-9 || fail "AU gauge $au1 differs from the summary"
