@@ -28,7 +28,7 @@ static const struct rb_opt common_tmpl[NCOMMON] = {
     [C_CONFIG] = {"config", 0, RB_OPT_STR, NULL, "FILE.json",
                   "read options from a JSON object keyed by long option names; the command line wins",
                   NULL},
-    [C_QUIET] = {"quiet", 0, RB_OPT_FLAG, NULL, NULL, "print only warnings and errors", NULL},
+    [C_QUIET] = {"quiet", 0, RB_OPT_FLAG, NULL, NULL, "stderr: only warnings, errors and a failed run's outcome (the table still goes to stdout)", NULL},
     [C_PROM] = {"prom-listen", 0, RB_OPT_STR, NULL, "[ADDR:]PORT",
                 "serve Prometheus /metrics from rank 0 (address defaults to 127.0.0.1)", NULL},
     [C_PROM_RANK] = {"prom-per-rank", 0, RB_OPT_U64, NULL, "BASEPORT",
