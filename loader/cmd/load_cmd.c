@@ -64,7 +64,7 @@ static const struct cmd_kind cmd_kinds[] = {
     [RB_LOAD_MIXED] = {"load mixed", "mixed", "railbench load mixed [options] URL",
                        "warp-like mixed load on http://HOST:PORT/PATH or s3://BUCKET: --objects N put first, then each "
                        "request draws GET, PUT, DELETE or STAT by --mix weights over the objects that exist.",
-                       G_BODY | G_KEEP | G_MIX},
+                       G_BODY | G_KEEP | G_MIX | G_FILE},
 };
 
 struct load_args {
@@ -560,10 +560,11 @@ static int run(struct load_args *a, struct rb_cli *cli)
         rb_target_close(t);
         return status;
     }
-    if (a->op == RB_LOAD_MIXED && strcmp(rb_target_scheme(t), "file") == 0) {
+    if (a->op == RB_LOAD_MIXED && a->file.drop_cache == RB_DROP_HOST) {
         rb_target_close(t);
-        return rb_cli_usage_error("load mixed: %s: file:// targets take load put, get, stat and delete, not mixed",
-                                  rb_target_name(t));
+        return rb_cli_usage_error("load mixed --drop-cache host: reads and writes share one phase, so there is no "
+                                  "read phase to drop the page cache before; --drop-cache files drops each file's "
+                                  "pages before its GET");
     }
     /* Deleting whatever a bare bucket lists is too easy a mistake: the set must be named. */
     if (a->op == RB_LOAD_DELETE && !a->objects && !a->filelist && !prefix[0]) {
@@ -634,6 +635,9 @@ static int run(struct load_args *a, struct rb_cli *cli)
                                         .run_prefix = a->run_prefix[0] ? prefix : NULL,
                                         .steady = a->steady, .max_error_pct = a->max_error_pct};
         status = rb_mixed_run(&h, &o, &m, &table);
+        cJSON *summary = h.rank == 0 ? cJSON_GetObjectItemCaseSensitive(h.result.root, "summary") : NULL;
+        if (summary && t->ops->loop)
+            rb_file_summary_json(summary, &a->file);
         goto out;
     }
     if (a->op == RB_LOAD_GET)
