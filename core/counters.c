@@ -248,32 +248,61 @@ static bool parse_diskstats_line(const char *line, char *name, size_t name_len, 
     return true;
 }
 
-/* Whole disks only: present under sys/block (with '/' spelled '!'), never RAM disks or loop devices. */
+/*
+ * Whole disks only: present under sys/block (with '/' spelled '!'), never RAM
+ * disks. A loop device counts once it is attached (sys/block/loopN/loop
+ * exists: an unattached one has no I/O to show): a file system on a loop
+ * device has no other device of its own, and its bytes are the loop
+ * device's (the disk under the backing file counts them again, as its own).
+ */
 static bool keep_disk(const char *root, const char *name, bool have_sysblock)
 {
     char sysname[sizeof(((struct rb_disk_stat *)0)->name)];
     char path[RB_CNT_PATH_MAX];
 
-    if (strncmp(name, "ram", 3) == 0 || strncmp(name, "loop", 4) == 0 || is_dot(name))
+    if (strncmp(name, "ram", 3) == 0 || is_dot(name))
         return false;
+    bool loop = strncmp(name, "loop", 4) == 0;
     if (!have_sysblock)
-        return true;
+        return !loop;
     if (!copy_name(sysname, sizeof(sysname), name))
         return false;
     for (char *c = sysname; *c; c++)
         if (*c == '/')
             *c = '!';
-    if (!fits(snprintf(path, sizeof(path), "%s/sys/block/%s", root, sysname), sizeof(path)))
+    if (!fits(snprintf(path, sizeof(path), "%s/sys/block/%s%s", root, sysname, loop ? "/loop" : ""), sizeof(path)))
         return false;
     return access(path, F_OK) == 0;
 }
 
+/* Adds the kept devices of one pass over diskstats f: loop devices (loops) or the others. */
+static void sample_disk_pass(FILE *f, const char *root, bool have_sysblock, bool loops, struct rb_counters_sample *s)
+{
+    char line[RB_CNT_LINE_MAX];
+    int r;
+
+    while (s->ndisk < RB_COUNTERS_MAX_DEV && (r = read_line(f, line, sizeof(line))) >= 0) {
+        struct rb_disk_stat *d = &s->disk[s->ndisk];
+        uint64_t v[RB_DISKSTATS_FIELDS];
+
+        if (r == 0 || !parse_diskstats_line(line, d->name, sizeof(d->name), v))
+            continue;
+        if ((strncmp(d->name, "loop", 4) == 0) != loops || !keep_disk(root, d->name, have_sysblock))
+            continue;
+        d->reads = v[0];
+        d->read_bytes = v[2] * RB_SECTOR_BYTES;
+        d->writes = v[4];
+        d->write_bytes = v[6] * RB_SECTOR_BYTES;
+        d->io_ticks_ms = v[9];
+        s->ndisk++;
+    }
+}
+
 static void sample_disks(const char *root, struct rb_counters_sample *s)
 {
-    char path[RB_CNT_PATH_MAX], line[RB_CNT_LINE_MAX];
+    char path[RB_CNT_PATH_MAX];
     bool have_sysblock;
     FILE *f;
-    int r;
 
     if (!fits(snprintf(path, sizeof(path), "%s/sys/block", root), sizeof(path)))
         return;
@@ -283,21 +312,10 @@ static void sample_disks(const char *root, struct rb_counters_sample *s)
     f = fopen(path, "r");
     if (!f)
         return;
-    while (s->ndisk < RB_COUNTERS_MAX_DEV && (r = read_line(f, line, sizeof(line))) >= 0) {
-        struct rb_disk_stat *d = &s->disk[s->ndisk];
-        uint64_t v[RB_DISKSTATS_FIELDS];
-
-        if (r == 0 || !parse_diskstats_line(line, d->name, sizeof(d->name), v))
-            continue;
-        if (!keep_disk(root, d->name, have_sysblock))
-            continue;
-        d->reads = v[0];
-        d->read_bytes = v[2] * RB_SECTOR_BYTES;
-        d->writes = v[4];
-        d->write_bytes = v[6] * RB_SECTOR_BYTES;
-        d->io_ticks_ms = v[9];
-        s->ndisk++;
-    }
+    /* Loop devices after the others, so a host with many attached ones (snaps) never crowds its disks out. */
+    sample_disk_pass(f, root, have_sysblock, false, s);
+    rewind(f);
+    sample_disk_pass(f, root, have_sysblock, true, s);
     fclose(f);
     /* A skipped line may have left a partial name in the next free slot. */
     if (s->ndisk < RB_COUNTERS_MAX_DEV)
@@ -597,6 +615,8 @@ void rb_counters_rates(const struct rb_counters_sample *a, const struct rb_count
         r->write_iops = per_s(delta(x->writes, y->writes), dt_s);
         r->read_bytes_per_s = per_s(delta(x->read_bytes, y->read_bytes), dt_s);
         r->write_bytes_per_s = per_s(delta(x->write_bytes, y->write_bytes), dt_s);
+        r->read_bytes = delta(x->read_bytes, y->read_bytes);
+        r->write_bytes = delta(x->write_bytes, y->write_bytes);
         /* Same definition as iostat's %util and fio's disk_util: busy milliseconds over wall milliseconds. */
         r->util_ratio = dt_ms > 0.0 ? clamp01((double)delta(x->io_ticks_ms, y->io_ticks_ms) / dt_ms) : 0.0;
         out->ndisk++;
@@ -682,6 +702,8 @@ cJSON *rb_counters_rates_json(const struct rb_counters_rates *r)
             !cJSON_AddNumberToObject(o, "write_iops", d->write_iops) ||
             !cJSON_AddNumberToObject(o, "read_bytes_per_s", d->read_bytes_per_s) ||
             !cJSON_AddNumberToObject(o, "write_bytes_per_s", d->write_bytes_per_s) ||
+            !cJSON_AddNumberToObject(o, "read_bytes", (double)d->read_bytes) ||
+            !cJSON_AddNumberToObject(o, "write_bytes", (double)d->write_bytes) ||
             !cJSON_AddNumberToObject(o, "util_ratio", d->util_ratio))
             goto fail;
     }

@@ -706,9 +706,10 @@ int rb_harness_finish(struct rb_harness *h, const char *table, int status)
             status = RB_EXIT_RUNTIME;
         if (!status && rb_result_failed(&h->result))
             status = RB_EXIT_CHECK;
-        /* A run that could not start keeps to its one error line; one that measured something says where. */
+        /* A run that could not start keeps to its one error line; one that measured something says where.
+         * --quiet keeps a completed run silent, not a failed one. */
         bool measured = cJSON_GetArraySize(h->result.phases) > 0;
-        if (rb_log_get_level() >= RB_LOG_INFO && (status < RB_EXIT_USAGE || measured)) {
+        if ((rb_log_get_level() >= RB_LOG_INFO || status) && (status < RB_EXIT_USAGE || measured)) {
             fprintf(stderr, "results: %s\n", h->out_dir);
             outcome_line(h, status, why);
         }

@@ -444,7 +444,7 @@ fail:
     return rc;
 }
 
-int rb_fabric_check(int argc, char **argv)
+int rb_fabric_check_main(int argc, char **argv)
 {
     struct rb_check_opts o = {
         .net = {.lat_size_bytes = 8, .lat_iters = 200, .size_bytes = 4 << 20, .iters = 8, .reps = 3},

@@ -156,7 +156,7 @@ static bool never_done(void *ctx)
     return false;
 }
 
-int rb_fabric_counters(int argc, char **argv)
+int rb_fabric_counters_main(int argc, char **argv)
 {
     uint64_t duration_ns = 10 * RB_NS_PER_S;
     const char *root = "/";

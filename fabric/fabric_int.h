@@ -12,12 +12,12 @@
 #include "topo_int.h"
 
 /* Entry points (argv[0] is the subcommand word); each returns an exit status. */
-int rb_fabric_counters(int argc, char **argv);
-int rb_fabric_topo(int argc, char **argv);
-int rb_fabric_map(int argc, char **argv);
-int rb_fabric_sim(int argc, char **argv);
-int rb_fabric_overhead(int argc, char **argv);
-int rb_fabric_check(int argc, char **argv);
+int rb_fabric_counters_main(int argc, char **argv);
+int rb_fabric_topo_main(int argc, char **argv);
+int rb_fabric_map_main(int argc, char **argv);
+int rb_fabric_sim_main(int argc, char **argv);
+int rb_fabric_overhead_main(int argc, char **argv);
+int rb_fabric_check_main(int argc, char **argv);
 
 /* Topology options shared by topo and sim; all optional strings, NULL when not given. */
 struct rb_topo_opts {

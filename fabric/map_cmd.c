@@ -101,7 +101,7 @@ static void tables(const struct rb_map *m, const char *source, struct rb_buf *b,
 #undef NOTE
 }
 
-int rb_fabric_map(int argc, char **argv)
+int rb_fabric_map_main(int argc, char **argv)
 {
     const char *xml = NULL, *root = NULL;
     bool json = false;

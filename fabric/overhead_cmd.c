@@ -60,7 +60,7 @@ static void table_rows(struct rb_buf *b, cJSON *rows, struct rb_overhead_cfg *cf
         }
 }
 
-int rb_fabric_overhead(int argc, char **argv)
+int rb_fabric_overhead_main(int argc, char **argv)
 {
     struct rb_u64s sizes = {.n = 1, .v = {10 * RB_MIB}};
     struct rb_u64s mtus = {.n = 1, .v = {9000}};

@@ -327,10 +327,10 @@ done:
     return rc;
 }
 
-int rb_fabric_sim(int argc, char **argv)
+int rb_fabric_sim_main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "moe") == 0)
-        return rb_fabric_sim_moe(argc - 1, argv + 1);
+        return rb_fabric_sim_moe_main(argc - 1, argv + 1);
     struct rb_topo_opts to = {0};
     const char *algos = "ring", *type = "float", *op = "sum", *calibrate = NULL, *save = NULL;
     uint64_t minb = 8, maxb = 128 * RB_MIB, factor = 2, step = 0, bands = 3;

@@ -82,7 +82,7 @@ double rb_sim_terms_time(const struct rb_sim_terms *x, const struct rb_link link
                          double reduce_bytes_per_s);
 
 /* railbench fabric sim moe (sim_moe.c); argv[0] is "moe". Returns the exit status. */
-int rb_fabric_sim_moe(int argc, char **argv);
+int rb_fabric_sim_moe_main(int argc, char **argv);
 
 /* ---- Calibration (fabric/calibrate.c) ---- */
 

@@ -58,7 +58,7 @@ static cJSON *pred_json(const struct moe_pred *p)
     return o;
 }
 
-int rb_fabric_sim_moe(int argc, char **argv)
+int rb_fabric_sim_moe_main(int argc, char **argv)
 {
     struct rb_topo_opts to = {0};
     uint64_t batch = 4096, hidden = 4096, eb = 2, experts = 0, top_k = 2, seed = 1, steps = 4;

@@ -217,7 +217,7 @@ static int write_files(const struct rb_topo *t, const char *save, const char *do
     return 0;
 }
 
-int rb_fabric_topo(int argc, char **argv)
+int rb_fabric_topo_main(int argc, char **argv)
 {
     struct rb_topo_opts to = {0};
     const char *save = NULL, *dot = NULL, *path = NULL;

@@ -23,7 +23,7 @@ int rb_load_main(int argc, char **argv)
         {"train", "emulate training epochs: accelerator utilisation (AU) and samples/s, MLPerf Storage style",
          rb_load_train_main},
         {"checkpoint", "MLPerf Storage checkpoints: every rank writes its model and optimizer shards, then reads "
-         "another's; duration = slowest rank", rb_ckpt_main},
+         "another's; duration = slowest rank", rb_load_checkpoint_main},
         {NULL, NULL, NULL},
     };
     return rb_dispatch("railbench load", subs, argc, argv);

@@ -45,6 +45,7 @@ struct rb_counters_sample {
 struct rb_disk_rate {
     char name[32];
     double read_iops, write_iops, read_bytes_per_s, write_bytes_per_s;
+    uint64_t read_bytes, write_bytes;    /* deltas */
     double util_ratio;                   /* io_ticks delta / wall delta, 0..1 */
 };
 
@@ -68,7 +69,8 @@ struct rb_counters_rates {
  * Reads every counter under root ("/" for the live system; a fixture tree in
  * tests: root/proc/diskstats, root/proc/stat, root/sys/class/net/...,
  * root/sys/class/infiniband/...). Disks: whole devices only (names present in
- * root/sys/block when that exists), never ram* or loop*. Network: every
+ * root/sys/block when that exists), never ram*; attached loop devices (those
+ * with root/sys/block/loopN/loop) after the others. Network: every
  * interface but lo. Missing files make an empty section, not an error.
  * Returns 0, or -errno only when root itself cannot be read.
  */

@@ -270,7 +270,7 @@ static int run_args(void *a, struct rb_cli *cli)
     return run(a, cli);
 }
 
-int rb_ckpt_main(int argc, char **argv)
+int rb_load_checkpoint_main(int argc, char **argv)
 {
     struct rb_ckpt_args a = {
         .writes = DEFAULT_CHECKPOINTS,

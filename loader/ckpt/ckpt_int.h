@@ -136,6 +136,6 @@ char *rb_ckpt_report(struct rb_ckpt_run *x, const struct rb_cleanup *cl);
 void rb_ckpt_gather_hosts(struct rb_ckpt_run *x);
 
 /* railbench load checkpoint (ckpt_cmd.c): argv after "checkpoint"; returns the exit status. */
-int rb_ckpt_main(int argc, char **argv);
+int rb_load_checkpoint_main(int argc, char **argv);
 
 #endif

@@ -256,9 +256,24 @@ static int open_request_log(struct rb_harness *h, const char *path)
     return fd;
 }
 
+/* S3's part rules for objects of up to max_size bytes; multipart off when none is above the threshold. */
+static int multipart_sizes(struct load_args *a, uint64_t max_size)
+{
+    int status = rb_mp_check_usage(a->part_size, a->mp_threshold, max_size);
+    if (!status && a->rate > 0 && max_size > a->mp_threshold)
+        status = rb_cli_usage_error("--rate with multipart uploads: an object is many requests, so the open loop "
+                                    "has no single send time; raise --multipart-threshold above the object size");
+    if (status)
+        return status;
+    if (max_size <= a->mp_threshold)
+        a->part_size = 0; /* every object goes up whole: the plain PUT path */
+    return 0;
+}
+
 /*
  * put: multipart applies to s3:// only (given for another target: exit 2);
- * fills in the defaults and checks S3's part rules. Returns 0 or RB_EXIT_USAGE.
+ * fills in the defaults and checks S3's part rules (for a --filelist once it
+ * is read: multipart_listed). Returns 0 or RB_EXIT_USAGE.
  */
 static int multipart_options(struct load_args *a, const struct rb_target *t, const struct rb_cli *cli)
 {
@@ -272,15 +287,29 @@ static int multipart_options(struct load_args *a, const struct rb_target *t, con
         a->part_size = a->mp_threshold = 0;
         return 0;
     }
-    int status = rb_mp_check_usage(a->part_size, a->mp_threshold, a->max_size);
-    if (!status && a->rate > 0 && a->max_size > a->mp_threshold)
-        status = rb_cli_usage_error("--rate with multipart uploads: an object is many requests, so the open loop "
-                                    "has no single send time; raise --multipart-threshold above the object size");
-    if (status)
-        return status;
-    if (a->max_size <= a->mp_threshold)
-        a->part_size = 0; /* every object goes up whole: the plain PUT path */
-    return 0;
+    if (a->filelist)
+        return 0; /* the list's sizes decide, once it is read: multipart_listed */
+    return multipart_sizes(a, a->max_size);
+}
+
+/*
+ * put --filelist to s3://: a listed file's size (or --size/--max-size for a
+ * line without one) decides whether it goes up in parts, as the engine does
+ * per object, so the largest size of the whole list (over every rank: the
+ * part statistics are collective) is the one S3's rules are checked against.
+ */
+static int multipart_listed(struct rb_harness *h, struct load_args *a, const struct rb_objset *mine)
+{
+    if (!a->filelist || !a->part_size)
+        return 0;
+    uint64_t mx = 0, all;
+    for (uint64_t i = 0; i < mine->n; i++)
+        if (rb_objset_size(mine, i) > mx)
+            mx = rb_objset_size(mine, i);
+    all = mx;
+    if (h->mpi)
+        RB_MPI_CHECK(MPI_Allreduce(&mx, &all, 1, MPI_UINT64_T, MPI_MAX, h->comm));
+    return multipart_sizes(a, all);
 }
 
 /*
@@ -566,7 +595,7 @@ static int run(struct load_args *a, struct rb_cli *cli)
         rb_safety_run_prefix(&h, a->run_prefix, sizeof a->run_prefix);
         snprintf(prefix, sizeof prefix, "%s%s%s", rb_target_prefix(t), a->run_prefix, DEFAULT_PREFIX);
     }
-    if ((status = build_objects(&h, a, t, prefix, &mine, &total)))
+    if ((status = build_objects(&h, a, t, prefix, &mine, &total)) || (status = multipart_listed(&h, a, &mine)))
         goto out;
     if (writes && !a->run_prefix[0] &&
         (status = rb_safety_check(&h, t, &mine, a->tgt.timeout_ns, a->overwrite, command,

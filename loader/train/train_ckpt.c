@@ -21,7 +21,7 @@
 #define MAX_STALLS 4096
 
 struct train_ckpt {
-    struct run *R;
+    struct rb_train_run *R;
     uint64_t every, bytes;
     bool async;
     char base[1400];            /* "<target prefix>rbckpt-train-<stamp>/" */
@@ -100,7 +100,7 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
-int rb_train_ckpt_new(struct run *R, struct train_ckpt **out)
+int rb_train_ckpt_new(struct rb_train_run *R, struct train_ckpt **out)
 {
     const struct train_args *a = R->a;
     *out = NULL;
@@ -204,7 +204,7 @@ cJSON *rb_train_ckpt_json(struct train_ckpt *c)
     if (!c)
         return NULL;
     writer_join(c);
-    struct run *R = c->R;
+    struct rb_train_run *R = c->R;
     double mine[6] = {(double)c->count, c->write_ns / 1e9, c->stall_ns / 1e9, c->snapshot_ns / 1e9,
                       (double)c->failed, c->trainer_ns / 1e9};
     double sum[6], max[6];
@@ -251,7 +251,7 @@ cJSON *rb_train_ckpt_json(struct train_ckpt *c)
     return o;
 }
 
-int rb_train_ckpt_free(struct run *R, struct train_ckpt *c)
+int rb_train_ckpt_free(struct rb_train_run *R, struct train_ckpt *c)
 {
     if (!c)
         return 0;

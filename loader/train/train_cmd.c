@@ -176,7 +176,7 @@ static int open_target(struct train_args *a, struct rb_cli *cli, struct rb_targe
 }
 
 /* The data set must give every rank a step (two with --find-max-accelerators); *steps per epoch. Returns 0 or 2. */
-static int check_data_set(struct run *R, uint64_t *steps)
+static int check_data_set(struct rb_train_run *R, uint64_t *steps)
 {
     const struct train_args *a = R->a;
     const struct rb_objset *all = R->all;
@@ -207,7 +207,7 @@ static int check_data_set(struct run *R, uint64_t *steps)
 }
 
 /* Rank 0: what the run is about to do, in two lines. */
-static void announce(const struct run *R, uint64_t steps)
+static void announce(const struct rb_train_run *R, uint64_t steps)
 {
     const struct train_args *a = R->a;
     char comp[32], sync[64] = "barrier";
@@ -229,7 +229,7 @@ static void announce(const struct run *R, uint64_t steps)
 }
 
 /* The fetchers' options, read threads, the trainers' communicator, gradient buffers. Returns 0 or an exit status. */
-static int prepare(struct run *R, uint64_t steps)
+static int prepare(struct rb_train_run *R, uint64_t steps)
 {
     const struct train_args *a = R->a;
     struct rb_harness *h = R->h;
@@ -256,7 +256,7 @@ static int prepare(struct run *R, uint64_t steps)
     return 0;
 }
 
-static void run_free(struct run *R)
+static void run_free(struct rb_train_run *R)
 {
     if (R->comm != MPI_COMM_NULL)
         MPI_Comm_free(&R->comm);
@@ -296,7 +296,7 @@ static int run(struct train_args *a, struct rb_cli *cli)
         return status;
     }
     struct rb_objset all = {0};
-    struct run R = {.a = a, .h = &h, .t = t, .all = &all, .comm = MPI_COMM_NULL};
+    struct rb_train_run R = {.a = a, .h = &h, .t = t, .all = &all, .comm = MPI_COMM_NULL};
     struct rb_buf table = {0};
     uint64_t steps = 0;
 

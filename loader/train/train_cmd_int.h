@@ -16,7 +16,7 @@
 #include "train_int.h"
 
 /*
- * Thread-safety: struct run is set up and reported on the main thread; the
+ * Thread-safety: struct rb_train_run is set up and reported on the main thread; the
  * read threads and the trainer of an epoch share only what struct epoch
  * guards (its mutex, condition variables and atomics, train_run.c).
  */
@@ -103,7 +103,7 @@ struct trial {
     bool met, interrupted;
 };
 
-struct run {
+struct rb_train_run {
     struct train_args *a;
     struct rb_harness *h;
     const struct rb_target *t;
@@ -148,30 +148,30 @@ int rb_train_build_objects(struct rb_harness *h, const struct train_args *a, con
  * Creates R's fetchers, one per read thread (each epoch starts and joins the
  * threads). Returns 0 or an exit status. Free with rb_train_loaders_free.
  */
-int rb_train_loaders_new(struct run *R);
+int rb_train_loaders_new(struct rb_train_run *R);
 /* Frees R's fetchers and their stats (the epochs joined their threads); safe after a partial rb_train_loaders_new. */
-void rb_train_loaders_free(struct run *R);
+void rb_train_loaders_free(struct rb_train_run *R);
 /* --populate: PUTs the data set as one load phase; rank 0 gets its summary row in *record. Collective. */
-int rb_train_populate(struct run *R, cJSON **record);
+int rb_train_populate(struct rb_train_run *R, cJSON **record);
 /* Rank 0: the data set's size against the client hosts' memory (collective: every rank reports its memory). */
-cJSON *rb_train_dataset_json(struct run *R, uint64_t bytes, const char *source);
+cJSON *rb_train_dataset_json(struct rb_train_run *R, uint64_t bytes, const char *source);
 /*
  * Rank 0, after a trial: the sample size the objects read hold against the
  * one assumed (a warning when more than 2x apart), and, when the listing gave
  * no sizes, R->dataset estimated from what the first epoch read.
  */
-void rb_train_estimate_dataset(struct run *R);
+void rb_train_estimate_dataset(struct rb_train_run *R);
 
 /* ---- train_run.c ---- */
 
 /* Runs the trial (or the --find-max-accelerators search) into R->trials. Collective. Returns 0 or an exit status. */
-int rb_train_run_trials(struct run *R);
+int rb_train_run_trials(struct rb_train_run *R);
 /*
  * Runs one epoch in R->mode with tr->accel accelerators per rank as harness
  * phase name; rank 0 appends its summary entry and figures to tr. Collective.
  * Returns 0 or an exit status.
  */
-int rb_train_run_epoch(struct run *R, struct trial *tr, uint64_t epoch_no, const char *name);
+int rb_train_run_epoch(struct rb_train_run *R, struct trial *tr, uint64_t epoch_no, const char *name);
 
 /* ---- train_overlap.c ---- */
 
@@ -181,9 +181,9 @@ int rb_train_run_epoch(struct run *R, struct trial *tr, uint64_t epoch_no, const
  * overlapped; rank 0 keeps the interference record in R->interference.
  * Collective. Returns 0 or an exit status.
  */
-int rb_train_interference_run(struct run *R);
+int rb_train_interference_run(struct rb_train_run *R);
 /* Starts the collective thread on R->comm for R->grad_count floats. Returns 0 or an exit status (all ranks agree). */
-int rb_train_ar_new(struct run *R);
+int rb_train_ar_new(struct rb_train_run *R);
 /* Stops and joins the collective thread (NULL: nothing). */
 void rb_train_ar_free(struct train_ar *ar);
 /* Hands the all-reduce of one step (carrying this rank's stop vote) to the collective thread. */
@@ -195,13 +195,13 @@ bool rb_train_ar_pending(struct train_ar *ar);
 /* Rank 0: the step breakdown of an epoch from every rank's sums (means per step, fetch throughput). */
 cJSON *rb_train_steps_json(const cJSON *ranks_json);
 /* Rank 0: the interference table (after the epochs table) from summary.interference in (nothing when NULL or null). */
-void rb_train_interference_md(struct rb_buf *b, const struct run *R, const cJSON *in);
+void rb_train_interference_md(struct rb_buf *b, const struct rb_train_run *R, const cJSON *in);
 
 /* ---- train_ckpt.c ---- */
 
 struct train_ckpt;
 /* --checkpoint-every: the checkpoint state (*out NULL without it). Collective. Returns 0 or an exit status. */
-int rb_train_ckpt_new(struct run *R, struct train_ckpt **out);
+int rb_train_ckpt_new(struct rb_train_run *R, struct train_ckpt **out);
 /* The trainer, after each step: every K steps a checkpoint, written now (sync) or snapshotted and handed to the
  * writer thread (async); the time the step waits for it is the stall; step_start_ns is when the step began (the
  * steps' time is what the stall is a share of). Trainer thread; NULL-safe. */
@@ -209,15 +209,15 @@ void rb_train_ckpt_step(struct train_ckpt *c, uint64_t step_start_ns);
 /* Waits for the last async write; rank 0 gets summary.checkpoint (the others NULL). Collective; NULL-safe. */
 cJSON *rb_train_ckpt_json(struct train_ckpt *c);
 /* Deletes the checkpoints written (a cleanup phase) and frees c. Collective; NULL-safe. Returns 0 or a status. */
-int rb_train_ckpt_free(struct run *R, struct train_ckpt *c);
+int rb_train_ckpt_free(struct rb_train_run *R, struct train_ckpt *c);
 
 /* ---- train_report.c ---- */
 
 /* Rank 0: the epoch's summary entry from every rank's figures. */
-cJSON *rb_train_epoch_entry(struct run *R, const cJSON *ranks_json, uint64_t epoch_no, bool cold, unsigned accel,
-                            const struct rb_phase *p, const struct rb_hist *wait, const struct rb_hist *sync,
+cJSON *rb_train_epoch_entry(struct rb_train_run *R, const cJSON *ranks_json, uint64_t epoch_no, bool cold,
+                            unsigned accel, const struct rb_phase *p, const struct rb_hist *wait, const struct rb_hist *sync,
                             struct rb_train_figures *fig);
 /* Rank 0: result.json's summary, table.md and the checks of the trials in R (takes R->dataset and R->populated). */
-void rb_train_report(struct run *R, struct rb_buf *table);
+void rb_train_report(struct rb_train_run *R, struct rb_buf *table);
 
 #endif

@@ -64,7 +64,7 @@ static double client_memory_bytes(struct rb_harness *h)
 }
 
 /* Rank 0: the dataset record, with MLPerf Storage's 5x memory rule checked (a warning, not a failure). */
-cJSON *rb_train_dataset_json(struct run *R, uint64_t bytes, const char *source)
+cJSON *rb_train_dataset_json(struct rb_train_run *R, uint64_t bytes, const char *source)
 {
     const struct train_args *a = R->a;
     cJSON *d = cJSON_CreateObject();
@@ -102,7 +102,7 @@ cJSON *rb_train_dataset_json(struct run *R, uint64_t bytes, const char *source)
 /* ---- read threads and --populate ---- */
 
 /* Fetchers and stats for the read threads (kept across epochs: their connections stay open). */
-int rb_train_loaders_new(struct run *R)
+int rb_train_loaders_new(struct rb_train_run *R)
 {
     struct rb_harness *h = R->h;
     R->nloaders = (unsigned)R->a->read_threads;
@@ -125,7 +125,7 @@ int rb_train_loaders_new(struct run *R)
     return any ? RB_EXIT_RUNTIME : 0;
 }
 
-void rb_train_loaders_free(struct run *R)
+void rb_train_loaders_free(struct rb_train_run *R)
 {
     for (unsigned i = 0; R->loaders && i < R->nloaders; i++) {
         struct loader *l = &R->loaders[i];
@@ -139,7 +139,7 @@ void rb_train_loaders_free(struct run *R)
 }
 
 /* PUTs the data set (--populate): every rank its share, sizes drawn from --sample-size. Returns an exit status. */
-int rb_train_populate(struct run *R, cJSON **record)
+int rb_train_populate(struct rb_train_run *R, cJSON **record)
 {
     struct rb_harness *h = R->h;
     struct rb_objset mine = {0};
@@ -181,7 +181,7 @@ int rb_train_populate(struct run *R, cJSON **record)
  * preset or --sample-size assumed; more than 2x apart is another data set
  * than the one the workload describes, and says so.
  */
-static void check_sample_size(struct run *R)
+static void check_sample_size(struct rb_train_run *R)
 {
     const struct train_args *a = R->a;
     if (R->h->rank != 0 || R->sample_checked || !R->read_objects || !a->sample_bytes || a->populate)
@@ -200,7 +200,7 @@ static void check_sample_size(struct run *R)
 }
 
 /* Rank 0, when the listing gave no sizes: the data set estimated from what the first epoch read. */
-void rb_train_estimate_dataset(struct run *R)
+void rb_train_estimate_dataset(struct rb_train_run *R)
 {
     check_sample_size(R);
     if (R->h->rank != 0 || R->dataset || !R->read_objects)

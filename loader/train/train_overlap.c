@@ -27,7 +27,7 @@
 enum ar_state { AR_IDLE, AR_REQUESTED, AR_DONE, AR_QUIT };
 
 struct train_ar {
-    struct run *R;
+    struct rb_train_run *R;
     pthread_t th;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -58,7 +58,7 @@ static void ar_progress(MPI_Request *req)
 static void *ar_main(void *arg)
 {
     struct train_ar *ar = arg;
-    struct run *R = ar->R;
+    struct rb_train_run *R = ar->R;
     pthread_mutex_lock(&ar->mu);
     for (;;) {
         while (ar->state == AR_IDLE || ar->state == AR_DONE)
@@ -85,7 +85,7 @@ static void *ar_main(void *arg)
     return NULL;
 }
 
-int rb_train_ar_new(struct run *R)
+int rb_train_ar_new(struct rb_train_run *R)
 {
     struct train_ar *ar = calloc(1, sizeof *ar);
     int bad = !ar;
@@ -250,7 +250,7 @@ static cJSON *au_alone_json(const cJSON *st_e, const cJSON *co_e)
 }
 
 /* Rank 0: summary.interference from the three phases' epoch entries. */
-static cJSON *interference_json(const struct run *R, const cJSON *st_e, const cJSON *co_e, const cJSON *ov_e)
+static cJSON *interference_json(const struct rb_train_run *R, const cJSON *st_e, const cJSON *co_e, const cJSON *ov_e)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddItemToObject(o, "grad_bytes", rb_json_u64(R->a->grad_bytes));
@@ -275,7 +275,7 @@ static cJSON *interference_json(const struct run *R, const cJSON *st_e, const cJ
 }
 
 /* Rank 0: the gauges and the check that both factors were measured. */
-static void interference_record(struct run *R)
+static void interference_record(struct rb_train_run *R)
 {
     struct rb_harness *h = R->h;
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(R->interference, "slowdown");
@@ -298,7 +298,7 @@ static void interference_record(struct run *R)
                                                               "all-reduce after the first step in a phase)");
 }
 
-int rb_train_interference_run(struct run *R)
+int rb_train_interference_run(struct rb_train_run *R)
 {
     struct rb_harness *h = R->h;
     int status = rb_train_ar_new(R);
@@ -401,7 +401,7 @@ static void table_net(struct rb_buf *b, const cJSON *phases[3])
         rb_buf_printf(b, "\nNo interface but lo carried 1 MiB in any phase (both halves ran over loopback).\n");
 }
 
-void rb_train_interference_md(struct rb_buf *b, const struct run *R, const cJSON *in)
+void rb_train_interference_md(struct rb_buf *b, const struct rb_train_run *R, const cJSON *in)
 {
     if (!cJSON_IsObject(in))
         return;

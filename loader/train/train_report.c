@@ -42,8 +42,8 @@ static cJSON *net_bytes_json(const cJSON *record)
     return out;
 }
 
-cJSON *rb_train_epoch_entry(struct run *R, const cJSON *ranks_json, uint64_t epoch_no, bool cold, unsigned accel,
-                            const struct rb_phase *p, const struct rb_hist *wait, const struct rb_hist *sync,
+cJSON *rb_train_epoch_entry(struct rb_train_run *R, const cJSON *ranks_json, uint64_t epoch_no, bool cold,
+                            unsigned accel, const struct rb_phase *p, const struct rb_hist *wait, const struct rb_hist *sync,
                             struct rb_train_figures *fig)
 {
     const struct rb_harness *h = R->h;
@@ -128,7 +128,7 @@ static void fmt_ns(char *buf, size_t len, const cJSON *v)
     rb_format_duration_human(buf, len, ns);
 }
 
-static void table_epochs(struct rb_buf *b, const struct run *R, const struct trial *tr)
+static void table_epochs(struct rb_buf *b, const struct rb_train_run *R, const struct trial *tr)
 {
     rb_buf_printf(b, "| epoch | data | steps | samples | samples/s | MiB/s | AU %% | data wait p50 | data wait p99 |\n"
                      "|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -156,7 +156,7 @@ static void table_epochs(struct rb_buf *b, const struct run *R, const struct tri
 }
 
 /* The verdict line, and when AU misses the threshold, what the data wait says about why. */
-static void table_verdict(struct rb_buf *b, const struct run *R, const struct trial *tr)
+static void table_verdict(struct rb_buf *b, const struct rb_train_run *R, const struct trial *tr)
 {
     const struct train_args *a = R->a;
     rb_buf_printf(b, "\nAU mean %.1f %% (--au-min %g %%): %s; %.1f samples/s over %" PRIu64 " simulated accelerator(s)\n",
@@ -208,8 +208,8 @@ static cJSON *trial_tried_json(const struct trial *tr, int ranks)
 }
 
 /* Rank 0: the run's summary — the keys `railbench report` reads (train_epochs ... find_max), then the details. */
-static cJSON *summary_json(const struct run *R, const struct trial *trials, size_t ntrials, const struct trial *best,
-                           const struct rb_train_search *search, bool passed)
+static cJSON *summary_json(const struct rb_train_run *R, const struct trial *trials, size_t ntrials,
+                           const struct trial *best, const struct rb_train_search *search, bool passed)
 {
     const struct train_args *a = R->a;
     const int ranks = R->h->size;
@@ -260,7 +260,7 @@ static cJSON *summary_json(const struct run *R, const struct trial *trials, size
 }
 
 /* Rank 0: the report printed at the end and written to table.md. */
-static void report_md(struct rb_buf *b, const struct run *R, const struct trial *trials, size_t ntrials,
+static void report_md(struct rb_buf *b, const struct rb_train_run *R, const struct trial *trials, size_t ntrials,
                       const struct trial *best, const struct rb_train_search *search, bool small_dataset,
                       const cJSON *interference)
 {
@@ -301,7 +301,8 @@ static void report_md(struct rb_buf *b, const struct run *R, const struct trial 
 }
 
 /* Rank 0: the checks asked for (--strict, --max-error-rate) and the search's gauge. */
-static void record_checks(struct run *R, const struct trial *best, const struct rb_train_search *search, bool passed)
+static void record_checks(struct rb_train_run *R, const struct trial *best, const struct rb_train_search *search,
+                          bool passed)
 {
     const struct train_args *a = R->a;
     struct rb_harness *h = R->h;
@@ -324,7 +325,7 @@ static void record_checks(struct run *R, const struct trial *best, const struct 
 }
 
 
-void rb_train_report(struct run *R, struct rb_buf *table)
+void rb_train_report(struct rb_train_run *R, struct rb_buf *table)
 {
     /* The reported epochs: the only trial, or the search's best (its first trial when none met --au-min). */
     const struct trial *best = &R->trials[0];

@@ -28,7 +28,7 @@
 
 /* One epoch on this rank: the batches of its stream, the prefetch queue, the trainer's accounts. */
 struct epoch {
-    struct run *R;
+    struct rb_train_run *R;
     struct train_mode mode;         /* reads or not; barrier, serial all-reduce, or overlapped */
     uint64_t seq;
     unsigned accel;
@@ -173,7 +173,7 @@ static int overlap_sync(struct epoch *ep, uint64_t s, int stop, struct train_ste
  */
 static int step_sync(struct epoch *ep, uint64_t s, int stop, struct train_steps *ar)
 {
-    struct run *R = ep->R;
+    struct rb_train_run *R = ep->R;
     if (ep->mode.sync == TRAIN_SYNC_OVERLAP)
         return overlap_sync(ep, s, stop, ar);
     if (ep->mode.sync == TRAIN_SYNC_BARRIER) {
@@ -202,7 +202,7 @@ static int step_sync(struct epoch *ep, uint64_t s, int stop, struct train_steps 
  */
 static bool take_batches(struct epoch *ep, uint64_t s, unsigned *starved)
 {
-    struct run *R = ep->R;
+    struct rb_train_run *R = ep->R;
     const struct train_args *a = R->a;
     bool cut = false;
     for (unsigned x = 0; x < ep->accel && !cut; x++) {
@@ -331,7 +331,7 @@ static void *trainer_main(void *arg)
 static int ep_start(void *ctx)
 {
     struct epoch *ep = ctx;
-    struct run *R = ep->R;
+    struct rb_train_run *R = ep->R;
     for (unsigned i = 0; ep->mode.reads && i < R->nloaders; i++) {
         struct loader *l = &R->loaders[i];
         l->ep = ep;
@@ -419,7 +419,7 @@ static void epoch_free(struct epoch *ep)
 static const char *const extra_redirects[] = {"redirects", NULL};
 
 
-int rb_train_run_epoch(struct run *R, struct trial *tr, uint64_t epoch_no, const char *name)
+int rb_train_run_epoch(struct rb_train_run *R, struct trial *tr, uint64_t epoch_no, const char *name)
 {
     struct rb_harness *h = R->h;
     const struct train_args *a = R->a;
@@ -541,7 +541,7 @@ int rb_train_run_epoch(struct run *R, struct trial *tr, uint64_t epoch_no, const
 }
 
 /* Runs --epochs epochs with tr->accel accelerators per rank; every rank learns the trial's verdict. */
-static int run_trial(struct run *R, struct trial *tr)
+static int run_trial(struct rb_train_run *R, struct trial *tr)
 {
     struct rb_harness *h = R->h;
     int status = 0;
@@ -575,7 +575,7 @@ static int run_trial(struct run *R, struct trial *tr)
 
 /* ---- the trials ---- */
 
-int rb_train_run_trials(struct run *R)
+int rb_train_run_trials(struct rb_train_run *R)
 {
     const struct train_args *a = R->a;
     struct rb_harness *h = R->h;

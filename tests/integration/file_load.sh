@@ -12,6 +12,8 @@ D=$LOOP_MNT/data
 mkdir "$D"
 
 # 1. put 200 files of 1 MiB with O_DIRECT, 64 KiB writes, fsync before close: 200 files, each 1 MiB, on disk.
+written_sectors() { awk -v d="$LOOP_NAME" '$3 == d { print $10 }' /proc/diskstats; }
+sectors0=$(written_sectors)
 "$RB" load put "file://$D" --objects 200 --size 1M --direct --block-size 64k --fsync close --keep -t 2 \
     --seed 3 --out "$T/p1" --quiet >/dev/null
 assert_eq "put: files on disk (find)" 200 "$(find "$D" -type f | wc -l)"
@@ -25,6 +27,14 @@ assert_jq "$T/p1/result.json" '.summary.file | .direct and .io_engine == "psync"
 assert_jq "$T/p1/result.json" ".summary.file.mount | .fs_type == \"xfs\" and .kind == \"loop\" and .device == \"$LOOP_NAME\" and .path == \"$LOOP_MNT\" and (.loop_backing_file | endswith(\"/image\"))" \
     "put: the mount recorded: xfs on $LOOP_NAME, a loop device"
 assert_jq "$T/p1/result.json" ".summary.file.mount.device_write_bytes >= $((200 * MiB))" "put: the loop device wrote at least the 200 MiB"
+# The put phase's disk counters name the loop device too (a file system on a loop device has no other), with the
+# bytes /proc/diskstats counted for it: at least the 200 MiB, at most what this test saw around the whole run.
+around=$(( ($(written_sectors) - sectors0) * 512 ))
+phase_loop=$(jq "[.phases[] | select(.name == \"put\") | .counters[].disk[] | select(.name == \"$LOOP_NAME\") | .write_bytes] | add" "$T/p1/result.json")
+echo "put: $LOOP_NAME wrote $phase_loop bytes in the phase's counters, $around around the run (/proc/diskstats)"
+[ "$phase_loop" != null ] && [ "$phase_loop" -ge $((200 * MiB)) ] && [ "$phase_loop" -le "$around" ] ||
+    fail "put: the phase's counters for $LOOP_NAME: $phase_loop bytes written; expected 200 MiB to $around (diskstats)"
+ok "put: the phase's disk counters hold $LOOP_NAME with the bytes /proc/diskstats counted"
 # The bytes are the seeded payload: a second put of the same seed into a fresh directory writes the same bytes.
 mkdir "$D.2"
 "$RB" load put "$D.2" --objects 3 --size 1M --keep --seed 3 --out "$T/p2" --quiet >/dev/null

@@ -121,6 +121,25 @@ rb g4 load get s3://mpu/d/ --endpoint "$EP" --objects 12 --min-size 1M --max-siz
 assert_eq "mixed sizes get --verify: bytes" "$total" "$(row g4 GET .bytes)"
 assert_eq "mixed sizes get --verify: errors" 0 "$(row g4 GET .errors.total)"
 
+# 3b. --filelist: each listed file's size decides, not --size (1 MiB by default, below the 8 MiB threshold): the
+#     12 MiB file goes up in 3 parts of 5 MiB, the 100 KiB one whole; a line without a size takes --size.
+printf 'e/big %d\ne/small %d\ne/nosize\n' $((12 * MIB)) $((100 * 1024)) >"$T/files.txt"
+rb p5 load put s3://mpu/ --endpoint "$EP" --keep --filelist "$T/files.txt" --part-size 5M -c 2 --quiet
+assert_eq "filelist: objects" 3 "$(row p5 PUT .objects)"
+assert_eq "filelist: bytes" $((12 * MIB + 100 * 1024 + MIB)) "$(row p5 PUT .bytes)"
+assert_eq "filelist: parts (the 12 MiB file only)" 3 "$(row p5 'PUT part' .requests)"
+rgw_assert_seen "filelist: one initiate" 1 'POST /mpu/e/big\?uploads=' 200
+[[ $(etag e/big) =~ ^\"[0-9a-f]{32}-3\"$ ]] || fail "ETag of e/big: $(etag e/big), expected -3"
+[[ $(etag e/small) =~ ^\"[0-9a-f]{32}\"$ ]] || fail "ETag of e/small: $(etag e/small), expected a plain PUT's"
+ok "filelist: e/big in 3 parts, e/small whole"
+assert_eq "filelist: sizes RGW lists" "$(printf '%s\n' $((12 * MIB)) $MIB $((100 * 1024)))" "$(listing e/)"
+#     and the list's largest size is the one S3's part limit is checked against (exit 2 before any request).
+printf 'g/huge %d\n' $((60 * 1024 * MIB)) >"$T/huge.txt"
+assert_exit 2 "a listed file of more than 10,000 parts" "$RB" load put s3://mpu/ --endpoint "$EP" --filelist "$T/huge.txt" \
+    --part-size 5M --out "$T/h1"
+assert_stderr_line 'would take 12288 parts, S3 allows at most 10000'
+assert_eq "objects under g/" "" "$(listing g/)"
+
 # 4. A failed upload is aborted: behind an nginx that refuses bodies over 6 MiB, 20 MiB objects in 8 MiB parts
 #    initiate fine and fail at their first part (413); one in flight, so each object sends exactly one part.
 PX=$(free_port)

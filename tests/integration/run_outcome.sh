@@ -19,6 +19,13 @@ assert_exit 1 "c2: 404s" "$RB" load get "$URL/none" --objects 4 --count 8 --out 
 last "$T/stderr" | grep -Eq '^outcome: completed, but a check failed: error_rate: 8 of 8 requests failed.* \(exit 1\)$' ||
     fail "c2: last line: $(last "$T/stderr")"
 ok "c2: $(last "$T/stderr")"
+# --quiet: a completed run prints nothing on stderr; a failed one still ends with its outcome.
+"$RB" load get "$URL/o" --objects 8 --count 8 --quiet --out "$T/q1" >/dev/null 2>"$T/q1.err"
+assert_eq "q1: --quiet, completed: stderr lines" 0 "$(wc -l <"$T/q1.err")"
+assert_exit 1 "q2: --quiet, 404s" "$RB" load get "$URL/none" --objects 4 --count 8 --quiet --out "$T/q2"
+last "$T/stderr" | grep -Eq '^outcome: completed, but a check failed: error_rate: 8 of 8 requests failed.* \(exit 1\)$' ||
+    fail "q2: last line: $(last "$T/stderr")"
+ok "q2: --quiet, failed: $(last "$T/stderr")"
 
 # 3. SIGINT in the middle of a put: exit 1; the outcome names the signal, the phase, the results and the objects
 #    the put wrote and left (no cleanup after a signal), the same count as result.json.
