@@ -265,7 +265,7 @@ int rb_coll_main(int argc, char **argv)
                              .device_cta = 16, .cta_policy = -1};
     struct rb_coll_a2av_opts a2av = {.spread = -1, .scale = -1};
     struct rb_coll_bg bg = {.threads = 1, .inflight = 4, .alone_ns = 2 * RB_NS_PER_S, .timeout_ns = 30 * RB_NS_PER_S};
-    const struct rb_opt opts[] = {
+    const struct rb_opt own[] = {
         {"minbytes", 'b', RB_OPT_SIZE, &o.minbytes, "SIZE", "smallest size", NULL},
         {"maxbytes", 'e', RB_OPT_SIZE, &o.maxbytes, "SIZE", "largest size", NULL},
         {"stepbytes", 'i', RB_OPT_SIZE, &o.stepbytes, "SIZE", "fixed increment between sizes (without -f)", NULL},
@@ -303,20 +303,11 @@ int rb_coll_main(int argc, char **argv)
         {"matrix-scale", 0, RB_OPT_DOUBLE, &a2av.scale, "F",
          "alltoallv: multiply the matrix's values by F (if not given: NCCL_TESTS_ALLTOALLV_MATRIX_SCALE or 1)",
          NULL},
-        {"background", 0, RB_OPT_STR, &bg.url, "URL",
-         "after the table, the sweep again without and with an object GET load on every rank (http://, s3://, "
-         "ais://), out-of-place busbw side by side", NULL},
-        {"bg-objects", 0, RB_OPT_U64, &bg.objects, "N", "--background: objects <prefix>obj-<index>, split over ranks",
-         NULL},
-        {"bg-threads", 0, RB_OPT_U64, &bg.threads, "N", "--background: load threads per rank", NULL},
-        {"bg-inflight", 0, RB_OPT_U64, &bg.inflight, "N", "--background: requests in flight per thread (closed loop)",
-         NULL},
-        {"bg-rate", 0, RB_OPT_RATE, &bg.rate, "R/s", "--background: open loop at R requests/s per rank (0: closed)",
-         NULL},
-        {"bg-alone", 0, RB_OPT_DURATION, &bg.alone_ns, "D",
-         "--background: the load alone this long; each pass repeats the sweep at least this long", NULL},
         {0},
     };
+    struct rb_opts opts = {0};
+    rb_opts_add(&opts, own);
+    rb_coll_bg_options(&opts, &bg);
     char names[256], usage[320];
     snprintf(usage, sizeof usage, "railbench coll %s|all [options]",
              rb_coll_kind_names(names, sizeof names, "|", NULL));
@@ -329,7 +320,7 @@ int rb_coll_main(int argc, char **argv)
         "(-G, -y, -R, -x, -V, -p) are noted in the output, -t and -g take 1 only, -D 0 only.\n"
         "OSU's point-to-point tests: railbench coll latency|bw|bibw|mbw_mr (see railbench coll latency --help).\n"
         "A mixture-of-experts layer's dispatch and combine: railbench coll moe (see railbench coll moe --help).",
-        opts, 1, 1, false};
+        opts.v, 1, 1, false};
     struct rb_cli cli;
     int rc;
     if (!rb_cli_parse_cmd(&cli, &spec, argc, argv, &rc))

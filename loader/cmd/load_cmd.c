@@ -639,7 +639,8 @@ static int run(struct load_args *a, struct rb_cli *cli)
     if (a->op == RB_LOAD_GET)
         status = rb_file_drop_host_cache(&h, &a->file, NULL);
     if (!status)
-        status = rb_load_run_phase_steady(&h, k->phase, a->duration_ns, &o, &a->steady, &res);
+        status = rb_load_run_phase_with(&h, k->phase, a->duration_ns, &o, &(struct rb_load_phase_opts){.steady = a->steady},
+                                        &res);
     struct rb_cleanup cl = {0};
     if (a->op == RB_LOAD_PUT) {
         const uint64_t ok = h.rank == 0 && res.total ? res.total->ops - res.total->errors : 0;

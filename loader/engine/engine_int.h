@@ -104,9 +104,6 @@ struct rb_load_opts {
     const struct rb_objset *preexisting; /* names that existed before the run (--overwrite): cleanup leaves them; may be NULL */
     /* A file:// target's options (--io-engine, --direct, --block-size, --fsync, ...); NULL: the defaults. */
     const struct rb_file_opts *file;
-    /* rb_load_run_phase only (the engine ignores it): this rank starts its requests this long after the phase start (a rank slowed on
-     * purpose: load checkpoint --delay-rank); 0 = none. */
-    uint64_t start_delay_ns;
 };
 
 /*

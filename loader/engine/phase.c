@@ -27,7 +27,7 @@ struct phase_ctx {
     const char *name;
     bool use_steady, steady_by_bytes, steady_now; /* --until-steady: steady_now on every rank once rank 0 says so */
     struct rb_steady steady;                      /* rank 0 */
-    uint64_t delay_ns;                            /* o->start_delay_ns */
+    uint64_t delay_ns;                            /* po->start_delay_ns */
     uint64_t t0_ns;                               /* this rank's start (before any start delay) */
 };
 
@@ -182,13 +182,16 @@ static uint64_t *reduce_segments(struct rb_harness *h, const struct rb_engine *e
 int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_ns,
                       const struct rb_load_opts *o, struct rb_load_result *res)
 {
-    const struct rb_steady_opts off = {0};
-    return rb_load_run_phase_steady(h, name, duration_ns, o, &off, res);
+    return rb_load_run_phase_with(h, name, duration_ns, o, NULL, res);
 }
 
-int rb_load_run_phase_steady(struct rb_harness *h, const char *name, uint64_t duration_ns, const struct rb_load_opts *o,
-                             const struct rb_steady_opts *steady, struct rb_load_result *res)
+int rb_load_run_phase_with(struct rb_harness *h, const char *name, uint64_t duration_ns, const struct rb_load_opts *o,
+                           const struct rb_load_phase_opts *po, struct rb_load_result *res)
 {
+    static const struct rb_load_phase_opts plain = {0};
+    if (!po)
+        po = &plain;
+    const struct rb_steady_opts *steady = &po->steady;
     memset(res, 0, sizeof *res);
     res->phase = name;
     res->op = o->mix ? "MIXED" : rb_load_op_name(o->op);
@@ -197,7 +200,7 @@ int rb_load_run_phase_steady(struct rb_harness *h, const char *name, uint64_t du
     struct phase_ctx c = {
         .use_steady = steady->pct > 0,
         .steady_by_bytes = o->op == RB_LOAD_GET || o->op == RB_LOAD_PUT,
-        .delay_ns = o->start_delay_ns,
+        .delay_ns = po->start_delay_ns,
     };
     rb_steady_init(&c.steady, steady->pct, steady->window_ns);
     int rc = rb_engine_new(&c.e, o);

@@ -53,14 +53,22 @@ struct rb_load_result {
  */
 int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_ns,
                       const struct rb_load_opts *o, struct rb_load_result *res);
-/*
- * rb_load_run_phase with --until-steady (steady->pct > 0): the phase also
- * ends once throughput is steady (rank 0 decides at each tick from the
- * merged interval: bytes for GET/PUT, requests for DELETE/HEAD) and the
- * record says whether it converged.
- */
-int rb_load_run_phase_steady(struct rb_harness *h, const char *name, uint64_t duration_ns, const struct rb_load_opts *o,
-                             const struct rb_steady_opts *steady, struct rb_load_result *res);
+/* How a phase runs beyond what its engine does (the engine's options, o, carry only what the engine uses). */
+struct rb_load_phase_opts {
+    /*
+     * --until-steady (steady.pct > 0): the phase also ends once throughput is
+     * steady (rank 0 decides at each tick from the merged interval: bytes for
+     * GET/PUT, requests for DELETE/HEAD) and the record says whether it converged.
+     */
+    struct rb_steady_opts steady;
+    /* This rank starts its requests this long after the phase start (a rank slowed on purpose: load checkpoint
+     * --delay-rank); 0 = none. */
+    uint64_t start_delay_ns;
+};
+
+/* rb_load_run_phase as po says (NULL: as rb_load_run_phase). */
+int rb_load_run_phase_with(struct rb_harness *h, const char *name, uint64_t duration_ns, const struct rb_load_opts *o,
+                           const struct rb_load_phase_opts *po, struct rb_load_result *res);
 
 /* Frees what rb_load_run_phase allocated in res; NULL-safe. */
 void rb_load_result_free(struct rb_load_result *res);
