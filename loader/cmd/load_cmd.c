@@ -129,6 +129,10 @@ static int validate_mixed(struct load_args *a)
         return rb_cli_usage_error("load mixed --no-prepare --mix %s: the objects exist already and this mix would "
                                   "write over or delete them; give a mix of get and stat only, or add --overwrite",
                                   a->mix);
+    if (a->file.drop_cache == RB_DROP_HOST)
+        return rb_cli_usage_error("load mixed --drop-cache host: reads and writes share one phase, so there is no "
+                                  "read phase to drop the page cache before; --drop-cache files drops each file's "
+                                  "pages before its GET");
     if (!a->duration_ns && !a->count)
         a->duration_ns = DEFAULT_DURATION_NS;
     return 0;
@@ -560,12 +564,6 @@ static int run(struct load_args *a, struct rb_cli *cli)
         rb_target_close(t);
         return status;
     }
-    if (a->op == RB_LOAD_MIXED && a->file.drop_cache == RB_DROP_HOST) {
-        rb_target_close(t);
-        return rb_cli_usage_error("load mixed --drop-cache host: reads and writes share one phase, so there is no "
-                                  "read phase to drop the page cache before; --drop-cache files drops each file's "
-                                  "pages before its GET");
-    }
     /* Deleting whatever a bare bucket lists is too easy a mistake: the set must be named. */
     if (a->op == RB_LOAD_DELETE && !a->objects && !a->filelist && !prefix[0]) {
         rb_target_close(t);
@@ -635,9 +633,8 @@ static int run(struct load_args *a, struct rb_cli *cli)
                                         .run_prefix = a->run_prefix[0] ? prefix : NULL,
                                         .steady = a->steady, .max_error_pct = a->max_error_pct};
         status = rb_mixed_run(&h, &o, &m, &table);
-        cJSON *summary = h.rank == 0 ? cJSON_GetObjectItemCaseSensitive(h.result.root, "summary") : NULL;
-        if (summary && t->ops->loop)
-            rb_file_summary_json(summary, &a->file);
+        if (h.rank == 0 && t->ops->loop)
+            rb_file_summary_json(cJSON_GetObjectItemCaseSensitive(h.result.root, "summary"), &a->file);
         goto out;
     }
     if (a->op == RB_LOAD_GET)
