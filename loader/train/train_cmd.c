@@ -14,6 +14,8 @@
 #include "railbench/clock.h"
 #include "railbench/log.h"
 #include "railbench/units.h"
+#include "../engine/payload_int.h"
+#include "../engine/tarshard_int.h"
 #include "train_cmd_int.h"
 
 #define MAX_READ_THREADS 256
@@ -124,6 +126,17 @@ static int resolve(struct train_args *a, struct rb_cli *cli)
         return rb_cli_usage_error("--populate: give --objects N (names <prefix><index>) or --filelist FILE to write");
     if (a->populate && !a->sample_known)
         return rb_cli_usage_error("--populate: give --sample-size SIZE[/STDEV] or --workload (the size of what to write)");
+    if (a->format == TRAIN_FORMAT_TAR && a->sample_stdev)
+        return rb_cli_usage_error("--format tar with --sample-size \"%s\": give a fixed size (every member of a shard "
+                                  "holds one sample of it)", a->sample_s ? a->sample_s : a->preset->name);
+    if (a->format == TRAIN_FORMAT_TAR && a->sample_bytes > RB_TAR_MAX_MEMBER_BYTES)
+        return rb_cli_usage_error("--format tar: a ustar member holds at most 8 GiB - 1 (--sample-size)");
+    if (a->format == TRAIN_FORMAT_TAR && a->ckpt_every)
+        return rb_cli_usage_error("--format tar and --checkpoint-every: give one of them (the run's payloads are "
+                                  "shards, a checkpoint's would be too)");
+    if (a->format == TRAIN_FORMAT_TAR && a->verify && !a->sample_known)
+        return rb_cli_usage_error("--format tar --verify: give --sample-size SIZE or --workload (the shards' member "
+                                  "size the bytes are checked against)");
     if (a->max_error_pct < 0 || a->max_error_pct > 100)
         return rb_cli_usage_error("--max-error-rate %g: expected 0 to 100 (percent)", a->max_error_pct);
     if (a->eng.max_redirects > 100)
@@ -147,7 +160,15 @@ static int resolve(struct train_args *a, struct rb_cli *cli)
     record_config(cli, "sample-size", a->sample_known ? v : NULL);
     snprintf(v, sizeof v, "%g", a->au_min);
     record_config(cli, "au-min", v);
+    /* What --populate writes and --verify expects, in every protocol: shards of spo members (tarshard_int.h). */
+    if (a->format == TRAIN_FORMAT_TAR && a->sample_known)
+        rb_payload_set_tar(a->spo, a->sample_bytes);
     return 0;
+}
+
+uint64_t rb_train_format_bytes(const struct train_args *a, uint64_t raw_bytes)
+{
+    return a->format == TRAIN_FORMAT_TAR ? rb_tar_shard_bytes(a->spo, a->sample_bytes) : raw_bytes;
 }
 
 /* Opens the target and makes one connection to each endpoint; prefix gets the object prefix. Returns 0 or an exit status. */
@@ -365,6 +386,9 @@ int rb_load_train_main(int argc, char **argv)
          NULL},
         {"samples-per-object", 0, RB_OPT_STR, &a.spo_s, "N",
          "samples in one object (sharded data sets); the object is read whole once (if not given: 1, or the preset's)", NULL},
+        {"format", 0, RB_OPT_CHOICE, &a.format, "F",
+         "how an object holds its samples: raw (back to back) or tar (a ustar shard, one member per sample, streamed "
+         "whole and in order as WebDataset reads it)", TRAIN_FORMAT_CHOICES},
         {"compute-time", 0, RB_OPT_STR, &a.compute_s, "D[/STDEV]",
          "compute per step and accelerator, fixed or normal mean/stdev (required without --workload)", NULL},
         {"read-threads", 't', RB_OPT_STR, &a.threads_s, "N",

@@ -21,6 +21,10 @@
  * guards (its mutex, condition variables and atomics, train_run.c).
  */
 
+/* --format: samples back to back in an object (raw), or a ustar shard of one member per sample (tar). */
+enum { TRAIN_FORMAT_RAW, TRAIN_FORMAT_TAR };
+#define TRAIN_FORMAT_CHOICES "raw|tar"
+
 /* MLPerf Storage: the data set must be at least five times the client hosts' memory, or page caches hide storage. */
 #define MEMORY_FACTOR 5
 
@@ -39,6 +43,7 @@ struct train_args {
     uint64_t ckpt_every, ckpt_bytes; /* --checkpoint-every K steps, --checkpoint-size per rank; 0: none */
     bool ckpt_async;           /* --checkpoint-async: snapshot, then a writer thread */
     struct rb_file_opts file;  /* a file:// data set's options (the file protocol's group) */
+    int format;                /* --format: TRAIN_FORMAT_RAW or _TAR, how an object holds its samples */
 
     /* Resolved from the options and the preset. */
     const struct rb_train_preset *preset;
@@ -46,6 +51,9 @@ struct train_args {
     bool sample_known;
     double au_min;
 };
+
+/* Bytes of an object whose samples take raw_bytes, in the run's --format (a tar shard adds headers and padding). */
+uint64_t rb_train_format_bytes(const struct train_args *a, uint64_t raw_bytes);
 
 struct epoch;
 

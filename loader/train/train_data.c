@@ -28,14 +28,15 @@ int rb_train_build_objects(struct rb_harness *h, const struct train_args *a, con
     bool drawn = false;
     if (a->sample_known && rb_objset_generated(all) && !a->sample_stdev) {
         /* Every object the same size: one number, not one per object. */
-        rb_objset_set_common_size(all, rb_train_object_bytes(a->seed, "", a->spo, a->sample_bytes, 0));
+        rb_objset_set_common_size(all, rb_train_format_bytes(a, rb_train_object_bytes(a->seed, "", a->spo,
+                                                                                       a->sample_bytes, 0)));
         drawn = all->n > 0;
     } else if (a->sample_known) {
         char buf[RB_OBJSET_NAME_BYTES];
         for (uint64_t i = 0; i < all->n; i++)
             if (!rb_objset_size(all, i)) {
-                uint64_t b = rb_train_object_bytes(a->seed, rb_objset_name(all, i, buf), a->spo, a->sample_bytes,
-                                                   a->sample_stdev);
+                uint64_t b = rb_train_format_bytes(a, rb_train_object_bytes(a->seed, rb_objset_name(all, i, buf),
+                                                                             a->spo, a->sample_bytes, a->sample_stdev));
                 if (rb_objset_set_size(all, i, b))
                     rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory for %" PRIu64 " object sizes", all->n);
                 drawn = true;
@@ -71,6 +72,12 @@ cJSON *rb_train_dataset_json(struct rb_train_run *R, uint64_t bytes, const char 
     cJSON_AddItemToObject(d, "objects", rb_json_u64(R->all->n));
     cJSON_AddItemToObject(d, "samples_per_object", rb_json_u64(a->spo));
     cJSON_AddItemToObject(d, "samples", rb_json_u64((uint64_t)R->all->n * a->spo));
+    cJSON_AddStringToObject(d, "format", a->format == TRAIN_FORMAT_TAR ? "tar" : "raw");
+    /* A tar shard's samples are its members: sample_bytes each, the shard's bytes add a header per member. */
+    if (a->format == TRAIN_FORMAT_TAR && a->sample_known) {
+        cJSON_AddItemToObject(d, "member_bytes", rb_json_u64(a->sample_bytes));
+        cJSON_AddItemToObject(d, "shard_bytes", rb_json_u64(rb_train_format_bytes(a, 0)));
+    }
     /* Listed names as stored (arena, offsets, sizes), once per host when shared; generated names store none. */
     bool gen = rb_objset_generated(R->all);
     cJSON_AddItemToObject(d, "names_bytes", gen ? cJSON_CreateNull() : rb_json_u64(rb_objset_stored_bytes(R->all)));
