@@ -767,8 +767,7 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
     if (k->groups & G_BODY)
         rb_opts_add(&opts, body);
     rb_opts_add(&opts, limits);
-    rb_target_options(&opts, &a.tgt);
-    rb_engine_options(&opts, &a.eng);
+    rb_load_options(&opts, &a.tgt, &a.eng, k->groups & G_FILE ? &a.file : NULL);
     if (k->groups & G_MULTIPART)
         rb_opts_add(&opts, multipart);
     if (k->groups & G_MIX)
@@ -779,11 +778,6 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         rb_opts_add(&opts, order);
     if (k->groups & G_READ)
         rb_opts_add(&opts, read);
-    if (k->groups & G_FILE) {
-        struct rb_opt file[RB_FILE_OPT_ROWS + 1];
-        rb_file_options(file, &a.file);
-        rb_opts_add(&opts, file);
-    }
     const struct rb_cmd_spec spec = {k->usage, k->about, opts.v, 1, 1, false};
     return rb_load_command(&spec, argc, argv, run_args, &a);
 }
