@@ -251,6 +251,48 @@ static void stop(struct rb_coll_run *R)
     rb_coll_out_free(&R->out);
 }
 
+/* The collectives of the parsed command line: resolve, the harness, every table, --background. An exit status. */
+static int run(struct rb_cli *cli, struct rb_coll_opts *o, struct rb_coll_a2av_opts *a2av, const struct rb_coll_bg *bg,
+               int argc, char **argv)
+{
+    int rc;
+    static struct rb_coll_run R;
+    memset(&R, 0, sizeof R);
+    R.o = o;
+    R.which = cli->args[0];
+    if ((rc = resolve(&R, o, R.which)) != 0 || (rc = rb_coll_bg_check(&R, bg)) != 0 ||
+        (rc = rb_coll_alltoallv_setup(a2av)) != 0)
+        return rb_coll_usage_exit(rc);
+    char json_path[4096] = "", command[64];
+    bool any_a2av = false;
+    for (int i = 0; i < R.ntests; i++)
+        any_a2av = any_a2av || R.kinds[i] == RB_COLL_ALLTOALLV;
+    struct precheck pc = {.o = o,
+                          .alltoallv = any_a2av,
+                          .root = R.root,
+                          .root_all = R.root_all,
+                          .json_path = json_path,
+                          .json_len = sizeof json_path};
+    snprintf(command, sizeof command, "coll %s", R.which);
+    struct rb_harness h;
+    rc = rb_harness_init(&h, rb_cli_strdup(cli, command), cli,
+                         &(struct rb_harness_opts){.mpi = true, .precheck = precheck, .ctx = &pc});
+    if (rc != 0)
+        return rb_coll_usage_exit(rc);
+    R.h = &h;
+    start(&R, json_path, argc, argv);
+    for (int ti = 0; ti < R.ntests && !R.stop; ti++)
+        for (int ai = 0; ai < R.nalgos && !R.stop; ai++)
+            rb_coll_run_table(&R, R.tests[ti], R.algos[ai]);
+    cJSON *bg_rec = NULL;
+    int status = R.bg && !R.stop ? rb_coll_bg_pass(&R, &bg_rec) : 0;
+    rb_coll_out_finish(&R.out, R.which, R.kinds, R.ntests, R.algos, R.nalgos);
+    if (bg_rec) /* beside the rows of the summary the output wrote */
+        cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(h.result.root, "summary"), "background", bg_rec);
+    stop(&R);
+    return rb_harness_finish(&h, NULL, status);
+}
+
 int rb_coll_main(int argc, char **argv)
 {
     /* OSU's point-to-point tests take OSU's flags (-m, -i, -x, -W mean other things to nccl-tests). */
@@ -325,46 +367,7 @@ int rb_coll_main(int argc, char **argv)
     int rc;
     if (!rb_cli_parse_cmd(&cli, &spec, argc, argv, &rc))
         return rb_coll_usage_exit(rc);
-
-    static struct rb_coll_run R;
-    memset(&R, 0, sizeof R);
-    R.o = &o;
-    R.which = cli.args[0];
-    if ((rc = resolve(&R, &o, R.which)) != 0 || (rc = rb_coll_bg_check(&R, &bg)) != 0 ||
-        (rc = rb_coll_alltoallv_setup(&a2av)) != 0) {
-        rb_cli_free(&cli);
-        return rb_coll_usage_exit(rc);
-    }
-    char json_path[4096] = "", command[64];
-    bool any_a2av = false;
-    for (int i = 0; i < R.ntests; i++)
-        any_a2av = any_a2av || R.kinds[i] == RB_COLL_ALLTOALLV;
-    struct precheck pc = {.o = &o,
-                          .alltoallv = any_a2av,
-                          .root = R.root,
-                          .root_all = R.root_all,
-                          .json_path = json_path,
-                          .json_len = sizeof json_path};
-    snprintf(command, sizeof command, "coll %s", R.which);
-    struct rb_harness h;
-    rc = rb_harness_init(&h, rb_cli_strdup(&cli, command), &cli,
-                         &(struct rb_harness_opts){.mpi = true, .precheck = precheck, .ctx = &pc});
-    if (rc != 0) {
-        rb_cli_free(&cli);
-        return rb_coll_usage_exit(rc);
-    }
-    R.h = &h;
-    start(&R, json_path, argc, argv);
-    for (int ti = 0; ti < R.ntests && !R.stop; ti++)
-        for (int ai = 0; ai < R.nalgos && !R.stop; ai++)
-            rb_coll_run_table(&R, R.tests[ti], R.algos[ai]);
-    cJSON *bg_rec = NULL;
-    int status = R.bg && !R.stop ? rb_coll_bg_pass(&R, &bg_rec) : 0;
-    rb_coll_out_finish(&R.out, R.which, R.kinds, R.ntests, R.algos, R.nalgos);
-    if (bg_rec) /* beside the rows of the summary the output wrote */
-        cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(h.result.root, "summary"), "background", bg_rec);
-    stop(&R);
-    rc = rb_harness_finish(&h, NULL, status);
+    rc = run(&cli, &o, &a2av, &bg, argc, argv);
     rb_cli_free(&cli);
     return rc;
 }

@@ -23,9 +23,23 @@ import re
 import subprocess
 import sys
 
+# The modules: the top folders of the Makefile's SRC (main() reads them), so a new module is checked from the
+# moment it is built; this list is the fallback when there is no Makefile beside the sources.
 MODULES = ['core', 'loader', 'block', 'collectives', 'fabric', 'reports']
 # file/ is the file:// protocol's I/O loop, an engine of its own: above engine/, below the commands.
+# A loader sub-folder not named here is a load subcommand's: at the commands' level.
 LOADER_LEVEL = {'objset': 0, 'proto': 1, 'engine': 2, 'file': 2.5, 'cmd': 3, 'train': 4, 'tiers': 4, 'ckpt': 4}
+COMMAND_LEVEL = 4
+
+
+def makefile_modules(root):
+    """The top folders of the Makefile's `SRC := $(wildcard ...)`, or None without one."""
+    try:
+        text = open(os.path.join(root, 'Makefile'), encoding='utf-8').read()
+    except OSError:
+        return None
+    m = re.search(r'^SRC\s*:?=\s*\$\(wildcard ([^)]*)\)', text, re.M)
+    return list(dict.fromkeys(w.split('/')[0] for w in m.group(1).split())) if m else None
 # Declared exceptions: (from module, to module, what may be used).
 EXCEPTIONS = {('collectives', 'loader/cmd'): 'include/railbench/bgload.h'}
 DISPATCHERS = {'core/main.c', 'loader/load.c'}
@@ -47,8 +61,7 @@ def allowed(a, b):
     if a == 'loader':  # the dispatcher's folder: every loader sub-folder
         return b.startswith('loader/')
     if a.startswith('loader/') and b.startswith('loader/'):
-        la, lb = LOADER_LEVEL.get(a[7:]), LOADER_LEVEL.get(b[7:])
-        return la is not None and lb is not None and lb < la
+        return LOADER_LEVEL.get(b[7:], COMMAND_LEVEL) < LOADER_LEVEL.get(a[7:], COMMAND_LEVEL)
     return False
 
 
@@ -154,6 +167,7 @@ def main():
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
     root = sys.argv[1]
+    MODULES[:] = makefile_modules(root) or MODULES
     problems, ninc, nlink = [], 0, 0
     for src, a, b, what in include_edges(root):
         ninc += 1

@@ -357,11 +357,7 @@ int rb_load_checkpoint_main(int argc, char **argv)
     };
     struct rb_opts opts = {0};
     rb_opts_add(&opts, own);
-    rb_target_options(&opts, &a.tgt);
-    /* The file protocol's group after the command's rows. */
-    struct rb_opt file[RB_FILE_OPT_ROWS + 1];
-    rb_file_options(file, &a.file);
-    rb_opts_add(&opts, file);
+    rb_load_options(&opts, &a.tgt, NULL, &a.file); /* the engine's group is not this command's */
     const struct rb_cmd_spec spec = {
         "railbench load checkpoint [options] URL",
         "MLPerf Storage's checkpoint benchmark on file:///PATH, s3://BUCKET[/PREFIX], ais://BUCKET or http://HOST/PATH: every rank "

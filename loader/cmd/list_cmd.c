@@ -280,8 +280,8 @@ int rb_load_list_main(int argc, char **argv)
     };
     struct rb_opts opts = {0};
     rb_opts_add(&opts, own);
-    rb_target_options(&opts, &a.tgt);
-    rb_engine_list_options(&opts, &a.eng);
+    rb_load_options(&opts, &a.tgt, NULL, NULL);
+    rb_engine_list_options(&opts, &a.eng); /* the listing engine alone (engine.md) */
     const struct rb_cmd_spec spec = {
         "railbench load list [options] URL",
         "List s3://BUCKET (ListObjectsV2 pages of 1,000), ais://BUCKET (list pages) or http://HOST:PORT/PATH/ "

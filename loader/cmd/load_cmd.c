@@ -64,7 +64,7 @@ static const struct cmd_kind cmd_kinds[] = {
     [RB_LOAD_MIXED] = {"load mixed", "mixed", "railbench load mixed [options] URL",
                        "warp-like mixed load on http://HOST:PORT/PATH or s3://BUCKET: --objects N put first, then each "
                        "request draws GET, PUT, DELETE or STAT by --mix weights over the objects that exist.",
-                       G_BODY | G_KEEP | G_MIX},
+                       G_BODY | G_KEEP | G_MIX | G_FILE},
 };
 
 struct load_args {
@@ -129,6 +129,10 @@ static int validate_mixed(struct load_args *a)
         return rb_cli_usage_error("load mixed --no-prepare --mix %s: the objects exist already and this mix would "
                                   "write over or delete them; give a mix of get and stat only, or add --overwrite",
                                   a->mix);
+    if (a->file.drop_cache == RB_DROP_HOST)
+        return rb_cli_usage_error("load mixed --drop-cache host: reads and writes share one phase, so there is no "
+                                  "read phase to drop the page cache before; --drop-cache files drops each file's "
+                                  "pages before its GET");
     if (!a->duration_ns && !a->count)
         a->duration_ns = DEFAULT_DURATION_NS;
     return 0;
@@ -560,11 +564,6 @@ static int run(struct load_args *a, struct rb_cli *cli)
         rb_target_close(t);
         return status;
     }
-    if (a->op == RB_LOAD_MIXED && strcmp(rb_target_scheme(t), "file") == 0) {
-        rb_target_close(t);
-        return rb_cli_usage_error("load mixed: %s: file:// targets take load put, get, stat and delete, not mixed",
-                                  rb_target_name(t));
-    }
     /* Deleting whatever a bare bucket lists is too easy a mistake: the set must be named. */
     if (a->op == RB_LOAD_DELETE && !a->objects && !a->filelist && !prefix[0]) {
         rb_target_close(t);
@@ -634,6 +633,8 @@ static int run(struct load_args *a, struct rb_cli *cli)
                                         .run_prefix = a->run_prefix[0] ? prefix : NULL,
                                         .steady = a->steady, .max_error_pct = a->max_error_pct};
         status = rb_mixed_run(&h, &o, &m, &table);
+        if (h.rank == 0 && t->ops->loop)
+            rb_file_summary_json(cJSON_GetObjectItemCaseSensitive(h.result.root, "summary"), &a->file);
         goto out;
     }
     if (a->op == RB_LOAD_GET)
@@ -766,8 +767,7 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
     if (k->groups & G_BODY)
         rb_opts_add(&opts, body);
     rb_opts_add(&opts, limits);
-    rb_target_options(&opts, &a.tgt);
-    rb_engine_options(&opts, &a.eng);
+    rb_load_options(&opts, &a.tgt, &a.eng, k->groups & G_FILE ? &a.file : NULL);
     if (k->groups & G_MULTIPART)
         rb_opts_add(&opts, multipart);
     if (k->groups & G_MIX)
@@ -778,11 +778,6 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         rb_opts_add(&opts, order);
     if (k->groups & G_READ)
         rb_opts_add(&opts, read);
-    if (k->groups & G_FILE) {
-        struct rb_opt file[RB_FILE_OPT_ROWS + 1];
-        rb_file_options(file, &a.file);
-        rb_opts_add(&opts, file);
-    }
     const struct rb_cmd_spec spec = {k->usage, k->about, opts.v, 1, 1, false};
     return rb_load_command(&spec, argc, argv, run_args, &a);
 }

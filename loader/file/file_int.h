@@ -44,23 +44,12 @@ struct rb_file_opts {
 
 
 
-/* Rows of the file option group (without its {0} end). */
-#define RB_FILE_OPT_ROWS 6
-
 /*
- * Writes the file protocol's option rows, their values in fo (its current
- * values are the defaults --help shows), and a {0} end into rows. Every
- * command that opens a target adds this group. Main thread.
+ * Adds the file protocol's option group to t, their values in fo (its
+ * current values are the defaults --help shows). Commands take it through
+ * rb_load_options (loader/cmd), never row by row. Main thread.
  */
-void rb_file_options(struct rb_opt *rows, struct rb_file_opts *fo);
-
-/*
- * Copies the option table opts (ending with {0}) into all (cap rows) and
- * adds the file group after it, its values in fo: a command's table
- * composed with the file protocol's rows. Returns the rows (without the
- * {0} end). Too small a cap is a programming error (abort). Main thread.
- */
-size_t rb_file_opts_compose(struct rb_opt *all, size_t cap, const struct rb_opt *opts, struct rb_file_opts *fo);
+void rb_file_options(struct rb_opts *t, struct rb_file_opts *fo);
 
 struct rb_cli;
 struct rb_target;
