@@ -492,7 +492,7 @@ int rb_train_run_epoch(struct rb_train_run *R, struct trial *tr, uint64_t epoch_
     struct rb_phase p = {
         .name = name,
         .op = "GET",
-        .names = {rb_load_err_names, a->cache_header ? rb_load_extra_names : extra_redirects},
+        .names = {rb_load_err_names, a->cache_header || a->file.cold_check ? rb_load_extra_names : extra_redirects},
         .start = ep_start,
         .collect = ep_collect,
         .done = ep_done,
@@ -532,6 +532,7 @@ int rb_train_run_epoch(struct rb_train_run *R, struct trial *tr, uint64_t epoch_
         au = fig.au_pct;
         sps = fig.samples_per_s;
         if (p.total) {
+            rb_file_check_cold(&h->result, name, &a->file, p.total); /* --cold-check: "<epoch>_cold" */
             R->requests += p.total->ops;
             R->errors += p.total->errors;
             R->read_objects += p.total->ops - p.total->errors;
@@ -568,7 +569,17 @@ static int run_trial(struct rb_train_run *R, struct trial *tr)
             snprintf(name, sizeof name, "overlapped"); /* after the baselines storage-alone and collective-alone */
         else
             snprintf(name, sizeof name, "epoch-%" PRIu64, e);
+        /* --drop-cache host: every epoch reads what the storage serves, not what the last one left cached. */
+        bool dropped = R->a->file.drop_cache == RB_DROP_HOST;
+        if (dropped && (status = rb_file_drop_host_cache(h, &R->a->file, name)))
+            break;
+        int before = cJSON_GetArraySize(tr->epochs);
         status = rb_train_run_epoch(R, tr, e, name);
+        cJSON *entry = cJSON_GetArraySize(tr->epochs) > before ? cJSON_GetArrayItem(tr->epochs, before) : NULL;
+        if (entry && dropped) {
+            cJSON_AddBoolToObject(entry, "host_cache_dropped", true);
+            cJSON_ReplaceItemInObjectCaseSensitive(entry, "cold", cJSON_CreateTrue());
+        }
         if (status || h->interrupted)
             break;
     }
