@@ -183,11 +183,7 @@ static int open_target(struct train_args *a, struct rb_cli *cli, struct rb_targe
         return status;
     }
     snprintf(prefix, plen, "%s%s", rb_target_prefix(*t), a->prefix ? a->prefix : (a->objects ? "obj-" : ""));
-    if (a->file.drop_cache == RB_DROP_HOST)
-        status = rb_cli_usage_error("--drop-cache host: the whole page cache is dropped before load get's read phase "
-                                    "and each load sweep step, not per epoch; --drop-cache files drops each file's "
-                                    "pages before it is read");
-    if (status || (status = rb_file_opts_check(&a->file)) ||
+    if ((status = rb_file_opts_check(&a->file)) ||
         (status = rb_file_opts_target(&a->file, *t, cli, &a->inflight)) ||
         (status = rb_load_target_probe(*t, a->tgt.timeout_ns)) != 0) {
         rb_target_close(*t);
