@@ -66,6 +66,10 @@ struct rb_engine_args {
 
 /* Adds the engine's option rows (--engine, --max-redirects), their dests in ea, to t. Main thread. */
 void rb_engine_options(struct rb_opts *t, struct rb_engine_args *ea);
+/* Adds --engine alone (load list: a listing follows no redirects of its own). Main thread. */
+void rb_engine_list_options(struct rb_opts *t, struct rb_engine_args *ea);
+/* False when the command that runs said --engine curl: its listings go through libcurl too (else native). */
+bool rb_engine_lists_native(void);
 
 /* What one rank runs in a phase. Pointers are borrowed and must outlive the engine. */
 struct rb_file_opts;
@@ -101,6 +105,7 @@ struct rb_load_opts {
     const struct rb_mix *mix;
     bool mix_prepared;                /* mixed: the objects were written by this run's prepare phase */
     bool track_written;               /* put: keep which objects were written, for cleanup (rb_engine_each_written) */
+    bool listing;                     /* the native engine's listing worker (native_list.c): one slot, pages in turn */
     const struct rb_objset *preexisting; /* names that existed before the run (--overwrite): cleanup leaves them; may be NULL */
     /* A file:// target's options (--io-engine, --direct, --block-size, --fsync, ...); NULL: the defaults. */
     const struct rb_file_opts *file;

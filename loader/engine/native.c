@@ -157,17 +157,18 @@ int rb_native_send(struct rb_worker *w, const struct rb_nreq *q)
     c->keep_body = q->keep_body;
     c->body_off = q->body_off;
     c->body_mem = q->body_mem;
+    c->extra_hdr = q->header;
     c->range_off = c->range_len = 0;
     r->key = q->key;
     r->size = r->put_size = q->sends_body ? q->body_len : 0;
     r->put_pos = r->expect_len = r->off = 0;
     r->ranged = false;
     r->etag[0] = '\0';
-    int rc = rb_nhead_line(w, c, q->name, q->query);
+    int rc = q->path ? rb_nhead_path(w, c, q->path) : rb_nhead_line(w, c, q->name, q->query);
     if (rc)
         return rc;
     w->nfree--;
-    keep_name(r, q->name);
+    keep_name(r, q->name ? q->name : q->path);
     start(w, c, 0);
     return 0;
 }
@@ -278,7 +279,7 @@ int rb_native_run(struct rb_worker *w, const atomic_bool *stop, const volatile i
         }
         dispatch(w, evs, k);
     }
-    if (n->tls) {
+    if (n->tls && !w->o->listing) {
         const struct rb_ntls_stats *ts = rb_ntls_stats(n->tls);
         if (ts->handshakes)
             rb_info("TLS (native engine, thread %u): %" PRIu64 " handshakes, %" PRIu64 " resumed, %" PRIu64
@@ -343,6 +344,8 @@ int rb_native_new(struct rb_worker *w, size_t ep0)
     n->rbuf_bytes = 256u << 10;
     /* The longer of a request's own path and a redirect's Location, to the longer of its host and a pool's. */
     size_t path_max = n->shape.path_len + RB_NREQ_NAME_MAX + n->shape.query_len + (o->part_size ? RB_NQUERY_MAX + 1 : 0);
+    if (o->listing)
+        path_max = RB_NREQ_NAME_MAX + RB_NQUERY_MAX + 100; /* a listing's path and query, its Content-Type line */
     n->wbuf_bytes = REQ_FIXED_MAX + (path_max > RB_NLOC_MAX ? path_max : RB_NLOC_MAX) + RB_NHOST_MAX + host_max +
                     n->shape.extra_len + (n->auth ? REQ_AUTH_MAX + 2 * (t->token_header ? strlen(t->token_header) : 0) : 0);
     n->c = calloc(w->nreq, sizeof *n->c);

@@ -97,8 +97,12 @@ static int on_body(http_parser *p, const char *at, size_t n)
     struct rb_nconn *c = p->data;
     struct rb_req *r = &c->r;
     if (r->err_status || c->keep_body) {
-        if (r->errbody.len < 2048)
-            rb_buf_append(&r->errbody, at, n < 2048 - r->errbody.len ? n : 2048 - r->errbody.len);
+        /* Its start (errbody.limit - 1 bytes: 2 KiB for an error's words; a listing's page is kept whole). */
+        size_t cap = r->errbody.limit - 1;
+        if (r->errbody.len < cap)
+            rb_buf_append(&r->errbody, at, n < cap - r->errbody.len ? n : cap - r->errbody.len);
+        else if (c->keep_body)
+            r->errbody.oom = true; /* more than it may hold */
         return 0;
     }
     if (c->verify && !r->mismatch && rb_payload_verify(r->key, r->off, at, n) != n)

@@ -66,6 +66,7 @@ struct rb_nconn {
     bool sends_body, keep_body; /* keep_body: the response body's start is kept whatever its status */
     uint64_t body_off;         /* the payload's offset of the body's first byte (a multipart part's) */
     const char *body_mem;      /* the body from memory (put_size bytes), or NULL: made from the payload */
+    const char *extra_hdr;     /* one more header line (no CRLF), or NULL */
     http_parser p;
     struct rb_req r;
     size_t hname_len, hval_len;
@@ -152,6 +153,8 @@ void rb_nresolve(const char *url, struct sockaddr_storage *addr, socklen_t *alen
  * lines. c->method and c->sends_body are set. Returns 0, -ENAMETOOLONG or -ENOSPC.
  */
 int rb_nhead_line(struct rb_worker *w, struct rb_nconn *c, const char *name, const char *extra_query);
+/* As rb_nhead_line for a whole path ("/PATH?QUERY", as sent and signed) instead of the shape's path and a name. */
+int rb_nhead_path(struct rb_worker *w, struct rb_nconn *c, const char *path);
 
 /* The op's request of name (size bytes) on c: c->r readied through the op, then its head (rb_nhead_line). */
 int rb_nhead_build(struct rb_worker *w, struct rb_nconn *c, const char *name, uint64_t size);

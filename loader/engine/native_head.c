@@ -54,6 +54,12 @@ int rb_nhead_rest(struct rb_worker *w, struct rb_nconn *c, char *p, const char *
         p += sh->extra_len;
         PUT_LIT(p, "\r\n");
     }
+    if (c->extra_hdr) {
+        size_t l = strlen(c->extra_hdr);
+        memcpy(p, c->extra_hdr, l);
+        p += l;
+        PUT_LIT(p, "\r\n");
+    }
     if (n->auth) {
         const struct rb_nsign sg = {.method = c->method, .path = path, .path_len = path_len, .query = query,
                                     .query_len = query_len, .host = host, .host_len = host_len,
@@ -110,6 +116,24 @@ int rb_nhead_line(struct rb_worker *w, struct rb_nconn *c, const char *name, con
                          sh->host[c->ep], sh->host_len[c->ep]);
 }
 
+int rb_nhead_path(struct rb_worker *w, struct rb_nconn *c, const char *path)
+{
+    struct rb_native *n = w->nat;
+    size_t ml = strlen(c->method), pl = strlen(path);
+    if (pl > RB_NREQ_NAME_MAX + RB_NQUERY_MAX)
+        return -ENAMETOOLONG;
+    char *p = c->wbuf;
+    memcpy(p, c->method, ml);
+    p += ml;
+    *p++ = ' ';
+    memcpy(p, path, pl);
+    const char *q = memchr(p, '?', pl);
+    size_t path_len = q ? (size_t)(q - p) : pl;
+    p += pl;
+    return rb_nhead_rest(w, c, p, p - pl, path_len, q ? q + 1 : "", q ? pl - path_len - 1 : 0, n->shape.host[c->ep],
+                         n->shape.host_len[c->ep]);
+}
+
 /* The op's request of name (size bytes): c->r readied through the op, then its head (rb_nhead_line). */
 int rb_nhead_build(struct rb_worker *w, struct rb_nconn *c, const char *name, uint64_t size)
 {
@@ -119,6 +143,7 @@ int rb_nhead_build(struct rb_worker *w, struct rb_nconn *c, const char *name, ui
     c->keep_body = false;
     c->body_off = 0;
     c->body_mem = NULL;
+    c->extra_hdr = NULL;
     n->op->ready(w, &c->r, name, size, &c->range_off, &c->range_len);
     return rb_nhead_line(w, c, name, NULL);
 }

@@ -390,13 +390,16 @@ void rb_native_free(struct rb_worker *w);
 int rb_native_run(struct rb_worker *w, const atomic_bool *stop, const volatile int *stop2);
 
 /*
- * One request a driver sends on the native engine (multipart.c): method on
- * name?query, a body of body_len bytes (sends_body: from body_mem, or the
- * payload of key from body_off), the response body's start kept in
- * r->errbody whatever its status (keep_body), the ETag header in r->etag.
+ * One request a driver sends on the native engine (multipart.c, listings):
+ * method on name?query (or on path, "/PATH?QUERY" as sent, when not NULL),
+ * a body of body_len bytes (sends_body: from body_mem, or the payload of key
+ * from body_off), one more header line (header, without its CRLF, or NULL),
+ * the response body kept in r->errbody up to its limit whatever its status
+ * (keep_body), the ETag header in r->etag.
  */
 struct rb_nreq {
     const char *method, *name, *query; /* query without its '?', or NULL */
+    const char *path, *header;
     bool sends_body, keep_body;
     uint64_t key, body_off, body_len;
     const char *body_mem;

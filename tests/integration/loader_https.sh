@@ -16,6 +16,7 @@ for i in $(seq 0 19); do head -c 1024 /dev/urandom >"$W/d/obj-$(printf %08d "$i"
 # keepalive_requests 10: connections end every 10 requests, so new ones resume the TLS session.
 nginx_start web "server { listen 127.0.0.1:$PORT ssl; root $W; keepalive_requests 10;
     ssl_certificate $T/cert.pem; ssl_certificate_key $T/key.pem; ssl_session_cache shared:tls:1m;
+    location /d/ { autoindex on; autoindex_format json; }
     location /dav/ { dav_methods PUT DELETE; create_full_put_path on; client_max_body_size 0; } }"
 wait_port "$PORT"
 URL=https://127.0.0.1:$PORT
@@ -35,6 +36,17 @@ for e in curl native; do
         --quiet >/dev/null
     assert_eq "$e: engine" "$e" "$(jq -r .summary.engine "$T/g-$e/result.json")"
 done
+# 2b. Listings over TLS (the autoindex page) on each engine: refused without --insecure, 20 names with it.
+for e in curl native; do
+    "$RB" load list "$URL/d" --engine "$e" --out "$T/lno-$e" >/dev/null 2>"$T/lno-$e.err" || true
+    grep -qi 'certificate' "$T/lno-$e.err" || { cat "$T/lno-$e.err"; fail "$e: listing: no line about the certificate"; }
+    "$RB" load list "$URL/d" --insecure --count 2 --engine "$e" --out "$T/l-$e" --quiet >/dev/null
+    assert_eq "list over TLS ($e): listings, pages, names, errors" '[2,2,40,0]' \
+        "$(jq -c '.summary.ops[0] | [.listings, .pages, .names, .errors.total]' "$T/l-$e/result.json")"
+done
+assert_eq "unverified listing: requests and error classes, curl = native" \
+    "$(jq -c '.summary.ops[0] | [.requests, .errors]' "$T/lno-curl/result.json")" \
+    "$(jq -c '.summary.ops[0] | [.requests, .errors]' "$T/lno-native/result.json")"
 assert_eq "GET: curl's counts = native's" "$(counts g-curl)" "$(counts g-native)"
 assert_eq "GET: bytes" 204800 "$(jq '.summary.ops[0].bytes' "$T/g-native/result.json")"
 assert_eq "PUT: curl's counts = native's" "$(counts p-curl)" "$(counts p-native)"
