@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # load train --format tar: WebDataset-style tar shards written by --populate (real ustar: GNU tar lists the members
-# with the sizes written), read whole and in order from 2 ranks on file:// and over HTTP (nginx WebDAV): exact
-# samples, steps and bytes per epoch, every header and member byte verified, a corrupted header counted, and files
-# the run did not create never written.
+# with the sizes written), read whole and in order from 2 ranks on file://, over HTTP (nginx WebDAV) and S3 (Ceph
+# RGW): exact samples, steps and bytes per epoch, every header and member byte verified, a corrupted header counted,
+# shards GNU tar made read as they are, and files the run did not create never written.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 S() { jq -c ".summary | $2" "$T/$1/result.json"; }
@@ -62,7 +62,36 @@ cmp "$T/got.tar" "$D/obj-00000003" || fail "the shard PUT over HTTP differs from
 assert_eq "GNU tar lists the shard fetched over HTTP" "4 3000" \
     "$(tar -tvf "$T/got.tar" | awk '{ n++; s[$3] = 1 } END { for (k in s) printf "%d %s", n, k }')"
 
-# 5. Bad input: a shard's members are one size, and --verify needs that size.
+# 5. Shards made elsewhere (GNU tar, 3 members of 5000 bytes each, as WebDataset's ShardWriter makes them) are read as
+#    they are: whole, 3 samples each, the bytes their files hold.
+G=$T/gnu
+mkdir -p "$G/src"
+for i in 0 1 2 3 4 5; do
+    for m in 0 1 2; do head -c 5000 /dev/urandom >"$G/src/s$i-$m.jpg"; done
+    tar -C "$G/src" -cf "$G/shard-$i.tar" "s$i-0.jpg" "s$i-1.jpg" "s$i-2.jpg"
+done
+rm -r "$G/src"
+gnu_bytes=$(find "$G" -name '*.tar' -printf '%s\n' | awk '{ s += $1 } END { print s }')
+"$RB" load train "file://$G" --prefix shard- --format tar --samples-per-object 3 --batch-size 3 --compute-time 1ms \
+    --out "$T/gnu" --quiet >/dev/null
+assert_eq "GNU tar shards: objects, requests, samples, steps, bytes (= the files)" "[6,6,18,6,$gnu_bytes]" \
+    "$(S gnu '[.dataset.objects, .train_epochs[0].requests, .train_epochs[0].samples, .train_epochs[0].steps, .train_epochs[0].bytes]')"
+
+# 6. s3:// on Ceph RGW: --populate PUTs the shards (signed), an epoch GETs each whole, verified; GNU tar lists the
+#    object RGW holds (its key, set/obj-..., seeds other bytes than the file's name did).
+rgw_up
+rgw_bucket shards
+unset AWS_SESSION_TOKEN AWS_PROFILE AWS_SHARED_CREDENTIALS_FILE || true
+"$RB" load train s3://shards/set/ --endpoint "$RGW_ENDPOINT" "${TRAIN[@]}" --populate --verify --out "$T/s3" --quiet \
+    >/dev/null
+assert_eq "s3 epoch (1 rank): requests, samples, steps, bytes, errors" "[12,48,12,$on_disk,0]" \
+    "$(S s3 '.train_epochs[0] | [.requests, .samples, .steps, .bytes, .errors]')"
+curl -fsS --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
+    -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' "$RGW_ENDPOINT/shards/set/obj-00000003" -o "$T/s3.tar"
+assert_eq "GNU tar lists the shard RGW holds: 4 members of 3000 bytes, the shard's size" "4 3000 $SHARD" \
+    "$(tar -tvf "$T/s3.tar" | awk -v b="$(stat -c %s "$T/s3.tar")" '{ n++; s[$3] = 1 } END { for (k in s) printf "%d %s %d", n, k, b }')"
+
+# 7. Bad input: a shard's members are one size, and --verify needs that size.
 assert_exit 2 "--format tar with a sample size distribution" "$RB" load train "file://$D" --objects 4 \
     --sample-size 3000/100 --format tar --compute-time 1ms
 assert_stderr_line '--format tar with --sample-size "3000/100": give a fixed size'
