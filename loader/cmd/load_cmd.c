@@ -549,6 +549,41 @@ static char *report(const struct load_args *a, struct rb_harness *h, const char 
     return table;
 }
 
+/*
+ * This rank's objects in *mine (collective; *total over every rank) and, for a run that writes, the names
+ * that already existed in *existing. Data the user owns: what the run deletes itself goes under its own
+ * prefix (written into prefix); names the user keeps or named are looked up first and never written over
+ * without --overwrite (docs/safety.md). 0 or an exit status.
+ */
+static int object_set(struct rb_harness *h, struct load_args *a, const struct rb_target *t, char *prefix,
+                      size_t plen, const char *command, struct rb_objset *mine, uint64_t *total,
+                      struct rb_objset *existing)
+{
+    const bool writes = a->op == RB_LOAD_PUT || (a->op == RB_LOAD_MIXED && !a->no_prepare);
+    if (writes && !a->keep && !a->prefix && !a->filelist) {
+        rb_safety_run_prefix(h, a->run_prefix, sizeof a->run_prefix);
+        snprintf(prefix, plen, "%s%s%s", rb_target_prefix(t), a->run_prefix, DEFAULT_PREFIX);
+    }
+    int status = build_objects(h, a, t, prefix, mine, total);
+    if (status || (status = multipart_listed(h, a, mine)))
+        return status;
+    if (writes && !a->run_prefix[0] &&
+        (status = rb_safety_check(h, t, mine, a->tgt.timeout_ns, a->overwrite, command,
+                                  a->keep ? "--keep" : a->filelist ? "--filelist" : "--prefix", existing)))
+        return status;
+    /* A generated set with --random-range has sizes (open_target asked for them); a listed one may lack some. */
+    if (a->random_range && !a->max_size) {
+        char buf[RB_OBJSET_NAME_BYTES];
+        for (uint64_t i = 0; i < mine->n; i++)
+            if (!rb_objset_size(mine, i)) {
+                rb_harness_fatal(h, RB_EXIT_USAGE,
+                                 "--random-range: the size of \"%s\" is unknown (give --size or sizes in the list)",
+                                 rb_objset_name(mine, i, buf));
+            }
+    }
+    return 0;
+}
+
 static int run(struct load_args *a, struct rb_cli *cli)
 {
     uint64_t range_off, range_len;
@@ -584,32 +619,8 @@ static int run(struct load_args *a, struct rb_cli *cli)
     int log_fd = -1;
     struct rb_load_result res = {0};
     char *table = NULL;
-    /*
-     * Data the user owns: what the run deletes itself goes under its own
-     * prefix; names the user keeps or named are looked up first and never
-     * written over without --overwrite (docs/safety.md).
-     */
-    const bool writes = a->op == RB_LOAD_PUT || (a->op == RB_LOAD_MIXED && !a->no_prepare);
-    if (writes && !a->keep && !a->prefix && !a->filelist) {
-        rb_safety_run_prefix(&h, a->run_prefix, sizeof a->run_prefix);
-        snprintf(prefix, sizeof prefix, "%s%s%s", rb_target_prefix(t), a->run_prefix, DEFAULT_PREFIX);
-    }
-    if ((status = build_objects(&h, a, t, prefix, &mine, &total)) || (status = multipart_listed(&h, a, &mine)))
+    if ((status = object_set(&h, a, t, prefix, sizeof prefix, command, &mine, &total, &existing)))
         goto out;
-    if (writes && !a->run_prefix[0] &&
-        (status = rb_safety_check(&h, t, &mine, a->tgt.timeout_ns, a->overwrite, command,
-                                  a->keep ? "--keep" : a->filelist ? "--filelist" : "--prefix", &existing)))
-        goto out;
-    /* A generated set with --random-range has sizes (open_target asked for them); a listed one may lack some. */
-    if (a->random_range && !a->max_size) {
-        char buf[RB_OBJSET_NAME_BYTES];
-        for (uint64_t i = 0; i < mine.n; i++)
-            if (!rb_objset_size(&mine, i)) {
-                rb_harness_fatal(&h, RB_EXIT_USAGE,
-                                 "--random-range: the size of \"%s\" is unknown (give --size or sizes in the list)",
-                                 rb_objset_name(&mine, i, buf));
-            }
-    }
     if (a->log_requests && (log_fd = open_request_log(&h, a->log_requests)) < 0) {
         status = RB_EXIT_USAGE;
         goto out;
@@ -640,8 +651,8 @@ static int run(struct load_args *a, struct rb_cli *cli)
     if (a->op == RB_LOAD_GET)
         status = rb_file_drop_host_cache(&h, &a->file, NULL);
     if (!status)
-        status = rb_load_run_phase_with(&h, k->phase, a->duration_ns, &o, &(struct rb_load_phase_opts){.steady = a->steady},
-                                        &res);
+        status = rb_load_run_phase_with(&h, k->phase, a->duration_ns, &o,
+                                        &(struct rb_load_phase_opts){.steady = a->steady}, &res);
     struct rb_cleanup cl = {0};
     if (a->op == RB_LOAD_PUT) {
         const uint64_t ok = h.rank == 0 && res.total ? res.total->ops - res.total->errors : 0;
