@@ -141,6 +141,34 @@ int rb_tree_scatter(const struct rb_coll_comm *c, int root, void *out, size_t bl
 void rb_hier_place(const struct rb_coll_args *a, int world_rank, int *rail_rank, int *node_rank);
 
 /*
+ * The frame of a rooted rail-aware collective (gather, scatter): blocks go
+ * along the rails to or from the rank on the root's node (rail rank br),
+ * and inside the root's node to or from the root (node rank jr).
+ */
+struct rb_hier_rooted {
+    const struct rb_coll_comm *node, *rail;
+    size_t blk;       /* one rank's block */
+    int L, G;         /* ranks per node, ranks per rail */
+    int br, jr;       /* the root's rail rank and node rank */
+    char *work, *tmp; /* a's scratch */
+};
+void rb_hier_rooted_init(const struct rb_coll_args *a, struct rb_hier_rooted *f);
+
+/*
+ * The rail's blocks between rail order (rail rank b's at b, in rail) and
+ * the virtual order of a tree rooted at br (block k from rail rank
+ * (br + k) % G, in virt); to_virtual says which way.
+ */
+void rb_hier_rail_order(const struct rb_hier_rooted *f, char *virt, char *rail, bool to_virtual);
+
+/*
+ * The root's blocks between vec, in world rank order, and the node tree's
+ * virtual order in f->work (slot k x G + b: rail rank b of node rank
+ * (jr + k) % L); to_work says which way. Only the root calls it.
+ */
+void rb_hier_root_order(const struct rb_coll_args *a, const struct rb_hier_rooted *f, char *vec, bool to_work);
+
+/*
  * All-to-all of uneven sizes over a->world: m[i x n + j] is the bytes rank
  * i sends rank j. send holds this rank's blocks in destination order, recv
  * gets the blocks in source order (both packed). Return 0, -EOVERFLOW when a

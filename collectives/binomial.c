@@ -69,3 +69,31 @@ void rb_hier_place(const struct rb_coll_args *a, int world_rank, int *rail_rank,
         }
     *rail_rank = *node_rank = 0; /* not reached: world_of names every rank */
 }
+
+void rb_hier_rooted_init(const struct rb_coll_args *a, struct rb_hier_rooted *f)
+{
+    *f = (struct rb_hier_rooted){.node = &a->node, .rail = &a->rail, .blk = a->count * a->type_bytes,
+                                 .L = a->node.size, .G = a->rail.size, .work = rb_algo_scratch_work(a),
+                                 .tmp = rb_algo_scratch_tmp(a)};
+    rb_hier_place(a, a->root, &f->br, &f->jr);
+}
+
+void rb_hier_rail_order(const struct rb_hier_rooted *f, char *virt, char *rail, bool to_virtual)
+{
+    for (int k = 0; k < f->G; k++) {
+        char *v = virt + f->blk * (size_t)k, *r = rail + f->blk * (size_t)((f->br + k) % f->G);
+        memcpy(to_virtual ? v : r, to_virtual ? r : v, f->blk);
+    }
+}
+
+void rb_hier_root_order(const struct rb_coll_args *a, const struct rb_hier_rooted *f, char *vec, bool to_work)
+{
+    for (int k = 0; k < f->L; k++) {
+        int j = (f->jr + k) % f->L;
+        for (int b = 0; b < f->G; b++) {
+            char *w = f->work + f->blk * ((size_t)k * f->G + b);
+            char *v = vec + f->blk * (size_t)a->world_of[b * f->L + j];
+            memcpy(to_work ? w : v, to_work ? v : w, f->blk);
+        }
+    }
+}

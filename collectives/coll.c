@@ -251,6 +251,48 @@ static void stop(struct rb_coll_run *R)
     rb_coll_out_free(&R->out);
 }
 
+/* The collectives of the parsed command line: resolve, the harness, every table, --background. An exit status. */
+static int run(struct rb_cli *cli, struct rb_coll_opts *o, struct rb_coll_a2av_opts *a2av, const struct rb_coll_bg *bg,
+               int argc, char **argv)
+{
+    int rc;
+    static struct rb_coll_run R;
+    memset(&R, 0, sizeof R);
+    R.o = o;
+    R.which = cli->args[0];
+    if ((rc = resolve(&R, o, R.which)) != 0 || (rc = rb_coll_bg_check(&R, bg)) != 0 ||
+        (rc = rb_coll_alltoallv_setup(a2av)) != 0)
+        return rb_coll_usage_exit(rc);
+    char json_path[4096] = "", command[64];
+    bool any_a2av = false;
+    for (int i = 0; i < R.ntests; i++)
+        any_a2av = any_a2av || R.kinds[i] == RB_COLL_ALLTOALLV;
+    struct precheck pc = {.o = o,
+                          .alltoallv = any_a2av,
+                          .root = R.root,
+                          .root_all = R.root_all,
+                          .json_path = json_path,
+                          .json_len = sizeof json_path};
+    snprintf(command, sizeof command, "coll %s", R.which);
+    struct rb_harness h;
+    rc = rb_harness_init(&h, rb_cli_strdup(cli, command), cli,
+                         &(struct rb_harness_opts){.mpi = true, .precheck = precheck, .ctx = &pc});
+    if (rc != 0)
+        return rb_coll_usage_exit(rc);
+    R.h = &h;
+    start(&R, json_path, argc, argv);
+    for (int ti = 0; ti < R.ntests && !R.stop; ti++)
+        for (int ai = 0; ai < R.nalgos && !R.stop; ai++)
+            rb_coll_run_table(&R, R.tests[ti], R.algos[ai]);
+    cJSON *bg_rec = NULL;
+    int status = R.bg && !R.stop ? rb_coll_bg_pass(&R, &bg_rec) : 0;
+    rb_coll_out_finish(&R.out, R.which, R.kinds, R.ntests, R.algos, R.nalgos);
+    if (bg_rec) /* beside the rows of the summary the output wrote */
+        cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(h.result.root, "summary"), "background", bg_rec);
+    stop(&R);
+    return rb_harness_finish(&h, NULL, status);
+}
+
 int rb_coll_main(int argc, char **argv)
 {
     /* OSU's point-to-point tests take OSU's flags (-m, -i, -x, -W mean other things to nccl-tests). */
@@ -265,7 +307,7 @@ int rb_coll_main(int argc, char **argv)
                              .device_cta = 16, .cta_policy = -1};
     struct rb_coll_a2av_opts a2av = {.spread = -1, .scale = -1};
     struct rb_coll_bg bg = {.threads = 1, .inflight = 4, .alone_ns = 2 * RB_NS_PER_S, .timeout_ns = 30 * RB_NS_PER_S};
-    const struct rb_opt opts[] = {
+    const struct rb_opt own[] = {
         {"minbytes", 'b', RB_OPT_SIZE, &o.minbytes, "SIZE", "smallest size", NULL},
         {"maxbytes", 'e', RB_OPT_SIZE, &o.maxbytes, "SIZE", "largest size", NULL},
         {"stepbytes", 'i', RB_OPT_SIZE, &o.stepbytes, "SIZE", "fixed increment between sizes (without -f)", NULL},
@@ -303,20 +345,11 @@ int rb_coll_main(int argc, char **argv)
         {"matrix-scale", 0, RB_OPT_DOUBLE, &a2av.scale, "F",
          "alltoallv: multiply the matrix's values by F (if not given: NCCL_TESTS_ALLTOALLV_MATRIX_SCALE or 1)",
          NULL},
-        {"background", 0, RB_OPT_STR, &bg.url, "URL",
-         "after the table, the sweep again without and with an object GET load on every rank (http://, s3://, "
-         "ais://), out-of-place busbw side by side", NULL},
-        {"bg-objects", 0, RB_OPT_U64, &bg.objects, "N", "--background: objects <prefix>obj-<index>, split over ranks",
-         NULL},
-        {"bg-threads", 0, RB_OPT_U64, &bg.threads, "N", "--background: load threads per rank", NULL},
-        {"bg-inflight", 0, RB_OPT_U64, &bg.inflight, "N", "--background: requests in flight per thread (closed loop)",
-         NULL},
-        {"bg-rate", 0, RB_OPT_RATE, &bg.rate, "R/s", "--background: open loop at R requests/s per rank (0: closed)",
-         NULL},
-        {"bg-alone", 0, RB_OPT_DURATION, &bg.alone_ns, "D",
-         "--background: the load alone this long; each pass repeats the sweep at least this long", NULL},
         {0},
     };
+    struct rb_opts opts = {0};
+    rb_opts_add(&opts, own);
+    rb_coll_bg_options(&opts, &bg);
     char names[256], usage[320];
     snprintf(usage, sizeof usage, "railbench coll %s|all [options]",
              rb_coll_kind_names(names, sizeof names, "|", NULL));
@@ -329,51 +362,12 @@ int rb_coll_main(int argc, char **argv)
         "(-G, -y, -R, -x, -V, -p) are noted in the output, -t and -g take 1 only, -D 0 only.\n"
         "OSU's point-to-point tests: railbench coll latency|bw|bibw|mbw_mr (see railbench coll latency --help).\n"
         "A mixture-of-experts layer's dispatch and combine: railbench coll moe (see railbench coll moe --help).",
-        opts, 1, 1, false};
+        opts.v, 1, 1, false};
     struct rb_cli cli;
     int rc;
     if (!rb_cli_parse_cmd(&cli, &spec, argc, argv, &rc))
         return rb_coll_usage_exit(rc);
-
-    static struct rb_coll_run R;
-    memset(&R, 0, sizeof R);
-    R.o = &o;
-    R.which = cli.args[0];
-    if ((rc = resolve(&R, &o, R.which)) != 0 || (rc = rb_coll_bg_check(&R, &bg)) != 0 ||
-        (rc = rb_coll_alltoallv_setup(&a2av)) != 0) {
-        rb_cli_free(&cli);
-        return rb_coll_usage_exit(rc);
-    }
-    char json_path[4096] = "", command[64];
-    bool any_a2av = false;
-    for (int i = 0; i < R.ntests; i++)
-        any_a2av = any_a2av || R.kinds[i] == RB_COLL_ALLTOALLV;
-    struct precheck pc = {.o = &o,
-                          .alltoallv = any_a2av,
-                          .root = R.root,
-                          .root_all = R.root_all,
-                          .json_path = json_path,
-                          .json_len = sizeof json_path};
-    snprintf(command, sizeof command, "coll %s", R.which);
-    struct rb_harness h;
-    rc = rb_harness_init(&h, rb_cli_strdup(&cli, command), &cli,
-                         &(struct rb_harness_opts){.mpi = true, .precheck = precheck, .ctx = &pc});
-    if (rc != 0) {
-        rb_cli_free(&cli);
-        return rb_coll_usage_exit(rc);
-    }
-    R.h = &h;
-    start(&R, json_path, argc, argv);
-    for (int ti = 0; ti < R.ntests && !R.stop; ti++)
-        for (int ai = 0; ai < R.nalgos && !R.stop; ai++)
-            rb_coll_run_table(&R, R.tests[ti], R.algos[ai]);
-    cJSON *bg_rec = NULL;
-    int status = R.bg && !R.stop ? rb_coll_bg_pass(&R, &bg_rec) : 0;
-    rb_coll_out_finish(&R.out, R.which, R.kinds, R.ntests, R.algos, R.nalgos);
-    if (bg_rec) /* beside the rows of the summary the output wrote */
-        cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(h.result.root, "summary"), "background", bg_rec);
-    stop(&R);
-    rc = rb_harness_finish(&h, NULL, status);
+    rc = run(&cli, &o, &a2av, &bg, argc, argv);
     rb_cli_free(&cli);
     return rc;
 }

@@ -10,6 +10,26 @@
 
 #define BG_MAX_SIZES 64
 
+void rb_coll_bg_options(struct rb_opts *t, struct rb_coll_bg *bg)
+{
+    const struct rb_opt rows[] = {
+        {"background", 0, RB_OPT_STR, &bg->url, "URL",
+         "after the table, the sweep again without and with an object GET load on every rank (http://, s3://, "
+         "ais://), out-of-place busbw side by side", NULL},
+        {"bg-objects", 0, RB_OPT_U64, &bg->objects, "N", "--background: objects <prefix>obj-<index>, split over ranks",
+         NULL},
+        {"bg-threads", 0, RB_OPT_U64, &bg->threads, "N", "--background: load threads per rank", NULL},
+        {"bg-inflight", 0, RB_OPT_U64, &bg->inflight, "N", "--background: requests in flight per thread (closed loop)",
+         NULL},
+        {"bg-rate", 0, RB_OPT_RATE, &bg->rate, "R/s", "--background: open loop at R requests/s per rank (0: closed)",
+         NULL},
+        {"bg-alone", 0, RB_OPT_DURATION, &bg->alone_ns, "D",
+         "--background: the load alone this long; each pass repeats the sweep at least this long", NULL},
+        {0},
+    };
+    rb_opts_add(t, rows);
+}
+
 /*
  * Rank 0: the mean busbw of each size over sweeps repeated until --bg-alone
  * has passed (on rank 0's clock, so every rank runs as many), so the load's

@@ -55,23 +55,15 @@ static int run_tree(const struct rb_coll_args *a)
  */
 static int run_hier(const struct rb_coll_args *a)
 {
-    const struct rb_coll_comm *node = &a->node, *rail = &a->rail;
-    const size_t blk = a->count * a->type_bytes;
-    const int L = node->size, G = rail->size;
-    char *work = rb_algo_scratch_work(a), *tmp = rb_algo_scratch_tmp(a);
-    int br, jr;
-    rb_hier_place(a, a->root, &br, &jr);
-    rb_tree_gather(rail, br, a->send, blk, work);
-    if (rail->rank != br)
+    struct rb_hier_rooted f;
+    rb_hier_rooted_init(a, &f);
+    rb_tree_gather(f.rail, f.br, a->send, f.blk, f.work);
+    if (f.rail->rank != f.br)
         return 0;
-    for (int k = 0; k < G; k++) /* rail order: the block of rail rank b at b */
-        memcpy(tmp + blk * (size_t)((br + k) % G), work + blk * (size_t)k, blk);
-    rb_tree_gather(node, jr, tmp, blk * (size_t)G, work);
-    for (int k = 0; a->world.rank == a->root && k < L; k++) {
-        int j = (jr + k) % L;
-        for (int b = 0; b < G; b++)
-            memcpy((char *)a->recv + blk * (size_t)a->world_of[b * L + j], work + blk * ((size_t)k * G + b), blk);
-    }
+    rb_hier_rail_order(&f, f.work, f.tmp, false);
+    rb_tree_gather(f.node, f.jr, f.tmp, f.blk * (size_t)f.G, f.work);
+    if (a->world.rank == a->root)
+        rb_hier_root_order(a, &f, a->recv, false);
     return 0;
 }
 

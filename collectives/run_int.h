@@ -67,6 +67,9 @@ double rb_coll_run_busbw(struct rb_coll_run *R, const struct rb_coll_test *t, en
  * when given). */
 int rb_coll_bg_check(struct rb_coll_run *R, const struct rb_coll_bg *bg);
 
+/* --background's option group (--background, --bg-*): rows into t whose values land in bg (its defaults). */
+void rb_coll_bg_options(struct rb_opts *t, struct rb_coll_bg *bg);
+
 /*
  * --background: the sweep once more, out-of-place, without and then with a
  * GET load on every rank; the load alone for --bg-alone before the second

@@ -50,24 +50,15 @@ static int run_tree(const struct rb_coll_args *a)
  */
 static int run_hier(const struct rb_coll_args *a)
 {
-    const struct rb_coll_comm *node = &a->node, *rail = &a->rail;
-    const size_t blk = a->count * a->type_bytes;
-    const int L = node->size, G = rail->size;
-    char *work = rb_algo_scratch_work(a), *tmp = rb_algo_scratch_tmp(a);
-    int br, jr;
-    rb_hier_place(a, a->root, &br, &jr);
-    if (rail->rank == br) {
-        for (int k = 0; a->world.rank == a->root && k < L; k++) {
-            int j = (jr + k) % L;
-            for (int b = 0; b < G; b++)
-                memcpy(work + blk * ((size_t)k * G + b), (const char *)a->send + blk * (size_t)a->world_of[b * L + j],
-                       blk);
-        }
-        rb_tree_scatter(node, jr, tmp, blk * (size_t)G, work);
-        for (int k = 0; k < G; k++) /* virtual order along the rail, rooted here */
-            memcpy(work + blk * (size_t)k, tmp + blk * (size_t)((br + k) % G), blk);
+    struct rb_hier_rooted f;
+    rb_hier_rooted_init(a, &f);
+    if (f.rail->rank == f.br) {
+        if (a->world.rank == a->root)
+            rb_hier_root_order(a, &f, a->send, true);
+        rb_tree_scatter(f.node, f.jr, f.tmp, f.blk * (size_t)f.G, f.work);
+        rb_hier_rail_order(&f, f.work, f.tmp, true);
     }
-    return rb_tree_scatter(rail, br, a->recv, blk, work);
+    return rb_tree_scatter(f.rail, f.br, a->recv, f.blk, f.work);
 }
 
 const struct rb_coll_test rb_coll_scatter = {

@@ -614,11 +614,38 @@ static int check_nargs(const struct parse *P, const char **args, int nargs)
     return 0;
 }
 
+/* One slot per option of the command, then per common option it takes, each holding its default. -ENOMEM or 0. */
+static int make_slots(struct parse *P)
+{
+    const struct rb_cmd_spec *spec = P->spec;
+    size_t nspec = 0;
+    cli_common_opts(P->copts, &P->cli->common);
+    while (spec->opts && spec->opts[nspec].name)
+        nspec++;
+    P->slots = calloc(nspec + NCOMMON, sizeof(*P->slots));
+    if (!P->slots)
+        return -ENOMEM;
+    for (size_t i = 0; i < nspec; i++)
+        P->slots[P->nslots++].opt = &spec->opts[i];
+    for (int c = 0; c < NCOMMON; c++) {
+        if (!cli_common_taken(spec, c))
+            continue;
+        struct slot *sl = &P->slots[P->nslots++];
+        sl->opt = &P->copts[c];
+        P->label = c == C_LABEL ? sl : P->label;
+        P->interval = c == C_INTERVAL ? sl : P->interval;
+        P->config = c == C_CONFIG ? sl : P->config;
+    }
+    for (size_t i = 0; i < P->nslots; i++)
+        cli_load_default(&P->slots[i]);
+    return 0;
+}
+
 int rb_cli_parse(struct rb_cli *cli, const struct rb_cmd_spec *spec, int argc, char **argv)
 {
     struct parse P;
     struct tok *toks = NULL;
-    size_t ntoks = 0, *redact = NULL, nspec = 0, cap = 0;
+    size_t ntoks = 0, *redact = NULL, cap = 0;
     const char **args = NULL;
     int nargs = 0, rc;
 
@@ -633,26 +660,9 @@ int rb_cli_parse(struct rb_cli *cli, const struct rb_cmd_spec *spec, int argc, c
     P.cli = cli;
     P.spec = spec;
     cmd_name(P.cmd, sizeof(P.cmd), spec, argv[0]);
-    cli_common_opts(P.copts, &cli->common);
-    while (spec->opts && spec->opts[nspec].name)
-        nspec++;
     rc = -ENOMEM;
-    P.slots = calloc(nspec + NCOMMON, sizeof(*P.slots));
-    if (!P.slots)
+    if (make_slots(&P) != 0)
         goto out;
-    for (size_t i = 0; i < nspec; i++)
-        P.slots[P.nslots++].opt = &spec->opts[i];
-    for (int c = 0; c < NCOMMON; c++) {
-        if (!cli_common_taken(spec, c))
-            continue;
-        struct slot *sl = &P.slots[P.nslots++];
-        sl->opt = &P.copts[c];
-        P.label = c == C_LABEL ? sl : P.label;
-        P.interval = c == C_INTERVAL ? sl : P.interval;
-        P.config = c == C_CONFIG ? sl : P.config;
-    }
-    for (size_t i = 0; i < P.nslots; i++)
-        cli_load_default(&P.slots[i]);
 
     /* --help wins over any mistake around it. */
     if (wants_help(&P, argc, argv)) {

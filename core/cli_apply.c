@@ -48,11 +48,6 @@ static int add_str(struct parse *P, struct slot *sl, const char *s)
                       q);
             return -EINVAL;
         }
-        if (kl == 3 && strncmp(s, "run", 3) == 0) {
-            cli_opt_error(P, sl->opt, "%s: the key \"run\" is taken (every metric carries run=<the result "
-                          "directory's name>; name the run with --out)", q);
-            return -EINVAL;
-        }
         for (size_t i = 0; i < l->n; i++) {
             if (strncmp(l->v[i], s, kl + 1) == 0) {
                 cli_opt_error(P, sl->opt, "%s repeats the key \"%.*s\"", q, (int)kl, s);

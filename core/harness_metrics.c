@@ -14,11 +14,34 @@
 
 #include "harness_int.h"
 
-/* Every series carries run="<the result directory's name>" and the run's --label pairs: a dashboard
- * selects a run by its own label, even when several runs were scraped from one port. */
+/* Appends the run's --label pairs to out (o bytes used), each after a comma when something precedes it. */
+static void append_labels(const struct rb_cli *cli, char *out, size_t len, size_t o)
+{
+    for (size_t i = 0; cli && i < cli->common.labels.n; i++) {
+        const char *kv = cli->common.labels.v[i], *eq = strchr(kv, '=');
+        char val[512];
+        rb_prom_escape(val, sizeof val, eq + 1);
+        int n = snprintf(out + o, len - o, "%s%.*s=\"%s\"", o ? "," : "", (int)(eq - kv), kv, val);
+        if (n < 0 || (size_t)n >= len - o) {
+            out[o] = '\0';
+            break;
+        }
+        o += (size_t)n;
+    }
+}
+
+/* Every series carries the run's --label pairs and run="<the result directory's name>" unless a --label
+ * names the run: a dashboard selects a run by its own label, even when several runs shared one port. */
 static void const_labels(const struct rb_harness *h, char *out, size_t len)
 {
     const struct rb_cli *cli = h->cli;
+    for (size_t i = 0; cli && i < cli->common.labels.n; i++) {
+        if (strncmp(cli->common.labels.v[i], "run=", 4) == 0) {
+            out[0] = '\0';
+            append_labels(cli, out, len, 0);
+            return;
+        }
+    }
     size_t end = strlen(h->out_dir), start;
     while (end > 1 && h->out_dir[end - 1] == '/')
         end--;
@@ -30,16 +53,7 @@ static void const_labels(const struct rb_harness *h, char *out, size_t len)
     int n = snprintf(out, len, "run=\"%s\"", val);
     size_t o = n > 0 && (size_t)n < len ? (size_t)n : 0;
     out[o] = '\0';
-    for (size_t i = 0; cli && i < cli->common.labels.n; i++) {
-        const char *kv = cli->common.labels.v[i], *eq = strchr(kv, '=');
-        rb_prom_escape(val, sizeof val, eq + 1);
-        n = snprintf(out + o, len - o, ",%.*s=\"%s\"", (int)(eq - kv), kv, val);
-        if (n < 0 || (size_t)n >= len - o) {
-            out[o] = '\0';
-            break;
-        }
-        o += (size_t)n;
-    }
+    append_labels(cli, out, len, o);
 }
 
 /* Starts the exporters asked for; returns an exit status agreed by every rank. */

@@ -2,7 +2,7 @@
 """Man pages and bash completion generated from the option tables that drive --help.
 
 Usage: scripts/gen-man.py RAILBENCH OUTDIR
-Writes OUTDIR/man1/railbench.1 and railbench-{load,coll,block,fabric,report}.1, and
+Writes OUTDIR/man1/railbench.1 and railbench-COMMAND.1 for every top-level command but version, and
 OUTDIR/completion/railbench (bash). Everything comes from the binary itself: RAILBENCH_HELP=json makes
 every --help print its usage, summary and options (with each default exactly as the text shows it) as JSON,
 and a command group its commands (core/cli_show.c, core/command.c); nothing here lists an option.
@@ -15,7 +15,8 @@ import re
 import subprocess
 import sys
 
-GROUP_PAGES = ['load', 'coll', 'block', 'fabric', 'report']
+# The top-level commands with a page of their own: every one the binary lists but version (main() fills it).
+GROUP_PAGES = []
 
 
 def rb_json(rb, words):
@@ -281,6 +282,7 @@ def main():
         sys.exit(__doc__)
     rb, outdir = sys.argv[1], sys.argv[2]
     tops = tree(rb)
+    GROUP_PAGES[:] = [w for w, _, _ in tops if w != 'version']
     ver, date = version(rb), page_date()
     block_spec = [spec for w, _, cmds in tops if w == 'block' for _, spec in cmds][0]
     common = [o for o in block_spec['options'] if o['common']]

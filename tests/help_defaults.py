@@ -17,6 +17,13 @@ import sys
 
 OPT_LINE = re.compile(r'^  (?:-(\w), )?\s*--([\w-]+)(?: (\S+))?(?:\s{2,}(.*))?$')
 DEFAULT = re.compile(r'[(;] ?default: (.*)\)$')
+# The top-level command words a section heading may name; main() takes them from the binary's --help, so a
+# new command's page is checked with no change here.
+TOP_WORDS = ['load', 'coll', 'fabric', 'block', 'report']
+
+
+def top_words(rb):
+    return re.findall(r'^  (\w+)\s{2,}', run_help(rb, []).split('commands:')[1], re.M)
 DESCRIBED = re.compile(r'\(if not given: (.*)\)$')
 
 
@@ -30,7 +37,7 @@ def run_help(rb, words):
 def commands(rb):
     """Every command word list the binary lists: top level, their subcommands, coll's collectives and tests."""
     out = []
-    for top in re.findall(r'^  (\w+)\s{2,}', run_help(rb, []).split('commands:')[1], re.M):
+    for top in top_words(rb):
         text = run_help(rb, [top])
         if 'commands:' in text and top != 'coll':
             out += [[top, sub] for sub in re.findall(r'^  (\w+)\s{2,}', text.split('commands:')[1], re.M)]
@@ -97,7 +104,7 @@ def page_rows(name, path, refs):
             refs.append((cmds, ref.group(1).split()))
         h = re.match(r'^(#{1,3}) (.*)', line)
         if h:
-            m = re.search(r'`(?:railbench )?((?:load|coll|fabric|block|report)\b[^`]*)`', h.group(2))
+            m = re.search(r'`(?:railbench )?((?:' + '|'.join(TOP_WORDS) + r')\b[^`]*)`', h.group(2))
             if m and len(h.group(1)) > 1:  # a page's title (#) names its commands but holds no table
                 words = m.group(1).split()
                 cmds = [words[:-1] + [w] for w in words[-1].split('|')] if len(words) > 1 else [words]
@@ -217,6 +224,7 @@ def main():
             if o['parses'] and not o['common']:
                 print(f'--{k}\t{"" if o["flag"] else o["default"]}\t-{o["short"] or "-"}')
         return 0
+    TOP_WORDS[:] = top_words(rb) or TOP_WORDS
     stats = {'compared': 0}
     problems = check(rb, readme, stats)
     for p in problems:

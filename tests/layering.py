@@ -13,18 +13,38 @@ use only the ones below them: objset < proto < engine < file < cmd < train, tier
 protocol's row in proto/ gets its loop from file/ at start-up, registered from above); loader/load.c (the
 dispatcher) and core/main.c (the command table) may name every command. A public header
 include/railbench/X.h belongs to the module that holds X.c (or X_*.c); a header without one is core's.
+
+Two rules of shape ride along (docs/HACKING.md): no function body longer than MAX_FUNCTION_LINES lines
+(from its opening to its closing brace, both at the start of a line, as the house style writes them), and
+every command entry point, `int rb_*(int argc, char **argv)`, is named rb_<command>[_<sub>...]_main.
 """
 import os
 import re
 import subprocess
 import sys
 
+# The modules: the top folders of the Makefile's SRC (main() reads them), so a new module is checked from the
+# moment it is built; this list is the fallback when there is no Makefile beside the sources.
 MODULES = ['core', 'loader', 'block', 'collectives', 'fabric', 'reports']
 # file/ is the file:// protocol's I/O loop, an engine of its own: above engine/, below the commands.
+# A loader sub-folder not named here is a load subcommand's: at the commands' level.
 LOADER_LEVEL = {'objset': 0, 'proto': 1, 'engine': 2, 'file': 2.5, 'cmd': 3, 'train': 4, 'tiers': 4, 'ckpt': 4}
+COMMAND_LEVEL = 4
+
+
+def makefile_modules(root):
+    """The top folders of the Makefile's `SRC := $(wildcard ...)`, or None without one."""
+    try:
+        text = open(os.path.join(root, 'Makefile'), encoding='utf-8').read()
+    except OSError:
+        return None
+    m = re.search(r'^SRC\s*:?=\s*\$\(wildcard ([^)]*)\)', text, re.M)
+    return list(dict.fromkeys(w.split('/')[0] for w in m.group(1).split())) if m else None
 # Declared exceptions: (from module, to module, what may be used).
 EXCEPTIONS = {('collectives', 'loader/cmd'): 'include/railbench/bgload.h'}
 DISPATCHERS = {'core/main.c', 'loader/load.c'}
+MAX_FUNCTION_LINES = 120
+ENTRY = re.compile(r'^int (rb_\w+)\(int argc, char \*\*argv\)$', re.M)
 
 
 def module_of(rel):
@@ -41,8 +61,7 @@ def allowed(a, b):
     if a == 'loader':  # the dispatcher's folder: every loader sub-folder
         return b.startswith('loader/')
     if a.startswith('loader/') and b.startswith('loader/'):
-        la, lb = LOADER_LEVEL.get(a[7:]), LOADER_LEVEL.get(b[7:])
-        return la is not None and lb is not None and lb < la
+        return LOADER_LEVEL.get(b[7:], COMMAND_LEVEL) < LOADER_LEVEL.get(a[7:], COMMAND_LEVEL)
     return False
 
 
@@ -105,11 +124,50 @@ def link_edges(objdir):
             yield rel, mod, defined[sym], sym
 
 
+def functions(root):
+    """(source, line of the signature, name, body lines) of every function definition under root."""
+    for s in sources(root):
+        if not s.endswith('.c'):
+            continue
+        lines = open(os.path.join(root, s), encoding='utf-8', errors='replace').read().split('\n')
+        i = 0
+        while i < len(lines):
+            if lines[i] == '{':
+                j = i - 1  # the signature's first line: the nearest line above that is not indented
+                while j > 0 and lines[j][:1] in (' ', '\t'):
+                    j -= 1
+                k = i + 1
+                while k < len(lines) and not lines[k].startswith('}'):
+                    k += 1
+                m = re.search(r'(\w+)\s*\(', lines[j])
+                yield s, j + 1, m.group(1) if m else lines[j].strip(), k - i + 1
+                i = k
+            i += 1
+
+
+def shape_problems(root):
+    """Functions over MAX_FUNCTION_LINES and entry points not named *_main; also the longest function."""
+    problems, longest = [], (0, '')
+    for s, line, name, n in functions(root):
+        if n > longest[0]:
+            longest = (n, f'{s}:{line} {name}')
+        if n > MAX_FUNCTION_LINES:
+            problems.append(f'{s}:{line}: {name} is {n} lines long, over {MAX_FUNCTION_LINES}')
+    for s in sources(root):
+        if s.endswith('.c'):
+            text = open(os.path.join(root, s), encoding='utf-8', errors='replace').read()
+            for m in ENTRY.finditer(text):
+                if not m.group(1).endswith('_main'):
+                    problems.append(f'{s}: {m.group(1)} is a command entry point: name it rb_<command>_<sub>_main')
+    return problems, longest
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
     root = sys.argv[1]
+    MODULES[:] = makefile_modules(root) or MODULES
     problems, ninc, nlink = [], 0, 0
     for src, a, b, what in include_edges(root):
         ninc += 1
@@ -126,6 +184,9 @@ def main():
             if (a, b) in EXCEPTIONS and sym.startswith('rb_bgload_'):
                 continue
             problems.append(f'{src}: uses {sym}, defined in {b}: {a} -> {b} is against the dependency rule')
+    shape, longest = shape_problems(root)
+    problems += shape
+    print(f'longest function: {longest[0]} lines ({longest[1]})')
     for p in problems:
         print(p)
     print(f'{ninc} include edges, {nlink} link edges, {len(problems)} problems')

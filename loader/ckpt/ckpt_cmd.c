@@ -126,6 +126,126 @@ static int precheck(void *ctx, int rank, int size)
     return 0;
 }
 
+/* The opened target against this command's options: the file group's checks, --read-part-size, a probe. */
+static int check_target(struct rb_ckpt_args *a, struct rb_cli *cli, struct rb_ckpt_run *x)
+{
+    a->s3 = strcmp(rb_target_scheme(x->t), "s3") == 0;
+    a->files = strcmp(rb_target_scheme(x->t), "file") == 0;
+    /* --fsync close is the checkpoint's default on files (MLPerf enforces fsync); elsewhere the group's own. */
+    struct rb_file_opts fo = a->file;
+    if (!a->files && !rb_cli_given(cli, "--fsync"))
+        fo.fsync = RB_FSYNC_NONE;
+    if (fo.drop_cache == RB_DROP_HOST)
+        return rb_cli_usage_error("--drop-cache host: load checkpoint drops every host's page cache between its "
+                                  "writes and reads with --drop-caches; --drop-cache files drops each file's pages");
+    int status = rb_file_opts_check(&fo);
+    if (status || (status = rb_file_opts_target(&fo, x->t, cli, &a->inflight)))
+        return status;
+    if (a->files && rb_cli_given(cli, "--read-part-size"))
+        return rb_cli_usage_error("--read-part-size: ranged reads are HTTP's (s3://, ais://, http://); %s is a "
+                                  "file:// target", rb_target_name(x->t));
+    return rb_load_target_probe(x->t, a->tgt.timeout_ns);
+}
+
+/*
+ * After the harness: the checkpoint folder (--name, or a fresh one, the same on every rank, that nothing else can
+ * hold: its name in folder), what this process writes and reads, the bytes of one checkpoint, the engine's options.
+ */
+static void plan(struct rb_ckpt_run *x, char folder[256])
+{
+    struct rb_ckpt_args *a = x->a;
+    if (!a->name) {
+        unsigned long long stamp[2] = {(unsigned long long)time(NULL), (unsigned long long)getpid()};
+        if (x->h.mpi)
+            RB_MPI_CHECK(MPI_Bcast(stamp, 2, MPI_UNSIGNED_LONG_LONG, 0, x->h.comm));
+        struct tm tm;
+        time_t tt = (time_t)stamp[0];
+        gmtime_r(&tt, &tm);
+        snprintf(folder, 256, "rbckpt-%04d%02d%02dT%02d%02d%02d-%llx", tm.tm_year + 1900, tm.tm_mon + 1,
+                 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, stamp[1]);
+        a->name = folder;
+    }
+    rb_ckpt_plan_of(a, &x->h, x->h.rank, &x->mine);
+    x->shift_by = a->shift && x->h.size > 1 ? (x->h.host_count > 1 ? x->h.local_size : 1) : 0;
+    rb_ckpt_plan_of(a, &x->h, (x->h.rank + x->shift_by) % x->h.size, &x->shifted);
+    snprintf(x->mine.base, sizeof x->mine.base, "%s%s/", rb_target_prefix(x->t), a->name);
+    memcpy(x->shifted.base, x->mine.base, sizeof x->shifted.base);
+    const char *url = rb_target_name(x->t);
+    size_t ul = strlen(url);
+    snprintf(x->where, sizeof x->where, "%s%s%s/", url, ul && url[ul - 1] == '/' ? "" : "/", a->name);
+    for (int p = 0; p < x->h.size; p++) {
+        struct rb_ckpt_plan pl;
+        rb_ckpt_plan_of(a, &x->h, p, &pl);
+        for (uint64_t r = pl.first; r < pl.first + pl.count; r++)
+            x->total_bytes += rb_ckpt_rank_bytes(&a->model, r, a->scale_den, NULL, NULL);
+    }
+    /* Files go up and come back through libcurl (multipart, ranged reads): the engine's group is not this command's. */
+    const struct rb_engine_args ea = {.engine = RB_ENGINE_CURL, .max_redirects = RB_ENGINE_MAX_REDIRECTS};
+    x->o = rb_load_opts_from(RB_LOAD_GET, x->t, &a->tgt, &ea, x->h.rank);
+    x->o.threads = (unsigned)a->threads;
+    x->o.inflight = (unsigned)a->inflight;
+    x->o.seed = a->seed;
+    x->o.part_size = a->s3 ? a->part_size : 0;
+    x->o.multipart_threshold = a->s3 ? a->mp_threshold : 0;
+    x->o.file = a->files ? &a->file : NULL;
+}
+
+/* The reads (collective): the cache drop, --after's gap to the write run, then --reads checkpoints. */
+static int read_all(struct rb_ckpt_run *x)
+{
+    struct rb_ckpt_args *a = x->a;
+    int status = 0;
+    if (a->drop_caches && a->mode == RB_CKPT_MODE_BOTH)
+        status = rb_ckpt_drop_caches(x);
+    if (!status && a->after && x->h.rank == 0) {
+        double end_s;
+        if (rb_ckpt_read_write_end(a->after, &end_s)) {
+            rb_error("--after %s: no write run's result.json with summary.write_end_unix_s there", a->after);
+            status = RB_EXIT_USAGE;
+        } else {
+            double gap = rb_ckpt_unix_now_s() - end_s;
+            rb_result_check(&x->h.result, "read_gap", gap <= RB_CKPT_MAX_READ_GAP_S,
+                            "the reads started %.1f s after the writes ended (MLPerf Storage: at most %.0f s)", gap,
+                            RB_CKPT_MAX_READ_GAP_S);
+            rb_result_set(&x->h.result, "read_gap_s", cJSON_CreateNumber(gap));
+        }
+    }
+    if (x->h.mpi)
+        RB_MPI_CHECK(MPI_Bcast(&status, 1, MPI_INT, 0, x->h.comm));
+    for (unsigned k = 1; k <= a->reads && !status && !rb_harness_any_signalled(&x->h); k++)
+        status = rb_ckpt_one(x, false, (unsigned)((k - 1) % a->writes) + 1);
+    return status;
+}
+
+/* What this run wrote is deleted at the end unless --keep (or --mode write, whose reads come later). */
+static int clean_up(struct rb_ckpt_run *x, struct rb_cleanup *cl)
+{
+    struct rb_ckpt_args *a = x->a;
+    struct rb_load_opts d = x->o;
+    char where[1600];
+    snprintf(where, sizeof where, "%s", x->where);
+    bool keep = a->keep || a->mode == RB_CKPT_MODE_WRITE;
+    int status = rb_cleanup_run(&x->h, &d, &x->written, keep, RB_CLEANUP_COUNTED, where, cl);
+    if (!keep)
+        rb_ckpt_dirs_remove(x); /* and the directories it made, now empty */
+    if (keep && x->h.rank == 0 && x->written.n)
+        rb_info("load checkpoint: the checkpoints stay under %s%s (--name %s)", x->where, "", a->name);
+    return status;
+}
+
+static void run_free(struct rb_ckpt_run *x)
+{
+    for (int i = 0; x->hosts && i < x->nhosts; i++)
+        free(x->hosts[i]);
+    free(x->hosts);
+    cJSON_Delete(x->writes);
+    cJSON_Delete(x->reads);
+    rb_objset_free(&x->written);
+    rb_ckpt_dirs_free(x);
+    cJSON_Delete(x->cache_drop);
+    rb_objset_free(&x->step_set);
+}
+
 static int run(struct rb_ckpt_args *a, struct rb_cli *cli)
 {
     int status = resolve(a);
@@ -134,66 +254,14 @@ static int run(struct rb_ckpt_args *a, struct rb_cli *cli)
     struct rb_ckpt_run x = {.a = a};
     if ((status = rb_load_target_open(&a->tgt, cli->args[0], NULL, &x.t)))
         return status;
-    const bool s3 = a->s3 = strcmp(rb_target_scheme(x.t), "s3") == 0;
-    a->files = strcmp(rb_target_scheme(x.t), "file") == 0;
-    {
-        /* --fsync close is the checkpoint's default on files (MLPerf enforces fsync); elsewhere the group's own. */
-        struct rb_file_opts fo = a->file;
-        if (!a->files && !rb_cli_given(cli, "--fsync"))
-            fo.fsync = RB_FSYNC_NONE;
-        if (fo.drop_cache == RB_DROP_HOST)
-            status = rb_cli_usage_error("--drop-cache host: load checkpoint drops every host's page cache between its "
-                                        "writes and reads with --drop-caches; --drop-cache files drops each file's pages");
-        if (status || (status = rb_file_opts_check(&fo)) || (status = rb_file_opts_target(&fo, x.t, cli, &a->inflight)))
-            goto close;
-    }
-    if (a->files && rb_cli_given(cli, "--read-part-size")) {
-        status = rb_cli_usage_error("--read-part-size: ranged reads are HTTP's (s3://, ais://, http://); %s is a "
-                                    "file:// target", rb_target_name(x.t));
-        goto close;
-    }
-    if ((status = rb_load_target_probe(x.t, a->tgt.timeout_ns)))
+    if ((status = check_target(a, cli, &x)))
         goto close;
     status = rb_harness_init(&x.h, "load checkpoint", cli,
                              &(struct rb_harness_opts){.mpi = true, .precheck = precheck, .ctx = a});
     if (status)
         goto close;
-    /* The checkpoint folder: --name, or a fresh one (the same on every rank) that nothing else can hold. */
-    char name[256];
-    if (!a->name) {
-        unsigned long long stamp[2] = {(unsigned long long)time(NULL), (unsigned long long)getpid()};
-        if (x.h.mpi)
-            RB_MPI_CHECK(MPI_Bcast(stamp, 2, MPI_UNSIGNED_LONG_LONG, 0, x.h.comm));
-        struct tm tm;
-        time_t tt = (time_t)stamp[0];
-        gmtime_r(&tt, &tm);
-        snprintf(name, sizeof name, "rbckpt-%04d%02d%02dT%02d%02d%02d-%llx", tm.tm_year + 1900, tm.tm_mon + 1,
-                 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, stamp[1]);
-        a->name = name;
-    }
-    rb_ckpt_plan_of(a, &x.h, x.h.rank, &x.mine);
-    x.shift_by = a->shift && x.h.size > 1 ? (x.h.host_count > 1 ? x.h.local_size : 1) : 0;
-    rb_ckpt_plan_of(a, &x.h, (x.h.rank + x.shift_by) % x.h.size, &x.shifted);
-    snprintf(x.mine.base, sizeof x.mine.base, "%s%s/", rb_target_prefix(x.t), a->name);
-    memcpy(x.shifted.base, x.mine.base, sizeof x.shifted.base);
-    const char *url = rb_target_name(x.t);
-    size_t ul = strlen(url);
-    snprintf(x.where, sizeof x.where, "%s%s%s/", url, ul && url[ul - 1] == '/' ? "" : "/", a->name);
-    for (int p = 0; p < x.h.size; p++) {
-        struct rb_ckpt_plan pl;
-        rb_ckpt_plan_of(a, &x.h, p, &pl);
-        for (uint64_t r = pl.first; r < pl.first + pl.count; r++)
-            x.total_bytes += rb_ckpt_rank_bytes(&a->model, r, a->scale_den, NULL, NULL);
-    }
-    /* Files go up and come back through libcurl (multipart, ranged reads): the engine's group is not this command's. */
-    const struct rb_engine_args ea = {.engine = RB_ENGINE_CURL, .max_redirects = RB_ENGINE_MAX_REDIRECTS};
-    x.o = rb_load_opts_from(RB_LOAD_GET, x.t, &a->tgt, &ea, x.h.rank);
-    x.o.threads = (unsigned)a->threads;
-    x.o.inflight = (unsigned)a->inflight;
-    x.o.seed = a->seed;
-    x.o.part_size = s3 ? a->part_size : 0;
-    x.o.multipart_threshold = s3 ? a->mp_threshold : 0;
-    x.o.file = a->files ? &a->file : NULL;
+    char folder[256];
+    plan(&x, folder);
     rb_ckpt_gather_hosts(&x);
     if (x.h.rank == 0) {
         x.writes = cJSON_CreateArray();
@@ -210,56 +278,17 @@ static int run(struct rb_ckpt_args *a, struct rb_cli *cli)
     if (a->mode != RB_CKPT_MODE_READ)
         for (unsigned k = 1; k <= a->writes && !status && !rb_harness_any_signalled(&x.h); k++)
             status = rb_ckpt_one(&x, true, k);
-    if (!status && a->mode != RB_CKPT_MODE_WRITE && a->reads) {
-        if (a->drop_caches && a->mode == RB_CKPT_MODE_BOTH)
-            status = rb_ckpt_drop_caches(&x);
-        if (!status && a->after && x.h.rank == 0) {
-            double end_s;
-            if (rb_ckpt_read_write_end(a->after, &end_s)) {
-                rb_error("--after %s: no write run's result.json with summary.write_end_unix_s there", a->after);
-                status = RB_EXIT_USAGE;
-            } else {
-                double gap = rb_ckpt_unix_now_s() - end_s;
-                rb_result_check(&x.h.result, "read_gap", gap <= RB_CKPT_MAX_READ_GAP_S,
-                                "the reads started %.1f s after the writes ended (MLPerf Storage: at most %.0f s)", gap,
-                                RB_CKPT_MAX_READ_GAP_S);
-                rb_result_set(&x.h.result, "read_gap_s", cJSON_CreateNumber(gap));
-            }
-        }
-        if (x.h.mpi)
-            RB_MPI_CHECK(MPI_Bcast(&status, 1, MPI_INT, 0, x.h.comm));
-        for (unsigned k = 1; k <= a->reads && !status && !rb_harness_any_signalled(&x.h); k++)
-            status = rb_ckpt_one(&x, false, (unsigned)((k - 1) % a->writes) + 1);
-    }
-    /* What this run wrote is deleted at the end unless --keep (or --mode write, whose reads come later). */
-    {
-        struct rb_load_opts d = x.o;
-        char where[1600];
-        snprintf(where, sizeof where, "%s", x.where);
-        bool keep = a->keep || a->mode == RB_CKPT_MODE_WRITE;
-        int cs = rb_cleanup_run(&x.h, &d, &x.written, keep, RB_CLEANUP_COUNTED, where, &cl);
-        if (!status)
-            status = cs;
-        if (!keep)
-            rb_ckpt_dirs_remove(&x); /* and the directories it made, now empty */
-        if (keep && x.h.rank == 0 && x.written.n)
-            rb_info("load checkpoint: the checkpoints stay under %s%s (--name %s)", x.where, "",
-                    a->name);
-    }
+    if (!status && a->mode != RB_CKPT_MODE_WRITE && a->reads)
+        status = read_all(&x);
+    int cs = clean_up(&x, &cl);
+    if (!status)
+        status = cs;
 finish:
     if (x.h.rank == 0)
         table = rb_ckpt_report(&x, &cl);
     status = rb_harness_finish(&x.h, table, status);
     free(table);
-    for (int i = 0; x.hosts && i < x.nhosts; i++)
-        free(x.hosts[i]);
-    free(x.hosts);
-    cJSON_Delete(x.writes);
-    cJSON_Delete(x.reads);
-    rb_objset_free(&x.written);
-    rb_ckpt_dirs_free(&x);
-    cJSON_Delete(x.cache_drop);
-    rb_objset_free(&x.step_set);
+    run_free(&x);
 close:
     rb_target_close(x.t);
     return status;
@@ -328,11 +357,7 @@ int rb_load_checkpoint_main(int argc, char **argv)
     };
     struct rb_opts opts = {0};
     rb_opts_add(&opts, own);
-    rb_target_options(&opts, &a.tgt);
-    /* The file protocol's group after the command's rows. */
-    struct rb_opt file[RB_FILE_OPT_ROWS + 1];
-    rb_file_options(file, &a.file);
-    rb_opts_add(&opts, file);
+    rb_load_options(&opts, &a.tgt, NULL, &a.file); /* the engine's group is not this command's */
     const struct rb_cmd_spec spec = {
         "railbench load checkpoint [options] URL",
         "MLPerf Storage's checkpoint benchmark on file:///PATH, s3://BUCKET[/PREFIX], ais://BUCKET or http://HOST/PATH: every rank "

@@ -127,13 +127,15 @@ int rb_ckpt_one(struct rb_ckpt_run *x, bool write, unsigned step)
         o.pattern = RB_PATTERN_EPOCH;
         o.epochs = 1;
     }
-    o.start_delay_ns = a->delay && (uint64_t)x->h.rank == a->delay_rank ? a->delay_ns : 0;
+    /* --delay-rank: that rank starts its requests late. */
+    const bool late = a->delay && (uint64_t)x->h.rank == a->delay_rank;
+    const struct rb_load_phase_opts po = {.start_delay_ns = late ? a->delay_ns : 0};
     char phase[32];
     snprintf(phase, sizeof phase, "%s-%u", write ? "write" : "read", step);
     struct rb_load_result res = {0};
     if (!write && step == 1)
         x->read_start_unix_s = rb_ckpt_unix_now_s();
-    int status = rb_load_run_phase(&x->h, phase, 0, &o, &res);
+    int status = rb_load_run_phase_with(&x->h, phase, 0, &o, &po, &res);
     if (write) {
         char nb[RB_OBJSET_NAME_BYTES];
         for (uint64_t i = 0; i < res.leftover.n && !rc; i++)

@@ -39,6 +39,16 @@ void rb_load_defaults(struct rb_target_cfg *tgt, struct rb_engine_args *eng, str
         *file = (struct rb_file_opts)RB_FILE_OPTS_DEFAULT;
 }
 
+void rb_load_options(struct rb_opts *t, struct rb_target_cfg *tgt, struct rb_engine_args *eng,
+                     struct rb_file_opts *file)
+{
+    rb_target_options(t, tgt);
+    if (eng)
+        rb_engine_options(t, eng);
+    if (file)
+        rb_file_options(t, file);
+}
+
 int rb_load_target_open(const struct rb_target_cfg *cfg, const char *url, const char *what, struct rb_target **t)
 {
     struct rb_target_cfg tc = *cfg;

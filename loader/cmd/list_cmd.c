@@ -25,6 +25,7 @@ struct list_args {
     struct rb_target_cfg tgt; /* the target options: --endpoint, --timeout (per page), each protocol's own */
     const char *prefix;
     uint64_t threads, count, duration_ns;
+    struct rb_engine_args eng; /* --engine: the listing's (native_list.c) */
 };
 
 /* One lister thread: whole listings back to back; each page recorded into its stats, handed over under mu. */
@@ -279,7 +280,8 @@ int rb_load_list_main(int argc, char **argv)
     };
     struct rb_opts opts = {0};
     rb_opts_add(&opts, own);
-    rb_target_options(&opts, &a.tgt);
+    rb_load_options(&opts, &a.tgt, NULL, NULL);
+    rb_engine_list_options(&opts, &a.eng); /* the listing engine alone (engine.md) */
     const struct rb_cmd_spec spec = {
         "railbench load list [options] URL",
         "List s3://BUCKET (ListObjectsV2 pages of 1,000), ais://BUCKET (list pages) or http://HOST:PORT/PATH/ "

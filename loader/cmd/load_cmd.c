@@ -64,7 +64,7 @@ static const struct cmd_kind cmd_kinds[] = {
     [RB_LOAD_MIXED] = {"load mixed", "mixed", "railbench load mixed [options] URL",
                        "warp-like mixed load on http://HOST:PORT/PATH or s3://BUCKET: --objects N put first, then each "
                        "request draws GET, PUT, DELETE or STAT by --mix weights over the objects that exist.",
-                       G_BODY | G_KEEP | G_MIX},
+                       G_BODY | G_KEEP | G_MIX | G_FILE},
 };
 
 struct load_args {
@@ -129,6 +129,10 @@ static int validate_mixed(struct load_args *a)
         return rb_cli_usage_error("load mixed --no-prepare --mix %s: the objects exist already and this mix would "
                                   "write over or delete them; give a mix of get and stat only, or add --overwrite",
                                   a->mix);
+    if (a->file.drop_cache == RB_DROP_HOST)
+        return rb_cli_usage_error("load mixed --drop-cache host: reads and writes share one phase, so there is no "
+                                  "read phase to drop the page cache before; --drop-cache files drops each file's "
+                                  "pages before its GET");
     if (!a->duration_ns && !a->count)
         a->duration_ns = DEFAULT_DURATION_NS;
     return 0;
@@ -545,6 +549,41 @@ static char *report(const struct load_args *a, struct rb_harness *h, const char 
     return table;
 }
 
+/*
+ * This rank's objects in *mine (collective; *total over every rank) and, for a run that writes, the names
+ * that already existed in *existing. Data the user owns: what the run deletes itself goes under its own
+ * prefix (written into prefix); names the user keeps or named are looked up first and never written over
+ * without --overwrite (docs/safety.md). 0 or an exit status.
+ */
+static int object_set(struct rb_harness *h, struct load_args *a, const struct rb_target *t, char *prefix,
+                      size_t plen, const char *command, struct rb_objset *mine, uint64_t *total,
+                      struct rb_objset *existing)
+{
+    const bool writes = a->op == RB_LOAD_PUT || (a->op == RB_LOAD_MIXED && !a->no_prepare);
+    if (writes && !a->keep && !a->prefix && !a->filelist) {
+        rb_safety_run_prefix(h, a->run_prefix, sizeof a->run_prefix);
+        snprintf(prefix, plen, "%s%s%s", rb_target_prefix(t), a->run_prefix, DEFAULT_PREFIX);
+    }
+    int status = build_objects(h, a, t, prefix, mine, total);
+    if (status || (status = multipart_listed(h, a, mine)))
+        return status;
+    if (writes && !a->run_prefix[0] &&
+        (status = rb_safety_check(h, t, mine, a->tgt.timeout_ns, a->overwrite, command,
+                                  a->keep ? "--keep" : a->filelist ? "--filelist" : "--prefix", existing)))
+        return status;
+    /* A generated set with --random-range has sizes (open_target asked for them); a listed one may lack some. */
+    if (a->random_range && !a->max_size) {
+        char buf[RB_OBJSET_NAME_BYTES];
+        for (uint64_t i = 0; i < mine->n; i++)
+            if (!rb_objset_size(mine, i)) {
+                rb_harness_fatal(h, RB_EXIT_USAGE,
+                                 "--random-range: the size of \"%s\" is unknown (give --size or sizes in the list)",
+                                 rb_objset_name(mine, i, buf));
+            }
+    }
+    return 0;
+}
+
 static int run(struct load_args *a, struct rb_cli *cli)
 {
     uint64_t range_off, range_len;
@@ -559,11 +598,6 @@ static int run(struct load_args *a, struct rb_cli *cli)
     if ((status = rb_engine_check_usage(a->eng.engine, t, a->op, range_len || a->random_range))) {
         rb_target_close(t);
         return status;
-    }
-    if (a->op == RB_LOAD_MIXED && strcmp(rb_target_scheme(t), "file") == 0) {
-        rb_target_close(t);
-        return rb_cli_usage_error("load mixed: %s: file:// targets take load put, get, stat and delete, not mixed",
-                                  rb_target_name(t));
     }
     /* Deleting whatever a bare bucket lists is too easy a mistake: the set must be named. */
     if (a->op == RB_LOAD_DELETE && !a->objects && !a->filelist && !prefix[0]) {
@@ -585,32 +619,8 @@ static int run(struct load_args *a, struct rb_cli *cli)
     int log_fd = -1;
     struct rb_load_result res = {0};
     char *table = NULL;
-    /*
-     * Data the user owns: what the run deletes itself goes under its own
-     * prefix; names the user keeps or named are looked up first and never
-     * written over without --overwrite (docs/safety.md).
-     */
-    const bool writes = a->op == RB_LOAD_PUT || (a->op == RB_LOAD_MIXED && !a->no_prepare);
-    if (writes && !a->keep && !a->prefix && !a->filelist) {
-        rb_safety_run_prefix(&h, a->run_prefix, sizeof a->run_prefix);
-        snprintf(prefix, sizeof prefix, "%s%s%s", rb_target_prefix(t), a->run_prefix, DEFAULT_PREFIX);
-    }
-    if ((status = build_objects(&h, a, t, prefix, &mine, &total)) || (status = multipart_listed(&h, a, &mine)))
+    if ((status = object_set(&h, a, t, prefix, sizeof prefix, command, &mine, &total, &existing)))
         goto out;
-    if (writes && !a->run_prefix[0] &&
-        (status = rb_safety_check(&h, t, &mine, a->tgt.timeout_ns, a->overwrite, command,
-                                  a->keep ? "--keep" : a->filelist ? "--filelist" : "--prefix", &existing)))
-        goto out;
-    /* A generated set with --random-range has sizes (open_target asked for them); a listed one may lack some. */
-    if (a->random_range && !a->max_size) {
-        char buf[RB_OBJSET_NAME_BYTES];
-        for (uint64_t i = 0; i < mine.n; i++)
-            if (!rb_objset_size(&mine, i)) {
-                rb_harness_fatal(&h, RB_EXIT_USAGE,
-                                 "--random-range: the size of \"%s\" is unknown (give --size or sizes in the list)",
-                                 rb_objset_name(&mine, i, buf));
-            }
-    }
     if (a->log_requests && (log_fd = open_request_log(&h, a->log_requests)) < 0) {
         status = RB_EXIT_USAGE;
         goto out;
@@ -634,12 +644,15 @@ static int run(struct load_args *a, struct rb_cli *cli)
                                         .run_prefix = a->run_prefix[0] ? prefix : NULL,
                                         .steady = a->steady, .max_error_pct = a->max_error_pct};
         status = rb_mixed_run(&h, &o, &m, &table);
+        if (h.rank == 0 && t->ops->loop)
+            rb_file_summary_json(cJSON_GetObjectItemCaseSensitive(h.result.root, "summary"), &a->file);
         goto out;
     }
     if (a->op == RB_LOAD_GET)
         status = rb_file_drop_host_cache(&h, &a->file, NULL);
     if (!status)
-        status = rb_load_run_phase_steady(&h, k->phase, a->duration_ns, &o, &a->steady, &res);
+        status = rb_load_run_phase_with(&h, k->phase, a->duration_ns, &o,
+                                        &(struct rb_load_phase_opts){.steady = a->steady}, &res);
     struct rb_cleanup cl = {0};
     if (a->op == RB_LOAD_PUT) {
         const uint64_t ok = h.rank == 0 && res.total ? res.total->ops - res.total->errors : 0;
@@ -765,8 +778,7 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
     if (k->groups & G_BODY)
         rb_opts_add(&opts, body);
     rb_opts_add(&opts, limits);
-    rb_target_options(&opts, &a.tgt);
-    rb_engine_options(&opts, &a.eng);
+    rb_load_options(&opts, &a.tgt, &a.eng, k->groups & G_FILE ? &a.file : NULL);
     if (k->groups & G_MULTIPART)
         rb_opts_add(&opts, multipart);
     if (k->groups & G_MIX)
@@ -777,11 +789,6 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         rb_opts_add(&opts, order);
     if (k->groups & G_READ)
         rb_opts_add(&opts, read);
-    if (k->groups & G_FILE) {
-        struct rb_opt file[RB_FILE_OPT_ROWS + 1];
-        rb_file_options(file, &a.file);
-        rb_opts_add(&opts, file);
-    }
     const struct rb_cmd_spec spec = {k->usage, k->about, opts.v, 1, 1, false};
     return rb_load_command(&spec, argc, argv, run_args, &a);
 }

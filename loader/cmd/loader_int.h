@@ -50,6 +50,21 @@ struct rb_file_opts;
  */
 void rb_load_defaults(struct rb_target_cfg *tgt, struct rb_engine_args *eng, struct rb_file_opts *file);
 
+struct rb_opts;
+
+/*
+ * Adds the option groups of a command that opens a target to t, in this
+ * order: the target group (rb_target_options: --endpoint, --timeout,
+ * --insecure, then every protocol's own rows: s3's, ais's), the engine's
+ * (rb_engine_options) and the file protocol's (rb_file_options), their
+ * values in tgt, eng and file (set them with rb_load_defaults first). NULL:
+ * a group the command does not take. The one place a command gets the
+ * protocols' options: a protocol's new option reaches every command here.
+ * Main thread.
+ */
+void rb_load_options(struct rb_opts *t, struct rb_target_cfg *tgt, struct rb_engine_args *eng,
+                     struct rb_file_opts *file);
+
 /*
  * Builds the object set (collective): count generated names
  * "<prefix><index>" (O(1) memory), the names in filelist, or (count == 0

@@ -107,7 +107,8 @@ int rb_mixed_run(struct rb_harness *h, const struct rb_load_opts *o, const struc
         x.op = RB_LOAD_PUT; /* every slot is set up for uploads; mixed.c sets each request's method */
         x.mix_prepared = m->prepare;
         x.part_size = 0;
-        status = rb_load_run_phase_steady(h, "mixed", m->duration_ns, &x, &m->steady, &mixed);
+        status = rb_load_run_phase_with(h, "mixed", m->duration_ns, &x, &(struct rb_load_phase_opts){.steady = m->steady},
+                                        &mixed);
         cstatus = rb_cleanup_run(h, o, &mixed.leftover, m->keep, RB_CLEANUP_COUNTED, m->where, &cl);
     } else {
         /* The prepare phase failed part-way: what it wrote is deleted (names it did not write are not there). */

@@ -482,11 +482,7 @@ int rb_load_sweep_main(int argc, char **argv)
     };
     struct rb_opts opts = {0};
     rb_opts_add(&opts, own);
-    rb_target_options(&opts, &a.tgt);
-    rb_engine_options(&opts, &a.eng);
-    struct rb_opt file[RB_FILE_OPT_ROWS + 1];
-    rb_file_options(file, &a.file);
-    rb_opts_add(&opts, file);
+    rb_load_options(&opts, &a.tgt, &a.eng, &a.file);
     const struct rb_cmd_spec spec = {
         "railbench load sweep [options] URL",
         "GET objects at growing in-flight counts (or rates), one barrier-started phase per point; report "

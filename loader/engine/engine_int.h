@@ -48,6 +48,9 @@ enum rb_load_extra {
 };
 extern const char *const rb_load_extra_names[RB_LX_COUNT + 1];
 
+/* Extra counters of a run's TLS figures (struct rb_load_result.tls): handshakes resumed, on kernel TLS. */
+enum rb_tls_extra { RB_TLS_RESUMED, RB_TLS_KTLS, RB_TLS_EXTRA_COUNT };
+
 enum rb_load_pattern { RB_PATTERN_RANDOM, RB_PATTERN_SEQUENTIAL, RB_PATTERN_EPOCH };
 
 /*
@@ -66,6 +69,10 @@ struct rb_engine_args {
 
 /* Adds the engine's option rows (--engine, --max-redirects), their dests in ea, to t. Main thread. */
 void rb_engine_options(struct rb_opts *t, struct rb_engine_args *ea);
+/* Adds --engine alone (load list: a listing follows no redirects of its own). Main thread. */
+void rb_engine_list_options(struct rb_opts *t, struct rb_engine_args *ea);
+/* False when the command that runs said --engine curl: its listings go through libcurl too (else native). */
+bool rb_engine_lists_native(void);
 
 /* What one rank runs in a phase. Pointers are borrowed and must outlive the engine. */
 struct rb_file_opts;
@@ -101,12 +108,10 @@ struct rb_load_opts {
     const struct rb_mix *mix;
     bool mix_prepared;                /* mixed: the objects were written by this run's prepare phase */
     bool track_written;               /* put: keep which objects were written, for cleanup (rb_engine_each_written) */
+    bool listing;                     /* the native engine's listing worker (native_list.c): one slot, pages in turn */
     const struct rb_objset *preexisting; /* names that existed before the run (--overwrite): cleanup leaves them; may be NULL */
     /* A file:// target's options (--io-engine, --direct, --block-size, --fsync, ...); NULL: the defaults. */
     const struct rb_file_opts *file;
-    /* rb_load_run_phase only (the engine ignores it): this rank starts its requests this long after the phase start (a rank slowed on
-     * purpose: load checkpoint --delay-rank); 0 = none. */
-    uint64_t start_delay_ns;
 };
 
 /*
@@ -189,6 +194,8 @@ int rb_engine_each_written(const struct rb_engine *e, int (*fn)(const char *name
 
 /* Adds every worker's part statistics (multipart PUT, ranged GET) into into (nothing without parts). After rb_engine_stop. */
 void rb_engine_part_stats(const struct rb_engine *e, struct rb_stats *into);
+/* Adds the native engine's TLS handshakes of every worker into into (rb_native_tls_collect). After the phase. */
+void rb_engine_tls_stats(const struct rb_engine *e, struct rb_stats *into);
 
 /*
  * After the workers stopped: the open loop's send window in ns from start,

@@ -1,8 +1,29 @@
 /* The engine's option group (--engine, --max-redirects) and the one place its options are built from a command's. */
 #include "engine_int.h"
 
+/* The --engine of the command that runs (its args live as long as it does): listings follow it (native_list.c). */
+static const int *cmd_engine;
+
+bool rb_engine_lists_native(void)
+{
+    return !cmd_engine || *cmd_engine != RB_ENGINE_CURL;
+}
+
+void rb_engine_list_options(struct rb_opts *t, struct rb_engine_args *ea)
+{
+    cmd_engine = &ea->engine;
+    const struct rb_opt rows[] = {
+        {"engine", 0, RB_OPT_CHOICE, &ea->engine, "E",
+         "listing engine: native (own epoll loop, one keep-alive connection per listing) or curl; auto: native",
+         "auto|curl|native"},
+        {0},
+    };
+    rb_opts_add(t, rows);
+}
+
 void rb_engine_options(struct rb_opts *t, struct rb_engine_args *ea)
 {
+    cmd_engine = &ea->engine;
     const struct rb_opt rows[] = {
         {"engine", 0, RB_OPT_CHOICE, &ea->engine, "E",
          "request engine: native (own epoll loop: http://, https://, s3:// with SigV4, ais://; GET, PUT, HEAD, "

@@ -204,14 +204,14 @@ static bool limits_reached(const struct rb_worker *w)
     return (w->count_limit && w->issued >= w->count_limit) || (w->bytes_limit && w->bytes_done >= w->bytes_limit);
 }
 
-/*
- * Issues requests on w's free slots, each with an op drawn by weight and an
- * object that is not in flight: live for GET, STAT and DELETE; absent (or,
- * with none absent, live: an overwrite) for PUT. An op with no such object
- * is drawn again. Sets w->exhausted at the count or byte limit, or when no
- * op can be drawn and nothing is in flight. Returns 0 or -errno.
- */
-static int mix_refill(struct rb_worker *w)
+/* Issues on a curl slot: every slot was set up for uploads, the method is set per request. */
+static int curl_issue(struct rb_worker *w, enum rb_load_op op, const char *name, uint64_t size)
+{
+    int rc = set_method(w->reqs[w->free_slots[w->nfree - 1]].easy, op);
+    return rc ? rc : rb_xfer_issue(w, name, size, 0);
+}
+
+int rb_mix_refill(struct rb_worker *w, rb_mix_issue_fn issue)
 {
     struct rb_mixer *x = w->mix;
     const struct rb_load_opts *o = w->o;
@@ -245,32 +245,43 @@ static int mix_refill(struct rb_worker *w)
         uint64_t size = rb_objset_size(o->objects, idx);
         if (!size && o->max_size)
             size = rb_payload_size(o->seed, name, o->min_size, o->max_size);
-        int rc = set_method(w->reqs[slot].easy, op);
         w->op = rb_xfer_op_for(op);
-        if (!rc)
-            rc = rb_xfer_issue(w, name, size, 0);
+        int rc = issue(w, op, name, size);
         if (rc)
             return rc;
     }
     return 0;
 }
 
+static int mix_refill(struct rb_worker *w)
+{
+    return rb_mix_refill(w, curl_issue);
+}
+
 /* ---- completions ---- */
 
-/* Records the finished request on r under its op's stats and moves its object to live or absent. */
-static void mix_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
+enum rb_load_op rb_mix_slot_op(const struct rb_worker *w, unsigned slot)
+{
+    return (enum rb_load_op)w->mix->slot_op[slot];
+}
+
+bool rb_mix_slot_overwrites(const struct rb_worker *w, unsigned slot)
+{
+    return w->mix->slot_op[slot] == RB_LOAD_PUT && w->mix->slot_prev[slot] == OBJ_LIVE;
+}
+
+struct rb_stats *rb_mix_slot_stats(struct rb_worker *w, unsigned slot)
+{
+    enum rb_load_op op = rb_mix_slot_op(w, slot);
+    w->op = rb_xfer_op_for(op);
+    return w->mix->local[op];
+}
+
+void rb_mix_settle(struct rb_worker *w, unsigned slot, bool ok)
 {
     struct rb_mixer *x = w->mix;
-    unsigned slot = (unsigned)(r - w->reqs);
-    enum rb_load_op op = (enum rb_load_op)x->slot_op[slot];
+    enum rb_load_op op = rb_mix_slot_op(w, slot);
     uint64_t k = x->slot_obj[slot];
-    struct rb_stats *keep = w->local;
-    w->local = x->local[op];
-    w->op = rb_xfer_op_for(op);
-    uint64_t errors = w->local->errors;
-    rb_xfer_complete(w, r, rc);
-    bool ok = w->local->errors == errors;
-    w->local = keep;
     if (!ok) {
         list_add(x, k, (enum obj_state)x->slot_prev[slot]);
         return;
@@ -280,24 +291,41 @@ static void mix_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
     list_add(x, k, op == RB_LOAD_DELETE ? OBJ_ABSENT : OBJ_LIVE);
 }
 
+void rb_mix_abandoned(struct rb_worker *w, unsigned slot)
+{
+    struct rb_mixer *x = w->mix;
+    enum rb_load_op op = rb_mix_slot_op(w, slot);
+    /* A GET or STAT changed nothing; an abandoned PUT or DELETE may or may not have happened. */
+    if (op == RB_LOAD_GET || op == RB_LOAD_HEAD)
+        list_add(x, x->slot_obj[slot], OBJ_LIVE);
+    else
+        x->state[x->slot_obj[slot]] = OBJ_UNKNOWN;
+}
+
+/* Records the finished request on r under its op's stats and moves its object to live or absent. */
+static void mix_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
+{
+    unsigned slot = (unsigned)(r - w->reqs);
+    struct rb_stats *keep = w->local;
+    w->local = rb_mix_slot_stats(w, slot);
+    uint64_t errors = w->local->errors;
+    rb_xfer_complete(w, r, rc);
+    bool ok = w->local->errors == errors;
+    w->local = keep;
+    rb_mix_settle(w, slot, ok);
+}
+
 /* After the loop: requests still in flight are counted abandoned under their ops (their objects' state unknown). */
 static void mix_finish(struct rb_worker *w, uint64_t now_ns)
 {
-    struct rb_mixer *x = w->mix;
     struct rb_stats *keep = w->local;
     for (unsigned i = 0; i < w->nreq; i++) {
         struct rb_req *r = &w->reqs[i];
         if (!r->busy)
             continue;
-        enum rb_load_op op = (enum rb_load_op)x->slot_op[i];
-        w->local = x->local[op];
-        w->op = rb_xfer_op_for(op);
+        w->local = rb_mix_slot_stats(w, i);
         rb_xfer_abandon(w, r, r->name, 0, now_ns);
-        /* A GET or STAT changed nothing; an abandoned PUT or DELETE may or may not have happened. */
-        if (op == RB_LOAD_GET || op == RB_LOAD_HEAD)
-            list_add(x, x->slot_obj[i], OBJ_LIVE);
-        else
-            x->state[x->slot_obj[i]] = OBJ_UNKNOWN;
+        rb_mix_abandoned(w, i);
     }
     w->local = keep;
 }

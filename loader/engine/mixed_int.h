@@ -49,6 +49,40 @@ struct rb_worker_driver;
  */
 extern const struct rb_worker_driver rb_mix_driver;
 
+/*
+ * For a target with a request loop of its own (file://, which has no curl
+ * slots): the loop sets w->drv to &rb_mix_driver and runs its init, then
+ * issues through rb_mix_refill and accounts each finished request with
+ * rb_mix_slot_stats and rb_mix_settle (or rb_mix_abandoned). Worker thread.
+ */
+
+/* Starts op on name (size bytes for a PUT) on w's last free slot (w->free_slots[w->nfree - 1]). Returns 0 or -errno. */
+typedef int (*rb_mix_issue_fn)(struct rb_worker *w, enum rb_load_op op, const char *name, uint64_t size);
+
+/*
+ * Issues requests on w's free slots, each with an op drawn by weight and an
+ * object that is not in flight: live for GET, STAT and DELETE; absent (or,
+ * with none absent, live: an overwrite) for PUT. An op with no such object
+ * is drawn again. Sets w->exhausted at the count or byte limit, or when no
+ * op can be drawn and nothing is in flight. Returns 0 or issue's -errno.
+ */
+int rb_mix_refill(struct rb_worker *w, rb_mix_issue_fn issue);
+
+/* The op of slot's request. */
+enum rb_load_op rb_mix_slot_op(const struct rb_worker *w, unsigned slot);
+
+/* Whether slot's request is a PUT over a live object (one this run wrote, or named with --overwrite). */
+bool rb_mix_slot_overwrites(const struct rb_worker *w, unsigned slot);
+
+/* The stats slot's finished request is recorded under (its op's); sets w->op to that op's. */
+struct rb_stats *rb_mix_slot_stats(struct rb_worker *w, unsigned slot);
+
+/* Moves slot's object to where its request left it: live or absent when ok, back where it was when not. */
+void rb_mix_settle(struct rb_worker *w, unsigned slot, bool ok);
+
+/* slot's request was abandoned: a GET's or STAT's object is live again, a PUT's or DELETE's state unknown. */
+void rb_mix_abandoned(struct rb_worker *w, unsigned slot);
+
 
 /* Adds op's stats over the phase, of every worker of e, into into. After rb_engine_stop. */
 void rb_engine_mix_stats(const struct rb_engine *e, enum rb_load_op op, struct rb_stats *into);

@@ -1,4 +1,9 @@
-/* S3 multipart PUT on a worker's slots: initiate, parts in parallel, complete with the ETags; abort what failed. */
+/*
+ * S3 multipart PUT on a worker's slots, on either engine: initiate, parts in
+ * parallel, complete with the ETags; abort what failed. libcurl aborts with a
+ * blocking DELETE of its own; the native engine sends the abort on a slot like
+ * any other request, and after the loop runs the aborts left to their answers.
+ */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -14,16 +19,19 @@
 #include "worker_int.h"
 
 #define MP_ID_MAX 512     /* an UploadId; RGW's are ~35 characters, AWS's ~90 */
-#define MP_ETAG_MAX 80    /* a quoted MD5 ETag is 34 bytes */
+#define MP_ETAG_MAX RB_ETAG_MAX
+#define MP_ABORT_MIN_NS (10 * RB_NS_PER_S) /* an abort is cleanup: a short --timeout meant for the parts must not leave them */
 #define MP_BODY_MAX 2048  /* response bodies kept: initiate and complete results, error documents */
 
 const char *const rb_mp_extra_names[RB_MP_EXTRA_COUNT + 1] = {"uploads_aborted", "aborts_failed", NULL};
 
-enum mp_kind { MP_SINGLE, MP_INIT, MP_PART, MP_COMPLETE };
+enum mp_kind { MP_SINGLE, MP_INIT, MP_PART, MP_COMPLETE, MP_ABORT };
 
 /* One object on its way up in parts; open from its initiate until it is completed or aborted. */
 struct mp_upload {
     bool open, failed;
+    bool recorded;               /* the object's record is made (a failed one waits for its abort) */
+    bool abort_due;              /* native engine: its abort goes out on the next free slot */
     char name[RB_OBJSET_NAME_BYTES];
     char id[MP_ID_MAX];          /* UploadId; "" until the initiate answered */
     uint64_t key, size, nparts, idx; /* idx: the object's index in the worker's set */
@@ -44,7 +52,6 @@ struct mp_task {
     uint64_t part, off;          /* part number (1-based) and its offset in the object */
     uint64_t idx;                /* a single PUT: the object's index in the worker's set */
     struct rb_buf xml;           /* a completion's request body */
-    char etag[MP_ETAG_MAX];
 };
 
 struct rb_mp {
@@ -55,6 +62,7 @@ struct rb_mp {
     CURL *abort_easy;            /* blocking aborts, made lazily */
     struct curl_slist *abort_hdrs;
     bool no_more;                /* the worker's objects ran out */
+    bool native;                 /* the native engine sends the requests (aborts too) */
 };
 
 uint64_t rb_mp_parts(uint64_t size, uint64_t part_bytes)
@@ -78,7 +86,7 @@ int rb_mp_check_usage(uint64_t part_bytes, uint64_t threshold_bytes, uint64_t ma
 
 static struct mp_task *task_of(const struct rb_req *r)
 {
-    return &r->w->mp->tasks[r - r->w->reqs];
+    return &r->w->mp->tasks[r->slot];
 }
 
 static size_t mp_read(char *buf, size_t size, size_t n, void *arg)
@@ -114,15 +122,14 @@ static size_t mp_header(char *p, size_t size, size_t n, void *arg)
     if (rb_xfer_status_line(r, p, len))
         return len;
     if (len > 5 && strncasecmp(p, "ETag:", 5) == 0) {
-        struct mp_task *t = task_of(r);
         const char *v = p + 5, *end = p + len;
         while (v < end && (*v == ' ' || *v == '\t'))
             v++;
         while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
             end--;
         size_t vl = (size_t)(end - v) < MP_ETAG_MAX - 1 ? (size_t)(end - v) : MP_ETAG_MAX - 1;
-        memcpy(t->etag, v, vl);
-        t->etag[vl] = '\0';
+        memcpy(r->etag, v, vl);
+        r->etag[vl] = '\0';
     }
     return len;
 }
@@ -140,6 +147,7 @@ static int mp_new(struct rb_worker *w)
     mp->ups = calloc(mp->nups, sizeof *mp->ups);
     mp->tasks = calloc(w->nreq, sizeof *mp->tasks);
     mp->parts = rb_stats_new();
+    mp->native = w->nat != NULL;
     return mp->ups && mp->tasks && mp->parts ? 0 : -ENOMEM;
 }
 
@@ -191,56 +199,69 @@ static int mp_url(const struct rb_worker *w, const struct rb_req *r, const char 
     return 0;
 }
 
-/*
- * Sends one request on a free slot: method (NULL = PUT) on name?query with a
- * body of body_len bytes (payload from key at t->off, or the task's XML).
- */
-static int mp_send(struct rb_worker *w, const struct mp_task *tmpl, const char *name, const char *query,
-                   const char *method, uint64_t key, uint64_t body_len)
+/* libcurl: t's request on slot r's easy handle, to url. */
+static int send_curl(struct rb_worker *w, struct rb_req *r, const char *url, const char *method, uint64_t body_len)
 {
-    struct rb_req *r = &w->reqs[w->free_slots[w->nfree - 1]];
-    struct mp_task *t = task_of(r);
-    char url[RB_URL_MAX];
-    int rc = mp_url(w, r, name, query, url, sizeof url);
-    if (rc)
-        return rc;
-    w->nfree--;
-    struct rb_buf xml = t->xml;
-    *t = *tmpl;
-    if (tmpl->kind != MP_COMPLETE)
-        t->xml = xml; /* a completion brings its own body; other tasks keep the slot's buffer for later */
-    t->etag[0] = '\0';
-    size_t nlen = strnlen(name, RB_OBJSET_NAME_MAX);
-    memcpy(r->name_buf, name, nlen);
-    r->name_buf[nlen] = '\0';
-    r->name = r->name_buf;
-    r->key = key;
-    r->put_size = body_len;
-    r->put_pos = 0;
-    r->errbody.len = 0;
-    r->ebuf[0] = '\0';
-    r->response_ns = 0;
-    r->mismatch = false;
-    r->expect_len = 0;
     CURL *c = r->easy;
     if (curl_easy_setopt(c, CURLOPT_URL, url) != CURLE_OK || curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method) ||
         curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)body_len) ||
         curl_easy_setopt(c, CURLOPT_READFUNCTION, mp_read) || curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, mp_write) ||
-        curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, mp_header)) {
-        w->nfree++;
+        curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, mp_header))
         return -ENOMEM;
-    }
+    r->put_size = body_len;
+    r->put_pos = 0;
+    r->errbody.len = 0;
+    r->ebuf[0] = '\0';
+    r->etag[0] = '\0';
+    r->response_ns = 0;
+    r->mismatch = false;
+    r->expect_len = 0;
     r->start_ns = r->intended_ns = rb_clock_ns();
     if (w->o->log_fd >= 0)
         r->start_wall_ns = rb_clock_wall_ns();
     CURLMcode mc = curl_multi_add_handle(r->sh->multi, c);
     if (mc != CURLM_OK) {
         rb_error("curl_multi_add_handle: %s", curl_multi_strerror(mc));
-        w->nfree++;
         return -EIO;
     }
+    w->nfree--;
     r->busy = true;
     return 0;
+}
+
+/*
+ * Sends one request on a free slot: method (NULL = PUT) on name?query with a
+ * body of body_len bytes (payload from key at t->off, or the task's XML; an
+ * abort none), through the run's engine.
+ */
+static int mp_send(struct rb_worker *w, const struct mp_task *tmpl, const char *name, const char *query,
+                   const char *method, uint64_t key, uint64_t body_len)
+{
+    unsigned slot = w->free_slots[w->nfree - 1];
+    struct mp_task *t = &w->mp->tasks[slot];
+    struct rb_buf xml = t->xml;
+    *t = *tmpl;
+    if (tmpl->kind != MP_COMPLETE)
+        t->xml = xml; /* a completion brings its own body; other tasks keep the slot's buffer for later */
+    if (w->mp->native) {
+        const struct rb_nreq q = {.method = method ? method : "PUT", .name = name, .query = query,
+                                  .sends_body = t->kind != MP_ABORT,
+                                  .keep_body = t->kind == MP_INIT || t->kind == MP_COMPLETE || t->kind == MP_ABORT,
+                                  .key = key, .body_off = t->off, .body_len = body_len,
+                                  .body_mem = t->kind == MP_COMPLETE ? t->xml.s : NULL};
+        return rb_native_send(w, &q);
+    }
+    struct rb_req *r = &w->reqs[slot];
+    char url[RB_URL_MAX];
+    int rc = mp_url(w, r, name, query, url, sizeof url);
+    if (rc)
+        return rc;
+    size_t nlen = strnlen(name, RB_OBJSET_NAME_MAX);
+    memcpy(r->name_buf, name, nlen);
+    r->name_buf[nlen] = '\0';
+    r->name = r->name_buf;
+    r->key = key;
+    return send_curl(w, r, url, method, body_len);
 }
 
 static int send_part(struct rb_worker *w, struct mp_upload *up)
@@ -281,6 +302,22 @@ static int send_complete(struct rb_worker *w, struct mp_upload *up)
     int rc = mp_send(w, &t, up->name, q, "POST", 0, t.xml.len);
     if (!rc)
         up->inflight++;
+    return rc;
+}
+
+/* AbortMultipartUpload on a slot (native engine): DELETE ?uploadId=ID, answered 204, or 404 when it is gone already. */
+static int send_abort(struct rb_worker *w, struct mp_upload *up)
+{
+    char q[MP_ID_MAX * 3 + 16], id[MP_ID_MAX * 3];
+    if (rb_url_escape(up->id, false, id, sizeof id))
+        return -ENAMETOOLONG;
+    snprintf(q, sizeof q, "uploadId=%s", id);
+    struct mp_task t = {.kind = MP_ABORT, .up = up};
+    up->abort_due = false;
+    up->inflight++;
+    int rc = mp_send(w, &t, up->name, q, "DELETE", 0, 0);
+    if (rc)
+        up->inflight--;
     return rc;
 }
 
@@ -335,6 +372,8 @@ static int send_pending(struct rb_worker *w)
     struct rb_mp *mp = w->mp;
     for (unsigned i = 0; i < mp->nups; i++) {
         struct mp_upload *u = &mp->ups[i];
+        if (u->open && u->abort_due && !u->inflight)
+            return send_abort(w, u);
         if (!u->open || u->failed || !u->id[0])
             continue;
         if (u->next < u->nparts)
@@ -365,7 +404,18 @@ static int mp_refill(struct rb_worker *w)
 
 /* ---- finishing ---- */
 
-/* AbortMultipartUpload, blocking, on the worker's own handle: 204, or 404 when the upload is gone already. */
+/* An abort's answer counted (aborted: 2xx, or 404 when the upload is gone already; else failed, with a warning). */
+static bool abort_answered(struct rb_worker *w, const struct mp_upload *up, CURLcode rc, long status, const char *why)
+{
+    bool ok = rc == CURLE_OK && ((status >= 200 && status < 300) || status == 404);
+    if (!ok)
+        rb_warn("PUT \"%s\": AbortMultipartUpload failed (%s, HTTP %ld): upload %s stays on %s", up->name, why, status,
+                up->id, rb_target_name(w->o->target));
+    w->mp->parts->extra[ok ? RB_MP_ABORTED : RB_MP_ABORT_FAILED]++;
+    return ok;
+}
+
+/* AbortMultipartUpload, blocking, on the worker's own handle (libcurl): 204, or 404 when the upload is gone already. */
 static bool abort_upload(struct rb_worker *w, struct mp_upload *up)
 {
     struct rb_mp *mp = w->mp;
@@ -386,21 +436,15 @@ static bool abort_upload(struct rb_worker *w, struct mp_upload *up)
     snprintf(q, sizeof q, "uploadId=%s", id);
     if (mp_url(w, &scratch, up->name, q, url, sizeof url))
         return false;
-    /* Ten seconds at least: an abort is cleanup, and a short --timeout meant for the parts must not leave them. */
-    long ms = (long)(o->timeout_ns / RB_NS_PER_MS);
-    curl_easy_setopt(mp->abort_easy, CURLOPT_TIMEOUT_MS, ms > 10000 ? ms : 10000L);
+    uint64_t ns = o->timeout_ns > MP_ABORT_MIN_NS ? o->timeout_ns : MP_ABORT_MIN_NS;
+    curl_easy_setopt(mp->abort_easy, CURLOPT_TIMEOUT_MS, (long)(ns / RB_NS_PER_MS));
     curl_easy_setopt(mp->abort_easy, CURLOPT_URL, url);
     curl_easy_setopt(mp->abort_easy, CURLOPT_WRITEDATA, &scratch);
     CURLcode rc = curl_easy_perform(mp->abort_easy);
     long status = 0;
     curl_easy_getinfo(mp->abort_easy, CURLINFO_RESPONSE_CODE, &status);
     rb_buf_free(&scratch.errbody);
-    bool ok = rc == CURLE_OK && ((status >= 200 && status < 300) || status == 404);
-    if (!ok)
-        rb_warn("PUT \"%s\": AbortMultipartUpload failed (%s, HTTP %ld): upload %s stays on %s", up->name,
-                rc != CURLE_OK ? curl_easy_strerror(rc) : "answered", status, up->id, rb_target_name(o->target));
-    mp->parts->extra[ok ? RB_MP_ABORTED : RB_MP_ABORT_FAILED]++;
-    return ok;
+    return abort_answered(w, up, rc, status, rc != CURLE_OK ? curl_easy_strerror(rc) : "answered");
 }
 
 /*
@@ -439,12 +483,21 @@ static void fail_upload(struct mp_upload *up, const struct rb_req *r, CURLcode r
     memcpy(up->fail_ebuf, r->ebuf, sizeof up->fail_ebuf);
 }
 
-/* A failed upload whose last request came back: abort it, count the object failed, free the upload. */
+/*
+ * A failed upload whose last request came back: the object counted failed,
+ * the upload aborted and freed (native engine: its abort is due on the next
+ * free slot, and the upload stays open until it is answered).
+ */
 static void settle_failed(struct rb_worker *w, const struct rb_req *r, struct mp_upload *up, uint64_t now)
 {
+    record_object(w, r, up, CURLE_OK, 0, now);
+    up->recorded = true;
+    if (up->id[0] && w->mp->native) {
+        up->abort_due = true;
+        return;
+    }
     if (up->id[0])
         abort_upload(w, up);
-    record_object(w, r, up, CURLE_OK, 0, now);
     upload_close(up);
 }
 
@@ -479,17 +532,9 @@ void rb_mp_record_part(struct rb_stats *s, const struct rb_req *r, int cls, uint
     rb_hist_record(&s->ttfb, ttfb < total_ns ? ttfb : total_ns);
 }
 
-/* Accounts the finished request on slot r (an object's PUT, a part, or an upload step) and frees the slot. */
-static void mp_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
+/* Accounts the finished request on slot r (an object's PUT, a part, or an upload step), its slot freed; either engine. */
+static void mp_done(struct rb_worker *w, struct rb_req *r, CURLcode rc, long status, uint64_t total_ns, uint64_t now)
 {
-    long status = 0;
-    curl_off_t total_us = 0;
-    curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_getinfo(r->easy, CURLINFO_TOTAL_TIME_T, &total_us);
-    curl_multi_remove_handle(r->sh->multi, r->easy);
-    r->busy = false;
-    w->free_slots[w->nfree++] = (unsigned)(r - w->reqs);
-    const uint64_t now = rb_clock_ns(), total_ns = (uint64_t)total_us * RB_NS_PER_US;
     struct mp_task *t = task_of(r);
     struct mp_upload *up = t->up;
     int cls = rb_engine_classify(rc, status, false, false);
@@ -500,12 +545,17 @@ static void mp_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
         return;
     }
     up->inflight--;
+    if (t->kind == MP_ABORT) {
+        abort_answered(w, up, rc, status, rc != CURLE_OK ? r->ebuf : "answered");
+        upload_close(up);
+        return;
+    }
     if (t->kind == MP_PART) {
         rb_mp_record_part(w->mp->parts, r, cls, r->put_size, total_ns);
-        if (cls >= 0 || !t->etag[0])
+        if (cls >= 0 || !r->etag[0])
             fail_upload(up, r, rc, status);
         else
-            snprintf(up->etag[t->part - 1], MP_ETAG_MAX, "%s", t->etag), up->done++;
+            snprintf(up->etag[t->part - 1], MP_ETAG_MAX, "%s", r->etag), up->done++;
     } else if (t->kind == MP_INIT) {
         if (cls >= 0 || !xml_value(r->errbody.s, "UploadId", up->id, sizeof up->id))
             fail_upload(up, r, rc, status);
@@ -523,36 +573,84 @@ static void mp_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
         settle_failed(w, r, up, now);
 }
 
+/* libcurl's completion on slot r: its status and time, the slot freed, then mp_done. */
+static void mp_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
+{
+    long status;
+    uint64_t total_ns;
+    rb_xfer_release(w, r, &status, &total_ns);
+    mp_done(w, r, rc, status, total_ns, rb_clock_ns());
+}
+
+/*
+ * The native engine's aborts after the loop: each open upload's abort on a
+ * slot of its own (every slot is free by now, and there are as many uploads),
+ * answered within --timeout or 10 s, whichever is longer; one unanswered
+ * counts as failed.
+ */
+static void abort_native(struct rb_worker *w)
+{
+    struct rb_mp *mp = w->mp;
+    for (unsigned i = 0; i < mp->nups && w->nfree; i++) {
+        struct mp_upload *up = &mp->ups[i];
+        if (up->open && up->id[0] && !up->inflight && send_abort(w, up))
+            abort_answered(w, up, CURLE_OK, 0, "its request does not fit");
+    }
+    uint64_t ns = w->o->timeout_ns > MP_ABORT_MIN_NS ? w->o->timeout_ns : MP_ABORT_MIN_NS;
+    rb_native_pump(w, rb_clock_ns() + ns);
+    for (unsigned i = 0; i < w->nreq; i++)
+        if (rb_native_busy(w, i)) {
+            rb_native_drop(w, i);
+            abort_answered(w, mp->tasks[i].up, CURLE_OPERATION_TIMEDOUT, 0, "no answer");
+        }
+}
+
 /*
  * After the loop: objects whose requests are still in flight are counted
- * abandoned, and every upload still open is aborted (one blocking DELETE
- * each, so nothing is left on the server). Worker thread.
+ * abandoned, and every upload still open is aborted (libcurl: one blocking
+ * DELETE each; native: all on the slots at once), so nothing is left on the
+ * server. Worker thread.
  */
 static void mp_finish(struct rb_worker *w, uint64_t now_ns)
 {
     struct rb_mp *mp = w->mp;
     for (unsigned i = 0; i < w->nreq; i++) {
-        struct rb_req *r = &w->reqs[i];
-        if (!r->busy)
+        struct rb_req *r = mp->native ? rb_native_req(w, i) : &w->reqs[i];
+        if (mp->native ? !rb_native_busy(w, i) : !r->busy)
             continue;
-        curl_multi_remove_handle(r->sh->multi, r->easy);
-        r->busy = false;
-        w->free_slots[w->nfree++] = i;
-        /* A plain PUT counts as one abandoned request; an upload's object is counted once, below. */
-        if (mp->tasks[i].kind == MP_SINGLE)
+        if (mp->native) {
+            rb_native_drop(w, i);
+        } else {
+            curl_multi_remove_handle(r->sh->multi, r->easy);
+            r->busy = false;
+            w->free_slots[w->nfree++] = i;
+        }
+        /* A plain PUT counts as one abandoned request; an upload's object is counted once, below; an abort is sent again. */
+        struct mp_task *t = &mp->tasks[i];
+        if (t->kind == MP_SINGLE)
             rb_xfer_abandon(w, NULL, r->name, r->start_ns, now_ns);
-        else
+        else if (t->kind != MP_ABORT)
             mp->parts->ops++, rb_stats_error(mp->parts, RB_LERR_ABANDONED);
+        if (t->kind != MP_SINGLE)
+            t->up->inflight--;
     }
     for (unsigned i = 0; i < mp->nups; i++) {
         struct mp_upload *up = &mp->ups[i];
         if (!up->open)
             continue;
-        if (up->id[0])
+        if (!up->recorded)
+            rb_xfer_abandon(w, NULL, up->name, up->start_ns, now_ns);
+        up->recorded = true;
+        if (up->id[0] && !mp->native)
             abort_upload(w, up);
-        rb_xfer_abandon(w, NULL, up->name, up->start_ns, now_ns);
-        upload_close(up);
+        if (!mp->native || !up->id[0])
+            upload_close(up);
     }
+    if (mp->native)
+        abort_native(w);
+    for (unsigned i = 0; i < mp->nups; i++)
+        if (mp->ups[i].open)
+            upload_close(&mp->ups[i]); /* an abort that could not be sent (counted failed) */
 }
 
 const struct rb_worker_driver rb_mp_driver = {
@@ -560,6 +658,7 @@ const struct rb_worker_driver rb_mp_driver = {
     .init = mp_new,
     .refill = mp_refill,
     .complete = mp_complete,
+    .done = mp_done,
     .finish = mp_finish,
     .free = mp_free,
 };

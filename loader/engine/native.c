@@ -32,8 +32,6 @@ bool rb_engine_native_fits(const struct rb_load_opts *o, const char **why)
         w = "GET, PUT, DELETE and HEAD only";
     else if (o->mix)
         w = "one op per run (load mixed's requests go through libcurl)";
-    else if (o->op == RB_LOAD_PUT && o->part_size)
-        w = "whole-object PUTs only (multipart uploads go through libcurl)";
     else if (o->op == RB_LOAD_GET && o->part_size)
         w = "whole-object GETs only (reads in ranged parts go through libcurl)";
     if (why)
@@ -99,44 +97,112 @@ static const struct rb_nop native_ops[] = {
     [RB_LOAD_HEAD] = {"HEAD", false, true, meta_ready},
 };
 
+/* Sends c's request, its head written: on its keep-alive connection, or on a new one. */
+static void start(struct rb_worker *w, struct rb_nconn *c, uint64_t intended_ns)
+{
+    struct rb_native *n = w->nat;
+    struct rb_req *r = &c->r;
+    c->redirects = 0;
+    rb_nconn_reset(c);
+    r->start_ns = rb_clock_ns();
+    r->intended_ns = intended_ns ? intended_ns : r->start_ns;
+    if (w->o->log_fd >= 0)
+        r->start_wall_ns = rb_clock_wall_ns();
+    c->busy = true;
+    w->last_issue_ns = r->start_ns;
+    if (c->fd >= 0) {
+        c->reused = true;
+        rb_nconn_send(w, c);
+        return;
+    }
+    if (!n->alen[c->ep]) {
+        rb_nconn_finish(w, c, CURLE_COULDNT_RESOLVE_HOST, "could not resolve the endpoint's host (native engine)");
+        return;
+    }
+    rb_nconn_connect(w, c);
+}
+
+/* Keeps name in r for the completion's logs (it may live in the worker's one buffer). */
+static void keep_name(struct rb_req *r, const char *name)
+{
+    size_t len = strnlen(name, RB_OBJSET_NAME_MAX);
+    memcpy(r->name_buf, name, len);
+    r->name_buf[len] = '\0';
+    r->name = r->name_buf;
+}
+
 /* Starts a request for name on a free connection, its head written afresh (build_head). */
 static int issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t intended_ns)
 {
     struct rb_native *n = w->nat;
-    const struct rb_load_opts *o = w->o;
     struct rb_nconn *c = &n->c[w->free_slots[--w->nfree]];
-    struct rb_req *r = &c->r;
     int hrc = rb_nhead_build(w, c, name, size);
     if (hrc) {
         w->nfree++;
         return hrc;
     }
-    /* The name may live in the worker's one buffer: the request keeps its own copy for the completion's logs. */
-    size_t len = strnlen(name, RB_OBJSET_NAME_MAX);
-    memcpy(r->name_buf, name, len);
-    r->name_buf[len] = '\0';
-    r->name = r->name_buf;
+    keep_name(&c->r, name);
     c->idx = w->cur_idx;
-    c->redirects = 0;
-    rb_nconn_reset(c);
-    r->start_ns = rb_clock_ns();
-    r->intended_ns = intended_ns ? intended_ns : r->start_ns;
-    if (o->log_fd >= 0)
-        r->start_wall_ns = rb_clock_wall_ns();
-    c->busy = true;
     w->issued++;
-    w->last_issue_ns = r->start_ns;
-    if (c->fd >= 0) {
-        c->reused = true;
-        rb_nconn_send(w, c);
-        return 0;
-    }
-    if (!n->alen[c->ep]) {
-        rb_nconn_finish(w, c, CURLE_COULDNT_RESOLVE_HOST, "could not resolve the endpoint's host (native engine)");
-        return 0;
-    }
-    rb_nconn_connect(w, c);
+    start(w, c, intended_ns);
     return 0;
+}
+
+int rb_native_send(struct rb_worker *w, const struct rb_nreq *q)
+{
+    struct rb_nconn *c = &w->nat->c[w->free_slots[w->nfree - 1]];
+    struct rb_req *r = &c->r;
+    c->method = q->method;
+    c->sends_body = q->sends_body;
+    c->keep_body = q->keep_body;
+    c->body_off = q->body_off;
+    c->body_mem = q->body_mem;
+    c->extra_hdr = q->header;
+    c->range_off = c->range_len = 0;
+    r->key = q->key;
+    r->size = r->put_size = q->sends_body ? q->body_len : 0;
+    r->put_pos = r->expect_len = r->off = 0;
+    r->ranged = false;
+    r->etag[0] = '\0';
+    int rc = q->path ? rb_nhead_path(w, c, q->path) : rb_nhead_line(w, c, q->name, q->query);
+    if (rc)
+        return rc;
+    w->nfree--;
+    keep_name(r, q->name ? q->name : q->path);
+    start(w, c, 0);
+    return 0;
+}
+
+void rb_native_tls_collect(const struct rb_worker *w, struct rb_stats *s)
+{
+    if (!w->nat || !w->nat->tls)
+        return;
+    const struct rb_ntls_stats *ts = rb_ntls_stats(w->nat->tls);
+    s->ops += ts->handshakes;
+    s->extra[RB_TLS_RESUMED] += ts->resumed;
+    s->extra[RB_TLS_KTLS] += ts->ktls;
+    rb_hist_merge(&s->lat, &ts->hs);
+}
+
+struct rb_req *rb_native_req(struct rb_worker *w, unsigned i)
+{
+    return &w->nat->c[i].r;
+}
+
+bool rb_native_busy(const struct rb_worker *w, unsigned i)
+{
+    return w->nat->c[i].busy;
+}
+
+void rb_native_drop(struct rb_worker *w, unsigned i)
+{
+    struct rb_nconn *c = &w->nat->c[i];
+    if (!c->busy)
+        return;
+    rb_nconn_leg_end(w, c, false);
+    rb_nconn_close(c);
+    c->busy = false;
+    w->free_slots[w->nfree++] = i;
 }
 
 /* Ends every request older than --timeout; called every scan_ns rather than arming a timer per request. */
@@ -153,15 +219,51 @@ static void expire(struct rb_worker *w, uint64_t now)
     }
 }
 
+/* Handles the k events in evs (the wake-up, or a connection's socket). */
+static void dispatch(struct rb_worker *w, const struct epoll_event *evs, int k)
+{
+    for (int i = 0; i < k; i++) {
+        uint64_t tag = evs[i].data.u64;
+        if (tag == RB_EV_WAKE)
+            rb_worker_eat_wake(w);
+        else if ((uint32_t)tag < w->nreq)
+            rb_nconn_event(w, &w->nat->c[(uint32_t)tag], (int)(tag >> 32), evs[i].events);
+    }
+}
+
+int rb_native_pump(struct rb_worker *w, uint64_t until_ns)
+{
+    struct epoll_event evs[RB_EPOLL_BATCH];
+    for (;;) {
+        uint64_t now = rb_clock_ns();
+        if (w->nfree == w->nreq || now >= until_ns)
+            return 0;
+        uint64_t wait = until_ns - now < IDLE_POLL_NS ? until_ns - now : IDLE_POLL_NS;
+        int k = rb_worker_wait(w, evs, wait);
+        if (k < 0 && errno != EINTR) {
+            rb_error("epoll_wait: %s", strerror(errno));
+            return -errno;
+        }
+        dispatch(w, evs, k);
+    }
+}
+
+/* The plain op row's refill: one request per object (a driver that runs here refills itself: w->drv->done). */
+static int refill_plain(struct rb_worker *w)
+{
+    return rb_worker_refill(w, issue);
+}
+
 int rb_native_run(struct rb_worker *w, const atomic_bool *stop, const volatile int *stop2)
 {
     struct rb_native *n = w->nat;
     struct epoll_event evs[RB_EPOLL_BATCH];
     uint64_t drain_until = 0;
+    int (*refill)(struct rb_worker *) = w->drv->done ? w->drv->refill : refill_plain;
     for (;;) {
         if (rb_worker_drained(w, stop, stop2, &drain_until))
             break;
-        int rc = rb_worker_refill(w, issue);
+        int rc = refill(w);
         if (rc)
             return rc;
         if (w->exhausted && w->nfree == w->nreq)
@@ -186,15 +288,9 @@ int rb_native_run(struct rb_worker *w, const atomic_bool *stop, const volatile i
             rb_error("epoll_wait: %s", strerror(errno));
             return -errno;
         }
-        for (int i = 0; i < k; i++) {
-            uint64_t tag = evs[i].data.u64;
-            if (tag == RB_EV_WAKE)
-                rb_worker_eat_wake(w);
-            else if ((uint32_t)tag < w->nreq)
-                rb_nconn_event(w, &n->c[(uint32_t)tag], (int)(tag >> 32), evs[i].events);
-        }
+        dispatch(w, evs, k);
     }
-    if (n->tls) {
+    if (n->tls && !w->o->listing) {
         const struct rb_ntls_stats *ts = rb_ntls_stats(n->tls);
         if (ts->handshakes)
             rb_info("TLS (native engine, thread %u): %" PRIu64 " handshakes, %" PRIu64 " resumed, %" PRIu64
@@ -203,6 +299,8 @@ int rb_native_run(struct rb_worker *w, const atomic_bool *stop, const volatile i
     }
     /* Requests still in flight when the drain ran out are counted as abandoned, never dropped; their connections closed. */
     uint64_t now = rb_clock_ns();
+    if (w->drv->done && w->drv->finish)
+        w->drv->finish(w, now); /* multipart: abandons its requests, aborts the uploads still open */
     for (unsigned i = 0; i < w->nreq; i++)
         if (n->c[i].busy) {
             rb_nconn_leg_end(w, &n->c[i], false);
@@ -256,7 +354,9 @@ int rb_native_new(struct rb_worker *w, size_t ep0)
      */
     n->rbuf_bytes = 256u << 10;
     /* The longer of a request's own path and a redirect's Location, to the longer of its host and a pool's. */
-    size_t path_max = n->shape.path_len + RB_NREQ_NAME_MAX + n->shape.query_len;
+    size_t path_max = n->shape.path_len + RB_NREQ_NAME_MAX + n->shape.query_len + (o->part_size ? RB_NQUERY_MAX + 1 : 0);
+    if (o->listing)
+        path_max = RB_NREQ_NAME_MAX + RB_NQUERY_MAX + 100; /* a listing's path and query, its Content-Type line */
     n->wbuf_bytes = REQ_FIXED_MAX + (path_max > RB_NLOC_MAX ? path_max : RB_NLOC_MAX) + RB_NHOST_MAX + host_max +
                     n->shape.extra_len + (n->auth ? REQ_AUTH_MAX + 2 * (t->token_header ? strlen(t->token_header) : 0) : 0);
     n->c = calloc(w->nreq, sizeof *n->c);
@@ -272,11 +372,13 @@ int rb_native_new(struct rb_worker *w, size_t ep0)
         c->no_body = n->op->no_body;
         c->wbuf = n->slab + (size_t)i * n->wbuf_bytes;
         c->r.w = w;
+        c->r.slot = i;
         c->r.errbody.limit = 2048 + 1;
     }
     /* As libcurl is set up (transfer.c, target_ais.c): AIStore's proxy redirects every object request. */
     n->follow = o->max_redirects > 0 || strcmp(rb_target_scheme(t), "ais") == 0;
-    rb_nconn_parser_settings(&n->settings, o->cache_header || n->follow);
+    /* Header lines are read for the cache status, a redirect's Location, a multipart part's ETag. */
+    rb_nconn_parser_settings(&n->settings, o->cache_header || n->follow || o->part_size);
     n->scan_ns = o->timeout_ns / 20;
     n->scan_ns = n->scan_ns < RB_NS_PER_MS ? RB_NS_PER_MS : n->scan_ns > 100 * RB_NS_PER_MS ? 100 * RB_NS_PER_MS : n->scan_ns;
     return 0;

@@ -23,6 +23,10 @@
 static void header_done(struct rb_nconn *c)
 {
     char line[2 * RB_NHDR_MAX + 2];
+    if (c->hname_len == 4 && strncasecmp(c->hname, "etag", 4) == 0 && c->hval_len < RB_ETAG_MAX) {
+        memcpy(c->r.etag, c->hval, c->hval_len); /* a multipart part's, for the completion */
+        c->r.etag[c->hval_len] = '\0';
+    }
     if (!c->r.w->o->cache_header || c->hname_len >= RB_NHDR_MAX || c->hval_len >= RB_NHDR_MAX)
         return; /* longer than any cache-status header: not one */
     memcpy(line, c->hname, c->hname_len);
@@ -92,9 +96,13 @@ static int on_body(http_parser *p, const char *at, size_t n)
 {
     struct rb_nconn *c = p->data;
     struct rb_req *r = &c->r;
-    if (r->err_status) {
-        if (r->errbody.len < 2048)
-            rb_buf_append(&r->errbody, at, n < 2048 - r->errbody.len ? n : 2048 - r->errbody.len);
+    if (r->err_status || c->keep_body) {
+        /* Its start (errbody.limit - 1 bytes: 2 KiB for an error's words; a listing's page is kept whole). */
+        size_t cap = r->errbody.limit - 1;
+        if (r->errbody.len < cap)
+            rb_buf_append(&r->errbody, at, n < cap - r->errbody.len ? n : cap - r->errbody.len);
+        else if (c->keep_body)
+            r->errbody.oom = true; /* more than it may hold */
         return 0;
     }
     if (c->verify && !r->mismatch && rb_payload_verify(r->key, r->off, at, n) != n)
@@ -201,6 +209,10 @@ void rb_nconn_finish(struct rb_worker *w, struct rb_nconn *c, CURLcode rc, const
         rb_nconn_close(c);
     c->busy = false;
     w->free_slots[w->nfree++] = (unsigned)(c - w->nat->c);
+    if (w->drv->done) {
+        w->drv->done(w, &c->r, rc, status, now - c->r.start_ns, now); /* may send on this very slot again */
+        return;
+    }
     uint64_t errors = w->local->errors;
     rb_xfer_record(w, &c->r, rc, status, c->got_bytes ? c->ttfb_ns : 0, now - c->r.start_ns, (long)c->redirects, now);
     if (w->o->track_written && w->local->errors == errors)
@@ -316,8 +328,12 @@ static size_t pending(struct rb_native *n, struct rb_nconn *c, const char **at)
     }
     uint64_t left = c->r.put_size - c->r.put_pos;
     size_t len = left < n->rbuf_bytes ? (size_t)left : n->rbuf_bytes;
+    if (c->body_mem) {
+        *at = c->body_mem + c->r.put_pos;
+        return (size_t)left;
+    }
     if (len)
-        rb_payload_fill(c->r.key, c->r.put_pos, n->rbuf, len); /* a short send makes the rest again: it is seekable */
+        rb_payload_fill(c->r.key, c->body_off + c->r.put_pos, n->rbuf, len); /* a short send makes the rest again */
     *at = n->rbuf;
     return len;
 }
@@ -538,8 +554,8 @@ static void follow(struct rb_worker *w, struct rb_nconn *c)
     c->redirects++;
     /* The head again: method, the Location's path and query as sent, its host (signed again when signing). */
     char *p = c->wbuf;
-    size_t ml = strlen(n->op->method), pl = strcspn(path, "#");
-    memcpy(p, n->op->method, ml);
+    size_t ml = strlen(c->method), pl = strcspn(path, "#");
+    memcpy(p, c->method, ml);
     p += ml;
     *p++ = ' ';
     char *np = p;

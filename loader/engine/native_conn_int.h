@@ -61,6 +61,12 @@ struct rb_nconn {
     uint64_t ttfb_ns;
     uint64_t idx;              /* the object's index in its set: what a put that cleans up notes as written */
     char *wbuf;                /* the request's head, written per request */
+    /* What this request sends: the op's method and body, or a driver's (rb_native_send). */
+    const char *method;
+    bool sends_body, keep_body; /* keep_body: the response body's start is kept whatever its status */
+    uint64_t body_off;         /* the payload's offset of the body's first byte (a multipart part's) */
+    const char *body_mem;      /* the body from memory (put_size bytes), or NULL: made from the payload */
+    const char *extra_hdr;     /* one more header line (no CRLF), or NULL */
     http_parser p;
     struct rb_req r;
     size_t hname_len, hval_len;
@@ -138,12 +144,19 @@ void rb_nresolve(const char *url, struct sockaddr_storage *addr, socklen_t *alen
 
 /* ---- native_head.c: request heads ---- */
 
+/* The longest query a driver adds to a request (rb_nreq: "partNumber=N&uploadId=ID", the ID escaped). */
+#define RB_NQUERY_MAX 1600
 /*
  * Writes the head of one request of name on c into c->wbuf: request line
- * (the shape's path, the escaped name, its query), Host, a GET's Range, a
- * PUT's length, the shape's fixed line, the protocol's auth lines.
- * Readies c->r through the op. Returns 0, -ENAMETOOLONG or -ENOSPC.
+ * (the shape's path, the escaped name, its query and extra_query), Host, a
+ * GET's Range, a body's length, the shape's fixed line, the protocol's auth
+ * lines. c->method and c->sends_body are set. Returns 0, -ENAMETOOLONG or -ENOSPC.
  */
+int rb_nhead_line(struct rb_worker *w, struct rb_nconn *c, const char *name, const char *extra_query);
+/* As rb_nhead_line for a whole path ("/PATH?QUERY", as sent and signed) instead of the shape's path and a name. */
+int rb_nhead_path(struct rb_worker *w, struct rb_nconn *c, const char *path);
+
+/* The op's request of name (size bytes) on c: c->r readied through the op, then its head (rb_nhead_line). */
 int rb_nhead_build(struct rb_worker *w, struct rb_nconn *c, const char *name, uint64_t size);
 /*
  * Writes the head's rest at p, after c's request line ("METHOD path[?query]"

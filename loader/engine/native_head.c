@@ -44,7 +44,7 @@ int rb_nhead_rest(struct rb_worker *w, struct rb_nconn *c, char *p, const char *
         p = put_u64(p, c->range_off + c->range_len - 1);
         PUT_LIT(p, "\r\n");
     }
-    if (n->op->sends_body) {
+    if (c->sends_body) {
         PUT_LIT(p, "Content-Length: ");
         p = put_u64(p, c->r.put_size);
         PUT_LIT(p, "\r\n");
@@ -54,10 +54,17 @@ int rb_nhead_rest(struct rb_worker *w, struct rb_nconn *c, char *p, const char *
         p += sh->extra_len;
         PUT_LIT(p, "\r\n");
     }
+    if (c->extra_hdr) {
+        size_t l = strlen(c->extra_hdr);
+        memcpy(p, c->extra_hdr, l);
+        p += l;
+        PUT_LIT(p, "\r\n");
+    }
     if (n->auth) {
-        const struct rb_nsign sg = {.method = n->op->method, .path = path, .path_len = path_len, .query = query,
+        const struct rb_nsign sg = {.method = c->method, .path = path, .path_len = path_len, .query = query,
                                     .query_len = query_len, .host = host, .host_len = host_len,
-                                    .sends_body = n->op->sends_body, .body_key = c->r.key, .body_size = c->r.put_size,
+                                    .sends_body = c->sends_body, .body_key = c->r.key, .body_off = c->body_off,
+                                    .body_size = c->r.put_size, .body_mem = c->body_mem,
                                     .scratch = n->rbuf, .scratch_len = n->rbuf_bytes};
         int k = n->proto->auth(n->auth, &sg, p, (size_t)(end - p) - 2);
         if (k < 0)
@@ -72,17 +79,17 @@ int rb_nhead_rest(struct rb_worker *w, struct rb_nconn *c, char *p, const char *
 
 /*
  * Writes the head of one request of name on c into c->wbuf: request line
- * (the shape's path, the escaped name, its query), Host, a GET's Range, a
- * PUT's length, the shape's fixed line, the protocol's auth lines.
- * Readies c->r through the op. Returns 0, -ENAMETOOLONG or -ENOSPC.
+ * (the shape's path, the escaped name, its query and extra_query), Host, a
+ * GET's Range, a body's length, the shape's fixed line, the protocol's auth
+ * lines. c->method and c->sends_body are set. Returns 0, -ENAMETOOLONG or -ENOSPC.
  */
-int rb_nhead_build(struct rb_worker *w, struct rb_nconn *c, const char *name, uint64_t size)
+int rb_nhead_line(struct rb_worker *w, struct rb_nconn *c, const char *name, const char *extra_query)
 {
     struct rb_native *n = w->nat;
     const struct rb_nshape *sh = &n->shape;
     char *p = c->wbuf;
-    size_t ml = strlen(n->op->method);
-    memcpy(p, n->op->method, ml);
+    size_t ml = strlen(c->method);
+    memcpy(p, c->method, ml);
     p += ml;
     *p++ = ' ';
     char *path = p;
@@ -92,10 +99,51 @@ int rb_nhead_build(struct rb_worker *w, struct rb_nconn *c, const char *name, ui
         return -ENAMETOOLONG;
     p += strlen(p);
     size_t path_len = (size_t)(p - path);
+    char *query = p;
     memcpy(p, sh->query, sh->query_len);
     p += sh->query_len;
-    n->op->ready(w, &c->r, name, size, &c->range_off, &c->range_len);
-    return rb_nhead_rest(w, c, p, path, path_len, sh->query_len ? sh->query + 1 : "", sh->query_len ? sh->query_len - 1 : 0,
-                     sh->host[c->ep], sh->host_len[c->ep]);
+    if (extra_query && *extra_query) {
+        size_t ql = strlen(extra_query);
+        if (ql > RB_NQUERY_MAX)
+            return -ENAMETOOLONG;
+        char sep = p == query ? '?' : '&';
+        *p++ = sep;
+        memcpy(p, extra_query, ql);
+        p += ql;
+    }
+    size_t query_len = (size_t)(p - query);
+    return rb_nhead_rest(w, c, p, path, path_len, query_len ? query + 1 : "", query_len ? query_len - 1 : 0,
+                         sh->host[c->ep], sh->host_len[c->ep]);
 }
 
+int rb_nhead_path(struct rb_worker *w, struct rb_nconn *c, const char *path)
+{
+    struct rb_native *n = w->nat;
+    size_t ml = strlen(c->method), pl = strlen(path);
+    if (pl > RB_NREQ_NAME_MAX + RB_NQUERY_MAX)
+        return -ENAMETOOLONG;
+    char *p = c->wbuf;
+    memcpy(p, c->method, ml);
+    p += ml;
+    *p++ = ' ';
+    memcpy(p, path, pl);
+    const char *q = memchr(p, '?', pl);
+    size_t path_len = q ? (size_t)(q - p) : pl;
+    p += pl;
+    return rb_nhead_rest(w, c, p, p - pl, path_len, q ? q + 1 : "", q ? pl - path_len - 1 : 0, n->shape.host[c->ep],
+                         n->shape.host_len[c->ep]);
+}
+
+/* The op's request of name (size bytes): c->r readied through the op, then its head (rb_nhead_line). */
+int rb_nhead_build(struct rb_worker *w, struct rb_nconn *c, const char *name, uint64_t size)
+{
+    struct rb_native *n = w->nat;
+    c->method = n->op->method;
+    c->sends_body = n->op->sends_body;
+    c->keep_body = false;
+    c->body_off = 0;
+    c->body_mem = NULL;
+    c->extra_hdr = NULL;
+    n->op->ready(w, &c->r, name, size, &c->range_off, &c->range_len);
+    return rb_nhead_line(w, c, name, NULL);
+}

@@ -40,7 +40,8 @@ struct rb_nsign {
     const char *payload_hash;    /* NULL: the protocol's default (S3: UNSIGNED-PAYLOAD) */
     /* The body when the protocol signs it: its payload key and size (sends_body), and a scratch buffer to make it in. */
     bool sends_body;
-    uint64_t body_key, body_size;
+    uint64_t body_key, body_off, body_size; /* the payload of body_key from body_off, or body_mem when not NULL */
+    const char *body_mem;
     char *scratch;
     size_t scratch_len;
 };

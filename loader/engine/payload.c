@@ -3,7 +3,12 @@
 
 #include "payload_int.h"
 #include "railbench/mix.h"
+#include "tarshard_int.h"
 
+/* The layout of every payload in this process (rb_payload_set_tar): plain when members is 0. */
+static struct {
+    uint64_t members, member_bytes;
+} layout;
 
 /* Word i of a payload: counter-based, so any offset is reachable without generating what precedes it. */
 static inline uint64_t word_at(uint64_t key, uint64_t i)
@@ -29,7 +34,7 @@ static inline void put_le(unsigned char *p, uint64_t w)
         p[i] = (unsigned char)(w >> (8 * i));
 }
 
-void rb_payload_fill(uint64_t key, uint64_t offset, void *buf, size_t len)
+void rb_payload_plain_fill(uint64_t key, uint64_t offset, void *buf, size_t len)
 {
     unsigned char *out = buf, tmp[8];
     uint64_t i = offset / 8;
@@ -48,7 +53,7 @@ void rb_payload_fill(uint64_t key, uint64_t offset, void *buf, size_t len)
     }
 }
 
-size_t rb_payload_verify(uint64_t key, uint64_t offset, const void *buf, size_t len)
+static size_t plain_verify(uint64_t key, uint64_t offset, const void *buf, size_t len)
 {
     const unsigned char *in = buf;
     unsigned char tmp[8];
@@ -66,6 +71,27 @@ size_t rb_payload_verify(uint64_t key, uint64_t offset, const void *buf, size_t 
         skip = 0;
     }
     return len;
+}
+
+void rb_payload_set_tar(uint64_t members, uint64_t member_bytes)
+{
+    layout.members = members;
+    layout.member_bytes = member_bytes;
+}
+
+void rb_payload_fill(uint64_t key, uint64_t offset, void *buf, size_t len)
+{
+    if (layout.members)
+        rb_tar_fill(key, layout.members, layout.member_bytes, offset, buf, len);
+    else
+        rb_payload_plain_fill(key, offset, buf, len);
+}
+
+size_t rb_payload_verify(uint64_t key, uint64_t offset, const void *buf, size_t len)
+{
+    if (layout.members)
+        return rb_tar_verify(key, layout.members, layout.member_bytes, offset, buf, len);
+    return plain_verify(key, offset, buf, len);
 }
 
 uint64_t rb_payload_size(uint64_t seed, const char *name, uint64_t min_bytes, uint64_t max_bytes)

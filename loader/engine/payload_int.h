@@ -5,13 +5,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Every function here is pure (no state, no allocation) and thread-safe: worker threads call them per request. */
+/*
+ * Every function here is pure (no allocation) and thread-safe: worker
+ * threads call them per request. The one state is the process's payload
+ * layout, set once before any worker starts (rb_payload_set_tar).
+ */
 
 /* The key of one object's payload; every byte of the object is a function of key and offset. */
 uint64_t rb_payload_key(uint64_t seed, const char *name);
 
-/* Writes the len payload bytes starting at offset into buf. Thread-safe, no allocation. */
+/* Writes the len payload bytes starting at offset into buf, in the process's layout. Thread-safe, no allocation. */
 void rb_payload_fill(uint64_t key, uint64_t offset, void *buf, size_t len);
+
+/* The same in the plain layout, whatever the process's is (a tar shard's members hold these bytes). */
+void rb_payload_plain_fill(uint64_t key, uint64_t offset, void *buf, size_t len);
+
+/*
+ * From now on every payload (what PUT writes and --verify expects, in
+ * every protocol) is a tar shard of members members of member_bytes each
+ * (tarshard_int.h); 0 members: plain again. Call before any worker starts.
+ */
+void rb_payload_set_tar(uint64_t members, uint64_t member_bytes);
 
 /* Compares buf with the payload at offset; returns the index of the first differing byte, or len. */
 size_t rb_payload_verify(uint64_t key, uint64_t offset, const void *buf, size_t len);

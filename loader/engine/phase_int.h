@@ -21,6 +21,14 @@ struct rb_load_result {
     const char *phase, *op;
     struct rb_stats *total;           /* owned */
     struct rb_stats *parts;           /* owned: multipart PUT, one record per part (extras rb_mp_extra_names); else NULL */
+    /*
+     * An https:// endpoint: the native engine's TLS handshakes summed over
+     * ranks (owned, rank 0: ops handshakes, lat their times, extras enum
+     * rb_tls_extra), or NULL with tls_unmeasured when libcurl ran them (it
+     * does not report them apart). Neither: no TLS.
+     */
+    struct rb_stats *tls;
+    bool tls_unmeasured;
     /* load mixed (o->mix): each op's stats (rank 0; NULL otherwise), objects live and unknown at the end (rank 0). */
     struct rb_stats *mix_ops[RB_MIX_OPS];
     uint64_t mix_live, mix_unknown, mix_dry; /* mix_dry: threads that ran out of objects before their limits */
@@ -53,14 +61,22 @@ struct rb_load_result {
  */
 int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_ns,
                       const struct rb_load_opts *o, struct rb_load_result *res);
-/*
- * rb_load_run_phase with --until-steady (steady->pct > 0): the phase also
- * ends once throughput is steady (rank 0 decides at each tick from the
- * merged interval: bytes for GET/PUT, requests for DELETE/HEAD) and the
- * record says whether it converged.
- */
-int rb_load_run_phase_steady(struct rb_harness *h, const char *name, uint64_t duration_ns, const struct rb_load_opts *o,
-                             const struct rb_steady_opts *steady, struct rb_load_result *res);
+/* How a phase runs beyond what its engine does (the engine's options, o, carry only what the engine uses). */
+struct rb_load_phase_opts {
+    /*
+     * --until-steady (steady.pct > 0): the phase also ends once throughput is
+     * steady (rank 0 decides at each tick from the merged interval: bytes for
+     * GET/PUT, requests for DELETE/HEAD) and the record says whether it converged.
+     */
+    struct rb_steady_opts steady;
+    /* This rank starts its requests this long after the phase start (a rank slowed on purpose: load checkpoint
+     * --delay-rank); 0 = none. */
+    uint64_t start_delay_ns;
+};
+
+/* rb_load_run_phase as po says (NULL: as rb_load_run_phase). */
+int rb_load_run_phase_with(struct rb_harness *h, const char *name, uint64_t duration_ns, const struct rb_load_opts *o,
+                           const struct rb_load_phase_opts *po, struct rb_load_result *res);
 
 /* Frees what rb_load_run_phase allocated in res; NULL-safe. */
 void rb_load_result_free(struct rb_load_result *res);

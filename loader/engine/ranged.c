@@ -203,13 +203,9 @@ static void rg_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
         return;
     }
     g->slot_read[slot] = NULL;
-    long status = 0;
-    curl_off_t total_us = 0;
-    curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_getinfo(r->easy, CURLINFO_TOTAL_TIME_T, &total_us);
-    curl_multi_remove_handle(r->sh->multi, r->easy);
-    r->busy = false;
-    w->free_slots[w->nfree++] = slot;
+    long status;
+    uint64_t total_ns;
+    rb_xfer_release(w, r, &status, &total_ns);
     const uint64_t now = rb_clock_ns();
     rd->inflight--;
     /* A part is exactly its range: 206 with its bytes. A 200 is the whole object: the server ignored the Range. */
@@ -218,7 +214,7 @@ static void rg_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
     else if (rc == CURLE_OK && status == 206 && r->body != r->expect_len)
         rc = CURLE_PARTIAL_FILE;
     int cls = rb_engine_classify(rc, status, r->mismatch, false);
-    rb_mp_record_part(g->parts, r, cls, r->body, (uint64_t)total_us * RB_NS_PER_US);
+    rb_mp_record_part(g->parts, r, cls, r->body, total_ns);
     if (cls >= 0) {
         fail_read(rd, r, rc, status, r->mismatch);
     } else {

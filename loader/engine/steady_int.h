@@ -21,7 +21,7 @@ struct rb_steady {
     double converged_at_s;      /* phase time of the tick that converged */
 };
 
-/* A phase's --until-steady PCT/WINDOW (rb_load_run_phase_steady); pct 0: off. */
+/* A phase's --until-steady PCT/WINDOW (struct rb_load_phase_opts); pct 0: off. */
 struct rb_steady_opts {
     double pct;
     uint64_t window_ns;

@@ -446,6 +446,18 @@ void rb_xfer_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
                    redirects, rb_clock_ns());
 }
 
+void rb_xfer_release(struct rb_worker *w, struct rb_req *r, long *status, uint64_t *total_ns)
+{
+    curl_off_t total_us = 0;
+    *status = 0;
+    curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, status);
+    curl_easy_getinfo(r->easy, CURLINFO_TOTAL_TIME_T, &total_us);
+    curl_multi_remove_handle(r->sh->multi, r->easy);
+    r->busy = false;
+    w->free_slots[w->nfree++] = r->slot;
+    *total_ns = (uint64_t)total_us * RB_NS_PER_US;
+}
+
 void rb_xfer_record(struct rb_worker *w, struct rb_req *r, CURLcode rc, long status, uint64_t ttfb_ns,
                     uint64_t total_ns, long redirects, uint64_t now)
 {

@@ -470,6 +470,7 @@ int rb_worker_init(struct rb_worker *w, const struct rb_load_opts *o, unsigned i
     size_t neps = rb_target_endpoint_count(o->target);
     for (unsigned i = 0; i < w->nreq; i++) {
         w->reqs[i].w = w;
+        w->reqs[i].slot = i;
         if (w->nat) {
             w->free_slots[w->nfree++] = w->nreq - 1 - i;
             continue;

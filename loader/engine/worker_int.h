@@ -34,6 +34,8 @@
 #define RB_EPOLL_BATCH 256
 /* The epoll tag of a worker's wake-up eventfd. */
 #define RB_EV_WAKE UINT64_MAX
+/* Room for an ETag header's value: a quoted MD5 is 34 bytes. */
+#define RB_ETAG_MAX 80
 
 struct rb_worker;
 struct rb_req;
@@ -132,6 +134,8 @@ struct rb_req {
     int cache;                  /* RB_LX_CACHE_* seen in this response, or RB_LX_CACHE_ABSENT */
     unsigned cache_pos;         /* position in the cache header list of the name that set cache; UINT_MAX none */
     struct rb_buf errbody;      /* start of an error response's body, for one log line */
+    unsigned slot;              /* this slot's index (w->reqs, or the native engine's connections) */
+    char etag[RB_ETAG_MAX];     /* a multipart part's ETag header ("" none), kept by either engine */
     /* The two big buffers last: the fields each request touches then share a few cache lines. */
     char name_buf[RB_OBJSET_NAME_BYTES]; /* the object's name, kept for the completion's log lines */
     char ebuf[CURL_ERROR_SIZE];
@@ -161,6 +165,12 @@ struct rb_worker_driver {
     int (*refill)(struct rb_worker *w);
     /* Accounts the finished request on slot r and frees the slot. */
     void (*complete)(struct rb_worker *w, struct rb_req *r, CURLcode rc);
+    /*
+     * The native engine's completion (its slot already freed): rc as libcurl
+     * would say it, the status (0 none), times from the send, now_ns. NULL:
+     * the driver does not run on the native engine (rb_engine_native_fits).
+     */
+    void (*done)(struct rb_worker *w, struct rb_req *r, CURLcode rc, long status, uint64_t total_ns, uint64_t now_ns);
     /* After the loop: what is still under way is counted abandoned (or aborted). NULL: nothing. */
     void (*finish)(struct rb_worker *w, uint64_t now_ns);
     /* At each handover, before the stats go to the mailbox. NULL: nothing. */
@@ -273,6 +283,8 @@ int rb_xfer_issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t
  * a verified GET must get). Worker thread.
  */
 void rb_xfer_get_range(struct rb_worker *w, struct rb_req *r, const char *name, uint64_t size, uint64_t *off, uint64_t *len);
+/* libcurl: slot r's request ended: its status (0 none) and total time read, its handle out of the multi, the slot freed. */
+void rb_xfer_release(struct rb_worker *w, struct rb_req *r, long *status, uint64_t *total_ns);
 /* Records a finished request (class, bytes, latencies, --log-requests) and frees its slot. */
 void rb_xfer_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc);
 /*
@@ -376,5 +388,41 @@ int rb_native_new(struct rb_worker *w, size_t ep0);
 void rb_native_free(struct rb_worker *w);
 /* The native request loop: what rb_worker_run does, on w's own sockets. Returns 0 or -errno. */
 int rb_native_run(struct rb_worker *w, const atomic_bool *stop, const volatile int *stop2);
+
+/*
+ * One request a driver sends on the native engine (multipart.c, listings):
+ * method on name?query (or on path, "/PATH?QUERY" as sent, when not NULL),
+ * a body of body_len bytes (sends_body: from body_mem, or the payload of key
+ * from body_off), one more header line (header, without its CRLF, or NULL),
+ * the response body kept in r->errbody up to its limit whatever its status
+ * (keep_body), the ETag header in r->etag.
+ */
+struct rb_nreq {
+    const char *method, *name, *query; /* query without its '?', or NULL */
+    const char *path, *header;
+    bool sends_body, keep_body;
+    uint64_t key, body_off, body_len;
+    const char *body_mem;
+};
+/*
+ * Sends q on the free slot w->free_slots[w->nfree - 1] (taken); its end
+ * comes through w->drv->done, maybe before this returns (a failed connect).
+ * Returns 0, or -ENAMETOOLONG / -ENOSPC (the slot stays free).
+ */
+int rb_native_send(struct rb_worker *w, const struct rb_nreq *q);
+/*
+ * Adds w's TLS handshakes into s (native engine, an https:// endpoint):
+ * ops the handshakes, lat their times from the connect, extra[RB_TLS_RESUMED]
+ * and extra[RB_TLS_KTLS]. No-op without TLS. After the worker's thread joined.
+ */
+void rb_native_tls_collect(const struct rb_worker *w, struct rb_stats *s);
+/* Slot i's request (native engine). */
+struct rb_req *rb_native_req(struct rb_worker *w, unsigned i);
+/* True while slot i has a request in flight (native engine). */
+bool rb_native_busy(const struct rb_worker *w, unsigned i);
+/* Stops slot i's request without accounting it: its connection closed, the slot freed (native engine). */
+void rb_native_drop(struct rb_worker *w, unsigned i);
+/* Runs the native loop, sending nothing new, until no request is in flight or until_ns passes. Returns 0 or -errno. */
+int rb_native_pump(struct rb_worker *w, uint64_t until_ns);
 
 #endif

@@ -44,23 +44,12 @@ struct rb_file_opts {
 
 
 
-/* Rows of the file option group (without its {0} end). */
-#define RB_FILE_OPT_ROWS 6
-
 /*
- * Writes the file protocol's option rows, their values in fo (its current
- * values are the defaults --help shows), and a {0} end into rows. Every
- * command that opens a target adds this group. Main thread.
+ * Adds the file protocol's option group to t, their values in fo (its
+ * current values are the defaults --help shows). Commands take it through
+ * rb_load_options (loader/cmd), never row by row. Main thread.
  */
-void rb_file_options(struct rb_opt *rows, struct rb_file_opts *fo);
-
-/*
- * Copies the option table opts (ending with {0}) into all (cap rows) and
- * adds the file group after it, its values in fo: a command's table
- * composed with the file protocol's rows. Returns the rows (without the
- * {0} end). Too small a cap is a programming error (abort). Main thread.
- */
-size_t rb_file_opts_compose(struct rb_opt *all, size_t cap, const struct rb_opt *opts, struct rb_file_opts *fo);
+void rb_file_options(struct rb_opts *t, struct rb_file_opts *fo);
 
 struct rb_cli;
 struct rb_target;
@@ -109,5 +98,13 @@ int rb_file_drop_host_cache(struct rb_harness *h, const struct rb_file_opts *fo,
  * RB_EXIT_USAGE after the one-line usage error.
  */
 int rb_file_opts_check(const struct rb_file_opts *fo);
+
+/*
+ * Reads the headers of the tar archive at path (ustar or GNU; data skipped,
+ * each header's checksum checked) up to its end block: the regular-file
+ * members (a WebDataset shard's samples) and their bytes. Returns 0,
+ * -EINVAL when a header is not tar, or -errno from open or read.
+ */
+int rb_file_tar_members(const char *path, uint64_t *members, uint64_t *member_bytes);
 
 #endif

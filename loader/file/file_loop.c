@@ -14,6 +14,7 @@
 #include "file_int.h"
 #include "file_loop_int.h"
 #include "pagecache_int.h"
+#include "../engine/mixed_int.h"
 #include "../engine/payload_int.h"
 #include "railbench/clock.h"
 #include "railbench/log.h"
@@ -29,8 +30,11 @@
  * struct the HTTP engines fill too, so rb_xfer_record classifies and logs
  * both alike. Its block buffer is aligned for O_DIRECT.
  */
+struct fop;
+
 struct fslot {
     struct rb_req r;
+    const struct fop *op;      /* what the request does (load mixed: drawn per request) */
     int fd;
     bool busy, syncing, size_known;
     bool fd_kept;              /* fd is the open-file table's: not closed when the request ends */
@@ -65,7 +69,7 @@ struct fop {
 };
 
 struct rb_file_loop {
-    const struct fop *op;
+    const struct fop *op;      /* the op of every request; NULL under load mixed (each draws its own) */
     const struct rb_file_opts *fo;
     struct rb_file_opts fo_default;
     struct rb_fio *q;
@@ -75,6 +79,7 @@ struct rb_file_loop {
     char fatal_what[PATH_MAX + 64]; /* the call and path that met it */
     int oflags_read, oflags_write;
     bool keep_open;            /* ranged reads: files stay open in open[] between requests */
+    bool mixed;                /* load mixed: ops drawn per request, accounted per op (mixed.c's state, w->mix) */
     struct open_file *open;    /* OPEN_SLOTS entries, open addressing by the name's hash */
     unsigned nopen;
 };
@@ -118,12 +123,20 @@ static void finish(struct rb_worker *w, struct fslot *s, int err, const char *wh
                  s->pos, s->end);
     }
     s->busy = false;
-    w->free_slots[w->nfree++] = (unsigned)(s - L->s);
+    unsigned slot = (unsigned)(s - L->s);
+    w->free_slots[w->nfree++] = slot;
+    struct rb_stats *keep = w->local;
+    if (L->mixed)
+        w->local = rb_mix_slot_stats(w, slot);
     uint64_t errors = w->local->errors;
     s->r.response_ns = s->ttfb_ns ? s->r.start_ns + s->ttfb_ns : now;
     rb_xfer_record(w, &s->r, rc, err ? 0 : 200, s->ttfb_ns ? s->ttfb_ns : now - s->r.start_ns, now - s->r.start_ns,
                    0, now);
-    if (w->o->track_written && w->local->errors == errors)
+    bool ok = w->local->errors == errors;
+    w->local = keep;
+    if (L->mixed)
+        rb_mix_settle(w, slot, ok);
+    else if (w->o->track_written && ok)
         rb_worker_wrote(w, s->idx);
 }
 
@@ -358,8 +371,12 @@ static void put_start(struct rb_worker *w, struct fslot *s, uint64_t size)
         make_parents(L->root, s->path);
         rc = open_file(w, s, L->oflags_write);
     }
-    if (rc == -EEXIST && w->o->preexisting && w->o->preexisting->n) {
-        /* --overwrite: the names found before the run may be replaced (cleanup leaves them); nothing else. */
+    if (rc == -EEXIST && ((w->o->preexisting && w->o->preexisting->n) ||
+                          (L->mixed && rb_mix_slot_overwrites(w, (unsigned)(s - L->s))))) {
+        /*
+         * --overwrite: the names found before the run may be replaced (cleanup leaves them); load mixed: a PUT
+         * drawn over a live object (this run's, or one --no-prepare --overwrite named). Nothing else.
+         */
         rc = open_file(w, s, (L->oflags_write & ~(O_CREAT | O_EXCL)) | O_TRUNC);
     }
     if (rc == -EEXIST) {
@@ -442,16 +459,19 @@ static const struct fop stat_fop = {stat_start, NULL};
 
 /* ---- the loop ---- */
 
-/* Starts a request for name on a free slot (rb_worker_refill's issue). */
-static int issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t intended_ns)
+/* Starts a request of op for name on the last free slot. */
+static int start(struct rb_worker *w, const struct fop *op, const char *name, uint64_t size, uint64_t intended_ns)
 {
     struct rb_file_loop *L = w->file;
     if (L->fatal) {
         w->exhausted = true; /* the file system is gone: nothing more is issued, the loop leaves at its next turn */
+        if (L->mixed)
+            rb_mix_settle(w, w->free_slots[w->nfree - 1], false); /* its object is back where it was */
         return 0;
     }
     struct fslot *s = &L->s[w->free_slots[--w->nfree]];
     struct rb_req *r = &s->r;
+    s->op = op;
     int k = snprintf(s->path, sizeof s->path, "%s/%s", L->root, name);
     size_t len = strnlen(name, RB_OBJSET_NAME_MAX);
     memcpy(r->name_buf, name, len);
@@ -478,8 +498,23 @@ static int issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t 
         finish(w, s, ENAMETOOLONG, "open", false);
         return 0;
     }
-    L->op->start(w, s, size);
+    op->start(w, s, size);
     return 0;
+}
+
+/* rb_worker_refill's issue: the worker's one op. */
+static int issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t intended_ns)
+{
+    return start(w, w->file->op, name, size, intended_ns);
+}
+
+static const struct fop *const fop_rows[] = {
+    [RB_LOAD_GET] = &get_fop, [RB_LOAD_PUT] = &put_fop, [RB_LOAD_DELETE] = &delete_fop, [RB_LOAD_HEAD] = &stat_fop};
+
+/* rb_mix_refill's issue: the op drawn for this request (closed loop: no intended time). */
+static int mixed_issue(struct rb_worker *w, enum rb_load_op op, const char *name, uint64_t size)
+{
+    return start(w, fop_rows[op], name, size, 0);
 }
 
 /* Takes finished I/Os (waiting at most wait_ns for the first) and moves their requests on. Returns 0 or -errno. */
@@ -495,7 +530,7 @@ static int reap(struct rb_worker *w, uint64_t wait_ns)
     for (int i = 0; i < n; i++) {
         struct fslot *s = &L->s[done[i].tag];
         if (s->busy)
-            L->op->done(w, s, &done[i]);
+            s->op->done(w, s, &done[i]);
     }
     return 0;
 }
@@ -510,7 +545,7 @@ int rb_file_run(struct rb_worker *w, const atomic_bool *stop, const volatile int
             break;
         if (rb_worker_drained(w, stop, stop2, &drain_until))
             break;
-        if ((rc = rb_worker_refill(w, issue)))
+        if ((rc = L->mixed ? rb_mix_refill(w, mixed_issue) : rb_worker_refill(w, issue)))
             return rc;
         if (w->exhausted && w->nfree == w->nreq)
             break;
@@ -548,6 +583,14 @@ int rb_file_run(struct rb_worker *w, const atomic_bool *stop, const volatile int
         s->fd_kept = false;
         s->busy = false;
         w->free_slots[w->nfree++] = i;
+        if (L->mixed) {
+            struct rb_stats *keep = w->local;
+            w->local = rb_mix_slot_stats(w, i);
+            rb_xfer_abandon(w, NULL, s->r.name, s->r.intended_ns, now);
+            w->local = keep;
+            rb_mix_abandoned(w, i);
+            continue;
+        }
         rb_xfer_abandon(w, NULL, s->r.name, s->r.intended_ns, now);
         if (w->o->track_written && w->o->op == RB_LOAD_PUT)
             rb_worker_wrote(w, s->idx); /* created by this run, partly written: cleanup's to delete */
@@ -585,11 +628,10 @@ int rb_file_new(struct rb_worker *w)
     L->fo_default = (struct rb_file_opts)RB_FILE_OPTS_DEFAULT;
     L->fo = o->file ? o->file : &L->fo_default;
     L->root = rb_target_file_root(o->target);
-    static const struct fop *const rows[] = {
-        [RB_LOAD_GET] = &get_fop, [RB_LOAD_PUT] = &put_fop, [RB_LOAD_DELETE] = &delete_fop, [RB_LOAD_HEAD] = &stat_fop};
-    if ((size_t)o->op >= sizeof rows / sizeof rows[0] || !rows[o->op] || o->mix)
+    L->mixed = o->mix != NULL;
+    if (!L->mixed && ((size_t)o->op >= sizeof fop_rows / sizeof fop_rows[0] || !fop_rows[o->op]))
         return -EOPNOTSUPP;
-    L->op = rows[o->op];
+    L->op = L->mixed ? NULL : fop_rows[o->op];
     /* Ranged reads keep files open (no drop or residency check wants each read to open its file afresh). */
     L->keep_open = o->op == RB_LOAD_GET && (o->random_range_len || o->range_len) &&
                    L->fo->drop_cache == RB_DROP_NONE && !L->fo->cold_check;
@@ -607,11 +649,16 @@ int rb_file_new(struct rb_worker *w)
     for (unsigned i = 0; i < w->nreq; i++) {
         L->s[i].fd = -1;
         L->s[i].r.w = w;
-        if (o->op == RB_LOAD_GET || o->op == RB_LOAD_PUT) {
+        if (L->mixed || o->op == RB_LOAD_GET || o->op == RB_LOAD_PUT) {
             if (!(L->s[i].buf = rb_fio_buffer((size_t)L->fo->block_bytes)))
                 return -ENOMEM;
         }
         w->free_slots[w->nfree++] = w->nreq - 1 - i;
+    }
+    if (L->mixed) {
+        /* mixed.c's live set and per-op stats; the worker folds them at each handover and frees them. */
+        w->drv = &rb_mix_driver;
+        return rb_mix_driver.init(w);
     }
     return 0;
 }

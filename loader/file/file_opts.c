@@ -20,9 +20,9 @@
 #include "railbench/result.h"
 #include "railbench/stats.h"
 
-void rb_file_options(struct rb_opt *rows, struct rb_file_opts *fo)
+void rb_file_options(struct rb_opts *t, struct rb_file_opts *fo)
 {
-    const struct rb_opt group[RB_FILE_OPT_ROWS + 1] = {
+    const struct rb_opt group[] = {
         {"io-engine", 0, RB_OPT_CHOICE, &fo->engine, "E",
          "file:// I/O engine: psync (pread/pwrite, one I/O at a time per thread) or io_uring (--inflight I/Os in "
          "flight per thread)",
@@ -43,21 +43,7 @@ void rb_file_options(struct rb_opt *rows, struct rb_file_opts *fo)
          NULL},
         {0},
     };
-    memcpy(rows, group, sizeof group);
-}
-
-size_t rb_file_opts_compose(struct rb_opt *all, size_t cap, const struct rb_opt *opts, struct rb_file_opts *fo)
-{
-    size_t n = 0;
-    while (opts[n].name)
-        n++;
-    if (n + RB_FILE_OPT_ROWS + 1 > cap) {
-        fprintf(stderr, "railbench: internal error: option table of %zu rows has no room for the file group\n", n);
-        abort();
-    }
-    memcpy(all, opts, n * sizeof *opts);
-    rb_file_options(all + n, fo);
-    return n + RB_FILE_OPT_ROWS;
+    rb_opts_add(t, group);
 }
 
 int rb_file_opts_check(const struct rb_file_opts *fo)

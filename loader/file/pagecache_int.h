@@ -13,9 +13,9 @@ struct rb_residency {
 };
 
 /*
- * Asks the kernel to drop fd's cached pages (posix_fadvise DONTNEED over
- * the whole file; dirty pages are written first by the kernel's own rules,
- * so a writer syncs before). Returns 0 or -errno.
+ * Drops fd's cached pages: fdatasync first (DONTNEED leaves dirty pages,
+ * so a file written moments ago would stay cached), then posix_fadvise
+ * DONTNEED over the whole file. Returns 0 or -errno.
  */
 int rb_pagecache_drop_fd(int fd);
 

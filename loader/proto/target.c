@@ -10,7 +10,6 @@
 #include "railbench/clock.h"
 
 /* A listing page or error body larger than this is not what we asked for. */
-#define LIST_BODY_LIMIT (256u << 20)
 
 static const struct rb_target_ops *const tables[] = {&rb_target_http_ops, &rb_target_https_ops,
                                                      &rb_target_s3_ops, &rb_target_ais_ops, &rb_target_file_ops};
@@ -379,6 +378,142 @@ int rb_target_list(const struct rb_target *t, const char *prefix, uint64_t timeo
     return rb_target_list_pages(t, prefix, timeout_ns, out, NULL, NULL, err, errlen);
 }
 
+void rb_list_spec_free(struct rb_list_spec *s)
+{
+    free(s->body);
+    s->body = NULL;
+}
+
+int rb_target_list_spec(const struct rb_target *t, const char *prefix, const char *token, struct rb_list_spec *s,
+                        char *err, size_t errlen)
+{
+    *s = (struct rb_list_spec){.method = "GET"};
+    int rc = t->ops->list_spec(t, prefix, token, s);
+    if (rc) {
+        rb_list_spec_free(s);
+        snprintf(err, errlen, "%s: cannot build a listing request", t->name);
+    }
+    return rc;
+}
+
+int rb_target_list_page(const struct rb_target *t, const char *prefix, CURLcode cc, long status, const char *ebuf,
+                        const char *body, size_t len, struct rb_objset *out, char **token, rb_list_page_fn *on_page,
+                        void *ctx, uint64_t total_ns, uint64_t ttfb_ns, char *err, size_t errlen)
+{
+    int rc = 0;
+    free(*token);
+    *token = NULL;
+    if (cc != CURLE_OK) {
+        snprintf(err, errlen, "%s: listing failed: %s", t->name, ebuf && ebuf[0] ? ebuf : curl_easy_strerror(cc));
+        rc = -EIO;
+    } else if (status != 200) {
+        char msg[300];
+        rb_target_error_message(t, body ? body : "", len, msg, sizeof msg);
+        snprintf(err, errlen, "%s: listing failed: HTTP %ld%s%s", t->name, status, msg[0] ? " " : "", msg);
+        rc = -EIO;
+    } else {
+        struct rb_objset page = {0};
+        rc = t->ops->list_parse(t, body ? body : "", len, &page, token, err, errlen);
+        /* Servers that cannot filter by prefix (a web server's index) are filtered here. */
+        size_t plen = prefix ? strlen(prefix) : 0;
+        char buf[RB_OBJSET_NAME_BYTES];
+        for (uint64_t i = 0; !rc && i < page.n; i++) {
+            const char *name = rb_objset_name(&page, i, buf);
+            if (!plen || strncmp(name, prefix, plen) == 0)
+                rc = rb_objset_add(out, name, rb_objset_size(&page, i));
+        }
+        rb_objset_free(&page);
+        if (rc == -ENAMETOOLONG)
+            snprintf(err, errlen, "%s: listing: an object name is longer than %d bytes", t->name, RB_OBJSET_NAME_MAX);
+        else if (rc && !err[0])
+            snprintf(err, errlen, "%s: listing: %s", t->name, strerror(-rc));
+    }
+    if (on_page) {
+        size_t names = rc == 0 && cc == CURLE_OK && status == 200 ? out->n : 0;
+        if (on_page(ctx, cc, status, names, total_ns, ttfb_ns) && !rc) {
+            snprintf(err, errlen, "%s: listing stopped", t->name);
+            rc = -ECANCELED;
+        }
+    }
+    return rc;
+}
+
+static rb_target_lister *lister;
+
+void rb_target_register_lister(rb_target_lister *fn)
+{
+    lister = fn;
+}
+
+/* libcurl's listing: one easy handle, page after page, each through rb_target_list_page. */
+int rb_target_list_curl(const struct rb_target *t, const char *prefix, uint64_t timeout_ns, struct rb_objset *out,
+                        rb_list_page_fn *on_page, void *ctx, char *err, size_t errlen)
+{
+    CURL *c = curl_easy_init();
+    if (!c)
+        return -ENOMEM;
+    char *token = NULL;
+    int rc = 0;
+    struct rb_buf body = {.limit = RB_LIST_BODY_LIMIT};
+    for (;;) {
+        struct curl_slist *hdrs = NULL;
+        struct rb_list_spec spec;
+        char ebuf[CURL_ERROR_SIZE] = "", ctype[100];
+        body.len = 0; /* the buffer is kept for the next page */
+        body.oom = false;
+        if (body.s)
+            body.s[0] = '\0';
+        curl_easy_reset(c);
+        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(c, CURLOPT_ERRORBUFFER, ebuf);
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, rb_buf_curl_write);
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms(timeout_ns));
+        rc = rb_target_setup(t, c, RB_LOAD_GET, &hdrs);
+        if (rc) {
+            snprintf(err, errlen, "%s: cannot build a listing request", t->name);
+            curl_slist_free_all(hdrs);
+            break;
+        }
+        if ((rc = rb_target_list_spec(t, prefix, token, &spec, err, errlen))) {
+            curl_slist_free_all(hdrs);
+            break;
+        }
+        struct curl_slist *l = hdrs;
+        if (spec.content_type) {
+            snprintf(ctype, sizeof ctype, "Content-Type: %s", spec.content_type);
+            l = curl_slist_append(hdrs, ctype);
+        }
+        if ((spec.content_type && !l) || curl_easy_setopt(c, CURLOPT_URL, spec.url) != CURLE_OK ||
+            (spec.body && curl_easy_setopt(c, CURLOPT_POSTFIELDS, spec.body) != CURLE_OK) ||
+            curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, spec.method) != CURLE_OK) {
+            snprintf(err, errlen, "%s: cannot build a listing request", t->name);
+            curl_slist_free_all(l ? l : hdrs);
+            rb_list_spec_free(&spec);
+            rc = -ENOMEM;
+            break;
+        }
+        hdrs = l;
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+        CURLcode cc = curl_easy_perform(c);
+        long status = 0;
+        curl_off_t total_us = 0, ttfb_us = 0;
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        curl_easy_getinfo(c, CURLINFO_TOTAL_TIME_T, &total_us);
+        curl_easy_getinfo(c, CURLINFO_STARTTRANSFER_TIME_T, &ttfb_us);
+        curl_slist_free_all(hdrs);
+        rb_list_spec_free(&spec);
+        rc = rb_target_list_page(t, prefix, cc, status, ebuf, body.s, body.len, out, &token, on_page, ctx,
+                                 (uint64_t)total_us * 1000, (uint64_t)ttfb_us * 1000, err, errlen);
+        if (rc || !token)
+            break;
+    }
+    rb_buf_free(&body);
+    free(token);
+    curl_easy_cleanup(c);
+    return rc;
+}
+
 int rb_target_list_pages(const struct rb_target *t, const char *prefix, uint64_t timeout_ns, struct rb_objset *out,
                          rb_list_page_fn *on_page, void *ctx, char *err, size_t errlen)
 {
@@ -393,85 +528,11 @@ int rb_target_list_pages(const struct rb_target *t, const char *prefix, uint64_t
         }
         return rc;
     }
-    if (!t->ops->list_request) {
+    if (!t->ops->list_spec) {
         snprintf(err, errlen, "%s: this target cannot be listed", t->name);
         return -EOPNOTSUPP;
     }
-    CURL *c = curl_easy_init();
-    if (!c)
-        return -ENOMEM;
-    char *token = NULL;
-    int rc = 0;
-    for (;;) {
-        struct rb_buf body = {.limit = LIST_BODY_LIMIT};
-        struct curl_slist *hdrs = NULL;
-        char *req_body = NULL;
-        char ebuf[CURL_ERROR_SIZE] = "";
-        curl_easy_reset(c);
-        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(c, CURLOPT_ERRORBUFFER, ebuf);
-        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, rb_buf_curl_write);
-        curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
-        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms(timeout_ns));
-        rc = rb_target_setup(t, c, RB_LOAD_GET, &hdrs);
-        if (!rc)
-            rc = t->ops->list_request(t, prefix, token, c, &hdrs, &req_body);
-        if (rc) {
-            snprintf(err, errlen, "%s: cannot build a listing request", t->name);
-            curl_slist_free_all(hdrs);
-            free(req_body);
-            rb_buf_free(&body);
-            break;
-        }
-        curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
-        CURLcode cc = curl_easy_perform(c);
-        long status = 0;
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-        curl_slist_free_all(hdrs);
-        free(req_body);
-        if (cc != CURLE_OK) {
-            snprintf(err, errlen, "%s: listing failed: %s", t->name, ebuf[0] ? ebuf : curl_easy_strerror(cc));
-            rc = -EIO;
-        } else if (status != 200) {
-            char msg[300];
-            rb_target_error_message(t, body.s ? body.s : "", body.len, msg, sizeof msg);
-            snprintf(err, errlen, "%s: listing failed: HTTP %ld%s%s", t->name, status, msg[0] ? " " : "", msg);
-            rc = -EIO;
-        } else {
-            free(token);
-            token = NULL;
-            struct rb_objset page = {0};
-            rc = t->ops->list_parse(t, body.s ? body.s : "", body.len, &page, &token, err, errlen);
-            /* Servers that cannot filter by prefix (a web server's index) are filtered here. */
-            size_t plen = prefix ? strlen(prefix) : 0;
-            char buf[RB_OBJSET_NAME_BYTES];
-            for (uint64_t i = 0; !rc && i < page.n; i++) {
-                const char *name = rb_objset_name(&page, i, buf);
-                if (!plen || strncmp(name, prefix, plen) == 0)
-                    rc = rb_objset_add(out, name, rb_objset_size(&page, i));
-            }
-            rb_objset_free(&page);
-            if (rc == -ENAMETOOLONG)
-                snprintf(err, errlen, "%s: listing: an object name is longer than %d bytes", t->name,
-                         RB_OBJSET_NAME_MAX);
-            else if (rc && !err[0])
-                snprintf(err, errlen, "%s: listing: %s", t->name, strerror(-rc));
-        }
-        if (on_page) {
-            curl_off_t total_us = 0, ttfb_us = 0;
-            curl_easy_getinfo(c, CURLINFO_TOTAL_TIME_T, &total_us);
-            curl_easy_getinfo(c, CURLINFO_STARTTRANSFER_TIME_T, &ttfb_us);
-            size_t names = rc == 0 && cc == CURLE_OK && status == 200 ? out->n : 0;
-            if (on_page(ctx, cc, status, names, (uint64_t)total_us * 1000, (uint64_t)ttfb_us * 1000) && !rc) {
-                snprintf(err, errlen, "%s: listing stopped", t->name);
-                rc = -ECANCELED;
-            }
-        }
-        rb_buf_free(&body);
-        if (rc || !token)
-            break;
-    }
-    free(token);
-    curl_easy_cleanup(c);
-    return rc;
+    if (lister)
+        return lister(t, prefix, timeout_ns, out, on_page, ctx, err, errlen);
+    return rb_target_list_curl(t, prefix, timeout_ns, out, on_page, ctx, err, errlen);
 }

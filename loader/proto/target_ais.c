@@ -90,11 +90,12 @@ static int ais_setup(const struct rb_target *t, CURL *easy, enum rb_load_op op, 
     return 0;
 }
 
-static int ais_list_request(const struct rb_target *t, const char *prefix, const char *token, CURL *easy,
-                            struct curl_slist **hdrs, char **body)
+/* AIStore's list action: GET /v1/buckets/NAME with a JSON body (the api's ListObjects, as its own clients send). */
+static int ais_list_spec(const struct rb_target *t, const char *prefix, const char *token, struct rb_list_spec *s)
 {
-    char url[RB_URL_MAX];
-    snprintf(url, sizeof url, "%s/v1/buckets/%s?provider=%s", t->endpoints[0], t->bucket, t->provider);
+    int n = snprintf(s->url, sizeof s->url, "%s/v1/buckets/%s?provider=%s", t->endpoints[0], t->bucket, t->provider);
+    if (n < 0 || (size_t)n >= sizeof s->url)
+        return -ENAMETOOLONG;
     cJSON *msg = cJSON_CreateObject(), *val = cJSON_AddObjectToObject(msg, "value");
     cJSON_AddStringToObject(msg, "action", "list");
     cJSON_AddStringToObject(val, "props", "name,size");
@@ -110,17 +111,11 @@ static int ais_list_request(const struct rb_target *t, const char *prefix, const
             cJSON_AddStringToObject(val, "continuation_token", nl + 1);
         }
     }
-    *body = cJSON_PrintUnformatted(msg);
+    s->body = cJSON_PrintUnformatted(msg);
     cJSON_Delete(msg);
-    if (!*body)
+    if (!s->body)
         return -ENOMEM;
-    struct curl_slist *l = curl_slist_append(*hdrs, "Content-Type: application/json");
-    if (!l)
-        return -ENOMEM;
-    *hdrs = l;
-    RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_URL, url));
-    RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_POSTFIELDS, *body));
-    RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, "GET"));
+    s->content_type = "application/json";
     return 0;
 }
 
@@ -193,7 +188,7 @@ const struct rb_target_ops rb_target_ais_ops = {
     .parse = ais_parse,
     .object_url = ais_object_url,
     .setup = ais_setup,
-    .list_request = ais_list_request,
+    .list_spec = ais_list_spec,
     .list_parse = ais_list_parse,
     .error_message = ais_error_message,
     .evict = rb_target_ais_evict,

@@ -61,17 +61,12 @@ static int http_setup(const struct rb_target *t, CURL *easy, enum rb_load_op op,
     return 0;
 }
 
-static int http_list_request(const struct rb_target *t, const char *prefix, const char *token, CURL *easy,
-                             struct curl_slist **hdrs, char **body)
+static int http_list_spec(const struct rb_target *t, const char *prefix, const char *token, struct rb_list_spec *s)
 {
     (void)prefix;
     (void)token;
-    (void)hdrs;
-    *body = NULL;
-    char url[RB_URL_MAX];
-    snprintf(url, sizeof url, "%s%s/", t->endpoints[0], t->base_path);
-    RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_URL, url));
-    return 0;
+    int n = snprintf(s->url, sizeof s->url, "%s%s/", t->endpoints[0], t->base_path);
+    return n < 0 || (size_t)n >= sizeof s->url ? -ENAMETOOLONG : 0;
 }
 
 /* nginx "autoindex on; autoindex_format json;": [{"name":..,"type":"file","size":N}, ...]. */
@@ -113,7 +108,7 @@ static int http_list_parse(const struct rb_target *t, const char *body, size_t l
 #define HTTP_OPS(scheme_name)                                                                      \
     {                                                                                              \
         .scheme = scheme_name, .parse = http_parse, .object_url = http_object_url, .setup = http_setup, \
-        .list_request = http_list_request, .list_parse = http_list_parse, .error_message = NULL,   \
+        .list_spec = http_list_spec, .list_parse = http_list_parse, .error_message = NULL,   \
         .evict = NULL,                                                                             \
     }
 

@@ -131,6 +131,49 @@ typedef int rb_list_page_fn(void *ctx, CURLcode cc, long status, size_t names_so
 int rb_target_list_pages(const struct rb_target *t, const char *prefix, uint64_t timeout_ns, struct rb_objset *out,
                          rb_list_page_fn *on_page, void *ctx, char *err, size_t errlen);
 
+/* The most a listing page's body may hold (a bigger one is an error). */
+#define RB_LIST_BODY_LIMIT (256u << 20)
+
+/*
+ * One listing page's request, the same for either engine: the method, the
+ * URL at the first endpoint (its path and query as sent and signed), a body
+ * with its Content-Type, or none. The table's list_spec fills it.
+ */
+struct rb_list_spec {
+    const char *method;
+    char url[RB_URL_MAX];
+    char *body;                  /* malloc'd (rb_list_spec_free), or NULL */
+    const char *content_type;    /* the body's, or NULL */
+};
+/* Frees s's body; idempotent. */
+void rb_list_spec_free(struct rb_list_spec *s);
+/* Fills s for t's next page after token (NULL: the first). Returns 0, or -errno with one line in err. */
+int rb_target_list_spec(const struct rb_target *t, const char *prefix, const char *token, struct rb_list_spec *s,
+                        char *err, size_t errlen);
+
+/*
+ * One listing page answered (either engine): rc and the status (0 none),
+ * ebuf the engine's error words, the body; on success its names (filtered by
+ * prefix) are appended to out and *token becomes the next page's (malloc'd)
+ * or NULL at the end. Calls on_page (may be NULL) with the page's times.
+ * Returns 0, -ECANCELED when on_page stops the listing, or -errno with err.
+ */
+int rb_target_list_page(const struct rb_target *t, const char *prefix, CURLcode rc, long status, const char *ebuf,
+                        const char *body, size_t len, struct rb_objset *out, char **token, rb_list_page_fn *on_page,
+                        void *ctx, uint64_t total_ns, uint64_t ttfb_ns, char *err, size_t errlen);
+
+/*
+ * A listing engine above proto (the native engine) registers itself when the
+ * program starts; rb_target_list_pages then lists HTTP targets through it (it
+ * may hand a listing back to rb_target_list_curl). Same contract as rb_target_list_pages.
+ */
+typedef int rb_target_lister(const struct rb_target *t, const char *prefix, uint64_t timeout_ns,
+                             struct rb_objset *out, rb_list_page_fn *on_page, void *ctx, char *err, size_t errlen);
+void rb_target_register_lister(rb_target_lister *fn);
+/* rb_target_list_pages on libcurl: one easy handle, page after page. */
+int rb_target_list_curl(const struct rb_target *t, const char *prefix, uint64_t timeout_ns, struct rb_objset *out,
+                        rb_list_page_fn *on_page, void *ctx, char *err, size_t errlen);
+
 /* True when t's kind can empty a caching tier through its own API (AIStore's evict). */
 bool rb_target_can_evict(const struct rb_target *t);
 
@@ -186,9 +229,8 @@ struct rb_target_ops {
     int (*object_url)(const struct rb_target *t, size_t ep, const char *name, char *buf, size_t len);
     /* Sets what every request of this target needs on a fresh easy handle (auth, redirects); appends headers. */
     int (*setup)(const struct rb_target *t, CURL *easy, enum rb_load_op op, struct curl_slist **hdrs);
-    /* Prepares one listing request (URL, method, body) continuing after token (NULL for the first page). */
-    int (*list_request)(const struct rb_target *t, const char *prefix, const char *token, CURL *easy,
-                        struct curl_slist **hdrs, char **body_owned);
+    /* Describes one listing request continuing after token (NULL for the first page). Returns 0 or -errno. */
+    int (*list_spec)(const struct rb_target *t, const char *prefix, const char *token, struct rb_list_spec *s);
     /* Parses a listing page into out; *next gets a malloc'd token for the next page or NULL at the end. */
     int (*list_parse)(const struct rb_target *t, const char *body, size_t len, struct rb_objset *out,
                       char **next, char *err, size_t errlen);

@@ -314,24 +314,19 @@ static int s3_setup(const struct rb_target *t, CURL *easy, enum rb_load_op op, s
     return 0;
 }
 
-static int s3_list_request(const struct rb_target *t, const char *prefix, const char *token, CURL *easy,
-                           struct curl_slist **hdrs, char **body)
+static int s3_list_spec(const struct rb_target *t, const char *prefix, const char *token, struct rb_list_spec *s)
 {
-    (void)hdrs;
-    *body = NULL;
-    char base[1024], etok[2048] = "", epre[3 * 1024 + 1] = "", url[RB_URL_MAX];
+    char base[1024], etok[2048] = "", epre[3 * 1024 + 1] = "";
     if (bucket_base(t, 0, base, sizeof base))
         return -ENAMETOOLONG;
     if ((token && rb_url_escape(token, false, etok, sizeof etok)) ||
         (prefix && rb_url_escape(prefix, false, epre, sizeof epre)))
         return -ENAMETOOLONG;
     /* Parameters in byte order: SigV4's canonical query string is sorted and libcurl signs it as written. */
-    int n = snprintf(url, sizeof url, "%s%s?%s%s%slist-type=2&max-keys=1000%s%s", base, t->virtual_host ? "/" : "",
-                     token ? "continuation-token=" : "", etok, token ? "&" : "", epre[0] ? "&prefix=" : "", epre);
-    if (n < 0 || (size_t)n >= sizeof url)
-        return -ENAMETOOLONG;
-    RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_URL, url));
-    return 0;
+    int n = snprintf(s->url, sizeof s->url, "%s%s?%s%s%slist-type=2&max-keys=1000%s%s", base,
+                     t->virtual_host ? "/" : "", token ? "continuation-token=" : "", etok, token ? "&" : "",
+                     epre[0] ? "&prefix=" : "", epre);
+    return n < 0 || (size_t)n >= sizeof s->url ? -ENAMETOOLONG : 0;
 }
 
 /* Text of the first <tag>...</tag> in [p, end), XML entities decoded, into out; returns a pointer past it or NULL. */
@@ -484,7 +479,7 @@ const struct rb_target_ops rb_target_s3_ops = {
     .parse = s3_parse,
     .object_url = s3_object_url,
     .setup = s3_setup,
-    .list_request = s3_list_request,
+    .list_spec = s3_list_spec,
     .list_parse = s3_list_parse,
     .error_message = s3_error_message,
 };

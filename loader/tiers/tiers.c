@@ -787,8 +787,7 @@ int rb_load_tiers_main(int argc, char **argv)
     };
     struct rb_opts opts = {0};
     rb_opts_add(&opts, own);
-    rb_target_options(&opts, &a.tgt);
-    rb_engine_options(&opts, &a.eng);
+    rb_load_options(&opts, &a.tgt, &a.eng, NULL);
     const struct rb_cmd_spec spec = {
         "railbench load tiers --backend URL --tier URL [options]",
         "Per object size: populate the backend, then GET every object directly from it (DIRECT), through the tier "

@@ -14,6 +14,8 @@
 #include "railbench/clock.h"
 #include "railbench/log.h"
 #include "railbench/units.h"
+#include "../engine/payload_int.h"
+#include "../engine/tarshard_int.h"
 #include "train_cmd_int.h"
 
 #define MAX_READ_THREADS 256
@@ -124,6 +126,17 @@ static int resolve(struct train_args *a, struct rb_cli *cli)
         return rb_cli_usage_error("--populate: give --objects N (names <prefix><index>) or --filelist FILE to write");
     if (a->populate && !a->sample_known)
         return rb_cli_usage_error("--populate: give --sample-size SIZE[/STDEV] or --workload (the size of what to write)");
+    if (a->format == TRAIN_FORMAT_TAR && a->sample_stdev)
+        return rb_cli_usage_error("--format tar with --sample-size \"%s\": give a fixed size (every member of a shard "
+                                  "holds one sample of it)", a->sample_s ? a->sample_s : a->preset->name);
+    if (a->format == TRAIN_FORMAT_TAR && a->sample_bytes > RB_TAR_MAX_MEMBER_BYTES)
+        return rb_cli_usage_error("--format tar: a ustar member holds at most 8 GiB - 1 (--sample-size)");
+    if (a->format == TRAIN_FORMAT_TAR && a->ckpt_every)
+        return rb_cli_usage_error("--format tar and --checkpoint-every: give one of them (the run's payloads are "
+                                  "shards, a checkpoint's would be too)");
+    if (a->format == TRAIN_FORMAT_TAR && a->verify && !a->sample_known)
+        return rb_cli_usage_error("--format tar --verify: give --sample-size SIZE or --workload (the shards' member "
+                                  "size the bytes are checked against)");
     if (a->max_error_pct < 0 || a->max_error_pct > 100)
         return rb_cli_usage_error("--max-error-rate %g: expected 0 to 100 (percent)", a->max_error_pct);
     if (a->eng.max_redirects > 100)
@@ -147,7 +160,15 @@ static int resolve(struct train_args *a, struct rb_cli *cli)
     record_config(cli, "sample-size", a->sample_known ? v : NULL);
     snprintf(v, sizeof v, "%g", a->au_min);
     record_config(cli, "au-min", v);
+    /* What --populate writes and --verify expects, in every protocol: shards of spo members (tarshard_int.h). */
+    if (a->format == TRAIN_FORMAT_TAR && a->sample_known)
+        rb_payload_set_tar(a->spo, a->sample_bytes);
     return 0;
+}
+
+uint64_t rb_train_format_bytes(const struct train_args *a, uint64_t raw_bytes)
+{
+    return a->format == TRAIN_FORMAT_TAR ? rb_tar_shard_bytes(a->spo, a->sample_bytes) : raw_bytes;
 }
 
 /* Opens the target and makes one connection to each endpoint; prefix gets the object prefix. Returns 0 or an exit status. */
@@ -162,11 +183,7 @@ static int open_target(struct train_args *a, struct rb_cli *cli, struct rb_targe
         return status;
     }
     snprintf(prefix, plen, "%s%s", rb_target_prefix(*t), a->prefix ? a->prefix : (a->objects ? "obj-" : ""));
-    if (a->file.drop_cache == RB_DROP_HOST)
-        status = rb_cli_usage_error("--drop-cache host: the whole page cache is dropped before load get's read phase "
-                                    "and each load sweep step, not per epoch; --drop-cache files drops each file's "
-                                    "pages before it is read");
-    if (status || (status = rb_file_opts_check(&a->file)) ||
+    if ((status = rb_file_opts_check(&a->file)) ||
         (status = rb_file_opts_target(&a->file, *t, cli, &a->inflight)) ||
         (status = rb_load_target_probe(*t, a->tgt.timeout_ns)) != 0) {
         rb_target_close(*t);
@@ -301,7 +318,7 @@ static int run(struct train_args *a, struct rb_cli *cli)
     uint64_t steps = 0;
 
     if ((status = rb_train_build_objects(&h, a, t, prefix, &all, &R.source)) || (status = check_data_set(&R, &steps)) ||
-        (status = prepare(&R, steps)))
+        (status = rb_train_check_shards(&R)) || (status = prepare(&R, steps)))
         goto out;
     if (a->populate && (status = rb_train_populate(&R, &R.populated)))
         goto out;
@@ -365,6 +382,9 @@ int rb_load_train_main(int argc, char **argv)
          NULL},
         {"samples-per-object", 0, RB_OPT_STR, &a.spo_s, "N",
          "samples in one object (sharded data sets); the object is read whole once (if not given: 1, or the preset's)", NULL},
+        {"format", 0, RB_OPT_CHOICE, &a.format, "F",
+         "how an object holds its samples: raw (back to back) or tar (a ustar shard, one member per sample, streamed "
+         "whole and in order as WebDataset reads it)", TRAIN_FORMAT_CHOICES},
         {"compute-time", 0, RB_OPT_STR, &a.compute_s, "D[/STDEV]",
          "compute per step and accelerator, fixed or normal mean/stdev (required without --workload)", NULL},
         {"read-threads", 't', RB_OPT_STR, &a.threads_s, "N",
@@ -414,11 +434,7 @@ int rb_load_train_main(int argc, char **argv)
     };
     struct rb_opts opts = {0};
     rb_opts_add(&opts, own);
-    rb_target_options(&opts, &a.tgt);
-    rb_engine_options(&opts, &a.eng);
-    struct rb_opt file[RB_FILE_OPT_ROWS + 1];
-    rb_file_options(file, &a.file);
-    rb_opts_add(&opts, file);
+    rb_load_options(&opts, &a.tgt, &a.eng, &a.file);
     const struct rb_cmd_spec spec = {
         "railbench load train [options] URL",
         "Emulate data-parallel training on http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET: each rank's "

@@ -21,6 +21,10 @@
  * guards (its mutex, condition variables and atomics, train_run.c).
  */
 
+/* --format: samples back to back in an object (raw), or a ustar shard of one member per sample (tar). */
+enum { TRAIN_FORMAT_RAW, TRAIN_FORMAT_TAR };
+#define TRAIN_FORMAT_CHOICES "raw|tar"
+
 /* MLPerf Storage: the data set must be at least five times the client hosts' memory, or page caches hide storage. */
 #define MEMORY_FACTOR 5
 
@@ -39,6 +43,7 @@ struct train_args {
     uint64_t ckpt_every, ckpt_bytes; /* --checkpoint-every K steps, --checkpoint-size per rank; 0: none */
     bool ckpt_async;           /* --checkpoint-async: snapshot, then a writer thread */
     struct rb_file_opts file;  /* a file:// data set's options (the file protocol's group) */
+    int format;                /* --format: TRAIN_FORMAT_RAW or _TAR, how an object holds its samples */
 
     /* Resolved from the options and the preset. */
     const struct rb_train_preset *preset;
@@ -46,6 +51,9 @@ struct train_args {
     bool sample_known;
     double au_min;
 };
+
+/* Bytes of an object whose samples take raw_bytes, in the run's --format (a tar shard adds headers and padding). */
+uint64_t rb_train_format_bytes(const struct train_args *a, uint64_t raw_bytes);
 
 struct epoch;
 
@@ -144,6 +152,12 @@ struct rb_train_run {
  */
 int rb_train_build_objects(struct rb_harness *h, const struct train_args *a, const struct rb_target *t,
                            const char *prefix, struct rb_objset *all, const char **source);
+/*
+ * --format tar on a directory without --populate: rank 0 reads the first
+ * shard's tar headers; members other than --samples-per-object stop the run.
+ * Returns 0 or an exit status (every rank the same). Collective.
+ */
+int rb_train_check_shards(struct rb_train_run *R);
 /*
  * Creates R's fetchers, one per read thread (each epoch starts and joins the
  * threads). Returns 0 or an exit status. Free with rb_train_loaders_free.

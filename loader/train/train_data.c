@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,14 +29,15 @@ int rb_train_build_objects(struct rb_harness *h, const struct train_args *a, con
     bool drawn = false;
     if (a->sample_known && rb_objset_generated(all) && !a->sample_stdev) {
         /* Every object the same size: one number, not one per object. */
-        rb_objset_set_common_size(all, rb_train_object_bytes(a->seed, "", a->spo, a->sample_bytes, 0));
+        rb_objset_set_common_size(all, rb_train_format_bytes(a, rb_train_object_bytes(a->seed, "", a->spo,
+                                                                                       a->sample_bytes, 0)));
         drawn = all->n > 0;
     } else if (a->sample_known) {
         char buf[RB_OBJSET_NAME_BYTES];
         for (uint64_t i = 0; i < all->n; i++)
             if (!rb_objset_size(all, i)) {
-                uint64_t b = rb_train_object_bytes(a->seed, rb_objset_name(all, i, buf), a->spo, a->sample_bytes,
-                                                   a->sample_stdev);
+                uint64_t b = rb_train_format_bytes(a, rb_train_object_bytes(a->seed, rb_objset_name(all, i, buf),
+                                                                             a->spo, a->sample_bytes, a->sample_stdev));
                 if (rb_objset_set_size(all, i, b))
                     rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory for %" PRIu64 " object sizes", all->n);
                 drawn = true;
@@ -71,6 +73,12 @@ cJSON *rb_train_dataset_json(struct rb_train_run *R, uint64_t bytes, const char 
     cJSON_AddItemToObject(d, "objects", rb_json_u64(R->all->n));
     cJSON_AddItemToObject(d, "samples_per_object", rb_json_u64(a->spo));
     cJSON_AddItemToObject(d, "samples", rb_json_u64((uint64_t)R->all->n * a->spo));
+    cJSON_AddStringToObject(d, "format", a->format == TRAIN_FORMAT_TAR ? "tar" : "raw");
+    /* A tar shard's samples are its members: sample_bytes each, the shard's bytes add a header per member. */
+    if (a->format == TRAIN_FORMAT_TAR && a->sample_known) {
+        cJSON_AddItemToObject(d, "member_bytes", rb_json_u64(a->sample_bytes));
+        cJSON_AddItemToObject(d, "shard_bytes", rb_json_u64(rb_train_format_bytes(a, 0)));
+    }
     /* Listed names as stored (arena, offsets, sizes), once per host when shared; generated names store none. */
     bool gen = rb_objset_generated(R->all);
     cJSON_AddItemToObject(d, "names_bytes", gen ? cJSON_CreateNull() : rb_json_u64(rb_objset_stored_bytes(R->all)));
@@ -97,6 +105,42 @@ cJSON *rb_train_dataset_json(struct rb_train_run *R, uint64_t bytes, const char 
                 MEMORY_FACTOR, m, MEMORY_FACTOR);
     }
     return d;
+}
+
+/*
+ * --format tar over shards this run did not write, on a directory: rank 0
+ * reads the first shard's headers; a member count other than
+ * --samples-per-object would make every sample figure wrong, so it stops
+ * the run (exit 2). Over http, s3 and ais the count is taken as given.
+ */
+int rb_train_check_shards(struct rb_train_run *R)
+{
+    const struct train_args *a = R->a;
+    struct rb_harness *h = R->h;
+    if (a->format != TRAIN_FORMAT_TAR || a->populate || !R->all->n || strcmp(rb_target_scheme(R->t), "file") != 0)
+        return 0;
+    int status = 0;
+    if (h->rank == 0) {
+        char buf[RB_OBJSET_NAME_BYTES], path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", rb_target_file_root(R->t), rb_objset_name(R->all, 0, buf));
+        uint64_t members = 0, bytes = 0;
+        int rc = rb_file_tar_members(path, &members, &bytes);
+        if (rc) {
+            rb_error("--format tar: %s: %s", path, rc == -EINVAL ? "not a tar archive (a header's checksum or size "
+                                                                   "does not hold)" : strerror(-rc));
+            status = rc == -EINVAL ? RB_EXIT_USAGE : RB_EXIT_RUNTIME;
+        } else if (members != a->spo) {
+            rb_error("--samples-per-object %" PRIu64 ": the shard %s holds %" PRIu64 " members (its tar headers); "
+                     "give --samples-per-object %" PRIu64, a->spo, path, members, members);
+            status = RB_EXIT_USAGE;
+        } else {
+            rb_info("--format tar: the first shard holds %" PRIu64 " members, %" PRIu64 " bytes of samples", members,
+                    bytes);
+        }
+    }
+    if (h->mpi)
+        RB_MPI_CHECK(MPI_Bcast(&status, 1, MPI_INT, 0, h->comm));
+    return status;
 }
 
 /* ---- read threads and --populate ---- */
@@ -187,7 +231,9 @@ static void check_sample_size(struct rb_train_run *R)
     if (R->h->rank != 0 || R->sample_checked || !R->read_objects || !a->sample_bytes || a->populate)
         return;
     R->sample_checked = true;
-    double read = (double)R->read_bytes / (double)R->read_objects / (double)a->spo, assumed = (double)a->sample_bytes;
+    /* A tar shard's bytes per sample include its member's header and padding. */
+    double read = (double)R->read_bytes / (double)R->read_objects / (double)a->spo,
+           assumed = (double)rb_train_format_bytes(a, a->sample_bytes * a->spo) / (double)a->spo;
     if (read <= 2 * assumed && assumed <= 2 * read)
         return;
     char r[32], s[32];

@@ -103,7 +103,7 @@ cJSON *rb_train_epoch_entry(struct rb_train_run *R, const cJSON *ranks_json, uin
     cJSON_AddItemToObject(e, "net_bytes", net_bytes_json(p->record));
     cJSON_AddItemToObject(e, "requests", rb_json_u64(p->total ? p->total->ops : 0));
     cJSON_AddItemToObject(e, "errors", rb_json_u64(p->total ? p->total->errors : 0));
-    if (R->a->cache_header && p->total) {
+    if ((R->a->cache_header || R->a->file.cold_check) && p->total) { /* --cold-check counts page-cache residency */
         cJSON_AddItemToObject(e, "cache_hit", rb_json_u64(p->total->extra[RB_LX_CACHE_HIT]));
         cJSON_AddItemToObject(e, "cache_miss", rb_json_u64(p->total->extra[RB_LX_CACHE_MISS]));
     }

@@ -419,45 +419,80 @@ static void epoch_free(struct epoch *ep)
 static const char *const extra_redirects[] = {"redirects", NULL};
 
 
+/* An epoch's state before its phase: its steps, prefetch depth, this rank's stream of names, the tallies. */
+static void epoch_init(struct epoch *ep, struct rb_train_run *R, const struct trial *tr, uint64_t epoch_no)
+{
+    struct rb_harness *h = R->h;
+    const struct train_args *a = R->a;
+    memset(ep, 0, sizeof *ep);
+    ep->R = R;
+    ep->mode = R->mode;
+    ep->seq = ++R->epoch_seq;
+    ep->accel = (unsigned)tr->accel;
+    ep->steps = rb_train_steps(R->all->n, h->size, a->spo, tr->accel, a->batch, a->max_steps);
+    ep->nbatches = ep->steps * tr->accel;
+    /* PyTorch's DataLoader keeps prefetch_factor (2) batches per worker in flight; here per reader or accelerator. */
+    ep->prefetch = a->prefetch ? a->prefetch : 2 * (a->read_threads > tr->accel ? a->read_threads : tr->accel);
+    pthread_mutex_init(&ep->mu, NULL);
+    pthread_cond_init(&ep->ready_cv, NULL);
+    pthread_cond_init(&ep->room_cv, NULL);
+    atomic_init(&ep->finished, false);
+    atomic_init(&ep->bytes, 0);
+    atomic_init(&ep->fetch_ns, 0);
+    atomic_init(&ep->fetch_bytes, 0);
+    atomic_init(&ep->fetches, 0);
+
+    size_t nstream = 0;
+    int rc = rb_train_epoch_stream(R->all->n, a->seed, ep->seq, h->rank, h->size, &ep->stream, &nstream);
+    ep->ready = calloc(ep->nbatches ? ep->nbatches : 1, 1);
+    ep->ready_ns = calloc(ep->accel, sizeof *ep->ready_ns);
+    ep->comp_ns = calloc(ep->accel, sizeof *ep->comp_ns);
+    ep->tally = calloc(ep->accel, sizeof *ep->tally);
+    ep->wait = rb_hist_new();
+    ep->sync = rb_hist_new();
+    if (rc || !ep->ready || !ep->ready_ns || !ep->comp_ns || !ep->tally || !ep->wait || !ep->sync)
+        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory for epoch %" PRIu64, epoch_no);
+    ep->nnames = nstream;
+}
+
+/* This rank's figures of the epoch as JSON, for rank 0 (rank: this rank). */
+static cJSON *rank_json(struct epoch *ep, int rank)
+{
+    struct rb_train_rank mine;
+    rb_train_rank_figures(ep->tally, ep->accel, atomic_load(&ep->bytes), &mine);
+    cJSON *mj = cJSON_CreateObject();
+    cJSON_AddNumberToObject(mj, "rank", rank);
+    cJSON_AddItemToObject(mj, "steps", rb_json_u64(mine.steps));
+    cJSON_AddItemToObject(mj, "samples", rb_json_u64(mine.samples));
+    cJSON_AddItemToObject(mj, "bytes", rb_json_u64(mine.bytes));
+    cJSON_AddItemToObject(mj, "wall_ns", rb_json_u64(mine.wall_ns));
+    cJSON_AddNumberToObject(mj, "au_pct", mine.au_pct);
+    cJSON_AddBoolToObject(mj, "cut", mine.steps < ep->steps);
+    ep->st.fetch_ns = atomic_load(&ep->fetch_ns);
+    ep->st.fetch_bytes = atomic_load(&ep->fetch_bytes);
+    ep->st.fetches = atomic_load(&ep->fetches);
+    cJSON *sj = cJSON_AddObjectToObject(mj, "step_sums");
+    const struct train_steps *st = &ep->st;
+    const char *const keys[] = {"steps", "wait_ns", "compute_ns", "sync_ns", "step_ns", "allreduce_ns", "allreduces",
+                                "fetch_ns", "fetch_bytes", "fetches"};
+    const uint64_t vals[] = {st->steps, st->wait_ns, st->compute_ns, st->sync_ns, st->step_ns, st->allreduce_ns,
+                             st->allreduces, st->fetch_ns, st->fetch_bytes, st->fetches};
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++)
+        cJSON_AddItemToObject(sj, keys[i], rb_json_u64(vals[i]));
+    return mj;
+}
+
 int rb_train_run_epoch(struct rb_train_run *R, struct trial *tr, uint64_t epoch_no, const char *name)
 {
     struct rb_harness *h = R->h;
     const struct train_args *a = R->a;
     struct epoch ep;
-    memset(&ep, 0, sizeof ep);
-    ep.R = R;
-    ep.mode = R->mode;
-    ep.seq = ++R->epoch_seq;
-    ep.accel = (unsigned)tr->accel;
-    ep.steps = rb_train_steps(R->all->n, h->size, a->spo, tr->accel, a->batch, a->max_steps);
-    ep.nbatches = ep.steps * tr->accel;
-    /* PyTorch's DataLoader keeps prefetch_factor (2) batches per worker in flight; here per reader or accelerator. */
-    ep.prefetch = a->prefetch ? a->prefetch : 2 * (a->read_threads > tr->accel ? a->read_threads : tr->accel);
-    pthread_mutex_init(&ep.mu, NULL);
-    pthread_cond_init(&ep.ready_cv, NULL);
-    pthread_cond_init(&ep.room_cv, NULL);
-    atomic_init(&ep.finished, false);
-    atomic_init(&ep.bytes, 0);
-    atomic_init(&ep.fetch_ns, 0);
-    atomic_init(&ep.fetch_bytes, 0);
-    atomic_init(&ep.fetches, 0);
-
-    size_t nstream = 0;
-    int rc = rb_train_epoch_stream(R->all->n, a->seed, ep.seq, h->rank, h->size, &ep.stream, &nstream);
-    ep.ready = calloc(ep.nbatches ? ep.nbatches : 1, 1);
-    ep.ready_ns = calloc(ep.accel, sizeof *ep.ready_ns);
-    ep.comp_ns = calloc(ep.accel, sizeof *ep.comp_ns);
-    ep.tally = calloc(ep.accel, sizeof *ep.tally);
-    ep.wait = rb_hist_new();
-    ep.sync = rb_hist_new();
-    if (rc || !ep.ready || !ep.ready_ns || !ep.comp_ns || !ep.tally || !ep.wait || !ep.sync)
-        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory for epoch %" PRIu64, epoch_no);
-    ep.nnames = nstream;
+    epoch_init(&ep, R, tr, epoch_no);
 
     struct rb_phase p = {
         .name = name,
         .op = "GET",
-        .names = {rb_load_err_names, a->cache_header ? rb_load_extra_names : extra_redirects},
+        .names = {rb_load_err_names, a->cache_header || a->file.cold_check ? rb_load_extra_names : extra_redirects},
         .start = ep_start,
         .collect = ep_collect,
         .done = ep_done,
@@ -475,27 +510,7 @@ int rb_train_run_epoch(struct rb_train_run *R, struct trial *tr, uint64_t epoch_
         status = RB_EXIT_RUNTIME;
 
     /* This rank's figures to rank 0, and the data waits merged there. */
-    struct rb_train_rank mine;
-    rb_train_rank_figures(ep.tally, ep.accel, atomic_load(&ep.bytes), &mine);
-    cJSON *mj = cJSON_CreateObject();
-    cJSON_AddNumberToObject(mj, "rank", h->rank);
-    cJSON_AddItemToObject(mj, "steps", rb_json_u64(mine.steps));
-    cJSON_AddItemToObject(mj, "samples", rb_json_u64(mine.samples));
-    cJSON_AddItemToObject(mj, "bytes", rb_json_u64(mine.bytes));
-    cJSON_AddItemToObject(mj, "wall_ns", rb_json_u64(mine.wall_ns));
-    cJSON_AddNumberToObject(mj, "au_pct", mine.au_pct);
-    cJSON_AddBoolToObject(mj, "cut", mine.steps < ep.steps);
-    ep.st.fetch_ns = atomic_load(&ep.fetch_ns);
-    ep.st.fetch_bytes = atomic_load(&ep.fetch_bytes);
-    ep.st.fetches = atomic_load(&ep.fetches);
-    cJSON *sj = cJSON_AddObjectToObject(mj, "step_sums");
-    const struct train_steps *st = &ep.st;
-    const char *const keys[] = {"steps", "wait_ns", "compute_ns", "sync_ns", "step_ns", "allreduce_ns", "allreduces",
-                                "fetch_ns", "fetch_bytes", "fetches"};
-    const uint64_t vals[] = {st->steps, st->wait_ns, st->compute_ns, st->sync_ns, st->step_ns, st->allreduce_ns,
-                             st->allreduces, st->fetch_ns, st->fetch_bytes, st->fetches};
-    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++)
-        cJSON_AddItemToObject(sj, keys[i], rb_json_u64(vals[i]));
+    cJSON *mj = rank_json(&ep, h->rank);
     cJSON *ranks_json = rb_harness_gather_json(h, mj);
     cJSON_Delete(mj);
     struct rb_hist *wait_all = rb_hist_new(), *sync_all = rb_hist_new();
@@ -517,6 +532,7 @@ int rb_train_run_epoch(struct rb_train_run *R, struct trial *tr, uint64_t epoch_
         au = fig.au_pct;
         sps = fig.samples_per_s;
         if (p.total) {
+            rb_file_check_cold(&h->result, name, &a->file, p.total); /* --cold-check: "<epoch>_cold" */
             R->requests += p.total->ops;
             R->errors += p.total->errors;
             R->read_objects += p.total->ops - p.total->errors;
@@ -553,7 +569,17 @@ static int run_trial(struct rb_train_run *R, struct trial *tr)
             snprintf(name, sizeof name, "overlapped"); /* after the baselines storage-alone and collective-alone */
         else
             snprintf(name, sizeof name, "epoch-%" PRIu64, e);
+        /* --drop-cache host: every epoch reads what the storage serves, not what the last one left cached. */
+        bool dropped = R->a->file.drop_cache == RB_DROP_HOST;
+        if (dropped && (status = rb_file_drop_host_cache(h, &R->a->file, name)))
+            break;
+        int before = cJSON_GetArraySize(tr->epochs);
         status = rb_train_run_epoch(R, tr, e, name);
+        cJSON *entry = cJSON_GetArraySize(tr->epochs) > before ? cJSON_GetArrayItem(tr->epochs, before) : NULL;
+        if (entry && dropped) {
+            cJSON_AddBoolToObject(entry, "host_cache_dropped", true);
+            cJSON_ReplaceItemInObjectCaseSensitive(entry, "cold", cJSON_CreateTrue());
+        }
         if (status || h->interrupted)
             break;
     }

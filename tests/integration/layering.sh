@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Module dependencies point the declared way (docs/HACKING.md): every #include and every link edge of the
 # tree passes tests/layering.py; a wrong include planted in a copy of the sources (loader/engine -> loader/cmd,
-# fabric -> loader, core -> loader, objset -> proto, proto -> file) and a wrong link edge planted in a copy of the objects are each caught.
+# fabric -> loader, core -> loader, objset -> proto, proto -> file) and a wrong link edge planted in a copy of the objects are each caught;
+# so are the two rules of shape it also holds: a function over 120 lines, an entry point not named *_main.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 CHECK=$ROOT/tests/layering.py
@@ -15,7 +16,7 @@ read -r ninc _ _ nlink _ _ nprob _ < <(tail -n 1 "$T/check.out")
 ok "dependency rule kept: $(tail -n 1 "$T/check.out")"
 
 # 2. Planted includes, each in a fresh copy of the sources: caught and named.
-plant_include() { # WHAT FILE LINE EXPECTED-PATTERN
+plant_source() { # WHAT FILE LINE EXPECTED-PATTERN
     rm -rf "$T/src" && mkdir "$T/src"
     cp -r "$ROOT"/core "$ROOT"/loader "$ROOT"/block "$ROOT"/collectives "$ROOT"/fabric "$ROOT"/reports "$ROOT"/include "$T/src/"
     printf '%s\n' "$3" >>"$T/src/$2"
@@ -23,19 +24,28 @@ plant_include() { # WHAT FILE LINE EXPECTED-PATTERN
     grep -Eq -- "$4" "$T/plant.out" || { cat "$T/plant.out" >&2; fail "$1: caught, but not as expected"; }
     ok "$1: caught: $(grep -E -- "$4" "$T/plant.out" | head -n 1)"
 }
-plant_include "engine includes a command header" loader/engine/worker.c '#include "../cmd/loader_int.h"' \
+plant_source "engine includes a command header" loader/engine/worker.c '#include "../cmd/loader_int.h"' \
     '^loader/engine/worker.c: includes loader/cmd/loader_int.h: loader/engine -> loader/cmd is against'
-plant_include "fabric includes the loader's public header" fabric/topo.c '#include "railbench/bgload.h"' \
+plant_source "fabric includes the loader's public header" fabric/topo.c '#include "railbench/bgload.h"' \
     '^fabric/topo.c: includes include/railbench/bgload.h: fabric -> loader/cmd is against'
-plant_include "core includes a loader header" core/harness.c '#include "../loader/engine/engine_int.h"' \
+plant_source "core includes a loader header" core/harness.c '#include "../loader/engine/engine_int.h"' \
     '^core/harness.c: includes loader/engine/engine_int.h: core -> loader/engine is against'
-plant_include "objset includes a protocol header" loader/objset/objects.c '#include "../proto/target_int.h"' \
+plant_source "objset includes a protocol header" loader/objset/objects.c '#include "../proto/target_int.h"' \
     '^loader/objset/objects.c: includes loader/proto/target_int.h: loader/objset -> loader/proto is against'
-plant_include "the file protocol's row includes the file loop's header" loader/proto/target_file.c \
+plant_source "the file protocol's row includes the file loop's header" loader/proto/target_file.c \
     '#include "../file/file_loop_int.h"' \
     '^loader/proto/target_file.c: includes loader/file/file_loop_int.h: loader/proto -> loader/file is against'
 
-# 3. A planted link edge: a fabric object calling the engine.
+# 3. The rules of shape: a planted 121-line function and a planted entry point named the old way.
+long_fn=$(printf 'static int planted_long(void)\n{\n    int x = 0;\n'; for _ in $(seq 118); do printf '    x++;\n'; done; printf '}')
+plant_source "a function over 120 lines" fabric/topo.c "$long_fn" \
+    '^fabric/topo.c:[0-9]+: planted_long is 121 lines long, over 120$'
+plant_source "an entry point not named *_main" fabric/topo.c $'int rb_fabric_planted(int argc, char **argv)\n{\n    return argc + !argv;\n}' \
+    '^fabric/topo.c: rb_fabric_planted is a command entry point: name it rb_<command>_<sub>_main$'
+grep -q '^longest function: 1[0-2][0-9] lines' "$T/check.out" || fail "no longest function measured: $(grep longest "$T/check.out")"
+ok "$(grep '^longest function' "$T/check.out")"
+
+# 4. A planted link edge: a fabric object calling the engine.
 rm -rf "$T/obj" && cp -r "$OBJ" "$T/obj"
 printf 'struct rb_engine;\nvoid rb_engine_free(struct rb_engine *e);\nvoid plant(void) { rb_engine_free(0); }\n' >"$T/plant.c"
 cc -c -o "$T/obj/fabric/plant.o" "$T/plant.c"

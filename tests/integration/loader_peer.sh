@@ -80,6 +80,17 @@ AWS_ACCESS_KEY_ID=AKIDPEER AWS_SECRET_ACCESS_KEY=peer-secret AWS_SESSION_TOKEN=s
     --endpoint "http://127.0.0.1:$P3" --pattern epoch --out "$T/v2" --quiet >/dev/null
 assert_eq "signed listing (2 pages) and GETs" 5 "$(summary v2 .objects)"
 assert_eq "signed GET: bytes" $((5 * 512)) "$(summary v2 .bytes)"
+# load list on this engine: the same two signed pages (names per page from the peer), a token signed with them.
+AWS_ACCESS_KEY_ID=AKIDPEER AWS_SECRET_ACCESS_KEY=peer-secret AWS_SESSION_TOKEN=session-token "$RB" load list "${ENG[@]}" \
+    s3://signed --endpoint "http://127.0.0.1:$P3" --count 2 --out "$T/v2l" --quiet >/dev/null
+assert_eq "signed load list: listings, pages, names, errors" '[2,4,10,0]' \
+    "$(summary v2l '[.listings, .pages, .names, .errors.total]')"
+AWS_ACCESS_KEY_ID=AKIDPEER AWS_SECRET_ACCESS_KEY=not-the-secret "$RB" load list "${ENG[@]}" s3://signed \
+    --endpoint "http://127.0.0.1:$P3" --out "$T/v3l" >/dev/null 2>"$T/v3l.err" || true
+assert_eq "listing with a wrong secret: pages answered, requests, http_4xx" '[0,1,1]' \
+    "$(summary v3l '[.pages, .requests, .errors.http_4xx]')"
+grep -q 'listing failed: HTTP 403 SignatureDoesNotMatch' "$T/v3l.err" || { cat "$T/v3l.err"; fail "no 403 line"; }
+ok "listing with a wrong secret: HTTP 403 SignatureDoesNotMatch"
 AWS_ACCESS_KEY_ID=AKIDPEER AWS_SECRET_ACCESS_KEY=not-the-secret "$RB" load get "${ENG[@]}" s3://signed --endpoint "http://127.0.0.1:$P3" \
     --objects 4 --count 4 --max-error-rate 100 --out "$T/v3" --quiet >/dev/null 2>"$T/v3.err"
 assert_eq "wrong secret: http_4xx" 4 "$(summary v3 .errors.http_4xx)"
@@ -101,6 +112,9 @@ assert_eq "ais listing (3 pages) and verified GET: objects" 250 "$(summary a2 .o
 assert_eq "ais GET: bytes as put" "$(summary a1 .bytes)" "$(summary a2 .bytes)"
 assert_eq "ais GET: redirects" 250 "$(summary a2 .extra.redirects)"
 assert_eq "ais GET: errors" 0 "$(summary a2 .errors.total)"
+"$RB" load list "${ENG[@]}" ais://bench --endpoint "http://127.0.0.1:$P4" --count 2 --out "$T/a2l" --quiet >/dev/null
+assert_eq "ais load list: listings, pages (100 + 100 + 50), names, errors" '[2,6,500,0]' \
+    "$(summary a2l '[.listings, .pages, .names, .errors.total]')"
 "$RB" load get "${ENG[@]}" ais://bench --endpoint "http://127.0.0.1:$P4" --objects 3 --prefix missing- --count 3 --out "$T/a3" \
     --max-error-rate 100 --quiet >/dev/null 2>"$T/a3.err"
 assert_eq "ais missing objects: http_4xx" 3 "$(summary a3 .errors.http_4xx)"

@@ -2,7 +2,9 @@
 # railbench load put multipart against Ceph RGW: parts and objects counted exactly, ETags with the -N suffix,
 # payloads verified by get --verify, the threshold, a failed upload aborted (an nginx in front refuses bodies
 # over 6 MiB with 413, as a load balancer's body limit does) and no upload left in progress (signed
-# ListMultipartUploads), a timed put that finishes its uploads under way, and bad input.
+# ListMultipartUploads), a timed put that finishes its uploads under way, and bad input. The counted runs (1, 4,
+# 5) run on both engines (--engine curl and native) with the same counts, RGW's log showing each engine's
+# initiates, parts, completions and aborts; the others on --engine auto, which picks native.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 chmod 755 "$T"
@@ -39,33 +41,52 @@ rb() {
 }
 etag() { s3 "/$1" -I | tr -d '\r' | sed -n 's/^[Ee][Tt]ag: *//p'; }
 
-# 1. 4 objects of 12 MiB in 5 MiB parts (5 + 5 + 2), 4 in flight: 4 initiates, 12 part PUTs, 4 completions.
-rb p1 load put s3://mpu/a/ --endpoint "$EP" --keep --objects 4 --size 12M --part-size 5M -c 4
-assert_eq "put: objects" 4 "$(row p1 PUT .objects)"
-assert_eq "put: bytes" $((4 * 12 * MIB)) "$(row p1 PUT .bytes)"
-assert_eq "put: errors" 0 "$(row p1 PUT .errors.total)"
-assert_eq "parts: requests" 12 "$(row p1 'PUT part' .requests)"
-assert_eq "parts: bytes" $((4 * 12 * MIB)) "$(row p1 'PUT part' .bytes)"
-assert_eq "parts: errors" 0 "$(row p1 'PUT part' .errors.total)"
-assert_jq "$T/p1/result.json" '.phases[0].parts.count == 12 and .phases[0].parts.latency_hist.count == 12
-    and .phases[0].latency_hist.count == 4' "phase record: 4 object latencies, 12 part latencies"
-assert_jq "$T/p1/result.json" '(.summary.ops[0].latency_ns.p50 >= .summary.ops[1].latency_ns.p50)' \
-    "an object's PUT latency (the whole upload) is not below its parts'"
-rgw_assert_seen "initiates RGW answered 200" 4 'POST /mpu/a/obj-[0-9]{8}\?uploads=' 200
-rgw_assert_seen "part PUTs RGW answered 200" 12 'PUT /mpu/a/obj-[0-9]{8}\?partNumber=[123]&uploadId=[^ ]+' 200
-rgw_assert_seen "completions RGW answered 200" 4 'POST /mpu/a/obj-[0-9]{8}\?uploadId=[^ ]+' 200
-for i in 0 3; do
-    e=$(etag "a/obj-0000000$i")
-    [[ $e =~ ^\"[0-9a-f]{32}-3\"$ ]] || fail "ETag of a/obj-0000000$i: $e, expected a multipart ETag ending -3"
-    ok "ETag of a/obj-0000000$i: $e"
+# 1. 4 objects of 12 MiB in 5 MiB parts (5 + 5 + 2), 4 in flight: 4 initiates, 12 part PUTs, 4 completions; on
+#    each engine under its own prefix (a-curl/, a-native/), then on auto (a-auto/), which picks native.
+for e in curl native auto; do
+    rb "p1-$e" load put "s3://mpu/a-$e/" --endpoint "$EP" --keep --objects 4 --size 12M --part-size 5M -c 4 --engine "$e"
+    assert_eq "put ($e): objects" 4 "$(row "p1-$e" PUT .objects)"
+    assert_eq "put ($e): bytes" $((4 * 12 * MIB)) "$(row "p1-$e" PUT .bytes)"
+    assert_eq "put ($e): errors" 0 "$(row "p1-$e" PUT .errors.total)"
+    assert_eq "parts ($e): requests" 12 "$(row "p1-$e" 'PUT part' .requests)"
+    assert_eq "parts ($e): bytes" $((4 * 12 * MIB)) "$(row "p1-$e" 'PUT part' .bytes)"
+    assert_eq "parts ($e): errors" 0 "$(row "p1-$e" 'PUT part' .errors.total)"
+    assert_jq "$T/p1-$e/result.json" '.phases[0].parts.count == 12 and .phases[0].parts.latency_hist.count == 12
+        and .phases[0].latency_hist.count == 4' "phase record ($e): 4 object latencies, 12 part latencies"
+    assert_jq "$T/p1-$e/result.json" '(.summary.ops[0].latency_ns.p50 >= .summary.ops[1].latency_ns.p50)' \
+        "an object's PUT latency (the whole upload) is not below its parts' ($e)"
+    rgw_assert_seen "initiates RGW answered 200 ($e)" 4 "POST /mpu/a-$e/obj-[0-9]{8}\\?uploads=" 200
+    rgw_assert_seen "part PUTs RGW answered 200 ($e)" 12 "PUT /mpu/a-$e/obj-[0-9]{8}\\?partNumber=[123]&uploadId=[^ ]+" 200
+    rgw_assert_seen "completions RGW answered 200 ($e)" 4 "POST /mpu/a-$e/obj-[0-9]{8}\\?uploadId=[^ ]+" 200
+    for i in 0 3; do
+        t=$(etag "a-$e/obj-0000000$i")
+        [[ $t =~ ^\"[0-9a-f]{32}-3\"$ ]] || fail "ETag of a-$e/obj-0000000$i: $t, expected a multipart ETag ending -3"
+        ok "ETag of a-$e/obj-0000000$i: $t"
+    done
+    assert_eq "sizes RGW lists ($e)" "$(printf '%s\n' $((12 * MIB)) $((12 * MIB)) $((12 * MIB)) $((12 * MIB)))" \
+        "$(listing "a-$e/")"
+    rb "g1-$e" load get "s3://mpu/a-$e/" --endpoint "$EP" --objects 4 --size 12M --verify --pattern epoch -c 4
+    assert_eq "get --verify ($e): requests" 4 "$(row "g1-$e" GET .requests)"
+    assert_eq "get --verify ($e): bytes" $((4 * 12 * MIB)) "$(row "g1-$e" GET .bytes)"
+    assert_eq "get --verify ($e): #wrong (checksum)" 0 "$(row "g1-$e" GET .errors.checksum)"
+    assert_eq "get --verify ($e): errors" 0 "$(row "g1-$e" GET .errors.total)"
 done
-assert_eq "sizes RGW lists" "$(printf '%s\n' $((12 * MIB)) $((12 * MIB)) $((12 * MIB)) $((12 * MIB)))" "$(listing a/)"
-rb g1 load get s3://mpu/a/ --endpoint "$EP" --objects 4 --size 12M --verify --pattern epoch -c 4
-assert_eq "get --verify: requests" 4 "$(row g1 GET .requests)"
-assert_eq "get --verify: bytes" $((4 * 12 * MIB)) "$(row g1 GET .bytes)"
-assert_eq "get --verify: #wrong (checksum)" 0 "$(row g1 GET .errors.checksum)"
-assert_eq "get --verify: errors" 0 "$(row g1 GET .errors.total)"
+assert_eq "engine auto picks for multipart" native "$(jq -r .summary.engine "$T/p1-auto/result.json")"
+assert_eq "engine native is recorded" native "$(jq -r .summary.engine "$T/p1-native/result.json")"
+assert_eq "engine curl is recorded" curl "$(jq -r .summary.engine "$T/p1-curl/result.json")"
+# The same counts on both engines: requests, bytes and errors of the object and the part rows.
+counts() { jq -c '[.summary.ops[] | [.op, .requests, .objects, .bytes, .errors]]' "$T/$1/result.json"; }
+assert_eq "put: curl's counts = native's" "$(counts p1-curl)" "$(counts p1-native)"
 assert_eq "uploads in progress" 0 "$(in_progress)"
+
+# 1b. Signed payloads (--sign-payload, native only): each part's x-amz-content-sha256 is the SHA-256 of its
+#     bytes (the payload from the part's offset), the completion's of its XML; RGW checks them and takes all.
+rb sp load put s3://mpu/s/ --endpoint "$EP" --keep --objects 2 --size 11M --part-size 5M -c 4 --sign-payload
+assert_eq "signed parts: counts" '[["PUT",2,2,23068672,0],["PUT part",6,6,23068672,0]]' \
+    "$(jq -c '[.summary.ops[] | [.op, .requests, .objects, .bytes, .errors.total]]' "$T/sp/result.json")"
+rgw_assert_seen "signed completions RGW answered 200" 2 'POST /mpu/s/obj-[0-9]{8}\?uploadId=[^ ]+' 200
+rb gsp load get s3://mpu/s/ --endpoint "$EP" --objects 2 --size 11M --verify --pattern epoch -c 2
+assert_eq "signed parts get --verify: bytes, errors" '[23068672,0]' "$(row gsp GET '[.bytes, .errors.total]')"
 
 # 2. The default threshold and part size (8 MiB each): 8 MiB goes up whole (no part row, a plain ETag), 9 MiB in
 #    2 parts (8 + 1).
@@ -126,28 +147,36 @@ nginx_start px "server { listen 127.0.0.1:$PX; client_max_body_size 6m;
     location / { proxy_pass http://127.0.0.1:$RGW_PORT; proxy_set_header Host \$http_host;
                  proxy_request_buffering off; proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
 wait_port "$PX"
-assert_exit 1 "put through a 6 MiB body limit" "$RB" load put s3://mpu/f/ --endpoint "http://127.0.0.1:$PX" \
-    --objects 3 --size 20M --part-size 8M -c 1 --out "$T/f1"
-assert_eq "failed put: objects" 0 "$(row f1 PUT .objects)"
-assert_eq "failed put: http_4xx" 3 "$(row f1 PUT .errors.http_4xx)"
-assert_eq "failed put: part requests" 3 "$(row f1 'PUT part' .requests)"
-assert_eq "failed put: uploads aborted" 3 "$(row f1 'PUT part' .multipart.uploads_aborted)"
-assert_eq "failed put: aborts failed" 0 "$(row f1 'PUT part' .multipart.aborts_failed)"
-assert_jq "$T/f1/result.json" '[.checks[] | select(.name == "multipart_abort")][0].passed == true' "abort check passed"
-rgw_assert_seen "aborts RGW answered 204" 3 'DELETE /mpu/f/rb-[^ ?]*obj-[0-9]{8}\?uploadId=[^ ]+' 204
-assert_eq "uploads in progress after the failed put" 0 "$(in_progress)"
-assert_eq "objects under f/" "" "$(listing f/)"
+for e in curl native; do
+    assert_exit 1 "put through a 6 MiB body limit ($e)" "$RB" load put "s3://mpu/f-$e/" --endpoint "http://127.0.0.1:$PX" \
+        --objects 3 --size 20M --part-size 8M -c 1 --engine "$e" --out "$T/f1-$e"
+    assert_eq "failed put ($e): objects" 0 "$(row "f1-$e" PUT .objects)"
+    assert_eq "failed put ($e): http_4xx" 3 "$(row "f1-$e" PUT .errors.http_4xx)"
+    assert_eq "failed put ($e): part requests" 3 "$(row "f1-$e" 'PUT part' .requests)"
+    assert_eq "failed put ($e): uploads aborted" 3 "$(row "f1-$e" 'PUT part' .multipart.uploads_aborted)"
+    assert_eq "failed put ($e): aborts failed" 0 "$(row "f1-$e" 'PUT part' .multipart.aborts_failed)"
+    assert_jq "$T/f1-$e/result.json" '[.checks[] | select(.name == "multipart_abort")][0].passed == true' \
+        "abort check passed ($e)"
+    rgw_assert_seen "aborts RGW answered 204 ($e)" 3 "DELETE /mpu/f-$e/rb-[^ ?]*obj-[0-9]{8}\\?uploadId=[^ ]+" 204
+    assert_eq "uploads in progress after the failed put ($e)" 0 "$(in_progress)"
+    assert_eq "objects under f-$e/" "" "$(listing "f-$e/")"
+done
+jq -c '[.summary.ops[] | [.op, .requests, .bytes, .errors, .multipart]]' "$T/f1-curl/result.json" >"$T/f1-curl.counts"
+jq -c '[.summary.ops[] | [.op, .requests, .bytes, .errors, .multipart]]' "$T/f1-native/result.json" >"$T/f1-native.counts"
+assert_eq "failed put: curl's counts and error classes = native's" "$(cat "$T/f1-curl.counts")" "$(cat "$T/f1-native.counts")"
 
 # 5. A timed put stops taking new objects at 1 s and finishes the uploads under way: every object it counts is
 #    in the bucket whole, no error, nothing in progress.
-rb t1 load put s3://mpu/t/ --endpoint "$EP" --keep --objects 500 --size 12M --part-size 5M -c 6 --duration 1s \
-    --quiet
-n=$(row t1 PUT .objects)
-[ "$n" -gt 0 ] && [ "$n" -lt 500 ] || fail "timed put: $n objects, expected some but not all 500"
-assert_eq "timed put: errors" 0 "$(row t1 PUT .errors.total)"
-assert_eq "timed put: parts" $((3 * n)) "$(row t1 'PUT part' .requests)"
-assert_eq "timed put: objects RGW lists" "$n" "$(listing t/ | grep -c "^$((12 * MIB))$")"
-assert_eq "uploads in progress after the timed put" 0 "$(in_progress)"
+for e in curl native; do
+    rb "t1-$e" load put "s3://mpu/t-$e/" --endpoint "$EP" --keep --objects 500 --size 12M --part-size 5M -c 6 \
+        --duration 1s --engine "$e" --quiet
+    n=$(row "t1-$e" PUT .objects)
+    [ "$n" -gt 0 ] && [ "$n" -lt 500 ] || fail "timed put ($e): $n objects, expected some but not all 500"
+    assert_eq "timed put ($e): errors" 0 "$(row "t1-$e" PUT .errors.total)"
+    assert_eq "timed put ($e): parts" $((3 * n)) "$(row "t1-$e" 'PUT part' .requests)"
+    assert_eq "timed put ($e): objects RGW lists" "$n" "$(listing "t-$e/" | grep -c "^$((12 * MIB))$")"
+    assert_eq "uploads in progress after the timed put ($e)" 0 "$(in_progress)"
+done
 
 # 5b. SIGINT 2 s into a put of 200 such objects (no --keep): no new object starts, the uploads under way finish
 #     within the drain or are aborted, cleanup is skipped after the signal (and says so); nothing stays in

@@ -35,6 +35,24 @@ assert_eq "list: names" 1100 "$(summary l1 .names)"
 assert_eq "list: listings" 1 "$(summary l1 .listings)"
 assert_eq "list: errors" 0 "$(summary l1 .errors.total)"
 assert_jq "$T/l1/result.json" '.phases[0].op == "LIST" and .phases[0].latency_hist.count == 2' "one latency per page"
+# The same listing on each engine (auto above is native), path and virtual-host style: equal pages and names.
+for e in curl native; do
+    "$RB" load list s3://ops --endpoint "$EP" --prefix a/ --engine "$e" --out "$T/l1-$e" --quiet >/dev/null
+    "$RB" load list s3://ops --endpoint "$RGW_VHOST_ENDPOINT" --virtual-host --prefix a/ --engine "$e" \
+        --out "$T/l1v-$e" --quiet >/dev/null
+    assert_eq "list ($e): listings, pages, names, errors" '[1,2,1100,0]' \
+        "$(summary "l1-$e" '[.listings, .pages, .names, .errors.total]')"
+    assert_eq "list --virtual-host ($e): listings, pages, names, errors" '[1,2,1100,0]' \
+        "$(summary "l1v-$e" '[.listings, .pages, .names, .errors.total]')"
+done
+AWS_SECRET_ACCESS_KEY=not-the-secret "$RB" load list s3://ops --endpoint "$EP" --prefix a/ --engine native \
+    --out "$T/l1w-native" >/dev/null 2>"$T/l1w-native.err" || true
+AWS_SECRET_ACCESS_KEY=not-the-secret "$RB" load list s3://ops --endpoint "$EP" --prefix a/ --engine curl \
+    --out "$T/l1w-curl" >/dev/null 2>"$T/l1w-curl.err" || true
+assert_eq "list with a wrong secret: requests and error classes, curl = native" \
+    "$(summary l1w-curl '[.requests, .errors]')" "$(summary l1w-native '[.requests, .errors]')"
+assert_eq "list with a wrong secret: http_4xx" 1 "$(summary l1w-native .errors.http_4xx)"
+grep -q 'listing failed: HTTP 403 SignatureDoesNotMatch' "$T/l1w-native.err" || { cat "$T/l1w-native.err"; fail "no 403 line"; }
 "$RB" load list s3://ops --endpoint "$EP" --prefix a/ --count 3 -t 2 --out "$T/l2" --quiet >/dev/null
 assert_eq "list --count 3: pages" 6 "$(summary l2 .pages)"
 assert_eq "list --count 3: names" 3300 "$(summary l2 .names)"

@@ -99,8 +99,12 @@ assert_exit 3 "port in use" "$RB" fabric counters --duration 1s --prom-listen "$
 assert_stderr_line "prom-listen.*Address already in use"
 assert_exit 2 "bad listen address" "$RB" fabric counters --duration 1s --prom-listen "localhost:x" --out "$T/r4"
 assert_stderr_line "prom-listen"
-assert_exit 2 "--label run=... (every series has run already)" "$RB" fabric counters --duration 1s --label run=x --out "$T/r4"
-assert_stderr_line '^railbench: error: --label: "run=x": the key "run" is taken'
+# --label run=ID (as the Ansible role passes) names the run in every series instead of the directory's name.
+"$RB" fabric counters --duration 300ms --interval 100ms --label run=named --prom-textfile "$T/tf" --out "$T/r6" --quiet
+grep -q '^railbench_run_info{command="fabric counters",version="[^"]*",run="named"} 1$' "$T/tf/railbench.prom" ||
+    fail "--label run=named: run_info is not labelled run=named: $(grep run_info "$T/tf/railbench.prom")"
+assert_eq "--label run=named: series with a second run label" 0 "$(grep -c 'run=.*run=' "$T/tf/railbench.prom" || true)"
+assert_eq "--label run=named: series labelled with the directory's name" 0 "$(grep -c 'run="r6"' "$T/tf/railbench.prom" || true)"
 bg "$RB" fabric counters --duration 3s --prom-listen "$P" --out "$T/r5" --quiet
 wait_port "$P"
 ss -ltn "sport = :$P" | grep -q "127.0.0.1:$P" || fail "listener is not on 127.0.0.1"

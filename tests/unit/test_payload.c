@@ -1,4 +1,4 @@
-/* Unit tests for loader/engine/payload.c: determinism, seekability, verification and seeded sizes. */
+/* Unit tests for loader/engine/payload.c and tarshard.c: determinism, seekability, verification, seeded sizes, tar shards. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <setjmp.h>
@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "payload_int.h"
+#include "tarshard_int.h"
 
 #define LEN 4099 /* not a multiple of 8: tails are exercised */
 
@@ -89,6 +90,40 @@ static void test_sizes(void **state)
     assert_true(lo < 1050 && hi > 1950); /* spread over the range */
 }
 
+/* A shard of 3 members of 1000 bytes: made in odd pieces equals made whole; headers are ustar; data the plain payload. */
+static void test_tar_shard(void **state)
+{
+    (void)state;
+    enum { N = 3, M = 1000 };
+    uint64_t key = rb_payload_key(1, "shard-0"), bytes = rb_tar_shard_bytes(N, M);
+    assert_int_equal(bytes, N * (512 + 1024) + 1024);
+    unsigned char *whole = malloc(bytes), *parts = malloc(bytes), plain[N * M];
+    assert_non_null(whole);
+    assert_non_null(parts);
+    rb_tar_fill(key, N, M, 0, whole, bytes);
+    for (uint64_t off = 0, step = 1; off < bytes; step = step * 7 % 1031 + 1) {
+        size_t n = off + step > bytes ? (size_t)(bytes - off) : (size_t)step;
+        rb_tar_fill(key, N, M, off, parts + off, n);
+        off += n;
+    }
+    assert_memory_equal(whole, parts, bytes);
+    char name[32];
+    snprintf(name, sizeof name, "%016llx_000001.bin", (unsigned long long)key);
+    assert_string_equal((char *)whole + 1536, name);
+    assert_memory_equal(whole + 1536 + 257, "ustar\0" "00", 8);
+    assert_string_equal((char *)whole + 1536 + 124, "00000001750"); /* 1000 in octal */
+    rb_payload_plain_fill(key, 0, plain, sizeof plain);
+    for (unsigned i = 0; i < N; i++)
+        assert_memory_equal(whole + i * 1536 + 512, plain + i * M, M);
+    assert_int_equal(rb_tar_verify(key, N, M, 0, whole, bytes), bytes);
+    whole[1536 + 512 + 17] ^= 1;
+    assert_int_equal(rb_tar_verify(key, N, M, 100, whole + 100, bytes - 100), 1536 + 512 + 17 - 100);
+    whole[1536 + 512 + 17] ^= 1;
+
+    free(whole);
+    free(parts);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -96,6 +131,7 @@ int main(void)
         cmocka_unit_test(test_seekable),
         cmocka_unit_test(test_verify),
         cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_tar_shard),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

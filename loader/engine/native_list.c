@@ -1,0 +1,134 @@
+/*
+ * Listings on the native engine: the pages of a listing (ListObjectsV2 with
+ * continuation tokens, AIStore's list action, an autoindex page) one after
+ * the other on one keep-alive connection of a one-slot worker, each page
+ * described by the target's table (rb_target_list_spec) and read by it
+ * (rb_target_list_page), as libcurl's listing does. Registered into proto at
+ * start-up: rb_target_list_pages lists through it, and it hands the listing
+ * to libcurl when the command runs with --engine curl.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "railbench/clock.h"
+#include "worker_int.h"
+
+/* One listing: the worker it runs on, where it is, and what it reports to. */
+struct nlist {
+    struct rb_worker w;          /* first: the driver's callbacks find the listing from their worker */
+    const struct rb_target *t;
+    const char *prefix;
+    struct rb_objset *out;
+    rb_list_page_fn *on_page;
+    void *ctx;
+    char *token;                 /* the next page's, or NULL */
+    struct rb_list_spec spec;    /* the page in flight */
+    bool sent, ended;            /* a page went out (the first is sent without a token); the listing ended */
+    int rc;
+    char *err;
+    size_t errlen;
+};
+
+static struct nlist *nlist_of(struct rb_worker *w)
+{
+    return (struct nlist *)((char *)w - offsetof(struct nlist, w));
+}
+
+/* Sends the next page when none is in flight; the worker is done once the listing ended. */
+static int list_refill(struct rb_worker *w)
+{
+    struct nlist *l = nlist_of(w);
+    if (l->ended || !w->nfree) {
+        w->exhausted = l->ended;
+        return 0;
+    }
+    if (l->sent && !l->token) {
+        l->ended = w->exhausted = true;
+        return 0;
+    }
+    int rc = rb_target_list_spec(l->t, l->prefix, l->token, &l->spec, l->err, l->errlen);
+    char ctype[100];
+    if (!rc && l->spec.content_type)
+        snprintf(ctype, sizeof ctype, "Content-Type: %s", l->spec.content_type);
+    const char *path = strstr(l->spec.url, "://");
+    path = path ? path + 3 + strcspn(path + 3, "/?") : "";
+    char root[2] = "/";
+    if (!rc) {
+        const struct rb_nreq q = {.method = l->spec.method, .path = *path == '/' ? path : root,
+                                  .header = l->spec.content_type ? ctype : NULL, .sends_body = l->spec.body != NULL,
+                                  .keep_body = true, .body_mem = l->spec.body,
+                                  .body_len = l->spec.body ? strlen(l->spec.body) : 0};
+        l->sent = true;
+        if ((rc = rb_native_send(w, &q)))
+            snprintf(l->err, l->errlen, "%s: a listing request does not fit (native engine)", rb_target_name(l->t));
+    }
+    if (rc) {
+        rb_list_spec_free(&l->spec);
+        l->rc = rc;
+        l->ended = w->exhausted = true;
+    }
+    return 0;
+}
+
+/* A page answered: its names into the listing, the next page's token kept (rb_target_list_page). */
+static void list_done(struct rb_worker *w, struct rb_req *r, CURLcode rc, long status, uint64_t total_ns, uint64_t now)
+{
+    (void)now;
+    struct nlist *l = nlist_of(w);
+    rb_list_spec_free(&l->spec);
+    uint64_t ttfb = r->response_ns > r->start_ns ? r->response_ns - r->start_ns : total_ns;
+    if (rc == CURLE_OK && r->errbody.oom) {
+        rc = CURLE_FILESIZE_EXCEEDED;
+        snprintf(r->ebuf, sizeof r->ebuf, "a page longer than %u bytes (native engine)", RB_LIST_BODY_LIMIT);
+    }
+    l->rc = rb_target_list_page(l->t, l->prefix, rc, status, r->ebuf, r->errbody.len ? r->errbody.s : "",
+                                r->errbody.len, l->out, &l->token, l->on_page, l->ctx, total_ns,
+                                ttfb < total_ns ? ttfb : total_ns, l->err, l->errlen);
+    if (l->rc || !l->token)
+        l->ended = true;
+}
+
+static const struct rb_worker_driver list_driver = {
+    .name = "list",
+    .refill = list_refill,
+    .done = list_done,
+};
+
+/* rb_target_lister on the native engine (see rb_target_list_pages). */
+static int native_list_pages(const struct rb_target *t, const char *prefix, uint64_t timeout_ns, struct rb_objset *out,
+                             rb_list_page_fn *on_page, void *ctx, char *err, size_t errlen)
+{
+    if (!rb_engine_lists_native())
+        return rb_target_list_curl(t, prefix, timeout_ns, out, on_page, ctx, err, errlen);
+    const struct rb_load_opts o = {.op = RB_LOAD_GET, .target = t, .timeout_ns = timeout_ns, .inflight = 1,
+                                   .engine = RB_ENGINE_NATIVE, .listing = true, .log_fd = -1};
+    struct nlist *l = calloc(1, sizeof *l);
+    if (!l)
+        return -ENOMEM;
+    *l = (struct nlist){.t = t, .prefix = prefix, .out = out, .on_page = on_page, .ctx = ctx, .err = err,
+                        .errlen = errlen};
+    err[0] = '\0';
+    int rc = rb_worker_init(&l->w, &o, 0, 0);
+    if (!rc) {
+        l->w.drv = &list_driver;
+        rb_native_req(&l->w, 0)->errbody.limit = RB_LIST_BODY_LIMIT + 1;
+        rc = rb_native_run(&l->w, NULL, NULL);
+    }
+    if (rc && !err[0])
+        snprintf(err, errlen, "%s: listing: %s (native engine)", rb_target_name(t), strerror(-rc));
+    if (!rc)
+        rc = l->rc;
+    rb_list_spec_free(&l->spec);
+    free(l->token);
+    rb_worker_free(&l->w);
+    free(l);
+    return rc;
+}
+
+__attribute__((constructor)) static void register_lister(void)
+{
+    rb_target_register_lister(native_list_pages);
+}
