@@ -209,6 +209,12 @@ int rb_engine_each_written(const struct rb_engine *e, int (*fn)(const char *name
     return 0;
 }
 
+void rb_engine_tls_stats(const struct rb_engine *e, struct rb_stats *into)
+{
+    for (unsigned t = 0; t < e->nw; t++)
+        rb_native_tls_collect(&e->w[t], into);
+}
+
 void rb_engine_part_stats(const struct rb_engine *e, struct rb_stats *into)
 {
     for (unsigned t = 0; e->w && t < e->nw; t++) {

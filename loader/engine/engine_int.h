@@ -48,6 +48,9 @@ enum rb_load_extra {
 };
 extern const char *const rb_load_extra_names[RB_LX_COUNT + 1];
 
+/* Extra counters of a run's TLS figures (struct rb_load_result.tls): handshakes resumed, on kernel TLS. */
+enum rb_tls_extra { RB_TLS_RESUMED, RB_TLS_KTLS, RB_TLS_EXTRA_COUNT };
+
 enum rb_load_pattern { RB_PATTERN_RANDOM, RB_PATTERN_SEQUENTIAL, RB_PATTERN_EPOCH };
 
 /*
@@ -191,6 +194,8 @@ int rb_engine_each_written(const struct rb_engine *e, int (*fn)(const char *name
 
 /* Adds every worker's part statistics (multipart PUT, ranged GET) into into (nothing without parts). After rb_engine_stop. */
 void rb_engine_part_stats(const struct rb_engine *e, struct rb_stats *into);
+/* Adds the native engine's TLS handshakes of every worker into into (rb_native_tls_collect). After the phase. */
+void rb_engine_tls_stats(const struct rb_engine *e, struct rb_stats *into);
 
 /*
  * After the workers stopped: the open loop's send window in ns from start,

@@ -173,6 +173,17 @@ int rb_native_send(struct rb_worker *w, const struct rb_nreq *q)
     return 0;
 }
 
+void rb_native_tls_collect(const struct rb_worker *w, struct rb_stats *s)
+{
+    if (!w->nat || !w->nat->tls)
+        return;
+    const struct rb_ntls_stats *ts = rb_ntls_stats(w->nat->tls);
+    s->ops += ts->handshakes;
+    s->extra[RB_TLS_RESUMED] += ts->resumed;
+    s->extra[RB_TLS_KTLS] += ts->ktls;
+    rb_hist_merge(&s->lat, &ts->hs);
+}
+
 struct rb_req *rb_native_req(struct rb_worker *w, unsigned i)
 {
     return &w->nat->c[i].r;

@@ -138,6 +138,7 @@ int rb_ntls_handshake(struct rb_ntls *t, struct rb_ntls_conn *c, uint64_t took_n
     if (rc == 1) {
         t->st.handshakes++;
         t->st.handshake_ns += took_ns;
+        rb_hist_record(&t->st.hs, took_ns);
         if (SSL_session_reused(c->ssl))
             t->st.resumed++;
 #ifdef BIO_get_ktls_send

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "../proto/target_int.h"
+#include "railbench/hist.h"
 
 /*
  * Thread-safety: an rb_ntls and its connections belong to one worker
@@ -25,9 +26,10 @@ struct rb_ntls_conn {
     void *ref;                 /* what ties its new sessions to its worker and endpoint */
 };
 
-/* A worker's TLS figures: handshakes done, of which resumed, of which on kernel TLS, and their time in total. */
+/* A worker's TLS figures: handshakes done, of which resumed, of which on kernel TLS, their time in total and each. */
 struct rb_ntls_stats {
     uint64_t handshakes, resumed, ktls, handshake_ns;
+    struct rb_hist hs;         /* each handshake's time from the connect (ns) */
 };
 
 /*

@@ -140,21 +140,39 @@ static void mix_results(struct rb_harness *h, const struct rb_engine *e, const s
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
 }
 
-/* A multipart PUT's or ranged GET's per-part statistics summed over ranks (rank 0; NULL elsewhere and without parts). Collective. */
-static struct rb_stats *part_stats(struct rb_harness *h, const struct rb_engine *e, const struct rb_load_opts *o)
+/* What collect gathers from e's workers, summed over ranks (rank 0; NULL elsewhere). Collective. */
+static struct rb_stats *ranks_sum(struct rb_harness *h, const struct rb_engine *e,
+                                  void (*collect)(const struct rb_engine *e, struct rb_stats *into))
 {
-    if (!o->part_size || (o->op != RB_LOAD_PUT && o->op != RB_LOAD_GET))
-        return NULL;
     struct rb_stats *mine = rb_stats_new(), *all = rb_stats_new();
     if (!mine || !all)
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
-    rb_engine_part_stats(e, mine);
+    collect(e, mine);
     rb_harness_reduce_stats(h, mine, all);
     rb_stats_free(mine);
     if (h->rank == 0)
         return all;
     rb_stats_free(all);
     return NULL;
+}
+
+/* A multipart PUT's or ranged GET's per-part statistics summed over ranks (rank 0; NULL elsewhere and without parts). Collective. */
+static struct rb_stats *part_stats(struct rb_harness *h, const struct rb_engine *e, const struct rb_load_opts *o)
+{
+    if (!o->part_size || (o->op != RB_LOAD_PUT && o->op != RB_LOAD_GET))
+        return NULL;
+    return ranks_sum(h, e, rb_engine_part_stats);
+}
+
+/* An https:// endpoint's handshakes on the native engine, summed over ranks (rank 0; NULL elsewhere). Collective. */
+static struct rb_stats *tls_stats(struct rb_harness *h, const struct rb_engine *e, const struct rb_load_opts *o,
+                                  bool *unmeasured)
+{
+    bool tls = false;
+    for (size_t i = 0; i < o->target->nendpoints; i++)
+        tls = tls || strncmp(o->target->endpoints[i], "https:", 6) == 0;
+    *unmeasured = tls && rb_engine_kind(o) != RB_ENGINE_NATIVE;
+    return !tls || *unmeasured ? NULL : ranks_sum(h, e, rb_engine_tls_stats);
 }
 
 /* The engine's 1-second segments summed over the ranks (collective): rank 0's array is the sum, *n its length. */
@@ -177,47 +195,6 @@ static uint64_t *reduce_segments(struct rb_harness *h, const struct rb_engine *e
     free(mine);
     *n = (size_t)nmax;
     return all;
-}
-
-/*
- * Rank 0 keeps the phase's reduced figures in res (owning unc_all, all and parts from here) and extends the
- * phase record with them; other ranks free them.
- */
-static void keep_results(struct rb_harness *h, struct rb_phase *p, const struct phase_ctx *c,
-                         const struct rb_load_opts *o, struct rb_load_result *res, struct rb_hist *unc_all,
-                         uint64_t *all, size_t nmax, struct rb_stats *parts)
-{
-    if (h->rank == 0) {
-        res->total = p->total;
-        p->total = NULL;
-        res->uncorrected = unc_all;
-        res->segments = all;
-        res->nsegments = nmax;
-        res->segments_ops = !rb_load_op_moves_bytes(o->op);
-        res->parts = parts;
-        if (p->record && parts) {
-            cJSON *pr = cJSON_AddObjectToObject(p->record, "parts");
-            rb_stats_to_json(pr, parts,
-                             &(struct rb_stats_names){rb_load_err_names,
-                                                      o->op == RB_LOAD_PUT ? rb_mp_extra_names : no_extra_names},
-                             res->duration_s,
-                             true);
-        }
-        if (p->record) {
-            cJSON_AddItemToObject(p->record, "latency_uncorrected_ns", rb_hist_summary_json(unc_all));
-            cJSON_AddItemToObject(p->record, "latency_uncorrected_hist", rb_hist_to_json(unc_all));
-            cJSON_AddBoolToObject(p->record, "open_loop", res->open_loop);
-            if (c->use_steady)
-                cJSON_AddItemToObject(p->record, "until_steady", steady_json(res));
-            cJSON *segs = cJSON_AddArrayToObject(p->record, "bytes_per_second");
-            for (size_t i = 0; i < res->nsegments; i++)
-                cJSON_AddItemToArray(segs, rb_json_u64(all[i]));
-        }
-    } else {
-        rb_hist_free(unc_all);
-        rb_stats_free(parts);
-        free(all);
-    }
 }
 
 int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_ns,
@@ -297,6 +274,8 @@ int rb_load_run_phase_with(struct rb_harness *h, const char *name, uint64_t dura
     uint64_t *all = reduce_segments(h, c.e, &nmax);
 
     struct rb_stats *parts = part_stats(h, c.e, o);
+    bool tls_unmeasured;
+    struct rb_stats *tls = tls_stats(h, c.e, o, &tls_unmeasured);
     mix_results(h, c.e, o, res);
     if (o->track_written && rb_engine_each_written(c.e, add_leftover, &res->leftover))
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
@@ -306,7 +285,40 @@ int rb_load_run_phase_with(struct rb_harness *h, const char *name, uint64_t dura
         res->steady_converged = c.steady.converged || c.steady_now;
         res->steady_at_s = c.steady.converged_at_s;
     }
-    keep_results(h, &p, &c, o, res, unc_all, all, nmax, parts);
+    if (h->rank == 0) {
+        res->total = p.total;
+        p.total = NULL;
+        res->uncorrected = unc_all;
+        res->segments = all;
+        res->nsegments = nmax;
+        res->segments_ops = !rb_load_op_moves_bytes(o->op);
+        res->parts = parts;
+        res->tls = tls;
+        res->tls_unmeasured = tls_unmeasured;
+        if (p.record && parts) {
+            cJSON *pr = cJSON_AddObjectToObject(p.record, "parts");
+            rb_stats_to_json(pr, parts,
+                             &(struct rb_stats_names){rb_load_err_names,
+                                                      o->op == RB_LOAD_PUT ? rb_mp_extra_names : no_extra_names},
+                             res->duration_s,
+                             true);
+        }
+        if (p.record) {
+            cJSON_AddItemToObject(p.record, "latency_uncorrected_ns", rb_hist_summary_json(unc_all));
+            cJSON_AddItemToObject(p.record, "latency_uncorrected_hist", rb_hist_to_json(unc_all));
+            cJSON_AddBoolToObject(p.record, "open_loop", res->open_loop);
+            if (c.use_steady)
+                cJSON_AddItemToObject(p.record, "until_steady", steady_json(res));
+            cJSON *segs = cJSON_AddArrayToObject(p.record, "bytes_per_second");
+            for (size_t i = 0; i < res->nsegments; i++)
+                cJSON_AddItemToArray(segs, rb_json_u64(all[i]));
+        }
+    } else {
+        rb_hist_free(unc_all);
+        rb_stats_free(parts);
+        rb_stats_free(tls);
+        free(all);
+    }
     rb_harness_phase_free(&p);
     rb_steady_free(&c.steady);
     rb_engine_free(c.e);
@@ -321,6 +333,8 @@ void rb_load_result_free(struct rb_load_result *res)
     rb_stats_free(res->total);
     rb_stats_free(res->parts);
     res->parts = NULL;
+    rb_stats_free(res->tls);
+    res->tls = NULL;
     for (int op = 0; op < RB_MIX_OPS; op++) {
         rb_stats_free(res->mix_ops[op]);
         res->mix_ops[op] = NULL;
@@ -406,6 +420,16 @@ cJSON *rb_load_summary_json(const struct rb_load_result *r)
     cJSON *x = cJSON_AddObjectToObject(o, "extra");
     for (int i = 0; i < RB_LX_COUNT; i++)
         cJSON_AddItemToObject(x, rb_load_extra_names[i], rb_json_u64(s->extra[i]));
+    if (r->tls) {
+        /* Outside the requests' times: each from its connect to the handshake's end (engine.md). */
+        cJSON *t = cJSON_AddObjectToObject(o, "tls");
+        cJSON_AddItemToObject(t, "handshakes", rb_json_u64(r->tls->ops));
+        cJSON_AddItemToObject(t, "resumed", rb_json_u64(r->tls->extra[RB_TLS_RESUMED]));
+        cJSON_AddItemToObject(t, "kernel_tls", rb_json_u64(r->tls->extra[RB_TLS_KTLS]));
+        cJSON_AddItemToObject(t, "handshake_ns", rb_hist_summary_json(&r->tls->lat));
+    } else if (r->tls_unmeasured) {
+        cJSON_AddNullToObject(o, "tls"); /* libcurl ran the handshakes inside the requests: not measured apart */
+    }
     return o;
 }
 

@@ -21,6 +21,14 @@ struct rb_load_result {
     const char *phase, *op;
     struct rb_stats *total;           /* owned */
     struct rb_stats *parts;           /* owned: multipart PUT, one record per part (extras rb_mp_extra_names); else NULL */
+    /*
+     * An https:// endpoint: the native engine's TLS handshakes summed over
+     * ranks (owned, rank 0: ops handshakes, lat their times, extras enum
+     * rb_tls_extra), or NULL with tls_unmeasured when libcurl ran them (it
+     * does not report them apart). Neither: no TLS.
+     */
+    struct rb_stats *tls;
+    bool tls_unmeasured;
     /* load mixed (o->mix): each op's stats (rank 0; NULL otherwise), objects live and unknown at the end (rank 0). */
     struct rb_stats *mix_ops[RB_MIX_OPS];
     uint64_t mix_live, mix_unknown, mix_dry; /* mix_dry: threads that ran out of objects before their limits */

@@ -410,6 +410,12 @@ struct rb_nreq {
  * Returns 0, or -ENAMETOOLONG / -ENOSPC (the slot stays free).
  */
 int rb_native_send(struct rb_worker *w, const struct rb_nreq *q);
+/*
+ * Adds w's TLS handshakes into s (native engine, an https:// endpoint):
+ * ops the handshakes, lat their times from the connect, extra[RB_TLS_RESUMED]
+ * and extra[RB_TLS_KTLS]. No-op without TLS. After the worker's thread joined.
+ */
+void rb_native_tls_collect(const struct rb_worker *w, struct rb_stats *s);
 /* Slot i's request (native engine). */
 struct rb_req *rb_native_req(struct rb_worker *w, unsigned i);
 /* True while slot i has a request in flight (native engine). */

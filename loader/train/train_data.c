@@ -194,7 +194,9 @@ static void check_sample_size(struct rb_train_run *R)
     if (R->h->rank != 0 || R->sample_checked || !R->read_objects || !a->sample_bytes || a->populate)
         return;
     R->sample_checked = true;
-    double read = (double)R->read_bytes / (double)R->read_objects / (double)a->spo, assumed = (double)a->sample_bytes;
+    /* A tar shard's bytes per sample include its member's header and padding. */
+    double read = (double)R->read_bytes / (double)R->read_objects / (double)a->spo,
+           assumed = (double)rb_train_format_bytes(a, a->sample_bytes * a->spo) / (double)a->spo;
     if (read <= 2 * assumed && assumed <= 2 * read)
         return;
     char r[32], s[32];
