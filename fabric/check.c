@@ -400,10 +400,9 @@ static int check_mpi(struct rb_cli *cli, struct rb_check_opts *o)
         o->net.stage_ns = o->timeout_ns / (2 * (3 * o->net.reps + 1));
     R.capmine = (size_t)rounds + SECOND_MAX + 2 * (size_t)o->confirm * CONFIRM_MAX + 1;
     R.mine = calloc(R.capmine, sizeof *R.mine);
-    R.buf = malloc(rb_cnet_buf_bytes(&o->net));
+    R.buf = rb_cnet_buf_new(&o->net);
     if (!R.mine || !R.buf)
         rb_harness_fatal(&h, RB_EXIT_RUNTIME, "out of memory");
-    memset(R.buf, 0x5a, rb_cnet_buf_bytes(&o->net));
     if (h.rank == 0)
         rb_info("fabric check: %d hosts x %d rails, %d %srounds of %d pairs, timeout %.1f s per round", R.nhosts,
                 R.nrails, rounds, rounds < full ? "quick " : "", rb_check_plan_pairs(R.nhosts),

@@ -26,8 +26,18 @@ struct rb_cnet_params {
     uint64_t rep_budget_ns;               /* no further repetition once a stage has taken this long (0: none) */
 };
 
-/* Bytes of the buffer rb_cnet_drive and rb_cnet_serve take: a send half and a receive half. */
+/*
+ * Bytes of the buffer rb_cnet_drive and rb_cnet_serve take: a send half and a
+ * receive half, each a whole number of pages. Both halves start on a page
+ * (rb_cnet_buf_new): the kernel's copy into a buffer 16 bytes past a page (as
+ * malloc returns a large block) cost 1.4 times the CPU per byte of an aligned
+ * one, which on a CPU-bound link is that much less bandwidth than iperf3's
+ * page-aligned buffer (BENCHMARKS.md).
+ */
+#define RB_CNET_BUF_ALIGN 4096
 size_t rb_cnet_buf_bytes(const struct rb_cnet_params *p);
+/* That buffer, page-aligned and filled (free it with free), or NULL. */
+char *rb_cnet_buf_new(const struct rb_cnet_params *p);
 
 /* Where a rank of a rail listens: its rail interface's IPv4 address and a port. */
 struct rb_cnet_addr {

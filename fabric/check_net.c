@@ -189,7 +189,17 @@ static int stage_latency(int fd, const struct rb_cnet_params *p, char *buf, uint
 
 size_t rb_cnet_buf_bytes(const struct rb_cnet_params *p)
 {
-    return 2 * (size_t)(p->size_bytes > p->lat_size_bytes ? p->size_bytes : p->lat_size_bytes);
+    size_t half = (size_t)(p->size_bytes > p->lat_size_bytes ? p->size_bytes : p->lat_size_bytes);
+    return 2 * ((half + RB_CNET_BUF_ALIGN - 1) / RB_CNET_BUF_ALIGN * RB_CNET_BUF_ALIGN);
+}
+
+char *rb_cnet_buf_new(const struct rb_cnet_params *p)
+{
+    void *buf = NULL;
+    if (posix_memalign(&buf, RB_CNET_BUF_ALIGN, rb_cnet_buf_bytes(p)) != 0)
+        return NULL;
+    memset(buf, 0x5a, rb_cnet_buf_bytes(p));
+    return buf;
 }
 
 /* One direction's stream as its sender drives it: what to send and by when. */

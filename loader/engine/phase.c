@@ -197,6 +197,58 @@ static uint64_t *reduce_segments(struct rb_harness *h, const struct rb_engine *e
     return all;
 }
 
+/* What a phase reduced over the ranks, for keep_results. */
+struct reduced {
+    struct rb_hist *unc_all;
+    uint64_t *all;
+    size_t nmax;
+    struct rb_stats *parts, *tls;
+    bool tls_unmeasured;
+};
+
+/*
+ * Rank 0 keeps the phase's reduced figures r in res (owning them from here) and extends the phase record with
+ * them; other ranks free them.
+ */
+static void keep_results(struct rb_harness *h, struct rb_phase *p, const struct phase_ctx *c,
+                         const struct rb_load_opts *o, struct rb_load_result *res, const struct reduced *r)
+{
+    if (h->rank == 0) {
+        res->total = p->total;
+        p->total = NULL;
+        res->uncorrected = r->unc_all;
+        res->segments = r->all;
+        res->nsegments = r->nmax;
+        res->segments_ops = !rb_load_op_moves_bytes(o->op);
+        res->parts = r->parts;
+        res->tls = r->tls;
+        res->tls_unmeasured = r->tls_unmeasured;
+        if (p->record && r->parts) {
+            cJSON *pr = cJSON_AddObjectToObject(p->record, "parts");
+            rb_stats_to_json(pr, r->parts,
+                             &(struct rb_stats_names){rb_load_err_names,
+                                                      o->op == RB_LOAD_PUT ? rb_mp_extra_names : no_extra_names},
+                             res->duration_s,
+                             true);
+        }
+        if (p->record) {
+            cJSON_AddItemToObject(p->record, "latency_uncorrected_ns", rb_hist_summary_json(r->unc_all));
+            cJSON_AddItemToObject(p->record, "latency_uncorrected_hist", rb_hist_to_json(r->unc_all));
+            cJSON_AddBoolToObject(p->record, "open_loop", res->open_loop);
+            if (c->use_steady)
+                cJSON_AddItemToObject(p->record, "until_steady", steady_json(res));
+            cJSON *segs = cJSON_AddArrayToObject(p->record, "bytes_per_second");
+            for (size_t i = 0; i < res->nsegments; i++)
+                cJSON_AddItemToArray(segs, rb_json_u64(r->all[i]));
+        }
+    } else {
+        rb_hist_free(r->unc_all);
+        rb_stats_free(r->parts);
+        rb_stats_free(r->tls);
+        free(r->all);
+    }
+}
+
 int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_ns,
                       const struct rb_load_opts *o, struct rb_load_result *res)
 {
@@ -285,40 +337,7 @@ int rb_load_run_phase_with(struct rb_harness *h, const char *name, uint64_t dura
         res->steady_converged = c.steady.converged || c.steady_now;
         res->steady_at_s = c.steady.converged_at_s;
     }
-    if (h->rank == 0) {
-        res->total = p.total;
-        p.total = NULL;
-        res->uncorrected = unc_all;
-        res->segments = all;
-        res->nsegments = nmax;
-        res->segments_ops = !rb_load_op_moves_bytes(o->op);
-        res->parts = parts;
-        res->tls = tls;
-        res->tls_unmeasured = tls_unmeasured;
-        if (p.record && parts) {
-            cJSON *pr = cJSON_AddObjectToObject(p.record, "parts");
-            rb_stats_to_json(pr, parts,
-                             &(struct rb_stats_names){rb_load_err_names,
-                                                      o->op == RB_LOAD_PUT ? rb_mp_extra_names : no_extra_names},
-                             res->duration_s,
-                             true);
-        }
-        if (p.record) {
-            cJSON_AddItemToObject(p.record, "latency_uncorrected_ns", rb_hist_summary_json(unc_all));
-            cJSON_AddItemToObject(p.record, "latency_uncorrected_hist", rb_hist_to_json(unc_all));
-            cJSON_AddBoolToObject(p.record, "open_loop", res->open_loop);
-            if (c.use_steady)
-                cJSON_AddItemToObject(p.record, "until_steady", steady_json(res));
-            cJSON *segs = cJSON_AddArrayToObject(p.record, "bytes_per_second");
-            for (size_t i = 0; i < res->nsegments; i++)
-                cJSON_AddItemToArray(segs, rb_json_u64(all[i]));
-        }
-    } else {
-        rb_hist_free(unc_all);
-        rb_stats_free(parts);
-        rb_stats_free(tls);
-        free(all);
-    }
+    keep_results(h, &p, &c, o, res, &(struct reduced){unc_all, all, nmax, parts, tls, tls_unmeasured});
     rb_harness_phase_free(&p);
     rb_steady_free(&c.steady);
     rb_engine_free(c.e);

@@ -153,6 +153,12 @@ struct rb_train_run {
 int rb_train_build_objects(struct rb_harness *h, const struct train_args *a, const struct rb_target *t,
                            const char *prefix, struct rb_objset *all, const char **source);
 /*
+ * --format tar on a directory without --populate: rank 0 reads the first
+ * shard's tar headers; members other than --samples-per-object stop the run.
+ * Returns 0 or an exit status (every rank the same). Collective.
+ */
+int rb_train_check_shards(struct rb_train_run *R);
+/*
  * Creates R's fetchers, one per read thread (each epoch starts and joins the
  * threads). Returns 0 or an exit status. Free with rb_train_loaders_free.
  */

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +107,42 @@ cJSON *rb_train_dataset_json(struct rb_train_run *R, uint64_t bytes, const char 
     return d;
 }
 
+/*
+ * --format tar over shards this run did not write, on a directory: rank 0
+ * reads the first shard's headers; a member count other than
+ * --samples-per-object would make every sample figure wrong, so it stops
+ * the run (exit 2). Over http, s3 and ais the count is taken as given.
+ */
+int rb_train_check_shards(struct rb_train_run *R)
+{
+    const struct train_args *a = R->a;
+    struct rb_harness *h = R->h;
+    if (a->format != TRAIN_FORMAT_TAR || a->populate || !R->all->n || strcmp(rb_target_scheme(R->t), "file") != 0)
+        return 0;
+    int status = 0;
+    if (h->rank == 0) {
+        char buf[RB_OBJSET_NAME_BYTES], path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", rb_target_file_root(R->t), rb_objset_name(R->all, 0, buf));
+        uint64_t members = 0, bytes = 0;
+        int rc = rb_file_tar_members(path, &members, &bytes);
+        if (rc) {
+            rb_error("--format tar: %s: %s", path, rc == -EINVAL ? "not a tar archive (a header's checksum or size "
+                                                                   "does not hold)" : strerror(-rc));
+            status = rc == -EINVAL ? RB_EXIT_USAGE : RB_EXIT_RUNTIME;
+        } else if (members != a->spo) {
+            rb_error("--samples-per-object %" PRIu64 ": the shard %s holds %" PRIu64 " members (its tar headers); "
+                     "give --samples-per-object %" PRIu64, a->spo, path, members, members);
+            status = RB_EXIT_USAGE;
+        } else {
+            rb_info("--format tar: the first shard holds %" PRIu64 " members, %" PRIu64 " bytes of samples", members,
+                    bytes);
+        }
+    }
+    if (h->mpi)
+        RB_MPI_CHECK(MPI_Bcast(&status, 1, MPI_INT, 0, h->comm));
+    return status;
+}
+
 /* ---- read threads and --populate ---- */
 
 /* Fetchers and stats for the read threads (kept across epochs: their connections stay open). */
@@ -194,7 +231,9 @@ static void check_sample_size(struct rb_train_run *R)
     if (R->h->rank != 0 || R->sample_checked || !R->read_objects || !a->sample_bytes || a->populate)
         return;
     R->sample_checked = true;
-    double read = (double)R->read_bytes / (double)R->read_objects / (double)a->spo, assumed = (double)a->sample_bytes;
+    /* A tar shard's bytes per sample include its member's header and padding. */
+    double read = (double)R->read_bytes / (double)R->read_objects / (double)a->spo,
+           assumed = (double)rb_train_format_bytes(a, a->sample_bytes * a->spo) / (double)a->spo;
     if (read <= 2 * assumed && assumed <= 2 * read)
         return;
     char r[32], s[32];

@@ -63,7 +63,7 @@ assert_eq "GNU tar lists the shard fetched over HTTP" "4 3000" \
     "$(tar -tvf "$T/got.tar" | awk '{ n++; s[$3] = 1 } END { for (k in s) printf "%d %s", n, k }')"
 
 # 5. Shards made elsewhere (GNU tar, 3 members of 5000 bytes each, as WebDataset's ShardWriter makes them) are read as
-#    they are: whole, 3 samples each, the bytes their files hold.
+#    they are: whole, 3 samples each (their headers say so), the bytes their files hold.
 G=$T/gnu
 mkdir -p "$G/src"
 for i in 0 1 2 3 4 5; do
@@ -76,6 +76,16 @@ gnu_bytes=$(find "$G" -name '*.tar' -printf '%s\n' | awk '{ s += $1 } END { prin
     --out "$T/gnu" --quiet >/dev/null
 assert_eq "GNU tar shards: objects, requests, samples, steps, bytes (= the files)" "[6,6,18,6,$gnu_bytes]" \
     "$(S gnu '[.dataset.objects, .train_epochs[0].requests, .train_epochs[0].samples, .train_epochs[0].steps, .train_epochs[0].bytes]')"
+# Their headers are read first: a --samples-per-object other than the 3 members each holds is refused (exit 2),
+# and a file that is not tar too.
+assert_exit 2 "GNU tar shards with --samples-per-object 4" "$RB" load train "file://$G" --prefix shard- --format tar \
+    --samples-per-object 4 --batch-size 3 --compute-time 1ms --quiet
+assert_stderr_line 'samples-per-object 4: the shard .*shard-[0-9].tar holds 3 members \(its tar headers\); give --samples-per-object 3'
+head -c 2048 /dev/urandom >"$G/shard-9.tar"
+assert_exit 2 "a shard that is not tar" "$RB" load train "file://$G" --filelist <(echo shard-9.tar) --format tar \
+    --compute-time 1ms --quiet
+assert_stderr_line 'shard-9.tar: not a tar archive'
+rm "$G/shard-9.tar"
 
 # 6. s3:// on Ceph RGW: --populate PUTs the shards (signed), an epoch GETs each whole, verified; GNU tar lists the
 #    object RGW holds (its key, set/obj-..., seeds other bytes than the file's name did).

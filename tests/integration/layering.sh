@@ -2,7 +2,8 @@
 # Module dependencies point the declared way (docs/HACKING.md): every #include and every link edge of the
 # tree passes tests/layering.py; a wrong include planted in a copy of the sources (loader/engine -> loader/cmd,
 # fabric -> loader, core -> loader, objset -> proto, proto -> file) and a wrong link edge planted in a copy of the objects are each caught;
-# so are the two rules of shape it also holds: a function over 120 lines, an entry point not named *_main.
+# so are a new load subcommand folder that includes another command (a folder the rule does not name is at the
+# commands' level) and the two rules of shape it also holds: a function over 120 lines, an entry point not named *_main.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 CHECK=$ROOT/tests/layering.py
@@ -19,7 +20,7 @@ ok "dependency rule kept: $(tail -n 1 "$T/check.out")"
 plant_source() { # WHAT FILE LINE EXPECTED-PATTERN
     rm -rf "$T/src" && mkdir "$T/src"
     cp -r "$ROOT"/core "$ROOT"/loader "$ROOT"/block "$ROOT"/collectives "$ROOT"/fabric "$ROOT"/reports "$ROOT"/include "$T/src/"
-    printf '%s\n' "$3" >>"$T/src/$2"
+    mkdir -p "$(dirname "$T/src/$2")" && printf '%s\n' "$3" >>"$T/src/$2"
     if python3 "$CHECK" "$T/src" >"$T/plant.out"; then fail "$1: not caught"; fi
     grep -Eq -- "$4" "$T/plant.out" || { cat "$T/plant.out" >&2; fail "$1: caught, but not as expected"; }
     ok "$1: caught: $(grep -E -- "$4" "$T/plant.out" | head -n 1)"
@@ -35,6 +36,9 @@ plant_source "objset includes a protocol header" loader/objset/objects.c '#inclu
 plant_source "the file protocol's row includes the file loop's header" loader/proto/target_file.c \
     '#include "../file/file_loop_int.h"' \
     '^loader/proto/target_file.c: includes loader/file/file_loop_int.h: loader/proto -> loader/file is against'
+plant_source "a new load subcommand's folder includes another command's header" loader/newcmd/newcmd.c \
+    '#include "../train/train_int.h"' \
+    '^loader/newcmd/newcmd.c: includes loader/train/train_int.h: loader/newcmd -> loader/train is against'
 
 # 3. The rules of shape: a planted 121-line function and a planted entry point named the old way.
 long_fn=$(printf 'static int planted_long(void)\n{\n    int x = 0;\n'; for _ in $(seq 118); do printf '    x++;\n'; done; printf '}')

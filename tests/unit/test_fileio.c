@@ -1,4 +1,4 @@
-/* Unit tests for loader/file/fileio.c and pagecache.c: both engines move the bytes asked, residency is counted. */
+/* Unit tests for loader/file/fileio.c, pagecache.c and tarprobe.c: both engines move the bytes asked, residency is counted, tar headers read. */
 #define _GNU_SOURCE
 
 #include <errno.h>
@@ -17,9 +17,12 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "file_int.h"
 #include "fileio_int.h"
 #include "fsinfo_int.h"
 #include "pagecache_int.h"
+#include "../engine/payload_int.h"
+#include "../engine/tarshard_int.h"
 
 #define BLOCK 65536
 #define BLOCKS 16
@@ -253,6 +256,33 @@ static void test_fsinfo(void **state)
     assert_int_equal(system(p), 0);
 }
 
+/* A shard of 5 members of 700 bytes: its headers give 5 and 3,500; cut inside a header or not tar: -EINVAL. */
+static void test_tar_members(void **state)
+{
+    (void)state;
+    uint64_t bytes = rb_tar_shard_bytes(5, 700), members = 0, member_bytes = 0;
+    unsigned char *shard = malloc(bytes);
+    assert_non_null(shard);
+    rb_tar_fill(rb_payload_key(1, "shard"), 5, 700, 0, shard, bytes);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(fwrite(shard, 1, bytes, f), bytes);
+    fclose(f);
+    assert_int_equal(rb_file_tar_members(path, &members, &member_bytes), 0);
+    assert_int_equal(members, 5);
+    assert_int_equal(member_bytes, 3500);
+    assert_int_equal(truncate(path, 1536 + 100), 0); /* the second header cut short */
+    assert_int_equal(rb_file_tar_members(path, &members, &member_bytes), -EINVAL);
+    shard[3] ^= 1; /* the first header's checksum no longer holds */
+    f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(fwrite(shard, 1, bytes, f), bytes);
+    fclose(f);
+    assert_int_equal(rb_file_tar_members(path, &members, &member_bytes), -EINVAL);
+    assert_int_equal(rb_file_tar_members("/nonexistent/rb-shard.tar", &members, &member_bytes), -ENOENT);
+    free(shard);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -262,6 +292,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_residency, setup, teardown),
         cmocka_unit_test(test_host_cached),
         cmocka_unit_test(test_fsinfo),
+        cmocka_unit_test_setup_teardown(test_tar_members, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
