@@ -707,9 +707,11 @@ int rb_harness_finish(struct rb_harness *h, const char *table, int status)
         if (!status && rb_result_failed(&h->result))
             status = RB_EXIT_CHECK;
         /* A run that could not start keeps to its one error line; one that measured something says where.
-         * --quiet keeps a completed run silent, not a failed one. */
+         * --quiet keeps a completed run silent, and one stopped by an error to its error line; a failed check
+         * or a signal (exit 1, no error line) still says how the run ended. */
         bool measured = cJSON_GetArraySize(h->result.phases) > 0;
-        if ((rb_log_get_level() >= RB_LOG_INFO || status) && (status < RB_EXIT_USAGE || measured)) {
+        bool say = rb_log_get_level() >= RB_LOG_INFO || status == RB_EXIT_CHECK;
+        if (say && (status < RB_EXIT_USAGE || measured)) {
             fprintf(stderr, "results: %s\n", h->out_dir);
             outcome_line(h, status, why);
         }
