@@ -5,9 +5,13 @@
  * described by the target's table (rb_target_list_spec) and read by it
  * (rb_target_list_page), as libcurl's listing does. Registered into proto at
  * start-up: rb_target_list_pages lists through it, and it hands the listing
- * to libcurl when the command runs with --engine curl.
+ * to libcurl when the command runs with --engine curl. Each thread keeps its
+ * listing worker (and its keep-alive connection) for its next listing of the
+ * same target: setting one up (its buffers and statistics, zeroed pages) cost
+ * more than the pages of a short listing.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +23,8 @@
 /* One listing: the worker it runs on, where it is, and what it reports to. */
 struct nlist {
     struct rb_worker w;          /* first: the driver's callbacks find the listing from their worker */
+    struct rb_load_opts o;       /* what w runs (w->o) */
+    char ident[1200];            /* the target it lists (rb_nlist_ident): the thread's next listing reuses it if equal */
     const struct rb_target *t;
     const char *prefix;
     struct rb_objset *out;
@@ -97,35 +103,104 @@ static const struct rb_worker_driver list_driver = {
     .done = list_done,
 };
 
+/* What a kept worker must match to list t again: the target (its address, endpoint, bucket, credentials), the timeout. */
+static void ident(const struct rb_target *t, uint64_t timeout_ns, char *buf, size_t len)
+{
+    snprintf(buf, len, "%p|%s|%s|%s|%llu", (const void *)t, t->endpoints[0], t->bucket, t->userpwd ? t->userpwd : "",
+             (unsigned long long)timeout_ns);
+}
+
+static void nlist_free(struct nlist *l)
+{
+    if (!l)
+        return;
+    rb_list_spec_free(&l->spec);
+    free(l->token);
+    rb_worker_free(&l->w);
+    free(l);
+}
+
+/* Each thread's kept listing worker: freed when the thread ends (the main thread's at exit). */
+static pthread_key_t kept_key;
+static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
+
+static void kept_drop(void *p)
+{
+    nlist_free(p);
+}
+
+static void kept_drop_main(void)
+{
+    nlist_free(pthread_getspecific(kept_key));
+    pthread_setspecific(kept_key, NULL);
+}
+
+static void kept_init(void)
+{
+    if (pthread_key_create(&kept_key, kept_drop) == 0)
+        atexit(kept_drop_main);
+}
+
+/* The thread's worker for t: the kept one when it lists the same target, else a new one. NULL: out of memory or -errno in *rc. */
+static struct nlist *nlist_get(const struct rb_target *t, uint64_t timeout_ns, int *rc)
+{
+    char id[sizeof ((struct nlist *)0)->ident];
+    ident(t, timeout_ns, id, sizeof id);
+    struct nlist *l = pthread_getspecific(kept_key);
+    if (l && strcmp(l->ident, id) == 0)
+        return l;
+    nlist_free(l);
+    pthread_setspecific(kept_key, NULL);
+    if (!(l = calloc(1, sizeof *l))) {
+        *rc = -ENOMEM;
+        return NULL;
+    }
+    l->o = (struct rb_load_opts){.op = RB_LOAD_GET, .target = t, .timeout_ns = timeout_ns, .inflight = 1,
+                                 .engine = RB_ENGINE_NATIVE, .listing = true, .log_fd = -1};
+    snprintf(l->ident, sizeof l->ident, "%s", id);
+    l->t = t;
+    if ((*rc = rb_worker_init(&l->w, &l->o, 0, 0))) {
+        nlist_free(l);
+        return NULL;
+    }
+    l->w.drv = &list_driver;
+    rb_native_req(&l->w, 0)->errbody.limit = RB_LIST_BODY_LIMIT + 1;
+    pthread_setspecific(kept_key, l);
+    return l;
+}
+
 /* rb_target_lister on the native engine (see rb_target_list_pages). */
 static int native_list_pages(const struct rb_target *t, const char *prefix, uint64_t timeout_ns, struct rb_objset *out,
                              rb_list_page_fn *on_page, void *ctx, char *err, size_t errlen)
 {
     if (!rb_engine_lists_native())
         return rb_target_list_curl(t, prefix, timeout_ns, out, on_page, ctx, err, errlen);
-    const struct rb_load_opts o = {.op = RB_LOAD_GET, .target = t, .timeout_ns = timeout_ns, .inflight = 1,
-                                   .engine = RB_ENGINE_NATIVE, .listing = true, .log_fd = -1};
-    struct nlist *l = calloc(1, sizeof *l);
-    if (!l)
-        return -ENOMEM;
-    *l = (struct nlist){.t = t, .prefix = prefix, .out = out, .on_page = on_page, .ctx = ctx, .err = err,
-                        .errlen = errlen};
+    pthread_once(&kept_once, kept_init);
     err[0] = '\0';
-    int rc = rb_worker_init(&l->w, &o, 0, 0);
-    if (!rc) {
-        l->w.drv = &list_driver;
-        rb_native_req(&l->w, 0)->errbody.limit = RB_LIST_BODY_LIMIT + 1;
+    int rc = 0;
+    struct nlist *l = nlist_get(t, timeout_ns, &rc);
+    if (l) {
+        l->prefix = prefix;
+        l->out = out;
+        l->on_page = on_page;
+        l->ctx = ctx;
+        l->err = err;
+        l->errlen = errlen;
+        l->sent = l->ended = l->w.exhausted = false;
+        l->rc = 0;
         rc = rb_native_run(&l->w, NULL, NULL);
+        free(l->token);
+        l->token = NULL;
+        rb_list_spec_free(&l->spec);
+        if (rc) {
+            /* The loop itself failed: the worker is not kept. */
+            nlist_free(l);
+            pthread_setspecific(kept_key, NULL);
+        }
     }
     if (rc && !err[0])
         snprintf(err, errlen, "%s: listing: %s (native engine)", rb_target_name(t), strerror(-rc));
-    if (!rc)
-        rc = l->rc;
-    rb_list_spec_free(&l->spec);
-    free(l->token);
-    rb_worker_free(&l->w);
-    free(l);
-    return rc;
+    return rc ? rc : l->rc;
 }
 
 __attribute__((constructor)) static void register_lister(void)

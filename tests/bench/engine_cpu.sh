@@ -2,9 +2,11 @@
 # Client CPU per request and throughput of railbench's two engines against wrk, side by side on the same
 # servers and objects (1 KiB): plain http:// on nginx, https:// on nginx (TLS 1.3, keep-alive: the
 # handshakes are a few per run), and S3 on Ceph RGW (railbench signs every GET with SigV4; wrk reads the same
-# objects unsigned from a public-read bucket: the raw HTTP floor).
+# objects unsigned from a public-read bucket: the raw HTTP floor), and S3 listings on RGW (railbench `load list`,
+# SigV4-signed ListObjectsV2 pages of 1,000 keys, against wrk fetching the same first page unsigned; one request
+# per connection at a time each, BENCH_LISTERS of them: CPU per page).
 # Usage: tests/bench/engine_cpu.sh [SECONDS]   (BENCH_ROUNDS, default 3; BENCH_INFLIGHT, default 16;
-#        BENCH_ROWS, default "http https s3")
+#        BENCH_ROWS, default "http https s3 list"; BENCH_LISTERS, default 4)
 # Every client runs one thread pinned to CPU 0 (taskset) and the servers are pinned to CPU 1, so the client is
 # what is measured; CPU is the client process's user+system seconds (bash's time). Rounds alternate the tools;
 # each round gives a ratio (railbench / wrk) and the table shows min / median / max over the rounds.
@@ -13,7 +15,8 @@ set -euo pipefail
 SECS=${1:-${BENCH_SECONDS:-5}}
 ROUNDS=${BENCH_ROUNDS:-3}
 C=${BENCH_INFLIGHT:-16}
-ROWS=${BENCH_ROWS:-http https s3}
+ROWS=${BENCH_ROWS:-http https s3 list}
+LISTERS=${BENCH_LISTERS:-4}
 N=100
 chmod 755 "$T"
 TIMEFORMAT='%U %S'
@@ -29,6 +32,20 @@ rb_run() { # NAME ENGINE TARGET...
     jq -r --arg cpu "$(awk '{ print $1 + $2 }' "$d.time")" '.summary.ops[0] |
         if .errors.total > 0 then error("railbench saw errors") else "\(.requests) \($cpu)" end' "$d/result.json"
 }
+# list_run NAME ENGINE TARGET...: load list with LISTERS listings at once, each page after page; prints pages cpu_s.
+list_run() {
+    local d=$T/$1 e=$2; shift 2
+    { time taskset -c 0 "$RB" load list "$@" -t "$LISTERS" --engine "$e" --duration "${SECS}s" --out "$d" --force \
+        --quiet >/dev/null 2>"$d.err"; } 2>"$d.time"
+    jq -r --arg cpu "$(awk '{ print $1 + $2 }' "$d.time")" '.summary.ops[0] |
+        if .errors.total > 0 then error("railbench saw errors") else "\(.pages) \($cpu)" end' "$d/result.json"
+}
+cat >"$T/one.lua" <<'EOF'
+done = function(summary, latency, requests)
+    io.write(string.format("RESULT %d %d\n", summary.requests,
+        summary.errors.status + summary.errors.read + summary.errors.connect))
+end
+EOF
 cat >"$T/objs.lua" <<'EOF'
 local i = 0
 request = function()
@@ -40,9 +57,9 @@ done = function(summary, latency, requests)
         summary.errors.status + summary.errors.read + summary.errors.connect))
 end
 EOF
-wrk_run() { # NAME URL-ENDING-IN-SLASH
+wrk_run() { # NAME URL-ENDING-IN-SLASH [CONNECTIONS SCRIPT]
     local f=$T/$1
-    { time taskset -c 0 wrk -t 1 -c "$C" -d "${SECS}s" -s "$T/objs.lua" "$2" >"$f.out" 2>&1; } 2>"$f.time"
+    { time taskset -c 0 wrk -t 1 -c "${3:-$C}" -d "${SECS}s" -s "${4:-$T/objs.lua}" "$2" >"$f.out" 2>&1; } 2>"$f.time"
     awk -v cpu="$(awk '{ print $1 + $2 }' "$f.time")" '/^RESULT/ {
         if ($3 > 0) { print "wrk saw errors" > "/dev/stderr"; exit 1 } print $2, cpu }' "$f.out"
 }
@@ -51,18 +68,19 @@ stats() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { printf "%.2f 
 
 printf '%-6s %-26s %22s %22s\n' row client "CPU/request vs wrk" "requests/s vs wrk"
 printf '%-6s %-26s %22s %22s\n' "" "" "min / median / max" "min / median / max"
-row() { # NAME WRK_URL RB_TARGET...
+row() { # NAME WRK_URL RB_TARGET...   (RUN=list_run, WRK_ARGS="CONNECTIONS SCRIPT": a listing row)
     local name=$1 wurl=$2 i e w r cpu_ratio=() rate_ratio=(); shift 2
     declare -A cr=() rr=()
     for i in $(seq "$ROUNDS"); do
-        w=$(wrk_run "wrk-$name-$i" "$wurl")
+        # shellcheck disable=SC2086
+        w=$(wrk_run "wrk-$name-$i" "$wurl" ${WRK_ARGS:-})
         for e in native curl; do
-            r=$(rb_run "rb-$name-$e-$i" "$e" "$@")
+            r=$("${RUN:-rb_run}" "rb-$name-$e-$i" "$e" "$@")
             cr[$e]+="$(awk -v r="$r" -v w="$w" 'BEGIN { split(r, a, " "); split(w, b, " ");
                 printf "%.4f", (a[2] / a[1]) / (b[2] / b[1]) }') "
             rr[$e]+="$(awk -v r="$r" -v w="$w" 'BEGIN { split(r, a, " "); split(w, b, " "); printf "%.4f", a[1] / b[1] }') "
         done
-        echo "round $i: wrk $w; native $(cat "$T/rb-$name-native-$i/result.json" | jq -r .summary.ops[0].requests) requests" >&2
+        echo "round $i: wrk $w; native $(jq -r .summary.ops[0].requests "$T/rb-$name-native-$i/result.json") requests" >&2
     done
     for e in native curl; do
         # shellcheck disable=SC2086
@@ -86,7 +104,7 @@ if [[ " $ROWS " == *" http "* || " $ROWS " == *" https "* ]]; then
     [[ " $ROWS " != *" http "* ]] || row http "http://127.0.0.1:$PORT/d/" "http://127.0.0.1:$PORT/d"
     [[ " $ROWS " != *" https "* ]] || row https "https://127.0.0.1:$SPORT/d/" "https://127.0.0.1:$SPORT/d" --insecure
 fi
-if [[ " $ROWS " == *" s3 "* ]]; then
+if [[ " $ROWS " == *" s3 "* || " $ROWS " == *" list "* ]]; then
     rgw_up
     rgw_bucket bench public-read
     # shellcheck disable=SC2086
@@ -94,6 +112,15 @@ if [[ " $ROWS " == *" s3 "* ]]; then
     "$RB" load put s3://bench/d/ --endpoint "$RGW_ENDPOINT" --keep --objects "$N" --size 1k -c 8 --out "$T/put" --quiet >/dev/null
     [ "$(curl -s -o /dev/null -w '%{size_download}' "$RGW_ENDPOINT/bench/d/obj-00000000")" = 1024 ] ||
         fail "public-read GET of an object did not return 1024 bytes"
-    row s3 "$RGW_ENDPOINT/bench/d/" s3://bench/d/ --endpoint "$RGW_ENDPOINT"
+    [[ " $ROWS " != *" s3 "* ]] || row s3 "$RGW_ENDPOINT/bench/d/" s3://bench/d/ --endpoint "$RGW_ENDPOINT"
+fi
+if [[ " $ROWS " == *" list "* ]]; then
+    # 2,000 keys: a listing is two pages of 1,000 (wrk fetches the first page again and again).
+    "$RB" load put s3://bench/l/ --endpoint "$RGW_ENDPOINT" --keep --objects 2000 --size 16 -c 16 --out "$T/lput" \
+        --quiet >/dev/null
+    [ "$(curl -s "$RGW_ENDPOINT/bench?list-type=2&prefix=l%2F" | grep -o '<Key>' | wc -l)" = 1000 ] ||
+        fail "an unsigned ListObjectsV2 of the public-read bucket did not give 1,000 keys"
+    RUN=list_run WRK_ARGS="$LISTERS $T/one.lua" row list "$RGW_ENDPOINT/bench?list-type=2&max-keys=1000&prefix=l%2F" \
+        s3://bench --prefix l/ --endpoint "$RGW_ENDPOINT"
 fi
 echo "(2-core machine shared with other work: figures are noisy; ratios come from runs side by side in one invocation)"

@@ -8,7 +8,7 @@
 #   rgw.sh env DIR      prints those lines again.
 #   rgw.sh bucket DIR NAME [public-read]
 #                       creates bucket NAME as that user (signed with SigV4 by curl, keys passed on stdin);
-#                       public-read adds a bucket policy that lets anyone GET its objects unsigned.
+#                       public-read adds a bucket policy that lets anyone GET its objects and list it unsigned.
 #   rgw.sh stop DIR     stops the processes it started (by PID, from DIR/pids) and removes DIR.
 #
 # Everything (config, monitor store, logs, sockets) lives under DIR; the cluster runs without cephx (S3
@@ -228,8 +228,8 @@ bucket() {
     code=$(s3_curl "$dir" -X PUT "$(sed -n 's/^RGW_ENDPOINT=//p' "$dir/env")/$name")
     [ "$code" = 200 ] || die "creating bucket $name: HTTP $code $(cat "$dir/log/last-reply.xml")"
     [ -n "$acl" ] || return 0
-    printf '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":["s3:GetObject"],"Resource":["arn:aws:s3:::%s/*"]}]}' \
-        "$name" >"$dir/log/policy-$name.json"
+    printf '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":["s3:GetObject"],"Resource":["arn:aws:s3:::%s/*"]},{"Effect":"Allow","Principal":"*","Action":["s3:ListBucket"],"Resource":["arn:aws:s3:::%s"]}]}' \
+        "$name" "$name" >"$dir/log/policy-$name.json"
     code=$(s3_curl "$dir" -X PUT --data-binary "@$dir/log/policy-$name.json" \
         "$(sed -n 's/^RGW_ENDPOINT=//p' "$dir/env")/$name?policy=")
     [ "$code" = 200 ] || [ "$code" = 204 ] || die "bucket policy for $name: HTTP $code $(cat "$dir/log/last-reply.xml")"
