@@ -261,6 +261,13 @@ void rb_coll_watchdog_stop(void);
 bool rb_coll_p2p_is(const char *word);
 
 /*
+ * A message buffer of at least bytes, starting on a page and zeroed (free it
+ * with free), or NULL. OSU's buffers start on a page; one 16 bytes past a page
+ * (calloc's large block) made bibw's copies slower (BENCHMARKS.md).
+ */
+char *rb_coll_p2p_buf(size_t bytes);
+
+/*
  * railbench coll latency|bw|bibw|mbw_mr; argv[0] is the test's name. OSU's
  * flags and output; returns the exit status. Collective under mpirun.
  */

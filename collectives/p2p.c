@@ -20,6 +20,8 @@
 #define OSU_WINDOW 64
 #define OSU_TAG 100
 #define OSU_ACK_TAG 101
+/* Message buffers start on a page, as OSU's (posix_memalign to the page size) and IMB's (MPI_Alloc_mem). */
+#define P2P_BUF_ALIGN 4096
 
 enum kind { LATENCY, BW, BIBW, MBW_MR, KINDS };
 
@@ -87,6 +89,15 @@ static int precheck(void *ctx, int rank, int size)
                                           P->kind == MBW_MR ? "an even number of ranks, in pairs" : "exactly 2",
                                           defs[P->kind].name)
                      : RB_EXIT_USAGE;
+}
+
+char *rb_coll_p2p_buf(size_t bytes)
+{
+    size_t rounded = (bytes + P2P_BUF_ALIGN - 1) / P2P_BUF_ALIGN * P2P_BUF_ALIGN;
+    char *p = aligned_alloc(P2P_BUF_ALIGN, rounded);
+    if (p)
+        memset(p, 0, rounded); /* the pages faulted in before anything is timed */
+    return p;
 }
 
 /* Ping-pong between ranks 0 and 1; returns rank 0's time of the timed round trips. */
@@ -313,8 +324,8 @@ int rb_coll_p2p_main(int argc, char **argv)
     struct rb_coll_opts none = {0};
     rb_coll_out_init(&P.out, &h, &none, "");
     size_t bytes = P.max_bytes > 4 ? P.max_bytes : 4;
-    P.sbuf = calloc(1, bytes);
-    P.rbuf = calloc(1, bytes);
+    P.sbuf = rb_coll_p2p_buf(bytes);
+    P.rbuf = rb_coll_p2p_buf(bytes);
     P.reqs = calloc(2 * P.window, sizeof *P.reqs);
     if (!P.sbuf || !P.rbuf || !P.reqs)
         rb_harness_fatal(&h, RB_EXIT_RUNTIME, "out of memory for %zu-byte buffers", bytes);

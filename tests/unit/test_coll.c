@@ -617,10 +617,26 @@ static void test_fig(void **state)
     assert_true(rb_coll_fig(0) == 0 && isinf(rb_coll_fig(INFINITY)) && isnan(rb_coll_fig(NAN)));
 }
 
+/* coll latency|bw|bibw's buffers start on a page and are zeroed, for any size (OSU's are page-aligned too). */
+static void test_p2p_buf_aligned(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {4, 4096, 65536, 1048576, 1048577, 3000};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        unsigned char *p = (unsigned char *)rb_coll_p2p_buf(sizes[i]);
+        assert_non_null(p);
+        assert_int_equal((uintptr_t)p % 4096, 0);
+        assert_int_equal(p[0], 0);
+        assert_int_equal(p[sizes[i] - 1], 0);
+        free(p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names),          cmocka_unit_test(test_half_known),
+        cmocka_unit_test(test_p2p_buf_aligned),
         cmocka_unit_test(test_half_roundtrip), cmocka_unit_test(test_bf16),
         cmocka_unit_test(test_data_exact),     cmocka_unit_test(test_values_distinct),
         cmocka_unit_test(test_kernel_wraps),   cmocka_unit_test(test_allreduce),
