@@ -27,7 +27,7 @@ void rb_engine_options(struct rb_opts *t, struct rb_engine_args *ea)
     const struct rb_opt rows[] = {
         {"engine", 0, RB_OPT_CHOICE, &ea->engine, "E",
          "request engine: native (own epoll loop: http://, https://, s3:// with SigV4, ais://; GET, PUT, HEAD, "
-         "DELETE) or curl (everything); auto: native where it applies",
+         "DELETE, S3 multipart uploads, listings) or curl (everything); auto: native where it applies",
          "auto|curl|native"},
         {"max-redirects", 0, RB_OPT_U64, &ea->max_redirects, "N", "redirects followed per request (AIStore)", NULL},
         {0},
