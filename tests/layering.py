@@ -44,6 +44,7 @@ def makefile_modules(root):
 EXCEPTIONS = {('collectives', 'loader/cmd'): 'include/railbench/bgload.h'}
 DISPATCHERS = {'core/main.c', 'loader/load.c'}
 MAX_FUNCTION_LINES = 120
+MAX_FILE_LINES = 800
 ENTRY = re.compile(r'^int (rb_\w+)\(int argc, char \*\*argv\)$', re.M)
 
 
@@ -146,7 +147,8 @@ def functions(root):
 
 
 def shape_problems(root):
-    """Functions over MAX_FUNCTION_LINES and entry points not named *_main; also the longest function."""
+    """Functions over MAX_FUNCTION_LINES, files over MAX_FILE_LINES and entry points not named *_main; also the
+    longest function."""
     problems, longest = [], (0, '')
     for s, line, name, n in functions(root):
         if n > longest[0]:
@@ -154,8 +156,11 @@ def shape_problems(root):
         if n > MAX_FUNCTION_LINES:
             problems.append(f'{s}:{line}: {name} is {n} lines long, over {MAX_FUNCTION_LINES}')
     for s in sources(root):
+        text = open(os.path.join(root, s), encoding='utf-8', errors='replace').read()
+        n = text.count('\n')
+        if n > MAX_FILE_LINES:
+            problems.append(f'{s}: {n} lines, over {MAX_FILE_LINES}: split it along a seam')
         if s.endswith('.c'):
-            text = open(os.path.join(root, s), encoding='utf-8', errors='replace').read()
             for m in ENTRY.finditer(text):
                 if not m.group(1).endswith('_main'):
                     problems.append(f'{s}: {m.group(1)} is a command entry point: name it rb_<command>_<sub>_main')

@@ -63,7 +63,7 @@ static void gather_ranks(struct rb_ckpt_run *x, double busy_s, uint64_t bytes, s
         RB_MPI_CHECK(MPI_Gather(mine, 3, MPI_DOUBLE, all, 3, MPI_DOUBLE, 0, x->h.comm));
     else if (all)
         memcpy(all, mine, sizeof mine);
-    if (x->h.rank != 0)
+    if (!all) /* ranks other than 0 */
         return;
     for (int i = 0; i < x->h.size; i++)
         r[i] = (struct rb_ckpt_rank){.busy_s = all[3 * i], .bytes = (uint64_t)all[3 * i + 1], .host = (int)all[3 * i + 2]};
@@ -214,8 +214,8 @@ int rb_ckpt_drop_caches(struct rb_ckpt_run *x)
             cJSON_AddItemToArray(x->cache_drop, o);
             bad |= v[4] != 0;
         }
-        free(all);
     }
+    free(all);
     if (x->h.mpi)
         RB_MPI_CHECK(MPI_Bcast(&bad, 1, MPI_INT, 0, x->h.comm));
     return bad ? RB_EXIT_RUNTIME : 0;

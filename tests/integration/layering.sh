@@ -3,7 +3,8 @@
 # tree passes tests/layering.py; a wrong include planted in a copy of the sources (loader/engine -> loader/cmd,
 # fabric -> loader, core -> loader, objset -> proto, proto -> file) and a wrong link edge planted in a copy of the objects are each caught;
 # so are a new load subcommand folder that includes another command (a folder the rule does not name is at the
-# commands' level) and the two rules of shape it also holds: a function over 120 lines, an entry point not named *_main.
+# commands' level) and the rules of shape it also holds: a function over 120 lines, a file over 800, an entry point
+# not named *_main.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 CHECK=$ROOT/tests/layering.py
@@ -40,12 +41,14 @@ plant_source "a new load subcommand's folder includes another command's header" 
     '#include "../train/train_int.h"' \
     '^loader/newcmd/newcmd.c: includes loader/train/train_int.h: loader/newcmd -> loader/train is against'
 
-# 3. The rules of shape: a planted 121-line function and a planted entry point named the old way.
+# 3. The rules of shape: a planted 121-line function, a file over 800 lines and an entry point named the old way.
 long_fn=$(printf 'static int planted_long(void)\n{\n    int x = 0;\n'; for _ in $(seq 118); do printf '    x++;\n'; done; printf '}')
 plant_source "a function over 120 lines" fabric/topo.c "$long_fn" \
     '^fabric/topo.c:[0-9]+: planted_long is 121 lines long, over 120$'
 plant_source "an entry point not named *_main" fabric/topo.c $'int rb_fabric_planted(int argc, char **argv)\n{\n    return argc + !argv;\n}' \
     '^fabric/topo.c: rb_fabric_planted is a command entry point: name it rb_<command>_<sub>_main$'
+plant_source "a file over 800 lines" fabric/topo.c "$(for _ in $(seq 800); do printf '/* planted */\n'; done)" \
+    '^fabric/topo.c: [0-9]+ lines, over 800: split it along a seam$'
 grep -q '^longest function: 1[0-2][0-9] lines' "$T/check.out" || fail "no longest function measured: $(grep longest "$T/check.out")"
 ok "$(grep '^longest function' "$T/check.out")"
 
