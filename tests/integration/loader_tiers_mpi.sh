@@ -29,7 +29,8 @@ rc=0
 rb_mpirun 2 "$RB" load tiers "${common[@]}" --objects 9 --existing --prefix "$prefix" --out "$T/m2" >/dev/null 2>"$T/m2.err" || rc=$?
 assert_eq "pre-warmed under mpirun: exit" 1 "$rc"
 assert_eq "pre-warmed: cold hit/miss" "9/0" "$(row "$T/m2/result.json" $K cold cache_hit)/$(row "$T/m2/result.json" $K cold cache_miss)"
-assert_eq "the reason, once" 1 "$(grep -c 'cold GETs were cache HITs' "$T/m2.err")"
+assert_eq "the reason, once (the warning; the outcome line names the check)" 1 "$(grep -v '^outcome:' "$T/m2.err" | grep -c 'cold GETs were cache HITs')"
+grep -q "^outcome: completed, but a check failed: cold_is_cold" "$T/m2.err" || fail "no outcome line naming cold_is_cold: $(cat "$T/m2.err")"
 
 # 3. A header the tier never sends stops both ranks after cold (exit 2, no hang); so does a failing --evict-cmd (exit 3).
 assert_exit 2 "unknown header under mpirun" rb_mpirun 2 "$RB" load tiers "${common[@]}" --objects 4 --fresh --cache-header X-Nope --out "$T/m3"
