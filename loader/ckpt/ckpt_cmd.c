@@ -179,8 +179,9 @@ static void plan(struct rb_ckpt_run *x, char folder[256])
         for (uint64_t r = pl.first; r < pl.first + pl.count; r++)
             x->total_bytes += rb_ckpt_rank_bytes(&a->model, r, a->scale_den, NULL, NULL);
     }
-    /* Files go up and come back through libcurl (multipart, ranged reads): the engine's group is not this command's. */
-    const struct rb_engine_args ea = {.engine = RB_ENGINE_CURL, .max_redirects = RB_ENGINE_MAX_REDIRECTS};
+    /* Files go up and come back on the native engine (multipart, ranged reads: engine.md); the engine's group is not
+     * this command's. */
+    const struct rb_engine_args ea = {.engine = RB_ENGINE_AUTO, .max_redirects = RB_ENGINE_MAX_REDIRECTS};
     x->o = rb_load_opts_from(RB_LOAD_GET, x->t, &a->tgt, &ea, x->h.rank);
     x->o.threads = (unsigned)a->threads;
     x->o.inflight = (unsigned)a->inflight;

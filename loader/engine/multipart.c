@@ -533,8 +533,11 @@ void rb_mp_record_part(struct rb_stats *s, const struct rb_req *r, int cls, uint
 }
 
 /* Accounts the finished request on slot r (an object's PUT, a part, or an upload step), its slot freed; either engine. */
-static void mp_done(struct rb_worker *w, struct rb_req *r, CURLcode rc, long status, uint64_t total_ns, uint64_t now)
+static void mp_done(struct rb_worker *w, struct rb_req *r, CURLcode rc, long status, uint64_t ttfb_ns, uint64_t total_ns,
+                    long redirects, uint64_t now)
 {
+    (void)ttfb_ns;   /* a PUT's is from its response (ttfb_from_response) */
+    (void)redirects; /* S3 answers where it was asked */
     struct mp_task *t = task_of(r);
     struct mp_upload *up = t->up;
     int cls = rb_engine_classify(rc, status, false, false);
@@ -579,7 +582,7 @@ static void mp_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
     long status;
     uint64_t total_ns;
     rb_xfer_release(w, r, &status, &total_ns);
-    mp_done(w, r, rc, status, total_ns, rb_clock_ns());
+    mp_done(w, r, rc, status, 0, total_ns, 0, rb_clock_ns());
 }
 
 /*
@@ -615,16 +618,9 @@ static void mp_finish(struct rb_worker *w, uint64_t now_ns)
 {
     struct rb_mp *mp = w->mp;
     for (unsigned i = 0; i < w->nreq; i++) {
-        struct rb_req *r = mp->native ? rb_native_req(w, i) : &w->reqs[i];
-        if (mp->native ? !rb_native_busy(w, i) : !r->busy)
+        struct rb_req *r = rb_worker_slot_busy(w, i, true);
+        if (!r)
             continue;
-        if (mp->native) {
-            rb_native_drop(w, i);
-        } else {
-            curl_multi_remove_handle(r->sh->multi, r->easy);
-            r->busy = false;
-            w->free_slots[w->nfree++] = i;
-        }
         /* A plain PUT counts as one abandoned request; an upload's object is counted once, below; an abort is sent again. */
         struct mp_task *t = &mp->tasks[i];
         if (t->kind == MP_SINGLE)

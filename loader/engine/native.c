@@ -32,8 +32,6 @@ bool rb_engine_native_fits(const struct rb_load_opts *o, const char **why)
         w = "GET, PUT, DELETE and HEAD only";
     else if (o->mix)
         w = "one op per run (load mixed's requests go through libcurl)";
-    else if (o->op == RB_LOAD_GET && o->part_size)
-        w = "whole-object GETs only (reads in ranged parts go through libcurl)";
     if (why)
         *why = w;
     return !w;
@@ -132,7 +130,7 @@ static void keep_name(struct rb_req *r, const char *name)
 }
 
 /* Starts a request for name on a free connection, its head written afresh (build_head). */
-static int issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t intended_ns)
+int rb_native_issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t intended_ns)
 {
     struct rb_native *n = w->nat;
     struct rb_nconn *c = &n->c[w->free_slots[--w->nfree]];
@@ -251,7 +249,7 @@ int rb_native_pump(struct rb_worker *w, uint64_t until_ns)
 /* The plain op row's refill: one request per object (a driver that runs here refills itself: w->drv->done). */
 static int refill_plain(struct rb_worker *w)
 {
-    return rb_worker_refill(w, issue);
+    return rb_worker_refill(w, rb_native_issue);
 }
 
 int rb_native_run(struct rb_worker *w, const atomic_bool *stop, const volatile int *stop2)

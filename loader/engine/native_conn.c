@@ -210,7 +210,8 @@ void rb_nconn_finish(struct rb_worker *w, struct rb_nconn *c, CURLcode rc, const
     c->busy = false;
     w->free_slots[w->nfree++] = (unsigned)(c - w->nat->c);
     if (w->drv->done) {
-        w->drv->done(w, &c->r, rc, status, now - c->r.start_ns, now); /* may send on this very slot again */
+        w->drv->done(w, &c->r, rc, status, c->got_bytes ? c->ttfb_ns : 0, now - c->r.start_ns, (long)c->redirects,
+                     now); /* may send on this very slot again */
         return;
     }
     uint64_t errors = w->local->errors;

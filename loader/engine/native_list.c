@@ -80,8 +80,11 @@ static int list_refill(struct rb_worker *w)
 }
 
 /* A page answered: its names into the listing, the next page's token kept (rb_target_list_page). */
-static void list_done(struct rb_worker *w, struct rb_req *r, CURLcode rc, long status, uint64_t total_ns, uint64_t now)
+static void list_done(struct rb_worker *w, struct rb_req *r, CURLcode rc, long status, uint64_t ttfb_ns,
+                      uint64_t total_ns, long redirects, uint64_t now)
 {
+    (void)ttfb_ns; /* from the response's first byte, as libcurl's listing */
+    (void)redirects;
     (void)now;
     struct nlist *l = nlist_of(w);
     rb_list_spec_free(&l->spec);

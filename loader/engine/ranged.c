@@ -78,20 +78,30 @@ void rb_rg_collect_parts(const struct rb_worker *w, struct rb_stats *into)
 /* ---- sending ---- */
 
 /* The next part of rd on a free slot: the GET path's request with this part's Range (rb_xfer_get_range). */
+/* One GET of the op row on the run's engine (the native engine may end it before this returns: a failed connect). */
+static int issue(struct rb_worker *w, const char *name, uint64_t size)
+{
+    return w->nat ? rb_native_issue(w, name, size, 0) : rb_xfer_issue(w, name, size, 0);
+}
+
 static int send_part(struct rb_worker *w, struct rg_read *rd)
 {
     const uint64_t part = w->o->part_size, off = rd->next * part;
-    unsigned slot = w->free_slots[w->nfree - 1]; /* the slot rb_xfer_issue takes */
+    unsigned slot = w->free_slots[w->nfree - 1]; /* the slot the issue takes */
     w->part_off = off;
     w->part_len = rd->size - off < part ? rd->size - off : part;
-    int rc = rb_xfer_issue(w, rd->name, rd->size, 0);
-    w->part_len = 0;
-    if (rc)
-        return rc;
+    /* The slot's read and the counts first: its end may be accounted within the issue. */
     w->rg->slot_read[slot] = rd;
     rd->next++;
     rd->inflight++;
-    return 0;
+    int rc = issue(w, rd->name, rd->size);
+    w->part_len = 0;
+    if (rc) {
+        w->rg->slot_read[slot] = NULL;
+        rd->next--;
+        rd->inflight--;
+    }
+    return rc;
 }
 
 /* The next object: one plain GET up to the threshold (or of unknown size), else a new read in parts. */
@@ -100,7 +110,7 @@ static int send_object(struct rb_worker *w, const char *name, uint64_t size)
     struct rb_rg *g = w->rg;
     if (!size || size <= w->o->multipart_threshold) {
         g->slot_read[w->free_slots[w->nfree - 1]] = NULL;
-        return rb_xfer_issue(w, name, size, 0);
+        return issue(w, name, size);
     }
     struct rg_read *rd = NULL;
     for (unsigned i = 0; i < g->nreads && !rd; i++)
@@ -192,21 +202,11 @@ static void record_object(struct rb_worker *w, const struct rb_req *r, struct rg
     rb_xfer_record(w, &obj, rc, status, ttfb < total ? ttfb : total, total, 0, now);
 }
 
-/* Accounts the finished request on slot r (a whole GET or a part) and frees the slot. Worker thread. */
-static void rg_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
+/* Accounts the finished part on slot r, its slot freed; either engine. Worker thread. */
+static void part_done(struct rb_worker *w, struct rb_req *r, struct rg_read *rd, CURLcode rc, long status,
+                      uint64_t total_ns, uint64_t now)
 {
     struct rb_rg *g = w->rg;
-    const unsigned slot = (unsigned)(r - w->reqs);
-    struct rg_read *rd = g->slot_read[slot];
-    if (!rd) {
-        rb_xfer_complete(w, r, rc);
-        return;
-    }
-    g->slot_read[slot] = NULL;
-    long status;
-    uint64_t total_ns;
-    rb_xfer_release(w, r, &status, &total_ns);
-    const uint64_t now = rb_clock_ns();
     rd->inflight--;
     /* A part is exactly its range: 206 with its bytes. A 200 is the whole object: the server ignored the Range. */
     if (rc == CURLE_OK && status == 200)
@@ -229,17 +229,42 @@ static void rg_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
     }
 }
 
+/* libcurl: accounts the finished request on slot r (a whole GET or a part) and frees the slot. Worker thread. */
+static void rg_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
+{
+    struct rg_read *rd = w->rg->slot_read[r->slot];
+    if (!rd) {
+        rb_xfer_complete(w, r, rc);
+        return;
+    }
+    w->rg->slot_read[r->slot] = NULL;
+    long status;
+    uint64_t total_ns;
+    rb_xfer_release(w, r, &status, &total_ns);
+    part_done(w, r, rd, rc, status, total_ns, rb_clock_ns());
+}
+
+/* The native engine's completion (its slot freed): a whole GET recorded as the engine records one, or a part. */
+static void rg_done(struct rb_worker *w, struct rb_req *r, CURLcode rc, long status, uint64_t ttfb_ns, uint64_t total_ns,
+                    long redirects, uint64_t now)
+{
+    struct rg_read *rd = w->rg->slot_read[r->slot];
+    if (!rd) {
+        rb_xfer_record(w, r, rc, status, ttfb_ns, total_ns, redirects, now);
+        return;
+    }
+    w->rg->slot_read[r->slot] = NULL;
+    part_done(w, r, rd, rc, status, total_ns, now);
+}
+
 /* After the loop: parts in flight and objects under way are counted abandoned. Worker thread. */
 static void rg_finish(struct rb_worker *w, uint64_t now_ns)
 {
     struct rb_rg *g = w->rg;
     for (unsigned i = 0; i < w->nreq; i++) {
-        struct rb_req *r = &w->reqs[i];
-        if (!r->busy || !g->slot_read[i])
-            continue; /* a whole GET in flight: the loop counts it abandoned */
-        curl_multi_remove_handle(r->sh->multi, r->easy);
-        r->busy = false;
-        w->free_slots[w->nfree++] = i;
+        /* A whole GET in flight (no read on its slot) is left: the loop counts it abandoned. */
+        if (!g->slot_read[i] || !rb_worker_slot_busy(w, i, true))
+            continue;
         g->slot_read[i] = NULL;
         g->parts->ops++;
         rb_stats_error(g->parts, RB_LERR_ABANDONED);
@@ -256,6 +281,7 @@ const struct rb_worker_driver rb_rg_driver = {
     .init = rg_new,
     .refill = rg_refill,
     .complete = rg_complete,
+    .done = rg_done,
     .finish = rg_finish,
     .free = rg_free,
 };

@@ -446,6 +446,21 @@ void rb_xfer_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
                    redirects, rb_clock_ns());
 }
 
+struct rb_req *rb_worker_slot_busy(struct rb_worker *w, unsigned i, bool stop)
+{
+    struct rb_req *r = w->nat ? rb_native_req(w, i) : &w->reqs[i];
+    if (w->nat ? !rb_native_busy(w, i) : !r->busy)
+        return NULL;
+    if (stop && w->nat) {
+        rb_native_drop(w, i);
+    } else if (stop) {
+        curl_multi_remove_handle(r->sh->multi, r->easy);
+        r->busy = false;
+        w->free_slots[w->nfree++] = i;
+    }
+    return r;
+}
+
 void rb_xfer_release(struct rb_worker *w, struct rb_req *r, long *status, uint64_t *total_ns)
 {
     curl_off_t total_us = 0;

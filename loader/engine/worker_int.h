@@ -167,10 +167,12 @@ struct rb_worker_driver {
     void (*complete)(struct rb_worker *w, struct rb_req *r, CURLcode rc);
     /*
      * The native engine's completion (its slot already freed): rc as libcurl
-     * would say it, the status (0 none), times from the send, now_ns. NULL:
-     * the driver does not run on the native engine (rb_engine_native_fits).
+     * would say it, the status (0 none), times from the send (ttfb 0: no
+     * byte came), redirects followed, now_ns. NULL: the driver does not run
+     * on the native engine (rb_engine_native_fits).
      */
-    void (*done)(struct rb_worker *w, struct rb_req *r, CURLcode rc, long status, uint64_t total_ns, uint64_t now_ns);
+    void (*done)(struct rb_worker *w, struct rb_req *r, CURLcode rc, long status, uint64_t ttfb_ns, uint64_t total_ns,
+                 long redirects, uint64_t now_ns);
     /* After the loop: what is still under way is counted abandoned (or aborted). NULL: nothing. */
     void (*finish)(struct rb_worker *w, uint64_t now_ns);
     /* At each handover, before the stats go to the mailbox. NULL: nothing. */
@@ -283,6 +285,11 @@ int rb_xfer_issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t
  * a verified GET must get). Worker thread.
  */
 void rb_xfer_get_range(struct rb_worker *w, struct rb_req *r, const char *name, uint64_t size, uint64_t *off, uint64_t *len);
+/*
+ * Slot i's request on either engine (NULL when it has none in flight); with
+ * stop, the request is stopped without being accounted and the slot freed.
+ */
+struct rb_req *rb_worker_slot_busy(struct rb_worker *w, unsigned i, bool stop);
 /* libcurl: slot r's request ended: its status (0 none) and total time read, its handle out of the multi, the slot freed. */
 void rb_xfer_release(struct rb_worker *w, struct rb_req *r, long *status, uint64_t *total_ns);
 /* Records a finished request (class, bytes, latencies, --log-requests) and frees its slot. */
@@ -416,6 +423,9 @@ int rb_native_send(struct rb_worker *w, const struct rb_nreq *q);
  * and extra[RB_TLS_KTLS]. No-op without TLS. After the worker's thread joined.
  */
 void rb_native_tls_collect(const struct rb_worker *w, struct rb_stats *s);
+/* Starts the op's request for name on a free slot (as rb_xfer_issue does on libcurl); its end comes through
+ * w->drv->done, maybe before this returns. Returns 0 or -errno (the slot stays free). Native engine. */
+int rb_native_issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t intended_ns);
 /* Slot i's request (native engine). */
 struct rb_req *rb_native_req(struct rb_worker *w, unsigned i);
 /* True while slot i has a request in flight (native engine). */
