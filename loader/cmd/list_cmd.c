@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../engine/engine_int.h"
+#include "../engine/phase_int.h"
 #include "loader_int.h"
 #include "railbench/buf.h"
 #include "railbench/clock.h"
@@ -187,6 +188,8 @@ static char *list_report(struct rb_harness *h, const struct rb_target *t, const 
     rb_buf_printf(&b, "| LIST | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %.1f | %.0f | %s | %s | %s | %s | %" PRIu64 " |\n",
                   listings, pages, names, d > 0 ? (double)pages / d : 0, d > 0 ? (double)names / d : 0, lat[0], lat[1],
                   lat[2], lat[3], s->errors);
+    /* A page that failed fails the run (exit 1), as a failed request does in every load command. */
+    rb_load_check_errors(&h->result, NULL, "pages", s->err, s->errors, s->ops, 0);
     if (b.oom) {
         rb_buf_free(&b);
         return NULL;

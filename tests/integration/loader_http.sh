@@ -41,7 +41,8 @@ assert_eq "sum of interval counts" 60 "$n"
 # load list on this engine: the autoindex page, 3 listings on one connection each; a directory without an index is 404.
 "$RB" load list "${ENG[@]}" "$URL/small" --count 3 --out "$T/l1" --quiet >/dev/null
 assert_eq "list: listings, pages, names, errors" '[3,3,60,0]' "$(summary l1 '[.listings, .pages, .names, .errors.total]')"
-"$RB" load list "${ENG[@]}" "$URL/nothing-here" --out "$T/l2" --quiet >/dev/null 2>&1 || true
+rc=0; "$RB" load list "${ENG[@]}" "$URL/nothing-here" --out "$T/l2" --quiet >/dev/null 2>&1 || rc=$?
+assert_eq "list of a missing index: exit (a failed check)" 1 "$rc"
 assert_eq "list of a missing index: requests, http_4xx" '[1,1]' "$(summary l2 '[.requests, .errors.http_4xx]')"
 grep -q '^| request |' "$T/g1/table.md" || fail "table.md has no latency row"
 ok "table.md written"

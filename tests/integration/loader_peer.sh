@@ -86,7 +86,8 @@ AWS_ACCESS_KEY_ID=AKIDPEER AWS_SECRET_ACCESS_KEY=peer-secret AWS_SESSION_TOKEN=s
 assert_eq "signed load list: listings, pages, names, errors" '[2,4,10,0]' \
     "$(summary v2l '[.listings, .pages, .names, .errors.total]')"
 AWS_ACCESS_KEY_ID=AKIDPEER AWS_SECRET_ACCESS_KEY=not-the-secret "$RB" load list "${ENG[@]}" s3://signed \
-    --endpoint "http://127.0.0.1:$P3" --out "$T/v3l" >/dev/null 2>"$T/v3l.err" || true
+    --endpoint "http://127.0.0.1:$P3" --out "$T/v3l" >/dev/null 2>"$T/v3l.err" && fail "listing with a wrong secret: exit 0" || rc=$?
+assert_eq "listing with a wrong secret: exit (a failed check)" 1 "$rc"
 assert_eq "listing with a wrong secret: pages answered, requests, http_4xx" '[0,1,1]' \
     "$(summary v3l '[.pages, .requests, .errors.http_4xx]')"
 grep -q 'listing failed: HTTP 403 SignatureDoesNotMatch' "$T/v3l.err" || { cat "$T/v3l.err"; fail "no 403 line"; }

@@ -46,9 +46,11 @@ for e in curl native; do
         "$(summary "l1v-$e" '[.listings, .pages, .names, .errors.total]')"
 done
 AWS_SECRET_ACCESS_KEY=not-the-secret "$RB" load list s3://ops --endpoint "$EP" --prefix a/ --engine native \
-    --out "$T/l1w-native" >/dev/null 2>"$T/l1w-native.err" || true
+    --out "$T/l1w-native" >/dev/null 2>"$T/l1w-native.err" && fail "list with a wrong secret on native: exit 0" || rc=$?
+assert_eq "list with a wrong secret on native: exit (a failed check)" 1 "$rc"
 AWS_SECRET_ACCESS_KEY=not-the-secret "$RB" load list s3://ops --endpoint "$EP" --prefix a/ --engine curl \
-    --out "$T/l1w-curl" >/dev/null 2>"$T/l1w-curl.err" || true
+    --out "$T/l1w-curl" >/dev/null 2>"$T/l1w-curl.err" && fail "list with a wrong secret on curl: exit 0" || rc=$?
+assert_eq "list with a wrong secret on curl: exit (a failed check)" 1 "$rc"
 assert_eq "list with a wrong secret: requests and error classes, curl = native" \
     "$(summary l1w-curl '[.requests, .errors]')" "$(summary l1w-native '[.requests, .errors]')"
 assert_eq "list with a wrong secret: http_4xx" 1 "$(summary l1w-native .errors.http_4xx)"
