@@ -108,5 +108,6 @@ assert_stderr_line '--format tar with --sample-size "3000/100": give a fixed siz
 assert_exit 2 "--format tar --verify without a sample size" "$RB" load train "file://$D" --objects 4 --format tar \
     --verify --compute-time 1ms
 assert_stderr_line '--format tar --verify: give --sample-size'
-assert_exit 2 "--format zip" "$RB" load train "file://$D" --objects 4 --format zip --compute-time 1ms
+assert_exit 2 "--format npz (DLIO's, not ours)" "$RB" load train "file://$D" --objects 4 --format npz --compute-time 1ms
+assert_stderr_line '^railbench: error: --format: "npz" is not one of raw, tar$'
 ok "file_tar_shards: all checks passed"
