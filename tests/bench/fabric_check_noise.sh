@@ -30,8 +30,8 @@ for i in $(seq "$HEALTHY"); do
     [ "$(jq '.summary.findings | length' "$T/healthy$i/result.json")" = 0 ] && quiet=$((quiet + 1))
 done
 IP3=$(cl exec client3 ip -4 -o addr show dev rail1 | awk '{print $4}' | cut -d/ -f1)
-cl exec client1 tc qdisc replace dev rail1 root handle 1: htb default 10 r2q 1000
-cl exec client1 tc class add dev rail1 parent 1: classid 1:10 htb rate 10gbit quantum 60000
+# No default class: htb sends unclassified packets straight out (a 10 Gbit/s default class capped the other links).
+cl exec client1 tc qdisc replace dev rail1 root handle 1: htb r2q 1000
 cl exec client1 tc class add dev rail1 parent 1: classid 1:20 htb rate 30mbit ceil 30mbit
 cl exec client1 tc filter add dev rail1 parent 1: protocol ip prio 1 u32 match ip dst "$IP3/32" flowid 1:20
 named=0
