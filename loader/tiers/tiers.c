@@ -30,13 +30,6 @@
 
 /* ---- The command ---- */
 
-/* Rank 0's decision, on every rank. */
-static void agree_int(struct tiers_run *r, int *v)
-{
-    if (r->h.mpi)
-        RB_MPI_CHECK(MPI_Bcast(v, 1, MPI_INT, 0, r->h.comm));
-}
-
 /* Fills row from a finished phase (rank 0). */
 static void fill_row(struct row *row, const struct rb_load_result *res, const struct rb_target *t, uint64_t size,
                      enum rb_tiers_how how, uint64_t epochs, bool counted)
@@ -73,12 +66,12 @@ static void fill_row(struct row *row, const struct rb_load_result *res, const st
  * rank 0 and with keep_row, the table row it added; NULL otherwise.
  * Collective.
  */
-static const struct row *run_phase(struct tiers_run *r, const char *name, enum rb_load_op op,
+static struct row *run_phase(struct tiers_run *r, const char *name, enum rb_load_op op,
                                    const struct rb_target *t, const struct rb_objset *mine, uint64_t size,
                                    uint64_t epochs, uint64_t duration_ns, const char *cache_headers,
                                    enum rb_tiers_how how, bool keep_row)
 {
-    const struct row *row = NULL;
+    struct row *row = NULL;
     struct tiers_args *a = r->a;
     struct rb_load_opts o = rb_load_opts_from(op, t, &a->tgt, &a->eng, r->h.rank);
     o.objects = mine;
@@ -111,7 +104,7 @@ static const struct row *run_phase(struct tiers_run *r, const char *name, enum r
             stop = 1;
         }
     }
-    agree_int(r, &stop);
+    rb_tiers_agree_int(r, &stop);
     if (status && !r->status)
         r->status = status;
     r->stop = r->stop || stop;
@@ -145,7 +138,7 @@ static void evict(struct tiers_run *r, const char *phase, uint64_t size, const s
             rb_result_check(&r->h.result, "evict", false, "before %s: %s: %s", phase, how, err);
         }
     }
-    agree_int(r, &rc);
+    rb_tiers_agree_int(r, &rc);
     if (rc == -ECANCELED) {
         rb_harness_any_signalled(&r->h); /* records the interruption (the harness owns the flag) */
         r->stop = true;
@@ -193,7 +186,7 @@ static void judge(struct tiers_run *r, const struct row *row)
             r->warned_unverified = true;
         }
     }
-    agree_int(r, &stop);
+    rb_tiers_agree_int(r, &stop);
     if (stop) {
         r->stop = true;
         r->status = RB_EXIT_USAGE;
@@ -250,6 +243,19 @@ static int check_names(struct tiers_run *r)
     return status;
 }
 
+/* A file:// tier: the cache names of every size that exist already stop the run before it writes. Collective. */
+static int check_cache(struct tiers_run *r)
+{
+    int status = 0;
+    for (size_t i = 0; r->fc && i < r->a->sizes.n && !status; i++) {
+        struct size_set s;
+        size_set_build(r, &s, r->a->sizes.v[i]);
+        status = rb_tiers_fc_existing(r, &s.tier_mine);
+        size_set_free(&s);
+    }
+    return status;
+}
+
 /* Every phase of one object size. */
 static void run_size(struct tiers_run *r, uint64_t size)
 {
@@ -260,6 +266,8 @@ static void run_size(struct tiers_run *r, uint64_t size)
     /* Direct and warm repeat epochs until --duration when it is given; cold reads each object at most once. */
     const uint64_t warm_epochs = a->warm_epochs ? a->warm_epochs : (a->duration_ns ? 0 : 1);
     const uint64_t direct_epochs = a->duration_ns ? 0 : 1;
+    /* A file:// tier is read through its cache directory's own loop; other tiers answer GETs themselves. */
+    const struct rb_target *tier = r->fc ? &r->fc->t : r->tier;
     if (!a->existing) {
         snprintf(name, sizeof name, "put-%s", s.label);
         r->left_objects += a->objects;
@@ -274,16 +282,21 @@ static void run_size(struct tiers_run *r, uint64_t size)
     if (!r->stop)
         evict(r, name, size, &s.tier_all, s.tier_prefix);
     if (!r->stop) {
-        const struct row *row = run_phase(r, name, RB_LOAD_GET, r->tier, &s.tier_mine, size, 1, a->duration_ns,
-                                          r->cache_headers, RB_TIERS_COLD, true);
+        if (r->fc && rb_tiers_fcache_objects(r->fc, s.tier_mine.n))
+            rb_harness_fatal(&r->h, RB_EXIT_RUNTIME, "out of memory for %" PRIu64 " cache files", s.tier_mine.n);
+        struct row *row = run_phase(r, name, RB_LOAD_GET, tier, &s.tier_mine, size, 1, a->duration_ns,
+                                    r->cache_headers, RB_TIERS_COLD, true);
+        rb_tiers_fc_phase_done(r, row);
         judge(r, row);
     }
     if (!r->stop) {
         snprintf(name, sizeof name, "warm-%s", s.label);
-        const struct row *row = run_phase(r, name, RB_LOAD_GET, r->tier, &s.tier_mine, size, warm_epochs,
-                                          a->duration_ns, r->cache_headers, RB_TIERS_WARM, true);
+        struct row *row = run_phase(r, name, RB_LOAD_GET, tier, &s.tier_mine, size, warm_epochs,
+                                    a->duration_ns, r->cache_headers, RB_TIERS_WARM, true);
+        rb_tiers_fc_phase_done(r, row);
         judge(r, row);
     }
+    rb_tiers_fc_size_done(r, &s.tier_mine, size, s.label);
     /*
      * --fresh names are this run's alone: nobody reads them again, so they go
      * unless --keep, also after a failed check ended the measuring; only a
@@ -398,7 +411,9 @@ static int run(struct tiers_args *a, struct rb_cli *cli)
                                      a->evict ? "--evict" : "--evict-bucket", a->tier);
         goto early;
     }
-    if (a->verify && strcmp(rb_target_prefix(r->backend), rb_target_prefix(r->tier)) != 0) {
+    /* A file:// tier's files hold the backend's bytes under the backend's names: nothing to match there. */
+    if (a->verify && strcmp(rb_target_scheme(r->tier), "file") != 0 &&
+        strcmp(rb_target_prefix(r->backend), rb_target_prefix(r->tier)) != 0) {
         status = rb_cli_usage_error("--verify: the backend and the tier name objects with different prefixes "
                                      "(\"%s\", \"%s\"), so the payloads would not match",
                                      rb_target_prefix(r->backend), rb_target_prefix(r->tier));
@@ -422,7 +437,9 @@ static int run(struct tiers_args *a, struct rb_cli *cli)
             goto early;
         }
     }
-    r->cache_headers = a->cache_header ? a->cache_header : DEFAULT_CACHE_HEADERS;
+    if ((status = rb_tiers_fc_setup(r, cli)) != 0)
+        goto early;
+    r->cache_headers = r->fc ? "cache file lookup" : a->cache_header ? a->cache_header : DEFAULT_CACHE_HEADERS;
 
     /* One connection to every endpoint of both before anything is measured: an unreachable one is exit 3. */
     if ((status = rb_engine_check_usage(a->eng.engine, r->backend, RB_LOAD_GET, false)) != 0 ||
@@ -458,7 +475,7 @@ static int run(struct tiers_args *a, struct rb_cli *cli)
                 rb_target_name(r->backend), rb_target_name(r->tier), a->objects, sizes, r->h.size, a->threads,
                 a->inflight, a->existing ? "; existing objects" : "", r->fresh[0] ? "; fresh names" : "");
     }
-    if (!a->existing && !a->fresh && (status = check_names(r)) != 0) {
+    if ((status = check_cache(r)) != 0 || (!a->existing && !a->fresh && (status = check_names(r)) != 0)) {
         /* Refused before its first write: that one error line, no result (harness_finish removes the directory). */
         if (rb_log_get_level() > RB_LOG_WARN)
             rb_log_set_level(RB_LOG_WARN);
@@ -482,6 +499,7 @@ static int run(struct tiers_args *a, struct rb_cli *cli)
 early:
     rb_target_close(r->backend);
     rb_target_close(r->tier);
+    rb_tiers_fcache_free(r->fc);
     rb_evict_words_free(r->evict_words);
     free(r);
     return status;
@@ -532,6 +550,8 @@ int rb_load_tiers_main(int argc, char **argv)
         {"fresh", 0, RB_OPT_FLAG, &a.fresh, NULL,
          "write a new object set with this run's own names (deleted from the backend at the end unless --keep)", NULL},
         {"keep", 0, RB_OPT_FLAG, &a.keep, NULL, "with --fresh: leave this run's objects in the backend", NULL},
+        {"keep-cache", 0, RB_OPT_FLAG, &a.keep_cache, NULL,
+         "a file:// tier: leave the cache files this run filled (removed at the end otherwise)", NULL},
         {"overwrite", 0, RB_OPT_FLAG, &a.overwrite, NULL,
          "write over objects that exist under the default names (looked up first; without it they stop the run)", NULL},
         {"evict", 0, RB_OPT_FLAG, &a.evict, NULL,

@@ -51,7 +51,7 @@ static cJSON *ratio_json(double v)
     return v >= 0 ? cJSON_CreateNumber(v) : cJSON_CreateNull();
 }
 
-static cJSON *row_json(const struct row *w)
+static cJSON *row_json(const struct row *w, bool file_tier)
 {
     char label[32];
     rb_tiers_size_label(label, sizeof label, w->size_bytes);
@@ -89,6 +89,11 @@ static cJSON *row_json(const struct row *w)
     cJSON_AddItemToObject(o, "errors", rb_json_u64(w->errors));
     cJSON_AddNumberToObject(o, "duration_s", w->duration_s);
     cJSON_AddItemToObject(o, "epochs", rb_json_u64(w->epochs));
+    /* A file:// tier's split of the bytes; a direct row's all came from the backend. Other tiers: not measured. */
+    const bool split = w->fcache || (w->how == RB_TIERS_DIRECT && file_tier);
+    cJSON_AddItemToObject(o, "bytes_from_origin",
+                          !split ? cJSON_CreateNull() : rb_json_u64(w->fcache ? w->origin_bytes : w->bytes));
+    cJSON_AddItemToObject(o, "bytes_from_cache", !split ? cJSON_CreateNull() : rb_json_u64(w->fcache ? w->cache_bytes : 0));
     return o;
 }
 
@@ -111,7 +116,7 @@ char *rb_tiers_report(struct tiers_run *r, cJSON *summary)
     unsigned why = 0; /* RB_TIERS_*: why a figure is – */
     for (size_t i = 0; i < r->nrows; i++) {
         const struct row *w = &r->rows[i];
-        cJSON_AddItemToArray(rows, row_json(w));
+        cJSON_AddItemToArray(rows, row_json(w, r->fc != NULL));
         char size[32], cache[64] = "–", net[32] = "–", disk[32] = "–";
         rb_format_size(size, sizeof size, w->size_bytes);
         if (w->counted && w->cache.hit + w->cache.miss + w->cache.other)
@@ -180,9 +185,11 @@ char *rb_tiers_report(struct tiers_run *r, cJSON *summary)
     else
         cJSON_AddNullToObject(summary, "fresh");
     left_behind(r, summary);
+    rb_tiers_fc_summary(r, summary, &t);
 
     rb_buf_printf(&t, "\ncache status: %s; checks: %s\n",
-                  verified  ? "counted from the tier's header"
+                  r->fc && verified ? "counted by railbench's cache file lookup"
+                  : verified ? "counted from the tier's header"
                   : tiered ? "not reported by the tier (not verified)"
                             : "no read through the tier was measured",
                   passed ? "passed" : "FAILED (see result.json checks)");
