@@ -432,6 +432,12 @@ void rb_native_tls_collect(const struct rb_worker *w, struct rb_stats *s);
 /* Starts the op's request for name on a free slot (as rb_xfer_issue does on libcurl); its end comes through
  * w->drv->done, maybe before this returns. Returns 0 or -errno (the slot stays free). Native engine. */
 int rb_native_issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t intended_ns);
+/*
+ * load mixed on the native engine (rb_mix_issue_fn): op's request for name
+ * (size bytes for a PUT) on the last free slot, closed loop; its end comes
+ * through w->drv->done. Returns 0 or -errno (the slot stays free).
+ */
+int rb_native_issue_op(struct rb_worker *w, enum rb_load_op op, const char *name, uint64_t size);
 /* Slot i's request (native engine). */
 struct rb_req *rb_native_req(struct rb_worker *w, unsigned i);
 /* True while slot i has a request in flight (native engine). */
