@@ -225,6 +225,15 @@ int rb_fetcher_new(struct rb_fetcher **f, const struct rb_load_opts *o);
  */
 int rb_fetcher_get(struct rb_fetcher *f, const struct rb_objset *set, const uint32_t *idx, size_t n, struct rb_stats *stats,
                    struct rb_hist *uncorrected, const volatile int *stop);
+/*
+ * rb_fetcher_get of ranges: item i is bytes [off[i], off[i] + len[i]) of
+ * object idx[i] (len[i] > 0), one Range GET (file://: reads at the offset)
+ * each, which fails unless exactly len[i] body bytes come back (a server
+ * that ignores Range, a range past the object's end); with len NULL, whole objects.
+ */
+int rb_fetcher_get_ranges(struct rb_fetcher *f, const struct rb_objset *set, const uint32_t *idx, const uint64_t *off,
+                          const uint64_t *len, size_t n, struct rb_stats *stats, struct rb_hist *uncorrected,
+                          const volatile int *stop);
 /* Frees the fetcher, its handles and connections; NULL-safe. */
 void rb_fetcher_free(struct rb_fetcher *f);
 

@@ -22,16 +22,10 @@ bool rb_engine_native_fits(const struct rb_load_opts *o, const char **why)
 {
     const char *w = NULL;
     const struct rb_target *t = o->target;
-    bool tls = false;
-    for (size_t e = 0; e < t->nendpoints; e++)
-        tls = tls || strncmp(t->endpoints[e], "https:", 6) == 0;
-    (void)tls;
     if (!rb_nproto_for(rb_target_scheme(t)))
         w = "http://, https://, s3:// and ais:// targets only";
-    else if (o->op > RB_LOAD_HEAD)
+    else if (o->op > RB_LOAD_HEAD && o->op != RB_LOAD_MIXED)
         w = "GET, PUT, DELETE and HEAD only";
-    else if (o->mix)
-        w = "one op per run (load mixed's requests go through libcurl)";
     if (why)
         *why = w;
     return !w;
@@ -129,12 +123,12 @@ static void keep_name(struct rb_req *r, const char *name)
     r->name = r->name_buf;
 }
 
-/* Starts a request for name on a free connection, its head written afresh (build_head). */
-int rb_native_issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t intended_ns)
+/* Starts a request of op row op for name on a free connection, its head written afresh (rb_nhead_build). */
+static int issue(struct rb_worker *w, const struct rb_nop *op, const char *name, uint64_t size, uint64_t intended_ns)
 {
     struct rb_native *n = w->nat;
     struct rb_nconn *c = &n->c[w->free_slots[--w->nfree]];
-    int hrc = rb_nhead_build(w, c, name, size);
+    int hrc = rb_nhead_build(w, c, op, name, size);
     if (hrc) {
         w->nfree++;
         return hrc;
@@ -144,6 +138,19 @@ int rb_native_issue(struct rb_worker *w, const char *name, uint64_t size, uint64
     w->issued++;
     start(w, c, intended_ns);
     return 0;
+}
+
+int rb_native_issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t intended_ns)
+{
+    return issue(w, w->nat->op, name, size, intended_ns);
+}
+
+int rb_native_issue_op(struct rb_worker *w, enum rb_load_op op, const char *name, uint64_t size)
+{
+    struct rb_nconn *c = &w->nat->c[w->free_slots[w->nfree - 1]];
+    c->verify = w->o->verify && op == RB_LOAD_GET; /* a PUT's response body is not the payload */
+    c->no_body = native_ops[op].no_body;
+    return issue(w, &native_ops[op], name, size, 0);
 }
 
 int rb_native_send(struct rb_worker *w, const struct rb_nreq *q)

@@ -156,8 +156,8 @@ int rb_nhead_line(struct rb_worker *w, struct rb_nconn *c, const char *name, con
 /* As rb_nhead_line for a whole path ("/PATH?QUERY", as sent and signed) instead of the shape's path and a name. */
 int rb_nhead_path(struct rb_worker *w, struct rb_nconn *c, const char *path);
 
-/* The op's request of name (size bytes) on c: c->r readied through the op, then its head (rb_nhead_line). */
-int rb_nhead_build(struct rb_worker *w, struct rb_nconn *c, const char *name, uint64_t size);
+/* Op row op's request of name (size bytes) on c: c->r readied through it, then its head (rb_nhead_line). */
+int rb_nhead_build(struct rb_worker *w, struct rb_nconn *c, const struct rb_nop *op, const char *name, uint64_t size);
 /*
  * Writes the head's rest at p, after c's request line ("METHOD path[?query]"
  * whose path and query are given for signing): the version, Host, Range, a

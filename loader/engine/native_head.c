@@ -134,16 +134,15 @@ int rb_nhead_path(struct rb_worker *w, struct rb_nconn *c, const char *path)
                          n->shape.host_len[c->ep]);
 }
 
-/* The op's request of name (size bytes): c->r readied through the op, then its head (rb_nhead_line). */
-int rb_nhead_build(struct rb_worker *w, struct rb_nconn *c, const char *name, uint64_t size)
+/* Op row op's request of name (size bytes): c->r readied through it, then its head (rb_nhead_line). */
+int rb_nhead_build(struct rb_worker *w, struct rb_nconn *c, const struct rb_nop *op, const char *name, uint64_t size)
 {
-    struct rb_native *n = w->nat;
-    c->method = n->op->method;
-    c->sends_body = n->op->sends_body;
+    c->method = op->method;
+    c->sends_body = op->sends_body;
     c->keep_body = false;
     c->body_off = 0;
     c->body_mem = NULL;
     c->extra_hdr = NULL;
-    n->op->ready(w, &c->r, name, size, &c->range_off, &c->range_len);
+    op->ready(w, &c->r, name, size, &c->range_off, &c->range_len);
     return rb_nhead_line(w, c, name, NULL);
 }

@@ -51,6 +51,10 @@ static bool next_listed(struct rb_worker *w, const char **name, uint64_t *size)
     struct rb_fetch_list *f = &w->fetch;
     if (f->pos >= f->n)
         return false;
+    if (f->len) { /* the item's range: rb_xfer_get_range (either engine) and the file loop read it */
+        w->part_off = f->off[f->pos];
+        w->part_len = f->len[f->pos];
+    }
     *name = rb_objset_name(f->set, f->idx[f->pos++], w->name_buf);
     *size = 0;
     return true;

@@ -126,6 +126,7 @@ struct rb_req {
     uint64_t expect_len;        /* body bytes a verified GET must return; 0 unknown */
     uint64_t size;              /* object size when known, else 0 */
     bool ranged;                /* a Range was asked for */
+    bool exact_len;             /* a fetcher's range: any other length (a server ignoring Range) fails it */
     uint64_t put_size, put_pos;
     uint64_t intended_ns, start_ns, start_wall_ns;
     uint64_t response_ns;       /* when the last final (non-1xx) status line arrived; 0 none */
@@ -193,10 +194,15 @@ struct rb_open_loop {
     uint64_t next_ns;           /* the next intended send time */
 };
 
-/* A fetcher's objects (rb_fetcher_get, engine.c): idx[0..n) of set, in order, pos the next. */
+/*
+ * A fetcher's objects (rb_fetcher_get, engine.c): idx[0..n) of set, in order,
+ * pos the next; with len (rb_fetcher_get_ranges) item i is the range
+ * [off[i], off[i] + len[i]) of its object, which must come back exactly.
+ */
 struct rb_fetch_list {
     const struct rb_objset *set;
     const uint32_t *idx;
+    const uint64_t *off, *len;
     size_t n, pos;
 };
 
@@ -426,6 +432,12 @@ void rb_native_tls_collect(const struct rb_worker *w, struct rb_stats *s);
 /* Starts the op's request for name on a free slot (as rb_xfer_issue does on libcurl); its end comes through
  * w->drv->done, maybe before this returns. Returns 0 or -errno (the slot stays free). Native engine. */
 int rb_native_issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t intended_ns);
+/*
+ * load mixed on the native engine (rb_mix_issue_fn): op's request for name
+ * (size bytes for a PUT) on the last free slot, closed loop; its end comes
+ * through w->drv->done. Returns 0 or -errno (the slot stays free).
+ */
+int rb_native_issue_op(struct rb_worker *w, enum rb_load_op op, const char *name, uint64_t size);
 /* Slot i's request (native engine). */
 struct rb_req *rb_native_req(struct rb_worker *w, unsigned i);
 /* True while slot i has a request in flight (native engine). */
