@@ -486,7 +486,7 @@ void rb_xfer_record(struct rb_worker *w, struct rb_req *r, CURLcode rc, long sta
      * there a 200, the whole object for a Range, is the wrong length whatever its size).
      */
     bool wrong_length = (o->verify || r->exact_len) && r->expect_len && r->body != r->expect_len;
-    wrong_length = wrong_length || (r->exact_len && status == 200);
+    wrong_length = wrong_length || (r->exact_len && status == 200 && !w->loop); /* the file loop says 200 for any read */
     int cls = rb_engine_classify(rc, status, r->mismatch, wrong_length);
 
     struct rb_stats *s = w->local;
