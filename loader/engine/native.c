@@ -40,6 +40,9 @@ int rb_engine_check_usage(enum rb_engine_kind engine, const struct rb_target *t,
     /* libcurl 7.88 signs the x-amz-content-sha256 it is handed and hashes no streamed body. */
     if (t->sign_payload && engine == RB_ENGINE_CURL)
         return rb_cli_usage_error("--sign-payload: only the native engine signs bodies; drop --engine curl");
+    if (t->smap && engine == RB_ENGINE_CURL)
+        return rb_cli_usage_error("--ais-direct: only the native engine sends requests straight to the targets; "
+                                  "drop --engine curl");
     if (t->sign_payload && !rb_engine_native_fits(&o, &why))
         return rb_cli_usage_error("--sign-payload: only the native engine signs bodies, and this run cannot use it: %s", why);
     return 0;
@@ -102,6 +105,10 @@ static void start(struct rb_worker *w, struct rb_nconn *c, uint64_t intended_ns)
         r->start_wall_ns = rb_clock_wall_ns();
     c->busy = true;
     w->last_issue_ns = r->start_ns;
+    if (c->leg) {
+        rb_nconn_leg_go(w, c); /* straight to an AIStore target (--ais-direct) */
+        return;
+    }
     if (c->fd >= 0) {
         c->reused = true;
         rb_nconn_send(w, c);
@@ -128,8 +135,19 @@ static int issue(struct rb_worker *w, const struct rb_nop *op, const char *name,
 {
     struct rb_native *n = w->nat;
     struct rb_nconn *c = &n->c[w->free_slots[--w->nfree]];
+    if (n->smap) {
+        /* --ais-direct: to the target that owns the object, as a leg on its pool; the endpoint's connection waits. */
+        c->home_fd = c->fd;
+        c->fd = -1;
+        c->leg = n->tpool[rb_ais_smap_owner(n->smap, name)];
+    }
     int hrc = rb_nhead_build(w, c, op, name, size);
     if (hrc) {
+        if (n->smap) {
+            c->fd = c->home_fd;
+            c->home_fd = -1;
+            c->leg = NULL;
+        }
         w->nfree++;
         return hrc;
     }
@@ -319,6 +337,42 @@ int rb_native_run(struct rb_worker *w, const atomic_bool *stop, const volatile i
 
 /* ---- set-up ---- */
 
+/*
+ * --ais-direct: the cluster map (loaded once, at the probe or here) and a
+ * pool per target, each host resolved once. Listings still go to the proxy.
+ */
+static int direct_new(struct rb_worker *w)
+{
+    struct rb_native *n = w->nat;
+    const struct rb_target *t = w->o->target;
+    char err[600] = "";
+    int rc = rb_ais_smap_load(t, w->o->timeout_ns, err, sizeof err);
+    if (rc) {
+        rb_error("%s", err);
+        return rc;
+    }
+    const struct rb_ais_smap *m = t->smap;
+    const char *scheme = n->ep_tls[0] ? "https://" : "http://";
+    n->npool_max = RB_NPOOL_MAX + (unsigned)m->n;
+    if (!(n->tpool = calloc(m->n, sizeof *n->tpool)))
+        return -ENOMEM;
+    for (size_t i = 0; i < m->n; i++) {
+        const char *url = m->t[i].url;
+        if (strncmp(url, scheme, strlen(scheme)) != 0) {
+            rb_error("%s: --ais-direct: target %s is at %s, not %s like the proxy %s", t->name, m->t[i].id, url,
+                     scheme, t->endpoints[0]);
+            return -EPROTO;
+        }
+        const char *hp = url + strlen(scheme);
+        if (!(n->tpool[i] = rb_npool_get(w, scheme, hp, strlen(hp)))) {
+            rb_error("%s: --ais-direct: target %s at %s does not resolve", t->name, m->t[i].id, url);
+            return -EHOSTUNREACH;
+        }
+    }
+    n->smap = m;
+    return 0;
+}
+
 int rb_native_new(struct rb_worker *w, size_t ep0)
 {
     const struct rb_load_opts *o = w->o;
@@ -382,6 +436,8 @@ int rb_native_new(struct rb_worker *w, size_t ep0)
     }
     /* As libcurl is set up (transfer.c, target_ais.c): AIStore's proxy redirects every object request. */
     n->follow = o->max_redirects > 0 || strcmp(rb_target_scheme(t), "ais") == 0;
+    if (t->smap && !o->listing && (rc = direct_new(w)))
+        return rc;
     /* Header lines are read for the cache status, a redirect's Location, a multipart part's ETag. */
     rb_nconn_parser_settings(&n->settings, o->cache_header || n->follow || o->part_size);
     n->scan_ns = o->timeout_ns / 20;
@@ -408,6 +464,7 @@ void rb_native_free(struct rb_worker *w)
         free(n->pools[i].idle);
     }
     free(n->pools);
+    free(n->tpool);
     free(n->c);
     free(n->rbuf);
     free(n->slab);

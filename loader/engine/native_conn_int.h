@@ -15,6 +15,7 @@
 #include <curl/curl.h>
 #include <http_parser.h>
 
+#include "../proto/ais_smap_int.h"
 #include "native_int.h"
 #include "native_tls_int.h"
 #include "worker_int.h"
@@ -110,8 +111,11 @@ struct rb_native {
     bool follow;                           /* redirects are followed (up to o->max_redirects) */
     struct rb_ntls *tls;                   /* TLS context when an endpoint is https://, else NULL */
     bool ep_tls[RB_TARGET_MAX_ENDPOINTS];  /* endpoint e is https:// */
-    struct rb_npool *pools;                   /* RB_NPOOL_MAX, made at the first redirect */
-    unsigned npools;
+    struct rb_npool *pools;                   /* npool_max, made at the first redirect (or with the cluster map) */
+    unsigned npools, npool_max;
+    /* --ais-direct: the cluster map, and each of its targets' pool (requests go there first); NULL: to the endpoints. */
+    const struct rb_ais_smap *smap;
+    struct rb_npool **tpool;
     struct rb_nshape shape;
 };
 
@@ -134,6 +138,14 @@ void rb_nconn_finish(struct rb_worker *w, struct rb_nconn *c, CURLcode rc, const
 void rb_nconn_connect(struct rb_worker *w, struct rb_nconn *c);
 /* Writes what is left of the request; the rest goes when the socket is writable again. */
 void rb_nconn_send(struct rb_worker *w, struct rb_nconn *c);
+/*
+ * The pool of hostport ("HOST:PORT", scheme "http://" or "https://"), made
+ * and its host resolved once at its first use; NULL when none can be (too
+ * many hosts, no memory, the host does not resolve).
+ */
+struct rb_npool *rb_npool_get(struct rb_worker *w, const char *scheme, const char *hostport, size_t len);
+/* Sends c's request on its leg (c->leg): an idle connection of the leg's pool, or a new one. */
+void rb_nconn_leg_go(struct rb_worker *w, struct rb_nconn *c);
 /* Handles epoll event ev on c's socket fd (an event of a socket c no longer uses is dropped). */
 void rb_nconn_event(struct rb_worker *w, struct rb_nconn *c, int fd, uint32_t ev);
 /*

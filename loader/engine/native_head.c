@@ -112,8 +112,11 @@ int rb_nhead_line(struct rb_worker *w, struct rb_nconn *c, const char *name, con
         p += ql;
     }
     size_t query_len = (size_t)(p - query);
-    return rb_nhead_rest(w, c, p, path, path_len, query_len ? query + 1 : "", query_len ? query_len - 1 : 0,
-                         sh->host[c->ep], sh->host_len[c->ep]);
+    /* A request sent straight to an AIStore target (--ais-direct) names the target's host. */
+    const char *host = c->leg ? c->leg->hostport : sh->host[c->ep];
+    size_t host_len = c->leg ? c->leg->hostport_len : sh->host_len[c->ep];
+    return rb_nhead_rest(w, c, p, path, path_len, query_len ? query + 1 : "", query_len ? query_len - 1 : 0, host,
+                         host_len);
 }
 
 int rb_nhead_path(struct rb_worker *w, struct rb_nconn *c, const char *path)
