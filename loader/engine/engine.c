@@ -220,6 +220,7 @@ void rb_engine_part_stats(const struct rb_engine *e, struct rb_stats *into)
     for (unsigned t = 0; e->w && t < e->nw; t++) {
         rb_mp_collect_parts(&e->w[t], into);
         rb_rg_collect_parts(&e->w[t], into);
+        rb_tar_collect_samples(&e->w[t], into);
     }
 }
 

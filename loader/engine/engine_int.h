@@ -110,6 +110,12 @@ struct rb_load_opts {
     bool track_written;               /* put: keep which objects were written, for cleanup (rb_engine_each_written) */
     bool listing;                     /* the native engine's listing worker (native_list.c): one slot, pages in turn */
     const struct rb_objset *preexisting; /* names that existed before the run (--overwrite): cleanup leaves them; may be NULL */
+    /*
+     * GET: every body read as a tar archive as it streams (tarsamples.c), each regular member one sample of the
+     * part statistics (one record per sample, rb_engine_part_stats); a body that is not a whole archive stops
+     * the rank with one error line and one sample error (class other). load get --samples tar.
+     */
+    bool tar_samples;
     /* A file:// target's options (--io-engine, --direct, --block-size, --fsync, ...); NULL: the defaults. */
     const struct rb_file_opts *file;
 };

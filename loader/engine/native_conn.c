@@ -111,6 +111,8 @@ static int on_body(http_parser *p, const char *at, size_t n)
     }
     if (c->verify && !r->mismatch && rb_payload_verify(r->key, r->off, at, n) != n)
         r->mismatch = true;
+    if (r->w->samples)
+        rb_tar_body(r, at, n);
     r->off += n;
     r->body += n;
     return 0;

@@ -100,6 +100,8 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
     }
     if (r->w->o->verify && !r->mismatch && rb_payload_verify(r->key, r->off, p, len) != len)
         r->mismatch = true;
+    if (r->w->samples)
+        rb_tar_body(r, p, len);
     r->off += len;
     r->body += len;
     return len;
@@ -488,6 +490,8 @@ void rb_xfer_record(struct rb_worker *w, struct rb_req *r, CURLcode rc, long sta
     bool wrong_length = (o->verify || r->exact_len) && r->expect_len && r->body != r->expect_len;
     wrong_length = wrong_length || (r->exact_len && status == 200 && !w->loop); /* the file loop says 200 for any read */
     int cls = rb_engine_classify(rc, status, r->mismatch, wrong_length);
+    if (w->samples && cls < 0)
+        rb_tar_request_end(w, r);
 
     struct rb_stats *s = w->local;
     if (w->op->ttfb_from_response)

@@ -11,6 +11,7 @@
 #include <curl/curl.h>
 
 #include "engine_int.h"
+#include "tarshard_int.h"
 #include "railbench/buf.h"
 #include "railbench/perm.h"
 
@@ -135,7 +136,7 @@ struct rb_req {
     int cache;                  /* RB_LX_CACHE_* seen in this response, or RB_LX_CACHE_ABSENT */
     unsigned cache_pos;         /* position in the cache header list of the name that set cache; UINT_MAX none */
     struct rb_buf errbody;      /* start of an error response's body, for one log line */
-    unsigned slot;              /* this slot's index (w->reqs, or the native engine's connections) */
+    unsigned slot;              /* this slot's index (w->reqs, the native engine's connections, the file loop's slots) */
     char etag[RB_ETAG_MAX];     /* a multipart part's ETag header ("" none), kept by either engine */
     /* The two big buffers last: the fields each request touches then share a few cache lines. */
     char name_buf[RB_OBJSET_NAME_BYTES]; /* the object's name, kept for the completion's log lines */
@@ -218,6 +219,8 @@ struct rb_worker {
     struct rb_rg *rg;           /* GET in ranged parts (ranged.c) */
     uint64_t part_off, part_len; /* ranged.c: the Range of the GET it issues next (len 0: none; rb_xfer_get_range) */
     struct rb_written *written; /* o->track_written: what this worker wrote, for cleanup (written.c); else NULL */
+    struct rb_stats *samples;   /* o->tar_samples: one record per tar member read (tarsamples.c); else NULL */
+    struct rb_tar_stream *tar;  /* o->tar_samples: per slot (rb_req.slot), its body read as a tar archive; else NULL */
     const struct rb_load_opts *o;
     unsigned id;
     pthread_t th;
@@ -378,6 +381,15 @@ void rb_worker_eat_wake(struct rb_worker *w);
 void rb_worker_wake(struct rb_worker *w);
 /* Writes out w's buffered --log-requests lines (transfer.c). */
 void rb_worker_flush_log(struct rb_worker *w);
+
+/* ---- tarsamples.c: GET bodies read as tar shards (o->tar_samples) ---- */
+
+/* n more body bytes of r (before r->body counts them): its members completed in them go to w->samples. Any engine. */
+void rb_tar_body(struct rb_req *r, const void *p, size_t n);
+/* A GET of r that succeeded: a body that was not one whole archive is a sample error and stops w's engine. */
+void rb_tar_request_end(struct rb_worker *w, struct rb_req *r);
+/* Adds w's per-sample statistics into into (nothing without o->tar_samples). After the worker's thread joined. */
+void rb_tar_collect_samples(const struct rb_worker *w, struct rb_stats *into);
 
 /* ---- written.c: which objects a put wrote (o->track_written), what cleanup deletes ---- */
 

@@ -307,6 +307,8 @@ static void get_done(struct rb_worker *w, struct fslot *s, const struct rb_fio_i
         size_t skip = (size_t)(s->pos - io->off), n = (size_t)(got_end - s->pos);
         if (w->o->verify && !s->r.mismatch && rb_payload_verify(s->r.key, s->pos, s->buf + skip, n) != n)
             s->r.mismatch = true;
+        if (w->samples)
+            rb_tar_body(&s->r, s->buf + skip, n);
         s->r.body += n;
         s->pos = got_end;
     }
@@ -655,6 +657,7 @@ int rb_file_new(struct rb_worker *w)
     for (unsigned i = 0; i < w->nreq; i++) {
         L->s[i].fd = -1;
         L->s[i].r.w = w;
+        L->s[i].r.slot = i;
         if (L->mixed || o->op == RB_LOAD_GET || o->op == RB_LOAD_PUT) {
             if (!(L->s[i].buf = rb_fio_buffer((size_t)L->fo->block_bytes)))
                 return -ENOMEM;
