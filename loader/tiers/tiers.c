@@ -268,6 +268,9 @@ static void run_size(struct tiers_run *r, uint64_t size)
     const uint64_t direct_epochs = a->duration_ns ? 0 : 1;
     /* A file:// tier is read through its cache directory's own loop; other tiers answer GETs themselves. */
     const struct rb_target *tier = r->fc ? &r->fc->t : r->tier;
+    /* This size's cache files: none made yet (what size_done checks and removes is this size's alone). */
+    if (r->fc && rb_tiers_fcache_objects(r->fc, s.tier_mine.n))
+        rb_harness_fatal(&r->h, RB_EXIT_RUNTIME, "out of memory for %" PRIu64 " cache files", s.tier_mine.n);
     if (!a->existing) {
         snprintf(name, sizeof name, "put-%s", s.label);
         r->left_objects += a->objects;
@@ -282,8 +285,6 @@ static void run_size(struct tiers_run *r, uint64_t size)
     if (!r->stop)
         evict(r, name, size, &s.tier_all, s.tier_prefix);
     if (!r->stop) {
-        if (r->fc && rb_tiers_fcache_objects(r->fc, s.tier_mine.n))
-            rb_harness_fatal(&r->h, RB_EXIT_RUNTIME, "out of memory for %" PRIu64 " cache files", s.tier_mine.n);
         struct row *row = run_phase(r, name, RB_LOAD_GET, tier, &s.tier_mine, size, 1, a->duration_ns,
                                     r->cache_headers, RB_TIERS_COLD, true);
         rb_tiers_fc_phase_done(r, row);

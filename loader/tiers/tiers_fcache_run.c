@@ -57,7 +57,7 @@ int rb_tiers_fc_existing(struct tiers_run *r, const struct rb_objset *mine)
     uint64_t n = 0, total = 0;
     char first[PATH_MAX + 200] = "";
     int rc = rb_tiers_fcache_existing(r->fc, mine, &n, first, sizeof first);
-    int bad = rc != 0 || n != 0;
+    int status = rc ? RB_EXIT_RUNTIME : n ? RB_EXIT_USAGE : 0;
     if (rc)
         rb_error("--tier %s: cannot tell whether the cache files exist: %s", rb_target_name(r->tier), first);
     else if (n && r->h.rank != 0)
@@ -65,13 +65,13 @@ int rb_tiers_fc_existing(struct tiers_run *r, const struct rb_objset *mine)
                  rb_target_name(r->tier), n, first);
     sum_to_root(r, &n, &total, 1);
     if (r->h.mpi)
-        RB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, r->h.comm));
+        RB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MAX, r->h.comm)); /* every rank's the same */
     if (r->h.rank == 0 && total)
         rb_error("--tier %s: %" PRIu64 " of the run's cache file names exist already (e.g. %s); railbench fills the "
                  "cache directory with files of its own and never reads as its own, overwrites or deletes a file it "
                  "did not make: use --fresh for new names, another --tier directory, or remove them",
                  rb_target_name(r->tier), total, first[0] ? first : "on another rank");
-    return bad ? (rc ? RB_EXIT_RUNTIME : RB_EXIT_USAGE) : 0;
+    return status;
 }
 
 void rb_tiers_fc_phase_done(struct tiers_run *r, struct row *row)
