@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -551,12 +552,22 @@ static void record_phase(struct rb_harness *h, struct rb_phase *p, uint64_t wall
     cJSON_AddNumberToObject(rec, "disk_util_ratio", p->disk_util_ratio);
     cJSON_AddNumberToObject(rec, "net_rx_bytes_per_s", p->net_rx_bytes_per_s);
     cJSON_AddNumberToObject(rec, "net_tx_bytes_per_s", p->net_tx_bytes_per_s);
+    cJSON_AddNumberToObject(rec, "cpu_s", p->cpu_s);
     if (counters)
         cJSON_AddItemToObject(rec, "counters", counters);
     if (h->interrupted)
         cJSON_AddBoolToObject(rec, "interrupted", true);
     rb_result_add_phase(&h->result, rec);
     p->record = rec;
+}
+
+/* This process's CPU seconds so far, user + system, every thread (getrusage). */
+static double process_cpu_s(void)
+{
+    struct rusage u;
+    if (getrusage(RUSAGE_SELF, &u) != 0)
+        return 0.0;
+    return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
 int rb_harness_run_phase(struct rb_harness *h, struct rb_phase *p)
@@ -582,6 +593,7 @@ int rb_harness_run_phase(struct rb_harness *h, struct rb_phase *p)
     rb_harness_barrier(h);
     const uint64_t wall0 = rb_clock_wall_ns();
     k.t0 = k.t_prev = rb_clock_ns();
+    const double cpu0 = process_cpu_s();
     int bad = p->start ? (p->start(p->ctx) != 0) : 0, any_bad = bad;
     if (h->mpi)
         RB_MPI_CHECK(MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, h->comm));
@@ -595,8 +607,12 @@ int rb_harness_run_phase(struct rb_harness *h, struct rb_phase *p)
         t_end = tick_loop(h, p, &k);
     }
     p->duration_s = (double)(t_end - k.t0) / 1e9;
-    if (h->mpi)
+    double cpu = process_cpu_s() - cpu0;
+    p->cpu_s = cpu;
+    if (h->mpi) {
         RB_MPI_CHECK(MPI_Bcast(&p->duration_s, 1, MPI_DOUBLE, 0, h->comm));
+        RB_MPI_CHECK(MPI_Reduce(&cpu, &p->cpu_s, 1, MPI_DOUBLE, MPI_SUM, 0, h->comm));
+    }
 
     if (c0)
         rb_counters_sample(h->counters_root, c1);

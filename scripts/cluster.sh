@@ -23,6 +23,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 prog=cluster.sh
 # shellcheck source=scripts/cluster-slurm.sh
 . "$here/scripts/cluster-slurm.sh"
+# shellcheck source=scripts/cluster-cephfs.sh
+. "$here/scripts/cluster-cephfs.sh"
 
 die_usage() { echo "$prog: $*" >&2; exit 2; }
 die() { echo "$prog: $*" >&2; exit 3; }
@@ -52,10 +54,18 @@ commands:
                          --net picks the interfaces of the MPI TCP traffic (default mgmt)
   path WHAT              print a path or URL: state ssh_config hostfile inventory hosts origin_root,
                          local (each host's own disk, seen there over ssh and under Slurm),
+                         cephfs (where each client mounts CephFS, below),
                          and (when up) tier_url backend_url slurm_conf
   slurm up|down|status   Slurm in the cluster: munged and slurmctld on host NAME-mgmt, slurmd on each client
   slurm srun|sbatch|salloc|squeue|scancel|sinfo|scontrol ARGS...
                          run that Slurm command on client1 with the cluster's slurm.conf
+  cephfs addr            put this machine on rail 0 (a leg, NET.10.2) for the Ceph daemons; print its address
+                         (start tests/servers/cephfs.sh with RB_CEPH_ADDR set to it)
+  cephfs mount CONF [OPT...]
+                         mount that CephFS (CONF: cephfs.sh's ceph.conf) with ceph-fuse on every client, in its
+                         network namespace (over its rail 0) and its sshd's mount namespace, at `path cephfs`;
+                         OPT: ceph-fuse options (e.g. --client_oc=false)
+  cephfs umount          unmount it on every client and stop each ceph-fuse by PID (down does it too)
 
 global options (also from RB_CLUSTER_NAME, RB_CLUSTER_STATE):
   --name NAME            cluster name, [a-z][a-z0-9]{0,9} (default rbc); prefixes namespaces and hostnames
@@ -95,8 +105,8 @@ while [ "$#" -gt 0 ]; do
                 cmd=$1; shift
                 case $cmd in
                     up|down|status|path) ;;
-                    exec|ssh|mpirun|slurm) args=("$@"); break ;;
-                    *) die_usage "unknown command '$cmd': expected up, down, status, exec, ssh, mpirun, slurm or path" ;;
+                    exec|ssh|mpirun|slurm|cephfs) args=("$@"); break ;;
+                    *) die_usage "unknown command '$cmd': expected up, down, status, exec, ssh, mpirun, slurm, cephfs or path" ;;
                 esac
             else
                 [ "$cmd" = path ] || die_usage "unexpected argument '$1' for $cmd"
@@ -749,6 +759,9 @@ do_down() {
     fi
     # Slurm's hosts and daemons first: they sit on the bridges and namespaces below.
     if [ -f "$state/slurm/created" ]; then slurm_layout; do_slurm_down; fi
+    # The clients' CephFS mounts before their sshds: unmounted, not cut off.
+    cephfs_layout
+    if [ -s "$cephfs_list" ]; then cephfs_umount >/dev/null; fi
     undo_records "$state/created"
     rm -rf -- "$state"
     if [ "$(dirname "$state")" = /run/railbench-cluster ]; then rmdir /run/railbench-cluster 2>/dev/null || true; fi
@@ -857,6 +870,7 @@ case $cmd in
         h=$(host_ns "${args[0]}"); h=${h#"$name"-}
         exec ip netns exec "$name-$h" nsenter --uts="$state/uts/$name-$h" -- "${args[@]:1}" ;;
     slurm) slurm_main "${args[@]}" ;;
+    cephfs) cephfs_main "${args[@]}" ;;
     ssh)
         [ "${#args[@]}" -ge 1 ] || die_usage "ssh needs HOST, e.g. ssh client1 hostname"
         load_config
@@ -892,7 +906,13 @@ case $cmd in
         # (fabric check named healthy links out of client1 one-way). Started in the background of this
         # script (no job control), mpirun is no process-group leader, so setsid needs no fork and $! is
         # mpirun's PID; stdin stays the caller's, SIGINT/TERM/HUP to this script are passed on.
-        ip netns exec "$name-client1" nsenter --uts="$state/uts/$name-client1" -- \
+        # With CephFS mounted, in client1's sshd mount namespace (where its mount is), as on the other clients.
+        enter=(ip netns exec "$name-client1")
+        cephfs_layout
+        if [ -s "$cephfs_list" ]; then
+            enter=(nsenter --net="/run/netns/$name-client1" --mount="/proc/$(sshd_pid client1)/ns/mnt")
+        fi
+        "${enter[@]}" nsenter --uts="$state/uts/$name-client1" -- \
             env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 setsid "${mpi[@]}" <&0 &
         mpirun_pid=$!
         trap 'kill -INT "$mpirun_pid" 2>/dev/null || true' INT
@@ -905,7 +925,7 @@ case $cmd in
         done
         exit "$rc" ;;
     path)
-        [ "${#args[@]}" -eq 1 ] || die_usage "path needs one of: state ssh_config hostfile inventory hosts origin_root tier_url backend_url slurm_conf local"
+        [ "${#args[@]}" -eq 1 ] || die_usage "path needs one of: state ssh_config hostfile inventory hosts origin_root tier_url backend_url slurm_conf local cephfs"
         case ${args[0]} in tier_url|backend_url) load_config ;; *) load_layout ;; esac
         slurm_layout
         case ${args[0]} in
@@ -919,6 +939,7 @@ case $cmd in
             backend_url) echo "http://$backend_ip" ;;
             slurm_conf) echo "$slurm_conf" ;;
             local) echo "$state/local" ;;
-            *) die_usage "path '${args[0]}': expected state, ssh_config, hostfile, inventory, hosts, origin_root, tier_url, backend_url, slurm_conf or local" ;;
+            cephfs) cephfs_layout; echo "$cephfs_mnt" ;;
+            *) die_usage "path '${args[0]}': expected state, ssh_config, hostfile, inventory, hosts, origin_root, tier_url, backend_url, slurm_conf, local or cephfs" ;;
         esac ;;
 esac

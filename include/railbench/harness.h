@@ -78,6 +78,7 @@ struct rb_phase {
     double disk_util_ratio;           /* mean over hosts of the busy disks' utilisation; NAN: no host had a disk */
     double net_rx_bytes_per_s;        /* summed over hosts (all interfaces but lo) */
     double net_tx_bytes_per_s;
+    double cpu_s;                     /* railbench's own CPU (user + system, every thread) over the phase, all ranks */
     cJSON *record;                    /* the phase record added to result.json (rank 0), still owned by it */
 };
 

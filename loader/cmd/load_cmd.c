@@ -155,6 +155,9 @@ static int validate(struct load_args *a, uint64_t *range_off, uint64_t *range_le
         return rb_cli_usage_error("--range \"%s\": expected OFF:LEN with sizes (e.g. 0:4k), LEN > 0", a->range);
     if (a->range && a->random_range)
         return rb_cli_usage_error("--range and --random-range: give one of them");
+    if (a->samples == LOAD_SAMPLES_TAR && (a->range || a->random_range || a->verify))
+        return rb_cli_usage_error("--samples tar with %s: a shard's members are counted from its whole body, as it is "
+                                  "(drop it)", a->verify ? "--verify" : a->range ? "--range" : "--random-range");
     if (a->max_error_pct < 0 || a->max_error_pct > 100)
         return rb_cli_usage_error("--max-error-rate %g: expected 0 to 100 (percent)", a->max_error_pct);
     if (a->eng.max_redirects > 100)
@@ -342,6 +345,7 @@ static struct rb_load_opts rank_opts(const struct load_args *a, const struct rb_
     o.log_fd = log_fd;
     o.part_size = a->part_size;
     o.multipart_threshold = a->mp_threshold;
+    o.tar_samples = a->samples == LOAD_SAMPLES_TAR;
     return o;
 }
 
@@ -449,6 +453,12 @@ static int run(struct load_args *a, struct rb_cli *cli)
     if (!status)
         status = rb_load_run_phase_with(&h, k->phase, a->duration_ns, &o,
                                         &(struct rb_load_phase_opts){.steady = a->steady}, &res);
+    /* --samples tar: an object that was not a whole tar shard stopped the run after one error line (tarsamples.c). */
+    int bad_shards = h.rank == 0 && res.parts && o.tar_samples && res.parts->errors;
+    if (h.mpi)
+        RB_MPI_CHECK(MPI_Bcast(&bad_shards, 1, MPI_INT, 0, h.comm));
+    if (bad_shards && !status)
+        status = RB_EXIT_RUNTIME;
     struct rb_cleanup cl = {0};
     if (a->op == RB_LOAD_PUT) {
         const uint64_t ok = h.rank == 0 && res.total ? res.total->ops - res.total->errors : 0;
@@ -566,6 +576,9 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         {"verify", 0, RB_OPT_FLAG, &a.verify, NULL, "compare every byte with the seeded payload (class checksum)", NULL},
         {"cache-header", 0, RB_OPT_STR, &a.cache_header, "NAME",
          "count HIT/MISS of this response header (e.g. X-Cache-Status)", NULL},
+        {"samples", 0, RB_OPT_CHOICE, &a.samples, "S",
+         "what a sample is: an object, or each regular member of a tar shard read as it streams (tar: a second row, "
+         "GET sample, with per-sample latency and samples/s)", "objects|tar"},
         {0},
     };
     /* Every load command: the object set, the limits, the target's and the engine's options; then its own groups. */

@@ -13,6 +13,8 @@
 #include "../engine/steady_int.h"
 
 #define DEFAULT_PREFIX "obj-"
+/* get --samples: each object one sample, or each regular member of a tar object (read as it streams). */
+enum { LOAD_SAMPLES_OBJECTS, LOAD_SAMPLES_TAR };
 
 struct load_args {
     enum rb_load_op op;
@@ -30,6 +32,7 @@ struct load_args {
     double rate;
     uint64_t seed;
     bool verify;
+    int samples;                      /* get --samples: LOAD_SAMPLES_OBJECTS or _TAR */
     double max_error_pct;
     const char *cache_header, *log_requests;
     const char *until_steady;

@@ -116,6 +116,33 @@ static void multipart_summary(struct rb_harness *h, const struct rb_stats *parts
                  "with ListMultipartUploads, ?uploads on the bucket)", left);
 }
 
+/*
+ * get --samples tar: the second row, "GET sample" (one record per tar member:
+ * its data bytes, its latency from the previous member's end or the request's
+ * send), and summary.samples: samples, their bytes, per object, and the
+ * objects whose body was not a whole tar archive.
+ */
+static void samples_summary(const struct rb_stats *samples, struct rb_stats *row, const struct rb_load_result *sr,
+                            const struct rb_load_result *res, cJSON *summary, cJSON *ops)
+{
+    *row = *samples;
+    memset(row->extra, 0, sizeof row->extra);
+    cJSON *o = rb_load_summary_json(sr);
+    cJSON_DeleteItemFromObject(o, "extra");
+    cJSON_AddItemToArray(ops, o);
+    const uint64_t objects = res->total->ops - res->total->errors, n = samples->ops - samples->errors;
+    cJSON *s = cJSON_AddObjectToObject(summary, "samples");
+    cJSON_AddStringToObject(s, "format", "tar");
+    cJSON_AddItemToObject(s, "objects", rb_json_u64(objects));
+    cJSON_AddItemToObject(s, "samples", rb_json_u64(n));
+    cJSON_AddItemToObject(s, "sample_bytes", rb_json_u64(samples->bytes));
+    if (objects)
+        cJSON_AddNumberToObject(s, "samples_per_object", (double)n / (double)objects);
+    else
+        cJSON_AddNullToObject(s, "samples_per_object");
+    cJSON_AddItemToObject(s, "not_tar", rb_json_u64(samples->errors));
+}
+
 char *rb_load_cmd_report(const struct load_args *a, struct rb_harness *h, const char *command,
                          const struct rb_target *t, const char *prefix, const struct rb_load_opts *o,
                          const struct rb_load_result *res, const struct rb_cleanup *cl, int status)
@@ -124,9 +151,11 @@ char *rb_load_cmd_report(const struct load_args *a, struct rb_harness *h, const 
     cJSON *ops = cJSON_AddArrayToObject(summary, "ops");
     cJSON_AddItemToArray(ops, rb_load_summary_json(res));
     struct rb_stats part_row = {0};
-    const struct rb_load_result parts = {.phase = res->phase, .op = "PUT part", .total = res->parts ? &part_row : NULL,
-                                         .duration_s = res->duration_s};
-    if (res->parts)
+    const struct rb_load_result parts = {.phase = res->phase, .op = o->tar_samples ? "GET sample" : "PUT part",
+                                         .total = res->parts ? &part_row : NULL, .duration_s = res->duration_s};
+    if (res->parts && o->tar_samples)
+        samples_summary(res->parts, &part_row, &parts, res, summary, ops);
+    else if (res->parts)
         multipart_summary(h, res->parts, &part_row, &parts, ops);
     cJSON_AddStringToObject(summary, "target", rb_target_name(t));
     rb_safety_json(summary, a->run_prefix[0] ? prefix : NULL);

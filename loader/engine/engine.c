@@ -220,6 +220,7 @@ void rb_engine_part_stats(const struct rb_engine *e, struct rb_stats *into)
     for (unsigned t = 0; e->w && t < e->nw; t++) {
         rb_mp_collect_parts(&e->w[t], into);
         rb_rg_collect_parts(&e->w[t], into);
+        rb_tar_collect_samples(&e->w[t], into);
     }
 }
 
@@ -269,8 +270,15 @@ int rb_fetcher_new(struct rb_fetcher **out, const struct rb_load_opts *o)
 int rb_fetcher_get(struct rb_fetcher *f, const struct rb_objset *set, const uint32_t *idx, size_t n,
                    struct rb_stats *stats, struct rb_hist *uncorrected, const volatile int *stop)
 {
+    return rb_fetcher_get_ranges(f, set, idx, NULL, NULL, n, stats, uncorrected, stop);
+}
+
+int rb_fetcher_get_ranges(struct rb_fetcher *f, const struct rb_objset *set, const uint32_t *idx, const uint64_t *off,
+                          const uint64_t *len, size_t n, struct rb_stats *stats, struct rb_hist *uncorrected,
+                          const volatile int *stop)
+{
     struct rb_worker *w = &f->w;
-    w->fetch = (struct rb_fetch_list){.set = set, .idx = idx, .n = n};
+    w->fetch = (struct rb_fetch_list){.set = set, .idx = idx, .off = len ? off : NULL, .len = len, .n = n};
     w->exhausted = false;
     w->issued = 0;
     uint64_t errors0 = w->local->errors;
@@ -283,6 +291,7 @@ int rb_fetcher_get(struct rb_fetcher *f, const struct rb_objset *set, const uint
     rb_stats_reset(w->local);
     rb_hist_reset(w->unc_local);
     w->fetch = (struct rb_fetch_list){0};
+    w->part_off = w->part_len = 0;
     return rc ? rc : failed;
 }
 

@@ -110,6 +110,12 @@ struct rb_load_opts {
     bool track_written;               /* put: keep which objects were written, for cleanup (rb_engine_each_written) */
     bool listing;                     /* the native engine's listing worker (native_list.c): one slot, pages in turn */
     const struct rb_objset *preexisting; /* names that existed before the run (--overwrite): cleanup leaves them; may be NULL */
+    /*
+     * GET: every body read as a tar archive as it streams (tarsamples.c), each regular member one sample of the
+     * part statistics (one record per sample, rb_engine_part_stats); a body that is not a whole archive stops
+     * the rank with one error line and one sample error (class other). load get --samples tar.
+     */
+    bool tar_samples;
     /* A file:// target's options (--io-engine, --direct, --block-size, --fsync, ...); NULL: the defaults. */
     const struct rb_file_opts *file;
 };
@@ -225,6 +231,15 @@ int rb_fetcher_new(struct rb_fetcher **f, const struct rb_load_opts *o);
  */
 int rb_fetcher_get(struct rb_fetcher *f, const struct rb_objset *set, const uint32_t *idx, size_t n, struct rb_stats *stats,
                    struct rb_hist *uncorrected, const volatile int *stop);
+/*
+ * rb_fetcher_get of ranges: item i is bytes [off[i], off[i] + len[i]) of
+ * object idx[i] (len[i] > 0), one Range GET (file://: reads at the offset)
+ * each, which fails unless exactly len[i] body bytes come back (a server
+ * that ignores Range, a range past the object's end); with len NULL, whole objects.
+ */
+int rb_fetcher_get_ranges(struct rb_fetcher *f, const struct rb_objset *set, const uint32_t *idx, const uint64_t *off,
+                          const uint64_t *len, size_t n, struct rb_stats *stats, struct rb_hist *uncorrected,
+                          const volatile int *stop);
 /* Frees the fetcher, its handles and connections; NULL-safe. */
 void rb_fetcher_free(struct rb_fetcher *f);
 

@@ -33,6 +33,7 @@ struct rb_mixer {
     uint64_t *slot_obj;          /* per slot: the object of its request */
     uint8_t *slot_op, *slot_prev;
     bool dry;                    /* stopped because no op it may draw had an object (deletes outpaced puts) */
+    rb_mix_issue_fn issue;       /* the engine's: a curl slot's (curl_issue) or the native engine's */
     struct rb_stats *local[RB_MIX_OPS], *total[RB_MIX_OPS];
 };
 
@@ -96,6 +97,8 @@ static uint64_t list_take(struct rb_mixer *x, uint64_t *list, uint64_t *n, uint6
     return k;
 }
 
+static int curl_issue(struct rb_worker *w, enum rb_load_op op, const char *name, uint64_t size);
+
 /*
  * Sets up w's mixed state for o->mix: the thread's share of the rank's
  * objects (index % threads == thread), all live (prepared), per-op stats.
@@ -108,6 +111,7 @@ static int mix_new(struct rb_worker *w)
     if (!x)
         return -ENOMEM;
     w->mix = x;
+    x->issue = w->nat ? rb_native_issue_op : curl_issue;
     uint64_t all = o->objects ? o->objects->n : 0;
     x->n = all > w->id ? (all - w->id + o->threads - 1) / o->threads : 0;
     size_t n = x->n ? (size_t)x->n : 1;
@@ -255,7 +259,7 @@ int rb_mix_refill(struct rb_worker *w, rb_mix_issue_fn issue)
 
 static int mix_refill(struct rb_worker *w)
 {
-    return rb_mix_refill(w, curl_issue);
+    return rb_mix_refill(w, w->mix->issue);
 }
 
 /* ---- completions ---- */
@@ -302,29 +306,56 @@ void rb_mix_abandoned(struct rb_worker *w, unsigned slot)
         x->state[x->slot_obj[slot]] = OBJ_UNKNOWN;
 }
 
-/* Records the finished request on r under its op's stats and moves its object to live or absent. */
-static void mix_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
+/* A finished request of slot is recorded under its op's stats: w->local points there until record_end. */
+static struct rb_stats *record_begin(struct rb_worker *w, unsigned slot, uint64_t *errors)
 {
-    unsigned slot = (unsigned)(r - w->reqs);
     struct rb_stats *keep = w->local;
     w->local = rb_mix_slot_stats(w, slot);
-    uint64_t errors = w->local->errors;
-    rb_xfer_complete(w, r, rc);
+    *errors = w->local->errors;
+    return keep;
+}
+
+/* w->local back to keep; slot's object moves to live or absent as its request left it. */
+static void record_end(struct rb_worker *w, unsigned slot, struct rb_stats *keep, uint64_t errors)
+{
     bool ok = w->local->errors == errors;
     w->local = keep;
     rb_mix_settle(w, slot, ok);
 }
 
-/* After the loop: requests still in flight are counted abandoned under their ops (their objects' state unknown). */
+/* libcurl's completion of slot r. */
+static void mix_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
+{
+    unsigned slot = (unsigned)(r - w->reqs);
+    uint64_t errors;
+    struct rb_stats *keep = record_begin(w, slot, &errors);
+    rb_xfer_complete(w, r, rc);
+    record_end(w, slot, keep, errors);
+}
+
+/* The native engine's completion of slot r (its slot already freed). */
+static void mix_done(struct rb_worker *w, struct rb_req *r, CURLcode rc, long status, uint64_t ttfb_ns, uint64_t total_ns,
+                     long redirects, uint64_t now_ns)
+{
+    uint64_t errors;
+    struct rb_stats *keep = record_begin(w, r->slot, &errors);
+    rb_xfer_record(w, r, rc, status, ttfb_ns, total_ns, redirects, now_ns);
+    record_end(w, r->slot, keep, errors);
+}
+
+/*
+ * After the loop, on either engine: requests still in flight are stopped and
+ * counted abandoned under their ops (their objects' state unknown).
+ */
 static void mix_finish(struct rb_worker *w, uint64_t now_ns)
 {
     struct rb_stats *keep = w->local;
     for (unsigned i = 0; i < w->nreq; i++) {
-        struct rb_req *r = &w->reqs[i];
-        if (!r->busy)
+        struct rb_req *r = rb_worker_slot_busy(w, i, true);
+        if (!r)
             continue;
         w->local = rb_mix_slot_stats(w, i);
-        rb_xfer_abandon(w, r, r->name, 0, now_ns);
+        rb_xfer_abandon(w, NULL, r->name, r->intended_ns, now_ns);
         rb_mix_abandoned(w, i);
     }
     w->local = keep;
@@ -386,6 +417,7 @@ const struct rb_worker_driver rb_mix_driver = {
     .init = mix_new,
     .refill = mix_refill,
     .complete = mix_complete,
+    .done = mix_done,
     .finish = mix_finish,
     .fold = mix_fold,
     .free = mix_free,

@@ -22,16 +22,10 @@ bool rb_engine_native_fits(const struct rb_load_opts *o, const char **why)
 {
     const char *w = NULL;
     const struct rb_target *t = o->target;
-    bool tls = false;
-    for (size_t e = 0; e < t->nendpoints; e++)
-        tls = tls || strncmp(t->endpoints[e], "https:", 6) == 0;
-    (void)tls;
     if (!rb_nproto_for(rb_target_scheme(t)))
         w = "http://, https://, s3:// and ais:// targets only";
-    else if (o->op > RB_LOAD_HEAD)
+    else if (o->op > RB_LOAD_HEAD && o->op != RB_LOAD_MIXED)
         w = "GET, PUT, DELETE and HEAD only";
-    else if (o->mix)
-        w = "one op per run (load mixed's requests go through libcurl)";
     if (why)
         *why = w;
     return !w;
@@ -46,6 +40,9 @@ int rb_engine_check_usage(enum rb_engine_kind engine, const struct rb_target *t,
     /* libcurl 7.88 signs the x-amz-content-sha256 it is handed and hashes no streamed body. */
     if (t->sign_payload && engine == RB_ENGINE_CURL)
         return rb_cli_usage_error("--sign-payload: only the native engine signs bodies; drop --engine curl");
+    if (t->smap && engine == RB_ENGINE_CURL)
+        return rb_cli_usage_error("--ais-direct: only the native engine sends requests straight to the targets; "
+                                  "drop --engine curl");
     if (t->sign_payload && !rb_engine_native_fits(&o, &why))
         return rb_cli_usage_error("--sign-payload: only the native engine signs bodies, and this run cannot use it: %s", why);
     return 0;
@@ -108,6 +105,10 @@ static void start(struct rb_worker *w, struct rb_nconn *c, uint64_t intended_ns)
         r->start_wall_ns = rb_clock_wall_ns();
     c->busy = true;
     w->last_issue_ns = r->start_ns;
+    if (c->leg) {
+        rb_nconn_leg_go(w, c); /* straight to an AIStore target (--ais-direct) */
+        return;
+    }
     if (c->fd >= 0) {
         c->reused = true;
         rb_nconn_send(w, c);
@@ -129,13 +130,24 @@ static void keep_name(struct rb_req *r, const char *name)
     r->name = r->name_buf;
 }
 
-/* Starts a request for name on a free connection, its head written afresh (build_head). */
-int rb_native_issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t intended_ns)
+/* Starts a request of op row op for name on a free connection, its head written afresh (rb_nhead_build). */
+static int issue(struct rb_worker *w, const struct rb_nop *op, const char *name, uint64_t size, uint64_t intended_ns)
 {
     struct rb_native *n = w->nat;
     struct rb_nconn *c = &n->c[w->free_slots[--w->nfree]];
-    int hrc = rb_nhead_build(w, c, name, size);
+    if (n->smap) {
+        /* --ais-direct: to the target that owns the object, as a leg on its pool; the endpoint's connection waits. */
+        c->home_fd = c->fd;
+        c->fd = -1;
+        c->leg = n->tpool[rb_ais_smap_owner(n->smap, name)];
+    }
+    int hrc = rb_nhead_build(w, c, op, name, size);
     if (hrc) {
+        if (n->smap) {
+            c->fd = c->home_fd;
+            c->home_fd = -1;
+            c->leg = NULL;
+        }
         w->nfree++;
         return hrc;
     }
@@ -144,6 +156,19 @@ int rb_native_issue(struct rb_worker *w, const char *name, uint64_t size, uint64
     w->issued++;
     start(w, c, intended_ns);
     return 0;
+}
+
+int rb_native_issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t intended_ns)
+{
+    return issue(w, w->nat->op, name, size, intended_ns);
+}
+
+int rb_native_issue_op(struct rb_worker *w, enum rb_load_op op, const char *name, uint64_t size)
+{
+    struct rb_nconn *c = &w->nat->c[w->free_slots[w->nfree - 1]];
+    c->verify = w->o->verify && op == RB_LOAD_GET; /* a PUT's response body is not the payload */
+    c->no_body = native_ops[op].no_body;
+    return issue(w, &native_ops[op], name, size, 0);
 }
 
 int rb_native_send(struct rb_worker *w, const struct rb_nreq *q)
@@ -312,6 +337,42 @@ int rb_native_run(struct rb_worker *w, const atomic_bool *stop, const volatile i
 
 /* ---- set-up ---- */
 
+/*
+ * --ais-direct: the cluster map (loaded once, at the probe or here) and a
+ * pool per target, each host resolved once. Listings still go to the proxy.
+ */
+static int direct_new(struct rb_worker *w)
+{
+    struct rb_native *n = w->nat;
+    const struct rb_target *t = w->o->target;
+    char err[600] = "";
+    int rc = rb_ais_smap_load(t, w->o->timeout_ns, err, sizeof err);
+    if (rc) {
+        rb_error("%s", err);
+        return rc;
+    }
+    const struct rb_ais_smap *m = t->smap;
+    const char *scheme = n->ep_tls[0] ? "https://" : "http://";
+    n->npool_max = RB_NPOOL_MAX + (unsigned)m->n;
+    if (!(n->tpool = calloc(m->n, sizeof *n->tpool)))
+        return -ENOMEM;
+    for (size_t i = 0; i < m->n; i++) {
+        const char *url = m->t[i].url;
+        if (strncmp(url, scheme, strlen(scheme)) != 0) {
+            rb_error("%s: --ais-direct: target %s is at %s, not %s like the proxy %s", t->name, m->t[i].id, url,
+                     scheme, t->endpoints[0]);
+            return -EPROTO;
+        }
+        const char *hp = url + strlen(scheme);
+        if (!(n->tpool[i] = rb_npool_get(w, scheme, hp, strlen(hp)))) {
+            rb_error("%s: --ais-direct: target %s at %s does not resolve", t->name, m->t[i].id, url);
+            return -EHOSTUNREACH;
+        }
+    }
+    n->smap = m;
+    return 0;
+}
+
 int rb_native_new(struct rb_worker *w, size_t ep0)
 {
     const struct rb_load_opts *o = w->o;
@@ -368,6 +429,7 @@ int rb_native_new(struct rb_worker *w, size_t ep0)
         c->ep = (unsigned)((ep0 + i) % neps);
         c->verify = o->verify && o->op == RB_LOAD_GET; /* a PUT's response body is not the payload */
         c->no_body = n->op->no_body;
+        c->all_headers = o->cache_header || o->part_size; /* a multipart part's ETag */
         c->wbuf = n->slab + (size_t)i * n->wbuf_bytes;
         c->r.w = w;
         c->r.slot = i;
@@ -375,6 +437,8 @@ int rb_native_new(struct rb_worker *w, size_t ep0)
     }
     /* As libcurl is set up (transfer.c, target_ais.c): AIStore's proxy redirects every object request. */
     n->follow = o->max_redirects > 0 || strcmp(rb_target_scheme(t), "ais") == 0;
+    if (t->smap && !o->listing && (rc = direct_new(w)))
+        return rc;
     /* Header lines are read for the cache status, a redirect's Location, a multipart part's ETag. */
     rb_nconn_parser_settings(&n->settings, o->cache_header || n->follow || o->part_size);
     n->scan_ns = o->timeout_ns / 20;
@@ -401,6 +465,7 @@ void rb_native_free(struct rb_worker *w)
         free(n->pools[i].idle);
     }
     free(n->pools);
+    free(n->tpool);
     free(n->c);
     free(n->rbuf);
     free(n->slab);

@@ -45,6 +45,8 @@ static void append(char *buf, size_t *len, const char *at, size_t n)
 static int on_header_field(http_parser *p, const char *at, size_t n)
 {
     struct rb_nconn *c = p->data;
+    if (!c->all_headers && p->status_code / 100 != 3)
+        return 0; /* only a redirect's Location is wanted: a plain answer's headers are not copied */
     if (c->in_value) {
         header_done(c);
         c->in_value = c->is_loc = false;
@@ -57,6 +59,8 @@ static int on_header_field(http_parser *p, const char *at, size_t n)
 static int on_header_value(http_parser *p, const char *at, size_t n)
 {
     struct rb_nconn *c = p->data;
+    if (!c->all_headers && p->status_code / 100 != 3)
+        return 0;
     if (!c->in_value) {
         /* Only a redirect's Location is kept, and only where redirects are followed (the callback is set then). */
         c->is_loc = p->status_code / 100 == 3 && c->hname_len == 8 && strncasecmp(c->hname, "location", 8) == 0;
@@ -107,6 +111,8 @@ static int on_body(http_parser *p, const char *at, size_t n)
     }
     if (c->verify && !r->mismatch && rb_payload_verify(r->key, r->off, at, n) != n)
         r->mismatch = true;
+    if (r->w->samples)
+        rb_tar_body(r, at, n);
     r->off += n;
     r->body += n;
     return 0;
@@ -467,16 +473,17 @@ void rb_nconn_event(struct rb_worker *w, struct rb_nconn *c, int fd, uint32_t ev
         conn_read(w, c, ev);
 }
 
-/* The pool of hostport ("HOST:PORT"), made (and the host resolved, once) at its first use; NULL when none can be. */
-static struct rb_npool *pool_get(struct rb_worker *w, const char *scheme, const char *hostport, size_t len)
+struct rb_npool *rb_npool_get(struct rb_worker *w, const char *scheme, const char *hostport, size_t len)
 {
     struct rb_native *n = w->nat;
     for (unsigned i = 0; i < n->npools; i++)
         if (n->pools[i].hostport_len == len && memcmp(n->pools[i].hostport, hostport, len) == 0)
             return &n->pools[i];
-    if (len >= RB_NHOST_MAX || n->npools == RB_NPOOL_MAX)
+    if (!n->npool_max)
+        n->npool_max = RB_NPOOL_MAX;
+    if (len >= RB_NHOST_MAX || n->npools == n->npool_max)
         return NULL;
-    if (!n->pools && !(n->pools = calloc(RB_NPOOL_MAX, sizeof *n->pools)))
+    if (!n->pools && !(n->pools = calloc(n->npool_max, sizeof *n->pools)))
         return NULL;
     struct rb_npool *pl = &n->pools[n->npools];
     if (!(pl->idle = calloc(w->nreq, sizeof *pl->idle)))
@@ -545,7 +552,7 @@ static void follow(struct rb_worker *w, struct rb_nconn *c)
     }
     c->home_fd = c->fd;
     c->fd = -1;
-    c->leg = pool_get(w, scheme, hp, hp_len);
+    c->leg = rb_npool_get(w, scheme, hp, hp_len);
     if (!c->leg) {
         c->fd = c->home_fd;
         c->home_fd = -1;
@@ -578,13 +585,19 @@ static void follow(struct rb_worker *w, struct rb_nconn *c)
     rb_nconn_reset(c);
     c->r.off = c->range_off;
     c->r.put_pos = 0;
+    rb_nconn_leg_go(w, c);
+}
+
+void rb_nconn_leg_go(struct rb_worker *w, struct rb_nconn *c)
+{
     struct rb_npool *leg = c->leg;
     if (leg->nidle) {
         c->fd = leg->idle[--leg->nidle];
         c->reused = true;
         c->connecting = false;
         /* The pooled connection was last some other slot's: its events come to this one now. */
-        struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.u64 = ev_tag(n, c, c->fd)};
+        struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
+                                 .data.u64 = ev_tag(w->nat, c, c->fd)};
         epoll_ctl(w->epfd, EPOLL_CTL_MOD, c->fd, &ev);
         rb_nconn_send(w, c);
         return;

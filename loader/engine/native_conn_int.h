@@ -15,6 +15,7 @@
 #include <curl/curl.h>
 #include <http_parser.h>
 
+#include "../proto/ais_smap_int.h"
 #include "native_int.h"
 #include "native_tls_int.h"
 #include "worker_int.h"
@@ -55,6 +56,7 @@ struct rb_nconn {
     bool verify, no_body, busy, connecting, reused, got_bytes, headers_done, complete, in_value;
     bool is_loc, redirect;     /* the header being read is Location; the response is a redirect to follow */
     bool handshaking;          /* TLS: the handshake is under way */
+    bool all_headers;          /* every header is read (cache status, ETag); else only a redirect's (Location) */
     uint64_t connect_ns;       /* when the connection began (TLS: the handshake's time is from here) */
     struct rb_ntls_conn tls;   /* TLS state of fd, or none */
     size_t wlen, woff;
@@ -110,8 +112,11 @@ struct rb_native {
     bool follow;                           /* redirects are followed (up to o->max_redirects) */
     struct rb_ntls *tls;                   /* TLS context when an endpoint is https://, else NULL */
     bool ep_tls[RB_TARGET_MAX_ENDPOINTS];  /* endpoint e is https:// */
-    struct rb_npool *pools;                   /* RB_NPOOL_MAX, made at the first redirect */
-    unsigned npools;
+    struct rb_npool *pools;                   /* npool_max, made at the first redirect (or with the cluster map) */
+    unsigned npools, npool_max;
+    /* --ais-direct: the cluster map, and each of its targets' pool (requests go there first); NULL: to the endpoints. */
+    const struct rb_ais_smap *smap;
+    struct rb_npool **tpool;
     struct rb_nshape shape;
 };
 
@@ -134,6 +139,14 @@ void rb_nconn_finish(struct rb_worker *w, struct rb_nconn *c, CURLcode rc, const
 void rb_nconn_connect(struct rb_worker *w, struct rb_nconn *c);
 /* Writes what is left of the request; the rest goes when the socket is writable again. */
 void rb_nconn_send(struct rb_worker *w, struct rb_nconn *c);
+/*
+ * The pool of hostport ("HOST:PORT", scheme "http://" or "https://"), made
+ * and its host resolved once at its first use; NULL when none can be (too
+ * many hosts, no memory, the host does not resolve).
+ */
+struct rb_npool *rb_npool_get(struct rb_worker *w, const char *scheme, const char *hostport, size_t len);
+/* Sends c's request on its leg (c->leg): an idle connection of the leg's pool, or a new one. */
+void rb_nconn_leg_go(struct rb_worker *w, struct rb_nconn *c);
 /* Handles epoll event ev on c's socket fd (an event of a socket c no longer uses is dropped). */
 void rb_nconn_event(struct rb_worker *w, struct rb_nconn *c, int fd, uint32_t ev);
 /*
@@ -156,8 +169,8 @@ int rb_nhead_line(struct rb_worker *w, struct rb_nconn *c, const char *name, con
 /* As rb_nhead_line for a whole path ("/PATH?QUERY", as sent and signed) instead of the shape's path and a name. */
 int rb_nhead_path(struct rb_worker *w, struct rb_nconn *c, const char *path);
 
-/* The op's request of name (size bytes) on c: c->r readied through the op, then its head (rb_nhead_line). */
-int rb_nhead_build(struct rb_worker *w, struct rb_nconn *c, const char *name, uint64_t size);
+/* Op row op's request of name (size bytes) on c: c->r readied through it, then its head (rb_nhead_line). */
+int rb_nhead_build(struct rb_worker *w, struct rb_nconn *c, const struct rb_nop *op, const char *name, uint64_t size);
 /*
  * Writes the head's rest at p, after c's request line ("METHOD path[?query]"
  * whose path and query are given for signing): the version, Host, Range, a

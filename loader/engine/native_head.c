@@ -112,8 +112,11 @@ int rb_nhead_line(struct rb_worker *w, struct rb_nconn *c, const char *name, con
         p += ql;
     }
     size_t query_len = (size_t)(p - query);
-    return rb_nhead_rest(w, c, p, path, path_len, query_len ? query + 1 : "", query_len ? query_len - 1 : 0,
-                         sh->host[c->ep], sh->host_len[c->ep]);
+    /* A request sent straight to an AIStore target (--ais-direct) names the target's host. */
+    const char *host = c->leg ? c->leg->hostport : sh->host[c->ep];
+    size_t host_len = c->leg ? c->leg->hostport_len : sh->host_len[c->ep];
+    return rb_nhead_rest(w, c, p, path, path_len, query_len ? query + 1 : "", query_len ? query_len - 1 : 0, host,
+                         host_len);
 }
 
 int rb_nhead_path(struct rb_worker *w, struct rb_nconn *c, const char *path)
@@ -134,16 +137,15 @@ int rb_nhead_path(struct rb_worker *w, struct rb_nconn *c, const char *path)
                          n->shape.host_len[c->ep]);
 }
 
-/* The op's request of name (size bytes): c->r readied through the op, then its head (rb_nhead_line). */
-int rb_nhead_build(struct rb_worker *w, struct rb_nconn *c, const char *name, uint64_t size)
+/* Op row op's request of name (size bytes): c->r readied through it, then its head (rb_nhead_line). */
+int rb_nhead_build(struct rb_worker *w, struct rb_nconn *c, const struct rb_nop *op, const char *name, uint64_t size)
 {
-    struct rb_native *n = w->nat;
-    c->method = n->op->method;
-    c->sends_body = n->op->sends_body;
+    c->method = op->method;
+    c->sends_body = op->sends_body;
     c->keep_body = false;
     c->body_off = 0;
     c->body_mem = NULL;
     c->extra_hdr = NULL;
-    n->op->ready(w, &c->r, name, size, &c->range_off, &c->range_len);
+    op->ready(w, &c->r, name, size, &c->range_off, &c->range_len);
     return rb_nhead_line(w, c, name, NULL);
 }

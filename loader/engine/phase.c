@@ -156,10 +156,14 @@ static struct rb_stats *ranks_sum(struct rb_harness *h, const struct rb_engine *
     return NULL;
 }
 
-/* A multipart PUT's or ranged GET's per-part statistics summed over ranks (rank 0; NULL elsewhere and without parts). Collective. */
+/*
+ * A multipart PUT's or ranged GET's per-part statistics, or a GET's tar samples (o->tar_samples), summed over ranks
+ * (rank 0; NULL elsewhere and without either). Collective.
+ */
 static struct rb_stats *part_stats(struct rb_harness *h, const struct rb_engine *e, const struct rb_load_opts *o)
 {
-    if (!o->part_size || (o->op != RB_LOAD_PUT && o->op != RB_LOAD_GET))
+    bool samples = o->tar_samples && o->op == RB_LOAD_GET;
+    if (!samples && (!o->part_size || (o->op != RB_LOAD_PUT && o->op != RB_LOAD_GET)))
         return NULL;
     return ranks_sum(h, e, rb_engine_part_stats);
 }
@@ -224,7 +228,7 @@ static void keep_results(struct rb_harness *h, struct rb_phase *p, const struct 
         res->tls = r->tls;
         res->tls_unmeasured = r->tls_unmeasured;
         if (p->record && r->parts) {
-            cJSON *pr = cJSON_AddObjectToObject(p->record, "parts");
+            cJSON *pr = cJSON_AddObjectToObject(p->record, o->tar_samples ? "samples" : "parts");
             rb_stats_to_json(pr, r->parts,
                              &(struct rb_stats_names){rb_load_err_names,
                                                       o->op == RB_LOAD_PUT ? rb_mp_extra_names : no_extra_names},

@@ -20,7 +20,9 @@
 struct rb_load_result {
     const char *phase, *op;
     struct rb_stats *total;           /* owned */
-    struct rb_stats *parts;           /* owned: multipart PUT, one record per part (extras rb_mp_extra_names); else NULL */
+    /* owned: multipart PUT or ranged GET, one record per part (extras rb_mp_extra_names); a GET with tar_samples,
+     * one record per sample; else NULL */
+    struct rb_stats *parts;
     /*
      * An https:// endpoint: the native engine's TLS handshakes summed over
      * ranks (owned, rank 0: ops handshakes, lat their times, extras enum

@@ -100,6 +100,8 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
     }
     if (r->w->o->verify && !r->mismatch && rb_payload_verify(r->key, r->off, p, len) != len)
         r->mismatch = true;
+    if (r->w->samples)
+        rb_tar_body(r, p, len);
     r->off += len;
     r->body += len;
     return len;
@@ -184,6 +186,10 @@ void rb_xfer_get_range(struct rb_worker *w, struct rb_req *r, const char *name, 
     r->expect_len = 0;
     if (size)
         r->expect_len = len ? (off < size ? (size - off < len ? size - off : len) : 0) : size;
+    /* A fetcher's range (a tar member) is exactly its bytes, verified or not. */
+    r->exact_len = w->part_len && w->fetch.len;
+    if (r->exact_len)
+        r->expect_len = len;
     *off_out = off;
     *len_out = len;
 }
@@ -477,9 +483,15 @@ void rb_xfer_record(struct rb_worker *w, struct rb_req *r, CURLcode rc, long sta
                     uint64_t total_ns, long redirects, uint64_t now)
 {
     const struct rb_load_opts *o = w->o;
-    /* expect_len is set only by ops that read a body they can check (a verified GET). */
-    bool wrong_length = o->verify && r->expect_len && r->body != r->expect_len;
+    /*
+     * expect_len is set only by ops that read a body they can check (a verified GET, a fetcher's exact range:
+     * there a 200, the whole object for a Range, is the wrong length whatever its size).
+     */
+    bool wrong_length = (o->verify || r->exact_len) && r->expect_len && r->body != r->expect_len;
+    wrong_length = wrong_length || (r->exact_len && status == 200 && !w->loop); /* the file loop says 200 for any read */
     int cls = rb_engine_classify(rc, status, r->mismatch, wrong_length);
+    if (w->samples && cls < 0)
+        rb_tar_request_end(w, r);
 
     struct rb_stats *s = w->local;
     if (w->op->ttfb_from_response)

@@ -51,6 +51,10 @@ static bool next_listed(struct rb_worker *w, const char **name, uint64_t *size)
     struct rb_fetch_list *f = &w->fetch;
     if (f->pos >= f->n)
         return false;
+    if (f->len) { /* the item's range: rb_xfer_get_range (either engine) and the file loop read it */
+        w->part_off = f->off[f->pos];
+        w->part_len = f->len[f->pos];
+    }
     *name = rb_objset_name(f->set, f->idx[f->pos++], w->name_buf);
     *size = 0;
     return true;
@@ -439,6 +443,9 @@ int rb_worker_init(struct rb_worker *w, const struct rb_load_opts *o, unsigned i
     if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->evfd, &ev) != 0)
         return -errno;
     pthread_mutex_init(&w->mu, NULL);
+    if (o->tar_samples && o->op == RB_LOAD_GET &&
+        (!(w->samples = rb_stats_new()) || !(w->tar = calloc(w->nreq, sizeof *w->tar))))
+        return -ENOMEM;
     if (w->loop) {
         /* The target's own loop owns the slots (fills free_slots), issues and accounts: no curl handle, no driver. */
         int rc = w->loop->init(w);
@@ -501,6 +508,10 @@ void rb_worker_free(struct rb_worker *w)
     if (w->drv && w->drv->free)
         w->drv->free(w);
     rb_written_free(w);
+    rb_stats_free(w->samples);
+    w->samples = NULL;
+    free(w->tar);
+    w->tar = NULL;
     for (unsigned i = 0; w->reqs && i < w->nreq; i++) {
         if (w->reqs[i].busy && w->reqs[i].sh && w->reqs[i].sh->multi)
             curl_multi_remove_handle(w->reqs[i].sh->multi, w->reqs[i].easy);

@@ -11,6 +11,7 @@
 #include <curl/curl.h>
 
 #include "engine_int.h"
+#include "tarshard_int.h"
 #include "railbench/buf.h"
 #include "railbench/perm.h"
 
@@ -126,6 +127,7 @@ struct rb_req {
     uint64_t expect_len;        /* body bytes a verified GET must return; 0 unknown */
     uint64_t size;              /* object size when known, else 0 */
     bool ranged;                /* a Range was asked for */
+    bool exact_len;             /* a fetcher's range: any other length (a server ignoring Range) fails it */
     uint64_t put_size, put_pos;
     uint64_t intended_ns, start_ns, start_wall_ns;
     uint64_t response_ns;       /* when the last final (non-1xx) status line arrived; 0 none */
@@ -134,7 +136,7 @@ struct rb_req {
     int cache;                  /* RB_LX_CACHE_* seen in this response, or RB_LX_CACHE_ABSENT */
     unsigned cache_pos;         /* position in the cache header list of the name that set cache; UINT_MAX none */
     struct rb_buf errbody;      /* start of an error response's body, for one log line */
-    unsigned slot;              /* this slot's index (w->reqs, or the native engine's connections) */
+    unsigned slot;              /* this slot's index (w->reqs, the native engine's connections, the file loop's slots) */
     char etag[RB_ETAG_MAX];     /* a multipart part's ETag header ("" none), kept by either engine */
     /* The two big buffers last: the fields each request touches then share a few cache lines. */
     char name_buf[RB_OBJSET_NAME_BYTES]; /* the object's name, kept for the completion's log lines */
@@ -193,10 +195,15 @@ struct rb_open_loop {
     uint64_t next_ns;           /* the next intended send time */
 };
 
-/* A fetcher's objects (rb_fetcher_get, engine.c): idx[0..n) of set, in order, pos the next. */
+/*
+ * A fetcher's objects (rb_fetcher_get, engine.c): idx[0..n) of set, in order,
+ * pos the next; with len (rb_fetcher_get_ranges) item i is the range
+ * [off[i], off[i] + len[i]) of its object, which must come back exactly.
+ */
 struct rb_fetch_list {
     const struct rb_objset *set;
     const uint32_t *idx;
+    const uint64_t *off, *len;
     size_t n, pos;
 };
 
@@ -212,6 +219,8 @@ struct rb_worker {
     struct rb_rg *rg;           /* GET in ranged parts (ranged.c) */
     uint64_t part_off, part_len; /* ranged.c: the Range of the GET it issues next (len 0: none; rb_xfer_get_range) */
     struct rb_written *written; /* o->track_written: what this worker wrote, for cleanup (written.c); else NULL */
+    struct rb_stats *samples;   /* o->tar_samples: one record per tar member read (tarsamples.c); else NULL */
+    struct rb_tar_stream *tar;  /* o->tar_samples: per slot (rb_req.slot), its body read as a tar archive; else NULL */
     const struct rb_load_opts *o;
     unsigned id;
     pthread_t th;
@@ -373,6 +382,15 @@ void rb_worker_wake(struct rb_worker *w);
 /* Writes out w's buffered --log-requests lines (transfer.c). */
 void rb_worker_flush_log(struct rb_worker *w);
 
+/* ---- tarsamples.c: GET bodies read as tar shards (o->tar_samples) ---- */
+
+/* n more body bytes of r (before r->body counts them): its members completed in them go to w->samples. Any engine. */
+void rb_tar_body(struct rb_req *r, const void *p, size_t n);
+/* A GET of r that succeeded: a body that was not one whole archive is a sample error and stops w's engine. */
+void rb_tar_request_end(struct rb_worker *w, struct rb_req *r);
+/* Adds w's per-sample statistics into into (nothing without o->tar_samples). After the worker's thread joined. */
+void rb_tar_collect_samples(const struct rb_worker *w, struct rb_stats *into);
+
 /* ---- written.c: which objects a put wrote (o->track_written), what cleanup deletes ---- */
 
 /* A put that notes each object it wrote: the plain op row's requests, a success noted (rb_worker_wrote). */
@@ -426,6 +444,12 @@ void rb_native_tls_collect(const struct rb_worker *w, struct rb_stats *s);
 /* Starts the op's request for name on a free slot (as rb_xfer_issue does on libcurl); its end comes through
  * w->drv->done, maybe before this returns. Returns 0 or -errno (the slot stays free). Native engine. */
 int rb_native_issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t intended_ns);
+/*
+ * load mixed on the native engine (rb_mix_issue_fn): op's request for name
+ * (size bytes for a PUT) on the last free slot, closed loop; its end comes
+ * through w->drv->done. Returns 0 or -errno (the slot stays free).
+ */
+int rb_native_issue_op(struct rb_worker *w, enum rb_load_op op, const char *name, uint64_t size);
 /* Slot i's request (native engine). */
 struct rb_req *rb_native_req(struct rb_worker *w, unsigned i);
 /* True while slot i has a request in flight (native engine). */

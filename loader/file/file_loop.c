@@ -259,7 +259,13 @@ static void get_start(struct rb_worker *w, struct fslot *s, uint64_t size)
         size = (uint64_t)st.st_size;
     }
     uint64_t off = 0, len = size;
-    if (o->random_range_len) {
+    s->r.exact_len = w->part_len && w->fetch.len;
+    if (s->r.exact_len) {
+        /* A fetcher's range (a tar member): exactly these bytes, the file must hold them. */
+        off = w->part_off;
+        len = w->part_len;
+        s->size_known = true;
+    } else if (o->random_range_len) {
         /* Ranges of a block or more start on a block boundary, as fio's (blockalign = bs; O_DIRECT needs it). */
         len = o->random_range_len < size ? o->random_range_len : size;
         uint64_t step = len >= RB_FIO_ALIGN ? RB_FIO_ALIGN : 1;
@@ -301,6 +307,8 @@ static void get_done(struct rb_worker *w, struct fslot *s, const struct rb_fio_i
         size_t skip = (size_t)(s->pos - io->off), n = (size_t)(got_end - s->pos);
         if (w->o->verify && !s->r.mismatch && rb_payload_verify(s->r.key, s->pos, s->buf + skip, n) != n)
             s->r.mismatch = true;
+        if (w->samples)
+            rb_tar_body(&s->r, s->buf + skip, n);
         s->r.body += n;
         s->pos = got_end;
     }
@@ -484,7 +492,7 @@ static int start(struct rb_worker *w, const struct fop *op, const char *name, ui
     s->fd = -1;
     s->fd_kept = false;
     r->body = r->off = 0;
-    r->mismatch = r->err_status = r->ranged = false;
+    r->mismatch = r->err_status = r->ranged = r->exact_len = false;
     r->cache = RB_LX_CACHE_ABSENT;
     r->ebuf[0] = '\0';
     r->intended_ns = intended_ns;
@@ -649,6 +657,7 @@ int rb_file_new(struct rb_worker *w)
     for (unsigned i = 0; i < w->nreq; i++) {
         L->s[i].fd = -1;
         L->s[i].r.w = w;
+        L->s[i].r.slot = i;
         if (L->mixed || o->op == RB_LOAD_GET || o->op == RB_LOAD_PUT) {
             if (!(L->s[i].buf = rb_fio_buffer((size_t)L->fo->block_bytes)))
                 return -ENOMEM;

@@ -5,23 +5,9 @@
 #include <unistd.h>
 
 #include "file_int.h"
+#include "../engine/tarshard_int.h"
 
 #define BLOCK 512u
-
-/* An octal field of a ustar header (leading spaces, NUL or space terminated); -1 when it holds anything else. */
-static long long octal(const unsigned char *p, size_t n)
-{
-    size_t k = 0;
-    while (k < n && p[k] == ' ')
-        k++;
-    long long v = 0;
-    size_t digits = 0;
-    for (; k < n && p[k] >= '0' && p[k] <= '7' && v < (1ll << 40); k++, digits++)
-        v = v * 8 + (p[k] - '0');
-    if (!digits || (k < n && p[k] != ' ' && p[k] != '\0'))
-        return -1;
-    return v;
-}
 
 int rb_file_tar_members(const char *path, uint64_t *members, uint64_t *member_bytes)
 {
@@ -41,25 +27,20 @@ int rb_file_tar_members(const char *path, uint64_t *members, uint64_t *member_by
             rc = n ? -EINVAL : 0; /* a header cut short is no tar; the end without zero blocks GNU tar accepts */
             break;
         }
-        unsigned sum = 0;
-        bool zero = true;
-        for (unsigned k = 0; k < BLOCK; k++) {
-            sum += (k >= 148 && k < 156) ? ' ' : h[k];
-            zero = zero && !h[k];
-        }
-        if (zero)
+        uint64_t size = 0;
+        bool regular = false;
+        int hr = rb_tar_header(h, &size, &regular);
+        if (hr == 1)
             break; /* the end of the archive (GNU tar stops at the first zero block as well) */
-        long long stated = octal(h + 148, 8), size = octal(h + 124, 12);
-        if (stated < 0 || (unsigned)stated != sum || size < 0) {
+        if (hr < 0) {
             rc = -EINVAL;
             break;
         }
-        /* Regular files are the samples; directories, links, pax and GNU long-name records only take space. */
-        if (h[156] == '0' || h[156] == '\0') {
+        if (regular) {
             ++*members;
-            *member_bytes += (uint64_t)size;
+            *member_bytes += size;
         }
-        off += BLOCK + (off_t)(((uint64_t)size + BLOCK - 1) / BLOCK * BLOCK);
+        off += (off_t)rb_tar_entry_bytes(size);
     }
     close(fd);
     return rc;

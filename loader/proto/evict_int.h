@@ -7,6 +7,19 @@
 
 #include "target_int.h"
 
+struct rb_buf;
+/*
+ * One request to t's proxy (its first endpoint): method on path_query with a
+ * JSON body (may be NULL), at most timeout_ns (30 s); the reply's body lands
+ * in out, its status in *status. Returns 0 (any HTTP status) or -EIO with one
+ * line in err. Main thread or any thread after curl_global_init.
+ */
+int rb_ais_call(const struct rb_target *t, const char *method, const char *path_query, const char *body,
+                uint64_t timeout_ns, struct rb_buf *out, long *status, char *err, size_t errlen);
+/* "<target>: <what>: HTTP <status> <AIStore's message>" into err, for a reply that is not 200. */
+void rb_ais_http_error(const struct rb_target *t, const char *what, long status, const struct rb_buf *b, char *err,
+                       size_t errlen);
+
 /* Names per evict-listrange request when the names do not form one template. */
 #define RB_EVICT_LIST_BATCH 1000
 

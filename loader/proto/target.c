@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ais_smap_int.h"
 #include "target_int.h"
 #include "railbench/buf.h"
 #include "railbench/clock.h"
@@ -210,6 +211,10 @@ int rb_target_open(struct rb_target **out, const struct rb_target_cfg *cfg, char
         snprintf(err, errlen, "--sign-payload: only an s3:// target signs its requests' bodies");
         return -EINVAL;
     }
+    if (cfg->ais_direct && ops != &rb_target_ais_ops) {
+        snprintf(err, errlen, "--ais-direct: only an ais:// target has a cluster map to place objects by");
+        return -EINVAL;
+    }
     if (cfg->provider && ops != &rb_target_ais_ops) {
         snprintf(err, errlen, "--provider: only an ais:// target has a bucket provider");
         return -EINVAL;
@@ -260,6 +265,7 @@ void rb_target_close(struct rb_target *t)
         memset(t->token_header, 0, strlen(t->token_header));
         free(t->token_header);
     }
+    rb_ais_smap_free(t->smap);
     free(t);
 }
 
@@ -348,6 +354,11 @@ int rb_target_probe(const struct rb_target *t, uint64_t timeout_ns, char *err, s
 {
     if (t->ops->probe)
         return t->ops->probe(t, timeout_ns, err, errlen);
+    return rb_target_probe_endpoints(t, timeout_ns, err, errlen);
+}
+
+int rb_target_probe_endpoints(const struct rb_target *t, uint64_t timeout_ns, char *err, size_t errlen)
+{
     for (size_t i = 0; i < t->nendpoints; i++) {
         CURL *c = curl_easy_init();
         if (!c)

@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "ais_smap_int.h"
 #include "evict_int.h"
 #include "target_int.h"
 #include "railbench/result.h"
@@ -53,6 +54,8 @@ static int ais_parse(struct rb_target *t, const char *rest, const struct rb_targ
         if ((rc = rb_target_add_endpoint(t, env, err, errlen)))
             return rc;
     }
+    if (cfg->ais_direct && !(t->smap = rb_ais_smap_new(t->provider, t->bucket)))
+        return -ENOMEM;
     const char *token = getenv("AIS_AUTHN_TOKEN");
     if (token && *token) {
         size_t n = strlen(token) + 32;
@@ -171,12 +174,22 @@ static void ais_error_message(const char *body, size_t len, char *out, size_t ou
     cJSON_Delete(j);
 }
 
-/* ais's own option: the bucket's provider. */
+/* The endpoints answer; with --ais-direct the cluster map is loaded from the proxy too (once). */
+static int ais_probe(const struct rb_target *t, uint64_t timeout_ns, char *err, size_t errlen)
+{
+    int rc = rb_target_probe_endpoints(t, timeout_ns, err, errlen);
+    return rc || !t->smap ? rc : rb_ais_smap_load(t, timeout_ns, err, errlen);
+}
+
+/* ais's own options: the bucket's provider, requests straight to the targets. */
 static void ais_options(struct rb_opts *t, struct rb_target_cfg *cfg)
 {
     const struct rb_opt rows[] = {
         {"provider", 0, RB_OPT_STR, &cfg->provider, "NAME",
          "AIStore bucket provider: ais, aws, gcp, azure (if not given: ais)", NULL},
+        {"ais-direct", 0, RB_OPT_FLAG, &cfg->ais_direct, NULL,
+         "AIStore: each object request straight to the target that owns it (HRW over the proxy's cluster map), "
+         "not through the proxy's redirect (native engine)", NULL},
         {0},
     };
     rb_opts_add(t, rows);
@@ -192,4 +205,5 @@ const struct rb_target_ops rb_target_ais_ops = {
     .list_parse = ais_list_parse,
     .error_message = ais_error_message,
     .evict = rb_target_ais_evict,
+    .probe = ais_probe,
 };

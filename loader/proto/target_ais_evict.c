@@ -37,8 +37,8 @@ static uint64_t remaining(uint64_t deadline)
 }
 
 /* One request to the proxy; the reply body lands in out. Returns 0 (any HTTP status) or -EIO with err. */
-static int ais_call(const struct rb_target *t, const char *method, const char *path_query, const char *body,
-                    uint64_t timeout_ns, struct rb_buf *out, long *status, char *err, size_t errlen)
+int rb_ais_call(const struct rb_target *t, const char *method, const char *path_query, const char *body,
+                uint64_t timeout_ns, struct rb_buf *out, long *status, char *err, size_t errlen)
 {
     char url[RB_URL_MAX];
     if (snprintf(url, sizeof url, "%s%s", t->endpoints[0], path_query) >= (int)sizeof url) {
@@ -84,7 +84,7 @@ static int ais_call(const struct rb_target *t, const char *method, const char *p
 }
 
 /* "HTTP 400 <AIStore's message>" for a reply that is not 200. */
-static void http_error(const struct rb_target *t, const char *what, long status, const struct rb_buf *b, char *err,
+void rb_ais_http_error(const struct rb_target *t, const char *what, long status, const struct rb_buf *b, char *err,
                        size_t errlen)
 {
     char msg[400];
@@ -131,7 +131,7 @@ static int wait_job(const struct rb_target *t, const char *xid, uint64_t deadlin
         }
         struct rb_buf b = {.limit = BODY_LIMIT};
         long status = 0;
-        rc = ais_call(t, "GET", "/v1/cluster?what=status", body, remaining(deadline), &b, &status, err, errlen);
+        rc = rb_ais_call(t, "GET", "/v1/cluster?what=status", body, remaining(deadline), &b, &status, err, errlen);
         if (rc) {
             rb_buf_free(&b);
             /* A status request cut off by the deadline means the job outlived --evict-timeout. */
@@ -166,7 +166,7 @@ static int wait_job(const struct rb_target *t, const char *xid, uint64_t deadlin
             /* A job the gateways have not registered yet: ask again. */
             rc = -EAGAIN;
         } else {
-            http_error(t, "eviction job status", status, &b, err, errlen);
+            rb_ais_http_error(t, "eviction job status", status, &b, err, errlen);
             rc = -EIO;
         }
         rb_buf_free(&b);
@@ -200,10 +200,10 @@ static int evict_one(const struct rb_target *t, cJSON *value, uint64_t deadline,
     snprintf(path, sizeof path, "/v1/buckets/%s?provider=%s", t->bucket, t->provider);
     struct rb_buf b = {.limit = BODY_LIMIT};
     long status = 0;
-    int rc = ais_call(t, "DELETE", path, body, remaining(deadline), &b, &status, err, errlen);
+    int rc = rb_ais_call(t, "DELETE", path, body, remaining(deadline), &b, &status, err, errlen);
     free(body);
     if (!rc && status != 200) {
-        http_error(t, "evict-listrange", status, &b, err, errlen);
+        rb_ais_http_error(t, "evict-listrange", status, &b, err, errlen);
         rc = -EIO;
     }
     char xid[256] = "";
@@ -288,9 +288,9 @@ static int evict_bucket(const struct rb_target *t, uint64_t timeout_ns, char *er
     snprintf(path, sizeof path, "/v1/buckets/%s?provider=%s&keep_bck_md=true", t->bucket, t->provider);
     struct rb_buf b = {.limit = BODY_LIMIT};
     long status = 0;
-    int rc = ais_call(t, "DELETE", path, "{\"action\":\"evict-remote-bck\"}", timeout_ns, &b, &status, err, errlen);
+    int rc = rb_ais_call(t, "DELETE", path, "{\"action\":\"evict-remote-bck\"}", timeout_ns, &b, &status, err, errlen);
     if (!rc && status != 200) {
-        http_error(t, "evict-remote-bck", status, &b, err, errlen);
+        rb_ais_http_error(t, "evict-remote-bck", status, &b, err, errlen);
         rc = -EIO;
     }
     rb_buf_free(&b);

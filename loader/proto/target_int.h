@@ -60,6 +60,7 @@ struct rb_target_cfg {
     const char *credentials_file; /* s3: NULL: $AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials */
     const char *profile;          /* s3: NULL: $AWS_PROFILE or "default" */
     bool insecure;                /* https: do not verify the server's certificate (--insecure) */
+    bool ais_direct;              /* ais: requests straight to the owning target by the cluster map (--ais-direct) */
 };
 
 struct rb_target;
@@ -103,6 +104,8 @@ bool rb_target_local(const struct rb_target *t);
 /* The object prefix given in the URL's path (s3://bucket/prefix/), "" when none. */
 const char *rb_target_prefix(const struct rb_target *t);
 
+/* rb_target_probe's default: one TCP connection to every endpoint. Returns 0 or -errno with err. */
+int rb_target_probe_endpoints(const struct rb_target *t, uint64_t timeout_ns, char *err, size_t errlen);
 /*
  * Opens one TCP connection to every endpoint (no request). Returns 0, or a
  * negative errno with one line in err naming the endpoint and the reason.
@@ -273,6 +276,7 @@ struct rb_target {
     char *userpwd;                      /* s3 "key:secret" (a secret: never logged) */
     char *token_header;                 /* "x-amz-security-token: ..." or AIS "Authorization: Bearer ..." */
     bool insecure;                      /* https: certificates are not verified (--insecure) */
+    struct rb_ais_smap *smap;           /* ais --ais-direct: the cluster map, loaded once (ais_smap_int.h); else NULL */
 };
 
 extern const struct rb_target_ops rb_target_http_ops, rb_target_https_ops, rb_target_s3_ops, rb_target_ais_ops,

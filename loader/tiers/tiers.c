@@ -1,6 +1,6 @@
 /* railbench load tiers: per object size, populate the backend, then direct, cold and warm GETs, verified, as one table. */
 #define _GNU_SOURCE
-#include "tiers_int.h"
+#include "tiers_run_int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -24,74 +24,11 @@
 
 #define MAX_THREADS 1024
 #define MAX_INFLIGHT 65536
-#define MAX_ROWS (3 * RB_LIST_MAX)
 #define DEFAULT_PREFIX "obj-"
 /* The headers caching proxies answer with: nginx ($upstream_cache_status), Varnish, Squid and CDNs. */
 #define DEFAULT_CACHE_HEADERS "X-Cache-Status,X-Cache"
 
-static const char *const how_names[] = {"direct", "cold", "warm"};
-static const char *const how_labels[] = {"DIRECT", "COLD through tier", "WARM through tier"};
-
 /* ---- The command ---- */
-
-struct tiers_args {
-    const char *backend, *tier;
-    struct rb_strs backend_endpoints, tier_endpoints;
-    const char *backend_provider, *tier_provider;
-    uint64_t objects;
-    const char *prefix;
-    struct rb_u64s sizes;
-    uint64_t warm_epochs;
-    uint64_t threads, inflight;
-    uint64_t duration_ns;
-    bool existing, fresh, keep, evict, evict_bucket, evict_shell, verify, overwrite;
-    const char *evict_cmd, *cache_header;
-    uint64_t evict_timeout_ns;
-    uint64_t seed;
-    double max_error_pct;
-    /* The target options of both targets (--backend-X and --tier-X replace --endpoint and --provider for one). */
-    struct rb_target_cfg tgt;
-    struct rb_engine_args eng; /* --engine of the GET phases (puts: curl), --max-redirects */
-};
-
-/* One table row (rank 0). */
-struct row {
-    uint64_t size_bytes;
-    enum rb_tiers_how how;
-    char phase[64];
-    uint64_t epochs, requests, objects, bytes, errors;
-    double duration_s, bytes_per_s, ops_per_s, lat_avg_ns, disk_util_ratio, net_bytes_per_s;
-    bool net_local;               /* the phase's target is on loopback: net_bytes_per_s measures other traffic */
-    uint64_t lat_p99_ns, ttfb_p50_ns;
-    bool counted; /* the cache header was counted in this phase */
-    struct rb_tiers_cache cache;
-    enum rb_tiers_verdict verdict;
-};
-
-struct tiers_run {
-    struct rb_harness h;
-    struct tiers_args *a;
-    struct rb_target *backend, *tier;
-    const char *cache_headers; /* what the engine counts through the tier */
-    char **evict_words;        /* --evict-cmd split into words (or sh -c CMD) */
-    char fresh[48];            /* --fresh: this run's part of the object names */
-    struct row rows[MAX_ROWS];
-    size_t nrows;
-    uint64_t requests_total, errors_total;
-    bool stop;                 /* a phase decided that the run ends here (same on every rank) */
-    bool error_rate_failed;
-    int status;
-    bool warned_unverified;
-    uint64_t left_objects;     /* --fresh: objects put and not deleted again (rank 0) */
-    uint64_t last_ok;          /* successful requests of the last phase (rank 0) */
-};
-
-/* Rank 0's decision, on every rank. */
-static void agree_int(struct tiers_run *r, int *v)
-{
-    if (r->h.mpi)
-        RB_MPI_CHECK(MPI_Bcast(v, 1, MPI_INT, 0, r->h.comm));
-}
 
 /* Fills row from a finished phase (rank 0). */
 static void fill_row(struct row *row, const struct rb_load_result *res, const struct rb_target *t, uint64_t size,
@@ -129,12 +66,12 @@ static void fill_row(struct row *row, const struct rb_load_result *res, const st
  * rank 0 and with keep_row, the table row it added; NULL otherwise.
  * Collective.
  */
-static const struct row *run_phase(struct tiers_run *r, const char *name, enum rb_load_op op,
+static struct row *run_phase(struct tiers_run *r, const char *name, enum rb_load_op op,
                                    const struct rb_target *t, const struct rb_objset *mine, uint64_t size,
                                    uint64_t epochs, uint64_t duration_ns, const char *cache_headers,
                                    enum rb_tiers_how how, bool keep_row)
 {
-    const struct row *row = NULL;
+    struct row *row = NULL;
     struct tiers_args *a = r->a;
     struct rb_load_opts o = rb_load_opts_from(op, t, &a->tgt, &a->eng, r->h.rank);
     o.objects = mine;
@@ -167,7 +104,7 @@ static const struct row *run_phase(struct tiers_run *r, const char *name, enum r
             stop = 1;
         }
     }
-    agree_int(r, &stop);
+    rb_tiers_agree_int(r, &stop);
     if (status && !r->status)
         r->status = status;
     r->stop = r->stop || stop;
@@ -201,7 +138,7 @@ static void evict(struct tiers_run *r, const char *phase, uint64_t size, const s
             rb_result_check(&r->h.result, "evict", false, "before %s: %s: %s", phase, how, err);
         }
     }
-    agree_int(r, &rc);
+    rb_tiers_agree_int(r, &rc);
     if (rc == -ECANCELED) {
         rb_harness_any_signalled(&r->h); /* records the interruption (the harness owns the flag) */
         r->stop = true;
@@ -249,7 +186,7 @@ static void judge(struct tiers_run *r, const struct row *row)
             r->warned_unverified = true;
         }
     }
-    agree_int(r, &stop);
+    rb_tiers_agree_int(r, &stop);
     if (stop) {
         r->stop = true;
         r->status = RB_EXIT_USAGE;
@@ -306,6 +243,19 @@ static int check_names(struct tiers_run *r)
     return status;
 }
 
+/* A file:// tier: the cache names of every size that exist already stop the run before it writes. Collective. */
+static int check_cache(struct tiers_run *r)
+{
+    int status = 0;
+    for (size_t i = 0; r->fc && i < r->a->sizes.n && !status; i++) {
+        struct size_set s;
+        size_set_build(r, &s, r->a->sizes.v[i]);
+        status = rb_tiers_fc_existing(r, &s.tier_mine);
+        size_set_free(&s);
+    }
+    return status;
+}
+
 /* Every phase of one object size. */
 static void run_size(struct tiers_run *r, uint64_t size)
 {
@@ -316,6 +266,11 @@ static void run_size(struct tiers_run *r, uint64_t size)
     /* Direct and warm repeat epochs until --duration when it is given; cold reads each object at most once. */
     const uint64_t warm_epochs = a->warm_epochs ? a->warm_epochs : (a->duration_ns ? 0 : 1);
     const uint64_t direct_epochs = a->duration_ns ? 0 : 1;
+    /* A file:// tier is read through its cache directory's own loop; other tiers answer GETs themselves. */
+    const struct rb_target *tier = r->fc ? &r->fc->t : r->tier;
+    /* This size's cache files: none made yet (what size_done checks and removes is this size's alone). */
+    if (r->fc && rb_tiers_fcache_objects(r->fc, s.tier_mine.n))
+        rb_harness_fatal(&r->h, RB_EXIT_RUNTIME, "out of memory for %" PRIu64 " cache files", s.tier_mine.n);
     if (!a->existing) {
         snprintf(name, sizeof name, "put-%s", s.label);
         r->left_objects += a->objects;
@@ -330,16 +285,19 @@ static void run_size(struct tiers_run *r, uint64_t size)
     if (!r->stop)
         evict(r, name, size, &s.tier_all, s.tier_prefix);
     if (!r->stop) {
-        const struct row *row = run_phase(r, name, RB_LOAD_GET, r->tier, &s.tier_mine, size, 1, a->duration_ns,
-                                          r->cache_headers, RB_TIERS_COLD, true);
+        struct row *row = run_phase(r, name, RB_LOAD_GET, tier, &s.tier_mine, size, 1, a->duration_ns,
+                                    r->cache_headers, RB_TIERS_COLD, true);
+        rb_tiers_fc_phase_done(r, row);
         judge(r, row);
     }
     if (!r->stop) {
         snprintf(name, sizeof name, "warm-%s", s.label);
-        const struct row *row = run_phase(r, name, RB_LOAD_GET, r->tier, &s.tier_mine, size, warm_epochs,
-                                          a->duration_ns, r->cache_headers, RB_TIERS_WARM, true);
+        struct row *row = run_phase(r, name, RB_LOAD_GET, tier, &s.tier_mine, size, warm_epochs,
+                                    a->duration_ns, r->cache_headers, RB_TIERS_WARM, true);
+        rb_tiers_fc_phase_done(r, row);
         judge(r, row);
     }
+    rb_tiers_fc_size_done(r, &s.tier_mine, size, s.label);
     /*
      * --fresh names are this run's alone: nobody reads them again, so they go
      * unless --keep, also after a failed check ended the measuring; only a
@@ -354,185 +312,6 @@ static void run_size(struct tiers_run *r, uint64_t size)
         r->stop = r->stop || stopped;
     }
     size_set_free(&s);
-}
-
-/* What the run left in the backend: --fresh's in the summary and one stderr line; an interrupted run's outcome. */
-static void left_behind(struct tiers_run *r, cJSON *summary)
-{
-    if (!r->fresh[0]) { /* the default names stay after every run; the outcome line of a cut-short one says so */
-        if (r->h.interrupted && r->left_objects)
-            rb_harness_kept(&r->h, "up to %" PRIu64 " objects under its default names in %s", r->left_objects,
-                            rb_target_name(r->backend));
-        return;
-    }
-    char prefix[1200];
-    snprintf(prefix, sizeof prefix, "%s%s%s-", rb_target_prefix(r->backend), r->a->prefix, r->fresh);
-    cJSON *o = cJSON_AddObjectToObject(summary, "left_behind");
-    cJSON_AddStringToObject(o, "prefix", prefix);
-    cJSON_AddItemToObject(o, "objects", rb_json_u64(r->left_objects));
-    if (r->left_objects && r->h.interrupted)
-        rb_harness_kept(&r->h, "up to %" PRIu64 " objects in %s under \"%s\"", r->left_objects,
-                        rb_target_name(r->backend), prefix);
-    if (r->left_objects)
-        rb_warn("left up to %" PRIu64 " objects in %s under \"%s\"%s (railbench load delete %s --prefix %s "
-                "removes them)", r->left_objects, rb_target_name(r->backend), prefix,
-                r->a->keep ? " (--keep)" : "", rb_target_name(r->backend), prefix + strlen(rb_target_prefix(r->backend)));
-}
-
-/* The row of (size, how), or NULL. */
-static const struct row *find_row(const struct tiers_run *r, uint64_t size, enum rb_tiers_how how)
-{
-    for (size_t i = 0; i < r->nrows; i++)
-        if (r->rows[i].size_bytes == size && r->rows[i].how == how)
-            return &r->rows[i];
-    return NULL;
-}
-
-static cJSON *ratio_json(double v)
-{
-    return v >= 0 ? cJSON_CreateNumber(v) : cJSON_CreateNull();
-}
-
-static cJSON *row_json(const struct row *w)
-{
-    char label[32];
-    rb_tiers_size_label(label, sizeof label, w->size_bytes);
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToObject(o, "size_bytes", rb_json_u64(w->size_bytes));
-    cJSON_AddStringToObject(o, "how", how_names[w->how]);
-    cJSON_AddStringToObject(o, "label", how_labels[w->how]);
-    cJSON_AddStringToObject(o, "phase", w->phase);
-    cJSON_AddItemToObject(o, "objects", rb_json_u64(w->objects));
-    cJSON_AddItemToObject(o, "bytes", rb_json_u64(w->bytes));
-    cJSON_AddNumberToObject(o, "throughput_bytes_per_s", w->bytes_per_s);
-    cJSON_AddNumberToObject(o, "ops_per_s", w->ops_per_s);
-    cJSON_AddNumberToObject(o, "latency_avg_ns", w->lat_avg_ns);
-    cJSON_AddItemToObject(o, "latency_p99_ns", rb_json_u64(w->lat_p99_ns));
-    cJSON_AddItemToObject(o, "ttfb_p50_ns", rb_json_u64(w->ttfb_p50_ns));
-    if (w->net_local && isfinite(w->disk_util_ratio)) /* else null: a remote storage's disks, or no disk here */
-        cJSON_AddNumberToObject(o, "disk_util_ratio", w->disk_util_ratio);
-    else
-        cJSON_AddNullToObject(o, "disk_util_ratio");
-    if (w->net_local)
-        cJSON_AddNullToObject(o, "net_bytes_per_s"); /* not measured: the traffic went over loopback */
-    else
-        cJSON_AddNumberToObject(o, "net_bytes_per_s", w->net_bytes_per_s);
-    const bool seen = w->counted && (w->cache.hit + w->cache.miss + w->cache.other) > 0;
-    cJSON_AddItemToObject(o, "cache_hit", seen ? rb_json_u64(w->cache.hit) : cJSON_CreateNull());
-    cJSON_AddItemToObject(o, "cache_miss", seen ? rb_json_u64(w->cache.miss) : cJSON_CreateNull());
-    cJSON_AddItemToObject(o, "cache_other", seen ? rb_json_u64(w->cache.other) : cJSON_CreateNull());
-    cJSON_AddItemToObject(o, "cache_absent", w->counted ? rb_json_u64(w->cache.absent) : cJSON_CreateNull());
-    static const char *const verdicts[] = {"verified", "unverified", "failed"};
-    if (w->how == RB_TIERS_DIRECT)
-        cJSON_AddNullToObject(o, "verdict");
-    else
-        cJSON_AddStringToObject(o, "verdict", verdicts[w->verdict]);
-    cJSON_AddItemToObject(o, "requests", rb_json_u64(w->requests));
-    cJSON_AddItemToObject(o, "errors", rb_json_u64(w->errors));
-    cJSON_AddNumberToObject(o, "duration_s", w->duration_s);
-    cJSON_AddItemToObject(o, "epochs", rb_json_u64(w->epochs));
-    return o;
-}
-
-/* The summary, the table and the verdict of the whole run (rank 0). */
-static char *report(struct tiers_run *r, cJSON *summary)
-{
-    const struct tiers_args *a = r->a;
-    struct rb_buf t = {0};
-    char name_b[1200], name_t[1200];
-    rb_cli_redact_url(name_b, sizeof name_b, rb_target_name(r->backend));
-    rb_cli_redact_url(name_t, sizeof name_t, rb_target_name(r->tier));
-    rb_buf_printf(&t, "\n# railbench load tiers\n\nbackend %s, tier %s; %" PRIu64 " objects per size; %d rank(s) x %"
-                  PRIu64 " thread(s) x %" PRIu64 " in flight\n\n",
-                  name_b, name_t, a->objects, r->h.size, a->threads, a->inflight);
-    rb_buf_printf(&t, "| GET from/how | object size | throughput GiB/s | obj/s | latency avg ms | p99 ms | TTFB p50 ms "
-                      "| avg disk util %% | network GiB/s | cache hit/miss |\n"
-                      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    cJSON *rows = cJSON_AddArrayToObject(summary, "tiers_rows");
-    bool any_disk = false;
-    unsigned why = 0; /* RB_TIERS_*: why a figure is – */
-    for (size_t i = 0; i < r->nrows; i++) {
-        const struct row *w = &r->rows[i];
-        cJSON_AddItemToArray(rows, row_json(w));
-        char size[32], cache[64] = "–", net[32] = "–", disk[32] = "–";
-        rb_format_size(size, sizeof size, w->size_bytes);
-        if (w->counted && w->cache.hit + w->cache.miss + w->cache.other)
-            snprintf(cache, sizeof cache, "%" PRIu64 "/%" PRIu64 "%s", w->cache.hit, w->cache.miss,
-                     w->cache.other ? " (+other)" : "");
-        else if (w->counted)
-            snprintf(cache, sizeof cache, "no header");
-        else
-            why |= RB_TIERS_DIRECT_CACHE;
-        if (!w->net_local)
-            snprintf(net, sizeof net, "%.4f", w->net_bytes_per_s / (double)RB_GIB);
-        else
-            why |= RB_TIERS_NET_LOCAL;
-        if (w->net_local && isfinite(w->disk_util_ratio))
-            any_disk = snprintf(disk, sizeof disk, "%.1f", 100 * w->disk_util_ratio) > 0;
-        else
-            why |= w->net_local ? RB_TIERS_NO_DISK : RB_TIERS_REMOTE_DISK;
-        rb_buf_printf(&t, "| %s | %s | %.4f | %.1f | %.2f | %.2f | %.2f | %s | %s | %s |\n", how_labels[w->how],
-                      size, w->bytes_per_s / (double)RB_GIB, w->ops_per_s, w->lat_avg_ns / 1e6, (double)w->lat_p99_ns / 1e6,
-                      (double)w->ttfb_p50_ns / 1e6, disk, net, cache);
-    }
-    rb_tiers_unmeasured_notes(&t, why, any_disk);
-    cJSON *speedups = cJSON_AddArrayToObject(summary, "speedups");
-    bool any = false;
-    for (size_t k = 0; k < a->sizes.n; k++) {
-        const struct row *d = find_row(r, a->sizes.v[k], RB_TIERS_DIRECT), *c = find_row(r, a->sizes.v[k], RB_TIERS_COLD),
-                         *w = find_row(r, a->sizes.v[k], RB_TIERS_WARM);
-        if (!w)
-            continue;
-        double wd = d ? rb_tiers_speedup(w->bytes_per_s, d->bytes_per_s) : -1;
-        double wc = c ? rb_tiers_speedup(w->bytes_per_s, c->bytes_per_s) : -1;
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddItemToObject(o, "size_bytes", rb_json_u64(a->sizes.v[k]));
-        cJSON_AddItemToObject(o, "warm_over_direct", ratio_json(wd));
-        cJSON_AddItemToObject(o, "warm_over_cold", ratio_json(wc));
-        cJSON_AddItemToArray(speedups, o);
-        char size[32], sd[32] = "– (no direct row)", sc[32] = "– (no cold row)";
-        rb_format_size(size, sizeof size, a->sizes.v[k]);
-        if (wd >= 0)
-            snprintf(sd, sizeof sd, "%.2fx", wd);
-        if (wc >= 0)
-            snprintf(sc, sizeof sc, "%.2fx", wc);
-        rb_buf_printf(&t, "%s%s: warm/direct %s, warm/cold %s", any ? "; " : "\nspeed-ups: ", size, sd, sc);
-        any = true;
-    }
-    if (any)
-        rb_buf_printf(&t, "\n");
-    const bool passed = !rb_result_failed(&r->h.result) && !r->h.interrupted && !r->status;
-    cJSON_AddBoolToObject(summary, "checks_passed", passed);
-    bool verified = false, tiered = false;
-    for (size_t i = 0; i < r->nrows; i++) {
-        verified = verified || (r->rows[i].how != RB_TIERS_DIRECT && r->rows[i].verdict != RB_TIERS_UNVERIFIED);
-        tiered = tiered || r->rows[i].how != RB_TIERS_DIRECT;
-    }
-    cJSON_AddBoolToObject(summary, "cache_verified", verified);
-    cJSON_AddStringToObject(summary, "backend", name_b);
-    cJSON_AddStringToObject(summary, "tier", name_t);
-    cJSON_AddItemToObject(summary, "objects", rb_json_u64(a->objects));
-    cJSON_AddNumberToObject(summary, "ranks", r->h.size);
-    cJSON_AddItemToObject(summary, "threads", rb_json_u64(a->threads));
-    cJSON_AddItemToObject(summary, "inflight", rb_json_u64(a->inflight));
-    cJSON_AddStringToObject(summary, "cache_header", r->cache_headers);
-    cJSON_AddStringToObject(summary, "names_prefix", a->prefix);
-    if (r->fresh[0])
-        cJSON_AddStringToObject(summary, "fresh", r->fresh);
-    else
-        cJSON_AddNullToObject(summary, "fresh");
-    left_behind(r, summary);
-
-    rb_buf_printf(&t, "\ncache status: %s; checks: %s\n",
-                  verified  ? "counted from the tier's header"
-                  : tiered ? "not reported by the tier (not verified)"
-                            : "no read through the tier was measured",
-                  passed ? "passed" : "FAILED (see result.json checks)");
-    if (t.oom) {
-        rb_buf_free(&t);
-        return NULL;
-    }
-    return t.s;
 }
 
 /* True when the two targets would serve the same object URL: the tier would be its own backend. */
@@ -633,7 +412,9 @@ static int run(struct tiers_args *a, struct rb_cli *cli)
                                      a->evict ? "--evict" : "--evict-bucket", a->tier);
         goto early;
     }
-    if (a->verify && strcmp(rb_target_prefix(r->backend), rb_target_prefix(r->tier)) != 0) {
+    /* A file:// tier's files hold the backend's bytes under the backend's names: nothing to match there. */
+    if (a->verify && strcmp(rb_target_scheme(r->tier), "file") != 0 &&
+        strcmp(rb_target_prefix(r->backend), rb_target_prefix(r->tier)) != 0) {
         status = rb_cli_usage_error("--verify: the backend and the tier name objects with different prefixes "
                                      "(\"%s\", \"%s\"), so the payloads would not match",
                                      rb_target_prefix(r->backend), rb_target_prefix(r->tier));
@@ -657,7 +438,9 @@ static int run(struct tiers_args *a, struct rb_cli *cli)
             goto early;
         }
     }
-    r->cache_headers = a->cache_header ? a->cache_header : DEFAULT_CACHE_HEADERS;
+    if ((status = rb_tiers_fc_setup(r, cli)) != 0)
+        goto early;
+    r->cache_headers = r->fc ? "cache file lookup" : a->cache_header ? a->cache_header : DEFAULT_CACHE_HEADERS;
 
     /* One connection to every endpoint of both before anything is measured: an unreachable one is exit 3. */
     if ((status = rb_engine_check_usage(a->eng.engine, r->backend, RB_LOAD_GET, false)) != 0 ||
@@ -693,7 +476,7 @@ static int run(struct tiers_args *a, struct rb_cli *cli)
                 rb_target_name(r->backend), rb_target_name(r->tier), a->objects, sizes, r->h.size, a->threads,
                 a->inflight, a->existing ? "; existing objects" : "", r->fresh[0] ? "; fresh names" : "");
     }
-    if (!a->existing && !a->fresh && (status = check_names(r)) != 0) {
+    if ((status = check_cache(r)) != 0 || (!a->existing && !a->fresh && (status = check_names(r)) != 0)) {
         /* Refused before its first write: that one error line, no result (harness_finish removes the directory). */
         if (rb_log_get_level() > RB_LOG_WARN)
             rb_log_set_level(RB_LOG_WARN);
@@ -709,7 +492,7 @@ static int run(struct tiers_args *a, struct rb_cli *cli)
             rb_load_check_errors(&r->h.result, NULL, "requests", NULL, r->errors_total, r->requests_total,
                                  a->max_error_pct);
         cJSON *summary = cJSON_CreateObject();
-        table = report(r, summary);
+        table = rb_tiers_report(r, summary);
         rb_result_set(&r->h.result, "summary", summary);
     }
     status = rb_harness_finish(&r->h, table, r->status);
@@ -717,6 +500,7 @@ static int run(struct tiers_args *a, struct rb_cli *cli)
 early:
     rb_target_close(r->backend);
     rb_target_close(r->tier);
+    rb_tiers_fcache_free(r->fc);
     rb_evict_words_free(r->evict_words);
     free(r);
     return status;
@@ -767,6 +551,8 @@ int rb_load_tiers_main(int argc, char **argv)
         {"fresh", 0, RB_OPT_FLAG, &a.fresh, NULL,
          "write a new object set with this run's own names (deleted from the backend at the end unless --keep)", NULL},
         {"keep", 0, RB_OPT_FLAG, &a.keep, NULL, "with --fresh: leave this run's objects in the backend", NULL},
+        {"keep-cache", 0, RB_OPT_FLAG, &a.keep_cache, NULL,
+         "a file:// tier: leave the cache files this run filled (removed at the end otherwise)", NULL},
         {"overwrite", 0, RB_OPT_FLAG, &a.overwrite, NULL,
          "write over objects that exist under the default names (looked up first; without it they stop the run)", NULL},
         {"evict", 0, RB_OPT_FLAG, &a.evict, NULL,

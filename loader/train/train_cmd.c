@@ -134,6 +134,8 @@ static int resolve(struct train_args *a, struct rb_cli *cli)
     if (a->format == TRAIN_FORMAT_TAR && a->ckpt_every)
         return rb_cli_usage_error("--format tar and --checkpoint-every: give one of them (the run's payloads are "
                                   "shards, a checkpoint's would be too)");
+    if (a->shard_read == TRAIN_SHARD_RANGED && a->format != TRAIN_FORMAT_TAR)
+        return rb_cli_usage_error("--shard-read ranged: give --format tar (ranges are a tar shard's members)");
     if (a->format == TRAIN_FORMAT_TAR && a->verify && !a->sample_known)
         return rb_cli_usage_error("--format tar --verify: give --sample-size SIZE or --workload (the shards' member "
                                   "size the bytes are checked against)");
@@ -259,6 +261,8 @@ static int prepare(struct rb_train_run *R, uint64_t steps)
     int status = rb_train_loaders_new(R);
     if (status)
         return status;
+    if (rb_train_tar_new(R))
+        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory for the shards' index");
     RB_MPI_CHECK(MPI_Comm_dup(h->comm, &R->comm));
     R->mode = (struct train_mode){true, a->grad_bytes ? TRAIN_SYNC_ALLREDUCE : TRAIN_SYNC_BARRIER};
     if (a->grad_bytes) {
@@ -288,6 +292,7 @@ static void run_free(struct rb_train_run *R)
     cJSON_Delete(R->checkpoint);
     free(R->grad_send);
     free(R->grad_recv);
+    rb_train_tar_free(R);
     rb_train_loaders_free(R);
 }
 
@@ -329,6 +334,7 @@ static int run(struct train_args *a, struct rb_cli *cli)
     if ((status = rb_train_ckpt_new(&R, &R.ckpt)))
         goto out;
     status = a->overlap ? rb_train_interference_run(&R) : rb_train_run_trials(&R);
+    rb_train_tar_record(&R, R.dataset);
     R.checkpoint = rb_train_ckpt_json(R.ckpt);
     if (h.rank == 0 && R.ntrials)
         rb_train_report(&R, &table);
@@ -385,6 +391,9 @@ int rb_load_train_main(int argc, char **argv)
         {"format", 0, RB_OPT_CHOICE, &a.format, "F",
          "how an object holds its samples: raw (back to back) or tar (a ustar shard, one member per sample, streamed "
          "whole and in order as WebDataset reads it)", TRAIN_FORMAT_CHOICES},
+        {"shard-read", 0, RB_OPT_CHOICE, &a.shard_read, "M",
+         "--format tar: whole (one read per shard) or ranged (the shard's tar headers once, then one ranged read of "
+         "exactly each sample's bytes)", TRAIN_SHARD_READ_CHOICES},
         {"compute-time", 0, RB_OPT_STR, &a.compute_s, "D[/STDEV]",
          "compute per step and accelerator, fixed or normal mean/stdev (required without --workload)", NULL},
         {"read-threads", 't', RB_OPT_STR, &a.threads_s, "N",

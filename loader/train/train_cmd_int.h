@@ -24,6 +24,9 @@
 /* --format: samples back to back in an object (raw), or a ustar shard of one member per sample (tar). */
 enum { TRAIN_FORMAT_RAW, TRAIN_FORMAT_TAR };
 #define TRAIN_FORMAT_CHOICES "raw|tar"
+/* --shard-read: a tar shard streamed whole, or its index (headers) read once and each sample read as its own range. */
+enum { TRAIN_SHARD_WHOLE, TRAIN_SHARD_RANGED };
+#define TRAIN_SHARD_READ_CHOICES "whole|ranged"
 
 /* MLPerf Storage: the data set must be at least five times the client hosts' memory, or page caches hide storage. */
 #define MEMORY_FACTOR 5
@@ -44,6 +47,7 @@ struct train_args {
     bool ckpt_async;           /* --checkpoint-async: snapshot, then a writer thread */
     struct rb_file_opts file;  /* a file:// data set's options (the file protocol's group) */
     int format;                /* --format: TRAIN_FORMAT_RAW or _TAR, how an object holds its samples */
+    int shard_read;            /* --shard-read: TRAIN_SHARD_WHOLE or _RANGED (--format tar) */
 
     /* Resolved from the options and the preset. */
     const struct rb_train_preset *preset;
@@ -126,6 +130,7 @@ struct rb_train_run {
     int grad_count;
     uint64_t epoch_seq;             /* epochs started in this run: seeds each one's permutation */
     uint64_t errors, requests;      /* rank 0: over every epoch */
+    bool broken;                    /* a read thread stopped (it said why): exit 3 */
     uint64_t read_objects, read_bytes; /* rank 0: to estimate the data set's size when it is unknown */
 
     /* The trials run so far and what rank 0 reports of them. */
@@ -139,6 +144,7 @@ struct rb_train_run {
     cJSON *dataset, *populated;     /* rank 0: summary parts (owned until handed to the summary) */
     cJSON *interference;            /* rank 0, --overlap: summary.interference (owned until handed over) */
     struct train_ckpt *ckpt;        /* --checkpoint-every (train_ckpt.c), or NULL */
+    struct train_tar *tar;          /* --shard-read ranged: the shards' index, the threads' ranges (train_tar.c); or NULL */
     cJSON *checkpoint;              /* rank 0: summary.checkpoint (owned until handed over) */
 };
 
@@ -224,6 +230,27 @@ void rb_train_ckpt_step(struct train_ckpt *c, uint64_t step_start_ns);
 cJSON *rb_train_ckpt_json(struct train_ckpt *c);
 /* Deletes the checkpoints written (a cleanup phase) and frees c. Collective; NULL-safe. Returns 0 or a status. */
 int rb_train_ckpt_free(struct rb_train_run *R, struct train_ckpt *c);
+
+/* ---- train_tar.c ---- */
+
+struct train_tar;
+/* --shard-read ranged: R->tar for R's read threads (nothing otherwise; after rb_train_loaders_new). Returns 0 or -ENOMEM. */
+int rb_train_tar_new(struct rb_train_run *R);
+/* Frees R->tar; safe when there is none or it is partly set up. */
+void rb_train_tar_free(struct rb_train_run *R);
+/*
+ * Read thread l's batch k of the rank's stream (nnames shards), ranged: each
+ * sample is member j % spo of shard stream[j / spo], read as exactly its bytes
+ * (rb_fetcher_get_ranges) after the shard's index — its tar headers, one
+ * 512-byte ranged read each, once per rank — is in memory. Returns the
+ * fetcher's failed reads (>= 0), -ECANCELED when a shard's index could not be
+ * read (one error line said why: not tar, truncated, a member past the
+ * object's end, another member count), or another -errno.
+ */
+int rb_train_tar_fetch(struct rb_train_run *R, struct loader *l, const uint32_t *stream, size_t nnames, uint64_t k,
+                       const volatile int *stop);
+/* --format tar: dataset gets shard_read and the index reads summed over ranks (rank 0, when not NULL). Collective. */
+void rb_train_tar_record(struct rb_train_run *R, cJSON *dataset);
 
 /* ---- train_report.c ---- */
 

@@ -80,7 +80,8 @@ static void *loader_main(void *arg)
         if (count > ep->nnames - first)
             count = ep->nnames - first;
         uint64_t t0 = rb_clock_ns();
-        int rc = rb_fetcher_get(l->f, ep->R->all, ep->stream + first, (size_t)count, l->local, NULL, &ep->stop);
+        int rc = ep->R->tar ? rb_train_tar_fetch(ep->R, l, ep->stream, ep->nnames, k, &ep->stop)
+                            : rb_fetcher_get(l->f, ep->R->all, ep->stream + first, (size_t)count, l->local, NULL, &ep->stop);
         uint64_t bytes = l->local->bytes;
         /* The batch's fetch time: what the storage slowdown of --overlap compares (train_overlap.c). */
         atomic_fetch_add(&ep->fetch_ns, rb_clock_ns() - t0);
@@ -104,7 +105,8 @@ static void *loader_main(void *arg)
         pthread_cond_broadcast(&ep->ready_cv);
         pthread_mutex_unlock(&ep->mu);
         if (rc < 0) {
-            rb_error("read thread %u stopped: %s", l->id, strerror(-rc));
+            if (rc != -ECANCELED) /* -ECANCELED: the reason was one line of its own */
+                rb_error("read thread %u stopped: %s", l->id, strerror(-rc));
             break;
         }
     }
@@ -508,6 +510,7 @@ int rb_train_run_epoch(struct rb_train_run *R, struct trial *tr, uint64_t epoch_
         RB_MPI_CHECK(MPI_Allreduce(&broken, &any_broken, 1, MPI_INT, MPI_MAX, h->comm));
     if (any_broken && !status)
         status = RB_EXIT_RUNTIME;
+    R->broken = R->broken || any_broken;
 
     /* This rank's figures to rank 0, and the data waits merged there. */
     cJSON *mj = rank_json(&ep, h->rank);
@@ -535,7 +538,8 @@ int rb_train_run_epoch(struct rb_train_run *R, struct trial *tr, uint64_t epoch_
             rb_file_check_cold(&h->result, name, &a->file, p.total); /* --cold-check: "<epoch>_cold" */
             R->requests += p.total->ops;
             R->errors += p.total->errors;
-            R->read_objects += p.total->ops - p.total->errors;
+            /* Ranged shard reads: a request is a sample, spo of them a shard. */
+            R->read_objects += (p.total->ops - p.total->errors) / (R->tar ? a->spo : 1);
             R->read_bytes += p.total->bytes;
         }
         char l[96];

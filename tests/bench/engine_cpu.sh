@@ -8,7 +8,9 @@
 # Usage: tests/bench/engine_cpu.sh [SECONDS]   (BENCH_ROUNDS, default 3; BENCH_INFLIGHT, default 16;
 #        BENCH_ROWS, default "http https s3 list"; BENCH_LISTERS, default 4)
 # Every client runs one thread pinned to CPU 0 (taskset) and the servers are pinned to CPU 1, so the client is
-# what is measured; CPU is the client process's user+system seconds (bash's time). Rounds alternate the tools;
+# what is measured; CPU is the client process's user+system seconds (bash's time), and for railbench also its
+# phase's alone (start-up excluded: at a few hundred requests a second a fixed start-up is a large share of a
+# short run; wrk's figure keeps its own start-up, LuaJIT, its thread and connections: a few milliseconds, which if anything favours railbench). Rounds alternate the tools;
 # each round gives a ratio (railbench / wrk) and the table shows min / median / max over the rounds.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
@@ -24,21 +26,23 @@ CPUS=$(nproc)
 [ "$CPUS" -ge 2 ] || fail "needs 2 CPUs (client on 0, server on 1)"
 pin_server() { local p; for p in "$@"; do taskset -a -p -c 1 "$p" >/dev/null; done; }
 
-# Each run prints: requests cpu_s (errors fail the run).
+# Each run prints: requests cpu_s phase_cpu_s (errors fail the run): the whole process's CPU (bash's time: start-up,
+# MPI's initialisation, the object set, the phase, the result) and the phase's alone (result.json's phases[].cpu_s,
+# railbench's own getrusage from the phase's start barrier to its end).
 rb_run() { # NAME ENGINE TARGET...
     local d=$T/$1 e=$2; shift 2
     { time taskset -c 0 "$RB" load get "$@" --objects "$N" --size 1k -t 1 -c "$C" --engine "$e" \
         --duration "${SECS}s" --out "$d" --force --quiet >/dev/null 2>"$d.err"; } 2>"$d.time"
-    jq -r --arg cpu "$(awk '{ print $1 + $2 }' "$d.time")" '.summary.ops[0] |
-        if .errors.total > 0 then error("railbench saw errors") else "\(.requests) \($cpu)" end' "$d/result.json"
+    jq -r --arg cpu "$(awk '{ print $1 + $2 }' "$d.time")" '([.phases[].cpu_s] | add) as $phase | .summary.ops[0] |
+        if .errors.total > 0 then error("railbench saw errors") else "\(.requests) \($cpu) \($phase)" end' "$d/result.json"
 }
 # list_run NAME ENGINE TARGET...: load list with LISTERS listings at once, each page after page; prints pages cpu_s.
 list_run() {
     local d=$T/$1 e=$2; shift 2
     { time taskset -c 0 "$RB" load list "$@" -t "$LISTERS" --engine "$e" --duration "${SECS}s" --out "$d" --force \
         --quiet >/dev/null 2>"$d.err"; } 2>"$d.time"
-    jq -r --arg cpu "$(awk '{ print $1 + $2 }' "$d.time")" '.summary.ops[0] |
-        if .errors.total > 0 then error("railbench saw errors") else "\(.pages) \($cpu)" end' "$d/result.json"
+    jq -r --arg cpu "$(awk '{ print $1 + $2 }' "$d.time")" '([.phases[].cpu_s] | add) as $phase | .summary.ops[0] |
+        if .errors.total > 0 then error("railbench saw errors") else "\(.pages) \($cpu) \($phase)" end' "$d/result.json"
 }
 cat >"$T/one.lua" <<'EOF'
 done = function(summary, latency, requests)
@@ -66,11 +70,11 @@ wrk_run() { # NAME URL-ENDING-IN-SLASH [CONNECTIONS SCRIPT]
 # stats R...: min median max of the numbers given.
 stats() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { printf "%.2f / %.2f / %.2f", v[1], v[int((NR + 1) / 2)], v[NR] }'; }
 
-printf '%-6s %-26s %22s %22s\n' row client "CPU/request vs wrk" "requests/s vs wrk"
-printf '%-6s %-26s %22s %22s\n' "" "" "min / median / max" "min / median / max"
+printf '%-6s %-26s %22s %22s %22s\n' row client "CPU/request vs wrk" "phase CPU/req vs wrk" "requests/s vs wrk"
+printf '%-6s %-26s %22s %22s %22s\n' "" "" "min / median / max" "min / median / max" "min / median / max"
 row() { # NAME WRK_URL RB_TARGET...   (RUN=list_run, WRK_ARGS="CONNECTIONS SCRIPT": a listing row)
-    local name=$1 wurl=$2 i e w r cpu_ratio=() rate_ratio=(); shift 2
-    declare -A cr=() rr=()
+    local name=$1 wurl=$2 i e w r; shift 2
+    declare -A cr=() pr=() rr=()
     for i in $(seq "$ROUNDS"); do
         # shellcheck disable=SC2086
         w=$(wrk_run "wrk-$name-$i" "$wurl" ${WRK_ARGS:-})
@@ -78,13 +82,16 @@ row() { # NAME WRK_URL RB_TARGET...   (RUN=list_run, WRK_ARGS="CONNECTIONS SCRIP
             r=$("${RUN:-rb_run}" "rb-$name-$e-$i" "$e" "$@")
             cr[$e]+="$(awk -v r="$r" -v w="$w" 'BEGIN { split(r, a, " "); split(w, b, " ");
                 printf "%.4f", (a[2] / a[1]) / (b[2] / b[1]) }') "
+            pr[$e]+="$(awk -v r="$r" -v w="$w" 'BEGIN { split(r, a, " "); split(w, b, " ");
+                printf "%.4f", (a[3] / a[1]) / (b[2] / b[1]) }') "
             rr[$e]+="$(awk -v r="$r" -v w="$w" 'BEGIN { split(r, a, " "); split(w, b, " "); printf "%.4f", a[1] / b[1] }') "
         done
         echo "round $i: wrk $w; native $(jq -r .summary.ops[0].requests "$T/rb-$name-native-$i/result.json") requests" >&2
     done
     for e in native curl; do
         # shellcheck disable=SC2086
-        printf '%-6s %-26s %22s %22s\n' "$name" "railbench --engine $e" "$(stats ${cr[$e]})" "$(stats ${rr[$e]})"
+        printf '%-6s %-26s %22s %22s %22s\n' "$name" "railbench --engine $e" "$(stats ${cr[$e]})" "$(stats ${pr[$e]})" \
+            "$(stats ${rr[$e]})"
     done
 }
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # fabric check against iperf3 on the same pair of the cluster in a box (2 clients x 1 rail), rounds alternating:
 # railbench fabric check --duration D (a->b alone, b->a alone, both at once with a stream per direction) and
-# iperf3 -t D (client1 -> client2), -R (client2 -> client1) and --bidir, the same write size (-l 128K).
+# iperf3 -t D (client1 -> client2), -R (client2 -> client1) and --bidir, the same write size (-l 128K); and, as a
+# second reference for both ways, two iperf3 clients at once (one each way, each its own process: a thread per
+# stream, as iperf3 3.16 and later run --bidir; 3.12's --bidir drives both streams from one thread per end).
 # railbench's ranks are not bound (one rank per host would be bound to core 0 on both, by Open MPI's default
 # for 2 processes), as iperf3's ends are not. Odd rounds run railbench first, even rounds iperf3 first (the box's load drifts within a round).
 # Prints each round's figures with the load average before it, and the min/median/max of the ratio
@@ -25,7 +27,12 @@ PORT=5399
 # mpirun's session on client1, the ssh login's on client2): the kernel shares the CPU per session
 # (autogroups), and on this CPU-bound box two ends in one session would get half of railbench's share.
 bg ip netns exec "$NAME-client2" setsid iperf3 -s -B "$B" -p "$PORT" >/dev/null 2>&1
-for _ in $(seq 50); do cl exec client2 ss -ltn | grep -q ":$PORT " && break; sleep 0.1; done
+# A second server for the pair of one-way tests run at once (one per direction, each its own process).
+bg ip netns exec "$NAME-client2" setsid iperf3 -s -B "$B" -p "$((PORT + 1))" >/dev/null 2>&1
+for p in "$PORT" "$((PORT + 1))"; do
+    for _ in $(seq 50); do cl exec client2 ss -ltn | grep -q ":$p " && break; sleep 0.1; done
+    cl exec client2 ss -ltn | grep -q ":$p " || fail "iperf3 server on $B:$p did not listen within 5 s"
+done
 
 # iperf MODE ARGS...: one test from client1 (bound to rail0) to client2; prints the bytes/s received (both ways' sum for bidir).
 iperf() {
@@ -38,7 +45,7 @@ iperf() {
     esac
 }
 
-declare -a R_AB R_BA R_BI
+declare -a R_AB R_BA R_BI R_TWO
 printf '# fabric check vs iperf3 %s, %d rounds of %d s per direction and stage, writes of %s, on %s -> %s\n' \
     "$(iperf3 --version | awk 'NR == 1 {print $2}')" "$ROUNDS" "$D" "$WSIZE" "$A" "$B"
 # railbench ROUND: one fabric check of the pair; sets ab, ba, bi (bytes/s).
@@ -48,21 +55,37 @@ railbench() {
     [ -f "$T/rb$1/result.json" ] || fail "round $1: fabric check wrote no result.json"
     read -r ab ba bi < <(jq -r '.summary.links[0] | "\(.bw_ab_bytes_per_s) \(.bw_ba_bytes_per_s) \(.bw_bidir_bytes_per_s)"' "$T/rb$1/result.json")
 }
-# iperf3s: the same three measurements with iperf3; sets i_ab, i_ba, i_bi.
+# iperf_two: a->b and b->a at once as two iperf3 clients, each its own process and session (iperf3 3.12's --bidir
+# drives both streams from one thread per end; 3.16 and later run a thread per stream); prints the two received
+# rates' sum.
+iperf_two() {
+    cl exec client1 setsid -w iperf3 -c "$B" -B "$A" -p "$PORT" -t "$D" -l "$WSIZE" -J >"$T/two-ab.json" &
+    local p1=$!
+    cl exec client1 setsid -w iperf3 -c "$B" -B "$A" -p "$((PORT + 1))" -t "$D" -l "$WSIZE" -J -R >"$T/two-ba.json" &
+    local p2=$!
+    wait "$p1" || fail "iperf3 a->b of the pair at once"
+    wait "$p2" || fail "iperf3 -R of the pair at once"
+    jq -s '.[0].end.sum_received.bytes / .[0].end.sum_received.seconds + .[1].end.sum_received.bytes / .[1].end.sum_received.seconds' \
+        "$T/two-ab.json" "$T/two-ba.json"
+}
+# iperf3s: the same measurements with iperf3; sets i_ab, i_ba, i_bi, i_two.
 iperf3s() {
     i_ab=$(iperf one)
     i_ba=$(iperf one -R)
     i_bi=$(iperf bidir --bidir)
+    i_two=$(iperf_two)
 }
-printf '| round | load | first | rb a->b MB/s | iperf3 MB/s | rb b->a MB/s | iperf3 -R MB/s | rb both MB/s | iperf3 --bidir MB/s |\n|---:|---:|---|---:|---:|---:|---:|---:|---:|\n'
+printf '| round | load | first | rb a->b MB/s | iperf3 MB/s | rb b->a MB/s | iperf3 -R MB/s | rb both MB/s | iperf3 --bidir MB/s | two iperf3 at once MB/s |\n|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|\n'
 for r in $(seq "$ROUNDS"); do
     load=$(cut -d' ' -f1 /proc/loadavg)
     if [ $((r % 2)) = 1 ]; then first=railbench; railbench "$r"; iperf3s; else first=iperf3; iperf3s; railbench "$r"; fi
     R_AB+=("$(jq -n "$ab / $i_ab")")
     R_BA+=("$(jq -n "$ba / $i_ba")")
     R_BI+=("$(jq -n "$bi / $i_bi")")
-    printf '| %d | %s | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |\n' "$r" "$load" "$first" "$(jq -n "$ab/1e6")" "$(jq -n "$i_ab/1e6")" \
-        "$(jq -n "$ba/1e6")" "$(jq -n "$i_ba/1e6")" "$(jq -n "$bi/1e6")" "$(jq -n "$i_bi/1e6")"
+    R_TWO+=("$(jq -n "$bi / $i_two")")
+    printf '| %d | %s | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |\n' "$r" "$load" "$first" "$(jq -n "$ab/1e6")" \
+        "$(jq -n "$i_ab/1e6")" "$(jq -n "$ba/1e6")" "$(jq -n "$i_ba/1e6")" "$(jq -n "$bi/1e6")" "$(jq -n "$i_bi/1e6")" \
+        "$(jq -n "$i_two/1e6")"
 done
 # stats NAME VALUES...: min/median/max
 stats() {
@@ -74,4 +97,5 @@ stats() {
 stats "a->b / iperf3" "${R_AB[@]}"
 stats "b->a / iperf3 -R" "${R_BA[@]}"
 stats "both / iperf3 --bidir" "${R_BI[@]}"
+stats "both / two iperf3 at once" "${R_TWO[@]}"
 cl down >/dev/null 2>&1 || true

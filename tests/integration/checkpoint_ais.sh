@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # railbench load checkpoint on ais:// (AIStore's native API: proxy -> target redirects) against the AIStore
 # stand-in of tests/servers/peer.py (AIStore itself cannot run here): 2 ranks of llama3-8b write 2 checkpoints
-# that the stand-in holds file by file, then read them back verified with the ranks shifted.
+# that the stand-in holds file by file (--keep), then read them back verified with the ranks shifted; a run without
+# --keep deletes what it wrote.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 P=$(free_port)
 bg python3 "$ROOT/tests/servers/peer.py" --port "$P"
 wait_port "$P"
 rb_mpirun 2 "$RB" load checkpoint ais://ckpt --endpoint "http://127.0.0.1:$P" --model llama3-8b --scale 1/20000 \
-    --writes 2 --reads 2 --verify --recovery-rank-shift --name a --out "$T/a" >"$T/a.out" 2>"$T/a.err" ||
+    --writes 2 --reads 2 --verify --recovery-rank-shift --name a --keep --out "$T/a" >"$T/a.out" 2>"$T/a.err" ||
     { cat "$T/a.err" >&2; fail "load checkpoint on ais:// failed"; }
 R=$T/a/result.json
 B=$(jqr "$R" .summary.checkpoint_bytes)
@@ -34,6 +35,8 @@ assert_jq "$R" ".phases[] | select(.name == \"read-1\") | .parts.count == $WANT_
     .count == 16 and .errors.total == 0" "read-1: 16 files (one record each) in $WANT_PARTS verified parts"
 assert_jq "$R" ".summary.reads[0].bytes == $(jqr "$R" .summary.checkpoint_bytes) and .summary.reads[0].errors == 0" \
     "the ranged read moved the checkpoint's bytes"
+assert_eq "files left of checkpoint b (no --keep)" 0 \
+    "$(curl -s "http://127.0.0.1:$P/peer/stats" | jq '[.held[] | select(startswith("ckpt/b/"))] | length')"
 
 # A server that ignores Range (the peer's plain path answers every GET with 200 and its own body): each file's first
 # part comes back 200, class other; the read is incomplete (complete false, no bytes counted, the slowest rank's

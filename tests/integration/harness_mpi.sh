@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Harness under mpirun -np 3: interval reduces sum every rank's values; SIGINT still writes result.json.
+# Harness under mpirun -np 3: interval reduces sum every rank's values; a phase's CPU is its ranks' own, summed;
+# SIGINT still writes result.json.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 PROG=$ROOT/build/tests/mpi_harness
@@ -15,6 +16,14 @@ assert_jq "$R" '.phases[0].errors.http_4xx == 60 and .phases[0].errors.total == 
 assert_jq "$R" '.phases[0].latency_hist.count == 6000' "histogram in the phase record"
 sum=$(jq -s 'map(.count) | add' "$T/r1/intervals.jsonl")
 assert_eq "sum of interval counts" 6000 "$sum"
+
+# 1b. The phase's CPU (cpu_s): summed over the ranks, and only the phase's. Each rank spends 200 ms of CPU in the
+# phase; alone, a rank that also spends 500 ms before it still records under 0.5 s (the 500 ms are not the phase's).
+rb_mpirun 3 "$PROG" --out "$T/c3" --burn-ms 200 --quiet
+assert_jq "$T/c3/result.json" '.phases[0].cpu_s >= 0.6' "cpu_s sums the 3 ranks' 200 ms of CPU in the phase"
+rb_mpirun 1 "$PROG" --out "$T/c1" --burn-ms 200 --burn-before-ms 500 --quiet
+assert_jq "$T/c1/result.json" '.phases[0].cpu_s >= 0.2 and .phases[0].cpu_s < 0.5' \
+    "cpu_s counts the phase's 200 ms and not the 500 ms spent before it"
 
 # 2. SIGINT to mpirun mid-run: ranks stop at the next tick and rank 0 still writes the result.
 bg "${MPIRUN[@]}" -np 3 "$PROG" --out "$T/r2" --interval 200ms --forever --per-collect 10 --quiet

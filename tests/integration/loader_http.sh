@@ -133,8 +133,6 @@ grep -q 'cleanup: 3 of 3 objects this run wrote could not be deleted and stay un
 assert_jq "$T/cl/result.json" '([.checks[] | select(.name == "cleanup")][0].passed == false) and
     .summary.cleanup.failed == 3 and .summary.left_behind.objects == 3' "cleanup check failed, 3 left behind"
 assert_eq "files the failed cleanup left" 3 "$(find "$W/dav/cl" -type f | wc -l)"
-assert_exit 2 "native engine with load mixed" "$RB" load mixed "$URL/dav/x" --objects 1 --engine native
-assert_stderr_line '--engine native: GET, PUT, DELETE and HEAD only'
 assert_exit 2 "put without objects" "$RB" load put "$URL/dav/x"
 assert_stderr_line 'give --objects N'
 assert_exit 2 "bad size" "$RB" load put "$URL/dav/x" --objects 1 --size 12parsecs

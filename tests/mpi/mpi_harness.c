@@ -3,15 +3,33 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "railbench/clock.h"
 #include "railbench/harness.h"
 
 struct ctx {
     int rank;
-    uint64_t n, i, per_collect;
+    uint64_t n, i, per_collect, burn_ms;
     bool forever;
 };
+
+/* Spends ms milliseconds of this thread's CPU. */
+static void burn(uint64_t ms)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    do
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    while ((uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)t.tv_nsec - (uint64_t)t0.tv_nsec < ms * 1000000u);
+}
+
+/* The phase's start: the CPU the phase's cpu_s must count. */
+static int start(void *arg)
+{
+    burn(((struct ctx *)arg)->burn_ms);
+    return 0;
+}
 
 /* The value rank r records as its i-th latency; the same formula rebuilds the expected histogram. */
 static uint64_t value(int r, uint64_t i)
@@ -40,8 +58,10 @@ static bool done(void *arg)
 int main(int argc, char **argv)
 {
     bool forever = false;
-    uint64_t per_collect = 250;
+    uint64_t per_collect = 250, burn_ms = 0, burn_before_ms = 0;
     const struct rb_opt opts[] = {
+        {"burn-ms", 0, RB_OPT_U64, &burn_ms, "MS", "CPU each rank spends in the phase", NULL},
+        {"burn-before-ms", 0, RB_OPT_U64, &burn_before_ms, "MS", "CPU each rank spends before the phase", NULL},
         {"forever", 0, RB_OPT_FLAG, &forever, NULL, "record until a signal arrives", NULL},
         {"per-collect", 0, RB_OPT_U64, &per_collect, "N", "values recorded per tick", NULL},
         {0},
@@ -54,10 +74,11 @@ int main(int argc, char **argv)
     if (rb_harness_init(&h, "test harness", &cli, &(struct rb_harness_opts){.mpi = true}) != 0)
         return 3;
     struct ctx c = {.rank = h.rank, .n = (uint64_t)(h.rank + 1) * 1000, .per_collect = per_collect,
-                    .forever = forever};
+                    .burn_ms = burn_ms, .forever = forever};
+    burn(burn_before_ms);
     static const char *const errs[] = {"connect", "http_4xx", NULL};
-    struct rb_phase p = {.name = "test", .op = "REC", .names = {errs, NULL}, .collect = collect,
-                         .done = done, .ctx = &c};
+    struct rb_phase p = {.name = "test", .op = "REC", .names = {errs, NULL}, .start = start,
+                         .collect = collect, .done = done, .ctx = &c};
     int rc = rb_harness_run_phase(&h, &p);
     if (rc == 0 && h.rank == 0 && !forever) {
         struct rb_hist *want = rb_hist_new();

@@ -21,7 +21,16 @@ Python standard library only; binds 127.0.0.1. Behaviour by path:
   /v1/cluster?what=status  AIStore job status (GET with {"id":..}): end_time stays 0 for
                          --ais-evict-ms after the job started, as a job that takes time
   /peer/stats            JSON: backend_fetches, evictions (each request's action and value), status_polls,
-                         held (the stored names), ranged_gets
+                         held (the stored names), ranged_gets, target_requests (per target id), misdirected
+
+With --ais-targets PORT,PORT,... the stand-in is a cluster: one proxy (--port) and a target per port
+(daemon id "t<PORT>"). The proxy serves the cluster map (GET /v1/daemon?what=smap, AIStore's Smap JSON:
+tmap of daemon_id, public_net.direct_url, flags) and redirects each object request to the target that
+owns the object by AIStore's HRW (core/meta/hrw.go: XXH64 of the uname "<provider>/@#/<bucket>/<object>"
+seeded with MLCG32, xored with each target's XXH64 of its id, through xoshiro256's hash; the highest
+wins). A target serves /v1/objects/B/O (PUT, GET, HEAD, DELETE) for the objects it owns, counted per
+target, and redirects any other to its owner (counted in misdirected), as a stale map's client would
+be. --ais-smap-omit N leaves the last N targets out of the map it serves (a map older than the cluster).
 
 With --ais-backend URL the AIStore stand-in is a caching tier in front of URL: a GET of an object it
 does not hold fetches URL/<object> (counted in backend_fetches), keeps it and serves it; later GETs
@@ -50,7 +59,68 @@ from urllib.parse import quote, unquote, urlsplit
 
 lock = threading.Lock()
 state = {"count": 0, "stall_end": 0.0, "store": {}, "backend_fetches": 0, "ranged_gets": 0, "evictions": [], "jobs": {},
-         "status_polls": 0}
+         "status_polls": 0, "target_requests": {}, "misdirected": 0}
+TARGETS = []  # the cluster's targets: (daemon id, port), with --ais-targets
+M64 = (1 << 64) - 1
+MLCG32 = 1103515245  # AIStore's xxhash seed (cmn/cos)
+PROVIDERS = {"s3": "aws", "gs": "gcp", "az": "azure"}  # aliases to the names in a uname
+
+
+def _rotl(x, r):
+    return ((x << r) | (x >> (64 - r))) & M64
+
+
+def xxh64(data, seed=0):
+    """XXH64 as its specification (xxhash's doc/xxhash_spec.md) describes it."""
+    p1, p2, p3, p4, p5 = (0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0x85EBCA77C2B2AE63,
+                          0x27D4EB2F165667C5)
+
+    def rnd(acc, lane):
+        return (_rotl((acc + lane * p2) & M64, 31) * p1) & M64
+
+    n, i = len(data), 0
+    if n >= 32:
+        v = [(seed + p1 + p2) & M64, (seed + p2) & M64, seed, (seed - p1) & M64]
+        while i + 32 <= n:
+            for k in range(4):
+                v[k] = rnd(v[k], int.from_bytes(data[i + 8 * k:i + 8 * k + 8], "little"))
+            i += 32
+        acc = (_rotl(v[0], 1) + _rotl(v[1], 7) + _rotl(v[2], 12) + _rotl(v[3], 18)) & M64
+        for k in range(4):
+            acc = ((acc ^ rnd(0, v[k])) * p1 + p4) & M64
+    else:
+        acc = (seed + p5) & M64
+    acc = (acc + n) & M64
+    while i + 8 <= n:
+        acc = (_rotl(acc ^ rnd(0, int.from_bytes(data[i:i + 8], "little")), 27) * p1 + p4) & M64
+        i += 8
+    if i + 4 <= n:
+        acc = (_rotl(acc ^ (int.from_bytes(data[i:i + 4], "little") * p1 & M64), 23) * p2 + p3) & M64
+        i += 4
+    while i < n:
+        acc = (_rotl(acc ^ (data[i] * p5 & M64), 11) * p1) & M64
+        i += 1
+    acc = ((acc ^ (acc >> 33)) * p2) & M64
+    acc = ((acc ^ (acc >> 29)) * p3) & M64
+    return acc ^ (acc >> 32)
+
+
+def xoshiro_hash(seed):
+    """AIStore's cmn/xoshiro256.Hash: two splitmix64 steps, then xoshiro256**'s scrambler."""
+    z = seed
+    for _ in range(2):
+        z = (z + 0x9E3779B97F4A7C15) & M64
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+        z ^= z >> 31
+    return (_rotl((z * 5) & M64, 7) * 9) & M64
+
+
+def hrw_owner(targets, provider, bucket, obj):
+    """The (id, port) of targets that owns bucket/obj: AIStore's Smap.HrwName2T."""
+    uname = "%s/@#/%s/%s" % (PROVIDERS.get(provider, provider), bucket, obj)
+    digest = xxh64(uname.encode(), MLCG32)
+    return max(targets, key=lambda t: xoshiro_hash(xxh64(t[0].encode(), MLCG32) ^ digest))
 # Never through an environment proxy: the backend is on loopback.
 NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
@@ -118,6 +188,9 @@ class Handler(BaseHTTPRequestHandler):
     def do_DELETE(self):
         self.handle_any()
 
+    def do_HEAD(self):
+        self.handle_any()
+
     def handle_any(self):
         t0 = self.arrive()
         url = urlsplit(self.path)
@@ -148,28 +221,15 @@ class Handler(BaseHTTPRequestHandler):
         if path.startswith("/redirect-https/"):
             loc = "https://127.0.0.1:%d%s" % (self.server.server_address[1], self.path)
             return self.send(307, b"", extra={"Location": loc})
+        if path.startswith("/v1/objects/") and TARGETS:
+            return self.ais_cluster(url, parts, data)
         if path.startswith("/v1/objects/"):
             loc = "http://127.0.0.1:%d/target%s" % (self.server.server_address[1], self.path)
             return self.send(307, b"", extra={"Location": loc})
+        if path == "/v1/daemon" and "what=smap" in url.query and TARGETS:
+            return self.ais_smap()
         if path.startswith("/target/v1/objects/"):
-            key = "/".join(parts[4:])
-            if self.command == "PUT":
-                with lock:
-                    state["store"][key] = data
-                return self.send(200, b"")
-            with lock:
-                obj = state["store"].get(key)
-            if obj is None and ARGS.ais_backend:
-                obj = self.ais_fetch(key)
-            if obj is None:
-                return self.send(404, b'{"message":"object does not exist","status":404}', "application/json")
-            rng = re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers.get("Range") or "")
-            if rng and int(rng.group(1)) < len(obj):
-                a, b = int(rng.group(1)), min(int(rng.group(2)), len(obj) - 1)
-                with lock:
-                    state["ranged_gets"] += 1
-                return self.send(206, obj[a:b + 1], extra={"Content-Range": "bytes %d-%d/%d" % (a, b, len(obj))})
-            return self.send(200, obj)
+            return self.ais_object("/".join(parts[4:]), data)
         if path.startswith("/v1/buckets/") and self.command == "DELETE":
             return self.ais_evict(parts[3], url.query, data)
         if path.startswith("/v1/buckets/"):
@@ -180,7 +240,8 @@ class Handler(BaseHTTPRequestHandler):
             with lock:
                 body = json.dumps({"backend_fetches": state["backend_fetches"], "evictions": state["evictions"],
                                    "status_polls": state["status_polls"], "held": sorted(state["store"]),
-                                   "ranged_gets": state["ranged_gets"]})
+                                   "ranged_gets": state["ranged_gets"], "target_requests": state["target_requests"],
+                                   "misdirected": state["misdirected"]})
             return self.send(200, body.encode(), "application/json")
         if ARGS.sigv4_secret and (self.headers.get("Authorization") or "").startswith("AWS4-"):
             return self.s3_signed(url)
@@ -235,6 +296,61 @@ class Handler(BaseHTTPRequestHandler):
                 body += "<NextContinuationToken>%s</NextContinuationToken>" % more
             return self.send(200, (body + "</ListBucketResult>").encode(), "application/xml")
         return self.send(200, b"" if self.command == "PUT" else b"\0" * ARGS.size)
+
+    def ais_object(self, key, data):
+        """An AIStore target's object request on key ("bucket/object"): PUT, GET (ranged too), HEAD, DELETE."""
+        if self.command == "PUT":
+            with lock:
+                state["store"][key] = data
+            return self.send(200, b"")
+        if self.command == "DELETE":
+            with lock:
+                gone = state["store"].pop(key, None)
+            if gone is None:
+                return self.send(404, b'{"message":"object does not exist","status":404}', "application/json")
+            return self.send(200, b"")
+        with lock:
+            obj = state["store"].get(key)
+        if obj is None and ARGS.ais_backend:
+            obj = self.ais_fetch(key)
+        if obj is None:
+            return self.send(404, b'{"message":"object does not exist","status":404}', "application/json")
+        rng = re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers.get("Range") or "")
+        if rng and int(rng.group(1)) < len(obj):
+            a, b = int(rng.group(1)), min(int(rng.group(2)), len(obj) - 1)
+            with lock:
+                state["ranged_gets"] += 1
+            return self.send(206, obj[a:b + 1], extra={"Content-Range": "bytes %d-%d/%d" % (a, b, len(obj))})
+        return self.send(200, obj)
+
+    def ais_cluster(self, url, parts, data):
+        """/v1/objects/B/O in a cluster: the proxy redirects to the owner; a target serves what it owns."""
+        prov = re.search(r"(?:^|&)provider=([^&]*)", url.query)
+        bucket, obj = parts[3], unquote("/".join(parts[4:]))
+        tid, port = hrw_owner(TARGETS, prov.group(1) if prov else "ais", bucket, obj)
+        me = getattr(self.server, "ais_id", None)
+        if me != tid:
+            if me is not None:
+                with lock:
+                    state["misdirected"] += 1
+            loc = "http://127.0.0.1:%d%s" % (port, self.path)
+            return self.send(307, b"", extra={"Location": loc})
+        with lock:
+            state["target_requests"][me] = state["target_requests"].get(me, 0) + 1
+        return self.ais_object(bucket + "/" + obj, data)
+
+    def ais_smap(self):
+        """AIStore's cluster map as GET /v1/daemon?what=smap returns it (core/meta/smap.go's JSON tags)."""
+        def node(tid, port, kind):
+            net = {"node_ip_addr": "127.0.0.1", "daemon_port": str(port), "direct_url": "http://127.0.0.1:%d" % port}
+            return {"public_net": net, "intra_data_net": net, "intra_control_net": net, "daemon_type": kind,
+                    "daemon_id": tid, "flags": 0, "id_digest": xxh64(tid.encode(), MLCG32)}
+        shown = TARGETS[:len(TARGETS) - ARGS.ais_smap_omit]
+        proxy = node("p%d" % ARGS.port, ARGS.port, "proxy")
+        tmap = {t: node(t, p, "target") for t, p in shown}
+        smap = {"pmap": {proxy["daemon_id"]: proxy}, "proxy_si": proxy, "tmap": tmap, "uuid": "peer-cluster",
+                "creation_time": "", "version": "7"}
+        return self.send(200, json.dumps(smap).encode(), "application/json")
 
     def ais_fetch(self, key):
         """A cold read: the object from the backend, kept for the next GET."""
@@ -326,11 +442,20 @@ def main():
     ap.add_argument("--sigv4-secret", default="")
     ap.add_argument("--ais-backend", default="", help="the AIStore stand-in caches this origin's objects")
     ap.add_argument("--ais-evict-ms", type=float, default=300.0, help="how long an eviction job runs")
+    ap.add_argument("--ais-targets", default="", help="a cluster: one AIStore target per port (comma-separated)")
+    ap.add_argument("--ais-smap-omit", type=int, default=0, help="targets left out of the cluster map served")
     ARGS = ap.parse_args()
     # The default listen backlog (5) drops connects past it, and a retried SYN costs a second.
     ThreadingHTTPServer.request_queue_size = 1024
     # Clients that time out or give up close their end; that is expected here, not worth a traceback.
     ThreadingHTTPServer.handle_error = lambda self, request, address: None
+    for port in filter(None, ARGS.ais_targets.split(",")):
+        TARGETS.append(("t%d" % int(port), int(port)))
+    for tid, port in TARGETS:
+        tsrv = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        tsrv.daemon_threads = True
+        tsrv.ais_id = tid
+        threading.Thread(target=tsrv.serve_forever, daemon=True).start()
     srv = ThreadingHTTPServer(("127.0.0.1", ARGS.port), Handler)
     srv.daemon_threads = True
     srv.serve_forever()

@@ -14,6 +14,8 @@
 # Everything (config, monitor store, logs, sockets) lives under DIR; the cluster runs without cephx (S3
 # users still sign every request with SigV4). As root, the daemons drop to the ceph user when it exists.
 # RGW_MEMSTORE_BYTES sets the OSD's memory store size (default 4 GiB; memory is used only as objects arrive).
+# RB_CEPH_ADDR binds the monitor, the OSD and RGW (and so cephfs.sh's MDS) to another IPv4 address of this host
+# instead of 127.0.0.1: the address of the leg `cluster.sh cephfs addr` puts on a rail of the cluster in a box.
 set -euo pipefail
 
 die() { echo "rgw.sh: $1" >&2; exit "${2:-3}"; }
@@ -76,8 +78,8 @@ retry() {
     done
 }
 
-# answers PORT: an HTTP server answers on 127.0.0.1:PORT (any status: RGW answers an anonymous GET / with 200).
-answers() { [ "$(curl -s -o /dev/null -m 5 -w '%{http_code}' "http://127.0.0.1:$1/")" != 000 ]; }
+# answers PORT: an HTTP server answers on $addr:PORT (any status: RGW answers an anonymous GET / with 200).
+answers() { [ "$(curl -s -o /dev/null -m 5 -w '%{http_code}' "http://$addr:$1/")" != 000 ]; }
 
 # key N ALPHABET: N random characters from ALPHABET (a string of the characters allowed).
 key() { python3 -c 'import secrets, sys; print("".join(secrets.choice(sys.argv[2]) for _ in range(int(sys.argv[1]))))' "$1" "$2"; }
@@ -103,6 +105,10 @@ start() {
     mkdir -p "$D/log" "$D/run" "$D/mon" "$D/osd0"
     local started_ns; started_ns=$(date +%s%N)
     local mon_port rgw_port fsid user=() conf=$D/ceph.conf
+    addr=${RB_CEPH_ADDR:-127.0.0.1}
+    [[ $addr =~ ^[0-9]{1,3}(\.[0-9]{1,3}){3}$ ]] || die "RB_CEPH_ADDR '$addr': expected an IPv4 address" 2
+    [ "$addr" = 127.0.0.1 ] || ip -4 -o addr show | grep -q " inet $addr/" ||
+        die "RB_CEPH_ADDR $addr: no interface of this host has that address" 2
     mon_port=$(free_port)
     rgw_port=$(free_port)
     fsid=$(cat /proc/sys/kernel/random/uuid)
@@ -112,9 +118,9 @@ start() {
     cat >"$conf" <<EOF
 [global]
 fsid = $fsid
-mon host = [v1:127.0.0.1:$mon_port]
-public addr = 127.0.0.1
-cluster addr = 127.0.0.1
+mon host = [v1:$addr:$mon_port]
+public addr = $addr
+cluster addr = $addr
 ms bind msgr2 = false
 ms bind ipv6 = false
 auth cluster required = none
@@ -148,7 +154,7 @@ memstore device bytes = ${RGW_MEMSTORE_BYTES:-4294967296}
 osd max object name len = 460
 osd max object namespace len = 64
 [client]
-rgw frontends = beast endpoint=127.0.0.1:$rgw_port
+rgw frontends = beast endpoint=$addr:$rgw_port
 rgw dns name = localhost
 rgw data = $D/rgw
 rgw thread pool size = 128
@@ -160,13 +166,13 @@ EOF
         user=()
     fi
 
-    monmaptool --create --fsid "$fsid" --addv a "[v1:127.0.0.1:$mon_port]" "$D/monmap" >/dev/null
+    monmaptool --create --fsid "$fsid" --addv a "[v1:$addr:$mon_port]" "$D/monmap" >/dev/null
     ceph-mon -c "$conf" -i a --mkfs --monmap "$D/monmap" "${user[@]}" >"$D/log/mon-mkfs.out" 2>&1 ||
         die "ceph-mon --mkfs failed: $(tail -n 1 "$D/log/mon-mkfs.out")"
     [ ${#user[@]} -eq 0 ] || chown -R ceph:ceph "$D"
     launch mon ceph-mon -c "$conf" -i a -f "${user[@]}"
     local mon_pid=$LAST_PID
-    await "ceph-mon (monitor on 127.0.0.1:$mon_port)" "$mon_pid" 60 ceph -c "$conf" --connect-timeout 2 mon stat
+    await "ceph-mon (monitor on $addr:$mon_port)" "$mon_pid" 60 ceph -c "$conf" --connect-timeout 2 mon stat
 
     local osd_uuid osd_id
     osd_uuid=$(cat /proc/sys/kernel/random/uuid)
@@ -188,7 +194,7 @@ EOF
     launch rgw radosgw -c "$conf" -n client.rgw -f "${user[@]}"
     local rgw_pid=$LAST_PID
     # Listening is not answering: radosgw opens its port, then still sets up its pools; wait for an HTTP reply.
-    await "radosgw (S3 on 127.0.0.1:$rgw_port)" "$rgw_pid" 180 answers "$rgw_port"
+    await "radosgw (S3 on $addr:$rgw_port)" "$rgw_pid" 180 answers "$rgw_port"
 
     local id secret
     id=RB$(key 18 ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789)
@@ -199,7 +205,7 @@ EOF
     umask 077
     cat >"$D/env" <<EOF
 RGW_DIR=$D
-RGW_ENDPOINT=http://127.0.0.1:$rgw_port
+RGW_ENDPOINT=http://$addr:$rgw_port
 RGW_VHOST_ENDPOINT=http://localhost:$rgw_port
 RGW_PORT=$rgw_port
 RGW_PIDS="$mon_pid $osd_pid $rgw_pid"

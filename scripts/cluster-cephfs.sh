@@ -1,0 +1,109 @@
+# shellcheck shell=bash
+# CephFS in the cluster in a box (sourced by scripts/cluster.sh; see docs/many-hosts.md): a leg of this machine on
+# rail 0 for the Ceph daemons (tests/servers/cephfs.sh started with RB_CEPH_ADDR at its address), and on every
+# client a ceph-fuse mount of its own, run in the client's network namespace (its traffic crosses the client's
+# rail 0 interface) and in the mount namespace of the client's sshd, at STATE/cephfs: ssh sessions, mpirun's
+# ranks (cluster.sh mpirun enters client1's) and Ansible tasks see one shared tree at the same path on every client.
+
+# cephfs_layout: the leg's names and address, the mount point, the list of mounts.
+cephfs_layout() {
+    stor_if=$name-stor
+    stor_peer=stor
+    stor_ip=$net.10.2
+    cephfs_mnt=$state/cephfs
+    cephfs_list=$state/cephfs.mounts
+}
+
+# sshd_pid HOST: the PID of HOST's sshd as up recorded it (its mount namespace is the host's for ssh sessions).
+sshd_pid() {
+    local kind a b host svc
+    while read -r kind a b host svc; do
+        if [ "$kind" = pid ] && [ "$host" = "$1" ] && [ "$svc" = sshd ] && alive "$a" "$b"; then echo "$a"; return 0; fi
+    done <"$state/created"
+    return 1
+}
+
+# cephfs_addr: makes the leg (once; down removes it) and prints its address.
+cephfs_addr() {
+    [ "$rails" -gt 0 ] || die_usage "cephfs: cluster $name has no rails; the Ceph daemons sit on rail 0 (up --rails 1 or more)"
+    local bridge=rail0
+    [ "$fabric" = rail ] || bridge=fat
+    if ! ip link show "$stor_if" >/dev/null 2>&1; then
+        ip link add "$stor_if" type veth peer name "$stor_peer" netns "$ns_fabric"
+        record link "$stor_if"
+        sysctl -qw "net.ipv6.conf.$stor_if.disable_ipv6=1"
+        ip addr add "$stor_ip/24" dev "$stor_if"
+        ip link set "$stor_if" up
+        ip -n "$ns_fabric" link set "$stor_peer" master "$bridge" up
+    fi
+    echo "$stor_ip"
+}
+
+# in_mountns HOST CMD...: runs CMD in the mount namespace of HOST's sshd.
+in_mountns() {
+    local pid
+    pid=$(sshd_pid "$1") || die "cephfs: the sshd of $1 is not running (cluster.sh status)"
+    nsenter --mount="/proc/$pid/ns/mnt" -- "${@:2}"
+}
+
+# cephfs_mount CONF [CEPH-FUSE-OPTION...]: a ceph-fuse mount on every client, waited for (60 s each).
+cephfs_mount() {
+    local conf=$1 c h ns pid start i; shift
+    [ -f "$conf" ] || die_usage "cephfs mount: $conf: no such file (the ceph.conf tests/servers/cephfs.sh wrote)"
+    grep -q "^mon host = \[v1:$stor_ip:" "$conf" ||
+        die_usage "cephfs mount: $conf: its monitor is not on the leg $stor_ip (start cephfs.sh with RB_CEPH_ADDR=\$(cluster.sh cephfs addr))"
+    command -v ceph-fuse >/dev/null || die "ceph-fuse not found (scripts/deps.sh installs it)"
+    [ ! -s "$cephfs_list" ] || die_usage "cephfs: already mounted on $(awk '{print $1}' "$cephfs_list" | xargs); cephfs umount first"
+    mkdir -p "$cephfs_mnt" "$state/log"
+    for c in $(seq "$clients"); do
+        h=client$c ns=$name-client$c
+        pid=$(sshd_pid "$h") || die "cephfs: the sshd of $h is not running (cluster.sh status)"
+        # Its own admin socket, pid file and log (the conf's are the host mount's); its address on rail 0.
+        setsid nsenter --net="/run/netns/$ns" --mount="/proc/$pid/ns/mnt" --uts="$state/uts/$ns" -- \
+            ceph-fuse -f -c "$conf" --public_addr "$(rail_ip "$h" 0)" --admin_socket "$state/cephfs-$h.asok" \
+            --pid_file "$state/cephfs-$h.pid" --log_file "$state/log/$h-ceph-fuse.log" "$@" "$cephfs_mnt" \
+            </dev/null >>"$state/log/$h-ceph-fuse.out" 2>&1 &
+        local fpid=$!
+        start=
+        for _ in $(seq 50); do start=$(proc_start "$fpid"); [ -n "$start" ] && break; sleep 0.02; done
+        [ -n "$start" ] || die "ceph-fuse on $h exited at once; see $state/log/$h-ceph-fuse.out"
+        record pid "$fpid" "$start" "$h" ceph-fuse
+        echo "$h $fpid $start" >>"$cephfs_list"
+        for i in $(seq 300); do
+            in_mountns "$h" sh -c "mountpoint -q '$cephfs_mnt' && stat -f '$cephfs_mnt'" >/dev/null 2>&1 && break
+            alive "$fpid" "$start" || die "ceph-fuse on $h exited; see $state/log/$h-ceph-fuse.out"
+            [ "$i" -lt 300 ] || die "ceph-fuse on $h: no mount on $cephfs_mnt after 60 s; see $state/log/$h-ceph-fuse.out"
+            sleep 0.2
+        done
+    done
+    echo "cephfs mounted at $cephfs_mnt on ${clients} client(s), each over its rail 0 to $stor_ip"
+}
+
+# cephfs_umount: unmounts every client's mount (lazily when busy) and stops its ceph-fuse by PID.
+cephfs_umount() {
+    [ -s "$cephfs_list" ] || { echo "cephfs: not mounted in cluster $name"; return 0; }
+    local h pid start
+    while read -r h pid start; do
+        if sshd_pid "$h" >/dev/null; then
+            in_mountns "$h" sh -c "fusermount3 -u '$cephfs_mnt' 2>/dev/null || umount '$cephfs_mnt' 2>/dev/null ||
+                umount -l '$cephfs_mnt'" || note "cephfs: $h: $cephfs_mnt would not unmount"
+        fi
+        for _ in $(seq 50); do alive "$pid" "$start" || break; sleep 0.1; done
+        stop_pid "$pid" "$start" "ceph-fuse on $h"
+    done <"$cephfs_list"
+    rm -f "$cephfs_list"
+    echo "cephfs unmounted in cluster $name"
+}
+
+# cephfs_main ARGS...: cluster.sh cephfs addr|mount CONF [OPTION...]|umount.
+cephfs_main() {
+    load_config
+    cephfs_layout
+    case ${1:-} in
+        addr) [ "$#" -eq 1 ] || die_usage "cephfs addr takes no arguments"; cephfs_addr ;;
+        mount) [ "$#" -ge 2 ] || die_usage "cephfs mount needs the ceph.conf of tests/servers/cephfs.sh"
+               cephfs_mount "${@:2}" ;;
+        umount) [ "$#" -eq 1 ] || die_usage "cephfs umount takes no arguments"; cephfs_umount ;;
+        *) die_usage "cephfs: expected addr, mount CONF [CEPH-FUSE-OPTION...] or umount" ;;
+    esac
+}

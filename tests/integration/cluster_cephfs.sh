@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# CephFS in the cluster in a box: the single-host Ceph of tests/servers/cephfs.sh bound to a leg of this machine on
+# rail 0 (cluster.sh cephfs addr), mounted with ceph-fuse on both clients in their own network and sshd mount
+# namespaces (cluster.sh cephfs mount), and `load train file:///...` from 2 hosts reading one shared tree: each
+# sample once per epoch across the hosts, bytes exact and verified, the clients' rail 0 counters (railbench's and
+# /sys's) and the leg's carrying the data, the management network not; unmount by PID, bad input.
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+. "$ROOT/tests/cluster_lib.sh"
+[ "$(id -u)" = 0 ] || fail "needs root (network namespaces, FUSE)"
+N=256
+S=262144
+SHARE=$((N / 2 * S)) # one host's share of an epoch
+
+cl up --clients 2 --rails 1 --net "$NET" >/dev/null
+ADDR=$(cl cephfs addr)
+assert_eq "the Ceph leg on rail 0" "$NET.10.2" "$ADDR"
+assert_eq "cephfs addr again: the same leg" "$ADDR" "$(cl cephfs addr)"
+export RB_CEPH_ADDR=$ADDR
+cephfs_up
+grep -q "^mon host = \[v1:$ADDR:" "$CEPHFS_CONF" || fail "the monitor is not on the leg: $(grep '^mon host' "$CEPHFS_CONF")"
+ok "the monitor listens on the leg ($ADDR)"
+
+# The data set, written once from this machine's own mount.
+mkdir "$CEPHFS_MNT/train"
+"$RB" load put "file://$CEPHFS_MNT/train" --objects $N --size $S --keep -t 2 --quiet --out "$T/put" >/dev/null
+
+# 1. Each client mounts it, in its own namespaces.
+cl cephfs mount "$CEPHFS_CONF" >/dev/null
+P=$(cl path cephfs)
+for h in client1 client2; do
+    assert_eq "$h: the shared tree through its own mount" "fuse.ceph-fuse $N" \
+        "$(cl ssh "$h" "findmnt -n -o FSTYPE $P; ls $P/train | wc -l" | xargs)"
+done
+! mountpoint -q "$P" || fail "$P is a mount point on this machine: the clients' mounts leaked out of their namespaces"
+ok "this machine has no mount at $P (each client's is its own)"
+while read -r h pid _; do
+    assert_eq "$h's ceph-fuse (pid $pid) runs in $h's network namespace" "$NAME-$h" "$(ip netns identify "$pid")"
+done <"$(cl path state)/cephfs.mounts"
+assert_exit 2 "a second mount" "$CL" --name "$NAME" cephfs mount "$CEPHFS_CONF"
+assert_stderr_line '^cluster.sh: cephfs: already mounted on client1 client2; cephfs umount first$'
+
+# 2. load train from 2 hosts over the rail: 2 epochs, every sample once per epoch across the hosts, verified.
+leg() { cat "/sys/class/net/$NAME-stor/statistics/tx_bytes"; }
+rx() { cl exec "$1" cat "/sys/class/net/$2/statistics/rx_bytes"; }
+leg0=$(leg) r1=$(rx client1 rail0) r2=$(rx client2 rail0)
+cl mpirun -np 2 --map-by node "$RB" load train "file://$P/train" --objects $N --sample-size $S -b 8 \
+    --compute-time 1ms --epochs 2 --verify --quiet --out "$T/train" >/dev/null 2>"$T/train.err" ||
+    { cat "$T/train.err" >&2; fail "load train over CephFS in the box failed"; }
+R=$T/train/result.json
+assert_eq "ranks on two hosts" "$NAME-client1:1 $NAME-client2:1" "$(jq -r '[.hosts[] | "\(.name):\(.ranks)"] | join(" ")' "$R")"
+assert_jq "$R" "[.summary.train_epochs[] | [.samples, .requests, .bytes, .errors]] == [[$N, $N, $((N * S)), 0], [$N, $N, $((N * S)), 0]]" \
+    "each epoch: $N samples, $N reads, $((N * S)) bytes, no error (verified)"
+assert_jq "$R" '.summary.file.mount.kind == "fuse" and .summary.file.mount.fs_type == "fuse.ceph-fuse"' \
+    "the mount recorded as FUSE (ceph-fuse)"
+# Epoch 1 is cold on both clients (their mounts never read the files): each host's share crossed its rail 0.
+for h in client1 client2; do
+    got=$(jq --arg h "$NAME-$h" '.summary.train_epochs[0].net_bytes[] | select(.host == $h and .interface == "rail0") | .rx_bytes' "$R")
+    [ "$got" -ge "$SHARE" ] || fail "$h: rail0 received $got bytes in epoch 1, less than its share $SHARE"
+    ok "$h: railbench counted $got bytes in on rail0 in epoch 1 (its share: $SHARE)"
+    mg=$(jq --arg h "$NAME-$h" '.summary.train_epochs[0].net_bytes[] | select(.host == $h and .interface == "mgmt0") | .rx_bytes' "$R")
+    [ "$mg" -lt $((SHARE / 10)) ] || fail "$h: mgmt0 received $mg bytes in epoch 1: the data did not stay on the rail"
+    ok "$h: mgmt0 received $mg bytes (MPI's only)"
+done
+d1=$(($(rx client1 rail0) - r1)) d2=$(($(rx client2 rail0) - r2)) dl=$(($(leg) - leg0))
+[ "$d1" -ge "$SHARE" ] && [ "$d2" -ge "$SHARE" ] || fail "rail0 in /sys: client1 +$d1, client2 +$d2 bytes, each below $SHARE"
+ok "rail0 in /sys: client1 +$d1, client2 +$d2 bytes"
+[ "$dl" -ge $((N * S)) ] || fail "the leg sent $dl bytes, less than the data set ($((N * S)))"
+ok "the Ceph leg sent $dl bytes onto rail 0 (the data set: $((N * S)))"
+
+# 3. Unmounted on every client, each ceph-fuse stopped by its PID.
+pids=$(awk '{print $2}' "$(cl path state)/cephfs.mounts")
+assert_eq "cephfs umount" "cephfs unmounted in cluster $NAME" "$(cl cephfs umount)"
+for h in client1 client2; do
+    assert_eq "$h: no mount left" "" "$(cl ssh "$h" "findmnt -n -o FSTYPE $P || true")"
+done
+for pid in $pids; do ! kill -0 "$pid" 2>/dev/null || fail "ceph-fuse $pid still runs after umount"; done
+ok "every ceph-fuse stopped"
+
+# 4. Bad input: one line, exit 2.
+assert_exit 2 "a ceph.conf that is not there" "$CL" --name "$NAME" cephfs mount "$T/none.conf"
+assert_stderr_line "^cluster.sh: cephfs mount: $T/none.conf: no such file"
+sed 's/^mon host = .*/mon host = [v1:127.0.0.1:6789]/' "$CEPHFS_CONF" >"$T/lo.conf"
+assert_exit 2 "a monitor the clients cannot reach" "$CL" --name "$NAME" cephfs mount "$T/lo.conf"
+assert_stderr_line "^cluster.sh: cephfs mount: $T/lo.conf: its monitor is not on the leg $ADDR"
+assert_exit 2 "an unknown cephfs command" "$CL" --name "$NAME" cephfs remount
+assert_stderr_line '^cluster.sh: cephfs: expected addr, mount CONF'
