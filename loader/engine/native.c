@@ -429,6 +429,7 @@ int rb_native_new(struct rb_worker *w, size_t ep0)
         c->ep = (unsigned)((ep0 + i) % neps);
         c->verify = o->verify && o->op == RB_LOAD_GET; /* a PUT's response body is not the payload */
         c->no_body = n->op->no_body;
+        c->all_headers = o->cache_header || o->part_size; /* a multipart part's ETag */
         c->wbuf = n->slab + (size_t)i * n->wbuf_bytes;
         c->r.w = w;
         c->r.slot = i;

@@ -45,6 +45,8 @@ static void append(char *buf, size_t *len, const char *at, size_t n)
 static int on_header_field(http_parser *p, const char *at, size_t n)
 {
     struct rb_nconn *c = p->data;
+    if (!c->all_headers && p->status_code / 100 != 3)
+        return 0; /* only a redirect's Location is wanted: a plain answer's headers are not copied */
     if (c->in_value) {
         header_done(c);
         c->in_value = c->is_loc = false;
@@ -57,6 +59,8 @@ static int on_header_field(http_parser *p, const char *at, size_t n)
 static int on_header_value(http_parser *p, const char *at, size_t n)
 {
     struct rb_nconn *c = p->data;
+    if (!c->all_headers && p->status_code / 100 != 3)
+        return 0;
     if (!c->in_value) {
         /* Only a redirect's Location is kept, and only where redirects are followed (the callback is set then). */
         c->is_loc = p->status_code / 100 == 3 && c->hname_len == 8 && strncasecmp(c->hname, "location", 8) == 0;

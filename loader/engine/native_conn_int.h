@@ -56,6 +56,7 @@ struct rb_nconn {
     bool verify, no_body, busy, connecting, reused, got_bytes, headers_done, complete, in_value;
     bool is_loc, redirect;     /* the header being read is Location; the response is a redirect to follow */
     bool handshaking;          /* TLS: the handshake is under way */
+    bool all_headers;          /* every header is read (cache status, ETag); else only a redirect's (Location) */
     uint64_t connect_ns;       /* when the connection began (TLS: the handshake's time is from here) */
     struct rb_ntls_conn tls;   /* TLS state of fd, or none */
     size_t wlen, woff;

@@ -33,9 +33,9 @@ struct tar_reader {
 
 struct train_tar {
     uint64_t spo, batch;
-    pthread_mutex_t mu;             /* guards state[] */
+    pthread_mutex_t mu;             /* guards the moves out of IX_READING */
     pthread_cond_t cv;              /* an index became ready (or failed) */
-    unsigned char *state;           /* per shard: IX_* */
+    _Atomic unsigned char *state;   /* per shard: IX_*; IX_READY is final, read without the lock */
     uint64_t **member;              /* per shard once ready: spo pairs (data offset, bytes) */
     struct tar_reader *rd;          /* per read thread */
     unsigned nrd;
@@ -299,6 +299,11 @@ static int read_index(struct rb_train_run *R, struct tar_reader *rd, uint64_t i,
 static int shard_index(struct rb_train_run *R, struct tar_reader *rd, uint64_t i, const uint64_t **out)
 {
     struct train_tar *X = R->tar;
+    /* Every sample after a shard's first: its index is in memory, no lock taken. */
+    if (atomic_load_explicit(&X->state[i], memory_order_acquire) == IX_READY) {
+        *out = X->member[i];
+        return 0;
+    }
     pthread_mutex_lock(&X->mu);
     while (X->state[i] == IX_READING)
         pthread_cond_wait(&X->cv, &X->mu);
@@ -312,7 +317,7 @@ static int shard_index(struct rb_train_run *R, struct tar_reader *rd, uint64_t i
         rc = read_index(R, rd, i, &m);
         pthread_mutex_lock(&X->mu);
         X->member[i] = m;
-        X->state[i] = rc ? IX_FAILED : IX_READY;
+        atomic_store_explicit(&X->state[i], rc ? IX_FAILED : IX_READY, memory_order_release);
         pthread_cond_broadcast(&X->cv);
         pthread_mutex_unlock(&X->mu);
     } else if (X->state[i] == IX_FAILED) {
