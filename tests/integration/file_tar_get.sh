@@ -78,8 +78,8 @@ assert_exit 3 "a corrupt header" "$RB" load get "$DAV_URL/gnu" --filelist <(echo
 assert_stderr_line "\"flip.tar\": a header.s checksum or size field does not hold: not a tar archive, or a corrupt header \\(at byte $second of"
 assert_exit 2 "--samples tar --verify" "$RB" load get "$DAV_URL/gnu" --prefix shard- --samples tar --verify --quiet
 assert_stderr_line '^railbench: error: --samples tar with --verify: '
-assert_exit 2 "--samples of another kind" "$RB" load get "$DAV_URL/gnu" --prefix shard- --samples zip --quiet
-assert_stderr_line '^railbench: error: --samples: "zip" is not one of objects, tar$'
+assert_exit 2 "--samples of another kind" "$RB" load get "$DAV_URL/gnu" --prefix shard- --samples members --quiet
+assert_stderr_line '^railbench: error: --samples: "members" is not one of objects, tar$'
 assert_eq "GNU tar's shards are untouched" "$gnu" "$(listed "$G"/shard-*.tar)"
 
 # 4. s3:// on Ceph RGW: load train PUTs the shards (signed), load get counts their members.
