@@ -73,3 +73,15 @@ if [ "$hs" -lt 20 ] || [ "$res" -lt $((hs - 4)) ]; then
     fail "handshakes $hs, resumed $res: expected >= 20 and all but 4 resumed"
 fi
 ok "native TLS: $hs handshakes, $res resumed"
+
+# 3. load mixed over TLS on both engines (one request in flight per thread: the same draws): the same requests, bytes
+#    and error classes per op; what each run wrote is deleted.
+for e in curl native; do
+    "$RB" load mixed "$URL/dav/mix-$e" --insecure --objects 20 --size 2k -t 2 -c 1 --count 200 --engine "$e" \
+        --out "$T/m-$e" --quiet >/dev/null 2>"$T/m-$e.err" || { cat "$T/m-$e.err"; fail "load mixed over https ($e)"; }
+done
+mrows() { jq -c '[.summary.ops[] | {op, requests, bytes, errors}]' "$T/$1/result.json"; }
+assert_eq "mixed over https: curl's rows = native's" "$(mrows m-curl)" "$(mrows m-native)"
+assert_jq "$T/m-native/result.json" '.summary.engine == "native" and .summary.total.requests == 200 and
+    .summary.total.errors.total == 0 and (.summary.ops | length) == 4' "mixed over https: 200 requests of 4 ops, no error"
+assert_eq "mixed over https: files left" 0 "$(find "$W/dav/mix-curl" "$W/dav/mix-native" -type f 2>/dev/null | wc -l)"
