@@ -67,7 +67,8 @@ cephfs_mount() {
         start=
         for _ in $(seq 50); do start=$(proc_start "$fpid"); [ -n "$start" ] && break; sleep 0.02; done
         [ -n "$start" ] || die "ceph-fuse on $h exited at once; see $state/log/$h-ceph-fuse.out"
-        record pid "$fpid" "$start" "$h" ceph-fuse
+        # Listed here, not in up's records: after an umount they are gone and the cluster is still whole (a
+        # ceph-fuse down could not stop by this list ends with its host's namespace, as any process there does).
         echo "$h $fpid $start" >>"$cephfs_list"
         for i in $(seq 300); do
             in_mountns "$h" sh -c "mountpoint -q '$cephfs_mnt' && stat -f '$cephfs_mnt'" >/dev/null 2>&1 && break

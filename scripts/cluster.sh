@@ -806,6 +806,14 @@ do_status() {
     grep -q ' backend s3rver$' "$state/created" &&
         echo "  s3      http://$backend_ip:4568/  (s3rver, bucket railbench; access key S3RVER, secret S3RVER)"
     echo "  tier    http://$tier_ip/  (nginx proxy_cache of the origin; header X-Cache-Status)"
+    cephfs_layout
+    if [ -s "$cephfs_list" ]; then
+        local cf=() fpid fstart
+        while read -r h fpid fstart; do
+            if alive "$fpid" "$fstart"; then cf+=("$h(ceph-fuse $fpid)"); else cf+=("$h(ceph-fuse DEAD)"); ok=1; fi
+        done <"$cephfs_list"
+        echo "  cephfs  $cephfs_mnt on ${cf[*]}, from Ceph on $stor_ip (rail 0)"
+    fi
     echo "links:"
     echo "  backend mgmt0 <-> mgmt bridge, each way: $(tc -n "$name-backend" qdisc show dev mgmt0 root 2>/dev/null | sed 's/^qdisc //;s/ root refcnt [0-9]*//')"
     case $backend_shape in

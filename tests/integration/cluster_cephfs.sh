@@ -3,7 +3,7 @@
 # rail 0 (cluster.sh cephfs addr), mounted with ceph-fuse on both clients in their own network and sshd mount
 # namespaces (cluster.sh cephfs mount), and `load train file:///...` from 2 hosts reading one shared tree: each
 # sample once per epoch across the hosts, bytes exact and verified, the clients' rail 0 counters (railbench's and
-# /sys's) and the leg's carrying the data, the management network not; unmount by PID, bad input.
+# /sys's) and the leg's carrying the data, the management network not; unmount by PID, down with the mounts up, bad input.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/cluster_lib.sh"
@@ -37,6 +37,10 @@ ok "this machine has no mount at $P (each client's is its own)"
 while read -r h pid _; do
     assert_eq "$h's ceph-fuse (pid $pid) runs in $h's network namespace" "$NAME-$h" "$(ip netns identify "$pid")"
 done <"$(cl path state)/cephfs.mounts"
+cl status >"$T/status" || { cat "$T/status" >&2; fail "status: not healthy with CephFS mounted"; }
+grep -Eq "^  cephfs  $P on client1\(ceph-fuse [0-9]+\) client2\(ceph-fuse [0-9]+\), from Ceph on $ADDR \(rail 0\)$" "$T/status" ||
+    { cat "$T/status" >&2; fail "status does not show the CephFS mounts"; }
+ok "status: $(grep '^  cephfs' "$T/status")"
 assert_exit 2 "a second mount" "$CL" --name "$NAME" cephfs mount "$CEPHFS_CONF"
 assert_stderr_line '^cluster.sh: cephfs: already mounted on client1 client2; cephfs umount first$'
 
@@ -76,6 +80,9 @@ for h in client1 client2; do
 done
 for pid in $pids; do ! kill -0 "$pid" 2>/dev/null || fail "ceph-fuse $pid still runs after umount"; done
 ok "every ceph-fuse stopped"
+cl status >"$T/status" || { cat "$T/status" >&2; fail "status: the cluster is not whole after cephfs umount"; }
+! grep -q '^  cephfs' "$T/status" || fail "status still shows CephFS after umount"
+ok "status: whole, no CephFS line after umount"
 
 # 4. Bad input: one line, exit 2.
 assert_exit 2 "a ceph.conf that is not there" "$CL" --name "$NAME" cephfs mount "$T/none.conf"
@@ -85,3 +92,13 @@ assert_exit 2 "a monitor the clients cannot reach" "$CL" --name "$NAME" cephfs m
 assert_stderr_line "^cluster.sh: cephfs mount: $T/lo.conf: its monitor is not on the leg $ADDR"
 assert_exit 2 "an unknown cephfs command" "$CL" --name "$NAME" cephfs remount
 assert_stderr_line '^cluster.sh: cephfs: expected addr, mount CONF'
+
+# 5. down with CephFS mounted: the mounts go first, every ceph-fuse stopped, nothing of the cluster left.
+cl cephfs mount "$CEPHFS_CONF" >/dev/null
+pids=$(awk '{print $2}' "$(cl path state)/cephfs.mounts")
+state=$(cl path state)
+cl down >/dev/null
+for pid in $pids; do ! kill -0 "$pid" 2>/dev/null || fail "ceph-fuse $pid still runs after down"; done
+! ip link show "$NAME-stor" >/dev/null 2>&1 || fail "the leg $NAME-stor is left after down"
+[ ! -e "$state" ] || fail "state $state left after down"
+ok "down: every ceph-fuse stopped, the leg and the state removed"
