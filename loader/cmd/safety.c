@@ -163,7 +163,8 @@ static int match_listing(const char *blob, uint64_t blen, const struct rb_objset
     uint64_t k = 0;
     for (uint64_t off = 0; off < blen; off += strlen(blob + off) + 1)
         v[k++] = blob + off;
-    qsort(v, n, sizeof *v, cmp_str);
+    if (n) /* an empty listing: no array (qsort's first argument must not be NULL) */
+        qsort(v, n, sizeof *v, cmp_str);
     char buf[RB_OBJSET_NAME_BYTES];
     int rc = 0;
     for (uint64_t i = 0; i < mine->n && !rc; i++) {
