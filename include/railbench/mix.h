@@ -9,7 +9,7 @@
 
 /*
  * SplitMix64's finaliser: a 64-bit bijection with full avalanche, so nearby
- * keys give unrelated values. Inline: payloads call it once per 8 bytes.
+ * keys give unrelated values. Inline: payloads call it once per 4 KiB block.
  * Pure; thread-safe.
  */
 static inline uint64_t rb_mix64(uint64_t z)

@@ -7,8 +7,11 @@
 
 /*
  * Every function here is pure (no allocation) and thread-safe: worker
- * threads call them per request. The one state is the process's payload
- * layout, set once before any worker starts (rb_payload_set_tar).
+ * threads call them per request. The state is read-only once workers run:
+ * the plain layout's 4 KiB pattern (made before main) and the process's
+ * payload layout, set once before any worker starts (rb_payload_set_tar).
+ * The plain layout, byte for byte, is in docs/load.md ("Payload and
+ * verification").
  */
 
 /* The key of one object's payload; every byte of the object is a function of key and offset. */

@@ -2,7 +2,8 @@
 # railbench load checkpoint on file systems (the file protocol) on loop devices: XFS and ext4 hold exactly the
 # files and bytes of DLIO's formula after 2 ranks of llama3-8b write them (fsync at close by default), the reads
 # are verified with the ranks shifted, a run without --keep leaves no file; a full file system (ENOSPC) in the
-# middle of a checkpoint exits 3 naming the partial checkpoint, which is removed (kept with --keep).
+# middle of a checkpoint exits 3 naming the partial checkpoint, which is removed (kept with --keep); --verify
+# counts a flipped byte, two swapped blocks and another rank's block as checksum errors, file by file.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 chmod 755 "$T"
@@ -45,6 +46,32 @@ for fs in xfs ext4; do
     assert_jq "$T/$fs-pre/result.json" '.summary.dirs_removed == 1' "$fs: run pre removed 1 directory"
     rmdir "$LOOP_MNT/ck/pre/global_step1" "$LOOP_MNT/ck/pre"
 done
+
+# --verify catches what storage can get wrong (tests/unit/test_payload.c has the cases byte by byte). In ext4's
+# checkpoint a, step 1: a byte flipped in rank 0's optimizer file, its 1 MiB write blocks 1 and 3 swapped in rank 3's,
+# in rank 6's model file a 4 KiB block replaced by the same block of rank 7's. Reading step 1 back verified: exactly
+# those 3 files are checksum errors (exit 1), where the same read was clean before (above).
+S1=$LOOP_MNT/ck/a/global_step1
+python3 - "$S1" <<'PY'
+import sys
+d = sys.argv[1] + "/zero_pp_rank_"
+with open(d + "0_mp_rank_00_optim_states", "r+b") as f:
+    f.seek(3000001); b = f.read(1); f.seek(3000001); f.write(bytes([b[0] ^ 0x04]))
+with open(d + "3_mp_rank_00_optim_states", "r+b") as f:
+    f.seek(1 << 20); one = f.read(1 << 20); f.seek(3 << 20); three = f.read(1 << 20)
+    f.seek(1 << 20); f.write(three); f.seek(3 << 20); f.write(one)
+with open(d + "7_mp_rank_00_model_states", "rb") as f:
+    f.seek(5 * 4096); blk = f.read(4096)
+with open(d + "6_mp_rank_00_model_states", "r+b") as f:
+    f.seek(5 * 4096); f.write(blk)
+PY
+rc=0
+rb_mpirun 2 "$RB" load checkpoint "file://$LOOP_MNT/ck" --model llama3-8b --scale 1/$SCALE --mode read --writes 1 \
+    --reads 1 --name a --verify --keep --out "$T/bad" >"$T/bad.out" 2>"$T/bad.err" || rc=$?
+assert_eq "damaged checkpoint read verified: exit" 1 "$rc"
+assert_jq "$T/bad/result.json" '.summary.reads[0].errors == 3 and
+    (.phases[] | select(.name == "read-1") | .errors.checksum == 3 and .count == 16)' \
+    "a flipped byte, two swapped 1 MiB blocks, another rank's block: 3 files of 16 checksum errors"
 
 # --subset: 2 processes play ranks 0 and 1 of llama3-70b's 64 (MLPerf's subset mode): 2 x 2 files, 2/64 of the bytes.
 rbmpi sub 2 load checkpoint "file://$LOOP_MNT/ck" --model llama3-70b --subset --scale 1/100000 --writes 1 --reads 1 \

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "payload_int.h"
+#include "railbench/mix.h"
 #include "tarshard_int.h"
 
 #define LEN 4099 /* not a multiple of 8: tails are exercised */
@@ -72,6 +73,87 @@ static void test_verify(void **state)
     assert_int_equal(rb_payload_verify(k + 1, 123, buf, LEN) < 8, 1);
 }
 
+/*
+ * The documented layout (docs/load.md): each 4 KiB block is one fixed pattern XORed with the block's word
+ * rb_mix64(key + block * golden), little-endian; so two blocks of an object differ by the XOR of their words.
+ */
+static void test_layout(void **state)
+{
+    (void)state;
+    enum { B = 4096 };
+    unsigned char a[B], b[B], c[B];
+    uint64_t k = rb_payload_key(3, "ckpt/model_states");
+    rb_payload_fill(k, 5 * B, a, B);
+    rb_payload_fill(k, 9 * B, b, B);
+    rb_payload_fill(rb_payload_key(3, "other"), 0, c, B);
+    uint64_t d = rb_mix64(k + 5 * RB_MIX_GOLDEN) ^ rb_mix64(k + 9 * RB_MIX_GOLDEN);
+    for (size_t i = 0; i < B; i++)
+        assert_int_equal(a[i] ^ b[i], (unsigned char)(d >> (8 * (i % 8))));
+    /* The pattern itself: SplitMix64's stream from "PATTERN", XORed with the block word of key 0, block 0. */
+    rb_payload_fill(0, 0, c, B);
+    uint64_t st = 0x5041545445524eull, m0 = rb_mix64(0);
+    for (size_t w = 0; w < B / 8; w++) {
+        uint64_t want = rb_mix64_next(&st) ^ m0;
+        for (size_t i = 0; i < 8; i++)
+            assert_int_equal(c[8 * w + i], (unsigned char)(want >> (8 * i)));
+    }
+}
+
+/*
+ * What --verify must catch in a checkpoint or object read back: a byte flipped, two blocks swapped, a block of
+ * another object at the same offset, a block shifted by a few bytes, a block of zeros; each reported at its first byte.
+ */
+static void test_verify_catches_misplaced_blocks(void **state)
+{
+    (void)state;
+    enum { B = 4096, N = 64 * B, MIB = 16 * B };
+    unsigned char *buf = malloc(N), *other = malloc(N), tmp[B];
+    assert_non_null(buf);
+    assert_non_null(other);
+    uint64_t k = rb_payload_key(1, "global_step1/zero_pp_rank_0_mp_rank_00_optim_states");
+    uint64_t ko = rb_payload_key(1, "global_step1/zero_pp_rank_1_mp_rank_00_optim_states");
+    rb_payload_fill(k, 0, buf, N);
+    rb_payload_fill(ko, 0, other, N);
+    assert_int_equal(rb_payload_verify(k, 0, buf, N), N);
+    /* A flipped byte. */
+    buf[3 * B + 77] ^= 0x10;
+    assert_int_equal(rb_payload_verify(k, 0, buf, N), 3 * B + 77);
+    buf[3 * B + 77] ^= 0x10;
+    /* Two 4 KiB blocks swapped. */
+    memcpy(tmp, buf + 7 * B, B);
+    memcpy(buf + 7 * B, buf + 12 * B, B);
+    memcpy(buf + 12 * B, tmp, B);
+    assert_true(rb_payload_verify(k, 0, buf, N) - 7 * B < 8);
+    assert_true(rb_payload_verify(k, 12 * B, buf + 12 * B, B) < 8);
+    rb_payload_fill(k, 0, buf, N);
+    /* Two 1 MiB-sized write blocks swapped (here 64 KiB: the same at any multiple of 4 KiB). */
+    unsigned char *big = malloc(MIB);
+    assert_non_null(big);
+    memcpy(big, buf, MIB);
+    memcpy(buf, buf + 2 * MIB, MIB);
+    memcpy(buf + 2 * MIB, big, MIB);
+    assert_true(rb_payload_verify(k, 0, buf, N) < 8);
+    assert_true(rb_payload_verify(k, MIB, buf + MIB, N - MIB) - MIB < 8);
+    free(big);
+    rb_payload_fill(k, 0, buf, N);
+    /* The block at the same offset of another object (a rank's shard in another's file). */
+    memcpy(buf + 20 * B, other + 20 * B, B);
+    assert_true(rb_payload_verify(k, 0, buf, N) - 20 * B < 8);
+    rb_payload_fill(k, 0, buf, N);
+    /* A block shifted by 8 bytes (and by 1), the rest in place. */
+    memmove(buf + 30 * B + 8, buf + 30 * B, B - 8);
+    assert_true(rb_payload_verify(k, 0, buf, N) - (30 * B + 8) < 8);
+    rb_payload_fill(k, 0, buf, N);
+    memmove(buf + 31 * B + 1, buf + 31 * B, B - 1);
+    assert_true(rb_payload_verify(k, 0, buf, N) - (31 * B + 1) < 8);
+    rb_payload_fill(k, 0, buf, N);
+    /* A block of zeros (a hole). */
+    memset(buf + 40 * B, 0, B);
+    assert_true(rb_payload_verify(k, 0, buf, N) - 40 * B < 8);
+    free(buf);
+    free(other);
+}
+
 static void test_sizes(void **state)
 {
     (void)state;
@@ -130,6 +212,8 @@ int main(void)
         cmocka_unit_test(test_deterministic_and_distinct),
         cmocka_unit_test(test_seekable),
         cmocka_unit_test(test_verify),
+        cmocka_unit_test(test_layout),
+        cmocka_unit_test(test_verify_catches_misplaced_blocks),
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_tar_shard),
     };
