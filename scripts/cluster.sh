@@ -63,8 +63,8 @@ commands:
                          (start tests/servers/cephfs.sh with RB_CEPH_ADDR set to it)
   cephfs mount CONF [OPT...]
                          mount that CephFS (CONF: cephfs.sh's ceph.conf) with ceph-fuse on every client, in its
-                         network namespace (over its rail 0) and its sshd's mount namespace, at `path cephfs`;
-                         OPT: ceph-fuse options (e.g. --client_oc=false)
+                         network namespace (over its rail 0) and its sshd's mount namespace (and, with Slurm
+                         up, its slurmd's), at `path cephfs`; OPT: ceph-fuse options (e.g. --client_oc=false)
   cephfs umount          unmount it on every client and stop each ceph-fuse by PID (down does it too)
 
 global options (also from RB_CLUSTER_NAME, RB_CLUSTER_STATE):
@@ -758,10 +758,10 @@ do_down() {
         return 0
     fi
     # Slurm's hosts and daemons first: they sit on the bridges and namespaces below.
-    if [ -f "$state/slurm/created" ]; then slurm_layout; do_slurm_down; fi
-    # The clients' CephFS mounts before their sshds: unmounted, not cut off.
+    # The clients' CephFS mounts before their sshds and slurmds: unmounted, not cut off.
     cephfs_layout
     if [ -s "$cephfs_list" ]; then cephfs_umount >/dev/null; fi
+    if [ -f "$state/slurm/created" ]; then slurm_layout; do_slurm_down; fi
     undo_records "$state/created"
     rm -rf -- "$state"
     if [ "$(dirname "$state")" = /run/railbench-cluster ]; then rmdir /run/railbench-cluster 2>/dev/null || true; fi
@@ -808,9 +808,11 @@ do_status() {
     echo "  tier    http://$tier_ip/  (nginx proxy_cache of the origin; header X-Cache-Status)"
     cephfs_layout
     if [ -s "$cephfs_list" ]; then
-        local cf=() fpid fstart
-        while read -r h fpid fstart; do
-            if alive "$fpid" "$fstart"; then cf+=("$h(ceph-fuse $fpid)"); else cf+=("$h(ceph-fuse DEAD)"); ok=1; fi
+        local cf=() fsvc fpid fstart where
+        while read -r h fsvc fpid fstart; do
+            where=$h
+            [ "$fsvc" = sshd ] || where=$h/$fsvc
+            if alive "$fpid" "$fstart"; then cf+=("$where(ceph-fuse $fpid)"); else cf+=("$where(ceph-fuse DEAD)"); ok=1; fi
         done <"$cephfs_list"
         echo "  cephfs  $cephfs_mnt on ${cf[*]}, from Ceph on $stor_ip (rail 0)"
     fi

@@ -357,12 +357,7 @@ static int direct_new(struct rb_worker *w)
     if (!(n->tpool = calloc(m->n, sizeof *n->tpool)))
         return -ENOMEM;
     for (size_t i = 0; i < m->n; i++) {
-        const char *url = m->t[i].url;
-        if (strncmp(url, scheme, strlen(scheme)) != 0) {
-            rb_error("%s: --ais-direct: target %s is at %s, not %s like the proxy %s", t->name, m->t[i].id, url,
-                     scheme, t->endpoints[0]);
-            return -EPROTO;
-        }
+        const char *url = m->t[i].url; /* of the proxy's scheme (rb_ais_smap_load) */
         const char *hp = url + strlen(scheme);
         if (!(n->tpool[i] = rb_npool_get(w, scheme, hp, strlen(hp)))) {
             rb_error("%s: --ais-direct: target %s at %s does not resolve", t->name, m->t[i].id, url);

@@ -241,6 +241,14 @@ int rb_ais_smap_load(const struct rb_target *t, uint64_t timeout_ns, char *err, 
         } else if (!rc && (rc = rb_ais_smap_parse(m, b.s ? b.s : "", why, sizeof why))) {
             snprintf(err, errlen, "%s: --ais-direct: the cluster map from %s: %s", t->name, t->endpoints[0], why);
         }
+        /* The targets are reached over the proxy's scheme (one TLS set-up for the run). */
+        size_t sl = strncmp(t->endpoints[0], "https://", 8) == 0 ? 8 : 7;
+        for (size_t i = 0; !rc && i < m->n; i++)
+            if (strncmp(m->t[i].url, t->endpoints[0], sl) != 0) {
+                snprintf(err, errlen, "%s: --ais-direct: target %s is at %s, not at %.*s like the proxy %s", t->name,
+                         m->t[i].id, m->t[i].url, (int)sl, t->endpoints[0], t->endpoints[0]);
+                rc = -EPROTO;
+            }
         rb_buf_free(&b);
         m->loaded = rc == 0;
     }

@@ -73,6 +73,12 @@ static struct row *run_phase(struct tiers_run *r, const char *name, enum rb_load
 {
     struct row *row = NULL;
     struct tiers_args *a = r->a;
+    /* --drop-cache host (file targets, root): every host's page cache dropped before each read phase. */
+    if (op == RB_LOAD_GET && rb_file_drop_host_cache(&r->h, &a->file, name) != 0) {
+        r->stop = true;
+        r->status = r->status ? r->status : RB_EXIT_RUNTIME;
+        return NULL;
+    }
     struct rb_load_opts o = rb_load_opts_from(op, t, &a->tgt, &a->eng, r->h.rank);
     o.objects = mine;
     o.threads = (unsigned)a->threads;
@@ -83,6 +89,7 @@ static struct row *run_phase(struct tiers_run *r, const char *name, enum rb_load
     o.verify = a->verify && op == RB_LOAD_GET;
     o.min_size = o.max_size = size;
     o.cache_header = cache_headers;
+    o.file = &a->file;
     if (op != RB_LOAD_GET)
         o.engine = RB_ENGINE_CURL; /* --engine is the GET phases' */
     struct rb_load_result res = {0};
@@ -523,7 +530,7 @@ int rb_load_tiers_main(int argc, char **argv)
         .evict_timeout_ns = 5 * 60 * RB_NS_PER_S,
         .seed = 1,
     };
-    rb_load_defaults(&a.tgt, &a.eng, NULL);
+    rb_load_defaults(&a.tgt, &a.eng, &a.file);
     a.tgt.timeout_ns = 60 * RB_NS_PER_S; /* a cold GET waits for the tier to fetch from the backend */
     const struct rb_opt own[] = {
         {"backend", 0, RB_OPT_STR, &a.backend, "URL", "the origin: http://HOST:PORT/PATH, s3://BUCKET[/PREFIX] or "
@@ -573,7 +580,7 @@ int rb_load_tiers_main(int argc, char **argv)
     };
     struct rb_opts opts = {0};
     rb_opts_add(&opts, own);
-    rb_load_options(&opts, &a.tgt, &a.eng, NULL);
+    rb_load_options(&opts, &a.tgt, &a.eng, &a.file);
     const struct rb_cmd_spec spec = {
         "railbench load tiers --backend URL --tier URL [options]",
         "Per object size: populate the backend, then GET every object directly from it (DIRECT), through the tier "

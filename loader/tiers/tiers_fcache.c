@@ -15,6 +15,7 @@
 #include "../engine/payload_int.h"
 #include "../engine/worker_int.h"
 #include "../file/fileio_int.h"
+#include "../file/pagecache_int.h"
 #include "railbench/clock.h"
 #include "railbench/log.h"
 
@@ -239,6 +240,11 @@ static int fill(struct rb_tiers_fcache *fc, struct rb_tiers_fc_thread *th, const
     int err = fc->origin_file ? fetch_file(fc, th, o, origin_name, what) : fetch_http(fc, th, origin_name, what);
     bool whole = !err && th->rc == CURLE_OK && th->status == 200 && !th->r.mismatch &&
                  (!th->r.size || th->pos == th->r.size);
+    if (whole && fc->fsync && fsync(th->tfd) != 0) {
+        err = errno;
+        *what = "fsync (cache file)";
+        whole = false;
+    }
     if (close(th->tfd) != 0 && !err) {
         err = errno;
         *what = "close (cache file)";
@@ -269,6 +275,16 @@ static bool created(const struct rb_tiers_fcache *fc, uint64_t idx)
     return idx < fc->nobjects && (atomic_load(&fc->created[idx / 64]) >> (idx % 64)) & 1;
 }
 
+/* --drop-cache: path's cached pages dropped (when it exists), before the request's clock starts. */
+static void drop_pages(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        rb_pagecache_drop_fd(fd);
+        close(fd);
+    }
+}
+
 /* One GET through the cache: the cache file when it is there (HIT), else a fill from the backend (MISS). */
 static int issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t intended_ns)
 {
@@ -292,16 +308,24 @@ static int issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t 
     th->ttfb_ns = th->pos = 0;
     th->tfd = -1;
     w->issued++;
-    r->start_ns = w->last_issue_ns = rb_clock_ns();
-    r->intended_ns = intended_ns ? intended_ns : r->start_ns;
-    if (o->log_fd >= 0)
-        r->start_wall_ns = rb_clock_wall_ns();
     char path[PATH_MAX], origin_name[RB_OBJSET_NAME_BYTES + 1100];
     int err = 0;
     const char *what = "open (cache file)";
     snprintf(origin_name, sizeof origin_name, "%s%s", rb_target_prefix(fc->origin), name);
     r->key = rb_payload_key(o->seed, origin_name); /* the backend's bytes, under the backend's name */
-    if (snprintf(path, sizeof path, "%s/%s", rb_target_file_root(&fc->t), name) >= (int)sizeof path) {
+    const bool path_ok = snprintf(path, sizeof path, "%s/%s", rb_target_file_root(&fc->t), name) < (int)sizeof path;
+    if (fc->drop_files && path_ok) {
+        char opath[PATH_MAX];
+        drop_pages(path);
+        if (fc->origin_file &&
+            snprintf(opath, sizeof opath, "%s/%s", rb_target_file_root(fc->origin), origin_name) < (int)sizeof opath)
+            drop_pages(opath);
+    }
+    r->start_ns = w->last_issue_ns = rb_clock_ns();
+    r->intended_ns = intended_ns ? intended_ns : r->start_ns;
+    if (o->log_fd >= 0)
+        r->start_wall_ns = rb_clock_wall_ns();
+    if (!path_ok) {
         err = ENAMETOOLONG;
     } else {
         int fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -34,7 +34,9 @@ struct rb_tiers_fcache {
     const struct rb_target *origin; /* the backend a miss fetches from (file://, http, s3, ais) */
     bool origin_file;
     unsigned nthreads;
-    uint64_t block_bytes;           /* bytes per read and write system call */
+    uint64_t block_bytes;           /* bytes per read and write system call (--block-size) */
+    bool drop_files;                /* --drop-cache: a file's cached pages dropped before it is read (untimed) */
+    bool fsync;                     /* --fsync close: a filled cache file is fsync'd before it is put in place */
     struct rb_tiers_fc_thread *th;  /* one per worker thread */
     _Atomic uint64_t *created;      /* bit i: this rank's object i was put in the cache by this run */
     uint64_t nobjects;

@@ -29,24 +29,36 @@ static void sum_to_root(struct tiers_run *r, const uint64_t *in, uint64_t *out, 
 int rb_tiers_fc_setup(struct tiers_run *r, const struct rb_cli *cli)
 {
     struct tiers_args *a = r->a;
+    const struct rb_file_opts *fo = &a->file;
+    int status = rb_file_opts_check(fo);
+    if (status)
+        return status;
     if (strcmp(rb_target_scheme(r->tier), "file") != 0) {
         if (a->keep_cache)
             return rb_cli_usage_error("--keep-cache: for a file:// tier (a cache directory); %s is not one",
                                       rb_target_name(r->tier));
-        return 0;
+        /* The file options are a file:// backend's (its put and direct phases), else nobody's. */
+        return rb_file_opts_target(fo, strcmp(rb_target_scheme(r->backend), "file") == 0 ? r->backend : r->tier,
+                                   cli, &a->inflight);
     }
     if (a->cache_header)
         return rb_cli_usage_error("--cache-header %s: a file:// tier has no header; railbench itself counts HIT (the "
                                   "cache file was there) and MISS (fetched from the backend)", a->cache_header);
-    /* The cache's requests block in each call, as --io-engine psync does: one at a time per thread. */
-    if (a->inflight > 1 && (rb_cli_given(cli, "--inflight") || rb_cli_given(cli, "-c")))
-        rb_warn("--inflight %" PRIu64 ": a file:// tier reads and fills one file at a time per thread, so every phase "
-                "runs 1 request in flight per thread; use --threads N for more", a->inflight);
+    if (fo->engine != RB_FIO_PSYNC || fo->direct || fo->cold_check || fo->fsync == RB_FSYNC_EACH)
+        return rb_cli_usage_error("%s: not for a file:// tier, whose reads and fills go one at a time per thread through "
+                                  "the page cache (more at once: --threads; reads from the cache's disk: --drop-cache)",
+                                  fo->engine != RB_FIO_PSYNC ? "--io-engine io_uring" : fo->direct ? "--direct"
+                                  : fo->cold_check ? "--cold-check" : "--fsync each");
+    /* The cache's requests block in each call, as --io-engine psync does: 1 in flight per thread (a warning if -c). */
+    if ((status = rb_file_opts_target(fo, r->tier, cli, &a->inflight)) != 0)
+        return status;
     a->inflight = 1;
-    if (rb_tiers_fcache_new(&r->fc, r->tier, r->backend, (unsigned)a->threads, RB_FILE_DEFAULT_BLOCK) != 0) {
+    if (rb_tiers_fcache_new(&r->fc, r->tier, r->backend, (unsigned)a->threads, fo->block_bytes) != 0) {
         fprintf(stderr, "railbench: error: out of memory\n");
         return RB_EXIT_RUNTIME;
     }
+    r->fc->drop_files = fo->drop_cache != RB_DROP_NONE;
+    r->fc->fsync = fo->fsync == RB_FSYNC_CLOSE;
     return 0;
 }
 
@@ -126,6 +138,8 @@ void rb_tiers_fc_size_done(struct tiers_run *r, const struct rb_objset *mine, ui
 
 void rb_tiers_fc_summary(const struct tiers_run *r, cJSON *summary, struct rb_buf *table)
 {
+    if (r->fc || strcmp(rb_target_scheme(r->backend), "file") == 0)
+        rb_file_summary_json(summary, &r->a->file);
     if (!r->fc) {
         cJSON_AddNullToObject(summary, "file_cache");
         return;

@@ -7,6 +7,7 @@
 #include "tiers_fcache_int.h"
 #include "tiers_int.h"
 #include "../cmd/loader_int.h"
+#include "../file/file_int.h"
 #include "../engine/phase_int.h"
 
 #define MAX_ROWS (3 * RB_LIST_MAX)
@@ -31,6 +32,7 @@ struct tiers_args {
     /* The target options of both targets (--backend-X and --tier-X replace --endpoint and --provider for one). */
     struct rb_target_cfg tgt;
     struct rb_engine_args eng; /* --engine of the GET phases (puts: curl), --max-redirects */
+    struct rb_file_opts file;  /* the file options: a file:// backend's phases, a file:// tier's reads and fills */
 };
 
 /* One table row (rank 0). */

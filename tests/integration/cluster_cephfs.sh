@@ -3,7 +3,8 @@
 # rail 0 (cluster.sh cephfs addr), mounted with ceph-fuse on both clients in their own network and sshd mount
 # namespaces (cluster.sh cephfs mount), and `load train file:///...` from 2 hosts reading one shared tree: each
 # sample once per epoch across the hosts, bytes exact and verified, the clients' rail 0 counters (railbench's and
-# /sys's) and the leg's carrying the data, the management network not; unmount by PID, down with the mounts up, bad input.
+# /sys's) and the leg's carrying the data, the management network not; unmount by PID; with Slurm up, a mount for
+# each slurmd too and load train under srun; down with the mounts up; bad input.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/cluster_lib.sh"
@@ -34,7 +35,7 @@ for h in client1 client2; do
 done
 ! mountpoint -q "$P" || fail "$P is a mount point on this machine: the clients' mounts leaked out of their namespaces"
 ok "this machine has no mount at $P (each client's is its own)"
-while read -r h pid _; do
+while read -r h _ pid _; do
     assert_eq "$h's ceph-fuse (pid $pid) runs in $h's network namespace" "$NAME-$h" "$(ip netns identify "$pid")"
 done <"$(cl path state)/cephfs.mounts"
 cl status >"$T/status" || { cat "$T/status" >&2; fail "status: not healthy with CephFS mounted"; }
@@ -73,7 +74,7 @@ ok "rail0 in /sys: client1 +$d1, client2 +$d2 bytes"
 ok "the Ceph leg sent $dl bytes onto rail 0 (the data set: $((N * S)))"
 
 # 3. Unmounted on every client, each ceph-fuse stopped by its PID.
-pids=$(awk '{print $2}' "$(cl path state)/cephfs.mounts")
+pids=$(awk '{print $3}' "$(cl path state)/cephfs.mounts")
 assert_eq "cephfs umount" "cephfs unmounted in cluster $NAME" "$(cl cephfs umount)"
 for h in client1 client2; do
     assert_eq "$h: no mount left" "" "$(cl ssh "$h" "findmnt -n -o FSTYPE $P || true")"
@@ -84,7 +85,26 @@ cl status >"$T/status" || { cat "$T/status" >&2; fail "status: the cluster is no
 ! grep -q '^  cephfs' "$T/status" || fail "status still shows CephFS after umount"
 ok "status: whole, no CephFS line after umount"
 
-# 4. Bad input: one line, exit 2.
+# 4. With Slurm up, each client's slurmd gets a mount of its own too: load train under srun from 2 hosts.
+cl slurm up >/dev/null
+cl cephfs mount "$CEPHFS_CONF" >/dev/null
+cl status >"$T/status" || { cat "$T/status" >&2; fail "status: not healthy with CephFS mounted for Slurm"; }
+grep -Eq "^  cephfs  $P on client1\(ceph-fuse [0-9]+\) client1/slurmd\(ceph-fuse [0-9]+\) client2\(ceph-fuse [0-9]+\) client2/slurmd\(ceph-fuse [0-9]+\), " \
+    "$T/status" || { cat "$T/status" >&2; fail "status does not show the 4 mounts"; }
+ok "status: a mount for each client's sshd and slurmd"
+OMPI_MCA_btl_tcp_if_include=mgmt0 cl slurm srun --mpi=pmix -N 2 --ntasks-per-node 1 "$RB" load train "file://$P/train" \
+    --objects $N --sample-size $S -b 8 --compute-time 1ms --epochs 1 --verify --quiet --out "$T/strain" \
+    >/dev/null 2>"$T/strain.err" || { cat "$T/strain.err" >&2; fail "load train under srun over CephFS failed"; }
+R=$T/strain/result.json
+assert_eq "srun: ranks on two hosts" "$NAME-client1:1 $NAME-client2:1" "$(jq -r '[.hosts[] | "\(.name):\(.ranks)"] | join(" ")' "$R")"
+assert_jq "$R" "[.summary.train_epochs[] | [.samples, .requests, .bytes, .errors]] == [[$N, $N, $((N * S)), 0]]" \
+    "srun: $N samples, $N reads, $((N * S)) bytes, no error (verified)"
+assert_jq "$R" '[.summary.train_epochs[0].net_bytes[] | select(.interface == "rail0") | .rx_bytes] | all(. > 0)' \
+    "srun: both hosts received on rail0"
+cl cephfs umount >/dev/null
+cl slurm down >/dev/null
+
+# 5. Bad input: one line, exit 2.
 assert_exit 2 "a ceph.conf that is not there" "$CL" --name "$NAME" cephfs mount "$T/none.conf"
 assert_stderr_line "^cluster.sh: cephfs mount: $T/none.conf: no such file"
 sed 's/^mon host = .*/mon host = [v1:127.0.0.1:6789]/' "$CEPHFS_CONF" >"$T/lo.conf"
@@ -93,9 +113,9 @@ assert_stderr_line "^cluster.sh: cephfs mount: $T/lo.conf: its monitor is not on
 assert_exit 2 "an unknown cephfs command" "$CL" --name "$NAME" cephfs remount
 assert_stderr_line '^cluster.sh: cephfs: expected addr, mount CONF'
 
-# 5. down with CephFS mounted: the mounts go first, every ceph-fuse stopped, nothing of the cluster left.
+# 6. down with CephFS mounted: the mounts go first, every ceph-fuse stopped, nothing of the cluster left.
 cl cephfs mount "$CEPHFS_CONF" >/dev/null
-pids=$(awk '{print $2}' "$(cl path state)/cephfs.mounts")
+pids=$(awk '{print $3}' "$(cl path state)/cephfs.mounts")
 state=$(cl path state)
 cl down >/dev/null
 for pid in $pids; do ! kill -0 "$pid" 2>/dev/null || fail "ceph-fuse $pid still runs after down"; done

@@ -84,7 +84,28 @@ assert_jq "$R" '.summary.file_cache.files_filled == 6 and .summary.file_cache.fi
 assert_eq "the cache directory holds the user's file alone" "notes.txt" "$(ls "$C2")"
 assert_eq "the origin keeps its 6 files" 6 "$(find "$ORIGIN" -name 'obj-64KiB-*' -size 65536c | wc -l)"
 
-# 5. Bad input: one line, exit 2.
+# 5. The file options: 256 KiB reads and writes, each fill synced, every host's page cache dropped before each read
+#    phase: the warm reads come from the cache's loop device, not from memory.
+"$RB" load tiers --backend "file://$ORIGIN" --tier "file://$C2" --sizes 1MiB --objects 8 --block-size 256k \
+    --fsync close --drop-cache host --verify --quiet --out "$T/t5" >/dev/null
+R=$T/t5/result.json
+assert_eq "dropped: cold, warm hit/miss" "0/8 8/0" \
+    "$(row "$R" 1048576 cold cache_hit)/$(row "$R" 1048576 cold cache_miss) $(row "$R" 1048576 warm cache_hit)/$(row "$R" 1048576 warm cache_miss)"
+assert_jq "$R" '[.checks[] | select(.name | endswith("_host_cache_dropped")) | .name] ==
+    ["direct-1MiB_host_cache_dropped", "cold-1MiB_host_cache_dropped", "warm-1MiB_host_cache_dropped"]
+    and ([.checks[] | select(.name | endswith("_host_cache_dropped")) | .passed] | all)' \
+    "the page cache dropped before the direct, cold and warm phases"
+assert_jq "$R" '.summary.file.block_size_bytes == 262144 and .summary.file.fsync == "close"
+    and .summary.file.drop_cache == "host" and .summary.file.mount.kind == "loop"' "summary.file: the options and the cache's loop device"
+warm_read=$(jq "[.phases[] | select(.name == \"warm-1MiB\") | .counters[].disk[] | select(.name == \"$LOOP_NAME\") | .read_bytes] | add" "$R")
+[ "$warm_read" -ge $((8 * M)) ] || fail "the warm phase read $warm_read bytes from $LOOP_NAME, less than the 8 MiB it served"
+ok "the warm phase read $warm_read bytes from the cache's device $LOOP_NAME (8 MiB served)"
+assert_eq "the cache directory holds the user's file alone again" "notes.txt" "$(ls "$C2")"
+
+# 6. Bad input: one line, exit 2.
+assert_exit 2 "--direct with a file tier" "$RB" load tiers --backend "file://$ORIGIN" --tier "file://$C2" \
+    --direct --objects 2 --sizes 4KiB
+assert_stderr_line '^railbench: error: --direct: not for a file:// tier'
 assert_exit 2 "--cache-header with a file tier" "$RB" load tiers --backend "file://$ORIGIN" --tier "file://$C2" \
     --cache-header X-Cache --objects 2 --sizes 4KiB
 assert_stderr_line '^railbench: error: --cache-header X-Cache: a file:// tier has no header'

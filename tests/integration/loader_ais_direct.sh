@@ -120,4 +120,11 @@ wait_port "$PLAIN" 30 "the single-node stand-in"
 assert_exit 3 "a proxy without a cluster map" "$RB" load get ais://bkt/d/ --endpoint "http://127.0.0.1:$PLAIN" \
     --ais-direct --objects 1 --out "$T/bad"
 assert_stderr_line "the cluster map from http://127.0.0.1:$PLAIN: the reply is not AIStore's cluster map"
+mapfile -t hp < <(free_port 2)
+HTTPS_MAP=${hp[0]} HT=${hp[1]}
+bg python3 "$PEER" --port "$HTTPS_MAP" --ais-targets "$HT" --ais-smap-scheme https
+wait_port "$HTTPS_MAP" 30 "the stand-in whose map names https:// targets"
+assert_exit 3 "a map whose targets are of another scheme" "$RB" load get ais://bkt/d/ \
+    --endpoint "http://127.0.0.1:$HTTPS_MAP" --ais-direct --objects 1 --out "$T/bad2"
+assert_stderr_line "target t$HT is at https://127.0.0.1:$HT, not at http:// like the proxy"
 echo "PASS loader_ais_direct"

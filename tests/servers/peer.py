@@ -30,7 +30,8 @@ owns the object by AIStore's HRW (core/meta/hrw.go: XXH64 of the uname "<provide
 seeded with MLCG32, xored with each target's XXH64 of its id, through xoshiro256's hash; the highest
 wins). A target serves /v1/objects/B/O (PUT, GET, HEAD, DELETE) for the objects it owns, counted per
 target, and redirects any other to its owner (counted in misdirected), as a stale map's client would
-be. --ais-smap-omit N leaves the last N targets out of the map it serves (a map older than the cluster).
+be. --ais-smap-omit N leaves the last N targets out of the map it serves (a map older than the cluster);
+--ais-smap-scheme https makes the map's URLs https:// (the targets still answer http).
 
 With --ais-backend URL the AIStore stand-in is a caching tier in front of URL: a GET of an object it
 does not hold fetches URL/<object> (counted in backend_fetches), keeps it and serves it; later GETs
@@ -342,7 +343,8 @@ class Handler(BaseHTTPRequestHandler):
     def ais_smap(self):
         """AIStore's cluster map as GET /v1/daemon?what=smap returns it (core/meta/smap.go's JSON tags)."""
         def node(tid, port, kind):
-            net = {"node_ip_addr": "127.0.0.1", "daemon_port": str(port), "direct_url": "http://127.0.0.1:%d" % port}
+            url = "%s://127.0.0.1:%d" % (ARGS.ais_smap_scheme, port)
+            net = {"node_ip_addr": "127.0.0.1", "daemon_port": str(port), "direct_url": url}
             return {"public_net": net, "intra_data_net": net, "intra_control_net": net, "daemon_type": kind,
                     "daemon_id": tid, "flags": 0, "id_digest": xxh64(tid.encode(), MLCG32)}
         shown = TARGETS[:len(TARGETS) - ARGS.ais_smap_omit]
@@ -444,6 +446,7 @@ def main():
     ap.add_argument("--ais-evict-ms", type=float, default=300.0, help="how long an eviction job runs")
     ap.add_argument("--ais-targets", default="", help="a cluster: one AIStore target per port (comma-separated)")
     ap.add_argument("--ais-smap-omit", type=int, default=0, help="targets left out of the cluster map served")
+    ap.add_argument("--ais-smap-scheme", default="http", help="the scheme of the targets' URLs in the map served")
     ARGS = ap.parse_args()
     # The default listen backlog (5) drops connects past it, and a retried SYN costs a second.
     ThreadingHTTPServer.request_queue_size = 1024
