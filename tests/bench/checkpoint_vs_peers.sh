@@ -10,7 +10,7 @@
 # 2. S3, on Ceph RGW: the write (multipart, 8 MiB parts, -c 8) against `load put` of the same names and sizes with the
 #    same parts and -c (each listed file's size decides its multipart upload, as the checkpoint's does); the read
 #    of those objects whole (--read-part-size 0) against `load get` of them, -c 8.
-# Usage: tests/bench/checkpoint_vs_peers.sh   (BENCH_SCALE, BENCH_ROUNDS, BENCH_TARGETS="files s3")
+# Usage: tests/bench/checkpoint_vs_peers.sh   (BENCH_SCALE, BENCH_ROUNDS, BENCH_TARGETS="files s3", BENCH_IMAGE_DIR)
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 chmod 755 "$T"
@@ -28,16 +28,26 @@ stats() { local name=$1; shift
     printf '%s\n' "$@" | sort -g | awk -v n="$name" '{v[NR] = $1} END {
         m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
         printf "| %s | %d | %.3f | %.3f | %.3f |\n", n, NR, v[1], m, v[NR] }' >>"$T/table"; }
-# pair R A B: runs A then B in odd rounds, B then A in even ones (each a function setting its figure), each after a
-# sync: the loop device's backing file is written back by the host after the fsyncs, and without the sync whoever
-# ran second paid for the first one's write-back (ratios of 3 and 0.2 by turns, measured).
-pair() { if (( $1 % 2 )); then sync; "$2" "$1"; sync; "$3" "$1"; else sync; "$3" "$1"; sync; "$2" "$1"; fi; }
+# settle: before each measured run a sync (without it whoever ran second paid for the first one's write-back: ratios
+# of 3 and 0.2 by turns, measured), and every file on the loop file system dropped from the page cache (dd
+# iflag=nocache count=0: posix_fadvise DONTNEED of the whole file). Without the drop the second writer of a round,
+# whichever tool, came out 3-4x slower than the first (the same checkpoint write twice: 687 then 162 MiB/s, 860
+# then 272, 818 then 218; with the first one's pages dropped before: 765-1132 every time): its pages came from
+# memory the guest had not used lately (likely: this VM has a virtio balloon), the first one's from pages just freed.
+settle() { sync; [ -z "${LOOP_MNT:-}" ] ||
+    find "$LOOP_MNT" -type f -exec dd if={} iflag=nocache count=0 status=none \; ; }
+# pair R A B: runs A then B in odd rounds, B then A in even ones (each a function setting its figure), each settled.
+pair() { if (( $1 % 2 )); then settle; "$2" "$1"; settle; "$3" "$1"; else settle; "$3" "$1"; settle; "$2" "$1"; fi; }
 ck() { "$RB" load checkpoint "$@" --model llama3-8b --scale "1/$SCALE" --quiet >/dev/null 2>"$T/ck.err" ||
     { cat "$T/ck.err" >&2; fail "load checkpoint $*"; }; }
 : >"$T/table"
 
 if [[ " $TARGETS " == *" files "* ]]; then
-    loopfs_up fs 1200M ext4
+    # The loop device's image in RAM (/dev/shm; BENCH_IMAGE_DIR names another directory): the disk under build/tmp is
+    # shared with every other build and test on the machine, whose I/O would set the figure instead of the tools.
+    IMG=$(mktemp -d "${BENCH_IMAGE_DIR:-/dev/shm}/checkpoint_vs_peers.XXXXXX") || fail "no directory for the image"
+    AT_EXIT+=("rm -rf '$IMG'")
+    T=$IMG loopfs_up fs 1200M ext4
     # Every block of the device written once before anything is measured. The image is sparse and the loop device
     # writes it with O_DIRECT, so a block written for the first time makes the host file system allocate it (an
     # unwritten extent, converted when the write completes), several times the cost of an overwrite; and ext4 inside
