@@ -82,7 +82,8 @@ static struct row *run_phase(struct tiers_run *r, const char *name, enum rb_load
     struct rb_load_opts o = rb_load_opts_from(op, t, &a->tgt, &a->eng, r->h.rank);
     o.objects = mine;
     o.threads = (unsigned)a->threads;
-    o.inflight = (unsigned)a->inflight;
+    /* A file:// target's psync reads block: 1 in flight per thread on its phases (file.md), -c on the others. */
+    o.inflight = strcmp(rb_target_scheme(t), "file") == 0 && a->file.engine == RB_FIO_PSYNC ? 1 : (unsigned)a->inflight;
     o.pattern = RB_PATTERN_EPOCH;
     o.epochs = epochs;
     o.seed = a->seed;

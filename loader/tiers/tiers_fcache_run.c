@@ -37,9 +37,11 @@ int rb_tiers_fc_setup(struct tiers_run *r, const struct rb_cli *cli)
         if (a->keep_cache)
             return rb_cli_usage_error("--keep-cache: for a file:// tier (a cache directory); %s is not one",
                                       rb_target_name(r->tier));
-        /* The file options are a file:// backend's (its put and direct phases), else nobody's. */
+        /* The file options are a file:// backend's (its put and direct phases), else nobody's; the tier's phases
+           keep --inflight (run_phase takes 1 on a psync file target's). */
+        uint64_t inflight = a->inflight;
         return rb_file_opts_target(fo, strcmp(rb_target_scheme(r->backend), "file") == 0 ? r->backend : r->tier,
-                                   cli, &a->inflight);
+                                   cli, &inflight);
     }
     if (a->cache_header)
         return rb_cli_usage_error("--cache-header %s: a file:// tier has no header; railbench itself counts HIT (the "
