@@ -43,12 +43,21 @@ cephfs_addr() {
     echo "$stor_ip"
 }
 
+# in_mountns PID CMD...: runs CMD in the mount namespace of process PID, under PID's root directory. Entering a
+# mount namespace sets the root to the namespace's own, so a chrooted machine (a build root, a container-like
+# root) would otherwise run CMD from outside its root, where neither CMD's paths nor the mount are.
+in_mountns() {
+    local pid=$1; shift
+    nsenter --mount="/proc/$pid/ns/mnt" --root="/proc/$pid/root" --wd=/ -- "$@"
+}
+
 # fuse_start HOST SVC NSPID CONF [OPTION...]: a ceph-fuse for HOST in its network namespace and in the mount
 # namespace of process NSPID (its SVC), listed in cephfs.mounts; waits (60 s) for its mount there.
 fuse_start() {
     local h=$1 svc=$2 pid=$3 conf=$4 ns=$name-$1 start i; shift 4
     # Its own admin socket, pid file and log (the conf's are the host mount's); its address on rail 0.
-    setsid nsenter --net="/run/netns/$ns" --mount="/proc/$pid/ns/mnt" --uts="$state/uts/$ns" -- \
+    setsid nsenter --net="/run/netns/$ns" --mount="/proc/$pid/ns/mnt" --root="/proc/$pid/root" --wd=/ \
+        --uts="$state/uts/$ns" -- \
         ceph-fuse -f -c "$conf" --public_addr "$(rail_ip "$h" 0)" --admin_socket "$state/cephfs-$h-$svc.asok" \
         --pid_file "$state/cephfs-$h-$svc.pid" --log_file "$state/log/$h-ceph-fuse-$svc.log" "$@" "$cephfs_mnt" \
         </dev/null >>"$state/log/$h-ceph-fuse-$svc.out" 2>&1 &
@@ -60,7 +69,7 @@ fuse_start() {
     # ceph-fuse down could not stop by this list ends with its host's namespace, as any process there does).
     echo "$h $svc $fpid $start" >>"$cephfs_list"
     for i in $(seq 300); do
-        nsenter --mount="/proc/$pid/ns/mnt" -- sh -c "mountpoint -q '$cephfs_mnt' && stat -f '$cephfs_mnt'" \
+        in_mountns "$pid" sh -c "mountpoint -q '$cephfs_mnt' && stat -f '$cephfs_mnt'" \
             >/dev/null 2>&1 && return 0
         alive "$fpid" "$start" || die "ceph-fuse on $h ($svc) exited; see $state/log/$h-ceph-fuse-$svc.out"
         [ "$i" -lt 300 ] || die "ceph-fuse on $h ($svc): no mount on $cephfs_mnt after 60 s; see $state/log/$h-ceph-fuse-$svc.out"
@@ -97,7 +106,7 @@ cephfs_umount() {
     local h svc pid start
     while read -r h svc pid start; do
         if alive "$pid" "$start"; then
-            nsenter --mount="/proc/$pid/ns/mnt" -- sh -c "fusermount3 -u '$cephfs_mnt' 2>/dev/null ||
+            in_mountns "$pid" sh -c "fusermount3 -u '$cephfs_mnt' 2>/dev/null ||
                 umount '$cephfs_mnt' 2>/dev/null || umount -l '$cephfs_mnt'" ||
                 note "cephfs: $h ($svc): $cephfs_mnt would not unmount"
         fi

@@ -920,7 +920,10 @@ case $cmd in
         enter=(ip netns exec "$name-client1")
         cephfs_layout
         if [ -s "$cephfs_list" ]; then
-            enter=(nsenter --net="/run/netns/$name-client1" --mount="/proc/$(sshd_pid client1)/ns/mnt")
+            spid=$(sshd_pid client1) || die "cephfs: the sshd of client1 is not running (cluster.sh status)"
+            # Under the sshd's root and in this directory, as in_mountns (a chrooted machine's paths stay its own).
+            enter=(nsenter --net="/run/netns/$name-client1" --mount="/proc/$spid/ns/mnt" --root="/proc/$spid/root"
+                --wd="$PWD")
         fi
         "${enter[@]}" nsenter --uts="$state/uts/$name-client1" -- \
             env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 setsid "${mpi[@]}" <&0 &
