@@ -140,9 +140,12 @@ static double run_window(struct p2p *P, int size, int peer, bool sender, bool bo
         if (both || sender)
             for (int k = 0; k < w; k++)
                 RB_MPI_CHECK(MPI_Isend(P->sbuf, size, MPI_CHAR, peer, OSU_TAG, c, &P->reqs[n++]));
-        RB_MPI_CHECK(MPI_Waitall(n, P->reqs, MPI_STATUSES_IGNORE));
-        if (both)
+        if (both) { /* as osu_bibw: the sends completed first, then the receives */
+            RB_MPI_CHECK(MPI_Waitall(w, P->reqs + w, MPI_STATUSES_IGNORE));
+            RB_MPI_CHECK(MPI_Waitall(w, P->reqs, MPI_STATUSES_IGNORE));
             continue;
+        }
+        RB_MPI_CHECK(MPI_Waitall(n, P->reqs, MPI_STATUSES_IGNORE));
         if (sender)
             RB_MPI_CHECK(MPI_Recv(P->rbuf, 4, MPI_CHAR, peer, OSU_ACK_TAG, c, MPI_STATUS_IGNORE));
         else
