@@ -163,6 +163,8 @@ char *rb_load_cmd_report(const struct load_args *a, struct rb_harness *h, const 
     cJSON_AddNumberToObject(summary, "threads", o->threads);
     cJSON_AddNumberToObject(summary, "inflight", o->inflight);
     cJSON_AddStringToObject(summary, "engine", rb_engine_name(o));
+    if (rb_engine_io_loop_name(o))
+        cJSON_AddStringToObject(summary, "io_loop", rb_engine_io_loop_name(o));
     if (o->target->ops->loop)
         rb_file_summary_json(summary, &a->file);
     const double achieved = rb_load_achieved_rate(res);

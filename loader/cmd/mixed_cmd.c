@@ -88,6 +88,8 @@ static char *report(struct rb_harness *h, const struct rb_load_opts *o, const st
     cJSON_AddItemToObject(summary, "cleanup", rb_cleanup_json(cl));
     cJSON_AddStringToObject(summary, "target", m->target);
     cJSON_AddStringToObject(summary, "engine", rb_engine_name(o));
+    if (rb_engine_io_loop_name(o))
+        cJSON_AddStringToObject(summary, "io_loop", rb_engine_io_loop_name(o));
     rb_safety_json(summary, m->run_prefix);
     cJSON_AddNumberToObject(summary, "ranks", h->size);
     cJSON_AddNumberToObject(summary, "threads", o->threads);

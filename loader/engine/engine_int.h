@@ -60,19 +60,30 @@ enum rb_load_pattern { RB_PATTERN_RANDOM, RB_PATTERN_SEQUENTIAL, RB_PATTERN_EPOC
  */
 enum rb_engine_kind { RB_ENGINE_AUTO, RB_ENGINE_CURL, RB_ENGINE_NATIVE };
 
+/*
+ * The native engine's event loop (--io-loop): epoll (readiness, one send and
+ * one receive call per request), or io_uring (sends and multishot receives
+ * as submissions, submitted with the wait in one system call). AUTO takes
+ * io_uring where it applies and the kernel allows it. Chosen once per run.
+ */
+enum rb_io_loop { RB_IOLOOP_AUTO, RB_IOLOOP_EPOLL, RB_IOLOOP_URING };
+
 /* What the engine options fill in (rb_engine_options); a command sets the defaults before parsing. */
 struct rb_engine_args {
     int engine;             /* --engine: enum rb_engine_kind, auto|curl|native */
     uint64_t max_redirects; /* --max-redirects: followed per request (AIStore); default RB_ENGINE_MAX_REDIRECTS */
+    int io_loop;            /* --io-loop: enum rb_io_loop, auto|epoll|io_uring */
 };
 #define RB_ENGINE_MAX_REDIRECTS 5
 
-/* Adds the engine's option rows (--engine, --max-redirects), their dests in ea, to t. Main thread. */
+/* Adds the engine's option rows (--engine, --max-redirects, --io-loop), their dests in ea, to t. Main thread. */
 void rb_engine_options(struct rb_opts *t, struct rb_engine_args *ea);
 /* Adds --engine alone (load list: a listing follows no redirects of its own). Main thread. */
 void rb_engine_list_options(struct rb_opts *t, struct rb_engine_args *ea);
 /* False when the command that runs said --engine curl: its listings go through libcurl too (else native). */
 bool rb_engine_lists_native(void);
+/* The --io-loop of the command that runs (AUTO when it has none). */
+enum rb_io_loop rb_engine_cmd_io_loop(void);
 
 /* What one rank runs in a phase. Pointers are borrowed and must outlive the engine. */
 struct rb_file_opts;
@@ -99,6 +110,7 @@ struct rb_load_opts {
     int rank;                         /* for --log-requests lines */
     int log_fd;                       /* --log-requests file (O_APPEND), or -1 */
     enum rb_engine_kind engine;       /* AUTO (0): native where it applies */
+    enum rb_io_loop io_loop;          /* the native engine's loop; AUTO (0): io_uring where it applies */
     /*
      * PUT to s3://: objects above multipart_threshold go up in parts of part_size (multipart.c); GET: they are read
      * as parallel Range requests of part_size (ranged.c). part_size 0 = off.
@@ -145,6 +157,22 @@ int rb_engine_check_usage(enum rb_engine_kind engine, const struct rb_target *t,
 
 /* The name of what carries o's requests, for results: "native", "curl", or the target's own loop ("file"). Pure. */
 const char *rb_engine_name(const struct rb_load_opts *o);
+
+/*
+ * Whether the native engine's io_uring loop can run o (an engine worker's
+ * requests to plain http:// endpoints without a request body: GET, HEAD,
+ * DELETE; TLS, PUT bodies, load mixed and listings stay on epoll). When it
+ * cannot, *why (if not NULL) gets a static phrase. Pure; thread-safe.
+ */
+bool rb_native_uring_fits(const struct rb_load_opts *o, const char **why);
+/*
+ * The loop o's native workers run: o->io_loop with AUTO resolved (io_uring
+ * where it fits and the kernel allows it: probed once per process, an info
+ * line when auto falls back). Thread-safe.
+ */
+enum rb_io_loop rb_native_io_loop(const struct rb_load_opts *o);
+/* The loop's name for results ("epoll", "io_uring"), or NULL when o does not run on the native engine. Thread-safe. */
+const char *rb_engine_io_loop_name(const struct rb_load_opts *o);
 
 /* The engine o runs on: o->engine, with AUTO resolved (native when it fits). Pure; thread-safe. */
 enum rb_engine_kind rb_engine_kind(const struct rb_load_opts *o);

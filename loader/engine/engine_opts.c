@@ -1,8 +1,15 @@
-/* The engine's option group (--engine, --max-redirects) and the one place its options are built from a command's. */
+/* The engine's option group (--engine, --max-redirects, --io-loop) and the one place its options are built from a command's. */
 #include "engine_int.h"
 
 /* The --engine of the command that runs (its args live as long as it does): listings follow it (native_list.c). */
 static const int *cmd_engine;
+/* Its --io-loop (rb_engine_check_usage checks a forced io_uring against the target and op). */
+static const int *cmd_io_loop;
+
+enum rb_io_loop rb_engine_cmd_io_loop(void)
+{
+    return cmd_io_loop ? (enum rb_io_loop)*cmd_io_loop : RB_IOLOOP_AUTO;
+}
 
 bool rb_engine_lists_native(void)
 {
@@ -24,12 +31,17 @@ void rb_engine_list_options(struct rb_opts *t, struct rb_engine_args *ea)
 void rb_engine_options(struct rb_opts *t, struct rb_engine_args *ea)
 {
     cmd_engine = &ea->engine;
+    cmd_io_loop = &ea->io_loop;
     const struct rb_opt rows[] = {
         {"engine", 0, RB_OPT_CHOICE, &ea->engine, "E",
          "request engine: native (own epoll loop: http://, https://, s3:// with SigV4, ais://; GET, PUT, HEAD, "
          "DELETE, S3 multipart uploads, listings) or curl (everything); auto: native where it applies",
          "auto|curl|native"},
         {"max-redirects", 0, RB_OPT_U64, &ea->max_redirects, "N", "redirects followed per request (AIStore)", NULL},
+        {"io-loop", 0, RB_OPT_CHOICE, &ea->io_loop, "L",
+         "native engine's event loop: epoll, or io_uring (plain http:// GET, HEAD, DELETE: sends and receives "
+         "batched into one system call per wait); auto: io_uring where it applies and the kernel allows it",
+         "auto|epoll|io_uring"},
         {0},
     };
     rb_opts_add(t, rows);
@@ -44,6 +56,7 @@ struct rb_load_opts rb_load_opts_from(enum rb_load_op op, const struct rb_target
         .timeout_ns = tc->timeout_ns,
         .max_redirects = (long)ea->max_redirects,
         .engine = (enum rb_engine_kind)ea->engine,
+        .io_loop = (enum rb_io_loop)ea->io_loop,
         .rank = rank,
         .log_fd = -1,
     };

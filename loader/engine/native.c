@@ -1,7 +1,8 @@
-/* The native engine: GET, PUT, HEAD, DELETE on our own keep-alive sockets, one epoll loop per worker, http_parser (wrk's design). */
+/* The native engine: GET, PUT, HEAD, DELETE on our own keep-alive sockets, one epoll (or io_uring) loop per worker, http_parser (wrk's design). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,13 @@ int rb_engine_check_usage(enum rb_engine_kind engine, const struct rb_target *t,
                                   "drop --engine curl");
     if (t->sign_payload && !rb_engine_native_fits(&o, &why))
         return rb_cli_usage_error("--sign-payload: only the native engine signs bodies, and this run cannot use it: %s", why);
+    if (rb_engine_cmd_io_loop() == RB_IOLOOP_URING) {
+        const struct rb_load_opts ko = {.op = op, .target = t, .engine = engine, .range_len = ranged};
+        if (rb_engine_kind(&ko) != RB_ENGINE_NATIVE)
+            return rb_cli_usage_error("--io-loop io_uring: it is the native engine's loop; drop --engine curl");
+        if (!rb_native_uring_fits(&ko, &why))
+            return rb_cli_usage_error("--io-loop io_uring: %s; use --io-loop epoll or auto", why);
+    }
     return 0;
 }
 
@@ -254,20 +262,33 @@ static void dispatch(struct rb_worker *w, const struct epoll_event *evs, int k)
     }
 }
 
+/* Waits at most wait_ns and handles what came: epoll's events, or io_uring's completions (its queue submitted first). */
+static int io_wait(struct rb_worker *w, uint64_t wait_ns)
+{
+    if (w->nat->ur)
+        return rb_nuring_wait(w, wait_ns);
+    struct epoll_event evs[RB_EPOLL_BATCH];
+    int k = rb_worker_wait(w, evs, wait_ns);
+    if (k < 0 && errno != EINTR) {
+        rb_error("epoll_wait: %s", strerror(errno));
+        return -errno;
+    }
+    dispatch(w, evs, k);
+    return 0;
+}
+
 int rb_native_pump(struct rb_worker *w, uint64_t until_ns)
 {
-    struct epoll_event evs[RB_EPOLL_BATCH];
+    int rc;
+    if (w->nat->ur && (rc = rb_nuring_start(w)))
+        return rc;
     for (;;) {
         uint64_t now = rb_clock_ns();
         if (w->nfree == w->nreq || now >= until_ns)
             return 0;
         uint64_t wait = until_ns - now < IDLE_POLL_NS ? until_ns - now : IDLE_POLL_NS;
-        int k = rb_worker_wait(w, evs, wait);
-        if (k < 0 && errno != EINTR) {
-            rb_error("epoll_wait: %s", strerror(errno));
-            return -errno;
-        }
-        dispatch(w, evs, k);
+        if ((rc = io_wait(w, wait)))
+            return rc;
     }
 }
 
@@ -280,14 +301,15 @@ static int refill_plain(struct rb_worker *w)
 int rb_native_run(struct rb_worker *w, const atomic_bool *stop, const volatile int *stop2)
 {
     struct rb_native *n = w->nat;
-    struct epoll_event evs[RB_EPOLL_BATCH];
     uint64_t drain_until = 0;
     int (*refill)(struct rb_worker *) = w->drv->done ? w->drv->refill : refill_plain;
+    int rc;
+    if (n->ur && (rc = rb_nuring_start(w))) /* on this thread: the one that submits and waits */
+        return rc;
     for (;;) {
         if (rb_worker_drained(w, stop, stop2, &drain_until))
             break;
-        int rc = refill(w);
-        if (rc)
+        if ((rc = refill(w)))
             return rc;
         if (w->exhausted && w->nfree == w->nreq)
             break;
@@ -306,12 +328,8 @@ int rb_native_run(struct rb_worker *w, const atomic_bool *stop, const volatile i
             until = w->open.next_ns;
         if (drain_until && drain_until < until)
             until = drain_until;
-        int k = rb_worker_wait(w, evs, until > now ? until - now : 0);
-        if (k < 0 && errno != EINTR) {
-            rb_error("epoll_wait: %s", strerror(errno));
-            return -errno;
-        }
-        dispatch(w, evs, k);
+        if ((rc = io_wait(w, until > now ? until - now : 0)))
+            return rc;
     }
     if (n->tls && !w->o->listing) {
         const struct rb_ntls_stats *ts = rb_ntls_stats(n->tls);
@@ -436,6 +454,11 @@ int rb_native_new(struct rb_worker *w, size_t ep0)
         return rc;
     /* Header lines are read for the cache status, a redirect's Location, a multipart part's ETag. */
     rb_nconn_parser_settings(&n->settings, o->cache_header || n->follow || o->part_size);
+    static atomic_flag said = ATOMIC_FLAG_INIT;
+    if (w->e && (rc = rb_nuring_new(w))) /* engine workers; a fetcher's calls may come from any thread: epoll */
+        return rc;
+    if (!w->e && o->io_loop == RB_IOLOOP_URING && !o->listing && !atomic_flag_test_and_set(&said))
+        rb_info("--io-loop io_uring: this command's reads run on epoll (io_uring runs the load phases of load and sweep)");
     n->scan_ns = o->timeout_ns / 20;
     n->scan_ns = n->scan_ns < RB_NS_PER_MS ? RB_NS_PER_MS : n->scan_ns > 100 * RB_NS_PER_MS ? 100 * RB_NS_PER_MS : n->scan_ns;
     return 0;
@@ -459,6 +482,7 @@ void rb_native_free(struct rb_worker *w)
             close(n->pools[i].idle[j]);
         free(n->pools[i].idle);
     }
+    rb_nuring_free(w); /* after the sockets: what the ring still held of them goes with it */
     free(n->pools);
     free(n->tpool);
     free(n->c);

@@ -155,13 +155,22 @@ void rb_nconn_reset(struct rb_nconn *c)
 
 /* ---- connections ---- */
 
+/* Closes fd, one of w's connections: it leaves the epoll set with it; io_uring's requests on it end first. */
+static void fd_close(struct rb_worker *w, int fd)
+{
+    if (w->nat->ur)
+        rb_nuring_close(w, fd);
+    else
+        close(fd);
+}
+
 void rb_nconn_close(struct rb_nconn *c)
 {
     rb_ntls_end(&c->tls);
     if (c->fd >= 0)
-        close(c->fd); /* leaves the epoll set with it */
+        fd_close(c->r.w, c->fd);
     c->fd = -1;
-    c->connecting = c->handshaking = false;
+    c->connecting = c->handshaking = c->sending = false;
 }
 
 /* Sends on c's socket, through TLS when it has it; as send(2). */
@@ -181,7 +190,7 @@ static void pool_put(struct rb_worker *w, struct rb_npool *pl, int fd)
     if (pl->nidle < w->nreq)
         pl->idle[pl->nidle++] = fd;
     else
-        close(fd);
+        fd_close(w, fd);
 }
 
 /* Leaves a redirect's leg: its connection back to its pool (kept alive) or closed, the endpoint's back in c. */
@@ -208,7 +217,8 @@ void rb_nconn_finish(struct rb_worker *w, struct rb_nconn *c, CURLcode rc, const
         snprintf(c->r.ebuf, sizeof c->r.ebuf, "%s", msg);
     else if (rc != CURLE_OK)
         c->r.ebuf[0] = '\0';
-    bool keep = rc == CURLE_OK && http_should_keep_alive(&c->p);
+    /* (io_uring: a send still in the kernel when the answer came early would mix with the next request's) */
+    bool keep = rc == CURLE_OK && http_should_keep_alive(&c->p) && !c->sending;
     if (c->leg)
         rb_nconn_leg_end(w, c, keep);
     else if (!keep)
@@ -243,9 +253,9 @@ static int conn_open(struct rb_worker *w, struct rb_nconn *c)
         return -errno;
     int one = 1;
     setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    /* Edge-triggered, both directions, once per connection: no epoll_ctl per request. */
+    /* Edge-triggered, both directions, once per connection: no epoll_ctl per request (io_uring: no set at all). */
     struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.u64 = ev_tag(n, c, c->fd)};
-    if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, c->fd, &ev) != 0) {
+    if (!n->ur && epoll_ctl(w->epfd, EPOLL_CTL_ADD, c->fd, &ev) != 0) {
         int e = -errno;
         rb_nconn_close(c);
         return e;
@@ -255,11 +265,12 @@ static int conn_open(struct rb_worker *w, struct rb_nconn *c)
     c->connect_ns = rb_clock_ns();
     if (connect(c->fd, (const struct sockaddr *)addr, alen) == 0)
         return 0;
-    if (errno == EINPROGRESS) {
-        c->connecting = true;
-        return 0;
-    }
     int e = -errno;
+    if (e == -EINPROGRESS) {
+        c->connecting = true;
+        if (!n->ur || !(e = rb_nuring_watch(w, c)))
+            return 0;
+    }
     rb_nconn_close(c);
     return e;
 }
@@ -326,8 +337,7 @@ static bool retry_stale(struct rb_worker *w, struct rb_nconn *c)
     return true;
 }
 
-/* What is left to send of c's request (head, then a PUT's body made from the payload), and where it is. */
-static size_t pending(struct rb_native *n, struct rb_nconn *c, const char **at)
+size_t rb_nconn_pending(struct rb_native *n, struct rb_nconn *c, const char **at)
 {
     if (c->woff < c->wlen) {
         *at = c->wbuf + c->woff;
@@ -345,26 +355,40 @@ static size_t pending(struct rb_native *n, struct rb_nconn *c, const char **at)
     return len;
 }
 
+void rb_nconn_wrote(struct rb_nconn *c, size_t k)
+{
+    if (c->woff < c->wlen)
+        c->woff += k;
+    else
+        c->r.put_pos += k;
+}
+
+void rb_nconn_send_failed(struct rb_worker *w, struct rb_nconn *c, int err)
+{
+    if (!retry_stale(w, c))
+        rb_nconn_finish(w, c, CURLE_SEND_ERROR, err ? strerror(err) : "send failed");
+}
+
 void rb_nconn_send(struct rb_worker *w, struct rb_nconn *c)
 {
+    if (w->nat->ur) {
+        rb_nuring_send(w, c); /* submitted with the loop's next wait */
+        return;
+    }
     const char *at;
     size_t len;
-    while ((len = pending(w->nat, c, &at)) > 0) {
+    while ((len = rb_nconn_pending(w->nat, c, &at)) > 0) {
         bool head = c->woff < c->wlen;
         ssize_t k = io_send(c, at, len, MSG_NOSIGNAL | (head && c->r.put_size ? MSG_MORE : 0));
         if (k > 0) {
-            if (head)
-                c->woff += (size_t)k;
-            else
-                c->r.put_pos += (uint64_t)k;
+            rb_nconn_wrote(c, (size_t)k);
             continue;
         }
         if (k < 0 && errno == EAGAIN)
             return;
         if (k < 0 && errno == EINTR)
             continue;
-        if (!retry_stale(w, c))
-            rb_nconn_finish(w, c, CURLE_SEND_ERROR, k < 0 ? strerror(errno) : "send failed");
+        rb_nconn_send_failed(w, c, k < 0 ? errno : 0);
         return;
     }
 }
@@ -379,8 +403,7 @@ static void complete(struct rb_worker *w, struct rb_nconn *c)
         rb_nconn_finish(w, c, CURLE_OK, NULL);
 }
 
-/* The connection ended (EOF or error) before the response did. */
-static void conn_ended(struct rb_worker *w, struct rb_nconn *c, int err)
+void rb_nconn_ended(struct rb_worker *w, struct rb_nconn *c, int err)
 {
     if (retry_stale(w, c))
         return;
@@ -399,6 +422,28 @@ static void conn_ended(struct rb_worker *w, struct rb_nconn *c, int err)
     rb_nconn_finish(w, c, err ? CURLE_RECV_ERROR : c->headers_done ? CURLE_PARTIAL_FILE : CURLE_GOT_NOTHING, msg);
 }
 
+bool rb_nconn_data(struct rb_worker *w, struct rb_nconn *c, const char *buf, size_t k)
+{
+    if (!c->got_bytes) {
+        c->got_bytes = true;
+        c->r.response_ns = rb_clock_ns(); /* a PUT's time to first byte (its op row says so) */
+        c->ttfb_ns = c->r.response_ns - c->r.start_ns;
+    }
+    size_t used = http_parser_execute(&c->p, &w->nat->settings, buf, k);
+    if (c->complete) {
+        complete(w, c);
+        return true;
+    }
+    if (used != k || HTTP_PARSER_ERRNO(&c->p) != HPE_OK) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "unparsable response: %s (native engine)",
+                 http_errno_description(HTTP_PARSER_ERRNO(&c->p)));
+        rb_nconn_finish(w, c, CURLE_WEIRD_SERVER_REPLY, msg);
+        return true;
+    }
+    return false;
+}
+
 /* Reads and parses until the response is complete or the socket is drained; ev is the epoll event that woke it. */
 static void conn_read(struct rb_worker *w, struct rb_nconn *c, uint32_t ev)
 {
@@ -410,26 +455,11 @@ static void conn_read(struct rb_worker *w, struct rb_nconn *c, uint32_t ev)
         if (k < 0 && errno == EAGAIN)
             return;
         if (k <= 0) {
-            conn_ended(w, c, k < 0 ? errno : 0);
+            rb_nconn_ended(w, c, k < 0 ? errno : 0);
             return;
         }
-        if (!c->got_bytes) {
-            c->got_bytes = true;
-            c->r.response_ns = rb_clock_ns(); /* a PUT's time to first byte (its op row says so) */
-            c->ttfb_ns = c->r.response_ns - c->r.start_ns;
-        }
-        size_t used = http_parser_execute(&c->p, &n->settings, n->rbuf, (size_t)k);
-        if (c->complete) {
-            complete(w, c);
+        if (rb_nconn_data(w, c, n->rbuf, (size_t)k))
             return;
-        }
-        if (used != (size_t)k || HTTP_PARSER_ERRNO(&c->p) != HPE_OK) {
-            char msg[200];
-            snprintf(msg, sizeof msg, "unparsable response: %s (native engine)",
-                     http_errno_description(HTTP_PARSER_ERRNO(&c->p)));
-            rb_nconn_finish(w, c, CURLE_WEIRD_SERVER_REPLY, msg);
-            return;
-        }
         /*
          * Edge-triggered: a short read drained the socket, and data arriving
          * later raises a new edge, so no read is spent on EAGAIN. A close
@@ -440,22 +470,26 @@ static void conn_read(struct rb_worker *w, struct rb_nconn *c, uint32_t ev)
     }
 }
 
+void rb_nconn_connected(struct rb_worker *w, struct rb_nconn *c)
+{
+    int err = 0;
+    socklen_t len = sizeof err;
+    getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    if (err) {
+        rb_nconn_finish(w, c, CURLE_COULDNT_CONNECT, strerror(err));
+        return;
+    }
+    c->connecting = false;
+    conn_go(w, c);
+}
+
 void rb_nconn_event(struct rb_worker *w, struct rb_nconn *c, int fd, uint32_t ev)
 {
     if (!c->busy || c->fd < 0 || fd != c->fd)
         return; /* an idle keep-alive connection (or one pooled for redirects): its close shows at its next use */
     if (c->connecting) {
-        if (!(ev & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
-            return;
-        int err = 0;
-        socklen_t len = sizeof err;
-        getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len);
-        if (err) {
-            rb_nconn_finish(w, c, CURLE_COULDNT_CONNECT, strerror(err));
-            return;
-        }
-        c->connecting = false;
-        conn_go(w, c);
+        if (ev & (EPOLLOUT | EPOLLERR | EPOLLHUP))
+            rb_nconn_connected(w, c);
         return;
     }
     if (c->handshaking) {
@@ -595,10 +629,12 @@ void rb_nconn_leg_go(struct rb_worker *w, struct rb_nconn *c)
         c->fd = leg->idle[--leg->nidle];
         c->reused = true;
         c->connecting = false;
-        /* The pooled connection was last some other slot's: its events come to this one now. */
+        /* The pooled connection was last some other slot's: its events come to this one now (io_uring: its completions
+         * go to whoever sent on it last, rb_nuring_send). */
         struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
                                  .data.u64 = ev_tag(w->nat, c, c->fd)};
-        epoll_ctl(w->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+        if (!w->nat->ur)
+            epoll_ctl(w->epfd, EPOLL_CTL_MOD, c->fd, &ev);
         rb_nconn_send(w, c);
         return;
     }

@@ -56,6 +56,7 @@ struct rb_nconn {
     bool verify, no_body, busy, connecting, reused, got_bytes, headers_done, complete, in_value;
     bool is_loc, redirect;     /* the header being read is Location; the response is a redirect to follow */
     bool handshaking;          /* TLS: the handshake is under way */
+    bool sending;              /* io_uring: a send of this request is in the kernel */
     bool all_headers;          /* every header is read (cache status, ETag); else only a redirect's (Location) */
     uint64_t connect_ns;       /* when the connection began (TLS: the handshake's time is from here) */
     struct rb_ntls_conn tls;   /* TLS state of fd, or none */
@@ -118,6 +119,7 @@ struct rb_native {
     const struct rb_ais_smap *smap;
     struct rb_npool **tpool;
     struct rb_nshape shape;
+    struct rb_nuring *ur;      /* the io_uring loop's state (native_uring.c), or NULL: the epoll loop */
 };
 
 /* ---- native_conn.c: a connection and the request on it ---- */
@@ -137,8 +139,20 @@ void rb_nconn_leg_end(struct rb_worker *w, struct rb_nconn *c, bool keep);
 void rb_nconn_finish(struct rb_worker *w, struct rb_nconn *c, CURLcode rc, const char *msg);
 /* Opens c's connection (its endpoint's, or its redirect leg's host) and starts it; a failure finishes the request. */
 void rb_nconn_connect(struct rb_worker *w, struct rb_nconn *c);
-/* Writes what is left of the request; the rest goes when the socket is writable again. */
+/* Writes what is left of the request; the rest goes when the socket is writable again (io_uring: submitted). */
 void rb_nconn_send(struct rb_worker *w, struct rb_nconn *c);
+/* What is left to send of c's request (head, then a PUT's body made from the payload into n->rbuf), and where. */
+size_t rb_nconn_pending(struct rb_native *n, struct rb_nconn *c, const char **at);
+/* k more bytes of c's request went out. */
+void rb_nconn_wrote(struct rb_nconn *c, size_t k);
+/* A send failed with errno err (0: it sent nothing): a stale keep-alive connection is replaced and the request sent again, else it fails. */
+void rb_nconn_send_failed(struct rb_worker *w, struct rb_nconn *c, int err);
+/* c's connect ended (the socket is writable or failed): the request fails, or goes (TLS: the handshake first). */
+void rb_nconn_connected(struct rb_worker *w, struct rb_nconn *c);
+/* k response bytes of c's at buf: parsed; true when the request ended with them (completed, redirected, or failed). */
+bool rb_nconn_data(struct rb_worker *w, struct rb_nconn *c, const char *buf, size_t k);
+/* c's connection ended (err 0: EOF) before its response did: a stale keep-alive is retried, a close-delimited body completes, else the request fails. */
+void rb_nconn_ended(struct rb_worker *w, struct rb_nconn *c, int err);
 /*
  * The pool of hostport ("HOST:PORT", scheme "http://" or "https://"), made
  * and its host resolved once at its first use; NULL when none can be (too
@@ -154,6 +168,23 @@ void rb_nconn_event(struct rb_worker *w, struct rb_nconn *c, int fd, uint32_t ev
  * ("HOST:PORT"); on failure leaves *alen 0 (requests then fail as connect errors).
  */
 void rb_nresolve(const char *url, struct sockaddr_storage *addr, socklen_t *alen, char *hostport, size_t hplen);
+
+/* ---- native_uring.c: the io_uring loop (plain http:// connections; see rb_native_uring_fits) ---- */
+
+/* Sets up w's io_uring state (w->nat->ur); the ring itself is made by rb_nuring_start. Returns 0 or -errno. */
+int rb_nuring_new(struct rb_worker *w);
+/* Makes w's ring on the calling thread (the one that submits and waits), once. Returns 0 or -errno. */
+int rb_nuring_start(struct rb_worker *w);
+/* Frees w's io_uring state (the ring, its buffers); safe when there is none. */
+void rb_nuring_free(struct rb_worker *w);
+/* Queues what is left of c's request as a send (and arms its connection's receive), submitted with the next wait. */
+void rb_nuring_send(struct rb_worker *w, struct rb_nconn *c);
+/* Queues a watch of c's connecting socket (its end comes to rb_nconn_connected). Returns 0 or -errno. */
+int rb_nuring_watch(struct rb_worker *w, struct rb_nconn *c);
+/* Closes fd: the kernel's requests on it are ended (their completions ignored), then the descriptor. */
+void rb_nuring_close(struct rb_worker *w, int fd);
+/* Submits what is queued and waits at most wait_ns for completions, then handles them all. Returns 0 or -errno. */
+int rb_nuring_wait(struct rb_worker *w, uint64_t wait_ns);
 
 /* ---- native_head.c: request heads ---- */
 
