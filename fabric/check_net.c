@@ -309,9 +309,11 @@ static int accept_data(int listen_fd, const struct hdr *h, const bool want[2], i
     while ((want[0] && fd[0] < 0) || (want[1] && fd[1] < 0)) {
         if (wait_fd(listen_fd, POLLIN, deadline_ns) != 0)
             return -ETIMEDOUT;
-        int c = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        int c = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), one = 1;
         if (c < 0)
             continue;
+        /* As the connecting side's: both directions' senders without Nagle (iperf3 -N), or b->a ran at 0.4x a->b. */
+        setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         struct hdr m;
         uint64_t t = rb_clock_ns() + RB_NS_PER_S;
         if (recv_msg(c, CMD_DATA, &m, t < deadline_ns ? t : deadline_ns) == 0 && m.round == h->round &&
