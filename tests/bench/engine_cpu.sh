@@ -6,7 +6,10 @@
 # SigV4-signed ListObjectsV2 pages of 1,000 keys, against wrk fetching the same first page unsigned; one request
 # per connection at a time each, BENCH_LISTERS of them: CPU per page).
 # Usage: tests/bench/engine_cpu.sh [SECONDS]   (BENCH_ROUNDS, default 3; BENCH_INFLIGHT, default 16;
-#        BENCH_ROWS, default "http https s3 list"; BENCH_LISTERS, default 4)
+#        BENCH_ROWS, default "http https s3 list"; BENCH_LISTERS, default 4; BENCH_PERF=1 adds system calls and
+#        context switches per request of every client, wrk's too: perf stat -e context-switches,raw_syscalls:sys_enter)
+# railbench runs as three clients: the native engine on its io_uring loop (rows where it applies: http, s3), on its
+# epoll loop (--io-loop epoll), and libcurl (--engine curl).
 # Every client runs one thread pinned to CPU 0 (taskset) and the servers are pinned to CPU 1, so the client is
 # what is measured; CPU is the client process's user+system seconds (bash's time), and for railbench also its
 # phase's alone (start-up excluded: at a few hundred requests a second a fixed start-up is a large share of a
@@ -29,9 +32,21 @@ pin_server() { local p; for p in "$@"; do taskset -a -p -c 1 "$p" >/dev/null; do
 # Each run prints: requests cpu_s phase_cpu_s (errors fail the run): the whole process's CPU (bash's time: start-up,
 # MPI's initialisation, the object set, the phase, the result) and the phase's alone (result.json's phases[].cpu_s,
 # railbench's own getrusage from the phase's start barrier to its end).
-rb_run() { # NAME ENGINE TARGET...
+# client_args CLIENT: railbench's options for a client of the table (io_uring, epoll, curl).
+client_args() {
+    case $1 in
+    io_uring | epoll) echo "--engine native --io-loop $1" ;;
+    *) echo "--engine $1" ;;
+    esac
+}
+# perf_of PATH: with BENCH_PERF=1, the perf stat that wraps a client's run (its counts go to PATH.perf).
+perf_of() {
+    [ -z "${BENCH_PERF:-}" ] || echo "perf stat -x, -o $1.perf -e context-switches,raw_syscalls:sys_enter --"
+}
+rb_run() { # NAME CLIENT TARGET...
     local d=$T/$1 e=$2; shift 2
-    { time taskset -c 0 "$RB" load get "$@" --objects "$N" --size 1k -t 1 -c "$C" --engine "$e" \
+    # shellcheck disable=SC2046
+    { time $(perf_of "$d") taskset -c 0 "$RB" load get "$@" --objects "$N" --size 1k -t 1 -c "$C" $(client_args "$e") \
         --duration "${SECS}s" --out "$d" --force --quiet >/dev/null 2>"$d.err"; } 2>"$d.time"
     jq -r --arg cpu "$(awk '{ print $1 + $2 }' "$d.time")" '([.phases[].cpu_s] | add) as $phase | .summary.ops[0] |
         if .errors.total > 0 then error("railbench saw errors") else "\(.requests) \($cpu) \($phase)" end' "$d/result.json"
@@ -39,7 +54,7 @@ rb_run() { # NAME ENGINE TARGET...
 # list_run NAME ENGINE TARGET...: load list with LISTERS listings at once, each page after page; prints pages cpu_s.
 list_run() {
     local d=$T/$1 e=$2; shift 2
-    { time taskset -c 0 "$RB" load list "$@" -t "$LISTERS" --engine "$e" --duration "${SECS}s" --out "$d" --force \
+    { time taskset -c 0 "$RB" load list "$@" -t "$LISTERS" --engine "${e/epoll/native}" --duration "${SECS}s" --out "$d" --force \
         --quiet >/dev/null 2>"$d.err"; } 2>"$d.time"
     jq -r --arg cpu "$(awk '{ print $1 + $2 }' "$d.time")" '([.phases[].cpu_s] | add) as $phase | .summary.ops[0] |
         if .errors.total > 0 then error("railbench saw errors") else "\(.pages) \($cpu) \($phase)" end' "$d/result.json"
@@ -63,35 +78,52 @@ end
 EOF
 wrk_run() { # NAME URL-ENDING-IN-SLASH [CONNECTIONS SCRIPT]
     local f=$T/$1
-    { time taskset -c 0 wrk -t 1 -c "${3:-$C}" -d "${SECS}s" -s "${4:-$T/objs.lua}" "$2" >"$f.out" 2>&1; } 2>"$f.time"
+    # shellcheck disable=SC2046
+    { time $(perf_of "$f") taskset -c 0 wrk -t 1 -c "${3:-$C}" -d "${SECS}s" -s "${4:-$T/objs.lua}" "$2" >"$f.out" 2>&1; } 2>"$f.time"
     awk -v cpu="$(awk '{ print $1 + $2 }' "$f.time")" '/^RESULT/ {
         if ($3 > 0) { print "wrk saw errors" > "/dev/stderr"; exit 1 } print $2, cpu }' "$f.out"
 }
 # stats R...: min median max of the numbers given.
 stats() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { printf "%.2f / %.2f / %.2f", v[1], v[int((NR + 1) / 2)], v[NR] }'; }
 
-printf '%-6s %-26s %22s %22s %22s\n' row client "CPU/request vs wrk" "phase CPU/req vs wrk" "requests/s vs wrk"
-printf '%-6s %-26s %22s %22s %22s\n' "" "" "min / median / max" "min / median / max" "min / median / max"
-row() { # NAME WRK_URL RB_TARGET...   (RUN=list_run, WRK_ARGS="CONNECTIONS SCRIPT": a listing row)
+# per_req NAME REQUESTS: "system calls, context switches" per request of a run's perf counts ("– –" without them).
+per_req() {
+    [ -s "$T/$1.perf" ] || { echo "– –"; return; }
+    awk -F, -v n="$2" '$3 == "context-switches" { cs = $1 } $3 == "raw_syscalls:sys_enter" { sc = $1 }
+        END { printf "%.2f %.3f\n", sc / n, cs / n }' "$T/$1.perf"
+}
+label() { case $1 in io_uring | epoll) echo "native ($1)" ;; *) echo "--engine $1" ;; esac; }
+
+printf '%-6s %-22s %22s %22s %22s %15s\n' row client "CPU/request vs wrk" "phase CPU/req vs wrk" "requests/s vs wrk" \
+    "syscalls, cs/req"
+printf '%-6s %-22s %22s %22s %22s %15s\n' "" "" "min / median / max" "min / median / max" "min / median / max" "(median)"
+row() { # NAME WRK_URL RB_TARGET...   (RUN=list_run, WRK_ARGS="CONNECTIONS SCRIPT": a listing row; CLIENTS: railbench's)
     local name=$1 wurl=$2 i e w r; shift 2
-    declare -A cr=() pr=() rr=()
+    declare -A cr=() pr=() rr=() sc=() cs=()
     for i in $(seq "$ROUNDS"); do
         # shellcheck disable=SC2086
         w=$(wrk_run "wrk-$name-$i" "$wurl" ${WRK_ARGS:-})
-        for e in native curl; do
+        read -r a b < <(per_req "wrk-$name-$i" "${w%% *}")
+        sc[wrk]+="$a " cs[wrk]+="$b "
+        for e in ${CLIENTS:-io_uring epoll curl}; do
             r=$("${RUN:-rb_run}" "rb-$name-$e-$i" "$e" "$@")
             cr[$e]+="$(awk -v r="$r" -v w="$w" 'BEGIN { split(r, a, " "); split(w, b, " ");
                 printf "%.4f", (a[2] / a[1]) / (b[2] / b[1]) }') "
             pr[$e]+="$(awk -v r="$r" -v w="$w" 'BEGIN { split(r, a, " "); split(w, b, " ");
                 printf "%.4f", (a[3] / a[1]) / (b[2] / b[1]) }') "
             rr[$e]+="$(awk -v r="$r" -v w="$w" 'BEGIN { split(r, a, " "); split(w, b, " "); printf "%.4f", a[1] / b[1] }') "
+            read -r a b < <(per_req "rb-$name-$e-$i" "${r%% *}")
+            sc[$e]+="$a " cs[$e]+="$b "
+            echo "round $i: $name $(label "$e"): $r (requests, CPU s, phase CPU s); wrk $w" >&2
         done
-        echo "round $i: wrk $w; native $(jq -r .summary.ops[0].requests "$T/rb-$name-native-$i/result.json") requests" >&2
     done
-    for e in native curl; do
+    med() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+    # shellcheck disable=SC2086
+    printf '%-6s %-22s %22s %22s %22s %15s\n' "$name" wrk "1" "1" "1" "$(med ${sc[wrk]}), $(med ${cs[wrk]})"
+    for e in ${CLIENTS:-io_uring epoll curl}; do
         # shellcheck disable=SC2086
-        printf '%-6s %-26s %22s %22s %22s\n' "$name" "railbench --engine $e" "$(stats ${cr[$e]})" "$(stats ${pr[$e]})" \
-            "$(stats ${rr[$e]})"
+        printf '%-6s %-22s %22s %22s %22s %15s\n' "$name" "$(label "$e")" "$(stats ${cr[$e]})" "$(stats ${pr[$e]})" \
+            "$(stats ${rr[$e]})" "$(med ${sc[$e]}), $(med ${cs[$e]})"
     done
 }
 
@@ -109,7 +141,7 @@ if [[ " $ROWS " == *" http "* || " $ROWS " == *" https "* ]]; then
     # shellcheck disable=SC2046
     pin_server $(pgrep -f "nginx -p $T/web" || true)
     [[ " $ROWS " != *" http "* ]] || row http "http://127.0.0.1:$PORT/d/" "http://127.0.0.1:$PORT/d"
-    [[ " $ROWS " != *" https "* ]] || row https "https://127.0.0.1:$SPORT/d/" "https://127.0.0.1:$SPORT/d" --insecure
+    [[ " $ROWS " != *" https "* ]] || CLIENTS="epoll curl" row https "https://127.0.0.1:$SPORT/d/" "https://127.0.0.1:$SPORT/d" --insecure
 fi
 if [[ " $ROWS " == *" s3 "* || " $ROWS " == *" list "* ]]; then
     rgw_up
@@ -127,7 +159,7 @@ if [[ " $ROWS " == *" list "* ]]; then
         --quiet >/dev/null
     [ "$(curl -s "$RGW_ENDPOINT/bench?list-type=2&prefix=l%2F" | grep -o '<Key>' | wc -l)" = 1000 ] ||
         fail "an unsigned ListObjectsV2 of the public-read bucket did not give 1,000 keys"
-    RUN=list_run WRK_ARGS="$LISTERS $T/one.lua" row list "$RGW_ENDPOINT/bench?list-type=2&max-keys=1000&prefix=l%2F" \
+    CLIENTS="epoll curl" RUN=list_run WRK_ARGS="$LISTERS $T/one.lua" row list "$RGW_ENDPOINT/bench?list-type=2&max-keys=1000&prefix=l%2F" \
         s3://bench --prefix l/ --endpoint "$RGW_ENDPOINT"
 fi
 echo "(2-core machine shared with other work: figures are noisy; ratios come from runs side by side in one invocation)"
