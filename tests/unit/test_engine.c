@@ -497,6 +497,93 @@ static void test_put_sends_the_payload(void **state)
     peer_stop(&p);
 }
 
+/* The native engine's two loops on the same GETs: the same requests, bytes and classes; keep-alive alike. */
+static void test_io_loops_agree(void **state)
+{
+    (void)state;
+    const enum rb_io_loop loops[] = {RB_IOLOOP_EPOLL, RB_IOLOOP_URING};
+    unsigned loops_skipped = 0;
+    for (size_t l = 0; l < 2; l++) {
+        struct peer p;
+        peer_start(&p);
+        struct rb_target *t = peer_target(&p);
+        struct rb_objset s = {0};
+        const char *names[] = {"obj-a", "obj-b", "missing", "corrupt", "short"};
+        for (size_t i = 0; i < 5; i++)
+            assert_int_equal(rb_objset_add(&s, names[i], OBJ_BYTES), 0);
+        struct rb_load_opts o = {
+            .op = RB_LOAD_GET, .target = t, .objects = &s, .threads = 1, .inflight = 1,
+            .pattern = RB_PATTERN_SEQUENTIAL, .count = 10, .seed = SEED, .verify = true,
+            .timeout_ns = 10 * RB_NS_PER_S, .max_redirects = 5, .log_fd = -1,
+            .engine = RB_ENGINE_NATIVE, .io_loop = loops[l],
+        };
+        struct rb_stats *st = rb_stats_new();
+        if (rb_native_io_loop(&o) != loops[l]) { /* a kernel or seccomp profile without io_uring: epoll's half only */
+            print_message("io_uring is not available here: the io_uring half is skipped\n");
+            loops_skipped++;
+        } else {
+            run_engine(&o, st);
+        }
+        if (loops_skipped) {
+            rb_stats_free(st);
+            rb_objset_free(&s);
+            rb_target_close(t);
+            peer_stop(&p);
+            break;
+        }
+        assert_int_equal(st->ops, 10);
+        assert_int_equal(st->err[RB_LERR_HTTP_4XX], 2);
+        assert_int_equal(st->err[RB_LERR_CHECKSUM], 2);
+        assert_int_equal(st->err[RB_LERR_SHORT_READ], 2);
+        assert_int_equal(st->bytes, 4 * OBJ_BYTES);
+        assert_int_equal(atomic_load(&p.conns), 2);
+        rb_stats_free(st);
+        rb_objset_free(&s);
+        rb_target_close(t);
+        peer_stop(&p);
+    }
+}
+
+/* Where the io_uring loop applies: plain http:// GET, HEAD, DELETE of an engine's phase; not TLS, bodies, listings. */
+static void test_uring_fits(void **state)
+{
+    (void)state;
+    char err[256];
+    struct rb_target *h = NULL, *s = NULL;
+    struct rb_target_cfg ch = {.url = "http://127.0.0.1:1/d"}, cs = {.url = "https://127.0.0.1:1/d"};
+    assert_int_equal(rb_target_open(&h, &ch, err, sizeof err), 0);
+    assert_int_equal(rb_target_open(&s, &cs, err, sizeof err), 0);
+    const char *why = NULL;
+    struct rb_load_opts o = {.op = RB_LOAD_GET, .target = h};
+    assert_true(rb_native_uring_fits(&o, &why));
+    assert_null(why);
+    o.op = RB_LOAD_HEAD;
+    assert_true(rb_native_uring_fits(&o, NULL));
+    o.op = RB_LOAD_DELETE;
+    assert_true(rb_native_uring_fits(&o, NULL));
+    o.op = RB_LOAD_PUT;
+    assert_false(rb_native_uring_fits(&o, &why));
+    assert_non_null(strstr(why, "GET, HEAD and DELETE only"));
+    o.op = RB_LOAD_GET;
+    o.listing = true;
+    assert_false(rb_native_uring_fits(&o, &why));
+    o.listing = false;
+    o.target = s;
+    assert_false(rb_native_uring_fits(&o, &why));
+    assert_non_null(strstr(why, "https://"));
+    /* epoll asked for, or a run that cannot use io_uring: epoll; libcurl names no loop. */
+    o.target = h;
+    o.io_loop = RB_IOLOOP_EPOLL;
+    assert_int_equal(rb_native_io_loop(&o), RB_IOLOOP_EPOLL);
+    o.io_loop = RB_IOLOOP_AUTO;
+    o.op = RB_LOAD_PUT;
+    assert_int_equal(rb_native_io_loop(&o), RB_IOLOOP_EPOLL);
+    o.engine = RB_ENGINE_CURL;
+    assert_null(rb_engine_io_loop_name(&o));
+    rb_target_close(h);
+    rb_target_close(s);
+}
+
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -510,6 +597,8 @@ int main(void)
         cmocka_unit_test(test_classify),
         cmocka_unit_test(test_get_counts_bytes_and_classes),
         cmocka_unit_test(test_put_sends_the_payload),
+        cmocka_unit_test(test_io_loops_agree),
+        cmocka_unit_test(test_uring_fits),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();
