@@ -458,6 +458,8 @@ int rb_fabric_check_main(int argc, char **argv)
         {"reps", 0, RB_OPT_U64, &o.net.reps, "N", "repetitions of each bandwidth stage, the best counts", NULL},
         {"duration", 't', RB_OPT_DURATION, &o.duration_ns, "DURATION",
          "each bandwidth stage sends for this long instead of --iters messages (iperf3's -t)", NULL},
+        {"no-delay", 'N', RB_OPT_FLAG, &o.net.no_delay, NULL,
+         "data connections without Nagle: TCP_NODELAY at both ends (iperf3's -N)", NULL},
         {"lat-size", 0, RB_OPT_SIZE, &o.net.lat_size_bytes, "SIZE", "ping-pong message size", NULL},
         {"lat-iters", 0, RB_OPT_U64, &o.net.lat_iters, "N", "ping-pong round trips", NULL},
         {"timeout", 0, RB_OPT_DURATION, &o.timeout_ns, "DURATION", "a pair not done by then hangs", NULL},

@@ -22,6 +22,7 @@ struct rb_cnet_params {
     uint64_t size_bytes, iters;           /* write size; writes per direction and stage (unless timed) */
     uint64_t stage_ns;                    /* a stage's sender stops after this long (0: no limit) */
     bool timed;                           /* --duration: every stage sends for stage_ns, bytes unlimited */
+    bool no_delay;                        /* --no-delay: data connections without Nagle at both ends (iperf3 -N) */
     uint64_t reps;                        /* repetitions of each bandwidth stage; the best one counts */
     uint64_t rep_budget_ns;               /* no further repetition once a stage has taken this long (0: none) */
 };

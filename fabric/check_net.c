@@ -286,14 +286,28 @@ static double rate(uint64_t bytes, uint64_t ns)
     return (double)bytes / ((double)(ns ? ns : 1) * 1e-9);
 }
 
+/*
+ * A data connection's Nagle, the same at both ends: on unless no_delay, as
+ * iperf3's streams have it unless -N (connect_until turns it off for the
+ * control connection's ping-pong). With one end different the two
+ * directions differed: 128 KiB writes on the box's veths ran 2-3x faster
+ * without Nagle (BENCHMARKS.md).
+ */
+static void nagle(int fd, bool no_delay)
+{
+    int v = no_delay;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &v, sizeof v);
+}
+
 /* Host a's data connection idx (0: a->b, 1: b->a) of this stage, or -errno. */
 static int open_data(const struct rb_cnet_addr *src, const struct rb_cnet_addr *dst, const struct rb_check_link *l,
-                     int idx, uint64_t deadline_ns)
+                     int idx, bool no_delay, uint64_t deadline_ns)
 {
     char err[96];
     int fd = connect_until(src, dst, deadline_ns, err, sizeof err);
     if (fd < 0)
         return fd;
+    nagle(fd, no_delay);
     int rc = send_msg(fd, &(struct hdr){.cmd = CMD_DATA, .round = l->round, .a = l->a, .b = l->b, .idx = idx},
                       deadline_ns);
     if (rc) {
@@ -304,20 +318,20 @@ static int open_data(const struct rb_cnet_addr *src, const struct rb_cnet_addr *
 }
 
 /* Host b: accepts the data connections of message h (fd[0] a->b, fd[1] b->a) as wanted. 0 or -ETIMEDOUT. */
-static int accept_data(int listen_fd, const struct hdr *h, const bool want[2], int fd[2], uint64_t deadline_ns)
+static int accept_data(int listen_fd, const struct hdr *h, const bool want[2], bool no_delay, int fd[2],
+                       uint64_t deadline_ns)
 {
     while ((want[0] && fd[0] < 0) || (want[1] && fd[1] < 0)) {
         if (wait_fd(listen_fd, POLLIN, deadline_ns) != 0)
             return -ETIMEDOUT;
-        int c = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), one = 1;
+        int c = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (c < 0)
             continue;
-        /* As the connecting side's: both directions' senders without Nagle (iperf3 -N), or b->a ran at 0.4x a->b. */
-        setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         struct hdr m;
         uint64_t t = rb_clock_ns() + RB_NS_PER_S;
         if (recv_msg(c, CMD_DATA, &m, t < deadline_ns ? t : deadline_ns) == 0 && m.round == h->round &&
             m.a == h->a && m.b == h->b && (m.idx == 0 || m.idx == 1) && want[m.idx] && fd[m.idx] < 0) {
+            nagle(c, no_delay);
             fd[m.idx] = c;
             continue;
         }
@@ -372,7 +386,7 @@ static int stage_bw_once(int fd, uint32_t cmd, const struct rb_cnet_params *p, c
     bps[0] = bps[1] = NAN;
     rc = send_msg(fd, &(struct hdr){.cmd = cmd, .arg = total, .round = l->round, .a = l->a, .b = l->b}, deadline_ns);
     for (int i = 0; i < 2 && !rc; i++)
-        if (want[i] && (data[i] = open_data(src, dst, l, i, deadline_ns)) < 0)
+        if (want[i] && (data[i] = open_data(src, dst, l, i, p->no_delay, deadline_ns)) < 0)
             rc = data[i];
     if (!rc)
         rc = recv_msg(fd, CMD_READY, &m, deadline_ns);
@@ -396,7 +410,7 @@ static int serve_bw_once(int fd, int listen_fd, const struct hdr *h, const struc
     int data[2] = {-1, -1};
     uint64_t bytes = 0, ns = 0;
     directions(h->cmd, want);
-    int rc = accept_data(listen_fd, h, want, data, deadline_ns);
+    int rc = accept_data(listen_fd, h, want, p->no_delay, data, deadline_ns);
     if (!rc)
         rc = send_hdr(fd, CMD_READY, 0, h->round, h->a, h->b, deadline_ns);
     if (!rc)

@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # CPU per byte: fabric check against iperf3 on the same pair of the cluster in a box (2 clients x 1 rail), rounds
-# alternating which goes first. Each round runs iperf3's three tests (-t D, -R, --bidir; a one-off server per test;
-# -N, no Nagle, as railbench's data connections)
+# alternating which goes first. Each round runs iperf3's three tests (-t D, -R, --bidir; a one-off server per test)
 # and one fabric check (a->b, b->a, both at once, --duration D each), both with writes of 128K, and divides the CPU
 # seconds (user + system, of both ends: GNU time around each process) by the bytes both rail0 interfaces sent.
 # On the box the veth pair is CPU-bound, so bandwidth is CPU share / CPU per byte: the share follows the load of the
@@ -39,7 +38,7 @@ iperf3s() {
         for _ in $(seq 50); do cl exec client2 ss -ltn | grep -q ":$PORT " && break; sleep 0.1; done
         # shellcheck disable=SC2086 # $m is one flag or none
         cl exec client1 setsid -w /usr/bin/time -f "%U %S" -o "$T/cli.t" iperf3 -c "$B" -B "$A" -p "$PORT" -t "$D" \
-            -l 128K -N $m >/dev/null || fail "iperf3 $m"
+            -l 128K $m >/dev/null || fail "iperf3 $m"
         wait "$spid" || true
         c=$(jq -n "$c + $(cpu "$T/srv.t" "$T/cli.t")")
     done

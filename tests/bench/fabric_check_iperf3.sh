@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # fabric check against iperf3 on the same pair of the cluster in a box (2 clients x 1 rail), rounds alternating:
 # railbench fabric check --duration D (a->b alone, b->a alone, both at once with a stream per direction) and
-# iperf3 -t D (client1 -> client2), -R (client2 -> client1) and --bidir, the same write size (-l 128K) and no Nagle
-# (-N: railbench's data connections set TCP_NODELAY at both ends; on the box's veths Nagle alone costs 2-3x); and, as a
+# iperf3 -t D (client1 -> client2), -R (client2 -> client1) and --bidir, the same write size (-l 128K) and Nagle at
+# both ends as both tools have it by default (FABRIC_BENCH_NODELAY=1: -N to both, no Nagle; on the box's veths
+# Nagle alone costs 128 KiB writes 2-3x); and, as a
 # second reference for both ways, two iperf3 clients at once (one each way, each its own process: a thread per
 # stream, as iperf3 3.16 and later run --bidir; 3.12's --bidir drives both streams from one thread per end).
 # railbench's ranks are not bound (one rank per host would be bound to core 0 on both, by Open MPI's default
@@ -32,7 +33,8 @@ if [ -n "${FABRIC_BENCH_RATE:-}" ]; then
             fail "tbf at $FABRIC_BENCH_RATE on $h's rail0"
     done
 fi
-PIN_IPERF=() PIN_RB=()
+PIN_IPERF=() PIN_RB=() NODELAY_IPERF=() NODELAY_RB=()
+[ "${FABRIC_BENCH_NODELAY:-0}" != 1 ] || { NODELAY_IPERF=(-N); NODELAY_RB=(-N); }
 if [ "${FABRIC_BENCH_PIN:-0}" = 1 ]; then
     PIN_IPERF=(-A "0,1")
     # shellcheck disable=SC2016 # expanded by the rank's own sh
@@ -56,7 +58,7 @@ done
 iperf() {
     local mode=$1 out=$T/iperf.json
     shift
-    cl exec client1 setsid -w iperf3 -c "$B" -B "$A" -p "$PORT" -t "$D" -l "$WSIZE" -N "${PIN_IPERF[@]}" -J "$@" >"$out" || { cat "$out"; fail "iperf3 $*"; }
+    cl exec client1 setsid -w iperf3 -c "$B" -B "$A" -p "$PORT" -t "$D" -l "$WSIZE" "${NODELAY_IPERF[@]}" "${PIN_IPERF[@]}" -J "$@" >"$out" || { cat "$out"; fail "iperf3 $*"; }
     case $mode in
         one) jq '.end.sum_received.bytes / .end.sum_received.seconds' "$out" ;;
         bidir) jq '.end.sum_received.bytes / .end.sum_received.seconds + .end.sum_received_bidir_reverse.bytes / .end.sum_received_bidir_reverse.seconds' "$out" ;;
@@ -64,13 +66,13 @@ iperf() {
 }
 
 declare -a R_AB R_BA R_BI R_TWO
-printf '# fabric check vs iperf3 %s -N, %d rounds of %d s per direction and stage, writes of %s, on %s -> %s\n' \
-    "$(iperf3 --version | awk 'NR == 1 {print $2}')" "$ROUNDS" "$D" "$WSIZE" "$A" "$B"
+printf '# fabric check vs iperf3 %s%s, %d rounds of %d s per direction and stage, writes of %s, on %s -> %s\n' \
+    "$(iperf3 --version | awk 'NR == 1 {print $2}')" "${NODELAY_IPERF[*]:+ -N (both tools)}" "$ROUNDS" "$D" "$WSIZE" "$A" "$B"
 [ -z "${FABRIC_BENCH_RATE:-}" ] || echo "# each host's rail0 sends through tbf at $FABRIC_BENCH_RATE"
 [ "${FABRIC_BENCH_PIN:-0}" != 1 ] || echo "# client1's ends on CPU 0, client2's on CPU 1 (iperf3 -A 0,1; railbench taskset -c RANK)"
 # railbench ROUND: one fabric check of the pair; sets ab, ba, bi (bytes/s).
 railbench() {
-    cl mpirun -np 2 --map-by node --bind-to none "${PIN_RB[@]}" "$RB" fabric check --rails 1 --ifaces rail0 --size "$WSIZE" --duration "${D}s" \
+    cl mpirun -np 2 --map-by node --bind-to none "${PIN_RB[@]}" "$RB" fabric check "${NODELAY_RB[@]}" --rails 1 --ifaces rail0 --size "$WSIZE" --duration "${D}s" \
         --reps 1 --confirm 0 --lat-iters 20 --timeout 10s --out "$T/rb$1" --quiet >/dev/null 2>&1 || true
     [ -f "$T/rb$1/result.json" ] || fail "round $1: fabric check wrote no result.json"
     read -r ab ba bi < <(jq -r '.summary.links[0] | "\(.bw_ab_bytes_per_s) \(.bw_ba_bytes_per_s) \(.bw_bidir_bytes_per_s)"' "$T/rb$1/result.json")
@@ -79,9 +81,9 @@ railbench() {
 # drives both streams from one thread per end; 3.16 and later run a thread per stream); prints the two received
 # rates' sum.
 iperf_two() {
-    cl exec client1 setsid -w iperf3 -c "$B" -B "$A" -p "$PORT" -t "$D" -l "$WSIZE" -N "${PIN_IPERF[@]}" -J >"$T/two-ab.json" &
+    cl exec client1 setsid -w iperf3 -c "$B" -B "$A" -p "$PORT" -t "$D" -l "$WSIZE" "${NODELAY_IPERF[@]}" "${PIN_IPERF[@]}" -J >"$T/two-ab.json" &
     local p1=$!
-    cl exec client1 setsid -w iperf3 -c "$B" -B "$A" -p "$((PORT + 1))" -t "$D" -l "$WSIZE" -N "${PIN_IPERF[@]}" -J -R >"$T/two-ba.json" &
+    cl exec client1 setsid -w iperf3 -c "$B" -B "$A" -p "$((PORT + 1))" -t "$D" -l "$WSIZE" "${NODELAY_IPERF[@]}" "${PIN_IPERF[@]}" -J -R >"$T/two-ba.json" &
     local p2=$!
     wait "$p1" || fail "iperf3 a->b of the pair at once"
     wait "$p2" || fail "iperf3 -R of the pair at once"

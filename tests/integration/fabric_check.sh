@@ -82,6 +82,32 @@ assert_jq "$T/healthy3/result.json" '[.summary.rings[] | [.rail, .hosts, .status
     "--ring: a 4-host ring all-reduce on each rail, every element right, busbw above 1 MB/s"
 ok "--ring busbw: $(jq -r '[.summary.rings[] | "rail \(.rail) \(.busbw_bytes_per_s / 1e6 | floor) MB/s"] | join(", ")' "$T/healthy3/result.json")"
 
+# Nagle on a data connection, the same at both ends: on by default (as iperf3's streams), off at both with -N
+# (iperf3 -N). Each rank of one pair (client1, client2 on rail 0) runs under strace, which logs every setsockopt:
+# connect_until turns Nagle off on every connection it opens (the control connection's ping-pong needs that),
+# then each data connection gets its setting at both ends.
+nagle_run() { # TAG [OPTION]: a 2-rank check under strace; sets ZERO0 ZERO1 ONE1 (TCP_NODELAY [0] on ranks 0, 1; [1] on 1)
+    local tag=$1
+    shift
+    cl mpirun -np 2 --map-by node sh -c 'exec strace -f -qq -e trace=setsockopt -o "$0.$OMPI_COMM_WORLD_RANK" "$@"' \
+        "$T/strace-$tag" "$RB" fabric check "$@" --rails 1 --ifaces rail0 --size 128K --iters 4 --reps 1 --confirm 0 \
+        --lat-iters 20 --out "$T/nagle-$tag" --quiet >/dev/null 2>"$T/nagle-$tag.err" || { cat "$T/nagle-$tag.err"; fail "$tag: fabric check under strace"; }
+    assert_jq "$T/nagle-$tag/result.json" '.summary.links | length == 1 and .[0].status == "ok"' "$tag: the pair measured"
+    ZERO0=$(grep -c 'TCP_NODELAY, \[0\]' "$T/strace-$tag.0" || true)
+    ZERO1=$(grep -c 'TCP_NODELAY, \[0\]' "$T/strace-$tag.1" || true)
+    ONE1=$(grep -c 'TCP_NODELAY, \[1\]' "$T/strace-$tag.1" || true)
+}
+nagle_run default
+DATA=$ZERO1 OFF1=$ONE1 # rank 1's other TCP_NODELAY [1]: its control connection and Open MPI's own sockets
+[ "$ZERO0" -ge 4 ] && [ "$ZERO0" = "$ZERO1" ] ||
+    fail "default: Nagle left on at both ends of every data connection: rank 0 set it on $ZERO0 times, rank 1 $ZERO1"
+ok "default: Nagle on at both ends of each of the $DATA data connections"
+nagle_run nodelay -N
+[ "$ZERO0" = 0 ] && [ "$ZERO1" = 0 ] && [ "$ONE1" = $((OFF1 + DATA)) ] ||
+    fail "-N: Nagle off at both ends: rank 0 turned it on $ZERO0 times, rank 1 $ZERO1; rank 1 turned it off $ONE1 times, not $OFF1 + $DATA"
+assert_jq "$T/nagle-nodelay/result.json" '.config["no-delay"] == true or .config.no_delay == true' "-N recorded in the result's config"
+ok "-N: Nagle off at both ends of each of the $DATA data connections"
+
 # One direction of one pair: client1 -> client3 on rail 1 throttled to 30 Mbit/s by an htb class for that destination
 # on client1's rail1; client3 -> client1 and every other pair untouched: htb sends what no filter classifies straight
 # out (no default class). A default class "untouched" at 10 Gbit/s capped client1's other rail-1 links below the
