@@ -436,9 +436,13 @@ static struct rb_target *peer_target(const struct peer *p)
     return t;
 }
 
-static void test_get_counts_bytes_and_classes(void **state)
+/*
+ * Ten GETs, sequential over five objects (two good, one absent, one corrupt,
+ * one cut short), on the peer through engine and loop; false (nothing run)
+ * when loop cannot run here. The peer's GETs and connections go to gets, conns.
+ */
+static bool ten_gets(enum rb_engine_kind engine, enum rb_io_loop loop, struct rb_stats *st, unsigned *gets, unsigned *conns)
 {
-    (void)state;
     struct peer p;
     peer_start(&p);
     struct rb_target *t = peer_target(&p);
@@ -449,13 +453,25 @@ static void test_get_counts_bytes_and_classes(void **state)
     struct rb_load_opts o = {
         .op = RB_LOAD_GET, .target = t, .objects = &s, .threads = 1, .inflight = 1,
         .pattern = RB_PATTERN_SEQUENTIAL, .count = 10, .seed = SEED, .verify = true,
-        .timeout_ns = 10 * RB_NS_PER_S, .max_redirects = 5, .log_fd = -1,
+        .timeout_ns = 10 * RB_NS_PER_S, .max_redirects = 5, .log_fd = -1, .engine = engine, .io_loop = loop,
     };
-    struct rb_stats *st = rb_stats_new();
-    run_engine(&o, st);
+    bool runs = loop == RB_IOLOOP_AUTO || rb_native_io_loop(&o) == loop;
+    if (runs)
+        run_engine(&o, st);
+    *gets = atomic_load(&p.gets);
+    *conns = atomic_load(&p.conns);
+    rb_objset_free(&s);
+    rb_target_close(t);
+    peer_stop(&p);
+    return runs;
+}
+
+/* What ten_gets must count, on any engine and loop. */
+static void check_ten_gets(const struct rb_stats *st, unsigned gets, unsigned conns)
+{
     /* Sequential over five objects, ten requests: each object twice. */
     assert_int_equal(st->ops, 10);
-    assert_int_equal(atomic_load(&p.gets), 10);
+    assert_int_equal(gets, 10);
     assert_int_equal(st->errors, 6);
     assert_int_equal(st->err[RB_LERR_HTTP_4XX], 2);
     assert_int_equal(st->err[RB_LERR_CHECKSUM], 2);
@@ -463,11 +479,33 @@ static void test_get_counts_bytes_and_classes(void **state)
     assert_int_equal(st->bytes, 4 * OBJ_BYTES); /* failed requests count no bytes */
     assert_int_equal(st->lat.count, 4);
     /* Keep-alive: one connection, plus one after the first "short" closed it (the second was the last request). */
-    assert_int_equal(atomic_load(&p.conns), 2);
+    assert_int_equal(conns, 2);
+}
+
+static void test_get_counts_bytes_and_classes(void **state)
+{
+    (void)state;
+    struct rb_stats *st = rb_stats_new();
+    unsigned gets, conns;
+    ten_gets(RB_ENGINE_AUTO, RB_IOLOOP_AUTO, st, &gets, &conns);
+    check_ten_gets(st, gets, conns);
     rb_stats_free(st);
-    rb_objset_free(&s);
-    rb_target_close(t);
-    peer_stop(&p);
+}
+
+/* The native engine's two loops on the same GETs: the same requests, bytes, classes and connections. */
+static void test_io_loops_agree(void **state)
+{
+    (void)state;
+    const enum rb_io_loop loops[] = {RB_IOLOOP_EPOLL, RB_IOLOOP_URING};
+    for (size_t l = 0; l < 2; l++) {
+        struct rb_stats *st = rb_stats_new();
+        unsigned gets, conns;
+        if (ten_gets(RB_ENGINE_NATIVE, loops[l], st, &gets, &conns))
+            check_ten_gets(st, gets, conns);
+        else /* a kernel or seccomp profile without io_uring */
+            print_message("io_uring is not available here: the io_uring half is skipped\n");
+        rb_stats_free(st);
+    }
 }
 
 static void test_put_sends_the_payload(void **state)
@@ -497,6 +535,46 @@ static void test_put_sends_the_payload(void **state)
     peer_stop(&p);
 }
 
+/* Where the io_uring loop applies: plain http:// GET, HEAD, DELETE of an engine's phase; not TLS, bodies, listings. */
+static void test_uring_fits(void **state)
+{
+    (void)state;
+    char err[256];
+    struct rb_target *h = NULL, *s = NULL;
+    struct rb_target_cfg ch = {.url = "http://127.0.0.1:1/d"}, cs = {.url = "https://127.0.0.1:1/d"};
+    assert_int_equal(rb_target_open(&h, &ch, err, sizeof err), 0);
+    assert_int_equal(rb_target_open(&s, &cs, err, sizeof err), 0);
+    const char *why = NULL;
+    struct rb_load_opts o = {.op = RB_LOAD_GET, .target = h};
+    assert_true(rb_native_uring_fits(&o, &why));
+    assert_null(why);
+    o.op = RB_LOAD_HEAD;
+    assert_true(rb_native_uring_fits(&o, NULL));
+    o.op = RB_LOAD_DELETE;
+    assert_true(rb_native_uring_fits(&o, NULL));
+    o.op = RB_LOAD_PUT;
+    assert_false(rb_native_uring_fits(&o, &why));
+    assert_non_null(strstr(why, "GET, HEAD and DELETE only"));
+    o.op = RB_LOAD_GET;
+    o.listing = true;
+    assert_false(rb_native_uring_fits(&o, &why));
+    o.listing = false;
+    o.target = s;
+    assert_false(rb_native_uring_fits(&o, &why));
+    assert_non_null(strstr(why, "https://"));
+    /* epoll asked for, or a run that cannot use io_uring: epoll; libcurl names no loop. */
+    o.target = h;
+    o.io_loop = RB_IOLOOP_EPOLL;
+    assert_int_equal(rb_native_io_loop(&o), RB_IOLOOP_EPOLL);
+    o.io_loop = RB_IOLOOP_AUTO;
+    o.op = RB_LOAD_PUT;
+    assert_int_equal(rb_native_io_loop(&o), RB_IOLOOP_EPOLL);
+    o.engine = RB_ENGINE_CURL;
+    assert_null(rb_engine_io_loop_name(&o));
+    rb_target_close(h);
+    rb_target_close(s);
+}
+
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -510,6 +588,8 @@ int main(void)
         cmocka_unit_test(test_classify),
         cmocka_unit_test(test_get_counts_bytes_and_classes),
         cmocka_unit_test(test_put_sends_the_payload),
+        cmocka_unit_test(test_io_loops_agree),
+        cmocka_unit_test(test_uring_fits),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();
