@@ -32,7 +32,8 @@ pkgs=(
   # the file protocol: io_uring engine (liburing), CephFS as the shared file system (ceph-mds, ceph-fuse,
   # fuse3's fusermount3), XFS and ext4 on loop devices (xfsprogs, e2fsprogs; losetup from mount)
   liburing-dev ceph-mds ceph-fuse fuse3 xfsprogs e2fsprogs mount
-  # tests/integration/fabric_check.sh: which TCP_NODELAY each end of a data connection set (strace of setsockopt)
+  # tests/integration/fabric_check.sh: which TCP_NODELAY each end of a data connection set (strace of setsockopt);
+  # tests/integration/loader_io_loop_engine.sh: system calls per request of the native engine's two loops (strace -c)
   strace
 )
 # Debian's nodejs needs Debian's npm package; a Node.js build that bundles its own npm (NodeSource's nodejs
