@@ -27,6 +27,22 @@ nginx_start web "server {
 wait_port "$PORT" 60 nginx
 wait_port "$SPORT" 60 "nginx (TLS)"
 URL=http://127.0.0.1:$PORT
+# Where the kernel refuses io_uring (a container's seccomp profile: ENOSYS, EPERM), what can be checked is the
+# fallback: a forced io_uring is exit 3 with its reason, auto says why in one line and runs epoll, with every answer.
+rc=0
+"$RB" load get "$URL/small" --objects 20 --count 20 --engine native --io-loop io_uring --out "$T/probe" --quiet \
+    >/dev/null 2>"$T/probe.err" || rc=$?
+if [ "$rc" = 3 ] && grep -q "io_uring is not available here" "$T/probe.err"; then
+    "$RB" load get "$URL/small" --objects 20 --count 20 --out "$T/fallback" >/dev/null 2>"$T/fallback.err"
+    grep -q "io_uring is not available here (.*): the native engine runs on epoll" "$T/fallback.err" ||
+        { cat "$T/fallback.err"; fail "auto without io_uring: no line saying it runs on epoll"; }
+    assert_eq "auto without io_uring: engine, loop, requests, bytes" "[\"native\",\"epoll\",20,$((20 * 1024))]" \
+        "$(jq -c '[.summary.engine, .summary.io_loop, .summary.ops[0].requests, .summary.ops[0].bytes]' "$T/fallback/result.json")"
+    ok "io_uring refused here ($(grep -o 'not available here ([^)]*)' "$T/probe.err")): --io-loop io_uring exit 3," \
+        "auto ran epoll; the two loops cannot be compared on this kernel"
+    exit 0
+fi
+[ "$rc" = 0 ] || { cat "$T/probe.err"; fail "--io-loop io_uring: exit $rc"; }
 summary() { jq -c ".summary.ops[0] | $2" "$T/$1/result.json"; }
 # What must be equal between the loops: requests, bytes, objects, every error class, redirects.
 same() { jq -c '.summary.ops[0] | [.requests, .bytes, .objects, .errors, .extra.redirects]' "$T/$1/result.json"; }
