@@ -35,6 +35,8 @@ pkgs=(
   # tests/integration/fabric_check.sh: which TCP_NODELAY each end of a data connection set (strace of setsockopt);
   # tests/integration/loader_io_loop_engine.sh: system calls per request of the native engine's two loops (strace -c)
   strace
+  # tests/bench/engine_cpu.sh with BENCH_PERF=1: system calls and context switches per request (perf stat)
+  linux-perf
 )
 # Debian's nodejs needs Debian's npm package; a Node.js build that bundles its own npm (NodeSource's nodejs
 # package) conflicts with it. So: npm, unless an npm is installed that some other package brought.

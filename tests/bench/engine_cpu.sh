@@ -8,7 +8,7 @@
 # Usage: tests/bench/engine_cpu.sh [SECONDS]   (BENCH_ROUNDS, default 3; BENCH_INFLIGHT, default 16;
 #        BENCH_ROWS, default "http https s3 list"; BENCH_LISTERS, default 4; BENCH_PERF=1 adds system calls and
 #        context switches per request of every client, wrk's too: perf stat -e context-switches,raw_syscalls:sys_enter;
-#        needs perf, Debian's linux-perf, which scripts/deps.sh does not install: the default run does not use it)
+#        needs perf, Debian's linux-perf, which scripts/deps.sh installs)
 # railbench runs as three clients: the native engine on its io_uring loop (rows where it applies: http, s3), on its
 # epoll loop (--io-loop epoll), and libcurl (--engine curl).
 # Every client runs one thread pinned to CPU 0 (taskset) and the servers are pinned to CPU 1, so the client is
