@@ -194,7 +194,7 @@ void rb_train_step_account(struct rb_train_tally *t, unsigned n, uint64_t batch,
         struct rb_train_tally *x = &t[a];
         /* MLPerf Storage leaves the first step out of AU: it holds the loader's start-up, not steady state. */
         if (x->steps > 0) {
-            x->au_compute_ns += compute_ns[a] + late;
+            x->au_compute_ns += compute_ns[a] + (compute_ns[a] ? late : 0); /* no compute, no sleep to be late from */
             x->au_wall_ns += wall;
             if (wait)
                 rb_hist_record(wait, ready_ns[a] > start_ns ? ready_ns[a] - start_ns : 0);

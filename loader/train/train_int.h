@@ -118,7 +118,9 @@ uint64_t rb_train_compute_end(const uint64_t *ready_ns, const uint64_t *compute_
  * all-reduce); accelerator a's batch was ready at ready_ns[a] and it
  * computed for compute_ns[a]; the trainer woke at wake_ns. A late wake
  * (wake_ns past rb_train_compute_end) is the host's timer, not storage: it
- * is charged to compute, as DLIO's clock-measured compute time charges it.
+ * is charged to compute, as DLIO's clock-measured compute time charges it,
+ * of the accelerators that computed (a starved one, compute_ns[a] 0, had no
+ * sleep to be late from: a step whose reads all failed adds no compute).
  * Data waits (ready_ns[a] - start_ns) of steps after the first go into
  * wait when it is not NULL.
  */

@@ -113,6 +113,20 @@ static void test_au_two_accelerators(void **state)
     assert_int_equal(wait->count, 4);
     assert_int_equal(wait->max_ns, 10 * MS);
     rb_hist_free(wait);
+
+    /*
+     * Accelerator 1 starved in step 3 (its reads failed: compute 0), the
+     * trainer woke 7 ms after accelerator 0's compute ended: the 7 ms are
+     * accelerator 0's, none accelerator 1's.
+     */
+    struct rb_train_tally s[2];
+    memset(s, 0, sizeof s);
+    uint64_t c3s[2] = {50 * MS, 0};
+    rb_train_step_account(s, 2, 3, 0, r1, c1, 82 * MS, 83 * MS, NULL);
+    rb_train_step_account(s, 2, 3, 160 * MS, r3, c3s, 217 * MS, 218 * MS, NULL);
+    assert_int_equal(s[0].au_compute_ns, 57 * MS);
+    assert_int_equal(s[1].au_compute_ns, 0);
+    assert_close(rb_train_au_pct(&s[1]), 0, 0);
 }
 
 /* An epoch over ranks: samples/s and bytes/s are sums of each rank's rate, AU the mean. */
