@@ -15,9 +15,13 @@ chmod 777 "$W/dav"
 for i in $(seq 0 19); do head -c 1024 /dev/urandom >"$W/d/obj-$(printf %08d "$i")"; done
 # keepalive_requests 10: connections end every 10 requests, so new ones resume the TLS session.
 # Each request's connection serial number and whether its TLS session was resumed ("r"), for the handshake counts.
-nginx_start web "log_format tls '\$connection \$ssl_session_reused';
+# TLS 1.3 (nginx 1.22 offers only 1.2 unless told); a second server on TLS 1.2 alone for its session resumption.
+PORT12=$(free_port)
+nginx_start web "log_format tls '\$connection \$ssl_session_reused \$ssl_protocol';
+    server { listen 127.0.0.1:$PORT12 ssl; root $W; keepalive_requests 10; access_log $T/tls12.log tls;
+    ssl_certificate $T/cert.pem; ssl_certificate_key $T/key.pem; ssl_session_cache shared:tls12:1m; ssl_protocols TLSv1.2; }
     server { listen 127.0.0.1:$PORT ssl; root $W; keepalive_requests 10; access_log $T/tls.log tls;
-    ssl_certificate $T/cert.pem; ssl_certificate_key $T/key.pem; ssl_session_cache shared:tls:1m;
+    ssl_certificate $T/cert.pem; ssl_certificate_key $T/key.pem; ssl_session_cache shared:tls:1m; ssl_protocols TLSv1.3;
     location /d/ { autoindex on; autoindex_format json; }
     location /dav/ { dav_methods PUT DELETE; create_full_put_path on; client_max_body_size 0; } }"
 wait_port "$PORT"
@@ -85,6 +89,15 @@ if [ "$hs" -lt 20 ] || [ "$res" -lt $((hs - 4)) ]; then
     fail "handshakes $hs, resumed $res: expected >= 20 and all but 4 resumed"
 fi
 ok "native TLS: $hs handshakes, $res resumed"
+assert_eq "TLS 1.3 negotiated" TLSv1.3 "$(awk '{print $3}' "$T/tls-native.log" | sort -u)"
+# 2d. The same GETs on TLS 1.2 (a session cache, resumed by session id or ticket): as many resumed as nginx saw.
+"$RB" load get "https://127.0.0.1:$PORT12/d" --insecure --objects 20 --size 1k --count 200 -c 4 --engine native \
+    --out "$T/g12" --quiet >/dev/null
+assert_eq "TLS 1.2: protocol, handshakes, resumed as nginx saw them" \
+    "TLSv1.2 $(awk '{print $1}' "$T/tls12.log" | sort -u | wc -l) $(awk '$2 == "r" {print $1}' "$T/tls12.log" | sort -u | wc -l)" \
+    "$(awk '{print $3}' "$T/tls12.log" | sort -u) $(jq -r '.summary.ops[0].tls | "\(.handshakes) \(.resumed)"' "$T/g12/result.json")"
+assert_jq "$T/g12/result.json" '.summary.ops[0] | .bytes == 204800 and .tls.handshakes >= 20
+    and .tls.resumed >= .tls.handshakes - 4' "TLS 1.2: all bytes, 20 or more handshakes, all but 4 resumed"
 
 # 3. load mixed over TLS on both engines (one request in flight per thread: the same draws): the same requests, bytes
 #    and error classes per op; what each run wrote is deleted.
