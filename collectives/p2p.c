@@ -11,12 +11,19 @@
 #include "railbench/command.h"
 #include "railbench/units.h"
 
-/* OSU's defaults (osu_util.h): small messages up to 8 KiB get more iterations. */
+/*
+ * OSU's defaults (osu_pt2pt.h in 5.x, osu_util.h in 7.x; osu_mbw_mr.c's own are the same as bw's): messages up to
+ * 8 KiB get more iterations; the latency test 100 times more than the window tests.
+ */
 #define OSU_LARGE_BYTES 8192
-#define OSU_ITERS 1000
-#define OSU_SKIP 100
-#define OSU_ITERS_LARGE 100
-#define OSU_SKIP_LARGE 10
+#define OSU_LAT_ITERS 10000
+#define OSU_LAT_SKIP 100
+#define OSU_LAT_ITERS_LARGE 1000
+#define OSU_LAT_SKIP_LARGE 10
+#define OSU_BW_ITERS 100
+#define OSU_BW_SKIP 10
+#define OSU_BW_ITERS_LARGE 20
+#define OSU_BW_SKIP_LARGE 2
 #define OSU_WINDOW 64
 #define OSU_TAG 100
 #define OSU_ACK_TAG 101
@@ -161,8 +168,13 @@ static void measure(struct p2p *P, uint64_t size, struct point *pt)
     bool large = size > OSU_LARGE_BYTES;
     memset(pt, 0, sizeof *pt);
     pt->size_bytes = size;
-    pt->iters = P->iters ? P->iters : large ? OSU_ITERS_LARGE : OSU_ITERS;
-    pt->warmup = P->warmup != UINT64_MAX ? P->warmup : large ? OSU_SKIP_LARGE : OSU_SKIP;
+    bool lat = P->kind == LATENCY;
+    pt->iters = P->iters         ? P->iters
+                : lat            ? (large ? OSU_LAT_ITERS_LARGE : OSU_LAT_ITERS)
+                                 : (large ? OSU_BW_ITERS_LARGE : OSU_BW_ITERS);
+    pt->warmup = P->warmup != UINT64_MAX ? P->warmup
+                 : lat                   ? (large ? OSU_LAT_SKIP_LARGE : OSU_LAT_SKIP)
+                                         : (large ? OSU_BW_SKIP_LARGE : OSU_BW_SKIP);
     int pairs = h->size / 2, me = h->rank;
     RB_MPI_CHECK(MPI_Barrier(h->comm));
     double t;
@@ -285,9 +297,9 @@ int rb_coll_p2p_main(int argc, char **argv)
     P.window = OSU_WINDOW;
     const struct rb_opt opts[] = {
         {"message-size", 'm', RB_OPT_STR, &range, "[MIN:]MAX", "message sizes, doubling from MIN (OSU: 1:4M)", NULL},
-        {"iterations", 'i', RB_OPT_U64, &P.iters, "N", "timed iterations per size (if not given: 1000 up to 8 KiB, 100 above)",
+        {"iterations", 'i', RB_OPT_U64, &P.iters, "N", "timed iterations per size (if not given: latency 10000 up to 8 KiB, 1000 above; bw, bibw, mbw_mr 100 and 20)",
          NULL},
-        {"warmup", 'x', RB_OPT_U64, &P.warmup, "N", "untimed iterations per size (if not given: 100 up to 8 KiB, 10 above)",
+        {"warmup", 'x', RB_OPT_U64, &P.warmup, "N", "untimed iterations per size (if not given: latency 100 up to 8 KiB, 10 above; bw, bibw, mbw_mr 10 and 2)",
          NULL},
         {"window-size", 'W', RB_OPT_U64, &P.window, "N", "messages in flight per window (bw, bibw, mbw_mr)", NULL},
         {0},
@@ -317,8 +329,9 @@ int rb_coll_p2p_main(int argc, char **argv)
     char command[64];
     snprintf(command, sizeof command, "coll %s", defs[P.kind].name);
     struct rb_harness h;
-    rc = rb_harness_init(&h, rb_cli_strdup(&cli, command), &cli,
-                         &(struct rb_harness_opts){.mpi = true, .precheck = precheck, .ctx = &P});
+    /* No thread of its own: MPI_THREAD_SINGLE, as OSU's MPI_Init (Open MPI takes no locks then). */
+    struct rb_harness_opts ho = {.mpi = true, .thread_single = true, .precheck = precheck, .ctx = &P};
+    rc = rb_harness_init(&h, rb_cli_strdup(&cli, command), &cli, &ho);
     if (rc != 0) {
         rb_cli_free(&cli);
         return rb_coll_usage_exit(rc);

@@ -70,39 +70,69 @@ fail:
     return rc;
 }
 
-int rb_file_write_atomic(const char *path, const void *data, size_t len)
+/* Writes all of data to fd. 0 or -errno. */
+static int write_all(int fd, const char *p, size_t len)
 {
-    char tmp[4200];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-        return -ENAMETOOLONG;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -errno;
-    const char *p = data;
     size_t off = 0;
     while (off < len) {
         ssize_t w = write(fd, p + off, len - off);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            int e = errno;
-            close(fd);
-            unlink(tmp);
-            return -e;
-        }
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -errno;
         off += (size_t)w;
     }
-    if (fsync(fd) != 0 || close(fd) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return -e;
-    }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return -e;
-    }
     return 0;
+}
+
+/* Creates a new temporary file beside path, never one that exists (O_EXCL); its name in tmp. fd or -errno. */
+static int create_tmp(const char *path, char *tmp, size_t cap)
+{
+    static unsigned counter;
+    for (int tries = 0; tries < 100; tries++) {
+        unsigned k = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
+        if (snprintf(tmp, cap, "%s.tmp.%ld.%u", path, (long)getpid(), k) >= (int)cap)
+            return -ENAMETOOLONG;
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd >= 0 || errno != EEXIST)
+            return fd >= 0 ? fd : -errno;
+    }
+    return -EEXIST;
+}
+
+int rb_file_write_atomic(const char *path, const void *data, size_t len)
+{
+    char tmp[4200], *real = NULL;
+    struct stat st, lst;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        /* A device, FIFO or socket (-o /dev/null): written into, never replaced. */
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+            return -errno;
+        int rc = write_all(fd, data, len);
+        if (close(fd) != 0 && rc == 0)
+            rc = -errno;
+        return rc;
+    }
+    /* A link to a regular file: the file it names is replaced, the link stays. */
+    if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && (real = realpath(path, NULL)) != NULL)
+        path = real;
+    int rc, fd = create_tmp(path, tmp, sizeof tmp);
+    if (fd < 0) {
+        free(real);
+        return fd;
+    }
+    rc = write_all(fd, data, len);
+    if (rc == 0 && fsync(fd) != 0)
+        rc = -errno;
+    if (close(fd) != 0 && rc == 0)
+        rc = -errno;
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc = -errno;
+    if (rc != 0)
+        unlink(tmp);
+    free(real);
+    return rc;
 }
 
 int rb_file_mkdir_p(const char *dir)

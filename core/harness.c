@@ -122,9 +122,13 @@ cJSON *rb_harness_gather_json(struct rb_harness *h, const cJSON *mine)
 }
 
 /* Starts MPI at the level the command asked for; 0 or an exit status after saying why. */
-static int start_mpi(const char *command, const struct rb_harness_opts *o)
+static int start_mpi(const char *command, const struct rb_cli *cli, const struct rb_harness_opts *o, int *level)
 {
-    int provided = 0, inited = 0, want = o->thread_multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED;
+    bool server = cli && (cli->common.prom_listen || cli->common.prom_per_rank_port);
+    int provided = 0, inited = 0,
+        want = o->thread_multiple ? MPI_THREAD_MULTIPLE
+               : o->thread_single && !server ? MPI_THREAD_SINGLE
+                                             : MPI_THREAD_FUNNELED;
     MPI_Initialized(&inited);
     if (inited) {
         MPI_Query_thread(&provided);
@@ -134,11 +138,12 @@ static int start_mpi(const char *command, const struct rb_harness_opts *o)
     }
     if (provided < want) {
         if (rb_cli_first_rank())
-            rb_error("the MPI library does not provide MPI_THREAD_MULTIPLE (got level %d), which %s needs",
-                     provided, command);
+            rb_error("the MPI library does not provide %s (got level %d), which %s needs",
+                     want == MPI_THREAD_MULTIPLE ? "MPI_THREAD_MULTIPLE" : "MPI_THREAD_FUNNELED", provided, command);
         MPI_Finalize();
         return RB_EXIT_RUNTIME;
     }
+    *level = provided;
     return 0;
 }
 
@@ -189,7 +194,7 @@ int rb_harness_init(struct rb_harness *h, const char *command, struct rb_cli *cl
     rb_log_set_level(cli && cli->common.quiet ? RB_LOG_WARN : RB_LOG_INFO);
 
     if (o->mpi) {
-        int rc = start_mpi(command, o);
+        int rc = start_mpi(command, cli, o, &h->thread_level);
         if (rc)
             return rc;
         h->mpi = true;
@@ -245,6 +250,12 @@ int rb_harness_init(struct rb_harness *h, const char *command, struct rb_cli *cl
         cJSON_AddBoolToObject(m, "enabled", h->mpi);
         cJSON_AddNumberToObject(m, "size", h->size);
         cJSON_AddNumberToObject(m, "hosts", h->host_count);
+        int l = h->thread_level;
+        if (h->mpi)
+            cJSON_AddStringToObject(m, "thread_level", l == MPI_THREAD_MULTIPLE     ? "multiple"
+                                                       : l == MPI_THREAD_SERIALIZED ? "serialized"
+                                                       : l == MPI_THREAD_FUNNELED   ? "funneled"
+                                                                                    : "single");
         cJSON *rph = cJSON_AddArrayToObject(m, "ranks_per_host");
         cJSON *it;
         cJSON_ArrayForEach(it, hosts)

@@ -13,9 +13,13 @@
 int rb_file_read(const char *path, size_t max_bytes, char **data, size_t *len);
 
 /*
- * Writes len bytes to path through "path.tmp", fsync(2) and rename(2), so a
- * reader sees the old file or the whole new one. Returns 0 or -errno (the
- * temporary file is removed on failure). Thread-safe for distinct paths.
+ * Writes len bytes to path through a new temporary file beside it
+ * ("path.tmp.PID.N", created with O_EXCL: never one that exists), fsync(2)
+ * and rename(2), so a reader sees the old file or the whole new one. A path
+ * that is a link to a regular file replaces the file it names and keeps the
+ * link; a path that is a device, FIFO or socket (-o /dev/null) is written
+ * into, never replaced. Returns 0 or -errno (the temporary file is removed
+ * on failure). Thread-safe.
  */
 int rb_file_write_atomic(const char *path, const void *data, size_t len);
 

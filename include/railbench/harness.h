@@ -30,6 +30,7 @@ struct rb_harness {
     int host_index, host_count;   /* this host's index, and number of hosts */
     char host[256];
     bool mpi;                     /* MPI was initialised by the harness */
+    int thread_level;             /* MPI_THREAD_* the library provided (result.json mpi.thread_level) */
     MPI_Comm comm;                /* duplicate of MPI_COMM_WORLD for the command's own collectives */
     MPI_Comm tick_comm;           /* the harness's ticks */
     MPI_Comm done_comm;           /* non-blocking "every rank is done" barriers */
@@ -86,6 +87,12 @@ struct rb_phase {
 struct rb_harness_opts {
     bool mpi;             /* start MPI; false for calculators that run as one process */
     bool thread_multiple; /* threads besides the main one call MPI: MPI_THREAD_MULTIPLE, else FUNNELED */
+    /*
+     * The command starts no thread of its own: MPI_THREAD_SINGLE, the level MPI_Init gives OSU's and IMB's
+     * benchmarks (Open MPI takes its locks at every level above it). The harness still asks FUNNELED when it
+     * starts a thread itself (--prom-listen, --prom-per-rank: the /metrics server).
+     */
+    bool thread_single;
     /*
      * Optional: checks that need the number of ranks, called on every rank
      * after MPI starts and before the result directory is made. Returns 0 or

@@ -44,13 +44,26 @@ print(f"1 B {lat[1]} us, 64 KiB {lat[65536]} us, 1 MiB {lat[1 << 20]} us, 4 MiB 
 PY
 ok "latency: OSU's title, header and 23 rows; positive, above the memory-copy floor at 1 and 4 MiB; phases agree"
 
-# OSU's defaults: 1000 iterations and 100 warm-up up to 8 KiB, 100 and 10 above.
+# OSU's defaults (osu_pt2pt.h): bw 100 iterations and 10 warm-up up to 8 KiB, 20 and 2 above; latency 10000 and
+# 100, 1000 and 10.
 rb_mpirun 2 "$RB" coll bw -m 8K:16K -W 4 --out "$T/bw" >"$T/bw.out"
 sed -n 2p "$T/bw.out" | grep -qx '# Size      Bandwidth (MB/s)' || fail "bw: OSU header"
-assert_jq "$T/bw/result.json" '[.phases[] | [.size_bytes, .iterations, .warmup, .window]] == [[8192,1000,100,4],[16384,100,10,4]]' \
+assert_jq "$T/bw/result.json" '[.phases[] | [.size_bytes, .iterations, .warmup, .window]] == [[8192,100,10,4],[16384,20,2,4]]' \
     "bw: OSU's default iterations per size, -W 4"
+rb_mpirun 2 "$RB" coll latency -m 8K:16K --out "$T/latd" >/dev/null
+assert_jq "$T/latd/result.json" '[.phases[] | [.size_bytes, .iterations, .warmup]] == [[8192,10000,100],[16384,1000,10]]' \
+    "latency: OSU's default iterations per size"
 assert_jq "$T/bw/result.json" '[.phases[] | (.bandwidth_mb_per_s - .size_bytes * .iterations * .window / .duration_s / 1e6) | fabs < 1e-6 * 1e6] | all' \
     "bw: MB/s = size x iterations x window / time / 1e6"
+# The thread level: MPI_THREAD_SINGLE, what MPI_Init gives osu_bw and IMB (Open MPI takes its locks at every level
+# above it: 7-8 % of a rank's cycles in osu_bibw built with FUNNELED); FUNNELED as soon as railbench starts a thread
+# of its own (the /metrics server), and for the collectives (the -T watchdog, --background's load threads).
+assert_jq "$T/bw/result.json" '.mpi.thread_level == "single"' "bw: MPI_THREAD_SINGLE, as OSU's and IMB's MPI_Init"
+port=$(free_port)
+rb_mpirun 2 "$RB" coll bibw -m 4K:4K -i 5 -x 1 --prom-listen "127.0.0.1:$port" --out "$T/prom" >/dev/null
+assert_jq "$T/prom/result.json" '.mpi.thread_level == "funneled"' "bibw with --prom-listen: MPI_THREAD_FUNNELED"
+rb_mpirun 2 "$RB" coll sendrecv -b 4K -e 4K -n 2 --out "$T/sr" >/dev/null
+assert_jq "$T/sr/result.json" '.mpi.thread_level == "funneled"' "the collectives: MPI_THREAD_FUNNELED"
 rb_mpirun 4 "$RB" coll mbw_mr -m 64K:64K -i 20 -x 2 --out "$T/mr" >"$T/mr.out"
 grep -qx '# \[ pairs: 2 \] \[ window size: 64 \]' "$T/mr.out" || fail "mbw_mr: pairs line"
 grep -Eq '^# Size +MB/s +Messages/s$' "$T/mr.out" || fail "mbw_mr: header"

@@ -322,7 +322,10 @@ grep -q '<th>B / A</th>' "$SHOTS/compare.html" || fail "compare: the ratio colum
 mkdir -p "$T/reused"
 cp "$F/get-a/result.json" "$T/reused/"
 { cat "$F/get-a/intervals.jsonl"; sed 's/"ts":"2026-11-22T03:43:5/"ts":"2026-11-22T03:44:5/' "$F/get-a/intervals.jsonl"; } >"$T/reused/intervals.jsonl"
+null_was_dev=0; [ -c /dev/null ] && null_was_dev=1
 assert_exit 0 "re-used result directory" "$RB" report "$T/reused" --html "$T/reused.html" -o /dev/null
+# -o into a device writes into it: /dev/null stays a character device (a rename over it made it a regular file).
+[ "$null_was_dev" = 0 ] || [ -c /dev/null ] || fail "report -o /dev/null replaced /dev/null: $(ls -l /dev/null)"
 d=$(sed -n '/data-plot="throughput-time"/,/<\/svg>/p' "$T/reused.html" |
     grep -o '<path class="series[^>]*d="[^"]*"' | head -1 | sed 's/.* d="//; s/"$//')
 assert_eq "throughput over time: moves in the re-used run's line" 2 "$(grep -o M <<<"$d" | wc -l)"
