@@ -366,21 +366,28 @@ void rb_nconn_wrote(struct rb_nconn *c, size_t k)
     c->r.put_pos += k - head;
 }
 
+/* A TLS record's most plaintext (SSL3_RT_MAX_PLAIN_LENGTH): SSL_write with partial writes returns after each one. */
+#define TLS_RECORD_MAX 16384
+
 /*
  * Over TLS each SSL_write is at least one record of its own: its header and
  * tag, OpenSSL 3.0's per-record set-up (two allocations in its record layer,
  * three on TLS 1.3) and a TCP segment of its own (MSG_MORE does not reach
  * through SSL_write). So a head with a body goes out with the body's start
- * in the same write, both made in the worker's buffer, the head first. A
- * write OpenSSL must retry is made again the same (nothing moved).
+ * in the same write, both made in the worker's buffer, the head first. And
+ * as SSL_write (SSL_MODE_ENABLE_PARTIAL_WRITE) takes one record per call, a
+ * body made from the payload is made a record at a time, not the worker's
+ * whole buffer for each record. A write OpenSSL must retry is made again
+ * the same (nothing moved).
  */
 static size_t tls_pending(struct rb_native *n, struct rb_nconn *c, const char **at)
 {
     size_t head = c->wlen - c->woff;
     uint64_t left = c->r.put_size - c->r.put_pos;
-    if (!c->r.put_size || !head || head >= n->rbuf_bytes)
-        return rb_nconn_pending(n, c, at);
-    size_t len = left < n->rbuf_bytes - head ? (size_t)left : n->rbuf_bytes - head;
+    size_t cap = n->rbuf_bytes < TLS_RECORD_MAX ? n->rbuf_bytes : TLS_RECORD_MAX;
+    if (!left || head >= cap || (c->body_mem && !head))
+        return rb_nconn_pending(n, c, at); /* the head alone, or a body in memory: nothing to make */
+    size_t len = left < cap - head ? (size_t)left : cap - head;
     memcpy(n->rbuf, c->wbuf + c->woff, head);
     if (c->body_mem)
         memcpy(n->rbuf + head, c->body_mem + c->r.put_pos, len);
