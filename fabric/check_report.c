@@ -346,3 +346,47 @@ int rb_check_report(struct rb_harness *h, const struct rb_check_opts *o, const s
         rb_buf_free(&b);
     return rc;
 }
+
+cJSON *rb_check_link_json(const struct rb_check_link *l, const char *const *names)
+{
+    static const char *const status[] = {"ok", "timeout", "skipped"};
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddNumberToObject(o, "rail", l->rail);
+    cJSON_AddNumberToObject(o, "round", l->round);
+    cJSON_AddStringToObject(o, "a", names[l->a]);
+    cJSON_AddStringToObject(o, "b", names[l->b]);
+    cJSON_AddStringToObject(o, "status", status[l->status >= 0 && l->status <= 2 ? l->status : 2]);
+    if (l->status != RB_CHECK_OK) {
+        cJSON_AddStringToObject(o, "stage", l->stage);
+        cJSON_AddStringToObject(o, "error", l->error);
+    }
+    bool ok = l->status == RB_CHECK_OK;
+    cJSON_AddItemToObject(o, "latency_p50_s", rb_json_number(ok ? l->lat_p50_s : NAN));
+    cJSON_AddItemToObject(o, "latency_p99_s", rb_json_number(ok ? l->lat_p99_s : NAN));
+    cJSON_AddItemToObject(o, "bw_ab_bytes_per_s", rb_json_number(ok ? l->bw_ab_bytes_per_s : NAN));
+    cJSON_AddItemToObject(o, "bw_ba_bytes_per_s", rb_json_number(ok ? l->bw_ba_bytes_per_s : NAN));
+    cJSON_AddItemToObject(o, "bw_bidir_ab_bytes_per_s", rb_json_number(ok ? l->bw_bidir_ab_bytes_per_s : NAN));
+    cJSON_AddItemToObject(o, "bw_bidir_ba_bytes_per_s", rb_json_number(ok ? l->bw_bidir_ba_bytes_per_s : NAN));
+    cJSON_AddItemToObject(o, "bw_bidir_bytes_per_s", rb_json_number(ok ? l->bw_bidir_bytes_per_s : NAN));
+    cJSON_AddNumberToObject(o, "elapsed_s", l->elapsed_s);
+    cJSON_AddBoolToObject(o, "confirmed", l->rep.n > 0);
+    if (l->rep.n > 0) {
+        cJSON *r = cJSON_AddObjectToObject(o, "repeats");
+        cJSON_AddNumberToObject(r, "n", l->rep.n);
+        cJSON_AddItemToObject(r, "latency_p50_s", rb_json_number(l->rep.lat_p50_s));
+        cJSON_AddItemToObject(r, "bw_ab_bytes_per_s", rb_json_number(l->rep.bw_ab_bytes_per_s));
+        cJSON_AddItemToObject(r, "bw_ba_bytes_per_s", rb_json_number(l->rep.bw_ba_bytes_per_s));
+        cJSON_AddItemToObject(r, "bw_bidir_ab_bytes_per_s", rb_json_number(l->rep.bw_bidir_ab_bytes_per_s));
+        cJSON_AddItemToObject(r, "bw_bidir_ba_bytes_per_s", rb_json_number(l->rep.bw_bidir_ba_bytes_per_s));
+        const struct rb_check_ref *f = &l->rep.ref;
+        cJSON *x = cJSON_AddObjectToObject(r, "reference");
+        cJSON_AddNumberToObject(x, "n", f->n);
+        cJSON_AddItemToObject(x, "bw_median_bytes_per_s", rb_json_number(f->n ? f->uni.median : NAN));
+        cJSON_AddItemToObject(x, "bw_mad_bytes_per_s", rb_json_number(f->n ? f->uni.mad : NAN));
+        cJSON_AddItemToObject(x, "bidir_median_bytes_per_s", rb_json_number(f->n ? f->bidir.median : NAN));
+        cJSON_AddItemToObject(x, "latency_p50_median_s", rb_json_number(f->n ? f->lat.median : NAN));
+    }
+    return o;
+}

@@ -197,8 +197,10 @@ long rb_check_merge(struct rb_check_link *links, size_t n);
  * The reference for suspect links[i] in the second look: a completed link
  * other than i, preferring one slow[] does not flag, then one on i's rail,
  * then one sharing no host with i. When noise flagged every link the
- * reference is a flagged one (the suspect is still judged beside
- * measurements made with it, never by the first pass). -1 when there is none.
+ * reference is a flagged one within 2x of the fastest best figure, so never
+ * a link of a bad host the suspect shares (the suspect is still judged
+ * beside measurements made with it, never by the first pass). -1 when there
+ * is none.
  */
 long rb_check_reference(const struct rb_check_link *links, size_t n, const bool *slow, size_t i);
 

@@ -357,10 +357,37 @@ size_t rb_nconn_pending(struct rb_native *n, struct rb_nconn *c, const char **at
 
 void rb_nconn_wrote(struct rb_nconn *c, size_t k)
 {
-    if (c->woff < c->wlen)
+    size_t head = c->wlen - c->woff; /* k may run past the head into the body (tls_pending) */
+    if (k <= head) {
         c->woff += k;
+        return;
+    }
+    c->woff = c->wlen;
+    c->r.put_pos += k - head;
+}
+
+/*
+ * Over TLS each SSL_write is at least one record of its own: its header and
+ * tag, OpenSSL 3.0's per-record set-up (two allocations in its record layer,
+ * three on TLS 1.3) and a TCP segment of its own (MSG_MORE does not reach
+ * through SSL_write). So a head with a body goes out with the body's start
+ * in the same write, both made in the worker's buffer, the head first. A
+ * write OpenSSL must retry is made again the same (nothing moved).
+ */
+static size_t tls_pending(struct rb_native *n, struct rb_nconn *c, const char **at)
+{
+    size_t head = c->wlen - c->woff;
+    uint64_t left = c->r.put_size - c->r.put_pos;
+    if (!c->r.put_size || !head || head >= n->rbuf_bytes)
+        return rb_nconn_pending(n, c, at);
+    size_t len = left < n->rbuf_bytes - head ? (size_t)left : n->rbuf_bytes - head;
+    memcpy(n->rbuf, c->wbuf + c->woff, head);
+    if (c->body_mem)
+        memcpy(n->rbuf + head, c->body_mem + c->r.put_pos, len);
     else
-        c->r.put_pos += k;
+        rb_payload_fill(c->r.key, c->body_off + c->r.put_pos, n->rbuf + head, len);
+    *at = n->rbuf;
+    return head + len;
 }
 
 void rb_nconn_send_failed(struct rb_worker *w, struct rb_nconn *c, int err)
@@ -377,7 +404,7 @@ void rb_nconn_send(struct rb_worker *w, struct rb_nconn *c)
     }
     const char *at;
     size_t len;
-    while ((len = rb_nconn_pending(w->nat, c, &at)) > 0) {
+    while ((len = c->tls.ssl ? tls_pending(w->nat, c, &at) : rb_nconn_pending(w->nat, c, &at)) > 0) {
         bool head = c->woff < c->wlen;
         ssize_t k = io_send(c, at, len, MSG_NOSIGNAL | (head && c->r.put_size ? MSG_MORE : 0));
         if (k > 0) {

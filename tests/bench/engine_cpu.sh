@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Client CPU per request and throughput of railbench's two engines against wrk, side by side on the same
-# servers and objects (1 KiB): plain http:// on nginx, https:// on nginx (TLS 1.3, keep-alive: the
-# handshakes are a few per run), and S3 on Ceph RGW (railbench signs every GET with SigV4; wrk reads the same
+# servers and objects (1 KiB): plain http:// on nginx, https:// on nginx (TLS 1.3: nginx 1.22 offers only 1.2 unless
+# told; keep-alive: the handshakes are a few per run), and S3 on Ceph RGW (railbench signs every GET with SigV4; wrk reads the same
 # objects unsigned from a public-read bucket: the raw HTTP floor), and S3 listings on RGW (railbench `load list`,
 # SigV4-signed ListObjectsV2 pages of 1,000 keys, against wrk fetching the same first page unsigned; one request
 # per connection at a time each, BENCH_LISTERS of them: CPU per page).
@@ -137,7 +137,7 @@ if [[ " $ROWS " == *" http "* || " $ROWS " == *" https "* ]]; then
     PORT=$(free_port) SPORT=$(free_port)
     nginx_start web "server { listen 127.0.0.1:$PORT backlog=4096; root $T/www; }
         server { listen 127.0.0.1:$SPORT ssl backlog=4096; root $T/www; ssl_certificate $T/cert.pem;
-                 ssl_certificate_key $T/key.pem; }"
+                 ssl_certificate_key $T/key.pem; ssl_protocols TLSv1.2 TLSv1.3; }"
     wait_port "$PORT"
     # shellcheck disable=SC2046
     pin_server $(pgrep -f "nginx -p $T/web" || true)

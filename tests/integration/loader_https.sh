@@ -15,9 +15,13 @@ chmod 777 "$W/dav"
 for i in $(seq 0 19); do head -c 1024 /dev/urandom >"$W/d/obj-$(printf %08d "$i")"; done
 # keepalive_requests 10: connections end every 10 requests, so new ones resume the TLS session.
 # Each request's connection serial number and whether its TLS session was resumed ("r"), for the handshake counts.
-nginx_start web "log_format tls '\$connection \$ssl_session_reused';
+# TLS 1.3 (nginx 1.22 offers only 1.2 unless told); a second server on TLS 1.2 alone for its session resumption.
+PORT12=$(free_port)
+nginx_start web "log_format tls '\$connection \$ssl_session_reused \$ssl_protocol';
+    server { listen 127.0.0.1:$PORT12 ssl; root $W; keepalive_requests 10; access_log $T/tls12.log tls;
+    ssl_certificate $T/cert.pem; ssl_certificate_key $T/key.pem; ssl_session_cache shared:tls12:1m; ssl_protocols TLSv1.2; }
     server { listen 127.0.0.1:$PORT ssl; root $W; keepalive_requests 10; access_log $T/tls.log tls;
-    ssl_certificate $T/cert.pem; ssl_certificate_key $T/key.pem; ssl_session_cache shared:tls:1m;
+    ssl_certificate $T/cert.pem; ssl_certificate_key $T/key.pem; ssl_session_cache shared:tls:1m; ssl_protocols TLSv1.3;
     location /d/ { autoindex on; autoindex_format json; }
     location /dav/ { dav_methods PUT DELETE; create_full_put_path on; client_max_body_size 0; } }"
 wait_port "$PORT"
@@ -52,6 +56,18 @@ assert_eq "GET: curl's counts = native's" "$(counts g-curl)" "$(counts g-native)
 assert_eq "GET: bytes" 204800 "$(jq '.summary.ops[0].bytes' "$T/g-native/result.json")"
 assert_eq "PUT: curl's counts = native's" "$(counts p-curl)" "$(counts p-native)"
 assert_eq "PUT: files written by native" 50 "$(find "$W/dav/native" -type f -size 4k | wc -l)"
+# 2c. What the native engine writes over TLS is the payload, byte for byte: a head goes out with its body's start in
+# one SSL_write (one record), and 300 KiB bodies run past the worker's 256 KiB buffer into further writes and
+# records; libcurl reads them back and verifies every byte.
+for sz in 4k 300k; do
+    "$RB" load put "$URL/dav/v$sz" --insecure --objects 6 --size "$sz" -c 3 --keep --engine native --out "$T/pv-$sz" \
+        --quiet >/dev/null
+    "$RB" load get "$URL/dav/v$sz" --insecure --objects 6 --size "$sz" --count 12 -c 3 --verify --engine curl \
+        --out "$T/gv-$sz" --quiet >/dev/null
+    assert_eq "native PUT of $sz over TLS read back by libcurl: requests, bytes, errors" \
+        "[12,$((12 * $(numfmt --from=iec "${sz^^}"))),0]" \
+        "$(jq -c '.summary.ops[0] | [.requests, .bytes, .errors.total]' "$T/gv-$sz/result.json")"
+done
 assert_jq "$T/g-native/result.json" '.config.insecure == true' "--insecure recorded in config"
 "$RB" load get "$URL/d" --insecure --objects 20 --count 20 --out "$T/auto" --quiet >/dev/null
 assert_eq "auto picks native for https" native "$(jq -r .summary.engine "$T/auto/result.json")"
@@ -73,6 +89,15 @@ if [ "$hs" -lt 20 ] || [ "$res" -lt $((hs - 4)) ]; then
     fail "handshakes $hs, resumed $res: expected >= 20 and all but 4 resumed"
 fi
 ok "native TLS: $hs handshakes, $res resumed"
+assert_eq "TLS 1.3 negotiated" TLSv1.3 "$(awk '{print $3}' "$T/tls-native.log" | sort -u)"
+# 2d. The same GETs on TLS 1.2 (a session cache, resumed by session id or ticket): as many resumed as nginx saw.
+"$RB" load get "https://127.0.0.1:$PORT12/d" --insecure --objects 20 --size 1k --count 200 -c 4 --engine native \
+    --out "$T/g12" --quiet >/dev/null
+assert_eq "TLS 1.2: protocol, handshakes, resumed as nginx saw them" \
+    "TLSv1.2 $(awk '{print $1}' "$T/tls12.log" | sort -u | wc -l) $(awk '$2 == "r" {print $1}' "$T/tls12.log" | sort -u | wc -l)" \
+    "$(awk '{print $3}' "$T/tls12.log" | sort -u) $(jq -r '.summary.ops[0].tls | "\(.handshakes) \(.resumed)"' "$T/g12/result.json")"
+assert_jq "$T/g12/result.json" '.summary.ops[0] | .bytes == 204800 and .tls.handshakes >= 20
+    and .tls.resumed >= .tls.handshakes - 4' "TLS 1.2: all bytes, 20 or more handshakes, all but 4 resumed"
 
 # 3. load mixed over TLS on both engines (one request in flight per thread: the same draws): the same requests, bytes
 #    and error classes per op; what each run wrote is deleted.
