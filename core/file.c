@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,8 +104,9 @@ static int create_tmp(const char *path, char *tmp, size_t cap)
 int rb_file_write_atomic(const char *path, const void *data, size_t len)
 {
     char tmp[4200], *real = NULL;
-    struct stat st, lst;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    struct stat st;
+    bool exists = stat(path, &st) == 0;
+    if (exists && !S_ISREG(st.st_mode)) {
         /* A device, FIFO or socket (-o /dev/null): written into, never replaced. */
         int fd = open(path, O_WRONLY | O_CLOEXEC);
         if (fd < 0)
@@ -114,8 +116,8 @@ int rb_file_write_atomic(const char *path, const void *data, size_t len)
             rc = -errno;
         return rc;
     }
-    /* A link to a regular file: the file it names is replaced, the link stays. */
-    if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && (real = realpath(path, NULL)) != NULL)
+    /* An existing file is replaced where it is: through a link, the file it names, and the link stays. */
+    if (exists && (real = realpath(path, NULL)) != NULL)
         path = real;
     int rc, fd = create_tmp(path, tmp, sizeof tmp);
     if (fd < 0) {

@@ -22,7 +22,8 @@ static char dir[64];
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/rb-test-file.XXXXXX");
+    static const char template[] = "/tmp/rb-test-file.XXXXXX"; /* mkdtemp fills in the X's */
+    memcpy(dir, template, sizeof template);
     return mkdtemp(dir) ? 0 : -1;
 }
 
