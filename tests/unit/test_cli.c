@@ -769,7 +769,7 @@ static void test_url_userinfo_redacted(void **state)
     (void)state;
     const char *url = NULL;
     const struct rb_opt opts[] = {{"endpoint", 0, RB_OPT_STR, &url, "URL", "endpoint", NULL}, {0}};
-    const struct rb_cmd_spec spec = {"railbench t", "t", opts, 0, 0};
+    const struct rb_cmd_spec spec = {"railbench t", "t", opts, 0, 0, false};
     char *argv[] = {"t", "--endpoint", "http://alice:s3cr3t@host:9/x?y=1", NULL};
     struct rb_cli cli;
     assert_int_equal(rb_cli_parse(&cli, &spec, 3, argv), 0);

@@ -45,7 +45,7 @@ static void test_record_fields_and_redaction(void **state)
         {"endpoint", 0, RB_OPT_STR, &endpoint, "URL", "endpoint", NULL},
         {0},
     };
-    const struct rb_cmd_spec spec = {"railbench test", "test", opts, 0, 0};
+    const struct rb_cmd_spec spec = {"railbench test", "test", opts, 0, 0, false};
     char *argv[] = {"test", "--secret-key", "hunter2-very-secret", "--endpoint", "http://x",
                     "--label", "site=lab", "--out", out, NULL};
     struct rb_cli cli;
