@@ -145,17 +145,11 @@ static int issue(struct rb_worker *w, const struct rb_nop *op, const char *name,
     struct rb_nconn *c = &n->c[w->free_slots[--w->nfree]];
     if (n->smap) {
         /* --ais-direct: to the target that owns the object, as a leg on its pool; the endpoint's connection waits. */
-        c->home_fd = c->fd;
-        c->fd = -1;
-        c->leg = n->tpool[rb_ais_smap_owner(n->smap, name)];
+        rb_nconn_leg_enter(c, n->tpool[rb_ais_smap_owner(n->smap, name)]);
     }
     int hrc = rb_nhead_build(w, c, op, name, size);
     if (hrc) {
-        if (n->smap) {
-            c->fd = c->home_fd;
-            c->home_fd = -1;
-            c->leg = NULL;
-        }
+        rb_nconn_leg_end(w, c, false); /* nothing was opened on the leg: the endpoint's connection back */
         w->nfree++;
         return hrc;
     }
@@ -476,12 +470,14 @@ void rb_native_free(struct rb_worker *w)
     }
     if (n->proto && n->proto->auth_free)
         n->proto->auth_free(n->auth);
-    rb_ntls_free(n->tls);
     for (unsigned i = 0; n->pools && i < n->npools; i++) {
-        for (unsigned j = 0; j < n->pools[i].nidle; j++)
-            close(n->pools[i].idle[j]);
+        for (unsigned j = 0; j < n->pools[i].nidle; j++) {
+            rb_ntls_end(&n->pools[i].idle[j].tls);
+            close(n->pools[i].idle[j].fd);
+        }
         free(n->pools[i].idle);
     }
+    rb_ntls_free(n->tls); /* after every connection's TLS state */
     rb_nuring_free(w); /* after the sockets: what the ring still held of them goes with it */
     free(n->pools);
     free(n->tpool);

@@ -184,28 +184,33 @@ static ssize_t io_recv(struct rb_nconn *c, void *buf, size_t len)
     return c->tls.ssl ? rb_ntls_recv(&c->tls, buf, len) : recv(c->fd, buf, len, 0);
 }
 
-/* Gives fd back to pool pl's idle connections (closes it when they are full). */
-static void pool_put(struct rb_worker *w, struct rb_npool *pl, int fd)
+void rb_nconn_leg_enter(struct rb_nconn *c, struct rb_npool *pl)
 {
-    if (pl->nidle < w->nreq)
-        pl->idle[pl->nidle++] = fd;
-    else
-        fd_close(w, fd);
+    c->home_fd = c->fd;
+    c->home_tls = c->tls;
+    c->fd = -1;
+    c->tls = (struct rb_ntls_conn){0};
+    c->leg = pl;
 }
 
-/* Leaves a redirect's leg: its connection back to its pool (kept alive) or closed, the endpoint's back in c. */
+/* Leaves a redirect's leg: its connection (with its TLS state) back to its pool or closed, the endpoint's back in c. */
 void rb_nconn_leg_end(struct rb_worker *w, struct rb_nconn *c, bool keep)
 {
     if (!c->leg)
         return;
-    if (c->fd >= 0 && keep && !c->connecting && !c->tls.ssl)
-        pool_put(w, c->leg, c->fd);
-    else
-        rb_nconn_close(c); /* a TLS leg's session state is the slot's: not pooled */
+    struct rb_npool *pl = c->leg;
+    if (c->fd >= 0 && keep && !c->connecting && !c->handshaking && pl->nidle < w->nreq) {
+        pl->idle[pl->nidle++] = (struct rb_nidle){c->fd, c->tls};
+        c->tls = (struct rb_ntls_conn){0};
+    } else {
+        rb_nconn_close(c);
+    }
     c->fd = c->home_fd;
+    c->tls = c->home_tls;
     c->home_fd = -1;
+    c->home_tls = (struct rb_ntls_conn){0};
     c->leg = NULL;
-    c->connecting = false;
+    c->connecting = c->handshaking = false;
 }
 
 /* Ends c's request with rc (CURLE_OK: a response was parsed) and frees its slot; closes the connection unless it stays alive. */
@@ -287,7 +292,8 @@ static void conn_go(struct rb_worker *w, struct rb_nconn *c)
     struct rb_native *n = w->nat;
     if (n->ep_tls[c->ep] && !c->tls.ssl) {
         const char *host = c->leg ? c->leg->hostport : n->shape.host[c->ep];
-        if (rb_ntls_start(n->tls, c->fd, host, (unsigned)(c - n->c), &c->tls)) {
+        unsigned place = c->leg ? 1 + (unsigned)(c->leg - n->pools) : 0; /* the slot's endpoint, or a pool's host */
+        if (rb_ntls_start(n->tls, c->fd, host, place, (unsigned)(c - n->c), &c->tls)) {
             rb_nconn_finish(w, c, CURLE_OUT_OF_MEMORY, "TLS: out of memory (native engine)");
             return;
         }
@@ -612,21 +618,18 @@ static void follow(struct rb_worker *w, struct rb_nconn *c)
         return;
     }
     /* The connection the redirect came on stays alive for the next request: its endpoint's or its pool's. */
-    bool keep = http_should_keep_alive(&c->p) && !c->tls.ssl; /* a TLS connection's state is the slot's: closed */
+    bool keep = http_should_keep_alive(&c->p);
     if (c->leg) {
         rb_nconn_leg_end(w, c, keep);
     } else if (!keep) {
         rb_nconn_close(c);
     }
-    c->home_fd = c->fd;
-    c->fd = -1;
-    c->leg = rb_npool_get(w, scheme, hp, hp_len);
-    if (!c->leg) {
-        c->fd = c->home_fd;
-        c->home_fd = -1;
+    struct rb_npool *to = rb_npool_get(w, scheme, hp, hp_len);
+    if (!to) {
         rb_nconn_finish(w, c, CURLE_COULDNT_RESOLVE_HOST, "cannot reach a redirect's host (native engine)");
         return;
     }
+    rb_nconn_leg_enter(c, to);
     c->redirects++;
     /* The head again: method, the Location's path and query as sent, its host (signed again when signing). */
     char *p = c->wbuf;
@@ -660,7 +663,10 @@ void rb_nconn_leg_go(struct rb_worker *w, struct rb_nconn *c)
 {
     struct rb_npool *leg = c->leg;
     if (leg->nidle) {
-        c->fd = leg->idle[--leg->nidle];
+        struct rb_nidle *k = &leg->idle[--leg->nidle];
+        c->fd = k->fd;
+        c->tls = k->tls;
+        rb_ntls_adopt(&c->tls, (unsigned)(c - w->nat->c));
         c->reused = true;
         c->connecting = false;
         /* The pooled connection was last some other slot's: its events come to this one now (io_uring: its completions

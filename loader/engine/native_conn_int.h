@@ -25,6 +25,12 @@
 #define RB_NLOC_MAX 2048                /* a redirect's Location */
 #define RB_NPOOL_MAX 64                 /* redirect targets with a keep-alive pool each (AIStore: one per storage target) */
 
+/* An idle keep-alive connection: its socket and, over https, its TLS state. */
+struct rb_nidle {
+    int fd;
+    struct rb_ntls_conn tls;
+};
+
 /*
  * Idle keep-alive connections to one host a redirect led to (AIStore: a
  * target the proxy sent a request to), shared by the worker's requests as
@@ -36,7 +42,7 @@ struct rb_npool {
     size_t hostport_len;
     struct sockaddr_storage addr;
     socklen_t alen;
-    int *idle;                 /* up to the worker's slots */
+    struct rb_nidle *idle;     /* up to the worker's slots */
     unsigned nidle;
 };
 
@@ -76,6 +82,7 @@ struct rb_nconn {
     char hname[RB_NHDR_MAX], hval[RB_NHDR_MAX];
     /* Redirects (rare): where the request is now and what it came from. */
     int home_fd;               /* the endpoint's keep-alive connection while a leg runs on fd; -1 none */
+    struct rb_ntls_conn home_tls; /* home_fd's TLS state, or none */
     struct rb_npool *leg;         /* the pool fd belongs to, or NULL: fd is the endpoint's */
     unsigned redirects;
     uint64_t range_off, range_len; /* the request's Range (len 0: none), for each leg */
@@ -130,6 +137,8 @@ void rb_nconn_parser_settings(http_parser_settings *s, bool headers);
 void rb_nconn_reset(struct rb_nconn *c);
 /* Closes c's socket (and its TLS state); idempotent. */
 void rb_nconn_close(struct rb_nconn *c);
+/* Puts c's request on a leg to pool pl: the endpoint's connection (and its TLS state) waits in home_fd. */
+void rb_nconn_leg_enter(struct rb_nconn *c, struct rb_npool *pl);
 /* Leaves a redirect's leg: its connection back to its pool (keep) or closed, the endpoint's back in c. No-op without a leg. */
 void rb_nconn_leg_end(struct rb_worker *w, struct rb_nconn *c, bool keep);
 /*

@@ -16,31 +16,35 @@ static int ex_idx = -1;
 
 struct rb_ntls {
     SSL_CTX *ctx;
-    SSL_SESSION **sess;        /* the latest session per slot, offered again on its next connection */
-    unsigned nslots;
+    /* The latest session per place and slot (sess[place][slot]), offered again on the slot's next connection
+     * there; a place's row is made at its first connection. */
+    SSL_SESSION ***sess;
+    unsigned nslots, nplaces;
     struct rb_ntls_stats st;
 };
 
-/* Where an SSL's new sessions go: its worker's table, under its slot. */
+/* Where an SSL's new sessions go: its worker's table, under its place and slot. */
 struct tls_ref {
     struct rb_ntls *t;
-    unsigned slot;
+    unsigned place, slot;
 };
 
 /*
  * TLS 1.3 sends session tickets after the handshake, so a session worth
  * resuming is the one this callback hands over, not SSL_get1_session right
  * after SSL_connect. Returning 1 keeps the reference. Kept per slot, not per
- * endpoint: a server with a session cache takes each TLS 1.3 ticket once
- * (anti-replay), so connections that reopen together must not offer the same one.
+ * place alone: a server with a session cache takes each TLS 1.3 ticket once
+ * (anti-replay), so connections that reopen together must not offer the same
+ * one. And per place: a session is offered only to the server that issued it.
  */
 static int on_new_session(SSL *ssl, SSL_SESSION *s)
 {
     struct tls_ref *ref = SSL_get_ex_data(ssl, ex_idx);
-    if (!ref || ref->slot >= ref->t->nslots)
+    if (!ref || ref->slot >= ref->t->nslots || ref->place >= ref->t->nplaces || !ref->t->sess[ref->place])
         return 0;
-    SSL_SESSION_free(ref->t->sess[ref->slot]);
-    ref->t->sess[ref->slot] = s;
+    SSL_SESSION **at = &ref->t->sess[ref->place][ref->slot];
+    SSL_SESSION_free(*at);
+    *at = s;
     return 1;
 }
 
@@ -50,14 +54,12 @@ int rb_ntls_new(struct rb_ntls **out, unsigned nslots, bool insecure, char *err,
     if (ex_idx < 0)
         ex_idx = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL); /* once: the first worker's set-up, before threads run */
     struct rb_ntls *t = calloc(1, sizeof *t);
-    if (!t || !(t->sess = calloc(nslots, sizeof *t->sess))) {
-        free(t);
+    if (!t)
         return -ENOMEM;
-    }
     t->nslots = nslots;
+    rb_hist_reset(&t->st.hs); /* an empty histogram's min is UINT64_MAX, not 0 */
     t->ctx = SSL_CTX_new(TLS_client_method());
     if (!t->ctx) {
-        free(t->sess);
         free(t);
         snprintf(err, errlen, "TLS: %s", ERR_reason_error_string(ERR_get_error()));
         return -ENOMEM;
@@ -87,15 +89,36 @@ void rb_ntls_free(struct rb_ntls *t)
 {
     if (!t)
         return;
-    for (size_t i = 0; t->sess && i < t->nslots; i++)
-        SSL_SESSION_free(t->sess[i]);
+    for (unsigned p = 0; p < t->nplaces; p++) {
+        for (unsigned i = 0; t->sess[p] && i < t->nslots; i++)
+            SSL_SESSION_free(t->sess[p][i]);
+        free(t->sess[p]);
+    }
     free(t->sess);
     SSL_CTX_free(t->ctx);
     free(t);
 }
 
-int rb_ntls_start(struct rb_ntls *t, int fd, const char *host, unsigned slot, struct rb_ntls_conn *c)
+/* Makes place's row of sessions (and room for it): 0 or -ENOMEM. */
+static int place_row(struct rb_ntls *t, unsigned place)
 {
+    if (place >= t->nplaces) {
+        SSL_SESSION ***s = realloc(t->sess, (place + 1) * sizeof *s);
+        if (!s)
+            return -ENOMEM;
+        memset(s + t->nplaces, 0, (place + 1 - t->nplaces) * sizeof *s);
+        t->sess = s;
+        t->nplaces = place + 1;
+    }
+    if (!t->sess[place] && !(t->sess[place] = calloc(t->nslots, sizeof *t->sess[place])))
+        return -ENOMEM;
+    return 0;
+}
+
+int rb_ntls_start(struct rb_ntls *t, int fd, const char *host, unsigned place, unsigned slot, struct rb_ntls_conn *c)
+{
+    if (place_row(t, place))
+        return -ENOMEM;
     c->ssl = SSL_new(t->ctx);
     if (!c->ssl)
         return -ENOMEM;
@@ -105,7 +128,7 @@ int rb_ntls_start(struct rb_ntls *t, int fd, const char *host, unsigned slot, st
         c->ssl = NULL;
         return -ENOMEM;
     }
-    *(struct tls_ref *)c->ref = (struct tls_ref){t, slot};
+    *(struct tls_ref *)c->ref = (struct tls_ref){t, place, slot};
     SSL_set_ex_data(c->ssl, ex_idx, c->ref);
     SSL_set_fd(c->ssl, fd);
     /* SNI and the name the certificate must carry: the host without its port (an IP address checks the SAN's IP). */
@@ -125,8 +148,8 @@ int rb_ntls_start(struct rb_ntls *t, int fd, const char *host, unsigned slot, st
         SSL_set_tlsext_host_name(c->ssl, name);
         SSL_set1_host(c->ssl, name);
     }
-    if (slot < t->nslots && t->sess[slot])
-        SSL_set_session(c->ssl, t->sess[slot]);
+    if (slot < t->nslots && t->sess[place][slot])
+        SSL_set_session(c->ssl, t->sess[place][slot]);
     SSL_set_connect_state(c->ssl);
     return 0;
 }
@@ -189,6 +212,12 @@ ssize_t rb_ntls_recv(struct rb_ntls_conn *c, void *buf, size_t len)
 {
     ERR_clear_error();
     return io_result(c->ssl, SSL_read(c->ssl, buf, (int)(len > INT32_MAX ? INT32_MAX : len)));
+}
+
+void rb_ntls_adopt(struct rb_ntls_conn *c, unsigned slot)
+{
+    if (c->ref)
+        ((struct tls_ref *)c->ref)->slot = slot;
 }
 
 void rb_ntls_end(struct rb_ntls_conn *c)

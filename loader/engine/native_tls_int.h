@@ -35,14 +35,19 @@ struct rb_ntls_stats {
 /*
  * A client context: TLS 1.2 or later, the system's CA certificates and the
  * host's name (or IP address) checked unless insecure, sessions kept per
- * slot (of nslots) for resumption, kernel TLS asked for where OpenSSL has it.
+ * place (a server: the caller numbers them) and slot (of nslots) for
+ * resumption, kernel TLS asked for where OpenSSL has it.
  * Returns 0, -ENOMEM, or -EINVAL with one line in err. Free with rb_ntls_free (NULL-safe).
  */
 int rb_ntls_new(struct rb_ntls **t, unsigned nslots, bool insecure, char *err, size_t errlen);
 void rb_ntls_free(struct rb_ntls *t);
 
-/* Readies TLS on connected socket fd to host ("HOST[:PORT]") for slot, offering the slot's last session. 0 or -ENOMEM. */
-int rb_ntls_start(struct rb_ntls *t, int fd, const char *host, unsigned slot, struct rb_ntls_conn *c);
+/*
+ * Readies TLS on connected socket fd to host ("HOST[:PORT]", the server
+ * numbered place) for slot, offering the last session of that slot there.
+ * 0 or -ENOMEM.
+ */
+int rb_ntls_start(struct rb_ntls *t, int fd, const char *host, unsigned place, unsigned slot, struct rb_ntls_conn *c);
 
 /*
  * Drives c's handshake: 0 done (counted, with took_ns: the time since the
@@ -54,6 +59,9 @@ int rb_ntls_handshake(struct rb_ntls *t, struct rb_ntls_conn *c, uint64_t took_n
 /* As send(2) and recv(2) on a non-blocking socket: bytes, 0 at a close (recv), -1 with errno (EAGAIN: wait). */
 ssize_t rb_ntls_send(struct rb_ntls_conn *c, const void *buf, size_t len);
 ssize_t rb_ntls_recv(struct rb_ntls_conn *c, void *buf, size_t len);
+
+/* c (a kept-alive connection) now serves slot: the sessions its server sends later go to that slot. */
+void rb_ntls_adopt(struct rb_ntls_conn *c, unsigned slot);
 
 /* Frees c's TLS state (the socket is the caller's); safe on a zeroed c. */
 void rb_ntls_end(struct rb_ntls_conn *c);

@@ -109,7 +109,54 @@ assert_eq "stale map: misdirected (the stand-in's count)" "$moved" "$(stats "$Q"
 assert_eq "stale map: GET bytes" $((60 * 1024)) "$(ops s2 .bytes)"
 assert_eq "stale map: GET redirects" "$moved" "$(ops s2 .extra.redirects)"
 
-# 6. Bad input: one error line, exit 2 (usage) or 3 (a proxy that serves no cluster map).
+# 6. Over https (the stand-in on TLS, a self-signed certificate): the connections to the proxy and to each target
+#    are kept alive with their TLS state, as AIStore's clients keep them. With 4 in flight a worker holds at most
+#    4 to the proxy and 4 to each target: at most 16 handshakes for 200 GETs through the proxy (they were 2 per
+#    request) and 12 direct, each one a connection the stand-in accepted. libcurl: the same requests, bytes, redirects.
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/key.pem" -out "$T/cert.pem" -days 1 -subj /CN=127.0.0.1 \
+    -addext subjectAltName=IP:127.0.0.1 2>/dev/null
+mapfile -t sp < <(free_port 4)
+S=${sp[0]}
+bg python3 "$PEER" --port "$S" --ais-targets "${sp[1]},${sp[2]},${sp[3]}" --tls-cert "$T/cert.pem" --tls-key "$T/key.pem"
+for p in "${sp[@]}"; do wait_port "$p" 30 "the AIStore stand-in over https"; done
+SEP=(--endpoint "https://127.0.0.1:$S" --insecure)
+sstats() { curl -fsSk "https://127.0.0.1:$S/peer/stats"; }
+# conns BEFORE AFTER WHO: connections accepted between two sstats by the proxy ("proxy", the second sstats's own
+# left out) or by the targets ("targets").
+conns() {
+    python3 -c 'import json,sys; a,b=(json.loads(x)["connections"] for x in sys.argv[1:3])
+d={k: b[k] - a.get(k, 0) for k in b}
+print(d.get("proxy", 0) - 1 if sys.argv[3] == "proxy" else sum(v for k, v in d.items() if k != "proxy"))' "$@"
+}
+"$RB" load put ais://bkt/h/ "${SEP[@]}" --objects 40 --size 3k -c 4 --keep --out "$T/h0" --quiet >/dev/null
+assert_eq "https PUT: requests, errors, redirects" '[40,0,40]' "$(ops h0 '[.requests, .errors.total, .extra.redirects]')"
+for e in native curl; do
+    c0=$(sstats)
+    "$RB" load get ais://bkt/h/ "${SEP[@]}" --engine "$e" --objects 40 --size 3k --count 200 --verify -c 4 \
+        --out "$T/h-$e" --quiet >/dev/null
+    c1=$(sstats)
+    [ "$e" = curl ] || { n0=$c0 n1=$c1; }
+    assert_eq "https GET through the proxy ($e): requests, bytes, errors, redirects" "[200,$((200 * 3072)),0,200]" \
+        "$(ops "h-$e" '[.requests, .bytes, .errors.total, .extra.redirects]')"
+done
+hs=$(ops h-native .tls.handshakes)
+# (the proxy's one other connection is the run's probe of its endpoint, made by libcurl before the load)
+assert_eq "https via the proxy: handshakes = connections the stand-in accepted, less the probe's" \
+    "$(($(conns "$n0" "$n1" proxy) - 1 + $(conns "$n0" "$n1" targets)))" "$hs"
+[ "$hs" -ge 4 ] && [ "$hs" -le 16 ] || fail "https via the proxy: $hs handshakes for 200 GETs, expected 4 to 16"
+ok "https via the proxy: $hs handshakes for 200 GETs (keep-alive to the proxy and to each target)"
+c0=$(sstats)
+"$RB" load get ais://bkt/h/ "${SEP[@]}" --ais-direct --objects 40 --size 3k --count 200 --verify -c 4 --out "$T/hd" \
+    --quiet >/dev/null
+c1=$(sstats)
+assert_eq "https direct: requests, bytes, errors, redirects" "[200,$((200 * 3072)),0,0]" \
+    "$(ops hd '[.requests, .bytes, .errors.total, .extra.redirects]')"
+hs=$(ops hd .tls.handshakes)
+assert_eq "https direct: handshakes = connections the targets accepted" "$(conns "$c0" "$c1" targets)" "$hs"
+[ "$hs" -ge 3 ] && [ "$hs" -le 12 ] || fail "https direct: $hs handshakes for 200 GETs, expected 3 to 12"
+ok "https direct: $hs handshakes for 200 GETs"
+
+# 7. Bad input: one error line, exit 2 (usage) or 3 (a proxy that serves no cluster map).
 assert_exit 2 "--ais-direct on s3://" "$RB" load get s3://bkt/x --endpoint "http://127.0.0.1:$P" --ais-direct --objects 1
 assert_stderr_line '--ais-direct: only an ais:// target has a cluster map'
 assert_exit 2 "--ais-direct on libcurl" "$RB" load get ais://bkt/d/ "${EP[@]}" --ais-direct --objects 1 --engine curl

@@ -33,6 +33,10 @@ target, and redirects any other to its owner (counted in misdirected), as a stal
 be. --ais-smap-omit N leaves the last N targets out of the map it serves (a map older than the cluster);
 --ais-smap-scheme https makes the map's URLs https:// (the targets still answer http).
 
+With --tls-cert FILE --tls-key FILE every listener (the proxy and each target) serves HTTPS, and the map,
+the redirects and /peer/stats name https:// URLs. /peer/stats counts the TCP connections each listener
+accepted ("connections", per daemon id, "proxy" for --port), so a client's handshakes can be checked.
+
 With --ais-backend URL the AIStore stand-in is a caching tier in front of URL: a GET of an object it
 does not hold fetches URL/<object> (counted in backend_fetches), keeps it and serves it; later GETs
 are served from what it keeps, until evicted.
@@ -51,6 +55,7 @@ import hmac
 import json
 import re
 import socket
+import ssl
 import threading
 import time
 import urllib.error
@@ -60,8 +65,10 @@ from urllib.parse import quote, unquote, urlsplit
 
 lock = threading.Lock()
 state = {"count": 0, "stall_end": 0.0, "store": {}, "backend_fetches": 0, "ranged_gets": 0, "evictions": [], "jobs": {},
-         "status_polls": 0, "target_requests": {}, "misdirected": 0}
+         "status_polls": 0, "target_requests": {}, "misdirected": 0, "connections": {}}
 TARGETS = []  # the cluster's targets: (daemon id, port), with --ais-targets
+TLS = None  # the server-side ssl.SSLContext, with --tls-cert
+SCHEME = "http"
 M64 = (1 << 64) - 1
 MLCG32 = 1103515245  # AIStore's xxhash seed (cmn/cos)
 PROVIDERS = {"s3": "aws", "gs": "gcp", "az": "azure"}  # aliases to the names in a uname
@@ -141,6 +148,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def setup(self):
         super().setup()
+        if TLS:
+            self.connection.do_handshake()  # in the connection's thread, not the accepting one
         # Headers and body go out in separate writes: without this, Nagle plus delayed ACKs add 40 ms.
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
@@ -225,7 +234,7 @@ class Handler(BaseHTTPRequestHandler):
         if path.startswith("/v1/objects/") and TARGETS:
             return self.ais_cluster(url, parts, data)
         if path.startswith("/v1/objects/"):
-            loc = "http://127.0.0.1:%d/target%s" % (self.server.server_address[1], self.path)
+            loc = "%s://127.0.0.1:%d/target%s" % (SCHEME, self.server.server_address[1], self.path)
             return self.send(307, b"", extra={"Location": loc})
         if path == "/v1/daemon" and "what=smap" in url.query and TARGETS:
             return self.ais_smap()
@@ -242,7 +251,7 @@ class Handler(BaseHTTPRequestHandler):
                 body = json.dumps({"backend_fetches": state["backend_fetches"], "evictions": state["evictions"],
                                    "status_polls": state["status_polls"], "held": sorted(state["store"]),
                                    "ranged_gets": state["ranged_gets"], "target_requests": state["target_requests"],
-                                   "misdirected": state["misdirected"]})
+                                   "misdirected": state["misdirected"], "connections": state["connections"]})
             return self.send(200, body.encode(), "application/json")
         if ARGS.sigv4_secret and (self.headers.get("Authorization") or "").startswith("AWS4-"):
             return self.s3_signed(url)
@@ -334,7 +343,7 @@ class Handler(BaseHTTPRequestHandler):
             if me is not None:
                 with lock:
                     state["misdirected"] += 1
-            loc = "http://127.0.0.1:%d%s" % (port, self.path)
+            loc = "%s://127.0.0.1:%d%s" % (SCHEME, port, self.path)
             return self.send(307, b"", extra={"Location": loc})
         with lock:
             state["target_requests"][me] = state["target_requests"].get(me, 0) + 1
@@ -432,8 +441,23 @@ class Handler(BaseHTTPRequestHandler):
         return self.send(200, body.encode(), "application/json")
 
 
+class Server(ThreadingHTTPServer):
+    """A listener that counts the connections it accepts and, with --tls-cert, serves them over TLS."""
+    daemon_threads = True
+    ais_id = None
+
+    def get_request(self):
+        sock, addr = self.socket.accept()
+        with lock:
+            name = self.ais_id or "proxy"
+            state["connections"][name] = state["connections"].get(name, 0) + 1
+        if TLS:
+            sock = TLS.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        return sock, addr
+
+
 def main():
-    global ARGS
+    global ARGS, TLS, SCHEME
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--delay-ms", type=float, default=0.0)
@@ -447,7 +471,13 @@ def main():
     ap.add_argument("--ais-targets", default="", help="a cluster: one AIStore target per port (comma-separated)")
     ap.add_argument("--ais-smap-omit", type=int, default=0, help="targets left out of the cluster map served")
     ap.add_argument("--ais-smap-scheme", default="http", help="the scheme of the targets' URLs in the map served")
+    ap.add_argument("--tls-cert", default="", help="serve HTTPS with this certificate (PEM)")
+    ap.add_argument("--tls-key", default="", help="the certificate's private key (PEM)")
     ARGS = ap.parse_args()
+    if ARGS.tls_cert:
+        TLS = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        TLS.load_cert_chain(ARGS.tls_cert, ARGS.tls_key or None)
+        SCHEME = ARGS.ais_smap_scheme = "https"
     # The default listen backlog (5) drops connects past it, and a retried SYN costs a second.
     ThreadingHTTPServer.request_queue_size = 1024
     # Clients that time out or give up close their end; that is expected here, not worth a traceback.
@@ -455,12 +485,10 @@ def main():
     for port in filter(None, ARGS.ais_targets.split(",")):
         TARGETS.append(("t%d" % int(port), int(port)))
     for tid, port in TARGETS:
-        tsrv = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        tsrv.daemon_threads = True
+        tsrv = Server(("127.0.0.1", port), Handler)
         tsrv.ais_id = tid
         threading.Thread(target=tsrv.serve_forever, daemon=True).start()
-    srv = ThreadingHTTPServer(("127.0.0.1", ARGS.port), Handler)
-    srv.daemon_threads = True
+    srv = Server(("127.0.0.1", ARGS.port), Handler)
     srv.serve_forever()
 
 
