@@ -146,12 +146,12 @@ assert_eq "https via the proxy: handshakes = connections the stand-in accepted, 
 [ "$hs" -ge 4 ] && [ "$hs" -le 16 ] || fail "https via the proxy: $hs handshakes for 200 GETs, expected 4 to 16"
 ok "https via the proxy: $hs handshakes for 200 GETs (keep-alive to the proxy and to each target)"
 c0=$(sstats)
-"$RB" load get ais://bkt/h/ "${SEP[@]}" --ais-direct --objects 40 --size 3k --count 200 --verify -c 4 --out "$T/hd" \
+"$RB" load get ais://bkt/h/ "${SEP[@]}" --ais-direct --objects 40 --size 3k --count 200 --verify -c 4 --out "$T/h-direct" \
     --quiet >/dev/null
 c1=$(sstats)
 assert_eq "https direct: requests, bytes, errors, redirects" "[200,$((200 * 3072)),0,0]" \
-    "$(ops hd '[.requests, .bytes, .errors.total, .extra.redirects]')"
-hs=$(ops hd .tls.handshakes)
+    "$(ops h-direct '[.requests, .bytes, .errors.total, .extra.redirects]')"
+hs=$(ops h-direct .tls.handshakes)
 assert_eq "https direct: handshakes = connections the targets accepted" "$(conns "$c0" "$c1" targets)" "$hs"
 [ "$hs" -ge 3 ] && [ "$hs" -le 12 ] || fail "https direct: $hs handshakes for 200 GETs, expected 3 to 12"
 ok "https direct: $hs handshakes for 200 GETs"
