@@ -53,6 +53,14 @@ free_port() {
     python3 "$ROOT/scripts/free-port.py" "$@"
 }
 
+# self_signed_cert: a self-signed certificate for 127.0.0.1 (its IP in the SAN) in $T/cert.pem, its key in
+# $T/key.pem, readable by the servers' unprivileged workers (nginx).
+self_signed_cert() {
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/key.pem" -out "$T/cert.pem" -days 1 -subj /CN=127.0.0.1 \
+        -addext subjectAltName=IP:127.0.0.1 2>/dev/null || fail "openssl could not make a self-signed certificate"
+    chmod 644 "$T/key.pem"
+}
+
 # wait_port PORT [SECONDS [WHAT]]: waits until something accepts on 127.0.0.1:PORT (60 s unless given: two
 # tests at a time on a loaded host start slowly); the failure names WHAT (the server that should be there).
 wait_port() {

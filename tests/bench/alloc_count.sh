@@ -47,9 +47,7 @@ cc -O2 -shared -fPIC -o "$T/shim.so" "$T/shim.c"
 PORT=$(free_port)
 mkdir -p "$T/www/1k"
 for i in $(seq 0 99); do head -c 1024 /dev/urandom >"$T/www/1k/obj-$(printf %08d "$i")"; done
-openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/key.pem" -out "$T/cert.pem" -days 1 -subj /CN=127.0.0.1 \
-    -addext subjectAltName=IP:127.0.0.1 2>/dev/null
-chmod 644 "$T/key.pem"
+self_signed_cert
 SPORT=$(free_port)
 nginx_start web "server { listen 127.0.0.1:$PORT; root $T/www; keepalive_requests 1000000;
     location /sink/ { return 201; } }

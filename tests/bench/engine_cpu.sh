@@ -131,9 +131,7 @@ row() { # NAME WRK_URL RB_TARGET...   (RUN=list_run, WRK_ARGS="CONNECTIONS SCRIP
 if [[ " $ROWS " == *" http "* || " $ROWS " == *" https "* ]]; then
     mkdir -p "$T/www/d"
     for i in $(seq 0 $((N - 1))); do head -c 1024 /dev/urandom >"$T/www/d/obj-$(printf %08d "$i")"; done
-    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/key.pem" -out "$T/cert.pem" -days 1 -subj /CN=127.0.0.1 \
-        -addext subjectAltName=IP:127.0.0.1 2>/dev/null
-    chmod 644 "$T/key.pem"
+    self_signed_cert
     PORT=$(free_port) SPORT=$(free_port)
     nginx_start web "server { listen 127.0.0.1:$PORT backlog=4096; root $T/www; }
         server { listen 127.0.0.1:$SPORT ssl backlog=4096; root $T/www; ssl_certificate $T/cert.pem;

@@ -113,8 +113,7 @@ assert_eq "stale map: GET redirects" "$moved" "$(ops s2 .extra.redirects)"
 #    are kept alive with their TLS state, as AIStore's clients keep them. With 4 in flight a worker holds at most
 #    4 to the proxy and 4 to each target: at most 16 handshakes for 200 GETs through the proxy (they were 2 per
 #    request) and 12 direct, each one a connection the stand-in accepted. libcurl: the same requests, bytes, redirects.
-openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/key.pem" -out "$T/cert.pem" -days 1 -subj /CN=127.0.0.1 \
-    -addext subjectAltName=IP:127.0.0.1 2>/dev/null
+self_signed_cert
 mapfile -t sp < <(free_port 4)
 S=${sp[0]}
 bg python3 "$PEER" --port "$S" --ais-targets "${sp[1]},${sp[2]},${sp[3]}" --tls-cert "$T/cert.pem" --tls-key "$T/key.pem"

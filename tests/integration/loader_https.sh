@@ -5,9 +5,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 chmod 755 "$T"
-openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/key.pem" -out "$T/cert.pem" -days 1 -subj /CN=127.0.0.1 \
-    -addext subjectAltName=IP:127.0.0.1 2>/dev/null
-chmod 644 "$T/key.pem"
+self_signed_cert
 PORT=$(free_port)
 W=$T/www
 mkdir -p "$W/d" "$W/dav"

@@ -13,9 +13,7 @@ mkdir -p "$W/small" "$W/large" "$W/dav"
 chmod 777 "$W/dav"
 for i in $(seq 0 19); do head -c 1024 /dev/urandom >"$W/small/obj-$(printf %08d "$i")"; done
 for i in $(seq 0 7); do head -c 1048576 /dev/urandom >"$W/large/obj-$(printf %08d "$i")"; done
-openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/key.pem" -out "$T/cert.pem" -days 1 -subj /CN=127.0.0.1 \
-    -addext subjectAltName=IP:127.0.0.1 2>/dev/null
-chmod 644 "$T/key.pem"
+self_signed_cert
 { read -r PORT; read -r SPORT; } < <(free_port 2)
 nginx_start web "server {
         listen 127.0.0.1:$PORT backlog=1024;
