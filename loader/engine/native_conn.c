@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "native_conn_int.h"
+#include "native_resp_int.h"
 #include "payload_int.h"
 #include "railbench/clock.h"
 
@@ -149,8 +150,14 @@ void rb_nconn_reset(struct rb_nconn *c)
     r->response_ns = 0;
     http_parser_init(&c->p, HTTP_RESPONSE);
     c->p.data = c;
-    c->got_bytes = c->headers_done = c->complete = c->in_value = c->is_loc = c->redirect = false;
+    c->got_bytes = c->headers_done = c->complete = c->in_value = c->is_loc = c->redirect = c->plain = false;
     c->hname_len = c->hval_len = c->loc_len = 0;
+}
+
+/* Whether the response's connection stays alive after it, whichever reader read the head. */
+static bool resp_keep_alive(const struct rb_nconn *c)
+{
+    return c->plain || http_should_keep_alive(&c->p); /* a plain head says HTTP/1.1 and no Connection: close */
 }
 
 /* ---- connections ---- */
@@ -223,7 +230,7 @@ void rb_nconn_finish(struct rb_worker *w, struct rb_nconn *c, CURLcode rc, const
     else if (rc != CURLE_OK)
         c->r.ebuf[0] = '\0';
     /* (io_uring: a send still in the kernel when the answer came early would mix with the next request's) */
-    bool keep = rc == CURLE_OK && http_should_keep_alive(&c->p) && !c->sending;
+    bool keep = rc == CURLE_OK && resp_keep_alive(c) && !c->sending;
     if (c->leg)
         rb_nconn_leg_end(w, c, keep);
     else if (!keep)
@@ -447,8 +454,8 @@ void rb_nconn_ended(struct rb_worker *w, struct rb_nconn *c, int err)
 {
     if (retry_stale(w, c))
         return;
-    if (!err && c->headers_done) {
-        /* A body delimited by the close completes now; otherwise it is short. */
+    if (!err && c->headers_done && !c->plain) {
+        /* A body delimited by the close completes now; otherwise it is short (a plain head's always is). */
         http_parser_execute(&c->p, &w->nat->settings, NULL, 0);
         if (c->complete) {
             rb_nconn_close(c); /* the server closed it: a leg's is not pooled, an endpoint's connects again next time */
@@ -468,6 +475,28 @@ bool rb_nconn_data(struct rb_worker *w, struct rb_nconn *c, const char *buf, siz
         c->got_bytes = true;
         c->r.response_ns = rb_clock_ns(); /* a PUT's time to first byte (its op row says so) */
         c->ttfb_ns = c->r.response_ns - c->r.start_ns;
+        unsigned status;
+        size_t head = c->all_headers || c->no_body ? 0 : rb_nresp_head(buf, k, &status, &c->plain_left);
+        if (head) {
+            /* The common head (native_resp_int.h): read in one pass, its body counted here, not by http_parser. */
+            c->plain = true;
+            c->p.status_code = (unsigned short)status;
+            on_headers_complete(&c->p);
+            buf += head;
+            k -= head;
+        }
+    }
+    if (c->plain) {
+        size_t n = k < c->plain_left ? k : (size_t)c->plain_left;
+        if (n)
+            on_body(&c->p, buf, n);
+        c->plain_left -= n;
+        if (c->plain_left == 0) { /* (bytes after the body are not this request's: http_parser's pause drops them too) */
+            c->complete = true;
+            complete(w, c);
+            return true;
+        }
+        return false;
     }
     size_t used = http_parser_execute(&c->p, &w->nat->settings, buf, k);
     if (c->complete) {
@@ -618,7 +647,7 @@ static void follow(struct rb_worker *w, struct rb_nconn *c)
         return;
     }
     /* The connection the redirect came on stays alive for the next request: its endpoint's or its pool's. */
-    bool keep = http_should_keep_alive(&c->p);
+    bool keep = resp_keep_alive(c);
     if (c->leg) {
         rb_nconn_leg_end(w, c, keep);
     } else if (!keep) {

@@ -64,6 +64,8 @@ struct rb_nconn {
     bool handshaking;          /* TLS: the handshake is under way */
     bool sending;              /* io_uring: a send of this request is in the kernel */
     bool all_headers;          /* every header is read (cache status, ETag); else only a redirect's (Location) */
+    bool plain;                /* the head was the common one (rb_nresp_head): plain_left body bytes are to come */
+    uint64_t plain_left;
     uint64_t connect_ns;       /* when the connection began (TLS: the handshake's time is from here) */
     struct rb_ntls_conn tls;   /* TLS state of fd, or none */
     size_t wlen, woff;

@@ -8,7 +8,9 @@
 # Usage: tests/bench/engine_cpu.sh [SECONDS]   (BENCH_ROUNDS, default 3; BENCH_INFLIGHT, default 16;
 #        BENCH_ROWS, default "http https s3 list"; BENCH_LISTERS, default 4; BENCH_PERF=1 adds system calls and
 #        context switches per request of every client, wrk's too: perf stat -e context-switches,raw_syscalls:sys_enter;
-#        needs perf, Debian's linux-perf, which scripts/deps.sh installs)
+#        needs perf, Debian's linux-perf, which scripts/deps.sh installs; BENCH_BASE=PATH adds another build of
+#        railbench, the native engine on each loop ("base io_uring", "base epoll"), to the http and s3 rows: an engine
+#        change against the build before it, in the same rounds)
 # railbench runs as three clients: the native engine on its io_uring loop (rows where it applies: http, s3), on its
 # epoll loop (--io-loop epoll), and libcurl (--engine curl).
 # Every client runs one thread pinned to CPU 0 (taskset) and the servers are pinned to CPU 1, so the client is
@@ -35,6 +37,7 @@ pin_server() { local p; for p in "$@"; do taskset -a -p -c 1 "$p" >/dev/null; do
 # railbench's own getrusage from the phase's start barrier to its end).
 # client_args CLIENT: railbench's options for a client of the table (io_uring, epoll, curl).
 client_args() {
+    set -- "${1#base-}"
     case $1 in
     io_uring | epoll) echo "--engine native --io-loop $1" ;;
     *) echo "--engine $1" ;;
@@ -45,9 +48,10 @@ perf_of() {
     [ -z "${BENCH_PERF:-}" ] || echo "perf stat -x, -o $1.perf -e context-switches,raw_syscalls:sys_enter --"
 }
 rb_run() { # NAME CLIENT TARGET...
-    local d=$T/$1 e=$2; shift 2
+    local d=$T/$1 e=$2 bin=$RB; shift 2
+    [[ $e != base-* ]] || bin=$BENCH_BASE
     # shellcheck disable=SC2046
-    { time $(perf_of "$d") taskset -c 0 "$RB" load get "$@" --objects "$N" --size 1k -t 1 -c "$C" $(client_args "$e") \
+    { time $(perf_of "$d") taskset -c 0 "$bin" load get "$@" --objects "$N" --size 1k -t 1 -c "$C" $(client_args "$e") \
         --duration "${SECS}s" --out "$d" --force --quiet >/dev/null 2>"$d.err"; } 2>"$d.time"
     jq -r --arg cpu "$(awk '{ print $1 + $2 }' "$d.time")" '([.phases[].cpu_s] | add) as $phase | .summary.ops[0] |
         if .errors.total > 0 then error("railbench saw errors") else "\(.requests) \($cpu) \($phase)" end' "$d/result.json"
@@ -93,7 +97,12 @@ per_req() {
     awk -F, -v n="$2" '$3 == "context-switches" { cs = $1 } $3 == "raw_syscalls:sys_enter" { sc = $1 }
         END { printf "%.2f %.3f\n", sc / n, cs / n }' "$T/$1.perf"
 }
-label() { case $1 in io_uring | epoll) echo "native ($1)" ;; *) echo "--engine $1" ;; esac; }
+label() { case $1 in io_uring | epoll) echo "native ($1)" ;; base-*) echo "base ${1#base-}" ;; *) echo "--engine $1" ;; esac; }
+BASE_CLIENTS=
+if [ -n "${BENCH_BASE:-}" ]; then
+    [ -x "$BENCH_BASE" ] || fail "BENCH_BASE=$BENCH_BASE is not an executable"
+    BASE_CLIENTS="base-io_uring base-epoll"
+fi
 
 printf '%-6s %-22s %22s %22s %22s %15s\n' row client "CPU/request vs wrk" "phase CPU/req vs wrk" "requests/s vs wrk" \
     "syscalls, cs/req"
@@ -106,7 +115,7 @@ row() { # NAME WRK_URL RB_TARGET...   (RUN=list_run, WRK_ARGS="CONNECTIONS SCRIP
         w=$(wrk_run "wrk-$name-$i" "$wurl" ${WRK_ARGS:-})
         read -r a b < <(per_req "wrk-$name-$i" "${w%% *}")
         sc[wrk]+="$a " cs[wrk]+="$b "
-        for e in ${CLIENTS:-io_uring epoll curl}; do
+        for e in ${CLIENTS:-$BASE_CLIENTS io_uring epoll curl}; do
             r=$("${RUN:-rb_run}" "rb-$name-$e-$i" "$e" "$@")
             cr[$e]+="$(awk -v r="$r" -v w="$w" 'BEGIN { split(r, a, " "); split(w, b, " ");
                 printf "%.4f", (a[2] / a[1]) / (b[2] / b[1]) }') "
@@ -121,10 +130,16 @@ row() { # NAME WRK_URL RB_TARGET...   (RUN=list_run, WRK_ARGS="CONNECTIONS SCRIP
     med() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
     # shellcheck disable=SC2086
     printf '%-6s %-22s %22s %22s %22s %15s\n' "$name" wrk "1" "1" "1" "$(med ${sc[wrk]}), $(med ${cs[wrk]})"
-    for e in ${CLIENTS:-io_uring epoll curl}; do
+    for e in ${CLIENTS:-$BASE_CLIENTS io_uring epoll curl}; do
         # shellcheck disable=SC2086
         printf '%-6s %-22s %22s %22s %22s %15s\n' "$name" "$(label "$e")" "$(stats ${cr[$e]})" "$(stats ${pr[$e]})" \
             "$(stats ${rr[$e]})" "$(med ${sc[$e]}), $(med ${cs[$e]})"
+    done
+    [ -n "$BASE_CLIENTS" ] && [ -z "${CLIENTS:-}" ] || return 0
+    for e in io_uring epoll; do # this build against the base, round by round (the same round's wrk cancels out)
+        # shellcheck disable=SC2046
+        printf '%-6s %-22s %22s %22s\n' "$name" "$e vs base" "–" "$(stats $(awk -v a="${pr[$e]}" -v b="${pr[base-$e]}" \
+            'BEGIN { n = split(a, x, " "); split(b, y, " "); for (i = 1; i <= n; i++) printf "%.4f ", x[i] / y[i] }'))"
     done
 }
 
