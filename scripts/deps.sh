@@ -37,6 +37,8 @@ pkgs=(
   strace
   # tests/bench/engine_cpu.sh with BENCH_PERF=1: system calls and context switches per request (perf stat)
   linux-perf
+  # tests/integration/loader_ktls.sh: a user-mode Linux guest whose kernel has the tls module (kernel TLS)
+  user-mode-linux
 )
 # Debian's nodejs needs Debian's npm package; a Node.js build that bundles its own npm (NodeSource's nodejs
 # package) conflicts with it. So: npm, unless an npm is installed that some other package brought.
