@@ -17,7 +17,7 @@ set -euo pipefail
 
 command -v dpkg-query >/dev/null || fail "dpkg-query missing: this check needs a Debian system"
 
-# word file: the word appears in that file only as prose or an argument (name=systemd: a cgroup mount option; perf dump: a Ceph admin-socket command), never run. File * is for plain English
+# word file: the word appears in that file only as prose or an argument (name=systemd: a cgroup mount option; perf dump: a Ceph admin-socket command; init=: a kernel parameter), never run. File * is for plain English
 # words that also name a tool nobody here should need: file(1), write(1), route(8) (net-tools; we use ip route),
 # less(1) ("less than 10 %" in a knee rule we grep for), and the HTTP methods, which libwww-perl installs as
 # commands (GET, HEAD, POST: lwp-request) on machines that have it; here they are only ever request lines.
@@ -32,6 +32,7 @@ column tests/integration/loader_tiers.sh
 column tests/integration/report.sh
 systemd scripts/cluster-slurm.sh
 perf tests/integration/cluster_checkpoint.sh
+init tests/integration/loader_ktls.sh
 file *
 write *
 route *
