@@ -7,7 +7,7 @@
 
 /*
  * Reads the head at the start of buf (k bytes) when it is the common
- * answer to a GET or PUT, and the whole head is in buf:
+ * answer to a GET or PUT, and the whole head is in buf and at most 8 KiB:
  *
  *     HTTP/1.1 200|201|204|206 reason CRLF
  *     header lines (name ":" value CRLF), no folded line
