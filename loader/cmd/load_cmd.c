@@ -452,7 +452,10 @@ static int run(struct load_args *a, struct rb_cli *cli)
         status = rb_file_drop_host_cache(&h, &a->file, NULL);
     if (!status)
         status = rb_load_run_phase_with(&h, k->phase, a->duration_ns, &o,
-                                        &(struct rb_load_phase_opts){.steady = a->steady}, &res);
+                                        &(struct rb_load_phase_opts){.steady = a->steady,
+                                                                     .stop_hopeless = a->op != RB_LOAD_DELETE &&
+                                                                                      a->max_error_pct < 100},
+                                        &res);
     /* --samples tar: an object that was not a whole tar shard stopped the run after one error line (tarsamples.c). */
     int bad_shards = h.rank == 0 && res.parts && o.tar_samples && res.parts->errors;
     if (h.mpi)

@@ -405,7 +405,8 @@ static int run(struct sweep_args *a, struct rb_cli *cli)
         struct rb_load_result res = {0};
         if ((status = rb_file_drop_host_cache(&h, &a->file, name)))
             break;
-        status = rb_load_run_phase(&h, name, a->duration_ns, &o, &res);
+        status = rb_load_run_phase_with(&h, name, a->duration_ns, &o,
+                                        &(struct rb_load_phase_opts){.stop_hopeless = a->max_error_pct < 100}, &res);
         if (h.rank == 0 && res.total) {
             fill_point(&pts[done + cut], &res, inflight, rate);
             if (h.interrupted)

@@ -99,6 +99,7 @@ void rb_engine_collect(struct rb_engine *e, struct rb_stats *into, struct rb_his
             rb_worker_wake(&e->w[t]);
     uint64_t deadline = rb_clock_ns() + HANDOVER_WAIT_NS;
     e->inflight = 0;
+    e->answered = e->refused = 0;
     for (unsigned t = 0; t < e->nw; t++) {
         struct rb_worker *w = &e->w[t];
         while (w->started && !atomic_load(&w->finished) && atomic_load(&w->acked) != seq &&
@@ -112,6 +113,8 @@ void rb_engine_collect(struct rb_engine *e, struct rb_stats *into, struct rb_his
         rb_hist_reset(w->unc_box);
         if (!atomic_load(&w->finished))
             e->inflight += w->box_inflight;
+        e->answered += w->box_answered;
+        e->refused += w->box_refused;
         pthread_mutex_unlock(&w->mu);
     }
 }
@@ -119,6 +122,12 @@ void rb_engine_collect(struct rb_engine *e, struct rb_stats *into, struct rb_his
 unsigned rb_engine_inflight(const struct rb_engine *e)
 {
     return e->inflight;
+}
+
+void rb_engine_refusals(const struct rb_engine *e, uint64_t *answered, uint64_t *refused)
+{
+    *answered = e->answered;
+    *refused = e->refused;
 }
 
 bool rb_engine_done(struct rb_engine *e)

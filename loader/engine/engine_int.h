@@ -217,6 +217,12 @@ int rb_engine_status(const struct rb_engine *e);
 /* Requests in flight on this rank as the workers handed over at the last rb_engine_collect. */
 unsigned rb_engine_inflight(const struct rb_engine *e);
 
+/*
+ * Requests recorded since the engine started, and how many of them the
+ * server answered 403 or 404, as of the last rb_engine_collect (main thread).
+ */
+void rb_engine_refusals(const struct rb_engine *e, uint64_t *answered, uint64_t *refused);
+
 /* Bytes completed in each whole second since start, summed over workers; *n gets the length. */
 const uint64_t *rb_engine_segments(const struct rb_engine *e, size_t *n);
 

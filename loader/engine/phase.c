@@ -29,6 +29,9 @@ struct phase_ctx {
     struct rb_steady steady;                      /* rank 0 */
     uint64_t delay_ns;                            /* po->start_delay_ns */
     uint64_t t0_ns;                               /* this rank's start (before any start delay) */
+    bool stop_hopeless, hopeless;                 /* po->stop_hopeless; hopeless on every rank once seen */
+    uint64_t refused;                             /* the 403s and 404s, all ranks, when found hopeless */
+    double hopeless_s;                            /* when it was found (tick time) */
 };
 
 static int ph_start(void *arg)
@@ -62,12 +65,34 @@ static void steady_tick(struct phase_ctx *c, struct rb_harness *h, const struct 
     c->steady_now = now != 0;
 }
 
+/*
+ * stop_hopeless: the requests every rank recorded so far and those answered
+ * 403 or 404, summed; hopeless when at least RB_LOAD_HOPELESS_REQUESTS were
+ * made and every one of them was refused. The same verdict on every rank.
+ */
+static void hopeless_tick(struct phase_ctx *c, struct rb_harness *h, double t_s)
+{
+    uint64_t mine[2], all[2];
+    rb_engine_refusals(c->e, &mine[0], &mine[1]);
+    all[0] = mine[0];
+    all[1] = mine[1];
+    if (h->mpi)
+        RB_MPI_CHECK(MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_SUM, h->comm));
+    if (all[0] >= RB_LOAD_HOPELESS_REQUESTS && all[1] == all[0]) {
+        c->hopeless = true;
+        c->refused = all[1];
+        c->hopeless_s = t_s;
+    }
+}
+
 /* The steady-state check, then in-flight requests summed over ranks as a gauge (only when metrics were asked for). */
 static void ph_tick(void *arg, struct rb_harness *h, const struct rb_stats *interval, double t_s)
 {
     struct phase_ctx *c = arg;
     if (c->use_steady)
         steady_tick(c, h, interval, t_s);
+    if (c->stop_hopeless && !c->hopeless)
+        hopeless_tick(c, h, t_s);
     if (!h->metrics)
         return;
     unsigned long long mine = rb_engine_inflight(c->e), all = mine;
@@ -83,7 +108,7 @@ static void ph_tick(void *arg, struct rb_harness *h, const struct rb_stats *inte
 static bool ph_done(void *arg)
 {
     struct phase_ctx *c = arg;
-    return c->steady_now || rb_engine_done(c->e);
+    return c->steady_now || c->hopeless || rb_engine_done(c->e);
 }
 
 static void ph_stop(void *arg)
@@ -275,6 +300,7 @@ int rb_load_run_phase_with(struct rb_harness *h, const char *name, uint64_t dura
         .use_steady = steady->pct > 0,
         .steady_by_bytes = o->op == RB_LOAD_GET || o->op == RB_LOAD_PUT,
         .delay_ns = po->start_delay_ns,
+        .stop_hopeless = po->stop_hopeless,
     };
     rb_steady_init(&c.steady, steady->pct, steady->window_ns);
     int rc = rb_engine_new(&c.e, o);
@@ -316,6 +342,14 @@ int rb_load_run_phase_with(struct rb_harness *h, const char *name, uint64_t dura
         RB_MPI_CHECK(MPI_Allreduce(&broken, &any_broken, 1, MPI_INT, MPI_MAX, h->comm));
     if (any_broken && !rc)
         rc = RB_EXIT_RUNTIME;
+    if (c.hopeless) {
+        if (h->rank == 0)
+            rb_error("%s: all of the first %" PRIu64 " requests (%.1f s) were answered 403 or 404, none otherwise "
+                     "(the warning above names the first): the target cannot serve this load; stopped early",
+                     name, c.refused, c.hopeless_s);
+        if (!rc)
+            rc = RB_EXIT_RUNTIME;
+    }
 
     double window_s = (double)rb_engine_send_window_ns(c.e) / 1e9;
     res->send_window_s = window_s;

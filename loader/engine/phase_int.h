@@ -74,7 +74,19 @@ struct rb_load_phase_opts {
     /* This rank starts its requests this long after the phase start (a rank slowed on purpose: load checkpoint
      * --delay-rank); 0 = none. */
     uint64_t start_delay_ns;
+    /*
+     * A target that cannot serve the load ends the phase early: once the
+     * ranks' first RB_LOAD_HOPELESS_REQUESTS requests were all answered 403
+     * or 404 (a missing bucket, names the server does not have) and none
+     * otherwise, checked at each tick. The phase then returns RB_EXIT_RUNTIME
+     * after one error line.
+     */
+    bool stop_hopeless;
 };
+
+/* How many requests, all answered 403 or 404 and none otherwise, make a target hopeless (stop_hopeless). */
+#define RB_LOAD_HOPELESS_REQUESTS 16
+
 
 /* rb_load_run_phase as po says (NULL: as rb_load_run_phase). */
 int rb_load_run_phase_with(struct rb_harness *h, const char *name, uint64_t duration_ns, const struct rb_load_opts *o,

@@ -501,6 +501,8 @@ void rb_xfer_record(struct rb_worker *w, struct rb_req *r, CURLcode rc, long sta
     uint64_t lat_ns = (r->start_ns - r->intended_ns) + total_ns;
     uint64_t bytes = w->op->bytes(r);
     s->ops++;
+    w->answered++;
+    w->refused += status == 403 || status == 404;
     s->extra[RB_LX_REDIRECTS] += (uint64_t)redirects;
     if (o->cache_header)
         s->extra[r->cache]++;

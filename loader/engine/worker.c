@@ -99,6 +99,8 @@ void rb_worker_handover(struct rb_worker *w)
     rb_stats_merge(w->box, w->local);
     rb_hist_merge(w->unc_box, w->unc_local);
     w->box_inflight = w->nreq - w->nfree;
+    w->box_answered = w->answered;
+    w->box_refused = w->refused;
     pthread_mutex_unlock(&w->mu);
     rb_stats_reset(w->local);
     rb_hist_reset(w->unc_local);

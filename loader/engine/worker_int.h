@@ -254,6 +254,8 @@ struct rb_worker {
     struct rb_stats *box;
     struct rb_hist *unc_box;
     unsigned box_inflight;      /* requests in flight at the last handover (under mu) */
+    /* Requests recorded since the start, and those answered 403 or 404: the mailbox's copies under mu. */
+    uint64_t answered, refused, box_answered, box_refused;
     atomic_uint acked;
     atomic_bool finished;
     uint64_t done_ns;           /* when the loop ended (rb_clock_ns); written before finished is set */
@@ -267,6 +269,7 @@ struct rb_worker {
 struct rb_engine {
     struct rb_load_opts o;
     unsigned inflight;          /* requests in flight at the last collect, over all workers */
+    uint64_t answered, refused; /* at the last collect, over all workers: see rb_engine_refusals */
     struct rb_worker *w;
     unsigned nw;
     atomic_bool stop;

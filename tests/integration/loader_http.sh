@@ -111,6 +111,23 @@ assert_jq "$T/e1/result.json" '.checks[] | select(.name == "error_rate") | .pass
 assert_eq "request log lines (header + 10)" 11 "$(wc -l <"$T/req.csv")"
 assert_eq "request log: 404 statuses" 10 "$(awk -F, 'NR > 1 && $9 == 404 && $10 == "http_4xx"' "$T/req.csv" | wc -l)"
 
+# 6b. A target that cannot succeed: 40 names nobody wrote, --duration 60s. Every request is a 404, so the run stops
+# at the first tick (RB_LOAD_HOPELESS_REQUESTS) with one error line and exit 3, not after 60 s of 404s.
+start=$SECONDS
+rc=0; "$RB" load get "${ENG[@]}" "$URL/nothing" --objects 40 --size 1k --duration 60s --out "$T/e2" --quiet \
+    >/dev/null 2>"$T/e2.err" || rc=$?
+took=$((SECONDS - start))
+assert_eq "hopeless GET: exit" 3 "$rc"
+[ "$took" -lt 30 ] || fail "hopeless GET: ran ${took} s of its 60 s"
+grep -q '^railbench: error: get: all of the first [0-9]* requests (.*) were answered 403 or 404' "$T/e2.err" ||
+    { cat "$T/e2.err"; fail "hopeless GET: no error line"; }
+assert_jq "$T/e2/result.json" '.summary.ops[0].requests >= 16 and .summary.ops[0].errors.http_4xx == .summary.ops[0].requests
+    and .summary.ops[0].objects == 0' "hopeless GET: at least 16 requests, every one a 404, in the record"
+# --max-error-rate 100 says errors are expected: the same load runs its course (--count 40).
+"$RB" load get "${ENG[@]}" "$URL/nothing" --objects 40 --size 1k --count 40 --max-error-rate 100 --out "$T/e3" --quiet \
+    >/dev/null 2>&1
+assert_eq "404s accepted by --max-error-rate 100: requests" 40 "$(summary e3 .requests)"
+
 # 7. Bad input: one line, exit 2 (usage) or 3 (runtime).
 assert_exit 2 "malformed URL" "$RB" load get "${ENG[@]}" "http//127.0.0.1:$PORT/x" --objects 1
 assert_stderr_line 'expected http://HOST'

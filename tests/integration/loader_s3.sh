@@ -97,8 +97,9 @@ assert_stderr_line 'profile "nope" not found'
 # 7. A wrong secret: RGW recomputes the signature and refuses; every request is a 403 counted as http_4xx,
 #    and the server's reason is logged once. GET and PUT both.
 WRONG="wRoNg-$RANDOM-$RANDOM-not-the-secret"
+# (--max-error-rate 100: refusals are what this run measures, so it is not stopped as hopeless; see 7b.)
 AWS_SECRET_ACCESS_KEY=$WRONG "$RB" load get s3://bench/set/ --endpoint "$EP" --objects 1100 --count 30 \
-    --out "$T/g5" --quiet >/dev/null 2>"$T/g5.err" || true
+    --max-error-rate 100 --out "$T/g5" --quiet >/dev/null 2>"$T/g5.err" || true
 assert_eq "wrong secret GET: http_4xx" 30 "$(summary g5 .errors.http_4xx)"
 assert_eq "wrong secret GET: objects" 0 "$(summary g5 .objects)"
 grep -q 'HTTP 403 SignatureDoesNotMatch' "$T/g5.err" || { cat "$T/g5.err"; fail "no SignatureDoesNotMatch message"; }
@@ -125,6 +126,19 @@ grep -q 'HTTP 403 InvalidAccessKeyId' "$T/g6.err" || { cat "$T/g6.err"; fail "no
 assert_exit 3 "listing with a wrong secret" env AWS_SECRET_ACCESS_KEY="$WRONG" "$RB" load get s3://bench \
     --endpoint "$EP" --out "$T/g7"
 assert_stderr_line 'listing failed: HTTP 403 SignatureDoesNotMatch'
+
+# 7b. A bucket that does not exist: every GET is a 404 NoSuchBucket, so the run stops at its first tick with one
+#     error line and exit 3 instead of sending 404s for its whole --duration.
+start=$SECONDS
+rc=0; "$RB" load get s3://no-such-bucket-$RANDOM/ --endpoint "$EP" --objects 50 --size 1k --duration 60s \
+    --out "$T/g8" --quiet >/dev/null 2>"$T/g8.err" || rc=$?
+assert_eq "missing bucket: exit" 3 "$rc"
+[ $((SECONDS - start)) -lt 30 ] || fail "missing bucket: ran $((SECONDS - start)) s of its 60 s"
+grep -q 'HTTP 404 NoSuchBucket' "$T/g8.err" || { cat "$T/g8.err"; fail "missing bucket: no NoSuchBucket warning"; }
+grep -q 'error: get: all of the first [0-9]* requests (.*) were answered 403 or 404' "$T/g8.err" ||
+    { cat "$T/g8.err"; fail "missing bucket: no error line"; }
+assert_jq "$T/g8/result.json" '.summary.ops[0].requests >= 16 and .summary.ops[0].errors.http_4xx == .summary.ops[0].requests' \
+    "missing bucket: every request a 404, at least 16"
 
 # 8. Neither secret appears anywhere: results, intervals, tables, request logs, stderr, the command line record.
 for f in "$T"/p1 "$T"/g1 "$T"/g4 "$T"/g5 "$T"/p5 "$T"/v1 "$T"/r1 "$T/put.csv" "$T/p1.err" "$T/g1.err" \
