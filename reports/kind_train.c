@@ -58,8 +58,17 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
             size_t r = rb_report_row(t, s, i);
             for (size_t f = 0; f < sizeof figs / sizeof figs[0]; f++)
                 rb_rtable_num(t, r, figs[f], rb_rundir_num(e, figs[f]));
+            /* A label measured by page-cache or cache-header counts, or "(configured)"; older results: the bool. */
             const cJSON *cold = cJSON_GetObjectItemCaseSensitive(e, "cold");
-            if (cJSON_IsBool(cold))
+            const char *cache = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "cache"));
+            const char *basis = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "cache_basis"));
+            char label[48];
+            if (cache)
+                snprintf(label, sizeof label, "%s%s", cache,
+                         basis && strcmp(basis, "configured") == 0 ? " (configured)" : "");
+            if (cache)
+                rb_rtable_text(t, r, "cold", label);
+            else if (cJSON_IsBool(cold))
                 rb_rtable_text(t, r, "cold", cJSON_IsTrue(cold) ? "cold" : "warm");
         }
         if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(s->runs[i]->summary, "interference")))

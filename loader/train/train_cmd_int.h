@@ -254,6 +254,16 @@ void rb_train_tar_record(struct rb_train_run *R, cJSON *dataset);
 
 /* ---- train_report.c ---- */
 
+/*
+ * Sets the epoch entry e's cache label from a measurement when there is one:
+ * counted (may be NULL) holds the page-cache (--cold-check) or cache-header
+ * counts; when any read was counted, "cache" is "cold" (no read found a
+ * cached page or HIT: the rule of the check "<epoch>_cold"), "warm" (none
+ * missed) or "mixed", and "cache_basis" "measured". Otherwise the label is
+ * configured_cold's ("cold" or "warm", basis "configured"). "cold" is true
+ * exactly when "cache" is "cold". Replaces earlier labels.
+ */
+void rb_train_epoch_cache(cJSON *e, bool configured_cold, const struct rb_stats *counted);
 /* Rank 0: the epoch's summary entry from every rank's figures. */
 cJSON *rb_train_epoch_entry(struct rb_train_run *R, const cJSON *ranks_json, uint64_t epoch_no, bool cold,
                             unsigned accel, const struct rb_phase *p, const struct rb_hist *wait, const struct rb_hist *sync,

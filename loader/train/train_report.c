@@ -42,6 +42,28 @@ static cJSON *net_bytes_json(const cJSON *record)
     return out;
 }
 
+void rb_train_epoch_cache(cJSON *e, bool configured_cold, const struct rb_stats *counted)
+{
+    uint64_t hit = 0, part = 0, miss = 0;
+    if (counted) {
+        hit = counted->extra[RB_LX_CACHE_HIT];
+        part = counted->extra[RB_LX_CACHE_OTHER];
+        miss = counted->extra[RB_LX_CACHE_MISS];
+    }
+    const char *cache = configured_cold ? "cold" : "warm", *basis = "configured";
+    if (hit + part + miss > 0) {
+        /* The rule of the check "<epoch>_cold" (rb_file_check_cold): cold only when no read found a cached page. */
+        cache = hit + part == 0 ? "cold" : miss == 0 ? "warm" : "mixed";
+        basis = "measured";
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(e, "cold");
+    cJSON_DeleteItemFromObjectCaseSensitive(e, "cache");
+    cJSON_DeleteItemFromObjectCaseSensitive(e, "cache_basis");
+    cJSON_AddBoolToObject(e, "cold", strcmp(cache, "cold") == 0);
+    cJSON_AddStringToObject(e, "cache", cache);
+    cJSON_AddStringToObject(e, "cache_basis", basis);
+}
+
 cJSON *rb_train_epoch_entry(struct rb_train_run *R, const cJSON *ranks_json, uint64_t epoch_no, bool cold,
                             unsigned accel, const struct rb_phase *p, const struct rb_hist *wait, const struct rb_hist *sync,
                             struct rb_train_figures *fig)
@@ -84,7 +106,7 @@ cJSON *rb_train_epoch_entry(struct rb_train_run *R, const cJSON *ranks_json, uin
 
     cJSON_AddNumberToObject(e, "epoch", (double)epoch_no);
     cJSON_AddStringToObject(e, "phase", p->name);
-    cJSON_AddBoolToObject(e, "cold", cold);
+    rb_train_epoch_cache(e, cold, (R->a->cache_header || R->a->file.cold_check) ? p->total : NULL);
     cJSON_AddNumberToObject(e, "accelerators", (double)accel * h->size);
     cJSON_AddNumberToObject(e, "accelerators_per_rank", accel);
     cJSON_AddItemToObject(e, "steps", rb_json_u64(fig->steps));
@@ -141,9 +163,11 @@ static void table_epochs(struct rb_buf *b, const struct rb_train_run *R, const s
         uint64_t steps = 0, samples = 0;
         rb_json_get_u64(cJSON_GetObjectItemCaseSensitive(e, "steps"), &steps);
         rb_json_get_u64(cJSON_GetObjectItemCaseSensitive(e, "samples"), &samples);
-        rb_buf_printf(b, "| %.0f%s | %s%s | %" PRIu64 " | %" PRIu64 " | %.1f | %.2f | %.1f | %s | %s |\n",
+        const char *cache = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "cache"));
+        const char *basis = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "cache_basis"));
+        rb_buf_printf(b, "| %.0f%s | %s%s%s | %" PRIu64 " | %" PRIu64 " | %.1f | %.2f | %.1f | %s | %s |\n",
                       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "epoch")), R->a->overlap ? " (overlapped)" : "",
-                      cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "cold")) ? "cold" : "warm",
+                      cache ? cache : "–", basis && strcmp(basis, "configured") == 0 ? " (configured)" : "",
                       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "interrupted")) ? " (interrupted)" : "",
                       steps, samples, cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "samples_per_s")),
                       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "bytes_per_s")) / (double)RB_MIB,

@@ -582,7 +582,9 @@ static int run_trial(struct rb_train_run *R, struct trial *tr)
         cJSON *entry = cJSON_GetArraySize(tr->epochs) > before ? cJSON_GetArrayItem(tr->epochs, before) : NULL;
         if (entry && dropped) {
             cJSON_AddBoolToObject(entry, "host_cache_dropped", true);
-            cJSON_ReplaceItemInObjectCaseSensitive(entry, "cold", cJSON_CreateTrue());
+            /* The drop makes the epoch cold by configuration; a page-cache count taken during it still decides. */
+            if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entry, "cache_basis")), "measured") != 0)
+                rb_train_epoch_cache(entry, true, NULL);
         }
         if (status || h->interrupted)
             break;

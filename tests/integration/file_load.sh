@@ -83,6 +83,31 @@ assert_exit 1 "train without the drop: epoch 2 not cold" "$RB" load train "$D" -
     --compute-time 1ms --epochs 2 --cold-check --out "$T/t1w" --quiet
 assert_jq "$T/t1w/result.json" '.summary.train_epochs[1].cache_hit > 0 and ([.checks[] | select(.name == "epoch-2_cold")][0].passed | not)' \
     "train without the drop: epoch 2 finds cached pages, its cold check fails"
+# The epochs' labels come from the same counts as the checks: "cold" exactly where "<epoch>_cold" passed.
+for run in t1h t1w; do
+    assert_jq "$T/$run/result.json" '[.summary.train_epochs[] | .cache_basis] | all(. == "measured")' "$run: labels measured"
+    assert_eq "$run: label cold = check passed, per epoch" \
+        "$(jq -c '[.checks[] | select(.name | test("^epoch-[0-9]+_cold$")) | .passed]' "$T/$run/result.json")" \
+        "$(jq -c '[.summary.train_epochs[] | .cold]' "$T/$run/result.json")"
+done
+assert_eq "train without the drop: epoch 2 labelled warm (every file had cached pages)" '"warm"' \
+    "$(jq -c '.summary.train_epochs[1].cache' "$T/t1w/result.json")"
+# --drop-cache files drops each file before its read: both epochs measured cold, and so labelled (table included).
+"$RB" load train "$D" --objects 200 --sample-size 1M -b 2 --compute-time 1ms --epochs 2 --drop-cache files \
+    --cold-check --out "$T/t1f" --quiet >/dev/null
+assert_eq "train file drop: [cache, basis, cold check] per epoch" \
+    '[["cold","measured",true],["cold","measured",true]]' \
+    "$(jq -c '[.summary.train_epochs[] as $e | [$e.cache, $e.cache_basis,
+        ([.checks[] | select(.name == ($e.phase + "_cold"))][0].passed)]]' "$T/t1f/result.json")"
+grep -Eq '^\| 2 \| cold \|' "$T/t1f/table.md" || { cat "$T/t1f/table.md"; fail "train file drop: epoch 2 not shown cold"; }
+# Without a count the label is what the run assumed, and the table says so.
+"$RB" load train "$D" --objects 200 --sample-size 1M -b 2 --compute-time 1ms --epochs 2 --out "$T/t1c" --quiet >/dev/null
+assert_eq "train, nothing counted: labels configured" '[["cold","configured"],["warm","configured"]]' \
+    "$(jq -c '[.summary.train_epochs[] | [.cache, .cache_basis]]' "$T/t1c/result.json")"
+grep -Eq '^\| 1 \| cold \(configured\) \|' "$T/t1c/table.md" || { cat "$T/t1c/table.md"; fail "configured label not shown"; }
+"$RB" report "$T/t1c" >"$T/t1c.report" 2>&1
+grep -q 'warm (configured)' "$T/t1c.report" || { cat "$T/t1c.report"; fail "report: configured label not shown"; }
+ok "report: the configured label as in the table"
 
 # 3. Without --drop-cache, after a buffered read every page is cached: the same check records hits and fails.
 "$RB" load get "$D" --pattern epoch --out "$T/g2" --quiet >/dev/null

@@ -48,7 +48,8 @@ assert_jq "$R" '[.summary.train_epochs[].au_pct] | all(. > 95)' "fast: AU > 95 %
 assert_jq "$R" '.summary.au_mean_pct > 95 and .summary.passed == true and .summary.au_min_pct == 90' "fast: passed"
 assert_eq "fast: steps, samples, bytes, requests per epoch" '[16,64,524288,64]' \
     "$(S fast '[.train_epochs[0] | .steps, .samples, .bytes, .requests]')"
-assert_eq "fast: cold then warm" '[true,false]' "$(S fast '[.train_epochs[].cold]')"
+assert_eq "fast: cold then warm, as configured (nothing counted)" '[[true,"cold","configured"],[false,"warm","configured"]]' \
+    "$(S fast '[.train_epochs[] | [.cold, .cache, .cache_basis]]')"
 assert_jq "$R" '.summary.train_epochs | all(.data_wait_p99_ns < 100000000)' \
     "fast: data waits below the compute time"
 assert_jq "$R" '[.phases[].name] == ["epoch-1", "epoch-2"] and all(.phases[]; .count == 64 and .bytes == 524288)' \
@@ -100,6 +101,8 @@ ok "table.md explains it: $(grep waited "$T/slow/table.md")"
     --cache-header X-Cache-Status --out "$T/tier" --quiet >/dev/null 2>&1
 assert_eq "tier: cold, misses, hits per epoch" '[[true,16,0],[false,0,16]]' \
     "$(S tier '[.train_epochs[] | [.cold, .cache_miss, .cache_hit]]')"
+assert_eq "tier: labels measured from the HIT/MISS counts" '[["cold","measured"],["warm","measured"]]' \
+    "$(S tier '[.train_epochs[] | [.cache, .cache_basis]]')"
 assert_jq "$T/tier/result.json" '.summary.train_epochs[0].au_pct < 90 and .summary.train_epochs[1].au_pct > 95' \
     "tier: cold AU < 90 %, warm AU > 95 % (got $(S tier '[.train_epochs[].au_pct | floor]'))"
 assert_jq "$T/tier/result.json" '.phases[0].extra.cache_miss == 16 and .phases[1].extra.cache_hit == 16' \
