@@ -554,11 +554,11 @@ int rb_load_report_md(const struct rb_load_result *r, char **buf, size_t *len)
     double fast, med, slow;
     size_t n;
     if (!rc && segment_stats(r, &fast, &med, &slow, &n) && r->segments_ops)
-        rc = append(buf, len, "\n1-second segments (%zu): fastest %.0f op/s, median %.0f op/s, slowest %.0f op/s\n", n,
-                    fast, med, slow);
+        rc = append(buf, len, "\n1-second segments (%zu of %.2f s): fastest %.0f op/s, median %.0f op/s, slowest %.0f op/s\n",
+                    n, d, fast, med, slow);
     else if (!rc && segment_stats(r, &fast, &med, &slow, &n))
-        rc = append(buf, len, "\n1-second segments (%zu): fastest %.2f MiB/s, median %.2f MiB/s, slowest %.2f MiB/s\n",
-                    n, fast / (double)RB_MIB, med / (double)RB_MIB, slow / (double)RB_MIB);
+        rc = append(buf, len, "\n1-second segments (%zu of %.2f s): fastest %.2f MiB/s, median %.2f MiB/s, slowest %.2f MiB/s\n",
+                    n, d, fast / (double)RB_MIB, med / (double)RB_MIB, slow / (double)RB_MIB);
     if (!rc)
         rc = append(buf, len, "\nerrors:");
     for (int i = 0; !rc && i < RB_LERR_COUNT; i++)

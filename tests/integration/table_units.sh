@@ -41,8 +41,8 @@ grep -Eq '\| *[0-9.]+(ns|us|ms|s) *\| *[0-9.]+(ns|us|ms|s) *\|' "$T/list.out" ||
 ok "load list latencies: $(grep -E '^\| LIST' "$T/list.out" | head -n 1)"
 
 # 2. Segments: MiB/s where bytes move, op/s where none do (HEAD, DELETE), from the same counters as the total.
-grep -Eq '^1-second segments \([0-9]+\): fastest [0-9.]+ MiB/s' "$T/get.out" || fail "get: segments not in MiB/s"
-grep -Eq '^1-second segments \([0-9]+\): fastest [0-9]+ op/s, median [0-9]+ op/s, slowest [0-9]+ op/s$' "$T/stat.out" ||
+grep -Eq '^1-second segments \([0-9]+ of [0-9.]+ s\): fastest [0-9.]+ MiB/s' "$T/get.out" || fail "get: segments not in MiB/s"
+grep -Eq '^1-second segments \([0-9]+ of [0-9.]+ s\): fastest [0-9]+ op/s, median [0-9]+ op/s, slowest [0-9]+ op/s$' "$T/stat.out" ||
     fail "stat: segments not in op/s: $(grep segments "$T/stat.out")"
 assert_jq "$T/stat/result.json" '.summary.ops[0].segments | .seconds == 2 and .fastest_ops_per_s > 0
     and .slowest_ops_per_s > 0 and (has("fastest_bytes_per_s") | not)' "stat: segments in op/s in result.json"
