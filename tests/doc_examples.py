@@ -6,6 +6,7 @@ Usage: doc_examples.py list DOCROOT
        doc_examples.py run WORKDIR DOCROOT LOGDIR [PAGE...]
        doc_examples.py plant DOCROOT MANIFEST
        doc_examples.py verify MANIFEST
+       doc_examples.py links DOCROOT
 
 DOCROOT holds README.md and docs/. A fenced block opened with ```sh runs as pasted; one opened with
 ```sh cluster-only needs hosts, devices or hours this machine lacks and is parsed instead. Other fences
@@ -30,6 +31,8 @@ DOCROOT holds README.md and docs/. A fenced block opened with ```sh runs as past
          s3://bench ($RGW_ENDPOINT, SigV4); and a file at every other /tmp path the examples name. Writes
          the sha256 of each to MANIFEST (one JSON line each).
   verify reads every planted file and object back; one line per one changed or gone, exit 1 then.
+  links  every page under docs/ (docs/*.md, docs/**/*.md) is linked from README.md, and every page README.md
+         links exists; one line per page that is not, exit 1 then.
 """
 import glob
 import hashlib
@@ -319,6 +322,20 @@ def do_verify(manifest):
     return 1 if bad else 0
 
 
+def do_links(root):
+    readme = open(os.path.join(root, 'README.md'), encoding='utf-8').read()
+    linked = {os.path.normpath(t.split('#')[0]) for t in re.findall(r'\]\(([^)\s]+)\)', readme)
+              if not re.match(r'\w+://', t) and t.split('#')[0]}
+    docs = [p for p in pages(root) if p != 'README.md']
+    problems = [f'README.md: no link to {p}' for p in docs if p not in linked]
+    problems += [f'README.md: links {p}, which does not exist' for p in sorted(linked)
+                 if not os.path.exists(os.path.join(root, p))]
+    for p in problems:
+        print(p)
+    print(f'{len(docs)} pages under docs/, {len(problems)} problems')
+    return 1 if problems else 0
+
+
 def main():
     a = sys.argv[1:]
     if a[:1] == ['list'] and len(a) == 2:
@@ -331,6 +348,8 @@ def main():
         return do_plant(a[1], a[2])
     if a[:1] == ['verify'] and len(a) == 2:
         return do_verify(a[1])
+    if a[:1] == ['links'] and len(a) == 2:
+        return do_links(a[1])
     sys.exit(__doc__)
 
 

@@ -31,6 +31,18 @@ ncluster=$(awk -F'\t' '$2 == "cluster-only"' "$T/list" | wc -l)
 grep -q '^README.md:' "$T/list" && grep -q '^docs/' "$T/list" || fail "README.md or docs/ has no example"
 ok "$nrun runnable blocks, $ncluster cluster-only blocks"
 
+# README.md links every page under docs/ (and links no page that is gone); a copy without its link to
+# docs/file.md is caught.
+python3 "$CHECK" links "$ROOT" >"$T/links.out" || { cat "$T/links.out" >&2; fail "README.md does not link every page"; }
+npages=$(tail -n 1 "$T/links.out" | cut -d' ' -f1)
+[ "$npages" -ge 24 ] || fail "only $npages pages under docs/"
+mkdir -p "$T/nolink" && cp -r "$ROOT/README.md" "$ROOT/docs" "$T/nolink/"
+sed -i 's|(docs/file\.md[^)]*)|(docs/load.md)|g' "$T/nolink/README.md"
+if python3 "$CHECK" links "$T/nolink" >"$T/links.out"; then fail "a README without docs/file.md's link passed"; fi
+grep -qx 'README.md: no link to docs/file.md' "$T/links.out" || { cat "$T/links.out" >&2; fail "the missing link was not named"; }
+ok "README.md links all $npages pages under docs/; a missing link is named"
+[ "$(grep -c '' "$ROOT/README.md")" -le 400 ] || fail "README.md is longer than 400 lines"
+
 # 2. Every railbench command of every block parses.
 python3 "$CHECK" parse "$RB" "$ROOT" >"$T/parse.out" || { cat "$T/parse.out" >&2; fail "an example does not parse"; }
 nparsed=$(tail -n 1 "$T/parse.out" | cut -d' ' -f1)
