@@ -65,12 +65,12 @@ assert_eq "completion of load" "put get delete stat mixed list meta tiers sweep 
 ok "completion offers presets (--model, --workload), coll's 16 words and load's 11 subcommands"
 
 # Every data path in the help texts: railbench --help and every load command that takes a URL name file://.
-"$RB" --help | grep -qE '^  load +.*put, get, delete, stat, mixed, list, meta, tiers, sweep, train, checkpoint \(http, s3, ais, file://\)$' ||
+grep -qE '^  load +.*put, get, delete, stat, mixed, list, meta, tiers, sweep, train, checkpoint \(http, s3, ais, file://\)$' <<<"$("$RB" --help)" ||
     fail "railbench --help: load does not name its subcommands and file://"
 for c in put get delete stat mixed list sweep train checkpoint; do
-    "$RB" load "$c" --help | sed -n 3p | grep -q 'file:///PATH' || fail "load $c --help does not name file:///PATH"
+    grep -q 'file:///PATH' <<<"$("$RB" load "$c" --help | sed -n 3p)" || fail "load $c --help does not name file:///PATH"
 done
-"$RB" load tiers --help | grep -q 'backend URL .*file:///PATH' || fail "load tiers --help: --backend does not name file:///PATH"
+grep -q 'backend URL .*file:///PATH' <<<"$("$RB" load tiers --help)" || fail "load tiers --help: --backend does not name file:///PATH"
 ok "railbench --help and the load commands' --help name file://"
 
 # An unknown subcommand of every group: one line, exit 2, the nearest name and the whole list.
@@ -84,10 +84,11 @@ unknown() { # ARGS... -- EXPECTED-LINE
 unknown coll allredcue -- 'railbench: error: unknown collective "allredcue" for "railbench coll"; did you mean "allreduce"? (use allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv, gather, scatter, alltoallv, all, latency, bw, bibw, mbw_mr, moe; see railbench coll --help)'
 unknown coll mbw-mr -- 'railbench: error: unknown collective "mbw-mr" for "railbench coll"; did you mean "mbw_mr"? (use allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv, gather, scatter, alltoallv, all, latency, bw, bibw, mbw_mr, moe; see railbench coll --help)'
 unknown load chekpoint -- 'railbench: error: unknown command "chekpoint" for "railbench load"; did you mean "checkpoint"? (use put, get, delete, stat, mixed, list, meta, tiers, sweep, train, checkpoint; see railbench load --help)'
+unknown fabric sim allredcue -- 'railbench: error: unknown collective "allredcue" for "railbench fabric sim"; did you mean "allreduce"? (use allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv, gather, scatter, alltoallv, all, moe; see railbench fabric sim --help)'
 unknown fabric chek -- 'railbench: error: unknown command "chek" for "railbench fabric"; did you mean "check"? (use topo, map, sim, overhead, counters, check; see railbench fabric --help)'
 unknown repotr -- 'railbench: error: unknown command "repotr" for "railbench"; did you mean "report"? (use block, coll, fabric, load, report, version; see railbench --help)'
 unknown frobnicate -- 'railbench: error: unknown command "frobnicate" for "railbench" (use block, coll, fabric, load, report, version; see railbench --help)'
-ok "unknown subcommands of railbench, load, fabric and coll: did you mean, and the full list"
+ok "unknown subcommands of railbench, load, fabric, coll and fabric sim: did you mean, and the full list"
 
 # 3. It can fail: a default changed in a man page, an option gone from one, an option and a choice value gone
 #    from the completion; each is named.
