@@ -21,7 +21,8 @@ for e in "$ROOT"/* "$ROOT"/.ci "$ROOT"/.git; do
 done
 export RB_SERVERS_DIR=$T/servers
 servers_down() { (cd "$W" && scripts/servers.sh down >/dev/null 2>&1) || true; }
-trap 'servers_down; cleanup' EXIT
+# cleanup reads the test's status from $?: hand it the status the script ended with, not servers_down's.
+trap 'rc=$?; servers_down; (exit "$rc"); cleanup' EXIT
 
 # 1. What there is: runnable blocks and cluster-only ones, in README.md and under docs/.
 python3 "$CHECK" list "$ROOT" >"$T/list"
