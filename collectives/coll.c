@@ -174,10 +174,17 @@ static int resolve(struct rb_coll_run *R, const struct rb_coll_opts *o, const ch
             R->kinds[R->ntests++] = (enum rb_coll_kind)k;
     } else if (rb_coll_kind_parse(which, &kind) == 0) {
         R->kinds[R->ntests++] = kind;
-    } else {
-        char names[256];
-        return rb_cli_usage_error("coll: unknown collective \"%s\" (use %s or all)", which,
-                                  rb_coll_kind_names(names, sizeof names, ", ", NULL));
+    } else { /* every word coll takes: the collectives, all, the OSU-style tests, moe */
+        const char *words[RB_COLL_KINDS + 8];
+        int n = 0;
+        for (int k = 0; k < RB_COLL_KINDS; k++)
+            words[n++] = rb_coll_kind_name((enum rb_coll_kind)k);
+        words[n++] = "all";
+        for (int k = 0; rb_coll_p2p_name(k); k++)
+            words[n++] = rb_coll_p2p_name(k);
+        words[n++] = "moe";
+        words[n] = NULL;
+        return rb_unknown_word("collective", "railbench coll", which, words, sizeof words[0]);
     }
     for (int i = 0; i < R->ntests; i++)
         R->tests[i] = rb_coll_test_get(R->kinds[i]);

@@ -259,6 +259,8 @@ void rb_coll_watchdog_stop(void);
 
 /* True when word names one: latency, bw, bibw, mbw_mr. */
 bool rb_coll_p2p_is(const char *word);
+/* The name of OSU-style test k (0 latency, bw, bibw, mbw_mr), NULL past the last. */
+const char *rb_coll_p2p_name(int k);
 
 /*
  * A message buffer of at least bytes, starting on a page and zeroed (free it

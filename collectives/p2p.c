@@ -60,6 +60,11 @@ struct point {
     double msgs_per_s;
 };
 
+const char *rb_coll_p2p_name(int k)
+{
+    return k >= 0 && k < KINDS ? defs[k].name : NULL;
+}
+
 bool rb_coll_p2p_is(const char *word)
 {
     for (int k = 0; k < KINDS; k++)

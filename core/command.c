@@ -32,9 +32,20 @@ int rb_dispatch(const char *group, const struct rb_subcommand *subs, int argc, c
     for (const struct rb_subcommand *s = subs; s->name; s++)
         if (strcmp(word, s->name) == 0)
             return s->run(argc - 1, argv + 1);
-    const char *near = rb_cli_suggest_word(word, &subs[0].name, sizeof subs[0]);
+    return rb_unknown_word("command", group, word, &subs[0].name, sizeof subs[0]);
+}
+
+int rb_unknown_word(const char *what, const char *group, const char *word, const char *const *names, size_t stride)
+{
+    char list[1024] = "";
+    size_t off = 0;
+    for (const char *const *n = names; *n && off < sizeof list; n = (const char *const *)((const char *)n + stride)) {
+        int w = snprintf(list + off, sizeof list - off, "%s%s", off ? ", " : "", *n);
+        off += w > 0 ? (size_t)w : 0;
+    }
+    const char *near = rb_cli_suggest_word(word, names, stride);
     if (near)
-        return rb_cli_usage_error("unknown command \"%s\" for \"%s\"; did you mean \"%s\"? (see %s --help)", word,
-                                  group, near, group);
-    return rb_cli_usage_error("unknown command \"%s\" for \"%s\" (see %s --help)", word, group, group);
+        return rb_cli_usage_error("unknown %s \"%s\" for \"%s\"; did you mean \"%s\"? (use %s; see %s --help)", what,
+                                  word, group, near, list, group);
+    return rb_cli_usage_error("unknown %s \"%s\" for \"%s\" (use %s; see %s --help)", what, word, group, list, group);
 }

@@ -17,7 +17,7 @@ static const struct rb_subcommand commands[] = {
     {"block", "fio sweeps of block devices and files: IOPS vs latency, SLO, knee", rb_block_main},
     {"coll", "collectives with nccl-tests' flags and table, MPI and rail-aware algorithms", rb_coll_main},
     {"fabric", "fabric topology, discovery, simulation, counters", rb_fabric_main},
-    {"load", "object storage loads: put, get, tiers, sweep, train (http, s3, ais)", rb_load_main},
+    {"load", "object and file loads: put, get, delete, stat, mixed, list, meta, tiers, sweep, train, checkpoint (http, s3, ais, file://)", rb_load_main},
     {"report", "tables, comparisons and an HTML report with plots from result directories", rb_report_main},
     {"version", "print the version of railbench and its libraries", rb_version_main},
     {NULL, NULL, NULL},

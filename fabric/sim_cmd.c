@@ -8,6 +8,7 @@
 
 #include "fabric_int.h"
 #include "railbench/clock.h"
+#include "railbench/command.h"
 #include "railbench/busbw.h"
 #include "sim_int.h"
 #include "railbench/units.h"
@@ -59,7 +60,7 @@ static int parse_job(struct job *j, int nargs, const char **args, const char *al
                      uint64_t f, uint64_t inc, const char *type, const char *op, int64_t root)
 {
     const char *colls = nargs > 0 ? args[0] : "allreduce";
-    char buf[256], names[256];
+    char buf[256];
     snprintf(buf, sizeof buf, "%s", colls);
     for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
         enum rb_coll_kind k;
@@ -68,10 +69,15 @@ static int parse_job(struct job *j, int nargs, const char **args, const char *al
                 j->coll[i] = true;
         else if (rb_coll_kind_parse(w, &k) == 0)
             j->coll[k] = true;
-        else {
-            char want[300];
-            snprintf(want, sizeof want, "%s or all", rb_coll_kind_names(names, sizeof names, ", ", NULL));
-            return usage("collective", w, want);
+        else { /* every word fabric sim takes: the collectives, all, moe */
+            const char *words[RB_COLL_KINDS + 3];
+            int n = 0;
+            for (int i = 0; i < RB_COLL_KINDS; i++)
+                words[n++] = rb_coll_kind_name((enum rb_coll_kind)i);
+            words[n++] = "all";
+            words[n++] = "moe";
+            words[n] = NULL;
+            return rb_unknown_word("collective", "railbench fabric sim", w, words, sizeof words[0]);
         }
     }
     snprintf(buf, sizeof buf, "%s", algos);

@@ -4,6 +4,9 @@
 Usage: doc_examples.py list DOCROOT
        doc_examples.py parse RAILBENCH DOCROOT [PAGE...]
        doc_examples.py run WORKDIR DOCROOT LOGDIR [PAGE...]
+       doc_examples.py plant DOCROOT MANIFEST
+       doc_examples.py verify MANIFEST
+       doc_examples.py links DOCROOT
 
 DOCROOT holds README.md and docs/. A fenced block opened with ```sh runs as pasted; one opened with
 ```sh cluster-only needs hosts, devices or hours this machine lacks and is parsed instead. Other fences
@@ -18,9 +21,22 @@ DOCROOT holds README.md and docs/. A fenced block opened with ```sh runs as past
          with railbench on PATH and the local servers' variables set as the README's tour leaves them
          (`export PATH=$PWD/build:$PATH`, `eval "$(scripts/servers.sh up)"`, Open MPI's two root variables).
          A block that fails is named with its page and line and the command that failed; exit 1 then. Each
-         block's wall time is printed (not asserted).
+         block's wall time is printed (not asserted). With DOC_TMP set, every /tmp/ of a block is read as
+         $DOC_TMP/ (the run's own /tmp, shared with no other run); with DOC_BEFORE_DOWN set, that command
+         runs just before each `scripts/servers.sh down` of a block (the servers' data is gone after it).
+  plant  puts foreign data where the runnable examples write, under names their cleanups could match: for
+         every prefix the examples use (`--prefix P`, a URL's own prefix, the default obj-) the names
+         P + "mine.txt" and P + "00000001.keep", in every directory the examples make (`mkdir -p /tmp/...`,
+         read under DOC_TMP), in DOC_TMP itself, on the origin ($ORIGIN, WebDAV PUT) and in the bucket
+         s3://bench ($RGW_ENDPOINT, SigV4); and a file at every other /tmp path the examples name. Writes
+         the sha256 of each to MANIFEST (one JSON line each).
+  verify reads every planted file and object back; one line per one changed or gone, exit 1 then.
+  links  every page under docs/ (docs/*.md, docs/**/*.md) is linked from README.md, and every page README.md
+         links exists; one line per page that is not, exit 1 then.
 """
 import glob
+import hashlib
+import json
 import os
 import re
 import shlex
@@ -159,6 +175,10 @@ def do_run(work, root, logdir, only):
         driver = [PREAMBLE]
         for k, (line, text) in enumerate(runnable):
             path = os.path.join(logdir, f'{name}.{line}.sh')
+            if os.environ.get('DOC_TMP'):
+                text = text.replace('/tmp/', os.environ['DOC_TMP'].rstrip('/') + '/')
+            if os.environ.get('DOC_BEFORE_DOWN'):
+                text = text.replace('scripts/servers.sh down', os.environ['DOC_BEFORE_DOWN'] + ' && scripts/servers.sh down')
             with open(path, 'w', encoding='utf-8') as f:
                 f.write(text + '\n')
             driver.append(f'DOC_WHERE={page}:{line}; echo "DOC-BLOCK {page}:{line} $EPOCHREALTIME"\n. {shlex.quote(path)}\n')
@@ -186,6 +206,136 @@ def do_run(work, root, logdir, only):
     return 1 if failed else 0
 
 
+# ---- foreign data: the examples must leave what they did not make as it was ----
+
+PLANT_TAILS = ('mine.txt', '00000001.keep')
+BUCKET = 'bench'
+
+
+def runnable_text(root):
+    return '\n'.join(text for page in pages(root) for _, kind, text in blocks(root, page) if kind == 'run')
+
+
+def plant_plan(root):
+    """(directories, lone /tmp files, prefixes) the runnable examples use, as written (/tmp/...)."""
+    text = runnable_text(root)
+    dirs = set()
+    for m in re.finditer(r'^\s*mkdir -p ([^\n#;&|]+)', text, re.M):
+        dirs.update(d for d in m.group(1).split() if d.startswith('/tmp/'))
+    files = {f for f in re.findall(r'/tmp/[\w.-]+', text)
+             if f not in dirs and not any(d.startswith(f + '/') for d in dirs)}
+    prefixes = {'obj-'} | set(re.findall(r'--prefix[ =]([\w./-]+)', text))
+    for u in re.findall(r's3://%s/([\w./-]+)' % BUCKET, text):
+        prefixes |= {u, u + 'obj-'}
+    return sorted(dirs), sorted(files), sorted(prefixes)
+
+
+def s3_curl(args, data=None):
+    """curl signed with SigV4 by the keys of the environment; the keys reach curl on stdin, not argv."""
+    cfg = 'user = "%s:%s"\n' % (os.environ['AWS_ACCESS_KEY_ID'], os.environ['AWS_SECRET_ACCESS_KEY'])
+    return subprocess.run(['curl', '-sS', '-K', '-', '--aws-sigv4', 'aws:amz:us-east-1:s3',
+                           '-H', 'x-amz-content-sha256: UNSIGNED-PAYLOAD'] + args,
+                          input=cfg.encode(), capture_output=True, timeout=60)
+
+
+def target_put(where, name, body):
+    if where.startswith('s3://') or where.startswith('http'):
+        tmp = os.path.join(os.environ.get('DOC_TMP', '/tmp'), '.plant-body')
+        with open(tmp, 'wb') as f:
+            f.write(body)
+        url = (f"{os.environ['RGW_ENDPOINT']}/{BUCKET}/{name}" if where.startswith('s3://')
+               else f"{where.rstrip('/')}/{name}")
+        args = ['-o', '/dev/null', '-w', '%{http_code}', '-T', tmp, url]
+        p = s3_curl(args) if where.startswith('s3://') else subprocess.run(['curl', '-sS'] + args, capture_output=True,
+                                                                           timeout=60)
+        os.unlink(tmp)
+        code = p.stdout.decode().strip()
+        if code not in ('200', '201', '204'):
+            sys.exit(f'plant: PUT {url}: HTTP {code} {p.stderr.decode().strip()}')
+        return
+    path = os.path.join(where, name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, 'wb') as f:
+        f.write(body)
+
+
+def target_get(where, name):
+    """The bytes of name on a target, or None when it is not there."""
+    if where.startswith('s3://') or where.startswith('http'):
+        url = (f"{os.environ['RGW_ENDPOINT']}/{BUCKET}/{name}" if where.startswith('s3://')
+               else f"{where.rstrip('/')}/{name}")
+        out = os.path.join(os.environ.get('DOC_TMP', '/tmp'), '.verify-body')
+        args = ['-o', out, '-w', '%{http_code}', url]
+        p = s3_curl(args) if where.startswith('s3://') else subprocess.run(['curl', '-sS'] + args, capture_output=True,
+                                                                           timeout=60)
+        code = p.stdout.decode().strip()
+        body = open(out, 'rb').read() if code == '200' and os.path.exists(out) else None
+        if os.path.exists(out):
+            os.unlink(out)
+        return body
+    try:
+        return open(os.path.join(where, name), 'rb').read()
+    except OSError:
+        return None
+
+
+def do_plant(root, manifest):
+    tmp = os.environ.get('DOC_TMP')
+    if not tmp:
+        sys.exit('plant: set DOC_TMP (the directory the examples\' /tmp/ stands for)')
+    local = lambda p: p.replace('/tmp/', tmp.rstrip('/') + '/', 1)  # noqa: E731
+    dirs, files, prefixes = plant_plan(root)
+    targets = [tmp] + [local(d) for d in dirs]
+    if os.environ.get('ORIGIN'):
+        targets.append(os.environ['ORIGIN'])
+    if os.environ.get('RGW_ENDPOINT'):
+        targets.append('s3://' + BUCKET)
+    rows = []
+    for where in targets:
+        for p in prefixes:
+            for tail in PLANT_TAILS:
+                rows.append((where, p + tail))
+    rows += [(os.path.dirname(local(f)), os.path.basename(local(f))) for f in files]
+    with open(manifest, 'w', encoding='utf-8') as m:
+        for where, name in rows:
+            body = (f'foreign data: {name} at {where}, not made by any example\n' * 64).encode()
+            target_put(where, name, body)
+            m.write(json.dumps({'where': where, 'name': name, 'sha256': hashlib.sha256(body).hexdigest()}) + '\n')
+    print(f'{len(rows)} foreign files and objects planted: {len(targets)} places, {len(prefixes)} prefixes '
+          f'({" ".join(prefixes)}), {len(files)} lone files')
+    return 0
+
+
+def do_verify(manifest):
+    bad, n = [], 0
+    for line in open(manifest, encoding='utf-8'):
+        r = json.loads(line)
+        n += 1
+        body = target_get(r['where'], r['name'])
+        if body is None:
+            bad.append(f"GONE {r['where']} {r['name']}")
+        elif hashlib.sha256(body).hexdigest() != r['sha256']:
+            bad.append(f"CHANGED {r['where']} {r['name']}")
+    for b in bad:
+        print(b)
+    print(f'{n - len(bad)} of {n} foreign files and objects unchanged')
+    return 1 if bad else 0
+
+
+def do_links(root):
+    readme = open(os.path.join(root, 'README.md'), encoding='utf-8').read()
+    linked = {os.path.normpath(t.split('#')[0]) for t in re.findall(r'\]\(([^)\s]+)\)', readme)
+              if not re.match(r'\w+://', t) and t.split('#')[0]}
+    docs = [p for p in pages(root) if p != 'README.md']
+    problems = [f'README.md: no link to {p}' for p in docs if p not in linked]
+    problems += [f'README.md: links {p}, which does not exist' for p in sorted(linked)
+                 if not os.path.exists(os.path.join(root, p))]
+    for p in problems:
+        print(p)
+    print(f'{len(docs)} pages under docs/, {len(problems)} problems')
+    return 1 if problems else 0
+
+
 def main():
     a = sys.argv[1:]
     if a[:1] == ['list'] and len(a) == 2:
@@ -194,6 +344,12 @@ def main():
         return do_parse(a[1], a[2], a[3:])
     if a[:1] == ['run'] and len(a) >= 4:
         return do_run(a[1], a[2], a[3], a[4:])
+    if a[:1] == ['plant'] and len(a) == 3:
+        return do_plant(a[1], a[2])
+    if a[:1] == ['verify'] and len(a) == 2:
+        return do_verify(a[1])
+    if a[:1] == ['links'] and len(a) == 2:
+        return do_links(a[1])
     sys.exit(__doc__)
 
 

@@ -10,7 +10,7 @@
 
 #define RB_LIST_MAX 64
 
-/* Exit statuses (DESIGN.md): 1 a check the user asked for failed, 2 usage, 3 runtime. */
+/* Exit statuses (README.md, "Exit status"): 1 a check the user asked for failed, 2 usage, 3 runtime. */
 enum { RB_EXIT_OK = 0, RB_EXIT_CHECK = 1, RB_EXIT_USAGE = 2, RB_EXIT_RUNTIME = 3 };
 
 /* A list of numbers ("4k,8k", "1,2,4"). */
@@ -93,7 +93,7 @@ struct rb_cmd_spec {
     bool reads_results;     /* reads results instead of making a run: of the common options only --config, --quiet */
 };
 
-/* Options every command takes (DESIGN.md "One binary, subcommands"). */
+/* Options every command takes (docs/options.md, "Common options"). */
 struct rb_common {
     const char *out_dir;     /* --out; NULL means railbench-results/<UTC time>-<command> */
     bool force;              /* --force: --out may name a directory that holds a result; it is cleared first */

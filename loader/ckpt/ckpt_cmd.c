@@ -318,7 +318,7 @@ int rb_load_checkpoint_main(int argc, char **argv)
     a.file.fsync = RB_FSYNC_CLOSE; /* MLPerf Storage enforces fsync on checkpoint writes */
     const struct rb_opt own[] = {
         {"model", 0, RB_OPT_STR, &a.model_s, "NAME", "MLPerf Storage preset: llama3-8b, llama3-70b, llama3-405b, llama3-1t",
-         NULL},
+         "llama3-8b|llama3-70b|llama3-405b|llama3-1t"},
         {"params", 0, RB_OPT_U64, &a.params, "N", "any model: N parameters (instead of --model)", NULL},
         {"tp", 0, RB_OPT_U64, &a.tp, "N", "tensor-parallel ranks (if not given: the preset's, else 1)", NULL},
         {"pp", 0, RB_OPT_U64, &a.pp, "N", "pipeline stages (if not given: the preset's, else 1)", NULL},

@@ -287,8 +287,8 @@ int rb_load_list_main(int argc, char **argv)
     rb_engine_list_options(&opts, &a.eng); /* the listing engine alone (engine.md) */
     const struct rb_cmd_spec spec = {
         "railbench load list [options] URL",
-        "List s3://BUCKET (ListObjectsV2 pages of 1,000), ais://BUCKET (list pages) or http://HOST:PORT/PATH/ "
-        "(one nginx autoindex JSON page) and report pages/s, names/s and latency per page.",
+        "List s3://BUCKET (ListObjectsV2 pages of 1,000), ais://BUCKET (list pages), http://HOST:PORT/PATH/ "
+        "(one nginx autoindex JSON page) or file:///PATH (the tree walked) and report pages/s, names/s and latency per page.",
         opts.v, 1, 1, false};
     return rb_load_command(&spec, argc, argv, list_run, &a);
 }

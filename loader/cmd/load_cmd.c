@@ -50,19 +50,19 @@ struct cmd_kind {
 
 static const struct cmd_kind cmd_kinds[] = {
     [RB_LOAD_GET] = {"load get", "get", "railbench load get [options] URL",
-                     "GET objects from http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET and report throughput, "
+                     "GET objects from http://HOST:PORT/PATH, s3://BUCKET, ais://BUCKET or file:///PATH and report throughput, "
                      "latency and TTFB.", G_BODY | G_ORDER | G_READ | G_FILE},
     [RB_LOAD_PUT] = {"load put", "put", "railbench load put [options] URL",
-                     "PUT seeded objects to http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET and report throughput "
+                     "PUT seeded objects to http://HOST:PORT/PATH, s3://BUCKET, ais://BUCKET or file:///PATH and report throughput "
                      "and latency.", G_BODY | G_MULTIPART | G_KEEP | G_FILE},
     [RB_LOAD_DELETE] = {"load delete", "delete", "railbench load delete [options] URL",
                         "DELETE objects (--objects N names, a --filelist, or every object listed under --prefix) "
-                        "from http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET; each object once.", G_FILE},
+                        "from http://HOST:PORT/PATH, s3://BUCKET, ais://BUCKET or file:///PATH; each object once.", G_FILE},
     [RB_LOAD_HEAD] = {"load stat", "stat", "railbench load stat [options] URL",
-                      "HEAD objects (warp's STAT) on http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET and report "
+                      "HEAD objects (warp's STAT) on http://HOST:PORT/PATH, s3://BUCKET, ais://BUCKET or file:///PATH and report "
                       "requests/s and latency.", G_ORDER | G_FILE},
     [RB_LOAD_MIXED] = {"load mixed", "mixed", "railbench load mixed [options] URL",
-                       "warp-like mixed load on http://HOST:PORT/PATH or s3://BUCKET: --objects N put first, then each "
+                       "warp-like mixed load on http://HOST:PORT/PATH, s3://BUCKET or file:///PATH: --objects N put first, then each "
                        "request draws GET, PUT, DELETE or STAT by --mix weights over the objects that exist.",
                        G_BODY | G_KEEP | G_MIX | G_FILE},
 };

@@ -486,7 +486,8 @@ int rb_load_sweep_main(int argc, char **argv)
     rb_load_options(&opts, &a.tgt, &a.eng, &a.file);
     const struct rb_cmd_spec spec = {
         "railbench load sweep [options] URL",
-        "GET objects at growing in-flight counts (or rates), one barrier-started phase per point; report "
+        "GET objects of http://HOST:PORT/PATH, s3://BUCKET, ais://BUCKET or file:///PATH at growing in-flight counts "
+        "(or rates), one barrier-started phase per point; report "
         "throughput and latency of every point and the knee where more load only adds latency.",
         opts.v, 1, 1, false};
     return rb_load_command(&spec, argc, argv, run_args, &a);

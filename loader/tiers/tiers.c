@@ -337,8 +337,8 @@ static bool same_place(const struct rb_target *a, const struct rb_target *b)
 static int validate(struct tiers_args *a)
 {
     if (!a->backend)
-        return rb_cli_usage_error("--backend URL is required: the origin (http://HOST:PORT/PATH, s3://BUCKET or "
-                                   "ais://BUCKET)");
+        return rb_cli_usage_error("--backend URL is required: the origin (http://HOST:PORT/PATH, s3://BUCKET, "
+                                   "ais://BUCKET or file:///PATH)");
     if (!a->tier)
         return rb_cli_usage_error("--tier URL is required: the caching tier in front of --backend");
     if (a->threads < 1 || a->threads > MAX_THREADS)
@@ -534,8 +534,8 @@ int rb_load_tiers_main(int argc, char **argv)
     rb_load_defaults(&a.tgt, &a.eng, &a.file);
     a.tgt.timeout_ns = 60 * RB_NS_PER_S; /* a cold GET waits for the tier to fetch from the backend */
     const struct rb_opt own[] = {
-        {"backend", 0, RB_OPT_STR, &a.backend, "URL", "the origin: http://HOST:PORT/PATH, s3://BUCKET[/PREFIX] or "
-         "ais://BUCKET[/PREFIX]", NULL},
+        {"backend", 0, RB_OPT_STR, &a.backend, "URL", "the origin: http://HOST:PORT/PATH, s3://BUCKET[/PREFIX], "
+         "ais://BUCKET[/PREFIX] or file:///PATH", NULL},
         {"backend-endpoint", 0, RB_OPT_STRS, &a.backend_endpoints, "URL",
          "S3/AIStore endpoint of the backend http[s]://HOST[:PORT]; repeatable", NULL},
         {"backend-provider", 0, RB_OPT_STR, &a.backend_provider, "NAME", "AIStore provider of an ais:// backend "

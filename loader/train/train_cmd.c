@@ -380,7 +380,7 @@ int rb_load_train_main(int argc, char **argv)
     const struct rb_opt own[] = {
         {"workload", 0, RB_OPT_STR, &a.workload, "NAME",
          "MLPerf Storage preset: resnet50, unet3d or cosmoflow (sample size, batch, compute time, read threads, "
-         "--au-min); options given win", NULL},
+         "--au-min); options given win", "resnet50|unet3d|cosmoflow"},
         {"batch-size", 'b', RB_OPT_STR, &a.batch_s, "N", "samples per batch and accelerator (if not given: 1, or the preset's)",
          NULL},
         {"sample-size", 0, RB_OPT_STR, &a.sample_s, "SIZE[/STDEV]",
@@ -446,7 +446,7 @@ int rb_load_train_main(int argc, char **argv)
     rb_load_options(&opts, &a.tgt, &a.eng, &a.file);
     const struct rb_cmd_spec spec = {
         "railbench load train [options] URL",
-        "Emulate data-parallel training on http://HOST:PORT/PATH, s3://BUCKET or ais://BUCKET: each rank's "
+        "Emulate data-parallel training on http://HOST:PORT/PATH, s3://BUCKET, ais://BUCKET or file:///PATH: each rank's "
         "simulated accelerators read batches, compute, and synchronise; report accelerator utilisation (AU) and "
         "samples/s per epoch, MLPerf Storage style.",
         opts.v, 1, 1, false};

@@ -19,7 +19,7 @@ bad "root out of range" '^railbench: error: --root: 1 is out of range for 1 rank
 bad "root not a number" '^railbench: error: --root: "first" is not a rank \(use 0 to the number of ranks - 1, or all\)$' \
     reduce -r first
 bad "unknown op" '^railbench: error: --op: "mean" is not one of sum, prod, max, min, avg, all$' allreduce -o mean
-bad "unknown collective" '^railbench: error: coll: unknown collective "allreduce2" \(use allreduce, .* or all\)$' allreduce2
+bad "unknown collective" '^railbench: error: unknown collective "allreduce2" for "railbench coll"; did you mean "allreduce"\? \(use allreduce, .*, all, latency, bw, bibw, mbw_mr, moe; see railbench coll --help\)$' allreduce2
 bad "unknown algorithm" '^railbench: error: --algo: "nccl" is not an algorithm \(use mpi, ring, rd, rhd, tree, hier or all' \
     allreduce --algo ring,nccl
 bad "no iterations" '^railbench: error: --iters: 0 is out of range \(use 1 or more' allreduce -n 0

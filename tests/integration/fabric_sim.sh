@@ -69,7 +69,7 @@ assert_stderr_line 'railbench: error: --algo tree: not modelled for reducescatte
 assert_exit 2 "unknown type" "$RB" fabric sim -d float16
 assert_stderr_line 'railbench: error: -d: expected'
 assert_exit 2 "unknown collective" "$RB" fabric sim allscatter
-assert_stderr_line 'railbench: error: collective'
+assert_stderr_line 'railbench: error: unknown collective "allscatter" for "railbench fabric sim" \(use allreduce, .*, all, moe; see railbench fabric sim --help\)$'
 assert_exit 2 "GPUs > NIC ports" "$RB" fabric sim --nics-per-node 4
 assert_stderr_line 'one NIC port per GPU'
 jq '.links.nvlink.bandwidth_gbit_per_s = 0' "$TOPO/dgx-h100-su.json" >"$T/zero.json"

@@ -60,3 +60,25 @@ if python3 "$CHECK" "$ROOT" "$T/obj" >"$T/plant.out"; then fail "link edge fabri
 grep -q '^fabric/plant.c: uses rb_engine_free, defined in loader/engine: fabric -> loader/engine is against' "$T/plant.out" ||
     { cat "$T/plant.out" >&2; fail "link edge: caught, but not as expected"; }
 ok "link edge fabric -> loader/engine: caught"
+
+# The code map of docs/HACKING.md names every source file and lists every public header
+# (tests/hacking_map.py); a new file left off the map, a header left off the public list and a file the map
+# names that is gone are each caught in a copy.
+MAP=$ROOT/tests/hacking_map.py
+python3 "$MAP" "$ROOT" >"$T/map.out" || { cat "$T/map.out" >&2; fail "docs/HACKING.md's map and the tree disagree"; }
+read -r nsrc _ _ nhdr _ _ nmap _ < <(tail -n 1 "$T/map.out")
+[ "$nsrc" -ge 250 ] && [ "$nhdr" -ge 21 ] && [ "$nmap" -eq 0 ] || fail "the map check read too little: $(tail -n 1 "$T/map.out")"
+ok "docs/HACKING.md's map: $(tail -n 1 "$T/map.out")"
+rm -rf "$T/map" && mkdir -p "$T/map/docs"
+cp -r "$ROOT"/core "$ROOT"/loader "$ROOT"/block "$ROOT"/collectives "$ROOT"/fabric "$ROOT"/reports "$ROOT"/include "$T/map/"
+cp "$ROOT/docs/HACKING.md" "$T/map/docs/"
+: >"$T/map/loader/engine/native_gs.c"
+sed -i 's/, ckpt\.h (checkpoint sizing,/, (checkpoint sizing,/' "$T/map/docs/HACKING.md"
+rm "$T/map/fabric/sim_moe.c"
+if python3 "$MAP" "$T/map" >"$T/map.out"; then fail "a map that drifted passed"; fi
+grep -qx "docs/HACKING.md: loader/engine/native_gs.c is not on the map" <(sed "s|^$T/map/||" "$T/map.out") &&
+    grep -q "include/railbench/ckpt.h is not listed as public surface$" "$T/map.out" &&
+    grep -q "the map names sim_moe.c, which is no file" "$T/map.out" ||
+    { cat "$T/map.out" >&2; fail "the drifted map's problems were not named"; }
+assert_eq "problems of the drifted map" "3" "$(tail -n 1 "$T/map.out" | awk '{print $7}')"
+ok "a file off the map, a header off the public list and a gone file are named"

@@ -49,6 +49,47 @@ out=$(bash -c "source '$T/inst/usr/share/bash-completion/completions/railbench';
 assert_eq "complete -p, --engine, --algo list, -d" \
     "complete -F _railbench railbench|auto curl native|mpi,ring mpi,rd mpi,rhd|bfloat16" "$(tr '\n' '|' <<<"$out" | sed 's/|$//')"
 
+# Presets and subcommands are offered as words, not file names: checkpoint's --model, train's --workload,
+# every word coll takes (collectives, all, the OSU-style tests, moe), every load subcommand.
+out=$(bash -c "source '$T/inst/usr/share/bash-completion/completions/railbench'
+    COMP_WORDS=(railbench load checkpoint --model ''); COMP_CWORD=4; _railbench; echo \"\${COMPREPLY[*]}\"
+    COMP_WORDS=(railbench load train --workload ''); COMP_CWORD=4; _railbench; echo \"\${COMPREPLY[*]}\"
+    COMP_WORDS=(railbench coll ''); COMP_CWORD=2; _railbench; echo \"\${COMPREPLY[*]}\"
+    COMP_WORDS=(railbench load ''); COMP_CWORD=2; _railbench; echo \"\${COMPREPLY[*]}\"")
+assert_eq "completion of load checkpoint --model" "llama3-8b llama3-70b llama3-405b llama3-1t" "$(sed -n 1p <<<"$out")"
+assert_eq "completion of load train --workload" "resnet50 unet3d cosmoflow" "$(sed -n 2p <<<"$out")"
+for w in allreduce alltoall alltoallv all latency bw bibw mbw_mr moe; do
+    grep -qw -- "$w" <<<"$(sed -n 3p <<<"$out")" || fail "completion of coll lacks $w: $(sed -n 3p <<<"$out")"
+done
+assert_eq "completion of load" "put get delete stat mixed list meta tiers sweep train checkpoint" "$(sed -n 4p <<<"$out")"
+ok "completion offers presets (--model, --workload), coll's 16 words and load's 11 subcommands"
+
+# Every data path in the help texts: railbench --help and every load command that takes a URL name file://.
+grep -qE '^  load +.*put, get, delete, stat, mixed, list, meta, tiers, sweep, train, checkpoint \(http, s3, ais, file://\)$' <<<"$("$RB" --help)" ||
+    fail "railbench --help: load does not name its subcommands and file://"
+for c in put get delete stat mixed list sweep train checkpoint; do
+    grep -q 'file:///PATH' <<<"$("$RB" load "$c" --help | sed -n 3p)" || fail "load $c --help does not name file:///PATH"
+done
+grep -q 'backend URL .*file:///PATH' <<<"$("$RB" load tiers --help)" || fail "load tiers --help: --backend does not name file:///PATH"
+ok "railbench --help and the load commands' --help name file://"
+
+# An unknown subcommand of every group: one line, exit 2, the nearest name and the whole list.
+unknown() { # ARGS... -- EXPECTED-LINE
+    local args=() a
+    while [ "$1" != -- ]; do args+=("$1"); shift; done
+    a=$("$RB" "${args[@]}" 2>&1 >/dev/null) && fail "railbench ${args[*]}: exit 0"
+    "$RB" "${args[@]}" >/dev/null 2>&1 || [ $? -eq 2 ] || fail "railbench ${args[*]}: not exit 2"
+    assert_eq "railbench ${args[*]}" "$2" "$a"
+}
+unknown coll allredcue -- 'railbench: error: unknown collective "allredcue" for "railbench coll"; did you mean "allreduce"? (use allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv, gather, scatter, alltoallv, all, latency, bw, bibw, mbw_mr, moe; see railbench coll --help)'
+unknown coll mbw-mr -- 'railbench: error: unknown collective "mbw-mr" for "railbench coll"; did you mean "mbw_mr"? (use allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv, gather, scatter, alltoallv, all, latency, bw, bibw, mbw_mr, moe; see railbench coll --help)'
+unknown load chekpoint -- 'railbench: error: unknown command "chekpoint" for "railbench load"; did you mean "checkpoint"? (use put, get, delete, stat, mixed, list, meta, tiers, sweep, train, checkpoint; see railbench load --help)'
+unknown fabric sim allredcue -- 'railbench: error: unknown collective "allredcue" for "railbench fabric sim"; did you mean "allreduce"? (use allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv, gather, scatter, alltoallv, all, moe; see railbench fabric sim --help)'
+unknown fabric chek -- 'railbench: error: unknown command "chek" for "railbench fabric"; did you mean "check"? (use topo, map, sim, overhead, counters, check; see railbench fabric --help)'
+unknown repotr -- 'railbench: error: unknown command "repotr" for "railbench"; did you mean "report"? (use block, coll, fabric, load, report, version; see railbench --help)'
+unknown frobnicate -- 'railbench: error: unknown command "frobnicate" for "railbench" (use block, coll, fabric, load, report, version; see railbench --help)'
+ok "unknown subcommands of railbench, load, fabric, coll and fabric sim: did you mean, and the full list"
+
 # 3. It can fail: a default changed in a man page, an option gone from one, an option and a choice value gone
 #    from the completion; each is named.
 plant() { # WHAT FILE(relative to inst/usr/share) SED EXPECTED-PATTERN

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "railbench/cli.h"
+#include "railbench/command.h"
 
 #define NS_PER_S 1000000000ull
 
@@ -811,6 +812,53 @@ static void test_help_defaults(void **state)
     free(out);
 }
 
+/* ---- the unknown-word line every command group gives ---- */
+
+static int sub_ok(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    return 42;
+}
+
+static void test_unknown_word(void **state)
+{
+    (void)state;
+    static const struct rb_subcommand subs[] = {
+        {"topo", "t", sub_ok}, {"map", "m", sub_ok}, {"sim", "s", sub_ok}, {NULL, NULL, NULL}};
+    struct capture c;
+    /* a near word: the guess, then the whole list, on one line, exit 2 */
+    char *argv1[] = {"fabric", "smi", NULL};
+    capture_start(&c, STDERR_FILENO);
+    int rc = rb_dispatch("railbench fabric", subs, 2, argv1);
+    char *err = capture_stop(&c);
+    assert_int_equal(rc, RB_EXIT_USAGE);
+    assert_string_equal(err, "railbench: error: unknown command \"smi\" for \"railbench fabric\"; did you mean "
+                             "\"sim\"? (use topo, map, sim; see railbench fabric --help)\n");
+    free(err);
+    /* no near word: the list alone */
+    char *argv2[] = {"fabric", "frobnicate", NULL};
+    capture_start(&c, STDERR_FILENO);
+    rc = rb_dispatch("railbench fabric", subs, 2, argv2);
+    err = capture_stop(&c);
+    assert_int_equal(rc, RB_EXIT_USAGE);
+    assert_string_equal(err, "railbench: error: unknown command \"frobnicate\" for \"railbench fabric\" (use topo, map, "
+                             "sim; see railbench fabric --help)\n");
+    free(err);
+    /* a known word runs its subcommand */
+    char *argv3[] = {"fabric", "map", NULL};
+    assert_int_equal(rb_dispatch("railbench fabric", subs, 2, argv3), 42);
+    /* a plain list of words (coll's collectives and tests) */
+    const char *words[] = {"allreduce", "alltoall", "bw", "mbw_mr", "moe", NULL};
+    capture_start(&c, STDERR_FILENO);
+    rc = rb_unknown_word("collective", "railbench coll", "allredcue", words, sizeof words[0]);
+    err = capture_stop(&c);
+    assert_int_equal(rc, RB_EXIT_USAGE);
+    assert_string_equal(err, "railbench: error: unknown collective \"allredcue\" for \"railbench coll\"; did you mean "
+                             "\"allreduce\"? (use allreduce, alltoall, bw, mbw_mr, moe; see railbench coll --help)\n");
+    free(err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -831,6 +879,7 @@ int main(void)
         cmocka_unit_test(test_help),
         cmocka_unit_test(test_help_defaults),
         cmocka_unit_test(test_strdup_and_ownership),
+        cmocka_unit_test(test_unknown_word),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
