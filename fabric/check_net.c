@@ -45,13 +45,13 @@ struct hdr {
 
 /*
  * What a stream's receiver measured: bytes over ns is its figure, over its
- * own window (first byte to end of stream) when it has one (note is not
- * RB_WIRE_NO_WINDOW), with the interface's counters over the same window
- * when note is RB_WIRE_OK.
+ * own window (first byte to end of stream, or from its start of the stage
+ * when from_start), with the interface's counters over the same window when
+ * note is RB_WIRE_OK.
  */
 struct rx_win {
     uint64_t bytes, ns, if_bytes, if_packets;
-    int hdr_bytes, note;
+    int hdr_bytes, note, from_start;
 };
 
 int rb_cnet_listen(const char *ifname, struct rb_cnet_addr *at, char *err, size_t errlen)
@@ -360,14 +360,17 @@ static void *sender_thread(void *arg)
  * start: all, less the first read's and those already queued behind it
  * (SIOCINQ), which the interface counted before the window too. The
  * interface's counters are read at both ends of the same window. A stream
- * that was wholly queued before the first read has no window: its figure is
- * then all its bytes from the call on, without counters. 0 or -errno.
+ * wholly queued before the first read (a receiver not scheduled while its
+ * stream ran) leaves no such window: it is then measured from the call (the
+ * receiver's start of the stage, before its sender was told to go), all its
+ * bytes, with the counters read at the call. 0 or -errno.
  */
 static int recv_stream(int fd, char *buf, size_t bufsize, const struct rb_cnet_rxif *rxif, uint64_t deadline_ns,
                        struct rx_win *w)
 {
-    uint64_t t_call = rb_clock_ns(), t0 = 0, got = 0, before = 0, b0 = 0, p0 = 0, b1 = 0, p1 = 0;
-    bool first = true, counted = false;
+    uint64_t bc = 0, pc = 0, b0 = 0, p0 = 0, b1 = 0, p1 = 0;
+    bool counted_call = rxif_read(rxif, &bc, &pc), first = true, counted = false;
+    uint64_t t_call = rb_clock_ns(), t0 = 0, got = 0, before = 0;
     for (;;) {
         ssize_t n = recv(fd, buf, bufsize, 0);
         if (n > 0) {
@@ -392,13 +395,18 @@ static int recv_stream(int fd, char *buf, size_t bufsize, const struct rb_cnet_r
             return rc;
     }
     uint64_t t1 = rb_clock_ns();
-    counted = counted && rxif_read(rxif, &b1, &p1) && b1 >= b0 && p1 >= p0;
+    bool end = rxif_read(rxif, &b1, &p1);
     *w = (struct rx_win){.bytes = got - before, .ns = t1 - t0, .hdr_bytes = header_bytes(fd),
                          .note = !rxif ? RB_WIRE_UNREADABLE : rxif->note};
     if (first || got <= before || t1 <= t0) {
-        *w = (struct rx_win){.bytes = got, .ns = t1 - t_call, .note = RB_WIRE_NO_WINDOW};
-        return 0;
+        w->bytes = got;
+        w->ns = t1 - t_call;
+        w->from_start = 1;
+        b0 = bc;
+        p0 = pc;
+        counted = counted_call;
     }
+    counted = counted && end && b1 >= b0 && p1 >= p0;
     if (counted) {
         w->if_bytes = b1 - b0;
         w->if_packets = p1 - p0;
@@ -508,7 +516,8 @@ static struct rb_check_wire wire_of(const struct rx_win *w)
     return (struct rb_check_wire){.bytes = (double)w->bytes, .window_s = (double)w->ns * 1e-9,
                                   .if_bytes = ok ? (double)w->if_bytes : NAN,
                                   .if_packets = ok ? (double)w->if_packets : NAN,
-                                  .hdr_bytes = ok ? w->hdr_bytes : NAN, .note = w->note};
+                                  .hdr_bytes = ok ? w->hdr_bytes : NAN, .note = w->note,
+                                  .from_start = w->from_start};
 }
 
 /*
@@ -543,7 +552,7 @@ static int stage_bw_once(int fd, uint32_t cmd, const struct rb_cnet_params *p, c
     }
     if (!rc && want[0] && !(rc = recv_msg(fd, CMD_RESULT, &m, deadline_ns))) {
         struct rx_win got = {.bytes = m.arg, .ns = m.arg2, .if_bytes = m.if_bytes, .if_packets = m.if_packets,
-                             .hdr_bytes = m.hdr_bytes, .note = m.note};
+                             .hdr_bytes = m.hdr_bytes, .note = m.note, .from_start = m.idx};
         bps[0] = rate(got.bytes, got.ns);
         wire[0] = wire_of(&got);
     }
@@ -571,7 +580,8 @@ static int serve_bw_once(int fd, int listen_fd, const struct hdr *h, const struc
         rc = run_streams(data[1], data[0], p, buf, h->arg, deadline_ns, &w);
     if (!rc && want[0])
         rc = send_msg(fd, &(struct hdr){.cmd = CMD_RESULT, .arg = w.bytes, .arg2 = w.ns, .round = h->round,
-                                        .a = h->a, .b = h->b, .if_bytes = w.if_bytes, .if_packets = w.if_packets,
+                                        .a = h->a, .b = h->b, .idx = w.from_start, .if_bytes = w.if_bytes,
+                                        .if_packets = w.if_packets,
                                         .hdr_bytes = w.hdr_bytes, .note = w.note}, deadline_ns);
     for (int i = 0; i < 2; i++)
         if (data[i] >= 0)

@@ -430,9 +430,6 @@ const char *rb_check_wire_note_text(int note)
     case RB_WIRE_OTHER_NETNS:
         return "the /sys this rank sees belongs to another network namespace (its interface of that name has "
                "another ifindex): no counters of the rail's interface";
-    case RB_WIRE_NO_WINDOW:
-        return "the whole stream was queued before the receiver's first read: no window to count over (the "
-               "figure is all its bytes from the stage's start)";
     default:
         return "not measured";
     }
@@ -452,11 +449,12 @@ static cJSON *wire_json(const struct rb_check_wire *w, bool ok)
     if (!ok || w->note == RB_WIRE_NONE)
         return cJSON_CreateNull();
     cJSON *o = cJSON_CreateObject();
-    bool win = w->note != RB_WIRE_NO_WINDOW, cnt = w->note == RB_WIRE_OK;
+    bool cnt = w->note == RB_WIRE_OK;
     double payload = cnt ? w->if_bytes - w->if_packets * w->hdr_bytes : NAN;
-    cJSON_AddItemToObject(o, "window_s", rb_json_number(win ? w->window_s : NAN));
-    cJSON_AddItemToObject(o, "payload_bytes", rb_json_number(win ? w->bytes : NAN));
-    cJSON_AddItemToObject(o, "payload_bytes_per_s", rb_json_number(win && w->window_s > 0 ? w->bytes / w->window_s : NAN));
+    cJSON_AddStringToObject(o, "window_from", w->from_start ? "stage_start" : "first_byte");
+    cJSON_AddItemToObject(o, "window_s", rb_json_number(w->window_s));
+    cJSON_AddItemToObject(o, "payload_bytes", rb_json_number(w->bytes));
+    cJSON_AddItemToObject(o, "payload_bytes_per_s", rb_json_number(w->window_s > 0 ? w->bytes / w->window_s : NAN));
     cJSON_AddItemToObject(o, "if_rx_bytes", rb_json_number(cnt ? w->if_bytes : NAN));
     cJSON_AddItemToObject(o, "if_rx_packets", rb_json_number(cnt ? w->if_packets : NAN));
     cJSON_AddItemToObject(o, "if_rx_bytes_per_s", rb_json_number(cnt && w->window_s > 0 ? w->if_bytes / w->window_s : NAN));

@@ -96,7 +96,6 @@ enum rb_check_wire_note {
     RB_WIRE_OK,                 /* counted */
     RB_WIRE_UNREADABLE,         /* the statistics files cannot be read */
     RB_WIRE_OTHER_NETNS,        /* /sys shows another network namespace's interface of that name */
-    RB_WIRE_NO_WINDOW,          /* the whole stream was queued before the receiver's first read: no window */
     RB_WIRE_NOTES
 };
 
@@ -115,6 +114,8 @@ struct rb_check_wire {
     double if_bytes, if_packets; /* the interface's rx deltas over the window; NaN when not counted */
     double hdr_bytes;           /* headers per counted packet; NaN when not counted */
     int note;                   /* enum rb_check_wire_note */
+    int from_start;             /* the whole stream was queued before the receiver's first read: the window runs
+                                   from the receiver's start of the stage (before its sender was told to go) */
 };
 
 /* Directions of a link's bandwidth stages, the order of rb_check_link.wire. */
