@@ -131,6 +131,33 @@ nagle_run nodelay -N
 assert_jq "$T/nagle-nodelay/result.json" '.config["no-delay"] == true' "-N recorded in the result's config"
 ok "-N: Nagle off at both ends of each of the $DATA data connections"
 
+# The counters catch what railbench did not count: iperf3 sends client1 -> client2 on rail0 while a 2-rank check
+# measures that pair, so client2's rail0 receives both streams in a->b's window and the interfaces' payload is about
+# twice railbench's; b->a's receiver (client1) gets only iperf3's ACKs, all headers, and still agrees. The check
+# fails, naming the pair (an interface shared with other traffic is said, never passed as backed).
+command -v iperf3 >/dev/null || fail "iperf3 is missing; run scripts/deps.sh"
+A0=$(cl exec client1 ip -4 -o addr show dev rail0 | awk '{print $4}' | cut -d/ -f1)
+B0=$(cl exec client2 ip -4 -o addr show dev rail0 | awk '{print $4}' | cut -d/ -f1)
+bg ip netns exec "$NAME-client2" iperf3 -s -1 -B "$B0" -p 5399
+for _ in $(seq 50); do cl exec client2 ss -ltn | grep -q "$B0:5399 " && break; sleep 0.1; done
+bg ip netns exec "$NAME-client1" iperf3 -c "$B0" -B "$A0" -p 5399 -t 30 -l 128K
+IPERF_C=$LAST_PID
+sleep 1
+RC=0
+cl mpirun -np 2 --map-by node "$RB" fabric check --rails 1 --ifaces rail0 --size 128K --duration 1s --reps 1 --confirm 0 \
+    --lat-iters 20 --out "$T/shared" --quiet >"$T/shared.txt" 2>"$T/shared.err" || RC=$?
+kill "$IPERF_C" 2>/dev/null || true
+R=$T/shared/result.json
+[ -f "$R" ] || { cat "$T/shared.err"; fail "shared rail: no result.json"; }
+assert_eq "shared rail: exit" 1 "$RC"
+assert_jq "$R" "[.checks[] | select(.passed == false and .name == \"wire rail0 ${H[0]} ${H[1]}\")] | length == 1" \
+    "shared rail: the failed check wire rail0 ${H[0]} ${H[1]}"
+assert_jq "$R" '.summary.links[0].wire | .ab.ratio < 0.98 and (.ba.ratio - 1 | fabs) <= 0.02 and .ab.if_payload_bytes > .ab.payload_bytes' \
+    "shared rail: a->b's interface carried more payload than railbench received, b->a agrees"
+assert_jq "$R" '.summary.wire.failed_links == 1 and ([.checks[] | select(.name == "wire")] | length == 0)' \
+    "shared rail: summary.wire counts the link, no passed wire check"
+ok "shared rail: $(jq -r '.checks[] | select(.name | startswith("wire rail0")) | .detail' "$R" | head -c 300)"
+
 # One direction of one pair: client1 -> client3 on rail 1 throttled to 30 Mbit/s by an htb class for that destination
 # on client1's rail1; client3 -> client1 and every other pair untouched: htb sends what no filter classifies straight
 # out (no default class). A default class "untouched" at 10 Gbit/s capped client1's other rail-1 links below the
