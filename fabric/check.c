@@ -387,6 +387,14 @@ static int check_mpi(struct rb_cli *cli, struct rb_check_opts *o)
         rc = RB_EXIT_USAGE;
         goto fail;
     }
+    /* The receiving side of every stream reads its rail interface's counters over its window. */
+    struct rb_cnet_rxif rxif = {.bytes_fd = -1, .packets_fd = -1, .note = RB_WIRE_UNREADABLE};
+    if (R.rail >= 0) {
+        char ifname[64];
+        rail_iface(o, R.rail, ifname, sizeof ifname);
+        rb_cnet_rxif_open(&rxif, ifname);
+    }
+    o->net.rxif = &rxif;
     int full = rb_check_plan_rounds(R.nhosts), rounds = full;
     if (o->quick_on && (int)o->quick_rounds < full)
         rounds = (int)o->quick_rounds;
@@ -435,6 +443,8 @@ static int check_mpi(struct rb_cli *cli, struct rb_check_opts *o)
     rb_harness_metrics_update(&h);
     rc = rb_harness_finish(&h, table, rc);
     free(table);
+    rb_cnet_rxif_close(&rxif);
+    o->net.rxif = NULL;
     run_free(&R);
     return rc;
 fail:

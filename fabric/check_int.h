@@ -17,6 +17,22 @@ struct rb_buf;
  * direction as iperf3 opens them: a->b alone, b->a alone, then both at once
  * with each direction's stream driven by its own thread on each side.
  */
+/*
+ * The receiving side's rail interface counters, opened once per rank:
+ * /sys/class/net/IF/statistics/rx_bytes and rx_packets, re-read with pread.
+ * note is RB_WIRE_OK, RB_WIRE_UNREADABLE or RB_WIRE_OTHER_NETNS (the /sys
+ * this process sees belongs to another network namespace: its IF has another
+ * ifindex).
+ */
+struct rb_cnet_rxif {
+    int bytes_fd, packets_fd;
+    int note;
+};
+
+/* Opens ifname's counters into x (fds -1 and a note when they cannot be used). */
+void rb_cnet_rxif_open(struct rb_cnet_rxif *x, const char *ifname);
+void rb_cnet_rxif_close(struct rb_cnet_rxif *x);
+
 struct rb_cnet_params {
     uint64_t lat_size_bytes, lat_iters;   /* ping-pong messages */
     uint64_t size_bytes, iters;           /* write size; writes per direction and stage (unless timed) */
@@ -25,6 +41,7 @@ struct rb_cnet_params {
     bool no_delay;                        /* --no-delay: data connections without Nagle at both ends (iperf3 -N) */
     uint64_t reps;                        /* repetitions of each bandwidth stage; the best one counts */
     uint64_t rep_budget_ns;               /* no further repetition once a stage has taken this long (0: none) */
+    const struct rb_cnet_rxif *rxif;      /* this rank's rail interface counters (NULL: not counted) */
 };
 
 /*

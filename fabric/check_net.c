@@ -2,14 +2,18 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
+#include <linux/sockios.h>
 #include <math.h>
+#include <net/if.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -22,16 +26,32 @@
 
 /*
  * HELLO opens the control connection, DATA a data connection (idx 0 carries
- * a->b, 1 b->a); READY says host b has its data connections; RESULT carries
- * what host b received (arg bytes in arg2 ns).
+ * a->b, 1 b->a); READY says host b has its data connections; GO tells host b
+ * that host a is waiting for b's stream (b->a and both ways), so that no byte
+ * of it is queued before its receiver looks; RESULT carries what host b
+ * received (arg bytes in arg2 ns, and its interface's counters over that window).
  */
-enum { CMD_HELLO = 1, CMD_LAT, CMD_TO_B, CMD_TO_A, CMD_BIDIR, CMD_PAUSE, CMD_QUIT, CMD_DATA, CMD_READY, CMD_RESULT };
+enum { CMD_HELLO = 1, CMD_LAT, CMD_TO_B, CMD_TO_A, CMD_BIDIR, CMD_PAUSE, CMD_QUIT, CMD_DATA, CMD_READY, CMD_RESULT,
+       CMD_GO };
 
 /* Every message on the control connection starts with this; fixed layout, host byte order (same build on both). */
 struct hdr {
     uint32_t magic, cmd;
     uint64_t arg, arg2;
     int32_t round, a, b, idx;
+    uint64_t if_bytes, if_packets;  /* RESULT: the receiving interface's rx deltas over the window */
+    int32_t hdr_bytes, note;        /* RESULT: headers per counted packet; enum rb_check_wire_note */
+};
+
+/*
+ * What a stream's receiver measured: bytes over ns is its figure, over its
+ * own window (first byte to end of stream, or from its start of the stage
+ * when from_start), with the interface's counters over the same window when
+ * note is RB_WIRE_OK.
+ */
+struct rx_win {
+    uint64_t bytes, ns, if_bytes, if_packets;
+    int hdr_bytes, note, from_start;
 };
 
 int rb_cnet_listen(const char *ifname, struct rb_cnet_addr *at, char *err, size_t errlen)
@@ -68,6 +88,85 @@ int rb_cnet_listen(const char *ifname, struct rb_cnet_addr *at, char *err, size_
     at->ip = ip;
     at->port = sa.sin_port;
     return fd;
+}
+
+static int open_stat(const char *ifname, const char *name)
+{
+    char path[160];
+    snprintf(path, sizeof path, "/sys/class/net/%s/%s", ifname, name);
+    return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* One counter, re-read from offset 0 (sysfs renders the value again on each read at 0). */
+static bool read_stat(int fd, uint64_t *v)
+{
+    char b[32];
+    ssize_t n = pread(fd, b, sizeof b - 1, 0);
+    if (n <= 0)
+        return false;
+    b[n] = '\0';
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(b, &end, 10);
+    if (errno || end == b)
+        return false;
+    *v = x;
+    return true;
+}
+
+void rb_cnet_rxif_open(struct rb_cnet_rxif *x, const char *ifname)
+{
+    *x = (struct rb_cnet_rxif){.bytes_fd = -1, .packets_fd = -1, .note = RB_WIRE_UNREADABLE};
+    int idx_fd = open_stat(ifname, "ifindex");
+    uint64_t idx = 0;
+    bool have_idx = idx_fd >= 0 && read_stat(idx_fd, &idx);
+    if (idx_fd >= 0)
+        close(idx_fd);
+    if (!have_idx)
+        return;
+    if (idx != if_nametoindex(ifname)) {
+        x->note = RB_WIRE_OTHER_NETNS;
+        return;
+    }
+    x->bytes_fd = open_stat(ifname, "statistics/rx_bytes");
+    x->packets_fd = open_stat(ifname, "statistics/rx_packets");
+    uint64_t v;
+    if (x->bytes_fd >= 0 && x->packets_fd >= 0 && read_stat(x->bytes_fd, &v) && read_stat(x->packets_fd, &v)) {
+        x->note = RB_WIRE_OK;
+        return;
+    }
+    rb_cnet_rxif_close(x);
+    x->note = RB_WIRE_UNREADABLE;
+}
+
+void rb_cnet_rxif_close(struct rb_cnet_rxif *x)
+{
+    if (x->bytes_fd >= 0)
+        close(x->bytes_fd);
+    if (x->packets_fd >= 0)
+        close(x->packets_fd);
+    x->bytes_fd = x->packets_fd = -1;
+}
+
+static bool rxif_read(const struct rb_cnet_rxif *x, uint64_t *bytes, uint64_t *packets)
+{
+    return x && x->note == RB_WIRE_OK && read_stat(x->bytes_fd, bytes) && read_stat(x->packets_fd, packets);
+}
+
+/*
+ * Protocol headers per packet the interface counts on this connection:
+ * Ethernet 14 (the rx_bytes of Linux drivers and veth count the MAC header,
+ * not the FCS), IPv4 20, TCP 20 plus 12 when timestamps were negotiated
+ * (RFC 7323: 10 bytes of option and 2 of NOP padding). A veth counts a TSO
+ * segment as one packet with one set of headers, a NIC every frame; both
+ * are one set per counted packet.
+ */
+static int header_bytes(int fd)
+{
+    struct tcp_info ti;
+    socklen_t len = sizeof ti;
+    bool ts = getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 && (ti.tcpi_options & TCPI_OPT_TIMESTAMPS);
+    return 14 + 20 + 20 + (ts ? 12 : 0);
 }
 
 /* Waits until fd is ready for events or the deadline passes: 0 or -ETIMEDOUT. */
@@ -255,16 +354,35 @@ static void *sender_thread(void *arg)
 }
 
 /*
- * Receives a stream to its end: *bytes received over *ns, from the call (the
- * stream starts as the call does) to the sender's end of stream, as iperf3's
- * receiver counts. 0 or -errno.
+ * Receives a stream to its end and measures it over the receiver's own
+ * window, on its own clock: from its first read that returns bytes to the
+ * end of stream. The bytes in the window are those that arrived after its
+ * start: all, less the first read's and those already queued behind it
+ * (SIOCINQ), which the interface counted before the window too. The
+ * interface's counters are read at both ends of the same window. A stream
+ * wholly queued before the first read (a receiver not scheduled while its
+ * stream ran) leaves no such window: it is then measured from the call (the
+ * receiver's start of the stage, before its sender was told to go), all its
+ * bytes, with the counters read at the call. 0 or -errno.
  */
-static int recv_stream(int fd, char *buf, size_t bufsize, uint64_t deadline_ns, uint64_t *bytes, uint64_t *ns)
+static int recv_stream(int fd, char *buf, size_t bufsize, const struct rb_cnet_rxif *rxif, uint64_t deadline_ns,
+                       struct rx_win *w)
 {
-    uint64_t t0 = rb_clock_ns(), got = 0;
+    uint64_t bc = 0, pc = 0, b0 = 0, p0 = 0, b1 = 0, p1 = 0;
+    bool counted_call = rxif_read(rxif, &bc, &pc), first = true, counted = false;
+    uint64_t t_call = rb_clock_ns(), t0 = 0, got = 0, before = 0;
     for (;;) {
         ssize_t n = recv(fd, buf, bufsize, 0);
         if (n > 0) {
+            if (first) {
+                first = false;
+                t0 = rb_clock_ns();
+                counted = rxif_read(rxif, &b0, &p0);
+                int queued = 0;
+                if (ioctl(fd, SIOCINQ, &queued) != 0 || queued < 0)
+                    queued = 0;
+                before = (uint64_t)n + (uint64_t)queued;
+            }
             got += (uint64_t)n;
             continue;
         }
@@ -276,8 +394,26 @@ static int recv_stream(int fd, char *buf, size_t bufsize, uint64_t deadline_ns, 
         if (rc)
             return rc;
     }
-    *bytes = got;
-    *ns = rb_clock_ns() - t0;
+    uint64_t t1 = rb_clock_ns();
+    bool end = rxif_read(rxif, &b1, &p1);
+    *w = (struct rx_win){.bytes = got - before, .ns = t1 - t0, .hdr_bytes = header_bytes(fd),
+                         .note = !rxif ? RB_WIRE_UNREADABLE : rxif->note};
+    if (first || got <= before || t1 <= t0) {
+        w->bytes = got;
+        w->ns = t1 - t_call;
+        w->from_start = 1;
+        b0 = bc;
+        p0 = pc;
+        counted = counted_call;
+    }
+    counted = counted && end && b1 >= b0 && p1 >= p0;
+    if (counted) {
+        w->if_bytes = b1 - b0;
+        w->if_packets = p1 - p0;
+        w->note = RB_WIRE_OK;
+    } else if (w->note == RB_WIRE_OK) {
+        w->note = RB_WIRE_UNREADABLE;
+    }
     return 0;
 }
 
@@ -353,7 +489,7 @@ static void directions(uint32_t cmd, bool want[2])
  * receives) and receives on in (if >= 0). 0 or -errno.
  */
 static int run_streams(int out, int in, const struct rb_cnet_params *p, char *buf, uint64_t total,
-                       uint64_t deadline_ns, uint64_t *bytes, uint64_t *ns)
+                       uint64_t deadline_ns, struct rx_win *w)
 {
     size_t half = rb_cnet_buf_bytes(p) / 2;
     uint64_t now = rb_clock_ns();
@@ -362,26 +498,42 @@ static int run_streams(int out, int in, const struct rb_cnet_params *p, char *bu
     if (out >= 0 && in < 0)
         return send_stream(&s);
     if (out < 0)
-        return recv_stream(in, buf + half, half, deadline_ns, bytes, ns);
+        return recv_stream(in, buf + half, half, p->rxif, deadline_ns, w);
     pthread_t t;
     if (pthread_create(&t, NULL, sender_thread, &s) != 0)
         return -EAGAIN;
-    int rc = recv_stream(in, buf + half, half, deadline_ns, bytes, ns);
+    int rc = recv_stream(in, buf + half, half, p->rxif, deadline_ns, w);
     if (rc)
         shutdown(out, SHUT_RDWR); /* the sender thread must not wait for the deadline */
     pthread_join(t, NULL);
     return rc ? rc : s.rc;
 }
 
-/* One repetition of a bandwidth stage, host a's side: the rate of each direction it moves (NaN for the other). */
+/* A receiver's measurement as the link records it. */
+static struct rb_check_wire wire_of(const struct rx_win *w)
+{
+    bool ok = w->note == RB_WIRE_OK;
+    return (struct rb_check_wire){.bytes = (double)w->bytes, .window_s = (double)w->ns * 1e-9,
+                                  .if_bytes = ok ? (double)w->if_bytes : NAN,
+                                  .if_packets = ok ? (double)w->if_packets : NAN,
+                                  .hdr_bytes = ok ? w->hdr_bytes : NAN, .note = w->note,
+                                  .from_start = w->from_start};
+}
+
+/*
+ * One repetition of a bandwidth stage, host a's side: the rate of each
+ * direction it moves (NaN for the other) and each one's receiver window with
+ * its interface's counters (wire[0] a->b, as host b saw it; wire[1] b->a).
+ */
 static int stage_bw_once(int fd, uint32_t cmd, const struct rb_cnet_params *p, const struct rb_cnet_addr *src,
                          const struct rb_cnet_addr *dst, char *buf, uint64_t deadline_ns, const struct rb_check_link *l,
-                         double bps[2])
+                         double bps[2], struct rb_check_wire wire[2])
 {
-    uint64_t total = p->timed ? UINT64_MAX : p->size_bytes * p->iters, bytes = 0, ns = 0;
+    uint64_t total = p->timed ? UINT64_MAX : p->size_bytes * p->iters;
     bool want[2];
     int data[2] = {-1, -1}, rc;
     struct hdr m;
+    struct rx_win w = {0};
     directions(cmd, want);
     bps[0] = bps[1] = NAN;
     rc = send_msg(fd, &(struct hdr){.cmd = cmd, .arg = total, .round = l->round, .a = l->a, .b = l->b}, deadline_ns);
@@ -390,12 +542,20 @@ static int stage_bw_once(int fd, uint32_t cmd, const struct rb_cnet_params *p, c
             rc = data[i];
     if (!rc)
         rc = recv_msg(fd, CMD_READY, &m, deadline_ns);
-    if (!rc)
-        rc = run_streams(data[0], data[1], p, buf, total, deadline_ns, &bytes, &ns);
     if (!rc && want[1])
-        bps[1] = rate(bytes, ns);
-    if (!rc && want[0] && !(rc = recv_msg(fd, CMD_RESULT, &m, deadline_ns)))
-        bps[0] = rate(m.arg, m.arg2);
+        rc = send_hdr(fd, CMD_GO, 0, l->round, l->a, l->b, deadline_ns);
+    if (!rc)
+        rc = run_streams(data[0], data[1], p, buf, total, deadline_ns, &w);
+    if (!rc && want[1]) {
+        bps[1] = rate(w.bytes, w.ns);
+        wire[1] = wire_of(&w);
+    }
+    if (!rc && want[0] && !(rc = recv_msg(fd, CMD_RESULT, &m, deadline_ns))) {
+        struct rx_win got = {.bytes = m.arg, .ns = m.arg2, .if_bytes = m.if_bytes, .if_packets = m.if_packets,
+                             .hdr_bytes = m.hdr_bytes, .note = m.note, .from_start = m.idx};
+        bps[0] = rate(got.bytes, got.ns);
+        wire[0] = wire_of(&got);
+    }
     for (int i = 0; i < 2; i++)
         if (data[i] >= 0)
             close(data[i]);
@@ -408,16 +568,21 @@ static int serve_bw_once(int fd, int listen_fd, const struct hdr *h, const struc
 {
     bool want[2];
     int data[2] = {-1, -1};
-    uint64_t bytes = 0, ns = 0;
+    struct rx_win w = {0};
+    struct hdr go;
     directions(h->cmd, want);
     int rc = accept_data(listen_fd, h, want, p->no_delay, data, deadline_ns);
     if (!rc)
         rc = send_hdr(fd, CMD_READY, 0, h->round, h->a, h->b, deadline_ns);
+    if (!rc && want[1])
+        rc = recv_msg(fd, CMD_GO, &go, deadline_ns); /* host a waits for this stream before it starts */
     if (!rc)
-        rc = run_streams(data[1], data[0], p, buf, h->arg, deadline_ns, &bytes, &ns);
+        rc = run_streams(data[1], data[0], p, buf, h->arg, deadline_ns, &w);
     if (!rc && want[0])
-        rc = send_msg(fd, &(struct hdr){.cmd = CMD_RESULT, .arg = bytes, .arg2 = ns, .round = h->round, .a = h->a,
-                                        .b = h->b}, deadline_ns);
+        rc = send_msg(fd, &(struct hdr){.cmd = CMD_RESULT, .arg = w.bytes, .arg2 = w.ns, .round = h->round,
+                                        .a = h->a, .b = h->b, .idx = w.from_start, .if_bytes = w.if_bytes,
+                                        .if_packets = w.if_packets,
+                                        .hdr_bytes = w.hdr_bytes, .note = w.note}, deadline_ns);
     for (int i = 0; i < 2; i++)
         if (data[i] >= 0)
             close(data[i]);
@@ -435,7 +600,7 @@ static int serve_bw_once(int fd, int listen_fd, const struct hdr *h, const struc
  */
 static int stage_bw(int fd, uint32_t cmd, const struct rb_cnet_params *p, const struct rb_cnet_addr *src,
                     const struct rb_cnet_addr *dst, char *buf, uint64_t deadline_ns, const struct rb_check_link *l,
-                    double best[2])
+                    double best[2], struct rb_check_wire wire[2])
 {
     int rc = 0;
     uint64_t t0 = rb_clock_ns();
@@ -444,11 +609,14 @@ static int stage_bw(int fd, uint32_t cmd, const struct rb_cnet_params *p, const 
         if (k > 0 && p->rep_budget_ns && rb_clock_ns() - t0 > p->rep_budget_ns)
             break;
         double x[2];
+        struct rb_check_wire w[2];
         uint64_t t1 = rb_clock_ns();
-        rc = stage_bw_once(fd, cmd, p, src, dst, buf, deadline_ns, l, x);
+        rc = stage_bw_once(fd, cmd, p, src, dst, buf, deadline_ns, l, x, w);
         for (int i = 0; !rc && i < 2; i++)
-            if (!isnan(x[i]) && (isnan(best[i]) || x[i] > best[i]))
+            if (!isnan(x[i]) && (isnan(best[i]) || x[i] > best[i])) {
                 best[i] = x[i];
+                wire[i] = w[i];
+            }
         if (!p->timed && p->stage_ns && rb_clock_ns() - t1 >= p->stage_ns)
             break; /* capped */
     }
@@ -463,6 +631,9 @@ int rb_cnet_connect(const struct rb_cnet_addr *src, const struct rb_cnet_addr *d
                                 .lat_p50_s = NAN, .lat_p99_s = NAN, .bw_ab_bytes_per_s = NAN,
                                 .bw_ba_bytes_per_s = NAN, .bw_bidir_bytes_per_s = NAN,
                                 .bw_bidir_ab_bytes_per_s = NAN, .bw_bidir_ba_bytes_per_s = NAN};
+    for (int d = 0; d < RB_WIRE_DIRS; d++)
+        l->wire[d] = (struct rb_check_wire){.bytes = NAN, .window_s = NAN, .if_bytes = NAN, .if_packets = NAN,
+                                            .hdr_bytes = NAN, .note = RB_WIRE_NONE};
     l->started_ns = rb_clock_ns();
     snprintf(l->stage, sizeof l->stage, "connect");
     int fd = connect_until(src, dst, deadline_ns, l->error, sizeof l->error), rc = fd < 0 ? fd : 0;
@@ -503,22 +674,28 @@ int rb_cnet_drive(int fd, int part, const struct rb_cnet_params *p, const struct
     } else {
         struct rb_cnet_params warm = *p;
         double x[2];
+        struct rb_check_wire w[2];
         warm.iters = warm.reps = 1;
         warm.timed = false;
         snprintf(l->stage, sizeof l->stage, "a->b");
-        if (!(rc = stage_bw(fd, CMD_TO_B, &warm, src, dst, buf, deadline_ns, l, x)) &&
-            !(rc = stage_bw(fd, CMD_TO_B, p, src, dst, buf, deadline_ns, l, x))) {
+        if (!(rc = stage_bw(fd, CMD_TO_B, &warm, src, dst, buf, deadline_ns, l, x, w)) &&
+            !(rc = stage_bw(fd, CMD_TO_B, p, src, dst, buf, deadline_ns, l, x, w))) {
             l->bw_ab_bytes_per_s = x[0];
+            l->wire[RB_WIRE_AB] = w[0];
             snprintf(l->stage, sizeof l->stage, "b->a");
-            if (!(rc = stage_bw(fd, CMD_TO_A, p, src, dst, buf, deadline_ns, l, x)))
+            if (!(rc = stage_bw(fd, CMD_TO_A, p, src, dst, buf, deadline_ns, l, x, w))) {
                 l->bw_ba_bytes_per_s = x[1];
+                l->wire[RB_WIRE_BA] = w[1];
+            }
         }
         if (!rc) {
             snprintf(l->stage, sizeof l->stage, "bidir");
-            if (!(rc = stage_bw(fd, CMD_BIDIR, p, src, dst, buf, deadline_ns, l, x))) {
+            if (!(rc = stage_bw(fd, CMD_BIDIR, p, src, dst, buf, deadline_ns, l, x, w))) {
                 l->bw_bidir_ab_bytes_per_s = x[0];
                 l->bw_bidir_ba_bytes_per_s = x[1];
                 l->bw_bidir_bytes_per_s = x[0] + x[1];
+                l->wire[RB_WIRE_BIDIR_AB] = w[0];
+                l->wire[RB_WIRE_BIDIR_BA] = w[1];
             }
         }
         if (!rc)

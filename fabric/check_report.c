@@ -301,6 +301,78 @@ static void ring_report(struct rb_harness *h, const struct rb_check_opts *o, con
     }
 }
 
+/*
+ * Every direction of every completed link against its receiving interface's
+ * counters: a failed check per link whose payload differs from the counters'
+ * by more than RB_CHECK_WIRE_TOLERANCE, one passed check "wire" when every
+ * counted direction agrees, none when nothing could be counted (the summary
+ * says why). summary.wire holds the counts and the extreme ratios.
+ */
+static void wire_report(struct rb_harness *h, const struct rb_check_run *R, struct rb_buf *b, cJSON *summary)
+{
+    static const char *const arrow[RB_WIRE_DIRS] = {"alone", "alone", "both at once", "both at once"};
+    long counted = 0, missing = 0, bad = 0;
+    double lo = NAN, hi = NAN;
+    int why = RB_WIRE_NONE;
+    for (size_t i = 0; i < R->nlinks; i++) {
+        const struct rb_check_link *l = &R->links[i];
+        if (l->status != RB_CHECK_OK)
+            continue;
+        int worst = -1;
+        double worst_dev = 0;
+        for (int d = 0; d < RB_WIRE_DIRS; d++) {
+            double r = rb_check_wire_ratio(&l->wire[d]);
+            if (isnan(r)) {
+                missing++;
+                if (why == RB_WIRE_NONE || why == RB_WIRE_OK)
+                    why = l->wire[d].note;
+                continue;
+            }
+            counted++;
+            lo = isnan(lo) || r < lo ? r : lo;
+            hi = isnan(hi) || r > hi ? r : hi;
+            if (fabs(r - 1) > RB_CHECK_WIRE_TOLERANCE && fabs(r - 1) > worst_dev) {
+                worst = d;
+                worst_dev = fabs(r - 1);
+            }
+        }
+        if (worst < 0)
+            continue;
+        bad++;
+        const struct rb_check_wire *w = &l->wire[worst];
+        bool ab = worst == RB_WIRE_AB || worst == RB_WIRE_BIDIR_AB;
+        const char *src = R->names[ab ? l->a : l->b], *dst = R->names[ab ? l->b : l->a];
+        char name[160];
+        snprintf(name, sizeof name, "wire rail%d %s %s", l->rail, R->names[l->a], R->names[l->b]);
+        rb_result_check(&h->result, name, false,
+                        "rail %d: %s -> %s (%s): railbench received %.0f bytes in %.6f s where %s's interface "
+                        "counted %.0f bytes in %.0f packets, %.0f of payload after %.0f header bytes a packet: "
+                        "ratio %.4f, more than %.0f %% apart (a counting or window error, or other traffic on the "
+                        "interface)", l->rail, src, dst, arrow[worst], w->bytes, w->window_s, dst, w->if_bytes,
+                        w->if_packets, w->if_bytes - w->if_packets * w->hdr_bytes, w->hdr_bytes,
+                        rb_check_wire_ratio(w), RB_CHECK_WIRE_TOLERANCE * 100);
+    }
+    cJSON *x = cJSON_AddObjectToObject(summary, "wire");
+    cJSON_AddNumberToObject(x, "tolerance", RB_CHECK_WIRE_TOLERANCE);
+    cJSON_AddNumberToObject(x, "counted", (double)counted);
+    cJSON_AddNumberToObject(x, "not_counted", (double)missing);
+    cJSON_AddNumberToObject(x, "failed_links", (double)bad);
+    cJSON_AddItemToObject(x, "ratio_min", rb_json_number(lo));
+    cJSON_AddItemToObject(x, "ratio_max", rb_json_number(hi));
+    const char *note = missing ? rb_check_wire_note_text(why) : NULL;
+    cJSON_AddItemToObject(x, "note", note ? cJSON_CreateString(note) : cJSON_CreateNull());
+    if (counted == 0) {
+        rb_buf_printf(b, "\ninterface counters: none compared%s%s\n", note ? ": " : "", note ? note : "");
+        return;
+    }
+    rb_buf_printf(b, "\ninterface counters: %ld directions compared, railbench / counters %.4f-%.4f, %ld links "
+                     "more than %.0f %% apart\n", counted, lo, hi, bad, RB_CHECK_WIRE_TOLERANCE * 100);
+    if (!bad)
+        rb_result_check(&h->result, "wire", true, "%ld directions: railbench's payload within %.0f %% of the "
+                        "receiving interfaces' counts (ratio %.4f-%.4f)", counted, RB_CHECK_WIRE_TOLERANCE * 100,
+                        lo, hi);
+}
+
 int rb_check_report(struct rb_harness *h, const struct rb_check_opts *o, const struct rb_check_run *R, char **table)
 {
     struct rb_check_pred *pred = NULL;
@@ -334,6 +406,7 @@ int rb_check_report(struct rb_harness *h, const struct rb_check_opts *o, const s
     if (a.nfindings == 0)
         rb_result_check(&h->result, "fabric", true, "%zu links on %d rails: none slow, none hung", R->nlinks, R->nrails);
     cJSON *summary = summary_json(o, R, &a, pred);
+    wire_report(h, R, &b, summary);
     ring_report(h, o, R, &b, summary);
     rc = rb_check_act(h, o, R, &a, summary, &b);
     rb_result_set(&h->result, "summary", summary);
@@ -346,6 +419,55 @@ int rb_check_report(struct rb_harness *h, const struct rb_check_opts *o, const s
         rb_buf_free(&b);
     return rc;
 }
+
+const char *rb_check_wire_note_text(int note)
+{
+    switch (note) {
+    case RB_WIRE_OK:
+        return NULL;
+    case RB_WIRE_UNREADABLE:
+        return "the receiving interface's /sys/class/net statistics could not be read";
+    case RB_WIRE_OTHER_NETNS:
+        return "the /sys this rank sees belongs to another network namespace (its interface of that name has "
+               "another ifindex): no counters of the rail's interface";
+    default:
+        return "not measured";
+    }
+}
+
+double rb_check_wire_ratio(const struct rb_check_wire *w)
+{
+    if (w->note != RB_WIRE_OK || !isfinite(w->if_bytes) || !isfinite(w->if_packets) || !isfinite(w->hdr_bytes))
+        return NAN;
+    double payload = w->if_bytes - w->if_packets * w->hdr_bytes;
+    return payload > 0 && w->bytes > 0 ? w->bytes / payload : NAN;
+}
+
+/* One direction's window and counters; figures not counted are null, with the note saying why. */
+static cJSON *wire_json(const struct rb_check_wire *w, bool ok)
+{
+    if (!ok || w->note == RB_WIRE_NONE)
+        return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    bool cnt = w->note == RB_WIRE_OK;
+    double payload = cnt ? w->if_bytes - w->if_packets * w->hdr_bytes : NAN;
+    cJSON_AddStringToObject(o, "window_from", w->from_start ? "stage_start" : "first_byte");
+    cJSON_AddItemToObject(o, "window_s", rb_json_number(w->window_s));
+    cJSON_AddItemToObject(o, "payload_bytes", rb_json_number(w->bytes));
+    cJSON_AddItemToObject(o, "payload_bytes_per_s", rb_json_number(w->window_s > 0 ? w->bytes / w->window_s : NAN));
+    cJSON_AddItemToObject(o, "if_rx_bytes", rb_json_number(cnt ? w->if_bytes : NAN));
+    cJSON_AddItemToObject(o, "if_rx_packets", rb_json_number(cnt ? w->if_packets : NAN));
+    cJSON_AddItemToObject(o, "if_rx_bytes_per_s", rb_json_number(cnt && w->window_s > 0 ? w->if_bytes / w->window_s : NAN));
+    cJSON_AddItemToObject(o, "header_bytes_per_packet", rb_json_number(cnt ? w->hdr_bytes : NAN));
+    cJSON_AddItemToObject(o, "if_payload_bytes", rb_json_number(payload));
+    cJSON_AddItemToObject(o, "if_payload_bytes_per_s", rb_json_number(cnt && w->window_s > 0 ? payload / w->window_s : NAN));
+    cJSON_AddItemToObject(o, "ratio", rb_json_number(rb_check_wire_ratio(w)));
+    const char *note = rb_check_wire_note_text(w->note);
+    cJSON_AddItemToObject(o, "note", note ? cJSON_CreateString(note) : cJSON_CreateNull());
+    return o;
+}
+
+static const char *const wire_dir_name[RB_WIRE_DIRS] = {"ab", "ba", "bidir_ab", "bidir_ba"};
 
 cJSON *rb_check_link_json(const struct rb_check_link *l, const char *const *names)
 {
@@ -371,6 +493,9 @@ cJSON *rb_check_link_json(const struct rb_check_link *l, const char *const *name
     cJSON_AddItemToObject(o, "bw_bidir_ba_bytes_per_s", rb_json_number(ok ? l->bw_bidir_ba_bytes_per_s : NAN));
     cJSON_AddItemToObject(o, "bw_bidir_bytes_per_s", rb_json_number(ok ? l->bw_bidir_bytes_per_s : NAN));
     cJSON_AddNumberToObject(o, "elapsed_s", l->elapsed_s);
+    cJSON *wire = cJSON_AddObjectToObject(o, "wire");
+    for (int d = 0; d < RB_WIRE_DIRS; d++)
+        cJSON_AddItemToObject(wire, wire_dir_name[d], wire_json(&l->wire[d], ok));
     cJSON_AddBoolToObject(o, "confirmed", l->rep.n > 0);
     if (l->rep.n > 0) {
         cJSON *r = cJSON_AddObjectToObject(o, "repeats");

@@ -85,6 +85,48 @@ struct rb_check_repeat {
     struct rb_check_ref ref;
 };
 
+/*
+ * Why a stage's interface counters are missing (rb_check_wire.note). The
+ * counters are the receiving rail interface's /sys/class/net/IF/statistics
+ * rx_bytes and rx_packets, read by the receiver at its first byte and at the
+ * end of the stream.
+ */
+enum rb_check_wire_note {
+    RB_WIRE_NONE = 0,           /* the stage was not measured */
+    RB_WIRE_OK,                 /* counted */
+    RB_WIRE_UNREADABLE,         /* the statistics files cannot be read */
+    RB_WIRE_OTHER_NETNS,        /* /sys shows another network namespace's interface of that name */
+    RB_WIRE_NOTES
+};
+
+/* The note's sentence in result.json (NULL for RB_WIRE_OK). */
+const char *rb_check_wire_note_text(int note);
+
+/*
+ * One direction of one bandwidth stage as its receiver saw it, over its own
+ * window (its clock, its first byte to the end of the stream), beside what
+ * its interface counted over the same window. The per-packet protocol
+ * headers (hdr_bytes: Ethernet 14 + IPv4 20 + TCP 20, 32 with timestamps)
+ * turn the interface's bytes into payload: if_bytes - if_packets x hdr_bytes.
+ */
+struct rb_check_wire {
+    double bytes, window_s;     /* payload railbench received in the window */
+    double if_bytes, if_packets; /* the interface's rx deltas over the window; NaN when not counted */
+    double hdr_bytes;           /* headers per counted packet; NaN when not counted */
+    int note;                   /* enum rb_check_wire_note */
+    int from_start;             /* the whole stream was queued before the receiver's first read: the window runs
+                                   from the receiver's start of the stage (before its sender was told to go) */
+};
+
+/* Directions of a link's bandwidth stages, the order of rb_check_link.wire. */
+enum { RB_WIRE_AB, RB_WIRE_BA, RB_WIRE_BIDIR_AB, RB_WIRE_BIDIR_BA, RB_WIRE_DIRS };
+
+/* railbench's payload over the counters' payload in the same window (1: they agree); NaN when not counted. */
+double rb_check_wire_ratio(const struct rb_check_wire *w);
+
+/* The largest |ratio - 1| a direction may show before its check fails. */
+#define RB_CHECK_WIRE_TOLERANCE 0.02
+
 /* One host pair on one rail, measured in one round; a is the host that drove it. */
 struct rb_check_link {
     int a, b, rail, round;
@@ -101,6 +143,7 @@ struct rb_check_link {
     unsigned long long started_ns; /* rb_clock_ns when the pair started (this rank's clock) */
     int pass;                   /* enum rb_check_pass */
     int of;                     /* passes REPEAT and REFERENCE: the suspect's position in the confirmation list */
+    struct rb_check_wire wire[RB_WIRE_DIRS]; /* each direction's best repetition against its interface's counters */
     struct rb_check_repeat rep; /* after rb_check_merge: the repeats (the figures above stay the first pass's,
                                    measured under the same conditions as the rail's fleet) */
 };

@@ -15,6 +15,11 @@
 # veths run as fast as the CPUs let them, and the ratio says which tool spends less CPU per byte.
 # With FABRIC_BENCH_PIN=1 each tool's end on client1 runs on CPU 0 and its end on client2 on CPU 1 (iperf3 -A 0,1;
 # railbench's rank r under taskset -c r): where the ends run then no longer differs between the tools or the rounds.
+# Each tool's figures are also held against the receiving rail0's own count (rx_bytes less 66 header bytes per
+# rx_packets): railbench's from result.json's wire (the receiver's window), iperf3's single streams from the
+# receiving host's counters read around the whole iperf3 run (its control connection and setup included, so a
+# little below 1). A ratio near 1 says the tool counted the bytes the interface carried; a gap between the tools
+# then lies in what the streams did, not in how they were counted.
 # Usage: tests/bench/fabric_check_iperf3.sh [ROUNDS [SECONDS]]   (default 5 rounds of 3 s). Needs root and iperf3.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
@@ -55,12 +60,20 @@ for p in "$PORT" "$((PORT + 1))"; do
 done
 
 # iperf MODE ARGS...: one test from client1 (bound to rail0) to client2; prints the bytes/s received (both ways' sum for bidir).
+# rx HOST: "rx_bytes rx_packets" of HOST's rail0.
+# shellcheck disable=SC2016 # expanded by the host's sh
+rx() { cl exec "$1" sh -c 'echo $(cat /sys/class/net/rail0/statistics/rx_bytes) $(cat /sys/class/net/rail0/statistics/rx_packets)'; }
+declare -a W_RB
 iperf() {
-    local mode=$1 out=$T/iperf.json
+    local mode=$1 out=$T/iperf.json recv=client2 b0 p0 b1 p1
     shift
+    [ "${1:-}" != -R ] || recv=client1
+    read -r b0 p0 < <(rx "$recv")
     cl exec client1 setsid -w iperf3 -c "$B" -B "$A" -p "$PORT" -t "$D" -l "$WSIZE" "${NODELAY_IPERF[@]}" "${PIN_IPERF[@]}" -J "$@" >"$out" || { cat "$out"; fail "iperf3 $*"; }
+    read -r b1 p1 < <(rx "$recv")
     case $mode in
-        one) jq '.end.sum_received.bytes / .end.sum_received.seconds' "$out" ;;
+        one) jq ".end.sum_received.bytes / ($((b1 - b0)) - $((p1 - p0)) * 66)" "$out" >>"$T/wire-iperf3" # (a subshell)
+             jq '.end.sum_received.bytes / .end.sum_received.seconds' "$out" ;;
         bidir) jq '.end.sum_received.bytes / .end.sum_received.seconds + .end.sum_received_bidir_reverse.bytes / .end.sum_received_bidir_reverse.seconds' "$out" ;;
     esac
 }
@@ -76,6 +89,8 @@ railbench() {
         --reps 1 --confirm 0 --lat-iters 20 --timeout 10s --out "$T/rb$1" --quiet >/dev/null 2>&1 || true
     [ -f "$T/rb$1/result.json" ] || fail "round $1: fabric check wrote no result.json"
     read -r ab ba bi < <(jq -r '.summary.links[0] | "\(.bw_ab_bytes_per_s) \(.bw_ba_bytes_per_s) \(.bw_bidir_bytes_per_s)"' "$T/rb$1/result.json")
+    local w
+    for w in $(jq -r '.summary.links[0].wire[].ratio | select(. != null)' "$T/rb$1/result.json"); do W_RB+=("$w"); done
 }
 # iperf_two: a->b and b->a at once as two iperf3 clients, each its own process and session (iperf3 3.12's --bidir
 # drives both streams from one thread per end; 3.16 and later run a thread per stream); prints the two received
@@ -120,4 +135,7 @@ stats "a->b / iperf3" "${R_AB[@]}"
 stats "b->a / iperf3 -R" "${R_BA[@]}"
 stats "both / iperf3 --bidir" "${R_BI[@]}"
 stats "both / two iperf3 at once" "${R_TWO[@]}"
+stats "railbench / rail0 count" "${W_RB[@]}"
+mapfile -t W_IP <"$T/wire-iperf3"
+stats "iperf3 / rail0 count" "${W_IP[@]}"
 cl down >/dev/null 2>&1 || true

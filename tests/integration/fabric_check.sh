@@ -48,6 +48,27 @@ BAD=${H[2]}  # client3
 # --size and --iters at its default: tests/bench/fabric_check_noise.sh repeats it (BENCHMARKS.md).
 BASE=(fabric check --size 1MiB --iters 4)
 CHECK=("${BASE[@]}")
+# wire_ok RESULT TAG LINKS: every direction of every link (4 each) carries its receiving veth's rx_bytes and rx_packets
+# over the receiver's own window, and railbench's payload there is within 2 % of the counters' (rx_bytes less
+# 66 header bytes a packet: Ethernet 14, IPv4 20, TCP 20 + 12 of timestamps). Ratios, never rates: the 2 cores
+# are shared, so a rate swings with the load while the two counts of one window do not. Each figure reported is
+# the window's payload over the window.
+wire_ok() {
+    local r=$1 tag=$2 n=$3
+    assert_jq "$r" "[.summary.links[] | select(.status == \"ok\") | .wire[]] | length == 4 * $n and
+        all(. != null and .note == null and .if_rx_bytes > 0 and .if_rx_packets > 0 and .header_bytes_per_packet == 66
+            and .payload_bytes > 0 and .window_s > 0 and .if_payload_bytes > 0)" \
+        "$tag: every direction of the $n links has its receiving veth's rx bytes and packets over its window"
+    assert_jq "$r" '[.summary.links[] | select(.status == "ok") | .wire[].ratio] | min >= 0.98 and max <= 1.02' \
+        "$tag: railbench's payload within 2 % of the counters' in every direction"
+    assert_jq "$r" '[.summary.links[] | select(.status == "ok") | [.bw_ab_bytes_per_s, .wire.ab], [.bw_ba_bytes_per_s, .wire.ba],
+        [.bw_bidir_ab_bytes_per_s, .wire.bidir_ab], [.bw_bidir_ba_bytes_per_s, .wire.bidir_ba] | (.[0] / .[1].payload_bytes_per_s - 1) | fabs] | max < 1e-9' \
+        "$tag: each figure is its window's payload over the window"
+    assert_jq "$r" ".summary.wire.counted == 4 * $n and .summary.wire.failed_links == 0 and .summary.wire.note == null" \
+        "$tag: summary.wire counts $((4 * n)) directions, none apart"
+    ok "$tag: railbench / interface counters $(jq -r '.summary.wire | "\(.ratio_min)-\(.ratio_max)"' "$r")"
+}
+
 check() { # OUT TIMEOUT: runs the check over 8 ranks (2 per host, rank i of a host on rail i and core i); sets RC
     RC=0
     cl mpirun -np 8 --bind-to core "$RB" "${CHECK[@]}" --timeout "$2" --out "$T/$1" --quiet >"$T/$1.txt" 2>"$T/$1.err" || RC=$?
@@ -60,6 +81,7 @@ for run in 1 2 3; do
     check healthy$run 10s
     R=$T/healthy$run/result.json
     jq -r '.summary.findings[] | "finding: \(.text)"' "$R"
+    assert_jq "$R" '[.checks[] | select(.name == "wire" and .passed)] | length == 1' "healthy run $run: the check wire passed"
     assert_jq "$R" '.summary.findings == [] and ([.checks[] | select(.passed == false)] | length) == 0' \
         "healthy run $run: no finding ($(jq '[.summary.links[] | select(.confirmed)] | length' "$R") suspect link(s) cleared by their repeats)"
     assert_eq "healthy run $run: exit" 0 "$RC"
@@ -70,6 +92,7 @@ for run in 1 2 3; do
         "healthy run $run: every direction, alone and both at once, above 5 MB/s"
     assert_jq "$R" '[.summary.links[] | (.bw_bidir_bytes_per_s - .bw_bidir_ab_bytes_per_s - .bw_bidir_ba_bytes_per_s) | fabs] | max < 1' \
         "healthy run $run: both at once is the sum of its two directions"
+    wire_ok "$R" "healthy run $run" 12
     ok "healthy run $run: rail medians $(jq -r '[.summary.fleet[] | "\(.bw_bytes_per_s.median / 1e6 | floor) MB/s"] | join(", ")' "$R"), $(jq .summary.duration_s "$R") s"
 done
 grep -q "none: every link within" "$T/healthy1.txt" || fail "healthy table does not say there is no finding"
@@ -108,6 +131,33 @@ nagle_run nodelay -N
 assert_jq "$T/nagle-nodelay/result.json" '.config["no-delay"] == true' "-N recorded in the result's config"
 ok "-N: Nagle off at both ends of each of the $DATA data connections"
 
+# The counters catch what railbench did not count: iperf3 sends client1 -> client2 on rail0 while a 2-rank check
+# measures that pair, so client2's rail0 receives both streams in a->b's window and the interfaces' payload is about
+# twice railbench's; b->a's receiver (client1) gets only iperf3's ACKs, all headers, and still agrees. The check
+# fails, naming the pair (an interface shared with other traffic is said, never passed as backed).
+command -v iperf3 >/dev/null || fail "iperf3 is missing; run scripts/deps.sh"
+A0=$(cl exec client1 ip -4 -o addr show dev rail0 | awk '{print $4}' | cut -d/ -f1)
+B0=$(cl exec client2 ip -4 -o addr show dev rail0 | awk '{print $4}' | cut -d/ -f1)
+bg ip netns exec "$NAME-client2" iperf3 -s -1 -B "$B0" -p 5399
+for _ in $(seq 50); do cl exec client2 ss -ltn | grep -q "$B0:5399 " && break; sleep 0.1; done
+bg ip netns exec "$NAME-client1" iperf3 -c "$B0" -B "$A0" -p 5399 -t 30 -l 128K
+IPERF_C=$LAST_PID
+sleep 1
+RC=0
+cl mpirun -np 2 --map-by node "$RB" fabric check --rails 1 --ifaces rail0 --size 128K --duration 1s --reps 1 --confirm 0 \
+    --lat-iters 20 --out "$T/shared" --quiet >"$T/shared.txt" 2>"$T/shared.err" || RC=$?
+kill "$IPERF_C" 2>/dev/null || true
+R=$T/shared/result.json
+[ -f "$R" ] || { cat "$T/shared.err"; fail "shared rail: no result.json"; }
+assert_eq "shared rail: exit" 1 "$RC"
+assert_jq "$R" "[.checks[] | select(.passed == false and .name == \"wire rail0 ${H[0]} ${H[1]}\")] | length == 1" \
+    "shared rail: the failed check wire rail0 ${H[0]} ${H[1]}"
+assert_jq "$R" '.summary.links[0].wire | .ab.ratio < 0.98 and (.ba.ratio - 1 | fabs) <= 0.02 and .ab.if_payload_bytes > .ab.payload_bytes' \
+    "shared rail: a->b's interface carried more payload than railbench received, b->a agrees"
+assert_jq "$R" '.summary.wire.failed_links == 1 and ([.checks[] | select(.name == "wire")] | length == 0)' \
+    "shared rail: summary.wire counts the link, no passed wire check"
+ok "shared rail: $(jq -r '.checks[] | select(.name | startswith("wire rail0")) | .detail' "$R" | head -c 300)"
+
 # One direction of one pair: client1 -> client3 on rail 1 throttled to 30 Mbit/s by an htb class for that destination
 # on client1's rail1; client3 -> client1 and every other pair untouched: htb sends what no filter classifies straight
 # out (no default class). A default class "untouched" at 10 Gbit/s capped client1's other rail-1 links below the
@@ -124,6 +174,7 @@ assert_jq "$R" ".summary.findings | length == 1 and .[0].kind == \"one-way\" and
     "exactly one finding: one-way ${H[0]} -> $BAD on rail 1"
 assert_jq "$R" "[.summary.links[] | select(.rail == 1 and .a == \"${H[0]}\" and .b == \"$BAD\")][0] | .repeats.bw_ab_bytes_per_s < 4.2e6 and .repeats.bw_ba_bytes_per_s > 20e6" \
     "${H[0]} -> $BAD runs at the 30 Mbit/s (3.75 MB/s) limit in its repeats, $BAD -> ${H[0]} above 20 MB/s"
+wire_ok "$R" "one-way fault" 12
 grep -q "one way only: ${H[0]} → $BAD at" "$T/oneway.txt" || { cat "$T/oneway.txt"; fail "the one-way finding is not printed"; }
 grep -q "| $(printf '%-16.16s' "${H[0]}") | .* 3\.[0-9]M \* |" "$T/oneway.txt" || { cat "$T/oneway.txt"; fail "the matrix does not star ${H[0]} -> $BAD"; }
 ok "finding: $(jq -r '.summary.findings[0].text' "$R")"

@@ -1,5 +1,5 @@
 /* Unit tests of fabric/check_plan.c and fabric/check_analyse.c: the schedules (full, --quick), who gets blamed, and the confirmation merge;
- * and of check_net.c's data buffer. */
+ * and of check_net.c's data buffer and interface counters; the counter comparison of check_report.c. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
@@ -609,6 +609,88 @@ static void test_buffer_aligned(void **state)
     }
 }
 
+/*
+ * The interface-counter comparison: payload = rx_bytes - rx_packets x headers
+ * per packet (14 + 20 + 32 with timestamps); railbench's bytes over it is the
+ * ratio; a window counted twice or not counted at all is caught, a direction
+ * without counters is NaN (null in result.json) with its note.
+ */
+static void test_wire_ratio(void **state)
+{
+    (void)state;
+    /* A 4 MiB a->b stage on the box's veths: 69 packets (TSO segments) of one header set each. */
+    struct rb_check_wire w = {.bytes = 3984344, .window_s = 0.002223321, .if_bytes = 3988898, .if_packets = 69,
+                              .hdr_bytes = 66, .note = RB_WIRE_OK};
+    assert_true(fabs((rb_check_wire_ratio(&w)) - (1.0)) <= 1e-12);
+    /* Both at once: the receiver's interface also takes the ACKs of its own stream, payload 0 each. */
+    struct rb_check_wire bi = w;
+    bi.if_bytes += 61 * 66.0;
+    bi.if_packets += 61;
+    assert_true(fabs((rb_check_wire_ratio(&bi)) - (1.0)) <= 1e-12);
+    /* Counting both directions, or bytes from before the window, shows as a ratio far from 1. */
+    struct rb_check_wire twice = w;
+    twice.bytes *= 2;
+    assert_true(fabs(rb_check_wire_ratio(&twice) - 2.0) < 1e-12);
+    struct rb_check_wire early = w;
+    early.bytes += 210000;
+    assert_true(rb_check_wire_ratio(&early) - 1 > RB_CHECK_WIRE_TOLERANCE);
+    /* Headers not removed would read 0.11 % low here: within 2 %, so the formula is what makes it exact. */
+    struct rb_check_wire raw = w;
+    raw.hdr_bytes = 0;
+    assert_true(fabs(rb_check_wire_ratio(&raw) - 1) < 0.002);
+    /* Not counted: NaN, with a sentence; counted, no sentence. */
+    for (int note = RB_WIRE_NONE; note < RB_WIRE_NOTES; note++) {
+        struct rb_check_wire x = w;
+        x.note = note;
+        if (note == RB_WIRE_OK) {
+            assert_null(rb_check_wire_note_text(note));
+            continue;
+        }
+        assert_true(isnan(rb_check_wire_ratio(&x)));
+        assert_non_null(rb_check_wire_note_text(note));
+    }
+    struct rb_check_wire nan_if = w;
+    nan_if.if_bytes = NAN;
+    assert_true(isnan(rb_check_wire_ratio(&nan_if)));
+    /* The link's record: every direction's figures, null where not measured. */
+    struct rb_check_link l = {.a = 0, .b = 1, .status = RB_CHECK_OK, .lat_p50_s = NAN, .lat_p99_s = NAN,
+                              .bw_ab_bytes_per_s = 1.79e9, .bw_ba_bytes_per_s = NAN, .bw_bidir_ab_bytes_per_s = NAN,
+                              .bw_bidir_ba_bytes_per_s = NAN, .bw_bidir_bytes_per_s = NAN};
+    l.wire[RB_WIRE_AB] = w;
+    l.wire[RB_WIRE_BA] = (struct rb_check_wire){.bytes = 1e6, .window_s = 1e-3, .if_bytes = NAN, .if_packets = NAN,
+                                                .hdr_bytes = NAN, .note = RB_WIRE_OTHER_NETNS};
+    const char *hn[] = {"h0", "h1"};
+    cJSON *j = rb_check_link_json(&l, hn);
+    cJSON *ab = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "wire"), "ab");
+    assert_true(fabs((cJSON_GetObjectItem(ab, "if_rx_packets")->valuedouble) - (69)) <= 0);
+    assert_true(fabs((cJSON_GetObjectItem(ab, "if_payload_bytes")->valuedouble) - (3984344)) <= 0);
+    assert_true(fabs((cJSON_GetObjectItem(ab, "ratio")->valuedouble) - (1.0)) <= 1e-12);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(ab, "note")));
+    cJSON *ba = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "wire"), "ba");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(ba, "if_rx_bytes")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(ba, "ratio")));
+    assert_true(fabs((cJSON_GetObjectItem(ba, "payload_bytes")->valuedouble) - (1e6)) <= 0);
+    assert_non_null(strstr(cJSON_GetObjectItem(ba, "note")->valuestring, "another network namespace"));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "wire"), "bidir_ab")));
+    cJSON_Delete(j);
+}
+
+/* The receiving interface's counters: lo here is readable, a name with no interface is not. */
+static void test_rxif_open(void **state)
+{
+    (void)state;
+    struct rb_cnet_rxif x;
+    rb_cnet_rxif_open(&x, "lo");
+    assert_int_equal(x.note, RB_WIRE_OK);
+    assert_true(x.bytes_fd >= 0 && x.packets_fd >= 0);
+    rb_cnet_rxif_close(&x);
+    assert_int_equal(x.bytes_fd, -1);
+    rb_cnet_rxif_open(&x, "rbnosuchif0");
+    assert_int_equal(x.note, RB_WIRE_UNREADABLE);
+    assert_int_equal(x.bytes_fd, -1);
+    assert_int_equal(x.packets_fd, -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -620,7 +702,8 @@ int main(void)
         cmocka_unit_test(test_hang_and_latency), cmocka_unit_test(test_model),
         cmocka_unit_test(test_confirm_merge),    cmocka_unit_test(test_quick_plan),
         cmocka_unit_test(test_reference),        cmocka_unit_test(test_reference_all_flagged),
-        cmocka_unit_test(test_buffer_aligned),
+        cmocka_unit_test(test_buffer_aligned),   cmocka_unit_test(test_wire_ratio),
+        cmocka_unit_test(test_rxif_open),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
