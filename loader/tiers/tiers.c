@@ -21,6 +21,7 @@
 #include "../proto/evict_int.h" /* rb_evict_split */
 #include "railbench/log.h"
 #include "railbench/units.h"
+#include "railbench/objname.h"
 
 #define MAX_THREADS 1024
 #define MAX_INFLIGHT 65536
@@ -357,6 +358,8 @@ static int validate(struct tiers_args *a)
     }
     if (a->prefix && (strlen(a->prefix) > 512 || strpbrk(a->prefix, "\r\n")))
         return rb_cli_usage_error("--prefix: at most 512 bytes, no line breaks");
+    if (rb_objname_check("--prefix", a->prefix, true))
+        return RB_EXIT_USAGE;
     if (a->existing && a->fresh)
         return rb_cli_usage_error("--existing and --fresh: --fresh writes new objects, --existing reads what is "
                                    "there; give one of them");
