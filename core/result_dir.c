@@ -154,6 +154,10 @@ static int walk(int fd, int depth, const char *rel, struct walk *w)
 static int not_a_directory(const char *dir, char *msg, size_t len)
 {
     char full[4096], p[4096];
+    if (!*dir) {
+        snprintf(msg, len, "--out \"\": give a directory for the results");
+        return -ENOTDIR;
+    }
     snprintf(full, sizeof full, "%s", dir);
     for (size_t n = strlen(full); n > 1 && full[n - 1] == '/';)
         full[--n] = '\0';
@@ -225,8 +229,9 @@ int rb_result_dir_claim(const char *dir, bool force, const char *run_id, char *m
         int m = openat(fd, RB_RESULT_MARKER, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         char line[160];
         int n = snprintf(line, sizeof line, "%s\n", run_id);
-        if (m < 0 || write(m, line, (size_t)n) != n)
-            rc = -errno;
+        ssize_t wrote = m < 0 ? -1 : write(m, line, (size_t)n);
+        if (wrote != n)
+            rc = wrote < 0 ? -errno : -EIO;
         if (m >= 0 && close(m) != 0 && !rc)
             rc = -errno;
         if (rc)

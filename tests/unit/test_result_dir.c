@@ -194,6 +194,8 @@ static void test_not_a_directory(void **state)
     assert_non_null(strstr(msg, "file: not a directory"));
     assert_int_equal(rb_result_dir_claim(at("file/sub"), true, "RUN", msg, sizeof msg), -ENOTDIR);
     assert_non_null(strstr(msg, "file is not a directory"));
+    assert_int_equal(rb_result_dir_claim("", false, "RUN", msg, sizeof msg), -ENOTDIR);
+    assert_string_equal(msg, "--out \"\": give a directory for the results");
     char *m = slurp("file");
     assert_string_equal(m, "mine\n");
     free(m);
