@@ -24,6 +24,11 @@ for force in "" --force; do
     assert_eq "--out . in a project ${force:-without --force}: exit" 2 "$rc"
     assert_stderr_line '^railbench: error: --out \.: not empty and not a railbench result \(it holds (src|README|\.git)\); give a new or empty directory$'
 done
+# Under mpirun the same, said once (rank 0 claims the directory; mpirun adds its own lines).
+rc=0
+(cd "$P" && rb_mpirun 2 "$RB" fabric counters --duration 1s --out . --force --quiet) >"$T/stdout" 2>"$T/stderr" || rc=$?
+assert_eq "--out . under mpirun -np 2: exit" 2 "$rc"
+assert_eq "--out . under mpirun -np 2: error lines" 1 "$(grep -c '^railbench: error: --out \.: not empty and not a railbench result' "$T/stderr")"
 tree "$P" >"$T/proj.after"
 diff "$T/proj.before" "$T/proj.after" || fail "the project changed"
 ok "the project is unchanged (listing and checksums of $(grep -c . "$T/proj.before") lines)"
