@@ -1,4 +1,4 @@
-/* A result directory is railbench's own: the names it writes there, its marker, claiming one for a run (--out, --force). */
+/* A result directory is railbench's own: the names it writes there, its marker, claiming one (--out, --force). */
 #define _XOPEN_SOURCE 700
 #include "railbench/result.h"
 
