@@ -364,7 +364,7 @@ int rb_load_checkpoint_main(int argc, char **argv)
     rb_load_options(&opts, &a.tgt, NULL, &a.file); /* the engine's group is not this command's */
     const struct rb_cmd_spec spec = {
         "railbench load checkpoint [options] URL",
-        "MLPerf Storage's checkpoint benchmark on file:///PATH, s3://BUCKET[/PREFIX], ais://BUCKET or http://HOST/PATH: every rank "
+        "MLPerf Storage's checkpoint benchmark on file:///PATH, s3://BUCKET[/FOLDER], ais://BUCKET or http://HOST/PATH: every rank "
         "writes its shards of the model's checkpoint --writes times, then reads them back (--reads), each "
         "checkpoint's duration the slowest rank's time.",
         opts.v, 1, 1, false};

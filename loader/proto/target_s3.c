@@ -38,7 +38,7 @@ int rb_target_bucket_prefix(struct rb_target *t, const char *rest, const char *s
 {
     size_t n = strcspn(rest, "/");
     if (!valid_bucket(rest, n)) {
-        snprintf(err, errlen, "target \"%.200s\": bad bucket name \"%.*s\" (expected %s://BUCKET[/PREFIX], "
+        snprintf(err, errlen, "target \"%.200s\": bad bucket name \"%.*s\" (expected %s://BUCKET[/FOLDER], "
                  "BUCKET 3-63 of a-z 0-9 . -)", t->name, (int)(n > 80 ? 80 : n), rest, scheme);
         return -EINVAL;
     }

@@ -537,8 +537,8 @@ int rb_load_tiers_main(int argc, char **argv)
     rb_load_defaults(&a.tgt, &a.eng, &a.file);
     a.tgt.timeout_ns = 60 * RB_NS_PER_S; /* a cold GET waits for the tier to fetch from the backend */
     const struct rb_opt own[] = {
-        {"backend", 0, RB_OPT_STR, &a.backend, "URL", "the origin: http://HOST:PORT/PATH, s3://BUCKET[/PREFIX] or "
-         "ais://BUCKET[/PREFIX]", NULL},
+        {"backend", 0, RB_OPT_STR, &a.backend, "URL", "the origin: http://HOST:PORT/PATH, s3://BUCKET[/FOLDER] or "
+         "ais://BUCKET[/FOLDER]", NULL},
         {"backend-endpoint", 0, RB_OPT_STRS, &a.backend_endpoints, "URL",
          "S3/AIStore endpoint of the backend http[s]://HOST[:PORT]; repeatable", NULL},
         {"backend-provider", 0, RB_OPT_STR, &a.backend_provider, "NAME", "AIStore provider of an ais:// backend "
