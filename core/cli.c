@@ -18,9 +18,11 @@
 
 static const struct rb_opt common_tmpl[NCOMMON] = {
     [C_OUT] = {"out", 0, RB_OPT_STR, NULL, "DIR",
-               "write results under DIR (default: railbench-results/<UTC time>-<command>)", NULL},
+               "write results under DIR, a new or empty directory (default: railbench-results/<UTC time>-<command>)",
+               NULL},
     [C_FORCE] = {"force", 0, RB_OPT_FLAG, NULL, NULL,
-                 "let --out name a directory that holds an earlier result: it is emptied first", NULL},
+                 "let --out name a directory that holds an earlier result: railbench's files in it are removed "
+                 "first; anything else there refuses the run", NULL},
     [C_INTERVAL] = {"interval", 0, RB_OPT_DURATION, NULL, "DURATION",
                     "interval of live statistics and time series", NULL},
     [C_LABEL] = {"label", 0, RB_OPT_STRS, NULL, "K=V",

@@ -2,13 +2,14 @@
 #define _XOPEN_SOURCE 700
 #include "railbench/file.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -155,19 +156,59 @@ int rb_file_mkdir_p(const char *dir)
     return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+static int clear_at(int dirfd);
+
+/* Removes the entry name of dirfd (a directory with all it holds) without following a link; a missing one is 0. */
+static int remove_at(int dirfd, const char *name)
 {
-    (void)st;
-    (void)type;
-    if (ftw->level == 0)
-        return 0; /* keep the directory itself */
-    return remove(path) == 0 ? 0 : -1;
+    struct stat st;
+    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return errno == ENOENT ? 0 : -errno;
+    if (!S_ISDIR(st.st_mode))
+        return unlinkat(dirfd, name, 0) == 0 || errno == ENOENT ? 0 : -errno;
+    /* O_NOFOLLOW: a directory swapped for a link since fstatat is not entered (ELOOP/ENOTDIR). */
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int rc = clear_at(fd);
+    close(fd);
+    if (rc == 0 && unlinkat(dirfd, name, AT_REMOVEDIR) != 0 && errno != ENOENT)
+        rc = -errno;
+    return rc;
+}
+
+static int clear_at(int dirfd)
+{
+    int fd = dup(dirfd);
+    if (fd < 0)
+        return -errno;
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        int rc = -errno;
+        close(fd);
+        return rc;
+    }
+    rewinddir(d); /* the dup shares its position with dirfd */
+    int rc = 0;
+    struct dirent *e;
+    errno = 0;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            rc = remove_at(dirfd, e->d_name);
+        errno = 0;
+    }
+    if (rc == 0 && errno)
+        rc = -errno;
+    closedir(d);
+    return rc;
 }
 
 int rb_file_clear_dir(const char *dir)
 {
-    errno = 0;
-    if (nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
-        return errno ? -errno : -EIO;
-    return 0;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int rc = clear_at(fd);
+    close(fd);
+    return rc;
 }

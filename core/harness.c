@@ -230,7 +230,7 @@ int rb_harness_init(struct rb_harness *h, const char *command, struct rb_cli *cl
             status = RB_EXIT_RUNTIME;
         }
         if (!status)
-            status = rb_harness_claim_out_dir(h->out_dir, cli && cli->common.force);
+            status = rb_harness_claim_out_dir(h->out_dir, cli && cli->common.force, h->run_id);
         if (!status)
             status = rb_result_open(&h->result, h->out_dir, command, cli) == 0 ? 0 : RB_EXIT_RUNTIME;
     }

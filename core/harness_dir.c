@@ -15,6 +15,7 @@
 #include "railbench/clock.h"
 #include "railbench/file.h"
 #include "railbench/log.h"
+#include "railbench/result.h"
 
 #include "harness_int.h"
 
@@ -78,13 +79,15 @@ int rb_harness_default_out_dir(char *buf, size_t len, const char *command, char 
 
 /*
  * Rank 0, for a run refused at its usage check (exit 2, nothing measured):
- * removes what it wrote (intervals.jsonl) and the directories it made, so
+ * removes what it wrote (intervals.jsonl, the marker) and the directories it made, so
  * it leaves nothing behind.
  */
 void rb_harness_unmake_out_dir(const struct rb_harness *h)
 {
     char p[4200];
     snprintf(p, sizeof p, "%s/intervals.jsonl", h->out_dir);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/" RB_RESULT_MARKER, h->out_dir);
     unlink(p);
     if (!h->made_dir[0])
         return;
@@ -102,28 +105,18 @@ void rb_harness_unmake_out_dir(const struct rb_harness *h)
 
 
 /*
- * Rank 0: an --out directory that holds an earlier result would mix two runs
- * (intervals.jsonl is appended to): refused with exit 2 unless --force, which
- * empties it first.
+ * Rank 0: the result directory is railbench's own (core/result_dir.c). A
+ * file, a user's directory or an earlier result without --force is a usage
+ * error (exit 2, one line); a failure to make it or empty it, exit 3.
  */
-int rb_harness_claim_out_dir(const char *dir, bool force)
+int rb_harness_claim_out_dir(const char *dir, bool force, const char *run_id)
 {
-    static const char *const marks[] = {"result.json", "intervals.jsonl", "table.md"};
-    const char *found = NULL;
-    char path[4200];
-    for (size_t i = 0; i < sizeof marks / sizeof marks[0] && !found; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, marks[i]);
-        if (access(path, F_OK) == 0)
-            found = marks[i];
-    }
-    if (!found)
-        return 0;
-    if (!force)
-        return rb_cli_usage_error("--out %s: holds an earlier result (%s); give a new directory, or add --force "
-                                  "to empty it first", dir, found);
-    int rc = rb_file_clear_dir(dir);
+    char msg[5000];
+    int rc = rb_result_dir_claim(dir, force, run_id, msg, sizeof msg);
+    if (rc == -ENOTDIR || rc == -EEXIST || rc == -ENOTEMPTY)
+        return rb_cli_usage_error("%s", msg);
     if (rc) {
-        rb_error("--force: cannot empty %s: %s", dir, strerror(-rc));
+        rb_error("%s", msg);
         return RB_EXIT_RUNTIME;
     }
     return 0;

@@ -38,8 +38,8 @@ void rb_harness_first_missing(const char *path, char *made, size_t len);
 int rb_harness_default_out_dir(char *buf, size_t len, const char *command, char *made, size_t made_len);
 /* Removes what h's run made of its result directory (a run refused before measuring). */
 void rb_harness_unmake_out_dir(const struct rb_harness *h);
-/* --out dir holding an earlier result: refused (exit 2) unless force, which empties it. 0 or an exit status after saying why. */
-int rb_harness_claim_out_dir(const char *dir, bool force);
+/* Claims the result directory (rb_result_dir_claim): 0, or an exit status (2 or 3) after one line saying why. */
+int rb_harness_claim_out_dir(const char *dir, bool force, const char *run_id);
 
 /* ---- harness_sys.c: host facts from /proc ---- */
 

@@ -27,8 +27,10 @@ int rb_file_write_atomic(const char *path, const void *data, size_t len);
 int rb_file_mkdir_p(const char *dir);
 
 /*
- * Removes everything inside dir (files, links and directories, without
- * following links), keeping dir itself. Returns 0 or -errno.
+ * Removes everything inside dir (files, links and directories), keeping dir
+ * itself. No link is followed: a link is unlinked, and a directory is entered
+ * through openat(O_NOFOLLOW) from its parent, so one swapped for a link while
+ * it runs is not entered. Returns 0 or -errno.
  */
 int rb_file_clear_dir(const char *dir);
 

@@ -69,4 +69,31 @@ int rb_json_get_u64(const cJSON *item, uint64_t *v);
 /* The version compiled in (git describe --always --dirty). */
 const char *rb_version(void);
 
+/* ---- core/result_dir.c: a result directory is railbench's own ---- */
+
+/* The file that makes a directory a result's: written first, when a run claims it; it holds the run id. */
+#define RB_RESULT_MARKER ".railbench-result"
+
+/*
+ * True when name, an entry directly in a result directory, is a file
+ * railbench writes there: the marker, result.json, intervals.jsonl,
+ * table.md, railbench.prom, report.md, report.html (or one of them being
+ * written: NAME.tmp.PID.N). block's per-rank files are points/<rank>/.
+ */
+bool rb_result_dir_own_file(const char *name);
+
+/*
+ * Claims dir (--out, or a default one) for the run run_id, before anything
+ * is written in it, and writes the marker. A missing dir is made; an empty
+ * one is taken. One that holds a result (the marker; or, from a railbench
+ * without it, nothing but railbench's files, one of them result.json,
+ * intervals.jsonl or table.md) is refused unless force, which removes
+ * railbench's entries in it (never following a link) and refuses when
+ * anything else is there. Any other non-empty directory is refused, force
+ * or not. Returns 0, or after one line into msg: -ENOTDIR (dir or a part of
+ * it is not a directory), -EEXIST (an earlier result, no force),
+ * -ENOTEMPTY (something not railbench's), another -errno (a failure).
+ */
+int rb_result_dir_claim(const char *dir, bool force, const char *run_id, char *msg, size_t len);
+
 #endif

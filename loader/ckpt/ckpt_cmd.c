@@ -13,6 +13,7 @@
 #include "railbench/ckpt.h"
 #include "railbench/clock.h"
 #include "railbench/log.h"
+#include "railbench/objname.h"
 #include "railbench/units.h"
 
 #define DEFAULT_CHECKPOINTS 10 /* MLPerf Storage: 10 writes, then 10 reads */
@@ -75,8 +76,10 @@ static int resolve(struct rb_ckpt_args *a)
         return rb_cli_usage_error("--after DIR is for --mode read (the write run's result directory)");
     if (a->reads && !a->writes)
         return rb_cli_usage_error("--writes 0: the reads read checkpoints 1..--writes; say how many were written");
-    if (a->name && (!a->name[0] || strstr(a->name, "..") || a->name[0] == '/' || strlen(a->name) > 200))
-        return rb_cli_usage_error("--name \"%s\": expected a relative name without \"..\", up to 200 bytes", a->name);
+    if (rb_objname_check("--name", a->name, false))
+        return RB_EXIT_USAGE;
+    if (a->name && strlen(a->name) > 200)
+        return rb_cli_usage_error("--name \"%.60s...\": at most 200 bytes", a->name);
     if (a->delay_s) {
         const char *colon = strchr(a->delay_s, ':');
         char r[32];
@@ -361,7 +364,7 @@ int rb_load_checkpoint_main(int argc, char **argv)
     rb_load_options(&opts, &a.tgt, NULL, &a.file); /* the engine's group is not this command's */
     const struct rb_cmd_spec spec = {
         "railbench load checkpoint [options] URL",
-        "MLPerf Storage's checkpoint benchmark on file:///PATH, s3://BUCKET[/PREFIX], ais://BUCKET or http://HOST/PATH: every rank "
+        "MLPerf Storage's checkpoint benchmark on file:///PATH, s3://BUCKET[/FOLDER], ais://BUCKET or http://HOST/PATH: every rank "
         "writes its shards of the model's checkpoint --writes times, then reads them back (--reads), each "
         "checkpoint's duration the slowest rank's time.",
         opts.v, 1, 1, false};

@@ -15,6 +15,7 @@
 #include "railbench/clock.h"
 #include "railbench/command.h"
 #include "railbench/log.h"
+#include "railbench/objname.h"
 #include "railbench/result.h"
 #include "railbench/units.h"
 
@@ -244,6 +245,8 @@ static int list_run(void *arg, struct rb_cli *cli)
     struct list_args *a = arg;
     if (a->threads < 1 || a->threads > 64)
         return rb_cli_usage_error("--threads %" PRIu64 ": expected 1 to 64", a->threads);
+    if (rb_objname_check("--prefix", a->prefix, true))
+        return RB_EXIT_USAGE;
     if (!a->count && !a->duration_ns)
         a->count = 1;
     struct rb_target *t = NULL;

@@ -24,6 +24,7 @@
 #include "../engine/steady_int.h"
 #include "sweep_int.h"
 #include "railbench/units.h"
+#include "railbench/objname.h"
 #include "safety_int.h"
 
 #define MAX_THREADS 1024
@@ -148,6 +149,8 @@ static int validate(struct load_args *a, uint64_t *range_off, uint64_t *range_le
     }
     if (a->prefix && strlen(a->prefix) > 512)
         return rb_cli_usage_error("--prefix: at most 512 bytes");
+    if (rb_objname_check("--prefix", a->prefix, true))
+        return RB_EXIT_USAGE;
     if (a->epochs && a->pattern != RB_PATTERN_EPOCH)
         return rb_cli_usage_error("--epochs %" PRIu64 ": needs --pattern epoch", a->epochs);
     *range_off = *range_len = 0;

@@ -18,6 +18,7 @@
 #include "railbench/buf.h"
 #include "railbench/clock.h"
 #include "railbench/log.h"
+#include "railbench/objname.h"
 #include "railbench/units.h"
 
 #define MAX_THREADS 1024
@@ -139,6 +140,8 @@ static int validate(struct sweep_args *a, double *rates, size_t *nrates)
         return rb_cli_usage_error("--objects %" PRIu64 ": at most %u", a->objects, UINT32_MAX);
     if (a->prefix && strlen(a->prefix) > 512)
         return rb_cli_usage_error("--prefix: at most 512 bytes");
+    if (rb_objname_check("--prefix", a->prefix, true))
+        return RB_EXIT_USAGE;
     if (a->max_error_pct < 0 || a->max_error_pct > 100)
         return rb_cli_usage_error("--max-error-rate %g: expected 0 to 100 (percent)", a->max_error_pct);
     if (a->eng.max_redirects > 100)

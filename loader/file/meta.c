@@ -21,6 +21,7 @@
 #include "railbench/clock.h"
 #include "railbench/harness.h"
 #include "railbench/log.h"
+#include "railbench/objname.h"
 #include "railbench/result.h"
 #include "railbench/units.h"
 
@@ -485,6 +486,8 @@ static int check_args(struct meta_args *a)
                                   a->size);
     if (a->threads < 1 || a->threads > MAX_THREADS)
         return rb_cli_usage_error("--threads %" PRIu64 ": expected 1 to %d", a->threads, MAX_THREADS);
+    if (rb_objname_check("--tree", a->tree, false))
+        return RB_EXIT_USAGE;
     if (a->tree && (!a->tree[0] || strchr(a->tree, '/') || strcmp(a->tree, ".") == 0 || strcmp(a->tree, "..") == 0 ||
                     strlen(a->tree) > TREE_NAME_MAX))
         return rb_cli_usage_error("--tree \"%s\": expected one directory name (no '/'), at most %d bytes", a->tree,

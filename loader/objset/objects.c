@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "objset_int.h"
+#include "railbench/objname.h"
 #include "railbench/units.h"
 
 #define BLOCK_NAMES (1ull << RB_OBJSET_BLOCK_SHIFT)
@@ -195,6 +196,13 @@ int rb_objset_from_file(struct rb_objset *s, const char *path, int rank, int siz
         if (strlen(name) > RB_OBJSET_NAME_MAX) {
             snprintf(err, errlen, "--filelist %s:%lu: object name longer than %d bytes", path, lineno,
                      RB_OBJSET_NAME_MAX);
+            rc = -EINVAL;
+            break;
+        }
+        const char *why = rb_objname_problem(name, false);
+        if (why) {
+            snprintf(err, errlen, "--filelist %s:%lu: \"%.200s\" %s; give names below the target", path, lineno,
+                     name, why);
             rc = -EINVAL;
             break;
         }

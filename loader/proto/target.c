@@ -187,8 +187,8 @@ int rb_target_open(struct rb_target **out, const struct rb_target_cfg *cfg, char
     }
     if (!sep) {
         snprintf(err, errlen,
-                 "target \"%.200s\": expected http://HOST[:PORT]/PATH, s3://BUCKET[/PREFIX], "
-                 "ais://BUCKET[/PREFIX], file:///PATH or /PATH",
+                 "target \"%.200s\": expected http://HOST[:PORT]/PATH, s3://BUCKET[/FOLDER], "
+                 "ais://BUCKET[/FOLDER], file:///PATH or /PATH",
                  url);
         return -EINVAL;
     }

@@ -264,7 +264,7 @@ struct rb_target {
     const struct rb_target_ops *ops;
     char name[1100];                    /* "s3://bucket", "http://host:port/path" */
     char bucket[256];
-    char prefix[1024];                  /* path after the bucket in the URL, "" when none */
+    char prefix[1024];                  /* path after the bucket in the URL, ending in "/"; "" when none */
     char *endpoints[RB_TARGET_MAX_ENDPOINTS]; /* base URLs, no trailing slash */
     size_t nendpoints;
     char base_path[1024];               /* http: the URL's path, no trailing slash */
@@ -294,7 +294,7 @@ void rb_target_escape(const char *s, char *out, size_t len);
 int rb_target_check_url(const char *what, const char *url, char *err, size_t errlen);
 int rb_target_split_url(const char *url, char *scheme, size_t slen, char *hostport, size_t hlen,
                         char *path, size_t plen);
-/* Splits "bucket[/prefix]" into t->bucket and t->prefix (s3 and ais bucket naming). */
+/* Splits "bucket[/path]" into t->bucket and t->prefix "path/" (a folder; s3 and ais bucket naming). */
 int rb_target_bucket_prefix(struct rb_target *t, const char *rest, const char *scheme, char *err, size_t errlen);
 /* Appends endpoint url (http[s]://HOST[:PORT], no path) to t. Returns 0, or -EINVAL/-ENOMEM with one line in err. */
 int rb_target_add_endpoint(struct rb_target *t, const char *url, char *err, size_t errlen);

@@ -38,7 +38,7 @@ int rb_target_bucket_prefix(struct rb_target *t, const char *rest, const char *s
 {
     size_t n = strcspn(rest, "/");
     if (!valid_bucket(rest, n)) {
-        snprintf(err, errlen, "target \"%.200s\": bad bucket name \"%.*s\" (expected %s://BUCKET[/PREFIX], "
+        snprintf(err, errlen, "target \"%.200s\": bad bucket name \"%.*s\" (expected %s://BUCKET[/FOLDER], "
                  "BUCKET 3-63 of a-z 0-9 . -)", t->name, (int)(n > 80 ? 80 : n), rest, scheme);
         return -EINVAL;
     }
@@ -47,11 +47,14 @@ int rb_target_bucket_prefix(struct rb_target *t, const char *rest, const char *s
     const char *p = rest + n;
     if (*p == '/')
         p++;
-    if (strlen(p) >= sizeof t->prefix || strpbrk(p, "?#")) {
+    /* The path names a folder, as file:// and http:// do: s3://b/ck is the prefix "ck/" (keys ck/NAME). */
+    size_t pl = strlen(p);
+    bool slash = pl && p[pl - 1] != '/';
+    if (pl + slash >= sizeof t->prefix || strpbrk(p, "?#")) {
         snprintf(err, errlen, "target \"%.200s\": bad object prefix", t->name);
         return -EINVAL;
     }
-    snprintf(t->prefix, sizeof t->prefix, "%s", p);
+    snprintf(t->prefix, sizeof t->prefix, "%s%s", p, slash ? "/" : "");
     return 0;
 }
 

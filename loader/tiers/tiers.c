@@ -21,6 +21,7 @@
 #include "../proto/evict_int.h" /* rb_evict_split */
 #include "railbench/log.h"
 #include "railbench/units.h"
+#include "railbench/objname.h"
 
 #define MAX_THREADS 1024
 #define MAX_INFLIGHT 65536
@@ -357,6 +358,8 @@ static int validate(struct tiers_args *a)
     }
     if (a->prefix && (strlen(a->prefix) > 512 || strpbrk(a->prefix, "\r\n")))
         return rb_cli_usage_error("--prefix: at most 512 bytes, no line breaks");
+    if (rb_objname_check("--prefix", a->prefix, true))
+        return RB_EXIT_USAGE;
     if (a->existing && a->fresh)
         return rb_cli_usage_error("--existing and --fresh: --fresh writes new objects, --existing reads what is "
                                    "there; give one of them");
@@ -534,8 +537,8 @@ int rb_load_tiers_main(int argc, char **argv)
     rb_load_defaults(&a.tgt, &a.eng, &a.file);
     a.tgt.timeout_ns = 60 * RB_NS_PER_S; /* a cold GET waits for the tier to fetch from the backend */
     const struct rb_opt own[] = {
-        {"backend", 0, RB_OPT_STR, &a.backend, "URL", "the origin: http://HOST:PORT/PATH, s3://BUCKET[/PREFIX], "
-         "ais://BUCKET[/PREFIX] or file:///PATH", NULL},
+        {"backend", 0, RB_OPT_STR, &a.backend, "URL", "the origin: http://HOST:PORT/PATH, s3://BUCKET[/FOLDER], "
+         "ais://BUCKET[/FOLDER] or file:///PATH", NULL},
         {"backend-endpoint", 0, RB_OPT_STRS, &a.backend_endpoints, "URL",
          "S3/AIStore endpoint of the backend http[s]://HOST[:PORT]; repeatable", NULL},
         {"backend-provider", 0, RB_OPT_STR, &a.backend_provider, "NAME", "AIStore provider of an ais:// backend "

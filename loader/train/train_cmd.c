@@ -13,6 +13,7 @@
 #include "railbench/buf.h"
 #include "railbench/clock.h"
 #include "railbench/log.h"
+#include "railbench/objname.h"
 #include "railbench/units.h"
 #include "../engine/payload_int.h"
 #include "../engine/tarshard_int.h"
@@ -122,6 +123,8 @@ static int resolve(struct train_args *a, struct rb_cli *cli)
         return rb_cli_usage_error("--objects %" PRIu64 ": at most %u", a->objects, UINT32_MAX);
     if (a->prefix && strlen(a->prefix) > 512)
         return rb_cli_usage_error("--prefix: at most 512 bytes");
+    if (rb_objname_check("--prefix", a->prefix, true))
+        return RB_EXIT_USAGE;
     if (a->populate && !a->objects && !a->filelist)
         return rb_cli_usage_error("--populate: give --objects N (names <prefix><index>) or --filelist FILE to write");
     if (a->populate && !a->sample_known)

@@ -108,6 +108,13 @@ sum=$(md5sum <"$T/existing.dat")
 assert_exit 0 "read an existing file" "$RB" block --allow-root-fs --target "$T/existing.dat" --iodepth 2 --runtime 1s --out "$T/r4" --quiet
 assert_jq "$T/r4/result.json" '.summary.block_points[0].per_rank[0].target_kind == "existing file" and .summary.block_points[0].iops > 0' \
     "existing file read"
+# --force over a block result: its points/<rank>/ files are railbench's, so they go and this run's take their place.
+ls "$T/r4/points/0" >"$T/r4.points"
+touch -d '2001-01-01' "$T/r4/points/0"/*
+assert_exit 0 "--force over a block result" "$RB" block --allow-root-fs --target "$T/existing.dat" --iodepth 2 \
+    --runtime 1s --out "$T/r4" --force --quiet
+assert_eq "the same point files, written again" "$(cat "$T/r4.points")" "$(ls "$T/r4/points/0")"
+assert_eq "point files older than this run" 0 "$(find "$T/r4/points" -type f ! -newer "$T/r4.points" | wc -l)"
 assert_exit 2 "write to an existing file refused" "$RB" block --allow-root-fs --target "$T/existing.dat" --rw randwrite --iodepth 2 --runtime 1s --out "$T/r5" --quiet
 assert_stderr_line 'existing.dat: is an existing file and --rw randwrite overwrites it; add --allow-destructive'
 assert_eq "existing file untouched" "$sum" "$(md5sum <"$T/existing.dat")"

@@ -50,3 +50,18 @@ assert_jq "$T/ign/result.json" '(.phases[] | select(.name == "read-1") | .errors
     .summary.read_mean.checkpoints == 0' "16 files failed as other; the read counts no bytes and no mean"
 grep -q 'Requested range was not delivered' "$T/ign.err" || fail "the 200 to a Range GET is not named: $(cat "$T/ign.err")"
 grep -Eq '^\| read  \|    1 \|.*\| +– \|' "$T/ign/table.md" || fail "table: no – for the failed read: $(cat "$T/ign/table.md")"
+
+# A folder named without its "/": ais://ckpt/ck and http://.../ckpt/hk are folders, so the files are ck/n/... and
+# hk/n/... (never "ckn...", the URL glued to the name), and every message names exactly that folder.
+held_under() { curl -s "http://127.0.0.1:$P/peer/stats" | jq --arg p "$1" '[.held[] | select(startswith($p))] | length'; }
+for u in "ais://ckpt/ck" "http://127.0.0.1:$P/target/v1/objects/ckpt/hk"; do
+    k=${u##*/} ep=()
+    [[ $u != ais://* ]] || ep=(--endpoint "http://127.0.0.1:$P")
+    "$RB" load checkpoint "$u" "${ep[@]}" --params 1000000 --tp 2 --dp 2 --writes 1 --reads 0 \
+        --name n --keep --out "$T/f-$k" >"$T/f-$k.out" 2>"$T/f-$k.err" || { cat "$T/f-$k.err" >&2; fail "$u: failed"; }
+    assert_eq "$u: files under ckpt/$k/n/global_step1/ (4 optimizer files, 2 model files)" 6 \
+        "$(held_under "ckpt/$k/n/global_step1/")"
+    assert_eq "$u: files under ckpt/${k}n" 0 "$(held_under "ckpt/${k}n")"
+    grep -q "kept 6 objects this run wrote under $u/n/ (--keep)" "$T/f-$k.err" || { cat "$T/f-$k.err"; fail "$u: message"; }
+    grep -q "the checkpoints stay under $u/n/ (--name n)" "$T/f-$k.err" || { cat "$T/f-$k.err"; fail "$u: message"; }
+done

@@ -20,14 +20,14 @@ WANT=$(awk '{s += $2} END {print s}' "$T/want")
 for fs in xfs ext4; do
     loopfs_up "$fs" 400M "$fs"
     mkdir -p "$LOOP_MNT/ck"
-    rbmpi "$fs" 2 load checkpoint "file://$LOOP_MNT/ck" --model llama3-8b --scale 1/$SCALE --writes 2 --reads 2 \
+    rbmpi "$fs-a" 2 load checkpoint "file://$LOOP_MNT/ck" --model llama3-8b --scale 1/$SCALE --writes 2 --reads 2 \
         --recovery-rank-shift --verify --name a --keep
     for k in 1 2; do
         (cd "$LOOP_MNT/ck/a/global_step$k" && find . -type f -printf '%P %s\n' | sort) >"$T/got"
         diff "$T/want" "$T/got" || fail "$fs checkpoint $k: files and sizes differ from the formula's"
     done
     ok "$fs: 16 files, $WANT bytes per checkpoint, each the formula's size"
-    R=$T/$fs/result.json
+    R=$T/$fs-a/result.json
     assert_jq "$R" ".summary.file.fsync == \"close\" and .summary.checkpoint_bytes == $WANT" "$fs: fsync at close"
     assert_jq "$R" "[.summary.writes[], .summary.reads[]] | all(.bytes == $WANT and .errors == 0)" \
         "$fs: 2 writes and 2 verified reads of the whole checkpoint"

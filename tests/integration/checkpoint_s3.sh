@@ -107,3 +107,19 @@ rb c5 load checkpoint s3://ckpt/run/ --endpoint "$EP" --params 1000000 --tp 2 --
 assert_jq "$T/c5/result.json" '.summary.checkpoint_bytes == 14000000 and .summary.cleanup.deleted == .summary.cleanup.written' \
     "--params 1e6 on 4 ranks: 2 + 12 bytes per parameter; cleanup deleted what it wrote"
 assert_eq "only w1's kept files remain" 32 "$(listing run/ | wc -l)"
+
+# 6. A folder named without its "/": s3://ckpt/ck is the prefix "ck/" (as aws-cli and file:// read it), so the keys
+# are ck/n/global_stepK/... and every message names exactly those: none begins "ckn" (the URL glued to the name).
+rb f6 load checkpoint s3://ckpt/ck --endpoint "$EP" --params 1000000 --tp 2 --dp 2 --writes 1 --reads 0 --name n --keep
+n6=$(listing ck | wc -l)
+[ "$n6" -gt 0 ] || fail "f6: no keys under ck"
+assert_eq "f6: every key under \"ck\" is under ck/n/global_step1/" "$n6" "$(listing ck/n/global_step1/ | wc -l)"
+assert_eq "f6: keys beginning \"ckn\"" 0 "$(listing ckn | wc -l)"
+assert_jq "$T/f6/result.json" ".summary.checkpoint_bytes == 14000000 and .summary.writes[0].bytes == 14000000" \
+    "f6: one checkpoint of 14000000 bytes written"
+grep -q 'the checkpoints stay under s3://ckpt/ck/n/ (--name n)' "$T/f6.err" || { cat "$T/f6.err"; fail "f6: message"; }
+grep -q 'per checkpoint under s3://ckpt/ck/n/,' "$T/f6.err" || { cat "$T/f6.err"; fail "f6: message"; }
+ok "f6: $n6 keys under ck/n/, and the messages name s3://ckpt/ck/n/"
+rb d6 load delete s3://ckpt/ck --endpoint "$EP" --prefix n/
+assert_eq "d6: deleted what f6 kept" "$n6" "$(jqr "$T/d6/result.json" .phases[0].count)"
+assert_eq "d6: nothing left under ck" 0 "$(listing ck | wc -l)"

@@ -110,6 +110,21 @@ static void test_filelist(void **state)
     rb_objset_free(&s);
     unlink(p);
     free(p);
+    /* A name that would leave the target is refused on every rank, the line it is on wherever the rank's share is. */
+    p = write_tmp("a\nb 10\n../outside 10\n");
+    for (int r = 0; r < 3; r++) {
+        assert_int_equal(rb_objset_from_file(&s, p, r, 3, &total, err, sizeof err), -EINVAL);
+        assert_non_null(strstr(err, ":3: \"../outside\" has a \"..\" component"));
+        rb_objset_free(&s);
+    }
+    unlink(p);
+    free(p);
+    p = write_tmp("/etc/passwd\n");
+    assert_int_equal(rb_objset_from_file(&s, p, 0, 1, &total, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, ":1: \"/etc/passwd\" starts with \"/\""));
+    rb_objset_free(&s);
+    unlink(p);
+    free(p);
     assert_int_equal(rb_objset_from_file(&s, "/nonexistent/list", 0, 1, &total, err, sizeof err), -ENOENT);
     assert_int_equal(rb_objset_from_file(&s, "/nonexistent/list", 3, 3, &total, err, sizeof err), -EINVAL);
 }

@@ -113,6 +113,16 @@ static void test_s3_urls(void **state)
     assert_string_equal(t->token_header, "x-amz-security-token: tok");
     rb_target_close(t);
     unsetenv("AWS_SESSION_TOKEN");
+    /* The URL's path names a folder, with or without its "/": keys ck/NAME, as file:// and http:// make. */
+    static const char *const folders[][2] = {{"s3://my-bucket/ck", "ck/"}, {"s3://my-bucket/ck/", "ck/"},
+                                             {"s3://my-bucket/a/b", "a/b/"}, {"s3://my-bucket", ""},
+                                             {"s3://my-bucket/", ""}};
+    for (size_t i = 0; i < sizeof folders / sizeof folders[0]; i++) {
+        struct rb_target_cfg f = {.url = folders[i][0], .endpoints = {1, {EP[0]}}};
+        t = open_ok(&f);
+        assert_string_equal(rb_target_prefix(t), folders[i][1]);
+        rb_target_close(t);
+    }
     /* Without endpoints: AWS's regional endpoint. */
     cfg.endpoints.n = 0;
     cfg.virtual_host = false;
@@ -235,6 +245,10 @@ static void test_ais(void **state)
     char url[RB_URL_MAX];
     assert_int_equal(rb_target_object_url(t, 0, "shards/0001.tar", url, sizeof url), 0);
     assert_string_equal(url, "http://127.0.0.1:9000/v1/objects/train/shards/0001.tar?provider=aws");
+    rb_target_close(t);
+    cfg.url = "ais://train/shards"; /* a folder without its "/" too */
+    t = open_ok(&cfg);
+    assert_string_equal(rb_target_prefix(t), "shards/");
     const char *page = "{\"uuid\":\"U1\",\"continuation_token\":\"shards/0003\",\"entries\":["
                        "{\"name\":\"shards/0001.tar\",\"size\":\"1075\"},{\"name\":\"shards/0002.tar\",\"size\":4096}]}";
     struct rb_objset s = {0};
