@@ -300,7 +300,7 @@ static void get_done(struct rb_worker *w, struct fslot *s, const struct rb_fio_i
     }
     if (!s->ttfb_ns)
         s->ttfb_ns = rb_clock_ns() - s->r.start_ns;
-    uint64_t got_end = io->off + (uint64_t)io->res;
+    uint64_t got_end = io->off + (uint64_t)io->res, was = s->pos;
     if (got_end > s->end)
         got_end = s->end;
     if (got_end > s->pos) {
@@ -316,8 +316,12 @@ static void get_done(struct rb_worker *w, struct fslot *s, const struct rb_fio_i
         finish(w, s, 0, NULL, false);
         return;
     }
-    if (io->res == 0 || got_end <= io->off) {
-        /* End of file before the end the listing or the range gave: a short read when that size was known. */
+    /*
+     * End of file before the end the listing or the range gave (a short read when that size was known): a read
+     * that moved pos nowhere (0 bytes, or O_DIRECT's aligned re-read of a tail it already had), or one that
+     * stopped inside a block O_DIRECT asked for whole (only the file's end does that).
+     */
+    if (s->pos <= was || (w->file->fo->direct && (uint64_t)io->res < io->len && got_end % RB_FIO_ALIGN)) {
         finish(w, s, 0, NULL, s->size_known);
         return;
     }

@@ -33,9 +33,10 @@ int rb_train_build_objects(struct rb_harness *h, const struct train_args *a, con
                                                                                        a->sample_bytes, 0)));
         drawn = all->n > 0;
     } else if (a->sample_known) {
+        /* --verify: every object must be what --populate writes, its length too (a listed size is what is there). */
         char buf[RB_OBJSET_NAME_BYTES];
         for (uint64_t i = 0; i < all->n; i++)
-            if (!rb_objset_size(all, i)) {
+            if (a->verify || !rb_objset_size(all, i)) {
                 uint64_t b = rb_train_format_bytes(a, rb_train_object_bytes(a->seed, rb_objset_name(all, i, buf),
                                                                              a->spo, a->sample_bytes, a->sample_stdev));
                 if (rb_objset_set_size(all, i, b))
