@@ -191,7 +191,7 @@ int rb_train_populate(struct rb_train_run *R, cJSON **record)
     if (rb_objset_partition(R->all, h->rank, h->size, &mine))
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
     /* The data set is the user's to keep: names that exist are not written over without --overwrite. */
-    int status = rb_safety_check(h, R->t, &mine, R->a->tgt.timeout_ns, R->a->overwrite, "load train", "--populate", NULL);
+    int status = rb_safety_check(h, R->t, &mine, R->a->tgt.timeout_ns, 0, R->a->overwrite, "load train", "--populate", NULL);
     if (status) {
         rb_objset_free(&mine);
         return status;
