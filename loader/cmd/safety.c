@@ -7,13 +7,16 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
 
+#include "../engine/fwatch_int.h"
 #include "railbench/clock.h"
 #include "railbench/log.h"
 #include "railbench/units.h"
@@ -32,6 +35,8 @@ struct lookup {
     bool talk;                   /* rank 0, not --quiet */
     bool ranks;                  /* more than one rank: the line counts rank 0's share */
     int ended;                   /* LOOKUP_TIME or LOOKUP_SIGNAL once it stopped early */
+    bool given_up;               /* a call on the file system did not return: its thread was left (the watchdog said) */
+    struct rb_fwatch *watch;     /* a file system's look-ups: the call in progress, for the watchdog (or NULL) */
 };
 enum { LOOKUP_TIME = 1, LOOKUP_SIGNAL };
 
@@ -343,7 +348,13 @@ static int exists_all(const struct rb_target *t, const struct rb_objset *mine, s
     for (uint64_t i = 0; i < mine->n && lookup_on(lk); i++, lk->checked++) {
         const char *name = rb_objset_name(mine, i, buf);
         bool yes = false;
+        if (lk->watch) {
+            char path[PATH_MAX];
+            snprintf(path, sizeof path, "%s/%s", rb_target_file_root(t), name);
+            rb_fwatch_enter(lk->watch, "stat", path);
+        }
         int rc = t->ops->exists(t, name, &yes, err, errlen);
+        rb_fwatch_leave(lk->watch);
         if (!rc && yes) {
             if (*first == UINT64_MAX)
                 *first = i;
@@ -397,7 +408,9 @@ static int dir_all(const struct rb_target *t, const struct rb_objset *mine, stru
                      mine->prefix);
     if (k < 0 || (size_t)k >= sizeof dir)
         return 1;
+    rb_fwatch_enter(lk->watch, "open", dir);
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    rb_fwatch_leave(lk->watch);
     if (fd < 0)
         return errno == ENOENT || errno == ENOTDIR ? 0 : 1; /* not there: none of the names is */
     DIR *d = fdopendir(fd);
@@ -409,7 +422,9 @@ static int dir_all(const struct rb_target *t, const struct rb_objset *mine, stru
     uint64_t lowest = UINT64_MAX, entries = 0;
     while (!rc && (entries++ % 4096 || lookup_on(lk))) {
         errno = 0;
+        rb_fwatch_enter(lk->watch, "readdir", dir);
         struct dirent *e = readdir(d);
+        rb_fwatch_leave(lk->watch);
         if (!e) {
             if (errno) {
                 rc = -errno;
@@ -431,6 +446,79 @@ static int dir_all(const struct rb_target *t, const struct rb_objset *mine, stru
         lk->checked = mine->n; /* every name answered by one read of the directory */
     if (lowest != UINT64_MAX && (*first == UINT64_MAX || lowest < *first))
         *first = lowest;
+    return rc;
+}
+
+/* A file system's look-ups on a thread of their own: what it was given and what it found. */
+struct fs_job {
+    const struct rb_target *t;
+    const struct rb_objset *mine;
+    struct lookup lk;
+    struct rb_objset found;
+    uint64_t first;
+    int rc;
+    char err[1400];
+};
+
+static void *fs_job_main(void *arg)
+{
+    struct fs_job *q = arg;
+    q->rc = dir_all(q->t, q->mine, &q->found, &q->first, &q->lk, q->err, sizeof q->err);
+    if (q->rc == 1)
+        q->rc = exists_all(q->t, q->mine, &q->found, &q->first, &q->lk, q->err, sizeof q->err);
+    return NULL;
+}
+
+/*
+ * dir_all, else exists_all, on a thread the file watchdog watches (--timeout per call), while this one waits: a
+ * file system that stops answering leaves that thread in the kernel, and this one ends the run (the watchdog's
+ * line, or after a signal a call older than a second given up). Its job stays allocated then: the thread may
+ * still come back to it. Returns 0 or -errno (err: one line, or "" when the watchdog said it).
+ */
+static int fs_lookup(const struct rb_target *t, const struct rb_objset *mine, uint64_t timeout_ns, struct lookup *lk,
+                     struct rb_objset *found, uint64_t *first, char *err, size_t errlen)
+{
+    struct fs_job *q = calloc(1, sizeof *q);
+    if (!q || rb_fwatch_start(timeout_ns)) {
+        free(q);
+        snprintf(err, errlen, "cannot start the look-up of which names exist");
+        return -ENOMEM;
+    }
+    *q = (struct fs_job){.t = t, .mine = mine, .lk = *lk, .first = UINT64_MAX};
+    q->lk.watch = rb_fwatch_claim();
+    pthread_t th;
+    if (pthread_create(&th, NULL, fs_job_main, q) != 0) {
+        fs_job_main(q); /* no thread to spare: here, unwatched */
+        th = pthread_self();
+    }
+    while (!pthread_equal(th, pthread_self())) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 50 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        if (pthread_timedjoin_np(th, NULL, &ts) != ETIMEDOUT)
+            break;
+        if (rb_fwatch_stuck(q->lk.watch) ||
+            (rb_harness_signalled() && rb_fwatch_give_up(q->lk.watch, RB_NS_PER_S, "the run was interrupted"))) {
+            pthread_detach(th);
+            lk->checked = q->lk.checked;
+            lk->ended = rb_harness_signalled() ? LOOKUP_SIGNAL : 0;
+            lk->given_up = !lk->ended;
+            err[0] = '\0';
+            return -ETIMEDOUT;
+        }
+    }
+    rb_fwatch_release(q->lk.watch);
+    q->lk.watch = NULL;
+    *lk = q->lk;
+    *found = q->found;
+    *first = q->first;
+    snprintf(err, errlen, "%s", q->err);
+    int rc = q->rc;
+    free(q);
     return rc;
 }
 
@@ -487,12 +575,11 @@ int rb_safety_check(struct rb_harness *h, const struct rb_target *t, const struc
         }
         rb_objset_free(&listed);
     } else if (t->ops->exists) {
-        int rc = dir_all(t, mine, &found, &first, &lk, err, sizeof err);
-        bad = rc == 1 ? exists_all(t, mine, &found, &first, &lk, err, sizeof err) != 0 : rc != 0;
+        bad = fs_lookup(t, mine, timeout_ns, &lk, &found, &first, err, sizeof err) != 0;
     } else {
         bad = head_all(t, mine, timeout_ns, &found, &first, &lk, err, sizeof err) != 0;
     }
-    if ((bad = bad || lk.ended) && !err[0])
+    if ((bad = bad || lk.ended) && !err[0] && !lk.given_up)
         cut_short(h, &lk, command, option, limit_ns, err, sizeof err);
     /* The job's outcome: any rank that could not tell, how many exist, and the first of them (rank 0). */
     int any_bad = bad;
@@ -503,7 +590,7 @@ int rb_safety_check(struct rb_harness *h, const struct rb_target *t, const struc
         RB_MPI_CHECK(MPI_Allreduce(&names, &all_names, 1, MPI_UINT64_T, MPI_SUM, h->comm));
     }
     if (any_bad) {
-        if (bad)
+        if (bad && err[0])
             rb_error("%s", err);
         rb_harness_any_signalled(h); /* a signal that stopped the lookup: the record says interrupted */
         rb_objset_free(&found);
