@@ -79,11 +79,14 @@ grep -Eq "error: (open|write|fsync|close|stat) $M/ck/.* has not returned after [
 ok "checkpoint ended $took s after the stop: $(grep 'error:' "$T/ckpt.err" | head -1)"
 assert_jq "$T/ckpt/result.json" '.command == "load checkpoint"' "checkpoint: result.json on disk"
 
-# 4. SIGINT while a put waits on the stopped MDS (--timeout 60s): the run ends within seconds, its record written.
-kill -STOP "$MDS_PID"
-"$RB" load put "file://$M/d" --prefix sig- --objects 50 --size 64k --timeout 60s --out "$T/sig" \
-    >/dev/null 2>"$T/sig.err" &
+# 4. SIGINT while a put waits on the stopped MDS (--timeout 60s, stopped mid-run): the record is written within
+#    seconds (the stuck call is given up a second after the signal, with a warning naming it).
+"$RB" load put "file://$M/d" --prefix sig- --objects 100000 --size 64k --fsync close --timeout 60s --duration 60s \
+    --out "$T/sig" >/dev/null 2>"$T/sig.err" &
 rbpid=$!
+for _ in $(seq 300); do [ -s "$T/sig/intervals.jsonl" ] && break; sleep 0.1; done
+[ -s "$T/sig/intervals.jsonl" ] || fail "the SIGINT case wrote no interval line in 30 s"
+kill -STOP "$MDS_PID"
 sleep 3
 t0=$(date +%s%N)
 kill -INT "$rbpid"
