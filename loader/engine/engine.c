@@ -162,6 +162,11 @@ static int join(struct rb_worker *w)
             pthread_detach(w->th);
             w->abandoned = true;
             w->failed = -ETIMEDOUT;
+            /* The request it is in counts as one that timed out (the last collect takes it from the box). */
+            pthread_mutex_lock(&w->mu);
+            w->box->ops++;
+            rb_stats_error(w->box, RB_LERR_TIMEOUT);
+            pthread_mutex_unlock(&w->mu);
             return 1;
         }
     }

@@ -86,6 +86,8 @@ grep -Eq "error: open $F/obj-00000002 has not returned after 2\.[0-9] s \(--time
 grep -q 'outcome: failed: open .* has not returned' "$T/stderr" || fail "no outcome line: $(tail -2 "$T/stderr")"
 assert_jq "$T/stall/result.json" '[.checks[] | select(.name == "completed")][0].passed == false' \
     "get stuck in open: result.json written, not completed"
+assert_jq "$T/stall/result.json" '.phases[0].errors.timeout >= 1 and .phases[0].errors.timeout <= 2' \
+    "get stuck in open: the stuck request counted as timeout"
 ok "get stuck in open ended after $took s"
 # The same from put --overwrite (its open for writing waits for a reader).
 secs timeout -s KILL 60 "$RB" load put "file://$F" --objects 4 --size 4k --keep --overwrite --timeout 2s \
