@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../engine/fwatch_int.h"
 #include "ckpt_int.h"
 #include "railbench/log.h"
 
@@ -64,7 +65,7 @@ void rb_ckpt_dirs_remove(struct rb_ckpt_run *x)
 {
     rb_harness_barrier(&x->h); /* every rank's files are deleted */
     unsigned long long mine = 0, all = 0;
-    for (unsigned i = x->nmade; i-- > 0;) {
+    for (unsigned i = x->nmade; i-- > 0 && !rb_fwatch_fired();) { /* a stalled file system: left as they are */
         if (rmdir(x->made_dirs[i]) == 0)
             mine++;
         else if (errno != ENOENT && errno != ENOTEMPTY && errno != EEXIST)

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../engine/fwatch_int.h"
 #include "../engine/phase_int.h"
 #include "../file/pagecache_int.h"
 #include "ckpt_int.h"
@@ -81,7 +82,8 @@ static void note_partial(struct rb_ckpt_run *x, const struct rb_objset *done, un
         return;
     char nb[RB_OBJSET_NAME_BYTES], db[RB_OBJSET_NAME_BYTES], err[512];
     uint64_t found = 0;
-    for (uint64_t i = 0; i < x->step_set.n; i++) {
+    /* Not on a file system that stopped answering (the watchdog gave up a call): each look would hang as well. */
+    for (uint64_t i = 0; i < x->step_set.n && !rb_fwatch_fired(); i++) {
         const char *n = rb_objset_name(&x->step_set, i, nb);
         bool listed = false;
         for (uint64_t j = 0; j < done->n && !listed; j++)

@@ -371,7 +371,7 @@ static int object_set(struct rb_harness *h, struct load_args *a, const struct rb
     if (status || (status = multipart_listed(h, a, mine)))
         return status;
     if (writes && !a->run_prefix[0] &&
-        (status = rb_safety_check(h, t, mine, a->tgt.timeout_ns, a->overwrite, command,
+        (status = rb_safety_check(h, t, mine, a->tgt.timeout_ns, a->duration_ns, a->overwrite, command,
                                   a->keep ? "--keep" : a->filelist ? "--filelist" : "--prefix", existing)))
         return status;
     /* A generated set with --random-range has sizes (open_target asked for them); a listed one may lack some. */

@@ -1,18 +1,68 @@
 /* Data the user owns: a run's own prefix, and the lookup that keeps a run from overwriting names that exist. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include "safety_int.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
+#include "../engine/fwatch_int.h"
+#include "railbench/clock.h"
 #include "railbench/log.h"
+#include "railbench/units.h"
 
 #define HEAD_SLOTS 16 /* HEADs in flight per rank while looking names up */
+
+/*
+ * How far a lookup may go and how far it got: it stops when the run's time
+ * limit has passed or a signal came (the run cannot write names it has not
+ * checked), and past its first second rank 0 says how far it is, once a second.
+ */
+struct lookup {
+    uint64_t start_ns, until_ns; /* until_ns 0: no time limit */
+    uint64_t checked, names;     /* this rank's names looked up, of names */
+    uint64_t line_ns;            /* when the next progress line is due */
+    bool talk;                   /* rank 0, not --quiet */
+    bool ranks;                  /* more than one rank: the line counts rank 0's share */
+    int ended;                   /* LOOKUP_TIME or LOOKUP_SIGNAL once it stopped early */
+    bool given_up;               /* a call on the file system did not return: its thread was left (the watchdog said) */
+    struct rb_fwatch *watch;     /* a file system's look-ups: the call in progress, for the watchdog (or NULL) */
+};
+enum { LOOKUP_TIME = 1, LOOKUP_SIGNAL };
+
+/* Whether the lookup may go on (false once the time limit passed or a signal came); prints the progress line. */
+static bool lookup_on(struct lookup *k)
+{
+    if (k->ended)
+        return false;
+    if (rb_harness_signalled()) {
+        k->ended = LOOKUP_SIGNAL;
+        return false;
+    }
+    uint64_t now = rb_clock_ns();
+    if (k->until_ns && now >= k->until_ns) {
+        k->ended = LOOKUP_TIME;
+        return false;
+    }
+    if (k->talk && now >= k->line_ns) {
+        fprintf(stderr, "%7.1fs | %-10s | %" PRIu64 " of %" PRIu64 " names checked%s (%.1f %%)\n",
+                (double)(now - k->start_ns) / 1e9, "lookup", k->checked, k->names, k->ranks ? " on rank 0" : "",
+                k->names ? 100.0 * (double)k->checked / (double)k->names : 100.0);
+        fflush(stderr);
+        k->line_ns = now + RB_NS_PER_S;
+    }
+    return true;
+}
 
 void rb_safety_run_prefix(const struct rb_harness *h, char *buf, size_t len)
 {
@@ -152,7 +202,7 @@ static int share_listing(struct rb_harness *h, const struct rb_objset *listed, c
 
 /* mine's names found in the listing blob go to *existing; *first gets the index of the first. */
 static int match_listing(const char *blob, uint64_t blen, const struct rb_objset *mine, struct rb_objset *existing,
-                         uint64_t *first)
+                         uint64_t *first, struct lookup *lk)
 {
     uint64_t n = 0;
     for (uint64_t off = 0; off < blen; off += strlen(blob + off) + 1)
@@ -167,7 +217,7 @@ static int match_listing(const char *blob, uint64_t blen, const struct rb_objset
         qsort(v, n, sizeof *v, cmp_str);
     char buf[RB_OBJSET_NAME_BYTES];
     int rc = 0;
-    for (uint64_t i = 0; i < mine->n && !rc; i++) {
+    for (uint64_t i = 0; i < mine->n && !rc && lookup_on(lk); i++, lk->checked++) {
         const char *name = rb_objset_name(mine, i, buf);
         if (!in_sorted(v, n, name))
             continue;
@@ -221,7 +271,7 @@ static int head_start(const struct rb_target *t, CURLM *m, struct head_slot *s, 
  * -EIO with one line in err: the run cannot tell, so it does not write.
  */
 static int head_all(const struct rb_target *t, const struct rb_objset *mine, uint64_t timeout_ns,
-                    struct rb_objset *existing, uint64_t *first, char *err, size_t errlen)
+                    struct rb_objset *existing, uint64_t *first, struct lookup *lk, char *err, size_t errlen)
 {
     struct head_slot slots[HEAD_SLOTS] = {{0}};
     CURLM *m = curl_multi_init();
@@ -235,7 +285,7 @@ static int head_all(const struct rb_target *t, const struct rb_objset *mine, uin
     uint64_t next = 0;
     int active = 0;
     char buf[RB_OBJSET_NAME_BYTES];
-    while (!rc && (next < mine->n || active)) {
+    while (!rc && (next < mine->n || active) && lookup_on(lk)) {
         for (size_t s = 0; s < HEAD_SLOTS && next < mine->n && !rc; s++)
             if (!slots[s].busy && !(rc = head_start(t, m, &slots[s], s, mine, next, timeout_ns))) {
                 next++;
@@ -262,6 +312,7 @@ static int head_all(const struct rb_target *t, const struct rb_objset *mine, uin
                 continue;
             }
             active--;
+            lk->checked++;
             if (msg->data.result != CURLE_OK)
                 rc = -EIO, snprintf(err, errlen, "%s: HEAD %s to see whether it exists: %s", rb_target_name(t), name,
                                     curl_easy_strerror(msg->data.result));
@@ -291,13 +342,19 @@ static int head_all(const struct rb_target *t, const struct rb_objset *mine, uin
 
 /* This rank's names that exist, asked of the target itself (a file system: one stat each, no request). */
 static int exists_all(const struct rb_target *t, const struct rb_objset *mine, struct rb_objset *existing,
-                      uint64_t *first, char *err, size_t errlen)
+                      uint64_t *first, struct lookup *lk, char *err, size_t errlen)
 {
     char buf[RB_OBJSET_NAME_BYTES];
-    for (uint64_t i = 0; i < mine->n; i++) {
+    for (uint64_t i = 0; i < mine->n && lookup_on(lk); i++, lk->checked++) {
         const char *name = rb_objset_name(mine, i, buf);
         bool yes = false;
+        if (lk->watch) {
+            char path[PATH_MAX];
+            snprintf(path, sizeof path, "%s/%s", rb_target_file_root(t), name);
+            rb_fwatch_enter(lk->watch, "stat", path);
+        }
         int rc = t->ops->exists(t, name, &yes, err, errlen);
+        rb_fwatch_leave(lk->watch);
         if (!rc && yes) {
             if (*first == UINT64_MAX)
                 *first = i;
@@ -311,6 +368,160 @@ static int exists_all(const struct rb_target *t, const struct rb_objset *mine, s
     return 0;
 }
 
+/*
+ * The index of mine whose name is "<dir part of the prefix>/entry", or UINT64_MAX: entry must be the prefix's
+ * last part, then digits that format back to exactly that name (width, base and stride of this rank's share).
+ */
+static uint64_t generated_index(const struct rb_objset *mine, const char *base, size_t blen, const char *entry)
+{
+    if (strncmp(entry, base, blen) != 0 || !entry[blen])
+        return UINT64_MAX;
+    uint64_t idx = 0;
+    for (const char *c = entry + blen; *c; c++) {
+        if (*c < '0' || *c > '9' || idx > (UINT64_MAX - 9) / 10)
+            return UINT64_MAX;
+        idx = idx * 10 + (uint64_t)(*c - '0');
+    }
+    if (idx < mine->base || (idx - mine->base) % mine->stride)
+        return UINT64_MAX;
+    uint64_t i = (idx - mine->base) / mine->stride;
+    char buf[RB_OBJSET_NAME_BYTES];
+    const char *name = i < mine->n ? rb_objset_name(mine, i, buf) : NULL;
+    return name && strcmp(name + (mine->prefix_len - blen), entry) == 0 ? i : UINT64_MAX;
+}
+
+/*
+ * A generated set on a file system: its names all lie in one directory (the prefix's), so that directory is
+ * read once, in O(its entries) rather than one stat per name: an entry that is one of mine's names exists
+ * (whatever it is, as with lstat), and a directory that is not there holds none. Returns 0, -errno with one
+ * line in err, or 1 when this cannot answer (a listed set, a directory that cannot be read): look each name up.
+ */
+static int dir_all(const struct rb_target *t, const struct rb_objset *mine, struct rb_objset *existing,
+                   uint64_t *first, struct lookup *lk, char *err, size_t errlen)
+{
+    if (!rb_objset_generated(mine) || !mine->n || strcmp(rb_target_scheme(t), "file") != 0 || !mine->stride)
+        return 1;
+    const char *slash = strrchr(mine->prefix, '/');
+    const char *base = slash ? slash + 1 : mine->prefix;
+    char dir[PATH_MAX];
+    int k = snprintf(dir, sizeof dir, "%s/%.*s", rb_target_file_root(t), slash ? (int)(slash - mine->prefix) : 0,
+                     mine->prefix);
+    if (k < 0 || (size_t)k >= sizeof dir)
+        return 1;
+    rb_fwatch_enter(lk->watch, "open", dir);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    rb_fwatch_leave(lk->watch);
+    if (fd < 0)
+        return errno == ENOENT || errno == ENOTDIR ? 0 : 1; /* not there: none of the names is */
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return 1;
+    }
+    int rc = 0;
+    uint64_t lowest = UINT64_MAX, entries = 0;
+    while (!rc && (entries++ % 4096 || lookup_on(lk))) {
+        errno = 0;
+        rb_fwatch_enter(lk->watch, "readdir", dir);
+        struct dirent *e = readdir(d);
+        rb_fwatch_leave(lk->watch);
+        if (!e) {
+            if (errno) {
+                rc = -errno;
+                snprintf(err, errlen, "%s: cannot read %.900s to see which names exist: %s", rb_target_name(t), dir,
+                         strerror(errno));
+            }
+            break;
+        }
+        uint64_t i = generated_index(mine, base, strlen(base), e->d_name);
+        if (i == UINT64_MAX)
+            continue;
+        char buf[RB_OBJSET_NAME_BYTES];
+        if ((rc = rb_objset_add(existing, rb_objset_name(mine, i, buf), 0)))
+            snprintf(err, errlen, "out of memory while looking names up");
+        lowest = i < lowest ? i : lowest;
+    }
+    closedir(d);
+    if (!lk->ended)
+        lk->checked = mine->n; /* every name answered by one read of the directory */
+    if (lowest != UINT64_MAX && (*first == UINT64_MAX || lowest < *first))
+        *first = lowest;
+    return rc;
+}
+
+/* A file system's look-ups on a thread of their own: what it was given and what it found. */
+struct fs_job {
+    const struct rb_target *t;
+    const struct rb_objset *mine;
+    struct lookup lk;
+    struct rb_objset found;
+    uint64_t first;
+    int rc;
+    char err[1400];
+};
+
+static void *fs_job_main(void *arg)
+{
+    struct fs_job *q = arg;
+    q->rc = dir_all(q->t, q->mine, &q->found, &q->first, &q->lk, q->err, sizeof q->err);
+    if (q->rc == 1)
+        q->rc = exists_all(q->t, q->mine, &q->found, &q->first, &q->lk, q->err, sizeof q->err);
+    return NULL;
+}
+
+/*
+ * dir_all, else exists_all, on a thread the file watchdog watches (--timeout per call), while this one waits: a
+ * file system that stops answering leaves that thread in the kernel, and this one ends the run (the watchdog's
+ * line, or after a signal a call older than a second given up). Its job stays allocated then: the thread may
+ * still come back to it. Returns 0 or -errno (err: one line, or "" when the watchdog said it).
+ */
+static int fs_lookup(const struct rb_target *t, const struct rb_objset *mine, uint64_t timeout_ns, struct lookup *lk,
+                     struct rb_objset *found, uint64_t *first, char *err, size_t errlen)
+{
+    struct fs_job *q = calloc(1, sizeof *q);
+    if (!q || rb_fwatch_start(timeout_ns)) {
+        free(q);
+        snprintf(err, errlen, "cannot start the look-up of which names exist");
+        return -ENOMEM;
+    }
+    *q = (struct fs_job){.t = t, .mine = mine, .lk = *lk, .first = UINT64_MAX};
+    q->lk.watch = rb_fwatch_claim();
+    pthread_t th;
+    if (pthread_create(&th, NULL, fs_job_main, q) != 0) {
+        fs_job_main(q); /* no thread to spare: here, unwatched */
+        th = pthread_self();
+    }
+    while (!pthread_equal(th, pthread_self())) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 50 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        if (pthread_timedjoin_np(th, NULL, &ts) != ETIMEDOUT)
+            break;
+        if (rb_fwatch_stuck(q->lk.watch) ||
+            (rb_harness_signalled() && rb_fwatch_give_up(q->lk.watch, RB_NS_PER_S, "the run was interrupted"))) {
+            pthread_detach(th);
+            lk->checked = q->lk.checked;
+            lk->ended = rb_harness_signalled() ? LOOKUP_SIGNAL : 0;
+            lk->given_up = !lk->ended;
+            err[0] = '\0';
+            return -ETIMEDOUT;
+        }
+    }
+    rb_fwatch_release(q->lk.watch);
+    q->lk.watch = NULL;
+    *lk = q->lk;
+    *found = q->found;
+    *first = q->first;
+    snprintf(err, errlen, "%s", q->err);
+    int rc = q->rc;
+    free(q);
+    return rc;
+}
+
 /* Whether t's kind lists a bucket (one LIST answers for every name) rather than answering HEAD per name. */
 static bool lists(const struct rb_target *t)
 {
@@ -318,14 +529,33 @@ static bool lists(const struct rb_target *t)
     return strcmp(s, "s3") == 0 || strcmp(s, "ais") == 0;
 }
 
+/* The line of a lookup that stopped early: how far it got, and why the run writes nothing. */
+static void cut_short(struct rb_harness *h, const struct lookup *lk, const char *command, const char *option,
+                      uint64_t limit_ns, char *err, size_t errlen)
+{
+    char why[64] = "a signal came";
+    if (lk->ended == LOOKUP_TIME) {
+        char lim[32];
+        rb_format_duration_human(lim, sizeof lim, limit_ns);
+        snprintf(why, sizeof why, "--duration %s passed", lim);
+    }
+    snprintf(err, errlen, "%s %s: %s while looking up which names exist, after %" PRIu64 " of %" PRIu64 " names%s "
+             "(%.1f s): a run writes no name it has not checked, so it wrote nothing", command, option, why,
+             lk->checked, lk->names, h->size > 1 ? " of this rank" : "", (double)(rb_clock_ns() - lk->start_ns) / 1e9);
+}
+
 int rb_safety_check(struct rb_harness *h, const struct rb_target *t, const struct rb_objset *mine,
-                    uint64_t timeout_ns, bool overwrite, const char *command, const char *option,
+                    uint64_t timeout_ns, uint64_t limit_ns, bool overwrite, const char *command, const char *option,
                     struct rb_objset *existing)
 {
     struct rb_objset found = {0};
     uint64_t first = UINT64_MAX;
     char err[1400] = "";
     int bad = 0;
+    struct lookup lk = {.start_ns = rb_clock_ns(), .names = mine->n, .talk = h->rank == 0 && rb_log_get_level() >= RB_LOG_INFO,
+                        .ranks = h->size > 1};
+    lk.until_ns = limit_ns ? lk.start_ns + limit_ns : 0;
+    lk.line_ns = lk.start_ns + RB_NS_PER_S;
     if (lists(t)) {
         char prefix[RB_OBJSET_NAME_BYTES];
         job_prefix(h, mine, prefix, sizeof prefix);
@@ -338,17 +568,19 @@ int rb_safety_check(struct rb_harness *h, const struct rb_target *t, const struc
             char *blob;
             uint64_t blen;
             share_listing(h, &listed, &blob, &blen);
-            bad = match_listing(blob, blen, mine, &found, &first) != 0;
+            bad = match_listing(blob, blen, mine, &found, &first, &lk) != 0;
             if (bad)
                 snprintf(err, sizeof err, "out of memory while looking names up");
             free(blob);
         }
         rb_objset_free(&listed);
     } else if (t->ops->exists) {
-        bad = exists_all(t, mine, &found, &first, err, sizeof err) != 0;
+        bad = fs_lookup(t, mine, timeout_ns, &lk, &found, &first, err, sizeof err) != 0;
     } else {
-        bad = head_all(t, mine, timeout_ns, &found, &first, err, sizeof err) != 0;
+        bad = head_all(t, mine, timeout_ns, &found, &first, &lk, err, sizeof err) != 0;
     }
+    if ((bad = bad || lk.ended) && !err[0] && !lk.given_up)
+        cut_short(h, &lk, command, option, limit_ns, err, sizeof err);
     /* The job's outcome: any rank that could not tell, how many exist, and the first of them (rank 0). */
     int any_bad = bad;
     uint64_t n = found.n, total = n, names = mine->n, all_names = names;
@@ -358,8 +590,9 @@ int rb_safety_check(struct rb_harness *h, const struct rb_target *t, const struc
         RB_MPI_CHECK(MPI_Allreduce(&names, &all_names, 1, MPI_UINT64_T, MPI_SUM, h->comm));
     }
     if (any_bad) {
-        if (bad)
+        if (bad && err[0])
             rb_error("%s", err);
+        rb_harness_any_signalled(h); /* a signal that stopped the lookup: the record says interrupted */
         rb_objset_free(&found);
         return RB_EXIT_RUNTIME;
     }

@@ -29,10 +29,16 @@ void rb_safety_run_prefix(const struct rb_harness *h, char *buf, size_t len);
  * cleanup then leaves alone. command and option name the run and why its names are the user's
  * in messages ("load put", "--keep").
  * A lookup that fails (HTTP 5xx, 403, unreachable) is RB_EXIT_RUNTIME with
- * one line. Collective. Returns 0 or an exit status.
+ * one line. A file system answers a generated set by reading the names'
+ * directory once (O(its entries)), a listed set by one lstat per name. The
+ * lookup stops when limit_ns (the run's time limit; 0: none) has passed or
+ * SIGINT/SIGTERM came: then RB_EXIT_RUNTIME with one line saying how many
+ * names were looked up (a run writes no name it has not checked). Past its
+ * first second rank 0 prints a progress line on stderr once a second
+ * (not with --quiet). Collective. Returns 0 or an exit status.
  */
 int rb_safety_check(struct rb_harness *h, const struct rb_target *t, const struct rb_objset *mine,
-                    uint64_t timeout_ns, bool overwrite, const char *command, const char *option,
+                    uint64_t timeout_ns, uint64_t limit_ns, bool overwrite, const char *command, const char *option,
                     struct rb_objset *existing);
 
 /*

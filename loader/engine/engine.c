@@ -1,13 +1,17 @@
 /* The engine's API: one rank's workers started, collected at each tick, stopped and merged; and the fetcher. */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "fwatch_int.h"
 #include "multipart_int.h"
 #include "ranged_int.h"
 #include "railbench/clock.h"
+#include "railbench/harness.h"
 #include "railbench/log.h"
 #include "worker_int.h"
 
@@ -145,6 +149,38 @@ uint64_t rb_engine_done_ns(struct rb_engine *e)
     return last;
 }
 
+/*
+ * Joins w's thread, unless the file watchdog finds it stuck in a file system call past --timeout meanwhile: that
+ * thread cannot be woken, so it is left behind (detached, its memory kept) and 1 returned.
+ */
+static int join(struct rb_worker *w)
+{
+    for (;;) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 50 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        if (pthread_timedjoin_np(w->th, NULL, &ts) != ETIMEDOUT)
+            return 0;
+        /* After SIGINT or SIGTERM a call that has not returned within a second is not waited for. */
+        if (rb_fwatch_stuck(w->watch) ||
+            (rb_harness_signalled() && rb_fwatch_give_up(w->watch, RB_NS_PER_S, "the run was interrupted"))) {
+            pthread_detach(w->th);
+            w->abandoned = true;
+            w->failed = -ETIMEDOUT;
+            /* The request it is in counts as one that timed out (the last collect takes it from the box). */
+            pthread_mutex_lock(&w->mu);
+            w->box->ops++;
+            rb_stats_error(w->box, RB_LERR_TIMEOUT);
+            pthread_mutex_unlock(&w->mu);
+            return 1;
+        }
+    }
+}
+
 void rb_engine_stop(struct rb_engine *e)
 {
     if (!e || e->joined)
@@ -155,7 +191,8 @@ void rb_engine_stop(struct rb_engine *e)
             rb_worker_wake(&e->w[t]);
     for (unsigned t = 0; t < e->nw; t++)
         if (e->w[t].started) {
-            pthread_join(e->w[t].th, NULL);
+            if (join(&e->w[t]))
+                continue;
             if (e->w[t].failed && !e->w[t].failed_logged)
                 rb_error("worker %u stopped early: %s", t, strerror(-e->w[t].failed));
         }
@@ -238,9 +275,16 @@ void rb_engine_free(struct rb_engine *e)
     if (!e)
         return;
     rb_engine_stop(e);
-    for (unsigned t = 0; e->w && t < e->nw; t++)
+    bool left = false;
+    for (unsigned t = 0; e->w && t < e->nw; t++) {
+        if (e->w[t].abandoned) {
+            left = true; /* its thread is still in the kernel and may come back to its memory */
+            continue;
+        }
         rb_worker_free(&e->w[t]);
-    free(e->w);
+    }
+    if (!left)
+        free(e->w);
     free(e->segments);
     free(e);
 }

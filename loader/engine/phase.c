@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fwatch_int.h"
 #include "multipart_int.h"
 #include "phase_int.h"
 #include "railbench/clock.h"
@@ -108,7 +109,8 @@ static void ph_tick(void *arg, struct rb_harness *h, const struct rb_stats *inte
 static bool ph_done(void *arg)
 {
     struct phase_ctx *c = arg;
-    return c->steady_now || c->hopeless || rb_engine_done(c->e);
+    /* A target found hopeless, or a stuck file system call (the watchdog), ends the phase too. */
+    return c->steady_now || c->hopeless || rb_engine_done(c->e) || rb_fwatch_fired();
 }
 
 static void ph_stop(void *arg)
@@ -337,7 +339,7 @@ int rb_load_run_phase_with(struct rb_harness *h, const char *name, uint64_t dura
     res->net_rx_bytes_per_s = p.net_rx_bytes_per_s;
     res->net_tx_bytes_per_s = p.net_tx_bytes_per_s;
     /* A worker whose request loop broke leaves a partial measurement: keep it, but the run failed. */
-    int broken = rb_engine_status(c.e) != 0, any_broken = broken;
+    int broken = rb_engine_status(c.e) != 0 || rb_fwatch_fired(), any_broken = broken;
     if (h->mpi)
         RB_MPI_CHECK(MPI_Allreduce(&broken, &any_broken, 1, MPI_INT, MPI_MAX, h->comm));
     if (any_broken && !rc)

@@ -55,8 +55,10 @@ static bool next_listed(struct rb_worker *w, const char **name, uint64_t *size)
         w->part_off = f->off[f->pos];
         w->part_len = f->len[f->pos];
     }
-    *name = rb_objset_name(f->set, f->idx[f->pos++], w->name_buf);
-    *size = 0;
+    uint64_t idx = f->idx[f->pos++];
+    *name = rb_objset_name(f->set, idx, w->name_buf);
+    /* A verified object is the seeded payload of its set's size: fewer bytes are a short read, on every protocol. */
+    *size = w->o->verify ? rb_objset_size(f->set, idx) : 0;
     return true;
 }
 

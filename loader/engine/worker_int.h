@@ -149,6 +149,7 @@ struct rb_mixer;
 struct rb_rg;
 struct rb_written;
 struct rb_file_loop;
+struct rb_fwatch;
 
 /*
  * Who issues and accounts a worker's requests: one const row per feature,
@@ -212,6 +213,8 @@ struct rb_worker {
     struct rb_native *nat;      /* the native engine's connections, or NULL: libcurl (chosen at init) */
     const struct rb_loop_ops *loop; /* the target's own request loop (file), or NULL: libcurl or native (at init) */
     struct rb_file_loop *file;  /* the file loop's slots and I/O queue (loader/file), or NULL */
+    struct rb_fwatch *watch;    /* the file loop's watchdog slot (fwatch_int.h), or NULL */
+    bool abandoned;             /* stuck in a file system call past --timeout: not joined, not freed */
     const struct rb_worker_driver *drv; /* who issues and accounts the requests (chosen at init) */
     /* The drivers' own state, each NULL unless its driver runs (set by its init): */
     struct rb_mp *mp;           /* S3 multipart PUT (multipart.c) */

@@ -14,6 +14,7 @@
 #include "file_int.h"
 #include "file_loop_int.h"
 #include "pagecache_int.h"
+#include "../engine/fwatch_int.h"
 #include "../engine/mixed_int.h"
 #include "../engine/payload_int.h"
 #include "railbench/clock.h"
@@ -41,6 +42,8 @@ struct fslot {
     uint64_t idx;              /* the object's index in its set (what a put that cleans up notes as written) */
     uint64_t pos, end;         /* next byte of the transfer and where it ends */
     uint64_t ttfb_ns;          /* first block's completion from the start; 0 none yet */
+    uint64_t io_ns;            /* when its I/O in the engine was submitted; 0: none there */
+    enum rb_fio_kind io_kind;
     unsigned char *buf;
     char path[PATH_MAX];
 };
@@ -82,7 +85,21 @@ struct rb_file_loop {
     bool mixed;                /* load mixed: ops drawn per request, accounted per op (mixed.c's state, w->mix) */
     struct open_file *open;    /* OPEN_SLOTS entries, open addressing by the name's hash */
     unsigned nopen;
+    struct rb_fwatch *watch;   /* where this worker publishes the file system call it is in (fwatch_int.h) */
 };
+
+/* Calls that may block on a file system that stops answering: published for the watchdog while they run. */
+#define WATCHED(L, op, path, call) (rb_fwatch_enter((L)->watch, op, path), watched_end((L)->watch, (call)))
+
+static long watched_end(struct rb_fwatch *w, long rc)
+{
+    int e = errno;
+    rb_fwatch_leave(w);
+    errno = e;
+    return rc;
+}
+
+static const char *const kind_names[] = {[RB_FIO_READ] = "read", [RB_FIO_WRITE] = "write", [RB_FIO_FSYNC] = "fsync"};
 
 /* The run's one `error:` line for a file system that stopped working, once per process. */
 static atomic_flag fatal_logged = ATOMIC_FLAG_INIT;
@@ -101,7 +118,7 @@ static void finish(struct rb_worker *w, struct fslot *s, int err, const char *wh
         s->fd = -1; /* the open-file table's, closed when the worker ends */
         s->fd_kept = false;
     } else if (s->fd >= 0) {
-        if (close(s->fd) != 0 && !err) {
+        if (WATCHED(L, "close", s->path, close(s->fd)) != 0 && !err) {
             err = errno;
             what = "close";
         }
@@ -143,17 +160,22 @@ static void finish(struct rb_worker *w, struct fslot *s, int err, const char *wh
 /* Queues s's next I/O; a queue that refuses it ends the request (the engine itself failed). */
 static void queue(struct rb_worker *w, struct fslot *s, enum rb_fio_kind kind, size_t len, uint64_t off)
 {
+    struct rb_file_loop *L = w->file;
     struct rb_fio_io io = {.kind = kind, .fd = s->fd, .buf = s->buf, .len = len, .off = off,
-                           .tag = (uint64_t)(s - w->file->s)};
-    int rc = rb_fio_submit(w->file->q, &io);
-    if (rc)
+                           .tag = (uint64_t)(s - L->s)};
+    s->io_ns = rb_clock_ns();
+    s->io_kind = kind;
+    int rc = (int)WATCHED(L, kind_names[kind], s->path, rb_fio_submit(L->q, &io)); /* psync: the call itself */
+    if (rc) {
+        s->io_ns = 0;
         finish(w, s, -rc, "submit", false);
+    }
 }
 
 /* Opens s->path with flags; with O_DIRECT refused (EINVAL), says so once: --direct cannot work there. */
 static int open_file(struct rb_worker *w, struct fslot *s, int flags)
 {
-    s->fd = open(s->path, flags | O_CLOEXEC, 0644);
+    s->fd = (int)WATCHED(w->file, "open", s->path, open(s->path, flags | O_CLOEXEC, 0644));
     if (s->fd >= 0)
         return 0;
     int err = errno;
@@ -218,7 +240,7 @@ static void read_next(struct rb_worker *w, struct fslot *s)
 static void cold_prepare(struct rb_worker *w, struct fslot *s, uint64_t size)
 {
     const struct rb_file_opts *fo = w->file->fo;
-    int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+    int fd = (int)WATCHED(w->file, "open", s->path, open(s->path, O_RDONLY | O_CLOEXEC));
     if (fd < 0)
         return; /* the request's own open reports it */
     if (!size) {
@@ -252,7 +274,7 @@ static void get_start(struct rb_worker *w, struct fslot *s, uint64_t size)
     s->size_known = size != 0;
     if (!size) {
         struct stat st;
-        if (fstat(s->fd, &st) != 0) {
+        if (WATCHED(L, "stat", s->path, fstat(s->fd, &st)) != 0) {
             finish(w, s, errno, "stat", false);
             return;
         }
@@ -300,7 +322,7 @@ static void get_done(struct rb_worker *w, struct fslot *s, const struct rb_fio_i
     }
     if (!s->ttfb_ns)
         s->ttfb_ns = rb_clock_ns() - s->r.start_ns;
-    uint64_t got_end = io->off + (uint64_t)io->res;
+    uint64_t got_end = io->off + (uint64_t)io->res, was = s->pos;
     if (got_end > s->end)
         got_end = s->end;
     if (got_end > s->pos) {
@@ -316,8 +338,12 @@ static void get_done(struct rb_worker *w, struct fslot *s, const struct rb_fio_i
         finish(w, s, 0, NULL, false);
         return;
     }
-    if (io->res == 0 || got_end <= io->off) {
-        /* End of file before the end the listing or the range gave: a short read when that size was known. */
+    /*
+     * End of file before the end the listing or the range gave (a short read when that size was known): a read
+     * that moved pos nowhere (0 bytes, or O_DIRECT's aligned re-read of a tail it already had), or one that
+     * stopped inside a block O_DIRECT asked for whole (only the file's end does that).
+     */
+    if (s->pos <= was || (w->file->fo->direct && (uint64_t)io->res < io->len && got_end % RB_FIO_ALIGN)) {
         finish(w, s, 0, NULL, s->size_known);
         return;
     }
@@ -450,14 +476,14 @@ static void meta_begin(struct rb_worker *w, struct fslot *s, uint64_t size)
 static void delete_start(struct rb_worker *w, struct fslot *s, uint64_t size)
 {
     meta_begin(w, s, size);
-    finish(w, s, unlink(s->path) == 0 ? 0 : errno, "unlink", false);
+    finish(w, s, WATCHED(w->file, "unlink", s->path, unlink(s->path)) == 0 ? 0 : errno, "unlink", false);
 }
 
 static void stat_start(struct rb_worker *w, struct fslot *s, uint64_t size)
 {
     struct stat st;
     meta_begin(w, s, size);
-    finish(w, s, stat(s->path, &st) == 0 ? 0 : errno, "stat", false);
+    finish(w, s, WATCHED(w->file, "stat", s->path, stat(s->path, &st)) == 0 ? 0 : errno, "stat", false);
 }
 
 static const struct fop get_fop = {get_start, get_done};
@@ -471,7 +497,7 @@ static const struct fop stat_fop = {stat_start, NULL};
 static int start(struct rb_worker *w, const struct fop *op, const char *name, uint64_t size, uint64_t intended_ns)
 {
     struct rb_file_loop *L = w->file;
-    if (L->fatal) {
+    if (L->fatal || rb_fwatch_fired()) {
         w->exhausted = true; /* the file system is gone: nothing more is issued, the loop leaves at its next turn */
         if (L->mixed)
             rb_mix_settle(w, w->free_slots[w->nfree - 1], false); /* its object is back where it was */
@@ -537,10 +563,27 @@ static int reap(struct rb_worker *w, uint64_t wait_ns)
     }
     for (int i = 0; i < n; i++) {
         struct fslot *s = &L->s[done[i].tag];
+        s->io_ns = 0;
         if (s->busy)
             s->op->done(w, s, &done[i]);
     }
     return 0;
+}
+
+/* io_uring: the oldest I/O still in the kernel is the call this worker is in (the watchdog's deadline runs on it). */
+static void watch_oldest(struct rb_worker *w)
+{
+    struct rb_file_loop *L = w->file;
+    if (!L->watch || L->fo->engine != RB_FIO_IO_URING)
+        return;
+    const struct fslot *old = NULL;
+    for (unsigned i = 0; i < w->nreq; i++)
+        if (L->s[i].busy && L->s[i].io_ns && (!old || L->s[i].io_ns < old->io_ns))
+            old = &L->s[i];
+    if (old)
+        rb_fwatch_enter_at(L->watch, kind_names[old->io_kind], old->path, old->io_ns);
+    else
+        rb_fwatch_leave(L->watch);
 }
 
 int rb_file_run(struct rb_worker *w, const atomic_bool *stop, const volatile int *stop2)
@@ -549,7 +592,7 @@ int rb_file_run(struct rb_worker *w, const atomic_bool *stop, const volatile int
     uint64_t drain_until = 0;
     int rc = 0;
     for (;;) {
-        if (L->fatal)
+        if (L->fatal || rb_fwatch_fired())
             break;
         if (rb_worker_drained(w, stop, stop2, &drain_until))
             break;
@@ -573,9 +616,10 @@ int rb_file_run(struct rb_worker *w, const atomic_bool *stop, const volatile int
         } else if (wait) {
             rb_clock_sleep_ns(wait, NULL);
         }
+        watch_oldest(w);
     }
-    /* I/Os still in the kernel finish into their buffers before the slots are given up. */
-    while (rb_fio_pending(L->q)) {
+    /* I/Os still in the kernel finish into their buffers before the slots are given up (not one the watchdog gave up on). */
+    while (rb_fio_pending(L->q) && !rb_fwatch_fired()) {
         struct rb_fio_io done[REAP_BATCH];
         if (rb_fio_reap(L->q, done, REAP_BATCH, IDLE_WAIT_NS) < 0)
             break;
@@ -586,7 +630,7 @@ int rb_file_run(struct rb_worker *w, const atomic_bool *stop, const volatile int
         if (!s->busy)
             continue;
         if (s->fd >= 0 && !s->fd_kept)
-            close(s->fd);
+            WATCHED(L, "close", s->path, close(s->fd));
         s->fd = -1;
         s->fd_kept = false;
         s->busy = false;
@@ -602,6 +646,11 @@ int rb_file_run(struct rb_worker *w, const atomic_bool *stop, const volatile int
         rb_xfer_abandon(w, NULL, s->r.name, s->r.intended_ns, now);
         if (w->o->track_written && w->o->op == RB_LOAD_PUT)
             rb_worker_wrote(w, s->idx); /* created by this run, partly written: cleanup's to delete */
+    }
+    rb_fwatch_leave(L->watch);
+    if (!L->fatal && rb_fwatch_fired()) {
+        w->failed_logged = true; /* the watchdog said which call stopped answering */
+        return -ETIMEDOUT;
     }
     if (L->fatal) {
         if (!atomic_flag_test_and_set(&fatal_logged))
@@ -651,6 +700,10 @@ int rb_file_new(struct rb_worker *w)
     int rc = rb_fio_new(&L->q, (enum rb_fio_engine)L->fo->engine, w->nreq);
     if (rc)
         return rc;
+    /* --timeout bounds every file system call too: a stalled mount ends the run instead of hanging it. */
+    if ((rc = rb_fwatch_start(o->timeout_ns)))
+        return rc;
+    w->watch = L->watch = rb_fwatch_claim();
     L->s = calloc(w->nreq, sizeof *L->s);
     if (!L->s)
         return -ENOMEM;
@@ -690,6 +743,8 @@ void rb_file_free(struct rb_worker *w)
     free(L->open);
     free(L->s);
     rb_fio_free(L->q);
+    rb_fwatch_release(L->watch);
+    w->watch = NULL;
     free(L);
     w->file = NULL;
 }

@@ -245,7 +245,7 @@ static int check_names(struct tiers_run *r)
     for (size_t i = 0; i < r->a->sizes.n && !status; i++) {
         struct size_set s;
         size_set_build(r, &s, r->a->sizes.v[i]);
-        status = rb_safety_check(&r->h, r->backend, &s.backend_mine, r->a->tgt.timeout_ns, r->a->overwrite,
+        status = rb_safety_check(&r->h, r->backend, &s.backend_mine, r->a->tgt.timeout_ns, 0, r->a->overwrite,
                                  "load tiers", strcmp(r->a->prefix, DEFAULT_PREFIX) ? "--prefix" : "(default names)", NULL);
         size_set_free(&s);
     }

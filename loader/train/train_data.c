@@ -33,9 +33,10 @@ int rb_train_build_objects(struct rb_harness *h, const struct train_args *a, con
                                                                                        a->sample_bytes, 0)));
         drawn = all->n > 0;
     } else if (a->sample_known) {
+        /* --verify: every object must be what --populate writes, its length too (a listed size is what is there). */
         char buf[RB_OBJSET_NAME_BYTES];
         for (uint64_t i = 0; i < all->n; i++)
-            if (!rb_objset_size(all, i)) {
+            if (a->verify || !rb_objset_size(all, i)) {
                 uint64_t b = rb_train_format_bytes(a, rb_train_object_bytes(a->seed, rb_objset_name(all, i, buf),
                                                                              a->spo, a->sample_bytes, a->sample_stdev));
                 if (rb_objset_set_size(all, i, b))
@@ -190,7 +191,7 @@ int rb_train_populate(struct rb_train_run *R, cJSON **record)
     if (rb_objset_partition(R->all, h->rank, h->size, &mine))
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
     /* The data set is the user's to keep: names that exist are not written over without --overwrite. */
-    int status = rb_safety_check(h, R->t, &mine, R->a->tgt.timeout_ns, R->a->overwrite, "load train", "--populate", NULL);
+    int status = rb_safety_check(h, R->t, &mine, R->a->tgt.timeout_ns, 0, R->a->overwrite, "load train", "--populate", NULL);
     if (status) {
         rb_objset_free(&mine);
         return status;

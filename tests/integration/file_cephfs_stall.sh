@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# A stalled file system: CephFS (tests/servers/cephfs.sh, ceph-fuse) whose MDS is stopped (SIGSTOP) while railbench
+# runs. load put and load checkpoint with --timeout 5s end within the timeout and a few seconds, exit 3, their record
+# on disk, one error line naming the call and the file the mount stopped answering; SIGINT during the stall ends the
+# run with its record too. The MDS is continued at the end (SIGCONT) so the mount can be taken down.
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+[ "$(id -u)" = 0 ] || { echo "skip: ceph-fuse mounts need root here"; exit 0; }
+
+cephfs_up
+M=$CEPHFS_MNT
+MDS_PID=${CEPHFS_PIDS%% *}
+assert_eq "the mount is ceph-fuse's" "fuse.ceph-fuse" "$(findmnt -n -o FSTYPE "$M")"
+grep -q ceph-mds "/proc/$MDS_PID/cmdline" || fail "pid $MDS_PID is not the ceph-mds the test started"
+mkdir "$M/d" "$M/ck"
+AT_EXIT+=("kill -CONT $MDS_PID 2>/dev/null")
+
+# stalled NAME WHEN CMD...: runs CMD in the background; WHEN "before": the MDS is stopped before it starts, "during":
+# once the run's first interval line is written (its phase runs). $took: the seconds from the stop until the run's
+# record is on disk (result.json with its "completed" check). Then the MDS continues and the process exits: a
+# thread left in a FUSE call the daemon has already taken waits in the kernel for its answer even while the process
+# exits (the kernel's FUSE request wait), so the exit itself, not the record, follows the MDS. $rc: its exit.
+stalled() {
+    local name=$1 when=$2 t0 pid; shift 2
+    [ "$when" = before ] && kill -STOP "$MDS_PID"
+    t0=$(date +%s%N)
+    "$@" >"$T/$name.out" 2>"$T/$name.err" &
+    pid=$!
+    if [ "$when" = during ]; then
+        for _ in $(seq 300); do [ -s "$T/$name/intervals.jsonl" ] && break; sleep 0.1; done
+        [ -s "$T/$name/intervals.jsonl" ] || fail "$name wrote no interval line in 30 s"
+        kill -STOP "$MDS_PID"
+        t0=$(date +%s%N)
+    fi
+    for _ in $(seq 600); do
+        jq -e '[.checks[] | select(.name == "completed")] | length == 1' "$T/$name/result.json" >/dev/null 2>&1 && break
+        sleep 0.1
+    done
+    took=$((($(date +%s%N) - t0) / 1000000000))
+    kill -CONT "$MDS_PID"
+    rc=0
+    timeout 60 tail --pid="$pid" -f /dev/null || fail "$name did not exit within 60 s of the MDS's return"
+    wait "$pid" || rc=$?
+    sleep 2 # the MDS answers the client's other waiting requests before the next case
+}
+
+# 1. put --keep with the MDS stopped before it starts: its look-up of which names exist reads the directory, which
+#    needs the MDS; the watchdog names that call after 5 s and the run ends with its record.
+stalled put0 before "$RB" load put "file://$M/d" --objects 50 --size 64k --keep --timeout 5s --out "$T/put0"
+assert_eq "put --keep on a stopped MDS: exit" 3 "$rc"
+[ "$took" -le 12 ] || fail "put --keep: its record took $took s with --timeout 5s"
+grep -Eq "error: (open|readdir|stat) $M/d.* has not returned after [0-9.]+ s \(--timeout 5\.00s\); the file system is not answering" \
+    "$T/put0.err" || fail "put --keep: the call and file not named: $(cat "$T/put0.err")"
+[ "$(grep -c 'error:' "$T/put0.err")" = 1 ] || fail "put --keep: expected one error line: $(cat "$T/put0.err")"
+assert_jq "$T/put0/result.json" '[.checks[] | select(.name == "completed")][0].passed == false' \
+    "put --keep: result.json on disk, not completed"
+ok "put --keep ended $took s after the stop: $(grep 'error:' "$T/put0.err")"
+
+# 2. put of new files (fsync before close), the MDS stopped mid-run: a create or a sync stops returning.
+stalled put during "$RB" load put "file://$M/d" --prefix mid- --objects 100000 --size 64k --fsync close --keep \
+    --timeout 5s --duration 60s --out "$T/put"
+assert_eq "put on a stopped MDS: exit" 3 "$rc"
+[ "$took" -le 12 ] || fail "put: its record took $took s after the stop with --timeout 5s"
+grep -Eq "error: (open|write|fsync|close|stat) $M/d/mid-[0-9]+ has not returned after [0-9.]+ s \(--timeout 5\.00s\); the file system is not answering" "$T/put.err" ||
+    fail "put: the call and file not named: $(cat "$T/put.err")"
+assert_jq "$T/put/result.json" '.summary.ops[0].requests > 0 and ([.checks[] | select(.name == "completed")][0].passed == false)' \
+    "put: result.json on disk with the requests before the stop, not completed"
+[ -s "$T/put/table.md" ] || fail "put: no table.md"
+grep -q 'outcome: failed: .*has not returned' "$T/put.err" || fail "put: no outcome line: $(tail -2 "$T/put.err")"
+ok "put ended $took s after the stop: $(grep 'error:' "$T/put.err" | head -1)"
+
+# 3. A checkpoint written with fsync (its default), the MDS stopped during the write: ends the same way.
+stalled ckpt during "$RB" load checkpoint "file://$M/ck" --model llama3-8b --scale 1/1024 --writes 4 --reads 1 \
+    --timeout 5s --out "$T/ckpt"
+assert_eq "checkpoint on a stopped MDS: exit" 3 "$rc"
+[ "$took" -le 12 ] || fail "checkpoint: its record took $took s after the stop"
+grep -Eq "error: (open|write|fsync|close|stat) $M/ck/.* has not returned after [0-9.]+ s \(--timeout 5\.00s\)" "$T/ckpt.err" ||
+    fail "checkpoint: the call and file not named: $(cat "$T/ckpt.err")"
+ok "checkpoint ended $took s after the stop: $(grep 'error:' "$T/ckpt.err" | head -1)"
+assert_jq "$T/ckpt/result.json" '.command == "load checkpoint"' "checkpoint: result.json on disk"
+
+# 4. SIGINT while a put waits on the stopped MDS (--timeout 60s, stopped mid-run): the record is written within
+#    seconds (the stuck call is given up a second after the signal, with a warning naming it).
+"$RB" load put "file://$M/d" --prefix sig- --objects 100000 --size 64k --fsync close --timeout 60s --duration 60s \
+    --out "$T/sig" >/dev/null 2>"$T/sig.err" &
+rbpid=$!
+for _ in $(seq 300); do [ -s "$T/sig/intervals.jsonl" ] && break; sleep 0.1; done
+[ -s "$T/sig/intervals.jsonl" ] || fail "the SIGINT case wrote no interval line in 30 s"
+kill -STOP "$MDS_PID"
+sleep 3
+t0=$(date +%s%N)
+kill -INT "$rbpid"
+for _ in $(seq 600); do
+    jq -e '[.checks[] | select(.name == "completed")] | length == 1' "$T/sig/result.json" >/dev/null 2>&1 && break
+    sleep 0.1
+done
+took=$((($(date +%s%N) - t0) / 1000000000))
+kill -CONT "$MDS_PID"
+rc=0
+wait "$rbpid" || rc=$?
+assert_eq "SIGINT during the stall: exit" 3 "$rc"
+[ "$took" -le 5 ] || fail "SIGINT: the record took $took s"
+grep -q 'left behind in the kernel' "$T/sig.err" || fail "SIGINT: the stuck call not named: $(cat "$T/sig.err")"
+assert_jq "$T/sig/result.json" '.interrupted == true or ([.checks[] | select(.name == "completed")][0].passed == false)' \
+    "SIGINT: result.json on disk, interrupted"
+ok "file_cephfs_stall: all checks passed"
