@@ -38,6 +38,7 @@ struct fslot {
     int fd;
     bool busy, syncing, size_known;
     bool fd_kept;              /* fd is the open-file table's: not closed when the request ends */
+    bool created;              /* a put made this file (O_CREAT | O_EXCL): it removes it when it fails */
     uint64_t idx;              /* the object's index in its set (what a put that cleans up notes as written) */
     uint64_t pos, end;         /* next byte of the transfer and where it ends */
     uint64_t ttfb_ns;          /* first block's completion from the start; 0 none yet */
@@ -87,6 +88,19 @@ struct rb_file_loop {
 /* The run's one `error:` line for a file system that stopped working, once per process. */
 static atomic_flag fatal_logged = ATOMIC_FLAG_INIT;
 
+/*
+ * A put that did not finish removes the file it created (partial or empty: no run leaves half a file behind).
+ * Returns true when the file is gone; false (warned, naming the path) when it stays: a vanished file system.
+ */
+static bool unmake(const struct fslot *s)
+{
+    if (unlink(s->path) == 0 || errno == ENOENT)
+        return true;
+    rb_warn("cannot remove %s, the unfinished file this run created: %s (rm -f -- '%s' removes it)", s->path,
+            strerror(errno), s->path);
+    return false;
+}
+
 /* ---- finishing a request ---- */
 
 /*
@@ -107,6 +121,8 @@ static void finish(struct rb_worker *w, struct fslot *s, int err, const char *wh
         }
         s->fd = -1;
     }
+    bool left = err && s->created && !unmake(s);
+    s->created = false;
     uint64_t now = rb_clock_ns();
     CURLcode rc = CURLE_OK;
     if (err) {
@@ -136,8 +152,8 @@ static void finish(struct rb_worker *w, struct fslot *s, int err, const char *wh
     w->local = keep;
     if (L->mixed)
         rb_mix_settle(w, slot, ok);
-    else if (w->o->track_written && ok)
-        rb_worker_wrote(w, s->idx);
+    else if (w->o->track_written && (ok || left))
+        rb_worker_wrote(w, s->idx); /* left: a failed put's file that could not be removed, cleanup's to try again */
 }
 
 /* Queues s's next I/O; a queue that refuses it ends the request (the engine itself failed). */
@@ -374,6 +390,7 @@ static void put_start(struct rb_worker *w, struct fslot *s, uint64_t size)
     s->r.start_ns = rb_clock_ns();
     if (s->r.intended_ns == 0)
         s->r.intended_ns = s->r.start_ns;
+    bool made = true;
     int rc = open_file(w, s, L->oflags_write);
     if (rc == -ENOENT) {
         make_parents(L->root, s->path);
@@ -386,6 +403,7 @@ static void put_start(struct rb_worker *w, struct fslot *s, uint64_t size)
          * drawn over a live object (this run's, or one --no-prepare --overwrite named). Nothing else.
          */
         rc = open_file(w, s, (L->oflags_write & ~(O_CREAT | O_EXCL)) | O_TRUNC);
+        made = false; /* written over: not this put's to remove */
     }
     if (rc == -EEXIST) {
         finish(w, s, EEXIST, "create (a run never overwrites a file it did not create)", false);
@@ -395,6 +413,7 @@ static void put_start(struct rb_worker *w, struct fslot *s, uint64_t size)
         finish(w, s, -rc, "create", false);
         return;
     }
+    s->created = made;
     if (!size) {
         put_last(w, s);
         return;
@@ -600,8 +619,11 @@ int rb_file_run(struct rb_worker *w, const atomic_bool *stop, const volatile int
             continue;
         }
         rb_xfer_abandon(w, NULL, s->r.name, s->r.intended_ns, now);
-        if (w->o->track_written && w->o->op == RB_LOAD_PUT)
-            rb_worker_wrote(w, s->idx); /* created by this run, partly written: cleanup's to delete */
+        /* A put cut short removes the file it created; one that cannot be removed is cleanup's to try again. */
+        bool left = s->created && !unmake(s);
+        s->created = false;
+        if (left && w->o->track_written && w->o->op == RB_LOAD_PUT)
+            rb_worker_wrote(w, s->idx);
     }
     if (L->fatal) {
         if (!atomic_flag_test_and_set(&fatal_logged))
