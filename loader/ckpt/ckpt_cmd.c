@@ -73,6 +73,8 @@ static int resolve(struct rb_ckpt_args *a)
         return rb_cli_usage_error("--mode write --writes 0: nothing to do");
     if (a->mode != RB_CKPT_MODE_READ && a->after)
         return rb_cli_usage_error("--after DIR is for --mode read (the write run's result directory)");
+    if (a->mode == RB_CKPT_MODE_BOTH && !a->writes && !a->reads)
+        return rb_cli_usage_error("--writes 0 --reads 0: nothing to measure");
     if (a->reads && !a->writes)
         return rb_cli_usage_error("--writes 0: the reads read checkpoints 1..--writes; say how many were written");
     if (a->name && (!a->name[0] || strstr(a->name, "..") || a->name[0] == '/' || strlen(a->name) > 200))

@@ -101,6 +101,22 @@ static void note_partial(struct rb_ckpt_run *x, const struct rb_objset *done, un
                  x->a->keep ? "stay (--keep)" : "are removed with the rest of what this run wrote");
 }
 
+/*
+ * How much of the checkpoint moved (collective; rank 0 gets the sums): the files every rank had to move and, for a
+ * write, the files each finished (what its engine noted written); a read's finished files are its requests without
+ * an error (rank 0's totals).
+ */
+static void count_done(struct rb_ckpt_run *x, bool write, const struct rb_load_result *res, struct rb_ckpt_done *d)
+{
+    unsigned long long n[2] = {x->step_set.n, write ? res->leftover.n : 0}, all[2] = {n[0], n[1]};
+    if (x->h.mpi)
+        RB_MPI_CHECK(MPI_Reduce(n, all, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, x->h.comm));
+    d->files = all[0];
+    d->files_done = all[1];
+    if (!write && res->total)
+        d->files_done = res->total->ops - res->total->errors;
+}
+
 /* One checkpoint write or read as a load phase; returns 0 or an exit status. */
 int rb_ckpt_one(struct rb_ckpt_run *x, bool write, unsigned step)
 {
@@ -150,8 +166,10 @@ int rb_ckpt_one(struct rb_ckpt_run *x, bool write, unsigned step)
     if (x->h.rank == 0 && !r)
         rb_harness_fatal(&x->h, RB_EXIT_RUNTIME, "out of memory");
     gather_ranks(x, res.rank_busy_s, bytes, r);
+    struct rb_ckpt_done done = {.interrupted = x->h.interrupted || rb_harness_any_signalled(&x->h)};
+    count_done(x, write, &res, &done);
     if (x->h.rank == 0 && res.total) {
-        rb_ckpt_record_point(x, write, step, r, &res);
+        rb_ckpt_record_point(x, write, step, r, &res, &done);
         char what[64];
         snprintf(what, sizeof what, "%s %u", write ? "write" : "read", step);
         if (!rb_load_check_errors(&x->h.result, what, write ? "writes" : "reads", res.total->err, res.total->errors,

@@ -1,9 +1,13 @@
 /* Cleanup at the end of load put and load mixed: one DELETE phase over what the run wrote, unless --keep. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cleanup_int.h"
+#include "railbench/file.h"
 #include "railbench/log.h"
 #include "safety_int.h"
 
@@ -43,13 +47,22 @@ static int cleanup(struct rb_harness *h, const struct rb_load_opts *o, const str
         return 0;
     }
     if (h->interrupted) {
-        /* A new phase would stop at its first tick: say what stays rather than half-delete it. */
+        /* A new phase would stop at its first tick: say what stays, and list it, rather than half-delete it. */
         out->failed = out->written;
         out->skipped = true;
+        char list[4300] = "";
+        int rc = rb_cleanup_list(h, names, list, sizeof list);
         if (h->rank == 0) {
-            rb_warn("interrupted: no cleanup; the %" PRIu64 " objects this run wrote stay under %s", out->written,
-                    where);
-            rb_harness_kept(h, "the %" PRIu64 " objects this run wrote under %s (no cleanup)", out->written, where);
+            char how[4600] = "";
+            if (!rc)
+                snprintf(how, sizeof how, "; listed in %s (railbench load delete --filelist %s %s removes them)", list,
+                         list, rb_target_name(o->target));
+            else
+                snprintf(how, sizeof how, " (cannot list them in %s: %s)", list, strerror(-rc));
+            rb_warn("interrupted: no cleanup; the %" PRIu64 " objects this run wrote stay under %s%s", out->written,
+                    where, how);
+            rb_harness_kept(h, "the %" PRIu64 " objects this run wrote under %s (no cleanup%s%s)", out->written, where,
+                            rc ? "" : "; listed in ", rc ? "" : list);
         }
         return 0;
     }
@@ -85,6 +98,44 @@ static int cleanup(struct rb_harness *h, const struct rb_load_opts *o, const str
     }
     rb_load_result_free(&res);
     return status;
+}
+
+int rb_cleanup_list(struct rb_harness *h, const struct rb_objset *names, char *path, size_t len)
+{
+    cJSON *mine = cJSON_CreateArray();
+    char nb[RB_OBJSET_NAME_BYTES];
+    for (uint64_t i = 0; mine && i < names->n; i++)
+        cJSON_AddItemToArray(mine, cJSON_CreateString(rb_objset_name(names, i, nb)));
+    cJSON *all = rb_harness_gather_json(h, mine);
+    cJSON_Delete(mine);
+    if (h->rank != 0)
+        return 0;
+    snprintf(path, len, "%s/%s", h->out_dir, RB_CLEANUP_LIST_NAME);
+    size_t cap = 4096, n = 0;
+    char *text = malloc(cap);
+    const cJSON *rank, *name;
+    cJSON_ArrayForEach(rank, all)
+        cJSON_ArrayForEach(name, rank)
+        {
+            size_t l = strlen(name->valuestring);
+            if (text && n + l + 2 > cap) {
+                while (n + l + 2 > cap)
+                    cap *= 2;
+                char *nt = realloc(text, cap);
+                if (!nt)
+                    free(text);
+                text = nt;
+            }
+            if (text) {
+                memcpy(text + n, name->valuestring, l);
+                n += l;
+                text[n++] = '\n';
+            }
+        }
+    cJSON_Delete(all);
+    int rc = text ? rb_file_write_atomic(path, text, n) : -ENOMEM;
+    free(text);
+    return rc;
 }
 
 cJSON *rb_cleanup_json(const struct rb_cleanup *c)

@@ -37,6 +37,15 @@ struct rb_cleanup {
 int rb_cleanup_run(struct rb_harness *h, const struct rb_load_opts *o, const struct rb_objset *names, bool keep,
                    uint64_t kept, const char *where, struct rb_cleanup *out);
 
+/* The file in the run's directory that lists, one a line, what a run left behind (load delete --filelist reads it). */
+#define RB_CLEANUP_LIST_NAME "left-behind.txt"
+
+/*
+ * Every rank's names to rank 0, written one a line to RB_CLEANUP_LIST_NAME in the run's directory (collective);
+ * rank 0 gets its path in path. Returns 0 or -errno (rank 0).
+ */
+int rb_cleanup_list(struct rb_harness *h, const struct rb_objset *names, char *path, size_t len);
+
 /* The summary.cleanup object of c (rank 0). */
 cJSON *rb_cleanup_json(const struct rb_cleanup *c);
 

@@ -24,6 +24,7 @@
 /* Longest wait for a completion or a due send before the loop looks at ticks and stop flags again. */
 #define IDLE_WAIT_NS (20 * RB_NS_PER_MS)
 #define REAP_BATCH 64
+#define UNMADE_NAMED 8 /* unfinished files removed that each process names */
 
 /*
  * One request slot: the file being read or written and the accounting
@@ -94,7 +95,17 @@ static atomic_flag fatal_logged = ATOMIC_FLAG_INIT;
  */
 static bool unmake(const struct fslot *s)
 {
-    if (unlink(s->path) == 0 || errno == ENOENT)
+    if (unlink(s->path) == 0) {
+        /* Which files went is said (the first few of each process: a wide run cut short has many in flight). */
+        static atomic_uint said;
+        unsigned k = atomic_fetch_add(&said, 1);
+        if (k < UNMADE_NAMED)
+            rb_info("removed %s, the unfinished file this run created", s->path);
+        else if (k == UNMADE_NAMED)
+            rb_info("removed further unfinished files this run created (not named)");
+        return true;
+    }
+    if (errno == ENOENT)
         return true;
     rb_warn("cannot remove %s, the unfinished file this run created: %s (rm -f -- '%s' removes it)", s->path,
             strerror(errno), s->path);
