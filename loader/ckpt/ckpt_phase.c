@@ -71,34 +71,38 @@ static void gather_ranks(struct rb_ckpt_run *x, double busy_s, uint64_t bytes, s
 }
 
 /*
- * A write that failed part-way (a full file system: ENOSPC) leaves files it did not finish: every file of the step
- * that exists joins what cleanup deletes (the folder was empty before the run, so whatever is in it the run made).
- * Only targets that answer existence locally (file) can leave such files; an S3 upload that fails is aborted.
+ * A write that failed part-way (a full file system: ENOSPC) or was cut short: the file loop removes each file it did
+ * not finish; one it could not remove (the file system went away) and still exists joins what cleanup deletes (the
+ * folder was empty before the run, so whatever is in it the run made). Only targets that answer existence locally
+ * (file) can leave such files; an S3 upload that fails is aborted. Rank 0 says what of the checkpoint stays.
  */
 static void note_partial(struct rb_ckpt_run *x, const struct rb_objset *done, unsigned step)
 {
-    if (!x->t->ops->exists)
-        return;
     char nb[RB_OBJSET_NAME_BYTES], db[RB_OBJSET_NAME_BYTES], err[512];
-    uint64_t found = 0;
-    for (uint64_t i = 0; i < x->step_set.n; i++) {
-        const char *n = rb_objset_name(&x->step_set, i, nb);
+    unsigned long long n[3] = {0, done->n, x->step_set.n};
+    for (uint64_t i = 0; x->t->ops->exists && i < x->step_set.n; i++) {
+        const char *name = rb_objset_name(&x->step_set, i, nb);
         bool listed = false;
         for (uint64_t j = 0; j < done->n && !listed; j++)
-            listed = strcmp(rb_objset_name(done, j, db), n) == 0;
+            listed = strcmp(rb_objset_name(done, j, db), name) == 0;
         bool yes = false;
-        if (!listed && x->t->ops->exists(x->t, n, &yes, err, sizeof err) == 0 && yes) {
-            if (rb_objset_add(&x->written, n, 0))
+        if (!listed && x->t->ops->exists(x->t, name, &yes, err, sizeof err) == 0 && yes) {
+            if (rb_objset_add(&x->written, name, 0))
                 rb_harness_fatal(&x->h, RB_EXIT_RUNTIME, "out of memory");
-            found++;
+            n[0]++;
         }
     }
-    unsigned long long all = found;
     if (x->h.mpi)
-        RB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, x->h.comm));
-    if (x->h.rank == 0 && all)
-        rb_error("checkpoint %u under %s was not written whole: %llu partial file(s) %s", step, x->where, all,
-                 x->a->keep ? "stay (--keep)" : "are removed with the rest of what this run wrote");
+        RB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, n, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, x->h.comm));
+    if (x->h.rank != 0)
+        return;
+    const bool keep = x->a->keep || x->a->mode == RB_CKPT_MODE_WRITE;
+    char stuck[128] = "";
+    if (n[0])
+        snprintf(stuck, sizeof stuck, " except %llu that could not be (cleanup tries again)", n[0]);
+    rb_error("checkpoint %u under %s was not written whole: %llu of %llu files whole, unfinished ones removed%s; what "
+             "it wrote %s", step, x->where, n[1], n[2], stuck,
+             keep ? (x->a->keep ? "stays (--keep)" : "stays (--mode write)") : "is removed with the rest of what this run wrote");
 }
 
 /*
