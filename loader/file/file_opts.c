@@ -92,6 +92,11 @@ int rb_file_opts_target(const struct rb_file_opts *fo, const struct rb_target *t
 {
     if (strcmp(rb_target_scheme(t), "file") == 0) {
         probe_target_fs(t, cli->common.quiet);
+        /* A worker's ring holds its --inflight I/Os; the kernel refuses a ring of more entries (IORING_MAX_ENTRIES). */
+        if (fo->engine == RB_FIO_IO_URING && *inflight > RB_FIO_URING_MAX_ENTRIES)
+            return rb_cli_usage_error("--inflight %" PRIu64 " with --io-engine io_uring: at most %u (the kernel's "
+                                      "largest ring); use --threads for more I/Os in flight", *inflight,
+                                      RB_FIO_URING_MAX_ENTRIES);
         /* psync blocks in each call: a thread has one request at a time, and --inflight is io_uring's depth. */
         if (fo->engine == RB_FIO_PSYNC && *inflight > 1) {
             if (rb_cli_given(cli, "--inflight") || rb_cli_given(cli, "-c"))
