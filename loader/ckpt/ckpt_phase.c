@@ -100,9 +100,9 @@ static void note_partial(struct rb_ckpt_run *x, const struct rb_objset *done, un
     char stuck[128] = "";
     if (n[0])
         snprintf(stuck, sizeof stuck, " except %llu that could not be (cleanup tries again)", n[0]);
-    rb_error("checkpoint %u under %s was not written whole: %llu of %llu files whole, unfinished ones removed%s; what "
-             "it wrote %s", step, x->where, n[1], n[2], stuck,
-             keep ? (x->a->keep ? "stays (--keep)" : "stays (--mode write)") : "is removed with the rest of what this run wrote");
+    rb_warn("checkpoint %u under %s was not written whole: %llu of %llu files whole, unfinished ones removed%s; what "
+            "it wrote %s", step, x->where, n[1], n[2], stuck,
+            keep ? (x->a->keep ? "stays (--keep)" : "stays (--mode write)") : "is removed with the rest of what this run wrote");
 }
 
 /*
@@ -176,8 +176,11 @@ int rb_ckpt_one(struct rb_ckpt_run *x, bool write, unsigned step)
         rb_ckpt_record_point(x, write, step, r, &res, &done);
         char what[64];
         snprintf(what, sizeof what, "%s %u", write ? "write" : "read", step);
-        if (!rb_load_check_errors(&x->h.result, what, write ? "writes" : "reads", res.total->err, res.total->errors,
-                                  res.total->ops, 0) && !write && res.total->err[RB_LERR_HTTP_4XX] == res.total->errors)
+        /* A phase that stopped the run (exit 3) has said why: the check is recorded without a second error line. */
+        bool (*check)(struct rb_result *, const char *, const char *, const uint64_t *, uint64_t, uint64_t, double) =
+            status ? rb_load_record_errors : rb_load_check_errors;
+        if (!check(&x->h.result, what, write ? "writes" : "reads", res.total->err, res.total->errors, res.total->ops,
+                   0) && !write && res.total->err[RB_LERR_HTTP_4XX] == res.total->errors)
             rb_error("checkpoint %u under %s%s: %" PRIu64 " of %" PRIu64 " files not found: was it written (--writes, "
                      "--name)?", step, x->where, "", res.total->errors, res.total->ops);
         if (o.cache_header) {

@@ -353,17 +353,24 @@ static void get_done(struct rb_worker *w, struct fslot *s, const struct rb_fio_i
 
 /* ---- PUT: create (never over an existing file), write [0, size), sync by policy, close ---- */
 
-/* Makes the directories of path below the target's root (mkdir -p); they are the run's. */
-static void make_parents(const char *root, const char *path)
+/*
+ * Makes the directories of path below the target's root (mkdir -p); they are the run's. Returns 0 or the errno of
+ * the first that could not be made (a read-only or unwritable directory: EROFS, EACCES), its path in failed.
+ */
+static int make_parents(const char *root, const char *path, char *failed, size_t len)
 {
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", path);
     size_t rootlen = strlen(root);
     for (char *p = dir + rootlen + 1; (p = strchr(p, '/')); p++) {
         *p = '\0';
-        mkdir(dir, 0755);
+        if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+            snprintf(failed, len, "%s", dir);
+            return errno;
+        }
         *p = '/';
     }
+    return 0;
 }
 
 static void write_next(struct rb_worker *w, struct fslot *s)
@@ -404,7 +411,14 @@ static void put_start(struct rb_worker *w, struct fslot *s, uint64_t size)
     bool made = true;
     int rc = open_file(w, s, L->oflags_write);
     if (rc == -ENOENT) {
-        make_parents(L->root, s->path);
+        char dir[PATH_MAX];
+        int err = make_parents(L->root, s->path, dir, sizeof dir);
+        if (err) {
+            /* The directory that refused is what the error names, not the file it would have held. */
+            snprintf(s->path, sizeof s->path, "%s", dir);
+            finish(w, s, err, "mkdir", false);
+            return;
+        }
         rc = open_file(w, s, L->oflags_write);
     }
     if (rc == -EEXIST && ((w->o->preexisting && w->o->preexisting->n) ||
