@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -117,6 +118,19 @@ int rb_file_opts_target(const struct rb_file_opts *fo, const struct rb_target *t
             return rb_cli_usage_error("%s: a file-system option; %s is not a file:// target", names[i],
                                       rb_target_name(t));
     return 0;
+}
+
+int rb_file_space_check(const struct rb_target *t, uint64_t need, const char *what)
+{
+    struct statvfs sv;
+    if (strcmp(rb_target_scheme(t), "file") != 0 || statvfs(rb_target_file_root(t), &sv) != 0)
+        return 0;
+    const uint64_t room = (uint64_t)sv.f_bavail * sv.f_frsize;
+    if (need <= room)
+        return 0;
+    rb_error("%s: %s needs %.3f GB, the file system under it has %.3f GB free: nothing written (ENOSPC)",
+             rb_target_name(t), what, need / 1e9, room / 1e9);
+    return RB_EXIT_RUNTIME;
 }
 
 void rb_file_summary_json(cJSON *summary, const struct rb_file_opts *fo)
