@@ -63,8 +63,9 @@ struct rb_target;
  */
 /*
  * A file:// target's room for what a run will write: need bytes (at least) against the free space of the file system
- * under its directory (statvfs, as an unprivileged user sees it). More than that is one `error:` line naming both,
- * and RB_EXIT_RUNTIME, before anything is written; 0 when it fits, the target is not file://, or statvfs fails.
+ * under its directory (statvfs, as an unprivileged user sees it). More than that, or a file system mounted read-only,
+ * is one `error:` line naming both (or EROFS), and RB_EXIT_RUNTIME, before anything is written; 0 when it fits, the
+ * target is not file://, or statvfs fails.
  */
 int rb_file_space_check(const struct rb_target *t, uint64_t need, const char *what);
 

@@ -125,6 +125,11 @@ int rb_file_space_check(const struct rb_target *t, uint64_t need, const char *wh
     struct statvfs sv;
     if (strcmp(rb_target_scheme(t), "file") != 0 || statvfs(rb_target_file_root(t), &sv) != 0)
         return 0;
+    if (sv.f_flag & ST_RDONLY) {
+        rb_error("%s: %s: the file system under it is mounted read-only (EROFS): nothing written", rb_target_name(t),
+                 what);
+        return RB_EXIT_RUNTIME;
+    }
     const uint64_t room = (uint64_t)sv.f_bavail * sv.f_frsize;
     if (need <= room)
         return 0;
