@@ -13,6 +13,7 @@
 
 static int cleanup(struct rb_harness *h, const struct rb_load_opts *o, const struct rb_objset *names, bool keep,
                    uint64_t kept, const char *where, struct rb_cleanup *out);
+static int write_names(cJSON *all, const char *path);
 
 int rb_cleanup_run(struct rb_harness *h, const struct rb_load_opts *o, const struct rb_objset *names, bool keep,
                    uint64_t kept, const char *where, struct rb_cleanup *out)
@@ -103,17 +104,30 @@ static int cleanup(struct rb_harness *h, const struct rb_load_opts *o, const str
     return status;
 }
 
+/* names as a JSON array of strings (NULL out of memory). */
+static cJSON *names_json(const struct rb_objset *names)
+{
+    cJSON *a = cJSON_CreateArray();
+    char nb[RB_OBJSET_NAME_BYTES];
+    for (uint64_t i = 0; a && i < names->n; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateString(rb_objset_name(names, i, nb)));
+    return a;
+}
+
 int rb_cleanup_list(struct rb_harness *h, const struct rb_objset *names, char *path, size_t len)
 {
-    cJSON *mine = cJSON_CreateArray();
-    char nb[RB_OBJSET_NAME_BYTES];
-    for (uint64_t i = 0; mine && i < names->n; i++)
-        cJSON_AddItemToArray(mine, cJSON_CreateString(rb_objset_name(names, i, nb)));
+    cJSON *mine = names_json(names);
     cJSON *all = rb_harness_gather_json(h, mine);
     cJSON_Delete(mine);
     if (h->rank != 0)
         return 0;
     snprintf(path, len, "%s/%s", h->out_dir, RB_CLEANUP_LIST_NAME);
+    return write_names(all, path);
+}
+
+/* Rank 0: the names of every rank's array in all (arrays of strings), one a line, into path. 0 or -errno. */
+static int write_names(cJSON *all, const char *path)
+{
     size_t cap = 4096, n = 0;
     char *text = malloc(cap);
     const cJSON *rank, *name;
@@ -139,6 +153,77 @@ int rb_cleanup_list(struct rb_harness *h, const struct rb_objset *names, char *p
     int rc = text ? rb_file_write_atomic(path, text, n) : -ENOMEM;
     free(text);
     return rc;
+}
+
+/* Rank 0: up to RB_PROBE_NAMED names of what (an array of every rank's arrays) into buf, ", "-separated. */
+static void first_names(const cJSON *all, const char *key, char *buf, size_t len)
+{
+    size_t n = 0, k = 0;
+    buf[0] = '\0';
+    const cJSON *rank, *name;
+    cJSON_ArrayForEach(rank, all)
+        cJSON_ArrayForEach(name, cJSON_GetObjectItem(rank, key))
+            if (k++ < RB_PROBE_NAMED && n < len)
+                n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", name->valuestring);
+    if (k > RB_PROBE_NAMED && n < len)
+        snprintf(buf + n, len - n, ", ...");
+}
+
+void rb_cleanup_probe(struct rb_harness *h, const struct rb_target *t, struct rb_load_result *res, uint64_t timeout_ns,
+                      bool keep)
+{
+    struct rb_objset left = {0}, unknown = {0};
+    if (rb_safety_probe(t, &res->unknown, timeout_ns, &left, &unknown) && res->unknown.n) {
+        rb_objset_free(&left);
+        rb_objset_free(&unknown);
+        if (rb_safety_without(&res->unknown, NULL, &unknown))
+            rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
+    }
+    /* What HEAD found stored is the run's like any object it wrote: cleanup deletes it (unless --keep). */
+    char nb[RB_OBJSET_NAME_BYTES];
+    for (uint64_t i = 0; !keep && i < left.n; i++)
+        if (rb_objset_add(&res->leftover, rb_objset_name(&left, i, nb), 0))
+            rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
+    unsigned long long n[3] = {res->unknown.n, left.n, unknown.n}, all_n[3] = {n[0], n[1], n[2]};
+    if (h->mpi && h->size > 1)
+        RB_MPI_CHECK(MPI_Allreduce(n, all_n, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, h->comm));
+    res->probed = all_n[0];
+    res->probed_left = all_n[1];
+    res->probed_unknown = all_n[2];
+    if (!all_n[0]) {
+        rb_objset_free(&left);
+        rb_objset_free(&unknown);
+        return;
+    }
+    cJSON *mine = cJSON_CreateObject();
+    cJSON_AddItemToObject(mine, "left", names_json(&left));
+    cJSON_AddItemToObject(mine, "unknown", names_json(&unknown));
+    rb_objset_free(&left);
+    rb_objset_free(&unknown);
+    cJSON *all = rb_harness_gather_json(h, mine);
+    cJSON_Delete(mine);
+    if (h->rank != 0)
+        return;
+    char l[1200], u[1200], path[4200];
+    first_names(all, "left", l, sizeof l);
+    first_names(all, "unknown", u, sizeof u);
+    /* The list: every name that may be stored, one a line (what load delete --filelist takes). */
+    cJSON *lists = cJSON_CreateArray();
+    const cJSON *rank;
+    cJSON_ArrayForEach(rank, all)
+    {
+        cJSON_AddItemToArray(lists, cJSON_Duplicate(cJSON_GetObjectItem(rank, "left"), true));
+        cJSON_AddItemToArray(lists, cJSON_Duplicate(cJSON_GetObjectItem(rank, "unknown"), true));
+    }
+    cJSON_Delete(all);
+    snprintf(path, sizeof path, "%s/%s", h->out_dir, RB_PROBE_LIST_NAME);
+    int rc = all_n[1] + all_n[2] ? write_names(lists, path) : (cJSON_Delete(lists), 0);
+    snprintf(res->probe_list, sizeof res->probe_list, "%s", rc || !(all_n[1] + all_n[2]) ? "" : path);
+    rb_warn("%llu put(s) timed out, were reset or were in flight at the end: their outcome was not known; HEAD after "
+            "the phase: %llu stored (%s)%s%s, %llu not stored, %llu unknown (HEAD failed too)%s%s%s%s",
+            all_n[0], all_n[1], keep ? "they stay: --keep" : "cleanup deletes them", all_n[1] ? ": " : "", l,
+            all_n[0] - all_n[1] - all_n[2], all_n[2], all_n[2] ? ": " : "", u,
+            res->probe_list[0] ? "; all listed in " : "", res->probe_list);
 }
 
 cJSON *rb_cleanup_json(const struct rb_cleanup *c)

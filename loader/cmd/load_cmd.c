@@ -473,6 +473,9 @@ static int run(struct load_args *a, struct rb_cli *cli)
         status = RB_EXIT_RUNTIME;
     struct rb_cleanup cl = {0};
     if (a->op == RB_LOAD_PUT) {
+        /* Puts whose outcome is unknown are looked up (HEAD): what the server stored is cleanup's too. */
+        if (o.track_written)
+            rb_cleanup_probe(&h, t, &res, a->tgt.timeout_ns, a->keep);
         const uint64_t ok = h.rank == 0 && res.total ? res.total->ops - res.total->errors : 0;
         int cs = rb_cleanup_run(&h, &o, &res.leftover, a->keep, ok, where, &cl);
         if (!status)

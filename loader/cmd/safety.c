@@ -218,10 +218,11 @@ static int head_start(const struct rb_target *t, CURLM *m, struct head_slot *s, 
 /*
  * HEADs every name of mine (HEAD_SLOTS at a time); 2xx: it exists (into
  * *existing, *first the lowest index), 404/410: it does not. Anything else is
- * -EIO with one line in err: the run cannot tell, so it does not write.
+ * -EIO with one line in err: the run cannot tell, so it does not write; with
+ * unknown, such a name goes there instead and the others are still asked.
  */
 static int head_all(const struct rb_target *t, const struct rb_objset *mine, uint64_t timeout_ns,
-                    struct rb_objset *existing, uint64_t *first, char *err, size_t errlen)
+                    struct rb_objset *existing, uint64_t *first, char *err, size_t errlen, struct rb_objset *unknown)
 {
     struct head_slot slots[HEAD_SLOTS] = {{0}};
     CURLM *m = curl_multi_init();
@@ -262,7 +263,11 @@ static int head_all(const struct rb_target *t, const struct rb_objset *mine, uin
                 continue;
             }
             active--;
-            if (msg->data.result != CURLE_OK)
+            const bool answered = msg->data.result == CURLE_OK && ((code >= 200 && code < 300) ||
+                                                                  (s->get && code == 416) || code == 404 || code == 410);
+            if (unknown && !answered)
+                rc = rb_objset_add(unknown, name, 0);
+            else if (msg->data.result != CURLE_OK)
                 rc = -EIO, snprintf(err, errlen, "%s: HEAD %s to see whether it exists: %s", rb_target_name(t), name,
                                     curl_easy_strerror(msg->data.result));
             else if ((code >= 200 && code < 300) || (s->get && code == 416)) { /* 416: an empty object */
@@ -347,7 +352,7 @@ int rb_safety_check(struct rb_harness *h, const struct rb_target *t, const struc
     } else if (t->ops->exists) {
         bad = exists_all(t, mine, &found, &first, err, sizeof err) != 0;
     } else {
-        bad = head_all(t, mine, timeout_ns, &found, &first, err, sizeof err) != 0;
+        bad = head_all(t, mine, timeout_ns, &found, &first, err, sizeof err, NULL) != 0;
     }
     /* The job's outcome: any rank that could not tell, how many exist, and the first of them (rank 0). */
     int any_bad = bad;
@@ -390,6 +395,19 @@ int rb_safety_check(struct rb_harness *h, const struct rb_target *t, const struc
     else
         rb_objset_free(&found);
     return status;
+}
+
+int rb_safety_probe(const struct rb_target *t, const struct rb_objset *names, uint64_t timeout_ns,
+                    struct rb_objset *left, struct rb_objset *unknown)
+{
+    if (!names->n)
+        return 0;
+    uint64_t first = UINT64_MAX;
+    char err[600] = "";
+    int rc = t->ops->exists ? -EOPNOTSUPP : head_all(t, names, timeout_ns, left, &first, err, sizeof err, unknown);
+    if (rc == -ENOMEM)
+        rb_warn("out of memory while looking up the puts whose outcome is unknown");
+    return rc;
 }
 
 void rb_safety_json(cJSON *summary, const char *run_prefix)
