@@ -31,6 +31,28 @@ int rb_cleanup_run(struct rb_harness *h, const struct rb_load_opts *o, const str
     return status;
 }
 
+/*
+ * After the cleanup's DELETE phase (collective): when any DELETE failed, the names it did not delete (names less
+ * the phase's leftover, the DELETEs that succeeded) are listed in the run's directory; list (rank 0) gets the path,
+ * "" when nothing failed or the list could not be written.
+ */
+static void list_failed(struct rb_harness *h, const struct rb_objset *names, uint64_t written,
+                        const struct rb_load_result *res, char *list, size_t len)
+{
+    int failed = h->rank == 0 && (!res->total || res->total->ops - res->total->errors < written);
+    if (h->mpi && h->size > 1)
+        RB_MPI_CHECK(MPI_Bcast(&failed, 1, MPI_INT, 0, h->comm));
+    if (!failed)
+        return;
+    struct rb_objset stay = {0};
+    if (rb_safety_without(names, &res->leftover, &stay))
+        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
+    int rc = rb_cleanup_list(h, &stay, list, len);
+    rb_objset_free(&stay);
+    if (rc)
+        list[0] = '\0';
+}
+
 /* rb_cleanup_run over names this run created. */
 static int cleanup(struct rb_harness *h, const struct rb_load_opts *o, const struct rb_objset *names, bool keep,
                    uint64_t kept, const char *where, struct rb_cleanup *out)
@@ -79,8 +101,11 @@ static int cleanup(struct rb_harness *h, const struct rb_load_opts *o, const str
     d.min_size = d.max_size = 0;
     d.cache_header = NULL;
     d.engine = o->engine; /* the run's own: native for its DELETEs where it ran native (--engine auto) */
+    d.track_written = true; /* the phase's leftover: the names deleted, so the ones that stay can be listed */
     struct rb_load_result res = {0};
     int status = rb_load_run_phase(h, "cleanup", 0, &d, &res);
+    char list[4300] = "";
+    list_failed(h, names, out->written, &res, list, sizeof list);
     if (h->rank == 0 && res.total) {
         out->failed = res.total->errors;
         out->deleted = res.total->ops - res.total->errors;
@@ -96,7 +121,9 @@ static int cleanup(struct rb_harness *h, const struct rb_load_opts *o, const str
         rb_log_last_error(before, sizeof before);
         if (out->failed)
             rb_log(before[0] ? RB_LOG_WARN : RB_LOG_ERROR, "cleanup: %" PRIu64 " of %" PRIu64 " objects this run wrote "
-                   "could not be deleted and stay under %s", out->failed, out->written, where);
+                   "could not be deleted and stay under %s%s%s%s%s%s%s%s", out->failed, out->written, where,
+                   list[0] ? "; listed in " : "", list, list[0] ? " (railbench load delete --filelist " : "", list,
+                   list[0] ? " " : "", list[0] ? rb_target_name(o->target) : "", list[0] ? " removes them)" : "");
         if (!status && out->failed)
             status = RB_EXIT_CHECK;
     }

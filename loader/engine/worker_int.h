@@ -133,6 +133,7 @@ struct rb_req {
     uint64_t response_ns;       /* when the last final (non-1xx) status line arrived; 0 none */
     uint64_t body;              /* body bytes received */
     bool busy, mismatch, status_known, err_status;
+    bool resent;                /* sent again after its connection closed unanswered: the server may hold the first */
     int cache;                  /* RB_LX_CACHE_* seen in this response, or RB_LX_CACHE_ABSENT */
     unsigned cache_pos;         /* position in the cache header list of the name that set cache; UINT_MAX none */
     struct rb_buf errbody;      /* start of an error response's body, for one log line */
