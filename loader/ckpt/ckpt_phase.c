@@ -72,19 +72,25 @@ static void gather_ranks(struct rb_ckpt_run *x, double busy_s, uint64_t bytes, s
 
 /*
  * A write that failed part-way (a full file system: ENOSPC) or was cut short: the file loop removes each file it did
- * not finish; one it could not remove (the file system went away) and still exists joins what cleanup deletes (the
- * folder was empty before the run, so whatever is in it the run made). Only targets that answer existence locally
- * (file) can leave such files; an S3 upload that fails is aborted. Rank 0 says what of the checkpoint stays.
+ * not finish; one it could not remove (stuck: the file system went away), or that still exists, joins what cleanup
+ * deletes (the folder was empty before the run, so whatever is in it the run made). Only targets that answer
+ * existence locally (file) can leave such files; an S3 upload that fails is aborted. Rank 0 says what stays.
  */
-static void note_partial(struct rb_ckpt_run *x, const struct rb_objset *done, unsigned step)
+static void note_partial(struct rb_ckpt_run *x, const struct rb_objset *done, const struct rb_objset *stuck,
+                         unsigned step)
 {
     char nb[RB_OBJSET_NAME_BYTES], db[RB_OBJSET_NAME_BYTES], err[512];
-    unsigned long long n[3] = {0, done->n, x->step_set.n};
+    unsigned long long n[3] = {stuck->n, done->n, x->step_set.n};
+    for (uint64_t i = 0; i < stuck->n; i++) /* unfinished files the loop could not remove: cleanup tries again */
+        if (rb_objset_add(&x->written, rb_objset_name(stuck, i, nb), 0))
+            rb_harness_fatal(&x->h, RB_EXIT_RUNTIME, "out of memory");
     for (uint64_t i = 0; x->t->ops->exists && i < x->step_set.n; i++) {
         const char *name = rb_objset_name(&x->step_set, i, nb);
         bool listed = false;
         for (uint64_t j = 0; j < done->n && !listed; j++)
             listed = strcmp(rb_objset_name(done, j, db), name) == 0;
+        for (uint64_t j = 0; j < stuck->n && !listed; j++)
+            listed = strcmp(rb_objset_name(stuck, j, db), name) == 0;
         bool yes = false;
         if (!listed && x->t->ops->exists(x->t, name, &yes, err, sizeof err) == 0 && yes) {
             if (rb_objset_add(&x->written, name, 0))
@@ -97,11 +103,11 @@ static void note_partial(struct rb_ckpt_run *x, const struct rb_objset *done, un
     if (x->h.rank != 0)
         return;
     const bool keep = x->a->keep || x->a->mode == RB_CKPT_MODE_WRITE;
-    char stuck[128] = "";
+    char left[128] = "";
     if (n[0])
-        snprintf(stuck, sizeof stuck, " except %llu that could not be (cleanup tries again)", n[0]);
+        snprintf(left, sizeof left, " except %llu that could not be (cleanup tries again)", n[0]);
     rb_warn("checkpoint %u under %s was not written whole: %llu of %llu files whole, unfinished ones removed%s; what "
-            "it wrote %s", step, x->where, n[1], n[2], stuck,
+            "it wrote %s", step, x->where, n[1], n[2], left,
             keep ? (x->a->keep ? "stays (--keep)" : "stays (--mode write)") : "is removed with the rest of what this run wrote");
 }
 
@@ -164,7 +170,7 @@ int rb_ckpt_one(struct rb_ckpt_run *x, bool write, unsigned step)
             rb_harness_fatal(&x->h, RB_EXIT_RUNTIME, "out of memory");
         x->write_end_unix_s = rb_ckpt_unix_now_s();
         if (status || (res.total && res.total->errors) || res.leftover.n < x->step_set.n)
-            note_partial(x, &res.leftover, step);
+            note_partial(x, &res.leftover, &res.unknown, step);
     }
     struct rb_ckpt_rank *r = x->h.rank == 0 ? calloc((size_t)x->h.size, sizeof *r) : NULL;
     if (x->h.rank == 0 && !r)

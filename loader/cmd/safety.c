@@ -403,8 +403,19 @@ int rb_safety_probe(const struct rb_target *t, const struct rb_objset *names, ui
     if (!names->n)
         return 0;
     uint64_t first = UINT64_MAX;
-    char err[600] = "";
-    int rc = t->ops->exists ? -EOPNOTSUPP : head_all(t, names, timeout_ns, left, &first, err, sizeof err, unknown);
+    char err[600] = "", nb[RB_OBJSET_NAME_BYTES];
+    int rc = 0;
+    if (!t->ops->exists)
+        rc = head_all(t, names, timeout_ns, left, &first, err, sizeof err, unknown);
+    for (uint64_t i = 0; t->ops->exists && i < names->n && !rc; i++) {
+        /* A file system answers locally (stat): there, there not, or it cannot tell (gone: ENOTCONN). */
+        const char *name = rb_objset_name(names, i, nb);
+        bool yes = false;
+        if (t->ops->exists(t, name, &yes, err, sizeof err))
+            rc = rb_objset_add(unknown, name, 0);
+        else if (yes)
+            rc = rb_objset_add(left, name, 0);
+    }
     if (rc == -ENOMEM)
         rb_warn("out of memory while looking up the puts whose outcome is unknown");
     return rc;

@@ -508,8 +508,9 @@ void rb_xfer_record(struct rb_worker *w, struct rb_req *r, CURLcode rc, long sta
         rb_stats_error(s, (unsigned)cls);
         log_first_error(w, r, cls, rc, status);
         bytes = 0;
-        if (cls == RB_LERR_TIMEOUT || cls == RB_LERR_RESET || (r->resent && rc != CURLE_OK))
-            rb_written_unknown(w, r->name); /* sent, no answer: the server may have stored it */
+        /* Sent, no answer: the server may have stored it (a file put removes its own unfinished file instead). */
+        if (!w->loop && (cls == RB_LERR_TIMEOUT || cls == RB_LERR_RESET || (r->resent && rc != CURLE_OK)))
+            rb_written_unknown(w, r->name);
     } else {
         s->bytes += bytes;
         w->bytes_done += bytes;

@@ -404,7 +404,8 @@ void rb_written_free(struct rb_worker *w);
 void rb_worker_wrote(struct rb_worker *w, uint64_t idx);
 /*
  * Notes a put whose outcome is unknown (o->track_written): it timed out or its connection was reset after it was
- * sent, or it was in flight when the loop ended; the server may have stored it. Nothing on the file loop.
+ * sent, or it was in flight when the loop ended; the server may have stored it. On the file loop: an unfinished file
+ * it could not remove (the file system went away).
  */
 void rb_written_unknown(struct rb_worker *w, const char *name);
 /* Calls fn(name, arg) for every put w noted with rb_written_unknown. Returns 0 or fn's first non-zero. */

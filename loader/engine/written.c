@@ -52,7 +52,7 @@ void rb_worker_wrote(struct rb_worker *w, uint64_t idx)
 
 void rb_written_unknown(struct rb_worker *w, const char *name)
 {
-    if (!w->written || w->loop) /* a file put removes its own unfinished file (file_loop.c) */
+    if (!w->written)
         return;
     if (rb_objset_add(&w->written->unknown, name, 0))
         rb_warn("out of memory noting a put whose outcome is unknown: %s is not looked up", name);

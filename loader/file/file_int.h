@@ -63,7 +63,8 @@ struct rb_target;
  */
 /*
  * A file:// target's room for what a run will write: need bytes (at least) against the free space of the file system
- * under its directory (statvfs, as an unprivileged user sees it). More than that, or a file system mounted read-only,
+ * under its directory (statvfs, as an unprivileged user sees it; local file systems that report a size only, not
+ * FUSE or network ones, as probed by rb_file_opts_target). More than that, or a file system mounted read-only,
  * is one `error:` line naming both (or EROFS), and RB_EXIT_RUNTIME, before anything is written; 0 when it fits, the
  * target is not file://, or statvfs fails.
  */

@@ -163,8 +163,10 @@ static void finish(struct rb_worker *w, struct fslot *s, int err, const char *wh
     w->local = keep;
     if (L->mixed)
         rb_mix_settle(w, slot, ok);
-    else if (w->o->track_written && (ok || left))
-        rb_worker_wrote(w, s->idx); /* left: a failed put's file that could not be removed, cleanup's to try again */
+    else if (w->o->track_written && ok)
+        rb_worker_wrote(w, s->idx);
+    else if (left)
+        rb_written_unknown(w, s->r.name); /* unfinished, could not be removed: looked up and listed after the phase */
 }
 
 /* Queues s's next I/O; a queue that refuses it ends the request (the engine itself failed). */
@@ -647,8 +649,8 @@ int rb_file_run(struct rb_worker *w, const atomic_bool *stop, const volatile int
         /* A put cut short removes the file it created; one that cannot be removed is cleanup's to try again. */
         bool left = s->created && !unmake(s);
         s->created = false;
-        if (left && w->o->track_written && w->o->op == RB_LOAD_PUT)
-            rb_worker_wrote(w, s->idx);
+        if (left)
+            rb_written_unknown(w, s->r.name);
     }
     if (L->fatal) {
         if (!atomic_flag_test_and_set(&fatal_logged))
