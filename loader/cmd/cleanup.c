@@ -246,6 +246,10 @@ void rb_cleanup_probe(struct rb_harness *h, const struct rb_target *t, struct rb
     snprintf(path, sizeof path, "%s/%s", h->out_dir, RB_PROBE_LIST_NAME);
     int rc = all_n[1] + all_n[2] ? write_names(lists, path) : (cJSON_Delete(lists), 0);
     snprintf(res->probe_list, sizeof res->probe_list, "%s", rc || !(all_n[1] + all_n[2]) ? "" : path);
+    /* What may be stored and could not be looked up is left behind for all the run knows: a failed check. */
+    rb_result_check(&h->result, "unknown_outcome", all_n[2] == 0, "%llu put(s) of unknown outcome looked up: %llu "
+                    "stored, %llu not, %llu unknown (HEAD or stat failed too)%s%s", all_n[0], all_n[1],
+                    all_n[0] - all_n[1] - all_n[2], all_n[2], res->probe_list[0] ? "; listed in " : "", res->probe_list);
     rb_warn("%llu put(s) timed out, were reset or were in flight at the end: their outcome was not known; HEAD after "
             "the phase: %llu stored (%s)%s%s, %llu not stored, %llu unknown (HEAD failed too)%s%s%s%s",
             all_n[0], all_n[1], keep ? "they stay: --keep" : "cleanup deletes them", all_n[1] ? ": " : "", l,

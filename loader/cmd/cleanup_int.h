@@ -57,7 +57,8 @@ int rb_cleanup_list(struct rb_harness *h, const struct rb_objset *names, char *p
  * flight at the end) are looked up with HEAD (timeout_ns each, rb_safety_probe). Those found stored join
  * res->leftover, what cleanup deletes (not with keep); res->probed, probed_left and probed_unknown get the counts
  * over ranks (HEAD failed too: unknown). Rank 0 writes the names stored or unknown to RB_PROBE_LIST_NAME in the
- * run's directory (res->probe_list, "" when none) and warns naming up to RB_PROBE_NAMED of each.
+ * run's directory (res->probe_list, "" when none), warns naming up to RB_PROBE_NAMED of each, and records the check
+ * "unknown_outcome" (failed when any stays unknown).
  */
 void rb_cleanup_probe(struct rb_harness *h, const struct rb_target *t, struct rb_load_result *res, uint64_t timeout_ns,
                       bool keep);
