@@ -20,6 +20,23 @@ static bool is_straggler(const cJSON *p, double k)
     return false;
 }
 
+/* "yes", or why a checkpoint record is not a whole checkpoint (a record without the field: "yes"). */
+static const char *complete_text(const cJSON *p)
+{
+    if (!cJSON_IsFalse(cJSON_GetObjectItem(p, "complete")))
+        return "yes";
+    return cJSON_IsTrue(cJSON_GetObjectItem(p, "interrupted")) ? "interrupted" : "incomplete";
+}
+
+/* A mean throughput in GB/s, or "–" where no checkpoint was whole. */
+static void gbs(char *out, size_t len, double bytes_per_s)
+{
+    if (isfinite(bytes_per_s))
+        snprintf(out, len, "%.3f GB/s", bytes_per_s / 1e9);
+    else
+        snprintf(out, len, "–");
+}
+
 static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
 {
     struct rb_rtable *t = rb_report_table(out, s, "checkpoint", "Checkpoints: each write and read (MLPerf Storage)");
@@ -32,6 +49,7 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
     rb_rtable_col(t, "throughput_bytes_per_s", "GB/s", RB_RF_NUM, 3, 1e-9, 0);
     rb_rtable_col(t, "min_rank_throughput_bytes_per_s", "min rank GB/s", RB_RF_NUM, 3, 1e-9, 0);
     rb_rtable_col(t, "stragglers", "stragglers", RB_RF_NUM, 0, 1, 0);
+    rb_rtable_col(t, "complete", "complete", RB_RF_TEXT, 0, 1, 0);
     static const char *const figs[] = {"checkpoint", "bytes", "duration_s", "throughput_bytes_per_s",
                                        "min_rank_throughput_bytes_per_s"};
     static const char *const lists[] = {"writes", "reads"};
@@ -46,18 +64,23 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
                 for (size_t k = 0; k < sizeof figs / sizeof figs[0]; k++)
                     rb_rtable_num(t, r, figs[k], rb_rundir_num(p, figs[k]));
                 rb_rtable_num(t, r, "stragglers", (double)cJSON_GetArraySize(cJSON_GetObjectItem(p, "stragglers")));
+                rb_rtable_text(t, r, "complete", complete_text(p));
             }
         }
-        rb_report_note(t, s, i, "%s %s: %.3f GB per checkpoint, scale %s, %.0f process(es); mean write %.3f GB/s, "
-                       "mean read %.3f GB/s", rb_rundir_str(sum, "model.name") ? rb_rundir_str(sum, "model.name") : "?",
+        char mw[32], mr[32];
+        gbs(mw, sizeof mw, rb_rundir_num(sum, "write_mean.throughput_bytes_per_s"));
+        gbs(mr, sizeof mr, rb_rundir_num(sum, "read_mean.throughput_bytes_per_s"));
+        rb_report_note(t, s, i, "%s %s: %.3f GB per checkpoint, scale %s, %.0f process(es); mean of whole writes %s, "
+                       "of whole reads %s", rb_rundir_str(sum, "model.name") ? rb_rundir_str(sum, "model.name") : "?",
                        rb_rundir_str(sum, "target") ? rb_rundir_str(sum, "target") : "?",
                        rb_rundir_num(sum, "checkpoint_bytes") / 1e9,
                        rb_rundir_str(sum, "scale") ? rb_rundir_str(sum, "scale") : "1", rb_rundir_num(sum, "processes"),
-                       rb_rundir_num(sum, "write_mean.throughput_bytes_per_s") / 1e9,
-                       rb_rundir_num(sum, "read_mean.throughput_bytes_per_s") / 1e9);
+                       mw, mr);
     }
     rb_rtable_note(t, "duration: the slowest rank's time; GB/s: the checkpoint's bytes over it; min rank GB/s: the "
-                      "slowest rank's own bytes over its time; stragglers: ranks below half the median throughput");
+                      "slowest rank's own bytes over its time; stragglers: ranks below half the median throughput; "
+                      "complete: a checkpoint cut short (interrupted) or with failed files (incomplete) has no "
+                      "throughput and is not in the means");
 }
 
 /* The mean time of rank k over the records of list (NAN when none). */
@@ -68,6 +91,8 @@ static double mean_rank_time(const cJSON *list, double k, bool *straggler)
     const cJSON *p;
     cJSON_ArrayForEach(p, list)
     {
+        if (cJSON_IsFalse(cJSON_GetObjectItem(p, "complete")))
+            continue; /* a checkpoint cut short is no rank's time */
         const cJSON *r;
         cJSON_ArrayForEach(r, rb_rundir_array(p, "ranks"))
             if (rb_rundir_num(r, "rank") == k) {

@@ -198,7 +198,7 @@ rgw_keys() {
     body=$(curl -sS --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
         -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' "$RGW_ENDPOINT/$1?list-type=2&prefix=${2//\//%2F}")
     grep -q '<ListBucketResult' <<<"$body" || fail "listing $1/$2: $body"
-    grep -o '<Key>' <<<"$body" | wc -l
+    { grep -o '<Key>' <<<"$body" || true; } | wc -l
 }
 rgw_bucket() { "$ROOT/tests/servers/rgw.sh" bucket "$RGW_DIR" "$@" || fail "bucket $1 not created"; }
 # rgw_seen PATH-REGEX STATUS: how many requests RGW's beast access log shows as "METHOD PATH HTTP/1.1" STATUS.

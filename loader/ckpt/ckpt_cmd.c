@@ -74,6 +74,8 @@ static int resolve(struct rb_ckpt_args *a)
         return rb_cli_usage_error("--mode write --writes 0: nothing to do");
     if (a->mode != RB_CKPT_MODE_READ && a->after)
         return rb_cli_usage_error("--after DIR is for --mode read (the write run's result directory)");
+    if (a->mode == RB_CKPT_MODE_BOTH && !a->writes && !a->reads)
+        return rb_cli_usage_error("--writes 0 --reads 0: nothing to measure");
     if (a->reads && !a->writes)
         return rb_cli_usage_error("--writes 0: the reads read checkpoints 1..--writes; say how many were written");
     if (rb_objname_check("--name", a->name, false))
@@ -194,6 +196,24 @@ static void plan(struct rb_ckpt_run *x, char folder[256])
     x->o.file = a->files ? &a->file : NULL;
 }
 
+/*
+ * file:// on one host: the --writes checkpoints must fit in the file system's free space, or nothing is written
+ * (several hosts may each write to their own disk: not judged from here). Collective; 0 or RB_EXIT_RUNTIME.
+ */
+static int room(struct rb_ckpt_run *x)
+{
+    int status = 0;
+    const uint64_t n = x->a->writes;
+    if (x->h.rank == 0 && x->a->files && x->a->mode != RB_CKPT_MODE_READ && x->h.host_count <= 1 && n) {
+        char what[96];
+        snprintf(what, sizeof what, "%" PRIu64 " checkpoint(s) of %" PRIu64 " bytes", n, x->total_bytes);
+        status = rb_file_space_check(x->t, x->total_bytes > UINT64_MAX / n ? UINT64_MAX : x->total_bytes * n, what);
+    }
+    if (x->h.mpi)
+        RB_MPI_CHECK(MPI_Bcast(&status, 1, MPI_INT, 0, x->h.comm));
+    return status;
+}
+
 /* The reads (collective): the cache drop, --after's gap to the write run, then --reads checkpoints. */
 static int read_all(struct rb_ckpt_run *x)
 {
@@ -277,7 +297,7 @@ static int run(struct rb_ckpt_args *a, struct rb_cli *cli)
     }
     char *table = NULL;
     struct rb_cleanup cl = {0};
-    if ((status = rb_ckpt_check_folder(&x)) || (status = rb_ckpt_dirs_note(&x)))
+    if ((status = rb_ckpt_check_folder(&x)) || (status = room(&x)) || (status = rb_ckpt_dirs_note(&x)))
         goto finish;
     if (a->mode != RB_CKPT_MODE_READ)
         for (unsigned k = 1; k <= a->writes && !status && !rb_harness_any_signalled(&x.h); k++)

@@ -66,9 +66,10 @@ void rb_ckpt_dirs_remove(struct rb_ckpt_run *x)
     rb_harness_barrier(&x->h); /* every rank's files are deleted */
     unsigned long long mine = 0, all = 0;
     for (unsigned i = x->nmade; i-- > 0 && !rb_fwatch_fired();) { /* a stalled file system: left as they are */
+        struct stat st;
         if (rmdir(x->made_dirs[i]) == 0)
             mine++;
-        else if (errno != ENOENT && errno != ENOTEMPTY && errno != EEXIST)
+        else if (errno != ENOENT && errno != ENOTEMPTY && errno != EEXIST && lstat(x->made_dirs[i], &st) == 0)
             rb_warn("load checkpoint: cannot remove the directory %s this run made: %s", x->made_dirs[i],
                     strerror(errno));
     }

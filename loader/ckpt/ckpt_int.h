@@ -127,9 +127,18 @@ void rb_ckpt_dirs_free(struct rb_ckpt_run *x);
 int rb_ckpt_check_folder(struct rb_ckpt_run *x);
 /* --after DIR: the write run's end time from DIR/result.json (summary.write_end_unix_s); 0 or -errno. */
 int rb_ckpt_read_write_end(const char *dir, double *end_s);
-/* Rank 0: the record of one checkpoint from every rank's r (figures, ranks, hosts, stragglers, gauges). */
+/* How much of one checkpoint moved (rank 0: over every rank). */
+struct rb_ckpt_done {
+    uint64_t files, files_done; /* the checkpoint's files; those written or read whole */
+    bool interrupted;           /* a signal cut the phase short */
+};
+/*
+ * Rank 0: the record of one checkpoint from every rank's r (figures, ranks, hosts, stragglers, gauges). A
+ * checkpoint is complete when every file moved whole without an error (a signal before the last one cut it short);
+ * one that is not is recorded with complete false, what moved, no throughput, and is left out of the means.
+ */
 void rb_ckpt_record_point(struct rb_ckpt_run *x, bool write, unsigned step, const struct rb_ckpt_rank *r,
-                          const struct rb_load_result *res);
+                          const struct rb_load_result *res, const struct rb_ckpt_done *d);
 /* Rank 0: the summary into the result and the MLPerf-style table (a new string, or NULL out of memory). */
 char *rb_ckpt_report(struct rb_ckpt_run *x, const struct rb_cleanup *cl);
 /* The host names by host index to rank 0 (collective; x->hosts, x->nhosts on rank 0). */

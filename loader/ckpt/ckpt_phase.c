@@ -72,35 +72,61 @@ static void gather_ranks(struct rb_ckpt_run *x, double busy_s, uint64_t bytes, s
 }
 
 /*
- * A write that failed part-way (a full file system: ENOSPC) leaves files it did not finish: every file of the step
- * that exists joins what cleanup deletes (the folder was empty before the run, so whatever is in it the run made).
- * Only targets that answer existence locally (file) can leave such files; an S3 upload that fails is aborted.
+ * A write that failed part-way (a full file system: ENOSPC) or was cut short: the file loop removes each file it did
+ * not finish; one it could not remove (stuck: the file system went away), or that still exists, joins what cleanup
+ * deletes (the folder was empty before the run, so whatever is in it the run made). Only targets that answer
+ * existence locally (file) can leave such files; an S3 upload that fails is aborted. Rank 0 says what stays.
  */
-static void note_partial(struct rb_ckpt_run *x, const struct rb_objset *done, unsigned step)
+static void note_partial(struct rb_ckpt_run *x, const struct rb_objset *done, const struct rb_objset *stuck,
+                         unsigned step)
 {
-    if (!x->t->ops->exists)
-        return;
     char nb[RB_OBJSET_NAME_BYTES], db[RB_OBJSET_NAME_BYTES], err[512];
-    uint64_t found = 0;
+    unsigned long long n[3] = {stuck->n, done->n, x->step_set.n};
+    for (uint64_t i = 0; i < stuck->n; i++) /* unfinished files the loop could not remove: cleanup tries again */
+        if (rb_objset_add(&x->written, rb_objset_name(stuck, i, nb), 0))
+            rb_harness_fatal(&x->h, RB_EXIT_RUNTIME, "out of memory");
     /* Not on a file system that stopped answering (the watchdog gave up a call): each look would hang as well. */
-    for (uint64_t i = 0; i < x->step_set.n && !rb_fwatch_fired(); i++) {
-        const char *n = rb_objset_name(&x->step_set, i, nb);
+    for (uint64_t i = 0; x->t->ops->exists && i < x->step_set.n && !rb_fwatch_fired(); i++) {
+        const char *name = rb_objset_name(&x->step_set, i, nb);
         bool listed = false;
         for (uint64_t j = 0; j < done->n && !listed; j++)
-            listed = strcmp(rb_objset_name(done, j, db), n) == 0;
+            listed = strcmp(rb_objset_name(done, j, db), name) == 0;
+        for (uint64_t j = 0; j < stuck->n && !listed; j++)
+            listed = strcmp(rb_objset_name(stuck, j, db), name) == 0;
         bool yes = false;
-        if (!listed && x->t->ops->exists(x->t, n, &yes, err, sizeof err) == 0 && yes) {
-            if (rb_objset_add(&x->written, n, 0))
+        if (!listed && x->t->ops->exists(x->t, name, &yes, err, sizeof err) == 0 && yes) {
+            if (rb_objset_add(&x->written, name, 0))
                 rb_harness_fatal(&x->h, RB_EXIT_RUNTIME, "out of memory");
-            found++;
+            n[0]++;
         }
     }
-    unsigned long long all = found;
     if (x->h.mpi)
-        RB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, x->h.comm));
-    if (x->h.rank == 0 && all)
-        rb_error("checkpoint %u under %s was not written whole: %llu partial file(s) %s", step, x->where, all,
-                 x->a->keep ? "stay (--keep)" : "are removed with the rest of what this run wrote");
+        RB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, n, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, x->h.comm));
+    if (x->h.rank != 0)
+        return;
+    const bool keep = x->a->keep || x->a->mode == RB_CKPT_MODE_WRITE;
+    char left[128] = "";
+    if (n[0])
+        snprintf(left, sizeof left, " except %llu that could not be (cleanup tries again)", n[0]);
+    rb_warn("checkpoint %u under %s was not written whole: %llu of %llu files whole, unfinished ones removed%s; what "
+            "it wrote %s", step, x->where, n[1], n[2], left,
+            keep ? (x->a->keep ? "stays (--keep)" : "stays (--mode write)") : "is removed with the rest of what this run wrote");
+}
+
+/*
+ * How much of the checkpoint moved (collective; rank 0 gets the sums): the files every rank had to move and, for a
+ * write, the files each finished (what its engine noted written); a read's finished files are its requests without
+ * an error (rank 0's totals).
+ */
+static void count_done(struct rb_ckpt_run *x, bool write, const struct rb_load_result *res, struct rb_ckpt_done *d)
+{
+    unsigned long long n[2] = {x->step_set.n, write ? res->leftover.n : 0}, all[2] = {n[0], n[1]};
+    if (x->h.mpi)
+        RB_MPI_CHECK(MPI_Reduce(n, all, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, x->h.comm));
+    d->files = all[0];
+    d->files_done = all[1];
+    if (!write && res->total)
+        d->files_done = res->total->ops - res->total->errors;
 }
 
 /* One checkpoint write or read as a load phase; returns 0 or an exit status. */
@@ -146,18 +172,23 @@ int rb_ckpt_one(struct rb_ckpt_run *x, bool write, unsigned step)
             rb_harness_fatal(&x->h, RB_EXIT_RUNTIME, "out of memory");
         x->write_end_unix_s = rb_ckpt_unix_now_s();
         if (status || (res.total && res.total->errors) || res.leftover.n < x->step_set.n)
-            note_partial(x, &res.leftover, step);
+            note_partial(x, &res.leftover, &res.unknown, step);
     }
     struct rb_ckpt_rank *r = x->h.rank == 0 ? calloc((size_t)x->h.size, sizeof *r) : NULL;
     if (x->h.rank == 0 && !r)
         rb_harness_fatal(&x->h, RB_EXIT_RUNTIME, "out of memory");
     gather_ranks(x, res.rank_busy_s, bytes, r);
+    struct rb_ckpt_done done = {.interrupted = x->h.interrupted || rb_harness_any_signalled(&x->h)};
+    count_done(x, write, &res, &done);
     if (x->h.rank == 0 && res.total) {
-        rb_ckpt_record_point(x, write, step, r, &res);
+        rb_ckpt_record_point(x, write, step, r, &res, &done);
         char what[64];
         snprintf(what, sizeof what, "%s %u", write ? "write" : "read", step);
-        if (!rb_load_check_errors(&x->h.result, what, write ? "writes" : "reads", res.total->err, res.total->errors,
-                                  res.total->ops, 0) && !write && res.total->err[RB_LERR_HTTP_4XX] == res.total->errors)
+        /* A phase that stopped the run (exit 3) has said why: the check is recorded without a second error line. */
+        bool (*check)(struct rb_result *, const char *, const char *, const uint64_t *, uint64_t, uint64_t, double) =
+            status ? rb_load_record_errors : rb_load_check_errors;
+        if (!check(&x->h.result, what, write ? "writes" : "reads", res.total->err, res.total->errors, res.total->ops,
+                   0) && !write && res.total->err[RB_LERR_HTTP_4XX] == res.total->errors)
             rb_error("checkpoint %u under %s%s: %" PRIu64 " of %" PRIu64 " files not found: was it written (--writes, "
                      "--name)?", step, x->where, "", res.total->errors, res.total->ops);
         if (o.cache_header) {

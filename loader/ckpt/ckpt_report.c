@@ -11,42 +11,53 @@
 #include "railbench/log.h"
 
 /* Rank 0: the record of one checkpoint (figures, ranks, hosts, stragglers), logged and added to the list. */
+/* A number, or null where it was not measured (NAN). */
+static cJSON *num_or_null(double v)
+{
+    return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
 void rb_ckpt_record_point(struct rb_ckpt_run *x, bool write, unsigned step, const struct rb_ckpt_rank *r,
-                          const struct rb_load_result *res)
+                          const struct rb_load_result *res, const struct rb_ckpt_done *d)
 {
     struct rb_ckpt_figures f;
     rb_ckpt_figures(r, (size_t)x->h.size, &f);
     /*
-     * A checkpoint with failed requests moved less than its files: its bytes and throughput are what moved, and
-     * the slowest rank's own throughput is absent (which rank lost what is not known here); the means leave it out.
+     * A checkpoint cut short (a signal) or with failed requests moved less than its files: its bytes are what moved;
+     * it has no throughput, and no rank's own figures (what each rank moved is not known here); the means leave it
+     * out.
      */
-    const bool whole = !res->total || res->total->errors == 0;
+    const uint64_t errors = res->total ? res->total->errors : 0;
+    const bool whole = errors == 0 && d->files_done == d->files; /* a signal after the last file cut nothing */
     if (!whole) {
-        f.bytes = res->total->bytes;
-        f.throughput_bytes_per_s = f.duration_s > 0 ? f.bytes / f.duration_s : 0;
+        f.bytes = res->total ? res->total->bytes : 0;
+        f.throughput_bytes_per_s = NAN;
         f.min_rank_bytes_per_s = NAN;
     }
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "op", write ? "write" : "read");
     cJSON_AddNumberToObject(o, "checkpoint", step);
     cJSON_AddBoolToObject(o, "complete", whole);
+    cJSON_AddBoolToObject(o, "interrupted", d->interrupted);
+    cJSON_AddItemToObject(o, "files", rb_json_u64(d->files));
+    cJSON_AddItemToObject(o, "files_done", rb_json_u64(d->files_done));
     cJSON_AddItemToObject(o, "bytes", rb_json_u64(f.bytes));
     cJSON_AddNumberToObject(o, "duration_s", f.duration_s);
-    cJSON_AddNumberToObject(o, "throughput_bytes_per_s", f.throughput_bytes_per_s);
-    cJSON_AddItemToObject(o, "min_rank_throughput_bytes_per_s",
-                          isnan(f.min_rank_bytes_per_s) ? cJSON_CreateNull() : cJSON_CreateNumber(f.min_rank_bytes_per_s));
+    cJSON_AddItemToObject(o, "throughput_bytes_per_s", num_or_null(f.throughput_bytes_per_s));
+    cJSON_AddItemToObject(o, "min_rank_throughput_bytes_per_s", num_or_null(f.min_rank_bytes_per_s));
     cJSON_AddNumberToObject(o, "mean_rank_s", f.mean_rank_s);
     cJSON_AddNumberToObject(o, "slowest_rank", f.slowest_rank);
     cJSON_AddNumberToObject(o, "phase_s", res->duration_s);
-    cJSON_AddItemToObject(o, "errors", rb_json_u64(res->total ? res->total->errors : 0));
+    cJSON_AddItemToObject(o, "errors", rb_json_u64(errors));
     cJSON *ranks = cJSON_AddArrayToObject(o, "ranks");
     for (int i = 0; i < x->h.size; i++) {
         cJSON *k = cJSON_CreateObject();
         cJSON_AddNumberToObject(k, "rank", i);
         cJSON_AddStringToObject(k, "host", x->hosts[r[i].host]);
-        cJSON_AddItemToObject(k, "bytes", rb_json_u64(r[i].bytes));
+        cJSON_AddItemToObject(k, "bytes", whole ? rb_json_u64(r[i].bytes) : cJSON_CreateNull());
         cJSON_AddNumberToObject(k, "time_s", r[i].busy_s);
-        cJSON_AddNumberToObject(k, "throughput_bytes_per_s", r[i].busy_s > 0 ? r[i].bytes / r[i].busy_s : 0);
+        cJSON_AddItemToObject(k, "throughput_bytes_per_s",
+                              num_or_null(whole && r[i].busy_s > 0 ? r[i].bytes / r[i].busy_s : NAN));
         cJSON_AddItemToArray(ranks, k);
     }
     cJSON *hosts = cJSON_AddArrayToObject(o, "hosts");
@@ -63,15 +74,17 @@ void rb_ckpt_record_point(struct rb_ckpt_run *x, bool write, unsigned step, cons
         cJSON *k = cJSON_CreateObject();
         cJSON_AddStringToObject(k, "host", x->hosts[hi]);
         cJSON_AddNumberToObject(k, "ranks", n);
-        cJSON_AddItemToObject(k, "bytes", rb_json_u64(b));
+        cJSON_AddItemToObject(k, "bytes", whole ? rb_json_u64(b) : cJSON_CreateNull());
         cJSON_AddNumberToObject(k, "time_s", t);
-        cJSON_AddNumberToObject(k, "throughput_bytes_per_s", t > 0 ? b / t : 0);
+        cJSON_AddItemToObject(k, "throughput_bytes_per_s", num_or_null(whole && t > 0 ? b / t : NAN));
         cJSON_AddItemToArray(hosts, k);
     }
-    cJSON *st = rb_ckpt_stragglers(r, (size_t)x->h.size, (const char *const *)x->hosts, x->nhosts, false);
+    /* Stragglers are judged on whole checkpoints only (a cut-short one's per-rank bytes are not known). */
+    const char *const *hn = (const char *const *)x->hosts;
+    cJSON *st = whole ? rb_ckpt_stragglers(r, (size_t)x->h.size, hn, x->nhosts, false) : cJSON_CreateArray();
     cJSON_AddItemToObject(o, "stragglers", st);
     cJSON_AddItemToObject(o, "straggler_hosts",
-                          rb_ckpt_stragglers(r, (size_t)x->h.size, (const char *const *)x->hosts, x->nhosts, true));
+                          whole ? rb_ckpt_stragglers(r, (size_t)x->h.size, hn, x->nhosts, true) : cJSON_CreateArray());
     const cJSON *s;
     cJSON_ArrayForEach(s, st)
     {
@@ -82,12 +95,17 @@ void rb_ckpt_record_point(struct rb_ckpt_run *x, bool write, unsigned step, cons
                 cJSON_GetNumberValue(cJSON_GetObjectItem(s, "ratio")),
                 cJSON_GetNumberValue(cJSON_GetObjectItem(s, "median_bytes_per_s")) / 1e6);
     }
+    cJSON_AddItemToArray(write ? x->writes : x->reads, o);
+    if (!whole) {
+        rb_warn("checkpoint %s %u %s: %" PRIu64 " of %" PRIu64 " files whole, %.3f GB moved in %.3f s, %" PRIu64
+                " error(s); not a checkpoint's figure (left out of the means)", write ? "write" : "read", step,
+                d->interrupted ? "interrupted" : "incomplete", d->files_done, d->files, f.bytes / 1e9, f.duration_s,
+                errors);
+        return;
+    }
     rb_info("checkpoint %s %u: %.3f GB in %.3f s (slowest rank %d), %.3f GB/s; slowest rank's own %.3f GB/s",
             write ? "write" : "read", step, f.bytes / 1e9, f.duration_s, f.slowest_rank, f.throughput_bytes_per_s / 1e9,
             f.min_rank_bytes_per_s / 1e9);
-    cJSON_AddItemToArray(write ? x->writes : x->reads, o);
-    if (!whole)
-        return;
     struct rb_ckpt_figures *sum = write ? &x->wsum : &x->rsum;
     sum->bytes += f.bytes;
     sum->duration_s += f.duration_s;
@@ -101,9 +119,9 @@ void rb_ckpt_record_point(struct rb_ckpt_run *x, bool write, unsigned step, cons
                       "The last checkpoint's duration: its slowest rank's time.", labels, f.duration_s);
     rb_harness_metric(&x->h, "railbench_checkpoint_throughput_bytes_per_second", "gauge",
                       "The last checkpoint's bytes over its duration.", labels, f.throughput_bytes_per_s);
-    rb_harness_metric(&x->h, "railbench_checkpoint_min_rank_throughput_bytes_per_second", "gauge",
-                      "The last checkpoint's slowest rank's own throughput.", labels,
-                      isnan(f.min_rank_bytes_per_s) ? 0 : f.min_rank_bytes_per_s);
+    if (isfinite(f.min_rank_bytes_per_s))
+        rb_harness_metric(&x->h, "railbench_checkpoint_min_rank_throughput_bytes_per_second", "gauge",
+                          "The last checkpoint's slowest rank's own throughput.", labels, f.min_rank_bytes_per_s);
     rb_harness_metric(&x->h, "railbench_checkpoint_stragglers", "gauge",
                       "Ranks of the last checkpoint below half the ranks' median throughput.", labels,
                       cJSON_GetArraySize(st));
@@ -114,40 +132,63 @@ static cJSON *mean_json(const struct rb_ckpt_figures *s, unsigned n)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "checkpoints", n);
-    cJSON_AddNumberToObject(o, "duration_s", n ? s->duration_s / n : 0);
-    cJSON_AddNumberToObject(o, "throughput_bytes_per_s", n ? s->throughput_bytes_per_s / n : 0);
-    cJSON_AddNumberToObject(o, "min_rank_throughput_bytes_per_s", n ? s->min_rank_bytes_per_s / n : 0);
-    cJSON_AddItemToObject(o, "bytes", rb_json_u64(n ? s->bytes / n : 0));
+    /* No whole checkpoint: nothing was measured, null (never 0). */
+    cJSON_AddItemToObject(o, "duration_s", num_or_null(n ? s->duration_s / n : NAN));
+    cJSON_AddItemToObject(o, "throughput_bytes_per_s", num_or_null(n ? s->throughput_bytes_per_s / n : NAN));
+    cJSON_AddItemToObject(o, "min_rank_throughput_bytes_per_s", num_or_null(n ? s->min_rank_bytes_per_s / n : NAN));
+    cJSON_AddItemToObject(o, "bytes", n ? rb_json_u64(s->bytes / n) : cJSON_CreateNull());
     return o;
+}
+
+/* A figure for the table: value / scale in a field of width, or "–" where it was not measured (null). */
+static void cell(char *out, size_t len, const cJSON *v, double scale, int width)
+{
+    if (cJSON_IsNumber(v) && isfinite(v->valuedouble))
+        snprintf(out, len, "%*.3f", width, v->valuedouble / scale);
+    else
+        snprintf(out, len, "%*s–", width - 1, ""); /* "–" is one column wide, three bytes */
 }
 
 static void table_row(char **t, size_t *len, const cJSON *p)
 {
-    const char *st = "";
     char names[200] = "";
     size_t k = 0;
     const cJSON *s;
     cJSON_ArrayForEach(s, cJSON_GetObjectItem(p, "stragglers"))
         k += (size_t)snprintf(names + k, k < sizeof names ? sizeof names - k : 0, "%srank %d", k ? ", " : "",
                               (int)cJSON_GetNumberValue(cJSON_GetObjectItem(s, "rank")));
-    st = names;
-    char row[512];
-    const cJSON *mr = cJSON_GetObjectItem(p, "min_rank_throughput_bytes_per_s");
-    char minr[32] = "             –"; /* absent: the checkpoint had failed requests */
-    if (cJSON_IsNumber(mr))
-        snprintf(minr, sizeof minr, "%14.3f", mr->valuedouble / 1e9);
-    int n = snprintf(row, sizeof row, "| %-5s | %4d | %10.3f | %10.3f | %8.3f | %s | %s |\n",
+    if (!cJSON_IsTrue(cJSON_GetObjectItem(p, "complete")))
+        snprintf(names, sizeof names, "%s: %.0f of %.0f files, %.0f error(s); not in the mean",
+                 cJSON_IsTrue(cJSON_GetObjectItem(p, "interrupted")) ? "interrupted" : "incomplete",
+                 cJSON_GetNumberValue(cJSON_GetObjectItem(p, "files_done")),
+                 cJSON_GetNumberValue(cJSON_GetObjectItem(p, "files")),
+                 cJSON_GetNumberValue(cJSON_GetObjectItem(p, "errors")));
+    char row[600], gbs[32], minr[32], dur[32];
+    cell(gbs, sizeof gbs, cJSON_GetObjectItem(p, "throughput_bytes_per_s"), 1e9, 8);
+    cell(minr, sizeof minr, cJSON_GetObjectItem(p, "min_rank_throughput_bytes_per_s"), 1e9, 13);
+    cell(dur, sizeof dur, cJSON_GetObjectItem(p, "duration_s"), 1, 10);
+    int n = snprintf(row, sizeof row, "| %-5s | %4d | %10.3f | %s | %s | %s | %s |\n",
                      cJSON_GetStringValue(cJSON_GetObjectItem(p, "op")),
                      (int)cJSON_GetNumberValue(cJSON_GetObjectItem(p, "checkpoint")),
-                     cJSON_GetNumberValue(cJSON_GetObjectItem(p, "bytes")) / 1e9,
-                     cJSON_GetNumberValue(cJSON_GetObjectItem(p, "duration_s")),
-                     cJSON_GetNumberValue(cJSON_GetObjectItem(p, "throughput_bytes_per_s")) / 1e9, minr, st);
+                     cJSON_GetNumberValue(cJSON_GetObjectItem(p, "bytes")) / 1e9, dur, gbs, minr, names);
     char *nt = realloc(*t, *len + (size_t)n + 1);
     if (!nt)
         return;
     memcpy(nt + *len, row, (size_t)n + 1);
     *t = nt;
     *len += (size_t)n;
+}
+
+/* The table's last line: each mean, or "–" where no checkpoint was whole. */
+static int mean_line(char *out, size_t len, const struct rb_ckpt_run *x)
+{
+    char w[64] = "–", r[64] = "–";
+    if (x->nw)
+        snprintf(w, sizeof w, "%.3f s, %.3f GB/s", x->wsum.duration_s / x->nw, x->wsum.throughput_bytes_per_s / x->nw / 1e9);
+    if (x->nr)
+        snprintf(r, sizeof r, "%.3f s, %.3f GB/s", x->rsum.duration_s / x->nr, x->rsum.throughput_bytes_per_s / x->nr / 1e9);
+    return snprintf(out, len, "\nmean of %u whole write(s): %s; of %u whole read(s): %s (duration: the slowest rank's "
+                    "time; throughput: checkpoint bytes over it)\n", x->nw, w, x->nr, r);
 }
 
 /* Rank 0: summary (model, per-checkpoint records, means, the cache flush) and the MLPerf-style table. */
@@ -211,11 +252,7 @@ char *rb_ckpt_report(struct rb_ckpt_run *x, const struct rb_cleanup *cl)
     cJSON_ArrayForEach(p, cJSON_GetObjectItem(s, "writes")) table_row(&t, &len, p);
     cJSON_ArrayForEach(p, cJSON_GetObjectItem(s, "reads")) table_row(&t, &len, p);
     char tail[600];
-    int n = snprintf(tail, sizeof tail,
-                     "\nmean of %u write(s): %.3f s, %.3f GB/s; of %u read(s): %.3f s, %.3f GB/s (duration: the "
-                     "slowest rank's time; throughput: checkpoint bytes over it)\n",
-                     x->nw, x->nw ? x->wsum.duration_s / x->nw : 0, x->nw ? x->wsum.throughput_bytes_per_s / x->nw / 1e9 : 0,
-                     x->nr, x->nr ? x->rsum.duration_s / x->nr : 0, x->nr ? x->rsum.throughput_bytes_per_s / x->nr / 1e9 : 0);
+    int n = mean_line(tail, sizeof tail, x);
     char *nt = t ? realloc(t, len + (size_t)n + 1) : NULL;
     if (nt) {
         memcpy(nt + len, tail, (size_t)n + 1);

@@ -295,6 +295,18 @@ static int multipart_listed(struct rb_harness *h, struct load_args *a, const str
     return multipart_sizes(a, all);
 }
 
+/* A put of --objects N of at least --size (or --min-size) each to file:// is refused up front when it cannot fit. */
+static int put_room(const struct load_args *a, const struct rb_target *t)
+{
+    const uint64_t each = a->size ? a->size : a->min_size;
+    const uint64_t n = a->count && a->count < a->objects ? a->count : a->objects;
+    if (a->op != RB_LOAD_PUT || !n || !each)
+        return 0;
+    char what[96];
+    snprintf(what, sizeof what, "%" PRIu64 " objects of %" PRIu64 " bytes", n, each);
+    return rb_file_space_check(t, n > UINT64_MAX / each ? UINT64_MAX : n * each, what);
+}
+
 /*
  * Opens the target and makes one connection to every endpoint before
  * anything starts: an unreachable one is one line and exit 3, with no
@@ -315,7 +327,7 @@ static int open_target(struct load_args *a, struct rb_cli *cli, struct rb_target
     snprintf(prefix, plen, "%s%s", rb_target_prefix(t), a->prefix ? a->prefix : (a->objects ? DEFAULT_PREFIX : ""));
     if ((status = multipart_options(a, t, cli)) != 0 ||
         (status = rb_file_opts_target(&a->file, t, cli, &a->inflight)) != 0 ||
-        (status = rb_load_target_probe(t, a->tgt.timeout_ns)) != 0) {
+        (status = rb_load_target_probe(t, a->tgt.timeout_ns)) != 0 || (status = put_room(a, t)) != 0) {
         rb_target_close(t);
         return status;
     }
@@ -467,6 +479,9 @@ static int run(struct load_args *a, struct rb_cli *cli)
         status = RB_EXIT_RUNTIME;
     struct rb_cleanup cl = {0};
     if (a->op == RB_LOAD_PUT) {
+        /* Puts whose outcome is unknown are looked up (HEAD): what the server stored is cleanup's too. */
+        if (o.track_written)
+            rb_cleanup_probe(&h, t, &res, a->tgt.timeout_ns, a->keep);
         const uint64_t ok = h.rank == 0 && res.total ? res.total->ops - res.total->errors : 0;
         int cs = rb_cleanup_run(&h, &o, &res.leftover, a->keep, ok, where, &cl);
         if (!status)

@@ -58,18 +58,20 @@ static void check_cache_header(const struct load_args *a, struct rb_harness *h, 
 }
 
 /*
- * put: what the run leaves in the target (what it wrote, less what cleanup
- * deleted; with --keep all of it, for later gets), in the summary; an
- * interrupted put also says it on stderr. PUTs in flight when a run is cut
- * short are abandoned uncounted, yet the server may have stored them:
- * objects_max adds them.
+ * put: what the run leaves in the target (what it wrote, and what HEAD found
+ * stored of the puts whose outcome was unknown, less what cleanup deleted;
+ * with --keep all of it, for later gets), in the summary; an interrupted put
+ * also says it on stderr. objects_max adds what may be stored: the puts
+ * whose HEAD failed too (unknown), and with --keep (puts not tracked) every
+ * put in flight when a run is cut short.
  */
 static void left_behind(const struct load_args *a, struct rb_harness *h, const struct rb_target *t,
                         const char *prefix, const struct rb_load_result *res, const struct rb_cleanup *cl,
                         cJSON *summary)
 {
-    uint64_t written = res->total->ops - res->total->errors;
-    uint64_t most = written + (h->interrupted ? a->threads * a->inflight * (uint64_t)h->size : 0);
+    uint64_t written = res->total->ops - res->total->errors + res->probed_left;
+    uint64_t most = written + res->probed_unknown +
+                    (h->interrupted && a->keep ? a->threads * a->inflight * (uint64_t)h->size : 0);
     if (a->objects && most > a->objects)
         most = a->objects;
     written -= cl->deleted < written ? cl->deleted : written;
@@ -81,6 +83,14 @@ static void left_behind(const struct load_args *a, struct rb_harness *h, const s
         cJSON_AddStringToObject(o, "prefix", prefix);
     cJSON_AddItemToObject(o, "objects", rb_json_u64(written));
     cJSON_AddItemToObject(o, "objects_max", rb_json_u64(most));
+    /* The puts whose outcome was unknown, looked up with HEAD after the phase (not with --keep). */
+    cJSON_AddItemToObject(o, "unknown_outcome", rb_json_u64(res->probed));
+    cJSON_AddItemToObject(o, "unknown_outcome_stored", rb_json_u64(res->probed_left));
+    cJSON_AddItemToObject(o, "unknown", rb_json_u64(res->probed_unknown));
+    if (res->probe_list[0])
+        cJSON_AddStringToObject(o, "unknown_outcome_list", res->probe_list);
+    else
+        cJSON_AddNullToObject(o, "unknown_outcome_list");
     if (h->interrupted && most)
         rb_harness_kept(h, "%" PRIu64 " to %" PRIu64 " objects written to %s%s%s%s", written, most, rb_target_name(t),
                         a->filelist ? " from " : " under \"", a->filelist ? a->filelist : prefix, a->filelist ? "" : "\"");

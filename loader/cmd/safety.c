@@ -37,6 +37,7 @@ struct lookup {
     int ended;                   /* LOOKUP_TIME or LOOKUP_SIGNAL once it stopped early */
     bool given_up;               /* a call on the file system did not return: its thread was left (the watchdog said) */
     struct rb_fwatch *watch;     /* a file system's look-ups: the call in progress, for the watchdog (or NULL) */
+    bool to_end;                 /* not stopped by a signal: the probe of what a run wrote after its phase */
 };
 enum { LOOKUP_TIME = 1, LOOKUP_SIGNAL };
 
@@ -45,7 +46,7 @@ static bool lookup_on(struct lookup *k)
 {
     if (k->ended)
         return false;
-    if (rb_harness_signalled()) {
+    if (!k->to_end && rb_harness_signalled()) {
         k->ended = LOOKUP_SIGNAL;
         return false;
     }
@@ -268,10 +269,12 @@ static int head_start(const struct rb_target *t, CURLM *m, struct head_slot *s, 
 /*
  * HEADs every name of mine (HEAD_SLOTS at a time); 2xx: it exists (into
  * *existing, *first the lowest index), 404/410: it does not. Anything else is
- * -EIO with one line in err: the run cannot tell, so it does not write.
+ * -EIO with one line in err: the run cannot tell, so it does not write; with
+ * unknown, such a name goes there instead and the others are still asked.
  */
 static int head_all(const struct rb_target *t, const struct rb_objset *mine, uint64_t timeout_ns,
-                    struct rb_objset *existing, uint64_t *first, struct lookup *lk, char *err, size_t errlen)
+                    struct rb_objset *existing, uint64_t *first, struct lookup *lk, char *err, size_t errlen,
+                    struct rb_objset *unknown)
 {
     struct head_slot slots[HEAD_SLOTS] = {{0}};
     CURLM *m = curl_multi_init();
@@ -313,7 +316,11 @@ static int head_all(const struct rb_target *t, const struct rb_objset *mine, uin
             }
             active--;
             lk->checked++;
-            if (msg->data.result != CURLE_OK)
+            const bool answered = msg->data.result == CURLE_OK && ((code >= 200 && code < 300) ||
+                                                                  (s->get && code == 416) || code == 404 || code == 410);
+            if (unknown && !answered)
+                rc = rb_objset_add(unknown, name, 0);
+            else if (msg->data.result != CURLE_OK)
                 rc = -EIO, snprintf(err, errlen, "%s: HEAD %s to see whether it exists: %s", rb_target_name(t), name,
                                     curl_easy_strerror(msg->data.result));
             else if ((code >= 200 && code < 300) || (s->get && code == 416)) { /* 416: an empty object */
@@ -577,7 +584,7 @@ int rb_safety_check(struct rb_harness *h, const struct rb_target *t, const struc
     } else if (t->ops->exists) {
         bad = fs_lookup(t, mine, timeout_ns, &lk, &found, &first, err, sizeof err) != 0;
     } else {
-        bad = head_all(t, mine, timeout_ns, &found, &first, &lk, err, sizeof err) != 0;
+        bad = head_all(t, mine, timeout_ns, &found, &first, &lk, err, sizeof err, NULL) != 0;
     }
     if ((bad = bad || lk.ended) && !err[0] && !lk.given_up)
         cut_short(h, &lk, command, option, limit_ns, err, sizeof err);
@@ -623,6 +630,31 @@ int rb_safety_check(struct rb_harness *h, const struct rb_target *t, const struc
     else
         rb_objset_free(&found);
     return status;
+}
+
+int rb_safety_probe(const struct rb_target *t, const struct rb_objset *names, uint64_t timeout_ns,
+                    struct rb_objset *left, struct rb_objset *unknown)
+{
+    if (!names->n)
+        return 0;
+    uint64_t first = UINT64_MAX;
+    char err[600] = "", nb[RB_OBJSET_NAME_BYTES];
+    int rc = 0;
+    if (!t->ops->exists)
+        rc = head_all(t, names, timeout_ns, left, &first, &(struct lookup){.to_end = true, .names = names->n}, err,
+                      sizeof err, unknown);
+    for (uint64_t i = 0; t->ops->exists && i < names->n && !rc; i++) {
+        /* A file system answers locally (stat): there, there not, or it cannot tell (gone: ENOTCONN). */
+        const char *name = rb_objset_name(names, i, nb);
+        bool yes = false;
+        if (t->ops->exists(t, name, &yes, err, sizeof err))
+            rc = rb_objset_add(unknown, name, 0);
+        else if (yes)
+            rc = rb_objset_add(left, name, 0);
+    }
+    if (rc == -ENOMEM)
+        rb_warn("out of memory while looking up the puts whose outcome is unknown");
+    return rc;
 }
 
 void rb_safety_json(cJSON *summary, const char *run_prefix)

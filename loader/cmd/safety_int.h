@@ -47,6 +47,15 @@ int rb_safety_check(struct rb_harness *h, const struct rb_target *t, const struc
  */
 int rb_safety_without(const struct rb_objset *names, const struct rb_objset *existing, struct rb_objset *out);
 
+/*
+ * After a put: HEADs each of names (this rank's puts whose outcome is unknown: timed out, reset, in flight at the
+ * end) with timeout_ns each, HEAD_SLOTS at a time; a file system is asked locally (stat: its unfinished files that
+ * could not be removed). A name that exists goes into left, one whose HEAD (or stat) failed too (no answer, or not
+ * 2xx/404/410) into unknown; a 404 is not stored. Returns 0 or -errno.
+ */
+int rb_safety_probe(const struct rb_target *t, const struct rb_objset *names, uint64_t timeout_ns,
+                    struct rb_objset *left, struct rb_objset *unknown);
+
 /* Adds "run_prefix" to summary: the run's own prefix (target prefix included), or null when it wrote user names. */
 void rb_safety_json(cJSON *summary, const char *run_prefix);
 

@@ -255,6 +255,16 @@ int rb_engine_each_written(const struct rb_engine *e, int (*fn)(const char *name
     return 0;
 }
 
+int rb_engine_each_unknown(const struct rb_engine *e, int (*fn)(const char *name, void *arg), void *arg)
+{
+    for (unsigned t = 0; e->w && t < e->nw; t++) {
+        int rc = rb_written_each_unknown(&e->w[t], fn, arg);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 void rb_engine_tls_stats(const struct rb_engine *e, struct rb_stats *into)
 {
     for (unsigned t = 0; t < e->nw; t++)

@@ -231,6 +231,8 @@ const uint64_t *rb_engine_segments(const struct rb_engine *e, size_t *n);
  * (name borrowed for the call). After rb_engine_stop. Returns 0 or fn's first non-zero.
  */
 int rb_engine_each_written(const struct rb_engine *e, int (*fn)(const char *name, void *arg), void *arg);
+/* Calls fn(name, arg) for every put whose outcome is unknown (rb_written_unknown). After rb_engine_stop. */
+int rb_engine_each_unknown(const struct rb_engine *e, int (*fn)(const char *name, void *arg), void *arg);
 
 /* Adds every worker's part statistics (multipart PUT, ranged GET) into into (nothing without parts). After rb_engine_stop. */
 void rb_engine_part_stats(const struct rb_engine *e, struct rb_stats *into);

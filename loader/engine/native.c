@@ -342,6 +342,7 @@ int rb_native_run(struct rb_worker *w, const atomic_bool *stop, const volatile i
             rb_nconn_close(&n->c[i]);
             n->c[i].busy = false;
             w->free_slots[w->nfree++] = i;
+            rb_written_unknown(w, n->c[i].r.name); /* a put in flight may have been stored */
             rb_xfer_abandon(w, NULL, n->c[i].r.name, n->c[i].r.intended_ns, now);
         }
     return 0;

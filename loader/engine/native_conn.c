@@ -143,7 +143,7 @@ void rb_nconn_reset(struct rb_nconn *c)
 {
     struct rb_req *r = &c->r;
     r->body = 0;
-    r->mismatch = r->err_status = false;
+    r->mismatch = r->err_status = r->resent = false;
     r->cache = RB_LX_CACHE_ABSENT;
     r->cache_pos = UINT_MAX;
     r->errbody.len = 0; /* ebuf is written by every finish that reports an error */
@@ -341,6 +341,7 @@ static bool retry_stale(struct rb_worker *w, struct rb_nconn *c)
     if (!c->reused || c->got_bytes)
         return false;
     rb_nconn_close(c);
+    c->r.resent = true; /* whatever ends it now, the first sending may have been stored */
     if (conn_open(w, c) != 0)
         return false;
     c->woff = 0;

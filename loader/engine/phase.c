@@ -369,7 +369,8 @@ int rb_load_run_phase_with(struct rb_harness *h, const char *name, uint64_t dura
     bool tls_unmeasured;
     struct rb_stats *tls = tls_stats(h, c.e, o, &tls_unmeasured);
     mix_results(h, c.e, o, res);
-    if (o->track_written && rb_engine_each_written(c.e, add_leftover, &res->leftover))
+    if (o->track_written && (rb_engine_each_written(c.e, add_leftover, &res->leftover) ||
+                             rb_engine_each_unknown(c.e, add_leftover, &res->unknown)))
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
     if (c.use_steady) {
         res->steady_pct = steady->pct;
@@ -399,6 +400,7 @@ void rb_load_result_free(struct rb_load_result *res)
         res->mix_ops[op] = NULL;
     }
     rb_objset_free(&res->leftover);
+    rb_objset_free(&res->unknown);
     rb_hist_free(res->uncorrected);
     free(res->segments);
     res->total = NULL;

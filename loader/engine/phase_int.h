@@ -35,6 +35,11 @@ struct rb_load_result {
     struct rb_stats *mix_ops[RB_MIX_OPS];
     uint64_t mix_live, mix_unknown, mix_dry; /* mix_dry: threads that ran out of objects before their limits */
     struct rb_objset leftover;        /* every rank: its objects this put or mixed run wrote and left (what cleanup deletes) */
+    struct rb_objset unknown;         /* every rank, o->track_written: its puts whose outcome is unknown (timed out, reset,
+                                       * in flight at the end): the server may hold them (rb_written_unknown) */
+    /* rb_cleanup_probe (rank 0's sums): puts looked up, found stored, not known (HEAD failed too); their list. */
+    uint64_t probed, probed_left, probed_unknown;
+    char probe_list[4200];
     struct rb_hist *uncorrected;      /* owned: latency from the actual send time */
     uint64_t *segments;               /* owned: bytes per whole second, all ranks (requests for DELETE, HEAD) */
     bool segments_ops;                /* segments count requests: the op moves no bytes */

@@ -305,7 +305,7 @@ int rb_xfer_issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t
     r->name_buf[nlen] = '\0';
     r->name = r->name_buf;
     r->body = 0;
-    r->mismatch = r->status_known = r->err_status = false;
+    r->mismatch = r->status_known = r->err_status = r->resent = false;
     r->cache = RB_LX_CACHE_ABSENT;
     r->cache_pos = UINT_MAX;
     r->errbody.len = 0;
@@ -510,6 +510,9 @@ void rb_xfer_record(struct rb_worker *w, struct rb_req *r, CURLcode rc, long sta
         rb_stats_error(s, (unsigned)cls);
         log_first_error(w, r, cls, rc, status);
         bytes = 0;
+        /* Sent, no answer: the server may have stored it (a file put removes its own unfinished file instead). */
+        if (!w->loop && (cls == RB_LERR_TIMEOUT || cls == RB_LERR_RESET || (r->resent && rc != CURLE_OK)))
+            rb_written_unknown(w, r->name);
     } else {
         s->bytes += bytes;
         w->bytes_done += bytes;

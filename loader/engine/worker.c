@@ -356,8 +356,10 @@ int rb_worker_run(struct rb_worker *w, const atomic_bool *stop, const volatile i
     if (w->drv->finish)
         w->drv->finish(w, now); /* multipart: aborts the uploads still open; mixed: abandons under each op */
     for (unsigned i = 0; i < w->nreq; i++)
-        if (w->reqs[i].busy)
+        if (w->reqs[i].busy) {
+            rb_written_unknown(w, w->reqs[i].name); /* a put in flight may have been stored */
             rb_xfer_abandon(w, &w->reqs[i], w->reqs[i].name, 0, now);
+        }
     return 0;
 }
 

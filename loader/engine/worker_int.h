@@ -133,6 +133,7 @@ struct rb_req {
     uint64_t response_ns;       /* when the last final (non-1xx) status line arrived; 0 none */
     uint64_t body;              /* body bytes received */
     bool busy, mismatch, status_known, err_status;
+    bool resent;                /* sent again after its connection closed unanswered: the server may hold the first */
     int cache;                  /* RB_LX_CACHE_* seen in this response, or RB_LX_CACHE_ABSENT */
     unsigned cache_pos;         /* position in the cache header list of the name that set cache; UINT_MAX none */
     struct rb_buf errbody;      /* start of an error response's body, for one log line */
@@ -407,6 +408,14 @@ int rb_written_new(struct rb_worker *w);
 void rb_written_free(struct rb_worker *w);
 /* Notes that w wrote object idx of its set (o->track_written); a failed allocation stops tracking with a warning. */
 void rb_worker_wrote(struct rb_worker *w, uint64_t idx);
+/*
+ * Notes a put whose outcome is unknown (o->track_written): it timed out or its connection was reset after it was
+ * sent, or it was in flight when the loop ended; the server may have stored it. On the file loop: an unfinished file
+ * it could not remove (the file system went away).
+ */
+void rb_written_unknown(struct rb_worker *w, const char *name);
+/* Calls fn(name, arg) for every put w noted with rb_written_unknown. Returns 0 or fn's first non-zero. */
+int rb_written_each_unknown(const struct rb_worker *w, int (*fn)(const char *name, void *arg), void *arg);
 /* Calls fn(name, arg) for every object w noted written (names of set, formatted into buf). Returns 0 or fn's first non-zero. */
 int rb_written_each(const struct rb_worker *w, const struct rb_objset *set, char *buf,
                     int (*fn)(const char *name, void *arg), void *arg);

@@ -10,6 +10,7 @@ struct rb_written {
     uint64_t *idx;
     size_t n, cap;
     uint64_t *slot_idx;
+    struct rb_objset unknown;  /* puts whose outcome is not known: timed out, reset, or in flight at the end */
 };
 
 int rb_written_new(struct rb_worker *w)
@@ -26,6 +27,7 @@ void rb_written_free(struct rb_worker *w)
         return;
     free(w->written->idx);
     free(w->written->slot_idx);
+    rb_objset_free(&w->written->unknown);
     free(w->written);
     w->written = NULL;
 }
@@ -46,6 +48,25 @@ void rb_worker_wrote(struct rb_worker *w, uint64_t idx)
         x->cap = cap;
     }
     x->idx[x->n++] = idx;
+}
+
+void rb_written_unknown(struct rb_worker *w, const char *name)
+{
+    if (!w->written)
+        return;
+    if (rb_objset_add(&w->written->unknown, name, 0))
+        rb_warn("out of memory noting a put whose outcome is unknown: %s is not looked up", name);
+}
+
+int rb_written_each_unknown(const struct rb_worker *w, int (*fn)(const char *name, void *arg), void *arg)
+{
+    char buf[RB_OBJSET_NAME_BYTES];
+    for (uint64_t i = 0; w->written && i < w->written->unknown.n; i++) {
+        int rc = fn(rb_objset_name(&w->written->unknown, i, buf), arg);
+        if (rc)
+            return rc;
+    }
+    return 0;
 }
 
 int rb_written_each(const struct rb_worker *w, const struct rb_objset *set, char *buf,

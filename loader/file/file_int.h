@@ -61,6 +61,15 @@ struct rb_target;
  * 1 (one I/O at a time per thread; a warning when --inflight was given).
  * Returns 0 or RB_EXIT_USAGE after one line.
  */
+/*
+ * A file:// target's room for what a run will write: need bytes (at least) against the free space of the file system
+ * under its directory (statvfs, as an unprivileged user sees it; local file systems that report a size only, not
+ * FUSE or network ones, as probed by rb_file_opts_target). More than that, or a file system mounted read-only,
+ * is one `error:` line naming both (or EROFS), and RB_EXIT_RUNTIME, before anything is written; 0 when it fits, the
+ * target is not file://, or statvfs fails.
+ */
+int rb_file_space_check(const struct rb_target *t, uint64_t need, const char *what);
+
 int rb_file_opts_target(const struct rb_file_opts *fo, const struct rb_target *t, const struct rb_cli *cli,
                         uint64_t *inflight);
 

@@ -25,6 +25,7 @@
 /* Longest wait for a completion or a due send before the loop looks at ticks and stop flags again. */
 #define IDLE_WAIT_NS (20 * RB_NS_PER_MS)
 #define REAP_BATCH 64
+#define UNMADE_NAMED 8 /* unfinished files removed that each process names */
 
 /*
  * One request slot: the file being read or written and the accounting
@@ -39,6 +40,7 @@ struct fslot {
     int fd;
     bool busy, syncing, size_known;
     bool fd_kept;              /* fd is the open-file table's: not closed when the request ends */
+    bool created;              /* a put made this file (O_CREAT | O_EXCL): it removes it when it fails */
     uint64_t idx;              /* the object's index in its set (what a put that cleans up notes as written) */
     uint64_t pos, end;         /* next byte of the transfer and where it ends */
     uint64_t ttfb_ns;          /* first block's completion from the start; 0 none yet */
@@ -104,6 +106,29 @@ static const char *const kind_names[] = {[RB_FIO_READ] = "read", [RB_FIO_WRITE] 
 /* The run's one `error:` line for a file system that stopped working, once per process. */
 static atomic_flag fatal_logged = ATOMIC_FLAG_INIT;
 
+/*
+ * A put that did not finish removes the file it created (partial or empty: no run leaves half a file behind).
+ * Returns true when the file is gone; false (warned, naming the path) when it stays: a vanished file system.
+ */
+static bool unmake(const struct fslot *s)
+{
+    if (unlink(s->path) == 0) {
+        /* Which files went is said (the first few of each process: a wide run cut short has many in flight). */
+        static atomic_uint said;
+        unsigned k = atomic_fetch_add(&said, 1);
+        if (k < UNMADE_NAMED)
+            rb_info("removed %s, the unfinished file this run created", s->path);
+        else if (k == UNMADE_NAMED)
+            rb_info("removed further unfinished files this run created (not named)");
+        return true;
+    }
+    if (errno == ENOENT)
+        return true;
+    rb_warn("cannot remove %s, the unfinished file this run created: %s (rm -f -- '%s' removes it)", s->path,
+            strerror(errno), s->path);
+    return false;
+}
+
 /* ---- finishing a request ---- */
 
 /*
@@ -124,6 +149,8 @@ static void finish(struct rb_worker *w, struct fslot *s, int err, const char *wh
         }
         s->fd = -1;
     }
+    bool left = err && s->created && !unmake(s);
+    s->created = false;
     uint64_t now = rb_clock_ns();
     CURLcode rc = CURLE_OK;
     if (err) {
@@ -155,6 +182,8 @@ static void finish(struct rb_worker *w, struct fslot *s, int err, const char *wh
         rb_mix_settle(w, slot, ok);
     else if (w->o->track_written && ok)
         rb_worker_wrote(w, s->idx);
+    else if (left)
+        rb_written_unknown(w, s->r.name); /* unfinished, could not be removed: looked up and listed after the phase */
 }
 
 /* Queues s's next I/O; a queue that refuses it ends the request (the engine itself failed). */
@@ -352,17 +381,24 @@ static void get_done(struct rb_worker *w, struct fslot *s, const struct rb_fio_i
 
 /* ---- PUT: create (never over an existing file), write [0, size), sync by policy, close ---- */
 
-/* Makes the directories of path below the target's root (mkdir -p); they are the run's. */
-static void make_parents(const char *root, const char *path)
+/*
+ * Makes the directories of path below the target's root (mkdir -p); they are the run's. Returns 0 or the errno of
+ * the first that could not be made (a read-only or unwritable directory: EROFS, EACCES), its path in failed.
+ */
+static int make_parents(const char *root, const char *path, char *failed, size_t len)
 {
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", path);
     size_t rootlen = strlen(root);
     for (char *p = dir + rootlen + 1; (p = strchr(p, '/')); p++) {
         *p = '\0';
-        mkdir(dir, 0755);
+        if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+            snprintf(failed, len, "%s", dir);
+            return errno;
+        }
         *p = '/';
     }
+    return 0;
 }
 
 static void write_next(struct rb_worker *w, struct fslot *s)
@@ -400,9 +436,17 @@ static void put_start(struct rb_worker *w, struct fslot *s, uint64_t size)
     s->r.start_ns = rb_clock_ns();
     if (s->r.intended_ns == 0)
         s->r.intended_ns = s->r.start_ns;
+    bool made = true;
     int rc = open_file(w, s, L->oflags_write);
     if (rc == -ENOENT) {
-        make_parents(L->root, s->path);
+        char dir[PATH_MAX];
+        int err = make_parents(L->root, s->path, dir, sizeof dir);
+        if (err) {
+            /* The directory that refused is what the error names, not the file it would have held. */
+            snprintf(s->path, sizeof s->path, "%s", dir);
+            finish(w, s, err, "mkdir", false);
+            return;
+        }
         rc = open_file(w, s, L->oflags_write);
     }
     if (rc == -EEXIST && ((w->o->preexisting && w->o->preexisting->n) ||
@@ -412,6 +456,7 @@ static void put_start(struct rb_worker *w, struct fslot *s, uint64_t size)
          * drawn over a live object (this run's, or one --no-prepare --overwrite named). Nothing else.
          */
         rc = open_file(w, s, (L->oflags_write & ~(O_CREAT | O_EXCL)) | O_TRUNC);
+        made = false; /* written over: not this put's to remove */
     }
     if (rc == -EEXIST) {
         finish(w, s, EEXIST, "create (a run never overwrites a file it did not create)", false);
@@ -421,6 +466,7 @@ static void put_start(struct rb_worker *w, struct fslot *s, uint64_t size)
         finish(w, s, -rc, "create", false);
         return;
     }
+    s->created = made;
     if (!size) {
         put_last(w, s);
         return;
@@ -644,8 +690,11 @@ int rb_file_run(struct rb_worker *w, const atomic_bool *stop, const volatile int
             continue;
         }
         rb_xfer_abandon(w, NULL, s->r.name, s->r.intended_ns, now);
-        if (w->o->track_written && w->o->op == RB_LOAD_PUT)
-            rb_worker_wrote(w, s->idx); /* created by this run, partly written: cleanup's to delete */
+        /* A put cut short removes the file it created; one that cannot be removed is cleanup's to try again. */
+        bool left = s->created && !unmake(s);
+        s->created = false;
+        if (left)
+            rb_written_unknown(w, s->r.name);
     }
     rb_fwatch_leave(L->watch);
     if (!L->fatal && rb_fwatch_fired()) {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -92,6 +93,11 @@ int rb_file_opts_target(const struct rb_file_opts *fo, const struct rb_target *t
 {
     if (strcmp(rb_target_scheme(t), "file") == 0) {
         probe_target_fs(t, cli->common.quiet);
+        /* A worker's ring holds its --inflight I/Os; the kernel refuses a ring of more entries (IORING_MAX_ENTRIES). */
+        if (fo->engine == RB_FIO_IO_URING && *inflight > RB_FIO_URING_MAX_ENTRIES)
+            return rb_cli_usage_error("--inflight %" PRIu64 " with --io-engine io_uring: at most %u (the kernel's "
+                                      "largest ring); use --threads for more I/Os in flight", *inflight,
+                                      RB_FIO_URING_MAX_ENTRIES);
         /* psync blocks in each call: a thread has one request at a time, and --inflight is io_uring's depth. */
         if (fo->engine == RB_FIO_PSYNC && *inflight > 1) {
             if (rb_cli_given(cli, "--inflight") || rb_cli_given(cli, "-c"))
@@ -112,6 +118,28 @@ int rb_file_opts_target(const struct rb_file_opts *fo, const struct rb_target *t
             return rb_cli_usage_error("%s: a file-system option; %s is not a file:// target", names[i],
                                       rb_target_name(t));
     return 0;
+}
+
+int rb_file_space_check(const struct rb_target *t, uint64_t need, const char *what)
+{
+    struct statvfs sv;
+    if (strcmp(rb_target_scheme(t), "file") != 0 || statvfs(rb_target_file_root(t), &sv) != 0)
+        return 0;
+    if (sv.f_flag & ST_RDONLY) {
+        rb_error("%s: %s: the file system under it is mounted read-only (EROFS): nothing written", rb_target_name(t),
+                 what);
+        return RB_EXIT_RUNTIME;
+    }
+    /* A FUSE or network file system's free space is its cluster's, which statvfs often does not tell (CephFS
+     * through ceph-fuse on a memory store says 0): judged on local file systems only, that report a size. */
+    const bool remote = target_fs_known && (strcmp(target_fs.kind, RB_FS_KIND_FUSE) == 0 ||
+                                            strcmp(target_fs.kind, RB_FS_KIND_NETWORK) == 0);
+    const uint64_t room = (uint64_t)sv.f_bavail * sv.f_frsize;
+    if (need <= room || remote || sv.f_blocks == 0)
+        return 0;
+    rb_error("%s: %s needs %.3f GB, the file system under it has %.3f GB free: nothing written (ENOSPC)",
+             rb_target_name(t), what, need / 1e9, room / 1e9);
+    return RB_EXIT_RUNTIME;
 }
 
 void rb_file_summary_json(cJSON *summary, const struct rb_file_opts *fo)

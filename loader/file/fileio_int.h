@@ -13,6 +13,8 @@
 
 /* Which engine a queue uses (--io-engine), chosen once per worker. */
 enum rb_fio_engine { RB_FIO_PSYNC, RB_FIO_IO_URING };
+/* The most entries a kernel io_uring takes (IORING_MAX_ENTRIES in io_uring/io_uring.c): a ring of --inflight. */
+#define RB_FIO_URING_MAX_ENTRIES 32768u
 #define RB_FIO_ENGINE_CHOICES "psync|io_uring"
 
 /* When a writer makes its data durable (--fsync): never, once before close, after every write. */

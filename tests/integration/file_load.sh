@@ -198,13 +198,24 @@ assert_exit 2 "--drop-cache host on load checkpoint" "$RB" load checkpoint "$D/c
 assert_stderr_line 'load checkpoint drops every host.s page cache between its writes and reads with --drop-caches'
 [ ! -e "$D/ck" ] || fail "a refused checkpoint made $D/ck"
 
-# 10. ENOSPC: a 32 MiB ext4 file system filled by a put: one error line, exit 3, what was written is counted.
+# 10. ENOSPC: a 32 MiB ext4 file system. 60 objects of 1 MiB cannot fit: refused before writing (one error line,
+#     exit 3, nothing made). 60 of 256 KiB to 1 MiB may (the least they need fits): the put fills the file system,
+#     one error line, exit 3, what was written is counted, and only whole files stay (the unfinished one is removed).
 loopfs_up small 32M ext4
 rc=0
-"$RB" load put "$LOOP_MNT" --objects 60 --size 1M --keep --out "$T/p5" >/dev/null 2>"$T/p5.err" || rc=$?
+"$RB" load put "$LOOP_MNT" --objects 60 --size 1M --keep --out "$T/p4" >/dev/null 2>"$T/p4.err" || rc=$?
+assert_eq "too big: exit" 3 "$rc"
+[ "$(grep -c 'error:' "$T/p4.err")" = 1 ] || fail "too big: expected one error line: $(cat "$T/p4.err")"
+grep -q 'needs 0.063 GB, the file system under it has .* GB free: nothing written (ENOSPC)' "$T/p4.err" \
+    || fail "too big: not refused up front: $(cat "$T/p4.err")"
+assert_eq "too big: files made" 0 "$(find "$LOOP_MNT" -name 'obj-*' | wc -l)"
+rc=0
+"$RB" load put "$LOOP_MNT" --objects 60 --min-size 256k --max-size 1M --keep --out "$T/p5" >/dev/null 2>"$T/p5.err" \
+    || rc=$?
 assert_eq "ENOSPC: exit" 3 "$rc"
 [ "$(grep -c 'error:' "$T/p5.err")" = 1 ] || fail "ENOSPC: expected one error line: $(cat "$T/p5.err")"
 grep -q 'No space left on device' "$T/p5.err" || fail "ENOSPC: not named: $(cat "$T/p5.err")"
 ok "ENOSPC: $(grep 'error:' "$T/p5.err")"
-ok_files=$(find "$LOOP_MNT" -name 'obj-*' -size 1M | wc -l)
-assert_jq "$T/p5/result.json" ".summary.ops[0].requests - .summary.ops[0].errors.total == $ok_files" "ENOSPC: results kept; successes = full files on disk ($ok_files)"
+ok_files=$(find "$LOOP_MNT" -name 'obj-*' | wc -l)
+assert_jq "$T/p5/result.json" ".summary.left_behind.objects == $ok_files" "ENOSPC: left_behind = the files on disk ($ok_files)"
+assert_jq "$T/p5/result.json" ".summary.ops[0].requests - .summary.ops[0].errors.total == $ok_files" "ENOSPC: results kept; successes = whole files on disk ($ok_files)"

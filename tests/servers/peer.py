@@ -45,6 +45,9 @@ are served from what it keeps, until evicted.
                          documents it, independently of libcurl: GET/PUT objects, ListObjectsV2 in two
                          pages whose continuation token needs percent-encoding; 403 SignatureDoesNotMatch
 
+--ais-put-late-ms MS: an AIStore target stores each PUT at once and answers it MS later (a client whose
+timeout is shorter gives up on a PUT the stand-in holds).
+
 --stall-at N makes the N-th request (counted from 1 over all paths) start a stall of --stall-ms:
 every response due before the stall ends waits for its end. The AIStore part is a stand-in written
 from AIStore's public API documentation (AIStore itself cannot run here), not AIStore.
@@ -312,6 +315,8 @@ class Handler(BaseHTTPRequestHandler):
         if self.command == "PUT":
             with lock:
                 state["store"][key] = data
+            if ARGS.ais_put_late_ms:  # stored, answered late: a client that gave up cannot know
+                time.sleep(ARGS.ais_put_late_ms / 1000.0)
             return self.send(200, b"")
         if self.command == "DELETE":
             with lock:
@@ -463,6 +468,7 @@ def main():
     ap.add_argument("--delay-ms", type=float, default=0.0)
     ap.add_argument("--size", type=int, default=1024)
     ap.add_argument("--stall-at", type=int, default=0)
+    ap.add_argument("--ais-put-late-ms", type=float, default=0.0)
     ap.add_argument("--stall-ms", type=float, default=1000.0)
     ap.add_argument("--ais-page", type=int, default=100)
     ap.add_argument("--sigv4-secret", default="")
