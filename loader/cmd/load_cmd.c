@@ -295,16 +295,20 @@ static int multipart_listed(struct rb_harness *h, struct load_args *a, const str
     return multipart_sizes(a, all);
 }
 
-/* A put of --objects N of at least --size (or --min-size) each to file:// is refused up front when it cannot fit. */
+/* A put of --objects N (or --count, --bytes) of at least --size or --min-size each to file:// is refused up front when it cannot fit. */
 static int put_room(const struct load_args *a, const struct rb_target *t)
 {
     const uint64_t each = a->size ? a->size : a->min_size;
     const uint64_t n = a->count && a->count < a->objects ? a->count : a->objects;
-    if (a->op != RB_LOAD_PUT || !n || !each)
+    /* A --duration without --count ends when its time is up: how much it writes is not known before it runs. */
+    if (a->op != RB_LOAD_PUT || !n || !each || (a->duration_ns && !a->count))
         return 0;
+    uint64_t total = n > UINT64_MAX / each ? UINT64_MAX : n * each;
+    if (a->bytes && a->bytes < total)
+        total = a->bytes;
     char what[96];
     snprintf(what, sizeof what, "%" PRIu64 " objects of %" PRIu64 " bytes", n, each);
-    return rb_file_space_check(t, n > UINT64_MAX / each ? UINT64_MAX : n * each, what);
+    return rb_file_space_check(t, total, what);
 }
 
 /*
