@@ -251,6 +251,13 @@ static void stop(struct rb_coll_run *R)
     rb_coll_out_free(&R->out);
 }
 
+/* Rank 0, when a lost rank ends the run: the rows measured so far become the record's summary. */
+static void lost_summary(void *ctx)
+{
+    struct rb_coll_run *R = ctx;
+    rb_coll_out_finish(&R->out, R->which, R->kinds, R->ntests, R->algos, R->nalgos);
+}
+
 /* The collectives of the parsed command line: resolve, the harness, every table, --background. An exit status. */
 static int run(struct rb_cli *cli, struct rb_coll_opts *o, struct rb_coll_a2av_opts *a2av, const struct rb_coll_bg *bg,
                int argc, char **argv)
@@ -280,6 +287,8 @@ static int run(struct rb_cli *cli, struct rb_coll_opts *o, struct rb_coll_a2av_o
     if (rc != 0)
         return rb_coll_usage_exit(rc);
     R.h = &h;
+    h.on_lost = lost_summary;
+    h.on_lost_ctx = &R;
     start(&R, json_path, argc, argv);
     for (int ti = 0; ti < R.ntests && !R.stop; ti++)
         for (int ai = 0; ai < R.nalgos && !R.stop; ai++)

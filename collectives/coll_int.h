@@ -302,6 +302,7 @@ struct rb_coll_group_fig {
 struct rb_coll_half {
     double time_us, algbw, busbw;
     long long wrong; /* -1: not checked */
+    uint64_t iters_done; /* timed iterations (-n unless a signal cut the half short; 0: not run) */
     double min_us, avg_us, max_us;
     double cpu_us;                  /* rank 0's own time per operation: -C's cputime column */
     struct rb_coll_iter_stats iter; /* -I */
@@ -371,6 +372,7 @@ struct rb_coll_out {
     long bw_n;
     long long wrong_total;
     cJSON *coll_rows, *not_applicable, *json_doc, *json_results;
+    cJSON *partial_row; /* rank 0: the row a signal cut short, or NULL */
     const char *json_path; /* "" without -J */
 };
 
@@ -397,6 +399,13 @@ void rb_coll_out_table_header(struct rb_coll_out *out, const char *name, enum rb
  * line, busbw gauge, -J record. Takes the halves' iter_json (-I).
  */
 void rb_coll_out_row(struct rb_coll_out *out, const struct rb_coll_row *w, const char *phase_name);
+
+/*
+ * Rank 0: the row a signal cut short (its halves' iters_done tell how far
+ * each got): a "# cut short" line, and summary.partial_row in the record;
+ * it is not one of the rows, the table's or collective_rows'.
+ */
+void rb_coll_out_partial(struct rb_coll_out *out, const struct rb_coll_row *w, const char *phase_name);
 
 /* Notes that algorithm algo does not apply to collective name, and why. */
 void rb_coll_out_not_applicable(struct rb_coll_out *out, const char *name, enum rb_coll_algo algo, const char *why);
