@@ -215,6 +215,13 @@ static int resolve(struct rb_coll_run *R, const struct rb_coll_opts *o, const ch
     return check_opts(o);
 }
 
+/* Rank 0's watchdog, the main thread held inside an operation that will not return: the record as it stands. */
+static void stuck_record(void *ctx, const char *why)
+{
+    struct rb_coll_run *R = ctx;
+    rb_harness_record_stuck(R->h, why); /* h->on_lost adds the rows */
+}
+
 /* Communicators, buffers, MPI types and the output with its preamble; collective. */
 static void start(struct rb_coll_run *R, const char *json_path, int argc, char **argv)
 {
@@ -224,7 +231,7 @@ static void start(struct rb_coll_run *R, const char *json_path, int argc, char *
     rb_coll_run_comms(R);
     R->out.ranks_per_node = R->rl.ranks_per_node;
     rb_coll_run_buffers(R);
-    int wrc = rb_coll_watchdog_start(R->o->timeout_s, R->h->host);
+    int wrc = rb_coll_watchdog_start(R->o->timeout_s, R->h->host, R->h->rank == 0 ? stuck_record : NULL, R);
     if (wrc != 0)
         rb_harness_fatal(R->h, RB_EXIT_RUNTIME, "--timeout: cannot start the watchdog: %s", strerror(-wrc));
     char algos[128] = "";

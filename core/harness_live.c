@@ -120,8 +120,30 @@ static const char *signal_name(int sig)
     return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
 }
 
-/* Rank 0: the run ends with lost ranks; records them and what was measured, then ends every rank (exit 3). */
-static void end_lost(struct rb_harness *h, const bool *lost, uint64_t waited_ns, int sig)
+/* Rank 0: what rank r's process is, when it runs on this host: "gone", "stopped", or NULL (running, or elsewhere). */
+static const char *rank_state(const struct rb_harness *h, int r)
+{
+    if (!h->rank_pids || !h->rank_hosts || strcmp(h->rank_hosts[r], h->rank_hosts[0]) != 0)
+        return NULL;
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", h->rank_pids[r]);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return "gone";
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* "pid (comm) S ...": the state follows the name */
+    char st = p && p[1] && p[2] ? p[2] : 'X';
+    return st == 'Z' || st == 'X' ? "gone" : st == 'T' || st == 't' ? "stopped" : NULL;
+}
+
+/*
+ * Rank 0: writes the record of a run that lost ranks (lost[r]; what) and its
+ * last lines: the error, result.json with lost_ranks and failed checks, the
+ * outcome line. No MPI call.
+ */
+static void write_lost(struct rb_harness *h, const bool *lost, const char *what, int sig)
 {
     char names[1024] = "";
     size_t len = 0;
@@ -131,20 +153,26 @@ static void end_lost(struct rb_harness *h, const bool *lost, uint64_t waited_ns,
         if (!lost[r])
             continue;
         nlost++;
+        const char *st = rank_state(h, r);
         if (len < sizeof names)
-            len += (size_t)snprintf(names + len, sizeof names - len, "%srank %d (pid %d on %s)", len ? ", " : "", r,
-                                    h->rank_pids ? h->rank_pids[r] : 0, h->rank_hosts ? h->rank_hosts[r] : "?");
+            len += (size_t)snprintf(names + len, sizeof names - len, "%srank %d (pid %d on %s%s%s)", len ? ", " : "",
+                                    r, h->rank_pids ? h->rank_pids[r] : 0, h->rank_hosts ? h->rank_hosts[r] : "?",
+                                    st ? ", " : "", st ? st : "");
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "rank", r);
         if (h->rank_pids)
             cJSON_AddNumberToObject(o, "pid", h->rank_pids[r]);
         if (h->rank_hosts)
             cJSON_AddStringToObject(o, "host", h->rank_hosts[r]);
+        if (st)
+            cJSON_AddStringToObject(o, "state", st);
         cJSON_AddItemToArray(arr, o);
     }
     char why[1400];
-    snprintf(why, sizeof why, "%s did not answer for %.1f s (died, stopped or cut off)", names,
-             (double)waited_ns / 1e9);
+    if (nlost)
+        snprintf(why, sizeof why, "%s %s", names, what);
+    else
+        snprintf(why, sizeof why, "%s", what);
     rb_error("%s", why);
     if (h->result.root) {
         rb_harness_record_running(h);
@@ -174,8 +202,37 @@ static void end_lost(struct rb_harness *h, const bool *lost, uint64_t waited_ns,
     cJSON_Delete(arr);
     fflush(stdout);
     fflush(stderr);
+}
+
+/* Rank 0: the run ends with lost ranks; records them and what was measured, then ends every rank (exit 3). */
+static void end_lost(struct rb_harness *h, const bool *lost, uint64_t waited_ns, int sig)
+{
+    char what[128];
+    snprintf(what, sizeof what, "did not answer for %.1f s (died, stopped or cut off)", (double)waited_ns / 1e9);
+    write_lost(h, lost, what, sig);
     MPI_Abort(MPI_COMM_WORLD, RB_EXIT_RUNTIME);
     _exit(RB_EXIT_RUNTIME);
+}
+
+void rb_harness_record_stuck(struct rb_harness *h, const char *why)
+{
+    if (h->rank != 0 || h->size < 2)
+        return;
+    bool *lost = calloc((size_t)h->size, sizeof *lost);
+    if (!lost)
+        return;
+    int n = 0;
+    for (int r = 1; r < h->size; r++)
+        n += lost[r] = rank_state(h, r) != NULL;
+    char what[700];
+    snprintf(what, sizeof what, "%s%s", n ? "did not take part: " : "", why);
+    if (!n)
+        snprintf(what, sizeof what, "%s: a rank on another host died or stopped", why);
+    int sig = *rb_harness_signal_flag();
+    if (sig && !h->interrupted_at[0])
+        snprintf(h->interrupted_at, sizeof h->interrupted_at, "during \"%s\"", h->phase_now);
+    write_lost(h, lost, what, sig);
+    free(lost);
 }
 
 /* A rank other than 0 whose agreement failed: rank 0 is gone, or is ending the run. */

@@ -164,6 +164,14 @@ bool rb_harness_any_signalled(struct rb_harness *h);
  */
 void rb_harness_agree(struct rb_harness *h, int *flags, int n, bool bounded);
 
+/*
+ * Rank 0, from any thread while the main thread is held inside an MPI call
+ * that will not return (a rank it waits for died or stopped): writes the
+ * record with the ranks on this host that are gone or stopped named (why:
+ * what was seen), the outcome line; no MPI call. The caller then _exit(3)s.
+ */
+void rb_harness_record_stuck(struct rb_harness *h, const char *why);
+
 /* Notes an interruption every rank agreed on (sig), where the run was (t_s < 0: between phases). Main thread. */
 void rb_harness_note_interrupted(struct rb_harness *h, int sig, double t_s);
 
