@@ -231,6 +231,8 @@ static void start(struct rb_coll_run *R, const char *json_path, int argc, char *
     rb_coll_run_comms(R);
     R->out.ranks_per_node = R->rl.ranks_per_node;
     rb_coll_run_buffers(R);
+    if (R->o->timeout_s) /* -T: also how long ranks wait for one another between operations */
+        R->h->rank_timeout_ns = R->o->timeout_s * RB_NS_PER_S;
     int wrc = rb_coll_watchdog_start(R->o->timeout_s, R->h->host, R->h->rank == 0 ? stuck_record : NULL, R);
     if (wrc != 0)
         rb_harness_fatal(R->h, RB_EXIT_RUNTIME, "--timeout: cannot start the watchdog: %s", strerror(-wrc));

@@ -34,24 +34,32 @@ void rb_coll_run_buffers(struct rb_coll_run *R)
 
 /* ---- one row ---- */
 
+/* A blocking MPI call between operations, under the watchdog as operations are (-T, a signal). */
+#define WATCHED(call)                                                                                             \
+    do {                                                                                                          \
+        rb_coll_watchdog_arm();                                                                                   \
+        RB_MPI_CHECK(call);                                                                                       \
+        rb_coll_watchdog_disarm();                                                                                \
+    } while (0)
+
 /* How often ranks agree on a signal inside a half, in timed operations' time (mpirun kills 1 s after SIGTERM). */
 #define STOP_CHECK_NS (100 * RB_NS_PER_MS)
 
 /*
  * At a safe point (every rank between operations): true on every rank when
  * any rank was signalled, and then the run is marked interrupted at the row
- * (t_s seconds into it). flags[1] (may be NULL) is maxed over ranks too.
+ * (row_t0: when it started; 0: after it). flags[1] (may be NULL) is maxed over ranks too.
  * Collective.
  */
 static bool agree_stop(struct rb_coll_run *R, int *also, uint64_t row_t0)
 {
     int f[2] = {rb_harness_signalled() ? *rb_harness_signal_flag() : 0, also ? *also : 0};
-    rb_harness_agree(R->h, f, 2, false);
+    rb_harness_agree(R->h, f, 2, R->o->timeout_s > 0); /* -T bounds the wait for a rank, as it bounds operations */
     if (also)
         *also = f[1];
     if (!f[0])
         return false;
-    rb_harness_note_interrupted(R->h, f[0], (double)(rb_clock_ns() - row_t0) / 1e9);
+    rb_harness_note_interrupted(R->h, f[0], row_t0 ? (double)(rb_clock_ns() - row_t0) / 1e9 : -1);
     R->stop = true;
     return true;
 }
@@ -145,7 +153,7 @@ static void gather_received(struct rb_coll_run *R, const struct rb_coll_test *t,
     if (!mine || (R->rl.world.rank == 0 && !(all = calloc((size_t)n * (n + 1), sizeof *all))))
         rb_harness_fatal(R->h, RB_EXIT_RUNTIME, "out of memory");
     mine[0] = t->received(a, mine + 1);
-    RB_MPI_CHECK(MPI_Gather(mine, n + 1, MPI_UINT64_T, all, n + 1, MPI_UINT64_T, 0, R->rl.world.comm));
+    WATCHED(MPI_Gather(mine, n + 1, MPI_UINT64_T, all, n + 1, MPI_UINT64_T, 0, R->rl.world.comm));
     free(mine);
     if (R->h->rank != 0) {
         free(all);
@@ -183,7 +191,7 @@ static void run_half(struct rb_coll_run *R, const struct rb_coll_test *t, enum r
         return;
     uint64_t per_op_ns = (uint64_t)(slowest_us > 0 ? slowest_us : 1) * 1000 * R->o->agg_iters,
              check_every = STOP_CHECK_NS / per_op_ns ? STOP_CHECK_NS / per_op_ns : 1;
-    RB_MPI_CHECK(MPI_Barrier(h->comm));
+    WATCHED(MPI_Barrier(h->comm));
     double mine_us = time_ops(R, t, algo, a, R->iter_us, check_every, row_t0, &res->iters_done);
     if (res->iters_done == 0)
         return;
@@ -202,7 +210,7 @@ static void run_half(struct rb_coll_run *R, const struct rb_coll_test *t, enum r
         t->init(a, c);
         call(R, t, algo, a);
         uint64_t mine = t->check(a, c), all = 0;
-        RB_MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_UINT64_T, MPI_SUM, h->comm));
+        WATCHED(MPI_Allreduce(&mine, &all, 1, MPI_UINT64_T, MPI_SUM, h->comm));
         res->wrong = (long long)all;
         if (all)
             break;
@@ -242,7 +250,7 @@ static void combine_times(struct rb_coll_run *R, const struct rb_coll_test *t, d
     double *all = h->rank == 0 ? malloc(4 * sizeof(double) * (size_t)h->size) : NULL;
     if (h->rank == 0 && !all)
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
-    RB_MPI_CHECK(MPI_Gather(mine, 4, MPI_DOUBLE, all, 4, MPI_DOUBLE, 0, h->comm));
+    WATCHED(MPI_Gather(mine, 4, MPI_DOUBLE, all, 4, MPI_DOUBLE, 0, h->comm));
     if (h->rank != 0)
         return;
     for (int i = 0; i < h->size; i++)
@@ -387,8 +395,8 @@ static void run_sizes(struct rb_coll_run *R, const struct rb_coll_test *t, enum 
         for (uint64_t size = o->minbytes; size <= o->maxbytes && !R->stop;) {
             run_size(R, t, algo, &a, size, multi, cycle);
             rb_harness_metrics_update(R->h); /* collective: every rank, after every size */
-            if (rb_harness_any_signalled(R->h))
-                R->stop = true;
+            if (agree_stop(R, NULL, 0))
+                break;
             if (!rb_coll_run_next_size(o, &size))
                 break;
         }

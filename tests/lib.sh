@@ -92,6 +92,42 @@ rb_mpirun() {
     "${MPIRUN[@]}" -np "$np" "$@"
 }
 
+# rank_pid MPIRUN_PID RANK: the PID of one rank mpirun started on this host (its child with OMPI_COMM_WORLD_RANK),
+# waiting up to 10 s for it; nothing when there is none.
+rank_pid() {
+    local p _
+    for _ in $(seq 100); do
+        for p in $(pgrep -P "$1" || true); do
+            tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2" && { echo "$p"; return 0; }
+        done
+        sleep 0.1
+    done
+}
+
+# bg_mpirun_session NP ARGS...: mpirun in a session (and process group) of its own, as a terminal's foreground job
+# is; LAST_PID is mpirun's PID and its process group. Its stdout and stderr go to $T/run.out and $T/run.err.
+bg_mpirun_session() {
+    local np=$1; shift
+    bg setsid "${MPIRUN[@]}" -np "$np" "$@" >"$T/run.out" 2>"$T/run.err"
+}
+
+# wait_bounded PID SECONDS: waits for background PID at most SECONDS (then SIGKILLs it and fails); its exit status
+# in WAIT_RC (call it directly, not in $(...): only this shell can wait for its child). Unlike timeout(1) in front of mpirun, it adds no process that a signal to the group also reaches
+# (timeout passes SIGINT on, and a second SIGINT makes mpirun exit at once without waiting for its ranks).
+wait_bounded() {
+    local pid=$1 limit=$2 i rc=0
+    for ((i = 0; i < limit * 10; i++)); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -9 "$pid" 2>/dev/null || true
+        fail "PID $pid still running after ${limit}s"
+    fi
+    wait "$pid" || rc=$?
+    WAIT_RC=$rc
+}
+
 # jqr FILE FILTER: prints jq -r output, failing on jq errors.
 jqr() { jq -er "$2" "$1"; }
 
