@@ -292,7 +292,10 @@ void rb_harness_barrier(struct rb_harness *h)
 /* Notes the first interruption: which signal, and where it found the run (t_s < 0: between phases). */
 void rb_harness_note_interrupted(struct rb_harness *h, int sig, double t_s)
 {
+    bool first = !h->interrupted;
     h->interrupted = true;
+    if (first)
+        rb_harness_write_early(h);
     if (h->interrupted_at[0])
         return;
     h->signal_no = sig;
@@ -549,8 +552,8 @@ static uint64_t tick_loop(struct rb_harness *h, struct rb_phase *p, struct ticke
     return t_end;
 }
 
-/* Rank 0: adds the phase record (totals, host counters, interruption) to result.json. */
-static void record_phase(struct rb_harness *h, struct rb_phase *p, uint64_t wall0, cJSON *counters)
+/* Rank 0: adds the phase record (totals, host counters, interruption) to the record r (h->result's, or a copy). */
+void rb_harness_record_phase(struct rb_harness *h, struct rb_result *r, struct rb_phase *p, uint64_t wall0, cJSON *counters)
 {
     cJSON *rec = cJSON_CreateObject();
     cJSON_AddStringToObject(rec, "name", p->name);
@@ -568,20 +571,8 @@ static void record_phase(struct rb_harness *h, struct rb_phase *p, uint64_t wall
         cJSON_AddItemToObject(rec, "counters", counters);
     if (h->interrupted)
         cJSON_AddBoolToObject(rec, "interrupted", true);
-    rb_result_add_phase(&h->result, rec);
+    rb_result_add_phase(r, rec);
     p->record = rec;
-}
-
-void rb_harness_record_running(struct rb_harness *h)
-{
-    struct rb_phase *p = h->running;
-    if (!p || h->rank != 0 || p->no_stats || !p->total)
-        return;
-    p->duration_s = (double)(rb_clock_ns() - h->running_t0) / 1e9;
-    p->disk_util_ratio = NAN; /* not sampled: the phase did not reach its end */
-    record_phase(h, p, h->running_wall0, NULL);
-    cJSON_AddBoolToObject(p->record, "cut_short", true);
-    h->running = NULL;
 }
 
 /* This process's CPU seconds so far, user + system, every thread (getrusage). */
@@ -647,7 +638,7 @@ int rb_harness_run_phase(struct rb_harness *h, struct rb_phase *p)
     free(c0);
     free(c1);
     if (h->rank == 0)
-        record_phase(h, p, wall0, counters);
+        rb_harness_record_phase(h, &h->result, p, wall0, counters);
     else
         cJSON_Delete(counters);
     rb_harness_hosts_record(h, p, k.rank_total);

@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,6 +119,58 @@ static void abandon(MPI_Request *reqs, int n)
 static const char *signal_name(int sig)
 {
     return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
+}
+
+void rb_harness_record_running(struct rb_harness *h)
+{
+    struct rb_phase *p = h->running;
+    if (!p || h->rank != 0 || p->no_stats || !p->total)
+        return;
+    p->duration_s = (double)(rb_clock_ns() - h->running_t0) / 1e9;
+    p->disk_util_ratio = NAN; /* not sampled: the phase did not reach its end */
+    rb_harness_record_phase(h, &h->result, p, h->running_wall0, NULL);
+    cJSON_AddBoolToObject(p->record, "cut_short", true);
+    h->running = NULL;
+}
+
+/*
+ * Rank 0: result.json as it stands, with the phase in its tick loop as far
+ * as its ticks went and the interruption, written at once: mpirun sends
+ * SIGKILL 1 s after SIGTERM, and stopping the work (requests in flight, a
+ * checkpoint shard's fsync) and the collectives after it may take longer.
+ * The end of the run writes the whole record over it.
+ */
+void rb_harness_write_early(struct rb_harness *h)
+{
+    if (h->rank != 0 || !h->result.root)
+        return;
+    struct rb_result *tmp = malloc(sizeof *tmp);
+    if (!tmp)
+        return;
+    *tmp = h->result;
+    tmp->root = cJSON_Duplicate(h->result.root, 1);
+    if (!tmp->root) {
+        free(tmp);
+        return;
+    }
+    tmp->phases = cJSON_GetObjectItemCaseSensitive(tmp->root, "phases");
+    tmp->checks = cJSON_GetObjectItemCaseSensitive(tmp->root, "checks");
+    struct rb_phase *p = h->running;
+    if (p && !p->no_stats && p->total) {
+        const struct rb_phase saved = *p;
+        p->duration_s = (double)(rb_clock_ns() - h->running_t0) / 1e9;
+        p->disk_util_ratio = NAN; /* not sampled yet */
+        rb_harness_record_phase(h, tmp, p, h->running_wall0, NULL);
+        cJSON_AddBoolToObject(p->record, "cut_short", true);
+        *p = saved;
+    }
+    rb_result_check(tmp, "completed", false, "interrupted by a signal; the results cover what ran before it");
+    rb_result_set(tmp, "exit_status", cJSON_CreateNumber(RB_EXIT_CHECK));
+    if (h->result.intervals)
+        fflush(h->result.intervals);
+    rb_result_finish(tmp);
+    cJSON_Delete(tmp->root);
+    free(tmp);
 }
 
 /* Rank 0: what rank r's process is, when it runs on this host: "gone", "stopped", or NULL (running, or elsewhere). */

@@ -92,12 +92,13 @@ rb_mpirun() {
     "${MPIRUN[@]}" -np "$np" "$@"
 }
 
-# rank_pid MPIRUN_PID RANK: the PID of one rank mpirun started on this host (its child with OMPI_COMM_WORLD_RANK),
-# waiting up to 10 s for it; nothing when there is none.
+# rank_pid MPIRUN_PID RANK: the PID of one rank mpirun started on this host (its child, or grandchild when
+# MPIRUN_PID is a wrapper such as setsid that forked, with OMPI_COMM_WORLD_RANK), waiting up to 30 s for it; nothing
+# when there is none.
 rank_pid() {
-    local p _
-    for _ in $(seq 100); do
-        for p in $(pgrep -P "$1" || true); do
+    local p c _
+    for _ in $(seq 300); do
+        for p in $(for c in "$1" $(pgrep -P "$1" || true); do pgrep -P "$c" || true; done); do
             tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2" && { echo "$p"; return 0; }
         done
         sleep 0.1
