@@ -129,6 +129,51 @@ wait_bounded() {
     WAIT_RC=$rc
 }
 
+# mpirun_running NP DIR ARGS...: bg_mpirun_session NP ARGS..., then waits up to 60 s for the run's first line in
+# DIR/intervals.jsonl (a row, a tick); MP is mpirun's PID.
+mpirun_running() {
+    local np=$1 dir=$2 _
+    shift 2
+    bg_mpirun_session "$np" "$@"
+    MP=$LAST_PID
+    for _ in $(seq 600); do
+        [ -s "$dir/intervals.jsonl" ] && return 0
+        kill -0 "$MP" 2>/dev/null || { cat "$T/run.err" >&2; fail "mpirun ended before $dir had an interval"; }
+        sleep 0.1
+    done
+    cat "$T/run.err" >&2
+    fail "no interval written in $dir after 60 s"
+}
+
+# signal_mpirun HOW: term-mpirun (SIGTERM to mpirun $MP), int-group (SIGINT to its process group, as a terminal's
+# Ctrl-C), hup-mpirun (SIGHUP); waits for mpirun (60 s at most): WAIT_RC, and TOOK, ms from the signal to its end.
+signal_mpirun() {
+    local t0
+    t0=$(date +%s%N)
+    case $1 in
+    term-mpirun) kill -TERM "$MP" ;;
+    int-group) kill -INT -- "-$MP" ;;
+    hup-mpirun) kill -HUP "$MP" ;;
+    *) fail "signal_mpirun: $1?" ;;
+    esac
+    wait_bounded "$MP" 60
+    TOOK=$((($(date +%s%N) - t0) / 1000000))
+}
+
+# stop_rank RANK SECONDS: SIGSTOP to rank RANK of mpirun $MP, waits for mpirun at most SECONDS, then resumes and
+# kills the stopped rank (by PID). R_PID is its PID, WAIT_RC mpirun's status, TOOK seconds from SIGSTOP to the end.
+stop_rank() {
+    local t0
+    R_PID=$(rank_pid "$MP" "$1")
+    [ -n "$R_PID" ] || fail "no rank $1 under mpirun $MP"
+    t0=$(date +%s)
+    kill -STOP "$R_PID"
+    wait_bounded "$MP" "$2"
+    kill -CONT "$R_PID" 2>/dev/null || true
+    kill -9 "$R_PID" 2>/dev/null || true
+    TOOK=$(($(date +%s) - t0))
+}
+
 # jqr FILE FILTER: prints jq -r output, failing on jq errors.
 jqr() { jq -er "$2" "$1"; }
 

@@ -10,19 +10,13 @@ mkdir -p "$D" "$T/ck"
 "$RB" load put "file://$D" --objects 64 --size 64K --keep --quiet --out "$T/put" >/dev/null
 assert_eq "objects put" 64 "$(find "$D" -type f | wc -l)"
 
-# signal_run NP HOW DIR ARGS...: starts the run, signals it once its first interval is written, waits (bounded).
+# signal_run NP HOW DIR ARGS...: starts the run, signals it (HOW) once its first interval is written, waits (bounded).
 signal_run() {
     local np=$1 how=$2 dir=$3
     shift 3
-    bg_mpirun_session "$np" "$RB" "$@" --out "$dir"
-    MP=$LAST_PID
-    for _ in $(seq 300); do [ -s "$dir/intervals.jsonl" ] && break; sleep 0.1; done
-    [ -s "$dir/intervals.jsonl" ] || fail "$how: no interval written"
+    mpirun_running "$np" "$dir" "$RB" "$@" --out "$dir"
     sleep 1
-    T0=$(date +%s%N)
-    if [ "$how" = term-mpirun ]; then kill -TERM "$MP"; else kill -INT -- "-$MP"; fi
-    wait_bounded "$MP" 60
-    TOOK=$((($(date +%s%N) - T0) / 1000000))
+    signal_mpirun "$how"
 }
 
 # What every interrupted run leaves: the record, table.md, the outcome line, mpirun's exit 1.
@@ -60,17 +54,9 @@ rm -rf "${T:?}/ck"
 
 # A rank stopped (SIGSTOP) during a 6 s load get: the others wait for its tick 10 s, then rank 0 names it and ends
 # the run (exit 3) instead of reporting "completed" 50 s later.
-bg_mpirun_session 2 "$RB" load get "file://$D" --objects 64 --duration 6s --out "$T/stop"
-MP=$LAST_PID
-for _ in $(seq 300); do [ -s "$T/stop/intervals.jsonl" ] && break; sleep 0.1; done
-R1=$(rank_pid "$MP" 1)
-[ -n "$R1" ] || { ps -ef --forest >&2; fail "no rank 1 under mpirun $MP"; }
-t0=$(date +%s)
-kill -STOP "$R1"
-wait_bounded "$MP" 40
-kill -CONT "$R1" 2>/dev/null || true
-kill -9 "$R1" 2>/dev/null || true
-took=$(($(date +%s) - t0))
+mpirun_running 2 "$T/stop" "$RB" load get "file://$D" --objects 64 --duration 6s --out "$T/stop"
+stop_rank 1 40
+R1=$R_PID took=$TOOK
 assert_eq "mpirun's exit status with a stopped rank" 3 "$WAIT_RC"
 [ "$took" -le $((6 + 10 + 4)) ] || fail "a stopped rank held the run ${took}s (6 s run, 10 s rank timeout)"
 assert_jq "$T/stop/result.json" ".lost_ranks == [{\"rank\": 1, \"pid\": $R1, \"host\": \"$(hostname)\", \"state\": \"stopped\"}]" \
@@ -85,9 +71,7 @@ ok "stopped rank: ended ${took}s after SIGSTOP: $(grep '^outcome:' "$T/run.err")
 
 # A rank killed (kill -9): mpirun sends the others SIGTERM 1 s later; rank 0 names the dead rank within the second
 # before SIGKILL (mpirun exits 137, the killed rank's status; the record says 3).
-bg_mpirun_session 2 "$RB" load get "file://$D" --objects 64 --duration 60s --out "$T/k9"
-MP=$LAST_PID
-for _ in $(seq 300); do [ -s "$T/k9/intervals.jsonl" ] && break; sleep 0.1; done
+mpirun_running 2 "$T/k9" "$RB" load get "file://$D" --objects 64 --duration 60s --out "$T/k9"
 R1=$(rank_pid "$MP" 1)
 [ -n "$R1" ] || fail "no rank 1 under mpirun $MP"
 kill -9 "$R1"
