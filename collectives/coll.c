@@ -260,6 +260,20 @@ static void stop(struct rb_coll_run *R)
     rb_coll_out_free(&R->out);
 }
 
+/* Rank 0, at a signal: the rows so far into the copy of the record written at once, and the table so far. */
+static void early_rows(void *ctx, cJSON *root)
+{
+    struct rb_coll_run *R = ctx;
+    cJSON *sum = cJSON_CreateObject();
+    cJSON_AddItemToObject(sum, "collective_rows",
+                          R->out.coll_rows ? cJSON_Duplicate(R->out.coll_rows, 1) : cJSON_CreateArray());
+    cJSON_AddNumberToObject(sum, "ranks", R->h->size);
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "summary");
+    cJSON_AddItemToObject(root, "summary", sum);
+    if (R->out.text)
+        rb_result_write_table(&R->h->result, R->out.text);
+}
+
 /* Rank 0, when a lost rank ends the run: the rows measured so far become the record's summary. */
 static void lost_summary(void *ctx)
 {
@@ -297,6 +311,7 @@ static int run(struct rb_cli *cli, struct rb_coll_opts *o, struct rb_coll_a2av_o
         return rb_coll_usage_exit(rc);
     R.h = &h;
     h.on_lost = lost_summary;
+    h.early_summary = early_rows;
     h.on_lost_ctx = &R;
     start(&R, json_path, argc, argv);
     for (int ti = 0; ti < R.ntests && !R.stop; ti++)

@@ -294,17 +294,17 @@ void rb_harness_note_interrupted(struct rb_harness *h, int sig, double t_s)
 {
     bool first = !h->interrupted;
     h->interrupted = true;
+    if (!h->interrupted_at[0]) {
+        h->signal_no = sig;
+        if (t_s >= 0)
+            snprintf(h->interrupted_at, sizeof h->interrupted_at, "during phase \"%s\" (%.1f s in)", h->phase_now, t_s);
+        else if (h->phase_now[0])
+            snprintf(h->interrupted_at, sizeof h->interrupted_at, "after phase \"%s\"", h->phase_now);
+        else
+            snprintf(h->interrupted_at, sizeof h->interrupted_at, "before its first phase");
+    }
     if (first)
         rb_harness_write_early(h);
-    if (h->interrupted_at[0])
-        return;
-    h->signal_no = sig;
-    if (t_s >= 0)
-        snprintf(h->interrupted_at, sizeof h->interrupted_at, "during phase \"%s\" (%.1f s in)", h->phase_now, t_s);
-    else if (h->phase_now[0])
-        snprintf(h->interrupted_at, sizeof h->interrupted_at, "after phase \"%s\"", h->phase_now);
-    else
-        snprintf(h->interrupted_at, sizeof h->interrupted_at, "before its first phase");
 }
 
 bool rb_harness_any_signalled(struct rb_harness *h)

@@ -116,11 +116,6 @@ static void abandon(MPI_Request *reqs, int n)
     }
 }
 
-static const char *signal_name(int sig)
-{
-    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
-}
-
 void rb_harness_record_running(struct rb_harness *h)
 {
     struct rb_phase *p = h->running;
@@ -140,6 +135,56 @@ void rb_harness_record_running(struct rb_harness *h)
  * checkpoint shard's fsync) and the collectives after it may take longer.
  * The end of the run writes the whole record over it.
  */
+static const char *signal_name(int sig)
+{
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
+}
+
+/* A figure of a phase record for the early table, "–" when it has none. */
+static void cell(FILE *m, const cJSON *ph, const char *key, double scale, int decimals)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(ph, key);
+    if (cJSON_IsNumber(v) && v->valuedouble == v->valuedouble)
+        fprintf(m, " %.*f |", decimals, v->valuedouble / scale);
+    else
+        fprintf(m, " – |");
+}
+
+/*
+ * The early table.md: a line per phase of the record so far, unless the
+ * command wrote its own already; the command's table replaces it when the
+ * run reaches its end.
+ */
+static void early_table(const struct rb_harness *h, struct rb_result *tmp)
+{
+    char path[4200], *text = NULL;
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s/table.md", tmp->dir);
+    if (access(path, F_OK) == 0)
+        return;
+    FILE *m = open_memstream(&text, &len);
+    if (!m)
+        return;
+    fprintf(m, "# railbench %s: interrupted by %s %s\n", h->command ? h->command : "", signal_name(h->signal_no),
+            h->interrupted_at);
+    fprintf(m, "# written when the ranks agreed to stop; the run's own table replaces it if the run reaches its end\n\n");
+    fprintf(m, "| phase | op | count | bytes | duration (s) | MB/s |\n|:--|:--|--:|--:|--:|--:|\n");
+    const cJSON *ph;
+    cJSON_ArrayForEach(ph, tmp->phases)
+    {
+        fprintf(m, "| %s | %s |", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ph, "name")) ?: "?",
+                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ph, "op")) ?: "");
+        cell(m, ph, "count", 1, 0);
+        cell(m, ph, "bytes", 1, 0);
+        cell(m, ph, "duration_s", 1, 3);
+        cell(m, ph, "throughput_bytes_per_s", 1e6, 2);
+        fprintf(m, "\n");
+    }
+    if (fclose(m) == 0 && text)
+        rb_result_write_table(tmp, text);
+    free(text);
+}
+
 void rb_harness_write_early(struct rb_harness *h)
 {
     if (h->rank != 0 || !h->result.root)
@@ -164,11 +209,14 @@ void rb_harness_write_early(struct rb_harness *h)
         cJSON_AddBoolToObject(p->record, "cut_short", true);
         *p = saved;
     }
+    if (h->early_summary)
+        h->early_summary(h->on_lost_ctx, tmp->root);
     rb_result_check(tmp, "completed", false, "interrupted by a signal; the results cover what ran before it");
     rb_result_set(tmp, "exit_status", cJSON_CreateNumber(RB_EXIT_CHECK));
     if (h->result.intervals)
         fflush(h->result.intervals);
     rb_result_finish(tmp);
+    early_table(h, tmp);
     cJSON_Delete(tmp->root);
     free(tmp);
 }

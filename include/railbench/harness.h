@@ -43,6 +43,8 @@ struct rb_harness {
     /* Rank 0, optional: adds what the command measured to the record when a lost rank ends the run there. */
     void (*on_lost)(void *ctx);
     void *on_lost_ctx;
+    /* Rank 0, optional: adds the command's summary so far to a copy of the record (root) written at a signal (ctx: on_lost_ctx). */
+    void (*early_summary)(void *ctx, cJSON *root);
     const char *command;          /* "load get" */
     struct rb_cli *cli;
     char out_dir[4096];           /* the run's directory, the same string on every rank */
