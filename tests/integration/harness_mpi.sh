@@ -27,12 +27,12 @@ assert_jq "$T/c1/result.json" '.phases[0].cpu_s >= 0.2 and .phases[0].cpu_s < 0.
 
 # 2. SIGINT to mpirun mid-run: ranks stop at the next tick and rank 0 still writes the result.
 bg "${MPIRUN[@]}" -np 3 "$PROG" --out "$T/r2" --interval 200ms --forever --per-collect 10 --quiet
-MPIRUN=$LAST_PID
+MP=$LAST_PID
 for _ in $(seq 100); do [ -s "$T/r2/intervals.jsonl" ] && break; sleep 0.1; done
 [ -s "$T/r2/intervals.jsonl" ] || fail "no interval written"
 sleep 0.5
-kill -INT "$MPIRUN"
-rc=0; wait "$MPIRUN" || rc=$?
+kill -INT "$MP"
+wait_bounded "$MP" 60; rc=$WAIT_RC
 [ -f "$T/r2/result.json" ] || fail "no result.json after SIGINT (mpirun exit $rc)"
 assert_jq "$T/r2/result.json" '.checks[] | select(.name=="completed") | .passed == false' "interrupted run recorded as such"
 assert_jq "$T/r2/result.json" '.phases[0].count > 0 and .phases[0].interrupted' "measured values kept"
