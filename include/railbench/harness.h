@@ -118,7 +118,7 @@ struct rb_harness_opts {
 /*
  * Initialises MPI as opts asks (NULL: no MPI; works under mpirun, srun and as
  * a singleton), discovers ranks and hosts, runs opts->precheck, installs
- * SIGINT and SIGTERM handlers, and on rank 0 opens the result directory
+ * SIGINT, SIGTERM and SIGHUP handlers, and on rank 0 opens the result directory
  * (--out, or railbench-results/<UTC time>-<command>). Returns 0, or an exit
  * status after logging why (MPI is finalised then).
  */
