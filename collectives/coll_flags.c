@@ -254,6 +254,7 @@ static struct {
     pthread_t thread;
     bool running;
     atomic_ullong started_ns; /* when the current operation began; 0 between operations */
+    atomic_ullong expect_ns;  /* how long one operation of the row takes (the slowest rank's untimed one) */
     atomic_bool quit;
     uint64_t timeout_ns;      /* -T; 0: none */
     char host[256];
@@ -273,9 +274,12 @@ static void *watch(void *arg)
         if (!signal_seen && rb_harness_signalled())
             signal_seen = now;
         bool timed_out = wd.timeout_ns && t0 && now - t0 > wd.timeout_ns;
-        /* After a signal the ranks agree between operations; one that does not come back is waiting for a rank
-         * that died or stopped, and mpirun sends SIGKILL 1 s after SIGTERM. */
-        bool stuck = signal_seen && t0 && now - signal_seen > WD_SIGNAL_STUCK_NS && now - t0 > WD_SIGNAL_STUCK_NS;
+        /* After a signal the ranks agree between operations; one that does not come back (0.4 s, or 4 times what
+         * an operation of the row takes) is waiting for a rank that died or stopped, and mpirun sends SIGKILL 1 s
+         * after SIGTERM. Only the rank that writes the record (rank 0: last_record) acts on it. */
+        uint64_t bound = 4 * atomic_load(&wd.expect_ns);
+        bound = bound > WD_SIGNAL_STUCK_NS ? bound : WD_SIGNAL_STUCK_NS;
+        bool stuck = wd.last_record && signal_seen && t0 && now - signal_seen > WD_SIGNAL_STUCK_NS && now - t0 > bound;
         if (!(timed_out || stuck) || !atomic_compare_exchange_strong(&wd.started_ns, &t0, WD_CLAIMED))
             continue;
         /* The main thread is inside the operation and will not touch the record again (disarm waits). */
@@ -312,6 +316,11 @@ int rb_coll_watchdog_start(uint64_t timeout_s, const char *host, void (*last_rec
         return -rc;
     wd.running = true;
     return 0;
+}
+
+void rb_coll_watchdog_expect(uint64_t op_ns)
+{
+    atomic_store(&wd.expect_ns, op_ns);
 }
 
 void rb_coll_watchdog_arm(void)

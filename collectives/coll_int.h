@@ -246,16 +246,19 @@ void rb_coll_flags_notes(struct rb_coll_out *out);
 /*
  * The watchdog: a thread that ends the process (exit 3) when an operation
  * stays armed longer than timeout_s (-T, after nccl-tests' "HOST: Test
- * timeout (Ns)" line; 0: no limit), or more than 0.4 s after a signal
- * arrived (a rank it waits for died or stopped, and mpirun kills 1 s after
- * SIGTERM). Before it ends the process it calls last_record(ctx, why) (may
- * be NULL), while the main thread is held inside the operation. Returns 0
- * or -errno. arm and disarm bracket each operation (an atomic each, safe
- * from the main thread); stop joins the thread.
+ * timeout (Ns)" line; 0: no limit), or, with last_record (rank 0), more
+ * than 0.4 s after a signal arrived and 4 times the row's operation time
+ * (rb_coll_watchdog_expect) (a rank it waits for died or stopped, and
+ * mpirun kills 1 s after SIGTERM). Before it ends the process it calls
+ * last_record(ctx, why) (may be NULL), while the main thread is held inside
+ * the operation. Returns 0 or -errno. arm and disarm bracket each operation
+ * (an atomic each, safe from the main thread); stop joins the thread.
  */
 int rb_coll_watchdog_start(uint64_t timeout_s, const char *host, void (*last_record)(void *ctx, const char *why),
                            void *ctx);
 void rb_coll_watchdog_arm(void);
+/* How long one operation of the row takes (ns), for the bound after a signal. */
+void rb_coll_watchdog_expect(uint64_t op_ns);
 void rb_coll_watchdog_disarm(void);
 void rb_coll_watchdog_stop(void);
 

@@ -191,6 +191,7 @@ static void run_half(struct rb_coll_run *R, const struct rb_coll_test *t, enum r
         return;
     uint64_t per_op_ns = (uint64_t)(slowest_us > 0 ? slowest_us : 1) * 1000 * R->o->agg_iters,
              check_every = STOP_CHECK_NS / per_op_ns ? STOP_CHECK_NS / per_op_ns : 1;
+    rb_coll_watchdog_expect(per_op_ns);
     WATCHED(MPI_Barrier(h->comm));
     double mine_us = time_ops(R, t, algo, a, R->iter_us, check_every, row_t0, &res->iters_done);
     if (res->iters_done == 0)
