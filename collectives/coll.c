@@ -222,6 +222,13 @@ static int resolve(struct rb_coll_run *R, const struct rb_coll_opts *o, const ch
     return check_opts(o);
 }
 
+/* Rank 0's watchdog, the main thread held inside an operation that will not return: the record as it stands. */
+static void stuck_record(void *ctx, const char *why)
+{
+    struct rb_coll_run *R = ctx;
+    rb_harness_record_stuck(R->h, why); /* h->on_lost adds the rows */
+}
+
 /* Communicators, buffers, MPI types and the output with its preamble; collective. */
 static void start(struct rb_coll_run *R, const char *json_path, int argc, char **argv)
 {
@@ -231,7 +238,9 @@ static void start(struct rb_coll_run *R, const char *json_path, int argc, char *
     rb_coll_run_comms(R);
     R->out.ranks_per_node = R->rl.ranks_per_node;
     rb_coll_run_buffers(R);
-    int wrc = rb_coll_watchdog_start(R->o->timeout_s, R->h->host);
+    if (R->o->timeout_s) /* -T: also how long ranks wait for one another between operations */
+        R->h->rank_timeout_ns = R->o->timeout_s * RB_NS_PER_S;
+    int wrc = rb_coll_watchdog_start(R->o->timeout_s, R->h->host, R->h->rank == 0 ? stuck_record : NULL, R);
     if (wrc != 0)
         rb_harness_fatal(R->h, RB_EXIT_RUNTIME, "--timeout: cannot start the watchdog: %s", strerror(-wrc));
     char algos[128] = "";
@@ -256,6 +265,27 @@ static void stop(struct rb_coll_run *R)
     free(R->iter_us);
     rb_coll_alltoallv_free();
     rb_coll_out_free(&R->out);
+}
+
+/* Rank 0, at a signal: the rows so far into the copy of the record written at once, and the table so far. */
+static void early_rows(void *ctx, cJSON *root)
+{
+    struct rb_coll_run *R = ctx;
+    cJSON *sum = cJSON_CreateObject();
+    cJSON_AddItemToObject(sum, "collective_rows",
+                          R->out.coll_rows ? cJSON_Duplicate(R->out.coll_rows, 1) : cJSON_CreateArray());
+    cJSON_AddNumberToObject(sum, "ranks", R->h->size);
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "summary");
+    cJSON_AddItemToObject(root, "summary", sum);
+    if (R->out.text)
+        rb_result_write_table(&R->h->result, R->out.text);
+}
+
+/* Rank 0, when a lost rank ends the run: the rows measured so far become the record's summary. */
+static void lost_summary(void *ctx)
+{
+    struct rb_coll_run *R = ctx;
+    rb_coll_out_finish(&R->out, R->which, R->kinds, R->ntests, R->algos, R->nalgos);
 }
 
 /* The collectives of the parsed command line: resolve, the harness, every table, --background. An exit status. */
@@ -287,6 +317,9 @@ static int run(struct rb_cli *cli, struct rb_coll_opts *o, struct rb_coll_a2av_o
     if (rc != 0)
         return rb_coll_usage_exit(rc);
     R.h = &h;
+    h.on_lost = lost_summary;
+    h.early_summary = early_rows;
+    h.on_lost_ctx = &R;
     start(&R, json_path, argc, argv);
     for (int ti = 0; ti < R.ntests && !R.stop; ti++)
         for (int ai = 0; ai < R.nalgos && !R.stop; ai++)

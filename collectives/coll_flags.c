@@ -245,43 +245,70 @@ void rb_coll_iter_gather(struct rb_harness *h, const double *iter_us, uint64_t n
     free(times);
 }
 
-/* ---- -T: a watchdog that ends the rank when one operation takes longer than the timeout ---- */
+/* ---- the watchdog: -T, and an operation that never returns after a signal ---- */
+
+#define WD_CLAIMED ULLONG_MAX                    /* started_ns once the watchdog has taken over the process */
+#define WD_SIGNAL_STUCK_NS (400ull * 1000 * 1000) /* an operation still running this long after a signal */
 
 static struct {
     pthread_t thread;
     bool running;
     atomic_ullong started_ns; /* when the current operation began; 0 between operations */
+    atomic_ullong expect_ns;  /* how long one operation of the row takes (the slowest rank's untimed one) */
     atomic_bool quit;
-    uint64_t timeout_ns;
+    uint64_t timeout_ns;      /* -T; 0: none */
     char host[256];
+    void (*last_record)(void *ctx, const char *why);
+    void *ctx;
 } wd;
 
 static void *watch(void *arg)
 {
     (void)arg;
     const struct timespec tick = {0, 50 * 1000 * 1000};
+    uint64_t signal_seen = 0;
     while (!atomic_load(&wd.quit)) {
         nanosleep(&tick, NULL);
         unsigned long long t0 = atomic_load(&wd.started_ns);
-        if (t0 && rb_clock_ns() - t0 > wd.timeout_ns) {
-            /* nccl-tests' words; mpirun ends the other ranks once this one exits. */
+        uint64_t now = rb_clock_ns();
+        if (!signal_seen && rb_harness_signalled())
+            signal_seen = now;
+        bool timed_out = wd.timeout_ns && t0 && now - t0 > wd.timeout_ns;
+        /* After a signal the ranks agree between operations; one that does not come back (0.4 s, or 4 times what
+         * an operation of the row takes) is waiting for a rank that died or stopped, and mpirun sends SIGKILL 1 s
+         * after SIGTERM. Only the rank that writes the record (rank 0: last_record) acts on it. */
+        uint64_t bound = 4 * atomic_load(&wd.expect_ns);
+        bound = bound > WD_SIGNAL_STUCK_NS ? bound : WD_SIGNAL_STUCK_NS;
+        bool stuck = wd.last_record && signal_seen && t0 && now - signal_seen > WD_SIGNAL_STUCK_NS && now - t0 > bound;
+        if (!(timed_out || stuck) || !atomic_compare_exchange_strong(&wd.started_ns, &t0, WD_CLAIMED))
+            continue;
+        /* The main thread is inside the operation and will not touch the record again (disarm waits). */
+        char why[512];
+        if (timed_out)
+            snprintf(why, sizeof why, "an operation took longer than -T %llus", (unsigned long long)(wd.timeout_ns / 1000000000ull));
+        else
+            snprintf(why, sizeof why, "an operation did not return %.1f s after a signal", (double)(now - t0) / 1e9);
+        if (timed_out) { /* nccl-tests' words; mpirun ends the other ranks once this one exits. */
             char line[512];
             int n = snprintf(line, sizeof line, "%s: Test timeout (%llus): railbench coll\n", wd.host,
                              (unsigned long long)(wd.timeout_ns / 1000000000ull));
             if (n > 0 && write(STDERR_FILENO, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1) < 0)
                 n = 0;
-            _exit(RB_EXIT_RUNTIME);
         }
+        if (wd.last_record)
+            wd.last_record(wd.ctx, why);
+        _exit(RB_EXIT_RUNTIME);
     }
     return NULL;
 }
 
-int rb_coll_watchdog_start(uint64_t timeout_s, const char *host)
+int rb_coll_watchdog_start(uint64_t timeout_s, const char *host, void (*last_record)(void *ctx, const char *why),
+                           void *ctx)
 {
-    if (timeout_s == 0)
-        return 0;
     wd.timeout_ns = timeout_s * 1000000000ull;
     snprintf(wd.host, sizeof wd.host, "%s", host);
+    wd.last_record = last_record;
+    wd.ctx = ctx;
     atomic_store(&wd.started_ns, 0);
     atomic_store(&wd.quit, false);
     int rc = pthread_create(&wd.thread, NULL, watch, NULL);
@@ -289,6 +316,11 @@ int rb_coll_watchdog_start(uint64_t timeout_s, const char *host)
         return -rc;
     wd.running = true;
     return 0;
+}
+
+void rb_coll_watchdog_expect(uint64_t op_ns)
+{
+    atomic_store(&wd.expect_ns, op_ns);
 }
 
 void rb_coll_watchdog_arm(void)
@@ -299,8 +331,9 @@ void rb_coll_watchdog_arm(void)
 
 void rb_coll_watchdog_disarm(void)
 {
-    if (wd.running)
-        atomic_store(&wd.started_ns, 0);
+    if (wd.running && atomic_exchange(&wd.started_ns, 0) == WD_CLAIMED)
+        for (;;) /* the watchdog is writing the record and ends the process */
+            pause();
 }
 
 void rb_coll_watchdog_stop(void)

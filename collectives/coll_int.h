@@ -244,14 +244,21 @@ int rb_coll_split_mask_color(const char *hex, int rank, int *color);
 void rb_coll_flags_notes(struct rb_coll_out *out);
 
 /*
- * -T: starts a thread that ends the process (exit 3, after nccl-tests'
- * "HOST: Test timeout (Ns)" line) when an operation stays armed longer
- * than timeout_s; 0 starts nothing. Returns 0 or -errno. arm and disarm
- * bracket each operation (a store each, safe from the main thread); stop
- * joins the thread. All do nothing when no watchdog runs.
+ * The watchdog: a thread that ends the process (exit 3) when an operation
+ * stays armed longer than timeout_s (-T, after nccl-tests' "HOST: Test
+ * timeout (Ns)" line; 0: no limit), or, with last_record (rank 0), more
+ * than 0.4 s after a signal arrived and 4 times the row's operation time
+ * (rb_coll_watchdog_expect) (a rank it waits for died or stopped, and
+ * mpirun kills 1 s after SIGTERM). Before it ends the process it calls
+ * last_record(ctx, why) (may be NULL), while the main thread is held inside
+ * the operation. Returns 0 or -errno. arm and disarm bracket each operation
+ * (an atomic each, safe from the main thread); stop joins the thread.
  */
-int rb_coll_watchdog_start(uint64_t timeout_s, const char *host);
+int rb_coll_watchdog_start(uint64_t timeout_s, const char *host, void (*last_record)(void *ctx, const char *why),
+                           void *ctx);
 void rb_coll_watchdog_arm(void);
+/* How long one operation of the row takes (ns), for the bound after a signal. */
+void rb_coll_watchdog_expect(uint64_t op_ns);
 void rb_coll_watchdog_disarm(void);
 void rb_coll_watchdog_stop(void);
 
@@ -304,6 +311,7 @@ struct rb_coll_group_fig {
 struct rb_coll_half {
     double time_us, algbw, busbw;
     long long wrong; /* -1: not checked */
+    uint64_t iters_done; /* timed iterations (-n unless a signal cut the half short; 0: not run) */
     double min_us, avg_us, max_us;
     double cpu_us;                  /* rank 0's own time per operation: -C's cputime column */
     struct rb_coll_iter_stats iter; /* -I */
@@ -373,6 +381,7 @@ struct rb_coll_out {
     long bw_n;
     long long wrong_total;
     cJSON *coll_rows, *not_applicable, *json_doc, *json_results;
+    cJSON *partial_row; /* rank 0: the row a signal cut short, or NULL */
     const char *json_path; /* "" without -J */
 };
 
@@ -399,6 +408,13 @@ void rb_coll_out_table_header(struct rb_coll_out *out, const char *name, enum rb
  * line, busbw gauge, -J record. Takes the halves' iter_json (-I).
  */
 void rb_coll_out_row(struct rb_coll_out *out, const struct rb_coll_row *w, const char *phase_name);
+
+/*
+ * Rank 0: the row a signal cut short (its halves' iters_done tell how far
+ * each got): a "# cut short" line, and summary.partial_row in the record;
+ * it is not one of the rows, the table's or collective_rows'.
+ */
+void rb_coll_out_partial(struct rb_coll_out *out, const struct rb_coll_row *w, const char *phase_name);
 
 /* Notes that algorithm algo does not apply to collective name, and why. */
 void rb_coll_out_not_applicable(struct rb_coll_out *out, const char *name, enum rb_coll_algo algo, const char *why);

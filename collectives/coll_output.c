@@ -479,6 +479,40 @@ void rb_coll_out_row(struct rb_coll_out *out, const struct rb_coll_row *w, const
     free(w->half[1].pair_bytes);
 }
 
+void rb_coll_out_partial(struct rb_coll_out *out, const struct rb_coll_row *w, const char *phase_name)
+{
+    if (out->h->rank != 0)
+        return;
+    cJSON *p = cJSON_CreateObject();
+    cJSON_AddStringToObject(p, "phase", phase_name);
+    cJSON_AddStringToObject(p, "coll", rb_coll_kind_name(w->kind));
+    cJSON_AddStringToObject(p, "algo", rb_coll_algo_name(w->algo));
+    cJSON_AddNumberToObject(p, "size_bytes", (double)w->size_bytes);
+    cJSON_AddNumberToObject(p, "iterations", (double)out->o->iters);
+    for (int i = 0; i < 2; i++) {
+        const struct rb_coll_half *hf = &w->half[i];
+        if (!hf->iters_done) { /* not timed: no figure */
+            cJSON_AddNullToObject(p, i ? "ip" : "oop");
+            continue;
+        }
+        cJSON *j = half_json(out->o, hf);
+        cJSON_AddNumberToObject(j, "iterations_timed", (double)hf->iters_done);
+        cJSON_AddItemToObject(p, i ? "ip" : "oop", j);
+    }
+    const struct rb_coll_half *cut = w->half[1].iters_done ? &w->half[1] : &w->half[0];
+    rb_coll_out_text(out, "#  cut short by a signal: %zu B, %s half, %llu of %llu iterations timed%s\n", w->size_bytes,
+                     cut == &w->half[1] ? "in-place" : "out-of-place", (unsigned long long)cut->iters_done,
+                     (unsigned long long)out->o->iters, cut->iters_done ? "" : " (nothing measured)");
+    cJSON_Delete(out->partial_row);
+    out->partial_row = p;
+    cJSON_Delete(w->half[0].iter_json);
+    cJSON_Delete(w->half[1].iter_json);
+    free(w->half[0].pair_bytes);
+    free(w->half[1].pair_bytes);
+    free(w->half[0].groups);
+    free(w->half[1].groups);
+}
+
 void rb_coll_out_not_applicable(struct rb_coll_out *out, const char *name, enum rb_coll_algo algo, const char *why)
 {
     rb_coll_out_text(out, "#\n# %s: not applicable to %s: %s\n", rb_coll_algo_name(algo), name, why);
@@ -611,7 +645,9 @@ void rb_coll_out_finish(struct rb_coll_out *out, const char *which, const enum r
         cJSON_AddStringToObject(sp, "how", out->split ? out->split : "");
         cJSON_AddNumberToObject(sp, "groups", out->ngroups);
     }
-    out->coll_rows = out->not_applicable = NULL; /* the summary owns them now */
+    if (out->partial_row)
+        cJSON_AddItemToObject(summary, "partial_row", out->partial_row);
+    out->coll_rows = out->not_applicable = out->partial_row = NULL; /* the summary owns them now */
     rb_result_set(&h->result, "summary", summary);
     if (out->o->check)
         rb_result_check(&h->result, "wrong", out->wrong_total == 0, "%lld wrong elements in %zu rows",
@@ -630,6 +666,7 @@ void rb_coll_out_free(struct rb_coll_out *out)
     cJSON_Delete(out->json_doc);
     cJSON_Delete(out->coll_rows);
     cJSON_Delete(out->not_applicable);
+    cJSON_Delete(out->partial_row);
     free(out->rows);
     free(out->text);
     memset(out, 0, sizeof *out);

@@ -1,4 +1,5 @@
 /* railbench coll's harness for one table: warm-up, timing, checks, per-rank times combined (nccl-tests' BenchTime). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +34,36 @@ void rb_coll_run_buffers(struct rb_coll_run *R)
 
 /* ---- one row ---- */
 
+/* A blocking MPI call between operations, under the watchdog as operations are (-T, a signal). */
+#define WATCHED(call)                                                                                             \
+    do {                                                                                                          \
+        rb_coll_watchdog_arm();                                                                                   \
+        RB_MPI_CHECK(call);                                                                                       \
+        rb_coll_watchdog_disarm();                                                                                \
+    } while (0)
+
+/* How often ranks agree on a signal inside a half, in timed operations' time (mpirun kills 1 s after SIGTERM). */
+#define STOP_CHECK_NS (100 * RB_NS_PER_MS)
+
+/*
+ * At a safe point (every rank between operations): true on every rank when
+ * any rank was signalled, and then the run is marked interrupted at the row
+ * (row_t0: when it started; 0: after it). flags[1] (may be NULL) is maxed over ranks too.
+ * Collective.
+ */
+static bool agree_stop(struct rb_coll_run *R, int *also, uint64_t row_t0)
+{
+    int f[2] = {rb_harness_signalled() ? *rb_harness_signal_flag() : 0, also ? *also : 0};
+    rb_harness_agree(R->h, f, 2, R->o->timeout_s > 0); /* -T bounds the wait for a rank, as it bounds operations */
+    if (also)
+        *also = f[1];
+    if (!f[0])
+        return false;
+    rb_harness_note_interrupted(R->h, f[0], row_t0 ? (double)(rb_clock_ns() - row_t0) / 1e9 : -1);
+    R->stop = true;
+    return true;
+}
+
 static void call(struct rb_coll_run *R, const struct rb_coll_test *t, enum rb_coll_algo algo,
                  const struct rb_coll_args *a)
 {
@@ -66,12 +97,12 @@ static void point(struct rb_coll_run *R, struct rb_coll_args *a, const struct rb
  * operation too; they add up to the total, so their mean is the result.
  */
 static double time_ops(struct rb_coll_run *R, const struct rb_coll_test *t, enum rb_coll_algo algo,
-                       struct rb_coll_args *a, double *iter_us)
+                       struct rb_coll_args *a, double *iter_us, uint64_t check_every, uint64_t row_t0, uint64_t *done)
 {
     const struct rb_coll_opts *o = R->o;
     MPI_Comm comm = R->h->comm;
-    uint64_t total_ns = 0, start = rb_clock_ns();
-    for (uint64_t i = 0; i < o->iters; i++) {
+    uint64_t total_ns = 0, start = rb_clock_ns(), i;
+    for (i = 0; i < o->iters; i++) {
         for (uint64_t m = 0; m < o->agg_iters; m++) {
             call(R, t, algo, a);
             if (o->blocking == 1)
@@ -86,8 +117,18 @@ static double time_ops(struct rb_coll_run *R, const struct rb_coll_test *t, enum
             end = rb_clock_ns();
         }
         start = end;
+        /* A signal ends the half at the same iteration on every rank; the check is outside the time. */
+        if (check_every && (i + 1) % check_every == 0 && i + 1 < o->iters) {
+            if (agree_stop(R, NULL, row_t0)) {
+                i++;
+                break;
+            }
+            start = rb_clock_ns();
+        }
     }
-    return (double)total_ns / 1e3 / (double)(o->iters * o->agg_iters);
+    if (done)
+        *done = i;
+    return i ? (double)total_ns / 1e3 / (double)(i * o->agg_iters) : 0;
 }
 
 static void combine_times(struct rb_coll_run *R, const struct rb_coll_test *t, double s_bytes, double mine_us,
@@ -112,7 +153,7 @@ static void gather_received(struct rb_coll_run *R, const struct rb_coll_test *t,
     if (!mine || (R->rl.world.rank == 0 && !(all = calloc((size_t)n * (n + 1), sizeof *all))))
         rb_harness_fatal(R->h, RB_EXIT_RUNTIME, "out of memory");
     mine[0] = t->received(a, mine + 1);
-    RB_MPI_CHECK(MPI_Gather(mine, n + 1, MPI_UINT64_T, all, n + 1, MPI_UINT64_T, 0, R->rl.world.comm));
+    WATCHED(MPI_Gather(mine, n + 1, MPI_UINT64_T, all, n + 1, MPI_UINT64_T, 0, R->rl.world.comm));
     free(mine);
     if (R->h->rank != 0) {
         free(all);
@@ -134,24 +175,43 @@ static void gather_received(struct rb_coll_run *R, const struct rb_coll_test *t,
  * runs, summing wrong elements over ranks.
  */
 static void run_half(struct rb_coll_run *R, const struct rb_coll_test *t, enum rb_coll_algo algo,
-                     struct rb_coll_args *a, const struct rb_coll_counts *cn, bool in_place, struct rb_coll_half *res)
+                     struct rb_coll_args *a, const struct rb_coll_counts *cn, bool in_place, struct rb_coll_half *res,
+                     uint64_t row_t0)
 {
     struct rb_harness *h = R->h;
     point(R, a, cn, in_place);
     t->init(a, 0);
+    uint64_t u0 = rb_clock_ns();
     call(R, t, algo, a);
-    RB_MPI_CHECK(MPI_Barrier(h->comm));
-    combine_times(R, t, (double)row_bytes(cn, a->type_bytes), time_ops(R, t, algo, a, R->iter_us), res);
+    /* Agreed: a signal before the half, and the slowest rank's untimed operation, which sets how often to check. */
+    uint64_t one_us = (rb_clock_ns() - u0) / 1000;
+    int slowest_us = one_us > INT32_MAX ? INT32_MAX : (int)one_us;
+    res->iters_done = 0;
+    if (agree_stop(R, &slowest_us, row_t0))
+        return;
+    uint64_t per_op_ns = (uint64_t)(slowest_us > 0 ? slowest_us : 1) * 1000 * R->o->agg_iters,
+             check_every = STOP_CHECK_NS / per_op_ns ? STOP_CHECK_NS / per_op_ns : 1;
+    rb_coll_watchdog_expect(per_op_ns);
+    WATCHED(MPI_Barrier(h->comm));
+    double mine_us = time_ops(R, t, algo, a, R->iter_us, check_every, row_t0, &res->iters_done);
+    if (res->iters_done == 0)
+        return;
+    combine_times(R, t, (double)row_bytes(cn, a->type_bytes), mine_us, res);
+    res->wrong = -1;
+    if (R->stop) { /* cut short: its figures cover iters_done iterations; not checked */
+        if (h->rank == 0)
+            rb_coll_half_figs(res, R->out.ngroups);
+        return;
+    }
     if (R->iter_us)
         rb_coll_iter_gather(h, R->iter_us, R->o->iters, R->o->per_iter_skip, res);
     if (h->rank == 0)
         rb_coll_half_figs(res, R->out.ngroups);
-    res->wrong = -1;
     for (uint64_t c = 1; c <= R->o->check; c++) {
         t->init(a, c);
         call(R, t, algo, a);
         uint64_t mine = t->check(a, c), all = 0;
-        RB_MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_UINT64_T, MPI_SUM, h->comm));
+        WATCHED(MPI_Allreduce(&mine, &all, 1, MPI_UINT64_T, MPI_SUM, h->comm));
         res->wrong = (long long)all;
         if (all)
             break;
@@ -191,7 +251,7 @@ static void combine_times(struct rb_coll_run *R, const struct rb_coll_test *t, d
     double *all = h->rank == 0 ? malloc(4 * sizeof(double) * (size_t)h->size) : NULL;
     if (h->rank == 0 && !all)
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
-    RB_MPI_CHECK(MPI_Gather(mine, 4, MPI_DOUBLE, all, 4, MPI_DOUBLE, 0, h->comm));
+    WATCHED(MPI_Gather(mine, 4, MPI_DOUBLE, all, 4, MPI_DOUBLE, 0, h->comm));
     if (h->rank != 0)
         return;
     for (int i = 0; i < h->size; i++)
@@ -285,10 +345,6 @@ static void run_size(struct rb_coll_run *R, const struct rb_coll_test *t, enum r
     a->count = cn.param;
     struct rb_coll_row w = {.kind = t->kind, .algo = algo, .type = a->type, .op = a->op, .root = a->root,
                             .size_bytes = row_bytes(&cn, a->type_bytes), .count = cn.param};
-    run_half(R, t, algo, a, &cn, false, &w.half[0]);
-    run_half(R, t, algo, a, &cn, true, &w.half[1]);
-    if (R->h->rank != 0)
-        return;
     char name[192], rootpart[24] = "", cyclepart[32] = "";
     if (rb_coll_kind_def(t->kind)->rooted && R->root_all)
         snprintf(rootpart, sizeof rootpart, "/root%d", a->root);
@@ -300,7 +356,17 @@ static void run_size(struct rb_coll_run *R, const struct rb_coll_test *t, enum r
     else
         snprintf(name, sizeof name, "%s/%s%s/%zu%s", t->name, rb_coll_algo_name(algo), rootpart, w.size_bytes,
                  cyclepart);
-    rb_coll_out_row(&R->out, &w, name);
+    snprintf(R->h->phase_now, sizeof R->h->phase_now, "%.63s", name); /* where a signal finds the run */
+    const uint64_t row_t0 = rb_clock_ns();
+    run_half(R, t, algo, a, &cn, false, &w.half[0], row_t0);
+    if (!R->stop)
+        run_half(R, t, algo, a, &cn, true, &w.half[1], row_t0);
+    if (R->h->rank != 0)
+        return;
+    if (R->stop)
+        rb_coll_out_partial(&R->out, &w, name);
+    else
+        rb_coll_out_row(&R->out, &w, name);
 }
 
 /* The size after *size in the sweep (-f's factor or -i's step); false past -e. */
@@ -330,8 +396,8 @@ static void run_sizes(struct rb_coll_run *R, const struct rb_coll_test *t, enum 
         for (uint64_t size = o->minbytes; size <= o->maxbytes && !R->stop;) {
             run_size(R, t, algo, &a, size, multi, cycle);
             rb_harness_metrics_update(R->h); /* collective: every rank, after every size */
-            if (rb_harness_any_signalled(R->h))
-                R->stop = true;
+            if (agree_stop(R, NULL, 0))
+                break;
             if (!rb_coll_run_next_size(o, &size))
                 break;
         }
@@ -371,6 +437,6 @@ double rb_coll_run_busbw(struct rb_coll_run *R, const struct rb_coll_test *t, en
     call(R, t, algo, a);
     RB_MPI_CHECK(MPI_Barrier(R->h->comm));
     struct rb_coll_half res = {0};
-    combine_times(R, t, (double)row_bytes(&cn, a->type_bytes), time_ops(R, t, algo, a, NULL), &res);
+    combine_times(R, t, (double)row_bytes(&cn, a->type_bytes), time_ops(R, t, algo, a, NULL, 0, 0, NULL), &res);
     return res.busbw;
 }

@@ -73,6 +73,7 @@ static void install_signals(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL); /* a closed terminal or ssh session, and what some launchers send */
     signal(SIGPIPE, SIG_IGN);
 }
 
@@ -175,6 +176,7 @@ static void discover_ranks(struct rb_harness *h)
     h->host_count = idx_count[1];
     if (h->size > 1)
         rb_log_set_identity(h->host, h->rank);
+    rb_harness_live_init(h);
 }
 
 int rb_harness_init(struct rb_harness *h, const char *command, struct rb_cli *cli,
@@ -187,7 +189,7 @@ int rb_harness_init(struct rb_harness *h, const char *command, struct rb_cli *cl
     h->cli = cli;
     h->size = h->local_size = h->host_count = 1;
     h->counters_root = "/";
-    h->comm = h->tick_comm = h->done_comm = h->node_comm = MPI_COMM_NULL;
+    h->comm = h->tick_comm = h->done_comm = h->node_comm = h->live_comm = MPI_COMM_NULL;
     if (gethostname(h->host, sizeof h->host) != 0)
         snprintf(h->host, sizeof h->host, "unknown");
     h->host[sizeof h->host - 1] = '\0';
@@ -288,27 +290,29 @@ void rb_harness_barrier(struct rb_harness *h)
 }
 
 /* Notes the first interruption: which signal, and where it found the run (t_s < 0: between phases). */
-static void note_interrupted(struct rb_harness *h, int sig, double t_s)
+void rb_harness_note_interrupted(struct rb_harness *h, int sig, double t_s)
 {
+    bool first = !h->interrupted;
     h->interrupted = true;
-    if (h->interrupted_at[0])
-        return;
-    h->signal_no = sig;
-    if (t_s >= 0)
-        snprintf(h->interrupted_at, sizeof h->interrupted_at, "during phase \"%s\" (%.1f s in)", h->phase_now, t_s);
-    else if (h->phase_now[0])
-        snprintf(h->interrupted_at, sizeof h->interrupted_at, "after phase \"%s\"", h->phase_now);
-    else
-        snprintf(h->interrupted_at, sizeof h->interrupted_at, "before its first phase");
+    if (!h->interrupted_at[0]) {
+        h->signal_no = sig;
+        if (t_s >= 0)
+            snprintf(h->interrupted_at, sizeof h->interrupted_at, "during phase \"%s\" (%.1f s in)", h->phase_now, t_s);
+        else if (h->phase_now[0])
+            snprintf(h->interrupted_at, sizeof h->interrupted_at, "after phase \"%s\"", h->phase_now);
+        else
+            snprintf(h->interrupted_at, sizeof h->interrupted_at, "before its first phase");
+    }
+    if (first)
+        rb_harness_write_early(h);
 }
 
 bool rb_harness_any_signalled(struct rb_harness *h)
 {
-    int mine = signalled, any = mine;
-    if (h->mpi)
-        RB_MPI_CHECK(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, h->comm));
+    int any = signalled;
+    rb_harness_agree(h, &any, 1, false);
     if (any)
-        note_interrupted(h, any, -1);
+        rb_harness_note_interrupted(h, any, -1);
     return any != 0;
 }
 
@@ -520,13 +524,12 @@ static uint64_t tick_loop(struct rb_harness *h, struct rb_phase *p, struct ticke
         }
 
         /* A tick: agree on whether the phase ends, then collect and reduce. */
-        int flags[2] = {all_done || time_up || signalled, signalled}, any[2];
-        memcpy(any, flags, sizeof any);
-        if (h->mpi && h->size > 1)
-            RB_MPI_CHECK(MPI_Allreduce(flags, any, 2, MPI_INT, MPI_MAX, h->tick_comm));
+        /* Bounded: the ranks tick together, so one that does not answer died or was stopped. */
+        int any[2] = {all_done || time_up || signalled, signalled};
+        rb_harness_agree(h, any, 2, true);
         end = any[0] != 0;
         if (any[1])
-            note_interrupted(h, any[1], (double)(rb_clock_ns() - k->t0) / 1e9);
+            rb_harness_note_interrupted(h, any[1], (double)(rb_clock_ns() - k->t0) / 1e9);
         if (end) {
             if (p->stop)
                 p->stop(p->ctx);
@@ -549,8 +552,8 @@ static uint64_t tick_loop(struct rb_harness *h, struct rb_phase *p, struct ticke
     return t_end;
 }
 
-/* Rank 0: adds the phase record (totals, host counters, interruption) to result.json. */
-static void record_phase(struct rb_harness *h, struct rb_phase *p, uint64_t wall0, cJSON *counters)
+/* Rank 0: adds the phase record (totals, host counters, interruption) to the record r (h->result's, or a copy). */
+void rb_harness_record_phase(struct rb_harness *h, struct rb_result *r, struct rb_phase *p, uint64_t wall0, cJSON *counters)
 {
     cJSON *rec = cJSON_CreateObject();
     cJSON_AddStringToObject(rec, "name", p->name);
@@ -568,7 +571,7 @@ static void record_phase(struct rb_harness *h, struct rb_phase *p, uint64_t wall
         cJSON_AddItemToObject(rec, "counters", counters);
     if (h->interrupted)
         cJSON_AddBoolToObject(rec, "interrupted", true);
-    rb_result_add_phase(&h->result, rec);
+    rb_result_add_phase(r, rec);
     p->record = rec;
 }
 
@@ -615,7 +618,11 @@ int rb_harness_run_phase(struct rb_harness *h, struct rb_phase *p)
         if (p->stop)
             p->stop(p->ctx);
     } else {
+        h->running = p;
+        h->running_t0 = k.t0;
+        h->running_wall0 = wall0;
         t_end = tick_loop(h, p, &k);
+        h->running = NULL;
     }
     p->duration_s = (double)(t_end - k.t0) / 1e9;
     double cpu = process_cpu_s() - cpu0;
@@ -631,7 +638,7 @@ int rb_harness_run_phase(struct rb_harness *h, struct rb_phase *p)
     free(c0);
     free(c1);
     if (h->rank == 0)
-        record_phase(h, p, wall0, counters);
+        rb_harness_record_phase(h, &h->result, p, wall0, counters);
     else
         cJSON_Delete(counters);
     rb_harness_hosts_record(h, p, k.rank_total);
@@ -688,8 +695,10 @@ static void outcome_line(const struct rb_harness *h, int status, const char *why
     first_failed_check(h, check, sizeof check);
     if (h->interrupted) {
         char sig[16];
-        if (h->signal_no == SIGINT || h->signal_no == SIGTERM)
-            snprintf(sig, sizeof sig, "%s", h->signal_no == SIGINT ? "SIGINT" : "SIGTERM");
+        if (h->signal_no == SIGINT || h->signal_no == SIGTERM || h->signal_no == SIGHUP)
+            snprintf(sig, sizeof sig, "%s", h->signal_no == SIGINT    ? "SIGINT"
+                                            : h->signal_no == SIGTERM ? "SIGTERM"
+                                                                      : "SIGHUP");
         else
             snprintf(sig, sizeof sig, "signal %d", h->signal_no);
         snprintf(what, sizeof what, "interrupted by %s %s; kept: the results up to then in %s%s%s", sig,
@@ -754,6 +763,7 @@ int rb_harness_finish(struct rb_harness *h, const char *table, int status)
         for (size_t i = 0; i < sizeof comms / sizeof comms[0]; i++)
             if (*comms[i] != MPI_COMM_NULL)
                 MPI_Comm_free(comms[i]);
+        rb_harness_live_free(h);
         MPI_Finalize();
         h->mpi = false;
     }

@@ -24,6 +24,24 @@ void rb_harness_metrics_finish(struct rb_harness *h);
  */
 void rb_harness_hosts_record(struct rb_harness *h, struct rb_phase *p, const struct rb_stats *rank_total);
 
+/* ---- harness_live.c: bounded agreements between ranks ---- */
+
+/* Duplicates the agreements' communicator and gathers every rank's pid and host to rank 0. Collective. */
+void rb_harness_live_init(struct rb_harness *h);
+/* Rank 0: adds the phase record (totals, host counters, interruption) to the record r (h->result's, or a copy). */
+void rb_harness_record_phase(struct rb_harness *h, struct rb_result *r, struct rb_phase *p, uint64_t wall0,
+                             cJSON *counters);
+/*
+ * Rank 0: result.json as it stands, with the phase in its tick loop as far
+ * as its ticks went and the interruption, written at once (mpirun sends
+ * SIGKILL 1 s after SIGTERM); the end of the run writes the whole record over it.
+ */
+void rb_harness_write_early(struct rb_harness *h);
+/* Rank 0: adds the phase in its tick loop (h->running) to the record as far as its ticks went ("cut_short"). */
+void rb_harness_record_running(struct rb_harness *h);
+/* Frees what rb_harness_live_init made. */
+void rb_harness_live_free(struct rb_harness *h);
+
 /* ---- harness_dir.c: the result directory (rank 0) ---- */
 
 /* This run's id: the start time and 24 random bits (two runs in one second still differ). */

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "railbench/busbw.h"
 #include "report_int.h"
 
 /* Measured rows come from `coll`; `fabric sim` marks its rows "predicted". */
@@ -16,7 +17,8 @@ static bool predicted(const struct rb_rundir *r)
 
 static bool has_coll_table(const struct rb_rundir *r)
 {
-    return rb_rundir_array(r->summary, "collective_rows") && !predicted(r);
+    return (rb_rundir_array(r->summary, "collective_rows") || cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(r->summary, "moe"))) &&
+           !predicted(r);
 }
 
 /* fabric sim: predicted rows, or a calibration against measured runs (its rows carry both). */
@@ -79,6 +81,26 @@ static void wrong_cell(struct rb_rtable *t, size_t r, const char *key, const cJS
         rb_rtable_text(t, r, key, "N/A");
 }
 
+/* "allreduce 2(n-1)/n; allgather, reducescatter, ... (n-1)/n; broadcast, ... 1" from the collectives' definitions. */
+static void busbw_factors(char *buf, size_t len)
+{
+    static const char *const factor[] = {"1", "(n-1)/n", "2(n-1)/n"};
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int num = 2; num >= 0; num--) {
+        bool first = true;
+        for (int k = 0; k < RB_COLL_KINDS; k++) {
+            const struct rb_coll_kind_def *d = rb_coll_kind_def((enum rb_coll_kind)k);
+            if (d->busbw_num != num || n >= len)
+                continue;
+            n += (size_t)snprintf(buf + n, len - n, "%s%s", first ? (n ? "; " : "") : ", ", d->name);
+            first = false;
+        }
+        if (!first && n < len)
+            n += (size_t)snprintf(buf + n, len - n, " %s", factor[num]);
+    }
+}
+
 static void coll_table(const struct rb_report_set *s, struct rb_report_tables *out, bool pred)
 {
     struct rb_rtable *t =
@@ -133,13 +155,64 @@ static void coll_table(const struct rb_report_set *s, struct rb_report_tables *o
         }
         closing_notes(t, s, i, pred);
     }
-    rb_rtable_note(t, "GB/s is 1e9 bytes/s; busbw = algbw x the collective's factor (allreduce 2(n-1)/n; "
-                      "allgather, reducescatter, alltoall (n-1)/n; others 1), as nccl-tests computes it");
+    char factors[512];
+    busbw_factors(factors, sizeof factors);
+    rb_rtable_note(t, "GB/s is 1e9 bytes/s; busbw = algbw x the collective's factor (%s), as nccl-tests computes it",
+                   factors);
+}
+
+/* coll moe: a row per run, summary.moe's step figures (docs/coll.md). */
+static void moe_table(const struct rb_report_set *s, struct rb_report_tables *out)
+{
+    struct rb_rtable *t = rb_report_table(out, s, "moe", "Mixture-of-experts dispatch and combine (coll moe)");
+    if (!t)
+        return;
+    static const struct {
+        const char *key, *title;
+        int decimals;
+    } cols[] = {{"ranks", "ranks", 0},
+                {"experts", "experts", 0},
+                {"top_k", "top-k", 0},
+                {"tokens_per_rank", "tokens/rank", 0},
+                {"hidden", "hidden", 0},
+                {"skew", "skew", 2},
+                {"steps", "steps", 0},
+                {"step_us", "step (us)", 1},
+                {"dispatch_us", "dispatch (us)", 1},
+                {"combine_us", "combine (us)", 1},
+                {"wait_us", "wait (us)", 1},
+                {"balanced_step_us", "balanced step (us)", 1},
+                {"lost_us", "lost (us)", 1},
+                {"lost_pct", "lost (%)", 1},
+                {"imbalance", "imbalance (max/mean)", 2},
+                {"wrong", "#wrong", 0}};
+    rb_rtable_col(t, "algo", "algo", RB_RF_TEXT, 0, 1, RB_RCOL_KEY);
+    for (size_t c = 0; c < sizeof cols / sizeof *cols; c++)
+        rb_rtable_col(t, cols[c].key, cols[c].title, RB_RF_NUM, cols[c].decimals, 1, 0);
+    for (size_t i = 0; i < s->n; i++) {
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(s->runs[i]->summary, "moe");
+        if (!cJSON_IsObject(m))
+            continue;
+        size_t r = rb_report_row(t, s, i);
+        rb_rtable_text(t, r, "algo", rb_rundir_str(m, "algo"));
+        for (size_t c = 0; c < sizeof cols / sizeof *cols; c++)
+            rb_rtable_num(t, r, cols[c].key, rb_rundir_num(m, cols[c].key));
+    }
+    rb_rtable_note(t, "times are means over the timed steps (summary.moe); balanced step: the same tokens spread "
+                      "evenly over the expert ranks; lost = step - balanced step");
 }
 
 static void tables_coll(const struct rb_report_set *s, struct rb_report_tables *out)
 {
-    coll_table(s, out, false);
+    bool rows = false, moe = false;
+    for (size_t i = 0; i < s->n; i++) {
+        rows |= rb_rundir_array(s->runs[i]->summary, "collective_rows") != NULL;
+        moe |= cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(s->runs[i]->summary, "moe"));
+    }
+    if (rows)
+        coll_table(s, out, false);
+    if (moe)
+        moe_table(s, out);
 }
 
 /* fabric sim --calibrate: per measured row, the model's time before and after fitting it. */

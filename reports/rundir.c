@@ -281,6 +281,7 @@ struct reader {
     struct rb_rundir *r;
     unsigned flags;
     cJSON *rebuilt;          /* phases rebuilt from the lines, or NULL when result.json had them */
+    cJSON *rebuilt_root;     /* the record they go into (summary.collective_rows from coll's lines) */
     struct name_index series, phases;
     cJSON **phase_v;         /* rebuilt phases by index */
     size_t nphase;
@@ -398,6 +399,46 @@ static void add_to(cJSON *o, const char *path, double v)
         cJSON_SetNumberHelper(it, it->valuedouble + v);
 }
 
+/*
+ * A coll row's line ("allreduce/ring/4096", "allreduce/ring/float/sum/4096/cycle2": the size is the last number)
+ * holds the out-of-place half's time_us, algbw_gbps and busbw_gbps: its phase gets them, and so does a
+ * summary.collective_rows entry (the in-place half and #wrong are not in the line: null).
+ */
+static void coll_line(struct reader *rd, cJSON *ph, const char *phase, const cJSON *line)
+{
+    static const char *const figs[] = {"time_us", "algbw_gbps", "busbw_gbps"};
+    cJSON *summary = cJSON_GetObjectItemCaseSensitive(rd->rebuilt_root, "summary");
+    if (!summary)
+        summary = cJSON_AddObjectToObject(rd->rebuilt_root, "summary");
+    cJSON *rows = cJSON_GetObjectItemCaseSensitive(summary, "collective_rows");
+    if (!rows)
+        rows = cJSON_AddArrayToObject(summary, "collective_rows");
+    char algo[64] = "", tok[64];
+    double size = NAN;
+    for (const char *p = strchr(phase, '/'); p && *p;) {
+        size_t n = strcspn(++p, "/");
+        snprintf(tok, sizeof tok, "%.*s", (int)(n < sizeof tok ? n : sizeof tok - 1), p);
+        if (!algo[0])
+            snprintf(algo, sizeof algo, "%s", tok);
+        else if (tok[0] && strspn(tok, "0123456789") == strlen(tok))
+            size = strtod(tok, NULL);
+        p += n;
+    }
+    cJSON *row = cJSON_CreateObject(), *oop = cJSON_CreateObject();
+    cJSON_AddStringToObject(row, "coll", rb_rundir_str(line, "op") ? rb_rundir_str(line, "op") : "?");
+    cJSON_AddStringToObject(row, "algo", algo);
+    cJSON_AddNumberToObject(row, "size_bytes", size);
+    for (size_t k = 0; k < sizeof figs / sizeof *figs; k++) {
+        cJSON_DeleteItemFromObjectCaseSensitive(ph, figs[k]);
+        cJSON_AddNumberToObject(ph, figs[k], rb_rundir_num(line, figs[k]));
+        cJSON_AddNumberToObject(oop, figs[k], rb_rundir_num(line, figs[k]));
+    }
+    cJSON_AddNullToObject(oop, "wrong");
+    cJSON_AddItemToObject(row, "oop", oop);
+    cJSON_AddNullToObject(row, "ip");
+    cJSON_AddItemToArray(rows, row);
+}
+
 /* One well-formed interval line: a point of the phase's series; a rebuilt phase when rebuilding. */
 static void interval_line(struct reader *rd, const cJSON *line)
 {
@@ -438,6 +479,8 @@ static void interval_line(struct reader *rd, const cJSON *line)
         add_to(ph, "duration_s", rb_rundir_num(line, "duration_s"));
         add_to(ph, "errors.total", rb_rundir_num(line, "errors.total"));
         add_to(ph, "interval_lines", 1);
+        if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(line, "busbw_gbps")) && rd->rebuilt_root)
+            coll_line(rd, ph, phase, line);
     }
 }
 
@@ -446,9 +489,10 @@ static void interval_line(struct reader *rd, const cJSON *line)
  * skipped with one warning per file (a killed run leaves at most its last line
  * half written). Returns 0, or -ENOENT when there is no such file.
  */
-static int read_intervals(struct rb_rundir *r, unsigned flags, cJSON *rebuilt)
+static int read_intervals(struct rb_rundir *r, unsigned flags, cJSON *rebuilt_root)
 {
-    struct reader rd = {.r = r, .flags = flags, .rebuilt = rebuilt};
+    struct reader rd = {.r = r, .flags = flags, .rebuilt_root = rebuilt_root,
+                        .rebuilt = cJSON_GetObjectItemCaseSensitive(rebuilt_root, "phases")};
     char path[4200];
     snprintf(path, sizeof path, "%s/intervals.jsonl", r->path);
     FILE *f = fopen(path, "rb");
@@ -674,7 +718,7 @@ int rb_rundir_load(struct rb_rundir *r, const char *dir, unsigned flags)
         cJSON_Delete(root);
         return -ENOMEM;
     }
-    rc = read_intervals(r, flags, phases);
+    rc = read_intervals(r, flags, root);
     if (rc || cJSON_GetArraySize(phases) == 0) {
         cJSON_Delete(root);
         if (rc == -ENOENT && !had_result)
@@ -689,10 +733,25 @@ int rb_rundir_load(struct rb_rundir *r, const char *dir, unsigned flags)
     cJSON_ArrayForEach(ph, phases)
     {
         double d = rb_rundir_num(ph, "duration_s"), b = rb_rundir_num(ph, "bytes"), n = rb_rundir_num(ph, "count");
-        cJSON_AddNumberToObject(ph, "throughput_bytes_per_s", d > 0 ? b / d : 0);
-        cJSON_AddNumberToObject(ph, "ops_per_s", d > 0 ? n / d : 0);
+        cJSON_AddNumberToObject(ph, "throughput_bytes_per_s", d > 0 ? b / d : NAN); /* no duration: not measured */
+        cJSON_AddNumberToObject(ph, "ops_per_s", d > 0 ? n / d : NAN);
     }
     cJSON_AddBoolToObject(root, "partial", true);
+    cJSON_AddBoolToObject(root, "rebuilt", true);
+    /* coll's rows name their collective: the run was "coll <it>", and its report draws them. */
+    const cJSON *first = cJSON_GetArrayItem(rb_rundir_array(cJSON_GetObjectItemCaseSensitive(root, "summary"),
+                                                            "collective_rows"), 0);
+    if (first) {
+        char cmd[96];
+        snprintf(cmd, sizeof cmd, "coll %s", rb_rundir_str(first, "coll"));
+        char *c = strdup(cmd);
+        if (c) {
+            free(r->command);
+            r->command = c;
+            cJSON_AddStringToObject(root, "command", cmd);
+        }
+    }
+    r->summary = cJSON_GetObjectItemCaseSensitive(root, "summary");
     r->root = root;
     r->phases = phases;
     r->partial = true;

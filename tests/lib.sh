@@ -92,6 +92,88 @@ rb_mpirun() {
     "${MPIRUN[@]}" -np "$np" "$@"
 }
 
+# rank_pid MPIRUN_PID RANK: the PID of one rank mpirun started on this host (its child, or grandchild when
+# MPIRUN_PID is a wrapper such as setsid that forked, with OMPI_COMM_WORLD_RANK), waiting up to 30 s for it; nothing
+# when there is none.
+rank_pid() {
+    local p c _
+    for _ in $(seq 300); do
+        for p in $(for c in "$1" $(pgrep -P "$1" || true); do pgrep -P "$c" || true; done); do
+            tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2" && { echo "$p"; return 0; }
+        done
+        sleep 0.1
+    done
+}
+
+# bg_mpirun_session NP ARGS...: mpirun in a session (and process group) of its own, as a terminal's foreground job
+# is; LAST_PID is mpirun's PID and its process group. Its stdout and stderr go to $T/run.out and $T/run.err.
+bg_mpirun_session() {
+    local np=$1; shift
+    bg setsid "${MPIRUN[@]}" -np "$np" "$@" >"$T/run.out" 2>"$T/run.err"
+}
+
+# wait_bounded PID SECONDS: waits for background PID at most SECONDS (then SIGKILLs it and fails); its exit status
+# in WAIT_RC (call it directly, not in $(...): only this shell can wait for its child). Unlike timeout(1) in front of mpirun, it adds no process that a signal to the group also reaches
+# (timeout passes SIGINT on, and a second SIGINT makes mpirun exit at once without waiting for its ranks).
+wait_bounded() {
+    local pid=$1 limit=$2 i rc=0
+    for ((i = 0; i < limit * 10; i++)); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -9 "$pid" 2>/dev/null || true
+        fail "PID $pid still running after ${limit}s"
+    fi
+    wait "$pid" || rc=$?
+    WAIT_RC=$rc
+}
+
+# mpirun_running NP DIR ARGS...: bg_mpirun_session NP ARGS..., then waits up to 60 s for the run's first line in
+# DIR/intervals.jsonl (a row, a tick); MP is mpirun's PID.
+mpirun_running() {
+    local np=$1 dir=$2 _
+    shift 2
+    bg_mpirun_session "$np" "$@"
+    MP=$LAST_PID
+    for _ in $(seq 600); do
+        [ -s "$dir/intervals.jsonl" ] && return 0
+        kill -0 "$MP" 2>/dev/null || { cat "$T/run.err" >&2; fail "mpirun ended before $dir had an interval"; }
+        sleep 0.1
+    done
+    cat "$T/run.err" >&2
+    fail "no interval written in $dir after 60 s"
+}
+
+# signal_mpirun HOW: term-mpirun (SIGTERM to mpirun $MP), int-group (SIGINT to its process group, as a terminal's
+# Ctrl-C), hup-mpirun (SIGHUP); waits for mpirun (60 s at most): WAIT_RC, and TOOK, ms from the signal to its end.
+signal_mpirun() {
+    local t0
+    t0=$(date +%s%N)
+    case $1 in
+    term-mpirun) kill -TERM "$MP" ;;
+    int-group) kill -INT -- "-$MP" ;;
+    hup-mpirun) kill -HUP "$MP" ;;
+    *) fail "signal_mpirun: $1?" ;;
+    esac
+    wait_bounded "$MP" 60
+    TOOK=$((($(date +%s%N) - t0) / 1000000))
+}
+
+# stop_rank RANK SECONDS: SIGSTOP to rank RANK of mpirun $MP, waits for mpirun at most SECONDS, then resumes and
+# kills the stopped rank (by PID). R_PID is its PID, WAIT_RC mpirun's status, TOOK seconds from SIGSTOP to the end.
+stop_rank() {
+    local t0
+    R_PID=$(rank_pid "$MP" "$1")
+    [ -n "$R_PID" ] || fail "no rank $1 under mpirun $MP"
+    t0=$(date +%s)
+    kill -STOP "$R_PID"
+    wait_bounded "$MP" "$2"
+    kill -CONT "$R_PID" 2>/dev/null || true
+    kill -9 "$R_PID" 2>/dev/null || true
+    TOOK=$(($(date +%s) - t0))
+}
+
 # jqr FILE FILTER: prints jq -r output, failing on jq errors.
 jqr() { jq -er "$2" "$1"; }
 

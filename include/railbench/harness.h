@@ -35,14 +35,26 @@ struct rb_harness {
     MPI_Comm tick_comm;           /* the harness's ticks */
     MPI_Comm done_comm;           /* non-blocking "every rank is done" barriers */
     MPI_Comm node_comm;           /* ranks on this host */
+    MPI_Comm live_comm;           /* bounded agreements between ranks (rb_harness_agree) */
+    unsigned live_seq;            /* agreements so far, the same on every rank (their tag) */
+    uint64_t rank_timeout_ns;     /* how long ranks wait for one that does not answer a tick (default 10 s) */
+    int *rank_pids;               /* rank 0: every rank's process id, to name a lost rank */
+    char (*rank_hosts)[64];       /* rank 0: every rank's host */
+    /* Rank 0, optional: adds what the command measured to the record when a lost rank ends the run there. */
+    void (*on_lost)(void *ctx);
+    void *on_lost_ctx;
+    /* Rank 0, optional: adds the command's summary so far to a copy of the record (root) written at a signal (ctx: on_lost_ctx). */
+    void (*early_summary)(void *ctx, cJSON *root);
     const char *command;          /* "load get" */
     struct rb_cli *cli;
     char out_dir[4096];           /* the run's directory, the same string on every rank */
     char run_id[40];              /* "<UTC time>-<6 random hex digits>", the same on every rank (run prefixes) */
     char made_dir[4096];          /* rank 0: the shallowest directory of out_dir this run created ("": none) */
     struct rb_result result;      /* open on rank 0 only */
-    bool interrupted;             /* a phase was cut short by SIGINT/SIGTERM */
+    bool interrupted;             /* a phase was cut short by SIGINT, SIGTERM or SIGHUP */
     char phase_now[64];           /* the phase running, or the last one run ("" before the first) */
+    struct rb_phase *running;     /* the phase in its tick loop, NULL between phases (a lost rank records it) */
+    uint64_t running_t0, running_wall0; /* its start: monotonic and wall clock */
     char interrupted_at[160];     /* where the signal found the run: "during phase \"put\" (3.2 s in)" */
     int signal_no;                /* the signal that interrupted the run (the highest number over ranks) */
     char kept[512];               /* rank 0: what a cut-short run leaves behind besides its results (rb_harness_kept) */
@@ -106,7 +118,7 @@ struct rb_harness_opts {
 /*
  * Initialises MPI as opts asks (NULL: no MPI; works under mpirun, srun and as
  * a singleton), discovers ranks and hosts, runs opts->precheck, installs
- * SIGINT and SIGTERM handlers, and on rank 0 opens the result directory
+ * SIGINT, SIGTERM and SIGHUP handlers, and on rank 0 opens the result directory
  * (--out, or railbench-results/<UTC time>-<command>). Returns 0, or an exit
  * status after logging why (MPI is finalised then).
  */
@@ -127,7 +139,7 @@ int rb_harness_run_phase(struct rb_harness *h, struct rb_phase *p);
 /* Frees what rb_harness_run_phase allocated in p; NULL-safe. */
 void rb_harness_phase_free(struct rb_phase *p);
 
-/* True once SIGINT or SIGTERM arrived in this process (async-signal-safe flag). */
+/* True once SIGINT, SIGTERM or SIGHUP arrived in this process (async-signal-safe flag). */
 bool rb_harness_signalled(void);
 
 /* Address of the signal flag, for sleeps that should end early (rb_clock_sleep_ns). */
@@ -139,6 +151,31 @@ const volatile int *rb_harness_signal_flag(void);
  * Collective. The harness is the only writer of h->interrupted.
  */
 bool rb_harness_any_signalled(struct rb_harness *h);
+
+/*
+ * Every rank's n (at most 4) flags combined by max over ranks, into flags on
+ * every rank, without waiting forever for a rank that died or was stopped.
+ * bounded: the ranks arrive together (ticks), so a rank missing for
+ * h->rank_timeout_ns is lost; otherwise the wait has no bound until a signal
+ * arrives. After a signal, a rank missing for 0.5 s more is lost (mpirun
+ * sends SIGKILL 1 s after SIGTERM). A lost rank ends the run here: rank 0
+ * records who did not answer, what was measured (h->on_lost), and the
+ * interruption, writes result.json and the outcome line, and ends every
+ * rank with exit 3 (MPI_Abort); a rank that loses rank 0 says so and exits 3.
+ * Collective (every rank calls it the same number of times); main thread.
+ */
+void rb_harness_agree(struct rb_harness *h, int *flags, int n, bool bounded);
+
+/*
+ * Rank 0, from any thread while the main thread is held inside an MPI call
+ * that will not return (a rank it waits for died or stopped): writes the
+ * record with the ranks on this host that are gone or stopped named (why:
+ * what was seen), the outcome line; no MPI call. The caller then _exit(3)s.
+ */
+void rb_harness_record_stuck(struct rb_harness *h, const char *why);
+
+/* Notes an interruption every rank agreed on (sig), where the run was (t_s < 0: between phases). Main thread. */
+void rb_harness_note_interrupted(struct rb_harness *h, int sig, double t_s);
 
 /*
  * Gathers one JSON value from every rank to rank 0 (collective on h->comm).

@@ -171,7 +171,12 @@ int rb_ckpt_one(struct rb_ckpt_run *x, bool write, unsigned step)
         if (rc)
             rb_harness_fatal(&x->h, RB_EXIT_RUNTIME, "out of memory");
         x->write_end_unix_s = rb_ckpt_unix_now_s();
-        if (status || (res.total && res.total->errors) || res.leftover.n < x->step_set.n)
+        /* note_partial is collective: every rank takes part when any rank's checkpoint was cut short (a signal
+         * stops ranks at different files), or the ranks wait in different collectives for ever. */
+        int cut = status || (res.total && res.total->errors) || res.leftover.n < x->step_set.n;
+        if (x->h.mpi)
+            RB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &cut, 1, MPI_INT, MPI_MAX, x->h.comm));
+        if (cut)
             note_partial(x, &res.leftover, &res.unknown, step);
     }
     struct rb_ckpt_rank *r = x->h.rank == 0 ? calloc((size_t)x->h.size, sizeof *r) : NULL;

@@ -36,3 +36,33 @@ assert_jq "$T/f5/result.json" '.summary.collective_rows[0] | .oop.wrong == 2 and
 rc=$(run_flip f3 3)
 assert_eq "exit status when only a timed call is corrupted" 0 "$rc"
 assert_jq "$T/f3/result.json" '.summary.wrong_total == 0' "timed iterations are not what is checked"
+
+# A rank killed (kill -9) mid-sweep: mpirun sends the others SIGCONT, SIGTERM 1 s later, SIGKILL 1 s after that.
+# Rank 0, held inside a collective that waits for the dead rank, still writes the record within that second: the
+# rows done, rank 1 named, exit 3 (mpirun itself exits 137, the status of the rank that was killed).
+mpirun_running 2 "$T/k9" "$RB" coll allreduce -b 1K -e 4M -f 4 -n 200 --out "$T/k9"
+R1=$(rank_pid "$MP" 1)
+[ -n "$R1" ] || fail "no rank 1 under mpirun $MP"
+kill -9 "$R1"
+wait_bounded "$MP" 30
+assert_eq "mpirun's exit status after kill -9 of a rank" 137 "$WAIT_RC"
+[ -f "$T/k9/result.json" ] || { cat "$T/run.err" >&2; fail "kill -9 of rank 1: no result.json"; }
+assert_jq "$T/k9/result.json" ".lost_ranks == [{\"rank\": 1, \"pid\": $R1, \"host\": \"$(hostname)\", \"state\": \"gone\"}]" \
+    "the dead rank named: rank 1, pid $R1, gone"
+assert_jq "$T/k9/result.json" '.exit_status == 3 and (.checks[] | select(.name == "ranks") | .passed == false)' \
+    "exit 3 recorded, the ranks check failed"
+printed=$(grep -v '^#' "$T/run.out" | awk 'NF {print $1}' | paste -sd, -)
+kept=$(jq -r '[.summary.collective_rows[].size_bytes] | map(tostring) | join(",")' "$T/k9/result.json")
+assert_eq "rows kept = rows printed" "$printed" "$kept"
+grep -q "^outcome: .*rank 1 (pid $R1 on .*, gone).*(exit 3)$" "$T/run.err" || { cat "$T/run.err" >&2; fail "no outcome line naming rank 1"; }
+ok "$(grep '^outcome:' "$T/run.err")"
+
+# A rank stopped (SIGSTOP) mid-sweep: nothing tells mpirun; -T 3 bounds each operation, and rank 0 names the
+# stopped rank when its operation passes the bound (exit 3; mpirun then ends every rank, the stopped one too).
+mpirun_running 2 "$T/st" "$RB" coll allreduce -b 1K -e 4M -f 4 -n 200 -T 3 --out "$T/st"
+stop_rank 1 30
+assert_eq "mpirun's exit status after a rank stopped" 3 "$WAIT_RC"
+assert_jq "$T/st/result.json" ".lost_ranks == [{\"rank\": 1, \"pid\": $R_PID, \"host\": \"$(hostname)\", \"state\": \"stopped\"}] and .exit_status == 3" \
+    "the stopped rank named: rank 1, pid $R_PID, stopped"
+[ "$TOOK" -le 10 ] || fail "a stopped rank held the run ${TOOK}s (-T 3)"
+ok "a stopped rank ended the run after ${TOOK}s: $(grep '^outcome:' "$T/run.err")"

@@ -124,6 +124,41 @@ grep -Eq "^\| get +\| GET +\| +$count \|.*\| +n/a \| +n/a \|" "$T/stdout" || fai
 ok "killed run: $count requests summed from the complete lines, percentiles n/a"
 golden partial.md "$F/partial"
 
+# A killed coll run: no result.json; each intervals.jsonl line is a finished row's out-of-place figures, and the
+# report shows them per size (not 0), the run as "coll allreduce", rebuilt.
+mkdir -p "$T/coll-killed"
+jq -c '.summary.collective_rows[] | {phase: "\(.coll)/\(.algo)/\(.size_bytes)", op: .coll, t_s: 1, ts: "2026-11-22T03:43:50Z",
+    time_us: .oop.time_us, algbw_gbps: .oop.algbw_gbps, busbw_gbps: .oop.busbw_gbps}' "$F/coll/result.json" >"$T/coll-killed/intervals.jsonl"
+nrows=$(wc -l <"$T/coll-killed/intervals.jsonl")
+[ "$nrows" -ge 2 ] || fail "the coll fixture has too few rows ($nrows)"
+assert_exit 0 "killed coll run" "$RB" report --format json "$T/coll-killed" -o "$T/coll-killed.json"
+assert_jq "$T/coll-killed.json" '[.tables[] | select(.id == "collectives") | .rows[]] | length' "a collectives table" 
+want=$(jq -c '[.summary.collective_rows[] | [.size_bytes, .oop.busbw_gbps]]' "$F/coll/result.json")
+got=$(jq -c '[.tables[] | select(.id == "collectives") | .rows[] | [.size_bytes, .oop_busbw_gbps]]' "$T/coll-killed.json")
+assert_eq "killed coll run: busbw per size from intervals.jsonl" "$want" "$got"
+assert_exit 0 "killed coll run (markdown)" "$RB" report "$T/coll-killed" -o "$T/coll-killed.md"
+grep -q '| coll-killed | coll allreduce |.*| partial: rebuilt from intervals.jsonl |' "$T/coll-killed.md" ||
+    { cat "$T/coll-killed.md" >&2; fail "the rebuilt run's command and record"; }
+ok "killed coll run: reported as coll allreduce, rebuilt"
+
+# The busbw note names every collective's factor as core/busbw.c computes it (gather, scatter, alltoallv (n-1)/n).
+grep -q "alltoall, gather, scatter, alltoallv (n-1)/n; broadcast, reduce, sendrecv 1)" "$T/coll-killed.md" ||
+    fail "busbw factors note"
+ok "busbw factor note: gather, scatter, alltoallv (n-1)/n"
+
+# coll moe: its own table from summary.moe, no "without the summary" warning.
+mkdir -p "$T/moe"
+jq '.command = "coll moe" | .summary = {moe: {algo: "ring", ranks: 4, experts: 8, top_k: 2, tokens_per_rank: 256,
+    hidden: 256, skew: 1.5, steps: 3, step_us: 72028.7, dispatch_us: 38603.5, combine_us: 39702.1, wait_us: 16171.9,
+    balanced_step_us: 36396.6, lost_us: 35632.1, lost_pct: 49.47, imbalance: 2.5, wrong: 0}} | .phases = []' \
+    "$F/coll/result.json" >"$T/moe/result.json"
+assert_exit 0 "coll moe run" "$RB" report "$T/moe" -o "$T/moe.md"
+! grep -q 'without the summary' "$T/stderr" || fail "coll moe: warned about a missing summary"
+grep -q '^## Mixture-of-experts dispatch and combine (coll moe)$' "$T/moe.md" || { cat "$T/moe.md" >&2; fail "no MoE table"; }
+grep -Eq '^\| ring +\| +4 \| +8 \| +2 \| +256 \| +256 \| 1.50 \| +3 \| +72028.7 \| +38603.5 \| +39702.1 \| +16171.9 \| +36396.6 \| +35632.1 \| +49.5 \| +2.50 \| +0 \|$' "$T/moe.md" ||
+    { cat "$T/moe.md" >&2; fail "MoE row"; }
+ok "coll moe: its table, one row with summary.moe's figures"
+
 mkdir -p "$T/bad/trunc" "$T/bad/garbage" "$T/bad/empty" "$T/bad/wrongtype" "$T/bad/nothing"
 head -c 5000 "$F/get-a/result.json" >"$T/bad/trunc/result.json"
 cp "$F/get-a/intervals.jsonl" "$T/bad/trunc/"

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# A signal under mpirun ends load get and load checkpoint on every rank together, and rank 0 writes result.json,
+# table.md and the outcome line (SIGTERM to mpirun, SIGINT to its process group as a terminal's Ctrl-C; 2 and 4
+# ranks); a rank killed (kill -9) or stopped (SIGSTOP) is named in the record and the run ends with exit 3.
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+
+D=$T/data
+mkdir -p "$D" "$T/ck"
+"$RB" load put "file://$D" --objects 64 --size 64K --keep --quiet --out "$T/put" >/dev/null
+assert_eq "objects put" 64 "$(find "$D" -type f | wc -l)"
+
+# signal_run NP HOW DIR ARGS...: starts the run, signals it (HOW) once its first interval is written, waits (bounded).
+signal_run() {
+    local np=$1 how=$2 dir=$3
+    shift 3
+    mpirun_running "$np" "$dir" "$RB" "$@" --out "$dir"
+    sleep 1
+    signal_mpirun "$how"
+}
+
+# What every interrupted run leaves: the record, table.md, the outcome line, mpirun's exit 1.
+check_interrupted() { # DIR WHAT
+    [ -f "$1/result.json" ] || { cat "$T/run.err" >&2; fail "$2: no result.json (mpirun exit $WAIT_RC)"; }
+    [ -s "$1/table.md" ] || fail "$2: no table.md"
+    assert_jq "$1/result.json" '.checks[] | select(.name == "completed") | .passed == false' "$2: interrupted recorded"
+    assert_jq "$1/result.json" '.phases[-1].interrupted == true and ([.phases[] | select(.interrupted)] | length) == 1' \
+        "$2: the phase the signal cut short is marked, and only it"
+    grep -Eq '^outcome: interrupted by SIG(INT|TERM) during phase .*\(exit 1\)$' "$T/run.err" ||
+        { cat "$T/run.err" >&2; fail "$2: no outcome line"; }
+    assert_eq "$2: mpirun's exit status" 1 "$WAIT_RC"
+    [ "$TOOK" -lt 5000 ] || fail "$2: ended ${TOOK} ms after the signal"
+    ok "$2: ended ${TOOK} ms after the signal: $(grep '^outcome:' "$T/run.err")"
+}
+
+for np in 2 4; do
+    for how in term-mpirun int-group; do
+        g=$T/get-$how-$np
+        signal_run "$np" "$how" "$g" load get "file://$D" --objects 64 --duration 60s
+        check_interrupted "$g" "load get, $how, $np ranks"
+        # The phase's count is what the intervals counted: nothing measured is lost.
+        assert_eq "load get, $how, $np ranks: requests in result.json = the intervals' sum" \
+            "$(jq -s 'map(.count) | add' "$g/intervals.jsonl")" "$(jq '.phases[0].count' "$g/result.json")"
+
+        c=$T/ck-$how-$np
+        rm -rf "${T:?}/ck" && mkdir "$T/ck"
+        signal_run "$np" "$how" "$c" load checkpoint "file://$T/ck" --model llama3-8b --scale 1/500 --writes 10 --reads 10
+        check_interrupted "$c" "load checkpoint, $how, $np ranks"
+        assert_jq "$c/result.json" '[.phases[] | select(.interrupted | not) | .name] | all(test("^(write|read)-[0-9]+$"))' \
+            "load checkpoint, $how, $np ranks: the checkpoints before the signal kept whole"
+    done
+done
+rm -rf "${T:?}/ck"
+
+# A rank stopped (SIGSTOP) during a 6 s load get: the others wait for its tick 10 s, then rank 0 names it and ends
+# the run (exit 3) instead of reporting "completed" 50 s later.
+mpirun_running 2 "$T/stop" "$RB" load get "file://$D" --objects 64 --duration 6s --out "$T/stop"
+stop_rank 1 40
+R1=$R_PID took=$TOOK
+assert_eq "mpirun's exit status with a stopped rank" 3 "$WAIT_RC"
+[ "$took" -le $((6 + 10 + 4)) ] || fail "a stopped rank held the run ${took}s (6 s run, 10 s rank timeout)"
+assert_jq "$T/stop/result.json" ".lost_ranks == [{\"rank\": 1, \"pid\": $R1, \"host\": \"$(hostname)\", \"state\": \"stopped\"}]" \
+    "the stopped rank named: rank 1, pid $R1, stopped"
+assert_jq "$T/stop/result.json" '.exit_status == 3 and (.checks[] | select(.name == "completed") | .passed == false)' \
+    "not completed, exit 3"
+assert_jq "$T/stop/result.json" '.phases[0].name == "get" and .phases[0].cut_short and .phases[0].count > 0' \
+    "the phase kept as far as its ticks went"
+grep -q "^outcome: failed: rank 1 (pid $R1 on .*, stopped) did not answer for 10.0 s.*(exit 3)$" "$T/run.err" ||
+    { cat "$T/run.err" >&2; fail "no outcome line naming rank 1"; }
+ok "stopped rank: ended ${took}s after SIGSTOP: $(grep '^outcome:' "$T/run.err")"
+
+# A rank killed (kill -9): mpirun sends the others SIGTERM 1 s later; rank 0 names the dead rank within the second
+# before SIGKILL (mpirun exits 137, the killed rank's status; the record says 3).
+mpirun_running 2 "$T/k9" "$RB" load get "file://$D" --objects 64 --duration 60s --out "$T/k9"
+R1=$(rank_pid "$MP" 1)
+[ -n "$R1" ] || fail "no rank 1 under mpirun $MP"
+kill -9 "$R1"
+wait_bounded "$MP" 30
+assert_eq "mpirun's exit status after kill -9 of a rank" 137 "$WAIT_RC"
+assert_jq "$T/k9/result.json" ".lost_ranks == [{\"rank\": 1, \"pid\": $R1, \"host\": \"$(hostname)\", \"state\": \"gone\"}] and .exit_status == 3" \
+    "the dead rank named: rank 1, pid $R1, gone; exit 3 recorded"
+assert_jq "$T/k9/result.json" '.phases[0].count > 0' "what was measured kept"
+grep -q "^outcome: interrupted by SIGTERM .*rank 1 (pid $R1 on .*, gone) did not answer.*(exit 3)$" "$T/run.err" ||
+    { cat "$T/run.err" >&2; fail "no outcome line naming rank 1"; }
+ok "$(grep '^outcome:' "$T/run.err")"
