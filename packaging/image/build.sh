@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # make image: the OCI image railbench:<version> (and railbench:latest) in the local podman store, built offline
 # from anything but Debian's mirror:
-#   1. the Debian package of HEAD (dpkg-buildpackage in a clone: build/image/railbench_<version>_amd64.deb);
+#   1. the Debian package of HEAD (dpkg-buildpackage in a clone: build/image/deb-<commit>/), or the one
+#      RAILBENCH_DEB names;
 #   2. a Debian 12 root by mmdebstrap (variant essential: no apt) holding only that package's runtime
 #      dependencies and OpenSSH (MPIJob launchers reach workers over ssh); man pages, docs and locales left out;
 #      imported as localhost/railbench-base:<hash of that list>, reused while the list stays the same;
-#   3. podman build of packaging/image/Containerfile: the package installed with dpkg on that base.
+#   3. podman build of packaging/image/Containerfile: the package installed with dpkg on that base;
+#   4. railbench-servers:latest, a root with nginx alone, for deploy/kubernetes/test-servers.yaml.
 # Environment: MIRROR (default http://deb.debian.org/debian, the mirror apt uses here), SECURITY_MIRROR
 # (default http://deb.debian.org/debian-security), PODMAN_RUNTIME (default runc), IMAGE (default railbench).
 set -euo pipefail
@@ -25,10 +27,13 @@ mkdir -p "$out"
 
 # 1. The Debian package of HEAD, reused while HEAD is the same commit.
 head=$(git -C "$root" rev-parse HEAD)
-deb=$(ls "$out"/deb-"$head"/railbench_*_amd64.deb 2>/dev/null | head -n 1 || true)
+deb=${RAILBENCH_DEB:-}
+[ -z "$deb" ] || [ -f "$deb" ] || die "RAILBENCH_DEB=$deb: no such file"
+[ -n "$deb" ] || deb=$(ls "$out"/deb-"$head"/railbench_*_amd64.deb 2>/dev/null | head -n 1 || true)
 if [ -z "$deb" ]; then
     rm -rf "$out"/deb-* && mkdir -p "$out/deb-$head"
-    git clone -q "$root" "$out/deb-$head/railbench"
+    git clone -q --no-checkout "$root" "$out/deb-$head/railbench"
+    git -C "$out/deb-$head/railbench" checkout -q "$head"
     echo "  DEB     $out/deb-$head (dpkg-buildpackage; the log: $out/deb-$head/build.log)"
     (cd "$out/deb-$head/railbench" && DEB_BUILD_OPTIONS="parallel=$(nproc) nocheck" \
         nice -n 10 dpkg-buildpackage -us -uc -b) >"$out/deb-$head/build.log" 2>&1 ||
@@ -39,26 +44,35 @@ fi
 version=$(dpkg-deb -f "$deb" Version)
 
 # 2. The base: the package's Depends (alternatives: the first; versions: what the mirror has) and OpenSSH.
-deps=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed -e 's/|.*//' -e 's/(.*)//' -e 's/[[:space:]]//g' | grep . | sort -u)
-include=$(printf '%s\n' $deps openssh-client openssh-server ca-certificates | sort -u | paste -sd, -)
-opts=(--quiet --variant=essential --include="$include"
-    --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-include=/usr/share/man/man1/railbench*'
-    --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright'
-    --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/info/*'
-    --customize-hook='rm -f "$1"/etc/ssh/ssh_host_*_key*')
-hash=$(printf '%s\n' "${opts[@]}" "$mirror" "$security" | sha256sum | cut -c1-12)
-base=localhost/railbench-base:$hash
-if ! podman image exists "$base"; then
-    tar=$out/base-$hash.tar
-    if [ ! -s "$tar" ]; then
-        echo "  BASE    $tar (mmdebstrap bookworm from $mirror: $include)"
-        nice -n 10 mmdebstrap "${opts[@]}" bookworm "$tar.part" "deb $mirror bookworm main" "deb $mirror bookworm-updates main" \
-            "deb $security bookworm-security main" || die "mmdebstrap failed"
-        mv "$tar.part" "$tar"
+# base_image NAME INCLUDE [IMPORT-CHANGE...]: a Debian 12 root holding INCLUDE (and what it depends on), imported
+# as localhost/NAME:<hash of the list and options>; prints that tag. Reused while the list stays the same.
+base_image() {
+    local name=$1 include=$2; shift 2
+    local opts=(--quiet --variant=essential --include="$include"
+        --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-include=/usr/share/man/man1/railbench*'
+        --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright'
+        --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/info/*'
+        --customize-hook='rm -f "$1"/etc/ssh/ssh_host_*_key*')
+    local hash; hash=$(printf '%s\n' "${opts[@]}" "$mirror" "$security" "$@" | sha256sum | cut -c1-12)
+    local tag=localhost/$name:$hash tar=$out/$name-$hash.tar
+    if ! podman image exists "$tag"; then
+        if [ ! -s "$tar" ]; then
+            echo "  ROOT    $tar (mmdebstrap bookworm from $mirror: $include)" >&2
+            nice -n 10 mmdebstrap "${opts[@]}" bookworm "$tar.part" "deb $mirror bookworm main" \
+                "deb $mirror bookworm-updates main" "deb $security bookworm-security main" >&2 ||
+                die "mmdebstrap failed"
+            mv "$tar.part" "$tar"
+        fi
+        local changes=()
+        for c in "$@"; do changes+=(--change "$c"); done
+        podman import --quiet "${changes[@]}" "$tar" "$tag" >/dev/null || die "podman import $tar failed"
+        rm -f "$tar"
     fi
-    podman import --quiet --change 'CMD ["/bin/bash"]' "$tar" "$base" >/dev/null || die "podman import $tar failed"
-    rm -f "$tar"
-fi
+    echo "$tag"
+}
+deps=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed -e 's/|.*//' -e 's/(.*)//' -e 's/[[:space:]]//g' | grep . | sort -u)
+base=$(base_image railbench-base "$(printf '%s\n' $deps openssh-client openssh-server ca-certificates | sort -u |
+    paste -sd, -)" 'CMD ["/bin/bash"]')
 
 # 3. The image.
 ctx=$out/ctx
@@ -71,5 +85,10 @@ nice -n 10 podman build --quiet --runtime "$runtime" --ulimit nofile=20000:20000
     die "podman build failed"
 rm -rf "$ctx"
 echo "$image:$version" >"$out/image.tag"
+
+# 4. The test servers for trying it out (deploy/kubernetes/test-servers.yaml): nginx, configured by the manifest.
+servers=$(base_image railbench-servers nginx 'CMD ["nginx", "-g", "daemon off;"]' 'EXPOSE 8080')
+podman tag "$servers" "$image-servers:latest"
+echo "  SERVERS $image-servers:latest ($servers)"
 echo "  DONE    $image:$version ($(podman image inspect --format '{{.Size}}' "$image:$version" |
     awk '{printf "%.0f MB", $1 / 1e6}')); save it for a registry with: podman save $image:$version"
