@@ -54,19 +54,21 @@ base_image() {
         --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/info/*'
         --customize-hook='rm -f "$1"/etc/ssh/ssh_host_*_key*')
     local hash; hash=$(printf '%s\n' "${opts[@]}" "$mirror" "$security" "$@" | sha256sum | cut -c1-12)
-    local tag=localhost/$name:$hash tar=$out/$name-$hash.tar
+    local tag=localhost/$name:$hash dir=$out/$name-$hash
     if ! podman image exists "$tag"; then
-        if [ ! -s "$tar" ]; then
-            echo "  ROOT    $tar (mmdebstrap bookworm from $mirror: $include)" >&2
-            nice -n 10 mmdebstrap "${opts[@]}" bookworm "$tar.part" "deb $mirror bookworm main" \
+        if [ ! -d "$dir" ]; then
+            echo "  ROOT    $dir (mmdebstrap bookworm from $mirror: $include)" >&2
+            rm -rf "$dir.part"
+            nice -n 10 mmdebstrap "${opts[@]}" --format=directory bookworm "$dir.part" "deb $mirror bookworm main" \
                 "deb $mirror bookworm-updates main" "deb $security bookworm-security main" >&2 ||
                 die "mmdebstrap failed"
-            mv "$tar.part" "$tar"
+            mv "$dir.part" "$dir"
         fi
         local changes=()
         for c in "$@"; do changes+=(--change "$c"); done
-        podman import --quiet "${changes[@]}" "$tar" "$tag" >/dev/null || die "podman import $tar failed"
-        rm -f "$tar"
+        tar --numeric-owner --xattrs -C "$dir" -cf - . | podman import --quiet "${changes[@]}" - "$tag" >/dev/null ||
+            { podman rmi -f "$tag" >/dev/null 2>&1 || true; die "podman import of $dir failed"; }
+        rm -rf "$dir"
     fi
     echo "$tag"
 }
