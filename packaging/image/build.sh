@@ -90,7 +90,11 @@ echo "$image:$version" >"$out/image.tag"
 
 # 4. The test servers for trying it out (deploy/kubernetes/test-servers.yaml): nginx, configured by the manifest.
 servers=$(base_image railbench-servers nginx 'CMD ["nginx", "-g", "daemon off;"]' 'EXPOSE 8080')
-podman tag "$servers" "$image-servers:latest"
-echo "  SERVERS $image-servers:latest ($servers)"
+mkdir -p "$ctx"
+printf 'FROM %s\nENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n' "$servers" >"$ctx/Containerfile"
+nice -n 10 podman build --quiet -t "$image-servers:latest" -f "$ctx/Containerfile" "$ctx" >/dev/null ||
+    die "podman build of $image-servers failed"
+rm -rf "$ctx"
+echo "  SERVERS $image-servers:latest (on $servers)"
 echo "  DONE    $image:$version ($(podman image inspect --format '{{.Size}}' "$image:$version" |
     awk '{printf "%.0f MB", $1 / 1e6}')); save it for a registry with: podman save $image:$version"
