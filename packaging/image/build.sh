@@ -29,7 +29,9 @@ mkdir -p "$out"
 head=$(git -C "$root" rev-parse HEAD)
 deb=${RAILBENCH_DEB:-}
 [ -z "$deb" ] || [ -f "$deb" ] || die "RAILBENCH_DEB=$deb: no such file"
-[ -n "$deb" ] || deb=$(ls "$out"/deb-"$head"/railbench_*_amd64.deb 2>/dev/null | head -n 1 || true)
+# deb_of DIR: the railbench package in DIR, if there is one.
+deb_of() { local f; for f in "$1"/railbench_*_amd64.deb; do [ -f "$f" ] && echo "$f"; done; }
+[ -n "$deb" ] || deb=$(deb_of "$out/deb-$head" | head -n 1)
 if [ -z "$deb" ]; then
     rm -rf "$out"/deb-* && mkdir -p "$out/deb-$head"
     git clone -q --no-checkout "$root" "$out/deb-$head/railbench"
@@ -39,7 +41,7 @@ if [ -z "$deb" ]; then
         nice -n 10 dpkg-buildpackage -us -uc -b) >"$out/deb-$head/build.log" 2>&1 ||
         { tail -n 20 "$out/deb-$head/build.log" >&2; die "dpkg-buildpackage failed"; }
     rm -rf "$out/deb-$head/railbench"
-    deb=$(ls "$out"/deb-"$head"/railbench_*_amd64.deb)
+    deb=$(deb_of "$out/deb-$head" | head -n 1)
 fi
 version=$(dpkg-deb -f "$deb" Version)
 
@@ -48,6 +50,7 @@ version=$(dpkg-deb -f "$deb" Version)
 # as localhost/NAME:<hash of the list and options>; prints that tag. Reused while the list stays the same.
 base_image() {
     local name=$1 include=$2; shift 2
+    # shellcheck disable=SC2016 # "$1" is mmdebstrap's, in the hook's own shell
     local opts=(--quiet --variant=essential --include="$include"
         --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-include=/usr/share/man/man1/railbench*'
         --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright'
@@ -73,7 +76,7 @@ base_image() {
     echo "$tag"
 }
 deps=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed -e 's/|.*//' -e 's/(.*)//' -e 's/[[:space:]]//g' | grep . | sort -u)
-base=$(base_image railbench-base "$(printf '%s\n' $deps openssh-client openssh-server ca-certificates | sort -u |
+base=$(base_image railbench-base "$(printf '%s\n' "$deps" openssh-client openssh-server ca-certificates | sort -u |
     paste -sd, -)" 'CMD ["/bin/bash"]')
 
 # 3. The image.

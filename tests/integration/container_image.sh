@@ -54,12 +54,12 @@ planted=0
 W="d['spec']['mpiReplicaSpecs']['Worker']"
 L="d['spec']['mpiReplicaSpecs']['Launcher']"
 plant mpijob-coll.yaml MPIJob "d['spec']['slotsPerWorkers'] = 1" 'slotsPerWorkers'
-plant mpijob-coll.yaml MPIJob "$W['replicas'] = 'two'" "Worker.replicas: 'two' is not of type 'integer'"
-plant mpijob-coll.yaml MPIJob "$W['template']['spec']['containers'][0]['imagePullPolicyy'] = 'Always'" 'imagePullPolicyy'
-plant mpijob-coll.yaml MPIJob "$L['replicas'] = 2" 'Launcher.replicas: must be 1'
+plant mpijob-coll.yaml MPIJob "${W}['replicas'] = 'two'" "Worker.replicas: 'two' is not of type 'integer'"
+plant mpijob-coll.yaml MPIJob "${W}['template']['spec']['containers'][0]['imagePullPolicyy'] = 'Always'" 'imagePullPolicyy'
+plant mpijob-coll.yaml MPIJob "${L}['replicas'] = 2" 'Launcher.replicas: must be 1'
 plant mpijob-coll.yaml MPIJob "d['apiVersion'] = 'kubeflow.org/v1'" "MPIJob is kubeflow.org/v2beta1"
 plant mpijob-coll.yaml MPIJob "d['spec']['mpiImplementation'] = 'OpenMP'" "'OpenMP' is not one of"
-plant mpijob-coll.yaml MPIJob "del $W['template']['spec']['containers'][0]['name']" 'name.*must not be .None'
+plant mpijob-coll.yaml MPIJob "del ${W}['template']['spec']['containers'][0]['name']" 'name.*must not be .None'
 plant mpijob-load-train.yaml MPIJob "d['spec']['mpiReplicaSpecs']['Workers'] = d['spec']['mpiReplicaSpecs'].pop('Worker')" 'Launcher and Worker only'
 plant job-load.yaml Job "d['spec']['template']['spec']['restartPolicy'] = 'Always'" "restartPolicy: a Job's pods"
 plant job-load.yaml Job "d['spec']['template']['spec']['containers'][0]['volumeMounts'][0]['name'] = 'dat'" "'dat' names no volume"
@@ -125,7 +125,8 @@ AT_EXIT+=("podman network rm -f $NET >/dev/null 2>&1")
 
 # 2. The test servers' Deployment under podman kube play.
 sed -e "s/name: railbench-servers$/name: $tag-servers/; s/name: railbench-servers}/name: $tag-servers}/" "$K8S/test-servers.yaml" >"$T/servers.yaml"
-AT_EXIT+=("podman kube down $T/servers.yaml >/dev/null 2>&1")
+# kube down leaves the volume podman made of the ConfigMap: removed by name.
+AT_EXIT+=("podman kube down $T/servers.yaml >/dev/null 2>&1; podman volume rm -f $tag-servers >/dev/null 2>&1")
 podman kube play --network "$NET" "$T/servers.yaml" >"$T/play.out" 2>&1 || { cat "$T/play.out" >&2; fail "podman kube play test-servers.yaml"; }
 ctr=$(podman ps --filter "pod=$tag-servers-pod-0" --filter name=nginx --format '{{.Names}}' | head -n 1)
 [ -n "$ctr" ] || { podman ps -a >&2; fail "no nginx container of the Deployment's pod"; }
@@ -142,9 +143,15 @@ assert_jq "$T/res/put/result.json" '.summary.ops[0].requests == 20 and .summary.
     "container load put: 20 PUTs of 256 KiB to the Deployment's nginx"
 assert_jq "$T/res/get/result.json" '.summary.ops[0].requests == 100 and .summary.ops[0].errors.total == 0 and .summary.ops[0].bytes == 100 * 262144' \
     "container load get --verify: 100 GETs, 26214400 bytes, no error"
-"$RB" load get "$URL" --objects 20 --size 256KiB --verify --count 100 --quiet --out "$T/host-get" >/dev/null
-shape() { jq -c '[paths(scalars or . == null) | map(if type == "number" then 0 else . end) | join(".")] | unique' "$1"; }
-assert_eq "load get result.json keys: container = host" "$(shape "$T/host-get/result.json" | md5sum)" "$(shape "$T/res/get/result.json" | md5sum)"
+"$RB" load get "$URL" --objects 20 --size 256KiB --verify --count 100 --quiet --out "$T/host-get" >"$T/host-get.out" 2>&1 ||
+    { cat "$T/host-get.out" >&2; fail "the host's load get against the Deployment's nginx"; }
+assert_jq "$T/host-get/result.json" '.summary.ops[0].requests == 100 and .summary.ops[0].errors.total == 0' "host load get: 100 GETs verified"
+# shape RESULT: a digest of every key path of a result.json (array indices as 0): the figures it holds.
+shape() {
+    jq -c '[paths(scalars or . == null) | map(if type == "number" then 0 else . end) | join(".")] | unique' "$1" |
+        md5sum | cut -c1-32
+}
+assert_eq "load get result.json keys: container = host" "$(shape "$T/host-get/result.json")" "$(shape "$T/res/get/result.json")"
 
 # yaml_cmd FILE KIND PYTHON-EXPR: prints the list PYTHON-EXPR picks from the document of KIND (as d), NUL-separated.
 yaml_cmd() {
@@ -191,12 +198,14 @@ R=$T/res/coll/result.json
 [ -f "$R" ] || { cat "$T/coll.out" >&2; fail "rank 0 (the first worker) wrote no $R"; }
 assert_jq "$R" '.summary.ranks == 2 and .summary.ranks_per_node == 1 and (.hosts | length) == 2' \
     "the all-reduce ran on 2 ranks, one in each worker container"
-"${MPIRUN[@]}" -np 2 "$RB" coll allreduce --algo mpi,ring -b 8 -e 1M -f 4 --out "$T/host-coll" >/dev/null
+"${MPIRUN[@]}" -np 2 "$RB" coll allreduce --algo mpi,ring -b 8 -e 1M -f 4 --out "$T/host-coll" >"$T/host-coll.out" 2>&1 ||
+    { cat "$T/host-coll.out" >&2; fail "the host's 2-rank all-reduce"; }
 rowkey='[.summary.collective_rows[] | [.coll, .algo, .size_bytes, .count, .ranks]] | tostring'
-assert_eq "all-reduce rows (collective, algorithm, size, count, ranks): 2 containers = host" \
-    "$(jq -r "$rowkey" "$T/host-coll/result.json")" "$(jq -r "$rowkey" "$R")"
+[ "$(jq -r "$rowkey" "$T/host-coll/result.json")" = "$(jq -r "$rowkey" "$R")" ] ||
+    fail "all-reduce rows differ: host $(jq -r "$rowkey" "$T/host-coll/result.json"), containers $(jq -r "$rowkey" "$R")"
+ok "all-reduce rows (collective, algorithm, size, count, ranks): 2 containers = host, $(jq '.summary.collective_rows | length' "$R") rows"
 assert_jq "$R" '.summary.wrong_total == 0' "every element of every all-reduce right across the containers"
-assert_eq "coll result.json keys: 2 containers = host" "$(shape "$T/host-coll/result.json" | md5sum)" "$(shape "$R" | md5sum)"
+assert_eq "coll result.json keys: 2 containers = host" "$(shape "$T/host-coll/result.json")" "$(shape "$R")"
 launch mpirun -np 2 --bind-to none --mca btl self,tcp railbench load get "$URL" --objects 20 --size 256KiB \
     --verify --count 100 --quiet --out /results/mpi-get >"$T/mget.out" 2>&1 || { cat "$T/mget.out" >&2; fail "2-rank load get"; }
 assert_jq "$T/res/mpi-get/result.json" '.summary.ranks == 2 and .summary.ops[0].errors.total == 0 and
