@@ -30,7 +30,7 @@ head=$(git -C "$root" rev-parse HEAD)
 deb=${RAILBENCH_DEB:-}
 [ -z "$deb" ] || [ -f "$deb" ] || die "RAILBENCH_DEB=$deb: no such file"
 # deb_of DIR: the railbench package in DIR, if there is one.
-deb_of() { local f; for f in "$1"/railbench_*_amd64.deb; do [ -f "$f" ] && echo "$f"; done; }
+deb_of() { local f; for f in "$1"/railbench_*_amd64.deb; do [ ! -f "$f" ] || echo "$f"; done; }
 [ -n "$deb" ] || deb=$(deb_of "$out/deb-$head" | head -n 1)
 if [ -z "$deb" ]; then
     rm -rf "$out"/deb-* && mkdir -p "$out/deb-$head"

@@ -73,7 +73,15 @@ plant test-servers.yaml Deployment "d['spec']['template']['spec']['containers'][
 plant test-servers.yaml Deployment "d['spec']['template']['spec']['containers'][0]['resources']['limits']['cpu'] = '2 cores'" 'is not a quantity'
 plant pvc.yaml PersistentVolumeClaim "d['metadata']['name'] = 'Railbench_Data'" 'not a DNS-1123 name'
 plant pvc.yaml PersistentVolumeClaim "d['metadata']['labels']['app.kubernetes.io/name'] = 'rail bench'" 'label value'
+plant job-load.yaml Job "d['spec']['template']['spec']['containers'][0]['imagePullPolicy'] = 'Allways'" "'Allways' is not one of"
+plant fabric-check.yaml DaemonSet "d['spec']['template']['spec']['tolerations'][0]['effect'] = 'NoSchedul'" "'NoSchedul' is not one of"
+plant fabric-check.yaml ClusterRoleBinding "del d['subjects'][0]['namespace']" 'namespace: required for a ServiceAccount'
+plant job-load-s3.yaml Secret "d['data'] = {'access-key': 'plain text!'}" 'not base64'
 ok "$planted planted mistakes rejected, each with a line naming the field"
+# A key given twice (the second would silently win in a lax parser): one error line, exit 2.
+sed 's/^  backoffLimit: 0$/  backoffLimit: 0\n  backoffLimit: 3/' "$K8S/job-load.yaml" >"$T/twice.yaml"
+assert_exit 2 "a manifest with backoffLimit given twice" "$PY" "$ROOT/tests/k8s/validate.py" "$T/twice.yaml"
+assert_stderr_line '^error: .*twice.yaml: key "backoffLimit" given twice
 
 # Can podman run a container here? A root of /bin/true and its libraries, run with the runtime make image uses.
 command -v podman >/dev/null || { echo "skip: podman cannot run containers here: podman is not installed"; exit 0; }

@@ -13,8 +13,12 @@ and against what the operator's own validation requires (a Launcher of 1 replica
 Beyond the schema, what the API server's validation of these kinds rejects and a manifest can get wrong:
 names (DNS-1123), label keys and values, a Deployment's/DaemonSet's/Job's selector against its template's
 labels, a Job pod's restartPolicy (Never or OnFailure), container names unique in a pod, volumeMounts naming a
-volume of the pod, ports in 1..65535.
+volume of the pod, ports in 1..65535, the values of enumerated fields (imagePullPolicy, restartPolicy,
+dnsPolicy, tolerations, protocols, access modes), a Secret's data as base64, a binding's ServiceAccount
+namespace, and a key given twice in one map.
 """
+import base64
+import binascii
 import json
 import os
 import re
@@ -37,6 +41,35 @@ DNS1123_LABEL = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')
 LABEL_NAME = re.compile(r'^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$')
 QUANTITY = re.compile(r'^[+-]?(\d+(\.\d*)?|\.\d+)(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?(\d+(\.\d*)?|\.\d+)))?$')
 QUANTITY_MAPS = {'limits', 'requests', 'capacity', 'hard', 'allocatable'}
+# The values the API server's validation allows where the models hold no enum.
+ENUMS = {
+    ('V1Container', 'imagePullPolicy'): {'Always', 'Never', 'IfNotPresent'},
+    ('V1PodSpec', 'restartPolicy'): {'Always', 'OnFailure', 'Never'},
+    ('V1PodSpec', 'dnsPolicy'): {'ClusterFirst', 'ClusterFirstWithHostNet', 'Default', 'None'},
+    ('V1Toleration', 'operator'): {'Exists', 'Equal'},
+    ('V1Toleration', 'effect'): {'NoSchedule', 'PreferNoSchedule', 'NoExecute'},
+    ('V1Taint', 'effect'): {'NoSchedule', 'PreferNoSchedule', 'NoExecute'},
+    ('V1ContainerPort', 'protocol'): {'TCP', 'UDP', 'SCTP'},
+    ('V1ServicePort', 'protocol'): {'TCP', 'UDP', 'SCTP'},
+    ('V1ServiceSpec', 'type'): {'ClusterIP', 'NodePort', 'LoadBalancer', 'ExternalName'},
+    ('V1PersistentVolumeClaimSpec', 'accessModes'): {'ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany',
+                                                      'ReadWriteOncePod'},
+    ('V1HostPathVolumeSource', 'type'): {'', 'DirectoryOrCreate', 'Directory', 'FileOrCreate', 'File', 'Socket',
+                                         'CharDevice', 'BlockDevice'},
+}
+
+
+class StrictLoader(yaml.SafeLoader):
+    """YAML with a key given twice in one map rejected (kubectl's strict decoding does the same)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for k, _ in node.value:
+            key = self.construct_object(k, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f'key "{key}" given twice', k.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep)
 
 
 def model_of(api, kind):
@@ -86,6 +119,10 @@ def walk(data, typ, path, errs, key=''):
             errs.append(f'{path}: unknown field "{k}" ({typ} has {", ".join(sorted(by_json))})')
             continue
         walk(v, cls.openapi_types[by_json[k]], f'{path}.{k}', errs, k)
+        allowed = ENUMS.get((typ, by_json[k])) or ENUMS.get((typ, k))
+        for one in (v if isinstance(v, list) else [v]):
+            if allowed and isinstance(one, str) and one not in allowed:
+                errs.append(f'{path}.{k}: {one!r} is not one of {", ".join(sorted(allowed))}')
     try:  # the models' own checks: required fields, enums
         cls(**{by_json[k]: v for k, v in data.items() if k in by_json})
     except (ValueError, TypeError) as e:
@@ -195,6 +232,15 @@ def check(obj, schema):
         errs.append(f'{kind}.metadata.name: {name!r} is not a DNS-1123 name')
     meta = obj.get('metadata') if isinstance(obj.get('metadata'), dict) else {}
     check_labels(meta.get('labels'), f'{kind}.metadata.labels', errs)
+    if kind == 'Secret' and api == 'v1':
+        for k, v in (obj.get('data') or {}).items():
+            try:
+                base64.b64decode(v if isinstance(v, str) else '', validate=True)
+            except (binascii.Error, ValueError):
+                errs.append(f'Secret.data.{k}: not base64 (plain text goes in stringData)')
+    for i, sub in enumerate(obj.get('subjects') or [] if kind in ('ClusterRoleBinding', 'RoleBinding') else []):
+        if isinstance(sub, dict) and sub.get('kind') == 'ServiceAccount' and not sub.get('namespace'):
+            errs.append(f'{kind}.subjects[{i}].namespace: required for a ServiceAccount')
     if kind == 'MPIJob':
         if api != MPIJOB_API:
             errs.append(f'apiVersion {api!r}: MPIJob is {MPIJOB_API}')
@@ -228,9 +274,9 @@ def main(argv):
     for path in argv[1:]:
         try:
             with open(path) as f:
-                docs = [d for d in yaml.safe_load_all(f) if d is not None]
+                docs = [d for d in yaml.load_all(f, Loader=StrictLoader) if d is not None]
         except (OSError, yaml.YAMLError) as e:
-            print(f'error: {path}: {e}'.splitlines()[0], file=sys.stderr)
+            print(f'error: {path}: ' + ' '.join(str(e).split()), file=sys.stderr)
             return 2
         for d in docs:
             what, errs = check(d, schema)
