@@ -81,7 +81,7 @@ ok "$planted planted mistakes rejected, each with a line naming the field"
 # A key given twice (the second would silently win in a lax parser): one error line, exit 2.
 sed 's/^  backoffLimit: 0$/  backoffLimit: 0\n  backoffLimit: 3/' "$K8S/job-load.yaml" >"$T/twice.yaml"
 assert_exit 2 "a manifest with backoffLimit given twice" "$PY" "$ROOT/tests/k8s/validate.py" "$T/twice.yaml"
-assert_stderr_line '^error: .*twice.yaml: key "backoffLimit" given twice
+assert_stderr_line '^error: .*twice.yaml: key "backoffLimit" given twice'
 
 # Can podman run a container here? A root of /bin/true and its libraries, run with the runtime make image uses.
 command -v podman >/dev/null || { echo "skip: podman cannot run containers here: podman is not installed"; exit 0; }
