@@ -79,13 +79,17 @@ deps=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed -e 's/|.*//' -e 's/(.*)//'
 base=$(base_image railbench-base "$(printf '%s\n' "$deps" openssh-client openssh-server ca-certificates | sort -u |
     paste -sd, -)" 'CMD ["/bin/bash"]')
 
-# 3. The image.
+# 3. The image, its RUN step without a network. Its limits: at most 20000 files and 32768 processes, and no more
+# than this shell's hard limits (raising one needs CAP_SYS_RESOURCE, which a sandbox may lack).
+lim() { local h=$1; [ "$h" != unlimited ] || h=$2; [ "$h" -le "$2" ] || h=$2; echo "$h"; }
+nofile=$(lim "$(ulimit -Hn)" 20000)
+nproc=$(lim "$(ulimit -Hu)" 32768)
 ctx=$out/ctx
 rm -rf "$ctx" && mkdir -p "$ctx"
 cp "$deb" "$ctx/"
 echo "  IMAGE   $image:$version (base $base)"
-nice -n 10 podman build --quiet --runtime "$runtime" --ulimit nofile=20000:20000 --ulimit nproc=32768:32768 \
-    --build-arg BASE="$base" --build-arg DEB="$(basename "$deb")" \
+nice -n 10 podman build --quiet --network none --runtime "$runtime" --ulimit "nofile=$nofile:$nofile" \
+    --ulimit "nproc=$nproc:$nproc" --build-arg BASE="$base" --build-arg DEB="$(basename "$deb")" \
     -t "$image:$version" -t "$image:latest" -f "$root/packaging/image/Containerfile" "$ctx" >/dev/null ||
     die "podman build failed"
 rm -rf "$ctx"
