@@ -8,7 +8,8 @@
 #     and the host's build/railbench against the same server: the same figures (keys) in both result.json;
 #  3. the MPIJobs' shape: two worker containers running the Worker command of deploy/kubernetes/mpijob-coll.yaml
 #     (sshd), a launcher container running mpirun with the operator's hostfile variable: a 2-rank all-reduce,
-#     its rows and keys as on the host's 2-rank run, and a 2-rank `load get`;
+#     its rows and keys as on the host's 2-rank run, a 2-rank `load get`, and the launcher command of
+#     mpijob-load-train.yaml against the test servers with a data set of test size;
 #  4. the fabric check Job's `check` script, as written in fabric-check.yaml, over two worker containers: the
 #     Node file it writes carries the label and taint key the manifests select and tolerate, and validates;
 #  5. the Pod form of job-load.yaml under `podman kube play` (PVC as a podman volume, /results collected):
@@ -219,6 +220,29 @@ launch mpirun -np 2 --bind-to none --mca btl self,tcp railbench load get "$URL" 
 assert_jq "$T/res/mpi-get/result.json" '.summary.ranks == 2 and .summary.ops[0].errors.total == 0 and
     .summary.ops[0].requests >= 100 and .summary.ops[0].bytes == .summary.ops[0].requests * 262144' \
     "2-rank load get in 2 containers: $(jq .summary.ops[0].requests "$T/res/mpi-get/result.json") GETs verified, no error"
+
+# The load train MPIJob's launcher command with the Deployment's nginx in place of its S3 bucket (no --endpoint;
+# the Secret's variables set, unused over HTTP) and a data set of test size: 16 objects of 4 samples of 64 KiB,
+# batches of 4.
+mapfile -d '' TCMD < <(yaml_cmd "$K8S/mpijob-load-train.yaml" MPIJob \
+    "(lambda c: c['command'] + c['args'])(d['spec']['mpiReplicaSpecs']['Launcher']['template']['spec']['containers'][0])")
+TT=() drop=0
+for a in "${TCMD[@]}"; do
+    if [ "$drop" = 1 ]; then drop=0; continue; fi
+    case $a in
+    s3://*) TT+=("$URL") ;;
+    --endpoint | --objects) drop=1 ;;
+    *) TT+=("$a") ;;
+    esac
+done
+TT+=(--objects 16 --samples-per-object 4 --sample-size 64KiB -b 4 --steps 2 --prefix train-)
+launch_env=(-e AWS_ACCESS_KEY_ID=unused -e AWS_SECRET_ACCESS_KEY=unused)
+podman run --rm --name "$tag-launcher" --network "$NET" -v "$T/ssh:/root/.ssh:ro" -v "$T/mpi:/etc/mpi:ro" \
+    -e OMPI_MCA_orte_default_hostfile=/etc/mpi/hostfile "${launch_env[@]}" "$IMG" "${TT[@]}" >"$T/train.out" 2>&1 ||
+    { cat "$T/train.out" >&2; fail "the load train MPIJob's launcher command: ${TT[*]}"; }
+assert_jq "$T/res/train/result.json" '.summary.ranks == 2 and .summary.errors == 0 and (.summary.train_epochs | length) == 2 and
+    .summary.populate.requests == 16 and .summary.au_mean_pct > 0' \
+    "load train MPIJob command in 2 containers: 16 objects populated, 2 epochs, AU $(jq '.summary.au_mean_pct | floor' "$T/res/train/result.json" 2>/dev/null) %"
 
 # 4. The fabric check Job's check script, as fabric-check.yaml has it, over two workers (two hosts of one rail):
 # the headless Service's name resolves to the workers (here: /etc/hosts entries).
