@@ -66,7 +66,7 @@ FUZZ_SECONDS ?= 10
 BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=build/bench/%)
 
-.PHONY: all test unit check fuzz fuzzers demo demo-cluster bench install lint clean deps FORCE
+.PHONY: all test unit check fuzz fuzzers demo demo-cluster bench install lint clean deps image FORCE
 
 all: $(B)/railbench $(B)/man/stamp
 
@@ -169,6 +169,11 @@ install: all
 	cp -r reports/grafana ansible $(DESTDIR)$(PREFIX)/share/railbench/
 	sed -i 's|/usr/local/share/railbench|$(PREFIX)/share/railbench|' \
 	    $(DESTDIR)$(PREFIX)/share/railbench/grafana/provisioning/dashboards/railbench.yml
+
+# The OCI image railbench:<version> from the Debian package of HEAD on a Debian 12 root made by mmdebstrap
+# (packaging/image/build.sh; docs/kubernetes.md). Needs root, podman, mmdebstrap and Debian's mirror.
+image: deps
+	$(Q)packaging/image/build.sh
 
 # cJSON.h is included up front so that cppcheck knows cJSON_ArrayForEach (else: unknownMacro, file skipped).
 lint: deps

@@ -39,6 +39,11 @@ pkgs=(
   linux-perf
   # tests/integration/loader_ktls.sh: a user-mode Linux guest whose kernel has the tls module (kernel TLS)
   user-mode-linux
+  # make image and tests/integration/container_image.sh: a Debian 12 root (mmdebstrap), the image built and run
+  # rootful with the runc runtime (podman, runc; catatonit for kube play's pause image; the CNI plugins,
+  # fuse-overlayfs; uidmap and slirp4netns for rootless use); tests/k8s/validate.py: manifests against the
+  # Kubernetes API's models (python3-kubernetes)
+  podman runc catatonit mmdebstrap containernetworking-plugins fuse-overlayfs uidmap slirp4netns python3-kubernetes
 )
 # Debian's nodejs needs Debian's npm package; a Node.js build that bundles its own npm (NodeSource's nodejs
 # package) conflicts with it. So: npm, unless an npm is installed that some other package brought.
