@@ -4,7 +4,7 @@
 # Fuzzers (build/fuzz/fuzzers/*) run FUZZ_SECONDS each from a copy of tests/fuzz/corpus/<name>.
 # Fuzzers and integration tests run TEST_JOBS at a time (default: the number of cores, at most 2; each test
 # has its own temp dir and free ports); tests/integration/cluster_*.sh run alone, after the others (they build
-# network namespaces on a /16 they find free, and two at once could pick the same one).
+# network namespaces on a /16 they find free, and two at once could pick the same one), and so does container_*.sh.
 set -u
 mode=$1; shift
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -86,7 +86,9 @@ if [ "$mode" = all ]; then
         name=integration/$(basename "$t" .sh)
         if [ -n "${TESTS:-}" ] && ! [[ $name =~ $TESTS ]]; then continue; fi
         case $name in
-        integration/cluster_*) alone+=("$t") ;;
+        # container_image.sh's podman network carries traffic on the host's interfaces, which tests that read
+        # the host's counters (train_mpi.sh: "no interface but lo") would see: it runs alone too.
+        integration/cluster_* | integration/container_*) alone+=("$t") ;;
         *) start_one "$name" timeout --kill-after=10 "${TEST_TIMEOUT:-600}" bash "$t" ;;
         esac
     done
