@@ -16,6 +16,7 @@
 #include "pagecache_int.h"
 #include "../engine/mixed_int.h"
 #include "../engine/payload_int.h"
+#include "railbench/beneath.h"
 #include "railbench/clock.h"
 #include "railbench/log.h"
 #include "../engine/worker_int.h"
@@ -75,6 +76,7 @@ struct rb_file_loop {
     struct rb_fio *q;
     struct fslot *s;
     const char *root;
+    int dir;                   /* root held open: every name is resolved beneath it, never through a link */
     int fatal;                 /* -errno that ends the run (a full or vanished file system); 0 none */
     char fatal_what[PATH_MAX + 64]; /* the call and path that met it */
     int oflags_read, oflags_write;
@@ -109,7 +111,12 @@ static void finish(struct rb_worker *w, struct fslot *s, int err, const char *wh
     }
     uint64_t now = rb_clock_ns();
     CURLcode rc = CURLE_OK;
-    if (err) {
+    if (err == RB_BENEATH_LINK) {
+        rc = CURLE_READ_ERROR;
+        s->r.link = true;
+        snprintf(s->r.ebuf, sizeof s->r.ebuf, "%s %.180s: a symbolic link (or a way out of the target), not followed",
+                 what, s->path);
+    } else if (err) {
         rc = err == ETIMEDOUT ? CURLE_OPERATION_TIMEDOUT : CURLE_READ_ERROR;
         snprintf(s->r.ebuf, sizeof s->r.ebuf, "%s: %s", what, strerror(err));
         /* Nothing further can work on a full or vanished file system, nor where permission is refused. */
@@ -150,13 +157,20 @@ static void queue(struct rb_worker *w, struct fslot *s, enum rb_fio_kind kind, s
         finish(w, s, -rc, "submit", false);
 }
 
-/* Opens s->path with flags; with O_DIRECT refused (EINVAL), says so once: --direct cannot work there. */
-static int open_file(struct rb_worker *w, struct fslot *s, int flags)
+/*
+ * Opens s's name beneath the root with flags (replace: a new file in place
+ * of what is there, its inode never written); with O_DIRECT refused
+ * (EINVAL), says so once: --direct cannot work there.
+ */
+static int open_file(struct rb_worker *w, struct fslot *s, int flags, bool replace)
 {
-    s->fd = open(s->path, flags | O_CLOEXEC, 0644);
+    int dir = w->file->dir;
+    s->fd = replace ? rb_beneath_replace(dir, s->r.name, flags & O_DIRECT, 0644)
+                    : rb_beneath_open(dir, s->r.name, flags, 0644);
     if (s->fd >= 0)
         return 0;
-    int err = errno;
+    int err = -s->fd;
+    s->fd = -1;
     if (err == EINVAL && (flags & O_DIRECT)) {
         w->file->fatal = -EINVAL;
         if (!atomic_flag_test_and_set(&fatal_logged))
@@ -185,7 +199,7 @@ static int open_read(struct rb_worker *w, struct fslot *s)
 {
     struct rb_file_loop *L = w->file;
     if (!L->keep_open)
-        return open_file(w, s, L->oflags_read);
+        return open_file(w, s, L->oflags_read, false);
     size_t i = (size_t)(name_hash(s->r.name) % OPEN_SLOTS);
     while (L->open[i].name && strcmp(L->open[i].name, s->r.name) != 0)
         i = (i + 1) % OPEN_SLOTS;
@@ -194,7 +208,7 @@ static int open_read(struct rb_worker *w, struct fslot *s)
         s->fd_kept = true;
         return 0;
     }
-    int rc = open_file(w, s, L->oflags_read);
+    int rc = open_file(w, s, L->oflags_read, false);
     if (rc || L->nopen >= OPEN_MAX || !(L->open[i].name = strdup(s->r.name)))
         return rc;
     L->open[i].fd = s->fd;
@@ -218,7 +232,7 @@ static void read_next(struct rb_worker *w, struct fslot *s)
 static void cold_prepare(struct rb_worker *w, struct fslot *s, uint64_t size)
 {
     const struct rb_file_opts *fo = w->file->fo;
-    int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+    int fd = rb_beneath_open(w->file->dir, s->r.name, O_RDONLY, 0);
     if (fd < 0)
         return; /* the request's own open reports it */
     if (!size) {
@@ -326,19 +340,6 @@ static void get_done(struct rb_worker *w, struct fslot *s, const struct rb_fio_i
 
 /* ---- PUT: create (never over an existing file), write [0, size), sync by policy, close ---- */
 
-/* Makes the directories of path below the target's root (mkdir -p); they are the run's. */
-static void make_parents(const char *root, const char *path)
-{
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    size_t rootlen = strlen(root);
-    for (char *p = dir + rootlen + 1; (p = strchr(p, '/')); p++) {
-        *p = '\0';
-        mkdir(dir, 0755);
-        *p = '/';
-    }
-}
-
 static void write_next(struct rb_worker *w, struct fslot *s)
 {
     const struct rb_file_opts *fo = w->file->fo;
@@ -374,18 +375,16 @@ static void put_start(struct rb_worker *w, struct fslot *s, uint64_t size)
     s->r.start_ns = rb_clock_ns();
     if (s->r.intended_ns == 0)
         s->r.intended_ns = s->r.start_ns;
-    int rc = open_file(w, s, L->oflags_write);
-    if (rc == -ENOENT) {
-        make_parents(L->root, s->path);
-        rc = open_file(w, s, L->oflags_write);
-    }
+    int rc = open_file(w, s, L->oflags_write, false);
+    if (rc == -ENOENT && rb_beneath_mkdirs(L->dir, s->r.name) == 0) /* mkdir -p beneath the root: the run's */
+        rc = open_file(w, s, L->oflags_write, false);
     if (rc == -EEXIST && ((w->o->preexisting && w->o->preexisting->n) ||
                           (L->mixed && rb_mix_slot_overwrites(w, (unsigned)(s - L->s))))) {
         /*
          * --overwrite: the names found before the run may be replaced (cleanup leaves them); load mixed: a PUT
          * drawn over a live object (this run's, or one --no-prepare --overwrite named). Nothing else.
          */
-        rc = open_file(w, s, (L->oflags_write & ~(O_CREAT | O_EXCL)) | O_TRUNC);
+        rc = open_file(w, s, L->oflags_write, true);
     }
     if (rc == -EEXIST) {
         finish(w, s, EEXIST, "create (a run never overwrites a file it did not create)", false);
@@ -450,14 +449,14 @@ static void meta_begin(struct rb_worker *w, struct fslot *s, uint64_t size)
 static void delete_start(struct rb_worker *w, struct fslot *s, uint64_t size)
 {
     meta_begin(w, s, size);
-    finish(w, s, unlink(s->path) == 0 ? 0 : errno, "unlink", false);
+    finish(w, s, -rb_beneath_unlink(w->file->dir, s->r.name), "unlink", false);
 }
 
 static void stat_start(struct rb_worker *w, struct fslot *s, uint64_t size)
 {
     struct stat st;
     meta_begin(w, s, size);
-    finish(w, s, stat(s->path, &st) == 0 ? 0 : errno, "stat", false);
+    finish(w, s, -rb_beneath_stat(w->file->dir, s->r.name, &st), "stat", false);
 }
 
 static const struct fop get_fop = {get_start, get_done};
@@ -492,7 +491,7 @@ static int start(struct rb_worker *w, const struct fop *op, const char *name, ui
     s->fd = -1;
     s->fd_kept = false;
     r->body = r->off = 0;
-    r->mismatch = r->err_status = r->ranged = r->exact_len = false;
+    r->mismatch = r->err_status = r->ranged = r->exact_len = r->link = false;
     r->cache = RB_LX_CACHE_ABSENT;
     r->ebuf[0] = '\0';
     r->intended_ns = intended_ns;
@@ -636,6 +635,9 @@ int rb_file_new(struct rb_worker *w)
     L->fo_default = (struct rb_file_opts)RB_FILE_OPTS_DEFAULT;
     L->fo = o->file ? o->file : &L->fo_default;
     L->root = rb_target_file_root(o->target);
+    L->dir = rb_target_file_dir(o->target);
+    if (L->dir < 0)
+        return L->dir;
     L->mixed = o->mix != NULL;
     if (!L->mixed && ((size_t)o->op >= sizeof fop_rows / sizeof fop_rows[0] || !fop_rows[o->op]))
         return -EOPNOTSUPP;
