@@ -155,7 +155,7 @@ static int walk_dir(int root, const char *name, size_t len, bool make)
     return dir;
 }
 
-/* The directory name[0, dirlen) beneath root: root itself when it is empty (not to be closed), else a new descriptor. */
+/* The directory name[0, dirlen) beneath root: root itself when that is empty (not to be closed), else a new one. */
 static int parent_dir(int root, const char *name, size_t dirlen, bool make)
 {
     size_t k = 0;

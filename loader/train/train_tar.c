@@ -278,7 +278,8 @@ static int read_index(struct rb_train_run *R, struct tar_reader *rd, uint64_t i,
         if (rc) {
             q.fd = q.fd < 0 ? -1 : q.fd;
             snprintf(err, sizeof err, "%s",
-                     rc == -RB_BENEATH_LINK ? "a symbolic link (or a way out of the target), not followed" : strerror(-rc));
+                     rc == -RB_BENEATH_LINK ? "a symbolic link (or a way out of the target), not followed"
+                                            : strerror(-rc));
         } else {
             q.total = (uint64_t)st.st_size;
         }
