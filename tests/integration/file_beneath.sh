@@ -86,6 +86,8 @@ suite() {
     # a deeper name (sub/a/obj-…): the directories are not made through the link either
     run dput2 1 put "file://$D" --prefix sub/a/ --objects 2 --size 4k --overwrite
     assert_eq "$TAG dir put (deeper): symlink errors" 2 "$(errs dput2 symlink)"
+    # load meta: a --tree that is a link to a directory outside is something there: refused before it starts
+    run meta 2 meta "file://$D" --tree sub --dirs 1 --files 2
     victim_unchanged dir
 
     # 4. a hard link inside the target to the victim: put --overwrite replaces the name, the shared inode is untouched.
