@@ -403,8 +403,9 @@ static int make_top(struct rb_harness *h, struct meta_run *r)
     }
     rb_harness_barrier(h);
     struct stat st;
+    /* a file system this host does not share with rank 0's: the tree is made here too */
     if (h->local_rank == 0 && h->rank != 0 && rb_beneath_stat(r->dir, top, &st) == -ENOENT)
-        rb_beneath_mkdir(r->dir, top, 0755); /* a file system this host does not share with rank 0's: the tree is made here too */
+        rb_beneath_mkdir(r->dir, top, 0755);
     rb_harness_barrier(h);
     return 0;
 }
@@ -504,6 +505,14 @@ static int check_args(struct meta_args *a)
     return parse_phases(a);
 }
 
+/* Whether something (a link included: never written through) is at tree beneath t's directory. */
+static bool tree_taken(const struct rb_target *t, const char *tree)
+{
+    struct stat st;
+    int dir = rb_target_file_dir(t), rc = dir < 0 ? dir : rb_beneath_stat(dir, tree, &st);
+    return rc == 0 || rc == -RB_BENEATH_LINK;
+}
+
 static int meta_run(void *arg, struct rb_cli *cli)
 {
     struct meta_args *a = arg;
@@ -527,16 +536,10 @@ static int meta_run(void *arg, struct rb_cli *cli)
         return RB_EXIT_RUNTIME;
     }
     const char *root = rb_target_file_root(t);
-    if (a->tree) {
-        char p[PATH_MAX];
-        struct stat st;
-        snprintf(p, sizeof p, "%s/%s", root, a->tree);
-        int dir = rb_target_file_dir(t), rc = dir < 0 ? dir : rb_beneath_stat(dir, a->tree, &st);
-        if (rc == 0 || rc == -RB_BENEATH_LINK) {
-            rb_target_close(t);
-            return rb_cli_usage_error("--tree %s: %s exists already (a run makes its own tree and never writes into "
-                                      "one it did not create)", a->tree, p);
-        }
+    if (a->tree && tree_taken(t, a->tree)) {
+        rb_target_close(t);
+        return rb_cli_usage_error("--tree %s: %s/%s exists already (a run makes its own tree and never writes into "
+                                  "one it did not create)", a->tree, root, a->tree);
     }
     struct rb_harness h;
     if ((status = rb_harness_init(&h, "load meta", cli, &(struct rb_harness_opts){.mpi = true}))) {
