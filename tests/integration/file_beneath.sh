@@ -2,7 +2,8 @@
 # Every file operation of a file:// run stays beneath the target: a symbolic link at an object's name (to a file or a
 # directory outside) is refused and counted as class symlink by put --overwrite, get, delete and stat; a hard link
 # to a file outside is replaced as a name by put --overwrite, its shared inode never written; a victim file outside
-# keeps its bytes, mtime and existence through all of it. On tmpfs and on ext4 (a loop device).
+# keeps its bytes, mtime and existence through all of it (load meta and load checkpoint included). On tmpfs and on
+# ext4 (a loop device).
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 [ "$(id -u)" = 0 ] || { echo "skip: tmpfs and loop mounts need root"; exit 0; }
@@ -102,7 +103,15 @@ suite() {
     run hard-get 0 get "file://$D" --objects 1 --count 1 --verify --size 4k
     assert_eq "$TAG hard link: the new file verifies" 4096 "$(ops hard-get bytes)"
 
-    # 5. the root itself given through a link is the user's choice: resolved once, used as given.
+    # 5. load checkpoint whose folder NAME is a link to a directory outside: every file refused (class symlink).
+    mkdir "$FS/d5"
+    ln -s "$OUT/dir" "$FS/d5/ck"
+    run ckpt 1 checkpoint "file://$FS/d5" --model llama3-8b --scale 1/2000 --writes 1 --reads 0 --name ck
+    assert_jq "$T/$TAG-ckpt/result.json" '.phases[] | select(.name == "write-1") | .count > 0 and .errors.symlink == .count' \
+        "$TAG checkpoint: every write of the folder through a link refused as symlink"
+    victim_unchanged ckpt
+
+    # 6. the root itself given through a link is the user's choice: resolved once, used as given.
     mkdir "$FS/real"
     ln -s "$FS/real" "$FS/rootlink"
     run root 0 put "file://$FS/rootlink" --objects 3 --size 4k --keep
