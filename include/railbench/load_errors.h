@@ -17,6 +17,8 @@
     X(SHORT_READ, short_read)                                                      \
     X(CHECKSUM, checksum)                                                          \
     X(REDIRECTS, too_many_redirects)                                               \
+    /* file://: a symbolic link (or a way out of the target) at a name: refused, never followed */ \
+    X(SYMLINK, symlink)                                                            \
     X(OTHER, other)                                                                \
     /* still in flight (or due, open loop) when a timed phase ended and --timeout ran out */ \
     X(ABANDONED, abandoned)

@@ -9,13 +9,20 @@
 
 #include "../engine/fwatch_int.h"
 #include "ckpt_int.h"
+#include "railbench/beneath.h"
 #include "railbench/log.h"
 
-/* Notes path (a directory below the target's root) when it does not exist; a name already noted is skipped. */
+/*
+ * Notes path (a directory's name beneath the target's root) when nothing is
+ * there (a link there is the user's: never noted, never removed); a name
+ * already noted is skipped.
+ */
 static int note(struct rb_ckpt_run *x, const char *path)
 {
     struct stat st;
-    if (lstat(path, &st) == 0)
+    int dir = rb_target_file_dir(x->t);
+    int rc = dir < 0 ? dir : rb_beneath_stat(dir, path, &st);
+    if (rc == 0 || rc == -RB_BENEATH_LINK)
         return 0;
     for (unsigned i = 0; i < x->nmade; i++)
         if (strcmp(x->made_dirs[i], path) == 0)
@@ -38,12 +45,12 @@ int rb_ckpt_dirs_note(struct rb_ckpt_run *x)
         /* Every directory between the root and each checkpoint's folder, shallowest first: NAME may hold slashes. */
         char path[4200];
         for (unsigned k = 1; k <= a->writes && !rc; k++) {
-            int n = snprintf(path, sizeof path, "%s/%sglobal_step%u", x->t->base_path, x->mine.base, k);
+            int n = snprintf(path, sizeof path, "%sglobal_step%u", x->mine.base, k);
             if (n < 0 || (size_t)n >= sizeof path) {
                 rc = -ENAMETOOLONG;
                 break;
             }
-            for (char *p = path + strlen(x->t->base_path) + 1; !rc && (p = strchr(p, '/')); p++) {
+            for (char *p = path; !rc && (p = strchr(p, '/')); p++) {
                 *p = '\0';
                 rc = note(x, path);
                 *p = '/';
@@ -65,13 +72,14 @@ void rb_ckpt_dirs_remove(struct rb_ckpt_run *x)
 {
     rb_harness_barrier(&x->h); /* every rank's files are deleted */
     unsigned long long mine = 0, all = 0;
+    int dir = rb_target_file_dir(x->t);
     for (unsigned i = x->nmade; i-- > 0 && !rb_fwatch_fired();) { /* a stalled file system: left as they are */
-        struct stat st;
-        if (rmdir(x->made_dirs[i]) == 0)
+        int rc = dir < 0 ? dir : rb_beneath_rmdir(dir, x->made_dirs[i]);
+        if (rc == 0)
             mine++;
-        else if (errno != ENOENT && errno != ENOTEMPTY && errno != EEXIST && lstat(x->made_dirs[i], &st) == 0)
-            rb_warn("load checkpoint: cannot remove the directory %s this run made: %s", x->made_dirs[i],
-                    strerror(errno));
+        else if (rc != -ENOENT && rc != -ENOTEMPTY && rc != -EEXIST)
+            rb_warn("load checkpoint: cannot remove the directory %s/%s this run made: %s", x->t->base_path,
+                    x->made_dirs[i], rc == -RB_BENEATH_LINK ? "a symbolic link now, not followed" : strerror(-rc));
     }
     all = mine;
     if (x->h.mpi)

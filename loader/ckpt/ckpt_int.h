@@ -92,7 +92,7 @@ struct rb_ckpt_run {
     struct rb_objset step_set;
     char where[1500];                  /* the checkpoint folder as the user would write it: URL/NAME/ */
     cJSON *cache_drop;                 /* rank 0, --drop-caches: per host, /proc/meminfo's Cached around the drop */
-    char **made_dirs;                  /* file://, each host's first rank: directories missing before the writes */
+    char **made_dirs;                  /* file://, each host's first rank: missing dirs (names beneath the root) */
     unsigned nmade;
     uint64_t dirs_removed;             /* rank 0: directories the run made and removed at the end, every host */
 };

@@ -622,6 +622,16 @@ static bool check_errors(struct rb_result *r, const char *what, const char *noun
     if (!ok && say)
         rb_error("%s%" PRIu64 " of %" PRIu64 " %s failed (%.3f %%), above --max-error-rate %g %%%s", where, errors,
                  requests, noun, pct, max_pct, classes);
+    /* A symbolic link at a name is never a rate to tolerate: the target holds something the run must not touch. */
+    uint64_t links = err_by_class ? err_by_class[RB_LERR_SYMLINK] : 0;
+    if (links) {
+        rb_result_check(r, "no_symlinks", false, "%s%s that met a symbolic link at their name: %" PRIu64
+                        " (refused, not followed)", where, noun, links);
+        if (say)
+            rb_error("%s%s that met a symbolic link at their name: %" PRIu64 " (refused, not followed)", where, noun,
+                     links);
+        ok = false;
+    }
     return ok;
 }
 

@@ -489,7 +489,7 @@ void rb_xfer_record(struct rb_worker *w, struct rb_req *r, CURLcode rc, long sta
      */
     bool wrong_length = (o->verify || r->exact_len) && r->expect_len && r->body != r->expect_len;
     wrong_length = wrong_length || (r->exact_len && status == 200 && !w->loop); /* the file loop says 200 for any read */
-    int cls = rb_engine_classify(rc, status, r->mismatch, wrong_length);
+    int cls = r->link && rc != CURLE_OK ? RB_LERR_SYMLINK : rb_engine_classify(rc, status, r->mismatch, wrong_length);
     if (w->samples && cls < 0)
         rb_tar_request_end(w, r);
 

@@ -128,6 +128,7 @@ struct rb_req {
     uint64_t size;              /* object size when known, else 0 */
     bool ranged;                /* a Range was asked for */
     bool exact_len;             /* a fetcher's range: any other length (a server ignoring Range) fails it */
+    bool link;                  /* file://: a symbolic link met at the name (class symlink; include/railbench/beneath.h) */
     uint64_t put_size, put_pos;
     uint64_t intended_ns, start_ns, start_wall_ns;
     uint64_t response_ns;       /* when the last final (non-1xx) status line arrived; 0 none */

@@ -109,11 +109,13 @@ int rb_file_drop_host_cache(struct rb_harness *h, const struct rb_file_opts *fo,
 int rb_file_opts_check(const struct rb_file_opts *fo);
 
 /*
- * Reads the headers of the tar archive at path (ustar or GNU; data skipped,
- * each header's checksum checked) up to its end block: the regular-file
- * members (a WebDataset shard's samples) and their bytes. Returns 0,
- * -EINVAL when a header is not tar, or -errno from open or read.
+ * Reads the headers of the tar archive name beneath the directory dir
+ * (include/railbench/beneath.h: a symbolic link is -ELOOP, never followed;
+ * ustar or GNU; data skipped, each header's checksum checked) up to its end
+ * block: the regular-file members (a WebDataset shard's samples) and their
+ * bytes. Returns 0, -EINVAL when a header is not tar, or -errno from open or
+ * read.
  */
-int rb_file_tar_members(const char *path, uint64_t *members, uint64_t *member_bytes);
+int rb_file_tar_members(int dir, const char *name, uint64_t *members, uint64_t *member_bytes);
 
 #endif

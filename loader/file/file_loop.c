@@ -13,10 +13,12 @@
 
 #include "file_int.h"
 #include "file_loop_int.h"
+#include "openfiles_int.h"
 #include "pagecache_int.h"
 #include "../engine/fwatch_int.h"
 #include "../engine/mixed_int.h"
 #include "../engine/payload_int.h"
+#include "railbench/beneath.h"
 #include "railbench/clock.h"
 #include "railbench/log.h"
 #include "../engine/worker_int.h"
@@ -53,18 +55,6 @@ struct fslot {
 struct rb_file_loop;
 
 /*
- * Files kept open across ranged reads, as fio keeps its files open: a
- * worker's table of name -> descriptor, filled as files are first read, up
- * to OPEN_MAX files (beyond that a request opens and closes its own).
- */
-#define OPEN_MAX 1024u
-#define OPEN_SLOTS (2 * OPEN_MAX)
-struct open_file {
-    char *name;                /* NULL: an empty entry */
-    int fd;
-};
-
-/*
  * What differs between reading, writing, deleting and stat-ing, as one row
  * chosen once per worker: start opens or acts, done takes a finished I/O.
  */
@@ -80,13 +70,12 @@ struct rb_file_loop {
     struct rb_fio *q;
     struct fslot *s;
     const char *root;
+    int dir;                   /* root held open: every name is resolved beneath it, never through a link */
     int fatal;                 /* -errno that ends the run (a full or vanished file system); 0 none */
     char fatal_what[PATH_MAX + 64]; /* the call and path that met it */
     int oflags_read, oflags_write;
-    bool keep_open;            /* ranged reads: files stay open in open[] between requests */
     bool mixed;                /* load mixed: ops drawn per request, accounted per op (mixed.c's state, w->mix) */
-    struct open_file *open;    /* OPEN_SLOTS entries, open addressing by the name's hash */
-    unsigned nopen;
+    struct rb_openfiles *open; /* ranged reads: files stay open between requests; NULL otherwise */
     struct rb_fwatch *watch;   /* where this worker publishes the file system call it is in (fwatch_int.h) */
 };
 
@@ -153,7 +142,12 @@ static void finish(struct rb_worker *w, struct fslot *s, int err, const char *wh
     s->created = false;
     uint64_t now = rb_clock_ns();
     CURLcode rc = CURLE_OK;
-    if (err) {
+    if (err == RB_BENEATH_LINK) {
+        rc = CURLE_READ_ERROR;
+        s->r.link = true;
+        snprintf(s->r.ebuf, sizeof s->r.ebuf, "%s %.180s: a symbolic link (or a way out of the target), not followed",
+                 what, s->path);
+    } else if (err) {
         rc = err == ETIMEDOUT ? CURLE_OPERATION_TIMEDOUT : CURLE_READ_ERROR;
         snprintf(s->r.ebuf, sizeof s->r.ebuf, "%s: %s", what, strerror(err));
         /* Nothing further can work on a full or vanished file system, nor where permission is refused. */
@@ -201,13 +195,21 @@ static void queue(struct rb_worker *w, struct fslot *s, enum rb_fio_kind kind, s
     }
 }
 
-/* Opens s->path with flags; with O_DIRECT refused (EINVAL), says so once: --direct cannot work there. */
-static int open_file(struct rb_worker *w, struct fslot *s, int flags)
+/*
+ * Opens s's name beneath the root with flags (replace: a new file in place
+ * of what is there, its inode never written); with O_DIRECT refused
+ * (EINVAL), says so once: --direct cannot work there.
+ */
+static int open_file(struct rb_worker *w, struct fslot *s, int flags, bool replace)
 {
-    s->fd = (int)WATCHED(w->file, "open", s->path, open(s->path, flags | O_CLOEXEC, 0644));
+    struct rb_file_loop *L = w->file;
+    s->fd = (int)WATCHED(L, "open", s->path,
+                         replace ? rb_beneath_replace(L->dir, s->r.name, flags & O_DIRECT, 0644)
+                                 : rb_beneath_open(L->dir, s->r.name, flags, 0644));
     if (s->fd >= 0)
         return 0;
-    int err = errno;
+    int err = -s->fd;
+    s->fd = -1;
     if (err == EINVAL && (flags & O_DIRECT)) {
         w->file->fatal = -EINVAL;
         if (!atomic_flag_test_and_set(&fatal_logged))
@@ -219,14 +221,6 @@ static int open_file(struct rb_worker *w, struct fslot *s, int flags)
 
 /* ---- GET: read [pos, end) block by block ---- */
 
-static uint64_t name_hash(const char *name)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-        h = (h ^ *p) * 1099511628211ull;
-    return h;
-}
-
 /*
  * Opens s's file for reading: from the open-file table when the file is in
  * it (no system call), else opened and, while the table has room, kept
@@ -235,23 +229,16 @@ static uint64_t name_hash(const char *name)
 static int open_read(struct rb_worker *w, struct fslot *s)
 {
     struct rb_file_loop *L = w->file;
-    if (!L->keep_open)
-        return open_file(w, s, L->oflags_read);
-    size_t i = (size_t)(name_hash(s->r.name) % OPEN_SLOTS);
-    while (L->open[i].name && strcmp(L->open[i].name, s->r.name) != 0)
-        i = (i + 1) % OPEN_SLOTS;
-    if (L->open[i].name) {
-        s->fd = L->open[i].fd;
+    int fd = L->open ? rb_openfiles_find(L->open, s->r.name) : -1;
+    if (fd >= 0) {
+        s->fd = fd;
         s->fd_kept = true;
         return 0;
     }
-    int rc = open_file(w, s, L->oflags_read);
-    if (rc || L->nopen >= OPEN_MAX || !(L->open[i].name = strdup(s->r.name)))
-        return rc;
-    L->open[i].fd = s->fd;
-    L->nopen++;
-    s->fd_kept = true;
-    return 0;
+    int rc = open_file(w, s, L->oflags_read, false);
+    if (!rc && L->open && rb_openfiles_keep(L->open, s->r.name, s->fd))
+        s->fd_kept = true;
+    return rc;
 }
 
 /* The next read: with O_DIRECT from the aligned offset at or before pos, for a whole number of aligned blocks. */
@@ -269,7 +256,7 @@ static void read_next(struct rb_worker *w, struct fslot *s)
 static void cold_prepare(struct rb_worker *w, struct fslot *s, uint64_t size)
 {
     const struct rb_file_opts *fo = w->file->fo;
-    int fd = (int)WATCHED(w->file, "open", s->path, open(s->path, O_RDONLY | O_CLOEXEC));
+    int fd = (int)WATCHED(w->file, "open", s->path, rb_beneath_open(w->file->dir, s->r.name, O_RDONLY, 0));
     if (fd < 0)
         return; /* the request's own open reports it */
     if (!size) {
@@ -382,23 +369,28 @@ static void get_done(struct rb_worker *w, struct fslot *s, const struct rb_fio_i
 /* ---- PUT: create (never over an existing file), write [0, size), sync by policy, close ---- */
 
 /*
- * Makes the directories of path below the target's root (mkdir -p); they are the run's. Returns 0 or the errno of
- * the first that could not be made (a read-only or unwritable directory: EROFS, EACCES), its path in failed.
+ * Makes the directories of s's name beneath the root (mkdir -p; they are the run's). Returns 0 or the errno that
+ * stopped it, with the first directory still missing (the one that could not be made: EROFS, EACCES) in failed.
  */
-static int make_parents(const char *root, const char *path, char *failed, size_t len)
+static int make_parents(struct rb_file_loop *L, const struct fslot *s, char *failed, size_t len)
 {
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    size_t rootlen = strlen(root);
-    for (char *p = dir + rootlen + 1; (p = strchr(p, '/')); p++) {
+    int rc = (int)WATCHED(L, "mkdir", s->path, rb_beneath_mkdirs(L->dir, s->r.name));
+    if (!rc)
+        return 0;
+    char sub[PATH_MAX];
+    snprintf(sub, sizeof sub, "%s", s->r.name);
+    snprintf(failed, len, "%s", s->path);
+    for (char *p = sub; (p = strchr(p, '/')); p++) {
+        struct stat st;
         *p = '\0';
-        if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-            snprintf(failed, len, "%s", dir);
-            return errno;
+        if (rb_beneath_stat(L->dir, sub, &st) != 0) {
+            if (snprintf(failed, len, "%s/%s", L->root, sub) >= (int)len)
+                snprintf(failed, len, "%s", s->path); /* too long to name: the file's path, cut */
+            break;
         }
         *p = '/';
     }
-    return 0;
+    return -rc;
 }
 
 static void write_next(struct rb_worker *w, struct fslot *s)
@@ -437,17 +429,17 @@ static void put_start(struct rb_worker *w, struct fslot *s, uint64_t size)
     if (s->r.intended_ns == 0)
         s->r.intended_ns = s->r.start_ns;
     bool made = true;
-    int rc = open_file(w, s, L->oflags_write);
+    int rc = open_file(w, s, L->oflags_write, false);
     if (rc == -ENOENT) {
         char dir[PATH_MAX];
-        int err = make_parents(L->root, s->path, dir, sizeof dir);
+        int err = make_parents(L, s, dir, sizeof dir);
         if (err) {
             /* The directory that refused is what the error names, not the file it would have held. */
             snprintf(s->path, sizeof s->path, "%s", dir);
             finish(w, s, err, "mkdir", false);
             return;
         }
-        rc = open_file(w, s, L->oflags_write);
+        rc = open_file(w, s, L->oflags_write, false);
     }
     if (rc == -EEXIST && ((w->o->preexisting && w->o->preexisting->n) ||
                           (L->mixed && rb_mix_slot_overwrites(w, (unsigned)(s - L->s))))) {
@@ -455,8 +447,8 @@ static void put_start(struct rb_worker *w, struct fslot *s, uint64_t size)
          * --overwrite: the names found before the run may be replaced (cleanup leaves them); load mixed: a PUT
          * drawn over a live object (this run's, or one --no-prepare --overwrite named). Nothing else.
          */
-        rc = open_file(w, s, (L->oflags_write & ~(O_CREAT | O_EXCL)) | O_TRUNC);
-        made = false; /* written over: not this put's to remove */
+        rc = open_file(w, s, L->oflags_write, true); /* a new file in the name's place, its old inode never written */
+        made = false; /* the user's name: not this put's to remove */
     }
     if (rc == -EEXIST) {
         finish(w, s, EEXIST, "create (a run never overwrites a file it did not create)", false);
@@ -522,14 +514,14 @@ static void meta_begin(struct rb_worker *w, struct fslot *s, uint64_t size)
 static void delete_start(struct rb_worker *w, struct fslot *s, uint64_t size)
 {
     meta_begin(w, s, size);
-    finish(w, s, WATCHED(w->file, "unlink", s->path, unlink(s->path)) == 0 ? 0 : errno, "unlink", false);
+    finish(w, s, -(int)WATCHED(w->file, "unlink", s->path, rb_beneath_unlink(w->file->dir, s->r.name)), "unlink", false);
 }
 
 static void stat_start(struct rb_worker *w, struct fslot *s, uint64_t size)
 {
     struct stat st;
     meta_begin(w, s, size);
-    finish(w, s, WATCHED(w->file, "stat", s->path, stat(s->path, &st)) == 0 ? 0 : errno, "stat", false);
+    finish(w, s, -(int)WATCHED(w->file, "stat", s->path, rb_beneath_stat(w->file->dir, s->r.name, &st)), "stat", false);
 }
 
 static const struct fop get_fop = {get_start, get_done};
@@ -564,7 +556,7 @@ static int start(struct rb_worker *w, const struct fop *op, const char *name, ui
     s->fd = -1;
     s->fd_kept = false;
     r->body = r->off = 0;
-    r->mismatch = r->err_status = r->ranged = r->exact_len = false;
+    r->mismatch = r->err_status = r->ranged = r->exact_len = r->link = false;
     r->cache = RB_LX_CACHE_ABSENT;
     r->ebuf[0] = '\0';
     r->intended_ns = intended_ns;
@@ -734,19 +726,22 @@ int rb_file_new(struct rb_worker *w)
     L->fo_default = (struct rb_file_opts)RB_FILE_OPTS_DEFAULT;
     L->fo = o->file ? o->file : &L->fo_default;
     L->root = rb_target_file_root(o->target);
+    L->dir = rb_target_file_dir(o->target);
+    if (L->dir < 0)
+        return L->dir;
     L->mixed = o->mix != NULL;
     if (!L->mixed && ((size_t)o->op >= sizeof fop_rows / sizeof fop_rows[0] || !fop_rows[o->op]))
         return -EOPNOTSUPP;
     L->op = L->mixed ? NULL : fop_rows[o->op];
     /* Ranged reads keep files open (no drop or residency check wants each read to open its file afresh). */
-    L->keep_open = o->op == RB_LOAD_GET && (o->random_range_len || o->range_len) &&
-                   L->fo->drop_cache == RB_DROP_NONE && !L->fo->cold_check;
-    if (L->keep_open && !(L->open = calloc(OPEN_SLOTS, sizeof *L->open)))
-        return -ENOMEM;
+    int rc = 0;
+    if (o->op == RB_LOAD_GET && (o->random_range_len || o->range_len) && L->fo->drop_cache == RB_DROP_NONE &&
+        !L->fo->cold_check && (rc = rb_openfiles_new(&L->open)))
+        return rc;
     int direct = L->fo->direct ? O_DIRECT : 0;
     L->oflags_read = O_RDONLY | direct;
     L->oflags_write = O_WRONLY | O_CREAT | O_EXCL | direct;
-    int rc = rb_fio_new(&L->q, (enum rb_fio_engine)L->fo->engine, w->nreq);
+    rc = rb_fio_new(&L->q, (enum rb_fio_engine)L->fo->engine, w->nreq);
     if (rc)
         return rc;
     /* --timeout bounds every file system call too: a stalled mount ends the run instead of hanging it. */
@@ -784,12 +779,7 @@ void rb_file_free(struct rb_worker *w)
             close(L->s[i].fd);
         free(L->s[i].buf);
     }
-    for (unsigned i = 0; L->open && i < OPEN_SLOTS; i++)
-        if (L->open[i].name) {
-            close(L->open[i].fd);
-            free(L->open[i].name);
-        }
-    free(L->open);
+    rb_openfiles_free(L->open);
     free(L->s);
     rb_fio_free(L->q);
     rb_fwatch_release(L->watch);

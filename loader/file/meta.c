@@ -17,6 +17,7 @@
 #include "file_loop_int.h"
 #include "fileio_int.h"
 #include "meta_int.h"
+#include "railbench/beneath.h"
 #include "railbench/buf.h"
 #include "railbench/clock.h"
 #include "railbench/harness.h"
@@ -41,8 +42,8 @@ static const char *const phase_ops[MP_COUNT] = {"MKDIR", "CREATE", "STAT", "READ
 #define TREE_NAME_MAX 200
 
 /* Error classes of a metadata operation (the phase's names.err). */
-enum { ME_MISSING, ME_EXISTS, ME_SHORT, ME_CHECKSUM, ME_OTHER };
-static const char *const err_names[] = {"missing", "exists", "short_read", "checksum", "other", NULL};
+enum { ME_MISSING, ME_EXISTS, ME_SHORT, ME_CHECKSUM, ME_SYMLINK, ME_OTHER };
+static const char *const err_names[] = {"missing", "exists", "short_read", "checksum", "symlink", "other", NULL};
 
 struct meta_args {
     struct rb_target_cfg tgt;
@@ -69,6 +70,8 @@ struct mworker {
 struct meta_run {
     const struct meta_args *a;
     char top[PATH_MAX - 64];   /* the run's tree: <dir>/<tree name> */
+    int dir;                   /* <dir> held open: every name is resolved beneath it (railbench/beneath.h) */
+    size_t rootlen;            /* strlen(<dir>): a path's name beneath it starts at rootlen + 1 */
     enum mphase ph;
     bool renamed;              /* the rename phase ran: files carry their ".r" names */
     unsigned nworkers;         /* over all ranks */
@@ -153,7 +156,10 @@ static void record(struct mworker *w, uint64_t t0, int err, int cls, uint64_t by
     w->local->ops++;
     if (err || cls >= 0) {
         if (cls < 0)
-            cls = err == ENOENT ? ME_MISSING : err == EEXIST ? ME_EXISTS : ME_OTHER;
+            cls = err == ENOENT            ? ME_MISSING
+                  : err == EEXIST          ? ME_EXISTS
+                  : err == RB_BENEATH_LINK ? ME_SYMLINK
+                                           : ME_OTHER;
         rb_stats_error(w->local, (unsigned)cls);
     } else {
         rb_hist_record(&w->local->lat, ns);
@@ -176,7 +182,9 @@ static void record(struct mworker *w, uint64_t t0, int err, int cls, uint64_t by
     if (!w->warned) {
         w->warned = true;
         rb_warn("%s %s: %s (first failure of this thread; counted by class)", what, path,
-                err ? strerror(err) : cls == ME_CHECKSUM ? "bytes differ from the payload written"
+                err == RB_BENEATH_LINK ? "a symbolic link (or a way out of the target), not followed"
+                : err                  ? strerror(err)
+                : cls == ME_CHECKSUM ? "bytes differ from the payload written"
                                                                : "size differs from the one written");
     }
 }
@@ -198,14 +206,15 @@ static void do_item(struct mworker *w, uint64_t i)
     int err = 0, cls = -1, fd;
     uint64_t bytes = 0;
     struct stat st;
+    const char *name = path + r->rootlen + 1; /* beneath the target: no link is followed */
     switch (r->ph) {
     case MP_MKDIR:
-        err = mkdir(path, 0755) == 0 ? 0 : errno;
+        err = -rb_beneath_mkdir(r->dir, name, 0755);
         break;
     case MP_CREATE:
         /* O_EXCL: a name that exists is never written over. */
-        if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0) {
-            err = errno;
+        if ((fd = rb_beneath_open(r->dir, name, O_WRONLY | O_CREAT | O_EXCL, 0644)) < 0) {
+            err = -fd;
             break;
         }
         err = a->size ? write_all(w, fd, rel) : 0;
@@ -214,14 +223,14 @@ static void do_item(struct mworker *w, uint64_t i)
         bytes = a->size;
         break;
     case MP_STAT:
-        if (stat(path, &st) != 0)
-            err = errno;
+        if ((err = -rb_beneath_stat(r->dir, name, &st)) != 0)
+            break;
         else if ((uint64_t)st.st_size != a->size)
             cls = ME_SHORT;
         break;
     case MP_READ: {
-        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-            err = errno;
+        if ((fd = rb_beneath_open(r->dir, name, O_RDONLY, 0)) < 0) {
+            err = -fd;
             break;
         }
         bool bad = false;
@@ -238,13 +247,13 @@ static void do_item(struct mworker *w, uint64_t i)
         if (file_path(r, i, true, to, sizeof to, NULL) != 0)
             err = ENAMETOOLONG;
         else
-            err = rename(path, to) == 0 ? 0 : errno;
+            err = -rb_beneath_rename(r->dir, name, to + r->rootlen + 1, 0);
         break;
     case MP_UNLINK:
-        err = unlink(path) == 0 ? 0 : errno;
+        err = -rb_beneath_unlink(r->dir, name);
         break;
     case MP_RMDIR:
-        err = rmdir(path) == 0 ? 0 : errno;
+        err = -rb_beneath_rmdir(r->dir, name);
         break;
     case MP_COUNT:
         break;
@@ -365,35 +374,39 @@ static void remove_share(struct rb_harness *h, struct meta_run *r)
     for (uint64_t i = lo; i < hi; i++)
         for (int renamed = 0; renamed < 2; renamed++)
             if (file_path(r, i, renamed, path, sizeof path, NULL) == 0)
-                unlink(path);
+                rb_beneath_unlink(r->dir, path + r->rootlen + 1);
     rb_harness_barrier(h);
     share(r->a->dirs, g0, r->nworkers, &lo, &unused);
     share(r->a->dirs, g1, r->nworkers, &unused, &hi);
     for (uint64_t d = lo; d < hi; d++)
         if (dir_path(r, d, path, sizeof path) == 0)
-            rmdir(path);
+            rb_beneath_rmdir(r->dir, path + r->rootlen + 1);
     rb_harness_barrier(h);
     if (h->local_rank == 0)
-        rmdir(r->top);
+        rb_beneath_rmdir(r->dir, r->top + r->rootlen + 1);
 }
 
 /* Makes the tree's top directory: rank 0 first (it must not exist), then one rank on every other host. */
 static int make_top(struct rb_harness *h, struct meta_run *r)
 {
     int err = 0;
-    if (h->rank == 0 && mkdir(r->top, 0755) != 0)
-        err = errno;
+    const char *top = r->top + r->rootlen + 1;
+    if (h->rank == 0)
+        err = -rb_beneath_mkdir(r->dir, top, 0755);
     RB_MPI_CHECK(MPI_Bcast(&err, 1, MPI_INT, 0, h->comm));
     if (err) {
         if (h->rank == 0)
-            rb_error("%s: %s%s", r->top, strerror(err),
+            rb_error("%s: %s%s", r->top,
+                     err == RB_BENEATH_LINK ? "a symbolic link (or a way out of the target), not followed"
+                                            : strerror(err),
                      err == EEXIST ? " (a run makes its own tree and never writes into one it did not create)" : "");
         return RB_EXIT_RUNTIME;
     }
     rb_harness_barrier(h);
     struct stat st;
-    if (h->local_rank == 0 && h->rank != 0 && stat(r->top, &st) != 0)
-        mkdir(r->top, 0755); /* a file system this host does not share with rank 0's: the tree is made here too */
+    /* a file system this host does not share with rank 0's: the tree is made here too */
+    if (h->local_rank == 0 && h->rank != 0 && rb_beneath_stat(r->dir, top, &st) == -ENOENT)
+        rb_beneath_mkdir(r->dir, top, 0755);
     rb_harness_barrier(h);
     return 0;
 }
@@ -495,6 +508,14 @@ static int check_args(struct meta_args *a)
     return parse_phases(a);
 }
 
+/* Whether something (a link included: never written through) is at tree beneath t's directory. */
+static bool tree_taken(const struct rb_target *t, const char *tree)
+{
+    struct stat st;
+    int dir = rb_target_file_dir(t), rc = dir < 0 ? dir : rb_beneath_stat(dir, tree, &st);
+    return rc == 0 || rc == -RB_BENEATH_LINK;
+}
+
 static int meta_run(void *arg, struct rb_cli *cli)
 {
     struct meta_args *a = arg;
@@ -518,15 +539,10 @@ static int meta_run(void *arg, struct rb_cli *cli)
         return RB_EXIT_RUNTIME;
     }
     const char *root = rb_target_file_root(t);
-    if (a->tree) {
-        char p[PATH_MAX];
-        struct stat st;
-        snprintf(p, sizeof p, "%s/%s", root, a->tree);
-        if (lstat(p, &st) == 0) {
-            rb_target_close(t);
-            return rb_cli_usage_error("--tree %s: %s exists already (a run makes its own tree and never writes into "
-                                      "one it did not create)", a->tree, p);
-        }
+    if (a->tree && tree_taken(t, a->tree)) {
+        rb_target_close(t);
+        return rb_cli_usage_error("--tree %s: %s/%s exists already (a run makes its own tree and never writes into "
+                                  "one it did not create)", a->tree, root, a->tree);
     }
     struct rb_harness h;
     if ((status = rb_harness_init(&h, "load meta", cli, &(struct rb_harness_opts){.mpi = true}))) {
@@ -540,6 +556,8 @@ static int meta_run(void *arg, struct rb_cli *cli)
     else
         snprintf(name, sizeof name, "rb-%s-meta", h.run_id);
     snprintf(r.top, sizeof r.top, "%s/%s", root, name);
+    r.rootlen = strlen(root);
+    r.dir = rb_target_file_dir(t); /* open since the probe: the directory is there */
     pthread_mutex_init(&r.fatal_mu, NULL);
     r.w = calloc(r.n, sizeof *r.w);
     bool oom = !r.w;
@@ -566,11 +584,11 @@ static int meta_run(void *arg, struct rb_cli *cli)
         } else if (!a->keep) {
             rb_harness_barrier(&h);
             if (h.local_rank == 0)
-                rmdir(r.top); /* the rmdir phase emptied it */
+                rb_beneath_rmdir(r.dir, name); /* the rmdir phase emptied it */
         }
         if (h.rank == 0) {
             struct stat st;
-            bool left = stat(r.top, &st) == 0;
+            bool left = rb_beneath_stat(r.dir, name, &st) == 0;
             if (cut && left)
                 rb_harness_kept(&h, "the tree %s (delete it with rm -r)", r.top);
         }

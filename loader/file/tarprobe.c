@@ -5,16 +5,17 @@
 #include <unistd.h>
 
 #include "file_int.h"
+#include "railbench/beneath.h"
 #include "../engine/tarshard_int.h"
 
 #define BLOCK 512u
 
-int rb_file_tar_members(const char *path, uint64_t *members, uint64_t *member_bytes)
+int rb_file_tar_members(int dir, const char *name, uint64_t *members, uint64_t *member_bytes)
 {
     *members = *member_bytes = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = rb_beneath_open(dir, name, O_RDONLY, 0);
     if (fd < 0)
-        return -errno;
+        return fd;
     unsigned char h[BLOCK];
     int rc = 0;
     for (off_t off = 0;;) {

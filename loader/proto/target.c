@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ais_smap_int.h"
 #include "target_int.h"
@@ -266,6 +267,8 @@ void rb_target_close(struct rb_target *t)
         free(t->token_header);
     }
     rb_ais_smap_free(t->smap);
+    if (t->ops == &rb_target_file_ops && atomic_load(&t->root_fd) >= 0)
+        close(atomic_load(&t->root_fd));
     free(t);
 }
 

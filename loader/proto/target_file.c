@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "railbench/beneath.h"
 #include "target_int.h"
 
 /* Directories deeper than this under the root are not listed (a loop of bind mounts must end). */
@@ -18,6 +19,7 @@
 static int file_parse(struct rb_target *t, const char *rest, const struct rb_target_cfg *cfg, char *err,
                       size_t errlen)
 {
+    atomic_init(&t->root_fd, -EBADF);
     if (cfg->endpoints.n) {
         snprintf(err, errlen, "--endpoint: a file:// target is a directory on this host and has no endpoints");
         return -EINVAL;
@@ -35,6 +37,8 @@ static int file_parse(struct rb_target *t, const char *rest, const struct rb_tar
     while (n > 1 && t->base_path[n - 1] == '/')
         t->base_path[--n] = '\0';
     snprintf(t->name, sizeof t->name, "file://%s", t->base_path);
+    /* The root is resolved once, as the user gave it (links in it are theirs); names beneath it never follow one. */
+    atomic_store(&t->root_fd, rb_beneath_root(t->base_path));
     return 0;
 }
 
@@ -110,7 +114,7 @@ static int walk(int fd, const char *rel, const char *prefix, size_t plen, int de
                 continue;
             if (depth >= LIST_MAX_DEPTH)
                 continue;
-            int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (sub < 0)
                 continue;
             rc = walk(sub, name, prefix, plen, depth + 1, out, err, errlen, root);
@@ -127,9 +131,10 @@ static int walk(int fd, const char *rel, const char *prefix, size_t plen, int de
 /* Lists the regular files under the root (recursively), each with its size, as "dir/.../file" names. */
 static int file_list(const struct rb_target *t, const char *prefix, struct rb_objset *out, char *err, size_t errlen)
 {
-    int fd = open(t->base_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int root = rb_target_file_dir(t);
+    int fd = root < 0 ? root : openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
-        int e = errno;
+        int e = fd == -1 ? errno : -fd;
         snprintf(err, errlen, "%s: listing: %s", t->name, strerror(e));
         return -e;
     }
@@ -142,24 +147,19 @@ static int file_list(const struct rb_target *t, const char *prefix, struct rb_ob
 /* A name exists when anything is there (a file, a directory, a link): a put must not take its place. */
 static int file_exists(const struct rb_target *t, const char *name, bool *yes, char *err, size_t errlen)
 {
-    char path[PATH_MAX];
-    int k = snprintf(path, sizeof path, "%s/%s", t->base_path, name);
-    if (k < 0 || (size_t)k >= sizeof path) {
-        snprintf(err, errlen, "%s: %s: path too long", t->name, name);
-        return -ENAMETOOLONG;
-    }
+    int root = rb_target_file_dir(t);
     struct stat st;
-    if (lstat(path, &st) == 0) {
-        *yes = true;
+    int rc = root < 0 ? root : rb_beneath_stat(root, name, &st);
+    if (rc == 0 || rc == -RB_BENEATH_LINK) {
+        *yes = true; /* a link at the name (or a name leading outside) is never written through */
         return 0;
     }
-    int e = errno;
-    if (e == ENOENT || e == ENOTDIR) {
+    if (rc == -ENOENT || rc == -ENOTDIR) {
         *yes = false;
         return 0;
     }
-    snprintf(err, errlen, "%s: cannot tell whether %s exists: %s", t->name, name, strerror(e));
-    return -e;
+    snprintf(err, errlen, "%s: cannot tell whether %s exists: %s", t->name, name, strerror(-rc));
+    return rc;
 }
 
 /* The file loop (loader/file/), registered from there at start-up: system calls on the directory, not libcurl. */
@@ -184,4 +184,18 @@ const struct rb_target_ops rb_target_file_ops = {
 const char *rb_target_file_root(const struct rb_target *t)
 {
     return t->base_path;
+}
+
+int rb_target_file_dir(const struct rb_target *t)
+{
+    struct rb_target *m = (struct rb_target *)t; /* the descriptor is set once, atomically: the target stays shared */
+    int fd = atomic_load(&m->root_fd);
+    if (fd >= 0)
+        return fd;
+    int mine = rb_beneath_root(t->base_path);
+    if (mine < 0)
+        return mine;
+    if (!atomic_compare_exchange_strong(&m->root_fd, &fd, mine))
+        close(mine); /* another thread's came first */
+    return atomic_load(&m->root_fd);
 }

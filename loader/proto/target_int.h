@@ -218,6 +218,15 @@ void rb_target_file_register_loop(const struct rb_loop_ops *ops);
 const char *rb_target_file_root(const struct rb_target *t);
 
 /*
+ * The directory of a file target held open (include/railbench/beneath.h:
+ * every name of a run is resolved beneath it, never through a symbolic
+ * link). Opened once when the target is parsed (or at the first call after
+ * the directory appeared); the target closes it. Returns the descriptor or
+ * -errno. Thread-safe.
+ */
+int rb_target_file_dir(const struct rb_target *t);
+
+/*
  * One kind of target, chosen once by the URL's scheme (like wrk's plain/TLS
  * socket tables): the engine calls through it and never asks which kind it has.
  */
@@ -277,6 +286,7 @@ struct rb_target {
     char *token_header;                 /* "x-amz-security-token: ..." or AIS "Authorization: Bearer ..." */
     bool insecure;                      /* https: certificates are not verified (--insecure) */
     struct rb_ais_smap *smap;           /* ais --ais-direct: the cluster map, loaded once (ais_smap_int.h); else NULL */
+    atomic_int root_fd;                 /* file: base_path held open (rb_target_file_dir), -errno until it is */
 };
 
 extern const struct rb_target_ops rb_target_http_ops, rb_target_https_ops, rb_target_s3_ops, rb_target_ais_ops,

@@ -16,6 +16,7 @@
 #include "../engine/worker_int.h"
 #include "../file/fileio_int.h"
 #include "../file/pagecache_int.h"
+#include "railbench/beneath.h"
 #include "railbench/clock.h"
 #include "railbench/log.h"
 
@@ -56,7 +57,9 @@ static void outcome(struct rb_tiers_fc_thread *th, int err, const char *what, co
     if (err) {
         th->rc = err == ETIMEDOUT ? CURLE_OPERATION_TIMEDOUT : CURLE_READ_ERROR;
         th->status = 0;
-        snprintf(th->r.ebuf, sizeof th->r.ebuf, "%s: %s", what, strerror(err));
+        th->r.link = err == RB_BENEATH_LINK; /* class symlink: refused, never followed */
+        snprintf(th->r.ebuf, sizeof th->r.ebuf, "%s %.160s: %s", what, path,
+                 th->r.link ? "a symbolic link (or a way out of the target), not followed" : strerror(err));
         if ((rb_fio_fatal(err) || err == EACCES || err == EPERM) && !th->fatal) {
             th->fatal = err;
             snprintf(th->fatal_what, sizeof th->fatal_what, "%s %s", what, path);
@@ -115,15 +118,11 @@ static int read_hit(struct rb_tiers_fcache *fc, struct rb_tiers_fc_thread *th, c
 static int fetch_file(struct rb_tiers_fcache *fc, struct rb_tiers_fc_thread *th, const struct rb_load_opts *o,
                       const char *origin_name, const char **what)
 {
-    char path[PATH_MAX];
-    if (snprintf(path, sizeof path, "%s/%s", rb_target_file_root(fc->origin), origin_name) >= (int)sizeof path) {
-        *what = "open (backend)";
-        return ENAMETOOLONG;
-    }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int dir = rb_target_file_dir(fc->origin);
+    int fd = dir < 0 ? dir : rb_beneath_open(dir, origin_name, O_RDONLY, 0);
     if (fd < 0) {
         *what = "open (backend)";
-        return errno;
+        return -fd;
     }
     int err = 0;
     for (;;) {
@@ -184,35 +183,17 @@ static int fetch_http(struct rb_tiers_fcache *fc, struct rb_tiers_fc_thread *th,
 }
 
 /*
- * Puts the filled file tmp in place as path without replacing anything:
- * renameat2(RENAME_NOREPLACE), or link and unlink where the file system
- * has no such rename. Returns 0, EEXIST when path appeared meanwhile (tmp is
- * removed, path left alone), or another errno.
+ * Puts the filled file tmp in place as name (both beneath dir) without
+ * replacing anything: renameat2(RENAME_NOREPLACE), or link and unlink where
+ * the file system has no such rename. Returns 0, EEXIST when name appeared
+ * meanwhile (tmp is removed, name left alone), or another errno.
  */
-static int publish(const char *tmp, const char *path)
+static int publish(int dir, const char *tmp, const char *name)
 {
-    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
-        return 0;
-    int err = errno;
-    if (err == EINVAL || err == ENOSYS || err == EOPNOTSUPP) {
-        err = link(tmp, path) == 0 ? 0 : errno;
-        unlink(tmp);
-        return err;
-    }
-    unlink(tmp);
-    return err;
-}
-
-/* Makes the directories of path below root (names with '/'); they are the run's and stay. */
-static void make_parents(const char *root, const char *path)
-{
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    for (char *p = dir + strlen(root) + 1; (p = strchr(p, '/')); p++) {
-        *p = '\0';
-        mkdir(dir, 0755);
-        *p = '/';
-    }
+    int rc = rb_beneath_rename(dir, tmp, name, RENAME_NOREPLACE);
+    if (rc)
+        rb_beneath_unlink(dir, tmp);
+    return -rc;
 }
 
 /*
@@ -221,22 +202,22 @@ static void make_parents(const char *root, const char *path)
  * file that appeared meanwhile. Returns 0 or an errno with what set.
  */
 static int fill(struct rb_tiers_fcache *fc, struct rb_tiers_fc_thread *th, const struct rb_load_opts *o,
-                const char *path, const char *origin_name, uint64_t idx, const char **what)
+                const char *name, const char *origin_name, uint64_t idx, const char **what)
 {
     char tmp[PATH_MAX];
-    if (snprintf(tmp, sizeof tmp, "%s.rb-fill-%ld-%u", path, (long)getpid(), th->r.w->id) >= (int)sizeof tmp) {
+    int dir = rb_target_file_dir(&fc->t);
+    if (snprintf(tmp, sizeof tmp, "%s.rb-fill-%ld-%u", name, (long)getpid(), th->r.w->id) >= (int)sizeof tmp) {
         *what = "create (cache file)";
         return ENAMETOOLONG;
     }
-    th->tfd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (th->tfd < 0 && errno == ENOENT) {
-        make_parents(rb_target_file_root(&fc->t), tmp);
-        th->tfd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    }
-    if (th->tfd < 0) {
+    int fd = dir < 0 ? dir : rb_beneath_open(dir, tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd == -ENOENT && rb_beneath_mkdirs(dir, tmp) == 0) /* the directories of names with '/': the run's, they stay */
+        fd = rb_beneath_open(dir, tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) {
         *what = "create (cache file)";
-        return errno;
+        return -fd;
     }
+    th->tfd = fd;
     int err = fc->origin_file ? fetch_file(fc, th, o, origin_name, what) : fetch_http(fc, th, origin_name, what);
     bool whole = !err && th->rc == CURLE_OK && th->status == 200 && !th->r.mismatch &&
                  (!th->r.size || th->pos == th->r.size);
@@ -252,10 +233,10 @@ static int fill(struct rb_tiers_fcache *fc, struct rb_tiers_fc_thread *th, const
     }
     th->tfd = -1;
     if (!whole) {
-        unlink(tmp); /* this run's own partial file: a failed fetch caches nothing */
+        rb_beneath_unlink(dir, tmp); /* this run's own partial file: a failed fetch caches nothing */
         return err;
     }
-    err = publish(tmp, path);
+    err = publish(dir, tmp, name);
     if (err == EEXIST) {
         atomic_fetch_add(&fc->conflicts, 1); /* someone else's file took the name: served, not cached, left alone */
         return 0;
@@ -275,10 +256,10 @@ static bool created(const struct rb_tiers_fcache *fc, uint64_t idx)
     return idx < fc->nobjects && (atomic_load(&fc->created[idx / 64]) >> (idx % 64)) & 1;
 }
 
-/* --drop-cache: path's cached pages dropped (when it exists), before the request's clock starts. */
-static void drop_pages(const char *path)
+/* --drop-cache: name's cached pages dropped (when it exists beneath dir), before the request's clock starts. */
+static void drop_pages(int dir, const char *name)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = dir < 0 ? dir : rb_beneath_open(dir, name, O_RDONLY, 0);
     if (fd >= 0) {
         rb_pagecache_drop_fd(fd);
         close(fd);
@@ -298,7 +279,7 @@ static int issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t 
     r->name_buf[len] = '\0';
     r->name = r->name_buf;
     r->body = r->off = 0;
-    r->mismatch = r->err_status = r->ranged = false;
+    r->mismatch = r->err_status = r->ranged = r->link = false;
     r->cache = RB_LX_CACHE_ABSENT;
     r->ebuf[0] = '\0';
     r->size = size;
@@ -314,12 +295,11 @@ static int issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t 
     snprintf(origin_name, sizeof origin_name, "%s%s", rb_target_prefix(fc->origin), name);
     r->key = rb_payload_key(o->seed, origin_name); /* the backend's bytes, under the backend's name */
     const bool path_ok = snprintf(path, sizeof path, "%s/%s", rb_target_file_root(&fc->t), name) < (int)sizeof path;
+    const int dir = rb_target_file_dir(&fc->t);
     if (fc->drop_files && path_ok) {
-        char opath[PATH_MAX];
-        drop_pages(path);
-        if (fc->origin_file &&
-            snprintf(opath, sizeof opath, "%s/%s", rb_target_file_root(fc->origin), origin_name) < (int)sizeof opath)
-            drop_pages(opath);
+        drop_pages(dir, name);
+        if (fc->origin_file)
+            drop_pages(rb_target_file_dir(fc->origin), origin_name);
     }
     r->start_ns = w->last_issue_ns = rb_clock_ns();
     r->intended_ns = intended_ns ? intended_ns : r->start_ns;
@@ -328,7 +308,7 @@ static int issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t 
     if (!path_ok) {
         err = ENAMETOOLONG;
     } else {
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        int fd = dir < 0 ? dir : rb_beneath_open(dir, name, O_RDONLY, 0);
         if (fd >= 0) {
             r->cache = RB_LX_CACHE_HIT;
             err = read_hit(fc, th, o, fd, &what);
@@ -336,11 +316,11 @@ static int issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t 
             atomic_fetch_add(&fc->cache_bytes, th->pos);
             if (!created(fc, w->cur_idx))
                 atomic_fetch_add(&fc->foreign_hits, 1); /* a file this run did not make: read, never touched */
-        } else if (errno == ENOENT || errno == ENOTDIR) {
+        } else if (fd == -ENOENT || fd == -ENOTDIR) {
             r->cache = RB_LX_CACHE_MISS;
-            err = fill(fc, th, o, path, origin_name, w->cur_idx, &what);
+            err = fill(fc, th, o, name, origin_name, w->cur_idx, &what);
         } else {
-            err = errno;
+            err = -fd;
         }
     }
     outcome(th, err, what, path, !err && size && th->pos < size && th->rc == CURLE_OK && th->status == 200);
@@ -503,12 +483,15 @@ int rb_tiers_fcache_existing(const struct rb_tiers_fcache *fc, const struct rb_o
         struct stat st;
         if (cache_path(fc, mine, i, path, sizeof path))
             return -ENAMETOOLONG;
-        if (lstat(path, &st) == 0) {
+        char buf[RB_OBJSET_NAME_BYTES];
+        int dir = rb_target_file_dir(&fc->t);
+        int rc = dir < 0 ? dir : rb_beneath_stat(dir, rb_objset_name(mine, i, buf), &st);
+        if (rc == 0 || rc == -RB_BENEATH_LINK) { /* a link there is something there: never written through */
             if (!(*n)++)
                 snprintf(first, len, "%s", path);
-        } else if (errno != ENOENT && errno != ENOTDIR) {
-            snprintf(first, len, "%s: %s", path, strerror(errno));
-            return -errno;
+        } else if (rc != -ENOENT && rc != -ENOTDIR) {
+            snprintf(first, len, "%s: %s", path, strerror(-rc));
+            return rc;
         }
     }
     return 0;
@@ -522,9 +505,10 @@ void rb_tiers_fcache_on_disk(const struct rb_tiers_fcache *fc, const struct rb_o
         if (!created(fc, i))
             continue;
         ++*created_n;
-        char path[PATH_MAX];
+        char buf[RB_OBJSET_NAME_BYTES];
         struct stat st;
-        if (!cache_path(fc, mine, i, path, sizeof path) && lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+        int dir = rb_target_file_dir(&fc->t);
+        if (dir >= 0 && rb_beneath_stat(dir, rb_objset_name(mine, i, buf), &st) == 0 && S_ISREG(st.st_mode) &&
             (uint64_t)st.st_size == size) {
             ++*files;
             *bytes += (uint64_t)st.st_size;
@@ -536,8 +520,9 @@ uint64_t rb_tiers_fcache_remove(struct rb_tiers_fcache *fc, const struct rb_objs
 {
     uint64_t removed = 0;
     for (uint64_t i = 0; i < mine->n; i++) {
-        char path[PATH_MAX];
-        if (created(fc, i) && !cache_path(fc, mine, i, path, sizeof path) && unlink(path) == 0)
+        char buf[RB_OBJSET_NAME_BYTES];
+        int dir = rb_target_file_dir(&fc->t);
+        if (created(fc, i) && dir >= 0 && rb_beneath_unlink(dir, rb_objset_name(mine, i, buf)) == 0)
             removed++;
     }
     return removed;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "railbench/beneath.h"
 #include "railbench/log.h"
 #include "railbench/units.h"
 #include "../cmd/safety_int.h"
@@ -123,12 +124,16 @@ int rb_train_check_shards(struct rb_train_run *R)
     int status = 0;
     if (h->rank == 0) {
         char buf[RB_OBJSET_NAME_BYTES], path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/%s", rb_target_file_root(R->t), rb_objset_name(R->all, 0, buf));
+        const char *first = rb_objset_name(R->all, 0, buf);
+        snprintf(path, sizeof path, "%s/%s", rb_target_file_root(R->t), first);
         uint64_t members = 0, bytes = 0;
-        int rc = rb_file_tar_members(path, &members, &bytes);
+        int dir = rb_target_file_dir(R->t);
+        int rc = dir < 0 ? dir : rb_file_tar_members(dir, first, &members, &bytes);
         if (rc) {
-            rb_error("--format tar: %s: %s", path, rc == -EINVAL ? "not a tar archive (a header's checksum or size "
-                                                                   "does not hold)" : strerror(-rc));
+            rb_error("--format tar: %s: %s", path,
+                     rc == -EINVAL             ? "not a tar archive (a header's checksum or size does not hold)"
+                     : rc == -RB_BENEATH_LINK ? "a symbolic link (or a way out of the target), not followed"
+                                               : strerror(-rc));
             status = rc == -EINVAL ? RB_EXIT_USAGE : RB_EXIT_RUNTIME;
         } else if (members != a->spo) {
             rb_error("--samples-per-object %" PRIu64 ": the shard %s holds %" PRIu64 " members (its tar headers); "

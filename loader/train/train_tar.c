@@ -14,6 +14,7 @@
 
 #include <curl/curl.h>
 
+#include "railbench/beneath.h"
 #include "railbench/clock.h"
 #include "railbench/log.h"
 #include "railbench/units.h"
@@ -260,7 +261,7 @@ static int walk_headers(struct train_tar *X, struct hdr_read *q, uint64_t *out, 
 static int read_index(struct rb_train_run *R, struct tar_reader *rd, uint64_t i, uint64_t **out)
 {
     struct train_tar *X = R->tar;
-    char name[RB_OBJSET_NAME_BYTES], path[PATH_MAX], err[512] = "";
+    char name[RB_OBJSET_NAME_BYTES], err[512] = "";
     unsigned char buf[BLOCK];
     struct hdr_read q = {.t = R->t, .name = rb_objset_name(R->all, i, name), .timeout_ns = R->a->tgt.timeout_ns,
                          .easy = rd->easy, .fd = -1, .buf = buf, .total = UINT64_MAX};
@@ -271,11 +272,14 @@ static int read_index(struct rb_train_run *R, struct tar_reader *rd, uint64_t i,
         return -ENOMEM;
     if (R->t->ops->loop) {
         struct stat st;
-        snprintf(path, sizeof path, "%s/%s", rb_target_file_root(R->t), shard);
-        q.fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (q.fd < 0 || fstat(q.fd, &st) != 0) {
-            snprintf(err, sizeof err, "%s", strerror(errno));
-            rc = -errno;
+        int dir = rb_target_file_dir(R->t);
+        q.fd = dir < 0 ? dir : rb_beneath_open(dir, shard, O_RDONLY, 0);
+        rc = q.fd < 0 ? q.fd : fstat(q.fd, &st) != 0 ? -errno : 0;
+        if (rc) {
+            q.fd = q.fd < 0 ? -1 : q.fd;
+            snprintf(err, sizeof err, "%s",
+                     rc == -RB_BENEATH_LINK ? "a symbolic link (or a way out of the target), not followed"
+                                            : strerror(-rc));
         } else {
             q.total = (uint64_t)st.st_size;
         }

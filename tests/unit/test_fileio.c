@@ -18,6 +18,7 @@
 #include <sys/sysmacros.h>
 
 #include "file_int.h"
+#include "railbench/beneath.h"
 #include "fileio_int.h"
 #include "fsinfo_int.h"
 #include "pagecache_int.h"
@@ -256,7 +257,26 @@ static void test_fsinfo(void **state)
     assert_int_equal(system(p), 0);
 }
 
-/* A shard of 5 members of 700 bytes: its headers give 5 and 3,500; cut inside a header or not tar: -EINVAL. */
+/* rb_file_tar_members on path: the directory it is in and its name there. */
+static int tar_members(const char *file, uint64_t *members, uint64_t *member_bytes)
+{
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s", file);
+    char *slash = strrchr(dir, '/');
+    assert_non_null(slash);
+    *slash = '\0';
+    int fd = rb_beneath_root(dir);
+    if (fd < 0)
+        return fd;
+    int rc = rb_file_tar_members(fd, slash + 1, members, member_bytes);
+    close(fd);
+    return rc;
+}
+
+/*
+ * A shard of 5 members of 700 bytes: its headers give 5 and 3,500; cut inside a header or not tar: -EINVAL; a
+ * link to it: refused (-ELOOP), never followed.
+ */
 static void test_tar_members(void **state)
 {
     (void)state;
@@ -268,18 +288,23 @@ static void test_tar_members(void **state)
     assert_non_null(f);
     assert_int_equal(fwrite(shard, 1, bytes, f), bytes);
     fclose(f);
-    assert_int_equal(rb_file_tar_members(path, &members, &member_bytes), 0);
+    assert_int_equal(tar_members(path, &members, &member_bytes), 0);
     assert_int_equal(members, 5);
     assert_int_equal(member_bytes, 3500);
     assert_int_equal(truncate(path, 1536 + 100), 0); /* the second header cut short */
-    assert_int_equal(rb_file_tar_members(path, &members, &member_bytes), -EINVAL);
+    assert_int_equal(tar_members(path, &members, &member_bytes), -EINVAL);
     shard[3] ^= 1; /* the first header's checksum no longer holds */
     f = fopen(path, "w");
     assert_non_null(f);
     assert_int_equal(fwrite(shard, 1, bytes, f), bytes);
     fclose(f);
-    assert_int_equal(rb_file_tar_members(path, &members, &member_bytes), -EINVAL);
-    assert_int_equal(rb_file_tar_members("/nonexistent/rb-shard.tar", &members, &member_bytes), -ENOENT);
+    assert_int_equal(tar_members(path, &members, &member_bytes), -EINVAL);
+    assert_int_equal(tar_members("/nonexistent/rb-shard.tar", &members, &member_bytes), -ENOENT);
+    char link[300];
+    snprintf(link, sizeof link, "%s.link", path);
+    assert_int_equal(symlink(path, link), 0);
+    assert_int_equal(tar_members(link, &members, &member_bytes), -RB_BENEATH_LINK);
+    unlink(link);
     free(shard);
 }
 
