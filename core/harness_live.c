@@ -322,13 +322,17 @@ void rb_harness_record_stuck(struct rb_harness *h, const char *why)
     bool *lost = calloc((size_t)h->size, sizeof *lost);
     if (!lost)
         return;
-    int n = 0;
-    for (int r = 1; r < h->size; r++)
+    int n = 0, elsewhere = 0;
+    for (int r = 1; r < h->size; r++) {
         n += lost[r] = rank_state(h, r) != NULL;
+        elsewhere += h->rank_hosts && strcmp(h->rank_hosts[r], h->rank_hosts[0]) != 0;
+    }
     char what[700];
     snprintf(what, sizeof what, "%s%s", n ? "did not take part: " : "", why);
-    if (!n)
-        snprintf(what, sizeof what, "%s: a rank on another host died or stopped", why);
+    if (!n && elsewhere)
+        snprintf(what, sizeof what, "%s: a rank on another host died, stopped or was slow to stop", why);
+    else if (!n) /* every rank is on this host, alive and running: the machine was too busy for them to stop in time */
+        snprintf(what, sizeof what, "%s: every rank is alive on this host, too slow to stop (a busy machine)", why);
     int sig = *rb_harness_signal_flag();
     if (sig && !h->interrupted_at[0])
         snprintf(h->interrupted_at, sizeof h->interrupted_at, "during \"%s\"", h->phase_now);

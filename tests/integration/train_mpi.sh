@@ -122,7 +122,8 @@ assert_jq "$R" "$I | (.au_pct.halves_alone - ([.storage_alone.au_pct, .collectiv
 assert_jq "$R" '.summary.train_epochs | length == 1 and .[0].phase == "overlapped"' "--overlap: train_epochs is the overlapped phase"
 # The tables of one run agree: the epoch row is the overlapped row (steps per rank, MiB/s over wall time); a phase
 # that reads nothing has no MiB/s (–, not 0); the live progress prints a header only above a row.
-epoch_row=$(grep '^| 1 (overlapped) | warm | 8 | 64 |' "$T/ov/table.md") || fail "no epoch row '1 (overlapped) | warm | 8 steps'"
+epoch_row=$(grep '^| 1 (overlapped) | warm (configured) | 8 | 64 |' "$T/ov/table.md") ||
+    fail "no epoch row '1 (overlapped) | warm (configured) | 8 steps'"
 ov_row=$(grep '^| overlapped | 8 |' "$T/ov/table.md") || fail "no 'overlapped' row of 8 steps"
 assert_eq "--overlap: epoch table's MiB/s = the overlapped row's" "$(cut -d'|' -f7 <<<"$epoch_row" | xargs)" \
     "$(cut -d'|' -f5 <<<"$ov_row" | xargs)"
