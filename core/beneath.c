@@ -233,7 +233,11 @@ int rb_beneath_open(int root, const char *name, int flags, mode_t mode)
 /* What at_leaf does to name's last component in its parent directory. */
 enum leaf_op { LEAF_NONE, LEAF_MKDIR, LEAF_UNLINK, LEAF_RMDIR, LEAF_STAT, LEAF_REPLACE };
 
-/* A regular file at leaf unlinked, so that a new file takes the name: the inode (a hard link's too) is untouched. */
+/*
+ * A regular file at leaf unlinked, so that a new file takes the name: the inode (a hard link's too) is untouched.
+ * Anything else there is not an object to replace: a link -RB_BENEATH_LINK, a directory -EISDIR, a FIFO, socket or
+ * device -EEXIST (left as it is, never opened).
+ */
 static int unlink_for_replace(int dir, const char *leaf)
 {
     struct stat st;
@@ -243,6 +247,8 @@ static int unlink_for_replace(int dir, const char *leaf)
         return -RB_BENEATH_LINK;
     if (S_ISDIR(st.st_mode))
         return -EISDIR;
+    if (!S_ISREG(st.st_mode))
+        return -EEXIST;
     return unlinkat(dir, leaf, 0) == 0 || errno == ENOENT ? 0 : -errno;
 }
 

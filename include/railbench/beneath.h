@@ -41,7 +41,8 @@ int rb_beneath_open(int root, const char *name, int flags, mode_t mode);
  * regular file at the name is unlinked first (its inode, which a hard link
  * may share with a file elsewhere, is never written), then the name is
  * created with O_CREAT | O_EXCL. flags add to O_WRONLY (O_DIRECT). A
- * symbolic link at the name is -RB_BENEATH_LINK, a directory -EISDIR.
+ * symbolic link at the name is -RB_BENEATH_LINK, a directory -EISDIR, a
+ * FIFO, socket or device -EEXIST (left as it is, never opened).
  * Returns the descriptor or -errno.
  */
 int rb_beneath_replace(int root, const char *name, int flags, mode_t mode);

@@ -219,8 +219,9 @@ int rb_mix_refill(struct rb_worker *w, rb_mix_issue_fn issue)
 {
     struct rb_mixer *x = w->mix;
     const struct rb_load_opts *o = w->o;
-    unsigned misses = 0;
-    while (w->nfree && !w->exhausted) {
+    unsigned misses = 0, issued = 0;
+    /* At most nreq a call, as rb_worker_refill: a file's stat or delete ends inside issue and frees its slot. */
+    while (w->nfree && !w->exhausted && issued < w->nreq) {
         if (limits_reached(w)) {
             w->exhausted = true;
             break;
@@ -253,6 +254,7 @@ int rb_mix_refill(struct rb_worker *w, rb_mix_issue_fn issue)
         int rc = issue(w, op, name, size);
         if (rc)
             return rc;
+        issued++;
     }
     return 0;
 }

@@ -191,7 +191,7 @@ int rb_worker_refill(struct rb_worker *w, int (*issue)(struct rb_worker *w, cons
     struct rb_open_loop *ol = &w->open;
     const bool open_loop = ol->period_ns != 0;
     uint64_t now = open_loop ? rb_clock_ns() : 0;
-    while (w->nfree && !w->exhausted) {
+    for (unsigned round = 0; w->nfree && !w->exhausted && round < w->nreq; round++) {
         if (open_loop && now < ol->next_ns)
             break;
         const char *name;

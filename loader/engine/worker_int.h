@@ -351,8 +351,11 @@ struct epoll_event;
 int rb_worker_wait(struct rb_worker *w, struct epoll_event *evs, uint64_t wait_ns);
 /*
  * Issues requests on w's free slots through issue (the engine's) while the
- * closed loop has free slots or the open loop's next send is due; sets
- * w->exhausted when objects or limits run out. Returns 0 or issue's -errno.
+ * closed loop has free slots or the open loop's next send is due, at most
+ * w->nreq in one call (a request that ends inside issue, as a file's stat
+ * does, frees its slot at once: the caller's loop still looks at its stop
+ * flags and ticks between rounds); sets w->exhausted when objects or limits
+ * run out. Returns 0 or issue's -errno.
  */
 int rb_worker_refill(struct rb_worker *w, int (*issue)(struct rb_worker *w, const char *name, uint64_t size,
                                                   uint64_t intended_ns));

@@ -449,6 +449,10 @@ static void put_start(struct rb_worker *w, struct fslot *s, uint64_t size)
          */
         rc = open_file(w, s, L->oflags_write, true); /* a new file in the name's place, its old inode never written */
         made = false; /* the user's name: not this put's to remove */
+        if (rc == -EEXIST) {
+            finish(w, s, EEXIST, "replace (not a regular file: --overwrite replaces files only)", false);
+            return;
+        }
     }
     if (rc == -EEXIST) {
         finish(w, s, EEXIST, "create (a run never overwrites a file it did not create)", false);
@@ -640,7 +644,9 @@ int rb_file_run(struct rb_worker *w, const atomic_bool *stop, const volatile int
             break;
         rb_worker_tick(w);
         uint64_t wait = IDLE_WAIT_NS;
-        if (w->nfree && !w->exhausted && w->open.period_ns) {
+        if (w->nfree && !w->exhausted && !w->open.period_ns)
+            wait = 0; /* a closed loop's round ended with slots free (stat, delete end inside issue): go on at once */
+        else if (w->nfree && !w->exhausted && w->open.period_ns) {
             uint64_t now = rb_clock_ns();
             wait = w->open.next_ns > now ? w->open.next_ns - now : 0;
             wait = wait < IDLE_WAIT_NS ? wait : IDLE_WAIT_NS;

@@ -89,12 +89,16 @@ assert_jq "$T/stall/result.json" '[.checks[] | select(.name == "completed")][0].
 assert_jq "$T/stall/result.json" '.phases[0].errors.timeout >= 1 and .phases[0].errors.timeout <= 2' \
     "get stuck in open: the stuck request counted as timeout"
 ok "get stuck in open ended after $took s"
-# The same from put --overwrite (its open for writing waits for a reader).
+# put --overwrite replaces regular files only: the FIFO is neither opened (which would wait for a reader) nor
+# removed; its request fails at once (class other) and the run fails its error check (exit 1).
 secs timeout -s KILL 60 "$RB" load put "file://$F" --objects 4 --size 4k --keep --overwrite --timeout 2s \
     --out "$T/pstall"
-assert_eq "put stuck in open: exit" 3 "$rc"
-[ "$took" -le 6 ] || fail "put stuck in open took $took s"
-grep -q "error: open $F/obj-00000002 has not returned" "$T/stderr" || fail "put: the call not named: $(cat "$T/stderr")"
+assert_eq "put --overwrite over a FIFO: exit" 1 "$rc"
+[ "$took" -le 6 ] || fail "put --overwrite over a FIFO took $took s"
+grep -q "replace (not a regular file: --overwrite replaces files only)" "$T/stderr" ||
+    fail "put: the FIFO not named: $(cat "$T/stderr")"
+assert_jq "$T/pstall/result.json" '.summary.ops[0].errors.other == 1 and .summary.ops[0].objects == 3' \
+    "put --overwrite over a FIFO: 3 files replaced, the FIFO's request failed"
 assert_eq "the FIFO is still a FIFO" fifo "$(stat -c %F "$F/obj-00000002" | cut -d' ' -f1)"
 # SIGINT while the call waits (--timeout 60s): the run ends about a second later, its record written.
 "$RB" load get "file://$F" --objects 4 --size 4k --timeout 60s --out "$T/sig" >/dev/null 2>"$T/sig.err" &
@@ -132,4 +136,27 @@ assert_eq "look-up cut by --duration: exit" 3 "$rc"
 grep -Eq 'error: load put --filelist: --duration 1\.00s passed while looking up which names exist, after [0-9]+ of 2000000 names \([0-9.]+ s\): a run writes no name it has not checked, so it wrote nothing' \
     "$T/stderr" || fail "the look-up line: $(cat "$T/stderr")"
 assert_eq "nothing written by the cut look-up" 0 "$(find "$K" -name 'n*' | wc -l)"
+# 5. Requests that end inside their own system call (stat, delete; load mixed of stat alone), closed loop, no
+#    --count: each round of slots is followed by a look at the stop flags, so --duration and SIGTERM end the run.
+S=$T/stat
+mkdir "$S"
+for i in 0 1 2 3; do head -c 100 /dev/zero >"$S/obj-0000000$i"; done
+secs timeout -s KILL 60 "$RB" load stat "file://$S" --objects 4 --duration 2s --out "$T/s1"
+assert_eq "stat, --duration 2s: exit" 0 "$rc"
+[ "$took" -le 10 ] || fail "stat with --duration 2s took $took s"
+assert_jq "$T/s1/result.json" '.summary.ops[0].requests > 4 and .summary.ops[0].errors.total == 0' "stat: requests beyond one round, no error"
+secs timeout -s KILL 60 "$RB" load mixed "file://$S" --objects 4 --size 100 --mix stat=1 --no-prepare --overwrite \
+    --duration 2s --out "$T/s2"
+assert_eq "mixed stat=1, --duration 2s: exit" 0 "$rc"
+[ "$took" -le 10 ] || fail "mixed stat=1 with --duration 2s took $took s"
+"$RB" load stat "file://$S" --objects 4 --duration 1m --out "$T/s3" >"$T/s3.out" 2>&1 &
+pid=$!
+sleep 2
+kill -TERM "$pid"
+t0=$SECONDS
+rc=0; wait "$pid" || rc=$?
+assert_eq "stat, SIGTERM: exit" 1 "$rc"
+[ $((SECONDS - t0)) -le 5 ] || fail "stat took $((SECONDS - t0)) s to end after SIGTERM"
+assert_jq "$T/s3/result.json" '.summary.ops[0].requests > 4' "stat, SIGTERM: result.json with what was measured"
+assert_eq "the stat target's files untouched" 4 "$(find "$S" -type f -size 100c | wc -l)"
 ok "file_limits: all checks passed"
