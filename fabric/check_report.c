@@ -304,7 +304,8 @@ static void ring_report(struct rb_harness *h, const struct rb_check_opts *o, con
 /*
  * Every direction of every completed link against its receiving interface's
  * counters: a failed check per link whose payload differs from the counters'
- * by more than RB_CHECK_WIRE_TOLERANCE, one passed check "wire" when every
+ * by more than RB_CHECK_WIRE_TOLERANCE (in a window of at least
+ * RB_CHECK_WIRE_MIN_PACKETS packets), one passed check "wire" when every
  * counted direction agrees, none when nothing could be counted (the summary
  * says why). summary.wire holds the counts and the extreme ratios.
  */
@@ -331,7 +332,8 @@ static void wire_report(struct rb_harness *h, const struct rb_check_run *R, stru
             counted++;
             lo = isnan(lo) || r < lo ? r : lo;
             hi = isnan(hi) || r > hi ? r : hi;
-            if (fabs(r - 1) > RB_CHECK_WIRE_TOLERANCE && fabs(r - 1) > worst_dev) {
+            if (l->wire[d].if_packets >= RB_CHECK_WIRE_MIN_PACKETS && fabs(r - 1) > RB_CHECK_WIRE_TOLERANCE &&
+                fabs(r - 1) > worst_dev) {
                 worst = d;
                 worst_dev = fabs(r - 1);
             }

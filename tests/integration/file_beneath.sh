@@ -124,5 +124,5 @@ mount -t tmpfs -o size=64m tmpfs "$T/tmpfs" || fail "tmpfs not mounted"
 AT_EXIT+=("umount '$T/tmpfs'")
 suite tmpfs "$T/tmpfs"
 
-loopfs_up ext4 64M ext4
+loopfs_up ext4 128M ext4 # room for the 56 MB checkpoint of section 5 (it is refused up front where it cannot fit)
 suite ext4 "$LOOP_MNT"
