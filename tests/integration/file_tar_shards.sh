@@ -73,9 +73,9 @@ done
 rm -r "$G/src"
 gnu_bytes=$(find "$G" -name '*.tar' -printf '%s\n' | awk '{ s += $1 } END { print s }')
 "$RB" load train "file://$G" --prefix shard- --format tar --samples-per-object 3 --batch-size 3 --compute-time 1ms \
-    --out "$T/gnu" --quiet >/dev/null
+    --out "$T/gnu-run" --quiet >/dev/null
 assert_eq "GNU tar shards: objects, requests, samples, steps, bytes (= the files)" "[6,6,18,6,$gnu_bytes]" \
-    "$(S gnu '[.dataset.objects, .train_epochs[0].requests, .train_epochs[0].samples, .train_epochs[0].steps, .train_epochs[0].bytes]')"
+    "$(S gnu-run '[.dataset.objects, .train_epochs[0].requests, .train_epochs[0].samples, .train_epochs[0].steps, .train_epochs[0].bytes]')"
 # Their headers are read first: a --samples-per-object other than the 3 members each holds is refused (exit 2),
 # and a file that is not tar too.
 assert_exit 2 "GNU tar shards with --samples-per-object 4" "$RB" load train "file://$G" --prefix shard- --format tar \
