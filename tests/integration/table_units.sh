@@ -25,12 +25,13 @@ run coll coll allreduce -b 1k -e 64k
 run counters fabric counters --duration 1s --interval 500ms
 run overhead fabric overhead --size 4KiB,1MiB
 run sim fabric sim allreduce --nodes 2 -b 1k -e 1M
-# tiers through an nginx caching tier of its own (tests/tiers_servers.sh).
+# tiers through an nginx caching tier of its own (tests/tiers_servers.sh; its nginx keeps its files in $T/tiers,
+# so the result goes to $T/tiers-run).
 . "$(dirname "$0")/../tiers_servers.sh"
 tiers_servers 0
-run tiers load tiers --backend "$BACKEND" --tier "$TIER" --fresh --sizes 4KiB --objects 8
+run tiers-run load tiers --backend "$BACKEND" --tier "$TIER" --fresh --sizes 4KiB --objects 8
 run block block --target "$T/blk" --allow-root-fs --size 4MiB --bs 4k --iodepth 1,2 --runtime 1s
-run report report "$T/put" "$T/get" "$T/sweep" "$T/train" "$T/tiers" "$T/block" "$T/coll" "$T/counters"
+run report report "$T/put" "$T/get" "$T/sweep" "$T/train" "$T/tiers-run" "$T/block" "$T/coll" "$T/counters"
 
 # 1. No raw counts of ns or us: 1000 ns and up is us, 1000 us and up is ms (rb_format_duration_human).
 if grep -nE '(^|[^0-9.])[0-9]{4,}(ns|us)\b' "$T/tables"; then
@@ -51,7 +52,7 @@ assert_jq "$T/delete/result.json" '.summary.ops[0].segments | .seconds == 2 and 
     and .median_ops_per_s <= 20' "delete: 2 whole seconds of about 15 op/s"
 
 # 3. A figure not measured is –, never 0, and each output that shows one says why below its table ("X –: ...").
-for name in put get stat list mixed sweep train delete coll counters overhead sim tiers block report; do
+for name in put get stat list mixed sweep train delete coll counters overhead sim tiers-run block report; do
     for f in "$T/$name.out" "$T/$name/table.md"; do
         [ -f "$f" ] || continue
         if grep -q '^|.*–' "$f" && ! grep -q '–:' "$f"; then
@@ -62,9 +63,9 @@ for name in put get stat list mixed sweep train delete coll counters overhead si
 done
 ok "every table that shows – says why below it"
 # On loopback: tiers' network is –, its disk util measured or –, each with its reason; never a bare 0.0000.
-grep -q '^network –: not measured; the target is on loopback' "$T/tiers/table.md" || fail "tiers: no network – note"
-grep -Eq '^\| DIRECT \| 4 KiB \|( [0-9.]+ \|){5} ([0-9.]+|–) \| – \| – \|$' "$T/tiers/table.md" ||
-    fail "tiers: DIRECT row: $(grep '^| DIRECT' "$T/tiers/table.md")"
-assert_jq "$T/tiers/result.json" '.summary.tiers_rows | all(.net_bytes_per_s == null)' "tiers: network null in result.json"
-grep -q '^cache hit/miss –: direct reads do not pass the tier' "$T/tiers/table.md" || fail "tiers: no cache – note"
-ok "tiers: $(grep '^| DIRECT' "$T/tiers/table.md")"
+grep -q '^network –: not measured; the target is on loopback' "$T/tiers-run/table.md" || fail "tiers: no network – note"
+grep -Eq '^\| DIRECT \| 4 KiB \|( [0-9.]+ \|){5} ([0-9.]+|–) \| – \| – \|$' "$T/tiers-run/table.md" ||
+    fail "tiers: DIRECT row: $(grep '^| DIRECT' "$T/tiers-run/table.md")"
+assert_jq "$T/tiers-run/result.json" '.summary.tiers_rows | all(.net_bytes_per_s == null)' "tiers: network null in result.json"
+grep -q '^cache hit/miss –: direct reads do not pass the tier' "$T/tiers-run/table.md" || fail "tiers: no cache – note"
+ok "tiers: $(grep '^| DIRECT' "$T/tiers-run/table.md")"
