@@ -69,17 +69,19 @@ static void steady_tick(struct phase_ctx *c, struct rb_harness *h, const struct 
 /*
  * stop_hopeless: the requests every rank recorded so far and those answered
  * 403 or 404, summed; hopeless when at least RB_LOAD_HOPELESS_REQUESTS were
- * made and every one of them was refused. The same verdict on every rank.
+ * made and every one of them was refused, while a rank still has work to do
+ * (a phase that ended by itself was not stopped). The same verdict on every rank.
  */
 static void hopeless_tick(struct phase_ctx *c, struct rb_harness *h, double t_s)
 {
-    uint64_t mine[2], all[2];
+    uint64_t mine[3], all[3];
     rb_engine_refusals(c->e, &mine[0], &mine[1]);
-    all[0] = mine[0];
-    all[1] = mine[1];
+    mine[2] = !rb_engine_done(c->e); /* a phase that ended by itself was not stopped early */
+    for (int i = 0; i < 3; i++)
+        all[i] = mine[i];
     if (h->mpi)
-        RB_MPI_CHECK(MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_SUM, h->comm));
-    if (all[0] >= RB_LOAD_HOPELESS_REQUESTS && all[1] == all[0]) {
+        RB_MPI_CHECK(MPI_Allreduce(mine, all, 3, MPI_UINT64_T, MPI_SUM, h->comm));
+    if (all[2] && all[0] >= RB_LOAD_HOPELESS_REQUESTS && all[1] == all[0]) {
         c->hopeless = true;
         c->refused = all[1];
         c->hopeless_s = t_s;

@@ -40,7 +40,7 @@ assert_jq "$T/f3/result.json" '.summary.wrong_total == 0' "timed iterations are 
 # A rank killed (kill -9) mid-sweep: mpirun sends the others SIGCONT, SIGTERM 1 s later, SIGKILL 1 s after that.
 # Rank 0, held inside a collective that waits for the dead rank, still writes the record within that second: the
 # rows done, rank 1 named, exit 3 (mpirun itself exits 137, the status of the rank that was killed).
-mpirun_running 2 "$T/k9" "$RB" coll allreduce -b 1K -e 4M -f 4 -n 1000 --out "$T/k9"
+mpirun_running 2 "$T/k9" "$RB" coll allreduce -b 1K -e 4M -f 4 -n 200 -N 0 --out "$T/k9"
 R1=$(rank_pid "$MP" 1)
 [ -n "$R1" ] || fail "no rank 1 under mpirun $MP"
 kill -9 "$R1"
@@ -59,7 +59,7 @@ ok "$(grep '^outcome:' "$T/run.err")"
 
 # A rank stopped (SIGSTOP) mid-sweep: nothing tells mpirun; -T 3 bounds each operation, and rank 0 names the
 # stopped rank when its operation passes the bound (exit 3; mpirun then ends every rank, the stopped one too).
-mpirun_running 2 "$T/st" "$RB" coll allreduce -b 1K -e 4M -f 4 -n 1000 -T 3 --out "$T/st"
+mpirun_running 2 "$T/st" "$RB" coll allreduce -b 1K -e 4M -f 4 -n 200 -N 0 -T 3 --out "$T/st"
 stop_rank 1 30
 assert_eq "mpirun's exit status after a rank stopped" 3 "$WAIT_RC"
 assert_jq "$T/st/result.json" ".lost_ranks == [{\"rank\": 1, \"pid\": $R_PID, \"host\": \"$(hostname)\", \"state\": \"stopped\"}] and .exit_status == 3" \
