@@ -710,7 +710,9 @@ static void outcome_line(const struct rb_harness *h, int status, const char *why
     } else {
         snprintf(what, sizeof what, "completed");
     }
-    fprintf(stderr, "outcome: %s (exit %d)\n", what, status);
+    /* What the run made and could not remove, named however it ended (an interrupted run's is in its "kept"). */
+    fprintf(stderr, "outcome: %s%s%s (exit %d)\n", what, !h->interrupted && h->kept[0] ? "; left behind: " : "",
+            !h->interrupted ? h->kept : "", status);
 }
 
 int rb_harness_finish(struct rb_harness *h, const char *table, int status)

@@ -244,7 +244,7 @@ static const char *rank_state(const struct rb_harness *h, int r)
  * last lines: the error, result.json with lost_ranks and failed checks, the
  * outcome line. No MPI call.
  */
-static void write_lost(struct rb_harness *h, const bool *lost, const char *what, int sig)
+static void write_lost(struct rb_harness *h, const bool *lost, const char *what, int sig, int status)
 {
     char names[1024] = "";
     size_t len = 0;
@@ -254,7 +254,7 @@ static void write_lost(struct rb_harness *h, const bool *lost, const char *what,
         if (!lost[r])
             continue;
         nlost++;
-        const char *st = rank_state(h, r);
+        const char *st = status == RB_EXIT_RUNTIME ? rank_state(h, r) : "running";
         if (len < sizeof names)
             len += (size_t)snprintf(names + len, sizeof names - len, "%srank %d (pid %d on %s%s%s)", len ? ", " : "",
                                     r, h->rank_pids ? h->rank_pids[r] : 0, h->rank_hosts ? h->rank_hosts[r] : "?",
@@ -284,35 +284,45 @@ static void write_lost(struct rb_harness *h, const bool *lost, const char *what,
         rb_result_check(&h->result, "ranks", false, "%s", why);
         if (sig)
             rb_result_check(&h->result, "completed", false,
-                            "interrupted by %s; the results cover what ran before it; %d rank%s lost",
-                            signal_name(sig), nlost, nlost == 1 ? "" : "s");
+                            "interrupted by %s; the results cover what ran before it; %d rank%s %s",
+                            signal_name(sig), nlost, nlost == 1 ? "" : "s",
+                            status == RB_EXIT_RUNTIME ? "lost" : "late to stop");
         else
-            rb_result_check(&h->result, "completed", false, "%s (exit %d)", why, RB_EXIT_RUNTIME);
-        rb_result_set(&h->result, "exit_status", cJSON_CreateNumber(RB_EXIT_RUNTIME));
+            rb_result_check(&h->result, "completed", false, "%s (exit %d)", why, status);
+        rb_result_set(&h->result, "exit_status", cJSON_CreateNumber(status));
         if (h->result.intervals)
             fflush(h->result.intervals);
         rb_result_finish(&h->result);
         fprintf(stderr, "results: %s\n", h->out_dir);
         if (sig)
             fprintf(stderr, "outcome: interrupted by %s %s, and %s; kept: the results up to then in %s (exit %d)\n",
-                    signal_name(sig), h->interrupted_at, why, h->out_dir, RB_EXIT_RUNTIME);
+                    signal_name(sig), h->interrupted_at, why, h->out_dir, status);
         else
             fprintf(stderr, "outcome: failed: %s; kept: the results up to then in %s (exit %d)\n", why, h->out_dir,
-                    RB_EXIT_RUNTIME);
+                    status);
     }
     cJSON_Delete(arr);
     fflush(stdout);
     fflush(stderr);
 }
 
-/* Rank 0: the run ends with lost ranks; records them and what was measured, then ends every rank (exit 3). */
-static void end_lost(struct rb_harness *h, const bool *lost, uint64_t waited_ns, int sig)
+/*
+ * Rank 0: the run ends with lost ranks; records them and what was measured, then ends every rank (exit 3). With
+ * late set, a signal's grace ran out while every rank missing was alive and running on this host: too slow to stop
+ * on a busy machine, not lost; the run ends as interrupted (exit 1), their last interval not in the record.
+ */
+static void end_lost(struct rb_harness *h, const bool *lost, uint64_t waited_ns, int sig, bool late)
 {
-    char what[128];
-    snprintf(what, sizeof what, "did not answer for %.1f s (died, stopped or cut off)", (double)waited_ns / 1e9);
-    write_lost(h, lost, what, sig);
-    MPI_Abort(MPI_COMM_WORLD, RB_EXIT_RUNTIME);
-    _exit(RB_EXIT_RUNTIME);
+    char what[256];
+    if (late)
+        snprintf(what, sizeof what, "had not stopped %.1f s after the signal, though alive and running on this host "
+                 "(a busy machine): their last interval is not in the record", (double)waited_ns / 1e9);
+    else
+        snprintf(what, sizeof what, "did not answer for %.1f s (died, stopped or cut off)", (double)waited_ns / 1e9);
+    int status = late ? RB_EXIT_CHECK : RB_EXIT_RUNTIME;
+    write_lost(h, lost, what, sig, status);
+    MPI_Abort(MPI_COMM_WORLD, status);
+    _exit(status);
 }
 
 void rb_harness_record_stuck(struct rb_harness *h, const char *why)
@@ -336,7 +346,7 @@ void rb_harness_record_stuck(struct rb_harness *h, const char *why)
     int sig = *rb_harness_signal_flag();
     if (sig && !h->interrupted_at[0])
         snprintf(h->interrupted_at, sizeof h->interrupted_at, "during \"%s\"", h->phase_now);
-    write_lost(h, lost, what, sig);
+    write_lost(h, lost, what, sig, RB_EXIT_RUNTIME);
     free(lost);
 }
 
@@ -393,12 +403,15 @@ void rb_harness_agree(struct rb_harness *h, int *flags, int n, bool bounded)
         RB_MPI_CHECK(MPI_Irecv(in + (size_t)r * (AGREE_MAX + 1), n, MPI_INT, r, tag, h->live_comm, &reqs[r - 1]));
     bool all = wait_all(reqs, h->size - 1, &d);
     int nlost = 0;
+    /* Only a signal's grace ran out, not the rank timeout: a missing rank alive and running here is late, not lost. */
+    bool late = !all && d.signal_armed && (!bounded || rb_clock_ns() < t0 + h->rank_timeout_ns);
     if (!all) {
         for (int r = 1; r < h->size; r++) {
             int flag = 0;
             MPI_Test(&reqs[r - 1], &flag, MPI_STATUS_IGNORE);
             lost[r] = !flag;
             nlost += !flag;
+            late = late && (flag || (strcmp(h->rank_hosts[r], h->rank_hosts[0]) == 0 && !rank_state(h, r)));
         }
         abandon(reqs, h->size - 1);
     }
@@ -425,7 +438,7 @@ void rb_harness_agree(struct rb_harness *h, int *flags, int n, bool bounded)
         int sig = h->interrupted ? h->signal_no : *rb_harness_signal_flag();
         if (sig)
             rb_harness_note_interrupted(h, sig, h->running ? (double)(rb_clock_ns() - h->running_t0) / 1e9 : -1);
-        end_lost(h, lost, rb_clock_ns() - t0, sig);
+        end_lost(h, lost, rb_clock_ns() - t0, sig, late && sig);
     }
     free(lost);
 }

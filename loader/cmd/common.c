@@ -63,9 +63,9 @@ int rb_load_target_open(const struct rb_target_cfg *cfg, const char *url, const 
 int rb_load_target_probe(const struct rb_target *t, uint64_t timeout_ns)
 {
     char err[1024] = "";
-    if (rb_target_probe(t, timeout_ns, err, sizeof err) == 0)
+    if (rb_file_target_probe(t, timeout_ns, err, sizeof err) == 0)
         return 0;
-    if (rb_cli_first_rank())
+    if (err[0] && rb_cli_first_rank()) /* "": the file watchdog's line said which call did not return */
         fprintf(stderr, "railbench: error: %s\n", err);
     return RB_EXIT_RUNTIME;
 }

@@ -498,25 +498,12 @@ static int fs_lookup(const struct rb_target *t, const struct rb_objset *mine, ui
         fs_job_main(q); /* no thread to spare: here, unwatched */
         th = pthread_self();
     }
-    while (!pthread_equal(th, pthread_self())) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 50 * 1000 * 1000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
-        if (pthread_timedjoin_np(th, NULL, &ts) != ETIMEDOUT)
-            break;
-        if (rb_fwatch_stuck(q->lk.watch) ||
-            (rb_harness_signalled() && rb_fwatch_give_up(q->lk.watch, RB_NS_PER_S, "the run was interrupted"))) {
-            pthread_detach(th);
-            lk->checked = q->lk.checked;
-            lk->ended = rb_harness_signalled() ? LOOKUP_SIGNAL : 0;
-            lk->given_up = !lk->ended;
-            err[0] = '\0';
-            return -ETIMEDOUT;
-        }
+    if (!pthread_equal(th, pthread_self()) && !rb_fwatch_join(th, q->lk.watch)) {
+        lk->checked = q->lk.checked;
+        lk->ended = rb_harness_signalled() ? LOOKUP_SIGNAL : 0;
+        lk->given_up = !lk->ended;
+        err[0] = '\0';
+        return -ETIMEDOUT;
     }
     rb_fwatch_release(q->lk.watch);
     q->lk.watch = NULL;

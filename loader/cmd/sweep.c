@@ -75,6 +75,7 @@ struct point {
     double achieved_rate_per_s;  /* open loop: requests sent per second (NAN without a duration) */
     uint64_t lat_p50_ns, lat_p99_ns, unc_p99_ns;
     bool lat_known;              /* a request completed: the latency figures exist */
+    bool failed;                 /* cut short by a runtime error, not a signal */
 };
 
 static uint64_t share(uint64_t total, int n, int i)
@@ -290,7 +291,8 @@ static char *report(const struct sweep_args *a, const struct rb_harness *h, cons
         cJSON_AddItemToObject(o, "bytes", rb_json_u64(p->bytes));
         cJSON_AddItemToObject(o, "errors", rb_json_u64(p->errors));
         cJSON_AddNumberToObject(o, "duration_s", p->duration_s);
-        cJSON_AddBoolToObject(o, "interrupted", i >= n);
+        cJSON_AddBoolToObject(o, "interrupted", i >= n && !p->failed);
+        cJSON_AddBoolToObject(o, "complete", i < n);
         cJSON_AddItemToArray(arr, o);
         char rate[32] = "-", achieved[32] = "-", avg[16] = "–", p50[16] = "–", p99[16] = "–";
         if (p->rate_per_s > 0) {
@@ -303,7 +305,7 @@ static char *report(const struct sweep_args *a, const struct rb_harness *h, cons
             rb_format_duration_human(p50, sizeof p50, p->lat_p50_ns);
             rb_format_duration_human(p99, sizeof p99, p->lat_p99_ns);
         }
-        const char *note = i >= n                        ? "interrupted"
+        const char *note = i >= n                        ? (p->failed ? "cut short" : "interrupted")
                            : (int)i == knee && (int)i == peak ? "knee, peak"
                            : (int)i == knee                  ? "knee"
                            : (int)i == peak                  ? "peak"
@@ -412,7 +414,9 @@ static int run(struct sweep_args *a, struct rb_cli *cli)
                                         &(struct rb_load_phase_opts){.stop_hopeless = a->max_error_pct < 100}, &res);
         if (h.rank == 0 && res.total) {
             fill_point(&pts[done + cut], &res, inflight, rate);
-            if (h.interrupted)
+            /* A point a signal or an error cut short is shown, never part of the knee or the peak. */
+            pts[done + cut].failed = status && !h.interrupted;
+            if (h.interrupted || status)
                 cut++;
             else
                 done++;

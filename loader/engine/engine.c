@@ -155,30 +155,16 @@ uint64_t rb_engine_done_ns(struct rb_engine *e)
  */
 static int join(struct rb_worker *w)
 {
-    for (;;) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 50 * 1000 * 1000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
-        if (pthread_timedjoin_np(w->th, NULL, &ts) != ETIMEDOUT)
-            return 0;
-        /* After SIGINT or SIGTERM a call that has not returned within a second is not waited for. */
-        if (rb_fwatch_stuck(w->watch) ||
-            (rb_harness_signalled() && rb_fwatch_give_up(w->watch, RB_NS_PER_S, "the run was interrupted"))) {
-            pthread_detach(w->th);
-            w->abandoned = true;
-            w->failed = -ETIMEDOUT;
-            /* The request it is in counts as one that timed out (the last collect takes it from the box). */
-            pthread_mutex_lock(&w->mu);
-            w->box->ops++;
-            rb_stats_error(w->box, RB_LERR_TIMEOUT);
-            pthread_mutex_unlock(&w->mu);
-            return 1;
-        }
-    }
+    if (rb_fwatch_join(w->th, w->watch))
+        return 0;
+    w->abandoned = true;
+    w->failed = -ETIMEDOUT;
+    /* The request it is in counts as one that timed out (the last collect takes it from the box). */
+    pthread_mutex_lock(&w->mu);
+    w->box->ops++;
+    rb_stats_error(w->box, RB_LERR_TIMEOUT);
+    pthread_mutex_unlock(&w->mu);
+    return 1;
 }
 
 void rb_engine_stop(struct rb_engine *e)
@@ -356,6 +342,11 @@ int rb_fetcher_get_ranges(struct rb_fetcher *f, const struct rb_objset *set, con
     w->fetch = (struct rb_fetch_list){0};
     w->part_off = w->part_len = 0;
     return rc ? rc : failed;
+}
+
+struct rb_fwatch *rb_fetcher_watch(const struct rb_fetcher *f)
+{
+    return f->w.watch;
 }
 
 void rb_fetcher_free(struct rb_fetcher *f)

@@ -276,6 +276,13 @@ int rb_fetcher_get(struct rb_fetcher *f, const struct rb_objset *set, const uint
 int rb_fetcher_get_ranges(struct rb_fetcher *f, const struct rb_objset *set, const uint32_t *idx, const uint64_t *off,
                           const uint64_t *len, size_t n, struct rb_stats *stats, struct rb_hist *uncorrected,
                           const volatile int *stop);
+/*
+ * The file watchdog's slot (fwatch_int.h) that f's file system calls are
+ * published in, or NULL (not file://, or no --timeout): whoever joins the
+ * thread that calls rb_fetcher_get joins it with rb_fwatch_join and this slot.
+ * That thread may publish its own file system calls in it between fetches.
+ */
+struct rb_fwatch *rb_fetcher_watch(const struct rb_fetcher *f);
 /* Frees the fetcher, its handles and connections; NULL-safe. */
 void rb_fetcher_free(struct rb_fetcher *f);
 

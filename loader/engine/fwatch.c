@@ -5,10 +5,13 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fwatch_int.h"
 #include "railbench/clock.h"
+#include "railbench/harness.h"
 #include "railbench/log.h"
 #include "railbench/units.h"
 
@@ -144,6 +147,14 @@ void rb_fwatch_leave(struct rb_fwatch *s)
         atomic_store_explicit(&s->since_ns, 0, memory_order_release);
 }
 
+long rb_fwatch_leave_rc(struct rb_fwatch *s, long rc)
+{
+    int e = errno;
+    rb_fwatch_leave(s);
+    errno = e;
+    return rc;
+}
+
 bool rb_fwatch_fired(void)
 {
     return atomic_load(&fired);
@@ -170,4 +181,62 @@ bool rb_fwatch_give_up(struct rb_fwatch *s, uint64_t grace_ns, const char *why)
 bool rb_fwatch_stuck(const struct rb_fwatch *s)
 {
     return s && atomic_load(&s->stuck);
+}
+
+bool rb_fwatch_join(pthread_t th, struct rb_fwatch *s)
+{
+    if (!s)
+        return pthread_join(th, NULL), true;
+    for (;;) {
+        uint64_t at = rb_clock_wall_ns() + 50 * RB_NS_PER_MS;
+        struct timespec ts = {.tv_sec = (time_t)(at / RB_NS_PER_S), .tv_nsec = (long)(at % RB_NS_PER_S)};
+        if (pthread_timedjoin_np(th, NULL, &ts) != ETIMEDOUT)
+            return true;
+        if (rb_fwatch_stuck(s) ||
+            (rb_harness_signalled() && rb_fwatch_give_up(s, RB_NS_PER_S, "the run was interrupted"))) {
+            pthread_detach(th);
+            return false;
+        }
+    }
+}
+
+struct call {
+    struct rb_fwatch *slot;
+    const char *op, *path;
+    int (*fn)(void *);
+    void *arg;
+    int rc;
+};
+
+static void *call_main(void *arg)
+{
+    struct call *c = arg;
+    rb_fwatch_enter(c->slot, c->op, c->path);
+    c->rc = c->fn(c->arg);
+    rb_fwatch_leave(c->slot);
+    return NULL;
+}
+
+int rb_fwatch_call(uint64_t deadline_ns, const char *op, const char *path, int (*fn)(void *), void *arg, int *rc)
+{
+    struct call *c = calloc(1, sizeof *c);
+    pthread_t th;
+    if (!c || !deadline_ns || rb_fwatch_start(deadline_ns) || !(c->slot = rb_fwatch_claim())) {
+        free(c);
+        *rc = fn(arg); /* no watchdog to be had: here, as before */
+        return 0;
+    }
+    *c = (struct call){.slot = c->slot, .op = op, .path = path, .fn = fn, .arg = arg};
+    if (pthread_create(&th, NULL, call_main, c) != 0) {
+        rb_fwatch_release(c->slot);
+        free(c);
+        *rc = fn(arg);
+        return 0;
+    }
+    if (!rb_fwatch_join(th, c->slot))
+        return -ETIMEDOUT; /* c stays: the thread may still come back to it */
+    *rc = c->rc;
+    rb_fwatch_release(c->slot);
+    free(c);
+    return 0;
 }

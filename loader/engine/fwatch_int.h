@@ -2,6 +2,7 @@
 #ifndef RB_FWATCH_INT_H
 #define RB_FWATCH_INT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -41,6 +42,10 @@ void rb_fwatch_enter(struct rb_fwatch *s, const char *op, const char *path);
 void rb_fwatch_enter_at(struct rb_fwatch *s, const char *op, const char *path, uint64_t since_ns);
 /* After it returned. */
 void rb_fwatch_leave(struct rb_fwatch *s);
+/* rb_fwatch_leave that passes rc through and keeps errno: for RB_FWATCHED. */
+long rb_fwatch_leave_rc(struct rb_fwatch *s, long rc);
+/* A call that may block on a file system that stops answering, published in slot s while it runs; its value. */
+#define RB_FWATCHED(s, op, path, call) (rb_fwatch_enter((s), op, path), rb_fwatch_leave_rc((s), (long)(call)))
 
 /* True once a call has passed the deadline in this process. */
 bool rb_fwatch_fired(void);
@@ -52,5 +57,19 @@ bool rb_fwatch_fired(void);
 bool rb_fwatch_give_up(struct rb_fwatch *s, uint64_t grace_ns, const char *why);
 /* True when s is a slot whose call passed the deadline: its thread is not to be joined. NULL-safe. */
 bool rb_fwatch_stuck(const struct rb_fwatch *s);
+/*
+ * Joins th, whose file system calls are published in s, unless s is found stuck while waiting: past the deadline,
+ * or (after SIGINT or SIGTERM) inside one call for a second or more, given up with a warning. A stuck thread cannot
+ * be woken: it is detached and false returned; what it uses must stay allocated, it may still come back. True:
+ * joined. s NULL: a plain join.
+ */
+bool rb_fwatch_join(pthread_t th, struct rb_fwatch *s);
+/*
+ * Runs fn(arg) on a thread of its own whose call (op on path) is watched with deadline_ns (0: fn runs here,
+ * unwatched): returns 0 with fn's value in *rc, or -ETIMEDOUT when it was left behind (the watchdog's line, or
+ * after a signal its warning, said which call); arg must then stay allocated. For the calls a run makes before its
+ * workers start (the target's first look at its directory).
+ */
+int rb_fwatch_call(uint64_t deadline_ns, const char *op, const char *path, int (*fn)(void *), void *arg, int *rc);
 
 #endif

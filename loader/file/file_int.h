@@ -70,6 +70,13 @@ struct rb_target;
  */
 int rb_file_space_check(const struct rb_target *t, uint64_t need, const char *what);
 
+/*
+ * rb_target_probe of any target; a file:// target's (its directory's stat, access and open) on a thread the file
+ * watchdog bounds with timeout_ns, like every later call: a stalled mount ends the run before it starts. Returns 0,
+ * or -errno with one line in err ("" when the watchdog's line said which call did not return).
+ */
+int rb_file_target_probe(const struct rb_target *t, uint64_t timeout_ns, char *err, size_t errlen);
+
 int rb_file_opts_target(const struct rb_file_opts *fo, const struct rb_target *t, const struct rb_cli *cli,
                         uint64_t *inflight);
 

@@ -80,15 +80,7 @@ struct rb_file_loop {
 };
 
 /* Calls that may block on a file system that stops answering: published for the watchdog while they run. */
-#define WATCHED(L, op, path, call) (rb_fwatch_enter((L)->watch, op, path), watched_end((L)->watch, (call)))
-
-static long watched_end(struct rb_fwatch *w, long rc)
-{
-    int e = errno;
-    rb_fwatch_leave(w);
-    errno = e;
-    return rc;
-}
+#define WATCHED(L, op, path, call) RB_FWATCHED((L)->watch, op, path, call)
 
 static const char *const kind_names[] = {[RB_FIO_READ] = "read", [RB_FIO_WRITE] = "write", [RB_FIO_FSYNC] = "fsync"};
 

@@ -12,6 +12,7 @@
 #include "../engine/engine_int.h"
 #include "file_loop_int.h"
 #include "../proto/target_int.h"
+#include "../engine/fwatch_int.h"
 #include "file_int.h"
 #include "fsinfo_int.h"
 #include "pagecache_int.h"
@@ -238,4 +239,32 @@ int rb_file_drop_host_cache(struct rb_harness *h, const struct rb_file_opts *fo,
     cJSON_Delete(all);
     RB_MPI_CHECK(MPI_Bcast(&failed, 1, MPI_INT, 0, h->comm));
     return failed ? RB_EXIT_RUNTIME : 0;
+}
+
+struct probe {
+    const struct rb_target *t;
+    uint64_t timeout_ns;
+    char err[1024];
+};
+
+static int probe_main(void *arg)
+{
+    struct probe *p = arg;
+    return rb_target_probe(p->t, p->timeout_ns, p->err, sizeof p->err);
+}
+
+int rb_file_target_probe(const struct rb_target *t, uint64_t timeout_ns, char *err, size_t errlen)
+{
+    struct probe *p = t->ops->loop ? calloc(1, sizeof *p) : NULL;
+    if (!p)
+        return rb_target_probe(t, timeout_ns, err, errlen); /* not file://: bounded by its own timeout */
+    *p = (struct probe){.t = t, .timeout_ns = timeout_ns};
+    int rc;
+    if (rb_fwatch_call(timeout_ns, "stat", rb_target_file_root(t), probe_main, p, &rc) != 0) {
+        err[0] = '\0';
+        return -ETIMEDOUT; /* p stays with the thread left behind */
+    }
+    snprintf(err, errlen, "%s", p->err);
+    free(p);
+    return rc;
 }

@@ -12,8 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../engine/fwatch_int.h"
 #include "../engine/payload_int.h"
 #include "../proto/target_int.h"
+#include "file_int.h"
 #include "file_loop_int.h"
 #include "fileio_int.h"
 #include "meta_int.h"
@@ -60,6 +62,7 @@ struct mworker {
     struct meta_run *run;
     pthread_t th;
     bool started, warned;
+    struct rb_fwatch *watch;   /* where the call in progress is published for the watchdog (--timeout), or NULL */
     pthread_mutex_t mu;
     struct rb_stats *local;
     uint64_t lo, hi; /* items [lo, hi) of the phase running */
@@ -78,6 +81,7 @@ struct meta_run {
     atomic_bool stop;
     atomic_uint running;
     atomic_int fatal;          /* errno that ended the phase on this rank (a full or vanished file system); 0 none */
+    bool abandoned;            /* a thread was left in a file system call past --timeout: this stays allocated */
     char fatal_what[PATH_MAX + 32];
     pthread_mutex_t fatal_mu;
     struct mworker *w;
@@ -207,6 +211,7 @@ static void do_item(struct mworker *w, uint64_t i)
     uint64_t bytes = 0;
     struct stat st;
     const char *name = path + r->rootlen + 1; /* beneath the target: no link is followed */
+    rb_fwatch_enter(w->watch, phase_names[r->ph], path);
     switch (r->ph) {
     case MP_MKDIR:
         err = -rb_beneath_mkdir(r->dir, name, 0755);
@@ -258,6 +263,7 @@ static void do_item(struct mworker *w, uint64_t i)
     case MP_COUNT:
         break;
     }
+    rb_fwatch_leave(w->watch);
     record(w, t0, err, cls, bytes, phase_names[r->ph], path);
 }
 
@@ -265,7 +271,7 @@ static void *worker_main(void *arg)
 {
     struct mworker *w = arg;
     struct meta_run *r = w->run;
-    for (uint64_t i = w->lo; i < w->hi && !atomic_load(&r->stop) && !rb_harness_signalled(); i++)
+    for (uint64_t i = w->lo; i < w->hi && !atomic_load(&r->stop) && !rb_harness_signalled() && !rb_fwatch_fired(); i++)
         do_item(w, i);
     atomic_fetch_sub(&r->running, 1);
     return NULL;
@@ -312,7 +318,8 @@ static void ph_collect(void *arg, struct rb_stats *into)
 static bool ph_done(void *arg)
 {
     struct meta_run *r = arg;
-    return atomic_load(&r->running) == 0;
+    /* A call past --timeout: the watchdog said which; the phase ends here (exit 3). */
+    return atomic_load(&r->running) == 0 || rb_fwatch_fired();
 }
 
 static void ph_stop(void *arg)
@@ -321,7 +328,9 @@ static void ph_stop(void *arg)
     atomic_store(&r->stop, true);
     for (unsigned i = 0; i < r->n; i++)
         if (r->w[i].started) {
-            pthread_join(r->w[i].th, NULL);
+            /* One stuck in a stalled file system call is left behind (rb_fwatch_join): it cannot be woken. */
+            if (!rb_fwatch_join(r->w[i].th, r->w[i].watch))
+                r->abandoned = true;
             r->w[i].started = false;
         }
 }
@@ -386,6 +395,29 @@ static void remove_share(struct rb_harness *h, struct meta_run *r)
         rb_beneath_rmdir(r->dir, r->top + r->rootlen + 1);
 }
 
+/*
+ * After the phases: the tree (name beneath r->dir) removed unless --keep: by
+ * each rank's share after a run cut short, else the empty top. A file system
+ * that stopped answering is asked nothing more. Rank 0 lists a tree a cut
+ * run leaves.
+ */
+static void remove_tree(struct rb_harness *h, struct meta_run *r, const char *name, bool cut)
+{
+    bool stalled = rb_fwatch_fired();
+    if (stalled) {
+        /* nothing: a call would wait as long as the one the watchdog gave up on */
+    } else if (cut && !r->a->keep) {
+        remove_share(h, r);
+    } else if (!r->a->keep) {
+        rb_harness_barrier(h);
+        if (h->local_rank == 0)
+            rb_beneath_rmdir(r->dir, name); /* the rmdir phase emptied it */
+    }
+    struct stat st;
+    if (h->rank == 0 && cut && (stalled || rb_beneath_stat(r->dir, name, &st) == 0))
+        rb_harness_kept(h, "the tree %s (delete it with rm -r)", r->top);
+}
+
 /* Makes the tree's top directory: rank 0 first (it must not exist), then one rank on every other host. */
 static int make_top(struct rb_harness *h, struct meta_run *r)
 {
@@ -442,8 +474,8 @@ static int meta_phases(struct rb_harness *h, struct meta_run *r, struct rb_buf *
             *complete = *complete && ok == want;
         }
         rb_harness_phase_free(&p);
-        /* The first rank that met a full or vanished file system says so, once for the run. */
-        int fatal = atomic_load(&r->fatal), mine = fatal ? h->rank : h->size, first = mine;
+        /* The first rank that met a full or vanished file system says so, once for the run (the watchdog said its own). */
+        int fatal = atomic_load(&r->fatal), mine = fatal || rb_fwatch_fired() ? h->rank : h->size, first = mine;
         RB_MPI_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, h->comm));
         int worst = first < h->size;
         if (fatal && first == h->rank)
@@ -532,8 +564,8 @@ static int meta_run(void *arg, struct rb_cli *cli)
         rb_target_close(t);
         return rb_cli_usage_error("%s: load meta works on a directory (file:///PATH or /PATH)", cli->args[0]);
     }
-    if (rb_target_probe(t, 0, err, sizeof err) != 0) {
-        if (rb_cli_first_rank())
+    if (rb_file_target_probe(t, a->tgt.timeout_ns, err, sizeof err) != 0) {
+        if (err[0] && rb_cli_first_rank()) /* "": the watchdog's line said it */
             fprintf(stderr, "railbench: error: %s\n", err);
         rb_target_close(t);
         return RB_EXIT_RUNTIME;
@@ -549,23 +581,28 @@ static int meta_run(void *arg, struct rb_cli *cli)
         rb_target_close(t);
         return status;
     }
-    struct meta_run r = {.a = a, .n = (unsigned)a->threads, .nworkers = (unsigned)a->threads * (unsigned)h.size};
+    /* On the heap: a thread left in a stalled file system call keeps it (r->abandoned). */
+    struct meta_run *r = calloc(1, sizeof *r);
+    if (!r || (status = rb_fwatch_start(a->tgt.timeout_ns)) != 0)
+        rb_harness_fatal(&h, RB_EXIT_RUNTIME, "cannot set up the run: %s", r ? strerror(-status) : "out of memory");
+    *r = (struct meta_run){.a = a, .n = (unsigned)a->threads, .nworkers = (unsigned)a->threads * (unsigned)h.size};
     char name[TREE_NAME_MAX + 64];
     if (a->tree)
         snprintf(name, sizeof name, "%s", a->tree);
     else
         snprintf(name, sizeof name, "rb-%s-meta", h.run_id);
-    snprintf(r.top, sizeof r.top, "%s/%s", root, name);
-    r.rootlen = strlen(root);
-    r.dir = rb_target_file_dir(t); /* open since the probe: the directory is there */
-    pthread_mutex_init(&r.fatal_mu, NULL);
-    r.w = calloc(r.n, sizeof *r.w);
-    bool oom = !r.w;
-    for (unsigned i = 0; r.w && i < r.n; i++) {
-        r.w[i].run = &r;
-        r.w[i].g = (unsigned)h.rank * r.n + i;
-        pthread_mutex_init(&r.w[i].mu, NULL);
-        oom |= !(r.w[i].local = rb_stats_new()) || !(r.w[i].buf = malloc(CHUNK));
+    snprintf(r->top, sizeof r->top, "%s/%s", root, name);
+    r->rootlen = strlen(root);
+    r->dir = rb_target_file_dir(t); /* open since the probe: the directory is there */
+    pthread_mutex_init(&r->fatal_mu, NULL);
+    r->w = calloc(r->n, sizeof *r->w);
+    bool oom = !r->w;
+    for (unsigned i = 0; r->w && i < r->n; i++) {
+        r->w[i].run = r;
+        r->w[i].watch = rb_fwatch_claim();
+        r->w[i].g = (unsigned)h.rank * r->n + i;
+        pthread_mutex_init(&r->w[i].mu, NULL);
+        oom |= !(r->w[i].local = rb_stats_new()) || !(r->w[i].buf = malloc(CHUNK));
     }
     if (oom)
         rb_harness_fatal(&h, RB_EXIT_RUNTIME, "out of memory");
@@ -575,28 +612,15 @@ static int meta_run(void *arg, struct rb_cli *cli)
     if (summary)
         ops = cJSON_AddArrayToObject(summary, "ops");
     bool complete = true;
-    status = make_top(&h, &r);
+    status = make_top(&h, r);
     if (!status) {
-        status = meta_phases(&h, &r, &table, ops, &complete, &counts);
-        bool cut = status || h.interrupted;
-        if (cut && !a->keep) {
-            remove_share(&h, &r);
-        } else if (!a->keep) {
-            rb_harness_barrier(&h);
-            if (h.local_rank == 0)
-                rb_beneath_rmdir(r.dir, name); /* the rmdir phase emptied it */
-        }
-        if (h.rank == 0) {
-            struct stat st;
-            bool left = rb_beneath_stat(r.dir, name, &st) == 0;
-            if (cut && left)
-                rb_harness_kept(&h, "the tree %s (delete it with rm -r)", r.top);
-        }
+        status = meta_phases(&h, r, &table, ops, &complete, &counts);
+        remove_tree(&h, r, name, status || h.interrupted);
     }
     char *text = NULL;
     if (h.rank == 0 && summary) {
         cJSON_AddStringToObject(summary, "target", rb_target_name(t));
-        cJSON_AddStringToObject(summary, "tree", r.top);
+        cJSON_AddStringToObject(summary, "tree", r->top);
         cJSON_AddItemToObject(summary, "dirs", rb_json_u64(a->dirs));
         cJSON_AddItemToObject(summary, "files_per_dir", rb_json_u64(a->files));
         cJSON_AddItemToObject(summary, "files", rb_json_u64(a->dirs * a->files));
@@ -615,27 +639,31 @@ static int meta_run(void *arg, struct rb_cli *cli)
                           " files of %s; %d rank(s) x %" PRIu64 " thread(s)\n\n"
                           "| phase | operations | per second | latency avg | p50 | p99 | max | errors |\n"
                           "|---|---:|---:|---:|---:|---:|---:|---:|\n%s",
-                      rb_target_name(t), r.top, a->dirs, a->files, sz, h.size, a->threads, table.s ? table.s : "");
+                      rb_target_name(t), r->top, a->dirs, a->files, sz, h.size, a->threads, table.s ? table.s : "");
         text = b.oom ? NULL : b.s;
     }
     status = rb_harness_finish(&h, text, status);
     free(text);
     rb_buf_free(&table);
     rb_buf_free(&counts);
-    for (unsigned i = 0; r.w && i < r.n; i++) {
-        rb_stats_free(r.w[i].local);
-        free(r.w[i].buf);
-        pthread_mutex_destroy(&r.w[i].mu);
+    if (!r->abandoned) {
+        for (unsigned i = 0; r->w && i < r->n; i++) {
+            rb_fwatch_release(r->w[i].watch);
+            rb_stats_free(r->w[i].local);
+            free(r->w[i].buf);
+            pthread_mutex_destroy(&r->w[i].mu);
+        }
+        free(r->w);
+        pthread_mutex_destroy(&r->fatal_mu);
+        free(r);
+        rb_target_close(t);
     }
-    free(r.w);
-    pthread_mutex_destroy(&r.fatal_mu);
-    rb_target_close(t);
     return status;
 }
 
 int rb_load_meta_main(int argc, char **argv)
 {
-    struct meta_args a = {.dirs = 10, .files = 100, .threads = 1, .seed = 1};
+    struct meta_args a = {.dirs = 10, .files = 100, .threads = 1, .seed = 1, .tgt = {.timeout_ns = 30 * RB_NS_PER_S}};
     const struct rb_opt own[] = {
         {"dirs", 0, RB_OPT_U64, &a.dirs, "N", "directories in the tree, all ranks together (mdtest's -b/-z)", NULL},
         {"files", 'n', RB_OPT_U64, &a.files, "N", "files in each directory", NULL},
@@ -651,6 +679,8 @@ int rb_load_meta_main(int argc, char **argv)
         {"keep", 0, RB_OPT_FLAG, &a.keep, NULL, "keep the tree (no unlink or rmdir phase)", NULL},
         {"verify", 0, RB_OPT_FLAG, &a.verify, NULL, "read: check every byte against the payload create wrote", NULL},
         {"seed", 0, RB_OPT_U64, &a.seed, "N", "seed of the payload", NULL},
+        {"timeout", 0, RB_OPT_DURATION, &a.tgt.timeout_ns, "D", "time limit of each file system call: one that has not "
+         "returned by then ends the run, exit 3 (a stalled mount; 0: none) " RB_CLI_IF_NOT_GIVEN "30s)", NULL},
         {0},
     };
     struct rb_opts opts = {0};

@@ -37,9 +37,7 @@ static int file_parse(struct rb_target *t, const char *rest, const struct rb_tar
     while (n > 1 && t->base_path[n - 1] == '/')
         t->base_path[--n] = '\0';
     snprintf(t->name, sizeof t->name, "file://%s", t->base_path);
-    /* The root is resolved once, as the user gave it (links in it are theirs); names beneath it never follow one. */
-    atomic_store(&t->root_fd, rb_beneath_root(t->base_path));
-    return 0;
+    return 0; /* the root is opened by the probe, a call the file watchdog bounds (rb_target_file_dir) */
 }
 
 static int file_object_url(const struct rb_target *t, size_t ep, const char *name, char *buf, size_t len)
@@ -78,6 +76,12 @@ static int file_probe(const struct rb_target *t, uint64_t timeout_ns, char *err,
         int e = errno;
         snprintf(err, errlen, "%s: %s (the directory must be readable and searchable)", t->name, strerror(e));
         return -e;
+    }
+    /* The root is resolved once, as the user gave it (links in it are theirs); names beneath it never follow one. */
+    int fd = rb_target_file_dir(t);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", t->name, strerror(-fd));
+        return fd;
     }
     return 0;
 }

@@ -220,7 +220,7 @@ const char *rb_target_file_root(const struct rb_target *t);
 /*
  * The directory of a file target held open (include/railbench/beneath.h:
  * every name of a run is resolved beneath it, never through a symbolic
- * link). Opened once when the target is parsed (or at the first call after
+ * link). Opened once, by the target's probe (or at the first call after
  * the directory appeared); the target closes it. Returns the descriptor or
  * -errno. Thread-safe.
  */

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../engine/fwatch_int.h"
 #include "../engine/payload_int.h"
 #include "../engine/worker_int.h"
 #include "../file/fileio_int.h"
@@ -35,10 +36,12 @@ struct rb_tiers_fc_thread {
     CURL *easy;
     struct curl_slist *hdrs;
     int tfd;                   /* the cache file being filled, while a fetch runs */
+    char tpath[PATH_MAX];      /* its path, for the watchdog's line */
     int werr;                  /* errno of a failed write into it */
     uint64_t pos;              /* bytes of the object fetched so far */
     unsigned char *buf;
     int fatal;                 /* errno that ends the run: the cache file system is full, gone or refuses */
+    struct rb_fwatch *watch;   /* the file system call in progress, for the watchdog (--timeout), or NULL */
     char fatal_what[PATH_MAX + 64];
 };
 
@@ -98,10 +101,10 @@ static int write_all(int fd, const unsigned char *p, size_t n)
 
 /* HIT: the cache file is read to its end in blocks. Returns 0 or an errno (what names the call). */
 static int read_hit(struct rb_tiers_fcache *fc, struct rb_tiers_fc_thread *th, const struct rb_load_opts *o, int fd,
-                    const char **what)
+                    const char *path, const char **what)
 {
     for (;;) {
-        ssize_t n = pread(fd, th->buf, fc->block_bytes, (off_t)th->pos);
+        ssize_t n = RB_FWATCHED(th->watch, "read", path, pread(fd, th->buf, fc->block_bytes, (off_t)th->pos));
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
@@ -119,14 +122,16 @@ static int fetch_file(struct rb_tiers_fcache *fc, struct rb_tiers_fc_thread *th,
                       const char *origin_name, const char **what)
 {
     int dir = rb_target_file_dir(fc->origin);
-    int fd = dir < 0 ? dir : rb_beneath_open(dir, origin_name, O_RDONLY, 0);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", rb_target_file_root(fc->origin), origin_name);
+    int fd = dir < 0 ? dir : (int)RB_FWATCHED(th->watch, "open", path, rb_beneath_open(dir, origin_name, O_RDONLY, 0));
     if (fd < 0) {
         *what = "open (backend)";
         return -fd;
     }
     int err = 0;
     for (;;) {
-        ssize_t n = pread(fd, th->buf, fc->block_bytes, (off_t)th->pos);
+        ssize_t n = RB_FWATCHED(th->watch, "read", path, pread(fd, th->buf, fc->block_bytes, (off_t)th->pos));
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
@@ -136,7 +141,7 @@ static int fetch_file(struct rb_tiers_fcache *fc, struct rb_tiers_fc_thread *th,
         }
         if (n == 0)
             break;
-        if ((err = write_all(th->tfd, th->buf, (size_t)n)) != 0) {
+        if ((err = (int)RB_FWATCHED(th->watch, "write", th->tpath, write_all(th->tfd, th->buf, (size_t)n))) != 0) {
             *what = "write (cache file)";
             break;
         }
@@ -154,7 +159,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
     curl_easy_getinfo(th->easy, CURLINFO_RESPONSE_CODE, &status);
     if (status != 200)
         return size * n;
-    if ((th->werr = write_all(th->tfd, (const unsigned char *)p, size * n)) != 0)
+    if ((th->werr = (int)RB_FWATCHED(th->watch, "write", th->tpath, write_all(th->tfd, (const unsigned char *)p, size * n))) != 0)
         return 0; /* libcurl ends the transfer: CURLE_WRITE_ERROR */
     took(th, th->r.w->o, p, size * n);
     return size * n;
@@ -210,9 +215,13 @@ static int fill(struct rb_tiers_fcache *fc, struct rb_tiers_fc_thread *th, const
         *what = "create (cache file)";
         return ENAMETOOLONG;
     }
-    int fd = dir < 0 ? dir : rb_beneath_open(dir, tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
-    if (fd == -ENOENT && rb_beneath_mkdirs(dir, tmp) == 0) /* the directories of names with '/': the run's, they stay */
-        fd = rb_beneath_open(dir, tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (snprintf(th->tpath, sizeof th->tpath, "%s/%s", rb_target_file_root(&fc->t), tmp) >= (int)sizeof th->tpath)
+        snprintf(th->tpath, sizeof th->tpath, "%s", tmp); /* for the watchdog's line only */
+    struct rb_fwatch *wt = th->watch;
+    int fd = dir < 0 ? dir : (int)RB_FWATCHED(wt, "open", th->tpath, rb_beneath_open(dir, tmp, O_WRONLY | O_CREAT | O_EXCL, 0644));
+    /* the directories of names with '/': the run's, they stay */
+    if (fd == -ENOENT && RB_FWATCHED(wt, "mkdir", th->tpath, rb_beneath_mkdirs(dir, tmp)) == 0)
+        fd = (int)RB_FWATCHED(wt, "open", th->tpath, rb_beneath_open(dir, tmp, O_WRONLY | O_CREAT | O_EXCL, 0644));
     if (fd < 0) {
         *what = "create (cache file)";
         return -fd;
@@ -221,22 +230,23 @@ static int fill(struct rb_tiers_fcache *fc, struct rb_tiers_fc_thread *th, const
     int err = fc->origin_file ? fetch_file(fc, th, o, origin_name, what) : fetch_http(fc, th, origin_name, what);
     bool whole = !err && th->rc == CURLE_OK && th->status == 200 && !th->r.mismatch &&
                  (!th->r.size || th->pos == th->r.size);
-    if (whole && fc->fsync && fsync(th->tfd) != 0) {
+    if (whole && fc->fsync && RB_FWATCHED(wt, "fsync", th->tpath, fsync(th->tfd)) != 0) {
         err = errno;
         *what = "fsync (cache file)";
         whole = false;
     }
-    if (close(th->tfd) != 0 && !err) {
+    if (RB_FWATCHED(wt, "close", th->tpath, close(th->tfd)) != 0 && !err) {
         err = errno;
         *what = "close (cache file)";
         whole = false;
     }
     th->tfd = -1;
     if (!whole) {
-        rb_beneath_unlink(dir, tmp); /* this run's own partial file: a failed fetch caches nothing */
+        if (!rb_fwatch_fired()) /* a stalled file system: the partial file stays; the watchdog named it */
+            RB_FWATCHED(wt, "unlink", th->tpath, rb_beneath_unlink(dir, tmp)); /* a failed fetch caches nothing */
         return err;
     }
-    err = publish(dir, tmp, name);
+    err = (int)RB_FWATCHED(wt, "rename", th->tpath, publish(dir, tmp, name));
     if (err == EEXIST) {
         atomic_fetch_add(&fc->conflicts, 1); /* someone else's file took the name: served, not cached, left alone */
         return 0;
@@ -257,9 +267,9 @@ static bool created(const struct rb_tiers_fcache *fc, uint64_t idx)
 }
 
 /* --drop-cache: name's cached pages dropped (when it exists beneath dir), before the request's clock starts. */
-static void drop_pages(int dir, const char *name)
+static void drop_pages(struct rb_fwatch *wt, int dir, const char *name, const char *path)
 {
-    int fd = dir < 0 ? dir : rb_beneath_open(dir, name, O_RDONLY, 0);
+    int fd = dir < 0 ? dir : (int)RB_FWATCHED(wt, "open", path, rb_beneath_open(dir, name, O_RDONLY, 0));
     if (fd >= 0) {
         rb_pagecache_drop_fd(fd);
         close(fd);
@@ -297,9 +307,11 @@ static int issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t 
     const bool path_ok = snprintf(path, sizeof path, "%s/%s", rb_target_file_root(&fc->t), name) < (int)sizeof path;
     const int dir = rb_target_file_dir(&fc->t);
     if (fc->drop_files && path_ok) {
-        drop_pages(dir, name);
-        if (fc->origin_file)
-            drop_pages(rb_target_file_dir(fc->origin), origin_name);
+        drop_pages(th->watch, dir, name, path);
+        char opath[PATH_MAX];
+        if (fc->origin_file &&
+            snprintf(opath, sizeof opath, "%s/%s", rb_target_file_root(fc->origin), origin_name) < (int)sizeof opath)
+            drop_pages(th->watch, rb_target_file_dir(fc->origin), origin_name, opath);
     }
     r->start_ns = w->last_issue_ns = rb_clock_ns();
     r->intended_ns = intended_ns ? intended_ns : r->start_ns;
@@ -308,11 +320,11 @@ static int issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t 
     if (!path_ok) {
         err = ENAMETOOLONG;
     } else {
-        int fd = dir < 0 ? dir : rb_beneath_open(dir, name, O_RDONLY, 0);
+        int fd = dir < 0 ? dir : (int)RB_FWATCHED(th->watch, "open", path, rb_beneath_open(dir, name, O_RDONLY, 0));
         if (fd >= 0) {
             r->cache = RB_LX_CACHE_HIT;
-            err = read_hit(fc, th, o, fd, &what);
-            close(fd);
+            err = read_hit(fc, th, o, fd, path, &what);
+            RB_FWATCHED(th->watch, "close", path, close(fd));
             atomic_fetch_add(&fc->cache_bytes, th->pos);
             if (!created(fc, w->cur_idx))
                 atomic_fetch_add(&fc->foreign_hits, 1); /* a file this run did not make: read, never touched */
@@ -346,7 +358,7 @@ static int fc_run(struct rb_worker *w, const atomic_bool *stop, const volatile i
     struct rb_tiers_fc_thread *th = &fc_of(w)->th[w->id];
     uint64_t drain_until = 0;
     for (;;) {
-        if (th->fatal || rb_worker_drained(w, stop, stop2, &drain_until))
+        if (th->fatal || rb_fwatch_fired() || rb_worker_drained(w, stop, stop2, &drain_until))
             break;
         int rc = rb_worker_refill(w, issue);
         settle(w, th);
@@ -355,6 +367,10 @@ static int fc_run(struct rb_worker *w, const atomic_bool *stop, const volatile i
         if (w->exhausted && w->nfree == w->nreq)
             break;
         rb_worker_tick(w);
+    }
+    if (!th->fatal && rb_fwatch_fired()) {
+        w->failed_logged = true; /* the watchdog said which call stopped answering */
+        return -ETIMEDOUT;
     }
     if (th->fatal) {
         if (!atomic_flag_test_and_set(&fatal_logged))
@@ -376,6 +392,11 @@ static int fc_init(struct rb_worker *w)
     memset(th, 0, sizeof *th);
     th->tfd = -1;
     th->r.w = w;
+    /* --timeout bounds the cache's file system calls too: a stalled cache directory ends the run. */
+    int rc = rb_fwatch_start(o->timeout_ns);
+    if (rc)
+        return rc;
+    w->watch = th->watch = rb_fwatch_claim();
     w->free_slots[w->nfree++] = 0;
     if (!(th->buf = malloc(fc->block_bytes)))
         return -ENOMEM;
@@ -395,7 +416,7 @@ static int fc_init(struct rb_worker *w)
     RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, strncmp(ep_url, "https:", 6) == 0 ? "https" : "http"));
     if (o->timeout_ns)
         RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)((o->timeout_ns + RB_NS_PER_MS - 1) / RB_NS_PER_MS)));
-    int rc = rb_target_setup(fc->origin, c, RB_LOAD_GET, &th->hdrs);
+    rc = rb_target_setup(fc->origin, c, RB_LOAD_GET, &th->hdrs);
     if (rc)
         return rc;
     RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_HTTPHEADER, th->hdrs));
@@ -412,6 +433,8 @@ static void fc_free(struct rb_worker *w)
         curl_easy_cleanup(th->easy);
     curl_slist_free_all(th->hdrs);
     free(th->buf);
+    rb_fwatch_release(th->watch);
+    w->watch = th->watch = NULL;
     th->easy = NULL;
     th->hdrs = NULL;
     th->buf = NULL;

@@ -262,8 +262,8 @@ void rb_train_run_figures(const struct rb_train_figures *epochs, size_t n, doubl
         au += epochs[i].au_pct;
         sps += epochs[i].samples_per_s;
     }
-    *au_mean_pct = n ? au / (double)n : 0;
-    *samples_per_s = n ? sps / (double)n : 0;
+    *au_mean_pct = n ? au / (double)n : NAN; /* no epoch ran to its end: nothing measured */
+    *samples_per_s = n ? sps / (double)n : NAN;
 }
 
 /* ---- search ---- */

@@ -131,6 +131,8 @@ struct rb_train_run {
     uint64_t epoch_seq;             /* epochs started in this run: seeds each one's permutation */
     uint64_t errors, requests;      /* rank 0: over every epoch */
     bool broken;                    /* a read thread stopped (it said why): exit 3 */
+    bool abandoned;                 /* a read thread was left in a file system call (fwatch_int.h): its loader and
+                                       epoch stay allocated, it may still come back to them */
     uint64_t read_objects, read_bytes; /* rank 0: to estimate the data set's size when it is unknown */
 
     /* The trials run so far and what rank 0 reports of them. */

@@ -177,6 +177,8 @@ int rb_train_loaders_new(struct rb_train_run *R)
 
 void rb_train_loaders_free(struct rb_train_run *R)
 {
+    if (R->abandoned)
+        return; /* a read thread left in a stalled file system call may still come back to its loader */
     for (unsigned i = 0; R->loaders && i < R->nloaders; i++) {
         struct loader *l = &R->loaders[i];
         rb_fetcher_free(l->f);

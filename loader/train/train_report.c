@@ -168,7 +168,8 @@ static void table_epochs(struct rb_buf *b, const struct rb_train_run *R, const s
         rb_buf_printf(b, "| %.0f%s | %s%s%s | %" PRIu64 " | %" PRIu64 " | %.1f | %.2f | %.1f | %s | %s |\n",
                       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "epoch")), R->a->overlap ? " (overlapped)" : "",
                       cache ? cache : "–", basis && strcmp(basis, "configured") == 0 ? " (configured)" : "",
-                      cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "interrupted")) ? " (interrupted)" : "",
+                      cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(e, "complete"))
+                          ? (R->h->interrupted ? " (interrupted)" : " (cut short)") : "",
                       steps, samples, cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "samples_per_s")),
                       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "bytes_per_s")) / (double)RB_MIB,
                       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "au_pct")), p50, p99);
@@ -183,9 +184,15 @@ static void table_epochs(struct rb_buf *b, const struct rb_train_run *R, const s
 static void table_verdict(struct rb_buf *b, const struct rb_train_run *R, const struct trial *tr)
 {
     const struct train_args *a = R->a;
-    rb_buf_printf(b, "\nAU mean %.1f %% (--au-min %g %%): %s; %.1f samples/s over %" PRIu64 " simulated accelerator(s)\n",
+    if (!tr->nfig) {
+        rb_buf_printf(b, "\nAU mean – (--au-min %g %%): FAIL; no epoch ran to its end over %" PRIu64
+                         " simulated accelerator(s)\n", a->au_min, tr->accel * (uint64_t)R->h->size);
+        return;
+    }
+    rb_buf_printf(b, "\nAU mean %.1f %% (--au-min %g %%): %s; %.1f samples/s over %" PRIu64 " simulated accelerator(s)%s\n",
                   tr->au_mean_pct, a->au_min, tr->met ? "PASS" : "FAIL", tr->samples_per_s,
-                  tr->accel * (uint64_t)R->h->size);
+                  tr->accel * (uint64_t)R->h->size,
+                  (size_t)cJSON_GetArraySize(tr->epochs) > tr->nfig ? " (epochs that ran to their end)" : "");
     if (tr->met || !cJSON_GetArraySize(tr->epochs))
         return;
     /* The epoch with the lowest AU is the one to explain (a cold epoch, when the warm ones are fine). */
@@ -220,8 +227,8 @@ static cJSON *trial_tried_json(const struct trial *tr, int ranks)
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "accelerators", (double)tr->accel * ranks);
     cJSON_AddNumberToObject(o, "accelerators_per_rank", (double)tr->accel);
-    cJSON_AddNumberToObject(o, "au_pct", tr->au_mean_pct);
-    cJSON_AddNumberToObject(o, "samples_per_s", tr->samples_per_s);
+    cJSON_AddItemToObject(o, "au_pct", rb_json_number(tr->au_mean_pct));
+    cJSON_AddItemToObject(o, "samples_per_s", rb_json_number(tr->samples_per_s));
     cJSON_AddNumberToObject(o, "epochs", (double)tr->nfig);
     uint64_t steps = tr->nfig ? tr->fig[0].steps : 0;
     cJSON_AddItemToObject(o, "steps", rb_json_u64(steps));
@@ -239,8 +246,8 @@ static cJSON *summary_json(const struct rb_train_run *R, const struct trial *tri
     const int ranks = R->h->size;
     cJSON *s = cJSON_CreateObject();
     cJSON_AddItemToObject(s, "train_epochs", cJSON_Duplicate(best->epochs, 1));
-    cJSON_AddNumberToObject(s, "au_mean_pct", best->au_mean_pct);
-    cJSON_AddNumberToObject(s, "samples_per_s", best->samples_per_s);
+    cJSON_AddItemToObject(s, "au_mean_pct", rb_json_number(best->au_mean_pct)); /* null: no epoch ran to its end */
+    cJSON_AddItemToObject(s, "samples_per_s", rb_json_number(best->samples_per_s));
     cJSON_AddNumberToObject(s, "au_min_pct", a->au_min);
     cJSON_AddBoolToObject(s, "passed", passed);
     cJSON_AddNumberToObject(s, "accelerators", (double)best->accel * ranks);
@@ -308,10 +315,16 @@ static void report_md(struct rb_buf *b, const struct rb_train_run *R, const stru
     if (a->find_max) {
         rb_buf_printf(b, "\n| accelerators | per rank | steps | AU %% | samples/s | meets --au-min |\n"
                          "|---:|---:|---:|---:|---:|---|\n");
-        for (size_t i = 0; i < ntrials; i++)
-            rb_buf_printf(b, "| %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %.1f | %.1f | %s |\n",
+        for (size_t i = 0; i < ntrials; i++) {
+            char au[24] = "–", sps[24] = "–";
+            if (trials[i].nfig) {
+                snprintf(au, sizeof au, "%.1f", trials[i].au_mean_pct);
+                snprintf(sps, sizeof sps, "%.1f", trials[i].samples_per_s);
+            }
+            rb_buf_printf(b, "| %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %s | %s | %s |\n",
                           trials[i].accel * (uint64_t)ranks, trials[i].accel, trials[i].nfig ? trials[i].fig[0].steps : 0,
-                          trials[i].au_mean_pct, trials[i].samples_per_s, trials[i].met ? "yes" : "no");
+                          au, sps, trials[i].met ? "yes" : "no");
+        }
         if (search->lo)
             rb_buf_printf(b, "\nMost simulated accelerators with AU >= %g %%: %" PRIu64 " (%" PRIu64
                              " per rank x %d rank(s))%s\n", a->au_min, search->lo * (uint64_t)ranks, search->lo, ranks,
@@ -334,6 +347,9 @@ static void record_checks(struct rb_train_run *R, const struct trial *best, cons
         if (a->find_max)
             rb_result_check(&h->result, "au_min", passed, "%" PRIu64 " simulated accelerator(s) keep AU >= %g %%",
                             search->lo * (uint64_t)h->size, a->au_min);
+        else if (!best->nfig)
+            rb_result_check(&h->result, "au_min", false, "AU mean not measured (no epoch ran to its end) against "
+                            "--au-min %g %%", a->au_min);
         else
             rb_result_check(&h->result, "au_min", passed, "AU mean %.2f %% against --au-min %g %%", best->au_mean_pct,
                             a->au_min);

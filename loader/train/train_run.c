@@ -14,6 +14,7 @@
 #include "railbench/clock.h"
 #include "railbench/log.h"
 #include "railbench/units.h"
+#include "../engine/fwatch_int.h"
 #include "train_cmd_int.h"
 
 /* The trainer sleeps in slices so a stop is noticed within one. */
@@ -380,7 +381,8 @@ static bool ep_done(void *ctx)
         pthread_cond_broadcast(&ep->ready_cv);
         pthread_mutex_unlock(&ep->mu);
     }
-    return atomic_load(&ep->finished);
+    /* A file system call past --timeout: the watchdog said which; the epoch ends here (exit 3). */
+    return atomic_load(&ep->finished) || rb_fwatch_fired();
 }
 
 static void ep_stop(void *ctx)
@@ -395,17 +397,21 @@ static void ep_stop(void *ctx)
         pthread_join(ep->trainer, NULL);
         ep->trainer_started = false;
     }
+    /* A read thread stuck in a file system call is left behind (rb_fwatch_join): its batch's read timed out. */
     for (unsigned i = 0; i < ep->R->nloaders; i++) {
         struct loader *l = &ep->R->loaders[i];
-        if (l->started) {
-            pthread_join(l->th, NULL);
-            l->started = false;
+        if (l->started && !rb_fwatch_join(l->th, rb_fetcher_watch(l->f))) {
+            l->failed = -ETIMEDOUT;
+            ep->R->abandoned = true;
         }
+        l->started = false;
     }
 }
 
 static void epoch_free(struct epoch *ep)
 {
+    if (ep->R->abandoned)
+        return; /* a read thread left in the kernel may still come back to it */
     pthread_mutex_destroy(&ep->mu);
     pthread_cond_destroy(&ep->ready_cv);
     pthread_cond_destroy(&ep->room_cv);
@@ -416,6 +422,7 @@ static void epoch_free(struct epoch *ep)
     free(ep->tally);
     rb_hist_free(ep->wait);
     rb_hist_free(ep->sync);
+    free(ep);
 }
 
 static const char *const extra_redirects[] = {"redirects", NULL};
@@ -488,8 +495,11 @@ int rb_train_run_epoch(struct rb_train_run *R, struct trial *tr, uint64_t epoch_
 {
     struct rb_harness *h = R->h;
     const struct train_args *a = R->a;
-    struct epoch ep;
-    epoch_init(&ep, R, tr, epoch_no);
+    /* On the heap: a read thread left in a stalled file system call keeps it (epoch_free). */
+    struct epoch *ep = malloc(sizeof *ep);
+    if (!ep)
+        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory for epoch %" PRIu64, epoch_no);
+    epoch_init(ep, R, tr, epoch_no);
 
     struct rb_phase p = {
         .name = name,
@@ -499,7 +509,7 @@ int rb_train_run_epoch(struct rb_train_run *R, struct trial *tr, uint64_t epoch_
         .collect = ep_collect,
         .done = ep_done,
         .stop = ep_stop,
-        .ctx = &ep,
+        .ctx = ep,
     };
     int status = rb_harness_run_phase(h, &p);
     int broken = 0, any_broken;
@@ -513,24 +523,28 @@ int rb_train_run_epoch(struct rb_train_run *R, struct trial *tr, uint64_t epoch_
     R->broken = R->broken || any_broken;
 
     /* This rank's figures to rank 0, and the data waits merged there. */
-    cJSON *mj = rank_json(&ep, h->rank);
+    cJSON *mj = rank_json(ep, h->rank);
     cJSON *ranks_json = rb_harness_gather_json(h, mj);
     cJSON_Delete(mj);
     struct rb_hist *wait_all = rb_hist_new(), *sync_all = rb_hist_new();
     if (!wait_all || !sync_all)
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
-    rb_harness_reduce_hist(h, ep.wait, wait_all);
-    rb_harness_reduce_hist(h, ep.sync, sync_all);
+    rb_harness_reduce_hist(h, ep->wait, wait_all);
+    rb_harness_reduce_hist(h, ep->sync, sync_all);
 
     double au = 0, sps = 0;
     if (h->rank == 0 && ranks_json) {
         struct rb_train_figures fig;
-        cJSON *e = rb_train_epoch_entry(R, ranks_json, epoch_no, ep.seq == 1, ep.accel, &p, wait_all, sync_all, &fig);
+        cJSON *e = rb_train_epoch_entry(R, ranks_json, epoch_no, ep->seq == 1, ep->accel, &p, wait_all, sync_all, &fig);
         struct rb_train_figures *grown = realloc(tr->fig, (tr->nfig + 1) * sizeof *grown);
         if (!e || !grown)
             rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
         tr->fig = grown;
-        tr->fig[tr->nfig++] = fig;
+        /* An epoch cut short (a signal, a failed or stalled read) is shown, never counted in the trial's means. */
+        bool complete = !status && !any_broken && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "interrupted"));
+        cJSON_AddBoolToObject(e, "complete", complete);
+        if (complete)
+            tr->fig[tr->nfig++] = fig;
         cJSON_AddItemToArray(tr->epochs, e);
         au = fig.au_pct;
         sps = fig.samples_per_s;
@@ -545,18 +559,20 @@ int rb_train_run_epoch(struct rb_train_run *R, struct trial *tr, uint64_t epoch_
         char l[96];
         snprintf(l, sizeof l, "epoch=\"%" PRIu64 "\",accelerators=\"%" PRIu64 "\"", epoch_no,
                  tr->accel * (uint64_t)h->size);
-        rb_harness_metric(h, "railbench_train_au_ratio", "gauge",
-                          "Accelerator utilisation of the epoch: compute time over wall time, first step excluded, "
-                          "mean over the simulated accelerators.", l, au / 100.0);
-        rb_harness_metric(h, "railbench_train_samples_per_second", "gauge",
-                          "Samples per second of the epoch, summed over ranks.", l, sps);
+        if (complete) {
+            rb_harness_metric(h, "railbench_train_au_ratio", "gauge",
+                              "Accelerator utilisation of the epoch: compute time over wall time, first step excluded, "
+                              "mean over the simulated accelerators.", l, au / 100.0);
+            rb_harness_metric(h, "railbench_train_samples_per_second", "gauge",
+                              "Samples per second of the epoch, summed over ranks.", l, sps);
+        }
     }
     rb_harness_metrics_update(h);
     cJSON_Delete(ranks_json);
     rb_hist_free(wait_all);
     rb_hist_free(sync_all);
     rb_harness_phase_free(&p);
-    epoch_free(&ep);
+    epoch_free(ep);
     return status;
 }
 

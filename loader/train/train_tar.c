@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -18,6 +19,7 @@
 #include "railbench/clock.h"
 #include "railbench/log.h"
 #include "railbench/units.h"
+#include "../engine/fwatch_int.h"
 #include "../engine/tarshard_int.h"
 #include "train_cmd_int.h"
 
@@ -28,6 +30,7 @@ enum { IX_NONE, IX_READING, IX_READY, IX_FAILED };
 /* A read thread's own: its header reader (one keep-alive connection) and the batch's ranges. */
 struct tar_reader {
     CURL *easy;
+    struct rb_fwatch *watch;        /* file: where its index reads are published for the watchdog (the fetcher's) */
     uint32_t *idx;
     uint64_t *off, *len;
 };
@@ -80,7 +83,7 @@ int rb_train_tar_new(struct rb_train_run *R)
 void rb_train_tar_free(struct rb_train_run *R)
 {
     struct train_tar *X = R->tar;
-    if (!X)
+    if (!X || R->abandoned) /* a read thread left in a stalled file system call may still come back to it */
         return;
     for (unsigned i = 0; X->rd && i < X->nrd; i++) {
         curl_easy_cleanup(X->rd[i].easy);
@@ -108,6 +111,8 @@ struct hdr_read {
     uint64_t timeout_ns;
     CURL *easy;                     /* http, s3, ais */
     int fd;                         /* file */
+    struct rb_fwatch *watch;        /* file: the call in progress, for the watchdog (or NULL) */
+    char path[PATH_MAX];            /* file: the shard's path, for the watchdog's line */
     unsigned char *buf;
     size_t got;
     bool overflow;                  /* more bytes than the range asked for: the server ignored Range */
@@ -149,7 +154,9 @@ static int read_block(struct hdr_read *q, uint64_t off, char *err, size_t errlen
     q->got = 0;
     q->overflow = false;
     if (q->fd >= 0) {
+        rb_fwatch_enter(q->watch, "read", q->path);
         ssize_t n = pread(q->fd, q->buf, BLOCK, (off_t)off);
+        rb_fwatch_leave(q->watch);
         if (n < 0) {
             snprintf(err, errlen, "read at byte %" PRIu64 ": %s", off, strerror(errno));
             return -EIO;
@@ -264,7 +271,7 @@ static int read_index(struct rb_train_run *R, struct tar_reader *rd, uint64_t i,
     char name[RB_OBJSET_NAME_BYTES], err[512] = "";
     unsigned char buf[BLOCK];
     struct hdr_read q = {.t = R->t, .name = rb_objset_name(R->all, i, name), .timeout_ns = R->a->tgt.timeout_ns,
-                         .easy = rd->easy, .fd = -1, .buf = buf, .total = UINT64_MAX};
+                         .easy = rd->easy, .fd = -1, .watch = rd->watch, .buf = buf, .total = UINT64_MAX};
     const char *shard = q.name;
     int rc = 0;
     uint64_t *m = calloc(2 * X->spo, sizeof *m);
@@ -273,8 +280,11 @@ static int read_index(struct rb_train_run *R, struct tar_reader *rd, uint64_t i,
     if (R->t->ops->loop) {
         struct stat st;
         int dir = rb_target_file_dir(R->t);
+        snprintf(q.path, sizeof q.path, "%s/%s", rb_target_file_root(R->t), shard);
+        rb_fwatch_enter(q.watch, "open", q.path);
         q.fd = dir < 0 ? dir : rb_beneath_open(dir, shard, O_RDONLY, 0);
         rc = q.fd < 0 ? q.fd : fstat(q.fd, &st) != 0 ? -errno : 0;
+        rb_fwatch_leave(q.watch);
         if (rc) {
             q.fd = q.fd < 0 ? -1 : q.fd;
             snprintf(err, sizeof err, "%s",
@@ -309,8 +319,16 @@ static int shard_index(struct rb_train_run *R, struct tar_reader *rd, uint64_t i
         return 0;
     }
     pthread_mutex_lock(&X->mu);
-    while (X->state[i] == IX_READING)
-        pthread_cond_wait(&X->cv, &X->mu);
+    /* The thread reading it may be stuck in a stalled file system: waited for only until the watchdog fires. */
+    while (X->state[i] == IX_READING && !rb_fwatch_fired()) {
+        uint64_t at = rb_clock_wall_ns() + 50 * RB_NS_PER_MS;
+        struct timespec ts = {.tv_sec = (time_t)(at / RB_NS_PER_S), .tv_nsec = (long)(at % RB_NS_PER_S)};
+        pthread_cond_timedwait(&X->cv, &X->mu, &ts);
+    }
+    if (X->state[i] == IX_READING) {
+        pthread_mutex_unlock(&X->mu);
+        return -ECANCELED; /* the watchdog said which call stopped answering */
+    }
     bool mine = X->state[i] == IX_NONE;
     if (mine)
         X->state[i] = IX_READING;
@@ -336,6 +354,7 @@ int rb_train_tar_fetch(struct rb_train_run *R, struct loader *l, const uint32_t 
 {
     struct train_tar *X = R->tar;
     struct tar_reader *rd = &X->rd[l->id];
+    rd->watch = rb_fetcher_watch(l->f);
     size_t n = 0;
     /* Batch k takes samples [k b, (k+1) b) of the rank's stream: sample j is member j % spo of shard j / spo. */
     for (uint64_t j = k * X->batch; j < (k + 1) * X->batch && j / X->spo < nnames; j++) {

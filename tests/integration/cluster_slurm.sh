@@ -106,10 +106,21 @@ jid=$(OMPI_MCA_btl_tcp_if_include=mgmt0 cl slurm sbatch --parsable -N 2 --ntasks
     --wrap "srun --mpi=pmix $RB load get $(cl path tier_url)/slurm-get --objects 8 --size 1MiB --duration 60s --interval 500ms --out $T/cancel --quiet")
 for _ in $(seq 120); do [ -s "$T/cancel/intervals.jsonl" ] && break; sleep 0.5; done
 [ -s "$T/cancel/intervals.jsonl" ] || { cat "$T/cancel.out"; fail "the job to cancel wrote no interval within 60 s"; }
+t0=$(date +%s%N)
 cl slurm scancel "$jid"
+# scancel sends SIGTERM, then SIGKILL after KillWait (5 s here): the whole record must be on disk before that.
+for _ in $(seq 100); do grep -q '^outcome:' "$T/cancel.out" 2>/dev/null && break; sleep 0.05; done
+took=$((($(date +%s%N) - t0) / 1000000))
 assert_eq "cancelled job state" "JobState=CANCELLED" "$(wait_job "$jid")"
-for _ in $(seq 40); do [ -f "$T/cancel/result.json" ] && break; sleep 0.5; done
-assert_jq "$T/cancel/result.json" '[.checks[] | select(.name == "completed")][0].passed == false' "scancel: result.json written, completed check failed"
+[ "$took" -lt 5000 ] || fail "scancel: the outcome line came ${took} ms after scancel, not within KillWait (5 s)"
+grep -Eq '^outcome: interrupted by SIGTERM during phase "get" .*kept: the results up to then in '"$T"'/cancel.*\(exit [13]\)$' \
+    "$T/cancel.out" || fail "scancel: no outcome line saying interrupted by SIGTERM: $(tail -3 "$T/cancel.out")"
+assert_jq "$T/cancel/result.json" '[.checks[] | select(.name == "completed")][0] | .passed == false and (.detail | test("interrupted by SIGTERM|interrupted by a signal"))' \
+    "scancel: result.json written, completed check failed as interrupted"
+[ -s "$T/cancel/table.md" ] || fail "scancel: no table.md"
+assert_eq "scancel: requests in result.json = the intervals' sum" \
+    "$(jq -s 'map(select(.phase == "get") | .count) | add' "$T/cancel/intervals.jsonl")" "$(jq '.phases[0].count' "$T/cancel/result.json")"
+ok "scancel: the record and the outcome line ${took} ms after scancel"
 assert_jq "$T/cancel/result.json" '.mpi.size == 4 and .phases[0].count > 0 and .phases[0].bytes == .phases[0].count * 1048576' "cancelled run kept what it measured: 4 ranks, every GET a whole 1 MiB object"
 
 # 5. slurm down ends what slurm up started and removes the management host; the cluster stays up.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# A stalled file system: CephFS (tests/servers/cephfs.sh, ceph-fuse) whose MDS is stopped (SIGSTOP) while railbench
-# runs. load put and load checkpoint with --timeout 5s end within the timeout and a few seconds, exit 3, their record
-# on disk, one error line naming the call and the file the mount stopped answering; SIGINT during the stall ends the
-# run with its record too. The MDS is continued at the end (SIGCONT) so the mount can be taken down.
+# A stalled file system: CephFS (tests/servers/cephfs.sh, ceph-fuse) whose MDS, or whose ceph-fuse daemon itself, is
+# stopped (SIGSTOP) while railbench runs. load put, load checkpoint, load train and load meta with --timeout 5s end
+# within the timeout and a few seconds, exit 3, their record on disk, one error line naming the call and the file the
+# mount stopped answering; SIGINT during the stall ends the run with its record too. The stopped process is continued
+# (SIGCONT) before the next case and at the end, so the mount can be taken down.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 [ "$(id -u)" = 0 ] || { echo "skip: ceph-fuse mounts need root here"; exit 0; }
@@ -10,26 +11,29 @@ set -euo pipefail
 cephfs_up
 M=$CEPHFS_MNT
 MDS_PID=${CEPHFS_PIDS%% *}
+FUSE_PID=$CEPHFS_FUSE_PID
 assert_eq "the mount is ceph-fuse's" "fuse.ceph-fuse" "$(findmnt -n -o FSTYPE "$M")"
 grep -q ceph-mds "/proc/$MDS_PID/cmdline" || fail "pid $MDS_PID is not the ceph-mds the test started"
-mkdir "$M/d" "$M/ck"
-AT_EXIT+=("kill -CONT $MDS_PID 2>/dev/null")
+grep -q ceph-fuse "/proc/$FUSE_PID/cmdline" || fail "pid $FUSE_PID is not the ceph-fuse the test started"
+mkdir "$M/d" "$M/ck" "$M/tr" "$M/meta"
+AT_EXIT+=("kill -CONT $MDS_PID $FUSE_PID 2>/dev/null")
+STOP_PID=$MDS_PID # what stalled() stops: the MDS (creates and syncs wait), or ceph-fuse (every call waits)
 
-# stalled NAME WHEN CMD...: runs CMD in the background; WHEN "before": the MDS is stopped before it starts, "during":
-# once the run's first interval line is written (its phase runs). $took: the seconds from the stop until the run's
-# record is on disk (result.json with its "completed" check). Then the MDS continues and the process exits: a
+# stalled NAME WHEN CMD...: runs CMD in the background; WHEN "before": $STOP_PID is stopped before it starts,
+# "during": once the run's first interval line is written (its phase runs). $took: the seconds from the stop until the
+# run's record is on disk (result.json with its "completed" check). Then $STOP_PID continues and the process exits: a
 # thread left in a FUSE call the daemon has already taken waits in the kernel for its answer even while the process
-# exits (the kernel's FUSE request wait), so the exit itself, not the record, follows the MDS. $rc: its exit.
+# exits (the kernel's FUSE request wait), so the exit itself, not the record, follows the stopped one. $rc: its exit.
 stalled() {
     local name=$1 when=$2 t0 pid; shift 2
-    [ "$when" = before ] && kill -STOP "$MDS_PID"
+    [ "$when" = before ] && kill -STOP "$STOP_PID"
     t0=$(date +%s%N)
     "$@" >"$T/$name.out" 2>"$T/$name.err" &
     pid=$!
     if [ "$when" = during ]; then
         for _ in $(seq 300); do [ -s "$T/$name/intervals.jsonl" ] && break; sleep 0.1; done
         [ -s "$T/$name/intervals.jsonl" ] || fail "$name wrote no interval line in 30 s"
-        kill -STOP "$MDS_PID"
+        kill -STOP "$STOP_PID"
         t0=$(date +%s%N)
     fi
     for _ in $(seq 600); do
@@ -37,9 +41,9 @@ stalled() {
         sleep 0.1
     done
     took=$((($(date +%s%N) - t0) / 1000000000))
-    kill -CONT "$MDS_PID"
+    kill -CONT "$STOP_PID"
     rc=0
-    timeout 60 tail --pid="$pid" -f /dev/null || fail "$name did not exit within 60 s of the MDS's return"
+    timeout 60 tail --pid="$pid" -f /dev/null || fail "$name did not exit within 60 s of the file system's return"
     wait "$pid" || rc=$?
     sleep 2 # the MDS answers the client's other waiting requests before the next case
 }
@@ -105,4 +109,66 @@ assert_eq "SIGINT during the stall: exit" 3 "$rc"
 grep -q 'left behind in the kernel' "$T/sig.err" || fail "SIGINT: the stuck call not named: $(cat "$T/sig.err")"
 assert_jq "$T/sig/result.json" '.interrupted == true or ([.checks[] | select(.name == "completed")][0].passed == false)' \
     "SIGINT: result.json on disk, interrupted"
+# 5. load train reading samples, ceph-fuse stopped mid-epoch: a read thread's open or read stops returning; the epoch
+#    ends, is not complete and is left out of the AU mean; the run ends with its record.
+"$RB" load put "file://$M/tr" --prefix s- --objects 200 --size 64k --keep --quiet --out "$T/trput" >/dev/null 2>&1 ||
+    fail "the training samples could not be written"
+STOP_PID=$FUSE_PID
+stalled train during "$RB" load train "file://$M/tr" --prefix s- --objects 200 --sample-size 64k -b 4 \
+    --compute-time 5ms --epochs 1000 --timeout 5s --out "$T/train"
+assert_eq "train on a stopped ceph-fuse: exit" 3 "$rc"
+[ "$took" -le 12 ] || fail "train: its record took $took s after the stop with --timeout 5s"
+grep -Eq "error: (open|read|stat|close) $M/tr/s-[0-9]+ has not returned after [0-9.]+ s \(--timeout 5\.00s\)" \
+    "$T/train.err" || fail "train: the call and file not named: $(cat "$T/train.err")"
+assert_jq "$T/train/result.json" '(.summary.train_epochs | last | .complete == false) and
+    ([.summary.train_epochs[] | select(.complete)] | length) == (.summary.train_epochs | length) - 1' \
+    "train: the cut epoch is complete: false, the others complete"
+assert_jq "$T/train/result.json" '[.checks[] | select(.name == "completed")][0].passed == false' \
+    "train: result.json on disk, not completed"
+ok "train ended $took s after the stop: $(grep 'error:' "$T/train.err" | head -1)"
+
+# 6. SIGINT to a train run whose read threads wait on the stopped ceph-fuse (--timeout 60s): the stuck reads are
+#    given up a second after the signal, the record is written.
+"$RB" load train "file://$M/tr" --prefix s- --objects 200 --sample-size 64k -b 4 --compute-time 5ms --epochs 1000 \
+    --timeout 60s --out "$T/trsig" >/dev/null 2>"$T/trsig.err" &
+rbpid=$!
+for _ in $(seq 300); do [ -s "$T/trsig/intervals.jsonl" ] && break; sleep 0.1; done
+[ -s "$T/trsig/intervals.jsonl" ] || fail "the train SIGINT case wrote no interval line in 30 s"
+kill -STOP "$FUSE_PID"
+sleep 3
+t0=$(date +%s%N)
+kill -INT "$rbpid"
+for _ in $(seq 600); do
+    jq -e '[.checks[] | select(.name == "completed")] | length == 1' "$T/trsig/result.json" >/dev/null 2>&1 &&
+        grep -q 'left behind in the kernel' "$T/trsig.err" && break
+    sleep 0.1
+done
+took=$((($(date +%s%N) - t0) / 1000000000))
+kill -CONT "$FUSE_PID"
+rc=0
+wait "$rbpid" || rc=$?
+[ "$took" -le 5 ] || fail "train SIGINT: the record took $took s"
+grep -q 'left behind in the kernel' "$T/trsig.err" || fail "train SIGINT: the stuck call not named: $(cat "$T/trsig.err")"
+assert_jq "$T/trsig/result.json" '([.checks[] | select(.name == "completed")][0].detail | test("interrupted by a signal"))
+    and (.summary.train_epochs | last | .complete == false and .interrupted == true)' \
+    "train SIGINT: result.json on disk, interrupted, the cut epoch not complete"
+assert_eq "train SIGINT during the stall: exit (a call left behind)" 3 "$rc"
+grep -q '^outcome: interrupted by SIGINT' "$T/trsig.err" || fail "train SIGINT: no outcome line: $(tail -2 "$T/trsig.err")"
+ok "train SIGINT during the stall: record in $took s"
+sleep 2
+
+# 7. load meta creating files, ceph-fuse stopped mid-phase: a create stops returning; the tree is listed, not removed
+#    (the file system does not answer), and removed here once it does.
+stalled meta during "$RB" load meta "file://$M/meta" --dirs 2 --files 20000 --threads 2 --timeout 5s --out "$T/meta"
+assert_eq "meta on a stopped ceph-fuse: exit" 3 "$rc"
+[ "$took" -le 12 ] || fail "meta: its record took $took s after the stop with --timeout 5s"
+grep -Eq "error: (mkdir|create|stat|read|rename|unlink|rmdir) $M/meta/rb-[^ ]*-meta/.* has not returned after [0-9.]+ s" \
+    "$T/meta.err" || fail "meta: the call and file not named: $(cat "$T/meta.err")"
+grep -q "^outcome: failed: .*; left behind: the tree $M/meta/rb-" "$T/meta.err" ||
+    fail "meta: the tree it made is not listed: $(cat "$T/meta.err")"
+assert_jq "$T/meta/result.json" '[.checks[] | select(.name == "completed")][0].passed == false' \
+    "meta: result.json on disk, not completed"
+ok "meta ended $took s after the stop: $(grep 'error:' "$T/meta.err" | head -1)"
+rm -r "$M"/meta/rb-*-meta
+
 ok "file_cephfs_stall: all checks passed"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A signal under mpirun ends load get and load checkpoint on every rank together, and rank 0 writes result.json,
+# A signal under mpirun ends load get, load checkpoint and load train on every rank together, and rank 0 writes result.json,
 # table.md and the outcome line (SIGTERM to mpirun, SIGINT to its process group as a terminal's Ctrl-C; 2 and 4
 # ranks); a rank killed (kill -9) or stopped (SIGSTOP) is named in the record and the run ends with exit 3.
 set -euo pipefail
@@ -48,6 +48,22 @@ for np in 2 4; do
         check_interrupted "$c" "load checkpoint, $how, $np ranks"
         assert_jq "$c/result.json" '[.phases[] | select(.interrupted | not) | .name] | all(test("^(write|read)-[0-9]+$"))' \
             "load checkpoint, $how, $np ranks: the checkpoints before the signal kept whole"
+
+        tr=$T/train-$how-$np
+        signal_run "$np" "$how" "$tr" load train "file://$D" --objects 64 --sample-size 64K -b 2 --compute-time 20ms \
+            --epochs 1000
+        check_interrupted "$tr" "load train, $how, $np ranks"
+        # The epochs before the signal are whole and make the AU mean; one the signal cut short (unless it fell between
+        # two epochs) is shown, marked, and left out.
+        assert_jq "$tr/result.json" '.summary.train_epochs as $e | [$e[] | select(.complete)] as $c | ($c | length) >= 1
+            and ([$e[:-1][] | select(.complete | not)] | length) == 0
+            and ($e | last | .complete or .interrupted == true)
+            and ((([$c[] | .au_pct] | add) / ($c | length) - .summary.au_mean_pct) | fabs) < 1e-6' \
+            "load train, $how, $np ranks: only the last epoch may be cut, and the AU mean is over the whole ones"
+        if jq -e '.summary.train_epochs | last | .complete | not' "$tr/result.json" >/dev/null; then
+            grep -Eq '^\| [0-9]+ \| [a-z]+.*\(interrupted\)' "$tr/table.md" ||
+                fail "load train, $how, $np ranks: the cut epoch not marked in table.md: $(cat "$tr/table.md")"
+        fi
     done
 done
 rm -rf "${T:?}/ck"
