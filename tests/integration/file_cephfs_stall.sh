@@ -83,32 +83,42 @@ grep -Eq "error: (open|write|fsync|close|stat) $M/ck/.* has not returned after [
 ok "checkpoint ended $took s after the stop: $(grep 'error:' "$T/ckpt.err" | head -1)"
 assert_jq "$T/ckpt/result.json" '.command == "load checkpoint"' "checkpoint: result.json on disk"
 
-# 4. SIGINT while a put waits on the stopped MDS (--timeout 60s, stopped mid-run): the record is written within
-#    seconds (the stuck call is given up a second after the signal, with a warning naming it).
-"$RB" load put "file://$M/d" --prefix sig- --objects 100000 --size 64k --fsync close --timeout 60s --duration 60s \
-    --out "$T/sig" >/dev/null 2>"$T/sig.err" &
-rbpid=$!
-for _ in $(seq 300); do [ -s "$T/sig/intervals.jsonl" ] && break; sleep 0.1; done
-[ -s "$T/sig/intervals.jsonl" ] || fail "the SIGINT case wrote no interval line in 30 s"
-kill -STOP "$MDS_PID"
-sleep 3
-t0=$(date +%s%N)
-kill -INT "$rbpid"
-# The record is on disk at once (the early record); the stuck call is given up a second later, with its warning.
-for _ in $(seq 600); do
-    jq -e '[.checks[] | select(.name == "completed")] | length == 1' "$T/sig/result.json" >/dev/null 2>&1 &&
-        grep -q 'left behind in the kernel' "$T/sig.err" && break
-    sleep 0.1
-done
-took=$((($(date +%s%N) - t0) / 1000000000))
-kill -CONT "$MDS_PID"
-rc=0
-wait "$rbpid" || rc=$?
-assert_eq "SIGINT during the stall: exit" 3 "$rc"
-[ "$took" -le 5 ] || fail "SIGINT: the record took $took s"
-grep -q 'left behind in the kernel' "$T/sig.err" || fail "SIGINT: the stuck call not named: $(cat "$T/sig.err")"
-assert_jq "$T/sig/result.json" '.interrupted == true or ([.checks[] | select(.name == "completed")][0].passed == false)' \
+# interrupted_stall NAME CMD...: runs CMD (its --out $T/NAME) in the background, stops $STOP_PID once its first
+# interval line is written, sends SIGINT 3 s later, and waits for the record and the warning naming the call left
+# behind (the early record is on disk at once; the stuck call is given up a second after the signal). $took: seconds
+# from the signal; $rc: its exit once $STOP_PID continues.
+interrupted_stall() {
+    local name=$1 t0 pid; shift
+    "$@" >/dev/null 2>"$T/$name.err" &
+    pid=$!
+    for _ in $(seq 300); do [ -s "$T/$name/intervals.jsonl" ] && break; sleep 0.1; done
+    [ -s "$T/$name/intervals.jsonl" ] || fail "$name wrote no interval line in 30 s"
+    kill -STOP "$STOP_PID"
+    sleep 3
+    t0=$(date +%s%N)
+    kill -INT "$pid"
+    for _ in $(seq 600); do
+        jq -e '[.checks[] | select(.name == "completed")] | length == 1' "$T/$name/result.json" >/dev/null 2>&1 &&
+            grep -q 'left behind in the kernel' "$T/$name.err" && break
+        sleep 0.1
+    done
+    took=$((($(date +%s%N) - t0) / 1000000000))
+    kill -CONT "$STOP_PID"
+    rc=0
+    wait "$pid" || rc=$?
+    [ "$took" -le 5 ] || fail "$name: the record took $took s after SIGINT"
+    grep -q 'left behind in the kernel' "$T/$name.err" || fail "$name: the stuck call not named: $(cat "$T/$name.err")"
+    assert_eq "$name: exit after SIGINT with a call left behind" 3 "$rc"
+    grep -q '^outcome: interrupted by SIGINT' "$T/$name.err" || fail "$name: no outcome line: $(tail -2 "$T/$name.err")"
+}
+
+# 4. SIGINT while a put waits on the stopped MDS (--timeout 60s, stopped mid-run).
+interrupted_stall sig "$RB" load put "file://$M/d" --prefix sig- --objects 100000 --size 64k --fsync close \
+    --timeout 60s --duration 60s --out "$T/sig"
+assert_jq "$T/sig/result.json" '[.checks[] | select(.name == "completed")][0].detail | test("interrupted by a signal")' \
     "SIGINT: result.json on disk, interrupted"
+ok "put SIGINT during the stall: record in $took s"
+
 # 5. load train reading samples, ceph-fuse stopped mid-epoch: a read thread's open or read stops returning; the epoch
 #    ends, is not complete and is left out of the AU mean; the run ends with its record.
 "$RB" load put "file://$M/tr" --prefix s- --objects 200 --size 64k --keep --quiet --out "$T/trput" >/dev/null 2>&1 ||
@@ -127,33 +137,12 @@ assert_jq "$T/train/result.json" '[.checks[] | select(.name == "completed")][0].
     "train: result.json on disk, not completed"
 ok "train ended $took s after the stop: $(grep 'error:' "$T/train.err" | head -1)"
 
-# 6. SIGINT to a train run whose read threads wait on the stopped ceph-fuse (--timeout 60s): the stuck reads are
-#    given up a second after the signal, the record is written.
-"$RB" load train "file://$M/tr" --prefix s- --objects 200 --sample-size 64k -b 4 --compute-time 5ms --epochs 1000 \
-    --timeout 60s --out "$T/trsig" >/dev/null 2>"$T/trsig.err" &
-rbpid=$!
-for _ in $(seq 300); do [ -s "$T/trsig/intervals.jsonl" ] && break; sleep 0.1; done
-[ -s "$T/trsig/intervals.jsonl" ] || fail "the train SIGINT case wrote no interval line in 30 s"
-kill -STOP "$FUSE_PID"
-sleep 3
-t0=$(date +%s%N)
-kill -INT "$rbpid"
-for _ in $(seq 600); do
-    jq -e '[.checks[] | select(.name == "completed")] | length == 1' "$T/trsig/result.json" >/dev/null 2>&1 &&
-        grep -q 'left behind in the kernel' "$T/trsig.err" && break
-    sleep 0.1
-done
-took=$((($(date +%s%N) - t0) / 1000000000))
-kill -CONT "$FUSE_PID"
-rc=0
-wait "$rbpid" || rc=$?
-[ "$took" -le 5 ] || fail "train SIGINT: the record took $took s"
-grep -q 'left behind in the kernel' "$T/trsig.err" || fail "train SIGINT: the stuck call not named: $(cat "$T/trsig.err")"
+# 6. SIGINT to a train run whose read threads wait on the stopped ceph-fuse (--timeout 60s).
+interrupted_stall trsig "$RB" load train "file://$M/tr" --prefix s- --objects 200 --sample-size 64k -b 4 \
+    --compute-time 5ms --epochs 1000 --timeout 60s --out "$T/trsig"
 assert_jq "$T/trsig/result.json" '([.checks[] | select(.name == "completed")][0].detail | test("interrupted by a signal"))
     and (.summary.train_epochs | last | .complete == false and .interrupted == true)' \
     "train SIGINT: result.json on disk, interrupted, the cut epoch not complete"
-assert_eq "train SIGINT during the stall: exit (a call left behind)" 3 "$rc"
-grep -q '^outcome: interrupted by SIGINT' "$T/trsig.err" || fail "train SIGINT: no outcome line: $(tail -2 "$T/trsig.err")"
 ok "train SIGINT during the stall: record in $took s"
 sleep 2
 
