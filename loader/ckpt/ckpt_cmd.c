@@ -134,8 +134,8 @@ static int precheck(void *ctx, int rank, int size)
 /* The opened target against this command's options: the file group's checks, --read-part-size, a probe. */
 static int check_target(struct rb_ckpt_args *a, struct rb_cli *cli, struct rb_ckpt_run *x)
 {
-    a->s3 = strcmp(rb_target_scheme(x->t), "s3") == 0;
-    a->files = strcmp(rb_target_scheme(x->t), "file") == 0;
+    a->s3 = rb_target_can(x->t, RB_TCAP_MULTIPART);
+    a->files = rb_target_can(x->t, RB_TCAP_FILES);
     /* --fsync close is the checkpoint's default on files (MLPerf enforces fsync); elsewhere the group's own. */
     struct rb_file_opts fo = a->file;
     if (!a->files && !rb_cli_given(cli, "--fsync"))

@@ -263,7 +263,7 @@ static int multipart_options(struct load_args *a, const struct rb_target *t, con
     /* The defaults mean nothing off s3://, but a value asked for (on the command line or changed) is refused there. */
     const bool given = a->part_size != RB_MP_DEFAULT_PART_BYTES || a->mp_threshold != RB_MP_DEFAULT_THRESHOLD_BYTES ||
                        rb_cli_given(cli, "--part-size") || rb_cli_given(cli, "--multipart-threshold");
-    if (a->op != RB_LOAD_PUT || strcmp(rb_target_scheme(t), "s3") != 0) {
+    if (a->op != RB_LOAD_PUT || !rb_target_can(t, RB_TCAP_MULTIPART)) {
         if (given)
             return rb_cli_usage_error("--part-size/--multipart-threshold: multipart uploads are S3's; %s is not an "
                                       "s3:// target", rb_target_name(t));
@@ -463,7 +463,7 @@ static int run(struct load_args *a, struct rb_cli *cli)
                                         .run_prefix = a->run_prefix[0] ? prefix : NULL,
                                         .steady = a->steady, .max_error_pct = a->max_error_pct};
         status = rb_mixed_run(&h, &o, &m, &table);
-        if (h.rank == 0 && t->ops->loop)
+        if (h.rank == 0 && rb_target_can(t, RB_TCAP_FILES))
             rb_file_summary_json(cJSON_GetObjectItemCaseSensitive(h.result.root, "summary"), &a->file);
         goto out;
     }

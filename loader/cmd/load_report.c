@@ -31,7 +31,7 @@ void rb_load_cmd_announce(const struct load_args *a, const struct rb_harness *h,
         snprintf(lim + l, sizeof lim - l, " epochs %" PRIu64, a->epochs);
     rb_info("%s %s: %" PRIu64 " objects, %d rank(s) x %u thread(s) x %u in flight, %s;%s", command, rb_target_name(t),
             nobjects, h->size, o->threads, o->inflight, a->rate > 0 ? "open loop" : "closed loop", lim);
-    if (strcmp(rb_target_scheme(t), "s3") == 0 && a->tgt.endpoints.n == 0)
+    if (rb_target_can(t, RB_TCAP_DEFAULT_ENDPOINT) && a->tgt.endpoints.n == 0)
         rb_info("%s: no --endpoint: AWS S3 at %s", rb_target_name(t), t->endpoints[0]);
     if (a->run_prefix[0])
         rb_info("names: this run's own prefix \"%s%s%s\" (deleted at the end; --keep writes %s%s<index> instead and keeps "
@@ -175,7 +175,7 @@ char *rb_load_cmd_report(const struct load_args *a, struct rb_harness *h, const 
     cJSON_AddStringToObject(summary, "engine", rb_engine_name(o));
     if (rb_engine_io_loop_name(o))
         cJSON_AddStringToObject(summary, "io_loop", rb_engine_io_loop_name(o));
-    if (o->target->ops->loop)
+    if (rb_target_can(o->target, RB_TCAP_FILES))
         rb_file_summary_json(summary, &a->file);
     const double achieved = rb_load_achieved_rate(res);
     if (a->rate > 0) {

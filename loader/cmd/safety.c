@@ -406,7 +406,7 @@ static uint64_t generated_index(const struct rb_objset *mine, const char *base, 
 static int dir_all(const struct rb_target *t, const struct rb_objset *mine, struct rb_objset *existing,
                    uint64_t *first, struct lookup *lk, char *err, size_t errlen)
 {
-    if (!rb_objset_generated(mine) || !mine->n || strcmp(rb_target_scheme(t), "file") != 0 || !mine->stride)
+    if (!rb_objset_generated(mine) || !mine->n || !rb_target_can(t, RB_TCAP_FILES) || !mine->stride)
         return 1;
     const char *slash = strrchr(mine->prefix, '/');
     const char *base = slash ? slash + 1 : mine->prefix;
@@ -519,8 +519,7 @@ static int fs_lookup(const struct rb_target *t, const struct rb_objset *mine, ui
 /* Whether t's kind lists a bucket (one LIST answers for every name) rather than answering HEAD per name. */
 static bool lists(const struct rb_target *t)
 {
-    const char *s = rb_target_scheme(t);
-    return strcmp(s, "s3") == 0 || strcmp(s, "ais") == 0;
+    return rb_target_can(t, RB_TCAP_LISTS);
 }
 
 /* The line of a lookup that stopped early: how far it got, and why the run writes nothing. */

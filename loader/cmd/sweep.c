@@ -247,9 +247,10 @@ static void knee_and_peak(const struct sweep_args *a, const struct point *pts, s
 }
 
 /* Summary, table and knee (rank 0). n points ran to their end; more may have been cut short. */
-static char *report(const struct sweep_args *a, const struct rb_harness *h, const char *target,
+static char *report(const struct sweep_args *a, const struct rb_harness *h, const struct rb_target *tg,
                     const struct point *pts, size_t n, size_t ncut, cJSON *summary)
 {
+    const char *target = rb_target_name(tg);
     struct rb_sweep_point *sp = calloc(n ? n : 1, sizeof *sp);
     if (!sp)
         return NULL;
@@ -319,7 +320,7 @@ static char *report(const struct sweep_args *a, const struct rb_harness *h, cons
     cJSON_AddNumberToObject(summary, "ranks", h->size);
     cJSON_AddItemToObject(summary, "threads", rb_json_u64(a->threads));
     cJSON_AddBoolToObject(summary, "open_loop", a->rate != NULL);
-    if (strncmp(target, "file://", 7) == 0)
+    if (rb_target_can(tg, RB_TCAP_FILES))
         rb_file_summary_json(summary, &a->file);
     if (t.oom) {
         rb_buf_free(&t);
@@ -435,7 +436,7 @@ static int run(struct sweep_args *a, struct rb_cli *cli)
         if (!failed)
             rb_load_check_errors(&h.result, NULL, "requests", NULL, errors, requests, a->max_error_pct);
         cJSON *summary = cJSON_CreateObject();
-        table = report(a, &h, rb_target_name(t), pts, done, cut, summary);
+        table = report(a, &h, t, pts, done, cut, summary);
         rb_result_set(&h.result, "summary", summary);
     }
 out:

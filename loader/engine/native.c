@@ -444,7 +444,7 @@ int rb_native_new(struct rb_worker *w, size_t ep0)
         c->r.errbody.limit = 2048 + 1;
     }
     /* As libcurl is set up (transfer.c, target_ais.c): AIStore's proxy redirects every object request. */
-    n->follow = o->max_redirects > 0 || strcmp(rb_target_scheme(t), "ais") == 0;
+    n->follow = o->max_redirects > 0 || rb_target_can(t, RB_TCAP_REDIRECTS);
     if (t->smap && !o->listing && (rc = direct_new(w)))
         return rc;
     /* Header lines are read for the cache status, a redirect's Location, a multipart part's ETag. */

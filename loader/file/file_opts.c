@@ -92,7 +92,7 @@ static void probe_target_fs(const struct rb_target *t, bool quiet)
 int rb_file_opts_target(const struct rb_file_opts *fo, const struct rb_target *t, const struct rb_cli *cli,
                         uint64_t *inflight)
 {
-    if (strcmp(rb_target_scheme(t), "file") == 0) {
+    if (rb_target_can(t, RB_TCAP_FILES)) {
         probe_target_fs(t, cli->common.quiet);
         /* A worker's ring holds its --inflight I/Os; the kernel refuses a ring of more entries (IORING_MAX_ENTRIES). */
         if (fo->engine == RB_FIO_IO_URING && *inflight > RB_FIO_URING_MAX_ENTRIES)
@@ -124,7 +124,7 @@ int rb_file_opts_target(const struct rb_file_opts *fo, const struct rb_target *t
 int rb_file_space_check(const struct rb_target *t, uint64_t need, const char *what)
 {
     struct statvfs sv;
-    if (strcmp(rb_target_scheme(t), "file") != 0 || statvfs(rb_target_file_root(t), &sv) != 0)
+    if (!rb_target_can(t, RB_TCAP_FILES) || statvfs(rb_target_file_root(t), &sv) != 0)
         return 0;
     if (sv.f_flag & ST_RDONLY) {
         rb_error("%s: %s: the file system under it is mounted read-only (EROFS): nothing written", rb_target_name(t),
@@ -255,7 +255,7 @@ static int probe_main(void *arg)
 
 int rb_file_target_probe(const struct rb_target *t, uint64_t timeout_ns, char *err, size_t errlen)
 {
-    struct probe *p = t->ops->loop ? calloc(1, sizeof *p) : NULL;
+    struct probe *p = rb_target_can(t, RB_TCAP_FILES) ? calloc(1, sizeof *p) : NULL;
     if (!p)
         return rb_target_probe(t, timeout_ns, err, errlen); /* not file://: bounded by its own timeout */
     *p = (struct probe){.t = t, .timeout_ns = timeout_ns};

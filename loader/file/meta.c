@@ -560,7 +560,7 @@ static int meta_run(void *arg, struct rb_cli *cli)
     char err[1024] = "";
     if (rb_target_open(&t, &tc, err, sizeof err) != 0)
         return rb_cli_usage_error("%s", err);
-    if (strcmp(rb_target_scheme(t), "file") != 0) {
+    if (!rb_target_can(t, RB_TCAP_FILES)) {
         rb_target_close(t);
         return rb_cli_usage_error("%s: load meta works on a directory (file:///PATH or /PATH)", cli->args[0]);
     }

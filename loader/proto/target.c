@@ -204,7 +204,7 @@ int rb_target_open(struct rb_target **out, const struct rb_target_cfg *cfg, char
         return -EINVAL;
     }
     /* Options that only one kind of target reads are refused elsewhere rather than silently ignored. */
-    if (cfg->virtual_host && ops != &rb_target_s3_ops) {
+    if (cfg->virtual_host && !(ops->caps & RB_TCAP_VIRTUAL_HOST)) {
         snprintf(err, errlen, "--virtual-host: only an s3:// target has virtual-host style (bucket.host)");
         return -EINVAL;
     }
@@ -275,6 +275,22 @@ void rb_target_close(struct rb_target *t)
 const char *rb_target_scheme(const struct rb_target *t)
 {
     return t->ops->scheme;
+}
+
+bool rb_target_can(const struct rb_target *t, unsigned caps)
+{
+    return (t->ops->caps & caps) == caps;
+}
+
+unsigned rb_target_url_caps(const char *url)
+{
+    if (url[0] == '/')
+        return rb_target_file_ops.caps;
+    const char *sep = strstr(url, "://");
+    for (size_t i = 0; sep && i < sizeof tables / sizeof tables[0]; i++)
+        if (strlen(tables[i]->scheme) == (size_t)(sep - url) && strncmp(url, tables[i]->scheme, (size_t)(sep - url)) == 0)
+            return tables[i]->caps;
+    return 0;
 }
 
 bool rb_target_can_evict(const struct rb_target *t)

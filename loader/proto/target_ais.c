@@ -197,6 +197,7 @@ static void ais_options(struct rb_opts *t, struct rb_target_cfg *cfg)
 
 const struct rb_target_ops rb_target_ais_ops = {
     .scheme = "ais",
+    .caps = RB_TCAP_LISTS | RB_TCAP_REDIRECTS,
     .options = ais_options,
     .parse = ais_parse,
     .object_url = ais_object_url,

@@ -176,6 +176,7 @@ void rb_target_file_register_loop(const struct rb_loop_ops *ops)
 
 const struct rb_target_ops rb_target_file_ops = {
     .scheme = "file",
+    .caps = RB_TCAP_FILES,
     .parse = file_parse,
     .object_url = file_object_url,
     .setup = file_setup,

@@ -214,6 +214,11 @@ struct rb_loop_ops {
  */
 void rb_target_file_register_loop(const struct rb_loop_ops *ops);
 
+/* Whether t's kind has every capability in caps (enum rb_target_cap). Pure. */
+bool rb_target_can(const struct rb_target *t, unsigned caps);
+/* The capabilities of the kind of target url names, before it is opened (0: no kind known). Pure. */
+unsigned rb_target_url_caps(const char *url);
+
 /* The directory of a file target (no trailing slash). Pure. */
 const char *rb_target_file_root(const struct rb_target *t);
 
@@ -230,8 +235,22 @@ int rb_target_file_dir(const struct rb_target *t);
  * One kind of target, chosen once by the URL's scheme (like wrk's plain/TLS
  * socket tables): the engine calls through it and never asks which kind it has.
  */
+/*
+ * What a kind of target can do, for the code outside proto/ that must know: it asks for a capability, never
+ * for a scheme's name.
+ */
+enum rb_target_cap {
+    RB_TCAP_FILES = 1u << 0,            /* objects are files in a directory of this host (file://) */
+    RB_TCAP_MULTIPART = 1u << 1,        /* multipart upload (--part-size, --multipart-threshold: S3) */
+    RB_TCAP_LISTS = 1u << 2,            /* one bucket listing answers for every name, rather than a HEAD per name */
+    RB_TCAP_REDIRECTS = 1u << 3,        /* the service redirects every request (AIStore's proxy): always followed */
+    RB_TCAP_DEFAULT_ENDPOINT = 1u << 4, /* without --endpoint it goes to a public service (AWS S3) */
+    RB_TCAP_VIRTUAL_HOST = 1u << 5,     /* --virtual-host: the bucket in the host name (S3) */
+};
+
 struct rb_target_ops {
     const char *scheme;
+    unsigned caps;                      /* enum rb_target_cap */
     /* Adds this protocol's own option rows (their dests in cfg) to t; NULL when it has none. Main thread. */
     void (*options)(struct rb_opts *t, struct rb_target_cfg *cfg);
     /* Parses what follows "scheme://" plus cfg into t (bucket, prefix, endpoints, credentials). */

@@ -492,6 +492,7 @@ static void s3_options(struct rb_opts *t, struct rb_target_cfg *cfg)
 
 const struct rb_target_ops rb_target_s3_ops = {
     .scheme = "s3",
+    .caps = RB_TCAP_MULTIPART | RB_TCAP_LISTS | RB_TCAP_DEFAULT_ENDPOINT | RB_TCAP_VIRTUAL_HOST,
     .options = s3_options,
     .parse = s3_parse,
     .object_url = s3_object_url,

@@ -84,7 +84,7 @@ static struct row *run_phase(struct tiers_run *r, const char *name, enum rb_load
     o.objects = mine;
     o.threads = (unsigned)a->threads;
     /* A file:// target's psync reads block: 1 in flight per thread on its phases (file.md), -c on the others. */
-    o.inflight = strcmp(rb_target_scheme(t), "file") == 0 && a->file.engine == RB_FIO_PSYNC ? 1 : (unsigned)a->inflight;
+    o.inflight = rb_target_can(t, RB_TCAP_FILES) && a->file.engine == RB_FIO_PSYNC ? 1 : (unsigned)a->inflight;
     o.pattern = RB_PATTERN_EPOCH;
     o.epochs = epochs;
     o.seed = a->seed;
@@ -393,7 +393,7 @@ static int open_target(struct rb_target **t, const char *opt, const char *url, c
     if (provider)
         tc.provider = provider;
     /* --virtual-host is for whichever of the two is s3:// (the other may be ais:// or http://). */
-    tc.virtual_host = a->tgt.virtual_host && url && strncmp(url, "s3://", 5) == 0;
+    tc.virtual_host = a->tgt.virtual_host && url && (rb_target_url_caps(url) & RB_TCAP_VIRTUAL_HOST);
     return rb_load_target_open(&tc, url, opt, t);
 }
 
@@ -424,7 +424,7 @@ static int run(struct tiers_args *a, struct rb_cli *cli)
         goto early;
     }
     /* A file:// tier's files hold the backend's bytes under the backend's names: nothing to match there. */
-    if (a->verify && strcmp(rb_target_scheme(r->tier), "file") != 0 &&
+    if (a->verify && !rb_target_can(r->tier, RB_TCAP_FILES) &&
         strcmp(rb_target_prefix(r->backend), rb_target_prefix(r->tier)) != 0) {
         status = rb_cli_usage_error("--verify: the backend and the tier name objects with different prefixes "
                                      "(\"%s\", \"%s\"), so the payloads would not match",

@@ -455,7 +455,7 @@ int rb_tiers_fcache_new(struct rb_tiers_fcache **out, const struct rb_target *ti
     fc->t = *tier;
     fc->t.ops = &fc->ops;
     fc->origin = origin;
-    fc->origin_file = strcmp(rb_target_scheme(origin), "file") == 0;
+    fc->origin_file = rb_target_can(origin, RB_TCAP_FILES);
     fc->nthreads = threads;
     fc->block_bytes = block_bytes;
     *out = fc;

@@ -33,14 +33,14 @@ int rb_tiers_fc_setup(struct tiers_run *r, const struct rb_cli *cli)
     int status = rb_file_opts_check(fo);
     if (status)
         return status;
-    if (strcmp(rb_target_scheme(r->tier), "file") != 0) {
+    if (!rb_target_can(r->tier, RB_TCAP_FILES)) {
         if (a->keep_cache)
             return rb_cli_usage_error("--keep-cache: for a file:// tier (a cache directory); %s is not one",
                                       rb_target_name(r->tier));
         /* The file options are a file:// backend's (its put and direct phases), else nobody's; the tier's phases
            keep --inflight (run_phase takes 1 on a psync file target's). */
         uint64_t inflight = a->inflight;
-        return rb_file_opts_target(fo, strcmp(rb_target_scheme(r->backend), "file") == 0 ? r->backend : r->tier,
+        return rb_file_opts_target(fo, rb_target_can(r->backend, RB_TCAP_FILES) ? r->backend : r->tier,
                                    cli, &inflight);
     }
     if (a->cache_header)
@@ -140,7 +140,7 @@ void rb_tiers_fc_size_done(struct tiers_run *r, const struct rb_objset *mine, ui
 
 void rb_tiers_fc_summary(const struct tiers_run *r, cJSON *summary, struct rb_buf *table)
 {
-    if (r->fc || strcmp(rb_target_scheme(r->backend), "file") == 0)
+    if (r->fc || rb_target_can(r->backend, RB_TCAP_FILES))
         rb_file_summary_json(summary, &r->a->file);
     if (!r->fc) {
         cJSON_AddNullToObject(summary, "file_cache");

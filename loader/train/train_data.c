@@ -119,7 +119,7 @@ int rb_train_check_shards(struct rb_train_run *R)
 {
     const struct train_args *a = R->a;
     struct rb_harness *h = R->h;
-    if (a->format != TRAIN_FORMAT_TAR || a->populate || !R->all->n || strcmp(rb_target_scheme(R->t), "file") != 0)
+    if (a->format != TRAIN_FORMAT_TAR || a->populate || !R->all->n || !rb_target_can(R->t, RB_TCAP_FILES))
         return 0;
     int status = 0;
     if (h->rank == 0) {

@@ -283,7 +283,7 @@ static cJSON *summary_json(const struct rb_train_run *R, const struct trial *tri
     cJSON_AddItemToObject(w, "grad_bytes", rb_json_u64(a->grad_bytes));
     cJSON_AddStringToObject(s, "target", rb_target_name(R->t));
     cJSON_AddStringToObject(s, "engine", rb_engine_name(&R->fetch));
-    if (R->fetch.target->ops->loop)
+    if (rb_target_can(R->fetch.target, RB_TCAP_FILES))
         rb_file_summary_json(s, &R->a->file);
     cJSON_AddItemToObject(s, "requests", rb_json_u64(R->requests));
     cJSON_AddItemToObject(s, "errors", rb_json_u64(R->errors));

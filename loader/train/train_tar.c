@@ -74,7 +74,7 @@ int rb_train_tar_new(struct rb_train_run *R)
         rd->len = calloc(X->batch, sizeof *rd->len);
         if (!rd->idx || !rd->off || !rd->len)
             return -ENOMEM;
-        if (!R->t->ops->loop && !(rd->easy = curl_easy_init()))
+        if (!rb_target_can(R->t, RB_TCAP_FILES) && !(rd->easy = curl_easy_init()))
             return -ENOMEM;
     }
     return 0;
@@ -277,7 +277,7 @@ static int read_index(struct rb_train_run *R, struct tar_reader *rd, uint64_t i,
     uint64_t *m = calloc(2 * X->spo, sizeof *m);
     if (!m)
         return -ENOMEM;
-    if (R->t->ops->loop) {
+    if (rb_target_can(R->t, RB_TCAP_FILES)) {
         struct stat st;
         int dir = rb_target_file_dir(R->t);
         snprintf(q.path, sizeof q.path, "%s/%s", rb_target_file_root(R->t), shard);
