@@ -146,13 +146,16 @@ run ck-ro 3 load checkpoint "file://$RO" --model llama3-8b --scale 1/20000 --wri
 grep -q "error: file://$RO: 1 checkpoint(s) of .* bytes: the file system under it is mounted read-only (EROFS)" \
     "$T/ck-ro.err" || fail "read-only: EROFS not named: $(cat "$T/ck-ro.err")"
 ok "read-only file system: EROFS named, exit 3"
-chmod 755 "$T"
-U=$T/u
-mkdir -p "$U" "$T/uout"
-chown 65534:65534 "$T/uout"
+# The user's directories where it can reach them: the checkout may be under a home (/root) it cannot enter.
+UD=$(mktemp -d /tmp/rb-left-behind.XXXXXX)
+AT_EXIT+=("rm -rf '$UD'")
+chmod 755 "$UD"
+U=$UD/u
+mkdir -p "$U" "$UD/uout"
+chown 65534:65534 "$UD/uout"
 rc=0
 setpriv --reuid=65534 --regid=65534 --clear-groups "$RB" load checkpoint "file://$U" --model llama3-8b \
-    --scale 1/20000 --writes 1 --reads 1 --name r --out "$T/uout/r" >"$T/ck-u.out" 2>"$T/ck-u.err" || rc=$?
+    --scale 1/20000 --writes 1 --reads 1 --name r --out "$UD/uout/r" >"$T/ck-u.out" 2>"$T/ck-u.err" || rc=$?
 assert_eq "unwritable directory: exit" 3 "$rc"
 grep -q "error: file://$U: Permission denied (mkdir $U/r)" "$T/ck-u.err" \
     || fail "unwritable: the error does not name EACCES and the directory: $(cat "$T/ck-u.err")"
