@@ -313,7 +313,7 @@ static int run(struct rb_cli *cli, struct rb_coll_opts *o, struct rb_coll_a2av_o
     snprintf(command, sizeof command, "coll %s", R.which);
     struct rb_harness h;
     rc = rb_harness_init(&h, rb_cli_strdup(cli, command), cli,
-                         &(struct rb_harness_opts){.mpi = true, .precheck = precheck, .ctx = &pc});
+                         &(struct rb_harness_opts){.mpi = true, .precheck = precheck, .ctx = &pc, .own_watchdog = true});
     if (rc != 0)
         return rb_coll_usage_exit(rc);
     R.h = &h;

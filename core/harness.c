@@ -215,6 +215,8 @@ int rb_harness_init(struct rb_harness *h, const char *command, struct rb_cli *cl
         }
     }
     install_signals();
+    if (h->mpi && !o->own_watchdog)
+        rb_harness_watch_start(h);
 
     /* Rank 0 names and opens the result directory; everyone learns the name and the outcome. */
     int status = 0;

@@ -39,8 +39,10 @@ void rb_harness_record_phase(struct rb_harness *h, struct rb_result *r, struct r
 void rb_harness_write_early(struct rb_harness *h);
 /* Rank 0: adds the phase in its tick loop (h->running) to the record as far as its ticks went ("cut_short"). */
 void rb_harness_record_running(struct rb_harness *h);
-/* Frees what rb_harness_live_init made. */
+/* Frees what rb_harness_live_init made, the record watchdog stopped. */
 void rb_harness_live_free(struct rb_harness *h);
+/* Rank 0 with ranks to wait for: starts the record watchdog (rb_harness_opts.own_watchdog). */
+void rb_harness_watch_start(struct rb_harness *h);
 
 /* ---- harness_dir.c: the result directory (rank 0) ---- */
 

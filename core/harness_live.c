@@ -11,8 +11,11 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,8 +58,11 @@ void rb_harness_live_init(struct rb_harness *h)
     free(all);
 }
 
+static void watch_stop(void);
+
 void rb_harness_live_free(struct rb_harness *h)
 {
+    watch_stop();
     if (h->live_comm != MPI_COMM_NULL)
         MPI_Comm_free(&h->live_comm);
     free(h->rank_pids);
@@ -282,11 +288,14 @@ static void write_lost(struct rb_harness *h, const bool *lost, const char *what,
         rb_result_set(&h->result, "lost_ranks", arr);
         arr = NULL;
         rb_result_check(&h->result, "ranks", false, "%s", why);
-        if (sig)
+        if (sig && nlost)
             rb_result_check(&h->result, "completed", false,
                             "interrupted by %s; the results cover what ran before it; %d rank%s %s",
                             signal_name(sig), nlost, nlost == 1 ? "" : "s",
                             status == RB_EXIT_RUNTIME ? "lost" : "late to stop");
+        else if (sig)
+            rb_result_check(&h->result, "completed", false, "interrupted by %s; the results cover what ran before it",
+                            signal_name(sig));
         else
             rb_result_check(&h->result, "completed", false, "%s (exit %d)", why, status);
         rb_result_set(&h->result, "exit_status", cJSON_CreateNumber(status));
@@ -295,11 +304,11 @@ static void write_lost(struct rb_harness *h, const bool *lost, const char *what,
         rb_result_finish(&h->result);
         fprintf(stderr, "results: %s\n", h->out_dir);
         if (sig)
-            fprintf(stderr, "outcome: interrupted by %s %s, and %s; kept: the results up to then in %s (exit %d)\n",
-                    signal_name(sig), h->interrupted_at, why, h->out_dir, status);
+            fprintf(stderr, "outcome: interrupted by %s %s, and %s; kept: the results up to then in %s%s%s (exit %d)\n",
+                    signal_name(sig), h->interrupted_at, why, h->out_dir, h->kept[0] ? ", and " : "", h->kept, status);
         else
-            fprintf(stderr, "outcome: failed: %s; kept: the results up to then in %s (exit %d)\n", why, h->out_dir,
-                    status);
+            fprintf(stderr, "outcome: failed: %s; kept: the results up to then in %s%s%s (exit %d)\n", why, h->out_dir,
+                    h->kept[0] ? ", and " : "", h->kept, status);
     }
     cJSON_Delete(arr);
     fflush(stdout);
@@ -325,13 +334,12 @@ static void end_lost(struct rb_harness *h, const bool *lost, uint64_t waited_ns,
     _exit(status);
 }
 
-void rb_harness_record_stuck(struct rb_harness *h, const char *why)
+/* rb_harness_record_stuck; with late_ok, every rank alive and running on this host is an interrupted run (1). */
+static int record_stuck(struct rb_harness *h, const char *why, bool late_ok)
 {
-    if (h->rank != 0 || h->size < 2)
-        return;
     bool *lost = calloc((size_t)h->size, sizeof *lost);
     if (!lost)
-        return;
+        return RB_EXIT_RUNTIME;
     int n = 0, elsewhere = 0;
     for (int r = 1; r < h->size; r++) {
         n += lost[r] = rank_state(h, r) != NULL;
@@ -346,8 +354,92 @@ void rb_harness_record_stuck(struct rb_harness *h, const char *why)
     int sig = *rb_harness_signal_flag();
     if (sig && !h->interrupted_at[0])
         snprintf(h->interrupted_at, sizeof h->interrupted_at, "during \"%s\"", h->phase_now);
-    write_lost(h, lost, what, sig, RB_EXIT_RUNTIME);
+    int status = late_ok && sig && !n && !elsewhere ? RB_EXIT_CHECK : RB_EXIT_RUNTIME;
+    write_lost(h, lost, what, sig, status);
     free(lost);
+    return status;
+}
+
+void rb_harness_record_stuck(struct rb_harness *h, const char *why)
+{
+    if (h->rank == 0 && h->size > 1)
+        record_stuck(h, why, false);
+}
+
+/* ---- the record watchdog: rank 0's main thread inside an MPI call that does not return after a signal ---- */
+
+#define WATCH_CLAIMED ULLONG_MAX                 /* in_mpi once the watchdog has taken over the process */
+#define WATCH_STUCK_NS (500 * RB_NS_PER_MS)      /* a call still running this long, this long after a signal */
+
+static _Thread_local bool on_main;                /* this thread is the one the watchdog watches */
+static atomic_ullong in_mpi;                      /* the main thread's MPI call number while it is in one; else 0 */
+static unsigned long long mpi_seq;                /* main thread only */
+static struct {
+    pthread_t th;
+    bool running;
+    atomic_bool quit;
+} watch;
+
+void rb_harness_mpi_enter(void)
+{
+    if (on_main)
+        atomic_store_explicit(&in_mpi, ++mpi_seq, memory_order_release);
+}
+
+void rb_harness_mpi_leave(void)
+{
+    if (on_main && atomic_exchange(&in_mpi, 0) == WATCH_CLAIMED)
+        for (;;) /* the watchdog is writing the record and ends the process */
+            pause();
+}
+
+static void *watch_main(void *arg)
+{
+    struct rb_harness *h = arg;
+    const struct timespec tick = {0, 50 * 1000 * 1000};
+    uint64_t signal_seen = 0, same_since = 0;
+    unsigned long long last = 0;
+    while (!atomic_load(&watch.quit)) {
+        nanosleep(&tick, NULL);
+        uint64_t now = rb_clock_ns();
+        if (!signal_seen && *rb_harness_signal_flag())
+            signal_seen = now;
+        unsigned long long c = atomic_load(&in_mpi);
+        if (!c || c != last) {
+            last = c;
+            same_since = now;
+            continue;
+        }
+        if (!signal_seen || now - signal_seen < WATCH_STUCK_NS || now - same_since < WATCH_STUCK_NS ||
+            !atomic_compare_exchange_strong(&in_mpi, &c, WATCH_CLAIMED))
+            continue;
+        /* The main thread is inside MPI and stays there (rb_harness_mpi_leave): the record is this thread's now. */
+        char why[128];
+        snprintf(why, sizeof why, "an MPI call did not return %.1f s after the signal", (double)(now - signal_seen) / 1e9);
+        _exit(record_stuck(h, why, true));
+    }
+    return NULL;
+}
+
+void rb_harness_watch_start(struct rb_harness *h)
+{
+    if (h->rank != 0 || h->size < 2 || watch.running)
+        return;
+    on_main = true;
+    atomic_store(&watch.quit, false);
+    watch.running = pthread_create(&watch.th, NULL, watch_main, h) == 0;
+    if (!watch.running)
+        on_main = false; /* no watchdog: the record is the main thread's alone, as without MPI */
+}
+
+static void watch_stop(void)
+{
+    if (!watch.running)
+        return;
+    atomic_store(&watch.quit, true);
+    pthread_join(watch.th, NULL);
+    watch.running = false;
+    on_main = false;
 }
 
 /* A rank other than 0 whose agreement failed: rank 0 is gone, or is ending the run. */

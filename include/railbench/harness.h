@@ -19,10 +19,21 @@
 /* Checks an MPI call; on failure logs host, rank, file, line and MPI's own message, then aborts (exit 3). */
 #define RB_MPI_CHECK(call)                                                                     \
     do {                                                                                       \
+        rb_harness_mpi_enter();                                                                \
         int rb_mpi_rc_ = (call);                                                               \
+        rb_harness_mpi_leave();                                                                \
         if (rb_mpi_rc_ != MPI_SUCCESS)                                                         \
             rb_harness_mpi_fail(rb_mpi_rc_, #call, __FILE__, __LINE__);                        \
     } while (0)
+
+/*
+ * Bracket an MPI call (RB_MPI_CHECK does): on rank 0's main thread they tell
+ * the record watchdog (rb_harness_opts.own_watchdog) that the thread is inside
+ * MPI and not touching the record, which the watchdog may then write when the
+ * call does not return after a signal. Elsewhere a thread-local test.
+ */
+void rb_harness_mpi_enter(void);
+void rb_harness_mpi_leave(void);
 
 struct rb_harness {
     int rank, size;               /* in MPI_COMM_WORLD; 0 and 1 without MPI */
@@ -113,6 +124,13 @@ struct rb_harness_opts {
      */
     int (*precheck)(void *ctx, int rank, int size);
     void *ctx;
+    /*
+     * The command watches its own blocking MPI calls (coll: -T and its rows). Otherwise rank 0 runs the record
+     * watchdog: once a signal has come, a main-thread MPI call (RB_MPI_CHECK) that has not returned for 0.5 s
+     * waits for a rank that is gone or too slow to stop (mpirun sends SIGKILL 1 s after SIGTERM), so the watchdog
+     * writes the record as it stands, with the ranks named, and ends the process.
+     */
+    bool own_watchdog;
 };
 
 /*

@@ -257,6 +257,26 @@ static int clean_up(struct rb_ckpt_run *x, struct rb_cleanup *cl)
     return status;
 }
 
+/*
+ * Rank 0, a rank lost (no MPI call may follow): what every rank wrote so far stays, and the outcome names where and
+ * how to remove it. Nothing is deleted: the lost rank may still be writing, and the others cannot agree on a cleanup.
+ */
+static void lost_note(void *ctx)
+{
+    struct rb_ckpt_run *x = ctx;
+    if (!x->a->name || x->a->mode == RB_CKPT_MODE_READ)
+        return; /* lost before the checkpoint folder was named, or reading one: nothing written */
+    char files[1200] = "";
+    if (x->a->files)
+        snprintf(files, sizeof files, ", then rm -r %s/%s for its directories", rb_target_file_root(x->t), x->a->name);
+    rb_harness_kept(&x->h, "what the ranks wrote under %s (a rank was lost: no cleanup; railbench load delete %s "
+                    "--prefix %s/ removes the files%s)", x->where, rb_target_name(x->t), x->a->name, files);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "folder", x->where);
+    cJSON_AddBoolToObject(o, "removed", false);
+    rb_result_set(&x->h.result, "left_behind", o);
+}
+
 static void run_free(struct rb_ckpt_run *x)
 {
     for (int i = 0; x->hosts && i < x->nhosts; i++)
@@ -284,6 +304,8 @@ static int run(struct rb_ckpt_args *a, struct rb_cli *cli)
                              &(struct rb_harness_opts){.mpi = true, .precheck = precheck, .ctx = a});
     if (status)
         goto close;
+    x.h.on_lost = lost_note;
+    x.h.on_lost_ctx = &x;
     char folder[256];
     plan(&x, folder);
     rb_ckpt_gather_hosts(&x);

@@ -78,7 +78,7 @@ stalled ckpt during "$RB" load checkpoint "file://$M/ck" --model llama3-8b --sca
     --timeout 5s --out "$T/ckpt"
 assert_eq "checkpoint on a stopped MDS: exit" 3 "$rc"
 [ "$took" -le 12 ] || fail "checkpoint: its record took $took s after the stop"
-grep -Eq "error: (open|write|fsync|close|stat) $M/ck/.* has not returned after [0-9.]+ s \(--timeout 5\.00s\)" "$T/ckpt.err" ||
+grep -Eq "error: (open|write|fsync|close|stat|mkdir|unlink) $M/ck/.* has not returned after [0-9.]+ s \(--timeout 5\.00s\)" "$T/ckpt.err" ||
     fail "checkpoint: the call and file not named: $(cat "$T/ckpt.err")"
 ok "checkpoint ended $took s after the stop: $(grep 'error:' "$T/ckpt.err" | head -1)"
 assert_jq "$T/ckpt/result.json" '.command == "load checkpoint"' "checkpoint: result.json on disk"
@@ -136,6 +136,19 @@ assert_jq "$T/train/result.json" '(.summary.train_epochs | last | .complete == f
 assert_jq "$T/train/result.json" '[.checks[] | select(.name == "completed")][0].passed == false' \
     "train: result.json on disk, not completed"
 ok "train ended $took s after the stop: $(grep 'error:' "$T/train.err" | head -1)"
+
+# 5b. load get of the same files with --io-engine io_uring (the oldest I/O in the ring is the call watched): ends the
+#     same way.
+stalled get during "$RB" load get "file://$M/tr" --prefix s- --objects 200 --size 64k --io-engine io_uring \
+    --inflight 8 --drop-cache files --duration 60s --timeout 5s --out "$T/get"
+assert_eq "get on a stopped ceph-fuse: exit" 3 "$rc"
+[ "$took" -le 12 ] || fail "get: its record took $took s after the stop with --timeout 5s"
+grep -Eq "error: (open|read|stat|close) $M/tr/s-[0-9]+ has not returned after [0-9.]+ s \(--timeout 5\.00s\)" \
+    "$T/get.err" || fail "get: the call and file not named: $(cat "$T/get.err")"
+assert_jq "$T/get/result.json" '.phases[0].count > 0 and ([.checks[] | select(.name == "completed")][0].passed == false)' \
+    "get: the reads before the stop kept, not completed"
+ok "get (io_uring) ended $took s after the stop: $(grep 'error:' "$T/get.err" | head -1)"
+sleep 2
 
 # 6. SIGINT to a train run whose read threads wait on the stopped ceph-fuse (--timeout 60s).
 interrupted_stall trsig "$RB" load train "file://$M/tr" --prefix s- --objects 200 --sample-size 64k -b 4 \

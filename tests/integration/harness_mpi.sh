@@ -61,3 +61,42 @@ assert_jq "$T/stop/result.json" ".lost_ranks == [{\"rank\": 2, \"pid\": $R_PID, 
     "rank 2 named: pid $R_PID, stopped"
 [ "$TOOK" -le 15 ] || fail "a stopped rank held the run ${TOOK}s (10 s rank timeout)"
 ok "rank 2 stopped: the run ended ${TOOK}s later"
+
+# 5. Rank 0's record watchdog: rank 0 waits in a barrier that rank 1 (sleeping, alive) has not reached. SIGTERM to
+#    rank 0 alone: the barrier cannot return, so 0.5 s later the watchdog writes the record (every rank alive on this
+#    host: too slow to stop, exit 1) instead of mpirun's SIGKILL taking it.
+stalled_barrier() { # DIR: starts the run; returns once its phase is over and rank 0 waits in the barrier
+    bg_mpirun_session 2 "$PROG" --out "$1" --per-collect 5000 --interval 100ms --stall-rank 1 --quiet
+    MP=$LAST_PID
+    R0=$(rank_pid "$MP" 0) R1=$(rank_pid "$MP" 1)
+    [ -n "$R0" ] && [ -n "$R1" ] || fail "no ranks under mpirun $MP"
+    for _ in $(seq 100); do [ -s "$1/intervals.jsonl" ] && break; sleep 0.1; done
+    [ -s "$1/intervals.jsonl" ] || fail "$1: no interval written"
+    sleep 1
+}
+stalled_barrier "$T/wd"
+t0=$(date +%s%N)
+kill -TERM "$R0"
+# The phase ended whole, so its record is not written before the end: result.json appearing is the watchdog's.
+for _ in $(seq 100); do [ -s "$T/wd/result.json" ] && break; sleep 0.02; done
+took=$((($(date +%s%N) - t0) / 1000000))
+wait_bounded "$MP" 30
+assert_eq "rank 0 in a barrier after SIGTERM: mpirun's exit status" 1 "$WAIT_RC"
+assert_jq "$T/wd/result.json" '.exit_status == 1 and .lost_ranks == [] and
+    (.checks[] | select(.name == "ranks") | .passed == false and (.detail | test("an MPI call did not return .* every rank is alive on this host, too slow to stop")))
+    and (.checks[] | select(.name == "completed") | .detail == "interrupted by SIGTERM; the results cover what ran before it")
+    and .phases[0].count == 3000' "the watchdog's record: every rank alive, too slow to stop, the phase kept"
+grep -q '^outcome: interrupted by SIGTERM .*too slow to stop.*(exit 1)$' "$T/run.err" || { cat "$T/run.err" >&2; fail "no outcome line"; }
+[ "$took" -lt 1000 ] || fail "the watchdog's record came ${took} ms after SIGTERM (mpirun's SIGKILL comes at 1 s)"
+ok "rank 0 stuck in a barrier after SIGTERM: record in ${took} ms: $(grep '^outcome:' "$T/run.err" | cut -c1-120)..."
+
+# 6. The same barrier, rank 1 killed (kill -9): mpirun sends rank 0 SIGTERM, and its watchdog names rank 1 gone (exit 3).
+stalled_barrier "$T/wd9"
+kill -9 "$R1"
+wait_bounded "$MP" 30
+assert_eq "rank 1 killed while rank 0 waits in a barrier: mpirun's exit status" 137 "$WAIT_RC"
+assert_jq "$T/wd9/result.json" ".exit_status == 3 and .lost_ranks == [{\"rank\": 1, \"pid\": $R1, \"host\": \"$(hostname)\", \"state\": \"gone\"}]" \
+    "the watchdog's record names rank 1, gone"
+grep -q "^outcome: interrupted by SIGTERM .*rank 1 (pid $R1 on .*, gone) did not take part: an MPI call did not return.*(exit 3)$" \
+    "$T/run.err" || { cat "$T/run.err" >&2; fail "no outcome line naming rank 1"; }
+ok "rank 1 killed during a barrier: $(grep '^outcome:' "$T/run.err" | cut -c1-120)..."

@@ -99,3 +99,25 @@ assert_jq "$T/k9/result.json" '.phases[0].count > 0' "what was measured kept"
 grep -q "^outcome: interrupted by SIGTERM .*rank 1 (pid $R1 on .*, gone) did not answer.*(exit 3)$" "$T/run.err" ||
     { cat "$T/run.err" >&2; fail "no outcome line naming rank 1"; }
 ok "$(grep '^outcome:' "$T/run.err")"
+
+# A checkpoint rank killed (kill -9) mid-write: the record names it, and what the ranks wrote stays (nobody can
+# agree on a cleanup), named in result.json and in the outcome with the commands that remove it.
+rm -rf "${T:?}/ck" && mkdir "$T/ck"
+mpirun_running 2 "$T/ck9" "$RB" load checkpoint "file://$T/ck" --model llama3-8b --scale 1/500 --writes 50 --reads 0 \
+    --out "$T/ck9"
+sleep 1
+R1=$(rank_pid "$MP" 1)
+[ -n "$R1" ] || fail "no rank 1 under mpirun $MP"
+kill -9 "$R1"
+wait_bounded "$MP" 30
+F=$(cd "$T/ck" && ls)
+assert_jq "$T/ck9/result.json" ".lost_ranks[0].rank == 1 and .exit_status == 3 and .left_behind == {\"folder\": \"file://$T/ck/$F/\", \"removed\": false}" \
+    "checkpoint, rank 1 killed: the rank and the folder left named"
+grep -q "^outcome: .*rank 1 (pid $R1 on .*, gone) did not answer.*and what the ranks wrote under file://$T/ck/$F/ .*railbench load delete file://$T/ck --prefix $F/ removes the files, then rm -r $T/ck/$F for its directories) (exit 3)$" \
+    "$T/run.err" || { cat "$T/run.err" >&2; fail "checkpoint, rank 1 killed: the outcome does not name what is left"; }
+[ "$(find "$T/ck" -type f | wc -l)" -gt 0 ] || fail "checkpoint, rank 1 killed: no file written before the kill"
+"$RB" load delete "file://$T/ck" --prefix "$F/" --quiet --out "$T/ck9-delete" >/dev/null 2>&1 ||
+    fail "the outcome's load delete failed"
+rm -r "${T:?}/ck/$F"
+assert_eq "checkpoint, rank 1 killed: left after the outcome's two commands" 0 "$(find "$T/ck" -mindepth 1 | wc -l)"
+ok "checkpoint, rank 1 killed: $(grep '^outcome:' "$T/run.err" | cut -c1-160)..."

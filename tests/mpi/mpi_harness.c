@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "railbench/clock.h"
@@ -58,12 +59,14 @@ static bool done(void *arg)
 int main(int argc, char **argv)
 {
     bool forever = false;
-    uint64_t per_collect = 250, burn_ms = 0, burn_before_ms = 0;
+    uint64_t per_collect = 250, burn_ms = 0, burn_before_ms = 0, stall_rank = UINT64_MAX;
     const struct rb_opt opts[] = {
         {"burn-ms", 0, RB_OPT_U64, &burn_ms, "MS", "CPU each rank spends in the phase", NULL},
         {"burn-before-ms", 0, RB_OPT_U64, &burn_before_ms, "MS", "CPU each rank spends before the phase", NULL},
         {"forever", 0, RB_OPT_FLAG, &forever, NULL, "record until a signal arrives", NULL},
         {"per-collect", 0, RB_OPT_U64, &per_collect, "N", "values recorded per tick", NULL},
+        {"stall-rank", 0, RB_OPT_U64, &stall_rank, "R", "after the phase, rank R sleeps 60 s before a barrier the "
+         "others wait in (rank 0's record watchdog)", NULL},
         {0},
     };
     const struct rb_cmd_spec spec = {"mpi_harness [options]", "harness test", opts, 0, 0, false};
@@ -102,6 +105,11 @@ int main(int argc, char **argv)
                         (unsigned long long)t->errors, (unsigned long long)errs_want,
                         memcmp(want->counts, t->lat.counts, sizeof want->counts) ? "differs" : "equal");
         rb_hist_free(want);
+    }
+    if (stall_rank < (uint64_t)h.size) {
+        if ((uint64_t)h.rank == stall_rank)
+            sleep(60);
+        RB_MPI_CHECK(MPI_Barrier(h.comm));
     }
     rc = rb_harness_finish(&h, NULL, rc);
     rb_harness_phase_free(&p);
