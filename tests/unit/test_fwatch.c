@@ -1,11 +1,18 @@
-/* Unit tests for loader/engine/fwatch.c: a call published past the deadline fires the watchdog and marks its slot stuck; one that returns in time does not. */
+/*
+ * Unit tests for loader/engine/fwatch.c: a call published past the deadline fires the watchdog and marks its slot
+ * stuck; one that returns in time does not; rb_fwatch_join and rb_fwatch_call wait for a thread that returns and
+ * leave one that does not.
+ */
 #define _GNU_SOURCE
 
+#include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -63,8 +70,56 @@ static void test_watchdog(void **state)
     assert_true(rb_fwatch_stuck(c));
 }
 
+static int answer(void *arg)
+{
+    (void)arg;
+    return 42;
+}
+
+/* Reads a pipe nobody writes to: a call that does not return, as a stalled mount's. */
+static int blocks(void *arg)
+{
+    char c;
+    return (int)read(*(int *)arg, &c, 1);
+}
+
+static void *quick(void *arg)
+{
+    (void)arg;
+    rb_clock_sleep_ns(30 * RB_NS_PER_MS, NULL);
+    return NULL;
+}
+
+static void test_join_and_call(void **state)
+{
+    (void)state;
+    /* The watchdog runs (test_watchdog started it with DEADLINE_NS). A call that returns: its value. */
+    int rc = 0;
+    assert_int_equal(rb_fwatch_call(DEADLINE_NS, "stat", "/d", answer, NULL, &rc), 0);
+    assert_int_equal(rc, 42);
+
+    /* A thread that ends is joined, its slot never stuck. */
+    struct rb_fwatch *s = rb_fwatch_claim();
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, quick, NULL), 0);
+    assert_true(rb_fwatch_join(th, s));
+    assert_false(rb_fwatch_stuck(s));
+    rb_fwatch_release(s);
+
+    /* A call that never returns is left behind once it passes the deadline (not before): -ETIMEDOUT. */
+    static int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    uint64_t t0 = rb_clock_ns();
+    rc = -1;
+    assert_int_equal(rb_fwatch_call(DEADLINE_NS, "stat", "/stalled", blocks, &fds[0], &rc), -ETIMEDOUT);
+    uint64_t took = rb_clock_ns() - t0;
+    assert_true(took >= DEADLINE_NS);
+    assert_int_equal(rc, -1); /* untouched: the call did not return */
+    /* The thread stays in read() until the process ends (its state is still in use: it is not freed). */
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_watchdog)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_watchdog), cmocka_unit_test(test_join_and_call)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
