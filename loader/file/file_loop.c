@@ -93,7 +93,14 @@ static atomic_flag fatal_logged = ATOMIC_FLAG_INIT;
  */
 static bool unmake(const struct fslot *s)
 {
-    if (unlink(s->path) == 0) {
+    struct rb_file_loop *L = s->r.w->file;
+    if (rb_fwatch_fired()) { /* a file system that stopped answering is asked nothing more: the file is listed */
+        rb_warn("cannot remove %s, the unfinished file this run created: the file system is not answering (rm -f -- "
+                "'%s' removes it)", s->path, s->path);
+        return false;
+    }
+    int rc = (int)WATCHED(L, "unlink", s->path, rb_beneath_unlink(L->dir, s->r.name));
+    if (rc == 0) {
         /* Which files went is said (the first few of each process: a wide run cut short has many in flight). */
         static atomic_uint said;
         unsigned k = atomic_fetch_add(&said, 1);
@@ -103,10 +110,11 @@ static bool unmake(const struct fslot *s)
             rb_info("removed further unfinished files this run created (not named)");
         return true;
     }
-    if (errno == ENOENT)
+    if (rc == -ENOENT)
         return true;
     rb_warn("cannot remove %s, the unfinished file this run created: %s (rm -f -- '%s' removes it)", s->path,
-            strerror(errno), s->path);
+            rc == -RB_BENEATH_LINK ? "a symbolic link (or a way out of the target), not followed" : strerror(-rc),
+            s->path);
     return false;
 }
 
@@ -251,18 +259,19 @@ static void cold_prepare(struct rb_worker *w, struct fslot *s, uint64_t size)
     int fd = (int)WATCHED(w->file, "open", s->path, rb_beneath_open(w->file->dir, s->r.name, O_RDONLY, 0));
     if (fd < 0)
         return; /* the request's own open reports it */
+    /* Every call on a file of a file system that may stop answering is watched: a FUSE close waits for its daemon. */
     if (!size) {
         struct stat st;
-        size = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+        size = WATCHED(w->file, "stat", s->path, fstat(fd, &st)) == 0 ? (uint64_t)st.st_size : 0;
     }
     if (fo->drop_cache != RB_DROP_NONE)
-        rb_pagecache_drop_fd(fd);
+        WATCHED(w->file, "fadvise", s->path, rb_pagecache_drop_fd(fd));
     struct rb_residency res;
-    if (fo->cold_check && size && rb_pagecache_residency(fd, size, &res) == 0) {
+    if (fo->cold_check && size && WATCHED(w->file, "mincore", s->path, rb_pagecache_residency(fd, size, &res)) == 0) {
         int v = rb_pagecache_verdict(&res);
         s->r.cache = v > 0 ? RB_LX_CACHE_HIT : v == 0 ? RB_LX_CACHE_MISS : RB_LX_CACHE_OTHER;
     }
-    close(fd);
+    WATCHED(w->file, "close", s->path, close(fd));
 }
 
 static void get_start(struct rb_worker *w, struct fslot *s, uint64_t size)
