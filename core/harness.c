@@ -735,8 +735,10 @@ int rb_harness_finish(struct rb_harness *h, const char *table, int status)
         else if (status >= RB_EXIT_USAGE)
             rb_result_check(&h->result, "completed", false, "%s (exit %d)",
                             why[0] ? why : "the run could not be carried out", status);
-        if (status)
-            rb_result_set(&h->result, "exit_status", cJSON_CreateNumber(status));
+        /* The status the run ends with, a failed check's (an interruption's) included, is in the record. */
+        int ends = status ? status : rb_result_failed(&h->result) ? RB_EXIT_CHECK : 0;
+        if (ends)
+            rb_result_set(&h->result, "exit_status", cJSON_CreateNumber(ends));
         if (table) {
             fputs(table, stdout);
             fflush(stdout);

@@ -108,19 +108,17 @@ for _ in $(seq 120); do [ -s "$T/cancel/intervals.jsonl" ] && break; sleep 0.5; 
 [ -s "$T/cancel/intervals.jsonl" ] || { cat "$T/cancel.out"; fail "the job to cancel wrote no interval within 60 s"; }
 t0=$(date +%s%N)
 cl slurm scancel "$jid"
-# scancel sends SIGTERM, then SIGKILL after KillWait (5 s here): the whole record must be on disk before that.
-for _ in $(seq 100); do grep -q '^outcome:' "$T/cancel.out" 2>/dev/null && break; sleep 0.05; done
+# scancel sends SIGTERM, then SIGKILL after KillWait (5 s here): the whole record (table.md comes with the final
+# result.json) must be on disk before that. The outcome line goes to stderr, which srun stops forwarding once the step is cancelled.
+for _ in $(seq 100); do [ -s "$T/cancel/table.md" ] && break; sleep 0.05; done
 took=$((($(date +%s%N) - t0) / 1000000))
 assert_eq "cancelled job state" "JobState=CANCELLED" "$(wait_job "$jid")"
-[ "$took" -lt 5000 ] || fail "scancel: the outcome line came ${took} ms after scancel, not within KillWait (5 s)"
-grep -Eq '^outcome: interrupted by SIGTERM during phase "get" .*kept: the results up to then in '"$T"'/cancel.*\(exit [13]\)$' \
-    "$T/cancel.out" || fail "scancel: no outcome line saying interrupted by SIGTERM: $(tail -3 "$T/cancel.out")"
-assert_jq "$T/cancel/result.json" '[.checks[] | select(.name == "completed")][0] | .passed == false and (.detail | test("interrupted by SIGTERM|interrupted by a signal"))' \
-    "scancel: result.json written, completed check failed as interrupted"
-[ -s "$T/cancel/table.md" ] || fail "scancel: no table.md"
+[ -s "$T/cancel/table.md" ] || fail "scancel: no table.md within KillWait (5 s): $(tail -3 "$T/cancel.out")"
+assert_jq "$T/cancel/result.json" '([.checks[] | select(.name == "completed")][0] | .passed == false and (.detail | test("^interrupted by")))
+    and (.exit_status == 1 or .exit_status == 3)' "scancel: result.json written, interrupted, its exit status recorded"
 assert_eq "scancel: requests in result.json = the intervals' sum" \
     "$(jq -s 'map(select(.phase == "get") | .count) | add' "$T/cancel/intervals.jsonl")" "$(jq '.phases[0].count' "$T/cancel/result.json")"
-ok "scancel: the record and the outcome line ${took} ms after scancel"
+ok "scancel: the whole record ${took} ms after scancel"
 assert_jq "$T/cancel/result.json" '.mpi.size == 4 and .phases[0].count > 0 and .phases[0].bytes == .phases[0].count * 1048576' "cancelled run kept what it measured: 4 ranks, every GET a whole 1 MiB object"
 
 # 5. slurm down ends what slurm up started and removes the management host; the cluster stays up.
