@@ -24,9 +24,11 @@ check_interrupted() { # DIR WHAT
     [ -f "$1/result.json" ] || { cat "$T/run.err" >&2; fail "$2: no result.json (mpirun exit $WAIT_RC)"; }
     [ -s "$1/table.md" ] || fail "$2: no table.md"
     assert_jq "$1/result.json" '.checks[] | select(.name == "completed") | .passed == false' "$2: interrupted recorded"
-    assert_jq "$1/result.json" '.phases[-1].interrupted == true and ([.phases[] | select(.interrupted)] | length) == 1' \
-        "$2: the phase the signal cut short is marked, and only it"
-    grep -Eq '^outcome: interrupted by SIG(INT|TERM) during phase .*\(exit 1\)$' "$T/run.err" ||
+    # The signal may fall in a phase (the last, marked) or between two (none marked: nothing was cut short).
+    assert_jq "$1/result.json" '([.phases[:-1][] | select(.interrupted)] | length) == 0
+        and (.phases[-1].interrupted == true or ([.checks[] | select(.name == "completed")][0].passed == false))' \
+        "$2: only the last phase may be marked cut short"
+    grep -Eq '^outcome: interrupted by SIG(INT|TERM) (during|after) phase .*\(exit 1\)$' "$T/run.err" ||
         { cat "$T/run.err" >&2; fail "$2: no outcome line"; }
     assert_eq "$2: mpirun's exit status" 1 "$WAIT_RC"
     [ "$TOOK" -lt 5000 ] || fail "$2: ended ${TOOK} ms after the signal"
