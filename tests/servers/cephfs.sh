@@ -69,11 +69,15 @@ mds data = $D/mds
 CONF
     mkdir -p "$D/mds" "$D/mnt"
     [ ${#user[@]} -eq 0 ] || chown ceph:ceph "$D/mds"
-    local c=(ceph -c "$conf" --connect-timeout 5)
-    "${c[@]}" osd pool create cephfs_meta 8 >"$D/log/cephfs-pools.out" 2>&1 &&
+    local c=(ceph -c "$conf" --connect-timeout 5) end=$((SECONDS + 60))
+    # A busy monitor may not answer in time ("problem getting command descriptions from mon"); each step is
+    # idempotent (a pool, or the file system on the same pools, that exists already is fine), so all are tried again.
+    until "${c[@]}" osd pool create cephfs_meta 8 >"$D/log/cephfs-pools.out" 2>&1 &&
         "${c[@]}" osd pool create cephfs_data 8 >>"$D/log/cephfs-pools.out" 2>&1 &&
-        "${c[@]}" fs new railbench cephfs_meta cephfs_data --force >>"$D/log/cephfs-pools.out" 2>&1 ||
-        die "creating the file system failed: $(tail -n 1 "$D/log/cephfs-pools.out")"
+        "${c[@]}" fs new railbench cephfs_meta cephfs_data --force >>"$D/log/cephfs-pools.out" 2>&1; do
+        [ "$SECONDS" -lt "$end" ] || die "creating the file system failed for 60 s: $(tail -n 1 "$D/log/cephfs-pools.out")"
+        sleep 1
+    done
     ceph-mds -c "$conf" -i a -f "${user[@]}" >"$D/log/mds.out" 2>&1 &
     local mds_pid=$!
     echo "$mds_pid" >>"$D/pids"
