@@ -44,6 +44,10 @@ pkgs=(
   # fuse-overlayfs; uidmap and slirp4netns for rootless use); tests/k8s/validate.py: manifests against the
   # Kubernetes API's models (python3-kubernetes)
   podman runc catatonit mmdebstrap containernetworking-plugins fuse-overlayfs uidmap slirp4netns python3-kubernetes
+  # --format jpeg (libjpeg-turbo's encoder and decoder); Prometheus native histograms in the protobuf exposition
+  # format (protobuf-c and its compiler); independent readers of what railbench writes: numpy (.npy, .npz) and
+  # Pillow (JPEG) under Debian's /usr/bin/python3
+  libjpeg62-turbo-dev libprotobuf-c-dev protobuf-c-compiler python3-numpy python3-pil
 )
 # Debian's nodejs needs Debian's npm package; a Node.js build that bundles its own npm (NodeSource's nodejs
 # package) conflicts with it. So: npm, unless an npm is installed that some other package brought.
