@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
-# Runs unit test binaries, fuzzers and (with "all") every tests/integration/*.sh; ends with "tests: N passed, M failed".
+# Runs unit test binaries, fuzzers and (with "all") every tests/integration/*.sh; ends with
+# "tests: N passed, M failed[, K skipped]".
 # Usage: run-tests.sh unit|fuzz|all BIN...   Filter integration tests with TESTS=regex.
-# Fuzzers (build/fuzz/fuzzers/*) run FUZZ_SECONDS each from a copy of tests/fuzz/corpus/<name>.
-# Fuzzers and integration tests run TEST_JOBS at a time (default: the number of cores, at most 2; each test
-# has its own temp dir and free ports); tests/integration/cluster_*.sh run alone, after the others (they build
-# network namespaces on a /16 they find free, and two at once could pick the same one), and so does container_*.sh.
+# Fuzzers (build/fuzz/fuzzers/*) run FUZZ_SECONDS each from a copy of tests/fuzz/corpus/<name>, TEST_JOBS at a
+# time (default: the number of cores, at most 2).
+# Integration tests run INTEGRATION_JOBS at a time (default: twice the cores, at most 4: they mostly wait on
+# servers and timers; each has its own temp dir and free ports), longest first (durations of the last run, in
+# build/test-logs/durations.tsv). Each declares on its second line what it needs (tests/needs.py): at most
+# NETNS_JOBS (default 2) "netns" tests run at once, each on a 10.x.0.0/16 of its own (RB_TEST_CLUSTER_NET), and a
+# "host-net" test (it reads the host's interface counters) never runs beside one. TEST_WITHOUT="netns root"
+# skips the tests that need any of the tags named (a machine without them), and says so.
 set -u
 mode=$1; shift
 here=$(cd "$(dirname "$0")/.." && pwd)
 logs=$here/build/test-logs
 mkdir -p "$logs"
-passed=0; failed=0; failures=()
+passed=0; failed=0; skipped=0; failures=()
+declare -A took=() # integration test -> seconds, for durations.tsv
 jobs_max=${TEST_JOBS:-}
 if [ -z "$jobs_max" ]; then
     jobs_max=$(nproc 2>/dev/null || echo 1)
@@ -22,6 +28,7 @@ declare -A job_name=() job_start=()
 # report NAME RC SECONDS: counts the outcome and prints its line (the log's last 25 lines when it failed).
 report() {
     local name=$1 rc=$2 secs=$3 log=$logs/$1.log
+    [[ $name != integration/* ]] || took[${name#integration/}]=$secs
     if [ "$rc" -eq 0 ]; then
         passed=$((passed + 1)); printf 'PASS  %-40s %4ss\n' "$name" "$secs"
     else
@@ -44,7 +51,7 @@ reap_one() {
     local pid rc=0
     wait -n -p pid "${!job_name[@]}" || rc=$?
     report "${job_name[$pid]}" "$rc" $((SECONDS - ${job_start[$pid]}))
-    unset "job_name[$pid]" "job_start[$pid]"
+    unset "job_name[$pid]" "job_start[$pid]" "job_net[$pid]"
 }
 
 start_one() { # name, command...: runs it in the background once fewer than jobs_max run
@@ -53,6 +60,7 @@ start_one() { # name, command...: runs it in the background once fewer than jobs
     while [ ${#job_name[@]} -ge "$jobs_max" ]; do reap_one; done
     mkdir -p "$(dirname "$log")"
     "$@" >"$log" 2>&1 &
+    last_pid=$!
     job_name[$!]=$name
     job_start[$!]=$SECONDS
 }
@@ -80,25 +88,91 @@ for bin in "$@"; do
 done
 
 if [ "$mode" = all ]; then
-    alone=()
-    for t in "$here"/tests/integration/*.sh; do
-        [ -e "$t" ] || continue
-        name=integration/$(basename "$t" .sh)
-        if [ -n "${TESTS:-}" ] && ! [[ $name =~ $TESTS ]]; then continue; fi
-        case $name in
-        # container_image.sh's podman network carries traffic on the host's interfaces, which tests that read
-        # the host's counters (train_mpi.sh: "no interface but lo") would see: it runs alone too.
-        integration/cluster_* | integration/container_*) alone+=("$t") ;;
-        *) start_one "$name" timeout --kill-after=10 "${TEST_TIMEOUT:-600}" bash "$t" ;;
-        esac
+    ijobs=${INTEGRATION_JOBS:-}
+    if [ -z "$ijobs" ]; then
+        ijobs=$(( $(nproc 2>/dev/null || echo 1) * 2 ))
+        [ "$ijobs" -le 4 ] || ijobs=4
+    fi
+    netns_max=${NETNS_JOBS:-2}
+    for v in "$ijobs" "$netns_max"; do
+        [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "run-tests.sh: INTEGRATION_JOBS/NETNS_JOBS '$v': expected a whole number >= 1" >&2; exit 2; }
     done
     wait_all
-    for t in "${alone[@]}"; do
-        run_one "integration/$(basename "$t" .sh)" timeout --kill-after=10 "${TEST_TIMEOUT:-600}" bash "$t"
+    jobs_max=$ijobs
+    declare -A needs=() secs=() job_net=()
+    while IFS=$'\t' read -r t tags; do needs[$t]=$tags; done < <(python3 "$here/tests/needs.py" show "$here")
+    [ -f "$logs/durations.tsv" ] && while IFS=$'\t' read -r t d; do secs[$t]=$d; done <"$logs/durations.tsv"
+    queue=()
+    for t in "$here"/tests/integration/*.sh; do
+        [ -e "$t" ] || continue
+        t=$(basename "$t" .sh)
+        if [ -n "${TESTS:-}" ] && ! [[ integration/$t =~ $TESTS ]]; then continue; fi
+        lacking=
+        for tag in ${TEST_WITHOUT:-}; do [[ " ${needs[$t]} " != *" $tag "* ]] || lacking+=" $tag"; done
+        if [ -n "$lacking" ]; then
+            skipped=$((skipped + 1)); printf 'SKIP  %-40s needs%s (TEST_WITHOUT)\n' "integration/$t" "$lacking"
+            continue
+        fi
+        # Longest first; a test not timed yet counts as long when it builds namespaces, else as average.
+        d=${secs[$t]:-}
+        [ -n "$d" ] || { [[ " ${needs[$t]} " == *" netns "* ]] && d=90 || d=30; }
+        queue+=("$d $t")
+    done
+    [ ${#queue[@]} -eq 0 ] || mapfile -t queue < <(printf '%s\n' "${queue[@]}" | sort -k1,1nr -k2 | awk '{print $2}')
+
+    # has TAG: a running test needs TAG. free_net: a 10.x no running test holds and no interface or route uses.
+    has() { local p; for p in "${!job_name[@]}"; do [[ " ${needs[${job_name[$p]#integration/}]} " != *" $1 "* ]] || return 0; done; return 1; }
+    count() { local p n=0; for p in "${!job_name[@]}"; do [[ " ${needs[${job_name[$p]#integration/}]} " != *" $1 "* ]] || n=$((n + 1)); done; echo $n; }
+    free_net() {
+        local o
+        for o in $(seq 200 250); do
+            [[ " ${job_net[*]} " != *" 10.$o "* ]] || continue
+            ip -o -4 addr show 2>/dev/null | awk '{print $4}' | grep -q "^10\.$o\." && continue
+            ip -4 route show 2>/dev/null | grep -q "^10\.$o\." && continue
+            echo "10.$o"; return 0
+        done
+        return 1
+    }
+    can_start() {
+        local tags=" ${needs[$1]} "
+        [ ${#job_name[@]} -lt "$jobs_max" ] || return 1
+        if [[ $tags == *" netns "* ]]; then
+            [ "$(count netns)" -lt "$netns_max" ] && ! has host-net
+        elif [[ $tags == *" host-net "* ]]; then
+            ! has netns
+        fi
+    }
+    while [ ${#queue[@]} -gt 0 ]; do
+        started=
+        for i in "${!queue[@]}"; do
+            t=${queue[$i]}
+            can_start "$t" || continue
+            if [[ " ${needs[$t]} " == *" netns "* ]]; then
+                net=$(free_net) || { [ ${#job_name[@]} -gt 0 ] && break; echo "run-tests.sh: no free 10.x.0.0/16 between 10.200 and 10.250" >&2; exit 3; }
+                start_one "integration/$t" env RB_TEST_CLUSTER_NET="$net" timeout --kill-after=10 "${TEST_TIMEOUT:-600}" bash "$here/tests/integration/$t.sh"
+                job_net[$last_pid]=$net
+            else
+                start_one "integration/$t" timeout --kill-after=10 "${TEST_TIMEOUT:-600}" bash "$here/tests/integration/$t.sh"
+            fi
+            unset "queue[$i]"; queue=("${queue[@]}")
+            started=1
+            break
+        done
+        [ -n "$started" ] || reap_one
     done
 fi
 wait_all
 
+# Durations for the next run's order: this run's, and the last known of the tests it did not run.
+if [ ${#took[@]} -gt 0 ]; then
+    [ -f "$logs/durations.tsv" ] && while IFS=$'\t' read -r t d; do [ -n "${took[$t]:-}" ] || took[$t]=$d; done <"$logs/durations.tsv"
+    for t in "${!took[@]}"; do printf '%s\t%s\n' "$t" "${took[$t]}"; done | sort >"$logs/durations.tsv.tmp" &&
+        mv "$logs/durations.tsv.tmp" "$logs/durations.tsv"
+fi
 [ $failed -eq 0 ] || printf 'failed: %s\n' "${failures[*]}"
-echo "tests: $passed passed, $failed failed"
+if [ $skipped -gt 0 ]; then
+    echo "tests: $passed passed, $failed failed, $skipped skipped (TEST_WITHOUT=${TEST_WITHOUT:-})"
+else
+    echo "tests: $passed passed, $failed failed"
+fi
 [ $failed -eq 0 ]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: root
 # railbench block with real fio on files under the test directory (ext4, O_DIRECT): parsed figures equal fio's own JSON.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"

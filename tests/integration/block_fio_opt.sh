@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: -
 # railbench block --fio-opt KEY[=VALUE] with real fio: the option is in every job file and in fio's own JSON,
 # rate_iops=200 gives ~200 IOPS in fio's JSON and in railbench's table, --config RUN repeats the options,
 # keys railbench sets and malformed items exit 2 with one line, a key fio rejects exits 3 with fio's words.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi
 # railbench block under mpirun -np 2: each rank drives its own file; IOPS sum over ranks, p99 merges from the bins.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"

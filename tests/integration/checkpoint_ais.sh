@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi
 # railbench load checkpoint on ais:// (AIStore's native API: proxy -> target redirects) against the AIStore
 # stand-in of tests/servers/peer.py (AIStore itself cannot run here): 2 ranks of llama3-8b write 2 checkpoints
 # that the stand-in holds file by file (--keep), then read them back verified with the ranks shifted; a run without

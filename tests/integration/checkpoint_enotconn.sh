@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: ceph root
 # load checkpoint on a real CephFS (tests/servers/cephfs.sh, ceph-fuse) whose FUSE daemon is killed (by PID) in the
 # middle of the writes: the mount answers ENOTCONN. The run exits 3 with one `error:` line, and its outcome names
 # ENOTCONN (not the cleanup that fails after it); the write cut short is complete:false, out of the mean; the files

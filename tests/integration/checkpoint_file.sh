@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi root
 # railbench load checkpoint on file systems (the file protocol) on loop devices: XFS and ext4 hold exactly the
 # files and bytes of DLIO's formula after 2 ranks of llama3-8b write them (fsync at close by default), the reads
 # are verified with the ranks shifted, a run without --keep leaves no file; a checkpoint larger than the file

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: ceph mpi
 # railbench load checkpoint against Ceph RGW: 2 ranks of the llama3-8b preset at a small --scale write exactly the
 # bytes DLIO's formula gives (computed here independently, file by file), read them back verified with the ranks
 # shifted, a rank delayed on purpose is named as the straggler, the figures follow MLPerf's definitions, the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: netns root
 # Ansible against the cluster in a box: --check of every playbook changes nothing (also setup.yml from a fresh checkout), tags, argument specs, collect.yml brings both hosts' fio files of a block run.
 # Needs root (network namespaces, veths, sshd).
 set -euo pipefail

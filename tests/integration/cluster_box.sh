@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: netns root
 # Cluster in a box: namespaced hosts over ssh, mpirun across them, slow backend vs tier cache, Ansible bench.yml, rails, clean down.
 # Needs root (network namespaces, veths, sshd). Runs its own cluster name and subnet, so it
 # does not touch a cluster someone else has up.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: ceph netns root
 # CephFS in the cluster in a box: the single-host Ceph of tests/servers/cephfs.sh bound to a leg of this machine on
 # rail 0 (cluster.sh cephfs addr), mounted with ceph-fuse on both clients in their own network and sshd mount
 # namespaces (cluster.sh cephfs mount), and `load train file:///...` from 2 hosts reading one shared tree: each

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: ceph mpi netns root
 # load checkpoint on CephFS (rgw.sh's Ceph with ceph-mds and a ceph-fuse mount, tests/servers/cephfs.sh), then from
 # 2 hosts of the cluster in a box. One host: 2 ranks of llama3-8b write exactly the formula's files (on the mount, and
 # their bytes in RADOS's data pool), each fsynced (ceph-fuse's own fsync count), read them back verified with the

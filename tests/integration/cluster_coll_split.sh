@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: netns root
 # Cluster in a box: coll's split groups stay on their rail. 2 clients x 2 ranks, local rank i bound to rail i; with
 # --per-rail (and NCCL_TESTS_SPLIT 'AND 1', nccl-tests' spelling of the same groups) group g's all-reduce moves its
 # bytes over rail g of both clients, the other rail and the spine carry next to nothing; a split that pairs ranks of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: netns root
 # Cluster in a box: coll's figures against the bytes the receiving interfaces counted. 3 clients x 1 rank, MPI over
 # rail0 only (the ranks' other traffic, mpirun's ssh and Open MPI's out-of-band channel, goes over mgmt0). A ring
 # all-reduce of S bytes puts 2(n-1)/n x S on the wire into each rank per operation; coll's busbw x time is the same

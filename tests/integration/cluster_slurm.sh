@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: netns root
 # Slurm in the cluster in a box: srun tiers (MISS then HIT on both hosts), srun coll ring,hier (#wrong 0, hier on-rail), sbatch block + collect.yml, scancel, slurm down.
 # Needs root. One cluster (2 clients x 2 rails) and one Slurm serve every assertion.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: netns root
 # fabric check --drain on the Slurm of a cluster in a box (3 clients x 1 rail): client3's rail port limited to 40 Mbit/s;
 # --dry-run prints the one scontrol command and drains nothing; --drain sets client3 to DRAIN with the finding as the reason,
 # client1 and client2 stay idle.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi
 # railbench coll alltoallv, gather, scatter (nccl-tests 2.19): a skewed traffic matrix on 4 ranks moves exactly the
 # bytes per pair the matrix says (counted by MPI_Get_count in the pairwise exchange, and by the data check), #wrong 0
 # with MPI's, the pairwise and the PXN relay; --spread against nccl-tests' formula; busbw factors; bad input.

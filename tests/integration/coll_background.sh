@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi
 # railbench coll --background under mpirun -np 2: the sweep again without and with an object GET load on every
 # rank; per size the busbw both ways and their ratio, the load's own throughput and p99 alone and with the
 # collective, its requests against nginx's access log, the open-loop rate, bad input.

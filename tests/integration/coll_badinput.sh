@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi
 # railbench coll rejects bad input with one line naming the option, the value and the accepted form, exit 2.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi
 # railbench coll under mpirun -np 2, 3 and 4: every collective x every algorithm x types and ops, #wrong = 0 everywhere.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"

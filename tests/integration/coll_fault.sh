@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi
 # railbench coll catches corrupted data end to end: one bit flipped in transit gives #wrong = 1, FAILED, exit 1.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"

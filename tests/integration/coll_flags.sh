@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi
 # railbench coll takes every nccl-tests flag: with its meaning (-m -z -N -T -S -u -M -C -I -K), or noted (-G -y -R -x -V
 # -p), or refused once, on rank 0 (-t/-g other than 1, -D other than 0). -C, -I, -K and -S change the table's columns
 # as in nccl-tests, and the per-iteration figures agree with the times they come from.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi
 # railbench coll --algo hier: nodes and rails from --ranks-per-node (or the host), same exact results as ring.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"

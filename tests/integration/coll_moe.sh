@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi
 # railbench coll moe: dispatch/combine bytes per rank pair equal the router's token counts (and MPI_Get_count's),
 # the load imbalance is max/mean of those counts, uniform routing is balanced and Zipf is not, seeds repeat,
 # every algorithm returns every token intact, and the lost time is step - balanced step.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi
 # railbench coll prints nccl-tests 2.19's output byte for byte: a fixed-column parser built from nccl-tests' format
 # strings (src/util.cu) reads the preamble, header, rows and footer, and every printed figure is the -J file's
 # value as nccl-tests' getFloatStr would print it.

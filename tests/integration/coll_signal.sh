@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi
 # railbench coll stops at the next row on SIGINT to mpirun and still writes its results.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"

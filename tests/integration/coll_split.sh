@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi
 # railbench coll with split groups (nccl-tests 2.19's NCCL_TESTS_SPLIT, --split, --per-rail): the groups nccl-tests'
 # expressions give, each group's own figures and their sum, #wrong 0 inside every group; bad expressions refused.
 set -euo pipefail

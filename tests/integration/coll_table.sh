@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi
 # railbench coll's nccl-tests table parses back: busbw = algbw x factor and algbw = size / time on every row; -J, -a, -c 0.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"

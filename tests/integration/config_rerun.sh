@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: -
 # --config RUN repeats a run: every command kind run once, then again from its own result (the run directory
 # or its result.json), must resolve to the same options and positional arguments; what does not carry over
 # (--out, secrets) is named; a result of another command is refused.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: ceph mpi
 # Data the user owns (docs/safety.md): load put, load mixed and load tiers against nginx WebDAV (HEAD per name) and Ceph RGW
 # (one LIST) where objects already exist under the names a run would use. Without --keep a run writes under its own
 # prefix rb-<run id>- (printed, in result.json) and deletes only that; with --keep, --prefix or --filelist it looks

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: -
 # The Debian package: `dpkg-buildpackage -us -uc -b` in a clone of this commit builds
 # railbench_<version>_amd64.deb, the version derived from git describe (debian/version.sh); lintian finds no
 # error or warning; the package holds the binary, six man pages, the bash completion, the Grafana dashboards and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: -
 # scripts/deps.sh brings in every tool the Makefile and the scripts under scripts/, tests/ and .ci/ call, every
 # library the build links and the sanitizer/libFuzzer runtimes make check and make fuzz need.
 #

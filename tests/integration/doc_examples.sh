@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: ceph
 # Examples are tests (docs/HACKING.md, "Examples are tests"): every ```sh block of README.md and docs/**/*.md
 # runs as pasted against scripts/servers.sh, page by page in one shell each, with railbench on PATH as the
 # README's tour puts it; every `railbench ...` command of every block, ```sh cluster-only ones included, is

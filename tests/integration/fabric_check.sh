@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: netns root
 # fabric check on a cluster in a box (4 hosts x 2 rails): healthy with the defaults three times, one rate-limited rail port
 # (full and --quick), one direction of one pair throttled to 30 Mbit/s (one-way), one dead rail port; a straggler in load get.
 # Needs root (network namespaces, veths, sshd). Its cluster name and subnet come from

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi
 # railbench fabric counters: live disk/NIC rates while we write known bytes with O_DIRECT and send over loopback.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"

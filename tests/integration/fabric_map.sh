@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: -
 # railbench fabric map: this host (no GPU, no InfiniBand here) and hwloc XML fixtures of GPU nodes.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"

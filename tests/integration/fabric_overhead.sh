@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: -
 # railbench fabric overhead: the AIStore write-up's arithmetic, the Linux MTU convention, header stacks, bad input.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"

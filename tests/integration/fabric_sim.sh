@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi
 # railbench fabric sim: model values against hand-computed formulas, the nccl-tests table, --compare, --calibrate, bad input.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi
 # railbench fabric sim moe: coll moe's workload predicted with PXN off and on. The evenly routed step is exactly two
 # of the model's pairwise alltoalls of the same size; PXN never slows a rail-optimised step and changes nothing on
 # rail-only; the router is coll moe's (the same load imbalance for the same seed); bad input refused.

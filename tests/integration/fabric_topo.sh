@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: -
 # railbench fabric topo: counts, bisection and hop counts on example designs, --save/--dot/--out, bad input.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"

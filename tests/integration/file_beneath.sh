@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: root
 # Every file operation of a file:// run stays beneath the target: a symbolic link at an object's name (to a file or a
 # directory outside) is refused and counted as class symlink by put --overwrite, get, delete and stat; a hard link
 # to a file outside is replaced as a name by put --overwrite, its shared inode never written; a victim file outside

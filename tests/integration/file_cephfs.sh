@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: ceph mpi root
 # File-system data paths on a real CephFS (ceph-mon, memstore OSD, ceph-mds, mounted with ceph-fuse; tests/servers/
 # cephfs.sh): 200 files of 1 MiB put, read back verified from 2 ranks (each file once), the drop recorded as cold,
 # a load train over 1,000 per-sample files with AU, a metadata run counted against find, and railbench vs fio on the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: ceph root
 # A stalled file system: CephFS (tests/servers/cephfs.sh, ceph-fuse) whose MDS, or whose ceph-fuse daemon itself, is
 # stopped (SIGSTOP) while railbench runs. load put, load checkpoint, load train and load meta with --timeout 5s end
 # within the timeout and a few seconds, exit 3, their record on disk, one error line naming the call and the file the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: -
 # Every limit holds on file://: reads of files shorter than expected end as short_read (O_DIRECT too, psync and
 # io_uring, checkpoint reads, train --verify of tar shards and per-sample files); a call that does not return (an
 # object that is a FIFO: open blocks in the kernel, as on a file system that stopped answering) ends the run after

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi root
 # railbench load put|get|stat|delete on file:// targets, on ext4 and XFS loop devices: files on disk, exact bytes,
 # O_DIRECT, psync and io_uring, each file once per epoch from 2 ranks, cold reads proven cold, data never overwritten.
 set -euo pipefail

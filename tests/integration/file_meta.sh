@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi root
 # railbench load meta (mdtest's phases) on an ext4 loop device from 2 ranks x 2 threads: every phase's count equals
 # what find sees on disk, the bytes read are the bytes written, names are shared out once over ranks and threads,
 # the tree is the run's own (never one that exists), and a full file system ends the run with one line, exit 3.

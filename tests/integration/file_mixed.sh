@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi
 # load mixed on file:// (warp's mix of get, put, delete and stat against a directory): the op counts against the files
 # on disk at the end, each left file the seeded payload, io_uring and psync, 2 ranks, files the run did not make untouched.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: ceph mpi
 # load get --samples tar: tar shards GET whole, their members counted as samples as the bodies stream — a second row
 # "GET sample" (count, member bytes, per-sample latency) and summary.samples — on file://, over HTTP (nginx, both
 # engines) and S3 (Ceph RGW); counts and bytes equal to what GNU tar lists (directories and pax records are not

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: ceph mpi
 # load train --format tar --shard-read ranged: each shard's tar headers read once per rank (the index), then every
 # sample read as one ranged read of exactly its member's bytes — pread on file://, HTTP Range GETs on nginx and Ceph
 # RGW. Exact samples and bytes per epoch (the members' bytes GNU tar lists), the range requests each server logged

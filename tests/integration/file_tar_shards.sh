@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: ceph mpi
 # load train --format tar: WebDataset-style tar shards written by --populate (real ustar: GNU tar lists the members
 # with the sizes written), read whole and in order from 2 ranks on file://, over HTTP (nginx WebDAV) and S3 (Ceph
 # RGW): exact samples, steps and bytes per epoch, every header and member byte verified, a corrupted header counted,

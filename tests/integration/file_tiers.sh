@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi root
 # railbench load tiers with a file:// tier: a cache directory on an ext4 loop device read through in front of an
 # nginx origin (WebDAV) and of a file:// origin. Cold reads fill the cache (MISS), warm reads come from its files
 # (HIT): HIT/MISS counts, bytes from the origin and from the cache, the origin's own access log (the warm phase

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: ceph mpi root
 # railbench load tiers with a file:// tier in front of Ceph: a cache directory on an XFS loop device read through in
 # front of Ceph RGW (s3://, signed GETs) and in front of CephFS (file:// on a ceph-fuse mount), from 2 ranks: HIT/MISS
 # counts, bytes from the origin and from the cache, RGW's own log (the warm phase sent it no GET), the cache files on

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi
 # Grafana dashboards: valid against Grafana's published schema (@grafana/schema), unique panel ids, datasource
 # and run variables; then a real Prometheus scrapes real runs of every kind and every panel's query, as Grafana
 # would send it, returns data carrying the labels the panel shows.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi
 # Harness under mpirun -np 3: interval reduces sum every rank's values; a phase's CPU is its ranks' own, summed;
 # SIGINT still writes result.json.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi
 # The result directory is railbench's own: a run claims it with a marker (.railbench-result) first; a user's
 # non-empty directory or a file as --out is refused (exit 2, one line), with or without --force; --force empties an
 # earlier result of railbench's own files only, refuses when anything else is in it, and follows no link. Names

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: -
 # One default per option, and help, docs and the resolved config agree: every command the binary lists has
 # its --help defaults compared with the option tables of the pages under docs/ (tests/help_defaults.py,
 # docs/options.md "Option tables"); a mismatch planted in a copy of docs/ is caught; and for a sample of

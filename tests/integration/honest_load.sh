@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: -
 # Honest results (issue 15) for the object loads, against tests/servers/peer.py: a run that failed, stalled or
 # measured the wrong thing says so. Exit status, check names, null figures and exact counts
 # (requests = successes + every error class, in-flight-at-end included).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: -
 # Module dependencies point the declared way (docs/HACKING.md): every #include and every link edge of the
 # tree passes tests/layering.py; a wrong include planted in a copy of the sources (loader/engine -> loader/cmd,
 # fabric -> loader, core -> loader, objset -> proto, proto -> file) and a wrong link edge planted in a copy of the objects are each caught;
@@ -82,3 +83,15 @@ grep -qx "docs/HACKING.md: loader/engine/native_gs.c is not on the map" <(sed "s
     { cat "$T/map.out" >&2; fail "the drifted map's problems were not named"; }
 assert_eq "problems of the drifted map" "3" "$(tail -n 1 "$T/map.out" | awk '{print $7}')"
 ok "a file off the map, a header off the public list and a gone file are named"
+
+# 5. What each integration test needs (tests/needs.py): the tree declares it truly; a copy of a test that starts
+# RGW without declaring ceph, and one that declares a tag nobody knows, are both named.
+python3 "$ROOT/tests/needs.py" check "$ROOT" >"$T/needs.out" || { cat "$T/needs.out" >&2; fail "a test's '# needs:' line is not what it calls"; }
+ok "$(tail -n 1 "$T/needs.out")"
+mkdir -p "$T/nd/tests/integration"
+printf '#!/usr/bin/env bash\n# needs: -\nrgw_up\n' >"$T/nd/tests/integration/a.sh"
+printf '#!/usr/bin/env bash\n# needs: gpu\n' >"$T/nd/tests/integration/b.sh"
+if python3 "$ROOT/tests/needs.py" check "$T/nd" >"$T/nd.out"; then fail "planted needs lines not caught"; fi
+grep -q '^a.sh: calls but does not declare: ceph$' "$T/nd.out" && grep -q '^b.sh: unknown tag: gpu$' "$T/nd.out" ||
+    { cat "$T/nd.out" >&2; fail "planted needs lines caught, but not as expected"; }
+ok "an undeclared ceph and an unknown tag are named"

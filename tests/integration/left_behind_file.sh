@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: -
 # Everything a file:// run made is accounted for, on a small tmpfs (8 MiB; a second one with few inodes) that fills
 # up: a put that meets ENOSPC (psync and io_uring) removes its partial and empty files, left_behind in result.json
 # equals the files the run left on disk (0 without --keep, the whole ones with it) and the foreign file stays; a put

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: -
 # ais:// --ais-direct against the AIStore stand-in's cluster mode (tests/servers/peer.py: a proxy and 3 targets
 # that place objects by AIStore's HRW): requests go straight to the owning target (0 redirects, 0 misdirected,
 # requests per target as HRW says) with the same bytes as through the proxy (one redirect per request); a stale

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: -
 # railbench load put|get against nginx: exact byte/object counts, WebDAV PUT then verified GET, ranges, errors, bad input.
 # Runs twice, once per request engine (RB_ENGINE=curl or native runs one of them).
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: -
 # railbench load over HTTPS against nginx with a self-signed certificate made here, on both engines: refused
 # without --insecure (exit 3, the certificate named), and with it the same counts and bytes on curl and native,
 # --insecure recorded in the result, and the native engine's handshakes resumed on new connections.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: -
 # The native engine's two event loops (--io-loop epoll|io_uring, docs/engine.md) on the same loads: equal requests,
 # bytes and error classes against nginx (a 404 mix, 1 MiB bodies on 64 connections, HEAD and DELETE over WebDAV), the
 # peer's failure paths (503, reset, short read, timeout, a redirect loop) and the AIStore stand-in's 307 redirects;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: -
 # Kernel TLS on the native engine, and what it leaves OpenSSL to allocate per request. This machine's kernel has no
 # `tls` module, so the test boots a user-mode Linux 6.1 guest (Debian's user-mode-linux: its kernel builds `tls` as a
 # module) on this machine's own files (hostfs) and runs nginx and railbench inside it, over the guest's loopback:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: ceph mpi
 # railbench load mixed against nginx WebDAV (http://, PUT and DELETE enabled) and Ceph RGW (s3://): op counts
 # within a binomial band of the weights, no error and no 404 (the servers' own logs), per-op bytes exact, the rows
 # adding up to the total, the live set equal to what the server lists, MPI ranks on disjoint names, cleanup.

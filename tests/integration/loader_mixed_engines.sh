@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: ceph
 # load mixed on both request engines: the same mix on --engine curl and --engine native (and auto, which picks
 # native) gives the same requests per op, bytes and error classes, against nginx WebDAV, Ceph RGW (s3://) and the
 # AIStore stand-in (ais://, through the proxy's redirect). Each thread keeps one request in flight (-c 1), so its

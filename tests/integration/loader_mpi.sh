@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi
 # railbench load under mpirun -np 2: merged counts equal the sum of the ranks', epochs partition the objects,
 # and the merged p99 equals the p99 of every logged request within the histogram's error.
 set -euo pipefail

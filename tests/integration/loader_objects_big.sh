@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi
 # railbench load get over 10^8 and 10^9 generated objects: O(1) names and permutation, fast start, RSS under 64 MiB.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"

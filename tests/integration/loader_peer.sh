@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: -
 # railbench load against tests/servers/peer.py: known delay, a stall under --rate, every error class,
 # SigV4 checked independently of libcurl, and the AIStore API (stand-in written from AIStore's docs).
 # Every section runs once per request engine (RB_ENGINE=curl or native runs one of them).

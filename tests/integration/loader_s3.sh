@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: ceph
 # railbench load put|get against Ceph RGW (strict SigV4): path and virtual-host style PUT and verified GET,
 # >1,000-object listing across pages, ranged GETs, a wrong secret rejected (403), credentials, secrets.
 set -euo pipefail

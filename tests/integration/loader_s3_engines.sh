@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: ceph
 # Both request engines on the same runs against Ceph RGW (strict SigV4): PUT, verified GET, ranged GET, HEAD,
 # DELETE, path and virtual-host style, a session token, a wrong secret; each run's counts, bytes and error classes
 # must be the same on libcurl (CURLOPT_AWS_SIGV4) and the native engine (loader/sigv4.c), and RGW's own log must

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: ceph
 # railbench load put multipart against Ceph RGW: parts and objects counted exactly, ETags with the -N suffix,
 # payloads verified by get --verify, the threshold, a failed upload aborted (an nginx in front refuses bodies
 # over 6 MiB with 413, as a load balancer's body limit does) and no upload left in progress (signed

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: ceph
 # railbench load delete|stat|list and --until-steady against Ceph RGW (and nginx WebDAV for http://): exact counts, HEAD of present and
 # deleted objects, `load delete --prefix` lists then deletes and leaves the prefix empty (checked by listing it).
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: -
 # A signal under mpirun ends load get, load checkpoint and load train on every rank together, and rank 0 writes result.json,
 # table.md and the outcome line (SIGTERM to mpirun, SIGINT to its process group as a terminal's Ctrl-C; 2 and 4
 # ranks); a rank killed (kill -9) or stopped (SIGSTOP) is named in the record and the run ends with exit 3.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi
 # railbench load sweep against an nginx whose capacity is fixed by design: every response is sent at 1 MiB/s
 # (limit_rate; a 100 KiB object takes ~0.1 s) and the server admits 30 requests/s in total (limit_req, excess
 # requests queued). So throughput scales with in-flight requests up to 3-4 and then only latency grows:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: -
 # railbench load tiers with an ais:// tier: --evict and --evict-bucket through AIStore's API, tested against the
 # AIStore stand-in of tests/servers/peer.py (AIStore itself cannot run here) caching an nginx origin. The
 # stand-in counts its fetches from the origin, which shows whether a cold phase was cold.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi
 # railbench load tiers under mpirun -np 2: cold objects partitioned by rank (every cold GET a MISS, none read
 # twice), warm all HITs, exact merged bytes; a pre-warmed tier and a run-ending error agreed by both ranks.
 set -euo pipefail

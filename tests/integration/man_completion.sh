@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: -
 # Man pages and bash completion are generated from the option tables that drive --help (scripts/gen-man.py
 # reads RAILBENCH_HELP=json), installed by `make install`, and agree with --help on every option of every
 # command (tests/man_completion.py): text and default in man, option names and choice values in completion.

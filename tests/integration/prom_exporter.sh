@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi
 # Prometheus exporter: a real Prometheus scrapes rank 0 every second during an mpirun; textfile; Pushgateway; errors.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: ceph
 # PUTs whose outcome is unknown are looked up and accounted for. (1) The AIStore stand-in (tests/servers/peer.py
 # --ais-put-late-ms) stores each PUT and answers after the client's --timeout: every PUT times out, HEAD after the
 # phase finds each stored, cleanup deletes them, and unknown-outcome.txt lists exactly the keys the stand-in held.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: -
 # railbench report: tables of every kind against expected text, --compare numbers and marks, partial and malformed input, the HTML in headless Chromium.
 # RB_UPDATE_EXPECTED=1 rewrites tests/fixtures/report/expected/ from the current output (review the diff before committing).
 set -euo pipefail

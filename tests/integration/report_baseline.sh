@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: -
 # railbench report --baseline DIR: runs held against a saved run of their command per size, phase and link; regressions named
 # by the rule (below --baseline-ratio of the baseline), exit 1; none when a run equals its baseline; usage errors exit 2.
 set -euo pipefail

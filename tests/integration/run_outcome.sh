@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: -
 # Every run ends with one line that states its outcome (core/harness.c): completed; completed but a check failed
 # (which, and why); interrupted by SIGINT (in which phase, and what was kept: the results, the objects a put wrote);
 # the exit status unchanged (0, 1, 1). Against nginx WebDAV.

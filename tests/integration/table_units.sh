@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: -
 # Honest tables: human units in every command's table (no raw nanosecond or microsecond counts such as
 # "2257876ns" or "9646us"), and per-second segments in op/s where no bytes move (load stat, load delete).
 # Runs each command briefly (against nginx WebDAV where it needs a target) and scans what it printed.

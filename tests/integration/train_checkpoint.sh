@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi
 # load train --checkpoint-every against nginx WebDAV: a synchronous checkpoint every K steps lowers AU by what the
 # trainer stalled on it (AU without checkpoints x the stall's share of the trainer's time, within 8 points: the
 # writes also contend with the reads), an async one (snapshot, writer thread) stalls less; every checkpoint file is

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: -
 # railbench load train against nginx: AU > 95 % when compute dominates, < 90 % behind limit_rate (data wait explains it),
 # cold then warm through a proxy_cache tier, exact samples/bytes per epoch, populate + verify, sharded objects, presets,
 # find-max, Prometheus, bad input, SIGINT.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: host-net mpi
 # railbench load train under mpirun -np 2: samples/s is the sum over ranks and AU their mean, each object is read
 # once per epoch (three epochs, three GETs each in nginx's access log), a real MPI_Allreduce, throttling, SIGINT.
 set -euo pipefail

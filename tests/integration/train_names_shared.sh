@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: mpi
 # load train under mpirun -np 4 on a --filelist of 200,000 names: the names are held once per host in memory its
 # ranks share (the host's Pss grows by about one copy of them, not four), and the epoch still reads every name once.
 set -euo pipefail
