@@ -8,7 +8,8 @@
 # servers and timers; each has its own temp dir and free ports), longest first (durations of the last run, in
 # build/test-logs/durations.tsv). Each declares on its second line what it needs (tests/needs.py): at most
 # NETNS_JOBS (default 2) "netns" tests run at once, each on a 10.x.0.0/16 of its own (RB_TEST_CLUSTER_NET), and a
-# "host-net" test (it reads the host's interface counters) never runs beside one. TEST_WITHOUT="netns root"
+# "host-net" test (it reads the host's interface counters) never runs beside one; "timing" tests (rates held
+# to a band) run first, each alone. TEST_WITHOUT="netns root"
 # skips the tests that need any of the tags named (a machine without them), and says so.
 set -u
 mode=$1; shift
@@ -113,9 +114,11 @@ if [ "$mode" = all ]; then
             skipped=$((skipped + 1)); printf 'SKIP  %-40s needs%s (TEST_WITHOUT)\n' "integration/$t" "$lacking"
             continue
         fi
-        # Longest first; a test not timed yet counts as long when it builds namespaces, else as average.
+        # "timing" tests first (each alone), then the longest first; a test not timed yet counts as long when
+        # it builds namespaces, else as average.
         d=${secs[$t]:-}
         [ -n "$d" ] || { [[ " ${needs[$t]} " == *" netns "* ]] && d=90 || d=30; }
+        [[ " ${needs[$t]} " != *" timing "* ]] || d=$((d + 100000))
         queue+=("$d $t")
     done
     [ ${#queue[@]} -eq 0 ] || mapfile -t queue < <(printf '%s\n' "${queue[@]}" | sort -k1,1nr -k2 | awk '{print $2}')
@@ -136,6 +139,8 @@ if [ "$mode" = all ]; then
     can_start() {
         local tags=" ${needs[$1]} "
         [ ${#job_name[@]} -lt "$jobs_max" ] || return 1
+        [[ $tags != *" timing "* ]] || { [ ${#job_name[@]} -eq 0 ]; return; }
+        ! has timing || return 1
         if [[ $tags == *" netns "* ]]; then
             [ "$(count netns)" -lt "$netns_max" ] && ! has host-net
         elif [[ $tags == *" host-net "* ]]; then

@@ -4,7 +4,9 @@ nothing), and checked against what the script calls. scripts/run-tests.sh schedu
 
 Tags: mpi (mpirun on this host), ceph (a Ceph cluster: RGW or CephFS), root (loop devices, mounts, FUSE,
 network namespaces, containers), netns (network namespaces or a container network: veths on the host),
-host-net (reads the host's interface counters, so it never runs beside a netns test; declared by hand).
+host-net (reads the host's interface counters, so it never runs beside a netns test; declared by hand),
+timing (holds a rate or a ratio of rates to a band, which another test's load on the 2 cores could move: it
+runs with no other test beside it; declared by hand).
 
 Usage: needs.py check ROOT     every tests/integration/*.sh declares exactly what it calls; exit 1 otherwise
        needs.py show ROOT      NAME<TAB>TAGS for every test (what run-tests.sh reads)
@@ -19,7 +21,7 @@ DERIVED = {
     "root": r"\bloopfs_up\b|\blosetup\b|\bcephfs_up\b|cluster_lib\.sh|\bip netns (add|exec)\b|\bpodman\b|\bunshare\b",
     "netns": r"cluster_lib\.sh|\bip netns add\b|\bpodman\b",
 }
-BY_HAND = {"host-net"}
+BY_HAND = {"host-net", "timing"}
 TAGS = set(DERIVED) | BY_HAND
 
 

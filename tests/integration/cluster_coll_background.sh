@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# needs: netns root
+# needs: netns root timing
 # Cluster in a box: coll allreduce --background with MPI on a tbf-shaped rail0, the GET load first over mgmt0
 # (separate networks), then over rail0 (one shared rail): the block's columns against result.json, ratio =
 # busbw with the load / busbw alone, the load's bytes against its requests and the interface counters, and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# needs: netns root
+# needs: netns root timing
 # Cluster in a box: load train --overlap with the reads and the all-reduce on one tbf-shaped rail, then on separate
 # networks (reads over mgmt); slowdown factors, the bytes each interface carried, and step time against its parts.
 # Needs root (network namespaces). Runs its own cluster name and subnet (RB_TEST_CLUSTER_NAME/NET).

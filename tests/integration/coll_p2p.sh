@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# needs: mpi netns root
+# needs: mpi netns root timing
 # railbench coll latency|bw|bibw|mbw_mr: OSU's output read back; latency on loopback positive and above the copy floor;
 # across two namespaced hosts whose links tbf limits, bw, bibw and mbw_mr within a band of the tbf rate.
 # The second part needs root (network namespaces); it runs cluster "rbp" on 10.80 (RB_TEST_CLUSTER_NAME/NET override).
