@@ -2,7 +2,6 @@
 #include "kv_trace_int.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
