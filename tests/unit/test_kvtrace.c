@@ -295,6 +295,31 @@ static void test_mooncake_errors(void **state)
     expect_error(GOOD "{\"timestamp\": 1} x\n", 2, "text after the JSON object (column 18)");
     expect_error(GOOD "[1, 2]\n", 2, "not a JSON object");
     expect_error(GOOD "\n\n{\"timestamp\": 1,\n", 4, "not JSON");
+    /* Integers are digits only; a key read twice is refused; unknown values are still JSON, 64 levels deep. */
+    expect_error(GOOD MC("1", "1.0", "5", "[]"), 2, "\"input_length\" is not an integer");
+    expect_error(GOOD MC("1", "1e3", "5", "[]"), 2, "\"input_length\" is not an integer");
+    expect_error(GOOD MC("1", "-0", "5", "[]"), 2, "\"input_length\" is not an integer");
+    expect_error(GOOD MC("1", "12", "5", "[1e0]"), 2, "hash_ids[0] is not an integer");
+    expect_error(GOOD MC("1", "12", "5", "[01]"), 2, "not JSON (column 72)");
+    expect_error(GOOD "{\"timestamp\": 1, \"timestamp\": 2}\n", 2, "\"timestamp\" twice");
+    expect_error(GOOD "{\"x\": \"\\q\", \"timestamp\": 1}\n", 2, "not JSON");
+    expect_error(GOOD "{\"x\": tru}\n", 2, "not JSON (column 7)");
+    char deep[256];
+    for (int levels = 63; levels <= 64; levels++) {
+        strcpy(deep, "{\"x\": ");
+        for (int i = 0; i < 2 * levels; i++)
+            strcat(deep, i < levels ? "[" : "]");
+        strcat(deep, ", \"timestamp\": 1, \"input_length\": 2, \"output_length\": 3, \"hash_ids\": [4]}\n");
+        if (levels == 64) {
+            expect_error(deep, 1, "not JSON (column 70)");
+        } else {
+            struct rb_kvtrace t;
+            char err[512];
+            assert_int_equal(load_text(deep, &t, err, sizeof err), 0);
+            assert_int_equal(t.req[0].blocks[0], 4);
+            rb_kvtrace_free(&t);
+        }
+    }
 }
 
 static void test_burstgpt_errors(void **state)
