@@ -5,7 +5,9 @@ Usage: schema_check.py SCHEMAS_DIR PATH...
   PATH is a result.json or a directory searched for result.json files (recursively).
 Every result.json is checked against SCHEMAS_DIR/result.schema.json (what every command records) and against
 the one kind schema whose "command" property (const, enum or pattern) names its recorded command; a command
-that no schema names is a problem too. Prints one line per problem, then "N results, M problems"; exits 1 on
+that no schema names is a problem too. Every line of the intervals.jsonl beside a result.json (or found in a
+directory searched) is checked against SCHEMAS_DIR/intervals.schema.json; a last line that is cut short
+(no newline, not JSON: a killed run) is allowed. Prints one line per problem, then "N results, M problems"; exits 1 on
 any problem, 2 on a usage error. Results that are not railbench's (no "schema" key) are skipped.
 """
 import json
@@ -49,8 +51,39 @@ def results(paths):
                     continue
                 if 'result.json' in files:
                     yield os.path.join(root, 'result.json')
+                elif 'intervals.jsonl' in files:
+                    yield os.path.join(root, 'intervals.jsonl')
         else:
             yield p
+
+
+def interval_problems(path, schema):
+    """Problems of intervals.jsonl at path, one per bad line (at most 5 named)."""
+    try:
+        with open(path, encoding='utf-8') as f:
+            text = f.read()
+    except OSError as e:
+        return [f'{path}: cannot read: {e}']
+    lines = text.split('\n')
+    cut = lines[-1] != ''  # the last line has no newline
+    out = []
+    validator = jsonschema.Draft7Validator(schema)
+    for i, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            doc = json.loads(line)
+        except ValueError as e:
+            if not (cut and i == len(lines)):
+                out.append(f'{path}:{i}: not JSON: {e}')
+            continue
+        for e in validator.iter_errors(doc):
+            out.append(f'{path}:{i}: intervals.schema.json: {"/".join(map(str, e.absolute_path)) or "(top)"}: '
+                       f'{e.message[:300]}')
+        if len(out) >= 5:
+            out.append(f'{path}: further lines not checked')
+            break
+    return out
 
 
 def problems_of(path, envelope, kinds):
@@ -84,15 +117,23 @@ def main():
     sdir = sys.argv[1]
     envelope = load(os.path.join(sdir, 'result.schema.json'))
     kinds = [(n, load(os.path.join(sdir, n))) for n in sorted(os.listdir(sdir))
-             if n.endswith('.schema.json') and n != 'result.schema.json']
+             if n.endswith('.schema.json') and n not in ('result.schema.json', 'intervals.schema.json')]
     for n, s in [('result.schema.json', envelope)] + kinds:
         jsonschema.Draft7Validator.check_schema(s)
     n = 0
     problems = []
+    intervals = load(os.path.join(sdir, 'intervals.schema.json'))
+    jsonschema.Draft7Validator.check_schema(intervals)
     for path in results(sys.argv[2:]):
+        beside = os.path.join(os.path.dirname(path), 'intervals.jsonl')
+        if os.path.basename(path) == 'intervals.jsonl':
+            problems += interval_problems(path, intervals)
+            continue
         p, kind = problems_of(path, envelope, kinds)
         n += kind is not None or bool(p)
         problems += p
+        if (kind is not None or p) and os.path.exists(beside):
+            problems += interval_problems(beside, intervals)
     for p in problems:
         print(p)
     print(f'{n} results, {len(problems)} problems')
