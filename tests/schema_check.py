@@ -2,10 +2,12 @@
 """Validates result.json files against the result contract in schemas/ (JSON Schema, draft 7).
 
 Usage: schema_check.py SCHEMAS_DIR PATH...
-  PATH is a result.json or a directory searched for result.json files (recursively).
+  PATH is a result.json, a provenance.json, report --mlperf's JSON, or a directory searched for result.json
+  and provenance.json files (recursively).
 Every result.json is checked against SCHEMAS_DIR/result.schema.json (what every command records) and against
 the one kind schema whose "command" property (const, enum or pattern) names its recorded command; a command
-that no schema names is a problem too. Prints one line per problem, then "N results, M problems"; exits 1 on
+that no schema names is a problem too. A document whose "schema" is one of DOCUMENTS (a provenance record,
+report --mlperf's verdict) is checked against that schema alone. Prints one line per problem, then "N results, M problems"; exits 1 on
 any problem, 2 on a usage error. Results that are not railbench's (no "schema" key) are skipped.
 """
 import json
@@ -37,6 +39,12 @@ def names_command(schema, command):
 # command, so no kind schema names it: its results are held against the envelope alone.
 TEST_HARNESS = 'test harness'
 
+# Documents that are not results: their "schema" value picks their schema file, and no kind is theirs.
+DOCUMENTS = {
+    'mlps-run-provenance/1': 'provenance.schema.json',
+    'railbench.mlperf-check/1': 'mlperf-check.schema.json',
+}
+
 
 def results(paths):
     """The result.json files under paths; a copy of this checkout's tests/fixtures (a test's clone of the
@@ -47,13 +55,14 @@ def results(paths):
                 rel = os.sep + os.path.relpath(root, p) + os.sep
                 if os.sep + os.path.join('tests', 'fixtures') + os.sep in rel:
                     continue
-                if 'result.json' in files:
-                    yield os.path.join(root, 'result.json')
+                for name in ('result.json', 'provenance.json'):
+                    if name in files:
+                        yield os.path.join(root, name)
         else:
             yield p
 
 
-def problems_of(path, envelope, kinds):
+def problems_of(path, envelope, kinds, documents):
     try:
         doc = load(path)
     except (OSError, ValueError) as e:
@@ -61,6 +70,11 @@ def problems_of(path, envelope, kinds):
     if not isinstance(doc, dict) or 'schema' not in doc:
         return [], None
     out = []
+    if doc['schema'] in DOCUMENTS:
+        name = DOCUMENTS[doc['schema']]
+        for e in jsonschema.Draft7Validator(documents[name]).iter_errors(doc):
+            out.append(f'{path}: {name}: {"/".join(map(str, e.absolute_path)) or "(top)"}: {e.message[:300]}')
+        return out, name
     for e in jsonschema.Draft7Validator(envelope).iter_errors(doc):
         out.append(f'{path}: result.schema.json: {"/".join(map(str, e.absolute_path)) or "(top)"}: {e.message}')
     command = doc.get('command')
@@ -83,14 +97,15 @@ def main():
         return 2
     sdir = sys.argv[1]
     envelope = load(os.path.join(sdir, 'result.schema.json'))
+    documents = {n: load(os.path.join(sdir, n)) for n in DOCUMENTS.values()}
     kinds = [(n, load(os.path.join(sdir, n))) for n in sorted(os.listdir(sdir))
-             if n.endswith('.schema.json') and n != 'result.schema.json']
-    for n, s in [('result.schema.json', envelope)] + kinds:
+             if n.endswith('.schema.json') and n != 'result.schema.json' and n not in documents]
+    for n, s in [('result.schema.json', envelope)] + kinds + list(documents.items()):
         jsonschema.Draft7Validator.check_schema(s)
     n = 0
     problems = []
     for path in results(sys.argv[2:]):
-        p, kind = problems_of(path, envelope, kinds)
+        p, kind = problems_of(path, envelope, kinds, documents)
         n += kind is not None or bool(p)
         problems += p
     for p in problems:
