@@ -327,6 +327,6 @@ int rb_provenance_write(const struct rb_result *r)
     int rc = b.oom ? -ENOMEM : rb_file_write_atomic(path, b.s, b.len);
     rb_buf_free(&b);
     if (rc < 0)
-        rb_error("cannot write %s: %s", path, strerror(-rc));
+        rb_warn("cannot write %s: %s; the run goes on without its provenance record", path, strerror(-rc));
     return rc;
 }

@@ -207,6 +207,16 @@ static double client_ram(const struct mcheck *c, const struct mrun *r)
     return c->client_ram ? (double)c->client_ram : num(r->prov, "client_memory_bytes");
 }
 
+/* v by fmt into buf, or "–" when it was not measured (never "nan"). */
+static const char *fig(char buf[40], const char *fmt, double v)
+{
+    if (isfinite(v))
+        snprintf(buf, 40, fmt, v);
+    else
+        snprintf(buf, 40, "–");
+    return buf;
+}
+
 static void size_text(char *buf, size_t len, double bytes)
 {
     if (isfinite(bytes) && bytes >= 0)
@@ -299,13 +309,13 @@ static void rule_dataset(struct mcheck *c)
         }
     }
     double bytes = num(item(item(worst->result, "summary"), "dataset"), "bytes");
-    char b[32], m[32];
+    char b[32], m[32], r[40];
     size_text(b, sizeof b, bytes);
     size_text(m, sizeof m, client_ram(c, worst));
     add_rule(c, "dataset_size", true, NULL, worst_ratio >= DATASET_RAM_FACTOR,
-             "data set %s against %d x %s of client memory (%s%s): %.3g x%s", b, DATASET_RAM_FACTOR, m,
+             "data set %s against %d x %s of client memory (%s%s): %s x", b, DATASET_RAM_FACTOR, m,
              c->client_ram ? "--mlperf-client-ram" : "provenance", c->nw > 1 ? ", the smallest ratio of the runs" : "",
-             worst_ratio, isfinite(worst_ratio) ? "" : " (not measured)");
+             fig(r, "%.3g", worst_ratio));
 }
 
 /* steps_per_epoch: every epoch of every run took at least 500 steps. */
@@ -330,9 +340,10 @@ static void rule_steps(struct mcheck *c)
         add_rule(c, "steps_per_epoch", true, NULL, false, "no epoch recorded");
         return;
     }
+    char f[40], e[40];
     add_rule(c, "steps_per_epoch", true, NULL, fewest >= STEPS_PER_EPOCH_MIN,
-             "fewest steps in an epoch: %.0f (%s, epoch %.0f); the rules take at least %d", fewest, base(at), epoch,
-             STEPS_PER_EPOCH_MIN);
+             "fewest steps in an epoch: %s (%s, epoch %s); the rules take at least %d", fig(f, "%.0f", fewest),
+             base(at), fig(e, "%.0f", epoch), STEPS_PER_EPOCH_MIN);
 }
 
 /* The AU threshold of a run in percent: the result's own (au_threshold), the workload's, else --au-min. */
@@ -362,8 +373,9 @@ static void rule_au(struct mcheck *c)
         else
             rb_buf_printf(&b, "%s– (not measured)", i > 1 ? ", " : "");
     }
-    add_rule(c, "au", true, NULL, ok, "AU %% of the measured runs: %s; threshold %.4g %%", b.s ? b.s : "none",
-             c->nw > 1 ? au_threshold(c->w[1]) : NAN);
+    char t[40];
+    add_rule(c, "au", true, NULL, ok, "AU %% of the measured runs: %s; threshold %s %%", b.s ? b.s : "none",
+             fig(t, "%.4g", c->nw > 1 ? au_threshold(c->w[1]) : NAN));
     rb_buf_free(&b);
 }
 
@@ -394,11 +406,12 @@ static cJSON *rule_figure(struct mcheck *c)
     double bps = mean_of(m, n, offsetof(struct mrun, bytes_per_s));
     double au = mean_of(m, n, offsetof(struct mrun, au_pct));
     struct rb_buf b = {0};
+    char f1[40], f2[40], f3[40];
     for (size_t i = 0; i < n; i++)
-        rb_buf_printf(&b, "%s%.1f", i ? ", " : "", m[i]->samples_per_s);
+        rb_buf_printf(&b, "%s%s", i ? ", " : "", fig(f1, "%.1f", m[i]->samples_per_s));
     add_rule(c, "mean_of_5", true, NULL, n == MEASURED_RUNS && isfinite(sps) && isfinite(bps) && isfinite(au),
-             "mean of %zu measured run(s): %.1f samples/s (%s), %.3f MiB/s, AU %.2f %%", n, sps,
-             b.s ? b.s : "none", bps / 1048576.0, au);
+             "mean of %zu measured run(s): %s samples/s (%s), %s MiB/s, AU %s %%", n, fig(f1, "%.1f", sps),
+             b.s ? b.s : "none", fig(f2, "%.3f", bps / 1048576.0), fig(f3, "%.2f", au));
     rb_buf_free(&b);
     cJSON *f = cJSON_CreateObject();
     cJSON_AddStringToObject(f, "workload", c->workload);
@@ -431,8 +444,9 @@ static void rules_ckpt(struct mcheck *c, struct mrun *r)
                  strcmp(flush, "drop_caches") == 0 && !dropped ? " (not on every host)" : "", w, CKPT_RAM_FACTOR, m);
         if (two) {
             double gap = num(r->result, "read_gap_s");
+            char g[40];
             add_rule(c, "ckpt_read_gap", false, r, gap <= CKPT_READ_GAP_MAX_S,
-                     "%s: reads started %.1f s after the writes ended (at most %.0f s)", base(r), gap,
+                     "%s: reads started %s s after the writes ended (at most %.0f s)", base(r), fig(g, "%.1f", gap),
                      CKPT_READ_GAP_MAX_S);
         }
     }

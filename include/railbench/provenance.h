@@ -50,7 +50,7 @@ cJSON *rb_provenance_build(const cJSON *root);
 /*
  * Writes r's directory's provenance.json from r's record (rank 0 holds it;
  * elsewhere, or for another command, nothing and 0). Returns 0 or -errno
- * after one error line naming the file.
+ * after one warning naming the file (the run goes on).
  */
 int rb_provenance_write(const struct rb_result *r);
 

@@ -79,6 +79,10 @@ PY
 S=("$T"/set/run{1..6})
 assert_exit 1 "4 runs instead of 6" mlperf "${S[@]:0:4}" -o "$T/b.md"
 rule_line "$T/b.md" runs FAIL
+assert_exit 1 "the warm-up alone" mlperf "${S[0]}" -o "$T/b.md"
+rule_line "$T/b.md" mean_of_5 FAIL
+grep -q 'mean of 0 measured run(s): – samples/s (none), – MiB/s, AU – %' "$T/b.md" || fail "no figure is not –"
+grep -Eqiw 'nan|inf' "$T/b.md" && fail "a figure not measured printed as nan or inf"
 assert_exit 1 "another workload between the runs" mlperf "${S[@]}" "$T/runs/cosmo" -o "$T/b.md"
 rule_line "$T/b.md" consecutive FAIL
 grep -q 'cosmo (workload cosmoflow' "$T/b.md" || fail "consecutive does not name the cosmoflow run"
