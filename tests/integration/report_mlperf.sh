@@ -37,6 +37,13 @@ done
 ok "every train and checkpoint result has provenance.json"
 check_results "$T" || fail "a result or provenance record breaks its schema"
 ok "provenance.json keeps schemas/provenance.schema.json"
+mkdir -p "$T/p/badprov" && cp -r "$T/set/run1" "$T/p/badprov/"
+jq '.core_config_sha256 = "xyz" | del(.hosts)' "$T/set/run1/provenance.json" >"$T/p/badprov/run1/provenance.json"
+if check_results "$T/p/badprov" 2>"$T/badprov.err"; then fail "a broken provenance.json passes its schema"; fi
+grep -q 'provenance.json: provenance.schema.json: core_config_sha256: .xyz. does not match' "$T/badprov.err" &&
+    grep -q "provenance.schema.json: (top): 'hosts' is a required property" "$T/badprov.err" ||
+    { cat "$T/badprov.err" >&2; fail "schema_check does not name what is wrong in provenance.json"; }
+ok "schema_check names a broken provenance.json: $(head -n 1 "$T/badprov.err" | sed 's|.*/p/badprov/||')"
 python3 - "$T/set/run1" <<'PY' || fail "provenance hash is not the SHA-256 of the canonical core configuration"
 import hashlib, json, sys
 p = json.load(open(sys.argv[1] + '/provenance.json'))
