@@ -162,6 +162,8 @@ static int load_run(struct mrun *r, const char *dir)
     int rc = core ? rb_json_sha256(core, r->hash) : -ENOMEM;
     const cJSON *w = item(item(r->result, "summary"), "workload");
     r->workload = cJSON_IsString(w) ? w->valuestring : cJSON_GetStringValue(item(w, "preset"));
+    if (!r->train) /* a checkpoint's "workload" is its model */
+        r->workload = cJSON_GetStringValue(item(item(item(r->result, "summary"), "model"), "name"));
     cJSON_Delete(core);
     if (rc || isnan(r->start_s) || isnan(r->end_s)) {
         rb_error("report --mlperf: %s: result.json lacks %s", dir,
@@ -560,7 +562,7 @@ static void render_md(const struct mcheck *c, struct rb_buf *b)
         nck += !c->runs[i].train;
     rb_buf_printf(b, "# MLPerf Storage %s closed rules: %zu training run(s)%s%s, %zu checkpoint result(s)\n\n",
                   RB_PROVENANCE_RULES, c->nw, c->workload ? " of " : "", c->workload ? c->workload : "", nck);
-    rb_buf_printf(b, "| # | run | command | workload | role | started | samples/s | MiB/s | AU %% | config |\n"
+    rb_buf_printf(b, "| # | run | command | workload or model | role | started | samples/s | MiB/s | AU %% | config |\n"
                      "|---:|---|---|---|---|---|---:|---:|---:|---|\n");
     for (size_t i = 0; i < c->n; i++) {
         const struct mrun *r = &c->runs[i];
