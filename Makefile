@@ -6,6 +6,7 @@ CC := mpicc
 PKGS := libcurl libcjson libmicrohttpd hwloc openssl liburing
 # Tags vX.Y.Z name releases; between them git describe gives vX.Y.Z-N-gHASH (debian/version.sh maps it).
 VERSION := $(shell git describe --tags --match 'v[0-9]*' --always --dirty 2>/dev/null || echo unknown)
+GIT_COMMIT := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 
 # The Debian package behind each pkg-config name, for the one-line error when one is missing.
 DEB_libcurl := libcurl4-openssl-dev
@@ -95,6 +96,9 @@ $(B)/version.stamp: FORCE
 	@echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' > $@
 $(B)/obj/core/result.o: RB_CFLAGS += -DRB_VERSION='"$(VERSION)"'
 $(B)/obj/core/result.o: $(B)/version.stamp
+# provenance.json records the full commit; git describe changes with it, so the same stamp serves.
+$(B)/obj/core/provenance.o: RB_CFLAGS += -DRB_GIT_COMMIT='"$(GIT_COMMIT)"'
+$(B)/obj/core/provenance.o: $(B)/version.stamp
 
 # The collectives' reduction kernels must vectorise; GCC's -O2 cost model ("very cheap") leaves them scalar.
 ifneq ($(SUFFIX),fuzz)

@@ -18,10 +18,12 @@
  * the record (core/result.c), --prom-textfile's file when it names the
  * result directory (core/prom.c), and the report the documented
  * `railbench report DIR -o DIR/report.md --html DIR/report.html` writes
- * beside it (scripts/demo.sh). block's per-rank files are under points/.
+ * beside it (scripts/demo.sh), and the provenance record of load train and load
+ * checkpoint (core/provenance.c). block's per-rank files are under points/.
  */
 static const char *const own_files[] = {
     RB_RESULT_MARKER, "result.json", "intervals.jsonl", "table.md", "railbench.prom", "report.md", "report.html",
+    "provenance.json",
 };
 /* What makes a directory without the marker (one an older railbench wrote) a result. */
 static const char *const record_files[] = {"result.json", "intervals.jsonl", "table.md"};

@@ -34,6 +34,8 @@ struct report {
     const char *group_by;
     const char *baseline;               /* --baseline DIR (reports/baseline.c) */
     double baseline_ratio;
+    bool mlperf;                        /* --mlperf (reports/mlperf.c) */
+    uint64_t mlperf_client_ram;
     /* results */
     size_t regressions;
 };
@@ -560,6 +562,15 @@ static int check_options(const struct report *R, int nargs)
         fprintf(stderr, "railbench: error: --group-by: cannot be combined with --compare (which takes two runs)\n");
         return -1;
     }
+    if (R->mlperf && (R->compare || R->group_by || R->baseline || R->html || R->format == FMT_CSV ||
+                      R->format == FMT_HTML)) {
+        fprintf(stderr, "railbench: error: --mlperf: takes --format md|json and --out only\n");
+        return -1;
+    }
+    if (!R->mlperf && R->mlperf_client_ram) {
+        fprintf(stderr, "railbench: error: --mlperf-client-ram: only with --mlperf\n");
+        return -1;
+    }
     if (R->baseline && (R->compare || R->group_by || !(R->baseline_ratio > 0 && R->baseline_ratio < 1))) {
         fprintf(stderr, "railbench: error: --baseline: %s\n", R->compare || R->group_by
                                                           ? "cannot be combined with --compare or --group-by"
@@ -636,6 +647,12 @@ int rb_report_main(int argc, char **argv)
         {"baseline-ratio", 0, RB_OPT_DOUBLE, &R.baseline_ratio, "X",
          "--baseline: a figure below X times the baseline's (a latency or time above 2 - X times) is a regression",
          NULL},
+        {"mlperf", 0, RB_OPT_FLAG, &R.mlperf, NULL,
+         "check load train and load checkpoint results against MLPerf Storage's closed rules, one PASS/FAIL line "
+         "per rule; exit 1 when one fails", NULL},
+        {"mlperf-client-ram", 0, RB_OPT_SIZE, &R.mlperf_client_ram, "SIZE",
+         "--mlperf: the clients' total memory the data set is held against instead of the runs' provenance "
+         "records (for scaled-down sets)", NULL},
         {0},
     };
     static const struct rb_cmd_spec spec = {
@@ -647,6 +664,7 @@ int rb_report_main(int argc, char **argv)
     struct rb_cmd_spec s = spec;
     s.opts = opts;
     struct rb_cli cli;
+    int status = RB_EXIT_OK;
     int rc = rb_cli_parse(&cli, &s, argc, argv);
     if (rc != 0) {
         rb_cli_free(&cli);
@@ -657,6 +675,11 @@ int rb_report_main(int argc, char **argv)
         rb_cli_free(&cli);
         return RB_EXIT_USAGE;
     }
+    if (R.mlperf) {
+        status = rb_report_mlperf(cli.args, (size_t)cli.nargs, R.format == FMT_JSON, R.out, R.mlperf_client_ram);
+        rb_cli_free(&cli);
+        return status;
+    }
     bool want_html = R.html || R.format == FMT_HTML;
     unsigned flags = want_html ? RB_RUNDIR_SERIES | RB_RUNDIR_CURVES : 0;
     struct section *secs = NULL;
@@ -664,7 +687,6 @@ int rb_report_main(int argc, char **argv)
     struct rb_rtable *runs = NULL;
     struct rb_rundir **all = NULL;
     struct rb_buf body = {0};
-    int status = RB_EXIT_OK;
 
     R.loading = true;
     rc = load_all(&R, &cli, flags);

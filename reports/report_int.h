@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "railbench/buf.h"
 #include "rtable_int.h"
@@ -99,6 +100,17 @@ int rb_report_build_tables(struct rb_rundir **runs, const struct rb_report_kind 
  */
 int rb_report_baseline(struct rb_rundir *runs, const struct rb_report_kind *const *kinds, size_t n, const char *dir,
                        double ratio, struct rb_report_tables *out, size_t *regressions);
+
+/*
+ * report --mlperf (reports/mlperf.c): whether the results in args[0..nargs)
+ * (result directories, or directories of them) meet MLPerf Storage's closed
+ * rules, one line per rule; the verdict as Markdown, or JSON with json, to
+ * out (NULL: stdout). client_ram, when not 0, is the clients' total memory
+ * the data set sizes are held against instead of each run's provenance
+ * record (scaled-down sets). Returns the exit status: 0 every rule applying
+ * holds, 1 one does not, 2 bad input (one error line), 3 output failed.
+ */
+int rb_report_mlperf(const char *const *args, size_t nargs, bool json, const char *out, uint64_t client_ram);
 
 /* Fills s for runs[0..n) (label keys in first-seen order). Returns 0 or -ENOMEM; free with rb_report_set_free. */
 int rb_report_set_init(struct rb_report_set *s, struct rb_rundir *const *runs, size_t n);

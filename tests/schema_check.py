@@ -2,12 +2,15 @@
 """Validates result.json files against the result contract in schemas/ (JSON Schema, draft 7).
 
 Usage: schema_check.py SCHEMAS_DIR PATH...
-  PATH is a result.json or a directory searched for result.json files (recursively).
+  PATH is a result.json, a provenance.json, report --mlperf's JSON, or a directory searched for result.json
+  and provenance.json files (recursively).
 Every result.json is checked against SCHEMAS_DIR/result.schema.json (what every command records) and against
 the one kind schema whose "command" property (const, enum or pattern) names its recorded command; a command
-that no schema names is a problem too. Every line of the intervals.jsonl beside a result.json (or found in a
-directory searched) is checked against SCHEMAS_DIR/intervals.schema.json; a last line that is cut short
-(no newline, not JSON: a killed run) is allowed. Prints one line per problem, then "N results, M problems"; exits 1 on
+that no schema names is a problem too. A document whose "schema" is one of DOCUMENTS (a provenance record,
+report --mlperf's verdict) is checked against that schema alone. Every line of the intervals.jsonl beside a
+result.json (or found in a directory searched without one) is checked against SCHEMAS_DIR/intervals.schema.json;
+a last line that is cut short (no newline, not JSON: a killed run) is allowed. Prints one line per problem, then
+"N results, M problems"; exits 1 on
 any problem, 2 on a usage error. Results that are not railbench's (no "schema" key) are skipped.
 """
 import json
@@ -39,6 +42,12 @@ def names_command(schema, command):
 # command, so no kind schema names it: its results are held against the envelope alone.
 TEST_HARNESS = 'test harness'
 
+# Documents that are not results: their "schema" value picks their schema file, and no kind is theirs.
+DOCUMENTS = {
+    'mlps-run-provenance/1': 'provenance.schema.json',
+    'railbench.mlperf-check/1': 'mlperf-check.schema.json',
+}
+
 
 def results(paths):
     """The result.json files under paths; a copy of this checkout's tests/fixtures (a test's clone of the
@@ -49,9 +58,10 @@ def results(paths):
                 rel = os.sep + os.path.relpath(root, p) + os.sep
                 if os.sep + os.path.join('tests', 'fixtures') + os.sep in rel:
                     continue
-                if 'result.json' in files:
-                    yield os.path.join(root, 'result.json')
-                elif 'intervals.jsonl' in files:
+                for name in ('result.json', 'provenance.json'):
+                    if name in files:
+                        yield os.path.join(root, name)
+                if 'result.json' not in files and 'intervals.jsonl' in files:
                     yield os.path.join(root, 'intervals.jsonl')
         else:
             yield p
@@ -86,7 +96,7 @@ def interval_problems(path, schema):
     return out
 
 
-def problems_of(path, envelope, kinds):
+def problems_of(path, envelope, kinds, documents):
     try:
         doc = load(path)
     except (OSError, ValueError) as e:
@@ -94,6 +104,11 @@ def problems_of(path, envelope, kinds):
     if not isinstance(doc, dict) or 'schema' not in doc:
         return [], None
     out = []
+    if doc['schema'] in DOCUMENTS:
+        name = DOCUMENTS[doc['schema']]
+        for e in jsonschema.Draft7Validator(documents[name]).iter_errors(doc):
+            out.append(f'{path}: {name}: {"/".join(map(str, e.absolute_path)) or "(top)"}: {e.message[:300]}')
+        return out, name
     for e in jsonschema.Draft7Validator(envelope).iter_errors(doc):
         out.append(f'{path}: result.schema.json: {"/".join(map(str, e.absolute_path)) or "(top)"}: {e.message}')
     command = doc.get('command')
@@ -116,9 +131,11 @@ def main():
         return 2
     sdir = sys.argv[1]
     envelope = load(os.path.join(sdir, 'result.schema.json'))
+    documents = {n: load(os.path.join(sdir, n)) for n in DOCUMENTS.values()}
     kinds = [(n, load(os.path.join(sdir, n))) for n in sorted(os.listdir(sdir))
-             if n.endswith('.schema.json') and n not in ('result.schema.json', 'intervals.schema.json')]
-    for n, s in [('result.schema.json', envelope)] + kinds:
+             if n.endswith('.schema.json') and n not in ('result.schema.json', 'intervals.schema.json')
+             and n not in documents]
+    for n, s in [('result.schema.json', envelope)] + kinds + list(documents.items()):
         jsonschema.Draft7Validator.check_schema(s)
     n = 0
     problems = []
@@ -129,10 +146,10 @@ def main():
         if os.path.basename(path) == 'intervals.jsonl':
             problems += interval_problems(path, intervals)
             continue
-        p, kind = problems_of(path, envelope, kinds)
+        p, kind = problems_of(path, envelope, kinds, documents)
         n += kind is not None or bool(p)
         problems += p
-        if (kind is not None or p) and os.path.exists(beside):
+        if os.path.basename(path) == 'result.json' and (kind is not None or p) and os.path.exists(beside):
             problems += interval_problems(beside, intervals)
     for p in problems:
         print(p)

@@ -9,6 +9,7 @@
 #include "../engine/phase_int.h"
 #include "ckpt_int.h"
 #include "railbench/log.h"
+#include "railbench/provenance.h"
 
 /* Rank 0: the record of one checkpoint (figures, ranks, hosts, stragglers), logged and added to the list. */
 /* A number, or null where it was not measured (NAN). */
@@ -259,6 +260,7 @@ char *rb_ckpt_report(struct rb_ckpt_run *x, const struct rb_cleanup *cl)
         t = nt;
     }
     rb_result_set(&x->h.result, "summary", s);
+    rb_provenance_write(&x->h.result);
     return t;
 }
 

@@ -13,6 +13,7 @@
 #include "railbench/buf.h"
 #include "railbench/clock.h"
 #include "railbench/log.h"
+#include "railbench/provenance.h"
 #include "railbench/units.h"
 #include "train_cmd_int.h"
 
@@ -386,6 +387,7 @@ void rb_train_report(struct rb_train_run *R, struct rb_buf *table)
     bool small = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(R->dataset, "page_cache_may_hide_storage"));
     R->dataset = R->populated = R->interference = NULL;
     rb_result_set(&R->h->result, "summary", s);
+    rb_provenance_write(&R->h->result);
     report_md(table, R, R->trials, R->ntrials, best, &R->search, small,
               cJSON_GetObjectItemCaseSensitive(s, "interference"));
     record_checks(R, best, &R->search, passed);
