@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: -
 # report --mlperf: a submission-shaped set made for real (load train run 6 times on a local directory, scaled
 # down: 500 samples of 1 KiB, batch 1, 2 ms of compute a step, so 500 steps an epoch, held against
 # --mlperf-client-ram 64KiB), and checkpoint results, pass every rule (exit 0) with the mean of the 5 measured runs
