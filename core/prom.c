@@ -270,7 +270,9 @@ enum rb_prom_format rb_prom_negotiate(const char *accept)
 {
     enum rb_prom_format best = RB_PROM_TEXT;
     double best_q = 0;
-    for (const char *r = accept; r && *r;) {
+    if (!accept)
+        return best;
+    for (const char *r = accept; *r;) {
         while (*r == ',' || *r == ' ' || *r == '\t')
             r++;
         const char *end = r + strcspn(r, ",");
@@ -294,8 +296,8 @@ enum rb_prom_format rb_prom_negotiate(const char *accept)
 static const char *const content_type[] = {
     [RB_PROM_TEXT] = "text/plain; version=0.0.4; charset=utf-8",
     [RB_PROM_OPENMETRICS] = "application/openmetrics-text; version=1.0.0; charset=utf-8",
-    [RB_PROM_PROTOBUF] = "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; "
-                         "encoding=delimited",
+    [RB_PROM_PROTOBUF] = ("application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; "
+                          "encoding=delimited"),
 };
 
 /* A copy of the published form f (its length in *len); NULL when out of memory. */
