@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -181,7 +182,8 @@ size_t rb_prom_slot(double value_s)
 void rb_prom_exemplar(struct rb_prom *p, const char *phase, const char *op, double value_s,
                       const char *request_id, double ts_s)
 {
-    struct rb_prom_phase *ph = p && request_id && value_s >= 0 ? phase_of(p, phase, op) : NULL;
+    bool valid = p && request_id && isfinite(value_s) && value_s >= 0 && isfinite(ts_s) && ts_s >= 0;
+    struct rb_prom_phase *ph = valid ? phase_of(p, phase, op) : NULL;
     if (!ph)
         return;
     if (!ph->ex && !(ph->ex = calloc(RB_PROM_SLOTS(rb_prom_le_count()), sizeof *ph->ex)))
@@ -192,17 +194,24 @@ void rb_prom_exemplar(struct rb_prom *p, const char *phase, const char *op, doub
     e->set = true;
     e->value_s = value_s;
     e->ts_s = ts_s;
-    snprintf(e->id, sizeof e->id, "%s", request_id);
+    /* Cut at a character boundary: a UTF-8 sequence split in two would make the whole scrape invalid. */
+    size_t n = strnlen(request_id, RB_PROM_ID_MAX + 1);
+    if (n > RB_PROM_ID_MAX)
+        for (n = RB_PROM_ID_MAX; n > 0 && ((unsigned char)request_id[n] & 0xc0) == 0x80; n--)
+            ;
+    memcpy(e->id, request_id, n);
+    e->id[n] = '\0';
 }
 
 void rb_prom_publish(struct rb_prom *p)
 {
     if (!p)
         return;
-    char *text = rb_prom_render(p), *om = rb_prom_render_openmetrics(p);
+    /* Without a listener nothing serves OpenMetrics or protobuf: only the text is kept up to date. */
+    char *text = rb_prom_render(p), *om = p->mhd ? rb_prom_render_openmetrics(p) : NULL;
     void *pb = NULL;
     size_t pblen = 0;
-    if (!text || !om || rb_prom_render_protobuf(p, &pb, &pblen) != 0) {
+    if (!text || (p->mhd && (!om || rb_prom_render_protobuf(p, &pb, &pblen) != 0))) {
         free(text);
         free(om);
         return;
@@ -394,8 +403,8 @@ int rb_prom_listen(struct rb_prom *p, const char *spec, char *msg, size_t msglen
         return -EIO;
     }
     p->fd = -1; /* the daemon owns and closes it now */
-    if (!p->text)
-        rb_prom_publish(p);
+    if (!p->om)
+        rb_prom_publish(p); /* the OpenMetrics and protobuf forms too, from now on */
     return 0;
 }
 

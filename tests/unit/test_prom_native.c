@@ -246,6 +246,39 @@ static void test_openmetrics(void **state)
     rb_prom_free(p);
 }
 
+/* Exemplar inputs: no NaN or infinity is kept; an id is cut at RB_PROM_ID_MAX bytes on a character boundary. */
+static void test_exemplar_inputs(void **state)
+{
+    (void)state;
+    struct rb_prom *p = sample_registry();
+    rb_prom_exemplar(p, "cold", "GET", NAN, "nan", 1700000009);
+    rb_prom_exemplar(p, "cold", "GET", INFINITY, "inf", 1700000009);
+    rb_prom_exemplar(p, "cold", "GET", 0.002, "no-time", NAN);
+    rb_prom_exemplar(p, "cold", "GET", -1, "negative", 1700000009);
+    char id[80];
+    memset(id, 'x', sizeof id);
+    memcpy(id + 62, "\xc3\xa9", 2); /* U+00E9 at bytes 62-63: fits */
+    memcpy(id + 64, "\xe2\x82\xac", 3); /* U+20AC at bytes 64-66: past the limit, dropped whole */
+    id[sizeof id - 1] = '\0';
+    rb_prom_exemplar(p, "cold", "GET", 0.003, id, 1700000010);
+    memcpy(id + 62, "x\xe2\x82\xac", 4); /* U+20AC at bytes 63-65: would be cut, so dropped whole */
+    rb_prom_exemplar(p, "cold", "GET", 0.005, id, 1700000011);
+    char *t = rb_prom_render_openmetrics(p);
+    assert_null(strstr(t, "\"nan\""));
+    assert_null(strstr(t, "\"inf\""));
+    assert_null(strstr(t, " nan"));
+    assert_null(strstr(t, " inf"));
+    assert_null(strstr(t, "no-time"));
+    assert_null(strstr(t, "negative"));
+    char want[160];
+    snprintf(want, sizeof want, "# {request_id=\"%.62s\xc3\xa9\"} 0.003 1700000010.000\n", id);
+    assert_non_null(strstr(t, want));
+    snprintf(want, sizeof want, "# {request_id=\"%.63s\"} 0.005 1700000011.000\n", id);
+    assert_non_null(strstr(t, want));
+    free(t);
+    rb_prom_free(p);
+}
+
 static void test_negotiate(void **state)
 {
     (void)state;
@@ -344,6 +377,7 @@ int main(void)
         cmocka_unit_test(test_native_index),
         cmocka_unit_test(test_protobuf),
         cmocka_unit_test(test_openmetrics),
+        cmocka_unit_test(test_exemplar_inputs),
         cmocka_unit_test(test_negotiate),
         cmocka_unit_test(test_served_by_accept),
     };
