@@ -42,8 +42,8 @@ for i in $(seq 0 99); do head -c 4096 /dev/urandom >"$T/www/data/$(printf 'obj-%
 nginx_start origin "server { listen 127.0.0.1:$N; root $T/www; }"
 wait_port "$N"
 
-# prom_serve: 2000 requests in 5 batches a second apart, then 25 s of serving; load get at the same time.
-bg "$SERVE" "$SP" 2000 5 1000 25 >"$T/serve.json"
+# prom_serve: 2000 requests in 5 batches a second apart, then 40 s of serving; load get at the same time.
+bg "$SERVE" "$SP" 2000 5 1000 40 >"$T/serve.json"
 SRV=$LAST_PID
 bg "$RB" load get "http://127.0.0.1:$N/data" --objects 100 --count 2000 --rate 250/s --prom-listen "$LP" \
     --prom-linger 3s --out "$T/r1" --quiet
