@@ -7,7 +7,6 @@
 #include <math.h>
 #include <netinet/in.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +18,6 @@
 #include <curl/curl.h>
 
 #include "railbench/file.h"
-#include "railbench/buf.h"
 #include "railbench/cli.h"
 #include "railbench/result.h"
 
