@@ -4,52 +4,28 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
-#include <microhttpd.h>
 
 #include "railbench/file.h"
-#include "railbench/buf.h"
 #include "railbench/cli.h"
 #include "railbench/result.h"
+
+#include "prom_int.h"
 
 #define LE_MIN_EXP 10
 #define LE_MAX_EXP 36
 #define LE_PER_OCTAVE 4
-
-struct sample {
-    char *name, *type, *help, *labels;
-    double value;
-};
-
-struct phase {
-    char *phase, *op;
-    const char *const *err;
-    const char *const *extra;
-    struct rb_stats *stats;
-};
-
-struct rb_prom {
-    char *const_labels;
-    struct sample *samples;
-    size_t nsamples, capsamples;
-    struct phase *phases;
-    size_t nphases, capphases;
-
-    struct MHD_Daemon *mhd;
-    int fd;
-    pthread_mutex_t lock;     /* guards text: the server thread reads it, the publisher swaps it */
-    char *text;
-};
 
 size_t rb_prom_le_count(void)
 {
@@ -114,10 +90,13 @@ void rb_prom_free(struct rb_prom *p)
         free(p->phases[i].phase);
         free(p->phases[i].op);
         rb_stats_free(p->phases[i].stats);
+        free(p->phases[i].ex);
     }
     free(p->phases);
     pthread_mutex_destroy(&p->lock);
     free(p->text);
+    free(p->om);
+    free(p->pb);
     free(p->const_labels);
     free(p);
 }
@@ -128,7 +107,7 @@ void rb_prom_set(struct rb_prom *p, const char *name, const char *type, const ch
     if (!p)
         return;
     for (size_t i = 0; i < p->nsamples; i++) {
-        struct sample *s = &p->samples[i];
+        struct rb_prom_sample *s = &p->samples[i];
         if (strcmp(s->name, name) == 0 && strcmp(s->labels, labels) == 0) {
             s->value = value;
             return;
@@ -136,13 +115,13 @@ void rb_prom_set(struct rb_prom *p, const char *name, const char *type, const ch
     }
     if (p->nsamples == p->capsamples) {
         size_t cap = p->capsamples ? p->capsamples * 2 : 64;
-        struct sample *n = realloc(p->samples, cap * sizeof *n);
+        struct rb_prom_sample *n = realloc(p->samples, cap * sizeof *n);
         if (!n)
             return;
         p->samples = n;
         p->capsamples = cap;
     }
-    struct sample s = {strdup(name), strdup(type), strdup(help), strdup(labels), value};
+    struct rb_prom_sample s = {strdup(name), strdup(type), strdup(help), strdup(labels), value};
     if (!s.name || !s.type || !s.help || !s.labels) {
         free(s.name);
         free(s.type);
@@ -153,239 +132,192 @@ void rb_prom_set(struct rb_prom *p, const char *name, const char *type, const ch
     p->samples[p->nsamples++] = s;
 }
 
+/* The entry of {phase, op}, made when missing; NULL when out of memory. */
+static struct rb_prom_phase *phase_of(struct rb_prom *p, const char *phase, const char *op)
+{
+    for (size_t i = 0; i < p->nphases; i++)
+        if (strcmp(p->phases[i].phase, phase) == 0 && strcmp(p->phases[i].op, op) == 0)
+            return &p->phases[i];
+    if (p->nphases == p->capphases) {
+        size_t cap = p->capphases ? p->capphases * 2 : 8;
+        struct rb_prom_phase *n = realloc(p->phases, cap * sizeof *n);
+        if (!n)
+            return NULL;
+        p->phases = n;
+        p->capphases = cap;
+    }
+    struct rb_prom_phase fresh = {.phase = strdup(phase), .op = strdup(op), .stats = rb_stats_new()};
+    if (!fresh.phase || !fresh.op || !fresh.stats) {
+        free(fresh.phase);
+        free(fresh.op);
+        rb_stats_free(fresh.stats);
+        return NULL;
+    }
+    p->phases[p->nphases] = fresh;
+    return &p->phases[p->nphases++];
+}
+
 void rb_prom_phase(struct rb_prom *p, const char *phase, const char *op,
                    const struct rb_stats_names *names, const struct rb_stats *total)
 {
-    if (!p)
+    struct rb_prom_phase *ph = p ? phase_of(p, phase, op) : NULL;
+    if (!ph)
         return;
-    struct phase *ph = NULL;
-    for (size_t i = 0; i < p->nphases; i++)
-        if (strcmp(p->phases[i].phase, phase) == 0 && strcmp(p->phases[i].op, op) == 0)
-            ph = &p->phases[i];
-    if (!ph) {
-        if (p->nphases == p->capphases) {
-            size_t cap = p->capphases ? p->capphases * 2 : 8;
-            struct phase *n = realloc(p->phases, cap * sizeof *n);
-            if (!n)
-                return;
-            p->phases = n;
-            p->capphases = cap;
-        }
-        struct phase fresh = {strdup(phase), strdup(op), NULL, NULL, rb_stats_new()};
-        if (!fresh.phase || !fresh.op || !fresh.stats) {
-            free(fresh.phase);
-            free(fresh.op);
-            rb_stats_free(fresh.stats);
-            return;
-        }
-        p->phases[p->nphases] = fresh;
-        ph = &p->phases[p->nphases++];
-    }
     ph->err = names ? names->err : NULL;
     ph->extra = names ? names->extra : NULL;
     memcpy(ph->stats, total, sizeof *total);
+    ph->has_stats = true;
 }
 
-/* Writes "{labels}" joining the constant labels and the series' own; nothing when both are empty. */
-static void labelset(struct rb_buf *b, const char *const_labels, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void labelset(struct rb_buf *b, const char *const_labels, const char *fmt, ...)
+size_t rb_prom_slot(double value_s)
 {
-    char own[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(own, sizeof own, fmt, ap);
-    va_end(ap);
-    if (!*own && !*const_labels)
+    size_t n = rb_prom_le_count(), i = 0;
+    while (i < n && !(value_s < (double)rb_prom_le_ns(i) / 1e9))
+        i++;
+    return i;
+}
+
+void rb_prom_exemplar(struct rb_prom *p, const char *phase, const char *op, double value_s,
+                      const char *request_id, double ts_s)
+{
+    bool valid = p && request_id && isfinite(value_s) && value_s >= 0 && isfinite(ts_s) && ts_s >= 0;
+    struct rb_prom_phase *ph = valid ? phase_of(p, phase, op) : NULL;
+    if (!ph)
         return;
-    rb_buf_printf(b, "{%s%s%s}", own, *own && *const_labels ? "," : "", const_labels);
-}
-
-static void family(struct rb_buf *b, const char *name, const char *type, const char *help)
-{
-    rb_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
-/* Success class of a phase: HTTP phases count successes as 2xx, others as ok. */
-static const char *ok_class(const struct phase *ph)
-{
-    for (size_t i = 0; ph->err && ph->err[i]; i++)
-        if (strncmp(ph->err[i], "http_", 5) == 0)
-            return "2xx";
-    return "ok";
-}
-
-/* The code_class an error class belongs to: http_4xx -> 4xx, http_5xx -> 5xx, the rest -> error. */
-static const char *err_code_class(const char *cls)
-{
-    if (strncmp(cls, "http_", 5) == 0)
-        return cls + 5;
-    return "error";
-}
-
-static void histogram(struct rb_buf *b, const char *cl, const char *name, const char *phase,
-                      const char *op, const struct rb_hist *h)
-{
-    uint64_t cum = 0;
-    size_t bucket = 0;
-    for (size_t i = 0; i < rb_prom_le_count(); i++) {
-        size_t upto = rb_hist_index(rb_prom_le_ns(i)); /* buckets below this one are < le */
-        for (; bucket < upto; bucket++)
-            cum += h->counts[bucket];
-        rb_buf_printf(b, "%s_bucket", name);
-        labelset(b, cl, "op=\"%s\",phase=\"%s\",le=\"%.9g\"", op, phase,
-                 (double)rb_prom_le_ns(i) / 1e9);
-        rb_buf_printf(b, " %llu\n", (unsigned long long)cum);
-    }
-    rb_buf_printf(b, "%s_bucket", name);
-    labelset(b, cl, "op=\"%s\",phase=\"%s\",le=\"+Inf\"", op, phase);
-    rb_buf_printf(b, " %llu\n%s_sum", (unsigned long long)h->count, name);
-    labelset(b, cl, "op=\"%s\",phase=\"%s\"", op, phase);
-    rb_buf_printf(b, " %.9f\n%s_count", (double)h->sum_ns / 1e9, name);
-    labelset(b, cl, "op=\"%s\",phase=\"%s\"", op, phase);
-    rb_buf_printf(b, " %llu\n", (unsigned long long)h->count);
-}
-
-static void render_phases(struct rb_buf *b, const struct rb_prom *p)
-{
-    const char *cl = p->const_labels;
-    char ph_[256], op_[128], cls_[128];
-    if (!p->nphases)
+    if (!ph->ex && !(ph->ex = calloc(RB_PROM_SLOTS(rb_prom_le_count()), sizeof *ph->ex)))
         return;
-    family(b, "railbench_requests_total", "counter", "Completed operations by outcome class.");
-    for (size_t i = 0; i < p->nphases; i++) {
-        const struct phase *ph = &p->phases[i];
-        rb_prom_escape(ph_, sizeof ph_, ph->phase);
-        rb_prom_escape(op_, sizeof op_, ph->op);
-        const struct rb_stats *s = ph->stats;
-        rb_buf_printf(b, "railbench_requests_total");
-        labelset(b, cl, "op=\"%s\",phase=\"%s\",code_class=\"%s\"", op_, ph_, ok_class(ph));
-        rb_buf_printf(b, " %llu\n", (unsigned long long)(s->ops - s->errors));
-        /* Error classes sharing a code class (e.g. connect and timeout) add up into one series. */
-        for (size_t k = 0; ph->err && ph->err[k]; k++) {
-            const char *cc = err_code_class(ph->err[k]);
-            bool first = true;
-            for (size_t j = 0; j < k; j++)
-                if (strcmp(err_code_class(ph->err[j]), cc) == 0)
-                    first = false;
-            if (!first)
-                continue;
-            uint64_t n = 0;
-            for (size_t j = k; j < RB_STATS_ERR_MAX && ph->err[j]; j++)
-                if (strcmp(err_code_class(ph->err[j]), cc) == 0)
-                    n += s->err[j];
-            rb_buf_printf(b, "railbench_requests_total");
-            labelset(b, cl, "op=\"%s\",phase=\"%s\",code_class=\"%s\"", op_, ph_, cc);
-            rb_buf_printf(b, " %llu\n", (unsigned long long)n);
-        }
-    }
-    family(b, "railbench_bytes_total", "counter", "Payload bytes moved.");
-    for (size_t i = 0; i < p->nphases; i++) {
-        rb_prom_escape(ph_, sizeof ph_, p->phases[i].phase);
-        rb_prom_escape(op_, sizeof op_, p->phases[i].op);
-        rb_buf_printf(b, "railbench_bytes_total");
-        labelset(b, cl, "op=\"%s\",phase=\"%s\"", op_, ph_);
-        rb_buf_printf(b, " %llu\n", (unsigned long long)p->phases[i].stats->bytes);
-    }
-    family(b, "railbench_errors_total", "counter", "Failed operations by error class.");
-    for (size_t i = 0; i < p->nphases; i++) {
-        const struct phase *ph = &p->phases[i];
-        rb_prom_escape(ph_, sizeof ph_, ph->phase);
-        rb_prom_escape(op_, sizeof op_, ph->op);
-        for (size_t k = 0; ph->err && ph->err[k] && k < RB_STATS_ERR_MAX; k++) {
-            rb_prom_escape(cls_, sizeof cls_, ph->err[k]);
-            rb_buf_printf(b, "railbench_errors_total");
-            labelset(b, cl, "op=\"%s\",phase=\"%s\",class=\"%s\"", op_, ph_, cls_);
-            rb_buf_printf(b, " %llu\n", (unsigned long long)ph->stats->err[k]);
-        }
-    }
-    bool any_events = false;
-    for (size_t i = 0; i < p->nphases; i++)
-        any_events |= p->phases[i].extra && p->phases[i].extra[0];
-    if (any_events) {
-        family(b, "railbench_events_total", "counter",
-               "Command-specific events per phase (cache hits and misses, redirects).");
-        for (size_t i = 0; i < p->nphases; i++) {
-            const struct phase *ph = &p->phases[i];
-            rb_prom_escape(ph_, sizeof ph_, ph->phase);
-            rb_prom_escape(op_, sizeof op_, ph->op);
-            for (size_t k = 0; ph->extra && ph->extra[k] && k < RB_STATS_EXTRA_MAX; k++) {
-                rb_prom_escape(cls_, sizeof cls_, ph->extra[k]);
-                rb_buf_printf(b, "railbench_events_total");
-                labelset(b, cl, "op=\"%s\",phase=\"%s\",event=\"%s\"", op_, ph_, cls_);
-                rb_buf_printf(b, " %llu\n", (unsigned long long)ph->stats->extra[k]);
-            }
-        }
-    }
-    family(b, "railbench_request_duration_seconds", "histogram",
-           "Operation latency, start to last byte (from the intended start under --rate).");
-    for (size_t i = 0; i < p->nphases; i++) {
-        rb_prom_escape(ph_, sizeof ph_, p->phases[i].phase);
-        rb_prom_escape(op_, sizeof op_, p->phases[i].op);
-        histogram(b, cl, "railbench_request_duration_seconds", ph_, op_, &p->phases[i].stats->lat);
-    }
-    bool any_ttfb = false;
-    for (size_t i = 0; i < p->nphases; i++)
-        any_ttfb |= p->phases[i].stats->ttfb.count > 0;
-    if (any_ttfb) {
-        family(b, "railbench_ttfb_seconds", "histogram", "Time to first byte.");
-        for (size_t i = 0; i < p->nphases; i++) {
-            if (!p->phases[i].stats->ttfb.count)
-                continue;
-            rb_prom_escape(ph_, sizeof ph_, p->phases[i].phase);
-            rb_prom_escape(op_, sizeof op_, p->phases[i].op);
-            histogram(b, cl, "railbench_ttfb_seconds", ph_, op_, &p->phases[i].stats->ttfb);
-        }
-    }
-}
-
-char *rb_prom_render(const struct rb_prom *p)
-{
-    struct rb_buf b = {0};
-    render_phases(&b, p);
-    /* Samples grouped by family, families in order of first appearance. */
-    for (size_t i = 0; i < p->nsamples; i++) {
-        bool seen = false;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = strcmp(p->samples[j].name, p->samples[i].name) == 0;
-        if (seen)
-            continue;
-        family(&b, p->samples[i].name, p->samples[i].type, p->samples[i].help);
-        for (size_t j = i; j < p->nsamples; j++) {
-            const struct sample *s = &p->samples[j];
-            if (strcmp(s->name, p->samples[i].name) != 0)
-                continue;
-            rb_buf_printf(&b, "%s", s->name);
-            labelset(&b, p->const_labels, "%s", s->labels);
-            /* The shortest of %.15g and %.17g that reads back as the same double. */
-            char num[40];
-            snprintf(num, sizeof num, "%.15g", s->value);
-            if (strtod(num, NULL) != s->value)
-                snprintf(num, sizeof num, "%.17g", s->value);
-            rb_buf_printf(&b, " %s\n", num);
-        }
-    }
-    if (!b.s)
-        rb_buf_printf(&b, "%s", "");
-    if (b.oom) {
-        free(b.s);
-        return NULL;
-    }
-    return b.s;
+    struct rb_prom_ex *e = &ph->ex[rb_prom_slot(value_s)];
+    if (e->set && e->value_s >= value_s)
+        return;
+    e->set = true;
+    e->value_s = value_s;
+    e->ts_s = ts_s;
+    /* Cut at a character boundary: a UTF-8 sequence split in two would make the whole scrape invalid. */
+    size_t n = strnlen(request_id, RB_PROM_ID_MAX + 1);
+    if (n > RB_PROM_ID_MAX)
+        for (n = RB_PROM_ID_MAX; n > 0 && ((unsigned char)request_id[n] & 0xc0) == 0x80; n--)
+            ;
+    memcpy(e->id, request_id, n);
+    e->id[n] = '\0';
 }
 
 void rb_prom_publish(struct rb_prom *p)
 {
     if (!p)
         return;
-    char *text = rb_prom_render(p);
-    if (!text)
+    /* Without a listener nothing serves OpenMetrics or protobuf: only the text is kept up to date. */
+    char *text = rb_prom_render(p), *om = p->mhd ? rb_prom_render_openmetrics(p) : NULL;
+    void *pb = NULL;
+    size_t pblen = 0;
+    if (!text || (p->mhd && (!om || rb_prom_render_protobuf(p, &pb, &pblen) != 0))) {
+        free(text);
+        free(om);
         return;
+    }
     pthread_mutex_lock(&p->lock);
-    char *old = p->text;
+    char *old = p->text, *old_om = p->om;
+    void *old_pb = p->pb;
     p->text = text;
+    p->om = om;
+    p->pb = pb;
+    p->pblen = pblen;
     pthread_mutex_unlock(&p->lock);
     free(old);
+    free(old_om);
+    free(old_pb);
+}
+
+/* A media range's parameter value (quotes removed) into out; false when absent. */
+static bool media_param(const char *params, size_t len, const char *key, char *out, size_t outlen)
+{
+    size_t kl = strlen(key);
+    for (size_t i = 0; i < len;) {
+        while (i < len && (params[i] == ';' || params[i] == ' ' || params[i] == '\t'))
+            i++;
+        size_t end = i;
+        while (end < len && params[end] != ';')
+            end++;
+        if (end - i > kl && strncasecmp(params + i, key, kl) == 0 && params[i + kl] == '=') {
+            const char *v = params + i + kl + 1;
+            size_t vl = (size_t)(params + end - v);
+            while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
+                vl--;
+            if (vl >= 2 && v[0] == '"' && v[vl - 1] == '"') {
+                v++;
+                vl -= 2;
+            }
+            snprintf(out, outlen, "%.*s", (int)vl, v);
+            return true;
+        }
+        i = end;
+    }
+    return false;
+}
+
+/* The format one media range names, or -1 for one railbench does not serve. */
+static int media_format(const char *type, size_t tl, const char *params, size_t pl)
+{
+    char proto[128], enc[32];
+#define IS(t) (tl == sizeof(t) - 1 && strncasecmp(type, t, tl) == 0)
+    if (IS("application/vnd.google.protobuf"))
+        return media_param(params, pl, "proto", proto, sizeof proto) &&
+                       strcmp(proto, "io.prometheus.client.MetricFamily") == 0 &&
+                       media_param(params, pl, "encoding", enc, sizeof enc) && strcmp(enc, "delimited") == 0
+                   ? RB_PROM_PROTOBUF
+                   : -1;
+    if (IS("application/openmetrics-text"))
+        return RB_PROM_OPENMETRICS;
+    if (IS("text/plain") || IS("text/*") || IS("*/*"))
+        return RB_PROM_TEXT;
+#undef IS
+    return -1;
+}
+
+enum rb_prom_format rb_prom_negotiate(const char *accept)
+{
+    enum rb_prom_format best = RB_PROM_TEXT;
+    double best_q = 0;
+    if (!accept)
+        return best;
+    for (const char *r = accept; *r;) {
+        while (*r == ',' || *r == ' ' || *r == '\t')
+            r++;
+        const char *end = r + strcspn(r, ",");
+        size_t tl = strcspn(r, ";,");
+        while (tl && (r[tl - 1] == ' ' || r[tl - 1] == '\t'))
+            tl--;
+        const char *params = r + strcspn(r, ";,");
+        size_t pl = (size_t)(end - params);
+        char qs[32];
+        double q = media_param(params, pl, "q", qs, sizeof qs) ? strtod(qs, NULL) : 1;
+        int f = media_format(r, tl, params, pl);
+        if (f >= 0 && q > best_q) {
+            best = (enum rb_prom_format)f;
+            best_q = q;
+        }
+        r = end;
+    }
+    return best;
+}
+
+static const char *const content_type[] = {
+    [RB_PROM_TEXT] = "text/plain; version=0.0.4; charset=utf-8",
+    [RB_PROM_OPENMETRICS] = "application/openmetrics-text; version=1.0.0; charset=utf-8",
+    [RB_PROM_PROTOBUF] = ("application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; "
+                          "encoding=delimited"),
+};
+
+/* A copy of the published form f (its length in *len); NULL when out of memory. */
+static void *published(struct rb_prom *p, enum rb_prom_format f, size_t *len)
+{
+    pthread_mutex_lock(&p->lock);
+    const void *src = f == RB_PROM_PROTOBUF ? p->pb : f == RB_PROM_OPENMETRICS ? (void *)p->om : (void *)p->text;
+    *len = !src ? 0 : f == RB_PROM_PROTOBUF ? p->pblen : strlen(src);
+    void *copy = malloc(*len + 1);
+    if (copy && *len)
+        memcpy(copy, src, *len);
+    pthread_mutex_unlock(&p->lock);
+    return copy;
 }
 
 static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char *url,
@@ -408,14 +340,17 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char 
         code = MHD_HTTP_NOT_FOUND;
         resp = MHD_create_response_from_buffer(sizeof msg - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
     } else {
-        pthread_mutex_lock(&p->lock);
-        char *copy = strdup(p->text ? p->text : "");
-        pthread_mutex_unlock(&p->lock);
+        enum rb_prom_format f =
+            rb_prom_negotiate(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
+        size_t len;
+        void *copy = published(p, f, &len);
         if (!copy)
             return MHD_NO;
-        resp = MHD_create_response_from_buffer(strlen(copy), copy, MHD_RESPMEM_MUST_FREE);
-        if (resp)
-            MHD_add_response_header(resp, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+        resp = MHD_create_response_from_buffer(len, copy, MHD_RESPMEM_MUST_FREE);
+        if (!resp)
+            free(copy);
+        else
+            MHD_add_response_header(resp, "Content-Type", content_type[f]);
     }
     if (!resp)
         return MHD_NO;
@@ -466,8 +401,8 @@ int rb_prom_listen(struct rb_prom *p, const char *spec, char *msg, size_t msglen
         return -EIO;
     }
     p->fd = -1; /* the daemon owns and closes it now */
-    if (!p->text)
-        rb_prom_publish(p);
+    if (!p->om)
+        rb_prom_publish(p); /* the OpenMetrics and protobuf forms too, from now on */
     return 0;
 }
 

@@ -37,6 +37,7 @@ class Railbench(MakefilePackage):
     depends_on("http-parser")
     depends_on("openssl")
     depends_on("liburing")
+    depends_on("protobuf-c")  # the protobuf exposition format (libprotobuf-c; protoc-c at build time)
 
     # At run time: fio for `railbench block` (not a Spack dependency: the system's fio is what users test).
 

@@ -52,9 +52,9 @@ nginx_dav ckdav
 kinds=(load tiers sweep train block coll hosts ckpt)
 declare -A port
 targets=""
-mapfile -t ports < <(free_port 9)
+mapfile -t ports < <(free_port 10)
 for i in "${!kinds[@]}"; do k=${kinds[$i]}; port[$k]=${ports[$i]}; targets+="'127.0.0.1:${port[$k]}',"; done
-PP=${ports[8]}
+PP=${ports[8]} PN=${ports[9]}
 cat >"$T/prometheus.yml" <<CONF
 global: {scrape_interval: 250ms, scrape_timeout: 240ms, evaluation_interval: 1s}
 scrape_configs:
@@ -63,13 +63,18 @@ scrape_configs:
 CONF
 bg prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/tsdb" \
     --web.listen-address="127.0.0.1:$PP" --log.level=warn
-wait_port "$PP"
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PP/-/ready" >/dev/null && break; sleep 0.2; done
-# Prometheus hands new targets to its scrapers some seconds after it is ready: start once it has tried all 8.
-for i in $(seq 151); do
-    [ "$(curl -sfG "http://127.0.0.1:$PP/api/v1/query" --data-urlencode 'query=count(up)' | jq -r '.data.result[0].value[1] // 0')" = 8 ] && break
-    [ "$i" = 151 ] && fail "Prometheus did not list the 8 targets in 30 s: $(curl -sfG "http://127.0.0.1:$PP/api/v1/targets" | head -c 600)"
-    sleep 0.2
+# A second one with native histograms (it scrapes protobuf and keeps no _bucket series): the native panels' server.
+bg prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/tsdb-native" \
+    --web.listen-address="127.0.0.1:$PN" --enable-feature=native-histograms,exemplar-storage --log.level=warn
+for pp in "$PP" "$PN"; do
+    wait_port "$pp"
+    for _ in $(seq 100); do curl -sf "http://127.0.0.1:$pp/-/ready" >/dev/null && break; sleep 0.2; done
+    # Prometheus hands new targets to its scrapers some seconds after it is ready: start once it has tried all 8.
+    for i in $(seq 151); do
+        [ "$(curl -sfG "http://127.0.0.1:$pp/api/v1/query" --data-urlencode 'query=count(up)' | jq -r '.data.result[0].value[1] // 0')" = 8 ] && break
+        [ "$i" = 151 ] && fail "Prometheus did not list the 8 targets in 30 s: $(curl -sfG "http://127.0.0.1:$pp/api/v1/targets" | head -c 600)"
+        sleep 0.2
+    done
 done
 t0=$(date +%s)
 prom() { echo --prom-listen "127.0.0.1:${port[$1]}" --prom-linger 2s --out "$T/r-$1" --quiet; }
@@ -87,11 +92,13 @@ rb_mpirun 2 "$RB" coll allreduce -b 8 -e 64K -f 8 -n 20 -w 1 $(prom coll) >/dev/
 t1=$(date +%s)
 ok "9 runs scraped by Prometheus (load get twice on one port, tiers, sweep, train, block, coll, host counters, checkpoint)"
 
-# 3. Every target of every panel, with Grafana's variables bound: $run to every run, $__range to the whole test.
-python3 - "$PP" "$t0" "$t1" "$D"/*.json >"$T/panels.out" <<'PY' || { cat "$T/panels.out" >&2; fail "dashboard queries"; }
+# 3. Every target of every panel, with Grafana's variables bound: $run to every run, $__range to the whole test;
+# a target over a native histogram (its name without _bucket, _sum or _count) asks the native Prometheus.
+python3 - "$PP" "$PN" "$t0" "$t1" "$D"/*.json >"$T/panels.out" <<'PY' || { cat "$T/panels.out" >&2; fail "dashboard queries"; }
 import json, math, re, sys, urllib.error, urllib.parse, urllib.request
-pp, t0, t1, files = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]) + 1, sys.argv[4:]
+classic, native, t0, t1, files = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]) + 1, sys.argv[5:]
 rng = "%ds" % (t1 - t0 + 5)
+pp = classic
 def query(path, **args):
     url = "http://127.0.0.1:%s/api/v1/%s?%s" % (pp, path, urllib.parse.urlencode(args))
     try:
@@ -105,6 +112,7 @@ for f in files:
         for t in p["targets"]:
             expr = (t["expr"].replace("$__rate_interval", "2s").replace("$__range", rng)
                     .replace("$__interval", "1s").replace("$run", ".*"))
+            pp = native if re.search(r"railbench_(request_duration|ttfb)_seconds\{", expr) else classic
             # The labels the panel shows: those of its legend, and the x field of a bar chart.
             want = set(re.findall(r"\{\{(\w+)\}\}", t.get("legendFormat", "")))
             if p["type"] == "barchart":
@@ -118,7 +126,7 @@ for f in files:
             series = r["data"]["result"]
             finite = [float(v) for v in values if math.isfinite(float(v))]
             missing = sorted({k for s in series for k in want if k not in s["metric"]})
-            name = "%s #%d %r %s" % (f.split("/")[-1], p["id"], p["title"], t["refId"])
+            name = "%s #%d %r %s%s" % (f.split("/")[-1], p["id"], p["title"], t["refId"], " (native)" if pp == native else "")
             if not series or not finite or missing:
                 bad += 1
                 print("FAIL %s: %d series, %d finite values, labels missing: %s; query: %s"
