@@ -1,0 +1,240 @@
+/* load kvcache's run: the harness, the rank's own directory, one phase per trial, the figures, the clean-up. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../cmd/loader_int.h"
+#include "../engine/fwatch_int.h"
+#include "kvcache_int.h"
+#include "railbench/beneath.h"
+#include "railbench/clock.h"
+#include "railbench/harness.h"
+#include "railbench/log.h"
+#include "railbench/stats.h"
+
+struct kv_run {
+    struct rb_kv_args *a;
+    struct rb_harness h;
+    struct rb_target *t;
+    struct rb_kv_rank r;
+    cJSON *trials;          /* rank 0 */
+    uint64_t left;          /* rank 0: files that could not be removed, every rank */
+};
+
+/* ---- the phase's callbacks ---- */
+
+static int phase_start(void *ctx)
+{
+    return rb_kv_rank_start(&((struct kv_run *)ctx)->r);
+}
+
+static void phase_collect(void *ctx, struct rb_stats *into)
+{
+    struct kv_run *x = ctx;
+    for (unsigned i = 0; i < x->r.nworkers; i++) {
+        struct rb_kv_worker *w = &x->r.w[i];
+        pthread_mutex_lock(&w->mu);
+        into->ops += w->since_ops;
+        into->bytes += w->since_bytes;
+        rb_hist_merge(&into->lat, w->since_lat);
+        w->since_ops = w->since_bytes = 0;
+        rb_hist_reset(w->since_lat);
+        pthread_mutex_unlock(&w->mu);
+    }
+}
+
+/* A rank whose thread failed has nothing more to do (the error ends the run after the phase). */
+static bool phase_done(void *ctx)
+{
+    struct kv_run *x = ctx;
+    for (unsigned i = 0; i < x->r.nworkers; i++)
+        if (x->r.w[i].err)
+            return true;
+    return rb_fwatch_fired();
+}
+
+static void phase_stop(void *ctx)
+{
+    rb_kv_rank_stop(&((struct kv_run *)ctx)->r);
+}
+
+/* ---- a trial ---- */
+
+/* The trial's figures: every rank's own record to rank 0, the counters and histograms merged there (collective). */
+static void trial_record(struct kv_run *x, unsigned k)
+{
+    uint64_t count[RB_KV_NCOUNTS], sum[RB_KV_NCOUNTS] = {0};
+    struct rb_hist *hist[RB_KV_NHIST], *merged[RB_KV_NHIST];
+    for (int i = 0; i < RB_KV_NHIST; i++) {
+        hist[i] = rb_hist_new();
+        merged[i] = rb_hist_new();
+        if (!hist[i] || !merged[i]) {
+            rb_error("out of memory");
+            abort();
+        }
+    }
+    rb_kv_rank_sum(&x->r, count, hist);
+    double elapsed_s = (double)(x->r.t1_ns - x->r.t0_ns) / 1e9;
+    cJSON *mine = rb_kv_rank_json(x->h.rank, count, hist, elapsed_s);
+    cJSON *ranks = x->h.mpi ? rb_harness_gather_json(&x->h, mine) : cJSON_CreateArray();
+    if (!x->h.mpi)
+        cJSON_AddItemToArray(ranks, cJSON_Duplicate(mine, true));
+    cJSON_Delete(mine);
+    if (x->h.mpi)
+        RB_MPI_CHECK(MPI_Reduce(count, sum, RB_KV_NCOUNTS, MPI_UINT64_T, MPI_SUM, 0, x->h.comm));
+    else
+        memcpy(sum, count, sizeof sum);
+    for (int i = 0; i < RB_KV_NHIST; i++) {
+        if (x->h.mpi)
+            rb_harness_reduce_hist(&x->h, hist[i], merged[i]);
+        else
+            rb_hist_merge(merged[i], hist[i]);
+    }
+    if (x->h.rank == 0)
+        cJSON_AddItemToArray(x->trials, rb_kv_trial_json(k, ranks, sum, merged));
+    else
+        cJSON_Delete(ranks);
+    for (int i = 0; i < RB_KV_NHIST; i++) {
+        rb_hist_free(hist[i]);
+        rb_hist_free(merged[i]);
+    }
+}
+
+/* Every rank's status combined (the worst); collective. */
+static int agree(struct kv_run *x, int status)
+{
+    if (x->h.mpi)
+        RB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MAX, x->h.comm));
+    return status;
+}
+
+/* The entries a trial left removed (files and memory); the count of files that stay summed on rank 0. */
+static void trial_clear(struct kv_run *x)
+{
+    uint64_t left = rb_kv_rank_clear(&x->r), sum = left;
+    if (x->h.mpi)
+        RB_MPI_CHECK(MPI_Reduce(&left, &sum, 1, MPI_UINT64_T, MPI_SUM, 0, x->h.comm));
+    x->left += sum;
+}
+
+/* Trial k (1-based) as one phase on every rank; 0 or an exit status. */
+static int trial(struct kv_run *x, unsigned k)
+{
+    int status = rb_kv_rank_init(&x->r, x->a, x->h.rank) ? RB_EXIT_RUNTIME : 0;
+    if (status)
+        rb_error("load kvcache: out of memory for %" PRIu64 " users", x->a->users);
+    if ((status = agree(x, status)))
+        return status;
+    char name[32];
+    snprintf(name, sizeof name, "trial-%u", k);
+    struct rb_phase p = {.name = name, .op = "kvcache", .duration_ns = x->a->duration_ns, .start = phase_start,
+                         .collect = phase_collect, .done = phase_done, .stop = phase_stop, .ctx = x};
+    status = rb_harness_run_phase(&x->h, &p);
+    rb_kv_rank_stop(&x->r);
+    rb_harness_phase_free(&p);
+    char msg[600];
+    int err = rb_kv_rank_error(&x->r, msg, sizeof msg);
+    if (err)
+        rb_error("load kvcache: %s", msg);
+    if (rb_fwatch_fired())
+        err = ETIMEDOUT;
+    status = agree(x, status ? status : err ? RB_EXIT_RUNTIME : 0);
+    if (status != RB_EXIT_RUNTIME || !rb_fwatch_fired())
+        trial_record(x, k);
+    trial_clear(x);
+    rb_kv_rank_free(&x->r);
+    return status;
+}
+
+/* This rank's own directory, new, beneath the target: rbkv-<run id>-r<rank>. Collective; 0 or an exit status. */
+static int make_dir(struct kv_run *x)
+{
+    int root = rb_target_file_dir(x->t);
+    x->r.root = root;
+    snprintf(x->r.dir, sizeof x->r.dir, "%srbkv-%s-r%d", rb_target_prefix(x->t), x->h.run_id, x->h.rank);
+    int rc = root < 0 ? root : rb_beneath_mkdir(root, x->r.dir, 0755);
+    if (rc)
+        rb_error("load kvcache: cannot make %s/%s: %s", rb_target_file_root(x->t), x->r.dir, strerror(-rc));
+    x->r.dir_made = rc == 0;
+    return agree(x, rc ? RB_EXIT_RUNTIME : 0);
+}
+
+/* The run's directories removed (each only when empty: an entry that could not be removed keeps its directory). */
+static void remove_dir(struct kv_run *x)
+{
+    if (x->r.dir_made && rb_beneath_rmdir(x->r.root, x->r.dir) != 0)
+        rb_warn("load kvcache: %s/%s stays (not empty)", rb_target_file_root(x->t), x->r.dir);
+}
+
+static int trials(struct kv_run *x)
+{
+    int status = 0;
+    for (unsigned k = 1; k <= x->a->trials && !status; k++) {
+        if (k > 1 && x->a->gap_ns) {
+            rb_clock_sleep_ns(x->a->gap_ns, rb_harness_signal_flag());
+            rb_harness_barrier(&x->h);
+        }
+        if (rb_harness_any_signalled(&x->h))
+            break;
+        status = trial(x, k);
+    }
+    return status;
+}
+
+static int checked_target(struct kv_run *x, struct rb_cli *cli)
+{
+    int status = rb_load_target_open(&x->a->tgt, cli->args[0], NULL, &x->t);
+    if (status)
+        return status;
+    if (!rb_target_can(x->t, RB_TCAP_FILES))
+        return rb_cli_usage_error("load kvcache %s: expected a file:// target (a directory each rank writes its "
+                                  "entries under)", rb_target_name(x->t));
+    if ((status = rb_load_target_probe(x->t, x->a->tgt.timeout_ns)))
+        return status;
+    if (rb_fwatch_start(x->a->tgt.timeout_ns)) {
+        rb_error("load kvcache: cannot start the file watchdog");
+        return RB_EXIT_RUNTIME;
+    }
+    return 0;
+}
+
+int rb_kv_run(struct rb_kv_args *a, struct rb_cli *cli)
+{
+    struct kv_run x = {.a = a};
+    int status = checked_target(&x, cli);
+    if (status)
+        goto close;
+    if ((status = rb_harness_init(&x.h, "load kvcache", cli, &(struct rb_harness_opts){.mpi = true})))
+        goto close;
+    if (x.h.rank == 0) {
+        x.trials = cJSON_CreateArray();
+        rb_info("load kvcache %s: %" PRIu64 " users and %" PRIu64 " in flight per rank, %" PRIu64 " bytes per token, "
+                "%" PRIu64 " trial(s) under %s", a->model.name, a->users, a->inflight, a->bytes_per_token, a->trials,
+                rb_target_name(x.t));
+    }
+    if (!(status = make_dir(&x)))
+        status = trials(&x);
+    remove_dir(&x);
+    char *table = NULL;
+    if (x.h.rank == 0) {
+        cJSON *summary = cJSON_CreateObject();
+        cJSON_AddStringToObject(summary, "target", rb_target_name(x.t));
+        cJSON_AddItemToObject(summary, "files_left", rb_json_u64(x.left));
+        rb_result_check(&x.h.result, "entries_removed", x.left == 0, "%" PRIu64 " entry file(s) the run made could "
+                        "not be removed", x.left);
+        if (x.left)
+            rb_harness_kept(&x.h, "%" PRIu64 " entry file(s) under %s (rbkv-%s-r*)", x.left, rb_target_name(x.t),
+                            x.h.run_id);
+        table = rb_kv_report(a, summary, x.trials);
+        rb_result_set(&x.h.result, "summary", summary);
+    }
+    status = rb_harness_finish(&x.h, table, status);
+    free(table);
+    cJSON_Delete(x.trials);
+close:
+    rb_target_close(x.t);
+    return status;
+}
