@@ -141,6 +141,8 @@ int rb_load_kvcache_main(int argc, char **argv)
         {"gap", 0, RB_OPT_DURATION, &a.gap_ns, "D", "pause between trials (MLPerf Storage: 90s)", NULL},
         {"seed", 0, RB_OPT_U64, &a.seed, "N", "seed of the users (each rank: seed + rank) and of the payload", NULL},
         {"block-size", 0, RB_OPT_SIZE, &a.block_bytes, "SIZE", "bytes per read or write system call", NULL},
+        {"keep", 0, RB_OPT_FLAG, &a.keep, NULL, "leave the entries of the last trial's open conversations (else every "
+         "entry the run made is removed at the end)", NULL},
         {"verify", 0, RB_OPT_FLAG, &a.verify, NULL, "compare every byte read with the seeded payload", NULL},
         {0},
     };

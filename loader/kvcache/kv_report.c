@@ -201,7 +201,7 @@ char *rb_kv_report(const struct rb_kv_args *a, cJSON *summary, const cJSON *tria
         cJSON_AddItemToObject(mean, mean_keys[i], rb_json_number(mean_trials(trials, mean_keys[i])));
     cJSON_AddItemToObject(summary, "trials", cJSON_Duplicate(trials, true));
     struct rb_buf b = {0};
-    char opt[64] = "custom";
+    char opt[64] = "(no option)";
     if (a->preset)
         snprintf(opt, sizeof opt, "option %u (%s)", a->preset->number, a->preset->title);
     rb_buf_printf(&b, "KV-cache offload, MLPerf Storage v3.0 %s: %s, %" PRIu64 " bytes per token, %" PRIu64

@@ -22,6 +22,7 @@ struct kv_run {
     struct rb_kv_rank r;
     cJSON *trials;          /* rank 0 */
     uint64_t left;          /* rank 0: files that could not be removed, every rank */
+    bool kept;              /* --keep: the last trial's entries stay */
 };
 
 /* ---- the phase's callbacks ---- */
@@ -120,7 +121,7 @@ static void trial_clear(struct kv_run *x)
     x->left += sum;
 }
 
-/* Trial k (1-based) as one phase on every rank; 0 or an exit status. */
+/* Trial k (1-based) as one phase on every rank; 0 or an exit status. The last trial's entries stay with --keep. */
 static int trial(struct kv_run *x, unsigned k)
 {
     int status = rb_kv_rank_init(&x->r, x->a, x->h.rank) ? RB_EXIT_RUNTIME : 0;
@@ -144,7 +145,10 @@ static int trial(struct kv_run *x, unsigned k)
     status = agree(x, status ? status : err ? RB_EXIT_RUNTIME : 0);
     if (status != RB_EXIT_RUNTIME || !rb_fwatch_fired())
         trial_record(x, k);
-    trial_clear(x);
+    if (!x->a->keep || (k < x->a->trials && !status))
+        trial_clear(x);
+    else
+        x->kept = true;
     rb_kv_rank_free(&x->r);
     return status;
 }
@@ -165,6 +169,8 @@ static int make_dir(struct kv_run *x)
 /* The run's directories removed (each only when empty: an entry that could not be removed keeps its directory). */
 static void remove_dir(struct kv_run *x)
 {
+    if (x->kept)
+        return;
     if (x->r.dir_made && rb_beneath_rmdir(x->r.root, x->r.dir) != 0)
         rb_warn("load kvcache: %s/%s stays (not empty)", rb_target_file_root(x->t), x->r.dir);
 }
@@ -223,6 +229,13 @@ int rb_kv_run(struct rb_kv_args *a, struct rb_cli *cli)
         cJSON *summary = cJSON_CreateObject();
         cJSON_AddStringToObject(summary, "target", rb_target_name(x.t));
         cJSON_AddItemToObject(summary, "files_left", rb_json_u64(x.left));
+        cJSON_AddBoolToObject(summary, "kept", x.kept);
+        char dirs[96];
+        snprintf(dirs, sizeof dirs, "%srbkv-%s-r", rb_target_prefix(x.t), x.h.run_id);
+        cJSON_AddStringToObject(summary, "entry_dir_prefix", dirs); /* + the rank */
+        if (x.kept)
+            rb_info("load kvcache: --keep: the last trial's entries stay under %s in rbkv-%s-r<rank>/",
+                    rb_target_name(x.t), x.h.run_id);
         rb_result_check(&x.h.result, "entries_removed", x.left == 0, "%" PRIu64 " entry file(s) the run made could "
                         "not be removed", x.left);
         if (x.left)

@@ -125,7 +125,7 @@ struct rb_kv_args {
     uint64_t layers, kv_heads, head_dim; /* --layers etc.: a model of its own (0: the preset's) */
     uint64_t tp, users, inflight, cpu_tier_bytes, storage_tier_bytes, trials, seed, block_bytes;
     uint64_t duration_ns, gap_ns, timeout_ns;
-    bool verify;
+    bool verify, keep;
     /* resolved */
     struct rb_kv_model model;
     const struct rb_kv_option *preset;
