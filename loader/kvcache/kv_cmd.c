@@ -87,7 +87,18 @@ static int resolve(struct rb_kv_args *a, const struct rb_cli *cli)
                                   a->inflight);
     if (!a->trials || a->trials > 100)
         return rb_cli_usage_error("--trials %" PRIu64 ": expected 1 to 100", a->trials);
-    if (!a->duration_ns)
+    if (a->trace_path) {
+        if (rb_cli_given(cli, "--trials") || rb_cli_given(cli, "--gap"))
+            return rb_cli_usage_error("--trace: one replay of the trace; --trials and --gap are for the options");
+        if (!(a->speedup > 0) || a->speedup > 1e6)
+            return rb_cli_usage_error("--speedup %g: expected more than 0, at most 1e6", a->speedup);
+        a->trials = 1;
+        if (!rb_cli_given(cli, "--duration"))
+            a->duration_ns = 0; /* until the trace's last request is done */
+    } else if (rb_cli_given(cli, "--speedup")) {
+        return rb_cli_usage_error("--speedup: for --trace (the trace's arrival times this many times faster)");
+    }
+    if (!a->duration_ns && !a->trace_path)
         return rb_cli_usage_error("--duration 0: a trial needs a length (MLPerf Storage: 300s)");
     if (a->block_bytes < 4096 || a->block_bytes > (UINT64_C(1) << 30))
         return rb_cli_usage_error("--block-size %" PRIu64 ": expected 4KiB to 1GiB", a->block_bytes);
@@ -114,6 +125,7 @@ int rb_load_kvcache_main(int argc, char **argv)
         .block_bytes = UINT64_C(4) << 20,
         .duration_ns = 300 * RB_NS_PER_S,
         .gap_ns = 90 * RB_NS_PER_S,
+        .speedup = 1,
     };
     rb_load_defaults(&a.tgt, NULL, NULL);
     a.tgt.timeout_ns = 120 * RB_NS_PER_S;
@@ -141,6 +153,9 @@ int rb_load_kvcache_main(int argc, char **argv)
         {"gap", 0, RB_OPT_DURATION, &a.gap_ns, "D", "pause between trials (MLPerf Storage: 90s)", NULL},
         {"seed", 0, RB_OPT_U64, &a.seed, "N", "seed of the users (each rank: seed + rank) and of the payload", NULL},
         {"block-size", 0, RB_OPT_SIZE, &a.block_bytes, "SIZE", "bytes per read or write system call", NULL},
+        {"trace", 0, RB_OPT_STR, &a.trace_path, "FILE", "replay a Mooncake (JSON lines) or BurstGPT (CSV) trace "
+         "instead of the users: requests split over ranks, open loop at the trace's arrival times", NULL},
+        {"speedup", 0, RB_OPT_DOUBLE, &a.speedup, "X", "--trace: arrivals X times faster than the trace's", NULL},
         {"keep", 0, RB_OPT_FLAG, &a.keep, NULL, "leave the entries of the last trial's open conversations (else every "
          "entry the run made is removed at the end)", NULL},
         {"verify", 0, RB_OPT_FLAG, &a.verify, NULL, "compare every byte read with the seeded payload", NULL},

@@ -218,7 +218,41 @@ char *rb_kv_report(const struct rb_kv_args *a, cJSON *summary, const cJSON *tria
     }
     if (cJSON_GetArraySize(trials) > 1)
         row(&b, "mean", mean);
+    const cJSON *rp = cJSON_GetObjectItem(summary, "replay");
+    if (rp) {
+        char h1[32], h2[32];
+        rb_buf_printf(&b, "\ntrace %s (%s, x%g): %.0f of %.0f requests; prefix hit rate %s (from the trace's hash "
+                      "ids: %s)\n", cJSON_GetObjectItem(rp, "trace")->valuestring,
+                      cJSON_GetObjectItem(rp, "format")->valuestring, a->speedup, num(rp, "requests_done"),
+                      num(rp, "requests"), cell(h1, sizeof h1, "%.4f", num(rp, "hit_rate"), 1),
+                      cell(h2, sizeof h2, "%.4f", num(rp, "trace_hit_rate"), 1));
+    }
     rb_buf_printf(&b, "\nGB/s and tokens/s: summed over ranks; p95: the largest rank's (MLPerf Storage) and over "
                   "every operation; device: the file system's calls; host: making and checking the bytes\n");
     return b.oom ? NULL : b.s;
+}
+
+void rb_kv_replay_json(const struct rb_kv_args *a, const struct rb_kvtrace *t, cJSON *summary, const cJSON *trials)
+{
+    const cJSON *last = cJSON_GetArrayItem(trials, cJSON_GetArraySize(trials) - 1);
+    const cJSON *c = cJSON_GetObjectItem(last, "counts");
+    cJSON *o = cJSON_AddObjectToObject(summary, "replay");
+    cJSON_AddStringToObject(o, "trace", a->trace_path);
+    cJSON_AddStringToObject(o, "format", t->fmt == RB_KVTRACE_MOONCAKE ? "mooncake" : "burstgpt");
+    cJSON_AddItemToObject(o, "speedup", rb_json_number(a->speedup));
+    cJSON_AddItemToObject(o, "requests", rb_json_u64(t->n));
+    cJSON_AddItemToObject(o, "requests_done", rb_json_number(num(c, "requests")));
+    if (t->fmt != RB_KVTRACE_MOONCAKE) {
+        cJSON_AddNullToObject(o, "trace_hit_rate");
+        cJSON_AddNullToObject(o, "hit_rate");
+        return;
+    }
+    cJSON_AddItemToObject(o, "block_tokens", rb_json_u64(t->block_tokens));
+    cJSON_AddItemToObject(o, "blocks_total", rb_json_u64(t->blocks_total));
+    cJSON_AddItemToObject(o, "blocks_seen", rb_json_u64(t->blocks_seen));
+    /* Mooncake's replayer: hit rate = blocks read / blocks; from the trace's ids, and as this run found them */
+    cJSON_AddItemToObject(o, "trace_hit_rate",
+                          rb_json_number(t->blocks_total ? (double)t->blocks_seen / (double)t->blocks_total : NAN));
+    double rd = num(c, "blocks_read"), wr = num(c, "blocks_written"), miss = num(c, "block_misses");
+    cJSON_AddItemToObject(o, "hit_rate", rb_json_number(rd + wr + miss > 0 ? rd / (rd + wr + miss) : NAN));
 }

@@ -20,13 +20,19 @@
 const char *const rb_kv_count_names[RB_KV_NCOUNTS] = {
     "turns", "prefill_tokens", "generated_tokens", "conversations", "writes", "bytes_written", "tokens_written",
     "reads", "bytes_read", "tokens_read", "cpu_writes", "cpu_reads", "cpu_bytes_read", "cpu_hits", "cpu_misses",
-    "storage_hits", "storage_misses", "demotions", "evictions", "deletes", "verify_failures",
+    "storage_hits", "storage_misses", "demotions", "evictions", "deletes", "verify_failures", "requests",
+    "blocks_read", "blocks_written", "block_misses",
 };
-const char *const rb_kv_hist_names[RB_KV_NHIST] = {"device_write", "device_read", "host_write", "host_read"};
+const char *const rb_kv_hist_names[RB_KV_NHIST] = {"device_write", "device_read", "host_write", "host_read",
+                                                   "request"};
 
 /* The entry's file name beneath the target: <rank dir>/u<user>-c<conversation>-t<turn>.npy. */
 static void entry_name(const struct rb_kv_worker *w, const struct rb_kv_entry *e, char *out, size_t len)
 {
+    if (e->is_block) {
+        rb_kv_block_name(w->rank, e->block, out, len);
+        return;
+    }
     snprintf(out, len, "%s/u%" PRIu32 "-c%" PRIu32 "-t%" PRIu32 ".npy", w->rank->dir, e->user, e->conv, e->turn);
 }
 
@@ -69,13 +75,22 @@ static void entry_bytes(const struct rb_kv_worker *w, const struct rb_kv_entry *
         rb_payload_fill(key, off + h - RB_KV_NPY_HEADER, buf + h, len - h);
 }
 
-/* Writes e as a new file (its bytes from src, or made now), fsync'd: device time = open to close, host = the bytes. */
+void rb_kv_block_name(const struct rb_kv_rank *r, uint64_t block, char *out, size_t len)
+{
+    snprintf(out, len, "%s/b%016" PRIx64 ".npy", r->block_dir, block);
+}
+
+/*
+ * Writes e as a new file (its bytes from src, or made now), fsync'd: device time = open to close, host = the bytes.
+ * A hash block, which other ranks may read, is written under name.part and renamed into place once whole.
+ */
 static int write_file(struct rb_kv_worker *w, struct rb_kv_entry *e, const unsigned char *src)
 {
     const struct rb_kv_args *a = w->rank->a;
-    char name[320];
-    entry_name(w, e, name, sizeof name);
-    uint64_t key = rb_payload_key(a->seed, name), host = 0, dev = 0, t = rb_clock_ns();
+    char final[320], name[330];
+    entry_name(w, e, final, sizeof final);
+    snprintf(name, sizeof name, "%s%s", final, e->is_block ? ".part" : "");
+    uint64_t key = rb_payload_key(a->seed, final), host = 0, dev = 0, t = rb_clock_ns();
     int fd = (int)RB_FWATCHED(w->fw, "open", name,
                               rb_beneath_open(w->rank->root, name, O_WRONLY | O_CREAT | O_EXCL, 0644));
     if (fd < 0)
@@ -103,6 +118,11 @@ static int write_file(struct rb_kv_worker *w, struct rb_kv_entry *e, const unsig
     if (close(fd) && !err)
         err = errno;
     dev += rb_clock_ns() - t;
+    if (!err && e->is_block && (err = -(int)RB_FWATCHED(w->fw, "rename", name, rb_beneath_rename(w->rank->root, name,
+                                                                                               final, RENAME_NOREPLACE))) != 0) {
+        rb_beneath_unlink(w->rank->root, name);
+        return fail(w, err, "rename", name);
+    }
     if (err) {
         rb_beneath_unlink(w->rank->root, name);
         return fail(w, err, "fsync", name);
@@ -133,14 +153,21 @@ static int check(struct rb_kv_worker *w, const struct rb_kv_entry *e, uint64_t k
     return fail(w, EIO, "verify (bytes read differ from the seeded payload)", name);
 }
 
+int rb_kv_write(struct rb_kv_worker *w, struct rb_kv_entry *e)
+{
+    return write_file(w, e, NULL);
+}
+
 /* Reads e's file whole after dropping its pages: device time = open to close, host = --verify's comparison. */
-static int read_file(struct rb_kv_worker *w, struct rb_kv_entry *e)
+int rb_kv_read(struct rb_kv_worker *w, struct rb_kv_entry *e)
 {
     const struct rb_kv_args *a = w->rank->a;
     char name[320];
     entry_name(w, e, name, sizeof name);
     uint64_t key = rb_payload_key(a->seed, name), host = 0, dev = 0, t = rb_clock_ns(), got = 0;
     int fd = (int)RB_FWATCHED(w->fw, "open", name, rb_beneath_open(w->rank->root, name, O_RDONLY, 0));
+    if (fd == -ENOENT && e->is_block)
+        return fd; /* not written yet: a miss */
     if (fd < 0)
         return fail(w, -fd, "open", name);
     RB_FWATCHED(w->fw, "fadvise", name, posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED));
@@ -178,7 +205,7 @@ static int read_file(struct rb_kv_worker *w, struct rb_kv_entry *e)
 }
 
 /* Removes e from wherever it is (its file unlinked, its memory freed); counts a deleted file. */
-static int drop(struct rb_kv_worker *w, struct rb_kv_entry *e)
+int rb_kv_drop(struct rb_kv_worker *w, struct rb_kv_entry *e)
 {
     int rc = 0;
     if (e->where == RB_KV_IN_CPU) {
@@ -206,7 +233,7 @@ static int storage_room(struct rb_kv_worker *w, uint64_t bytes)
         return 0;
     struct rb_kv_entry *v;
     while ((v = rb_kv_tier_victim(&w->storage, bytes, 1.0))) {
-        int rc = drop(w, v);
+        int rc = rb_kv_drop(w, v);
         if (rc)
             return rc;
         w->count[RB_KV_EVICTIONS]++;
@@ -227,7 +254,7 @@ static int to_storage(struct rb_kv_worker *w, struct rb_kv_entry *e, const unsig
 #define CPU_FILL 0.8
 
 /* Writes a new entry: into the CPU tier when it is on and the entry fits (demoting its LRU entries), else storage. */
-static int put_entry(struct rb_kv_worker *w, struct rb_kv_entry *e)
+int rb_kv_put(struct rb_kv_worker *w, struct rb_kv_entry *e)
 {
     if (!w->cpu.capacity_bytes || (double)e->bytes > CPU_FILL * (double)w->cpu.capacity_bytes)
         return to_storage(w, e, NULL);
@@ -254,7 +281,7 @@ static int put_entry(struct rb_kv_worker *w, struct rb_kv_entry *e)
 }
 
 /* Reads an entry from the highest tier holding it; hits and misses counted per tier. */
-static int get_entry(struct rb_kv_worker *w, struct rb_kv_entry *e)
+int rb_kv_get(struct rb_kv_worker *w, struct rb_kv_entry *e)
 {
     if (e->where == RB_KV_IN_CPU) {
         w->count[RB_KV_CPU_HITS]++;
@@ -275,7 +302,7 @@ static int get_entry(struct rb_kv_worker *w, struct rb_kv_entry *e)
     }
     w->count[RB_KV_STORAGE_HITS]++;
     rb_kv_tier_touch(&w->storage, e);
-    return read_file(w, e);
+    return rb_kv_read(w, e);
 }
 
 /* One turn of user u: reload earlier turns' entries, prefill (write), decode (reads); the conversation may end. */
@@ -286,23 +313,23 @@ static int turn(struct rb_kv_worker *w, struct rb_kv_user *u)
     rb_kv_draw_turn(u->kind, a->scale_den, u->turns + 1, &u->rng, &t);
     int rc = 0;
     for (uint32_t i = 0; i < u->turns && !rc && !atomic_load(&w->rank->stop); i++)
-        rc = get_entry(w, &u->entry[i]);
+        rc = rb_kv_get(w, &u->entry[i]);
     struct rb_kv_entry *e = &u->entry[u->turns];
     *e = (struct rb_kv_entry){.tokens = t.tokens, .bytes = RB_KV_NPY_HEADER + t.tokens * a->bytes_per_token,
                               .user = u->id, .conv = u->conv, .turn = u->turns + 1};
-    if (rc || atomic_load(&w->rank->stop) || (rc = put_entry(w, e)))
+    if (rc || atomic_load(&w->rank->stop) || (rc = rb_kv_put(w, e)))
         return rc;
     u->turns++;
     w->count[RB_KV_TURNS]++;
     w->count[RB_KV_PREFILL_TOKENS] += t.tokens;
     for (uint32_t i = 0; i < rb_kv_decode_reads(t.generated) && !rc && !atomic_load(&w->rank->stop); i++)
-        rc = get_entry(w, e);
+        rc = rb_kv_get(w, e);
     if (rc || atomic_load(&w->rank->stop))
         return rc;
     w->count[RB_KV_GENERATED_TOKENS] += t.generated;
     if (t.last) {
         for (uint32_t i = 0; i < u->turns && !rc; i++)
-            rc = drop(w, &u->entry[i]);
+            rc = rb_kv_drop(w, &u->entry[i]);
         u->turns = 0;
         u->conv++;
         w->count[RB_KV_CONVERSATIONS]++;
@@ -337,7 +364,9 @@ int rb_kv_rank_init(struct rb_kv_rank *r, const struct rb_kv_args *a, int rank)
     r->a = a;
     r->rank = rank;
     r->t0_ns = r->t1_ns = 0;
-    r->nworkers = (unsigned)(a->inflight < a->users ? a->inflight : a->users);
+    r->nworkers = (unsigned)(a->inflight < a->users && !r->trace ? a->inflight : a->users);
+    if (r->trace)
+        r->nworkers = (unsigned)a->inflight;
     if (!(r->w = calloc(r->nworkers, sizeof *r->w)))
         return -ENOMEM;
     uint64_t now = rb_clock_ns();
@@ -346,7 +375,7 @@ int rb_kv_rank_init(struct rb_kv_rank *r, const struct rb_kv_args *a, int rank)
         w->rank = r;
         w->index = i;
         pthread_mutex_init(&w->mu, NULL);
-        w->nusers = (uint32_t)((a->users - i + r->nworkers - 1) / r->nworkers);
+        w->nusers = r->trace ? 1 : (uint32_t)((a->users - i + r->nworkers - 1) / r->nworkers); /* replay: none used */
         w->cpu.capacity_bytes = a->cpu_tier_bytes / r->nworkers;
         w->storage.capacity_bytes = a->storage_tier_bytes / r->nworkers;
         w->users = calloc(w->nusers, sizeof *w->users);
@@ -376,7 +405,7 @@ int rb_kv_rank_start(struct rb_kv_rank *r)
     r->t0_ns = rb_clock_ns();
     for (unsigned i = 0; i < r->nworkers; i++) {
         struct rb_kv_worker *w = &r->w[i];
-        int rc = pthread_create(&w->th, NULL, worker_main, w);
+        int rc = pthread_create(&w->th, NULL, r->trace ? rb_kv_replay_main : worker_main, w);
         if (rc) {
             rb_kv_rank_stop(r);
             return -rc;
@@ -408,9 +437,19 @@ uint64_t rb_kv_rank_clear(struct rb_kv_rank *r)
             for (uint32_t k = 0; k < RB_KV_MAX_TURNS; k++) {
                 struct rb_kv_entry *e = &w->users[j].entry[k];
                 bool file = e->where == RB_KV_IN_STORAGE;
-                if (e->where != RB_KV_NOWHERE && drop(w, e) && file)
+                if (e->where != RB_KV_NOWHERE && rb_kv_drop(w, e) && file)
                     left++;
             }
+        for (size_t k = 0; k < w->nwrote; k++) {
+            char name[320];
+            rb_kv_block_name(r, w->wrote[k], name, sizeof name);
+            int rc = (int)RB_FWATCHED(w->fw, "unlink", name, rb_beneath_unlink(r->root, name));
+            if (rc)
+                left++;
+            else
+                w->count[RB_KV_DELETES]++;
+        }
+        w->nwrote = 0;
     }
     return left;
 }
@@ -422,6 +461,7 @@ void rb_kv_rank_free(struct rb_kv_rank *r)
     for (unsigned i = 0; i < r->nworkers; i++) {
         struct rb_kv_worker *w = &r->w[i];
         free(w->users);
+        free(w->wrote);
         free(w->chunk);
         rb_hist_free(w->since_lat);
         for (int k = 0; k < RB_KV_NHIST; k++)

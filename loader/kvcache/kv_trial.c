@@ -23,6 +23,8 @@ struct kv_run {
     cJSON *trials;          /* rank 0 */
     uint64_t left;          /* rank 0: files that could not be removed, every rank */
     bool kept;              /* --keep: the last trial's entries stay */
+    struct rb_kvtrace trace;  /* --trace */
+    bool traced, block_dir_made;
 };
 
 /* ---- the phase's callbacks ---- */
@@ -51,10 +53,13 @@ static void phase_collect(void *ctx, struct rb_stats *into)
 static bool phase_done(void *ctx)
 {
     struct kv_run *x = ctx;
-    for (unsigned i = 0; i < x->r.nworkers; i++)
+    bool all = x->r.trace != NULL;
+    for (unsigned i = 0; i < x->r.nworkers; i++) {
         if (x->r.w[i].err)
             return true;
-    return rb_fwatch_fired();
+        all = all && atomic_load(&x->r.w[i].finished);
+    }
+    return all || rb_fwatch_fired();
 }
 
 static void phase_stop(void *ctx)
@@ -163,6 +168,15 @@ static int make_dir(struct kv_run *x)
     if (rc)
         rb_error("load kvcache: cannot make %s/%s: %s", rb_target_file_root(x->t), x->r.dir, strerror(-rc));
     x->r.dir_made = rc == 0;
+    int status = agree(x, rc ? RB_EXIT_RUNTIME : 0);
+    if (status || !x->traced)
+        return status;
+    /* --trace: the hash blocks every rank reads and writes, in one directory rank 0 makes */
+    snprintf(x->r.block_dir, sizeof x->r.block_dir, "%srbkv-%s-blocks", rb_target_prefix(x->t), x->h.run_id);
+    rc = 0;
+    if (x->h.rank == 0 && (rc = rb_beneath_mkdir(root, x->r.block_dir, 0755)) != 0)
+        rb_error("load kvcache: cannot make %s/%s: %s", rb_target_file_root(x->t), x->r.block_dir, strerror(-rc));
+    x->block_dir_made = x->h.rank == 0 && rc == 0;
     return agree(x, rc ? RB_EXIT_RUNTIME : 0);
 }
 
@@ -171,6 +185,9 @@ static void remove_dir(struct kv_run *x)
 {
     if (x->kept)
         return;
+    rb_harness_barrier(&x->h); /* every rank has removed the hash blocks it wrote */
+    if (x->block_dir_made && rb_beneath_rmdir(x->r.root, x->r.block_dir) != 0)
+        rb_warn("load kvcache: %s/%s stays (not empty)", rb_target_file_root(x->t), x->r.block_dir);
     if (x->r.dir_made && rb_beneath_rmdir(x->r.root, x->r.dir) != 0)
         rb_warn("load kvcache: %s/%s stays (not empty)", rb_target_file_root(x->t), x->r.dir);
 }
@@ -200,6 +217,16 @@ static int checked_target(struct kv_run *x, struct rb_cli *cli)
                                   "entries under)", rb_target_name(x->t));
     if ((status = rb_load_target_probe(x->t, x->a->tgt.timeout_ns)))
         return status;
+    if (x->a->trace_path) {
+        char err[600];
+        int rc = rb_kvtrace_load(x->a->trace_path, &x->trace, err, sizeof err);
+        if (rc)
+            return rb_cli_usage_error("--trace %s", err);
+        if (!x->trace.n)
+            return rb_cli_usage_error("--trace %s: no request", x->a->trace_path);
+        x->traced = true;
+        x->r.trace = &x->trace;
+    }
     if (rb_fwatch_start(x->a->tgt.timeout_ns)) {
         rb_error("load kvcache: cannot start the file watchdog");
         return RB_EXIT_RUNTIME;
@@ -215,6 +242,7 @@ int rb_kv_run(struct rb_kv_args *a, struct rb_cli *cli)
         goto close;
     if ((status = rb_harness_init(&x.h, "load kvcache", cli, &(struct rb_harness_opts){.mpi = true})))
         goto close;
+    x.r.ranks = x.h.size;
     if (x.h.rank == 0) {
         x.trials = cJSON_CreateArray();
         rb_info("load kvcache %s: %" PRIu64 " users and %" PRIu64 " in flight per rank, %" PRIu64 " bytes per token, "
@@ -241,6 +269,8 @@ int rb_kv_run(struct rb_kv_args *a, struct rb_cli *cli)
         if (x.left)
             rb_harness_kept(&x.h, "%" PRIu64 " entry file(s) under %s (rbkv-%s-r*)", x.left, rb_target_name(x.t),
                             x.h.run_id);
+        if (x.traced)
+            rb_kv_replay_json(a, &x.trace, summary, x.trials);
         table = rb_kv_report(a, summary, x.trials);
         rb_result_set(&x.h.result, "summary", summary);
     }
@@ -248,6 +278,8 @@ int rb_kv_run(struct rb_kv_args *a, struct rb_cli *cli)
     free(table);
     cJSON_Delete(x.trials);
 close:
+    if (x.traced)
+        rb_kvtrace_free(&x.trace);
     rb_target_close(x.t);
     return status;
 }

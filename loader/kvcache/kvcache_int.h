@@ -13,6 +13,7 @@
 
 #include "railbench/cli.h"
 #include "railbench/hist.h"
+#include "kv_trace_int.h"
 
 /* ---- the model (kv_model.c, pure) ---- */
 
@@ -90,6 +91,8 @@ struct rb_kv_entry {
     uint64_t bytes;              /* file or object bytes: the header and tokens × bytes per token */
     uint32_t tokens;
     uint32_t user, conv, turn;
+    bool is_block;               /* a trace's hash block (shared by the ranks): named by block, not user and turn */
+    uint64_t block;
     enum rb_kv_where where;
     struct rb_kv_entry *prev, *next; /* in its tier's list, most recently used first */
     unsigned char *mem;          /* in the CPU tier: its bytes */
@@ -121,7 +124,8 @@ struct rb_fwatch;
 struct rb_kv_args {
     struct rb_target_cfg tgt;            /* the target options: --timeout (each file system call's watchdog) */
     uint64_t option;                     /* --option 1|2|3; 0: none */
-    const char *model_s, *scale_s;
+    const char *model_s, *scale_s, *trace_path;
+    double speedup;                      /* --trace: arrivals this many times faster */
     uint64_t layers, kv_heads, head_dim; /* --layers etc.: a model of its own (0: the preset's) */
     uint64_t tp, users, inflight, cpu_tier_bytes, storage_tier_bytes, trials, seed, block_bytes;
     uint64_t duration_ns, gap_ns, timeout_ns;
@@ -140,12 +144,14 @@ enum rb_kv_count {
     RB_KV_CPU_WRITES, RB_KV_CPU_READS, RB_KV_CPU_BYTES_READ,   /* the CPU tier */
     RB_KV_CPU_HITS, RB_KV_CPU_MISSES, RB_KV_STORAGE_HITS, RB_KV_STORAGE_MISSES,
     RB_KV_DEMOTIONS, RB_KV_EVICTIONS, RB_KV_DELETES, RB_KV_VERIFY_FAILURES,
+    RB_KV_REQUESTS, RB_KV_BLOCKS_READ, RB_KV_BLOCKS_WRITTEN, RB_KV_BLOCK_MISSES, /* --trace */
     RB_KV_NCOUNTS
 };
 extern const char *const rb_kv_count_names[RB_KV_NCOUNTS];
 
-/* The four latency histograms: device and host time of storage writes and reads. */
-enum rb_kv_hist { RB_KV_DEV_WRITE, RB_KV_DEV_READ, RB_KV_HOST_WRITE, RB_KV_HOST_READ, RB_KV_NHIST };
+/* The latency histograms: device and host time of storage writes and reads; --trace's requests from their intended
+ * start (coordinated omission corrected). */
+enum rb_kv_hist { RB_KV_DEV_WRITE, RB_KV_DEV_READ, RB_KV_HOST_WRITE, RB_KV_HOST_READ, RB_KV_REQUEST, RB_KV_NHIST };
 extern const char *const rb_kv_hist_names[RB_KV_NHIST];
 
 struct rb_kv_user {
@@ -172,6 +178,9 @@ struct rb_kv_worker {
     pthread_mutex_t mu;                           /* guards since: the harness's interval figures */
     uint64_t since_ops, since_bytes;
     struct rb_hist *since_lat;
+    uint64_t *wrote;                              /* --trace: the hash blocks this thread wrote (to remove) */
+    size_t nwrote, capwrote;
+    atomic_bool finished;                         /* --trace: its share of the requests is done */
     int err;                                      /* -errno that ended this thread (0: none) */
     char errmsg[512];
 };
@@ -183,11 +192,28 @@ struct rb_kv_rank {
     int root;                  /* the target directory (beneath.h) */
     char dir[256];             /* this rank's own directory, beneath root: rbkv-<run id>-r<rank> */
     bool dir_made;
+    const struct rb_kvtrace *trace;    /* --trace: the requests (this rank's: index % ranks == rank) */
+    int ranks;
+    char block_dir[256];       /* --trace: the hash blocks of every rank, beneath root: rbkv-<run id>-blocks */
     unsigned nworkers;
     struct rb_kv_worker *w;
     atomic_bool stop;
     uint64_t t0_ns, t1_ns;     /* the trial's start and its threads' end */
 };
+
+/* ---- kv_run.c's storage operations, for kv_replay.c ---- */
+/* Writes e to storage (a hash block under a temporary name, renamed into place when whole). 0 or -errno (w->err). */
+int rb_kv_write(struct rb_kv_worker *w, struct rb_kv_entry *e);
+/* Reads e from storage; a hash block that is not there yet is -ENOENT without an error. 0 or -errno. */
+int rb_kv_read(struct rb_kv_worker *w, struct rb_kv_entry *e);
+/* Stores a new entry in the highest tier it fits; reads one from the tier holding it; drops one from its tier. */
+int rb_kv_put(struct rb_kv_worker *w, struct rb_kv_entry *e);
+int rb_kv_get(struct rb_kv_worker *w, struct rb_kv_entry *e);
+int rb_kv_drop(struct rb_kv_worker *w, struct rb_kv_entry *e);
+/* --trace: a replay thread (kv_replay.c): its share of the rank's requests at their arrival times. */
+void *rb_kv_replay_main(void *arg);
+/* The file name of a hash block beneath the target. */
+void rb_kv_block_name(const struct rb_kv_rank *r, uint64_t block, char *out, size_t len);
 
 /* Sets up r's threads and users for a trial (not started). Returns 0 or -ENOMEM. */
 int rb_kv_rank_init(struct rb_kv_rank *r, const struct rb_kv_args *a, int rank);
@@ -218,6 +244,9 @@ cJSON *rb_kv_trial_json(unsigned trial, cJSON *ranks, const uint64_t sum[RB_KV_N
                         struct rb_hist *const merged[RB_KV_NHIST]);
 /* The summary's figures over the trials (means) into summary, and the table (a new string, NULL out of memory). */
 char *rb_kv_report(const struct rb_kv_args *a, cJSON *summary, const cJSON *trials);
+
+/* --trace: the replay's record (the trace's hit rate from its hash ids beside the one measured) into summary. */
+void rb_kv_replay_json(const struct rb_kv_args *a, const struct rb_kvtrace *t, cJSON *summary, const cJSON *trials);
 
 /* The run (kv_trial.c): harness, target, trials, report; a's options resolved. Returns the exit status. */
 int rb_kv_run(struct rb_kv_args *a, struct rb_cli *cli);
