@@ -88,8 +88,51 @@ static void plot_ranks(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_emit(p, html);
 }
 
+/* Latency by tier and op over each trial: the p95 of every rank's operations of each interval. */
+static void plot_latency(const struct rb_report_set *s, struct rb_buf *html)
+{
+    static const char *const series[] = {"storage_write", "storage_read", "cpu_write", "cpu_read"};
+    static const char *const label[] = {"storage write", "storage read", "CPU tier write", "CPU tier read"};
+    struct rb_plot *p = rb_plot_new("kvcache-latency", "KV-cache latency by tier and op over time (p95 per interval)");
+    if (!p)
+        return;
+    rb_plot_xaxis(p, "time in the trial (s)", RB_AXIS_LINEAR, 1, true);
+    rb_plot_yaxis(p, "p95 latency (ms)", RB_AXIS_LOG10, 1e-6, false);
+    rb_plot_caption(p, "Each point: the 95th percentile of the interval's operations of that tier and op over every "
+                       "rank (storage: device and host time; CPU tier: the copy). Later trials dashed.");
+    bool any = false;
+    for (size_t i = 0; i < s->n; i++) {
+        const cJSON *tr;
+        cJSON_ArrayForEach(tr, rb_rundir_array(s->runs[i]->summary, "trials"))
+        {
+            double k = rb_rundir_num(tr, "trial");
+            for (size_t j = 0; j < sizeof series / sizeof series[0]; j++) {
+                const cJSON *pt;
+                int n = 0;
+                cJSON_ArrayForEach(pt, rb_rundir_array(tr, "timeline"))
+                    n += isfinite(rb_rundir_num(cJSON_GetObjectItem(pt, series[j]), "p95_ns"));
+                if (!n)
+                    continue; /* a tier that was off, an op that never ran */
+                char what[96], name[300];
+                snprintf(what, sizeof what, "%s, trial %.0f", label[j], k);
+                rb_report_series_name(name, sizeof name, s, i, what);
+                int ser = rb_plot_series_keyed(p, name, label[j], k > 1);
+                cJSON_ArrayForEach(pt, rb_rundir_array(tr, "timeline"))
+                    rb_plot_point(p, ser, rb_rundir_num(pt, "t_s"),
+                                  rb_rundir_num(cJSON_GetObjectItem(pt, series[j]), "p95_ns"));
+                any = true;
+            }
+        }
+    }
+    if (any)
+        rb_report_plot_emit(p, html);
+    else
+        rb_plot_free(p);
+}
+
 static void plots(const struct rb_report_set *s, struct rb_buf *html)
 {
+    plot_latency(s, html);
     rb_report_plot_timeline(s, html);
     rb_report_plot_latency(s, html);
 }

@@ -23,6 +23,8 @@ const char *const rb_kv_count_names[RB_KV_NCOUNTS] = {
     "storage_hits", "storage_misses", "demotions", "evictions", "deletes", "verify_failures", "requests",
     "blocks_read", "blocks_written", "block_misses",
 };
+const char *const rb_kv_timeline_names[RB_KV_NTIMELINE] = {"storage_write", "storage_read", "cpu_write",
+                                                           "cpu_read"};
 const char *const rb_kv_hist_names[RB_KV_NHIST] = {"device_write", "device_read", "host_write", "host_read",
                                                    "request"};
 
@@ -46,13 +48,16 @@ static int fail(struct rb_kv_worker *w, int err, const char *what, const char *n
     return -err;
 }
 
-/* One storage operation into the interval figures the harness prints. */
-static void note_op(struct rb_kv_worker *w, uint64_t bytes, uint64_t ns)
+/* One operation into the interval figures: the harness's (storage only) and the timeline's (tl: its series). */
+static void note_op(struct rb_kv_worker *w, enum rb_kv_timeline tl, uint64_t bytes, uint64_t ns)
 {
     pthread_mutex_lock(&w->mu);
-    w->since_ops++;
-    w->since_bytes += bytes;
-    rb_hist_record(w->since_lat, ns);
+    if (tl == RB_KV_TL_STORAGE_WRITE || tl == RB_KV_TL_STORAGE_READ) {
+        w->since_ops++;
+        w->since_bytes += bytes;
+        rb_hist_record(w->since_lat, ns);
+    }
+    rb_hist_record(w->since_op[tl], ns);
     pthread_mutex_unlock(&w->mu);
 }
 
@@ -133,7 +138,7 @@ static int write_file(struct rb_kv_worker *w, struct rb_kv_entry *e, const unsig
     w->count[RB_KV_TOKENS_WRITTEN] += e->tokens;
     rb_hist_record(w->hist[RB_KV_DEV_WRITE], dev);
     rb_hist_record(w->hist[RB_KV_HOST_WRITE], host);
-    note_op(w, e->bytes, dev + host);
+    note_op(w, RB_KV_TL_STORAGE_WRITE, e->bytes, dev + host);
     return 0;
 }
 
@@ -200,7 +205,7 @@ int rb_kv_read(struct rb_kv_worker *w, struct rb_kv_entry *e)
     w->count[RB_KV_TOKENS_READ] += e->tokens;
     rb_hist_record(w->hist[RB_KV_DEV_READ], dev);
     rb_hist_record(w->hist[RB_KV_HOST_READ], host);
-    note_op(w, e->bytes, dev + host);
+    note_op(w, RB_KV_TL_STORAGE_READ, e->bytes, dev + host);
     return 0;
 }
 
@@ -269,11 +274,13 @@ int rb_kv_put(struct rb_kv_worker *w, struct rb_kv_entry *e)
             return rc;
         w->count[RB_KV_DEMOTIONS]++;
     }
+    uint64_t t = rb_clock_ns();
     if (!(e->mem = malloc(e->bytes)))
         return fail(w, ENOMEM, "CPU tier entry", "");
     char name[320];
     entry_name(w, e, name, sizeof name);
     entry_bytes(w, e, rb_payload_key(w->rank->a->seed, name), NULL, 0, e->mem, e->bytes);
+    note_op(w, RB_KV_TL_CPU_WRITE, e->bytes, rb_clock_ns() - t);
     e->where = RB_KV_IN_CPU;
     rb_kv_tier_push(&w->cpu, e);
     w->count[RB_KV_CPU_WRITES]++;
@@ -287,10 +294,12 @@ int rb_kv_get(struct rb_kv_worker *w, struct rb_kv_entry *e)
         w->count[RB_KV_CPU_HITS]++;
         w->count[RB_KV_CPU_READS]++;
         w->count[RB_KV_CPU_BYTES_READ] += e->bytes;
+        uint64_t t = rb_clock_ns();
         for (uint64_t off = 0; off < e->bytes; off += w->rank->a->block_bytes) {
             uint64_t len = e->bytes - off < w->rank->a->block_bytes ? e->bytes - off : w->rank->a->block_bytes;
             memcpy(w->chunk, e->mem + off, (size_t)len); /* to the accelerator's buffer */
         }
+        note_op(w, RB_KV_TL_CPU_READ, e->bytes, rb_clock_ns() - t);
         rb_kv_tier_touch(&w->cpu, e);
         return 0;
     }
@@ -381,6 +390,9 @@ int rb_kv_rank_init(struct rb_kv_rank *r, const struct rb_kv_args *a, int rank)
         w->users = calloc(w->nusers, sizeof *w->users);
         w->chunk = malloc(a->block_bytes);
         w->since_lat = rb_hist_new();
+        for (int k = 0; k < RB_KV_NTIMELINE; k++)
+            if (!(w->since_op[k] = rb_hist_new()))
+                return -ENOMEM;
         for (int k = 0; k < RB_KV_NHIST; k++)
             if (!(w->hist[k] = rb_hist_new()))
                 return -ENOMEM;
@@ -464,6 +476,8 @@ void rb_kv_rank_free(struct rb_kv_rank *r)
         free(w->wrote);
         free(w->chunk);
         rb_hist_free(w->since_lat);
+        for (int k = 0; k < RB_KV_NTIMELINE; k++)
+            rb_hist_free(w->since_op[k]);
         for (int k = 0; k < RB_KV_NHIST; k++)
             rb_hist_free(w->hist[k]);
         pthread_mutex_destroy(&w->mu);

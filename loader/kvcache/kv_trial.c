@@ -1,6 +1,7 @@
 /* load kvcache's run: the harness, the rank's own directory, one phase per trial, the figures, the clean-up. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@ struct kv_run {
     bool kept;              /* --keep: the last trial's entries stay */
     struct rb_kvtrace trace;  /* --trace */
     bool traced, block_dir_made;
+    cJSON *timeline;          /* rank 0: the trial's points, one per interval */
 };
 
 /* ---- the phase's callbacks ---- */
@@ -60,6 +62,54 @@ static bool phase_done(void *ctx)
         all = all && atomic_load(&x->r.w[i].finished);
     }
     return all || rb_fwatch_fired();
+}
+
+/*
+ * Every interval: latency by tier and op over every rank (collective), a point of the trial's timeline on rank 0
+ * and its gauges for Prometheus (railbench_kvcache_latency_seconds{tier, op, quantile}).
+ */
+static void phase_tick(void *ctx, struct rb_harness *h, const struct rb_stats *interval, double t_s)
+{
+    struct kv_run *x = ctx;
+    (void)interval;
+    struct rb_hist *mine = rb_hist_new(), *all = rb_hist_new();
+    cJSON *point = h->rank == 0 ? cJSON_CreateObject() : NULL;
+    if (point)
+        cJSON_AddItemToObject(point, "t_s", rb_json_number(t_s));
+    for (int k = 0; k < RB_KV_NTIMELINE && mine && all; k++) {
+        rb_hist_reset(mine);
+        rb_hist_reset(all);
+        for (unsigned i = 0; i < x->r.nworkers; i++) {
+            struct rb_kv_worker *w = &x->r.w[i];
+            pthread_mutex_lock(&w->mu);
+            rb_hist_merge(mine, w->since_op[k]);
+            rb_hist_reset(w->since_op[k]);
+            pthread_mutex_unlock(&w->mu);
+        }
+        if (h->mpi)
+            rb_harness_reduce_hist(h, mine, all);
+        else
+            rb_hist_merge(all, mine);
+        if (!point)
+            continue;
+        cJSON *o = cJSON_AddObjectToObject(point, rb_kv_timeline_names[k]);
+        cJSON_AddItemToObject(o, "count", rb_json_u64(all->count));
+        double p50 = all->count ? (double)rb_hist_percentile(all, 50) : NAN;
+        double p95 = all->count ? (double)rb_hist_percentile(all, 95) : NAN;
+        cJSON_AddItemToObject(o, "p50_ns", rb_json_number(p50));
+        cJSON_AddItemToObject(o, "p95_ns", rb_json_number(p95));
+        char labels[96];
+        const char *name = rb_kv_timeline_names[k], *us = strchr(name, '_');
+        snprintf(labels, sizeof labels, "tier=\"%.*s\",op=\"%s\",quantile=\"0.95\"", (int)(us - name), name, us + 1);
+        if (all->count)
+            rb_harness_metric(h, "railbench_kvcache_latency_seconds", "gauge",
+                              "load kvcache: latency of the last interval's operations by tier and op", labels,
+                              p95 / 1e9);
+    }
+    if (point)
+        cJSON_AddItemToArray(x->timeline, point);
+    rb_hist_free(mine);
+    rb_hist_free(all);
 }
 
 static void phase_stop(void *ctx)
@@ -137,7 +187,10 @@ static int trial(struct kv_run *x, unsigned k)
     char name[32];
     snprintf(name, sizeof name, "trial-%u", k);
     struct rb_phase p = {.name = name, .op = "kvcache", .duration_ns = x->a->duration_ns, .start = phase_start,
-                         .collect = phase_collect, .done = phase_done, .stop = phase_stop, .ctx = x};
+                         .collect = phase_collect, .done = phase_done, .stop = phase_stop, .on_tick = phase_tick,
+                         .ctx = x};
+    if (x->h.rank == 0)
+        x->timeline = cJSON_CreateArray();
     status = rb_harness_run_phase(&x->h, &p);
     rb_kv_rank_stop(&x->r);
     rb_harness_phase_free(&p);
@@ -150,6 +203,14 @@ static int trial(struct kv_run *x, unsigned k)
     status = agree(x, status ? status : err ? RB_EXIT_RUNTIME : 0);
     if (status != RB_EXIT_RUNTIME || !rb_fwatch_fired())
         trial_record(x, k);
+    if (x->h.rank == 0) {
+        cJSON *last = cJSON_GetArrayItem(x->trials, cJSON_GetArraySize(x->trials) - 1);
+        if (last && (int)cJSON_GetNumberValue(cJSON_GetObjectItem(last, "trial")) == (int)k)
+            cJSON_AddItemToObject(last, "timeline", x->timeline);
+        else
+            cJSON_Delete(x->timeline);
+        x->timeline = NULL;
+    }
     if (!x->a->keep || (k < x->a->trials && !status))
         trial_clear(x);
     else

@@ -154,6 +154,11 @@ extern const char *const rb_kv_count_names[RB_KV_NCOUNTS];
 enum rb_kv_hist { RB_KV_DEV_WRITE, RB_KV_DEV_READ, RB_KV_HOST_WRITE, RB_KV_HOST_READ, RB_KV_REQUEST, RB_KV_NHIST };
 extern const char *const rb_kv_hist_names[RB_KV_NHIST];
 
+/* The timeline's series: latency by tier and op, one point per interval. */
+enum rb_kv_timeline { RB_KV_TL_STORAGE_WRITE, RB_KV_TL_STORAGE_READ, RB_KV_TL_CPU_WRITE, RB_KV_TL_CPU_READ,
+                      RB_KV_NTIMELINE };
+extern const char *const rb_kv_timeline_names[RB_KV_NTIMELINE];
+
 struct rb_kv_user {
     enum rb_kv_user_kind kind;
     uint64_t rng;
@@ -178,6 +183,7 @@ struct rb_kv_worker {
     pthread_mutex_t mu;                           /* guards since: the harness's interval figures */
     uint64_t since_ops, since_bytes;
     struct rb_hist *since_lat;
+    struct rb_hist *since_op[RB_KV_NTIMELINE];    /* the interval's latency by tier and op (the timeline) */
     uint64_t *wrote;                              /* --trace: the hash blocks this thread wrote (to remove) */
     size_t nwrote, capwrote;
     atomic_bool finished;                         /* --trace: its share of the requests is done */

@@ -91,6 +91,21 @@ assert_jq "$R" '.summary.option == 2 and .summary.cpu_tier_bytes == 8388608 and 
     $c.bytes_written == $c.writes * 128 + $c.tokens_written * 131072' \
     "option 2: CPU tier hits $(jq .summary.trials[0].counts.cpu_hits "$R"), demotions $(jq .summary.trials[0].counts.demotions "$R")"
 assert_eq "option 2: nothing left" "" "$(find "$T/disk" -name 'rbkv-2*')"
+# The timeline: a point per interval with each tier's and op's operations over both ranks; they add up to the counts.
+assert_jq "$R" '.summary.trials[0] | (.timeline | length) >= 2 and
+    ([.timeline[].cpu_read.count] | add) == .counts.cpu_reads and ([.timeline[].storage_write.count] | add) == .counts.writes
+    and ([.timeline[].storage_read.count] | add) == .counts.reads and ([.timeline[].cpu_write.count] | add) == .counts.cpu_writes
+    and all(.timeline[]; .cpu_read.count == 0 or .cpu_read.p95_ns > 0)' \
+    "option 2: latency by tier and op in $(jq '.summary.trials[0].timeline | length' "$R") intervals, adding up to the counts"
+"$RB" report "$T/cpu" --html "$T/cpu.html" >"$T/report.out" 2>&1 || { cat "$T/report.out" >&2; fail "report"; }
+grep -q '^| *trial *| read GB/s' "$T/report.out" || fail "report: no kvcache table"
+for fig in kvcache-ranks kvcache-latency; do grep -q "$fig" "$T/cpu.html" || fail "report: no figure $fig"; done
+ok "report: the trial table, bandwidth per rank and latency by tier and op over time"
+mkdir -p "$T/prom"
+"$RB" load kvcache "file://$T/disk" --option 2 --scale 1/512 --users 4 --inflight 4 --duration 2s --trials 1 \
+    --prom-textfile "$T/prom" --out "$T/promrun" --quiet >/dev/null 2>&1 || fail "prom run"
+assert_eq "Prometheus: the latency gauges by tier and op" 4 \
+    "$(grep -c '^railbench_kvcache_latency_seconds{tier="\(storage\|cpu\)",op="\(read\|write\)",quantile="0.95"' "$T/prom/railbench.prom")"
 
 # --tp 2 keeps 4 of llama3.1-70b's 8 KV heads: 327,680 / 2 bytes per token; a model of its own from its shape.
 rbmpi tp 1 load kvcache "file://$T/disk" --option 3 --tp 2 --scale 1/256 --duration 1s --trials 1 --keep
