@@ -143,7 +143,7 @@ int rb_load_kvcache_main(int argc, char **argv)
         {"inflight", 'c', RB_OPT_U64, &a.inflight, "N", "allocations in flight per rank: threads, each playing its "
          "share of the users (if not given: the option's, else 16)", NULL},
         {"cpu-tier", 0, RB_OPT_SIZE, &a.cpu_tier_bytes, "SIZE", "in-process CPU tier per rank, LRU demotion to "
-         "storage at 0.8 full (if not given: the option's, scaled; 0: off)", NULL},
+         "storage at 0.8 full; 0: off (if not given: the option's, scaled)", NULL},
         {"storage-tier", 0, RB_OPT_SIZE, &a.storage_tier_bytes, "SIZE", "storage tier per rank: beyond it the least "
          "recently used entries are deleted (0: no limit)", NULL},
         {"scale", 0, RB_OPT_STR, &a.scale_s, "1/N", "users, every entry's tokens and the CPU tier N times smaller: "

@@ -440,7 +440,7 @@ void rb_kv_rank_stop(struct rb_kv_rank *r)
         r->t1_ns = rb_clock_ns();
 }
 
-uint64_t rb_kv_rank_clear(struct rb_kv_rank *r)
+uint64_t rb_kv_rank_clear(struct rb_kv_rank *r, bool remove)
 {
     uint64_t left = 0;
     for (unsigned i = 0; r->w && i < r->nworkers; i++) {
@@ -449,19 +449,22 @@ uint64_t rb_kv_rank_clear(struct rb_kv_rank *r)
             for (uint32_t k = 0; k < RB_KV_MAX_TURNS; k++) {
                 struct rb_kv_entry *e = &w->users[j].entry[k];
                 bool file = e->where == RB_KV_IN_STORAGE;
-                if (e->where != RB_KV_NOWHERE && rb_kv_drop(w, e) && file)
+                if (!remove)
+                    left += file;
+                else if (e->where != RB_KV_NOWHERE && rb_kv_drop(w, e) && file)
                     left++;
             }
         for (size_t k = 0; k < w->nwrote; k++) {
             char name[320];
             rb_kv_block_name(r, w->wrote[k], name, sizeof name);
-            int rc = (int)RB_FWATCHED(w->fw, "unlink", name, rb_beneath_unlink(r->root, name));
+            int rc = remove ? (int)RB_FWATCHED(w->fw, "unlink", name, rb_beneath_unlink(r->root, name)) : -EBUSY;
             if (rc)
                 left++;
             else
                 w->count[RB_KV_DELETES]++;
         }
-        w->nwrote = 0;
+        if (remove)
+            w->nwrote = 0;
     }
     return left;
 }

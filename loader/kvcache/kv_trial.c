@@ -168,9 +168,9 @@ static int agree(struct kv_run *x, int status)
 }
 
 /* The entries a trial left removed (files and memory); the count of files that stay summed on rank 0. */
-static void trial_clear(struct kv_run *x)
+static void trial_clear(struct kv_run *x, bool stuck)
 {
-    uint64_t left = rb_kv_rank_clear(&x->r), sum = left;
+    uint64_t left = rb_kv_rank_clear(&x->r, !stuck), sum = left;
     if (x->h.mpi)
         RB_MPI_CHECK(MPI_Reduce(&left, &sum, 1, MPI_UINT64_T, MPI_SUM, 0, x->h.comm));
     x->left += sum;
@@ -198,11 +198,13 @@ static int trial(struct kv_run *x, unsigned k)
     int err = rb_kv_rank_error(&x->r, msg, sizeof msg);
     if (err)
         rb_error("load kvcache: %s", msg);
-    if (rb_fwatch_fired())
+    /* A thread given up by the file watchdog may still be inside its call: what it uses stays allocated and its files
+       stay (counted as left); every rank still takes part in the record and the clean-up (collective). */
+    bool stuck = rb_fwatch_fired();
+    if (stuck)
         err = ETIMEDOUT;
     status = agree(x, status ? status : err ? RB_EXIT_RUNTIME : 0);
-    if (status != RB_EXIT_RUNTIME || !rb_fwatch_fired())
-        trial_record(x, k);
+    trial_record(x, k);
     if (x->h.rank == 0) {
         cJSON *last = cJSON_GetArrayItem(x->trials, cJSON_GetArraySize(x->trials) - 1);
         if (last && (int)cJSON_GetNumberValue(cJSON_GetObjectItem(last, "trial")) == (int)k)
@@ -212,10 +214,11 @@ static int trial(struct kv_run *x, unsigned k)
         x->timeline = NULL;
     }
     if (!x->a->keep || (k < x->a->trials && !status))
-        trial_clear(x);
+        trial_clear(x, stuck);
     else
         x->kept = true;
-    rb_kv_rank_free(&x->r);
+    if (!stuck)
+        rb_kv_rank_free(&x->r);
     return status;
 }
 

@@ -227,8 +227,9 @@ int rb_kv_rank_init(struct rb_kv_rank *r, const struct rb_kv_args *a, int rank);
 int rb_kv_rank_start(struct rb_kv_rank *r);
 /* Asks the threads to stop and joins them. */
 void rb_kv_rank_stop(struct rb_kv_rank *r);
-/* Removes every entry the trial left (files, memory); returns the files that could not be removed. */
-uint64_t rb_kv_rank_clear(struct rb_kv_rank *r);
+/* Removes every entry the trial left (files, memory); returns the files that could not be removed. remove false
+ * (a thread is stuck in a call): nothing is touched, the files there are counted. */
+uint64_t rb_kv_rank_clear(struct rb_kv_rank *r, bool remove);
 /* Frees the threads' state (after rb_kv_rank_clear). NULL-safe. */
 void rb_kv_rank_free(struct rb_kv_rank *r);
 /* The first error of a thread (0: none), its line in msg. */
