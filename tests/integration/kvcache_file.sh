@@ -107,6 +107,15 @@ mkdir -p "$T/prom"
 assert_eq "Prometheus: the latency gauges by tier and op" 4 \
     "$(grep -c '^railbench_kvcache_latency_seconds{tier="\(storage\|cpu\)",op="\(read\|write\)",quantile="0.95"' "$T/prom/railbench.prom")"
 
+# A storage tier of 16 MiB per rank (8 MiB per thread): its least recently used entries are deleted to make room,
+# and a later turn's reload of one is a miss (nothing read); what was evicted is deleted, so nothing is left.
+rbmpi evict 2 load kvcache "file://$T/disk" --option 1 --scale 1/64 --users 4 --inflight 2 --storage-tier 16M \
+    --duration 3s --trials 1
+assert_jq "$T/evict/result.json" '.summary.storage_tier_bytes == 16777216 and .summary.trials[0].counts as $c |
+    $c.evictions > 0 and $c.storage_misses > 0 and $c.storage_hits == $c.reads and $c.deletes >= $c.evictions' \
+    "storage tier: $(jq .summary.trials[0].counts.evictions "$T/evict/result.json") evictions, $(jq .summary.trials[0].counts.storage_misses "$T/evict/result.json") misses"
+assert_eq "storage tier: nothing left" "" "$(find "$T/disk" -name 'rbkv-2*')"
+
 # --tp 2 keeps 4 of llama3.1-70b's 8 KV heads: 327,680 / 2 bytes per token; a model of its own from its shape.
 rbmpi tp 1 load kvcache "file://$T/disk" --option 3 --tp 2 --scale 1/256 --duration 1s --trials 1 --keep
 R=$T/tp/result.json
