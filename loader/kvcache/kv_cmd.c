@@ -1,4 +1,4 @@
-/* railbench load kvcache: MLPerf Storage's KV-cache offload benchmark (users, turns, tiers) on a file:// target. */
+/* railbench load kvcache: MLPerf Storage's KV-cache offload benchmark (users, turns, tiers): options and presets. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -165,10 +165,11 @@ int rb_load_kvcache_main(int argc, char **argv)
     rb_opts_add(&opts, own);
     rb_load_options(&opts, &a.tgt, NULL, NULL);
     const struct rb_cmd_spec spec = {
-        "railbench load kvcache [options] file:///PATH",
-        "MLPerf Storage's KV-cache offload benchmark: simulated users per rank hold conversations whose turns write "
-        "their KV entry (a NumPy file, fsync'd) and read it back (pages dropped first) while decoding; device and host "
-        "time apart.",
+        "railbench load kvcache [options] URL",
+        "MLPerf Storage's KV-cache offload benchmark on file:///PATH, s3://BUCKET[/PREFIX], ais://BUCKET or "
+        "http://HOST/PATH: simulated users per rank hold conversations whose turns write their KV entry (a NumPy file, "
+        "fsync'd, or an object) and read it back (a file's pages dropped first) while decoding; device and host time "
+        "apart.",
         opts.v, 1, 1, false};
     return rb_load_command(&spec, argc, argv, run_args, &a);
 }

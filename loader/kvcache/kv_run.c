@@ -29,7 +29,7 @@ const char *const rb_kv_hist_names[RB_KV_NHIST] = {"device_write", "device_read"
                                                    "request"};
 
 /* The entry's file name beneath the target: <rank dir>/u<user>-c<conversation>-t<turn>.npy. */
-static void entry_name(const struct rb_kv_worker *w, const struct rb_kv_entry *e, char *out, size_t len)
+void rb_kv_entry_name(const struct rb_kv_worker *w, const struct rb_kv_entry *e, char *out, size_t len)
 {
     if (e->is_block) {
         rb_kv_block_name(w->rank, e->block, out, len);
@@ -38,7 +38,7 @@ static void entry_name(const struct rb_kv_worker *w, const struct rb_kv_entry *e
     snprintf(out, len, "%s/u%" PRIu32 "-c%" PRIu32 "-t%" PRIu32 ".npy", w->rank->dir, e->user, e->conv, e->turn);
 }
 
-static int fail(struct rb_kv_worker *w, int err, const char *what, const char *name)
+int rb_kv_fail(struct rb_kv_worker *w, int err, const char *what, const char *name)
 {
     if (!w->err) {
         w->err = err;
@@ -59,6 +59,16 @@ static void note_op(struct rb_kv_worker *w, enum rb_kv_timeline tl, uint64_t byt
     }
     rb_hist_record(w->since_op[tl], ns);
     pthread_mutex_unlock(&w->mu);
+}
+
+void rb_kv_account(struct rb_kv_worker *w, bool write, struct rb_kv_entry *e, uint64_t dev_ns, uint64_t host_ns)
+{
+    w->count[write ? RB_KV_WRITES : RB_KV_READS]++;
+    w->count[write ? RB_KV_BYTES_WRITTEN : RB_KV_BYTES_READ] += e->bytes;
+    w->count[write ? RB_KV_TOKENS_WRITTEN : RB_KV_TOKENS_READ] += e->tokens;
+    rb_hist_record(w->hist[write ? RB_KV_DEV_WRITE : RB_KV_DEV_READ], dev_ns);
+    rb_hist_record(w->hist[write ? RB_KV_HOST_WRITE : RB_KV_HOST_READ], host_ns);
+    note_op(w, write ? RB_KV_TL_STORAGE_WRITE : RB_KV_TL_STORAGE_READ, e->bytes, dev_ns + host_ns);
 }
 
 /* The bytes of e at offset off (len): from the CPU tier's copy (src), else the seeded payload after the header. */
@@ -89,17 +99,17 @@ void rb_kv_block_name(const struct rb_kv_rank *r, uint64_t block, char *out, siz
  * Writes e as a new file (its bytes from src, or made now), fsync'd: device time = open to close, host = the bytes.
  * A hash block, which other ranks may read, is written under name.part and renamed into place once whole.
  */
-static int write_file(struct rb_kv_worker *w, struct rb_kv_entry *e, const unsigned char *src)
+static int file_write(struct rb_kv_worker *w, struct rb_kv_entry *e, const unsigned char *src)
 {
     const struct rb_kv_args *a = w->rank->a;
     char final[320], name[330];
-    entry_name(w, e, final, sizeof final);
+    rb_kv_entry_name(w, e, final, sizeof final);
     snprintf(name, sizeof name, "%s%s", final, e->is_block ? ".part" : "");
     uint64_t key = rb_payload_key(a->seed, final), host = 0, dev = 0, t = rb_clock_ns();
     int fd = (int)RB_FWATCHED(w->fw, "open", name,
                               rb_beneath_open(w->rank->root, name, O_WRONLY | O_CREAT | O_EXCL, 0644));
     if (fd < 0)
-        return fail(w, -fd, "open", name);
+        return rb_kv_fail(w, -fd, "open", name);
     dev += rb_clock_ns() - t;
     for (uint64_t off = 0; off < e->bytes;) {
         size_t len = e->bytes - off < a->block_bytes ? (size_t)(e->bytes - off) : (size_t)a->block_bytes;
@@ -113,7 +123,7 @@ static int write_file(struct rb_kv_worker *w, struct rb_kv_entry *e, const unsig
             int err = n < 0 ? errno : EIO;
             close(fd);
             rb_beneath_unlink(w->rank->root, name);
-            return fail(w, err, "write", name);
+            return rb_kv_fail(w, err, "write", name);
         }
         off += (uint64_t)n;
     }
@@ -126,19 +136,14 @@ static int write_file(struct rb_kv_worker *w, struct rb_kv_entry *e, const unsig
     if (!err && e->is_block && (err = -(int)RB_FWATCHED(w->fw, "rename", name, rb_beneath_rename(w->rank->root, name,
                                                                                                final, RENAME_NOREPLACE))) != 0) {
         rb_beneath_unlink(w->rank->root, name);
-        return fail(w, err, "rename", name);
+        return rb_kv_fail(w, err, "rename", name);
     }
     if (err) {
         rb_beneath_unlink(w->rank->root, name);
-        return fail(w, err, "fsync", name);
+        return rb_kv_fail(w, err, "fsync", name);
     }
     e->where = RB_KV_IN_STORAGE;
-    w->count[RB_KV_WRITES]++;
-    w->count[RB_KV_BYTES_WRITTEN] += e->bytes;
-    w->count[RB_KV_TOKENS_WRITTEN] += e->tokens;
-    rb_hist_record(w->hist[RB_KV_DEV_WRITE], dev);
-    rb_hist_record(w->hist[RB_KV_HOST_WRITE], host);
-    note_op(w, RB_KV_TL_STORAGE_WRITE, e->bytes, dev + host);
+    rb_kv_account(w, true, e, dev, host);
     return 0;
 }
 
@@ -148,33 +153,33 @@ static int check(struct rb_kv_worker *w, const struct rb_kv_entry *e, uint64_t k
 {
     unsigned char *want = malloc(len);
     if (!want)
-        return fail(w, ENOMEM, "verify", name);
+        return rb_kv_fail(w, ENOMEM, "verify", name);
     entry_bytes(w, e, key, NULL, off, want, len);
     int bad = memcmp(want, buf, len) != 0;
     free(want);
     if (!bad)
         return 0;
     w->count[RB_KV_VERIFY_FAILURES]++;
-    return fail(w, EIO, "verify (bytes read differ from the seeded payload)", name);
+    return rb_kv_fail(w, EIO, "verify (bytes read differ from the seeded payload)", name);
 }
 
 int rb_kv_write(struct rb_kv_worker *w, struct rb_kv_entry *e)
 {
-    return write_file(w, e, NULL);
+    return w->rank->store->write(w, e, NULL);
 }
 
 /* Reads e's file whole after dropping its pages: device time = open to close, host = --verify's comparison. */
-int rb_kv_read(struct rb_kv_worker *w, struct rb_kv_entry *e)
+static int file_read(struct rb_kv_worker *w, struct rb_kv_entry *e)
 {
     const struct rb_kv_args *a = w->rank->a;
     char name[320];
-    entry_name(w, e, name, sizeof name);
+    rb_kv_entry_name(w, e, name, sizeof name);
     uint64_t key = rb_payload_key(a->seed, name), host = 0, dev = 0, t = rb_clock_ns(), got = 0;
     int fd = (int)RB_FWATCHED(w->fw, "open", name, rb_beneath_open(w->rank->root, name, O_RDONLY, 0));
     if (fd == -ENOENT && e->is_block)
         return fd; /* not written yet: a miss */
     if (fd < 0)
-        return fail(w, -fd, "open", name);
+        return rb_kv_fail(w, -fd, "open", name);
     RB_FWATCHED(w->fw, "fadvise", name, posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED));
     dev += rb_clock_ns() - t;
     int err = 0;
@@ -199,14 +204,23 @@ int rb_kv_read(struct rb_kv_worker *w, struct rb_kv_entry *e)
     close(fd);
     dev += rb_clock_ns() - t;
     if (err)
-        return fail(w, err, "read", name);
-    w->count[RB_KV_READS]++;
-    w->count[RB_KV_BYTES_READ] += e->bytes;
-    w->count[RB_KV_TOKENS_READ] += e->tokens;
-    rb_hist_record(w->hist[RB_KV_DEV_READ], dev);
-    rb_hist_record(w->hist[RB_KV_HOST_READ], host);
-    note_op(w, RB_KV_TL_STORAGE_READ, e->bytes, dev + host);
+        return rb_kv_fail(w, err, "read", name);
+    rb_kv_account(w, false, e, dev, host);
     return 0;
+}
+
+/* Removes the file name (an entry or a hash block this run wrote). 0 or -errno (w->err). */
+static int file_remove(struct rb_kv_worker *w, const char *name)
+{
+    int rc = (int)RB_FWATCHED(w->fw, "unlink", name, rb_beneath_unlink(w->rank->root, name));
+    return rc ? rb_kv_fail(w, -rc, "unlink", name) : 0;
+}
+
+static const struct rb_kv_store file_store = {file_write, file_read, file_remove};
+
+int rb_kv_read(struct rb_kv_worker *w, struct rb_kv_entry *e)
+{
+    return w->rank->store->read(w, e);
 }
 
 /* Removes e from wherever it is (its file unlinked, its memory freed); counts a deleted file. */
@@ -219,12 +233,9 @@ int rb_kv_drop(struct rb_kv_worker *w, struct rb_kv_entry *e)
         e->mem = NULL;
     } else if (e->where == RB_KV_IN_STORAGE) {
         char name[320];
-        entry_name(w, e, name, sizeof name);
+        rb_kv_entry_name(w, e, name, sizeof name);
         rb_kv_tier_unlink(&w->storage, e);
-        rc = (int)RB_FWATCHED(w->fw, "unlink", name, rb_beneath_unlink(w->rank->root, name));
-        if (rc)
-            fail(w, -rc, "unlink", name);
-        else
+        if (!(rc = w->rank->store->remove(w, name)))
             w->count[RB_KV_DELETES]++;
     }
     e->where = RB_KV_NOWHERE;
@@ -250,7 +261,7 @@ static int storage_room(struct rb_kv_worker *w, uint64_t bytes)
 static int to_storage(struct rb_kv_worker *w, struct rb_kv_entry *e, const unsigned char *src)
 {
     int rc = storage_room(w, e->bytes);
-    if (!rc && !(rc = write_file(w, e, src)))
+    if (!rc && !(rc = w->rank->store->write(w, e, src)))
         rb_kv_tier_push(&w->storage, e);
     return rc;
 }
@@ -276,9 +287,9 @@ int rb_kv_put(struct rb_kv_worker *w, struct rb_kv_entry *e)
     }
     uint64_t t = rb_clock_ns();
     if (!(e->mem = malloc(e->bytes)))
-        return fail(w, ENOMEM, "CPU tier entry", "");
+        return rb_kv_fail(w, ENOMEM, "CPU tier entry", "");
     char name[320];
-    entry_name(w, e, name, sizeof name);
+    rb_kv_entry_name(w, e, name, sizeof name);
     entry_bytes(w, e, rb_payload_key(w->rank->a->seed, name), NULL, 0, e->mem, e->bytes);
     note_op(w, RB_KV_TL_CPU_WRITE, e->bytes, rb_clock_ns() - t);
     e->where = RB_KV_IN_CPU;
@@ -373,6 +384,7 @@ int rb_kv_rank_init(struct rb_kv_rank *r, const struct rb_kv_args *a, int rank)
     r->a = a;
     r->rank = rank;
     r->t0_ns = r->t1_ns = 0;
+    r->store = r->objects ? &rb_kv_obj_store : &file_store;
     r->nworkers = (unsigned)(a->inflight < a->users && !r->trace ? a->inflight : a->users);
     if (r->trace)
         r->nworkers = (unsigned)a->inflight;
@@ -457,7 +469,7 @@ uint64_t rb_kv_rank_clear(struct rb_kv_rank *r, bool remove)
         for (size_t k = 0; k < w->nwrote; k++) {
             char name[320];
             rb_kv_block_name(r, w->wrote[k], name, sizeof name);
-            int rc = remove ? (int)RB_FWATCHED(w->fw, "unlink", name, rb_beneath_unlink(r->root, name)) : -EBUSY;
+            int rc = remove ? r->store->remove(w, name) : -EBUSY;
             if (rc)
                 left++;
             else

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../cmd/loader_int.h"
+#include "../cmd/safety_int.h"
 #include "../engine/fwatch_int.h"
 #include "kvcache_int.h"
 #include "railbench/beneath.h"
@@ -222,12 +223,28 @@ static int trial(struct kv_run *x, unsigned k)
     return status;
 }
 
-/* This rank's own directory, new, beneath the target: rbkv-<run id>-r<rank>. Collective; 0 or an exit status. */
+/*
+ * This rank's own directory, new, beneath the target: rbkv-<run id>-r<rank>; with --trace also the hash blocks' (rank
+ * 0 makes it). On an object target the same names are prefixes, nothing to make. Collective; 0 or an exit status.
+ */
 static int make_dir(struct kv_run *x)
 {
+    snprintf(x->r.dir, sizeof x->r.dir, "%srbkv-%s-r%d", rb_target_prefix(x->t), x->h.run_id, x->h.rank);
+    snprintf(x->r.block_dir, sizeof x->r.block_dir, "%srbkv-%s-blocks", rb_target_prefix(x->t), x->h.run_id);
+    if (x->r.objects) {
+        /* The look-up before the first write (rank 0 lists the bucket once): no name of the run may be there, and a
+           bucket that is not there ends the run before it starts (one line). */
+        struct rb_objset first = {0};
+        char name[320];
+        snprintf(name, sizeof name, "%s/u0-c0-t1.npy", x->r.dir);
+        int st = rb_objset_add(&first, name, 0) ? RB_EXIT_RUNTIME
+                 : rb_safety_check(&x->h, x->t, &first, x->a->tgt.timeout_ns, 0, false, "load kvcache", "its entries",
+                                   NULL);
+        rb_objset_free(&first);
+        return st;
+    }
     int root = rb_target_file_dir(x->t);
     x->r.root = root;
-    snprintf(x->r.dir, sizeof x->r.dir, "%srbkv-%s-r%d", rb_target_prefix(x->t), x->h.run_id, x->h.rank);
     int rc = root < 0 ? root : rb_beneath_mkdir(root, x->r.dir, 0755);
     if (rc)
         rb_error("load kvcache: cannot make %s/%s: %s", rb_target_file_root(x->t), x->r.dir, strerror(-rc));
@@ -235,8 +252,6 @@ static int make_dir(struct kv_run *x)
     int status = agree(x, rc ? RB_EXIT_RUNTIME : 0);
     if (status || !x->traced)
         return status;
-    /* --trace: the hash blocks every rank reads and writes, in one directory rank 0 makes */
-    snprintf(x->r.block_dir, sizeof x->r.block_dir, "%srbkv-%s-blocks", rb_target_prefix(x->t), x->h.run_id);
     rc = 0;
     if (x->h.rank == 0 && (rc = rb_beneath_mkdir(root, x->r.block_dir, 0755)) != 0)
         rb_error("load kvcache: cannot make %s/%s: %s", rb_target_file_root(x->t), x->r.block_dir, strerror(-rc));
@@ -276,9 +291,7 @@ static int checked_target(struct kv_run *x, struct rb_cli *cli)
     int status = rb_load_target_open(&x->a->tgt, cli->args[0], NULL, &x->t);
     if (status)
         return status;
-    if (!rb_target_can(x->t, RB_TCAP_FILES))
-        return rb_cli_usage_error("load kvcache %s: expected a file:// target (a directory each rank writes its "
-                                  "entries under)", rb_target_name(x->t));
+    x->r.objects = !rb_target_can(x->t, RB_TCAP_FILES);
     if ((status = rb_load_target_probe(x->t, x->a->tgt.timeout_ns)))
         return status;
     if (x->a->trace_path) {
@@ -291,7 +304,7 @@ static int checked_target(struct kv_run *x, struct rb_cli *cli)
         x->traced = true;
         x->r.trace = &x->trace;
     }
-    if (rb_fwatch_start(x->a->tgt.timeout_ns)) {
+    if (rb_target_can(x->t, RB_TCAP_FILES) && rb_fwatch_start(x->a->tgt.timeout_ns)) {
         rb_error("load kvcache: cannot start the file watchdog");
         return RB_EXIT_RUNTIME;
     }
@@ -307,14 +320,21 @@ int rb_kv_run(struct rb_kv_args *a, struct rb_cli *cli)
     if ((status = rb_harness_init(&x.h, "load kvcache", cli, &(struct rb_harness_opts){.mpi = true})))
         goto close;
     x.r.ranks = x.h.size;
-    if (x.h.rank == 0) {
-        x.trials = cJSON_CreateArray();
-        rb_info("load kvcache %s: %" PRIu64 " users and %" PRIu64 " in flight per rank, %" PRIu64 " bytes per token, "
-                "%" PRIu64 " trial(s) under %s", a->model.name, a->users, a->inflight, a->bytes_per_token, a->trials,
-                rb_target_name(x.t));
+    if (x.r.objects) {
+        /* PUT, GET and DELETE of one object at a time on the native engine where it applies (docs/engine.md) */
+        const struct rb_engine_args ea = {.engine = RB_ENGINE_AUTO, .max_redirects = RB_ENGINE_MAX_REDIRECTS};
+        x.r.obj_opts = rb_load_opts_from(RB_LOAD_PUT, x.t, &a->tgt, &ea, x.h.rank);
+        x.r.obj_opts.seed = a->seed;
     }
-    if (!(status = make_dir(&x)))
+    if (x.h.rank == 0)
+        x.trials = cJSON_CreateArray();
+    if (!(status = make_dir(&x))) {
+        if (x.h.rank == 0)
+            rb_info("load kvcache %s: %" PRIu64 " users and %" PRIu64 " in flight per rank, %" PRIu64 " bytes per "
+                    "token, %" PRIu64 " trial(s) under %s", a->model.name, a->users, a->inflight, a->bytes_per_token,
+                    a->trials, rb_target_name(x.t));
         status = trials(&x);
+    }
     remove_dir(&x);
     char *table = NULL;
     if (x.h.rank == 0) {
@@ -336,6 +356,10 @@ int rb_kv_run(struct rb_kv_args *a, struct rb_cli *cli)
         if (x.traced)
             rb_kv_replay_json(a, &x.trace, summary, x.trials);
         table = rb_kv_report(a, summary, x.trials);
+        if (!cJSON_GetArraySize(x.trials)) {
+            free(table); /* nothing measured: the error line says it all */
+            table = NULL;
+        }
         rb_result_set(&x.h.result, "summary", summary);
     }
     status = rb_harness_finish(&x.h, table, status);

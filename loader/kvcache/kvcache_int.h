@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../engine/engine_int.h"
 #include "../proto/target_int.h"
 #include <cjson/cJSON.h>
 
@@ -120,6 +121,7 @@ struct rb_kv_entry *rb_kv_tier_victim(const struct rb_kv_tier *t, uint64_t bytes
 /* ---- the run (kv_cmd.c: options and trials; kv_run.c: a rank's threads; kv_report.c: figures) ---- */
 
 struct rb_fwatch;
+struct rb_kv_worker;
 
 struct rb_kv_args {
     struct rb_target_cfg tgt;            /* the target options: --timeout (each file system call's watchdog) */
@@ -191,6 +193,17 @@ struct rb_kv_worker {
     char errmsg[512];
 };
 
+/* Where entries are stored, chosen once per rank: files beneath a directory (kv_run.c) or objects (kv_obj.c). */
+struct rb_kv_store {
+    /* Stores e (its bytes from src, the CPU tier's copy, or made now); counts it. 0 or -errno (w->err set). */
+    int (*write)(struct rb_kv_worker *w, struct rb_kv_entry *e, const unsigned char *src);
+    /* Reads e whole; counts it. 0, -ENOENT for a hash block not there (no error), or -errno (w->err set). */
+    int (*read)(struct rb_kv_worker *w, struct rb_kv_entry *e);
+    /* Removes name (beneath the target). 0 or -errno (w->err set). */
+    int (*remove)(struct rb_kv_worker *w, const char *name);
+};
+extern const struct rb_kv_store rb_kv_obj_store;
+
 /* A rank's part: its directory under the target, its threads. */
 struct rb_kv_rank {
     const struct rb_kv_args *a;
@@ -198,6 +211,9 @@ struct rb_kv_rank {
     int root;                  /* the target directory (beneath.h) */
     char dir[256];             /* this rank's own directory, beneath root: rbkv-<run id>-r<rank> */
     bool dir_made;
+    const struct rb_kv_store *store;
+    bool objects;              /* an object target: entries are objects (kv_obj.c), requests on obj_opts */
+    struct rb_load_opts obj_opts;
     const struct rb_kvtrace *trace;    /* --trace: the requests (this rank's: index % ranks == rank) */
     int ranks;
     char block_dir[256];       /* --trace: the hash blocks of every rank, beneath root: rbkv-<run id>-blocks */
@@ -216,8 +232,17 @@ int rb_kv_read(struct rb_kv_worker *w, struct rb_kv_entry *e);
 int rb_kv_put(struct rb_kv_worker *w, struct rb_kv_entry *e);
 int rb_kv_get(struct rb_kv_worker *w, struct rb_kv_entry *e);
 int rb_kv_drop(struct rb_kv_worker *w, struct rb_kv_entry *e);
+/* Records w's first error (err, what it was doing, the name); returns -err. */
+int rb_kv_fail(struct rb_kv_worker *w, int err, const char *what, const char *name);
+/* Counts one storage write or read of e with its device and host time. */
+void rb_kv_account(struct rb_kv_worker *w, bool write, struct rb_kv_entry *e, uint64_t dev_ns, uint64_t host_ns);
+/* One request on an object of the rank's target (kv_obj.c): 0, -ENOENT (a 4xx), or -errno with msg. */
+int rb_kv_obj_request(const struct rb_kv_rank *r, enum rb_load_op op, const char *name, uint64_t size, bool verify,
+                      uint64_t *req_ns, char *msg, size_t len);
 /* --trace: a replay thread (kv_replay.c): its share of the rank's requests at their arrival times. */
 void *rb_kv_replay_main(void *arg);
+/* The name of e beneath the target: <rank dir>/u<user>-c<conversation>-t<turn>.npy, or its hash block's. */
+void rb_kv_entry_name(const struct rb_kv_worker *w, const struct rb_kv_entry *e, char *out, size_t len);
 /* The file name of a hash block beneath the target. */
 void rb_kv_block_name(const struct rb_kv_rank *r, uint64_t block, char *out, size_t len);
 

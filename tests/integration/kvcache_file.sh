@@ -135,8 +135,8 @@ assert_exit 2 "option 4" "$RB" load kvcache "file://$T/disk" --option 4
 assert_stderr_line '^railbench: error: --option 4: expected 1'
 assert_exit 2 "--tp 3" "$RB" load kvcache "file://$T/disk" --option 1 --tp 3
 assert_stderr_line '^railbench: error: --tp 3: expected a divisor'
-assert_exit 2 "not a file target" "$RB" load kvcache "http://127.0.0.1:1/b" --option 1
-assert_stderr_line 'expected a file:// target'
+assert_exit 3 "an object target that does not answer" "$RB" load kvcache "http://127.0.0.1:1/b" --option 1 --out "$T/noanswer"
+assert_stderr_line '^railbench: error: http://127.0.0.1:1/b: cannot connect'
 assert_exit 2 "--scale 1/0" "$RB" load kvcache "file://$T/disk" --option 1 --scale 1/0
 assert_stderr_line '^railbench: error: --scale "1/0"'
 assert_exit 3 "missing directory" "$RB" load kvcache "file://$T/nowhere" --option 1 --duration 1s --out "$T/missing"
