@@ -45,7 +45,7 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
     }
     rb_rtable_note(t, "GB/s and tokens/s: summed over ranks; max rank: the largest of the ranks' p95s (MLPerf "
                       "Storage's figure); merged: the p95 of every rank's operations together; device: the file "
-                      "system's calls (open to close, fsync included); host: making and checking the bytes");
+                      "system's calls (open to close, fsync included) or the object request; host: the rest");
 }
 
 /* The headline: each rank's read and write bandwidth, mean over the trials. */

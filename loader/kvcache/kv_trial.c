@@ -340,6 +340,10 @@ int rb_kv_run(struct rb_kv_args *a, struct rb_cli *cli)
     if (x.h.rank == 0) {
         cJSON *summary = cJSON_CreateObject();
         cJSON_AddStringToObject(summary, "target", rb_target_name(x.t));
+        if (x.r.objects)
+            cJSON_AddStringToObject(summary, "engine", rb_engine_name(&x.r.obj_opts));
+        else
+            cJSON_AddNullToObject(summary, "engine");
         cJSON_AddItemToObject(summary, "files_left", rb_json_u64(x.left));
         cJSON_AddBoolToObject(summary, "kept", x.kept);
         char dirs[96];

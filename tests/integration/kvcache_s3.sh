@@ -22,6 +22,7 @@ R=$T/run/result.json
 assert_jq "$R" '[.summary.trials[] | .counts, .ranks[].counts] | all(.writes > 0 and .reads > 0 and
     .bytes_written == .writes * 128 + .tokens_written * 131072 and .bytes_read == .reads * 128 + .tokens_read * 131072
     and .verify_failures == 0)' "2 ranks on RGW: bytes = 128 x objects + 131,072 x tokens, every read verified"
+assert_jq "$R" '.summary.engine == "native"' "requests on the native engine"
 assert_jq "$R" '[.summary.trials[] | . as $t | (.ranks | length) == 2 and
     (([.ranks[].read_bytes_per_s] | add) - $t.read_bytes_per_s | fabs) < 1e-6 * $t.read_bytes_per_s and
     (([.ranks[].write_bytes_per_s] | add) - $t.write_bytes_per_s | fabs) < 1e-6 * $t.write_bytes_per_s and
