@@ -1,4 +1,4 @@
-/* load kvcache's model: KV bytes per token, the entry's NumPy header, MLPerf Storage's options, users and their turns. */
+/* load kvcache's model: KV bytes per token, the entry's NumPy header, MLPerf Storage's options, users' turns. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>

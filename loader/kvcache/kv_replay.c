@@ -1,4 +1,4 @@
-/* load kvcache --trace: a rank's share of a Mooncake or BurstGPT trace, open loop at the trace's pace (or --speedup). */
+/* load kvcache --trace: a rank's share of a Mooncake or BurstGPT trace, open loop at the trace's pace or faster. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>

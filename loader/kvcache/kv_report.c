@@ -228,7 +228,8 @@ char *rb_kv_report(const struct rb_kv_args *a, cJSON *summary, const cJSON *tria
                       cell(h2, sizeof h2, "%.4f", num(rp, "trace_hit_rate"), 1));
     }
     rb_buf_printf(&b, "\nGB/s and tokens/s: summed over ranks; p95: the largest rank's (MLPerf Storage) and over "
-                  "every operation; device: the file system's calls or the object request; host: the rest (making, checking the bytes)\n");
+                  "every operation; device: the file system's calls or the object request; host: the rest (making, "
+                  "checking the bytes)\n");
     return b.oom ? NULL : b.s;
 }
 

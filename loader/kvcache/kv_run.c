@@ -1,4 +1,4 @@
-/* load kvcache on one rank: threads playing users turn by turn, each entry a NumPy file written, fsync'd, dropped, read. */
+/* load kvcache on one rank: threads playing users turn by turn; entries as NumPy files (fsync'd, dropped, read). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -133,10 +133,13 @@ static int file_write(struct rb_kv_worker *w, struct rb_kv_entry *e, const unsig
     if (close(fd) && !err)
         err = errno;
     dev += rb_clock_ns() - t;
-    if (!err && e->is_block && (err = -(int)RB_FWATCHED(w->fw, "rename", name, rb_beneath_rename(w->rank->root, name,
-                                                                                               final, RENAME_NOREPLACE))) != 0) {
-        rb_beneath_unlink(w->rank->root, name);
-        return rb_kv_fail(w, err, "rename", name);
+    if (!err && e->is_block) {
+        int rn = (int)RB_FWATCHED(w->fw, "rename", name,
+                                  rb_beneath_rename(w->rank->root, name, final, RENAME_NOREPLACE));
+        if (rn) {
+            rb_beneath_unlink(w->rank->root, name);
+            return rb_kv_fail(w, -rn, "rename", name);
+        }
     }
     if (err) {
         rb_beneath_unlink(w->rank->root, name);
