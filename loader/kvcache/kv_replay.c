@@ -1,6 +1,7 @@
 /* load kvcache --trace: a rank's share of a Mooncake or BurstGPT trace, open loop at the trace's pace or faster. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "../engine/fwatch_int.h"
@@ -22,9 +23,19 @@ static int note_written(struct rb_kv_worker *w, uint64_t block)
     return 0;
 }
 
+/* Whether block b of q repeats an id that came before it in the same request. */
+static bool repeated(const struct rb_kvtrace_req *q, uint32_t b)
+{
+    for (uint32_t k = 0; k < b; k++)
+        if (q->blocks[k] == q->blocks[b])
+            return true;
+    return false;
+}
+
 /*
  * A Mooncake request: each hash block is read when its id appeared in an earlier request (a prefix hit; a block whose
- * writer has not finished yet is a miss), written otherwise, as Mooncake's own replayer does.
+ * writer has not finished yet is a miss), written otherwise, as Mooncake's own replayer does. An id new to the trace
+ * that comes twice in one request is written once: the second is a repeat (no I/O; not a hit, as the trace counts it).
  */
 static int mooncake(struct rb_kv_worker *w, const struct rb_kvtrace_req *q, uint32_t block_tokens)
 {
@@ -42,6 +53,9 @@ static int mooncake(struct rb_kv_worker *w, const struct rb_kvtrace_req *q, uint
             }
             if (!rc)
                 w->count[RB_KV_BLOCKS_READ]++;
+        } else if (repeated(q, b)) {
+            w->count[RB_KV_BLOCK_REPEATS]++;
+            continue;
         } else if (!(rc = rb_kv_write(w, &e))) {
             w->count[RB_KV_BLOCKS_WRITTEN]++;
             rc = note_written(w, e.block);

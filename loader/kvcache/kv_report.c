@@ -220,12 +220,14 @@ char *rb_kv_report(const struct rb_kv_args *a, cJSON *summary, const cJSON *tria
         row(&b, "mean", mean);
     const cJSON *rp = cJSON_GetObjectItem(summary, "replay");
     if (rp) {
-        char h1[32], h2[32];
-        rb_buf_printf(&b, "\ntrace %s (%s, x%g): %.0f of %.0f requests; prefix hit rate %s (from the trace's hash "
-                      "ids: %s)\n", cJSON_GetObjectItem(rp, "trace")->valuestring,
-                      cJSON_GetObjectItem(rp, "format")->valuestring, a->speedup, num(rp, "requests_done"),
-                      num(rp, "requests"), cell(h1, sizeof h1, "%.4f", num(rp, "hit_rate"), 1),
-                      cell(h2, sizeof h2, "%.4f", num(rp, "trace_hit_rate"), 1));
+        char h1[32], h2[32], hits[128] = "no prefix information";
+        if (isfinite(num(rp, "trace_hit_rate")))
+            snprintf(hits, sizeof hits, "prefix hit rate %s (from the trace's hash ids: %s)",
+                     cell(h1, sizeof h1, "%.4f", num(rp, "hit_rate"), 1),
+                     cell(h2, sizeof h2, "%.4f", num(rp, "trace_hit_rate"), 1));
+        rb_buf_printf(&b, "\ntrace %s (%s, x%g): %.0f of %.0f requests; %s\n",
+                      cJSON_GetObjectItem(rp, "trace")->valuestring, cJSON_GetObjectItem(rp, "format")->valuestring,
+                      a->speedup, num(rp, "requests_done"), num(rp, "requests"), hits);
     }
     rb_buf_printf(&b, "\nGB/s and tokens/s: summed over ranks; p95: the largest rank's (MLPerf Storage) and over "
                   "every operation; device: the file system's calls or the object request; host: the rest (making, "
@@ -254,6 +256,7 @@ void rb_kv_replay_json(const struct rb_kv_args *a, const struct rb_kvtrace *t, c
     /* Mooncake's replayer: hit rate = blocks read / blocks; from the trace's ids, and as this run found them */
     cJSON_AddItemToObject(o, "trace_hit_rate",
                           rb_json_number(t->blocks_total ? (double)t->blocks_seen / (double)t->blocks_total : NAN));
-    double rd = num(c, "blocks_read"), wr = num(c, "blocks_written"), miss = num(c, "block_misses");
-    cJSON_AddItemToObject(o, "hit_rate", rb_json_number(rd + wr + miss > 0 ? rd / (rd + wr + miss) : NAN));
+    double rd = num(c, "blocks_read"), all = rd + num(c, "blocks_written") + num(c, "block_misses") +
+                                             num(c, "block_repeats");
+    cJSON_AddItemToObject(o, "hit_rate", rb_json_number(all > 0 ? rd / all : NAN));
 }

@@ -21,7 +21,7 @@ const char *const rb_kv_count_names[RB_KV_NCOUNTS] = {
     "turns", "prefill_tokens", "generated_tokens", "conversations", "writes", "bytes_written", "tokens_written",
     "reads", "bytes_read", "tokens_read", "cpu_writes", "cpu_reads", "cpu_bytes_read", "cpu_hits", "cpu_misses",
     "storage_hits", "storage_misses", "demotions", "evictions", "deletes", "verify_failures", "requests",
-    "blocks_read", "blocks_written", "block_misses",
+    "blocks_read", "blocks_written", "block_misses", "block_repeats",
 };
 const char *const rb_kv_timeline_names[RB_KV_NTIMELINE] = {"storage_write", "storage_read", "cpu_write",
                                                            "cpu_read"};

@@ -147,6 +147,7 @@ enum rb_kv_count {
     RB_KV_CPU_HITS, RB_KV_CPU_MISSES, RB_KV_STORAGE_HITS, RB_KV_STORAGE_MISSES,
     RB_KV_DEMOTIONS, RB_KV_EVICTIONS, RB_KV_DELETES, RB_KV_VERIFY_FAILURES,
     RB_KV_REQUESTS, RB_KV_BLOCKS_READ, RB_KV_BLOCKS_WRITTEN, RB_KV_BLOCK_MISSES, /* --trace */
+    RB_KV_BLOCK_REPEATS,                                                         /* an id twice in one request */
     RB_KV_NCOUNTS
 };
 extern const char *const rb_kv_count_names[RB_KV_NCOUNTS];

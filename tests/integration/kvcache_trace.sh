@@ -23,19 +23,27 @@ for i in range(80):
                              "hash_ids": ids}))
 open(sys.argv[1], "w").write("\n".join(lines) + "\n")
 PY
-# The hit rate from the hash ids alone: a block is a hit when its id appeared in an earlier request.
-read -r TOTAL SEEN UNIQUE RATE < <(/usr/bin/python3 - "$T/mc.jsonl" <<'PY'
+# The hit rate from the hash ids alone: a block is a hit when its id appeared in an earlier request. An id new to
+# the trace that comes twice in one request is written once; the second is a repeat (REPEATS).
+read -r TOTAL SEEN UNIQUE REPEATS RATE < <(/usr/bin/python3 - "$T/mc.jsonl" <<'PY'
 import json, sys
-seen, total, hits = set(), 0, 0
+seen, total, hits, repeats = set(), 0, 0, 0
 for line in open(sys.argv[1]):
-    for h in json.loads(line)["hash_ids"]:
+    ids = json.loads(line)["hash_ids"]
+    new = set()
+    for h in ids:
         total += 1
-        hits += h in seen
-        seen.add(h)
-print(total, hits, len(seen), repr(hits / total))
+        if h in seen:
+            hits += 1
+        elif h in new:
+            repeats += 1
+        new.add(h)
+    seen |= new
+print(total, hits, len(seen), repeats, repr(hits / total))
 PY
 )
-ok "trace: $TOTAL blocks, $SEEN seen before, $UNIQUE ids, hit rate $RATE"
+[ "$REPEATS" -gt 0 ] || fail "the trace has no id twice in one request (the case is meant to be covered)"
+ok "trace: $TOTAL blocks, $SEEN seen in an earlier request, $UNIQUE ids, $REPEATS repeats in one request, hit rate $RATE"
 
 # One rank, one thread: every read finds its block, so the hit rate measured is the trace's.
 "$RB" load kvcache "file://$T/d" --model llama3.1-8b --trace "$T/mc.jsonl" --speedup 4 --scale 1/64 --inflight 1 \
@@ -45,7 +53,8 @@ assert_jq "$R" ".summary.replay | .format == \"mooncake\" and .requests == 80 an
     .blocks_total == $TOTAL and .blocks_seen == $SEEN and .trace_hit_rate == $RATE and .hit_rate == $RATE" \
     "one rank: hit rate $RATE, from the trace and measured"
 assert_jq "$R" ".summary.trials[0].counts | .blocks_written == $UNIQUE and .blocks_read == $SEEN and
-    .block_misses == 0 and .bytes_written == $UNIQUE * (128 + 8 * $BPT) and .verify_failures == 0" \
+    .block_misses == 0 and .block_repeats == $REPEATS and .bytes_written == $UNIQUE * (128 + 8 * $BPT) and
+    .verify_failures == 0" \
     "one rank: each id written once as 8 tokens (512 at 1/64), every later one read"
 prefix=$(jqr "$R" .summary.entry_dir_prefix)
 prefix=${prefix%r} # rbkv-<run id>-: r<rank> for the ranks, blocks for the hash blocks
@@ -65,7 +74,8 @@ rb_mpirun 2 "$RB" load kvcache "file://$T/d" --model llama3.1-8b --trace "$T/mc.
 R=$T/two/result.json
 assert_jq "$R" ".summary.replay.trace_hit_rate == $RATE and .summary.replay.requests_done == 80 and
     (.summary.trials[0].ranks | length) == 2 and all(.summary.trials[0].ranks[]; .counts.requests == 40) and
-    (.summary.trials[0].counts | .blocks_written == $UNIQUE and .blocks_read + .block_misses == $SEEN) and
+    (.summary.trials[0].counts | .blocks_written == $UNIQUE and .blocks_read + .block_misses == $SEEN and
+     .block_repeats == $REPEATS) and
     .summary.replay.hit_rate <= $RATE and .summary.files_left == 0" \
     "two ranks: 40 requests each, each id written once, hit rate $(jq .summary.replay.hit_rate "$R") of $RATE"
 assert_eq "two ranks: nothing left" "there.txt" "$(ls "$T/d")"
