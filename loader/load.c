@@ -4,6 +4,7 @@
 #include "cmd/sweep_int.h"
 #include "file/meta_int.h"
 #include "railbench/command.h"
+#include "kvcache/kvcache_int.h"
 #include "tiers/tiers_int.h"
 #include "train/train_int.h"
 
@@ -24,6 +25,8 @@ int rb_load_main(int argc, char **argv)
          rb_load_train_main},
         {"checkpoint", "MLPerf Storage checkpoints: every rank writes its model and optimizer shards, then reads "
          "another's; duration = slowest rank", rb_load_checkpoint_main},
+        {"kvcache", "MLPerf Storage KV-cache offload: users' turns write and read KV entries (NumPy files or objects); "
+         "device and host time apart", rb_load_kvcache_main},
         {NULL, NULL, NULL},
     };
     return rb_dispatch("railbench load", subs, argc, argv);

@@ -9,7 +9,7 @@ Usage: layering.py SRC_ROOT [OBJ_DIR]
 
 The rule: core uses no other module; block, collectives, fabric and reports use core only (collectives may
 also drive the loader's background load through include/railbench/bgload.h); inside loader/ the sub-folders
-use only the ones below them: objset < proto < engine < file < cmd < train, tiers, ckpt (the file
+use only the ones below them: objset < proto < engine < file < cmd < train, tiers, ckpt, kvcache (the file
 protocol's row in proto/ gets its loop from file/ at start-up, registered from above); loader/load.c (the
 dispatcher) and core/main.c (the command table) may name every command. A public header
 include/railbench/X.h belongs to the module that holds X.c (or X_*.c); a header without one is core's.
@@ -28,7 +28,7 @@ import sys
 MODULES = ['core', 'loader', 'block', 'collectives', 'fabric', 'reports']
 # file/ is the file:// protocol's I/O loop, an engine of its own: above engine/, below the commands.
 # A loader sub-folder not named here is a load subcommand's: at the commands' level.
-LOADER_LEVEL = {'objset': 0, 'proto': 1, 'engine': 2, 'file': 2.5, 'cmd': 3, 'train': 4, 'tiers': 4, 'ckpt': 4}
+LOADER_LEVEL = {'objset': 0, 'proto': 1, 'engine': 2, 'file': 2.5, 'cmd': 3, 'train': 4, 'tiers': 4, 'ckpt': 4, 'kvcache': 4}
 COMMAND_LEVEL = 4
 
 
