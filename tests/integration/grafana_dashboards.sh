@@ -49,12 +49,12 @@ wait_port "$N"
 . "$ROOT/tests/tiers_servers.sh"
 tiers_servers 20m
 nginx_dav ckdav
-kinds=(load tiers sweep train block coll hosts ckpt)
+kinds=(load tiers sweep train block coll hosts ckpt kvcache)
 declare -A port
 targets=""
-mapfile -t ports < <(free_port 10)
+mapfile -t ports < <(free_port 11)
 for i in "${!kinds[@]}"; do k=${kinds[$i]}; port[$k]=${ports[$i]}; targets+="'127.0.0.1:${port[$k]}',"; done
-PP=${ports[8]} PN=${ports[9]}
+PP=${ports[9]} PN=${ports[10]}
 cat >"$T/prometheus.yml" <<CONF
 global: {scrape_interval: 250ms, scrape_timeout: 240ms, evaluation_interval: 1s}
 scrape_configs:
@@ -69,10 +69,10 @@ bg prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/tsdb-nat
 for pp in "$PP" "$PN"; do
     wait_port "$pp"
     for _ in $(seq 100); do curl -sf "http://127.0.0.1:$pp/-/ready" >/dev/null && break; sleep 0.2; done
-    # Prometheus hands new targets to its scrapers some seconds after it is ready: start once it has tried all 8.
+    # Prometheus hands new targets to its scrapers some seconds after it is ready: start once it has tried all 9.
     for i in $(seq 151); do
-        [ "$(curl -sfG "http://127.0.0.1:$pp/api/v1/query" --data-urlencode 'query=count(up)' | jq -r '.data.result[0].value[1] // 0')" = 8 ] && break
-        [ "$i" = 151 ] && fail "Prometheus did not list the 8 targets in 30 s: $(curl -sfG "http://127.0.0.1:$pp/api/v1/targets" | head -c 600)"
+        [ "$(curl -sfG "http://127.0.0.1:$pp/api/v1/query" --data-urlencode 'query=count(up)' | jq -r '.data.result[0].value[1] // 0')" = 9 ] && break
+        [ "$i" = 151 ] && fail "Prometheus did not list the 9 targets in 30 s: $(curl -sfG "http://127.0.0.1:$pp/api/v1/targets" | head -c 600)"
         sleep 0.2
     done
 done
@@ -89,8 +89,10 @@ prom() { echo --prom-listen "127.0.0.1:${port[$1]}" --prom-linger 2s --out "$T/r
 rb_mpirun 2 "$RB" coll allreduce -b 8 -e 64K -f 8 -n 20 -w 1 $(prom coll) >/dev/null
 "$RB" fabric counters --duration 2s $(prom hosts) >/dev/null
 "$RB" load checkpoint "$DAV_URL/" --params 1000000 --writes 2 --reads 2 --verify $(prom ckpt) >/dev/null
+mkdir -p "$T/kv"
+"$RB" load kvcache "file://$T/kv" --layers 2 --kv-heads 2 --head-dim 64 --users 2 --duration 2s --trials 1 $(prom kvcache) >/dev/null
 t1=$(date +%s)
-ok "9 runs scraped by Prometheus (load get twice on one port, tiers, sweep, train, block, coll, host counters, checkpoint)"
+ok "10 runs scraped by Prometheus (load get twice on one port, tiers, sweep, train, block, coll, host counters, checkpoint, kvcache)"
 
 # 3. Every target of every panel, with Grafana's variables bound: $run to every run, $__range to the whole test;
 # a target over a native histogram (its name without _bucket, _sum or _count) asks the native Prometheus.
