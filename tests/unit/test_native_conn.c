@@ -1,0 +1,194 @@
+/*
+ * Unit tests for the native engine's connections (loader/engine/native_conn.c through native.c's epoll loop):
+ * response framing (Content-Length, chunked, close-delimited), keep-alive reuse and a stale connection's retry,
+ * a redirect's leg and its pool, and the error class of each way a response can go wrong. The peer is a real
+ * HTTP/1.1 responder in a thread of this test (script_peer.h); the requests go through rb_engine as a phase's do.
+ */
+#define _GNU_SOURCE
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "script_peer.h"
+
+struct run {
+    struct rb_stats *st;
+    unsigned conns, requests; /* as the peer saw them */
+    char head[2048];          /* the last request head the peer read */
+};
+
+/*
+ * One request per name, in order, on one connection slot of the native engine's epoll loop (op on p's target,
+ * bodies verified against the payload), run to its end; what the engine counted into r->st.
+ */
+static void run_names(struct script_peer *p, enum rb_load_op op, const char *const *names, size_t n, long max_redirects,
+                      const char *cache_header, struct run *r)
+{
+    struct rb_target *t = sp_target(p->port);
+    struct rb_objset s = {0};
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(rb_objset_add(&s, names[i], SP_BYTES), 0);
+    struct rb_load_opts o = {
+        .op = op, .target = t, .objects = &s, .threads = 1, .inflight = 1, .pattern = RB_PATTERN_SEQUENTIAL,
+        .count = n, .seed = SP_SEED, .verify = op == RB_LOAD_GET, .timeout_ns = 10 * RB_NS_PER_S,
+        .max_redirects = max_redirects, .cache_header = cache_header, .log_fd = -1, .engine = RB_ENGINE_NATIVE,
+        .io_loop = RB_IOLOOP_EPOLL,
+    };
+    r->st = rb_stats_new();
+    sp_run_engine(&o, r->st);
+    r->conns = atomic_load(&p->conns);
+    r->requests = atomic_load(&p->requests);
+    sp_last_head(p, r->head, sizeof r->head);
+    rb_objset_free(&s);
+    rb_target_close(t);
+}
+
+/* Content-Length (the common head and a head the full parser reads) and chunked bodies, all on one connection. */
+static void test_framing_and_reuse(void **state)
+{
+    (void)state;
+    struct script_peer p;
+    assert_int_equal(sp_start(&p), 0);
+    const char *names[] = {"cl-a", "hdr-b", "chunked-c", "cl-d"};
+    struct run r;
+    run_names(&p, RB_LOAD_GET, names, 4, 5, "X-Cache-Status", &r);
+    sp_stop(&p);
+    assert_int_equal(r.st->ops, 4);
+    assert_int_equal(r.st->errors, 0);
+    assert_int_equal(r.st->bytes, 4 * SP_BYTES); /* every body whole and equal to its payload (verify) */
+    assert_int_equal(r.st->lat.count, 4);
+    assert_int_equal(r.st->ttfb.count, 4);
+    assert_int_equal(r.conns, 1);
+    assert_int_equal(r.requests, 4);
+    /* One response said HIT; the other three carried no cache header. */
+    assert_int_equal(r.st->extra[RB_LX_CACHE_HIT], 1);
+    assert_int_equal(r.st->extra[RB_LX_CACHE_MISS], 0);
+    assert_int_equal(r.st->extra[RB_LX_CACHE_ABSENT], 3);
+    /* The request head: the target's path and the name, HTTP/1.1, the endpoint as Host. */
+    char host[64];
+    snprintf(host, sizeof host, "\r\nHost: 127.0.0.1:%u\r\n", p.port);
+    assert_non_null(strstr(r.head, "GET /data/cl-d HTTP/1.1\r\n"));
+    assert_non_null(strstr(r.head, host));
+    rb_stats_free(r.st);
+}
+
+/*
+ * A body that ends at the close completes (and the next request connects again); a keep-alive connection the
+ * peer closed while idle is found stale at its next request, which is sent again on a new connection.
+ */
+static void test_close_delimited_and_stale(void **state)
+{
+    (void)state;
+    struct script_peer p;
+    assert_int_equal(sp_start(&p), 0);
+    const char *names[] = {"eof-a", "cl-b", "stale-c", "cl-d", "cl-e"};
+    struct run r;
+    run_names(&p, RB_LOAD_GET, names, 5, 5, NULL, &r);
+    sp_stop(&p);
+    assert_int_equal(r.st->ops, 5);
+    assert_int_equal(r.st->errors, 0);
+    assert_int_equal(r.st->bytes, 5 * SP_BYTES);
+    /* eof-a's connection; cl-b and stale-c on the second; cl-d found it closed and went on a third with cl-e. */
+    assert_int_equal(r.conns, 3);
+    assert_int_equal(r.requests, 5);
+    rb_stats_free(r.st);
+}
+
+/* Each way a response goes wrong, in its class; a failed connection is not reused. */
+static void test_failures_by_class(void **state)
+{
+    (void)state;
+    struct script_peer p;
+    assert_int_equal(sp_start(&p), 0);
+    const char *names[] = {"cut-a", "cutchunk-b", "badstatus-c", "e500-d", "e404-e", "cl-f", "nothing-g", "loop-h"};
+    struct run r;
+    run_names(&p, RB_LOAD_GET, names, 8, 2, NULL, &r);
+    sp_stop(&p);
+    assert_int_equal(r.st->ops, 8);
+    assert_int_equal(r.st->errors, 7);
+    assert_int_equal(r.st->err[RB_LERR_SHORT_READ], 2); /* closed mid-body: by length and mid-chunk */
+    assert_int_equal(r.st->err[RB_LERR_OTHER], 1);      /* a status line that is not HTTP */
+    assert_int_equal(r.st->err[RB_LERR_HTTP_5XX], 1);
+    assert_int_equal(r.st->err[RB_LERR_HTTP_4XX], 1);
+    assert_int_equal(r.st->err[RB_LERR_RESET], 1);      /* closed without a byte, and again when sent anew */
+    assert_int_equal(r.st->err[RB_LERR_REDIRECTS], 1);  /* a redirect to itself, past --max-redirects 2 */
+    assert_int_equal(r.st->err[RB_LERR_CHECKSUM], 0);
+    assert_int_equal(r.st->bytes, SP_BYTES);            /* only cl-f's: a failed request counts no bytes */
+    assert_int_equal(r.st->extra[RB_LX_REDIRECTS], 2);  /* the two followed before the limit */
+    /*
+     * Connections: cut-a, cutchunk-b, badstatus-c each end theirs; e500-d, e404-e and cl-f share the fourth;
+     * nothing-g found it closed without an answer and was sent once more on a fifth (closed again); loop-h went
+     * on a sixth, and its two redirects on a leg's seventh (the endpoint's connection waits for the leg to end).
+     */
+    assert_int_equal(r.conns, 7);
+    assert_int_equal(r.requests, 3 + 3 + 2 + 3);
+    rb_stats_free(r.st);
+}
+
+/* A 307 to another host: the request follows on a leg, whose connection is pooled and reused by the next one. */
+static void test_redirect_leg(void **state)
+{
+    (void)state;
+    struct script_peer home, leg;
+    assert_int_equal(sp_start(&home), 0);
+    assert_int_equal(sp_start(&leg), 0);
+    leg.is_leg = true;
+    home.leg_port = leg.port;
+    const char *names[] = {"redir-a", "redir-b", "cl-c"};
+    struct run r;
+    run_names(&home, RB_LOAD_GET, names, 3, 5, NULL, &r);
+    unsigned leg_conns = atomic_load(&leg.conns), leg_requests = atomic_load(&leg.requests);
+    char leg_head[2048];
+    sp_last_head(&leg, leg_head, sizeof leg_head);
+    sp_stop(&home);
+    sp_stop(&leg);
+    assert_int_equal(r.st->ops, 3);
+    assert_int_equal(r.st->errors, 0);
+    assert_int_equal(r.st->bytes, 3 * SP_BYTES); /* the legs' bodies verified against the names' payloads */
+    assert_int_equal(r.st->extra[RB_LX_REDIRECTS], 2);
+    /* The home connection stays open across the legs (cl-c went on it); the leg host's one connection is reused. */
+    assert_int_equal(r.conns, 1);
+    assert_int_equal(r.requests, 3);
+    assert_int_equal(leg_conns, 1);
+    assert_int_equal(leg_requests, 2);
+    char host[64];
+    snprintf(host, sizeof host, "\r\nHost: 127.0.0.1:%u\r\n", leg.port);
+    assert_non_null(strstr(leg_head, "GET /data/redir-b HTTP/1.1\r\n"));
+    assert_non_null(strstr(leg_head, host));
+    rb_stats_free(r.st);
+}
+
+/* HEAD: the response's length is not a body to wait for; statuses still class. */
+static void test_head(void **state)
+{
+    (void)state;
+    struct script_peer p;
+    assert_int_equal(sp_start(&p), 0);
+    const char *names[] = {"hdr-a", "cl-b", "e404-c", "cl-d"};
+    struct run r;
+    run_names(&p, RB_LOAD_HEAD, names, 4, 5, NULL, &r);
+    sp_stop(&p);
+    assert_int_equal(r.st->ops, 4);
+    assert_int_equal(r.st->errors, 1);
+    assert_int_equal(r.st->err[RB_LERR_HTTP_4XX], 1);
+    assert_int_equal(r.st->bytes, 0);
+    assert_int_equal(r.conns, 1);
+    assert_non_null(strstr(r.head, "HEAD /data/cl-d HTTP/1.1\r\n"));
+    rb_stats_free(r.st);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_framing_and_reuse),
+        cmocka_unit_test(test_close_delimited_and_stale),
+        cmocka_unit_test(test_failures_by_class),
+        cmocka_unit_test(test_redirect_leg),
+        cmocka_unit_test(test_head),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
