@@ -333,15 +333,18 @@ struct bench {
     struct rb_load_opts o;
 };
 
-/* A harness writing into a new directory, ticking every 50 ms, and GETs of n objects named prefix-i on the peer. */
-static void bench_begin(struct bench *b, const char *prefix, size_t n)
+/*
+ * A harness writing into a new directory (metrics into its textfile, railbench.prom beside the run, when
+ * metrics), ticking every 50 ms, and GETs of n objects named prefix-i on the peer.
+ */
+static void bench_begin_with(struct bench *b, const char *prefix, size_t n, bool metrics)
 {
     assert_int_equal(sp_start(&b->peer), 0);
     snprintf(b->tmp, sizeof b->tmp, "/tmp/rb-test-phase-XXXXXX");
     assert_non_null(mkdtemp(b->tmp));
     snprintf(b->out, sizeof b->out, "%s/run", b->tmp);
-    char *argv[] = {"get", "--out", b->out, "--interval", "50ms", "--quiet", NULL};
-    assert_int_equal(rb_cli_parse(&b->cli, &spec, 6, argv), 0);
+    char *argv[] = {"get", "--out", b->out, "--interval", "50ms", "--quiet", "--prom-textfile", b->tmp, NULL};
+    assert_int_equal(rb_cli_parse(&b->cli, &spec, metrics ? 8 : 6, argv), 0);
     assert_int_equal(rb_harness_init(&b->h, "load get", &b->cli, NULL), 0);
     b->t = sp_target(b->peer.port);
     memset(&b->s, 0, sizeof b->s);
@@ -357,8 +360,13 @@ static void bench_begin(struct bench *b, const char *prefix, size_t n)
     };
 }
 
+static void bench_begin(struct bench *b, const char *prefix, size_t n)
+{
+    bench_begin_with(b, prefix, n, false);
+}
+
 /* Ends the run (exit status want) and reads its result.json back. */
-static cJSON *bench_end(struct bench *b, int status, int want)
+static cJSON *bench_end_prom(struct bench *b, int status, int want, char **prom)
 {
     struct cap c;
     cap_begin(&c);
@@ -371,12 +379,21 @@ static cJSON *bench_end(struct bench *b, int status, int want)
     cJSON *j = cJSON_Parse(buf);
     free(buf);
     assert_non_null(j);
+    if (prom) {
+        snprintf(path, sizeof path, "%s/railbench.prom", b->tmp);
+        assert_int_equal(rb_file_read(path, 1 << 26, prom, &len), 0);
+    }
     rb_cli_free(&b->cli);
     rb_objset_free(&b->s);
     rb_target_close(b->t);
     sp_stop(&b->peer);
     nftw(b->tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return j;
+}
+
+static cJSON *bench_end(struct bench *b, int status, int want)
+{
+    return bench_end_prom(b, status, want, NULL);
 }
 
 static uint64_t sum_array(const cJSON *a)
@@ -454,6 +471,70 @@ static void test_phase_ends_on_duration(void **state)
 }
 
 /*
+ * --until-steady: rank 0 feeds each tick's bytes to the detector and the phase ends once they settle (a loose
+ * 100 % over 200 ms settles within a few ticks), long before its duration; the record says when. With metrics
+ * asked for, each tick also sets the in-flight gauge.
+ */
+static void test_phase_until_steady(void **state)
+{
+    (void)state;
+    struct bench b;
+    bench_begin_with(&b, "cl", 4, true);
+    struct rb_load_phase_opts po = {.steady = {.pct = 100, .window_ns = 200 * RB_NS_PER_MS}};
+    struct rb_load_result res;
+    assert_int_equal(rb_load_run_phase_with(&b.h, "steady", 30 * RB_NS_PER_S, &b.o, &po, &res), 0);
+    assert_true(res.steady_converged);
+    assert_true(res.steady_pct == 100);
+    assert_true(res.steady_window_s == 0.2);
+    assert_true(res.steady_at_s >= 0.2 && res.steady_at_s <= res.duration_s + 0.1);
+    assert_true(res.duration_s < 25); /* it did not run to its duration */
+    assert_int_equal(res.total->errors, 0);
+    cJSON *row = rb_load_summary_json(&res);
+    const cJSON *u = cJSON_GetObjectItem(row, "until_steady");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(u, "converged")));
+    assert_true(num(u, "converged_at_s") == res.steady_at_s);
+    cJSON_Delete(row);
+    uint64_t bytes = res.total->bytes;
+    rb_load_result_free(&res);
+    char *prom = NULL;
+    cJSON *j = bench_end_prom(&b, 0, 0, &prom);
+    const cJSON *ph = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "phases"), 0);
+    u = cJSON_GetObjectItem(ph, "until_steady");
+    assert_true(num(u, "pct") == 100);
+    assert_true(num(u, "window_s") == 0.2);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(u, "converged")));
+    assert_true(num(u, "converged_at_s") >= 0.2);
+    cJSON_Delete(j);
+    assert_non_null(strstr(prom, "\nrailbench_inflight_requests{phase=\"steady\","));
+    const char *bt = strstr(prom, "\nrailbench_bytes_total{op=\"GET\",phase=\"steady\",");
+    assert_non_null(bt);
+    unsigned long long got = 0;
+    assert_int_equal(sscanf(strchr(bt, '}') + 1, "%llu", &got), 1);
+    assert_int_equal(got, bytes); /* the phase's total, as the record has it */
+    free(prom);
+}
+
+/* A phase that ends on its count before its window filled: not converged, and its time is null, not 0. */
+static void test_phase_not_steady(void **state)
+{
+    (void)state;
+    struct bench b;
+    bench_begin(&b, "cl", 4);
+    b.o.count = 4;
+    struct rb_load_phase_opts po = {.steady = {.pct = 1, .window_ns = 60 * RB_NS_PER_S}};
+    struct rb_load_result res;
+    assert_int_equal(rb_load_run_phase_with(&b.h, "short", 0, &b.o, &po, &res), 0);
+    assert_false(res.steady_converged);
+    assert_int_equal(res.total->ops, 4);
+    rb_load_result_free(&res);
+    cJSON *j = bench_end(&b, 0, 0);
+    const cJSON *u = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "phases"), 0), "until_steady");
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(u, "converged")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(u, "converged_at_s")));
+    cJSON_Delete(j);
+}
+
+/*
  * stop_hopeless: a target that answers every request 404 ends the phase at the first tick after
  * RB_LOAD_HOPELESS_REQUESTS were made, with one error line and exit 3; what was counted is kept.
  */
@@ -501,6 +582,8 @@ int main(void)
         cmocka_unit_test(test_report_section),
         cmocka_unit_test(test_phase_runs_to_count),
         cmocka_unit_test(test_phase_ends_on_duration),
+        cmocka_unit_test(test_phase_until_steady),
+        cmocka_unit_test(test_phase_not_steady),
         cmocka_unit_test(test_phase_stops_when_hopeless),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
