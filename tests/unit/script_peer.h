@@ -15,6 +15,9 @@
  *   "redir-*"     307 to the same name on the leg peer (http://127.0.0.1:<leg_port>/data/NAME); a peer that is
  *                 itself a leg (is_leg) answers it as "cl-" with the name's payload
  *   "loop-*"      307 to itself, for ever
+ *   "rel-*"       302 to a path on this host ("/data/NAME?hop=1#frag"), which it answers as "cl-"
+ *   "scheme-*"    307 to an ftp:// location;  "longloc-*" 307 with a Location of 3000 bytes
+ *   "hang-*"      reads the request and never answers (the client's timeout ends it)
  *
  * Every request's head is kept (the last one, and counts), so a test can check what the client sent. A test with
  * answers of its own gives sp_start_with an answer function (one request) instead of the script.
@@ -49,6 +52,7 @@ struct script_peer {
     bool is_leg;
     pthread_t th;
     atomic_uint conns, requests, open_conns;
+    atomic_uint fragments; /* requests whose path carried a '#' (a client must not send one) */
     pthread_mutex_t mu;
     char last_head[2048]; /* the last request's head, under mu */
     /*
@@ -122,13 +126,35 @@ static inline bool sp_is(const char *name, const char *prefix)
     return strncmp(name, prefix, strlen(prefix)) == 0;
 }
 
-/* Answers one request for name on c; false when the connection is to be closed. */
-static inline bool sp_answer(struct script_peer *p, int c, const char *method, const char *name)
+/* The redirects that are not to the leg peer, and "hang-": true when name was one of them. */
+static inline bool sp_answer_other(int c, const char *name, const char *query)
 {
+    if (sp_is(name, "rel-") && !strstr(query, "hop=1")) {
+        sp_printf(c, "HTTP/1.1 302 Found\r\nLocation: /data/%s?hop=1#frag\r\nContent-Length: 0\r\n\r\n", name);
+    } else if (sp_is(name, "scheme-")) {
+        sp_printf(c, "HTTP/1.1 307 Temporary Redirect\r\nLocation: ftp://127.0.0.1/%s\r\nContent-Length: 0\r\n\r\n",
+                  name);
+    } else if (sp_is(name, "longloc-")) {
+        sp_printf(c, "HTTP/1.1 307 Temporary Redirect\r\nLocation: /data/");
+        char pad[3000];
+        memset(pad, 'x', sizeof pad);
+        sp_write(c, pad, sizeof pad);
+        sp_printf(c, "\r\nContent-Length: 0\r\n\r\n");
+    } else if (!sp_is(name, "hang-")) {
+        return false;
+    }
+    return true;
+}
+
+/* Answers one request for name (query: what followed '?') on c; false when the connection is to be closed. */
+static inline bool sp_answer(struct script_peer *p, int c, const char *method, const char *name, const char *query)
+{
+    if (sp_answer_other(c, name, query))
+        return true;
     bool head = strcmp(method, "HEAD") == 0;
     unsigned char *b = sp_body(name);
     bool keep = true;
-    if (sp_is(name, "cl-") || sp_is(name, "stale-") || (p->is_leg && sp_is(name, "redir-"))) {
+    if (sp_is(name, "cl-") || sp_is(name, "stale-") || sp_is(name, "rel-") || (p->is_leg && sp_is(name, "redir-"))) {
         sp_printf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", SP_BYTES);
         if (!head)
             sp_write(c, b, SP_BYTES);
@@ -200,9 +226,14 @@ static inline void sp_serve(struct script_peer *p, int c)
         pthread_mutex_unlock(&p->mu);
         have -= hl;
         memmove(head, head + hl, have);
+        if (strchr(path, '#'))
+            atomic_fetch_add(&p->fragments, 1);
+        char *query = strchr(path, '?');
+        if (query)
+            *query++ = '\0';
         const char *slash = strrchr(path, '/');
         if (!(p->answer ? p->answer(p, c, method, path, req, head, &have)
-                        : sp_answer(p, c, method, slash ? slash + 1 : path)))
+                        : sp_answer(p, c, method, slash ? slash + 1 : path, query ? query : "")))
             return;
     }
 }

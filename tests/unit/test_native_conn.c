@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "railbench/clock.h"
 #include "script_peer.h"
 
 struct run {
@@ -21,30 +22,44 @@ struct run {
     char head[2048];          /* the last request head the peer read */
 };
 
+/* How the names are asked for; 0 is the default: GET, 5 redirects, --timeout 10 s, the epoll loop. */
+struct ask {
+    enum rb_load_op op;
+    long max_redirects;
+    const char *cache_header;
+    uint64_t timeout_ns;
+    enum rb_io_loop loop;
+};
+#define ASK(...) (&(struct ask){__VA_ARGS__})
+
 /*
- * One request per name, in order, on one connection slot of the native engine's epoll loop (op on p's target,
- * bodies verified against the payload), run to its end; what the engine counted into r->st.
+ * One request per name, in order, on one connection slot of the native engine (p's target, GET bodies verified
+ * against the payload), run to its end; what the engine counted into r->st. False (nothing run) when a's loop
+ * cannot run here.
  */
-static void run_names(struct script_peer *p, enum rb_load_op op, const char *const *names, size_t n, long max_redirects,
-                      const char *cache_header, struct run *r)
+static bool run_names(struct script_peer *p, const char *const *names, size_t n, const struct ask *a, struct run *r)
 {
     struct rb_target *t = sp_target(p->port);
     struct rb_objset s = {0};
     for (size_t i = 0; i < n; i++)
         assert_int_equal(rb_objset_add(&s, names[i], SP_BYTES), 0);
     struct rb_load_opts o = {
-        .op = op, .target = t, .objects = &s, .threads = 1, .inflight = 1, .pattern = RB_PATTERN_SEQUENTIAL,
-        .count = n, .seed = SP_SEED, .verify = op == RB_LOAD_GET, .timeout_ns = 10 * RB_NS_PER_S,
-        .max_redirects = max_redirects, .cache_header = cache_header, .log_fd = -1, .engine = RB_ENGINE_NATIVE,
-        .io_loop = RB_IOLOOP_EPOLL,
+        .op = a->op, .target = t, .objects = &s, .threads = 1, .inflight = 1, .pattern = RB_PATTERN_SEQUENTIAL,
+        .count = n, .seed = SP_SEED, .verify = a->op == RB_LOAD_GET,
+        .timeout_ns = a->timeout_ns ? a->timeout_ns : 10 * RB_NS_PER_S, .max_redirects = a->max_redirects ? a->max_redirects : 5,
+        .cache_header = a->cache_header, .log_fd = -1, .engine = RB_ENGINE_NATIVE,
+        .io_loop = a->loop ? a->loop : RB_IOLOOP_EPOLL,
     };
     r->st = rb_stats_new();
-    sp_run_engine(&o, r->st);
+    bool runs = rb_native_io_loop(&o) == o.io_loop;
+    if (runs)
+        sp_run_engine(&o, r->st);
     r->conns = atomic_load(&p->conns);
     r->requests = atomic_load(&p->requests);
     sp_last_head(p, r->head, sizeof r->head);
     rb_objset_free(&s);
     rb_target_close(t);
+    return runs;
 }
 
 /* Content-Length (the common head and a head the full parser reads) and chunked bodies, all on one connection. */
@@ -55,7 +70,7 @@ static void test_framing_and_reuse(void **state)
     assert_int_equal(sp_start(&p), 0);
     const char *names[] = {"cl-a", "hdr-b", "chunked-c", "cl-d"};
     struct run r;
-    run_names(&p, RB_LOAD_GET, names, 4, 5, "X-Cache-Status", &r);
+    run_names(&p, names, 4, ASK(.cache_header = "X-Cache-Status"), &r);
     sp_stop(&p);
     assert_int_equal(r.st->ops, 4);
     assert_int_equal(r.st->errors, 0);
@@ -87,7 +102,7 @@ static void test_close_delimited_and_stale(void **state)
     assert_int_equal(sp_start(&p), 0);
     const char *names[] = {"eof-a", "cl-b", "stale-c", "cl-d", "cl-e"};
     struct run r;
-    run_names(&p, RB_LOAD_GET, names, 5, 5, NULL, &r);
+    run_names(&p, names, 5, ASK(.op = RB_LOAD_GET), &r);
     sp_stop(&p);
     assert_int_equal(r.st->ops, 5);
     assert_int_equal(r.st->errors, 0);
@@ -106,7 +121,7 @@ static void test_failures_by_class(void **state)
     assert_int_equal(sp_start(&p), 0);
     const char *names[] = {"cut-a", "cutchunk-b", "badstatus-c", "e500-d", "e404-e", "cl-f", "nothing-g", "loop-h"};
     struct run r;
-    run_names(&p, RB_LOAD_GET, names, 8, 2, NULL, &r);
+    run_names(&p, names, 8, ASK(.max_redirects = 2), &r);
     sp_stop(&p);
     assert_int_equal(r.st->ops, 8);
     assert_int_equal(r.st->errors, 7);
@@ -140,7 +155,7 @@ static void test_redirect_leg(void **state)
     home.leg_port = leg.port;
     const char *names[] = {"redir-a", "redir-b", "cl-c"};
     struct run r;
-    run_names(&home, RB_LOAD_GET, names, 3, 5, NULL, &r);
+    run_names(&home, names, 3, ASK(.op = RB_LOAD_GET), &r);
     unsigned leg_conns = atomic_load(&leg.conns), leg_requests = atomic_load(&leg.requests);
     char leg_head[2048];
     sp_last_head(&leg, leg_head, sizeof leg_head);
@@ -162,6 +177,36 @@ static void test_redirect_leg(void **state)
     rb_stats_free(r.st);
 }
 
+/*
+ * A Location that is a path follows on this host (its query sent, its fragment not); one of another scheme is
+ * refused; one too long to hold is refused; a server that never answers runs into --timeout.
+ */
+static void test_redirect_forms_and_timeout(void **state)
+{
+    (void)state;
+    struct script_peer p;
+    assert_int_equal(sp_start(&p), 0);
+    const char *names[] = {"rel-a", "scheme-b", "longloc-c", "hang-d", "cl-e"};
+    struct run r;
+    uint64_t t0 = rb_clock_ns();
+    run_names(&p, names, 5, ASK(.timeout_ns = 300 * RB_NS_PER_MS), &r);
+    double took_s = (double)(rb_clock_ns() - t0) / 1e9;
+    unsigned fragments = atomic_load(&p.fragments);
+    sp_stop(&p);
+    assert_int_equal(r.st->ops, 5);
+    assert_int_equal(r.st->errors, 3);
+    assert_int_equal(r.st->err[RB_LERR_OTHER], 2);   /* ftp://, and the Location too long */
+    assert_int_equal(r.st->err[RB_LERR_TIMEOUT], 1); /* hang-d */
+    assert_int_equal(r.st->bytes, 2 * SP_BYTES);     /* rel-a's leg and cl-e, verified */
+    assert_int_equal(r.st->extra[RB_LX_REDIRECTS], 1);
+    assert_true(took_s >= 0.3 && took_s < 10);      /* the timeout, not the peer, ended hang-d */
+    /* rel-a: its request and its leg's; scheme-b, longloc-c, hang-d and cl-e one each. */
+    assert_int_equal(r.requests, 6);
+    assert_int_equal(fragments, 0);
+    assert_non_null(strstr(r.head, "GET /data/cl-e HTTP/1.1\r\n"));
+    rb_stats_free(r.st);
+}
+
 /* HEAD: the response's length is not a body to wait for; statuses still class. */
 static void test_head(void **state)
 {
@@ -170,7 +215,7 @@ static void test_head(void **state)
     assert_int_equal(sp_start(&p), 0);
     const char *names[] = {"hdr-a", "cl-b", "e404-c", "cl-d"};
     struct run r;
-    run_names(&p, RB_LOAD_HEAD, names, 4, 5, NULL, &r);
+    run_names(&p, names, 4, ASK(.op = RB_LOAD_HEAD), &r);
     sp_stop(&p);
     assert_int_equal(r.st->ops, 4);
     assert_int_equal(r.st->errors, 1);
@@ -181,6 +226,43 @@ static void test_head(void **state)
     rb_stats_free(r.st);
 }
 
+/* The io_uring loop on the same requests as epoll: the same counts, classes, bytes and connections. */
+static void test_uring_agrees(void **state)
+{
+    (void)state;
+    static const char *const sets[][8] = {
+        {"cl-a", "hdr-b", "chunked-c", "cl-d"},
+        {"eof-a", "cl-b", "stale-c", "cl-d", "cl-e"},
+        {"cut-a", "cutchunk-b", "badstatus-c", "e500-d", "e404-e", "cl-f", "nothing-g", "loop-h"},
+        {"rel-a", "scheme-b", "longloc-c", "hang-d", "cl-e"},
+    };
+    static const size_t counts[] = {4, 5, 8, 5};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        struct run r[2];
+        const enum rb_io_loop loops[2] = {RB_IOLOOP_EPOLL, RB_IOLOOP_URING};
+        bool ran = true;
+        for (int l = 0; l < 2; l++) {
+            struct script_peer p;
+            assert_int_equal(sp_start(&p), 0);
+            ran = run_names(&p, sets[i], counts[i],
+                            ASK(.max_redirects = 2, .timeout_ns = 300 * RB_NS_PER_MS, .loop = loops[l]), &r[l]);
+            sp_stop(&p);
+        }
+        if (ran) {
+            assert_int_equal(r[1].st->ops, r[0].st->ops);
+            assert_int_equal(r[1].st->bytes, r[0].st->bytes);
+            assert_memory_equal(r[1].st->err, r[0].st->err, sizeof r[0].st->err);
+            assert_int_equal(r[1].st->extra[RB_LX_REDIRECTS], r[0].st->extra[RB_LX_REDIRECTS]);
+            assert_int_equal(r[1].conns, r[0].conns);
+            assert_int_equal(r[1].requests, r[0].requests);
+        } else { /* a kernel or seccomp profile without io_uring */
+            print_message("io_uring is not available here: set %zu ran on epoll only\n", i);
+        }
+        rb_stats_free(r[0].st);
+        rb_stats_free(r[1].st);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -188,7 +270,9 @@ int main(void)
         cmocka_unit_test(test_close_delimited_and_stale),
         cmocka_unit_test(test_failures_by_class),
         cmocka_unit_test(test_redirect_leg),
+        cmocka_unit_test(test_redirect_forms_and_timeout),
         cmocka_unit_test(test_head),
+        cmocka_unit_test(test_uring_agrees),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
