@@ -499,6 +499,28 @@ static void test_first_missing(void **state)
 }
 
 /*
+ * Runs child(out, errpath, arg) in a child process (the harness's signal flag is the process's) with out a run
+ * directory in a new tmp and errpath its stderr; returns its exit status. It ends with exit, not _exit, so that a
+ * coverage build writes the child's counts too.
+ */
+static int run_child(int (*child)(char *out, const char *errpath, int arg), int arg, char tmp[64], char out[128],
+                     char errpath[160])
+{
+    make_tmp(tmp, 64);
+    snprintf(out, 128, "%s/run", tmp);
+    snprintf(errpath, 160, "%s/stderr", tmp);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        exit(child(out, errpath, arg));
+    int ws;
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    assert_true(WIFEXITED(ws));
+    return WEXITSTATUS(ws);
+}
+
+/*
  * A run a signal interrupts (in a child process: the harness's signal flag is the process's): the phase ends
  * at the next tick, result.json is written at once with the phase cut short, and the end of the run records
  * the interruption and says where it came. The child's exit status is rb_harness_finish's.
@@ -546,18 +568,8 @@ static void test_signal_interrupts_phase(void **state)
 {
     (void)state;
     char tmp[64], out[128], errpath[160];
-    make_tmp(tmp, sizeof tmp);
-    snprintf(out, sizeof out, "%s/run", tmp);
-    snprintf(errpath, sizeof errpath, "%s/stderr", tmp);
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0)
-        exit(interrupted_child(out, errpath, SIGTERM)); /* exit: a coverage build writes the child's counts too */
-    int ws;
-    assert_int_equal(waitpid(pid, &ws, 0), pid);
-    assert_true(WIFEXITED(ws));
-    assert_int_equal(WEXITSTATUS(ws), RB_EXIT_CHECK); /* an interruption is a failed check, "completed" */
+    /* An interruption is a failed check, "completed". */
+    assert_int_equal(run_child(interrupted_child, SIGTERM, tmp, out, errpath), RB_EXIT_CHECK);
 
     char *err = read_text(errpath), line[1024], want[1024];
     last_line(err, line, sizeof line);
@@ -587,6 +599,62 @@ static void test_signal_interrupts_phase(void **state)
     rm_tree(tmp);
 }
 
+/*
+ * A signal outside a phase: one run phase and then SIGINT (after_phase), or SIGHUP before any phase; the next
+ * agreement (rb_harness_any_signalled) notes it and where. The child's exit status is rb_harness_finish's.
+ */
+static int between_child(char *out, const char *errpath, int after_phase)
+{
+    int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0 || dup2(fd, STDERR_FILENO) < 0)
+        return 100;
+    struct rb_cli cli;
+    struct rb_harness h;
+    if (PARSE(&cli, "--out", out, "--interval", "50ms") != 0 || rb_harness_init(&h, "unit harness", &cli, NULL) != 0)
+        return 101;
+    if (after_phase) {
+        struct synth s = {.run_ns = 20 * RB_NS_PER_MS};
+        struct rb_phase p = synth_phase(&s, "first");
+        if (rb_harness_run_phase(&h, &p) != 0 || h.interrupted)
+            return 102;
+        rb_harness_phase_free(&p);
+    }
+    if (rb_harness_any_signalled(&h)) /* nothing yet */
+        return 103;
+    raise(after_phase ? SIGINT : SIGHUP);
+    if (!rb_harness_signalled() || !rb_harness_any_signalled(&h) || !h.interrupted)
+        return 104;
+    rb_harness_kept(&h, "%d objects", 3);
+    int status = rb_harness_finish(&h, NULL, 0);
+    rb_cli_free(&cli);
+    return status;
+}
+
+static void test_signal_between_phases(void **state)
+{
+    (void)state;
+    const char *wants[2] = {"outcome: interrupted by SIGHUP before its first phase; kept: the results up to then in %s, "
+                            "and 3 objects (exit 1)",
+                            "outcome: interrupted by SIGINT after phase \"first\"; kept: the results up to then in %s, "
+                            "and 3 objects (exit 1)"};
+    for (int after = 0; after < 2; after++) {
+        char tmp[64], out[128], errpath[160];
+        assert_int_equal(run_child(between_child, after, tmp, out, errpath), RB_EXIT_CHECK);
+        char *err = read_text(errpath), line[1024], want[1024];
+        last_line(err, line, sizeof line);
+        snprintf(want, sizeof want, wants[after], out);
+        assert_string_equal(line, want);
+        free(err);
+        cJSON *r = read_json(out, "result.json");
+        assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r, "phases")), after);
+        const cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "checks"), 0);
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(c, "name")), "completed");
+        assert_true(cJSON_IsFalse(cJSON_GetObjectItem(c, "passed")));
+        cJSON_Delete(r);
+        rm_tree(tmp);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -599,6 +667,7 @@ int main(void)
         cmocka_unit_test(test_default_out_dir),
         cmocka_unit_test(test_first_missing),
         cmocka_unit_test(test_signal_interrupts_phase),
+        cmocka_unit_test(test_signal_between_phases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
