@@ -655,6 +655,105 @@ static void test_signal_between_phases(void **state)
     }
 }
 
+static int refuse_two_ranks(void *ctx, int rank, int size)
+{
+    int *seen = ctx;
+    seen[0] = rank, seen[1] = size;
+    return size < 2 ? rb_cli_usage_error("needs at least 2 ranks, got %d", size) : 0;
+}
+
+/* A precheck that refuses: its status, before any result directory exists. */
+static void test_precheck_refuses_first(void **state)
+{
+    (void)state;
+    char tmp[64], out[128];
+    make_tmp(tmp, sizeof tmp);
+    snprintf(out, sizeof out, "%s/run", tmp);
+    struct rb_cli cli;
+    assert_int_equal(PARSE(&cli, "--out", out), 0);
+    int seen[2] = {-1, -1};
+    struct rb_harness_opts o = {.precheck = refuse_two_ranks, .ctx = seen};
+    struct rb_harness h;
+    struct err_file e;
+    err_begin(&e, tmp);
+    int status = rb_harness_init(&h, "unit harness", &cli, &o);
+    char *err = err_end(&e);
+    assert_int_equal(status, RB_EXIT_USAGE);
+    assert_int_equal(seen[0], 0);
+    assert_int_equal(seen[1], 1);
+    assert_non_null(strstr(err, "needs at least 2 ranks, got 1"));
+    assert_int_equal(count_lines(err), 1);
+    free(err);
+    assert_int_equal(access(out, F_OK), -1);
+    rb_cli_free(&cli);
+    rm_tree(tmp);
+}
+
+/* The harness with MPI as a singleton (in a child: MPI starts once per process): ranks, the record's mpi object. */
+static int mpi_child(char *out, const char *errpath, int unused)
+{
+    (void)unused;
+    int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0 || dup2(fd, STDERR_FILENO) < 0)
+        return 100;
+    struct rb_cli cli;
+    struct rb_harness h;
+    struct rb_harness_opts o = {.mpi = true};
+    if (PARSE(&cli, "--out", out, "--interval", "50ms", "--quiet") != 0 || rb_harness_init(&h, "unit harness", &cli, &o) != 0)
+        return 101;
+    if (!h.mpi || h.rank != 0 || h.size != 1 || h.local_size != 1 || h.host_count != 1 || h.comm == MPI_COMM_NULL)
+        return 102;
+    struct synth s = {.run_ns = 120 * RB_NS_PER_MS};
+    struct rb_phase p = synth_phase(&s, "load");
+    if (rb_harness_run_phase(&h, &p) != 0 || p.total->ops != OPS_PER_COLLECT * s.collects)
+        return 103;
+    rb_harness_phase_free(&p);
+    cJSON *mine = cJSON_CreateString("x");
+    cJSON *all = rb_harness_gather_json(&h, mine);
+    bool one = cJSON_GetArraySize(all) == 1 && strcmp(cJSON_GetStringValue(cJSON_GetArrayItem(all, 0)), "x") == 0;
+    cJSON_Delete(mine);
+    cJSON_Delete(all);
+    if (!one)
+        return 104;
+    rb_harness_barrier(&h);
+    if (rb_harness_any_signalled(&h))
+        return 105;
+    int status = rb_harness_finish(&h, NULL, 0);
+    rb_cli_free(&cli);
+#ifdef __SANITIZE_ADDRESS__
+    /* Open MPI keeps allocations of its own to the end of the process, which LeakSanitizer would count at exit. */
+    _exit(status);
+#endif
+    return status;
+}
+
+static void test_mpi_singleton(void **state)
+{
+    (void)state;
+    char tmp[64], out[128], errpath[160];
+    int status = run_child(mpi_child, 0, tmp, out, errpath);
+    if (status) {
+        char *err = read_text(errpath), msg[2048];
+        snprintf(msg, sizeof msg, "%s", err);
+        free(err);
+        fail_msg("child status %d, stderr: %s", status, msg);
+    }
+    cJSON *r = read_json(out, "result.json");
+    const cJSON *mpi = cJSON_GetObjectItem(r, "mpi");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(mpi, "enabled")));
+    assert_int_equal((int)cJSON_GetNumberValue(cJSON_GetObjectItem(mpi, "size")), 1);
+    assert_int_equal((int)cJSON_GetNumberValue(cJSON_GetObjectItem(mpi, "hosts")), 1);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(mpi, "thread_level")), "funneled");
+    const cJSON *rph = cJSON_GetObjectItem(mpi, "ranks_per_host");
+    assert_int_equal(cJSON_GetArraySize(rph), 1);
+    assert_int_equal((int)cJSON_GetArrayItem(rph, 0)->valuedouble, 1);
+    const cJSON *ph = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "phases"), 0);
+    assert_int_equal((int)cJSON_GetNumberValue(cJSON_GetObjectItem(ph, "ranks")), 1);
+    assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(ph, "count")) >= OPS_PER_COLLECT);
+    cJSON_Delete(r);
+    rm_tree(tmp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -668,6 +767,8 @@ int main(void)
         cmocka_unit_test(test_first_missing),
         cmocka_unit_test(test_signal_interrupts_phase),
         cmocka_unit_test(test_signal_between_phases),
+        cmocka_unit_test(test_precheck_refuses_first),
+        cmocka_unit_test(test_mpi_singleton),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
