@@ -534,6 +534,24 @@ static void test_phase_not_steady(void **state)
     cJSON_Delete(j);
 }
 
+/* A rank started late on purpose (load checkpoint --delay-rank): its busy time counts the delay, its requests all run. */
+static void test_phase_start_delay(void **state)
+{
+    (void)state;
+    struct bench b;
+    bench_begin(&b, "cl", 2);
+    b.o.count = 6;
+    struct rb_load_phase_opts po = {.start_delay_ns = 250 * RB_NS_PER_MS};
+    struct rb_load_result res;
+    assert_int_equal(rb_load_run_phase_with(&b.h, "late", 0, &b.o, &po, &res), 0);
+    assert_int_equal(res.total->ops, 6);
+    assert_int_equal(res.total->errors, 0);
+    assert_true(res.rank_busy_s >= 0.25);
+    assert_true(res.duration_s >= 0.25);
+    rb_load_result_free(&res);
+    cJSON_Delete(bench_end(&b, 0, 0));
+}
+
 /*
  * stop_hopeless: a target that answers every request 404 ends the phase at the first tick after
  * RB_LOAD_HOPELESS_REQUESTS were made, with one error line and exit 3; what was counted is kept.
@@ -584,6 +602,7 @@ int main(void)
         cmocka_unit_test(test_phase_ends_on_duration),
         cmocka_unit_test(test_phase_until_steady),
         cmocka_unit_test(test_phase_not_steady),
+        cmocka_unit_test(test_phase_start_delay),
         cmocka_unit_test(test_phase_stops_when_hopeless),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
