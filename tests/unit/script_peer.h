@@ -1,6 +1,7 @@
 /*
- * A scripted HTTP/1.1 peer for unit tests (include after cmocka.h): a listener on 127.0.0.1 (an ephemeral port) in a thread of the test,
- * one thread per connection. What it answers is chosen by the request's last path segment (the object name):
+ * A scripted HTTP/1.1 peer for unit tests (include after cmocka.h): a listener on 127.0.0.1 (an ephemeral port)
+ * in a thread of the test, one thread per connection. What it answers is chosen by the request's last path
+ * segment (the object name):
  *
  *   "cl-*"        200 with Content-Length and SP_BYTES of the name's payload (the common head)
  *   "hdr-*"       the same with more headers (X-Cache-Status: HIT, ETag), so the full parser reads it
