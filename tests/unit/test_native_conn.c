@@ -22,9 +22,10 @@ struct run {
     char head[2048];          /* the last request head the peer read */
 };
 
-/* How the names are asked for; 0 is the default: GET, 5 redirects, --timeout 10 s, the epoll loop. */
+/* How the names are asked for; 0 is the default: GET, 5 redirects, --timeout 10 s, the epoll loop, one slot. */
 struct ask {
     enum rb_load_op op;
+    unsigned inflight;
     long max_redirects;
     const char *cache_header;
     uint64_t timeout_ns;
@@ -33,7 +34,7 @@ struct ask {
 #define ASK(...) (&(struct ask){__VA_ARGS__})
 
 /*
- * One request per name, in order, on one connection slot of the native engine (p's target, GET bodies verified
+ * One request per name, in order, on the native engine's connection slots (one unless a says) (p's target, GET bodies verified
  * against the payload), run to its end; what the engine counted into r->st. False (nothing run) when a's loop
  * cannot run here.
  */
@@ -44,7 +45,7 @@ static bool run_names(struct script_peer *p, const char *const *names, size_t n,
     for (size_t i = 0; i < n; i++)
         assert_int_equal(rb_objset_add(&s, names[i], SP_BYTES), 0);
     struct rb_load_opts o = {
-        .op = a->op, .target = t, .objects = &s, .threads = 1, .inflight = 1, .pattern = RB_PATTERN_SEQUENTIAL,
+        .op = a->op, .target = t, .objects = &s, .threads = 1, .inflight = a->inflight ? a->inflight : 1, .pattern = RB_PATTERN_SEQUENTIAL,
         .count = n, .seed = SP_SEED, .verify = a->op == RB_LOAD_GET,
         .timeout_ns = a->timeout_ns ? a->timeout_ns : 10 * RB_NS_PER_S, .max_redirects = a->max_redirects ? a->max_redirects : 5,
         .cache_header = a->cache_header, .log_fd = -1, .engine = RB_ENGINE_NATIVE,
@@ -144,23 +145,38 @@ static void test_failures_by_class(void **state)
     rb_stats_free(r.st);
 }
 
-/* A 307 to another host: the request follows on a leg, whose connection is pooled and reused by the next one. */
-static void test_redirect_leg(void **state)
+/* What the leg peer saw: its connections, its requests, its last request head and its port. */
+struct leg_run {
+    unsigned conns, requests;
+    unsigned short port;
+    char head[2048];
+};
+
+/* run_names on a home peer whose "redir-" names are sent on to a leg peer; both stopped after. */
+static void run_with_leg(const char *const *names, size_t n, const struct ask *a, struct run *r, struct leg_run *l)
 {
-    (void)state;
     struct script_peer home, leg;
     assert_int_equal(sp_start(&home), 0);
     assert_int_equal(sp_start(&leg), 0);
     leg.is_leg = true;
     home.leg_port = leg.port;
-    const char *names[] = {"redir-a", "redir-b", "cl-c"};
-    struct run r;
-    run_names(&home, names, 3, ASK(.op = RB_LOAD_GET), &r);
-    unsigned leg_conns = atomic_load(&leg.conns), leg_requests = atomic_load(&leg.requests);
-    char leg_head[2048];
-    sp_last_head(&leg, leg_head, sizeof leg_head);
+    run_names(&home, names, n, a, r);
+    l->conns = atomic_load(&leg.conns);
+    l->requests = atomic_load(&leg.requests);
+    l->port = leg.port;
+    sp_last_head(&leg, l->head, sizeof l->head);
     sp_stop(&home);
     sp_stop(&leg);
+}
+
+/* A 307 to another host: the request follows on a leg, whose connection is pooled and reused by the next one. */
+static void test_redirect_leg(void **state)
+{
+    (void)state;
+    const char *names[] = {"redir-a", "redir-b", "cl-c"};
+    struct run r;
+    struct leg_run l;
+    run_with_leg(names, 3, ASK(.op = RB_LOAD_GET), &r, &l);
     assert_int_equal(r.st->ops, 3);
     assert_int_equal(r.st->errors, 0);
     assert_int_equal(r.st->bytes, 3 * SP_BYTES); /* the legs' bodies verified against the names' payloads */
@@ -168,12 +184,12 @@ static void test_redirect_leg(void **state)
     /* The home connection stays open across the legs (cl-c went on it); the leg host's one connection is reused. */
     assert_int_equal(r.conns, 1);
     assert_int_equal(r.requests, 3);
-    assert_int_equal(leg_conns, 1);
-    assert_int_equal(leg_requests, 2);
+    assert_int_equal(l.conns, 1);
+    assert_int_equal(l.requests, 2);
     char host[64];
-    snprintf(host, sizeof host, "\r\nHost: 127.0.0.1:%u\r\n", leg.port);
-    assert_non_null(strstr(leg_head, "GET /data/redir-b HTTP/1.1\r\n"));
-    assert_non_null(strstr(leg_head, host));
+    snprintf(host, sizeof host, "\r\nHost: 127.0.0.1:%u\r\n", l.port);
+    assert_non_null(strstr(l.head, "GET /data/redir-b HTTP/1.1\r\n"));
+    assert_non_null(strstr(l.head, host));
     rb_stats_free(r.st);
 }
 
@@ -204,6 +220,28 @@ static void test_redirect_forms_and_timeout(void **state)
     assert_int_equal(r.requests, 6);
     assert_int_equal(fragments, 0);
     assert_non_null(strstr(r.head, "GET /data/cl-e HTTP/1.1\r\n"));
+    rb_stats_free(r.st);
+}
+
+/*
+ * Four slots following redirects at once: each slot's head is written in its own part of the request slab (the
+ * last one's end is the slab's), the legs share the leg host's pool, and every body arrives whole.
+ */
+static void test_redirects_on_many_slots(void **state)
+{
+    (void)state;
+    const char *names[] = {"redir-0", "redir-1", "redir-2", "redir-3", "redir-4", "redir-5", "redir-6", "redir-7"};
+    struct run r;
+    struct leg_run l;
+    run_with_leg(names, 8, ASK(.inflight = 4), &r, &l);
+    assert_int_equal(r.st->ops, 8);
+    assert_int_equal(r.st->errors, 0);
+    assert_int_equal(r.st->bytes, 8 * SP_BYTES);
+    assert_int_equal(r.st->extra[RB_LX_REDIRECTS], 8);
+    assert_int_equal(r.requests, 8);
+    assert_int_equal(l.requests, 8);
+    assert_in_range(r.conns, 1, 4); /* one per slot at most: each slot keeps its endpoint connection */
+    assert_in_range(l.conns, 1, 4); /* the pool's idle connections are taken again */
     rb_stats_free(r.st);
 }
 
@@ -271,6 +309,7 @@ int main(void)
         cmocka_unit_test(test_failures_by_class),
         cmocka_unit_test(test_redirect_leg),
         cmocka_unit_test(test_redirect_forms_and_timeout),
+        cmocka_unit_test(test_redirects_on_many_slots),
         cmocka_unit_test(test_head),
         cmocka_unit_test(test_uring_agrees),
     };
