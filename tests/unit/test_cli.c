@@ -563,6 +563,7 @@ static void test_config_type_errors(void **state)
                                                  "give the real value or drop the key"},
         {"{\"args\": \"u\"}", "args: expected an array of at most 64 strings (the positional arguments)"},
         {"{\"args\": [\"u\", null]}", "args: expected strings, got null"},
+        {"{\"label\": [\"a=1\", \"a=2\"]}", "label: \"a=2\" repeats the key \"a\""},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         expect_config_error(cases[i].json, cases[i].want);
@@ -584,7 +585,7 @@ static void test_config_forms(void **state)
     char path[32];
     /* null: the option's default (a saved config writes an option left at "none" so); STR null: unset. */
     write_config(path, "{\"bs\": null, \"sizes\": 8192, \"endpoint\": \"http://one\", \"name\": null, "
-                       "\"args\": [\"http://from-config\"], \"threads\": [2, \"3\"]}");
+                       "\"args\": [\"http://from-config\"], \"threads\": [2, \"3\"], \"count\": 1, \"count\": 2}");
     fx_init(&f);
     assert_int_equal(PARSE(&cli, &f, "get", "--config", path), 0);
     assert_int_equal(f.bs, 4096);
@@ -595,6 +596,7 @@ static void test_config_forms(void **state)
     assert_null(f.name);
     assert_int_equal(f.threads.n, 2);
     assert_int_equal(f.threads.v[1], 3);
+    assert_int_equal(f.count, 2); /* a key given twice: the later one, as on the command line */
     assert_int_equal(cli.nargs, 1); /* the config's arguments stand when the command line gives none */
     assert_string_equal(cli.args[0], "http://from-config");
     rb_cli_free(&cli);
