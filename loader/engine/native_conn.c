@@ -672,9 +672,9 @@ static void follow(struct rb_worker *w, struct rb_nconn *c)
         *p++ = '/';
     memcpy(p, path, pl);
     p += pl;
-    size_t path_len = strcspn(np, "?");
-    if (path_len > (size_t)(p - np))
-        path_len = (size_t)(p - np);
+    /* The head is not NUL-terminated here: look for the query only in what was written. */
+    const char *qm = memchr(np, '?', (size_t)(p - np));
+    size_t path_len = qm ? (size_t)(qm - np) : (size_t)(p - np);
     const char *q = np + path_len;
     size_t qlen = (size_t)(p - q);
     int rc = rb_nhead_rest(w, c, p, np, path_len, qlen ? q + 1 : "", qlen ? qlen - 1 : 0, c->leg->hostport,

@@ -170,6 +170,23 @@ static void write_config(char *path, const char *text)
     close(fd);
 }
 
+/* A config file's text and the error it must give. */
+struct config_case {
+    const char *json, *want;
+};
+
+/* A config file holding json makes the parse fail with "config PATH: want" and nothing changed. */
+static void expect_config_error(const char *json, const char *want)
+{
+    struct fx f;
+    char path[32], line[512];
+    write_config(path, json);
+    snprintf(line, sizeof(line), "railbench: error: config %s: %s", path, want);
+    fx_init(&f);
+    EXPECT_ERROR(&f, line, "get", "--config", path, "u");
+    unlink(path);
+}
+
 /* ---- tests ---- */
 
 static void test_defaults_retained(void **state)
@@ -476,10 +493,7 @@ static void test_config_merge(void **state)
 static void test_config_errors(void **state)
 {
     (void)state;
-    static const struct {
-        const char *json;
-        const char *want;
-    } cases[] = {
+    static const struct config_case cases[] = {
         {"{\"bs\": \"8k\", \"foo\": 1}", "unknown option \"foo\""},
         {"{\"bs\": \"8k\",\n\"verify\": \"yes\"}", "verify: expected true or false, got a string"},
         {"{\"bs\": true}", "bs: expected a number of bytes or a string such as \"4k\", got a boolean"},
@@ -505,21 +519,149 @@ static void test_config_errors(void **state)
         {"", "invalid JSON near line 1"},
         {"[1, 2]", "expected a JSON object of option names and values, got an array"},
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        struct fx f;
-        char path[32], want[256];
-        write_config(path, cases[i].json);
-        snprintf(want, sizeof(want), "railbench: error: config %s: %s", path, cases[i].want);
-        fx_init(&f);
-        EXPECT_ERROR(&f, want, "get", "--config", path, "u");
-        unlink(path);
-    }
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        expect_config_error(cases[i].json, cases[i].want);
 
     struct fx f;
     fx_init(&f);
     EXPECT_ERROR(&f, "railbench: error: config /nonexistent/rb.json: cannot read: No such file or directory", "get",
                  "--config", "/nonexistent/rb.json", "u");
     EXPECT_ERROR(&f, "railbench: error: config /tmp: a directory without a readable result.json", "get", "--config", "/tmp", "u");
+}
+
+/* {"key": [elem, elem, ...]} with n copies of elem (JSON text), for limits; the caller frees. */
+static char *json_list(const char *key, const char *elem, int n)
+{
+    size_t cap = 64 + (size_t)n * (strlen(elem) + 4);
+    char *j = malloc(cap);
+    assert_non_null(j);
+    int off = snprintf(j, cap, "{\"%s\": [", key);
+    for (int i = 0; i < n; i++)
+        off += snprintf(j + off, cap - (size_t)off, "%s%s", i ? ", " : "", elem);
+    snprintf(j + off, cap - (size_t)off, "]}");
+    return j;
+}
+
+/* cli_apply.c: what each option type refuses from a config (its JSON type, its range, its limit) and says. */
+static void test_config_type_errors(void **state)
+{
+    (void)state;
+    static const struct config_case cases[] = {
+        {"{\"count\": true}", "count: expected a whole number, got a boolean"},
+        {"{\"offset\": [1]}", "offset: expected a whole number, got an array"},
+        {"{\"ratio\": [0.5]}", "ratio: expected a number, got an array"},
+        {"{\"pct\": {}}", "pct: expected a number from 0 to 100, got an object"},
+        {"{\"threads\": true}", "threads: expected an array of whole numbers, got a boolean"},
+        {"{\"duration\": false}", "duration: expected a number of seconds or a string such as \"500ms\", got a boolean"},
+        {"{\"rate\": [1]}", "rate: expected a number per second or a string such as \"60/m\", got an array"},
+        {"{\"endpoint\": 7}", "endpoint: expected an array of strings, got a number"},
+        {"{\"offset\": 1e19}", "offset: 1e+19 is out of range"},
+        {"{\"duration\": 1e11}", "duration: 100000000000 is out of range for a duration"},
+        {"{\"sizes\": -1}", "sizes: -1 is not a size"},
+        {"{\"sizes\": \"4k,,8k\"}", "sizes: \"4k,,8k\" has an empty or bad element"},
+        {"{\"secret-key\": \"***REDACTED***\"}", "secret-key: the value is ***REDACTED*** (from a saved result); "
+                                                 "give the real value or drop the key"},
+        {"{\"args\": \"u\"}", "args: expected an array of at most 64 strings (the positional arguments)"},
+        {"{\"args\": [\"u\", null]}", "args: expected strings, got null"},
+        {"{\"label\": [\"a=1\", \"a=2\"]}", "label: \"a=2\" repeats the key \"a\""},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        expect_config_error(cases[i].json, cases[i].want);
+    /* One past the list limit, as an array of numbers and of strings. */
+    char *lists[2] = {json_list("threads", "1", RB_LIST_MAX + 1), json_list("endpoint", "\"http://e\"", RB_LIST_MAX + 1)};
+    const char *wants[2] = {"threads: more than 64 elements", "endpoint: more than 64 values"};
+    for (int i = 0; i < 2; i++) {
+        expect_config_error(lists[i], wants[i]);
+        free(lists[i]);
+    }
+}
+
+/* cli_apply.c: the forms a config may give besides each type's own (null, one value for a list, the arguments). */
+static void test_config_forms(void **state)
+{
+    (void)state;
+    struct fx f;
+    struct rb_cli cli;
+    char path[32];
+    /* null: the option's default (a saved config writes an option left at "none" so); STR null: unset. */
+    write_config(path, "{\"bs\": null, \"sizes\": 8192, \"endpoint\": \"http://one\", \"name\": null, "
+                       "\"args\": [\"http://from-config\"], \"threads\": [2, \"3\"], \"count\": 1, \"count\": 2}");
+    fx_init(&f);
+    assert_int_equal(PARSE(&cli, &f, "get", "--config", path), 0);
+    assert_int_equal(f.bs, 4096);
+    assert_int_equal(f.sizes.n, 1);
+    assert_int_equal(f.sizes.v[0], 8192);
+    assert_int_equal(f.endpoints.n, 1);
+    assert_string_equal(f.endpoints.v[0], "http://one");
+    assert_null(f.name);
+    assert_int_equal(f.threads.n, 2);
+    assert_int_equal(f.threads.v[1], 3);
+    assert_int_equal(f.count, 2); /* a key given twice: the later one, as on the command line */
+    assert_int_equal(cli.nargs, 1); /* the config's arguments stand when the command line gives none */
+    assert_string_equal(cli.args[0], "http://from-config");
+    rb_cli_free(&cli);
+    /* Arguments on the command line replace the config's. */
+    fx_init(&f);
+    assert_int_equal(PARSE(&cli, &f, "get", "--config", path, "http://cli"), 0);
+    assert_int_equal(cli.nargs, 1);
+    assert_string_equal(cli.args[0], "http://cli");
+    rb_cli_free(&cli);
+    unlink(path);
+}
+
+/* Writes a saved result of command with config cfg (JSON text) as dir/result.json. */
+static void write_result(const char *dir, const char *command, const char *cfg)
+{
+    char file[128];
+    snprintf(file, sizeof file, "%s/result.json", dir);
+    FILE *fp = fopen(file, "w");
+    assert_non_null(fp);
+    fprintf(fp, "{\"schema\": \"railbench.result/v1\", \"command\": \"%s\"%s%s}\n", command, cfg ? ", \"config\": " : "",
+            cfg ? cfg : "");
+    fclose(fp);
+}
+
+/*
+ * cli_apply.c: a saved result (its result.json, or its run directory) as --config: its options again, but not
+ * where it wrote (out, force) nor its redacted secrets; only for the command that made it.
+ */
+static void test_config_from_result(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/rb_test_cli_run_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    write_result(dir, "load get", "{\"bs\": \"8k\", \"count\": 5, \"out\": \"/tmp/elsewhere\", \"force\": true, "
+                                  "\"secret-key\": \"***REDACTED***\", \"config\": \"/x.json\", \"args\": [\"http://saved\"]}");
+    char file[128];
+    snprintf(file, sizeof file, "%s/result.json", dir);
+    const char *forms[2] = {dir, file};
+    for (int i = 0; i < 2; i++) {
+        struct fx f;
+        struct rb_cli cli;
+        fx_init(&f);
+        assert_int_equal(PARSE(&cli, &f, "get", "--config", (char *)forms[i], "--count", "9"), 0);
+        assert_int_equal(f.bs, 8192);
+        assert_int_equal(f.count, 9); /* the command line still wins */
+        assert_null(f.secret_key);
+        assert_null(cli.common.out_dir);
+        assert_false(cli.common.force);
+        assert_string_equal(cli.args[0], "http://saved");
+        rb_cli_free(&cli);
+    }
+    /* A result of another command is refused, and so is one without its options. */
+    struct fx f;
+    char want[512];
+    write_result(dir, "load put", "{\"bs\": \"8k\"}");
+    snprintf(want, sizeof want, "railbench: error: config %s: the result of \"load put\", not of \"load get\" "
+                                "(run that command with it)", file);
+    fx_init(&f);
+    EXPECT_ERROR(&f, want, "get", "--config", dir, "u");
+    write_result(dir, "load get", NULL);
+    snprintf(want, sizeof want, "railbench: error: config %s: a result without a \"config\" object", file);
+    fx_init(&f);
+    EXPECT_ERROR(&f, want, "get", "--config", file, "u");
+    unlink(file);
+    rmdir(dir);
 }
 
 static void test_repeatable_override(void **state)
@@ -873,6 +1015,9 @@ int main(void)
         cmocka_unit_test(test_positional_count),
         cmocka_unit_test(test_config_merge),
         cmocka_unit_test(test_config_errors),
+        cmocka_unit_test(test_config_type_errors),
+        cmocka_unit_test(test_config_forms),
+        cmocka_unit_test(test_config_from_result),
         cmocka_unit_test(test_repeatable_override),
         cmocka_unit_test(test_redaction),
         cmocka_unit_test(test_config_round_trip),

@@ -8,18 +8,15 @@
 
 #include <cmocka.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "payload_int.h"
 #include "railbench/clock.h"
+#include "script_peer.h"
 #include "worker_int.h"
 
 #define SEED 7
@@ -260,180 +257,70 @@ static void test_classify(void **state)
     assert_null(rb_load_err_names[RB_LERR_COUNT]);
 }
 
-/* ---- a real peer: a tiny HTTP/1.1 responder on 127.0.0.1, one thread per connection ---- */
+/* ---- a real peer: a tiny HTTP/1.1 responder on 127.0.0.1 (script_peer.h), one thread per connection ---- */
 
 struct peer {
-    int fd;
-    unsigned short port;
-    pthread_t th;
-    atomic_uint gets, puts, puts_ok, conns;
+    struct script_peer sp;
+    atomic_uint gets, puts, puts_ok;
 };
-
-/* Reads until the end of the request head; returns its length (with the blank line), 0 on EOF. */
-static size_t read_head(int c, char *buf, size_t cap, size_t *have)
-{
-    for (;;) {
-        buf[*have] = '\0';
-        char *end = strstr(buf, "\r\n\r\n");
-        if (end)
-            return (size_t)(end - buf) + 4;
-        if (*have + 1 >= cap)
-            return 0;
-        ssize_t n = read(c, buf + *have, cap - 1 - *have);
-        if (n <= 0)
-            return 0;
-        *have += (size_t)n;
-    }
-}
-
-static void write_all(int c, const void *p, size_t n)
-{
-    const char *b = p;
-    while (n) {
-        ssize_t w = write(c, b, n);
-        if (w <= 0)
-            return;
-        b += w;
-        n -= (size_t)w;
-    }
-}
 
 /*
  * GET /data/NAME: 200 with OBJ_BYTES of NAME's payload; "missing" is a 404,
  * "corrupt" has one wrong byte, "short" promises OBJ_BYTES and closes halfway.
  * PUT /data/NAME: reads the body, 201 when it is NAME's payload, else 400.
  */
-static void serve(struct peer *p, int c)
+static bool answer(struct script_peer *sp, int c, const char *method, const char *path, const char *req, char *rest,
+                   size_t *have)
 {
-    char head[8192];
-    size_t have = 0;
-    for (;;) {
-        size_t hl = read_head(c, head, sizeof head, &have);
-        if (!hl)
-            return;
-        char method[8] = "", path[512] = "";
-        sscanf(head, "%7s %511s", method, path);
-        const char *name = strncmp(path, "/data/", 6) == 0 ? path + 6 : path;
-        uint64_t key = rb_payload_key(SEED, name);
-        unsigned char *body = malloc(OBJ_BYTES);
-        rb_payload_fill(key, 0, body, OBJ_BYTES);
-        char resp[256];
-        if (strcmp(method, "PUT") == 0) {
-            atomic_fetch_add(&p->puts, 1);
-            const char *cl = strcasestr(head, "\r\nContent-Length:");
-            size_t len = cl ? strtoul(cl + 17, NULL, 10) : 0;
-            unsigned char *got = malloc(len ? len : 1);
-            size_t n = have - hl < len ? have - hl : len;
-            memcpy(got, head + hl, n);
-            while (n < len) {
-                ssize_t r = read(c, got + n, len - n);
-                if (r <= 0)
-                    break;
-                n += (size_t)r;
-            }
-            bool ok = n == OBJ_BYTES && memcmp(got, body, OBJ_BYTES) == 0;
-            atomic_fetch_add(&p->puts_ok, ok);
-            free(got);
-            int m = snprintf(resp, sizeof resp, "HTTP/1.1 %s\r\nContent-Length: 0\r\n\r\n",
-                             ok ? "201 Created" : "400 Bad Request");
-            write_all(c, resp, (size_t)m);
-            have = 0;
-        } else {
-            atomic_fetch_add(&p->gets, 1);
-            have -= hl;
-            memmove(head, head + hl, have);
-            if (strcmp(name, "missing") == 0) {
-                int m = snprintf(resp, sizeof resp, "HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\n\r\nnot found");
-                write_all(c, resp, (size_t)m);
-            } else {
-                if (strcmp(name, "corrupt") == 0)
-                    body[OBJ_BYTES / 2] ^= 0xff;
-                int m = snprintf(resp, sizeof resp, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", OBJ_BYTES);
-                write_all(c, resp, (size_t)m);
-                if (strcmp(name, "short") == 0) {
-                    write_all(c, body, OBJ_BYTES / 2);
-                    free(body);
-                    return; /* the connection closes mid-body */
-                }
-                write_all(c, body, OBJ_BYTES);
-            }
+    struct peer *p = sp->ctx;
+    const char *name = strncmp(path, "/data/", 6) == 0 ? path + 6 : path;
+    uint64_t key = rb_payload_key(SEED, name);
+    unsigned char *body = malloc(OBJ_BYTES);
+    rb_payload_fill(key, 0, body, OBJ_BYTES);
+    char resp[256];
+    bool keep = true;
+    if (strcmp(method, "PUT") == 0) {
+        atomic_fetch_add(&p->puts, 1);
+        const char *cl = strcasestr(req, "\r\nContent-Length:");
+        size_t len = cl ? strtoul(cl + 17, NULL, 10) : 0;
+        unsigned char *got = malloc(len ? len : 1);
+        size_t n = *have < len ? *have : len;
+        memcpy(got, rest, n);
+        while (n < len) {
+            ssize_t r = read(c, got + n, len - n);
+            if (r <= 0)
+                break;
+            n += (size_t)r;
         }
-        free(body);
+        bool ok = n == OBJ_BYTES && memcmp(got, body, OBJ_BYTES) == 0;
+        atomic_fetch_add(&p->puts_ok, ok);
+        free(got);
+        int m = snprintf(resp, sizeof resp, "HTTP/1.1 %s\r\nContent-Length: 0\r\n\r\n",
+                         ok ? "201 Created" : "400 Bad Request");
+        sp_write(c, resp, (size_t)m);
+        *have = 0;
+    } else {
+        atomic_fetch_add(&p->gets, 1);
+        if (strcmp(name, "missing") == 0) {
+            int m = snprintf(resp, sizeof resp, "HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\n\r\nnot found");
+            sp_write(c, resp, (size_t)m);
+        } else {
+            if (strcmp(name, "corrupt") == 0)
+                body[OBJ_BYTES / 2] ^= 0xff;
+            int m = snprintf(resp, sizeof resp, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", OBJ_BYTES);
+            sp_write(c, resp, (size_t)m);
+            keep = strcmp(name, "short") != 0; /* "short": the connection closes mid-body */
+            sp_write(c, body, keep ? OBJ_BYTES : OBJ_BYTES / 2);
+        }
     }
-}
-
-static void *conn_main(void *arg)
-{
-    struct peer *p = ((void **)arg)[0];
-    int c = (int)(intptr_t)((void **)arg)[1];
-    free(arg);
-    serve(p, c);
-    close(c);
-    return NULL;
-}
-
-static void *peer_main(void *arg)
-{
-    struct peer *p = arg;
-    for (;;) {
-        int c = accept(p->fd, NULL, NULL);
-        if (c < 0)
-            return NULL; /* the listener was shut down */
-        atomic_fetch_add(&p->conns, 1);
-        void **a = malloc(2 * sizeof *a);
-        a[0] = p;
-        a[1] = (void *)(intptr_t)c;
-        pthread_t th;
-        if (pthread_create(&th, NULL, conn_main, a) == 0)
-            pthread_detach(th);
-    }
+    free(body);
+    return keep;
 }
 
 static void peer_start(struct peer *p)
 {
     memset(p, 0, sizeof *p);
-    p->fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(p->fd >= 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    assert_int_equal(bind(p->fd, (struct sockaddr *)&sa, sizeof sa), 0);
-    assert_int_equal(listen(p->fd, 16), 0);
-    socklen_t sl = sizeof sa;
-    assert_int_equal(getsockname(p->fd, (struct sockaddr *)&sa, &sl), 0);
-    p->port = ntohs(sa.sin_port);
-    assert_int_equal(pthread_create(&p->th, NULL, peer_main, p), 0);
-}
-
-static void peer_stop(struct peer *p)
-{
-    shutdown(p->fd, SHUT_RDWR);
-    pthread_join(p->th, NULL);
-    close(p->fd);
-}
-
-/* Runs o to completion on one rank and returns what the engine measured. */
-static void run_engine(const struct rb_load_opts *o, struct rb_stats *st)
-{
-    struct rb_engine *e = NULL;
-    assert_int_equal(rb_engine_new(&e, o), 0);
-    assert_int_equal(rb_engine_start(e), 0);
-    uint64_t deadline = rb_clock_ns() + 20 * RB_NS_PER_S;
-    while (!rb_engine_done(e) && rb_clock_ns() < deadline)
-        rb_clock_sleep_ns(5 * RB_NS_PER_MS, NULL);
-    assert_true(rb_engine_done(e));
-    rb_engine_collect(e, st, NULL);
-    rb_engine_stop(e);
-    assert_int_equal(rb_engine_status(e), 0);
-    rb_engine_free(e);
-}
-
-static struct rb_target *peer_target(const struct peer *p)
-{
-    char url[64], err[256];
-    snprintf(url, sizeof url, "http://127.0.0.1:%u/data", p->port);
-    struct rb_target_cfg cfg = {.url = url};
-    struct rb_target *t = NULL;
-    assert_int_equal(rb_target_open(&t, &cfg, err, sizeof err), 0);
-    return t;
+    assert_int_equal(sp_start_with(&p->sp, answer, p), 0);
 }
 
 /*
@@ -445,7 +332,7 @@ static bool ten_gets(enum rb_engine_kind engine, enum rb_io_loop loop, struct rb
 {
     struct peer p;
     peer_start(&p);
-    struct rb_target *t = peer_target(&p);
+    struct rb_target *t = sp_target(p.sp.port);
     struct rb_objset s = {0};
     const char *names[] = {"obj-a", "obj-b", "missing", "corrupt", "short"};
     for (size_t i = 0; i < 5; i++)
@@ -457,12 +344,12 @@ static bool ten_gets(enum rb_engine_kind engine, enum rb_io_loop loop, struct rb
     };
     bool runs = loop == RB_IOLOOP_AUTO || rb_native_io_loop(&o) == loop;
     if (runs)
-        run_engine(&o, st);
+        sp_run_engine(&o, st);
     *gets = atomic_load(&p.gets);
-    *conns = atomic_load(&p.conns);
+    *conns = atomic_load(&p.sp.conns);
     rb_objset_free(&s);
     rb_target_close(t);
-    peer_stop(&p);
+    sp_stop(&p.sp);
     return runs;
 }
 
@@ -513,7 +400,7 @@ static void test_put_sends_the_payload(void **state)
     (void)state;
     struct peer p;
     peer_start(&p);
-    struct rb_target *t = peer_target(&p);
+    struct rb_target *t = sp_target(p.sp.port);
     struct rb_objset s = {0};
     assert_int_equal(rb_objset_generate(&s, "obj-", 6), 0);
     struct rb_load_opts o = {
@@ -522,7 +409,7 @@ static void test_put_sends_the_payload(void **state)
         .timeout_ns = 10 * RB_NS_PER_S, .max_redirects = 5, .log_fd = -1,
     };
     struct rb_stats *st = rb_stats_new();
-    run_engine(&o, st);
+    sp_run_engine(&o, st);
     /* Every object once over both threads, each body the seeded payload. */
     assert_int_equal(st->ops, 6);
     assert_int_equal(st->errors, 0);
@@ -532,7 +419,7 @@ static void test_put_sends_the_payload(void **state)
     rb_stats_free(st);
     rb_objset_free(&s);
     rb_target_close(t);
-    peer_stop(&p);
+    sp_stop(&p.sp);
 }
 
 /* Where the io_uring loop applies: plain http:// GET, HEAD, DELETE of an engine's phase; not TLS, bodies, listings. */

@@ -18,6 +18,7 @@
 #include "payload_int.h"
 #include "railbench/clock.h"
 #include "railbench/stats.h"
+#include "script_peer.h"
 #include "tiers_fcache_int.h"
 
 #define SIZE 10000u /* not a multiple of the block: the last read is short */
@@ -107,16 +108,7 @@ static void run_get(struct fixture *f, const struct rb_objset *set, struct rb_st
     o.verify = true;
     o.cache_header = "cache file lookup";
     o.log_fd = -1;
-    struct rb_engine *e = NULL;
-    assert_int_equal(rb_engine_new(&e, &o), 0);
-    assert_int_equal(rb_engine_start(e), 0);
-    uint64_t deadline = rb_clock_ns() + 20 * RB_NS_PER_S;
-    while (!rb_engine_done(e) && rb_clock_ns() < deadline)
-        rb_clock_sleep_ns(5 * RB_NS_PER_MS, NULL);
-    assert_true(rb_engine_done(e));
-    rb_engine_collect(e, st, NULL);
-    rb_engine_stop(e);
-    rb_engine_free(e);
+    sp_run_engine(&o, st);
 }
 
 static void test_cold_then_warm(void **state)
