@@ -114,6 +114,7 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
         }
         run_notes(t, s, i);
     }
+    rb_report_load_phases(s, out);
 }
 
 static void plots(const struct rb_report_set *s, struct rb_buf *html)
