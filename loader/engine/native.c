@@ -109,10 +109,7 @@ static void start(struct rb_worker *w, struct rb_nconn *c, uint64_t intended_ns)
     rb_nconn_reset(c);
     r->start_ns = rb_clock_ns();
     r->intended_ns = intended_ns ? intended_ns : r->start_ns;
-    if (w->rph) {
-        memset(r->ph_ns, 0, sizeof r->ph_ns);
-        r->ph_marked = true;
-    }
+    r->ph_marked = w->rph != NULL;
     if (w->o->log_fd >= 0)
         r->start_wall_ns = rb_clock_wall_ns();
     c->busy = true;

@@ -478,7 +478,6 @@ bool rb_nconn_data(struct rb_worker *w, struct rb_nconn *c, const char *buf, siz
         c->got_bytes = true;
         c->r.response_ns = rb_clock_ns(); /* a PUT's time to first byte (its op row says so) */
         c->ttfb_ns = c->r.response_ns - c->r.start_ns;
-        c->r.ph_ns[3] = c->r.response_ns; /* (read only with --phases) */
         unsigned status;
         size_t head = c->all_headers || c->no_body ? 0 : rb_nresp_head(buf, k, &status, &c->plain_left);
         if (head) {

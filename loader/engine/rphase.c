@@ -255,8 +255,13 @@ void rb_rph_note(struct rb_worker *w, const struct rb_req *r, int cls, long stat
     uint64_t spans[RB_RPH_COUNT];
     bool split = w->rph && r->ph_marked;
     if (split) {
-        rb_rph_split((enum rb_rph_kind)w->rph->kind, r->intended_ns, r->start_ns, r->ph_ns, r->start_ns + total_ns,
-                     spans);
+        uint64_t m[RB_RPH_MARKS];
+        memcpy(m, r->ph_ns, sizeof m);
+        if (w->rph->kind == RB_RPH_FILE)
+            m[1] = r->response_ns; /* the first I/O's end: the file loop's time to first byte */
+        else if (w->nat)
+            m[3] = r->response_ns; /* the native engine's first response byte */
+        rb_rph_split((enum rb_rph_kind)w->rph->kind, r->intended_ns, r->start_ns, m, r->start_ns + total_ns, spans);
         if (cls < 0)
             rb_rph_record(w->rph, spans); /* the requests whose latency is recorded: successes */
     }

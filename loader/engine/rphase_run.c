@@ -162,6 +162,8 @@ int rb_load_slowest_each(const struct rb_load_result *res,
 /* The spans' table and, per latency percentile, the mean split of the requests in its band. */
 static int spans_md(const struct rb_rphases *p, char **buf, size_t *len)
 {
+    if (!p->total.count)
+        return rb_load_md_append(buf, len, "\nrequest phases: no request was split (a file's stat or delete is one call)\n");
     int rc = rb_load_md_append(buf, len, "\n| request phase | avg | p50 | p90 | p99 | p99.9 | max |\n|---|---:|---:|---:|---:|---:|---:|\n");
     enum rb_rph first = rb_rph_first((enum rb_rph_kind)p->kind);
     int idx[RB_RPH_MARKS + 2] = {RB_RPH_QUEUE};

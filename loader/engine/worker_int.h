@@ -14,6 +14,7 @@
 #include "rphase_int.h"
 #include "tarshard_int.h"
 #include "railbench/buf.h"
+#include "railbench/clock.h"
 #include "railbench/perm.h"
 
 /*
@@ -134,7 +135,8 @@ struct rb_req {
     uint64_t intended_ns, start_ns, start_wall_ns;
     uint64_t response_ns;       /* when the last final (non-1xx) status line arrived; 0 none */
     /* --phases: when each span after the start ended (rphase_int.h: connect, tls, send, first byte; file: open,
-     * first and last I/O, fsync; 0 not reached), taken by the engine when ph_marked; the last ends at the completion. */
+     * first I/O (response_ns), last I/O, fsync; before start_ns: not reached), taken by the engine when ph_marked; the
+     * last span ends at the completion. */
     uint64_t ph_ns[RB_RPH_MARKS];
     bool ph_marked;
     uint64_t body;              /* body bytes received */
@@ -340,6 +342,17 @@ void rb_xfer_cache_header(struct rb_req *r, const char *p, size_t len);
 void rb_xfer_abandon(struct rb_worker *w, struct rb_req *r, const char *name, uint64_t intended_ns, uint64_t now_ns);
 
 /* ---- rphase.c: a finished request's spans and its place among the slowest ---- */
+
+/*
+ * --phases: mark i of r's request (rb_req.ph_ns) is now; nothing without
+ * --phases. A mark left from an earlier request on the slot is before this
+ * one's start, so it counts as not reached: nothing is cleared per request.
+ */
+static inline void rb_rph_mark(const struct rb_worker *w, struct rb_req *r, int i)
+{
+    if (w->rph)
+        r->ph_ns[i] = rb_clock_ns();
+}
 
 /*
  * r's request ended at start_ns + total_ns with latency lat_ns (from its

@@ -142,3 +142,50 @@ if unshare -n true 2>/dev/null && unshare -n sh -c 'ip link set lo up && tc qdis
 else
     fail "cannot make a network namespace with tc tbf here (unshare -n, tc qdisc tbf)"
 fi
+
+# 5. Several ranks: the spans merged over them, the slowest gathered to rank 0 (each with its rank and host).
+rb_mpirun 2 "$RB" load get "http://127.0.0.1:$PORT/" --filelist "$T/list" --pattern epoch --epochs 1 -c 2 --phases \
+    --slowest 4 --out "$T/mpi" >/dev/null 2>"$T/mpi.err" || { cat "$T/mpi.err"; fail "two ranks: the run failed"; }
+assert_eq "two ranks: requests split" 40 "$(jq '.summary.ops[0].request_phases.requests' "$T/mpi/result.json")"
+assert_sum "$T/mpi"
+assert_eq "two ranks: slowest named" "d/slowbody-12 d/slowbody-33 d/slowfb-21 d/slowfb-7" \
+    "$(jq -r '[.summary.ops[0].slowest[].object] | sort | join(" ")' "$T/mpi/result.json")"
+assert_eq "two ranks: each from its own rank" "0 1" \
+    "$(jq -r '[.summary.ops[0].slowest[].rank] | unique | map(tostring) | join(" ")' "$T/mpi/result.json")"
+jq -e --arg h "$(hostname)" 'all(.summary.ops[0].slowest[]; . as $e | $e.host == $h and ($e.id | startswith("r\($e.rank)-")))' \
+    "$T/mpi/result.json" >/dev/null || fail "two ranks: a slowest request's host or id does not name its rank"
+
+# 6. file:// on an ext4 loop device: open, first and last I/O, fsync, close. A put's fsync is its own span (0
+# without --fsync), a read in several blocks has a last_io span; a stat is one call, not split.
+loopfs_up fs 64M ext4
+mkdir "$LOOP_MNT/p"
+F=file://$LOOP_MNT/p
+"$RB" load put "$F" --objects 30 --size 256KiB --keep --fsync close --phases --slowest 3 --out "$T/fput" >/dev/null \
+    2>"$T/fput.err" || { cat "$T/fput.err"; fail "file put: the run failed"; }
+assert_sum "$T/fput"
+assert_eq "file: kind" file "$(jq -r '.summary.ops[0].request_phases.kind' "$T/fput/result.json")"
+assert_eq "file: spans" "close first_io fsync last_io open queue" \
+    "$(jq -r '.summary.ops[0].request_phases.spans | keys | join(" ")' "$T/fput/result.json")"
+for s in open first_io fsync close; do
+    v=$(phase_p "$T/fput" 0 "$s" p50)
+    [ "$v" -gt 0 ] || fail "file put: $s p50 is $v"
+done
+v=$(phase_p "$T/fput" 0 fsync mean)
+w=$(phase_p "$T/fput" 0 first_io mean)
+jq -en "$v > $w" >/dev/null || fail "file put: fsync's mean $v ns is not above the write's $w ns"
+jq -e 'all(.summary.ops[0].slowest[]; (.object | test("^obj-[0-9]{8}$")) and ([.phases_ns[]] | add) == .latency_ns)' \
+    "$T/fput/result.json" >/dev/null || fail "file put: slowest $(jq -c '.summary.ops[0].slowest' "$T/fput/result.json")"
+ok "file put: open, first write, fsync (mean $v ns) and close each in their span"
+"$RB" load put "$F" --prefix nosync- --objects 30 --size 256KiB --keep --phases --out "$T/fput0" >/dev/null 2>&1 ||
+    fail "file put without --fsync: the run failed"
+assert_eq "file put without --fsync: fsync max" 0 "$(phase_p "$T/fput0" 0 fsync max)"
+"$RB" load get "$F" --objects 30 --count 60 --block-size 16KiB --phases --out "$T/fget" >/dev/null 2>"$T/fget.err" ||
+    { cat "$T/fget.err"; fail "file get: the run failed"; }
+assert_sum "$T/fget"
+assert_eq "file get: fsync max" 0 "$(phase_p "$T/fget" 0 fsync max)"
+v=$(phase_p "$T/fget" 0 last_io p50)
+[ "$v" -gt 0 ] || fail "file get in 16 blocks: last_io p50 is $v"
+ok "file get in 16 blocks: the reads after the first in last_io (p50 $v ns)"
+"$RB" load stat "$F" --objects 30 --phases --out "$T/fstat" >"$T/fstat.out" 2>&1 || fail "file stat: the run failed"
+assert_eq "file stat: not split" 0 "$(jq '.summary.ops[0].request_phases.requests' "$T/fstat/result.json")"
+grep -q 'no request was split' "$T/fstat.out" || fail "file stat: the table does not say why it has no phases"
