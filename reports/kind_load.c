@@ -120,6 +120,7 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
 static void plots(const struct rb_report_set *s, struct rb_buf *html)
 {
     rb_report_plot_latency(s, html);
+    rb_report_plot_load_phases(s, html);
 }
 
 RB_REPORT_KIND(load, 50) = {

@@ -123,6 +123,57 @@ static void slowest_table(const struct rb_report_set *s, struct rb_report_tables
     }
 }
 
+/*
+ * The latency breakdown by percentile: per op (and run), a bar at p50, p90,
+ * p99 and p99.9 of its latency, stacked with the mean of each span over the
+ * requests whose latency lies in that percentile's power-of-two band.
+ */
+void rb_report_plot_load_phases(const struct rb_report_set *s, struct rb_buf *html)
+{
+    if (!any_row_has(s, "request_phases"))
+        return;
+    struct rb_plot *p = rb_plot_new("latency-phases", "Latency breakdown by percentile: where the requests' time went");
+    if (!p)
+        return;
+    rb_plot_style(p, RB_PLOT_STACKED);
+    rb_plot_xaxis(p, "latency percentile", RB_AXIS_LINEAR, 1, false);
+    rb_plot_yaxis(p, "mean time in each phase (ms)", RB_AXIS_LINEAR, 1e-6, true);
+    int series[NSPANS];
+    for (size_t k = 0; k < NSPANS; k++)
+        series[k] = -1;
+    for (size_t i = 0; i < s->n; i++) {
+        const cJSON *op;
+        cJSON_ArrayForEach(op, rb_rundir_array(s->runs[i]->summary, "ops"))
+        {
+            const cJSON *b;
+            cJSON_ArrayForEach(b, rb_rundir_array(op, "request_phases.by_percentile"))
+            {
+                char what[96], cat[300], lat[32];
+                const char *name = rb_rundir_str(op, "phase");
+                snprintf(what, sizeof what, "%s p%g (%s ms)", name ? name : "?", rb_rundir_num(b, "percentile"),
+                         rb_report_fig(lat, sizeof lat, rb_rundir_num(b, "latency_ns"), 1e-6, 3));
+                rb_report_series_name(cat, sizeof cat, s, i, what);
+                int c = rb_plot_category(p, cat);
+                for (size_t k = 0; k < NSPANS; k++) {
+                    char path[64];
+                    snprintf(path, sizeof path, "mean_ns.%s", spans[k]);
+                    double v = rb_rundir_num(b, path);
+                    if (!isfinite(v))
+                        continue;
+                    if (series[k] < 0)
+                        series[k] = rb_plot_series(p, spans[k]);
+                    rb_plot_point(p, series[k], c, v);
+                }
+            }
+        }
+    }
+    rb_plot_caption(p, "Each bar: the latency at that percentile; its stack, the mean of each phase over the requests "
+                       "whose latency lies in the same power-of-two band ([2^(b-1), 2^b) ns) as that percentile's "
+                       "value, so a stack's height is about, not exactly, the percentile's latency. The phases are "
+                       "consecutive spans of each request that sum to its latency (--phases).");
+    rb_report_plot_emit(p, html);
+}
+
 void rb_report_load_phases(const struct rb_report_set *s, struct rb_report_tables *out)
 {
     if (any_row_has(s, "request_phases"))

@@ -124,6 +124,8 @@ void rb_report_hosts_table(const struct rb_report_set *s, struct rb_report_table
  * some run of s recorded them; nothing otherwise (reports/load_phases.c).
  */
 void rb_report_load_phases(const struct rb_report_set *s, struct rb_report_tables *out);
+/* The HTML report's stacked latency breakdown by percentile of the same runs; nothing without --phases. */
+void rb_report_plot_load_phases(const struct rb_report_set *s, struct rb_buf *html);
 
 /* Appends a table built elsewhere (taking ownership; freed and out->oom set when it cannot). */
 void rb_report_tables_add(struct rb_report_tables *out, struct rb_rtable *t);

@@ -89,7 +89,12 @@ done
 "$RB" report "$T/named-native" >"$T/report.out" 2>"$T/report.err" || { cat "$T/report.err"; fail "report"; }
 grep -q 'd/slowbody-33' "$T/report.out" || { cat "$T/report.out"; fail "report: the slowest not listed"; }
 grep -q "first_byte p99" "$T/report.out" || fail "report: no phase columns"
-ok "railbench report lists the phases and the slowest"
+"$RB" report "$T/named-native" --html "$T/report.html" >/dev/null 2>&1 || fail "report --html"
+grep -q 'data-plot="latency-phases"' "$T/report.html" || fail "report --html: no latency breakdown by percentile"
+for s in first_byte body 'get p99 ('; do
+    grep -q ">$s" "$T/report.html" || fail "report --html: the breakdown does not show \"$s\""
+done
+ok "railbench report lists the phases and the slowest; its HTML has the breakdown by percentile"
 
 # Without --phases: no spans, no clock read more; --slowest still names them (their phases null).
 "$RB" load get "http://127.0.0.1:$PORT/" --filelist "$T/list" --pattern epoch --epochs 1 -c 4 --engine native \
