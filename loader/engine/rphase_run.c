@@ -8,6 +8,7 @@
 
 #include "phase_int.h"
 #include "railbench/log.h"
+#include "railbench/prom.h"
 #include "railbench/result.h"
 #include "railbench/units.h"
 #include "worker_int.h"
@@ -83,6 +84,32 @@ static void gather_slowest(struct rb_harness *h, const struct rb_engine *e, cons
     rb_slow_free(&mine);
 }
 
+/*
+ * Rank 0's metrics of the phase's spans: railbench_request_step_seconds{op, phase, step, percentile} (gauges of
+ * each span's percentiles over the phase, as railbench_block_latency_seconds; "step" names the span: "phase" is the
+ * harness phase, as in every other family).
+ */
+static void span_metrics(struct rb_harness *h, const struct rb_load_result *res)
+{
+    static const double qs[] = {50, 90, 99, 99.9};
+    enum rb_rph first = rb_rph_first((enum rb_rph_kind)res->rph->kind);
+    char op[64], ph[128], labels[400];
+    rb_prom_escape(op, sizeof op, res->op ? res->op : "?");
+    rb_prom_escape(ph, sizeof ph, res->phase ? res->phase : "?");
+    for (int k = -1; k <= RB_RPH_MARKS; k++) {
+        int i = k < 0 ? RB_RPH_QUEUE : (int)first + k;
+        if (!res->rph->span[i].count)
+            continue;
+        for (size_t q = 0; q < sizeof qs / sizeof qs[0]; q++) {
+            snprintf(labels, sizeof labels, "op=\"%s\",phase=\"%s\",step=\"%s\",percentile=\"%g\"", op, ph,
+                     rb_rph_names[i], qs[q]);
+            rb_harness_metric(h, "railbench_request_step_seconds", "gauge",
+                              "A request phase's (step's) latency percentiles over the load phase (--phases).", labels,
+                              (double)rb_hist_percentile(&res->rph->span[i], qs[q]) / 1e9);
+        }
+    }
+}
+
 void rb_load_reduce_rphases(struct rb_harness *h, const struct rb_engine *e, const struct rb_load_opts *o,
                             struct rb_load_result *res, cJSON *record)
 {
@@ -91,6 +118,8 @@ void rb_load_reduce_rphases(struct rb_harness *h, const struct rb_engine *e, con
         reduce_spans(h, e, o, &res->rph);
         if (record && res->rph)
             cJSON_AddItemToObject(record, "request_phases", rb_rph_json(res->rph, true));
+        if (h->rank == 0 && res->rph)
+            span_metrics(h, res);
     }
     if (o->slowest)
         gather_slowest(h, e, o, &res->slow);
