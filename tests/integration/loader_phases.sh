@@ -43,7 +43,7 @@ assert_sum() {
     ok "$(basename "$1"): sum of the span means = mean latency ($(jq '.summary.ops[0].latency_ns.mean' "$1/result.json") ns)"
 }
 
-# 1. A slow first byte and a slow body, chosen by name; 40 objects, each read once, on each engine.
+# 1. A slow first byte and a slow body, chosen by name; 40 objects, each read once, on each engine and loop.
 PORT=$(free_port)
 bg "$PY" "$SRV" --port "$PORT" --size 65536 --delay-ms "$DELAY_MS"
 wait_port "$PORT" 30 "tests/servers/phases.py"
@@ -54,8 +54,11 @@ for i in $(seq 0 39); do
     *) echo "d/obj-$i" ;;
     esac
 done >"$T/list"
-for e in native curl; do
-    "$RB" load get "http://127.0.0.1:$PORT/" --filelist "$T/list" --pattern epoch --epochs 1 -c 4 --engine "$e" \
+# native: its io_uring loop where the kernel allows it (auto), epoll: the native engine's epoll loop, curl: libcurl.
+for e in native epoll curl; do
+    args=(--engine "$e")
+    [ "$e" != epoll ] || args=(--engine native --io-loop epoll)
+    "$RB" load get "http://127.0.0.1:$PORT/" --filelist "$T/list" --pattern epoch --epochs 1 -c 4 "${args[@]}" \
         --phases --slowest 4 --out "$T/named-$e" >"$T/named-$e.out" 2>"$T/named-$e.err" ||
         { cat "$T/named-$e.err"; fail "$e: the run failed"; }
     assert_eq "$e: requests" 40 "$(jq '.summary.ops[0].requests' "$T/named-$e/result.json")"
@@ -122,6 +125,28 @@ assert_eq "default --slowest 10" 10 "$(jq '.summary.ops[0].slowest | length' "$T
 assert_eq "phases null without --phases" null "$(jq '.summary.ops[0].slowest[0].phases_ns' "$T/off/result.json")"
 assert_exit 2 "--slowest past its most" "$RB" load get "http://127.0.0.1:$PORT/" --objects 1 --slowest 100000 --out "$T/bad"
 assert_stderr_line 'error: --slowest 100000: expected 0 to 1000'
+
+# Open loop: 10 requests due 50 ms apart on one connection, each answered 300 ms late: each waits for the one
+# before it, from its intended send to its start: queue (up to 9 x 250 ms), apart from its own slow first byte. The
+# rate falls short of its target on purpose: the run says so (exit 1, check rate).
+for i in $(seq 0 9); do echo "d/slowfb-q$i"; done >"$T/qlist"
+rc=0
+"$RB" load get "http://127.0.0.1:$PORT/" --filelist "$T/qlist" --pattern epoch --epochs 1 -c 1 --rate 20/s --phases \
+    --out "$T/queue" >/dev/null 2>"$T/queue.err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'open loop achieved' "$T/queue.err" || { cat "$T/queue.err"; fail "open loop: exit $rc"; }
+assert_eq "open loop: requests" 10 "$(jq '.summary.ops[0].request_phases.requests' "$T/queue/result.json")"
+assert_sum "$T/queue"
+v=$(phase_p "$T/queue" 0 queue p99)
+[ "$v" -ge 1500000000 ] || fail "open loop: queue p99 $v ns, expected the waits for the slot (up to 2.25 s)"
+[ "$(phase_p "$T/queue" 0 queue min)" -lt "$BOUND_NS" ] || fail "open loop: the first request waited for a slot"
+v=$(phase_p "$T/queue" 0 first_byte min)
+[ "$v" -ge "$(min_of "$DELAY_NS")" ] || fail "open loop: first_byte min $v ns"
+for s in connect send body; do
+    [ "$(phase_p "$T/queue" 0 "$s" p99)" -lt "$BOUND_NS" ] || fail "open loop: $s p99 $(phase_p "$T/queue" 0 "$s" p99)"
+done
+jq -e '.summary.ops[0] | .latency_uncorrected_ns.p99 < .latency_ns.p99' "$T/queue/result.json" >/dev/null ||
+    fail "open loop: the latency from the intended send is not above the one from the send"
+ok "open loop: the wait for the slot in queue (p99 $(phase_p "$T/queue" 0 queue p99) ns), the server's in first_byte"
 
 # 2. A slow accept: the listen queue is full, the SYN is dropped and sent again (Linux: 1 s later): connect.
 APORT=$(free_port)

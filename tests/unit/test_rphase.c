@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "phase_int.h"
 #include "rphase_int.h"
 
 static uint64_t sum_spans(const uint64_t s[RB_RPH_COUNT])
@@ -185,6 +186,51 @@ static void test_heap_merge(void **state)
         rb_slow_free(&r[k]);
 }
 
+struct walked {
+    char ids[4][64];
+    const char *ops[4];
+    uint64_t lat[4], end[4];
+    int n, stop_at;
+};
+
+static int walk(const char *id, const char *op, uint64_t lat_ns, uint64_t end_wall_ns, void *arg)
+{
+    struct walked *w = arg;
+    snprintf(w->ids[w->n], sizeof w->ids[w->n], "%s", id);
+    w->ops[w->n] = op;
+    w->lat[w->n] = lat_ns;
+    w->end[w->n] = end_wall_ns;
+    return ++w->n == w->stop_at ? 7 : 0;
+}
+
+/* The walk the exemplars are wired to: each kept request's id, op, latency and end, slowest first; fn stops it. */
+static void test_slowest_each(void **state)
+{
+    (void)state;
+    struct rb_load_result res = {.inflight = 16};
+    assert_int_equal(rb_slow_init(&res.slow, 3), 0);
+    for (uint32_t i = 0; i < 5; i++) {
+        struct rb_slow e = slow(100 + i, (int)i % 2, i, 10 * i);
+        e.slot = i;
+        e.op = RB_LOAD_PUT;
+        e.end_wall_ns = 1000 + i;
+        rb_slow_offer(&res.slow, &e);
+    }
+    rb_slow_sort(&res.slow);
+    struct walked w = {.stop_at = -1};
+    assert_int_equal(rb_load_slowest_each(&res, walk, &w), 0);
+    assert_int_equal(w.n, 3);
+    assert_string_equal(w.ids[0], "r0-c68-40"); /* rank 0, thread 4 x 16 + slot 4, seq 40 */
+    assert_string_equal(w.ids[2], "r0-c34-20");
+    assert_string_equal(w.ops[1], "PUT");
+    assert_int_equal(w.lat[0], 104);
+    assert_int_equal(w.end[1], 1003);
+    struct walked w2 = {.stop_at = 2};
+    assert_int_equal(rb_load_slowest_each(&res, walk, &w2), 7);
+    assert_int_equal(w2.n, 2);
+    rb_slow_free(&res.slow);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -193,6 +239,7 @@ int main(void)
         cmocka_unit_test(test_record_merge),
         cmocka_unit_test(test_heap_keeps_slowest),
         cmocka_unit_test(test_heap_merge),
+        cmocka_unit_test(test_slowest_each),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
