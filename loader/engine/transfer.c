@@ -511,7 +511,7 @@ void rb_xfer_record(struct rb_worker *w, struct rb_req *r, CURLcode rc, long sta
                                                                                    : total_ns;
     /* Coordinated omission: the request was due at intended_ns; any wait for a free slot is latency too. */
     uint64_t lat_ns = (r->start_ns - r->intended_ns) + total_ns;
-    if (w->rph || w->slow.cap)
+    if (w->rph || rb_slow_wants(&w->slow, lat_ns)) /* off: a comparison, no call */
         rb_rph_note(w, r, cls, status, total_ns, lat_ns);
     uint64_t bytes = w->op->bytes(r);
     s->ops++;
