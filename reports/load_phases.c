@@ -28,8 +28,8 @@ static bool any_row_has(const struct rb_report_set *s, const char *key)
 /* One row per op: each span's mean and p99, and the latency their sum is. */
 static void phases_table(const struct rb_report_set *s, struct rb_report_tables *out)
 {
-    struct rb_rtable *t = rb_report_table(out, s, "load_phases",
-                                          "Request phases: each span's mean and p99 (ms); the means sum to the latency's");
+    struct rb_rtable *t = rb_report_table(out, s, "load_phases", "Request phases: each span's mean and p99 (ms); the "
+                                                                 "means sum to the latency's");
     if (!t)
         return;
     const double ms = 1e-6;

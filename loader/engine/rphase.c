@@ -62,11 +62,10 @@ void rb_rph_merge(struct rb_rphases *dst, const struct rb_rphases *src)
     }
 }
 
-/* The spans of p's kind in order, queue first: their indices into out; returns how many. */
-static int kind_spans(const struct rb_rphases *p, int out[RB_RPH_COUNT])
+int rb_rph_spans(enum rb_rph_kind k, int out[RB_RPH_COUNT])
 {
     int n = 0;
-    enum rb_rph first = rb_rph_first((enum rb_rph_kind)p->kind);
+    enum rb_rph first = rb_rph_first(k);
     out[n++] = RB_RPH_QUEUE;
     for (int i = first; i <= (int)first + RB_RPH_MARKS; i++)
         out[n++] = i;
@@ -75,7 +74,7 @@ static int kind_spans(const struct rb_rphases *p, int out[RB_RPH_COUNT])
 
 void rb_rph_record(struct rb_rphases *p, const uint64_t spans[RB_RPH_COUNT])
 {
-    int idx[RB_RPH_COUNT], n = kind_spans(p, idx);
+    int idx[RB_RPH_COUNT], n = rb_rph_spans((enum rb_rph_kind)p->kind, idx);
     uint64_t sum = 0;
     for (int k = 0; k < n; k++)
         sum += spans[idx[k]];
@@ -114,7 +113,7 @@ cJSON *rb_rph_json(const struct rb_rphases *p, bool full_hist)
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
-    int idx[RB_RPH_COUNT], n = kind_spans(p, idx);
+    int idx[RB_RPH_COUNT], n = rb_rph_spans((enum rb_rph_kind)p->kind, idx);
     cJSON_AddStringToObject(o, "kind", p->kind == RB_RPH_FILE ? "file" : "network");
     cJSON_AddNumberToObject(o, "requests", (double)p->total.count);
     cJSON_AddItemToObject(o, "total_ns", rb_hist_summary_json(&p->total));

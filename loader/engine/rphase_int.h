@@ -49,6 +49,9 @@ static inline enum rb_rph rb_rph_first(enum rb_rph_kind k)
     return k == RB_RPH_FILE ? RB_RPH_OPEN : RB_RPH_CONNECT;
 }
 
+/* The spans of kind k in the order a request meets them, queue first, into out; returns how many (RB_RPH_MARKS + 2). */
+int rb_rph_spans(enum rb_rph_kind k, int out[RB_RPH_COUNT]);
+
 /*
  * A request's spans from its clock readings: intended (due), start (sent to
  * its slot), marks[RB_RPH_MARKS] (each span's end, 0: not reached: the span

@@ -92,20 +92,18 @@ static void gather_slowest(struct rb_harness *h, const struct rb_engine *e, cons
 static void span_metrics(struct rb_harness *h, const struct rb_load_result *res)
 {
     static const double qs[] = {50, 90, 99, 99.9};
-    enum rb_rph first = rb_rph_first((enum rb_rph_kind)res->rph->kind);
+    int idx[RB_RPH_COUNT], n = rb_rph_spans((enum rb_rph_kind)res->rph->kind, idx);
     char op[64], ph[128], labels[400];
     rb_prom_escape(op, sizeof op, res->op ? res->op : "?");
     rb_prom_escape(ph, sizeof ph, res->phase ? res->phase : "?");
-    for (int k = -1; k <= RB_RPH_MARKS; k++) {
-        int i = k < 0 ? RB_RPH_QUEUE : (int)first + k;
-        if (!res->rph->span[i].count)
-            continue;
-        for (size_t q = 0; q < sizeof qs / sizeof qs[0]; q++) {
+    for (int k = 0; k < n; k++) {
+        const struct rb_hist *hist = &res->rph->span[idx[k]];
+        for (size_t q = 0; hist->count && q < sizeof qs / sizeof qs[0]; q++) {
             snprintf(labels, sizeof labels, "op=\"%s\",phase=\"%s\",step=\"%s\",percentile=\"%g\"", op, ph,
-                     rb_rph_names[i], qs[q]);
+                     rb_rph_names[idx[k]], qs[q]);
             rb_harness_metric(h, "railbench_request_step_seconds", "gauge",
                               "A request phase's (step's) latency percentiles over the load phase (--phases).", labels,
-                              (double)rb_hist_percentile(&res->rph->span[i], qs[q]) / 1e9);
+                              (double)rb_hist_percentile(hist, qs[q]) / 1e9);
         }
     }
 }
@@ -155,10 +153,9 @@ static cJSON *slow_json(const struct rb_load_result *res, const struct rb_slow *
         return o;
     }
     cJSON *p = cJSON_AddObjectToObject(o, "phases_ns");
-    enum rb_rph first = rb_rph_first((enum rb_rph_kind)e->kind);
-    cJSON_AddItemToObject(p, rb_rph_names[RB_RPH_QUEUE], rb_json_u64(e->span_ns[RB_RPH_QUEUE]));
-    for (int i = first; i <= (int)first + RB_RPH_MARKS; i++)
-        cJSON_AddItemToObject(p, rb_rph_names[i], rb_json_u64(e->span_ns[i]));
+    int idx[RB_RPH_COUNT], n = rb_rph_spans((enum rb_rph_kind)e->kind, idx);
+    for (int k = 0; k < n; k++)
+        cJSON_AddItemToObject(p, rb_rph_names[idx[k]], rb_json_u64(e->span_ns[idx[k]]));
     return o;
 }
 
@@ -192,30 +189,58 @@ int rb_load_slowest_each(const struct rb_load_result *res,
 static int spans_md(const struct rb_rphases *p, char **buf, size_t *len)
 {
     if (!p->total.count)
-        return rb_load_md_append(buf, len, "\nrequest phases: no request was split (a file's stat or delete is one call)\n");
-    int rc = rb_load_md_append(buf, len, "\n| request phase | avg | p50 | p90 | p99 | p99.9 | max |\n|---|---:|---:|---:|---:|---:|---:|\n");
-    enum rb_rph first = rb_rph_first((enum rb_rph_kind)p->kind);
-    int idx[RB_RPH_MARKS + 2] = {RB_RPH_QUEUE};
-    for (int i = 0; i <= RB_RPH_MARKS; i++)
-        idx[i + 1] = (int)first + i;
-    for (int k = 0; !rc && k < RB_RPH_MARKS + 2; k++)
+        return rb_load_md_append(buf, len, "\nrequest phases: no request was split (a file's stat or delete is one "
+                                           "call)\n");
+    int rc = rb_load_md_append(buf, len, "\n| request phase | avg | p50 | p90 | p99 | p99.9 | max |\n"
+                                         "|---|---:|---:|---:|---:|---:|---:|\n");
+    int idx[RB_RPH_COUNT], n = rb_rph_spans((enum rb_rph_kind)p->kind, idx);
+    for (int k = 0; !rc && k < n; k++)
         rc = rb_load_md_latency_row(buf, len, rb_rph_names[idx[k]], &p->span[idx[k]]);
     if (!rc)
         rc = rb_load_md_latency_row(buf, len, "(their sum: latency)", &p->total);
+    if (!rc)
+        rc = rb_load_md_append(buf, len, "\nlatency breakdown by percentile (mean of the requests in the "
+                                         "percentile's power-of-two band):\n");
     static const double qs[] = {50, 90, 99, 99.9};
-    for (size_t q = 0; !rc && p->total.count && q < sizeof qs / sizeof qs[0]; q++) {
+    for (size_t q = 0; !rc && q < sizeof qs / sizeof qs[0]; q++) {
         uint64_t v = rb_hist_percentile(&p->total, qs[q]);
         unsigned b = rb_rph_band(v);
         char lat[16];
         rb_format_duration_human(lat, sizeof lat, v);
-        rc = rb_load_md_append(buf, len, "%sp%g %s: the %" PRIu64 " requests of its band split", q ? "\n" : "\nlatency breakdown by percentile (mean of the requests in the percentile's power-of-two band):\n", qs[q], lat, p->band_count[b]);
-        for (int k = 0; !rc && k < RB_RPH_MARKS + 2; k++) {
+        rc = rb_load_md_append(buf, len, "p%g %s: the %" PRIu64 " requests of its band split", qs[q], lat,
+                               p->band_count[b]);
+        for (int k = 0; !rc && k < n; k++) {
             char m[16];
-            rb_format_duration_human(m, sizeof m, (uint64_t)((double)p->band_sum[b][idx[k]] / (double)p->band_count[b]));
+            rb_format_duration_human(m, sizeof m,
+                                     (uint64_t)((double)p->band_sum[b][idx[k]] / (double)p->band_count[b]));
             rc = rb_load_md_append(buf, len, "%s %s %s", k ? "," : "", rb_rph_names[idx[k]], m);
         }
+        if (!rc)
+            rc = rb_load_md_append(buf, len, "\n");
     }
-    return rc ? rc : rb_load_md_append(buf, len, "\n");
+    return rc;
+}
+
+/* One row of the slowest table. */
+static int slow_md(const struct rb_load_result *res, const struct rb_slow *e, char **buf, size_t *len)
+{
+    char id[64], lat[16], st[32], ph[400] = "–";
+    rb_slow_id(e, res->inflight, id, sizeof id);
+    rb_format_duration_human(lat, sizeof lat, e->lat_ns);
+    if (e->cls >= 0 && e->cls < RB_LERR_COUNT)
+        snprintf(st, sizeof st, "%s", rb_load_err_names[e->cls]);
+    else
+        snprintf(st, sizeof st, "%d", (int)e->status);
+    int idx[RB_RPH_COUNT], n = e->has_spans ? rb_rph_spans((enum rb_rph_kind)e->kind, idx) : 0;
+    for (int k = 0, w = 0; k < n && (size_t)w < sizeof ph; k++) {
+        char d[16];
+        rb_format_duration_human(d, sizeof d, e->span_ns[idx[k]]);
+        w += snprintf(ph + w, sizeof ph - (size_t)w, "%s%s %s", k ? ", " : "", rb_rph_names[idx[k]], d);
+    }
+    bool ep = res->target && e->ep < res->target->nendpoints;
+    return rb_load_md_append(buf, len, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", id,
+                             rb_load_op_name((enum rb_load_op)e->op), e->name, lat, st,
+                             ep ? res->target->endpoints[e->ep] : "–", e->host, ph);
 }
 
 int rb_load_rphases_md(const struct rb_load_result *res, char **buf, size_t *len)
@@ -223,29 +248,18 @@ int rb_load_rphases_md(const struct rb_load_result *res, char **buf, size_t *len
     int rc = res->rph ? spans_md(res->rph, buf, len) : 0;
     if (rc || !res->slow.n)
         return rc;
-    rc = rb_load_md_append(buf, len, "\nslowest %zu requests:\n\n| id | op | object | latency | status | endpoint | host | phases |\n"
-                          "|---|---|---|---:|---|---|---|---|\n", res->slow.n);
+    rc = rb_load_md_append(buf, len, "\nslowest %zu requests:\n\n| id | op | object | latency | status | endpoint | "
+                                     "host | phases |\n|---|---|---|---:|---|---|---|---|\n", res->slow.n);
+    bool unsplit = false, no_ep = false;
     for (size_t i = 0; !rc && i < res->slow.n; i++) {
         const struct rb_slow *e = &res->slow.v[i];
-        char id[64], lat[16], st[32], ph[400] = "–";
-        rb_slow_id(e, res->inflight, id, sizeof id);
-        rb_format_duration_human(lat, sizeof lat, e->lat_ns);
-        if (e->cls >= 0 && e->cls < RB_LERR_COUNT)
-            snprintf(st, sizeof st, "%s", rb_load_err_names[e->cls]);
-        else
-            snprintf(st, sizeof st, "%d", (int)e->status);
-        if (e->has_spans) {
-            size_t n = 0;
-            enum rb_rph first = rb_rph_first((enum rb_rph_kind)e->kind);
-            for (int k = -1; k <= RB_RPH_MARKS && n < sizeof ph; k++) {
-                int i2 = k < 0 ? RB_RPH_QUEUE : (int)first + k;
-                char d[16];
-                rb_format_duration_human(d, sizeof d, e->span_ns[i2]);
-                n += (size_t)snprintf(ph + n, sizeof ph - n, "%s%s %s", k < 0 ? "" : ", ", rb_rph_names[i2], d);
-            }
-        }
-        rc = rb_load_md_append(buf, len, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", id, rb_load_op_name((enum rb_load_op)e->op),
-                    e->name, lat, st, res->target && e->ep < res->target->nendpoints ? res->target->endpoints[e->ep] : "–", e->host, ph);
+        unsplit = unsplit || !e->has_spans;
+        no_ep = no_ep || !res->target || e->ep >= res->target->nendpoints;
+        rc = slow_md(res, e, buf, len);
     }
+    if (!rc && unsplit)
+        rc = rb_load_md_append(buf, len, "\nphases –: not measured (without --phases, or a request cut in parts)\n");
+    if (!rc && no_ep)
+        rc = rb_load_md_append(buf, len, "%sendpoint –: the target has none (file://)\n", unsplit ? "" : "\n");
     return rc;
 }
