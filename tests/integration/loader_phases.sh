@@ -100,6 +100,15 @@ grep -q 'data-plot="latency-phases"' "$T/report.html" || fail "report --html: no
 for s in first_byte body 'get p99 ('; do
     grep -q ">$s" "$T/report.html" || fail "report --html: the breakdown does not show \"$s\""
 done
+# --phases: those two tables alone; a run that recorded neither has none to show (exit 2, one line).
+"$RB" report "$T/named-native" --phases >"$T/report-ph.out" 2>&1 || { cat "$T/report-ph.out"; fail "report --phases"; }
+assert_eq "report --phases: its tables" "Request phases Slowest requests" "$(grep '^## ' "$T/report-ph.out" | grep -v '^## Runs' |
+    sed 's/^## \(Request phases\|Slowest requests\).*/\1/' | tr '\n' ' ' | sed 's/ $//')"
+"$RB" load get "http://127.0.0.1:$PORT/" --filelist "$T/list" --count 5 --slowest 0 --out "$T/none" >/dev/null 2>&1 ||
+    fail "the run with --slowest 0 failed"
+assert_eq "--slowest 0: no slowest" false "$(jq '.summary.ops[0] | has("slowest")' "$T/none/result.json")"
+assert_exit 2 "report --phases of a run without either" "$RB" report "$T/none" --phases
+assert_stderr_line 'error: --phases: no run here recorded request phases or slowest requests'
 ok "railbench report lists the phases and the slowest; its HTML has the breakdown by percentile"
 
 # The metrics: each span's percentiles as gauges {op, phase, step, percentile}; promtool accepts the exposition.
