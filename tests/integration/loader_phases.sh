@@ -178,6 +178,11 @@ assert_sum "$T/tls"
 # The handshakes counted apart are the same ones, inside the latency now.
 jq -e '.summary.ops[0] | .tls.handshakes == 5 and .latency_ns.min >= .tls.handshake_ns.min' "$T/tls/result.json" \
     >/dev/null || fail "slow TLS: handshakes $(jq -c '.summary.ops[0].tls' "$T/tls/result.json")"
+# libcurl: its APPCONNECT time less its CONNECT time.
+"$RB" load get "https://127.0.0.1:$TPORT/" --insecure --objects 5 --count 5 -c 1 --engine curl --phases \
+    --out "$T/tls-curl" >/dev/null 2>"$T/tls-curl.err" || { cat "$T/tls-curl.err"; fail "slow TLS on curl: the run failed"; }
+assert_alone "$T/tls-curl" tls p50
+assert_sum "$T/tls-curl"
 
 # 4. A body throttled by tc tbf (1 MiB at 4 Mbit/s: about 2 s) in a network namespace of its own (the server and
 # the client in it, on its loopback): body.
