@@ -165,6 +165,10 @@ sleep 0.5
     2>"$T/accept.err" || { cat "$T/accept.err"; fail "slow accept: the run failed"; }
 DELAY_NS=800000000 assert_alone "$T/accept" connect p50
 assert_sum "$T/accept"
+"$RB" load get "http://127.0.0.1:$APORT/" --objects 5 --count 5 -c 1 --engine curl --phases --out "$T/accept-curl" \
+    >/dev/null 2>"$T/accept-curl.err" || { cat "$T/accept-curl.err"; fail "slow accept on curl: the run failed"; }
+DELAY_NS=800000000 assert_alone "$T/accept-curl" connect p50
+assert_sum "$T/accept-curl"
 
 # 3. A slow TLS handshake: the server waits on each ClientHello before its ServerHello: tls.
 self_signed_cert
