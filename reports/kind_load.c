@@ -114,11 +114,13 @@ static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
         }
         run_notes(t, s, i);
     }
+    rb_report_load_phases(s, out);
 }
 
 static void plots(const struct rb_report_set *s, struct rb_buf *html)
 {
     rb_report_plot_latency(s, html);
+    rb_report_plot_load_phases(s, html);
 }
 
 RB_REPORT_KIND(load, 50) = {

@@ -36,6 +36,7 @@ struct report {
     double baseline_ratio;
     bool mlperf;                        /* --mlperf (reports/mlperf.c) */
     uint64_t mlperf_client_ram;
+    bool phases;                        /* --phases: only the load runs' request phases and slowest requests */
     /* results */
     size_t regressions;
 };
@@ -599,6 +600,25 @@ static int build_sections(struct report *R, struct section **secs, size_t *nsecs
     return rc;
 }
 
+/* --phases: keeps only the tables of the load runs' request phases and slowest requests. Returns how many stay. */
+static size_t keep_phases(struct section *secs, size_t nsecs)
+{
+    size_t kept = 0;
+    for (size_t s = 0; s < nsecs; s++) {
+        struct rb_report_tables *t = &secs[s].tables;
+        size_t k = 0;
+        for (size_t i = 0; i < t->n; i++) {
+            if (strcmp(t->v[i]->id, "load_phases") == 0 || strcmp(t->v[i]->id, "load_slowest") == 0)
+                t->v[k++] = t->v[i];
+            else
+                rb_rtable_free(t->v[i]);
+        }
+        t->n = k;
+        kept += k;
+    }
+    return kept;
+}
+
 /*
  * Writes the report: the text format to --out (or stdout), the HTML page
  * (body: its sections, or NULL without HTML) to --out with --format html
@@ -644,6 +664,8 @@ int rb_report_main(int argc, char **argv)
         {"baseline", 0, RB_OPT_STR, &R.baseline, "DIR",
          "compare each run with the saved run of its command in DIR, per host, link, size and phase; exit 1 on "
          "regressions", NULL},
+        {"phases", 0, RB_OPT_FLAG, &R.phases, NULL,
+         "only the load runs' request phases and slowest requests (recorded by load --phases and --slowest)", NULL},
         {"baseline-ratio", 0, RB_OPT_DOUBLE, &R.baseline_ratio, "X",
          "--baseline: a figure below X times the baseline's (a latency or time above 2 - X times) is a regression",
          NULL},
@@ -724,6 +746,12 @@ int rb_report_main(int argc, char **argv)
     }
     if (rc || body.oom)
         goto oom;
+    if (R.phases && !keep_phases(secs, nsecs)) {
+        fprintf(stderr, "railbench: error: --phases: no run here recorded request phases or slowest requests (load "
+                        "get|put|delete|stat|mixed --phases, --slowest N)\n");
+        status = RB_EXIT_USAGE;
+        goto done;
+    }
     if ((rc = emit(&R, runs, secs, nsecs, want_html ? &body : NULL)) == -ENOMEM)
         goto oom;
     if (rc) {

@@ -130,6 +130,15 @@ struct rb_rtable *rb_report_table(struct rb_report_tables *out, const struct rb_
  */
 void rb_report_hosts_table(const struct rb_report_set *s, struct rb_report_tables *out);
 
+/*
+ * Adds a load run's "load_phases" table (each op's request spans, --phases)
+ * and its "load_slowest" table (the slowest requests named, --slowest) when
+ * some run of s recorded them; nothing otherwise (reports/load_phases.c).
+ */
+void rb_report_load_phases(const struct rb_report_set *s, struct rb_report_tables *out);
+/* The HTML report's stacked latency breakdown by percentile of the same runs; nothing without --phases. */
+void rb_report_plot_load_phases(const struct rb_report_set *s, struct rb_buf *html);
+
 /* Appends a table built elsewhere (taking ownership; freed and out->oom set when it cannot). */
 void rb_report_tables_add(struct rb_report_tables *out, struct rb_rtable *t);
 

@@ -161,6 +161,8 @@ static int validate(struct load_args *a, uint64_t *range_off, uint64_t *range_le
     if (a->samples == LOAD_SAMPLES_TAR && (a->range || a->random_range || a->verify))
         return rb_cli_usage_error("--samples tar with %s: a shard's members are counted from its whole body, as it is "
                                   "(drop it)", a->verify ? "--verify" : a->range ? "--range" : "--random-range");
+    if (a->slowest > RB_SLOW_MAX)
+        return rb_cli_usage_error("--slowest %" PRIu64 ": expected 0 to %d", a->slowest, RB_SLOW_MAX);
     if (a->max_error_pct < 0 || a->max_error_pct > 100)
         return rb_cli_usage_error("--max-error-rate %g: expected 0 to 100 (percent)", a->max_error_pct);
     if (a->eng.max_redirects > 100)
@@ -365,6 +367,8 @@ static struct rb_load_opts rank_opts(const struct load_args *a, const struct rb_
     o.part_size = a->part_size;
     o.multipart_threshold = a->mp_threshold;
     o.tar_samples = a->samples == LOAD_SAMPLES_TAR;
+    o.phases = a->phases;
+    o.slowest = (unsigned)a->slowest;
     return o;
 }
 
@@ -527,6 +531,7 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
         .part_size = RB_MP_DEFAULT_PART_BYTES,
         .mp_threshold = RB_MP_DEFAULT_THRESHOLD_BYTES,
         .mix = RB_MIX_DEFAULT,
+        .slowest = RB_SLOW_DEFAULT,
     };
     rb_load_defaults(&a.tgt, &a.eng, &a.file);
     const bool get = op == RB_LOAD_GET || op == RB_LOAD_HEAD;
@@ -563,6 +568,10 @@ static int load_cmd(enum rb_load_op op, int argc, char **argv)
          NULL},
         {"max-error-rate", 0, RB_OPT_PERCENT, &a.max_error_pct, "PCT", RB_LOAD_MAX_ERROR_HELP, NULL},
         {"log-requests", 0, RB_OPT_STR, &a.log_requests, "FILE", "append one CSV line per request to FILE", NULL},
+        {"phases", 0, RB_OPT_FLAG, &a.phases, NULL,
+         "cut each request's latency into phases (queue, connect, tls, send, first byte, body; file: open, first and "
+         "last I/O, fsync, close), one histogram each", NULL},
+        {"slowest", 0, RB_OPT_U64, &a.slowest, "N", "name the N slowest requests of the run (0: none)", NULL},
         {0},
     };
     const struct rb_opt multipart[] = {

@@ -35,6 +35,8 @@ struct load_args {
     int samples;                      /* get --samples: LOAD_SAMPLES_OBJECTS or _TAR */
     double max_error_pct;
     const char *cache_header, *log_requests;
+    bool phases;                      /* --phases: each request's latency cut into spans */
+    uint64_t slowest;                 /* --slowest N */
     const char *until_steady;
     struct rb_steady_opts steady;     /* --until-steady, parsed */
     uint64_t part_size, mp_threshold; /* put to s3://: multipart (defaults RB_MP_DEFAULT_*) */

@@ -257,6 +257,20 @@ void rb_engine_tls_stats(const struct rb_engine *e, struct rb_stats *into)
         rb_native_tls_collect(&e->w[t], into);
 }
 
+void rb_engine_rphases(const struct rb_engine *e, struct rb_rphases *into)
+{
+    for (unsigned t = 0; t < e->nw; t++)
+        if (e->w[t].rph && !e->w[t].abandoned)
+            rb_rph_merge(into, e->w[t].rph);
+}
+
+void rb_engine_slowest(const struct rb_engine *e, struct rb_slowheap *into)
+{
+    for (unsigned t = 0; t < e->nw; t++)
+        if (!e->w[t].abandoned)
+            rb_slow_merge(into, e->w[t].slow.v, e->w[t].slow.n);
+}
+
 void rb_engine_part_stats(const struct rb_engine *e, struct rb_stats *into)
 {
     for (unsigned t = 0; e->w && t < e->nw; t++) {

@@ -128,6 +128,10 @@ struct rb_load_opts {
      * the rank with one error line and one sample error (class other). load get --samples tar.
      */
     bool tar_samples;
+    /* --phases: each request's latency cut into spans (rphase_int.h), one histogram each; off: no clock read more. */
+    bool phases;
+    /* --slowest N: the N slowest requests kept by name (0: none). */
+    unsigned slowest;
     /* A file:// target's options (--io-engine, --direct, --block-size, --fsync, ...); NULL: the defaults. */
     const struct rb_file_opts *file;
 };
@@ -238,6 +242,13 @@ int rb_engine_each_unknown(const struct rb_engine *e, int (*fn)(const char *name
 void rb_engine_part_stats(const struct rb_engine *e, struct rb_stats *into);
 /* Adds the native engine's TLS handshakes of every worker into into (rb_native_tls_collect). After the phase. */
 void rb_engine_tls_stats(const struct rb_engine *e, struct rb_stats *into);
+
+/* Adds every worker's request spans (o->phases) into into. After rb_engine_stop. */
+struct rb_rphases;
+void rb_engine_rphases(const struct rb_engine *e, struct rb_rphases *into);
+/* Offers every worker's slowest requests (o->slowest) to into. After rb_engine_stop. */
+struct rb_slowheap;
+void rb_engine_slowest(const struct rb_engine *e, struct rb_slowheap *into);
 
 /*
  * After the workers stopped: the open loop's send window in ns from start,

@@ -457,6 +457,7 @@ static void record_object(struct rb_worker *w, const struct rb_req *r, const str
 {
     struct rb_req obj = *r;
     obj.start_ns = obj.intended_ns = up->start_ns;
+    obj.ph_marked = false; /* an object put in parts is not split into phases (--phases) */
     obj.put_size = up->size;
     obj.name = up->name;
     if (up->failed) {

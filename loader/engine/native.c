@@ -109,6 +109,7 @@ static void start(struct rb_worker *w, struct rb_nconn *c, uint64_t intended_ns)
     rb_nconn_reset(c);
     r->start_ns = rb_clock_ns();
     r->intended_ns = intended_ns ? intended_ns : r->start_ns;
+    r->ph_marked = w->rph != NULL;
     if (w->o->log_fd >= 0)
         r->start_wall_ns = rb_clock_wall_ns();
     c->busy = true;
@@ -329,7 +330,7 @@ int rb_native_run(struct rb_worker *w, const atomic_bool *stop, const volatile i
         const struct rb_ntls_stats *ts = rb_ntls_stats(n->tls);
         if (ts->handshakes)
             rb_info("TLS (native engine, thread %u): %" PRIu64 " handshakes, %" PRIu64 " resumed, %" PRIu64
-                    " on kernel TLS, %.3f ms each on average (connect included), outside the request times",
+                    " on kernel TLS, %.3f ms each on average (connect included), inside the request times",
                     w->id, ts->handshakes, ts->resumed, ts->ktls, (double)ts->handshake_ns / (double)ts->handshakes / 1e6);
     }
     /* Requests still in flight when the drain ran out are counted as abandoned, never dropped; their connections closed. */

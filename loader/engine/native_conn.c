@@ -289,14 +289,15 @@ static int conn_open(struct rb_worker *w, struct rb_nconn *c)
 
 /*
  * A new connection is up: over TLS the handshake first (driven again by
- * each event until done), then the request. The handshake is reported apart
- * (rb_ntls_stats), not in the request's times: a request that waited for it
- * starts when it is done (a closed loop's request is due then too; an open
- * loop's stays due when it was, so its corrected latency still counts it).
+ * each event until done), then the request. The handshake is inside the
+ * request's time, as its connect is (and as on libcurl); it is also
+ * reported apart (rb_ntls_stats), and with --phases it is the request's tls span.
  */
 static void conn_go(struct rb_worker *w, struct rb_nconn *c)
 {
     struct rb_native *n = w->nat;
+    if (w->rph && !c->handshaking && !c->tls.ssl)
+        c->r.ph_ns[0] = rb_clock_ns(); /* the TCP connection is up */
     if (n->ep_tls[c->ep] && !c->tls.ssl) {
         const char *host = c->leg ? c->leg->hostport : n->shape.host[c->ep];
         unsigned place = c->leg ? 1 + (unsigned)(c->leg - n->pools) : 0; /* the slot's endpoint, or a pool's host */
@@ -317,11 +318,8 @@ static void conn_go(struct rb_worker *w, struct rb_nconn *c)
             return;
         }
         c->handshaking = false;
-        if (!c->redirects) {
-            if (c->r.intended_ns == c->r.start_ns)
-                c->r.intended_ns = now;
-            c->r.start_ns = now;
-        }
+        if (w->rph)
+            c->r.ph_ns[1] = now;
     }
     rb_nconn_send(w, c);
 }
@@ -374,10 +372,14 @@ void rb_nconn_wrote(struct rb_nconn *c, size_t k)
     size_t head = c->wlen - c->woff; /* k may run past the head into the body (tls_pending) */
     if (k <= head) {
         c->woff += k;
+        if (c->r.w->rph && c->woff == c->wlen && c->r.put_pos >= c->r.put_size)
+            c->r.ph_ns[2] = rb_clock_ns(); /* the request is all out: a head alone */
         return;
     }
     c->woff = c->wlen;
     c->r.put_pos += k - head;
+    if (c->r.w->rph && c->r.put_pos >= c->r.put_size)
+        c->r.ph_ns[2] = rb_clock_ns(); /* the request is all out */
 }
 
 /* A TLS record's most plaintext (SSL3_RT_MAX_PLAIN_LENGTH): SSL_write with partial writes returns after each one. */

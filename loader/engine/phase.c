@@ -381,6 +381,7 @@ int rb_load_run_phase_with(struct rb_harness *h, const char *name, uint64_t dura
         res->steady_at_s = c.steady.converged_at_s;
     }
     keep_results(h, &p, &c, o, res, &(struct reduced){unc_all, all, nmax, parts, tls, tls_unmeasured});
+    rb_load_reduce_rphases(h, c.e, o, res, h->rank == 0 ? p.record : NULL);
     rb_harness_phase_free(&p);
     rb_steady_free(&c.steady);
     rb_engine_free(c.e);
@@ -404,6 +405,9 @@ void rb_load_result_free(struct rb_load_result *res)
     rb_objset_free(&res->leftover);
     rb_objset_free(&res->unknown);
     rb_hist_free(res->uncorrected);
+    free(res->rph);
+    res->rph = NULL;
+    rb_slow_free(&res->slow);
     free(res->segments);
     res->total = NULL;
     res->uncorrected = NULL;
@@ -484,7 +488,7 @@ cJSON *rb_load_summary_json(const struct rb_load_result *r)
     for (int i = 0; i < RB_LX_COUNT; i++)
         cJSON_AddItemToObject(x, rb_load_extra_names[i], rb_json_u64(s->extra[i]));
     if (r->tls) {
-        /* Outside the requests' times: each from its connect to the handshake's end (engine.md). */
+        /* Each from its connect to the handshake's end, inside the requests' times too (engine.md). */
         cJSON *t = cJSON_AddObjectToObject(o, "tls");
         cJSON_AddItemToObject(t, "handshakes", rb_json_u64(r->tls->ops));
         cJSON_AddItemToObject(t, "resumed", rb_json_u64(r->tls->extra[RB_TLS_RESUMED]));
@@ -493,11 +497,11 @@ cJSON *rb_load_summary_json(const struct rb_load_result *r)
     } else if (r->tls_unmeasured) {
         cJSON_AddNullToObject(o, "tls"); /* libcurl ran the handshakes inside the requests: not measured apart */
     }
+    rb_load_rphases_json(o, r);
     return o;
 }
 
-static int append(char **buf, size_t *len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int append(char **buf, size_t *len, const char *fmt, ...)
+int rb_load_md_append(char **buf, size_t *len, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -516,12 +520,12 @@ static int append(char **buf, size_t *len, const char *fmt, ...)
     return 0;
 }
 
-static int latency_row(char **buf, size_t *len, const char *label, const struct rb_hist *h)
+int rb_load_md_latency_row(char **buf, size_t *len, const char *label, const struct rb_hist *h)
 {
     struct rb_hist_summary s;
     rb_hist_summarize(h, &s);
     if (!s.count) /* nothing completed: the figures do not exist, they are not 0 */
-        return append(buf, len, "| %s | – | – | – | – | – | – |\n", label);
+        return rb_load_md_append(buf, len, "| %s | – | – | – | – | – | – |\n", label);
     char v[6][16];
     rb_format_duration_human(v[0], sizeof v[0], (uint64_t)s.mean_ns);
     rb_format_duration_human(v[1], sizeof v[1], s.p50_ns);
@@ -529,7 +533,7 @@ static int latency_row(char **buf, size_t *len, const char *label, const struct 
     rb_format_duration_human(v[3], sizeof v[3], s.p99_ns);
     rb_format_duration_human(v[4], sizeof v[4], s.p999_ns);
     rb_format_duration_human(v[5], sizeof v[5], s.max_ns);
-    return append(buf, len, "| %s | %s | %s | %s | %s | %s | %s |\n", label, v[0], v[1], v[2], v[3], v[4], v[5]);
+    return rb_load_md_append(buf, len, "| %s | %s | %s | %s | %s | %s | %s |\n", label, v[0], v[1], v[2], v[3], v[4], v[5]);
 }
 
 int rb_load_report_md(const struct rb_load_result *r, char **buf, size_t *len)
@@ -541,7 +545,7 @@ int rb_load_report_md(const struct rb_load_result *r, char **buf, size_t *len)
     uint64_t ok = s->ops - s->errors;
     char bytes[32];
     rb_format_size(bytes, sizeof bytes, s->bytes);
-    int rc = append(buf, len,
+    int rc = rb_load_md_append(buf, len,
                     "\n## %s (phase %s)\n\n"
                     "| requests | objects | bytes | duration | MiB/s | obj/s | errors |\n"
                     "|---:|---:|---:|---:|---:|---:|---:|\n"
@@ -552,37 +556,37 @@ int rb_load_report_md(const struct rb_load_result *r, char **buf, size_t *len)
                     d > 0 ? (double)s->bytes / d / (double)RB_MIB : 0, d > 0 ? (double)ok / d : 0,
                     (unsigned long long)s->errors);
     if (!rc)
-        rc = latency_row(buf, len, r->open_loop ? "request, from intended send (corrected)" : "request", &s->lat);
+        rc = rb_load_md_latency_row(buf, len, r->open_loop ? "request, from intended send (corrected)" : "request", &s->lat);
     if (!rc && r->open_loop && r->uncorrected)
-        rc = latency_row(buf, len, "request, from actual send (uncorrected)", r->uncorrected);
+        rc = rb_load_md_latency_row(buf, len, "request, from actual send (uncorrected)", r->uncorrected);
     if (!rc)
-        rc = latency_row(buf, len, "time to first byte", &s->ttfb);
+        rc = rb_load_md_latency_row(buf, len, "time to first byte", &s->ttfb);
     double fast, med, slow;
     size_t n;
     if (!rc && segment_stats(r, &fast, &med, &slow, &n) && r->segments_ops)
-        rc = append(buf, len, "\n1-second segments (%zu of %.2f s): fastest %.0f op/s, median %.0f op/s, slowest %.0f op/s\n",
+        rc = rb_load_md_append(buf, len, "\n1-second segments (%zu of %.2f s): fastest %.0f op/s, median %.0f op/s, slowest %.0f op/s\n",
                     n, d, fast, med, slow);
     else if (!rc && segment_stats(r, &fast, &med, &slow, &n))
-        rc = append(buf, len, "\n1-second segments (%zu of %.2f s): fastest %.2f MiB/s, median %.2f MiB/s, slowest %.2f MiB/s\n",
+        rc = rb_load_md_append(buf, len, "\n1-second segments (%zu of %.2f s): fastest %.2f MiB/s, median %.2f MiB/s, slowest %.2f MiB/s\n",
                     n, d, fast / (double)RB_MIB, med / (double)RB_MIB, slow / (double)RB_MIB);
     if (!rc)
-        rc = append(buf, len, "\nerrors:");
+        rc = rb_load_md_append(buf, len, "\nerrors:");
     for (int i = 0; !rc && i < RB_LERR_COUNT; i++)
         if (s->err[i])
-            rc = append(buf, len, " %s %llu", rb_load_err_names[i], (unsigned long long)s->err[i]);
+            rc = rb_load_md_append(buf, len, " %s %llu", rb_load_err_names[i], (unsigned long long)s->err[i]);
     if (!rc && !s->errors)
-        rc = append(buf, len, " none");
+        rc = rb_load_md_append(buf, len, " none");
     if (!rc && s->extra[RB_LX_REDIRECTS])
-        rc = append(buf, len, "; redirects followed: %llu", (unsigned long long)s->extra[RB_LX_REDIRECTS]);
+        rc = rb_load_md_append(buf, len, "; redirects followed: %llu", (unsigned long long)s->extra[RB_LX_REDIRECTS]);
     if (!rc && (s->extra[RB_LX_CACHE_HIT] || s->extra[RB_LX_CACHE_MISS] || s->extra[RB_LX_CACHE_OTHER] ||
                 s->extra[RB_LX_CACHE_ABSENT]))
-        rc = append(buf, len, "; cache hit %llu, miss %llu, other %llu, absent %llu",
+        rc = rb_load_md_append(buf, len, "; cache hit %llu, miss %llu, other %llu, absent %llu",
                     (unsigned long long)s->extra[RB_LX_CACHE_HIT], (unsigned long long)s->extra[RB_LX_CACHE_MISS],
                     (unsigned long long)s->extra[RB_LX_CACHE_OTHER],
                     (unsigned long long)s->extra[RB_LX_CACHE_ABSENT]);
     if (!rc)
-        rc = append(buf, len, "\n");
-    return rc;
+        rc = rb_load_md_append(buf, len, "\n");
+    return rc ? rc : rb_load_rphases_md(r, buf, len);
 }
 
 static bool check_errors(struct rb_result *r, const char *what, const char *noun, const uint64_t *err_by_class,

@@ -10,6 +10,7 @@
 
 #include "engine_int.h"
 #include "mixed_int.h"
+#include "rphase_int.h"
 #include "railbench/harness.h"
 #include "steady_int.h"
 #include "railbench/result.h"
@@ -41,6 +42,12 @@ struct rb_load_result {
     uint64_t probed, probed_left, probed_unknown;
     char probe_list[4200];
     struct rb_hist *uncorrected;      /* owned: latency from the actual send time */
+    /* --phases: the requests' spans over all ranks (owned, rank 0), or NULL; --slowest: the slowest requests of all
+     * ranks (rank 0), slowest first; inflight names their connections (rb_slow_id). */
+    struct rb_rphases *rph;
+    struct rb_slowheap slow;
+    unsigned inflight;
+    const struct rb_target *target;   /* borrowed: the endpoints the slowest went to */
     uint64_t *segments;               /* owned: bytes per whole second, all ranks (requests for DELETE, HEAD) */
     bool segments_ops;                /* segments count requests: the op moves no bytes */
     size_t nsegments;
@@ -97,6 +104,26 @@ struct rb_load_phase_opts {
 int rb_load_run_phase_with(struct rb_harness *h, const char *name, uint64_t duration_ns, const struct rb_load_opts *o,
                            const struct rb_load_phase_opts *po, struct rb_load_result *res);
 
+/*
+ * After the engine stopped: its request spans and slowest requests reduced
+ * over the ranks into rank 0's res (rph, slow), and the phase record (rank
+ * 0, may be NULL) given the spans' histograms. Collective. rphase_run.c.
+ */
+void rb_load_reduce_rphases(struct rb_harness *h, const struct rb_engine *e, const struct rb_load_opts *o,
+                            struct rb_load_result *res, cJSON *record);
+/* The summary row's "request_phases" and "slowest" of res (nothing when it has neither). rphase_run.c. */
+void rb_load_rphases_json(cJSON *row, const struct rb_load_result *res);
+/* Appends res's spans and slowest requests to the load table (markdown). Returns 0 or -ENOMEM. rphase_run.c. */
+int rb_load_rphases_md(const struct rb_load_result *res, char **buf, size_t *len);
+/*
+ * Calls fn for each of res's slowest requests, slowest first (rank 0, after
+ * the phase): its id (rb_slow_id), op name, latency and end (wall clock, ns
+ * since the epoch). Stops at fn's first non-zero and returns it; 0 otherwise.
+ */
+int rb_load_slowest_each(const struct rb_load_result *res,
+                         int (*fn)(const char *id, const char *op, uint64_t lat_ns, uint64_t end_wall_ns, void *arg),
+                         void *arg);
+
 /* Frees what rb_load_run_phase allocated in res; NULL-safe. */
 void rb_load_result_free(struct rb_load_result *res);
 
@@ -106,6 +133,11 @@ void rb_load_result_free(struct rb_load_result *res);
  * (fastest/median/slowest), errors by class and extra counters.
  */
 cJSON *rb_load_summary_json(const struct rb_load_result *res);
+
+/* Appends printf's fmt to the buffer *buf of *len bytes (realloc'd). Returns 0, -EINVAL or -ENOMEM. */
+int rb_load_md_append(char **buf, size_t *len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Appends a table row "| label | avg | p50 | p90 | p99 | p99.9 | max |" of h (– where it is empty). As above. */
+int rb_load_md_latency_row(char **buf, size_t *len, const char *label, const struct rb_hist *h);
 
 /* Appends res's report section (markdown) to the buffer *buf of *len bytes (realloc'd). Returns 0 or -ENOMEM. */
 int rb_load_report_md(const struct rb_load_result *res, char **buf, size_t *len);

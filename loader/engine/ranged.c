@@ -185,6 +185,7 @@ static void record_object(struct rb_worker *w, const struct rb_req *r, struct rg
     struct rb_req obj = *r;
     obj.name = rd->name;
     obj.start_ns = obj.intended_ns = rd->start_ns;
+    obj.ph_marked = false; /* an object read in parts is not split into phases (--phases) */
     obj.body = rd->body;
     obj.expect_len = rd->size;
     obj.mismatch = rd->fail_mismatch;

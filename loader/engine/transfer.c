@@ -445,6 +445,18 @@ void rb_xfer_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
     curl_easy_getinfo(r->easy, CURLINFO_TOTAL_TIME_T, &total_us);
     curl_easy_getinfo(r->easy, CURLINFO_STARTTRANSFER_TIME_T, &ttfb_us);
     curl_easy_getinfo(r->easy, CURLINFO_REDIRECT_COUNT, &redirects);
+    if (w->rph) {
+        /* libcurl's own times from the start: connect (its name look-up in it), TLS, pretransfer (the request is
+         * about to go: libcurl 7.88 has no time for it all out), starttransfer (its first byte). */
+        curl_off_t conn_us = 0, app_us = 0, pre_us = 0;
+        curl_easy_getinfo(r->easy, CURLINFO_CONNECT_TIME_T, &conn_us);
+        curl_easy_getinfo(r->easy, CURLINFO_APPCONNECT_TIME_T, &app_us);
+        curl_easy_getinfo(r->easy, CURLINFO_PRETRANSFER_TIME_T, &pre_us);
+        const curl_off_t t[RB_RPH_MARKS] = {conn_us, app_us, pre_us, ttfb_us};
+        for (int i = 0; i < RB_RPH_MARKS; i++)
+            r->ph_ns[i] = t[i] > 0 ? r->start_ns + (uint64_t)t[i] * RB_NS_PER_US : 0;
+        r->ph_marked = true;
+    }
     curl_multi_remove_handle(r->sh->multi, r->easy);
     r->busy = false;
     w->free_slots[w->nfree++] = (unsigned)(r - w->reqs);
@@ -499,6 +511,8 @@ void rb_xfer_record(struct rb_worker *w, struct rb_req *r, CURLcode rc, long sta
                                                                                    : total_ns;
     /* Coordinated omission: the request was due at intended_ns; any wait for a free slot is latency too. */
     uint64_t lat_ns = (r->start_ns - r->intended_ns) + total_ns;
+    if (w->rph || rb_slow_wants(&w->slow, lat_ns)) /* off: a comparison, no call */
+        rb_rph_note(w, r, cls, status, total_ns, lat_ns);
     uint64_t bytes = w->op->bytes(r);
     s->ops++;
     w->answered++;

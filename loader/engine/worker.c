@@ -449,6 +449,8 @@ int rb_worker_init(struct rb_worker *w, const struct rb_load_opts *o, unsigned i
     if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->evfd, &ev) != 0)
         return -errno;
     pthread_mutex_init(&w->mu, NULL);
+    if (rb_rph_worker_init(w))
+        return -ENOMEM;
     if (o->tar_samples && o->op == RB_LOAD_GET &&
         (!(w->samples = rb_stats_new()) || !(w->tar = calloc(w->nreq, sizeof *w->tar))))
         return -ENOMEM;
@@ -514,6 +516,7 @@ void rb_worker_free(struct rb_worker *w)
     if (w->drv && w->drv->free)
         w->drv->free(w);
     rb_written_free(w);
+    rb_rph_worker_free(w);
     rb_stats_free(w->samples);
     w->samples = NULL;
     free(w->tar);

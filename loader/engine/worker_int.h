@@ -11,8 +11,10 @@
 #include <curl/curl.h>
 
 #include "engine_int.h"
+#include "rphase_int.h"
 #include "tarshard_int.h"
 #include "railbench/buf.h"
+#include "railbench/clock.h"
 #include "railbench/perm.h"
 
 /*
@@ -132,6 +134,11 @@ struct rb_req {
     uint64_t put_size, put_pos;
     uint64_t intended_ns, start_ns, start_wall_ns;
     uint64_t response_ns;       /* when the last final (non-1xx) status line arrived; 0 none */
+    /* --phases: when each span after the start ended (rphase_int.h: connect, tls, send, first byte; file: open,
+     * first I/O (response_ns), last I/O, fsync; before start_ns: not reached), taken by the engine when ph_marked; the
+     * last span ends at the completion. */
+    uint64_t ph_ns[RB_RPH_MARKS];
+    bool ph_marked;
     uint64_t body;              /* body bytes received */
     bool busy, mismatch, status_known, err_status;
     bool resent;                /* sent again after its connection closed unanswered: the server may hold the first */
@@ -269,6 +276,8 @@ struct rb_worker {
     atomic_flag *logged;        /* per error class: already logged once (engine- or fetcher-wide) */
 
     struct rb_reqlog log;       /* --log-requests */
+    struct rb_rphases *rph;     /* o->phases: this worker's request spans (rphase_int.h), or NULL */
+    struct rb_slowheap slow;    /* o->slowest: its slowest requests */
 };
 
 struct rb_engine {
@@ -331,6 +340,30 @@ void rb_xfer_cache_header(struct rb_req *r, const char *p, size_t len);
  * the intended send goes to --log-requests; it moved no bytes. Worker thread.
  */
 void rb_xfer_abandon(struct rb_worker *w, struct rb_req *r, const char *name, uint64_t intended_ns, uint64_t now_ns);
+
+/* ---- rphase.c: a finished request's spans and its place among the slowest ---- */
+
+/*
+ * --phases: mark i of r's request (rb_req.ph_ns) is now; nothing without
+ * --phases. A mark left from an earlier request on the slot is before this
+ * one's start, so it counts as not reached: nothing is cleared per request.
+ */
+static inline void rb_rph_mark(const struct rb_worker *w, struct rb_req *r, int i)
+{
+    if (w->rph)
+        r->ph_ns[i] = rb_clock_ns();
+}
+
+/*
+ * r's request ended at start_ns + total_ns with latency lat_ns (from its
+ * intended send), class cls (-1 success), status: its spans into w->rph (a
+ * success whose engine took its marks) and it offered to w->slow. Worker thread.
+ */
+void rb_rph_note(struct rb_worker *w, const struct rb_req *r, int cls, long status, uint64_t total_ns, uint64_t lat_ns);
+/* Sets w's spans and heap up for o->phases and o->slowest. Returns 0 or -ENOMEM. Before the worker's thread starts. */
+int rb_rph_worker_init(struct rb_worker *w);
+/* Frees them; safe on a partly set-up worker. */
+void rb_rph_worker_free(struct rb_worker *w);
 
 /* ---- worker.c: the loop ---- */
 

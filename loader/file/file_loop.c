@@ -206,6 +206,7 @@ static int open_file(struct rb_worker *w, struct fslot *s, int flags, bool repla
     s->fd = (int)WATCHED(L, "open", s->path,
                          replace ? rb_beneath_replace(L->dir, s->r.name, flags & O_DIRECT, 0644)
                                  : rb_beneath_open(L->dir, s->r.name, flags, 0644));
+    rb_rph_mark(w, &s->r, 0); /* --phases: the open span ends (a file kept open has none) */
     if (s->fd >= 0)
         return 0;
     int err = -s->fd;
@@ -565,6 +566,7 @@ static int start(struct rb_worker *w, const struct fop *op, const char *name, ui
     r->cache = RB_LX_CACHE_ABSENT;
     r->ebuf[0] = '\0';
     r->intended_ns = intended_ns;
+    r->ph_marked = w->rph && (op == &get_fop || op == &put_fop); /* a stat, an unlink: one call, not split */
     if (w->o->log_fd >= 0)
         r->start_wall_ns = rb_clock_wall_ns();
     w->issued++;
@@ -607,6 +609,7 @@ static int reap(struct rb_worker *w, uint64_t wait_ns)
     for (int i = 0; i < n; i++) {
         struct fslot *s = &L->s[done[i].tag];
         s->io_ns = 0;
+        rb_rph_mark(w, &s->r, done[i].kind == RB_FIO_FSYNC ? 3 : 2); /* the last I/O's span so far, or fsync's */
         if (s->busy)
             s->op->done(w, s, &done[i]);
     }
