@@ -648,6 +648,17 @@ static int emit(struct report *R, struct rb_rtable *runs, struct section *secs, 
     return rc;
 }
 
+/* What the directories said: warnings beside a report, errors when none could be read (the run ends there). */
+static void say_warnings(const struct report *R)
+{
+    for (size_t i = 0; i < R->nwarnings; i++) {
+        if (R->n == 0 && !R->compare)
+            rb_error("report: %s", R->warnings[i]);
+        else
+            rb_warn("%s", R->warnings[i]);
+    }
+}
+
 int rb_report_main(int argc, char **argv)
 {
     struct report R = {.threshold_pct = 5, .baseline_ratio = 0.9};
@@ -715,13 +726,7 @@ int rb_report_main(int argc, char **argv)
     R.loading = false;
     if (rc)
         goto oom;
-    /* What the directories said: warnings beside a report, errors when none could be read (the run ends there). */
-    for (size_t i = 0; i < R.nwarnings; i++) {
-        if (R.n == 0 && !R.compare)
-            rb_error("report: %s", R.warnings[i]);
-        else
-            rb_warn("%s", R.warnings[i]);
-    }
+    say_warnings(&R);
     /* Each directory that gave nothing has said why in its own line. */
     if (R.n == 0 || (R.compare && R.n != 2)) {
         if (R.compare)
