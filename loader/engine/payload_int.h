@@ -30,6 +30,14 @@ void rb_payload_plain_fill(uint64_t key, uint64_t offset, void *buf, size_t len)
  */
 void rb_payload_set_tar(uint64_t members, uint64_t member_bytes);
 
+/*
+ * From now on every payload is what fill writes (a file format's layout,
+ * fill(ctx, key, offset, buf, len): pure, thread-safe); NULL: back to plain
+ * or tar. Call before any worker starts; ctx must outlive the workers.
+ */
+void rb_payload_set_layout(void (*fill)(const void *ctx, uint64_t key, uint64_t offset, void *buf, size_t len),
+                           const void *ctx);
+
 /* Compares buf with the payload at offset; returns the index of the first differing byte, or len. */
 size_t rb_payload_verify(uint64_t key, uint64_t offset, const void *buf, size_t len);
 

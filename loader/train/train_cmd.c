@@ -168,11 +168,13 @@ static int resolve(struct train_args *a, struct rb_cli *cli)
     /* What --populate writes and --verify expects, in every protocol: shards of spo members (tarshard_int.h). */
     if (a->format == TRAIN_FORMAT_TAR && a->sample_known)
         rb_payload_set_tar(a->spo, a->sample_bytes);
-    return 0;
+    return rb_train_pq_resolve(a);
 }
 
 uint64_t rb_train_format_bytes(const struct train_args *a, uint64_t raw_bytes)
 {
+    if (a->format == TRAIN_FORMAT_PARQUET)
+        return rb_train_pq_file_bytes(a) ? rb_train_pq_file_bytes(a) : raw_bytes;
     return a->format == TRAIN_FORMAT_TAR ? rb_tar_shard_bytes(a->spo, a->sample_bytes) : raw_bytes;
 }
 
@@ -264,8 +266,8 @@ static int prepare(struct rb_train_run *R, uint64_t steps)
     int status = rb_train_loaders_new(R);
     if (status)
         return status;
-    if (rb_train_tar_new(R))
-        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory for the shards' index");
+    if (rb_train_tar_new(R) || rb_train_pq_new(R))
+        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory for the files' index");
     RB_MPI_CHECK(MPI_Comm_dup(h->comm, &R->comm));
     R->mode = (struct train_mode){true, a->grad_bytes ? TRAIN_SYNC_ALLREDUCE : TRAIN_SYNC_BARRIER};
     if (a->grad_bytes) {
@@ -296,14 +298,24 @@ static void run_free(struct rb_train_run *R)
     free(R->grad_send);
     free(R->grad_recv);
     rb_train_tar_free(R);
+    rb_train_pq_free(R);
     rb_train_loaders_free(R);
 }
+
+static int run_resolved(struct train_args *a, struct rb_cli *cli);
 
 static int run(struct train_args *a, struct rb_cli *cli)
 {
     int status = resolve(a, cli);
-    if (status)
-        return status;
+    if (!status)
+        status = run_resolved(a, cli);
+    rb_train_pq_cfg_free(a);
+    return status;
+}
+
+static int run_resolved(struct train_args *a, struct rb_cli *cli)
+{
+    int status;
     struct rb_target *t = NULL;
     char prefix[1600];
     if ((status = open_target(a, cli, &t, prefix, sizeof prefix)) != 0)
@@ -338,6 +350,7 @@ static int run(struct train_args *a, struct rb_cli *cli)
         goto out;
     status = a->overlap ? rb_train_interference_run(&R) : rb_train_run_trials(&R);
     rb_train_tar_record(&R, R.dataset);
+    rb_train_pq_record(&R, R.dataset);
     R.checkpoint = rb_train_ckpt_json(R.ckpt);
     if (h.rank == 0 && R.ntrials)
         rb_train_report(&R, &table);
@@ -392,8 +405,19 @@ int rb_load_train_main(int argc, char **argv)
         {"samples-per-object", 0, RB_OPT_STR, &a.spo_s, "N",
          "samples in one object (sharded data sets); the object is read whole once (if not given: 1, or the preset's)", NULL},
         {"format", 0, RB_OPT_CHOICE, &a.format, "F",
-         "how an object holds its samples: raw (back to back) or tar (a ustar shard, one member per sample, streamed "
-         "whole and in order as WebDataset reads it)", TRAIN_FORMAT_CHOICES},
+         "how an object holds its samples: raw (back to back), tar (a ustar shard, one member per sample, streamed "
+         "whole and in order as WebDataset reads it) or parquet (one row per sample; read by footer and projected "
+         "column chunks)", TRAIN_FORMAT_CHOICES},
+        {"columns", 0, RB_OPT_STR, &a.columns, "LIST",
+         "--format parquet: the columns read, names separated by commas (if not given: every column)", NULL},
+        {"row-group-read", 0, RB_OPT_FLAG, &a.rg_read, NULL,
+         "--format parquet: one request per row group over its projected chunks, instead of one per column chunk",
+         NULL},
+        {"row-group-size", 0, RB_OPT_STR, &a.rg_rows_s, "ROWS",
+         "--format parquet --populate: rows per row group (if not given: the whole file)", NULL},
+        {"parquet-schema", 0, RB_OPT_STR, &a.pq_schema_s, "KIND:N",
+         "--format parquet: scalar:N (N scalar columns) or list:N (N float list columns) sharing the sample size "
+         "(if not given: scalar:1)", NULL},
         {"shard-read", 0, RB_OPT_CHOICE, &a.shard_read, "M",
          "--format tar: whole (one read per shard) or ranged (the shard's tar headers once, then one ranged read of "
          "exactly each sample's bytes)", TRAIN_SHARD_READ_CHOICES},

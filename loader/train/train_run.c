@@ -82,6 +82,7 @@ static void *loader_main(void *arg)
             count = ep->nnames - first;
         uint64_t t0 = rb_clock_ns();
         int rc = ep->R->tar ? rb_train_tar_fetch(ep->R, l, ep->stream, ep->nnames, k, &ep->stop)
+                 : ep->R->pqr ? rb_train_pq_fetch(ep->R, l, ep->stream, ep->nnames, k, &ep->stop)
                             : rb_fetcher_get(l->f, ep->R->all, ep->stream + first, (size_t)count, l->local, NULL, &ep->stop);
         uint64_t bytes = l->local->bytes;
         /* The batch's fetch time: what the storage slowdown of --overlap compares (train_overlap.c). */

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# load train --format parquet: files --populate writes read back by an independent reader (hyparquet: schema, row
+# groups, every value against the seeded payload), epochs that read each file's footer and then only the projected
+# column chunks (bytes read = the chunks' sizes hyparquet lists), --row-group-read, 2 ranks on a directory and on Ceph
+# RGW, and files that are not what they claim (not Parquet, a truncated footer, a column not there, a row group past
+# the end) each one error line and exit 3, with every file the run did not create untouched.
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+S() { jq -c ".summary | $2" "$T/$1/result.json"; }
+HYP=$ROOT/tests/grafana/node_modules/hyparquet
+[ -d "$HYP" ] || fail "tests/grafana/node_modules/hyparquet missing: run scripts/deps.sh"
+CHECK=$ROOT/tests/formats/check_parquet.mjs
+CHUNKS=$ROOT/tests/formats/pq_chunks.mjs
+# A DLRM-shaped data set scaled down: 200 scalar columns sharing 761 bytes a row (161 FLOAT, 39 of 3 bytes), 1,000
+# rows a file in row groups of 256 (4 of them), the first 40 columns read (160 of 761 bytes a row, as DLIO's dlrm).
+DLRM=(--format parquet --parquet-schema scalar:200 --sample-size 761 --samples-per-object 1000 --row-group-size 256
+    --batch-size 250 --compute-time 1ms --seed 7)
+COLS=$(seq -s, -f 'c%g' 0 39)
+
+# 1. file://, 2 ranks: --populate writes 4 files, then 2 epochs read c0..c39 verified. Every row is read (8 steps of
+#    250 rows a rank), so an epoch reads every row group's 40 chunks: exactly what hyparquet lists for them.
+D=$T/dlrm
+mkdir -p "$D"
+rb_mpirun 2 "$RB" load train "file://$D" --prefix pq- --objects 4 "${DLRM[@]}" --columns "$COLS" --populate --verify \
+    --epochs 2 --out "$T/file" --quiet >/dev/null
+fb=$(S file .dataset.parquet.file_bytes)
+assert_eq "4 files on disk, each of the layout's bytes" "4 $fb" "$(ls "$D" | wc -l) $(stat -c %s "$D"/pq-* | sort -u)"
+for f in pq-00000000 pq-00000003; do
+    out=$(node "$CHECK" "$D/$f" "$f" 7 scalar 200 761 1000 256) || fail "hyparquet: $out"
+    assert_eq "hyparquet reads $f: rows, row groups, columns, values" "ok rows=1000 row_groups=4 columns=200 values=200000" "$out"
+done
+read -r rgs proj1 < <(node "$CHUNKS" "$D/pq-00000000" $(tr , ' ' <<<"$COLS"))
+assert_eq "hyparquet: 4 row groups" 4 "$rgs"
+assert_eq "epochs: steps, samples, errors" "[[8,4000,0],[8,4000,0]]" "$(S file '[.train_epochs[] | [.steps, .samples, .errors]]')"
+assert_eq "each epoch's bytes = the projected chunks of the 4 files (hyparquet's sizes)" "[$((4 * proj1)),$((4 * proj1))]" \
+    "$(S file '[.train_epochs[].bytes]')"
+assert_eq "parquet record: projected = requested = read; chunk requests (40 x 4 row groups x 4 files x 2 epochs)" \
+    "[$((8 * proj1)),$((8 * proj1)),$((8 * proj1)),1280]" \
+    "$(S file '.dataset.parquet | [.projected_bytes, .requested_bytes, .bytes_read, .chunk_requests]')"
+assert_eq "footers: once per file and rank (4 to 8), two reads each" true \
+    "$(S file '.dataset.parquet | .footers >= 4 and .footers <= 8 and .footer_requests == 2 * .footers')"
+ok "file: read $(S file .dataset.parquet.bytes_read) of $((4 * fb)) bytes a pass would take whole"
+
+# --row-group-read: one request per row group over its 40 side-by-side chunks: the same bytes in 16 requests.
+"$RB" load train "file://$D" --prefix pq- --objects 4 "${DLRM[@]}" --columns "$COLS" --row-group-read --verify \
+    --out "$T/rg" --quiet >/dev/null
+assert_eq "--row-group-read: requests, bytes, errors" "[16,$((4 * proj1)),0]" \
+    "$(S rg '.train_epochs[0] | [.requests, .bytes, .errors]')"
+# No --columns: every chunk, the whole file but its magic and footer.
+read -r _ all1 < <(node "$CHUNKS" "$D/pq-00000000")
+"$RB" load train "file://$D" --prefix pq- --objects 4 "${DLRM[@]}" --out "$T/all" --quiet >/dev/null
+assert_eq "every column: an epoch reads every chunk" "$((4 * all1))" "$(S all '.train_epochs[0].bytes')"
+
+# 2. A FLUX-shaped file: 5 float32 list columns sharing 21,652 bytes a row (1,083 or 1,082 floats each), 24 rows in
+#    row groups of 8, read back by hyparquet value by value.
+F=$T/flux
+mkdir -p "$F"
+"$RB" load train "file://$F" --prefix fx- --objects 2 --format parquet --parquet-schema list:5 --sample-size 21652 \
+    --samples-per-object 24 --row-group-size 8 --batch-size 8 --compute-time 1ms --populate --verify --out "$T/flux" \
+    --quiet >/dev/null
+out=$(node "$CHECK" "$F/fx-00000001" fx-00000001 1 list 5 21652 24 8) || fail "hyparquet: $out"
+assert_eq "hyparquet reads the float lists" "ok rows=24 row_groups=3 columns=5 values=129912" "$out"
+assert_eq "flux epoch: samples, errors" "[48,0]" "$(S flux '.train_epochs[0] | [.samples, .errors]')"
+
+# 3. Files that are not what they claim: one error line each, exit 3; the files (and a bystander) untouched.
+B=$T/bad
+mkdir -p "$B"
+head -c 5000 /dev/urandom >"$B/noise.parquet"
+good=$D/pq-00000001
+flen=$(tail -c 8 "$good" | head -c 4 | od -An -tu4 | tr -d ' ')
+{ head -c 100 "$good"; tail -c 8 "$good"; } >"$B/short-footer.parquet"
+{ head -c 2000 "$good"; tail -c $((flen + 8)) "$good"; } >"$B/cut-data.parquet"
+cp "$good" "$B/pq-00000001"
+echo "not mine" >"$B/bystander.txt"
+before=$(cd "$B" && sha256sum * | sha256sum)
+bad() { # FILE PATTERN [OPTIONS...]: exit 3 and the error line
+    local file=$1 pattern=$2
+    shift 2
+    assert_exit 3 "$file" "$RB" load train "file://$B" --filelist <(echo "$file") "${DLRM[@]}" "$@" --quiet
+    assert_stderr_line "^railbench: error: --format parquet: file://$B \"$file\": $pattern\$"
+}
+bad noise.parquet 'not a Parquet file \(no "PAR1" at its end\)'
+bad short-footer.parquet "its footer \($flen bytes, the last 8 bytes say\) is longer than the file \(108 bytes\): a truncated footer"
+bad cut-data.parquet "row group 0's column \"c[0-9]+\" \(bytes [0-9]+ to [0-9]+\) lies past the column data's end \(byte 2000\): a row group past the end of the file"
+bad pq-00000001 'no column "c200" \(the footer.s schema has no such top-level column\)' --columns c0,c200
+bad pq-00000001 'holds 1000 rows \(its footer\), --samples-per-object is 999' --samples-per-object 999
+assert_eq "the files the runs read, and a bystander, untouched" "$before" "$(cd "$B" && sha256sum * | sha256sum)"
+assert_exit 2 "--columns without --format parquet" "$RB" load train "file://$B" --filelist <(echo x) --columns c0 \
+    --compute-time 1ms --quiet
+assert_stderr_line '^railbench: error: --columns, --parquet-schema, --row-group-size, --row-group-read: give --format parquet$'
+assert_exit 2 "a column list with a hole" "$RB" load train "file://$B" --filelist <(echo x) --format parquet \
+    --columns c0,,c1 --compute-time 1ms --quiet
+assert_stderr_line '^railbench: error: --columns "c0,,c1": expected column names separated by commas'
+assert_exit 2 "float lists that do not share out" "$RB" load train "file://$B" --prefix q- --objects 1 --format parquet \
+    --parquet-schema list:5 --sample-size 10 --populate --compute-time 1ms --quiet
+assert_stderr_line '^railbench: error: --format parquet --parquet-schema list:5 --sample-size 10: 10 bytes a row do not share out over 5 float list'
+
+# 4. s3:// on Ceph RGW, 2 ranks: --populate PUTs the files (signed), then an epoch reads c0..c39 verified, each chunk
+#    one ranged GET. RGW logs a 206 per footer read and per chunk, and no whole GET; the bytes are the projected
+#    chunks' (hyparquet's sizes of the files written to the directory above: the same layout).
+rgw_up
+rgw_bucket pqset
+unset AWS_SESSION_TOKEN AWS_PROFILE AWS_SHARED_CREDENTIALS_FILE || true
+rb_mpirun 2 "$RB" load train s3://pqset/dlrm/ --endpoint "$RGW_ENDPOINT" --prefix pq- --objects 4 "${DLRM[@]}" \
+    --columns "$COLS" --populate --verify --out "$T/s3" --quiet >/dev/null
+assert_eq "s3 epoch: steps, samples, bytes (the projected chunks), errors" "[8,4000,$((4 * proj1)),0]" \
+    "$(S s3 '.train_epochs[0] | [.steps, .samples, .bytes, .errors]')"
+reqs=$(S s3 '.dataset.parquet | .chunk_requests + .footer_requests')
+assert_eq "RGW: a 206 per chunk and footer read" "$reqs" "$(rgw_seen 'GET /pqset/dlrm/pq-[0-9]+' 206)"
+assert_eq "RGW: no whole GET of a file" 0 "$(rgw_seen 'GET /pqset/dlrm/pq-[0-9]+' 200)"
+ok "train_formats: all checks passed"
