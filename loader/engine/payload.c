@@ -54,6 +54,11 @@ static inline uint64_t word_at(uint64_t key, uint64_t i)
     return pattern[i % BLOCK_WORDS] ^ block_word(key, i / BLOCK_WORDS);
 }
 
+uint64_t rb_payload_plain_word_mask(uint64_t key, uint64_t block)
+{
+    return block_word(key, block);
+}
+
 uint64_t rb_payload_key(uint64_t seed, const char *name)
 {
     /* FNV-1a over the name, then mixed with the seed. */

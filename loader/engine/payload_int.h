@@ -23,6 +23,9 @@ void rb_payload_fill(uint64_t key, uint64_t offset, void *buf, size_t len);
 /* The same in the plain layout, whatever the process's is (a tar shard's members hold these bytes). */
 void rb_payload_plain_fill(uint64_t key, uint64_t offset, void *buf, size_t len);
 
+/* The word XORed into every 8 bytes of 4 KiB block `block` of the plain layout, as it lies in memory (CRCs by block). */
+uint64_t rb_payload_plain_word_mask(uint64_t key, uint64_t block);
+
 /*
  * From now on every payload (what PUT writes and --verify expects, in
  * every protocol) is a tar shard of members members of member_bytes each

@@ -62,6 +62,30 @@ int rb_tr_list(struct rb_tr *r, int *etype, uint64_t *n);
 /* Skips a value of type (a struct or list with what it holds). */
 void rb_tr_skip(struct rb_tr *r, int type);
 
+/* ---- npz files as load train writes them ---- */
+
+/*
+ * A stored (uncompressed) zip of two members, as numpy.savez writes DLIO's
+ * npz samples: x.npy, uint8 of shape (d1, d2, spo) with d1 x d2 the file's
+ * sample bytes s (d1 the largest divisor of s not above its square root),
+ * its data the plain payload of the file's key from byte 0; and y.npy, spo
+ * int64 labels, all 0. NumPy format 1.0 headers; local headers, central
+ * directory and CRC-32s correct; no ZIP64 (a file under 4 GiB). A file of
+ * raw_bytes (rb_train_object_bytes: spo samples) holds s = raw_bytes / spo.
+ */
+struct rb_npz_spec {
+    uint64_t spo, mean, stdev;  /* samples a file; a sample's bytes, mean and stdev (--sample-size) */
+};
+
+/* Bytes of the file holding raw_bytes of samples. */
+uint64_t rb_npz_file_bytes(const struct rb_npz_spec *s, uint64_t raw_bytes);
+/* The len bytes at offset of the file of key (a payload layout; spec a struct rb_npz_spec). Thread-safe. */
+void rb_npz_fill(const void *spec, uint64_t key, uint64_t offset, void *buf, size_t len);
+/* CRC-32 (zlib's) of the first n bytes of key's plain payload, a 4 KiB block in a few table look-ups. */
+uint32_t rb_npz_payload_crc(uint64_t key, uint64_t n);
+/* A NumPy format 1.0 header of descr and shape (ndim 1 to 3) into out (at most 128 bytes); its length. */
+size_t rb_npy_header(unsigned char *out, const char *descr, const uint64_t *shape, int ndim);
+
 /* ---- Parquet files as load train writes them ---- */
 
 /*

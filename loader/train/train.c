@@ -102,13 +102,18 @@ uint64_t rb_train_draw(uint64_t mean, uint64_t stdev, uint64_t key, uint64_t flo
     return (uint64_t)llround(v);
 }
 
+uint64_t rb_train_key_object_bytes(uint64_t payload_key, uint64_t spo, uint64_t mean_bytes, uint64_t stdev_bytes)
+{
+    /* Mixed with a constant so the size is not correlated with the payload's first words. */
+    uint64_t key = rb_mix64(payload_key ^ 0x5a3e5a3e5a3e5a3eull);
+    double stdev = (double)stdev_bytes * sqrt((double)spo);
+    return rb_train_draw(mean_bytes * spo, (uint64_t)llround(stdev), key, 1);
+}
+
 uint64_t rb_train_object_bytes(uint64_t seed, const char *name, uint64_t spo, uint64_t mean_bytes,
                                uint64_t stdev_bytes)
 {
-    /* Mixed with a constant so the size is not correlated with the payload's first words. */
-    uint64_t key = rb_mix64(rb_payload_key(seed, name) ^ 0x5a3e5a3e5a3e5a3eull);
-    double stdev = (double)stdev_bytes * sqrt((double)spo);
-    return rb_train_draw(mean_bytes * spo, (uint64_t)llround(stdev), key, 1);
+    return rb_train_key_object_bytes(rb_payload_key(seed, name), spo, mean_bytes, stdev_bytes);
 }
 
 uint64_t rb_train_compute_ns(uint64_t mean_ns, uint64_t stdev_ns, uint64_t seed, uint64_t epoch, int rank,

@@ -168,13 +168,15 @@ static int resolve(struct train_args *a, struct rb_cli *cli)
     /* What --populate writes and --verify expects, in every protocol: shards of spo members (tarshard_int.h). */
     if (a->format == TRAIN_FORMAT_TAR && a->sample_known)
         rb_payload_set_tar(a->spo, a->sample_bytes);
-    return rb_train_pq_resolve(a);
+    return rb_train_formats_resolve(a);
 }
 
 uint64_t rb_train_format_bytes(const struct train_args *a, uint64_t raw_bytes)
 {
     if (a->format == TRAIN_FORMAT_PARQUET)
         return rb_train_pq_file_bytes(a) ? rb_train_pq_file_bytes(a) : raw_bytes;
+    if (a->format == TRAIN_FORMAT_NPZ)
+        return a->npz.spo ? rb_npz_file_bytes(&a->npz, raw_bytes) : raw_bytes;
     return a->format == TRAIN_FORMAT_TAR ? rb_tar_shard_bytes(a->spo, a->sample_bytes) : raw_bytes;
 }
 
@@ -406,8 +408,9 @@ int rb_load_train_main(int argc, char **argv)
          "samples in one object (sharded data sets); the object is read whole once (if not given: 1, or the preset's)", NULL},
         {"format", 0, RB_OPT_CHOICE, &a.format, "F",
          "how an object holds its samples: raw (back to back), tar (a ustar shard, one member per sample, streamed "
-         "whole and in order as WebDataset reads it) or parquet (one row per sample; read by footer and projected "
-         "column chunks)", TRAIN_FORMAT_CHOICES},
+         "whole and in order as WebDataset reads it), parquet (one row per sample; read by footer and projected "
+         "column chunks) or npz (a zip of x.npy and y.npy as numpy.savez writes them, read whole)",
+         TRAIN_FORMAT_CHOICES},
         {"columns", 0, RB_OPT_STR, &a.columns, "LIST",
          "--format parquet: the columns read, names separated by commas (if not given: every column)", NULL},
         {"row-group-read", 0, RB_OPT_FLAG, &a.rg_read, NULL,

@@ -15,6 +15,7 @@
 #include "../file/file_int.h"
 #include "railbench/buf.h"
 #include "railbench/harness.h"
+#include "fmt_int.h"
 #include "train_int.h"
 
 /*
@@ -24,11 +25,11 @@
  */
 
 /*
- * --format: samples back to back in an object (raw), a ustar shard of one member per sample (tar), or a Parquet
- * file of one row per sample (parquet, fmt_int.h).
+ * --format: samples back to back in an object (raw), a ustar shard of one member per sample (tar), a Parquet
+ * file of one row per sample (parquet) or a zip of x.npy and y.npy as numpy.savez writes them (npz; fmt_int.h).
  */
-enum { TRAIN_FORMAT_RAW, TRAIN_FORMAT_TAR, TRAIN_FORMAT_PARQUET };
-#define TRAIN_FORMAT_CHOICES "raw|tar|parquet"
+enum { TRAIN_FORMAT_RAW, TRAIN_FORMAT_TAR, TRAIN_FORMAT_PARQUET, TRAIN_FORMAT_NPZ };
+#define TRAIN_FORMAT_CHOICES "raw|tar|parquet|npz"
 /* --shard-read: a tar shard streamed whole, or its index (headers) read once and each sample read as its own range. */
 enum { TRAIN_SHARD_WHOLE, TRAIN_SHARD_RANGED };
 #define TRAIN_SHARD_READ_CHOICES "whole|ranged"
@@ -57,6 +58,7 @@ struct train_args {
     const char *pq_schema_s, *rg_rows_s; /* --parquet-schema scalar:N|list:N, --row-group-size ROWS (NULL: preset's) */
     bool rg_read;              /* --row-group-read: one request per row group (its projected chunks' span) */
     struct train_pqcfg *pq;    /* --format parquet: the layout and the projection (train_pq.c) */
+    struct rb_npz_spec npz;    /* --format npz: what every file holds (fmt_npz.c) */
 
     /* Resolved from the options and the preset. */
     const struct rb_train_preset *preset;
@@ -326,8 +328,11 @@ int rb_train_ixcache_get(struct train_ixcache *c, size_t i, int (*read)(void *ct
 
 struct train_pqcfg;
 struct train_pqread;
-/* --format parquet: resolves the schema, row groups and columns of a (the preset's); prints one line, RB_EXIT_USAGE. */
-int rb_train_pq_resolve(struct train_args *a);
+/*
+ * --format parquet and npz: resolves the parquet schema, row groups and columns, or the npz files, and sets the
+ * payload layout --populate writes; prints one line and returns RB_EXIT_USAGE on a problem.
+ */
+int rb_train_formats_resolve(struct train_args *a);
 /* The bytes of every file --populate writes (the layout's). */
 uint64_t rb_train_pq_file_bytes(const struct train_args *a);
 void rb_train_pq_cfg_free(struct train_args *a);

@@ -59,6 +59,8 @@ uint64_t rb_train_draw(uint64_t mean, uint64_t stdev, uint64_t key, uint64_t flo
  */
 uint64_t rb_train_object_bytes(uint64_t seed, const char *name, uint64_t spo, uint64_t mean_bytes,
                                uint64_t stdev_bytes);
+/* The same from the object's payload key (rb_payload_key(seed, name)): what a file format's fill draws. */
+uint64_t rb_train_key_object_bytes(uint64_t payload_key, uint64_t spo, uint64_t mean_bytes, uint64_t stdev_bytes);
 
 /* Compute time of one accelerator in one step, from --compute-time MEAN/STDEV and the step's coordinates. */
 uint64_t rb_train_compute_ns(uint64_t mean_ns, uint64_t stdev_ns, uint64_t seed, uint64_t epoch, int rank,

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,8 +77,27 @@ static int parse_columns(const char *s, char ***out, size_t *n)
     return 0;
 }
 
-int rb_train_pq_resolve(struct train_args *a)
+/* --format npz: the files' sizes (no ZIP64: under 4 GiB) and the payload layout. */
+static int npz_resolve(struct train_args *a)
 {
+    if (a->ckpt_every)
+        return rb_cli_usage_error("--format npz and --checkpoint-every: give one of them (the run's payloads are npz "
+                                  "files, a checkpoint's would be too)");
+    if (!a->sample_known)
+        return 0;
+    double most = (double)a->sample_bytes * (double)a->spo + 8.0 * (double)a->sample_stdev * sqrt((double)a->spo);
+    if (most + 1024 + 8.0 * (double)a->spo >= 4294967295.0)
+        return rb_cli_usage_error("--format npz: --sample-size x --samples-per-object (and 8 stdevs) must stay under "
+                                  "4 GiB a file (no ZIP64)");
+    a->npz = (struct rb_npz_spec){a->spo, a->sample_bytes, a->sample_stdev};
+    rb_payload_set_layout(rb_npz_fill, &a->npz);
+    return 0;
+}
+
+int rb_train_formats_resolve(struct train_args *a)
+{
+    if (a->format == TRAIN_FORMAT_NPZ && !a->columns && !a->pq_schema_s && !a->rg_rows_s && !a->rg_read)
+        return npz_resolve(a);
     if (a->format != TRAIN_FORMAT_PARQUET) {
         if (a->columns || a->pq_schema_s || a->rg_rows_s || a->rg_read)
             return rb_cli_usage_error("--columns, --parquet-schema, --row-group-size, --row-group-read: give "
@@ -131,6 +151,8 @@ uint64_t rb_train_pq_file_bytes(const struct train_args *a)
 void rb_train_pq_cfg_free(struct train_args *a)
 {
     struct train_pqcfg *c = a->pq;
+    if (a->npz.spo)
+        rb_payload_set_layout(NULL, NULL);
     if (!c)
         return;
     rb_payload_set_layout(NULL, NULL);

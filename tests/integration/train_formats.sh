@@ -62,6 +62,21 @@ out=$(node "$CHECK" "$F/fx-00000001" fx-00000001 1 list 5 21652 24 8) || fail "h
 assert_eq "hyparquet reads the float lists" "ok rows=24 row_groups=3 columns=5 values=129912" "$out"
 assert_eq "flux epoch: samples, errors" "[48,0]" "$(S flux '.train_epochs[0] | [.samples, .errors]')"
 
+# 2b. npz, as numpy.savez writes DLIO's samples: 6 files of 2 samples of 300,000 +- 50,000 bytes from 2 ranks,
+#     read back by numpy and zipfile (CRCs, stored members, shapes, x's bytes = the payload, y zeros); an epoch reads
+#     each file whole, verified: the bytes on disk.
+N=$T/npz
+mkdir -p "$N"
+rb_mpirun 2 "$RB" load train "file://$N" --prefix img- --objects 6 --format npz --samples-per-object 2 \
+    --sample-size 300000/50000 --batch-size 2 --compute-time 1ms --seed 3 --populate --verify --out "$T/npz" \
+    --quiet >/dev/null
+out=$(/usr/bin/python3 "$ROOT/tests/formats/check_npz.py" 3 2 "$N"/img-*) || fail "numpy: $out"
+assert_eq "numpy reads the 6 npz files" 6 "$(grep -c '^ok img-0000000[0-5] x=[0-9]*x[0-9]*x2 ' <<<"$out")"
+ok "numpy: $(head -1 <<<"$out")"
+assert_eq "npz epoch: samples, requests, bytes (the files on disk), errors" "[12,6,$(cat "$N"/img-* | wc -c),0]" \
+    "$(S npz '.train_epochs[0] | [.samples, .requests, .bytes, .errors]')"
+assert_eq "npz: recorded format" '"npz"' "$(S npz .dataset.format)"
+
 # 3. Files that are not what they claim: one error line each, exit 3; the files (and a bystander) untouched.
 B=$T/bad
 mkdir -p "$B"

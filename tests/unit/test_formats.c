@@ -1,4 +1,4 @@
-/* Unit tests of load train's formats: the Thrift compact writer and reader, Parquet files built and their footer read. */
+/* Unit tests of load train's formats: Thrift compact, Parquet files built and their footer read, npz files and their CRCs. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,8 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zlib.h>
+
 #include "../engine/payload_int.h"
 #include "fmt_int.h"
+#include "train_int.h"
 
 /* ---- Thrift compact ---- */
 
@@ -256,6 +259,92 @@ static void test_parquet_list(void **state)
     assert_non_null(strstr(err, "do not share out"));
 }
 
+/* ---- npz ---- */
+
+static uint32_t le32_at(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* The block-wise CRC equals zlib's over the bytes, for whole blocks, partial ones and nothing. */
+static void test_npz_payload_crc(void **state)
+{
+    (void)state;
+    const uint64_t sizes[] = {0, 1, 4095, 4096, 4097, 3 * 4096, 100000};
+    uint8_t *b = malloc(100000);
+    assert_non_null(b);
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        for (uint64_t key = 1; key < 4; key++) {
+            rb_payload_plain_fill(key * 0x9e37, 0, b, (size_t)sizes[i]);
+            assert_int_equal(rb_npz_payload_crc(key * 0x9e37, sizes[i]), (uint32_t)crc32(0, b, (uInt)sizes[i]));
+        }
+    free(b);
+}
+
+/* NumPy format 1.0: magic, version, length, the dict padded with spaces and a newline to a multiple of 64. */
+static void test_npy_header(void **state)
+{
+    (void)state;
+    unsigned char h[128];
+    const uint64_t shape[3] = {3, 4, 1}, one[1] = {7};
+    size_t n = rb_npy_header(h, "|u1", shape, 3);
+    const char want[] = "{'descr': '|u1', 'fortran_order': False, 'shape': (3, 4, 1), }";
+    assert_int_equal(n, 128); /* 10 + 64 + 1 is past 64 */
+    assert_memory_equal(h, "\x93NUMPY\x01\x00", 8);
+    assert_int_equal(h[8] | h[9] << 8, 118);
+    assert_memory_equal(h + 10, want, strlen(want));
+    for (size_t k = 10 + strlen(want); k < n - 1; k++)
+        assert_int_equal(h[k], ' ');
+    assert_int_equal(h[n - 1], '\n');
+    n = rb_npy_header(h, "<i8", one, 1);
+    assert_int_equal(n, 128); /* 10 + 57 + 1 is past 64 too */
+    assert_memory_equal(h + 10, "{'descr': '<i8', 'fortran_order': False, 'shape': (7,), }", 46 + 11);
+}
+
+/* A file: its size as computed, the zip's records where they belong, its members' CRCs; seekable fill. */
+static void test_npz_file(void **state)
+{
+    (void)state;
+    struct rb_npz_spec sp = {2, 5000, 700};
+    uint64_t key = 0xabcdef;
+    uint64_t raw = rb_train_key_object_bytes(key, sp.spo, sp.mean, sp.stdev), n = rb_npz_file_bytes(&sp, raw);
+    uint8_t *f = calloc(1, n + 16);
+    assert_non_null(f);
+    rb_npz_fill(&sp, key, 0, f, n);
+    assert_int_equal(le32_at(f), 0x04034b50);
+    assert_memory_equal(f + 30, "x.npy", 5);
+    uint32_t xsize = le32_at(f + 18), xcrc = le32_at(f + 14);
+    assert_int_equal(xsize, le32_at(f + 22)); /* stored: the same size compressed */
+    assert_int_equal((uint32_t)crc32(0, f + 35, xsize), xcrc);
+    uint64_t s = raw / sp.spo;
+    assert_int_equal(xsize, 128 + s * sp.spo);
+    /* x's data: the payload from byte 0. */
+    uint8_t want[64];
+    rb_payload_plain_fill(key, 0, want, sizeof want);
+    assert_memory_equal(f + 35 + 128, want, sizeof want);
+    const uint8_t *y = f + 35 + xsize;
+    assert_int_equal(le32_at(y), 0x04034b50);
+    assert_memory_equal(y + 30, "y.npy", 5);
+    assert_int_equal(le32_at(y + 18), 128 + 8 * sp.spo);
+    assert_int_equal((uint32_t)crc32(0, y + 35, le32_at(y + 18)), le32_at(y + 14));
+    const uint8_t *e = f + n - 22;
+    assert_int_equal(le32_at(e), 0x06054b50);
+    assert_int_equal(e[8] | e[9] << 8, 2);
+    uint32_t cd = le32_at(e + 16);
+    assert_int_equal(le32_at(e + 12), 2 * 51);
+    assert_int_equal(cd + 2 * 51 + 22, n);
+    assert_int_equal(le32_at(f + cd), 0x02014b50);
+    assert_int_equal(le32_at(f + cd + 16), xcrc);
+    assert_int_equal(le32_at(f + cd + 51 + 42), 35 + xsize); /* y's local header offset */
+    uint8_t part[97];
+    for (uint64_t off = 0; off < n; off += 89) {
+        size_t len = n - off < sizeof part ? (size_t)(n - off) : sizeof part;
+        rb_npz_fill(&sp, key, off, part, len);
+        assert_memory_equal(part, f + off, len);
+    }
+    free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -264,6 +353,9 @@ int main(void)
         cmocka_unit_test(test_thrift_malformed),
         cmocka_unit_test(test_parquet_scalar),
         cmocka_unit_test(test_parquet_list),
+        cmocka_unit_test(test_npz_payload_crc),
+        cmocka_unit_test(test_npy_header),
+        cmocka_unit_test(test_npz_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
