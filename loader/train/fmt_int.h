@@ -86,6 +86,36 @@ uint32_t rb_npz_payload_crc(uint64_t key, uint64_t n);
 /* A NumPy format 1.0 header of descr and shape (ndim 1 to 3) into out (at most 128 bytes); its length. */
 size_t rb_npy_header(unsigned char *out, const char *descr, const uint64_t *shape, int ndim);
 
+/* ---- JPEG files as load train writes them ---- */
+
+/*
+ * Baseline JPEGs (libjpeg-turbo, quality 90, 4:2:0) of exactly the drawn
+ * size, one image a file. A pool of 64 MCU rows of seeded pixels (the plain
+ * payload of a key from --seed) is coded once with a restart marker after
+ * every row, so each row's entropy-coded bytes stand alone; a file is the
+ * coder's headers (its SOF0 height set to its rows), its rows drawn from the
+ * pool by its key, restart markers between them, and COM segments that
+ * carry the file's own payload and make up the size to the byte. The width
+ * makes a square-ish image of the mean size; the rows, as many as fit.
+ */
+struct rb_jpeg_spec {
+    uint64_t seed, mean, stdev; /* the pool's seed; a file's bytes, mean and stdev (--sample-size) */
+};
+struct rb_jpeg_layout;
+
+/* Codes the pool for spec. 0, -EINVAL with one line in err (a size below one row), or -ENOMEM. */
+int rb_jpeg_layout_new(const struct rb_jpeg_spec *s, struct rb_jpeg_layout **out, char *err, size_t errlen);
+void rb_jpeg_layout_free(struct rb_jpeg_layout *l);
+/* The image's width in pixels. */
+unsigned rb_jpeg_width(const struct rb_jpeg_layout *l);
+/* Bytes of the file of key (the drawn size, or one row's file when the draw is below it); *rows its MCU rows. */
+uint64_t rb_jpeg_file_bytes(const struct rb_jpeg_layout *l, uint64_t key, uint64_t *rows);
+/* The least bytes of a file (one row); a file holding raw_bytes is that many, or the least when fewer. */
+uint64_t rb_jpeg_min_bytes(const struct rb_jpeg_layout *l);
+uint64_t rb_jpeg_bytes_of(const struct rb_jpeg_layout *l, uint64_t raw_bytes);
+/* The len bytes at offset of the file of key (a payload layout; layout a struct rb_jpeg_layout). Thread-safe. */
+void rb_jpeg_fill(const void *layout, uint64_t key, uint64_t offset, void *buf, size_t len);
+
 /* ---- Parquet files as load train writes them ---- */
 
 /*

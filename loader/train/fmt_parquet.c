@@ -320,12 +320,29 @@ void rb_pq_column(const struct rb_pq_layout *l, uint64_t c, char name[24], uint6
     *per_row = l->col[c].per_row;
 }
 
-/* Clears the top exponent bit of every value of every bytes (little-endian) in [p, p + n), p at stretch byte at. */
+/*
+ * Clears the top exponent bit (bit 6 of the high byte, little-endian) of every value of every bytes in [p, p + n),
+ * p at byte at of the stretch (values start at its byte 0): byte by byte up to a value boundary, then 8 bytes at a
+ * time with a mask laid out as the bytes are (so on any host), then the rest.
+ */
 static void mask_values(uint8_t *p, size_t n, uint64_t at, unsigned every)
 {
-    size_t first = (size_t)((every - 1) - at % every); /* the high byte of the value at is in */
-    for (size_t k = first; k < n; k += every)
-        p[k] &= 0xbf;
+    size_t k = 0;
+    for (; k < n && (at + k) % every; k++)
+        if ((at + k) % every == every - 1)
+            p[k] &= 0xbf;
+    const uint8_t mb[8] = {0xff, 0xff, 0xff, every == 4 ? 0xbf : 0xff, 0xff, 0xff, 0xff, 0xbf};
+    uint64_t m;
+    memcpy(&m, mb, 8);
+    for (; k + 8 <= n; k += 8) {
+        uint64_t w;
+        memcpy(&w, p + k, 8);
+        w &= m;
+        memcpy(p + k, &w, 8);
+    }
+    for (; k < n; k++)
+        if ((at + k) % every == every - 1)
+            p[k] &= 0xbf;
 }
 
 void rb_pq_fill(const void *layout, uint64_t key, uint64_t offset, void *buf, size_t len)

@@ -177,6 +177,8 @@ uint64_t rb_train_format_bytes(const struct train_args *a, uint64_t raw_bytes)
         return rb_train_pq_file_bytes(a) ? rb_train_pq_file_bytes(a) : raw_bytes;
     if (a->format == TRAIN_FORMAT_NPZ)
         return a->npz.spo ? rb_npz_file_bytes(&a->npz, raw_bytes) : raw_bytes;
+    if (a->format == TRAIN_FORMAT_JPEG)
+        return a->jpeg ? rb_jpeg_bytes_of(a->jpeg, raw_bytes) : raw_bytes;
     return a->format == TRAIN_FORMAT_TAR ? rb_tar_shard_bytes(a->spo, a->sample_bytes) : raw_bytes;
 }
 
@@ -409,7 +411,8 @@ int rb_load_train_main(int argc, char **argv)
         {"format", 0, RB_OPT_CHOICE, &a.format, "F",
          "how an object holds its samples: raw (back to back), tar (a ustar shard, one member per sample, streamed "
          "whole and in order as WebDataset reads it), parquet (one row per sample; read by footer and projected "
-         "column chunks) or npz (a zip of x.npy and y.npy as numpy.savez writes them, read whole)",
+         "column chunks), npz (a zip of x.npy and y.npy as numpy.savez writes them) or jpeg (a baseline JPEG of "
+         "the sample size; npz and jpeg read whole)",
          TRAIN_FORMAT_CHOICES},
         {"columns", 0, RB_OPT_STR, &a.columns, "LIST",
          "--format parquet: the columns read, names separated by commas (if not given: every column)", NULL},

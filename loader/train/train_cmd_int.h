@@ -26,10 +26,11 @@
 
 /*
  * --format: samples back to back in an object (raw), a ustar shard of one member per sample (tar), a Parquet
- * file of one row per sample (parquet) or a zip of x.npy and y.npy as numpy.savez writes them (npz; fmt_int.h).
+ * file of one row per sample (parquet), a zip of x.npy and y.npy as numpy.savez writes them (npz) or a baseline
+ * JPEG of one image (jpeg; fmt_int.h).
  */
-enum { TRAIN_FORMAT_RAW, TRAIN_FORMAT_TAR, TRAIN_FORMAT_PARQUET, TRAIN_FORMAT_NPZ };
-#define TRAIN_FORMAT_CHOICES "raw|tar|parquet|npz"
+enum { TRAIN_FORMAT_RAW, TRAIN_FORMAT_TAR, TRAIN_FORMAT_PARQUET, TRAIN_FORMAT_NPZ, TRAIN_FORMAT_JPEG };
+#define TRAIN_FORMAT_CHOICES "raw|tar|parquet|npz|jpeg"
 /* --shard-read: a tar shard streamed whole, or its index (headers) read once and each sample read as its own range. */
 enum { TRAIN_SHARD_WHOLE, TRAIN_SHARD_RANGED };
 #define TRAIN_SHARD_READ_CHOICES "whole|ranged"
@@ -59,6 +60,7 @@ struct train_args {
     bool rg_read;              /* --row-group-read: one request per row group (its projected chunks' span) */
     struct train_pqcfg *pq;    /* --format parquet: the layout and the projection (train_pq.c) */
     struct rb_npz_spec npz;    /* --format npz: what every file holds (fmt_npz.c) */
+    struct rb_jpeg_layout *jpeg; /* --format jpeg with a sample size: the coded pool (fmt_jpeg.c) */
 
     /* Resolved from the options and the preset. */
     const struct rb_train_preset *preset;
@@ -329,7 +331,7 @@ int rb_train_ixcache_get(struct train_ixcache *c, size_t i, int (*read)(void *ct
 struct train_pqcfg;
 struct train_pqread;
 /*
- * --format parquet and npz: resolves the parquet schema, row groups and columns, or the npz files, and sets the
+ * --format parquet, npz and jpeg: resolves the parquet schema, row groups and columns, or the npz files, and sets the
  * payload layout --populate writes; prints one line and returns RB_EXIT_USAGE on a problem.
  */
 int rb_train_formats_resolve(struct train_args *a);

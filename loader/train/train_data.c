@@ -77,6 +77,7 @@ cJSON *rb_train_dataset_json(struct rb_train_run *R, uint64_t bytes, const char 
     cJSON_AddItemToObject(d, "samples", rb_json_u64((uint64_t)R->all->n * a->spo));
     cJSON_AddStringToObject(d, "format", a->format == TRAIN_FORMAT_TAR ? "tar" : a->format == TRAIN_FORMAT_PARQUET ? "parquet"
                                            : a->format == TRAIN_FORMAT_NPZ     ? "npz"
+                                           : a->format == TRAIN_FORMAT_JPEG    ? "jpeg"
                                                                                : "raw");
     /* A tar shard's samples are its members: sample_bytes each, the shard's bytes add a header per member. */
     if (a->format == TRAIN_FORMAT_TAR && a->sample_known) {

@@ -94,10 +94,37 @@ static int npz_resolve(struct train_args *a)
     return 0;
 }
 
+/* --format jpeg: one image a file, the pool coded for the sample size, and the payload layout. */
+static int jpeg_resolve(struct train_args *a)
+{
+    if (a->ckpt_every)
+        return rb_cli_usage_error("--format jpeg and --checkpoint-every: give one of them (the run's payloads are "
+                                  "JPEGs, a checkpoint's would be too)");
+    if (a->spo != 1)
+        return rb_cli_usage_error("--format jpeg with --samples-per-object %" PRIu64 ": a JPEG holds one image (1)",
+                                  a->spo);
+    if (!a->sample_known)
+        return 0;
+    if (a->sample_bytes > (256ull << 20))
+        return rb_cli_usage_error("--format jpeg: --sample-size at most 256 MiB an image");
+    char err[256];
+    struct rb_jpeg_spec s = {a->seed, a->sample_bytes, a->sample_stdev};
+    int rc = rb_jpeg_layout_new(&s, &a->jpeg, err, sizeof err);
+    if (rc == -ENOMEM)
+        return rb_cli_usage_error("out of memory for the JPEG rows");
+    if (rc)
+        return rb_cli_usage_error("--format jpeg --sample-size %" PRIu64 ": %s", a->sample_bytes, err);
+    rb_payload_set_layout(rb_jpeg_fill, a->jpeg);
+    return 0;
+}
+
 int rb_train_formats_resolve(struct train_args *a)
 {
-    if (a->format == TRAIN_FORMAT_NPZ && !a->columns && !a->pq_schema_s && !a->rg_rows_s && !a->rg_read)
+    bool pq_opts = a->columns || a->pq_schema_s || a->rg_rows_s || a->rg_read;
+    if (a->format == TRAIN_FORMAT_NPZ && !pq_opts)
         return npz_resolve(a);
+    if (a->format == TRAIN_FORMAT_JPEG && !pq_opts)
+        return jpeg_resolve(a);
     if (a->format != TRAIN_FORMAT_PARQUET) {
         if (a->columns || a->pq_schema_s || a->rg_rows_s || a->rg_read)
             return rb_cli_usage_error("--columns, --parquet-schema, --row-group-size, --row-group-read: give "
@@ -151,8 +178,10 @@ uint64_t rb_train_pq_file_bytes(const struct train_args *a)
 void rb_train_pq_cfg_free(struct train_args *a)
 {
     struct train_pqcfg *c = a->pq;
-    if (a->npz.spo)
+    if (a->npz.spo || a->jpeg)
         rb_payload_set_layout(NULL, NULL);
+    rb_jpeg_layout_free(a->jpeg);
+    a->jpeg = NULL;
     if (!c)
         return;
     rb_payload_set_layout(NULL, NULL);

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# load train --format parquet: files --populate writes read back by an independent reader (hyparquet: schema, row
-# groups, every value against the seeded payload), epochs that read each file's footer and then only the projected
-# column chunks (bytes read = the chunks' sizes hyparquet lists), --row-group-read, 2 ranks on a directory and on Ceph
-# RGW, and files that are not what they claim (not Parquet, a truncated footer, a column not there, a row group past
-# the end) each one error line and exit 3, with every file the run did not create untouched.
+# load train --format parquet, npz and jpeg. Parquet: files --populate writes read back by an independent reader
+# (hyparquet: schema, row groups, every value against the seeded payload), epochs that read each file's footer and
+# then only the projected column chunks (bytes read = the chunks' sizes hyparquet lists), --row-group-read, 2 ranks
+# on a directory and on Ceph RGW, and files that are not what they claim (not Parquet, a truncated footer, a column
+# not there, a row group past the end) each one error line and exit 3, with every file the run did not create
+# untouched. npz read back by numpy and zipfile, JPEGs by Pillow, each against the payload; npz and JPEG over RGW too.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 S() { jq -c ".summary | $2" "$T/$1/result.json"; }
@@ -77,6 +78,24 @@ assert_eq "npz epoch: samples, requests, bytes (the files on disk), errors" "[12
     "$(S npz '.train_epochs[0] | [.samples, .requests, .bytes, .errors]')"
 assert_eq "npz: recorded format" '"npz"' "$(S npz .dataset.format)"
 
+# 2c. JPEG: 6 images of RetinaNet's 322,957 bytes from 2 ranks, each exactly that size, decoded by Pillow, its
+#     comment the file's payload; and 4 of 200,000 +- 20,000 bytes (each the size drawn: the epoch's bytes).
+J=$T/jpg
+mkdir -p "$J/a" "$J/b"
+rb_mpirun 2 "$RB" load train "file://$J/a" --prefix img- --objects 6 --format jpeg --sample-size 322957 \
+    --batch-size 3 --compute-time 1ms --populate --verify --out "$T/jpeg" --quiet >/dev/null
+out=$(/usr/bin/python3 "$ROOT/tests/formats/check_jpeg.py" 1 322957 "$J"/a/img-*) || fail "Pillow: $out"
+assert_eq "Pillow decodes the 6 JPEGs of 322,957 bytes" 6 "$(grep -c '^ok img-0000000[0-5] [0-9]*x[0-9]* bytes=322957 ' <<<"$out")"
+ok "Pillow: $(head -1 <<<"$out")"
+assert_eq "jpeg epoch: samples, requests, bytes, errors" "[6,6,$((6 * 322957)),0]" \
+    "$(S jpeg '.train_epochs[0] | [.samples, .requests, .bytes, .errors]')"
+"$RB" load train "file://$J/b" --prefix img- --objects 4 --format jpeg --sample-size 200000/20000 --batch-size 2 \
+    --compute-time 1ms --populate --verify --out "$T/jpeg2" --quiet >/dev/null
+out=$(/usr/bin/python3 "$ROOT/tests/formats/check_jpeg.py" 1 0 "$J"/b/img-*) || fail "Pillow: $out"
+assert_eq "Pillow decodes the 4 JPEGs of drawn sizes" 4 "$(grep -c '^ok ' <<<"$out")"
+assert_eq "jpeg: the epoch's bytes are the files' (sizes drawn, 4 different)" "$(cat "$J"/b/img-* | wc -c) 4" \
+    "$(S jpeg2 '.train_epochs[0].bytes') $(stat -c %s "$J"/b/img-* | sort -u | wc -l)"
+
 # 3. Files that are not what they claim: one error line each, exit 3; the files (and a bystander) untouched.
 B=$T/bad
 mkdir -p "$B"
@@ -123,4 +142,11 @@ assert_eq "s3 epoch: steps, samples, bytes (the projected chunks), errors" "[8,4
 reqs=$(S s3 '.dataset.parquet | .chunk_requests + .footer_requests')
 assert_eq "RGW: a 206 per chunk and footer read" "$reqs" "$(rgw_seen 'GET /pqset/dlrm/pq-[0-9]+' 206)"
 assert_eq "RGW: no whole GET of a file" 0 "$(rgw_seen 'GET /pqset/dlrm/pq-[0-9]+' 200)"
+# npz and JPEG over s3:// as well: written (signed PUTs), then an epoch verified byte for byte.
+for f in npz jpeg; do
+    "$RB" load train s3://pqset/$f/ --endpoint "$RGW_ENDPOINT" --prefix x- --objects 4 --format $f \
+        --sample-size 100000 --batch-size 2 --compute-time 1ms --populate --verify --out "$T/s3-$f" --quiet >/dev/null
+    assert_eq "s3 $f epoch: samples, requests, errors" "[4,4,0]" "$(S "s3-$f" '.train_epochs[0] | [.samples, .requests, .errors]')"
+done
+assert_eq "s3 jpeg: 4 x 100,000 bytes" 400000 "$(S s3-jpeg '.train_epochs[0].bytes')"
 ok "train_formats: all checks passed"

@@ -1,4 +1,4 @@
-/* Unit tests of load train's formats: Thrift compact, Parquet files built and their footer read, npz files and their CRCs. */
+/* Unit tests of load train's formats: Thrift compact, Parquet files built and their footer read, npz files and their CRCs, JPEGs decoded. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -6,9 +6,11 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <jpeglib.h>
 #include <zlib.h>
 
 #include "../engine/payload_int.h"
@@ -345,6 +347,97 @@ static void test_npz_file(void **state)
     free(f);
 }
 
+/* ---- JPEG ---- */
+
+static unsigned jpeg_warnings;
+
+static void count_warning(j_common_ptr c, int level)
+{
+    (void)c;
+    if (level < 0)
+        jpeg_warnings++; /* libjpeg's corrupt-data warnings (a bad restart marker, data cut short, ...) */
+}
+
+/* Decodes with libjpeg: its size, no warning, every COM segment's data back to back into com (*ncom bytes). */
+static void decode(const uint8_t *f, uint64_t n, unsigned *w, unsigned *h, uint8_t *com, size_t *ncom)
+{
+    struct jpeg_decompress_struct d;
+    struct jpeg_error_mgr jerr;
+    d.err = jpeg_std_error(&jerr);
+    jerr.emit_message = count_warning;
+    jpeg_warnings = 0;
+    jpeg_create_decompress(&d);
+    jpeg_mem_src(&d, f, (unsigned long)n);
+    jpeg_save_markers(&d, JPEG_COM, 0xffff);
+    assert_int_equal(jpeg_read_header(&d, TRUE), JPEG_HEADER_OK);
+    *ncom = 0;
+    for (jpeg_saved_marker_ptr m = d.marker_list; m; m = m->next) {
+        memcpy(com + *ncom, m->data, m->data_length);
+        *ncom += m->data_length;
+    }
+    jpeg_start_decompress(&d);
+    *w = d.output_width;
+    *h = d.output_height;
+    unsigned char *line = malloc((size_t)d.output_width * d.output_components);
+    assert_non_null(line);
+    while (d.output_scanline < d.output_height) {
+        JSAMPROW r = line;
+        jpeg_read_scanlines(&d, &r, 1);
+    }
+    free(line);
+    jpeg_finish_decompress(&d);
+    jpeg_destroy_decompress(&d);
+    assert_int_equal(jpeg_warnings, 0);
+}
+
+/* Files of the size asked for, to the byte, that libjpeg decodes without a warning; their COM data the payload. */
+static void test_jpeg_files(void **state)
+{
+    (void)state;
+    const uint64_t sizes[] = {322957, 3u << 20}; /* the second needs several COM segments */
+    for (size_t i = 0; i < 2; i++) {
+        struct rb_jpeg_spec sp = {1, sizes[i], 0};
+        struct rb_jpeg_layout *l;
+        char err[256] = "";
+        assert_int_equal(rb_jpeg_layout_new(&sp, &l, err, sizeof err), 0);
+        for (uint64_t key = 5; key < 8; key++) {
+            uint64_t rows, n = rb_jpeg_file_bytes(l, key, &rows);
+            assert_int_equal(n, sizes[i]);
+            uint8_t *f = malloc(n), *com = malloc(n);
+            assert_non_null(f);
+            assert_non_null(com);
+            rb_jpeg_fill(l, key, 0, f, n);
+            unsigned w, h;
+            size_t ncom;
+            decode(f, n, &w, &h, com, &ncom);
+            assert_int_equal(w, rb_jpeg_width(l));
+            assert_int_equal(h, rows * 16);
+            assert_true(ncom > 0 && ncom < n / 10); /* the image is most of the file */
+            uint8_t *want = malloc(ncom);
+            assert_non_null(want);
+            rb_payload_plain_fill(key, 0, want, ncom);
+            assert_memory_equal(com, want, ncom);
+            free(want);
+            /* Any range filled on its own (another key's file filled in between) is the file's bytes there. */
+            uint8_t part[4099];
+            for (uint64_t off = 0; off < n; off += n / 37 + 1) {
+                size_t len = n - off < sizeof part ? (size_t)(n - off) : sizeof part;
+                rb_jpeg_fill(l, key + 100, 0, part, 16);
+                rb_jpeg_fill(l, key, off, part, len);
+                assert_memory_equal(part, f + off, len);
+            }
+            free(f);
+            free(com);
+        }
+        rb_jpeg_layout_free(l);
+    }
+    struct rb_jpeg_spec tiny = {1, 600, 0};
+    struct rb_jpeg_layout *l;
+    char err[256] = "";
+    assert_int_equal(rb_jpeg_layout_new(&tiny, &l, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "needs at least"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -356,6 +449,7 @@ int main(void)
         cmocka_unit_test(test_npz_payload_crc),
         cmocka_unit_test(test_npy_header),
         cmocka_unit_test(test_npz_file),
+        cmocka_unit_test(test_jpeg_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
