@@ -52,10 +52,10 @@ static void record_config(struct rb_cli *cli, const char *name, const char *valu
 /* Resolves presets and checks the options together; prints one line and returns RB_EXIT_USAGE on the first problem. */
 static int resolve(struct train_args *a, struct rb_cli *cli)
 {
-    const struct rb_train_preset *p = NULL;
-    if (a->workload && !(p = rb_train_preset_find(a->workload)))
-        return rb_cli_usage_error("--workload \"%s\": expected %s", a->workload, rb_train_preset_list);
-    a->preset = p;
+    int st = rb_train_workload_resolve(a, cli);
+    if (st)
+        return st;
+    const struct rb_train_preset *p = a->preset;
     if (a->ckpt_every && !a->ckpt_bytes)
         return rb_cli_usage_error("--checkpoint-every %" PRIu64 ": give --checkpoint-size SIZE, the bytes each rank "
                                   "writes", a->ckpt_every);
@@ -65,18 +65,19 @@ static int resolve(struct train_args *a, struct rb_cli *cli)
         return rb_cli_usage_error("--batch-size \"%s\": expected a whole number of samples, 1 to %u", a->batch_s, MAX_BATCH);
     if (count_opt(a->spo_s, p ? p->samples_per_object : 1, 1, MAX_SPO, &a->spo))
         return rb_cli_usage_error("--samples-per-object \"%s\": expected a whole number, 1 to %u", a->spo_s, MAX_SPO);
-    if (count_opt(a->threads_s, p ? p->read_threads : 1, 1, MAX_READ_THREADS, &a->read_threads))
+    if (count_opt(a->threads_s, p && p->read_threads ? p->read_threads : 1, 1, MAX_READ_THREADS, &a->read_threads))
         return rb_cli_usage_error("--read-threads \"%s\": expected 1 to %d", a->threads_s, MAX_READ_THREADS);
     if (a->compute_s) {
         if (rb_train_parse_duration_dist(a->compute_s, &a->compute_ns, &a->compute_stdev_ns) ||
             a->compute_ns > MAX_COMPUTE_NS || a->compute_stdev_ns > MAX_COMPUTE_NS)
             return rb_cli_usage_error("--compute-time \"%s\": expected a duration or MEAN/STDEV up to 1h (e.g. 224ms or "
                                "50ms/5ms)", a->compute_s);
-    } else if (p) {
+    } else if (p && p->compute_ns) {
         a->compute_ns = p->compute_ns;
         a->compute_stdev_ns = 0;
     } else {
-        return rb_cli_usage_error("load train: give --compute-time D (per step) or --workload %s", rb_train_preset_list);
+        return rb_cli_usage_error("load train: give --compute-time D (per step)%s%s", p ? "; --workload has none for " :
+                                  " or --workload ", p ? p->name : rb_train_preset_list);
     }
     if (a->compute_ns == 0)
         return rb_cli_usage_error("--compute-time \"%s\": must be more than 0 (AU is compute time over wall time)",
@@ -399,8 +400,11 @@ int rb_load_train_main(int argc, char **argv)
     rb_load_defaults(&a.tgt, &a.eng, &a.file);
     const struct rb_opt own[] = {
         {"workload", 0, RB_OPT_STR, &a.workload, "NAME",
-         "MLPerf Storage preset: resnet50, unet3d or cosmoflow (sample size, batch, compute time, read threads, "
-         "--au-min); options given win", "resnet50|unet3d|cosmoflow"},
+         "MLPerf Storage preset: resnet50, unet3d, cosmoflow, retinanet, flux or dlrm (sample size, batch, compute time, "
+         "read threads, --au-min; v3.0's format and files); options given win",
+         "resnet50|unet3d|cosmoflow|retinanet|flux|dlrm"},
+        {"scale", 0, RB_OPT_STR, &a.scale_s, "F",
+         "--workload: the preset's files times F as --objects (e.g. 0.001), for a data set that fits", NULL},
         {"batch-size", 'b', RB_OPT_STR, &a.batch_s, "N", "samples per batch and accelerator (if not given: 1, or the preset's)",
          NULL},
         {"sample-size", 0, RB_OPT_STR, &a.sample_s, "SIZE[/STDEV]",
@@ -451,7 +455,7 @@ int rb_load_train_main(int argc, char **argv)
          "run the --grad-bytes all-reduce while the next step reads; measure reads alone and the all-reduce alone "
          "first, and report each side's slowdown", NULL},
         {"au-min", 0, RB_OPT_STR, &a.au_min_s, "PCT", "AU threshold in percent (if not given: 90, or the preset's: 70 for "
-                                                       "cosmoflow)", NULL},
+                                                       "cosmoflow and dlrm, 85 for retinanet)", NULL},
         {"strict", 0, RB_OPT_FLAG, &a.strict, NULL, "exit 1 when AU is below --au-min", NULL},
         {"find-max-accelerators", 0, RB_OPT_FLAG, &a.find_max, NULL,
          "search the most simulated accelerators that keep AU >= --au-min (doubling, then bisection)", NULL},

@@ -41,6 +41,7 @@ enum { TRAIN_SHARD_WHOLE, TRAIN_SHARD_RANGED };
 struct train_args {
     /* Values a --workload preset supplies when they are not given (NULL: not given). */
     const char *workload, *batch_s, *spo_s, *compute_s, *sample_s, *threads_s, *au_min_s;
+    const char *scale_s;       /* --scale F: the preset's files x F as --objects */
     uint64_t inflight, prefetch, accel, epochs, max_steps, seed, grad_bytes, max_accel;
     bool strict, find_max, populate, overwrite, verify;
     bool overlap;               /* --overlap: baselines, then the all-reduce overlapped with the next step */
@@ -330,6 +331,11 @@ int rb_train_ixcache_get(struct train_ixcache *c, size_t i, int (*read)(void *ct
 
 struct train_pqcfg;
 struct train_pqread;
+/*
+ * --workload and --scale: a->preset, and from it (when not given) --format and --objects (files x F). Prints one
+ * line and returns RB_EXIT_USAGE on a problem.
+ */
+int rb_train_workload_resolve(struct train_args *a, struct rb_cli *cli);
 /*
  * --format parquet, npz and jpeg: resolves the parquet schema, row groups and columns, or the npz files, and sets the
  * payload layout --populate writes; prints one line and returns RB_EXIT_USAGE on a problem.

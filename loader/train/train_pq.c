@@ -77,6 +77,34 @@ static int parse_columns(const char *s, char ***out, size_t *n)
     return 0;
 }
 
+int rb_train_workload_resolve(struct train_args *a, struct rb_cli *cli)
+{
+    const struct rb_train_preset *p = NULL;
+    if (a->workload && !(p = rb_train_preset_find(a->workload)))
+        return rb_cli_usage_error("--workload \"%s\": expected %s", a->workload, rb_train_preset_list);
+    a->preset = p;
+    if (a->scale_s) {
+        double f;
+        if (!p || !p->files)
+            return rb_cli_usage_error("--scale: give --workload %s (a preset whose files it scales)",
+                                      "unet3d, retinanet, flux or dlrm");
+        if (a->objects || a->filelist)
+            return rb_cli_usage_error("--scale and --objects/--filelist: give one of them");
+        char *end;
+        f = strtod(a->scale_s, &end);
+        if (end == a->scale_s || *end || !(f > 0) || f > 1000)
+            return rb_cli_usage_error("--scale \"%s\": expected a factor above 0, at most 1000 (e.g. 0.001)", a->scale_s);
+        a->objects = (uint64_t)llround((double)p->files * f);
+        if (!a->objects)
+            a->objects = 1;
+    }
+    /* v3.0's format, unless --format was given. */
+    if (p && p->format && !rb_cli_given(cli, "--format"))
+        a->format = strcmp(p->format, "npz") == 0 ? TRAIN_FORMAT_NPZ
+                    : strcmp(p->format, "jpeg") == 0 ? TRAIN_FORMAT_JPEG : TRAIN_FORMAT_PARQUET;
+    return 0;
+}
+
 /* --format npz: the files' sizes (no ZIP64: under 4 GiB) and the payload layout. */
 static int npz_resolve(struct train_args *a)
 {
@@ -135,17 +163,18 @@ int rb_train_formats_resolve(struct train_args *a)
     if (!c)
         return rb_cli_usage_error("out of memory");
     a->pq = c;
-    const char *schema = a->pq_schema_s ? a->pq_schema_s : "scalar:1";
+    const struct rb_train_preset *p = a->preset;
+    const char *schema = a->pq_schema_s ? a->pq_schema_s : p && p->pq_schema ? p->pq_schema : "scalar:1";
     if (parse_schema(schema, &c->spec))
         return rb_cli_usage_error("--parquet-schema \"%s\": expected scalar:N or list:N (N columns, 1 to %d)", schema,
                                   MAX_COLUMNS);
     snprintf(c->schema, sizeof c->schema, "%s", schema);
-    uint64_t rg = a->spo;
+    uint64_t rg = p && p->pq_rg_rows ? p->pq_rg_rows : a->spo;
     if (a->rg_rows_s && (rb_parse_u64(a->rg_rows_s, &rg) || !rg))
         return rb_cli_usage_error("--row-group-size \"%s\": expected rows, 1 or more", a->rg_rows_s);
     c->spec.rg_rows = rg < a->spo ? rg : a->spo;
     c->spec.rows = a->spo;
-    const char *cols = a->columns;
+    const char *cols = a->columns ? a->columns : p ? p->pq_columns : NULL;
     if (cols && parse_columns(cols, &c->cols, &c->ncols))
         return rb_cli_usage_error("--columns \"%s\": expected column names separated by commas (none empty, none twice)",
                                   cols);
@@ -156,7 +185,7 @@ int rb_train_formats_resolve(struct train_args *a)
         return 0; /* reading files that exist: the footers say what they hold */
     if (a->sample_stdev)
         return rb_cli_usage_error("--format parquet with --sample-size \"%s\": give a fixed size (every row of a file "
-                                  "has the same columns)", a->sample_s ? a->sample_s : a->preset->name);
+                                  "has the same columns)", a->sample_s ? a->sample_s : p->name);
     c->spec.row_bytes = a->sample_bytes;
     char err[256];
     int rc = rb_pq_layout_new(&c->spec, &c->layout, err, sizeof err);

@@ -96,6 +96,29 @@ assert_eq "Pillow decodes the 4 JPEGs of drawn sizes" 4 "$(grep -c '^ok ' <<<"$o
 assert_eq "jpeg: the epoch's bytes are the files' (sizes drawn, 4 different)" "$(cat "$J"/b/img-* | wc -c) 4" \
     "$(S jpeg2 '.train_epochs[0].bytes') $(stat -c %s "$J"/b/img-* | sort -u | wc -l)"
 
+# 2d. Presets: --workload dlrm --scale 0.004 is 4 of DLRM's 1,024 files, Parquet of 200 columns (761 bytes a row) with
+#     c0..c39 read by default; rows, row groups, batch and compute time overridden to fit. retinanet: JPEGs of
+#     322,957 bytes, 35 of 1,170,301 (a batch of 24 and some); its compute time is not recorded, so --compute-time is required.
+W=$T/presets
+mkdir -p "$W/dlrm" "$W/ret"
+"$RB" load train "file://$W/dlrm" --prefix pq- --workload dlrm --scale 0.004 --samples-per-object 1000 --row-group-size 256 \
+    --batch-size 250 --compute-time 1ms --seed 7 --populate --verify --out "$T/wdlrm" --quiet >/dev/null
+assert_eq "dlrm preset: workload, au_threshold, files, format, columns read, bytes = the projected chunks" \
+    "[\"dlrm\",0.7,4,\"parquet\",40,$((4 * proj1))]" \
+    "$(jq -c '[.config.workload, .summary.au_threshold, .summary.dataset.objects, .summary.dataset.format,
+        (.summary.dataset.parquet.columns | length), .summary.train_epochs[0].bytes]' "$T/wdlrm/result.json")"
+cmp "$W/dlrm/pq-00000002" "$D/pq-00000002" || fail "the dlrm preset's file differs from the same set written by options"
+"$RB" load train "file://$W/ret" --prefix img- --workload retinanet --scale 0.00003 --compute-time 1ms --populate \
+    --verify --out "$T/wret" --quiet >/dev/null
+assert_eq "retinanet preset: files, format, batch, au_threshold, bytes" "[35,\"jpeg\",24,0.85,$((35 * 322957))]" \
+    "$(jq -c '[.summary.dataset.objects, .summary.dataset.format, .summary.workload.batch_size, .summary.au_threshold,
+        .summary.populate.bytes]' "$T/wret/result.json")"
+assert_exit 2 "retinanet without --compute-time" "$RB" load train "file://$W/ret" --prefix img- --workload retinanet \
+    --scale 0.00001 --quiet
+assert_stderr_line '^railbench: error: load train: give --compute-time D \(per step\); --workload has none for retinanet$'
+assert_exit 2 "--scale without a preset's files" "$RB" load train "file://$W/ret" --workload resnet50 --scale 0.5 --quiet
+assert_stderr_line '^railbench: error: --scale: give --workload unet3d, retinanet, flux or dlrm'
+
 # 3. Files that are not what they claim: one error line each, exit 3; the files (and a bystander) untouched.
 B=$T/bad
 mkdir -p "$B"

@@ -185,7 +185,7 @@ assert_jq "$R" '.summary.find_max.tried[0].au_pct > 95' "find-max: one accelerat
 assert_exit 2 "no compute time" "$RB" load train "$URL/fast" --objects 4
 assert_stderr_line 'give --compute-time D'
 assert_exit 2 "unknown workload" "$RB" load train "$URL/fast" --objects 4 --workload bert
-assert_stderr_line 'workload "bert": expected resnet50, unet3d or cosmoflow'
+assert_stderr_line 'workload "bert": expected resnet50, unet3d, cosmoflow, retinanet, flux or dlrm'
 assert_exit 2 "zero batch" "$RB" load train "$URL/fast" --objects 4 --compute-time 1ms --batch-size 0
 assert_stderr_line 'batch-size "0": expected'
 assert_exit 2 "bad compute time" "$RB" load train "$URL/fast" --objects 4 --compute-time 5parsecs
