@@ -409,8 +409,8 @@ int rb_train_pq_fetch(struct rb_train_run *R, struct loader *l, const uint32_t *
         void *p;
         struct pq_read_ctx ctx = {R, rd};
         int rc = rb_train_ixcache_get(&X->ix, f, read_index, &ctx, &p);
-        if (rc)
-            return rc == -EIO || rc == -EINVAL ? -ECANCELED : rc;
+        if (rc) /* the reader said why (or the watchdog did); out of memory is the loader's to say */
+            return rc == -ENOMEM ? rc : -ECANCELED;
         int64_t g = group_at(p, j % a->spo);
         if (g >= 0 && (rc = add_group(X, rd, &n, f, p, (uint64_t)g, a->rg_read)))
             return rc;

@@ -141,6 +141,7 @@ bad short-footer.parquet "its footer \($flen bytes, the last 8 bytes say\) is lo
 bad cut-data.parquet "row group 0's column \"c[0-9]+\" \(bytes [0-9]+ to [0-9]+\) lies past the column data's end \(byte 2000\): a row group past the end of the file"
 bad pq-00000001 'no column "c200" \(the footer.s schema has no such top-level column\)' --columns c0,c200
 bad pq-00000001 'holds 1000 rows \(its footer\), --samples-per-object is 999' --samples-per-object 999
+bad missing.parquet 'No such file or directory'
 assert_eq "the files the runs read, and a bystander, untouched" "$before" "$(cd "$B" && sha256sum * | sha256sum)"
 assert_exit 2 "--columns without --format parquet" "$RB" load train "file://$B" --filelist <(echo x) --columns c0 \
     --compute-time 1ms --quiet
@@ -151,6 +152,19 @@ assert_stderr_line '^railbench: error: --columns "c0,,c1": expected column names
 assert_exit 2 "float lists that do not share out" "$RB" load train "file://$B" --prefix q- --objects 1 --format parquet \
     --parquet-schema list:5 --sample-size 10 --populate --compute-time 1ms --quiet
 assert_stderr_line '^railbench: error: --format parquet --parquet-schema list:5 --sample-size 10: 10 bytes a row do not share out over 5 float list'
+
+# 3b. http:// (nginx, WebDAV PUTs): the DLRM set written, then read by footer and projected chunks: every GET a 206
+#     (2 per footer, one per chunk), the bytes the projected chunks'.
+chmod 755 "$T"
+nginx_dav web "access_log $T/web/access.log;"
+"$RB" load train "$DAV_URL/pq" --prefix pq- --objects 4 "${DLRM[@]}" --columns "$COLS" --populate --verify \
+    --out "$T/http" --quiet >/dev/null
+assert_eq "http epoch: bytes (the projected chunks), errors" "[$((4 * proj1)),0]" \
+    "$(S http '.train_epochs[0] | [.bytes, .errors]')"
+gets() { awk -v st="$1" '$6 == "\"GET" && $7 ~ /\/pq\/pq-/ && (st == "" || $9 == st)' "$T/web/access.log" | wc -l; }
+assert_eq "nginx: a 206 per footer read and chunk, no other GET" \
+    "$(S http '.dataset.parquet | .chunk_requests + .footer_requests') $(S http '.dataset.parquet | .chunk_requests + .footer_requests')" \
+    "$(gets 206) $(gets '')"
 
 # 4. s3:// on Ceph RGW, 2 ranks: --populate PUTs the files (signed), then an epoch reads c0..c39 verified, each chunk
 #    one ranged GET. RGW logs a 206 per footer read and per chunk, and no whole GET; the bytes are the projected
