@@ -343,7 +343,8 @@ static int run_resolved(struct train_args *a, struct rb_cli *cli)
     uint64_t steps = 0;
 
     if ((status = rb_train_build_objects(&h, a, t, prefix, &all, &R.source)) || (status = check_data_set(&R, &steps)) ||
-        (status = rb_train_check_shards(&R)) || (status = prepare(&R, steps)))
+        (status = rb_train_check_shards(&R)) || (status = rb_train_check_format(&R)) ||
+        (status = prepare(&R, steps)))
         goto out;
     if (a->populate && (status = rb_train_populate(&R, &R.populated)))
         goto out;

@@ -357,6 +357,11 @@ void rb_train_pq_free(struct rb_train_run *R);
  */
 int rb_train_pq_fetch(struct rb_train_run *R, struct loader *l, const uint32_t *stream, size_t nnames, uint64_t k,
                       const volatile int *stop);
+/*
+ * --format npz or jpeg without --populate: rank 0 reads the first file's first bytes (a zip local header of a .npy
+ * member; a JPEG's SOI); anything else stops the run with one line, exit 3. Collective.
+ */
+int rb_train_check_format(struct rb_train_run *R);
 /* --format parquet: dataset gets the projection and what was read, summed over ranks (rank 0). Collective. */
 void rb_train_pq_record(struct rb_train_run *R, cJSON *dataset);
 

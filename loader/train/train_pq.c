@@ -419,6 +419,50 @@ int rb_train_pq_fetch(struct rb_train_run *R, struct loader *l, const uint32_t *
     return rb_fetcher_get_ranges(l->f, R->all, rd->idx, rd->off, rd->len, n, l->local, NULL, stop);
 }
 
+/* The first bytes of the data set's first file against what its format starts with; "" when they match. */
+static const char *first_bytes_problem(const struct train_args *a, const unsigned char *b, size_t n)
+{
+    if (a->format == TRAIN_FORMAT_JPEG)
+        return n >= 3 && b[0] == 0xff && b[1] == 0xd8 && b[2] == 0xff ? "" : "not a JPEG (no SOI marker at its start)";
+    if (n < 30 || memcmp(b, "PK\x03\x04", 4) != 0)
+        return "not an npz file (no zip local header at its start)";
+    size_t len = (size_t)b[26] | (size_t)b[27] << 8;
+    if (len < 4 || 30 + len > n || memcmp(b + 30 + len - 4, ".npy", 4) != 0)
+        return "not an npz file (its first zip member is not a .npy array)";
+    return "";
+}
+
+int rb_train_check_format(struct rb_train_run *R)
+{
+    const struct train_args *a = R->a;
+    struct rb_harness *h = R->h;
+    if ((a->format != TRAIN_FORMAT_NPZ && a->format != TRAIN_FORMAT_JPEG) || a->populate || !R->all->n)
+        return 0;
+    int status = 0;
+    if (h->rank == 0) {
+        char name[RB_OBJSET_NAME_BYTES], err[512] = "";
+        unsigned char buf[128];
+        struct train_rget q = {.t = R->t, .name = rb_objset_name(R->all, 0, name), .timeout_ns = a->tgt.timeout_ns,
+                               .buf = buf};
+        if (!rb_target_can(R->t, RB_TCAP_FILES) && !(q.easy = curl_easy_init()))
+            rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
+        int rc = rb_train_rget_open(&q, err, sizeof err);
+        if (!rc)
+            rc = rb_train_rget_read(&q, 0, sizeof buf, false, err, sizeof err);
+        rb_train_rget_close(&q);
+        curl_easy_cleanup(q.easy);
+        const char *why = rc ? err : first_bytes_problem(a, buf, q.got);
+        if (*why) {
+            rb_error("--format %s: %s \"%s\": %s", a->format == TRAIN_FORMAT_JPEG ? "jpeg" : "npz",
+                     rb_target_name(R->t), q.name, why);
+            status = RB_EXIT_RUNTIME;
+        }
+    }
+    if (h->mpi)
+        RB_MPI_CHECK(MPI_Bcast(&status, 1, MPI_INT, 0, h->comm));
+    return status;
+}
+
 void rb_train_pq_record(struct rb_train_run *R, cJSON *dataset)
 {
     const struct train_args *a = R->a;

@@ -142,6 +142,13 @@ bad cut-data.parquet "row group 0's column \"c[0-9]+\" \(bytes [0-9]+ to [0-9]+\
 bad pq-00000001 'no column "c200" \(the footer.s schema has no such top-level column\)' --columns c0,c200
 bad pq-00000001 'holds 1000 rows \(its footer\), --samples-per-object is 999' --samples-per-object 999
 bad missing.parquet 'No such file or directory'
+# npz and JPEG read whole: the first file's first bytes are checked (a zip of .npy members; SOI).
+assert_exit 3 "a Parquet file read as npz" "$RB" load train "file://$B" --filelist <(echo pq-00000001) --format npz \
+    --compute-time 1ms --quiet
+assert_stderr_line "^railbench: error: --format npz: file://$B \"pq-00000001\": not an npz file \(no zip local header at its start\)\$"
+assert_exit 3 "noise read as JPEG" "$RB" load train "file://$B" --filelist <(echo noise.parquet) --format jpeg \
+    --compute-time 1ms --quiet
+assert_stderr_line "^railbench: error: --format jpeg: file://$B \"noise.parquet\": not a JPEG \(no SOI marker at its start\)\$"
 assert_eq "the files the runs read, and a bystander, untouched" "$before" "$(cd "$B" && sha256sum * | sha256sum)"
 assert_exit 2 "--columns without --format parquet" "$RB" load train "file://$B" --filelist <(echo x) --columns c0 \
     --compute-time 1ms --quiet
