@@ -128,6 +128,11 @@ struct rb_load_opts {
      * the rank with one error line and one sample error (class other). load get --samples tar.
      */
     bool tar_samples;
+    /*
+     * GET: every body's bytes as they arrive, to body(name, offset in the object, bytes, n) on the thread that
+     * drives the fetcher (load train --decode keeps a batch's bodies); NULL: none. Must not block.
+     */
+    void (*body)(const char *name, uint64_t off, const void *p, size_t n);
     /* A file:// target's options (--io-engine, --direct, --block-size, --fsync, ...); NULL: the defaults. */
     const struct rb_file_opts *file;
 };

@@ -86,6 +86,13 @@ uint32_t rb_npz_payload_crc(uint64_t key, uint64_t n);
 /* A NumPy format 1.0 header of descr and shape (ndim 1 to 3) into out (at most 128 bytes); its length. */
 size_t rb_npy_header(unsigned char *out, const char *descr, const uint64_t *shape, int ndim);
 
+/*
+ * What a loader does with an npz it read (--decode): walks the stored zip's local headers, parses each member's npy
+ * header (its dtype size and shape) and reads every byte of its array (their sum into *sum). 0, or -EINVAL when
+ * b is not a stored zip of whole npy arrays.
+ */
+int rb_npz_touch(const unsigned char *b, size_t n, uint64_t *arrays, uint64_t *array_bytes, uint64_t *sum);
+
 /* ---- JPEG files as load train writes them ---- */
 
 /*
@@ -115,6 +122,9 @@ uint64_t rb_jpeg_min_bytes(const struct rb_jpeg_layout *l);
 uint64_t rb_jpeg_bytes_of(const struct rb_jpeg_layout *l, uint64_t raw_bytes);
 /* The len bytes at offset of the file of key (a payload layout; layout a struct rb_jpeg_layout). Thread-safe. */
 void rb_jpeg_fill(const void *layout, uint64_t key, uint64_t offset, void *buf, size_t len);
+
+/* Decodes a whole JPEG (--decode): its size, or -EINVAL for an error or a corrupt-data warning of libjpeg. */
+int rb_jpeg_decode(const unsigned char *b, size_t n, unsigned *width, unsigned *height);
 
 /* ---- Parquet files as load train writes them ---- */
 

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,4 +324,56 @@ void rb_jpeg_fill(const void *layout, uint64_t key, uint64_t offset, void *buf, 
         offset += n;
         len -= n;
     }
+}
+
+/* ---- reading back (--decode) ---- */
+
+struct dec_err {
+    struct jpeg_error_mgr mgr;
+    jmp_buf jump;
+    unsigned warnings;
+};
+
+static void dec_fail(j_common_ptr c)
+{
+    longjmp(((struct dec_err *)c->err)->jump, 1);
+}
+
+static void dec_warn(j_common_ptr c, int level)
+{
+    if (level < 0)
+        ((struct dec_err *)c->err)->warnings++;
+}
+
+int rb_jpeg_decode(const unsigned char *b, size_t n, unsigned *width, unsigned *height)
+{
+    struct jpeg_decompress_struct d;
+    struct dec_err e;
+    unsigned char *volatile line = NULL;
+    d.err = jpeg_std_error(&e.mgr);
+    e.mgr.error_exit = dec_fail;
+    e.mgr.emit_message = dec_warn;
+    e.warnings = 0;
+    jpeg_create_decompress(&d);
+    if (setjmp(e.jump)) {
+        free(line);
+        jpeg_destroy_decompress(&d);
+        return -EINVAL;
+    }
+    jpeg_mem_src(&d, b, (unsigned long)n);
+    jpeg_read_header(&d, TRUE);
+    jpeg_start_decompress(&d);
+    line = malloc((size_t)d.output_width * (size_t)d.output_components);
+    if (!line)
+        longjmp(e.jump, 1);
+    while (d.output_scanline < d.output_height) {
+        JSAMPROW r = line;
+        jpeg_read_scanlines(&d, &r, 1);
+    }
+    *width = d.output_width;
+    *height = d.output_height;
+    jpeg_finish_decompress(&d);
+    jpeg_destroy_decompress(&d);
+    free(line);
+    return e.warnings ? -EINVAL : 0;
 }

@@ -1,8 +1,10 @@
 /* npz files for load train: a stored zip of x.npy and y.npy as numpy.savez writes them, made at any offset. */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <zlib.h>
@@ -244,4 +246,74 @@ void rb_npz_fill(const void *spec, uint64_t key, uint64_t offset, void *buf, siz
         offset += n;
         len -= n;
     }
+}
+
+/* ---- reading back (--decode) ---- */
+
+/* The element size and element count an npy header states (descr '<f4', '|u1', ...; shape (a, b, ...)). */
+static int npy_dims(const unsigned char *h, size_t n, uint64_t *elem, uint64_t *count, size_t *data_at)
+{
+    if (n < 10 || memcmp(h, "\x93NUMPY", 6) != 0 || h[6] != 1)
+        return -EINVAL;
+    size_t hlen = (size_t)h[8] | (size_t)h[9] << 8;
+    if (10 + hlen > n)
+        return -EINVAL;
+    char dict[4096];
+    if (hlen >= sizeof dict)
+        return -EINVAL;
+    memcpy(dict, h + 10, hlen);
+    dict[hlen] = '\0';
+    const char *d = strstr(dict, "'descr': '"), *sh = strstr(dict, "'shape': (");
+    if (!d || !sh)
+        return -EINVAL;
+    d += 10;
+    char *end;
+    unsigned long size = strtoul(d + 2, &end, 10); /* '<f4': the byte order, the kind, the size */
+    if (end == d + 2 || *end != '\'' || !size)
+        return -EINVAL;
+    *elem = size;
+    *count = 1;
+    for (const char *p = sh + 10; *p != ')';) {
+        unsigned long long v = strtoull(p, &end, 10);
+        if (end == p)
+            return -EINVAL;
+        *count *= v;
+        p = end;
+        while (*p == ',' || *p == ' ')
+            p++;
+    }
+    *data_at = 10 + hlen;
+    return 0;
+}
+
+int rb_npz_touch(const unsigned char *b, size_t n, uint64_t *arrays, uint64_t *array_bytes, uint64_t *sum)
+{
+    size_t at = 0;
+    *arrays = *array_bytes = 0;
+    uint64_t s = 0;
+    /* The local headers one after another, as a loader walks a stored zip: each member's npy header parsed, its
+     * array's bytes read (summed), up to the central directory. */
+    while (at + 30 <= n && memcmp(b + at, "PK\x03\x04", 4) == 0) {
+        unsigned method = (unsigned)b[at + 8] | (unsigned)b[at + 9] << 8;
+        uint64_t size = (uint64_t)b[at + 18] | (uint64_t)b[at + 19] << 8 | (uint64_t)b[at + 20] << 16 |
+                        (uint64_t)b[at + 21] << 24;
+        size_t name = (size_t)b[at + 26] | (size_t)b[at + 27] << 8, extra = (size_t)b[at + 28] | (size_t)b[at + 29] << 8;
+        size_t data = at + 30 + name + extra;
+        if (method != 0 || data > n || size > n - data)
+            return -EINVAL;
+        uint64_t elem, count;
+        size_t off;
+        if (npy_dims(b + data, (size_t)size, &elem, &count, &off) || off + elem * count != size)
+            return -EINVAL;
+        for (size_t k = data + off; k + 8 <= data + size; k += 8) {
+            uint64_t w;
+            memcpy(&w, b + k, 8);
+            s += w;
+        }
+        (*arrays)++;
+        *array_bytes += elem * count;
+        at = data + (size_t)size;
+    }
+    *sum = s;
+    return *arrays ? 0 : -EINVAL;
 }

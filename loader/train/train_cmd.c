@@ -268,10 +268,11 @@ static int prepare(struct rb_train_run *R, uint64_t steps)
     R->fetch.verify = a->verify;
     R->fetch.cache_header = a->file.cold_check ? RB_FILE_COLD_CHECK_NAME : a->cache_header;
     R->fetch.file = &a->file;
+    R->fetch.body = a->decode ? rb_train_decode_body : NULL;
     int status = rb_train_loaders_new(R);
     if (status)
         return status;
-    if (rb_train_tar_new(R) || rb_train_pq_new(R))
+    if (rb_train_tar_new(R) || rb_train_pq_new(R) || rb_train_decode_new(R))
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory for the files' index");
     RB_MPI_CHECK(MPI_Comm_dup(h->comm, &R->comm));
     R->mode = (struct train_mode){true, a->grad_bytes ? TRAIN_SYNC_ALLREDUCE : TRAIN_SYNC_BARRIER};
@@ -304,6 +305,7 @@ static void run_free(struct rb_train_run *R)
     free(R->grad_recv);
     rb_train_tar_free(R);
     rb_train_pq_free(R);
+    rb_train_decode_free(R);
     rb_train_loaders_free(R);
 }
 
@@ -357,6 +359,7 @@ static int run_resolved(struct train_args *a, struct rb_cli *cli)
     status = a->overlap ? rb_train_interference_run(&R) : rb_train_run_trials(&R);
     rb_train_tar_record(&R, R.dataset);
     rb_train_pq_record(&R, R.dataset);
+    rb_train_decode_record(&R, R.dataset);
     R.checkpoint = rb_train_ckpt_json(R.ckpt);
     if (h.rank == 0 && R.ntrials)
         rb_train_report(&R, &table);
@@ -421,6 +424,9 @@ int rb_load_train_main(int argc, char **argv)
          TRAIN_FORMAT_CHOICES},
         {"columns", 0, RB_OPT_STR, &a.columns, "LIST",
          "--format parquet: the columns read, names separated by commas (if not given: every column)", NULL},
+        {"decode", 0, RB_OPT_FLAG, &a.decode, NULL,
+         "--format npz or jpeg: decode each file read as a loader does (JPEG: libjpeg; npz: the npy headers parsed, "
+         "the arrays read) and report the decode CPU time", NULL},
         {"row-group-read", 0, RB_OPT_FLAG, &a.rg_read, NULL,
          "--format parquet: one request per row group over its projected chunks, instead of one per column chunk",
          NULL},

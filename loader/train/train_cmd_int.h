@@ -59,6 +59,7 @@ struct train_args {
     const char *columns;       /* --format parquet: --columns NAME,... (NULL: every column) */
     const char *pq_schema_s, *rg_rows_s; /* --parquet-schema scalar:N|list:N, --row-group-size ROWS (NULL: preset's) */
     bool rg_read;              /* --row-group-read: one request per row group (its projected chunks' span) */
+    bool decode;               /* --decode: npz and jpeg files decoded as a loader does (train_decode.c) */
     struct train_pqcfg *pq;    /* --format parquet: the layout and the projection (train_pq.c) */
     struct rb_npz_spec npz;    /* --format npz: what every file holds (fmt_npz.c) */
     struct rb_jpeg_layout *jpeg; /* --format jpeg with a sample size: the coded pool (fmt_jpeg.c) */
@@ -160,6 +161,7 @@ struct rb_train_run {
     cJSON *dataset, *populated;     /* rank 0: summary parts (owned until handed to the summary) */
     cJSON *interference;            /* rank 0, --overlap: summary.interference (owned until handed over) */
     struct train_ckpt *ckpt;        /* --checkpoint-every (train_ckpt.c), or NULL */
+    struct train_decode *dec;       /* --decode: the read threads' batches and the decode figures; or NULL */
     struct train_pqread *pqr;       /* --format parquet: the footers' index, the threads' ranges (train_pq.c); or NULL */
     struct train_tar *tar;          /* --shard-read ranged: the shards' index, the threads' ranges (train_tar.c); or NULL */
     cJSON *checkpoint;              /* rank 0: summary.checkpoint (owned until handed over) */
@@ -364,6 +366,21 @@ int rb_train_pq_fetch(struct rb_train_run *R, struct loader *l, const uint32_t *
 int rb_train_check_format(struct rb_train_run *R);
 /* --format parquet: dataset gets the projection and what was read, summed over ranks (rank 0). Collective. */
 void rb_train_pq_record(struct rb_train_run *R, cJSON *dataset);
+
+/* ---- train_decode.c ---- */
+
+struct train_decode;
+/* R->dec for R's read threads with --decode (nothing otherwise). Returns 0 or -ENOMEM. */
+int rb_train_decode_new(struct rb_train_run *R);
+void rb_train_decode_free(struct rb_train_run *R);
+/* The fetcher's body hook (struct rb_load_opts.body): keeps the bytes of the batch this thread is fetching. */
+void rb_train_decode_body(const char *name, uint64_t off, const void *p, size_t n);
+/* Read thread l is about to fetch objects idx[0..n): keep their bodies (no-op without --decode). */
+void rb_train_decode_begin(struct rb_train_run *R, const struct loader *l, const uint32_t *idx, size_t n);
+/* The batch arrived: decodes each file kept, timing the thread's CPU (no-op without --decode). */
+void rb_train_decode_end(struct rb_train_run *R, const struct loader *l);
+/* --decode: dataset gets files, failed, cpu_s and decoded_bytes summed over ranks (rank 0). Collective. */
+void rb_train_decode_record(struct rb_train_run *R, cJSON *dataset);
 
 /* ---- train_report.c ---- */
 

@@ -77,6 +77,13 @@ ok "numpy: $(head -1 <<<"$out")"
 assert_eq "npz epoch: samples, requests, bytes (the files on disk), errors" "[12,6,$(cat "$N"/img-* | wc -c),0]" \
     "$(S npz '.train_epochs[0] | [.samples, .requests, .bytes, .errors]')"
 assert_eq "npz: recorded format" '"npz"' "$(S npz .dataset.format)"
+# --decode: each file's npy headers parsed and arrays read: the arrays' bytes (x's, and 2 int64 labels a file).
+"$RB" load train "file://$N" --prefix img- --objects 6 --format npz --samples-per-object 2 --batch-size 2 \
+    --compute-time 1ms --decode --out "$T/npzdec" --quiet >/dev/null
+xbytes=$(sed -n 's/.* bytes=\([0-9]*\) .*/\1/p' <<<"$out" | paste -sd+ | bc)
+assert_eq "npz --decode: files, failed, decoded bytes" "[6,0,$((xbytes + 6 * 16))]" \
+    "$(S npzdec '.dataset.decode | [.files, .failed, .decoded_bytes]')"
+assert_eq "npz --decode: decode CPU measured" true "$(S npzdec '.dataset.decode.cpu_s > 0')"
 
 # 2c. JPEG: 6 images of RetinaNet's 322,957 bytes from 2 ranks, each exactly that size, decoded by Pillow, its
 #     comment the file's payload; and 4 of 200,000 +- 20,000 bytes (each the size drawn: the epoch's bytes).
@@ -89,6 +96,18 @@ assert_eq "Pillow decodes the 6 JPEGs of 322,957 bytes" 6 "$(grep -c '^ok img-00
 ok "Pillow: $(head -1 <<<"$out")"
 assert_eq "jpeg epoch: samples, requests, bytes, errors" "[6,6,$((6 * 322957)),0]" \
     "$(S jpeg '.train_epochs[0] | [.samples, .requests, .bytes, .errors]')"
+# --decode: libjpeg decodes each (its pixels x 3 bytes); a JPEG with its rows overwritten decodes with a warning:
+# failed, one warning line, the run goes on.
+dims=$(sed -n '1s/^ok img-00000000 \([0-9]*\)x\([0-9]*\) .*/\1 * \2/p' <<<"$out")
+cp "$J"/a/img-00000005 "$J/a/img-00000006"
+dd if=/dev/zero of="$J/a/img-00000006" bs=1 seek=200000 count=3000 conv=notrunc status=none
+"$RB" load train "file://$J/a" --prefix img- --objects 7 --format jpeg --batch-size 7 --compute-time 1ms --decode \
+    --out "$T/jpgdec" --quiet >/dev/null 2>"$T/jpgdec.err"
+assert_eq "jpeg --decode: files, failed, decoded bytes" "[7,1,$((6 * 3 * dims))]" \
+    "$(S jpgdec '.dataset.decode | [.files, .failed, .decoded_bytes]')"
+grep -q 'warning: --decode: file://.*"img-00000006" (322957 bytes) does not decode as a JPEG' "$T/jpgdec.err" ||
+    fail "no warning for the corrupt JPEG: $(cat "$T/jpgdec.err")"
+rm "$J/a/img-00000006"
 "$RB" load train "file://$J/b" --prefix img- --objects 4 --format jpeg --sample-size 200000/20000 --batch-size 2 \
     --compute-time 1ms --populate --verify --out "$T/jpeg2" --quiet >/dev/null
 out=$(/usr/bin/python3 "$ROOT/tests/formats/check_jpeg.py" 1 0 "$J"/b/img-*) || fail "Pillow: $out"
@@ -189,8 +208,10 @@ assert_eq "RGW: no whole GET of a file" 0 "$(rgw_seen 'GET /pqset/dlrm/pq-[0-9]+
 # npz and JPEG over s3:// as well: written (signed PUTs), then an epoch verified byte for byte.
 for f in npz jpeg; do
     "$RB" load train s3://pqset/$f/ --endpoint "$RGW_ENDPOINT" --prefix x- --objects 4 --format $f \
-        --sample-size 100000 --batch-size 2 --compute-time 1ms --populate --verify --out "$T/s3-$f" --quiet >/dev/null
+        --sample-size 100000 --batch-size 2 --compute-time 1ms --populate --verify --decode --out "$T/s3-$f" \
+        --quiet >/dev/null
     assert_eq "s3 $f epoch: samples, requests, errors" "[4,4,0]" "$(S "s3-$f" '.train_epochs[0] | [.samples, .requests, .errors]')"
+    assert_eq "s3 $f --decode: files, failed" "[4,0]" "$(S "s3-$f" '.dataset.decode | [.files, .failed]')"
 done
 assert_eq "s3 jpeg: 4 x 100,000 bytes" 400000 "$(S s3-jpeg '.train_epochs[0].bytes')"
 ok "train_formats: all checks passed"

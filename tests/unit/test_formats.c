@@ -338,6 +338,14 @@ static void test_npz_file(void **state)
     assert_int_equal(le32_at(f + cd), 0x02014b50);
     assert_int_equal(le32_at(f + cd + 16), xcrc);
     assert_int_equal(le32_at(f + cd + 51 + 42), 35 + xsize); /* y's local header offset */
+    /* Read back as --decode does: two arrays, their bytes; a file cut short or another format is not npz. */
+    uint64_t arrays, ab, sum;
+    assert_int_equal(rb_npz_touch(f, n, &arrays, &ab, &sum), 0);
+    assert_int_equal(arrays, 2);
+    assert_int_equal(ab, s * sp.spo + 8 * sp.spo);
+    assert_int_equal(rb_npz_touch(f, n / 2, &arrays, &ab, &sum), -EINVAL);
+    assert_int_equal(rb_npz_touch((const uint8_t *)"PK\x03\x04 not a zip at all, only text", 36, &arrays, &ab, &sum),
+                     -EINVAL);
     uint8_t part[97];
     for (uint64_t off = 0; off < n; off += 89) {
         size_t len = n - off < sizeof part ? (size_t)(n - off) : sizeof part;
@@ -418,6 +426,13 @@ static void test_jpeg_files(void **state)
             rb_payload_plain_fill(key, 0, want, ncom);
             assert_memory_equal(com, want, ncom);
             free(want);
+            /* --decode's decoder: the same size; a file cut short is an error, not a picture. */
+            unsigned dw, dh;
+            assert_int_equal(rb_jpeg_decode(f, n, &dw, &dh), 0);
+            assert_int_equal(dw, w);
+            assert_int_equal(dh, h);
+            assert_int_equal(rb_jpeg_decode(f, n / 2, &dw, &dh), -EINVAL);
+            assert_int_equal(rb_jpeg_decode((const uint8_t *)"not a jpeg", 10, &dw, &dh), -EINVAL);
             /* Any range filled on its own (another key's file filled in between) is the file's bytes there. */
             uint8_t part[4099];
             for (uint64_t off = 0; off < n; off += n / 37 + 1) {
