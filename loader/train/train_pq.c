@@ -151,6 +151,10 @@ int rb_train_formats_resolve(struct train_args *a)
     bool pq_opts = a->columns || a->pq_schema_s || a->rg_rows_s || a->rg_read;
     if (a->decode && a->format != TRAIN_FORMAT_NPZ && a->format != TRAIN_FORMAT_JPEG)
         return rb_cli_usage_error("--decode: give --format npz or jpeg (Parquet chunks are read without decoding)");
+    if (a->verify && !a->sample_known && a->format >= TRAIN_FORMAT_PARQUET)
+        return rb_cli_usage_error("--format %s --verify: give --sample-size SIZE or --workload (the files' layout the "
+                                  "bytes are checked against)", a->format == TRAIN_FORMAT_PARQUET ? "parquet"
+                                  : a->format == TRAIN_FORMAT_NPZ ? "npz" : "jpeg");
     if (a->format == TRAIN_FORMAT_NPZ && !pq_opts)
         return npz_resolve(a);
     if (a->format == TRAIN_FORMAT_JPEG && !pq_opts)

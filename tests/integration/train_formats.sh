@@ -175,6 +175,9 @@ assert_stderr_line '^railbench: error: --columns, --parquet-schema, --row-group-
 assert_exit 2 "a column list with a hole" "$RB" load train "file://$B" --filelist <(echo x) --format parquet \
     --columns c0,,c1 --compute-time 1ms --quiet
 assert_stderr_line '^railbench: error: --columns "c0,,c1": expected column names separated by commas'
+assert_exit 2 "--verify without a sample size" "$RB" load train "file://$B" --filelist <(echo x) --format npz \
+    --verify --compute-time 1ms --quiet
+assert_stderr_line '^railbench: error: --format npz --verify: give --sample-size SIZE or --workload'
 assert_exit 2 "float lists that do not share out" "$RB" load train "file://$B" --prefix q- --objects 1 --format parquet \
     --parquet-schema list:5 --sample-size 10 --populate --compute-time 1ms --quiet
 assert_stderr_line '^railbench: error: --format parquet --parquet-schema list:5 --sample-size 10: 10 bytes a row do not share out over 5 float list'
