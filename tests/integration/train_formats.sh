@@ -195,6 +195,17 @@ assert_eq "nginx: a 206 per footer read and chunk, no other GET" \
     "$(S http '.dataset.parquet | .chunk_requests + .footer_requests') $(S http '.dataset.parquet | .chunk_requests + .footer_requests')" \
     "$(gets 206) $(gets '')"
 
+# 3c. ais:// (the AIStore stand-in of tests/servers/peer.py: proxy -> target redirects), 2 ranks: the DLRM set PUT,
+#     then read by footer (a suffix Range) and projected chunks: a 206 per footer read and chunk, the projected bytes.
+AP=$(free_port)
+bg python3 "$ROOT/tests/servers/peer.py" --port "$AP"
+wait_port "$AP"
+rb_mpirun 2 "$RB" load train ais://pqset/dlrm/ --endpoint "http://127.0.0.1:$AP" --prefix pq- --objects 4 "${DLRM[@]}" \
+    --columns "$COLS" --populate --verify --out "$T/ais" --quiet >/dev/null
+assert_eq "ais epoch: bytes (the projected chunks), errors" "[$((4 * proj1)),0]" "$(S ais '.train_epochs[0] | [.bytes, .errors]')"
+assert_eq "the stand-in: a 206 per footer read and chunk" "$(S ais '.dataset.parquet | .chunk_requests + .footer_requests')" \
+    "$(curl -s "http://127.0.0.1:$AP/peer/stats" | jq .ranged_gets)"
+
 # 4. s3:// on Ceph RGW, 2 ranks: --populate PUTs the files (signed), then an epoch reads c0..c39 verified, each chunk
 #    one ranged GET. RGW logs a 206 per footer read and per chunk, and no whole GET; the bytes are the projected
 #    chunks' (hyparquet's sizes of the files written to the directory above: the same layout).
