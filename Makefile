@@ -3,7 +3,7 @@
 PREFIX ?= /usr/local
 DESTDIR ?=
 CC := mpicc
-PKGS := libcurl libcjson libmicrohttpd hwloc openssl liburing libprotobuf-c
+PKGS := libcurl libcjson libmicrohttpd hwloc openssl liburing libprotobuf-c zlib libjpeg
 # Tags vX.Y.Z name releases; between them git describe gives vX.Y.Z-N-gHASH (debian/version.sh maps it).
 VERSION := $(shell git describe --tags --match 'v[0-9]*' --always --dirty 2>/dev/null || echo unknown)
 GIT_COMMIT := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
@@ -16,6 +16,8 @@ DEB_hwloc := libhwloc-dev
 DEB_openssl := libssl-dev
 DEB_liburing := liburing-dev
 DEB_libprotobuf-c := libprotobuf-c-dev
+DEB_zlib := zlib1g-dev
+DEB_libjpeg := libjpeg62-turbo-dev
 DEB_cmocka := libcmocka-dev
 
 # rb_pkg OPTION,NAMES: pkg-config OPTION for each name; a name pkg-config cannot find (or no pkg-config)

@@ -48,6 +48,8 @@ pkgs=(
   # format (protobuf-c and its compiler); independent readers of what railbench writes: numpy (.npy, .npz) and
   # Pillow (JPEG) under Debian's /usr/bin/python3
   libjpeg62-turbo-dev libprotobuf-c-dev protobuf-c-compiler python3-numpy python3-pil
+  # --format npz: the zip members' CRC-32 (zlib)
+  zlib1g-dev
 )
 # Debian's nodejs needs Debian's npm package; a Node.js build that bundles its own npm (NodeSource's nodejs
 # package) conflicts with it. So: npm, unless an npm is installed that some other package brought.

@@ -132,6 +132,11 @@ struct rb_load_opts {
     bool phases;
     /* --slowest N: the N slowest requests kept by name (0: none). */
     unsigned slowest;
+    /*
+     * GET: every body's bytes as they arrive, to body(name, offset in the object, bytes, n) on the thread that
+     * drives the fetcher (load train --decode keeps a batch's bodies); NULL: none. Must not block.
+     */
+    void (*body)(const char *name, uint64_t off, const void *p, size_t n);
     /* A file:// target's options (--io-engine, --direct, --block-size, --fsync, ...); NULL: the defaults. */
     const struct rb_file_opts *file;
 };

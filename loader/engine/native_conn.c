@@ -114,6 +114,8 @@ static int on_body(http_parser *p, const char *at, size_t n)
         r->mismatch = true;
     if (r->w->samples)
         rb_tar_body(r, at, n);
+    if (r->w->o->body)
+        r->w->o->body(r->name, r->off, at, n);
     r->off += n;
     r->body += n;
     return 0;

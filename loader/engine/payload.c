@@ -8,6 +8,8 @@
 /* The layout of every payload in this process (rb_payload_set_tar): plain when members is 0. */
 static struct {
     uint64_t members, member_bytes;
+    void (*fill)(const void *ctx, uint64_t key, uint64_t offset, void *buf, size_t len); /* a format's, or NULL */
+    const void *ctx;
 } layout;
 
 /*
@@ -50,6 +52,11 @@ static inline uint64_t block_word(uint64_t key, uint64_t b)
 static inline uint64_t word_at(uint64_t key, uint64_t i)
 {
     return pattern[i % BLOCK_WORDS] ^ block_word(key, i / BLOCK_WORDS);
+}
+
+uint64_t rb_payload_plain_word_mask(uint64_t key, uint64_t block)
+{
+    return block_word(key, block);
 }
 
 uint64_t rb_payload_key(uint64_t seed, const char *name)
@@ -110,13 +117,14 @@ void rb_payload_plain_fill(uint64_t key, uint64_t offset, void *buf, size_t len)
 }
 
 /* Compares with the payload made a chunk at a time; the index of the first differing byte, or len. */
-static size_t plain_verify(uint64_t key, uint64_t offset, const void *buf, size_t len)
+static size_t verify_with(void (*fill)(const void *ctx, uint64_t key, uint64_t offset, void *buf, size_t len),
+                          const void *ctx, uint64_t key, uint64_t offset, const void *buf, size_t len)
 {
     const unsigned char *in = buf;
     unsigned char want[BLOCK_BYTES];
     for (size_t done = 0; done < len;) {
         size_t n = len - done < sizeof want ? len - done : sizeof want;
-        rb_payload_plain_fill(key, offset + done, want, n);
+        fill(ctx, key, offset + done, want, n);
         if (memcmp(in + done, want, n) != 0)
             for (size_t k = 0; k < n; k++)
                 if (in[done + k] != want[k])
@@ -124,6 +132,20 @@ static size_t plain_verify(uint64_t key, uint64_t offset, const void *buf, size_
         done += n;
     }
     return len;
+}
+
+/* rb_payload_plain_fill behind the layout's signature. */
+static void plain_fill(const void *ctx, uint64_t key, uint64_t offset, void *buf, size_t len)
+{
+    (void)ctx;
+    rb_payload_plain_fill(key, offset, buf, len);
+}
+
+void rb_payload_set_layout(void (*fill)(const void *ctx, uint64_t key, uint64_t offset, void *buf, size_t len),
+                           const void *ctx)
+{
+    layout.fill = fill;
+    layout.ctx = ctx;
 }
 
 void rb_payload_set_tar(uint64_t members, uint64_t member_bytes)
@@ -134,7 +156,9 @@ void rb_payload_set_tar(uint64_t members, uint64_t member_bytes)
 
 void rb_payload_fill(uint64_t key, uint64_t offset, void *buf, size_t len)
 {
-    if (layout.members)
+    if (layout.fill)
+        layout.fill(layout.ctx, key, offset, buf, len);
+    else if (layout.members)
         rb_tar_fill(key, layout.members, layout.member_bytes, offset, buf, len);
     else
         rb_payload_plain_fill(key, offset, buf, len);
@@ -142,9 +166,11 @@ void rb_payload_fill(uint64_t key, uint64_t offset, void *buf, size_t len)
 
 size_t rb_payload_verify(uint64_t key, uint64_t offset, const void *buf, size_t len)
 {
+    if (layout.fill)
+        return verify_with(layout.fill, layout.ctx, key, offset, buf, len);
     if (layout.members)
         return rb_tar_verify(key, layout.members, layout.member_bytes, offset, buf, len);
-    return plain_verify(key, offset, buf, len);
+    return verify_with(plain_fill, NULL, key, offset, buf, len);
 }
 
 uint64_t rb_payload_size(uint64_t seed, const char *name, uint64_t min_bytes, uint64_t max_bytes)

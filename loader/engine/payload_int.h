@@ -23,12 +23,23 @@ void rb_payload_fill(uint64_t key, uint64_t offset, void *buf, size_t len);
 /* The same in the plain layout, whatever the process's is (a tar shard's members hold these bytes). */
 void rb_payload_plain_fill(uint64_t key, uint64_t offset, void *buf, size_t len);
 
+/* The word XORed into every 8 bytes of 4 KiB block `block` of the plain layout, as it lies in memory (CRCs by block). */
+uint64_t rb_payload_plain_word_mask(uint64_t key, uint64_t block);
+
 /*
  * From now on every payload (what PUT writes and --verify expects, in
  * every protocol) is a tar shard of members members of member_bytes each
  * (tarshard_int.h); 0 members: plain again. Call before any worker starts.
  */
 void rb_payload_set_tar(uint64_t members, uint64_t member_bytes);
+
+/*
+ * From now on every payload is what fill writes (a file format's layout,
+ * fill(ctx, key, offset, buf, len): pure, thread-safe); NULL: back to plain
+ * or tar. Call before any worker starts; ctx must outlive the workers.
+ */
+void rb_payload_set_layout(void (*fill)(const void *ctx, uint64_t key, uint64_t offset, void *buf, size_t len),
+                           const void *ctx);
 
 /* Compares buf with the payload at offset; returns the index of the first differing byte, or len. */
 size_t rb_payload_verify(uint64_t key, uint64_t offset, const void *buf, size_t len);

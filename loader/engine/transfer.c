@@ -102,6 +102,8 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
         r->mismatch = true;
     if (r->w->samples)
         rb_tar_body(r, p, len);
+    if (r->w->o->body)
+        r->w->o->body(r->name, r->off, p, len);
     r->off += len;
     r->body += len;
     return len;

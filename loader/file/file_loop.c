@@ -349,6 +349,8 @@ static void get_done(struct rb_worker *w, struct fslot *s, const struct rb_fio_i
             s->r.mismatch = true;
         if (w->samples)
             rb_tar_body(&s->r, s->buf + skip, n);
+        if (w->o->body)
+            w->o->body(s->r.name, s->pos, s->buf + skip, n);
         s->r.body += n;
         s->pos = got_end;
     }

@@ -24,12 +24,27 @@
  * batch_size, computation_time, read_threads and metric.au. CosmoFlow's
  * threshold is 70 %, the others' 90 %.
  */
+#define DLRM_COLUMNS "c0,c1,c2,c3,c4,c5,c6,c7,c8,c9,c10,c11,c12,c13,c14,c15,c16,c17,c18,c19,c20,c21,c22,c23,c24," \
+                     "c25,c26,c27,c28,c29,c30,c31,c32,c33,c34,c35,c36,c37,c38,c39"
+
+/*
+ * MLPerf Storage v3.0's training data sets (files, format, samples a file,
+ * sample bytes, batch, AU threshold): unet3d's 7,200 npz files; retinanet's
+ * 1,170,301 JPEGs; flux's 4,296 Parquet files of 288 rows of 5 float32 list
+ * columns (row groups of 48 rows: railbench's choice, a batch's); dlrm's
+ * 1,024 Parquet files of 4,718,592 rows of 200 scalar columns (761 bytes a
+ * row, row groups of 6,144, the 40 columns DLIO reads). Their compute times
+ * and read threads are not recorded here: --compute-time must be given.
+ */
 static const struct rb_train_preset presets[] = {
-    {"resnet50", 114660, 0, 1251, 400, 224 * RB_NS_PER_MS, 8, 90},
-    {"unet3d", 146600628, 68341808, 1, 7, 323 * RB_NS_PER_MS, 4, 90},
-    {"cosmoflow", 2828486, 71311, 1, 1, 3500 * RB_NS_PER_US, 4, 70},
+    {"resnet50", 114660, 0, 1251, 400, 224 * RB_NS_PER_MS, 8, 90, 0, NULL, NULL, 0, NULL},
+    {"unet3d", 146600628, 68341808, 1, 7, 323 * RB_NS_PER_MS, 4, 90, 7200, "npz", NULL, 0, NULL},
+    {"cosmoflow", 2828486, 71311, 1, 1, 3500 * RB_NS_PER_US, 4, 70, 0, NULL, NULL, 0, NULL},
+    {"retinanet", 322957, 0, 1, 24, 0, 0, 85, 1170301, "jpeg", NULL, 0, NULL},
+    {"flux", 2164832, 0, 288, 48, 0, 0, 90, 4296, "parquet", "list:5", 48, NULL},
+    {"dlrm", 761, 0, 4718592, 16384, 0, 0, 70, 1024, "parquet", "scalar:200", 6144, DLRM_COLUMNS},
 };
-const char rb_train_preset_list[] = "resnet50, unet3d or cosmoflow";
+const char rb_train_preset_list[] = "resnet50, unet3d, cosmoflow, retinanet, flux or dlrm";
 
 const struct rb_train_preset *rb_train_preset_find(const char *name)
 {
@@ -102,13 +117,18 @@ uint64_t rb_train_draw(uint64_t mean, uint64_t stdev, uint64_t key, uint64_t flo
     return (uint64_t)llround(v);
 }
 
+uint64_t rb_train_key_object_bytes(uint64_t payload_key, uint64_t spo, uint64_t mean_bytes, uint64_t stdev_bytes)
+{
+    /* Mixed with a constant so the size is not correlated with the payload's first words. */
+    uint64_t key = rb_mix64(payload_key ^ 0x5a3e5a3e5a3e5a3eull);
+    double stdev = (double)stdev_bytes * sqrt((double)spo);
+    return rb_train_draw(mean_bytes * spo, (uint64_t)llround(stdev), key, 1);
+}
+
 uint64_t rb_train_object_bytes(uint64_t seed, const char *name, uint64_t spo, uint64_t mean_bytes,
                                uint64_t stdev_bytes)
 {
-    /* Mixed with a constant so the size is not correlated with the payload's first words. */
-    uint64_t key = rb_mix64(rb_payload_key(seed, name) ^ 0x5a3e5a3e5a3e5a3eull);
-    double stdev = (double)stdev_bytes * sqrt((double)spo);
-    return rb_train_draw(mean_bytes * spo, (uint64_t)llround(stdev), key, 1);
+    return rb_train_key_object_bytes(rb_payload_key(seed, name), spo, mean_bytes, stdev_bytes);
 }
 
 uint64_t rb_train_compute_ns(uint64_t mean_ns, uint64_t stdev_ns, uint64_t seed, uint64_t epoch, int rank,

@@ -52,10 +52,10 @@ static void record_config(struct rb_cli *cli, const char *name, const char *valu
 /* Resolves presets and checks the options together; prints one line and returns RB_EXIT_USAGE on the first problem. */
 static int resolve(struct train_args *a, struct rb_cli *cli)
 {
-    const struct rb_train_preset *p = NULL;
-    if (a->workload && !(p = rb_train_preset_find(a->workload)))
-        return rb_cli_usage_error("--workload \"%s\": expected %s", a->workload, rb_train_preset_list);
-    a->preset = p;
+    int st = rb_train_workload_resolve(a, cli);
+    if (st)
+        return st;
+    const struct rb_train_preset *p = a->preset;
     if (a->ckpt_every && !a->ckpt_bytes)
         return rb_cli_usage_error("--checkpoint-every %" PRIu64 ": give --checkpoint-size SIZE, the bytes each rank "
                                   "writes", a->ckpt_every);
@@ -65,18 +65,19 @@ static int resolve(struct train_args *a, struct rb_cli *cli)
         return rb_cli_usage_error("--batch-size \"%s\": expected a whole number of samples, 1 to %u", a->batch_s, MAX_BATCH);
     if (count_opt(a->spo_s, p ? p->samples_per_object : 1, 1, MAX_SPO, &a->spo))
         return rb_cli_usage_error("--samples-per-object \"%s\": expected a whole number, 1 to %u", a->spo_s, MAX_SPO);
-    if (count_opt(a->threads_s, p ? p->read_threads : 1, 1, MAX_READ_THREADS, &a->read_threads))
+    if (count_opt(a->threads_s, p && p->read_threads ? p->read_threads : 1, 1, MAX_READ_THREADS, &a->read_threads))
         return rb_cli_usage_error("--read-threads \"%s\": expected 1 to %d", a->threads_s, MAX_READ_THREADS);
     if (a->compute_s) {
         if (rb_train_parse_duration_dist(a->compute_s, &a->compute_ns, &a->compute_stdev_ns) ||
             a->compute_ns > MAX_COMPUTE_NS || a->compute_stdev_ns > MAX_COMPUTE_NS)
             return rb_cli_usage_error("--compute-time \"%s\": expected a duration or MEAN/STDEV up to 1h (e.g. 224ms or "
                                "50ms/5ms)", a->compute_s);
-    } else if (p) {
+    } else if (p && p->compute_ns) {
         a->compute_ns = p->compute_ns;
         a->compute_stdev_ns = 0;
     } else {
-        return rb_cli_usage_error("load train: give --compute-time D (per step) or --workload %s", rb_train_preset_list);
+        return rb_cli_usage_error("load train: give --compute-time D (per step)%s%s", p ? "; --workload has none for " :
+                                  " or --workload ", p ? p->name : rb_train_preset_list);
     }
     if (a->compute_ns == 0)
         return rb_cli_usage_error("--compute-time \"%s\": must be more than 0 (AU is compute time over wall time)",
@@ -168,11 +169,17 @@ static int resolve(struct train_args *a, struct rb_cli *cli)
     /* What --populate writes and --verify expects, in every protocol: shards of spo members (tarshard_int.h). */
     if (a->format == TRAIN_FORMAT_TAR && a->sample_known)
         rb_payload_set_tar(a->spo, a->sample_bytes);
-    return 0;
+    return rb_train_formats_resolve(a);
 }
 
 uint64_t rb_train_format_bytes(const struct train_args *a, uint64_t raw_bytes)
 {
+    if (a->format == TRAIN_FORMAT_PARQUET)
+        return rb_train_pq_file_bytes(a) ? rb_train_pq_file_bytes(a) : raw_bytes;
+    if (a->format == TRAIN_FORMAT_NPZ)
+        return a->npz.spo ? rb_npz_file_bytes(&a->npz, raw_bytes) : raw_bytes;
+    if (a->format == TRAIN_FORMAT_JPEG)
+        return a->jpeg ? rb_jpeg_bytes_of(a->jpeg, raw_bytes) : raw_bytes;
     return a->format == TRAIN_FORMAT_TAR ? rb_tar_shard_bytes(a->spo, a->sample_bytes) : raw_bytes;
 }
 
@@ -261,11 +268,12 @@ static int prepare(struct rb_train_run *R, uint64_t steps)
     R->fetch.verify = a->verify;
     R->fetch.cache_header = a->file.cold_check ? RB_FILE_COLD_CHECK_NAME : a->cache_header;
     R->fetch.file = &a->file;
+    R->fetch.body = a->decode ? rb_train_decode_body : NULL;
     int status = rb_train_loaders_new(R);
     if (status)
         return status;
-    if (rb_train_tar_new(R))
-        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory for the shards' index");
+    if (rb_train_tar_new(R) || rb_train_pq_new(R) || rb_train_decode_new(R))
+        rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory for the files' index");
     RB_MPI_CHECK(MPI_Comm_dup(h->comm, &R->comm));
     R->mode = (struct train_mode){true, a->grad_bytes ? TRAIN_SYNC_ALLREDUCE : TRAIN_SYNC_BARRIER};
     if (a->grad_bytes) {
@@ -296,14 +304,25 @@ static void run_free(struct rb_train_run *R)
     free(R->grad_send);
     free(R->grad_recv);
     rb_train_tar_free(R);
+    rb_train_pq_free(R);
+    rb_train_decode_free(R);
     rb_train_loaders_free(R);
 }
+
+static int run_resolved(struct train_args *a, struct rb_cli *cli);
 
 static int run(struct train_args *a, struct rb_cli *cli)
 {
     int status = resolve(a, cli);
-    if (status)
-        return status;
+    if (!status)
+        status = run_resolved(a, cli);
+    rb_train_pq_cfg_free(a);
+    return status;
+}
+
+static int run_resolved(struct train_args *a, struct rb_cli *cli)
+{
+    int status;
     struct rb_target *t = NULL;
     char prefix[1600];
     if ((status = open_target(a, cli, &t, prefix, sizeof prefix)) != 0)
@@ -326,7 +345,8 @@ static int run(struct train_args *a, struct rb_cli *cli)
     uint64_t steps = 0;
 
     if ((status = rb_train_build_objects(&h, a, t, prefix, &all, &R.source)) || (status = check_data_set(&R, &steps)) ||
-        (status = rb_train_check_shards(&R)) || (status = prepare(&R, steps)))
+        (status = rb_train_check_shards(&R)) || (status = rb_train_check_format(&R)) ||
+        (status = prepare(&R, steps)))
         goto out;
     if (a->populate && (status = rb_train_populate(&R, &R.populated)))
         goto out;
@@ -338,6 +358,8 @@ static int run(struct train_args *a, struct rb_cli *cli)
         goto out;
     status = a->overlap ? rb_train_interference_run(&R) : rb_train_run_trials(&R);
     rb_train_tar_record(&R, R.dataset);
+    rb_train_pq_record(&R, R.dataset);
+    rb_train_decode_record(&R, R.dataset);
     R.checkpoint = rb_train_ckpt_json(R.ckpt);
     if (h.rank == 0 && R.ntrials)
         rb_train_report(&R, &table);
@@ -382,8 +404,11 @@ int rb_load_train_main(int argc, char **argv)
     rb_load_defaults(&a.tgt, &a.eng, &a.file);
     const struct rb_opt own[] = {
         {"workload", 0, RB_OPT_STR, &a.workload, "NAME",
-         "MLPerf Storage preset: resnet50, unet3d or cosmoflow (sample size, batch, compute time, read threads, "
-         "--au-min); options given win", "resnet50|unet3d|cosmoflow"},
+         "MLPerf Storage preset: resnet50, unet3d, cosmoflow, retinanet, flux or dlrm (sample size, batch, compute time, "
+         "read threads, --au-min; v3.0's format and files); options given win",
+         "resnet50|unet3d|cosmoflow|retinanet|flux|dlrm"},
+        {"scale", 0, RB_OPT_STR, &a.scale_s, "F",
+         "--workload: the preset's files times F as --objects (e.g. 0.001), for a data set that fits", NULL},
         {"batch-size", 'b', RB_OPT_STR, &a.batch_s, "N", "samples per batch and accelerator (if not given: 1, or the preset's)",
          NULL},
         {"sample-size", 0, RB_OPT_STR, &a.sample_s, "SIZE[/STDEV]",
@@ -392,8 +417,24 @@ int rb_load_train_main(int argc, char **argv)
         {"samples-per-object", 0, RB_OPT_STR, &a.spo_s, "N",
          "samples in one object (sharded data sets); the object is read whole once (if not given: 1, or the preset's)", NULL},
         {"format", 0, RB_OPT_CHOICE, &a.format, "F",
-         "how an object holds its samples: raw (back to back) or tar (a ustar shard, one member per sample, streamed "
-         "whole and in order as WebDataset reads it)", TRAIN_FORMAT_CHOICES},
+         "how an object holds its samples: raw (back to back), tar (a ustar shard, one member per sample, streamed "
+         "whole and in order as WebDataset reads it), parquet (one row per sample; read by footer and projected "
+         "column chunks), npz (a zip of x.npy and y.npy as numpy.savez writes them) or jpeg (a baseline JPEG of "
+         "the sample size; npz and jpeg read whole)",
+         TRAIN_FORMAT_CHOICES},
+        {"columns", 0, RB_OPT_STR, &a.columns, "LIST",
+         "--format parquet: the columns read, names separated by commas (if not given: every column)", NULL},
+        {"decode", 0, RB_OPT_FLAG, &a.decode, NULL,
+         "--format npz or jpeg: decode each file read as a loader does (JPEG: libjpeg; npz: the npy headers parsed, "
+         "the arrays read) and report the decode CPU time", NULL},
+        {"row-group-read", 0, RB_OPT_FLAG, &a.rg_read, NULL,
+         "--format parquet: one request per row group over its projected chunks, instead of one per column chunk",
+         NULL},
+        {"row-group-size", 0, RB_OPT_STR, &a.rg_rows_s, "ROWS",
+         "--format parquet --populate: rows per row group (if not given: the whole file)", NULL},
+        {"parquet-schema", 0, RB_OPT_STR, &a.pq_schema_s, "KIND:N",
+         "--format parquet: scalar:N (N scalar columns) or list:N (N float list columns) sharing the sample size "
+         "(if not given: scalar:1)", NULL},
         {"shard-read", 0, RB_OPT_CHOICE, &a.shard_read, "M",
          "--format tar: whole (one read per shard) or ranged (the shard's tar headers once, then one ranged read of "
          "exactly each sample's bytes)", TRAIN_SHARD_READ_CHOICES},
@@ -421,7 +462,7 @@ int rb_load_train_main(int argc, char **argv)
          "run the --grad-bytes all-reduce while the next step reads; measure reads alone and the all-reduce alone "
          "first, and report each side's slowdown", NULL},
         {"au-min", 0, RB_OPT_STR, &a.au_min_s, "PCT", "AU threshold in percent (if not given: 90, or the preset's: 70 for "
-                                                       "cosmoflow)", NULL},
+                                                       "cosmoflow and dlrm, 85 for retinanet)", NULL},
         {"strict", 0, RB_OPT_FLAG, &a.strict, NULL, "exit 1 when AU is below --au-min", NULL},
         {"find-max-accelerators", 0, RB_OPT_FLAG, &a.find_max, NULL,
          "search the most simulated accelerators that keep AU >= --au-min (doubling, then bisection)", NULL},

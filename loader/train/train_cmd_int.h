@@ -2,17 +2,20 @@
 #ifndef RB_TRAIN_CMD_INT_H
 #define RB_TRAIN_CMD_INT_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
+#include <curl/curl.h>
 
 #include "../cmd/loader_int.h"
 #include "../engine/phase_int.h"
 #include "../file/file_int.h"
 #include "railbench/buf.h"
 #include "railbench/harness.h"
+#include "fmt_int.h"
 #include "train_int.h"
 
 /*
@@ -21,9 +24,13 @@
  * guards (its mutex, condition variables and atomics, train_run.c).
  */
 
-/* --format: samples back to back in an object (raw), or a ustar shard of one member per sample (tar). */
-enum { TRAIN_FORMAT_RAW, TRAIN_FORMAT_TAR };
-#define TRAIN_FORMAT_CHOICES "raw|tar"
+/*
+ * --format: samples back to back in an object (raw), a ustar shard of one member per sample (tar), a Parquet
+ * file of one row per sample (parquet), a zip of x.npy and y.npy as numpy.savez writes them (npz) or a baseline
+ * JPEG of one image (jpeg; fmt_int.h).
+ */
+enum { TRAIN_FORMAT_RAW, TRAIN_FORMAT_TAR, TRAIN_FORMAT_PARQUET, TRAIN_FORMAT_NPZ, TRAIN_FORMAT_JPEG };
+#define TRAIN_FORMAT_CHOICES "raw|tar|parquet|npz|jpeg"
 /* --shard-read: a tar shard streamed whole, or its index (headers) read once and each sample read as its own range. */
 enum { TRAIN_SHARD_WHOLE, TRAIN_SHARD_RANGED };
 #define TRAIN_SHARD_READ_CHOICES "whole|ranged"
@@ -34,6 +41,7 @@ enum { TRAIN_SHARD_WHOLE, TRAIN_SHARD_RANGED };
 struct train_args {
     /* Values a --workload preset supplies when they are not given (NULL: not given). */
     const char *workload, *batch_s, *spo_s, *compute_s, *sample_s, *threads_s, *au_min_s;
+    const char *scale_s;       /* --scale F: the preset's files x F as --objects */
     uint64_t inflight, prefetch, accel, epochs, max_steps, seed, grad_bytes, max_accel;
     bool strict, find_max, populate, overwrite, verify;
     bool overlap;               /* --overlap: baselines, then the all-reduce overlapped with the next step */
@@ -48,6 +56,13 @@ struct train_args {
     struct rb_file_opts file;  /* a file:// data set's options (the file protocol's group) */
     int format;                /* --format: TRAIN_FORMAT_RAW or _TAR, how an object holds its samples */
     int shard_read;            /* --shard-read: TRAIN_SHARD_WHOLE or _RANGED (--format tar) */
+    const char *columns;       /* --format parquet: --columns NAME,... (NULL: every column) */
+    const char *pq_schema_s, *rg_rows_s; /* --parquet-schema scalar:N|list:N, --row-group-size ROWS (NULL: preset's) */
+    bool rg_read;              /* --row-group-read: one request per row group (its projected chunks' span) */
+    bool decode;               /* --decode: npz and jpeg files decoded as a loader does (train_decode.c) */
+    struct train_pqcfg *pq;    /* --format parquet: the layout and the projection (train_pq.c) */
+    struct rb_npz_spec npz;    /* --format npz: what every file holds (fmt_npz.c) */
+    struct rb_jpeg_layout *jpeg; /* --format jpeg with a sample size: the coded pool (fmt_jpeg.c) */
 
     /* Resolved from the options and the preset. */
     const struct rb_train_preset *preset;
@@ -146,6 +161,8 @@ struct rb_train_run {
     cJSON *dataset, *populated;     /* rank 0: summary parts (owned until handed to the summary) */
     cJSON *interference;            /* rank 0, --overlap: summary.interference (owned until handed over) */
     struct train_ckpt *ckpt;        /* --checkpoint-every (train_ckpt.c), or NULL */
+    struct train_decode *dec;       /* --decode: the read threads' batches and the decode figures; or NULL */
+    struct train_pqread *pqr;       /* --format parquet: the footers' index, the threads' ranges (train_pq.c); or NULL */
     struct train_tar *tar;          /* --shard-read ranged: the shards' index, the threads' ranges (train_tar.c); or NULL */
     cJSON *checkpoint;              /* rank 0: summary.checkpoint (owned until handed over) */
 };
@@ -253,6 +270,117 @@ int rb_train_tar_fetch(struct rb_train_run *R, struct loader *l, const uint32_t 
                        const volatile int *stop);
 /* --format tar: dataset gets shard_read and the index reads summed over ranks (rank 0, when not NULL). Collective. */
 void rb_train_tar_record(struct rb_train_run *R, cJSON *dataset);
+
+/* ---- train_rget.c ---- */
+
+/* One small ranged read of an object: pread on file://, a Range GET (one keep-alive handle) otherwise. */
+struct train_rget {
+    const struct rb_target *t;
+    const char *name;
+    uint64_t timeout_ns;
+    CURL *easy;                     /* http, s3, ais */
+    struct rb_fwatch *watch;        /* file: the call in progress, for the watchdog (or NULL) */
+    const char *whole_hint;         /* appended to the line when a server ignores Range (or NULL) */
+    unsigned char *buf;             /* room for the largest read asked for */
+    /* Set by the calls: */
+    int fd;                         /* file: the object open, or -1 */
+    char path[PATH_MAX];            /* file: its path, for the watchdog's line */
+    size_t want, got;
+    bool overflow;                  /* more bytes than the range asked for: the server ignored Range */
+    uint64_t total;                 /* the object's size; UINT64_MAX while unknown */
+};
+/* Opens q->name on file:// (its size into q->total); nothing otherwise. 0 or -errno with one line in err. */
+int rb_train_rget_open(struct train_rget *q, char *err, size_t errlen);
+/* Reads len bytes at off (suffix: the last len) into q->buf, q->got of them (fewer at the end). 0 or -EIO. */
+int rb_train_rget_read(struct train_rget *q, uint64_t off, size_t len, bool suffix, char *err, size_t errlen);
+void rb_train_rget_close(struct train_rget *q);
+
+/* A read thread's own for ranged reads: its index reader (one keep-alive handle off file://) and a batch's ranges. */
+struct train_reader {
+    CURL *easy;
+    struct rb_fwatch *watch;        /* file: the fetcher's watchdog slot (set per batch) */
+    uint32_t *idx;
+    uint64_t *off, *len;
+    size_t cap;
+};
+/* n readers for R's target, with room for cap ranges each. Returns 0 or -ENOMEM (*out may be partly set up). */
+int rb_train_readers_new(const struct rb_train_run *R, unsigned n, size_t cap, struct train_reader **out);
+void rb_train_readers_free(struct train_reader *rd, unsigned n);
+/* Room for used + n ranges in rd. Returns 0 or -ENOMEM. */
+int rb_train_reader_reserve(struct train_reader *rd, size_t used, size_t n);
+
+/* Per-object indexes (a shard's tar headers, a Parquet footer), each read once per rank by the first thread to need it. */
+struct train_ixcache {
+    pthread_mutex_t mu;             /* guards the moves out of reading */
+    pthread_cond_t cv;              /* an index became ready (or failed) */
+    _Atomic unsigned char *state;   /* per object; ready is final, read without the lock */
+    void **item;
+    size_t n;
+};
+int rb_train_ixcache_init(struct train_ixcache *c, size_t n);
+/* Frees c and its items (free_item each); safe after a failed init. */
+void rb_train_ixcache_free(struct train_ixcache *c, void (*free_item)(void *));
+/*
+ * Object i's index into *out: in memory, or read now by read(ctx, i, &item)
+ * unless another thread is reading it (then waited for). 0, read's -errno
+ * (it said why), -EIO when another thread failed on it, -ECANCELED when
+ * the reader is stalled in a file system call (the watchdog said so).
+ */
+int rb_train_ixcache_get(struct train_ixcache *c, size_t i, int (*read)(void *ctx, size_t i, void **item), void *ctx,
+                         void **out);
+
+/* ---- train_pq.c ---- */
+
+struct train_pqcfg;
+struct train_pqread;
+/*
+ * --workload and --scale: a->preset, and from it (when not given) --format and --objects (files x F). Prints one
+ * line and returns RB_EXIT_USAGE on a problem.
+ */
+int rb_train_workload_resolve(struct train_args *a, struct rb_cli *cli);
+/*
+ * --format parquet, npz and jpeg: resolves the parquet schema, row groups and columns, or the npz files, and sets the
+ * payload layout --populate writes; prints one line and returns RB_EXIT_USAGE on a problem.
+ */
+int rb_train_formats_resolve(struct train_args *a);
+/* The bytes of every file --populate writes (the layout's). */
+uint64_t rb_train_pq_file_bytes(const struct train_args *a);
+void rb_train_pq_cfg_free(struct train_args *a);
+/* R->pqr for R's read threads (after rb_train_loaders_new). Returns 0 or -ENOMEM. */
+int rb_train_pq_new(struct rb_train_run *R);
+void rb_train_pq_free(struct rb_train_run *R);
+/*
+ * Read thread l's batch k: each row group whose first row the batch takes is
+ * read as its projected column chunks (one ranged read each; one spanning
+ * them with --row-group-read), after its file's footer is in memory (two
+ * ranged reads, once per rank). Returns the fetcher's failed reads (>= 0),
+ * -ECANCELED when a footer could not be read or used (one error line), or
+ * another -errno.
+ */
+int rb_train_pq_fetch(struct rb_train_run *R, struct loader *l, const uint32_t *stream, size_t nnames, uint64_t k,
+                      const volatile int *stop);
+/*
+ * --format npz or jpeg without --populate: rank 0 reads the first file's first bytes (a zip local header of a .npy
+ * member; a JPEG's SOI); anything else stops the run with one line, exit 3. Collective.
+ */
+int rb_train_check_format(struct rb_train_run *R);
+/* --format parquet: dataset gets the projection and what was read, summed over ranks (rank 0). Collective. */
+void rb_train_pq_record(struct rb_train_run *R, cJSON *dataset);
+
+/* ---- train_decode.c ---- */
+
+struct train_decode;
+/* R->dec for R's read threads with --decode (nothing otherwise). Returns 0 or -ENOMEM. */
+int rb_train_decode_new(struct rb_train_run *R);
+void rb_train_decode_free(struct rb_train_run *R);
+/* The fetcher's body hook (struct rb_load_opts.body): keeps the bytes of the batch this thread is fetching. */
+void rb_train_decode_body(const char *name, uint64_t off, const void *p, size_t n);
+/* Read thread l is about to fetch objects idx[0..n): keep their bodies (no-op without --decode). */
+void rb_train_decode_begin(struct rb_train_run *R, const struct loader *l, const uint32_t *idx, size_t n);
+/* The batch arrived: decodes each file kept, timing the thread's CPU (no-op without --decode). */
+void rb_train_decode_end(struct rb_train_run *R, const struct loader *l);
+/* --decode: dataset gets files, failed, cpu_s and decoded_bytes summed over ranks (rank 0). Collective. */
+void rb_train_decode_record(struct rb_train_run *R, cJSON *dataset);
 
 /* ---- train_report.c ---- */
 

@@ -75,7 +75,10 @@ cJSON *rb_train_dataset_json(struct rb_train_run *R, uint64_t bytes, const char 
     cJSON_AddItemToObject(d, "objects", rb_json_u64(R->all->n));
     cJSON_AddItemToObject(d, "samples_per_object", rb_json_u64(a->spo));
     cJSON_AddItemToObject(d, "samples", rb_json_u64((uint64_t)R->all->n * a->spo));
-    cJSON_AddStringToObject(d, "format", a->format == TRAIN_FORMAT_TAR ? "tar" : "raw");
+    cJSON_AddStringToObject(d, "format", a->format == TRAIN_FORMAT_TAR ? "tar" : a->format == TRAIN_FORMAT_PARQUET ? "parquet"
+                                           : a->format == TRAIN_FORMAT_NPZ     ? "npz"
+                                           : a->format == TRAIN_FORMAT_JPEG    ? "jpeg"
+                                                                               : "raw");
     /* A tar shard's samples are its members: sample_bytes each, the shard's bytes add a header per member. */
     if (a->format == TRAIN_FORMAT_TAR && a->sample_known) {
         cJSON_AddItemToObject(d, "member_bytes", rb_json_u64(a->sample_bytes));
@@ -236,7 +239,8 @@ int rb_train_populate(struct rb_train_run *R, cJSON **record)
 static void check_sample_size(struct rb_train_run *R)
 {
     const struct train_args *a = R->a;
-    if (R->h->rank != 0 || R->sample_checked || !R->read_objects || !a->sample_bytes || a->populate)
+    /* Parquet reads take the projected columns alone: no sample size to compare. */
+    if (R->h->rank != 0 || R->sample_checked || !R->read_objects || !a->sample_bytes || a->populate || R->pqr)
         return;
     R->sample_checked = true;
     /* A tar shard's bytes per sample include its member's header and padding. */
@@ -261,6 +265,10 @@ void rb_train_estimate_dataset(struct rb_train_run *R)
     check_sample_size(R);
     if (R->h->rank != 0 || R->dataset || !R->read_objects)
         return;
+    if (R->pqr) { /* projected reads say nothing of the files' size: unknown */
+        R->dataset = rb_train_dataset_json(R, 0, NULL);
+        return;
+    }
     R->dataset_bytes = (uint64_t)((double)R->read_bytes / (double)R->read_objects * (double)R->all->n);
     R->dataset = rb_train_dataset_json(R, R->dataset_bytes, "measured");
     if (R->sample_checked)

@@ -27,15 +27,21 @@ struct rb_train_preset {
     uint64_t sample_bytes, sample_stdev_bytes;
     uint64_t samples_per_object;
     uint64_t batch_size;
-    uint64_t compute_ns;
-    uint64_t read_threads;
+    uint64_t compute_ns;        /* 0: not recorded here, --compute-time must be given */
+    uint64_t read_threads;      /* 0: not recorded here (1 unless given) */
     double au_min_pct;
+    /* MLPerf Storage v3.0's data set (0, NULL: none recorded): its files (--scale multiplies them), their format,
+     * and for Parquet the schema, rows a row group and the columns read. */
+    uint64_t files;
+    const char *format, *pq_schema;
+    uint64_t pq_rg_rows;
+    const char *pq_columns;
 };
 
 /* The preset called name, or NULL. */
 const struct rb_train_preset *rb_train_preset_find(const char *name);
 
-/* The preset names for messages: "resnet50, unet3d or cosmoflow". */
+/* The preset names for messages: "resnet50, unet3d, ..., flux or dlrm". */
 extern const char rb_train_preset_list[];
 
 /* ---- Distributions: "MEAN[/STDEV]" values drawn per object or per step, seeded ---- */
@@ -59,6 +65,8 @@ uint64_t rb_train_draw(uint64_t mean, uint64_t stdev, uint64_t key, uint64_t flo
  */
 uint64_t rb_train_object_bytes(uint64_t seed, const char *name, uint64_t spo, uint64_t mean_bytes,
                                uint64_t stdev_bytes);
+/* The same from the object's payload key (rb_payload_key(seed, name)): what a file format's fill draws. */
+uint64_t rb_train_key_object_bytes(uint64_t payload_key, uint64_t spo, uint64_t mean_bytes, uint64_t stdev_bytes);
 
 /* Compute time of one accelerator in one step, from --compute-time MEAN/STDEV and the step's coordinates. */
 uint64_t rb_train_compute_ns(uint64_t mean_ns, uint64_t stdev_ns, uint64_t seed, uint64_t epoch, int rank,

@@ -250,6 +250,7 @@ static cJSON *summary_json(const struct rb_train_run *R, const struct trial *tri
     cJSON_AddItemToObject(s, "au_mean_pct", rb_json_number(best->au_mean_pct)); /* null: no epoch ran to its end */
     cJSON_AddItemToObject(s, "samples_per_s", rb_json_number(best->samples_per_s));
     cJSON_AddNumberToObject(s, "au_min_pct", a->au_min);
+    cJSON_AddNumberToObject(s, "au_threshold", a->au_min / 100); /* the same as a fraction, as MLPerf Storage states it */
     cJSON_AddBoolToObject(s, "passed", passed);
     cJSON_AddNumberToObject(s, "accelerators", (double)best->accel * ranks);
     if (a->find_max) {

@@ -80,14 +80,17 @@ static void *loader_main(void *arg)
             first = ep->nnames;
         if (count > ep->nnames - first)
             count = ep->nnames - first;
+        rb_train_decode_begin(ep->R, l, ep->stream + first, (size_t)count);
         uint64_t t0 = rb_clock_ns();
         int rc = ep->R->tar ? rb_train_tar_fetch(ep->R, l, ep->stream, ep->nnames, k, &ep->stop)
+                 : ep->R->pqr ? rb_train_pq_fetch(ep->R, l, ep->stream, ep->nnames, k, &ep->stop)
                             : rb_fetcher_get(l->f, ep->R->all, ep->stream + first, (size_t)count, l->local, NULL, &ep->stop);
         uint64_t bytes = l->local->bytes;
         /* The batch's fetch time: what the storage slowdown of --overlap compares (train_overlap.c). */
         atomic_fetch_add(&ep->fetch_ns, rb_clock_ns() - t0);
         atomic_fetch_add(&ep->fetch_bytes, bytes);
         atomic_fetch_add(&ep->fetches, 1);
+        rb_train_decode_end(ep->R, l); /* the loader's CPU before the batch is ready, not the fetch's time */
         /* Once per batch, never per request: the harness's collect takes the box at its tick. */
         pthread_mutex_lock(&l->mu);
         rb_stats_merge(l->box, l->local);

@@ -38,6 +38,8 @@ class Railbench(MakefilePackage):
     depends_on("openssl")
     depends_on("liburing")
     depends_on("protobuf-c")  # the protobuf exposition format (libprotobuf-c; protoc-c at build time)
+    depends_on("zlib")  # load train --format npz: the zip members' CRC-32
+    depends_on("libjpeg-turbo")  # load train --format jpeg: the encoder and --decode
 
     # At run time: fio for `railbench block` (not a Spack dependency: the system's fio is what users test).
 

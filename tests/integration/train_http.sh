@@ -150,8 +150,9 @@ assert_eq "cosmoflow: batch, compute, threads, au-min, sample" '[1,3500000,4,70,
     "$(S cosmo '[.workload.batch_size, .workload.compute_ns, .workload.read_threads, .au_min_pct, .workload.sample_bytes]')"
 assert_eq "cosmoflow: resolved config" '["1","3500us","70","4"]' \
     "$(jq -c '[.config["batch-size"], .config["compute-time"], .config["au-min"], .config["read-threads"]]' "$T/cosmo/result.json")"
+# (--format raw: the objects here are plain payloads, not the npz files the preset reads by default)
 "$RB" load train "$URL/fast" --objects 64 --workload unet3d --batch-size 2 --compute-time 5ms --steps 3 \
-    --out "$T/unet" --quiet >/dev/null 2>&1
+    --format raw --out "$T/unet" --quiet >/dev/null 2>&1
 assert_eq "unet3d with --batch-size/--compute-time: theirs win" '[2,5000000,90,146600628,68341808]' \
     "$(S unet '[.workload.batch_size, .workload.compute_ns, .au_min_pct, .workload.sample_bytes, .workload.sample_stdev_bytes]')"
 # A saved config reproduces the run's settings.
@@ -186,7 +187,7 @@ assert_jq "$R" '.summary.find_max.tried[0].au_pct > 95' "find-max: one accelerat
 assert_exit 2 "no compute time" "$RB" load train "$URL/fast" --objects 4
 assert_stderr_line 'give --compute-time D'
 assert_exit 2 "unknown workload" "$RB" load train "$URL/fast" --objects 4 --workload bert
-assert_stderr_line 'workload "bert": expected resnet50, unet3d or cosmoflow'
+assert_stderr_line 'workload "bert": expected resnet50, unet3d, cosmoflow, retinanet, flux or dlrm'
 assert_exit 2 "zero batch" "$RB" load train "$URL/fast" --objects 4 --compute-time 1ms --batch-size 0
 assert_stderr_line 'batch-size "0": expected'
 assert_exit 2 "bad compute time" "$RB" load train "$URL/fast" --objects 4 --compute-time 5parsecs

@@ -12,7 +12,8 @@ Python standard library only; binds 127.0.0.1. Behaviour by path:
   /redirect-https/...    307 to itself over https:// (another scheme)     (client: other)
   /v1/objects/B/O        AIStore proxy: 307 to /target/v1/objects/B/O (query kept)
   /target/v1/objects/B/O AIStore target: PUT stores, GET returns the stored bytes (404 if none); a GET with
-                         "Range: bytes=A-B" answers 206 with those bytes (counted in ranged_gets)
+                         "Range: bytes=A-B" (or the suffix "bytes=-N") answers 206 with those bytes (counted
+                         in ranged_gets)
   /v1/buckets/B          AIStore list action (GET with a JSON body): pages of --ais-page entries
                          with "continuation_token" and "uuid", as in AIStore's docs/http_api.md;
                          DELETE with {"action":"evict-listrange","value":{"template"|"objnames"}} drops
@@ -330,8 +331,10 @@ class Handler(BaseHTTPRequestHandler):
             obj = self.ais_fetch(key)
         if obj is None:
             return self.send(404, b'{"message":"object does not exist","status":404}', "application/json")
-        rng = re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers.get("Range") or "")
-        if rng and int(rng.group(1)) < len(obj):
+        rng = re.fullmatch(r"bytes=(\d*)-(\d+)", self.headers.get("Range") or "")
+        if rng and not rng.group(1) and obj:  # "bytes=-N": the last N bytes
+            rng = re.fullmatch(r"(\d+)-(\d+)", "%d-%d" % (max(0, len(obj) - int(rng.group(2))), len(obj) - 1))
+        if rng and rng.group(1) and int(rng.group(1)) < len(obj):
             a, b = int(rng.group(1)), min(int(rng.group(2)), len(obj) - 1)
             with lock:
                 state["ranged_gets"] += 1

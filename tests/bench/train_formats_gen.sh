@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# How fast load train --populate writes each file format, against load put of the same bytes (objects of the same
+# count and size) to the same directory: a row per format and round, alternating put and populate, then the
+# min/median/max of populate's bandwidth over put's per format. Files go to BENCH_DIR (default: a new directory
+# under /dev/shm, a tmpfs, so the write path is memory; give a directory on the storage to measure there).
+# Usage: tests/bench/train_formats_gen.sh; BENCH_ROUNDS rounds (default 5), BENCH_RANKS ranks (default 2),
+# BENCH_FILES files per format (default 16).
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+ROUNDS=${BENCH_ROUNDS:-5}
+RANKS=${BENCH_RANKS:-2}
+FILES=${BENCH_FILES:-16}
+DIR=${BENCH_DIR:-$(mktemp -d /dev/shm/rb-formats-gen.XXXXXX)}
+[ -d "$DIR" ] || fail "BENCH_DIR $DIR is not a directory"
+[ -z "$(ls -A "$DIR")" ] || fail "BENCH_DIR $DIR is not empty"
+# The formats: name and the load train options of its data set (fixed sizes, so load put can write the same bytes).
+FORMATS=(
+    "parquet-dlrm|--format parquet --parquet-schema scalar:200 --sample-size 761 --samples-per-object 65536 --row-group-size 6144"
+    "parquet-flux|--format parquet --parquet-schema list:5 --sample-size 2164832 --samples-per-object 16 --row-group-size 8"
+    "npz-unet3d|--format npz --sample-size 16MiB --samples-per-object 1"
+)
+printf '%-14s %5s %14s %14s %7s\n' format round "put MiB/s" "populate MiB/s" ratio
+for spec in "${FORMATS[@]}"; do
+    name=${spec%%|*}
+    read -r -a opts <<<"${spec#*|}"
+    for r in $(seq "$ROUNDS"); do
+        # populate first, to learn the files' size (then deleted); then put of that many bytes per object.
+        rb_mpirun "$RANKS" "$RB" load train "file://$DIR" --prefix gen- --objects "$FILES" "${opts[@]}" --populate \
+            --compute-time 1ms --steps 1 --out "$T/pop-$name-$r" --quiet >/dev/null 2>&1
+        "$RB" load delete "file://$DIR" --prefix gen- --objects "$FILES" --out "$T/del1-$name-$r" --quiet >/dev/null
+        size=$(jq '.summary.populate.bytes / .summary.populate.objects | floor' "$T/pop-$name-$r/result.json")
+        # load put deletes what it wrote at its end (its cleanup phase)
+        rb_mpirun "$RANKS" "$RB" load put "file://$DIR" --prefix gen- --objects "$FILES" --size "$size" \
+            --out "$T/put-$name-$r" --quiet >/dev/null 2>&1
+        p=$(jq '.summary.populate.throughput_bytes_per_s' "$T/pop-$name-$r/result.json")
+        u=$(jq '.summary.ops[0].throughput_bytes_per_s' "$T/put-$name-$r/result.json")
+        awk -v n="$name" -v r="$r" -v p="$p" -v u="$u" \
+            'BEGIN { printf "%-14s %5d %14.1f %14.1f %7.3f\n", n, r, u / 1048576, p / 1048576, p / u }'
+    done
+done | tee "$T/rows"
+echo
+awk '{ v[$1][++n[$1]] = $5 } END {
+    for (f in v) { c = asort(v[f], s); printf "%-14s populate/put min %.3f median %.3f max %.3f (%d rounds)\n",
+        f, s[1], (c % 2 ? s[(c + 1) / 2] : (s[c / 2] + s[c / 2 + 1]) / 2), s[c], c } }' "$T/rows"
+[ -n "${BENCH_DIR:-}" ] || rmdir "$DIR"
