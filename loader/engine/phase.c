@@ -282,6 +282,20 @@ static void keep_results(struct rb_harness *h, struct rb_phase *p, const struct 
     }
 }
 
+/* The slowest requests become exemplars of the phase's latency histogram: the request behind a bad bucket. */
+struct exemplar_ctx {
+    struct rb_prom *prom;
+    const char *phase, *op;
+};
+
+static int slow_exemplar(const char *id, const char *op, uint64_t lat_ns, uint64_t end_wall_ns, void *arg)
+{
+    const struct exemplar_ctx *x = arg;
+    (void)op; /* a mixed phase's requests are of several ops; its histogram is the phase's */
+    rb_prom_exemplar(x->prom, x->phase, x->op, (double)lat_ns / 1e9, id, (double)end_wall_ns / 1e9);
+    return 0;
+}
+
 int rb_load_run_phase(struct rb_harness *h, const char *name, uint64_t duration_ns,
                       const struct rb_load_opts *o, struct rb_load_result *res)
 {
@@ -382,6 +396,10 @@ int rb_load_run_phase_with(struct rb_harness *h, const char *name, uint64_t dura
     }
     keep_results(h, &p, &c, o, res, &(struct reduced){unc_all, all, nmax, parts, tls, tls_unmeasured});
     rb_load_reduce_rphases(h, c.e, o, res, h->rank == 0 ? p.record : NULL);
+    if (h->rank == 0 && h->prom && res->slow.n) {
+        rb_load_slowest_each(res, slow_exemplar, &(struct exemplar_ctx){h->prom, name, p.op});
+        rb_prom_publish(h->prom);
+    }
     rb_harness_phase_free(&p);
     rb_steady_free(&c.steady);
     rb_engine_free(c.e);

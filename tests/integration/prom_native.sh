@@ -89,6 +89,19 @@ ok "load get: native histogram_quantile(0.99) = $p99 s, result.json p99 = $p99_n
 rate_p99=$(q "$PN" query 'histogram_quantile(0.99, sum(rate(railbench_request_duration_seconds{job="load"}[1m])))' --data-urlencode "time=$at" | jq -r '.data.result[0].value[1]')
 awk -v a="$rate_p99" 'BEGIN { exit !(a > 0) }' || fail "histogram_quantile over sum(rate(native)) is $rate_p99"
 
+# load get's slowest requests (--slowest, 10 by default) are the exemplars of its latency histogram from the end of
+# its phase on: query_exemplars returns the slowest one's id, with its latency.
+sid=$(jq -r '.summary.ops[0].slowest[0].id' "$R")
+slat_ns=$(jq -r '.summary.ops[0].slowest[0].latency_ns' "$R")
+[ -n "$sid" ] && [ "$sid" != null ] || fail "result.json names no slowest request"
+q "$PN" query_exemplars 'railbench_request_duration_seconds{job="load"}' --data-urlencode "start=$((now - 120))" \
+    --data-urlencode "end=$(($(date +%s) + 1))" >"$T/ex-load.json"
+got=$(jq -r --arg id "$sid" '[.data[].exemplars[] | select(.labels.request_id == $id) | .value][0] // empty' "$T/ex-load.json")
+[ -n "$got" ] || fail "query_exemplars (load get) has no exemplar of its slowest request $sid: $(head -c 600 "$T/ex-load.json")"
+within "$got" "$(awk -v n="$slat_ns" 'BEGIN { print n / 1e9 }')" 1.000001 ||
+    fail "exemplar of $sid has value $got s, result.json says $slat_ns ns"
+ok "load get: query_exemplars returns its slowest request, $sid ($got s), as result.json names it"
+
 # prom_serve's known values: the same through the native series; the slowest request's id as an exemplar.
 want=$(head -n 1 "$T/serve.json")
 [ -n "$want" ] || fail "prom_serve printed nothing"
