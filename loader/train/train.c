@@ -28,21 +28,23 @@
                      "c25,c26,c27,c28,c29,c30,c31,c32,c33,c34,c35,c36,c37,c38,c39"
 
 /*
- * MLPerf Storage v3.0's training data sets (files, format, samples a file,
- * sample bytes, batch, AU threshold): unet3d's 7,200 npz files; retinanet's
- * 1,170,301 JPEGs; flux's 4,296 Parquet files of 288 rows of 5 float32 list
- * columns (row groups of 48 rows: railbench's choice, a batch's); dlrm's
- * 1,024 Parquet files of 4,718,592 rows of 200 scalar columns (761 bytes a
- * row, row groups of 6,144, the 40 columns DLIO reads). Their compute times
- * and read threads are not recorded here: --compute-time must be given.
+ * MLPerf Storage v3.0's training data sets, as configured for B200
+ * accelerators (configs/dlio/workload/<name>_b200.yaml there): files, format,
+ * samples a file, sample bytes, batch, computation_time, read_threads and
+ * metric.au. unet3d's 7,200 npz files (its compute time and read threads the
+ * H100 figures above); retinanet's 1,170,301 JPEGs; flux's 4,296 Parquet
+ * files of 288 rows of 5 float32 list columns (row groups of 48 rows:
+ * railbench's choice, a batch's); dlrm's 1,024 Parquet files of 4,718,592
+ * rows of 200 scalar columns (761 bytes a row, row groups of 6,144, the 40
+ * columns DLIO reads).
  */
 static const struct rb_train_preset presets[] = {
     {"resnet50", 114660, 0, 1251, 400, 224 * RB_NS_PER_MS, 8, 90, 0, NULL, NULL, 0, NULL},
     {"unet3d", 146600628, 68341808, 1, 7, 323 * RB_NS_PER_MS, 4, 90, 7200, "npz", NULL, 0, NULL},
     {"cosmoflow", 2828486, 71311, 1, 1, 3500 * RB_NS_PER_US, 4, 70, 0, NULL, NULL, 0, NULL},
-    {"retinanet", 322957, 0, 1, 24, 0, 0, 85, 1170301, "jpeg", NULL, 0, NULL},
-    {"flux", 2164832, 0, 288, 48, 0, 0, 90, 4296, "parquet", "list:5", 48, NULL},
-    {"dlrm", 761, 0, 4718592, 16384, 0, 0, 70, 1024, "parquet", "scalar:200", 6144, DLRM_COLUMNS},
+    {"retinanet", 322957, 0, 1, 24, 47550 * RB_NS_PER_US, 8, 85, 1170301, "jpeg", NULL, 0, NULL},
+    {"flux", 2164832, 0, 288, 48, 1350 * RB_NS_PER_MS, 8, 90, 4296, "parquet", "list:5", 48, NULL},
+    {"dlrm", 761, 0, 4718592, 16384, 375 * RB_NS_PER_US, 4, 70, 1024, "parquet", "scalar:200", 6144, DLRM_COLUMNS},
 };
 const char rb_train_preset_list[] = "resnet50, unet3d, cosmoflow, retinanet, flux or dlrm";
 

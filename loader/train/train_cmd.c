@@ -76,8 +76,7 @@ static int resolve(struct train_args *a, struct rb_cli *cli)
         a->compute_ns = p->compute_ns;
         a->compute_stdev_ns = 0;
     } else {
-        return rb_cli_usage_error("load train: give --compute-time D (per step)%s%s", p ? "; --workload has none for " :
-                                  " or --workload ", p ? p->name : rb_train_preset_list);
+        return rb_cli_usage_error("load train: give --compute-time D (per step) or --workload %s", rb_train_preset_list);
     }
     if (a->compute_ns == 0)
         return rb_cli_usage_error("--compute-time \"%s\": must be more than 0 (AU is compute time over wall time)",

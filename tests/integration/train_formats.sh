@@ -118,7 +118,8 @@ assert_eq "jpeg: the epoch's bytes are the files' (sizes drawn, 4 different)" "$
 
 # 2d. Presets: --workload dlrm --scale 0.004 is 4 of DLRM's 1,024 files, Parquet of 200 columns (761 bytes a row) with
 #     c0..c39 read by default; rows, row groups, batch and compute time overridden to fit. retinanet: JPEGs of
-#     322,957 bytes, 35 of 1,170,301 (a batch of 24 and some); its compute time is not recorded, so --compute-time is required.
+#     322,957 bytes, 35 of 1,170,301 (a batch of 24 and some); with no --compute-time, the preset's (B200's 47.55 ms) and
+#     its 8 read threads.
 W=$T/presets
 mkdir -p "$W/dlrm" "$W/ret"
 "$RB" load train "file://$W/dlrm" --prefix pq- --workload dlrm --scale 0.004 --samples-per-object 1000 --row-group-size 256 \
@@ -133,9 +134,11 @@ cmp "$W/dlrm/pq-00000002" "$D/pq-00000002" || fail "the dlrm preset's file diffe
 assert_eq "retinanet preset: files, format, batch, au_threshold, bytes" "[35,\"jpeg\",24,0.85,$((35 * 322957))]" \
     "$(jq -c '[.summary.dataset.objects, .summary.dataset.format, .summary.workload.batch_size, .summary.au_threshold,
         .summary.populate.bytes]' "$T/wret/result.json")"
-assert_exit 2 "retinanet without --compute-time" "$RB" load train "file://$W/ret" --prefix img- --workload retinanet \
-    --scale 0.00001 --quiet
-assert_stderr_line '^railbench: error: load train: give --compute-time D \(per step\); --workload has none for retinanet$'
+"$RB" load train "file://$W/ret" --prefix img- --workload retinanet --scale 0.00003 --out "$T/wret2" --quiet >/dev/null
+assert_eq "retinanet preset's compute time (ns) and read threads" "[47550000,8]" \
+    "$(jq -c '[.summary.workload.compute_ns, .summary.workload.read_threads]' "$T/wret2/result.json")"
+assert_exit 2 "no --compute-time and no --workload" "$RB" load train "file://$W/ret" --prefix img- --objects 4 --quiet
+assert_stderr_line '^railbench: error: load train: give --compute-time D \(per step\) or --workload resnet50, unet3d, cosmoflow, retinanet, flux or dlrm$'
 assert_exit 2 "--scale without a preset's files" "$RB" load train "file://$W/ret" --workload resnet50 --scale 0.5 --quiet
 assert_stderr_line '^railbench: error: --scale: give --workload unet3d, retinanet, flux or dlrm'
 
