@@ -20,7 +20,8 @@ command -v dpkg-query >/dev/null || fail "dpkg-query missing: this check needs a
 
 # word file: the word appears in that file only as prose or an argument (name=systemd: a cgroup mount option; perf dump: a Ceph admin-socket command; init=: a kernel parameter), never run. File * is for plain English
 # words that also name a tool nobody here should need: file(1), write(1), route(8) (net-tools; we use ip route),
-# less(1) ("less than 10 %" in a knee rule we grep for), and the HTTP methods, which libwww-perl installs as
+# less(1) ("less than 10 %" in a knee rule we grep for), edit, print and see (mailcap's run-mailcap, which some
+# Debian packages bring in), and the HTTP methods, which libwww-perl installs as
 # commands (GET, HEAD, POST: lwp-request) on machines that have it; here they are only ever request lines.
 PROSE='
 GET *
@@ -31,6 +32,8 @@ DELETE *
 column tests/integration/coll_table.sh
 column tests/integration/loader_tiers.sh
 column tests/integration/report.sh
+column tests/integration/train_formats.sh
+zip tests/integration/train_formats.sh
 systemd scripts/cluster-slurm.sh
 perf tests/integration/cluster_checkpoint.sh
 init tests/integration/loader_ktls.sh
@@ -38,6 +41,9 @@ file *
 write *
 route *
 less *
+edit *
+print *
+see *
 '
 
 "$ROOT/scripts/deps.sh" --list >"$T/listed"

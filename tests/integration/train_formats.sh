@@ -81,7 +81,7 @@ assert_eq "npz: recorded format" '"npz"' "$(S npz .dataset.format)"
 # --decode: each file's npy headers parsed and arrays read: the arrays' bytes (x's, and 2 int64 labels a file).
 "$RB" load train "file://$N" --prefix img- --objects 6 --format npz --samples-per-object 2 --batch-size 2 \
     --compute-time 1ms --decode --out "$T/npzdec" --quiet >/dev/null
-xbytes=$(sed -n 's/.* bytes=\([0-9]*\) .*/\1/p' <<<"$out" | paste -sd+ | bc)
+xbytes=$(($(sed -n 's/.* bytes=\([0-9]*\) .*/\1/p' <<<"$out" | paste -sd+)))
 assert_eq "npz --decode: files, failed, decoded bytes" "[6,0,$((xbytes + 6 * 16))]" \
     "$(S npzdec '.dataset.decode | [.files, .failed, .decoded_bytes]')"
 assert_eq "npz --decode: decode CPU measured" true "$(S npzdec '.dataset.decode.cpu_s > 0')"
