@@ -42,9 +42,12 @@ import re
 import shlex
 import subprocess
 import sys
+import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 FENCE = re.compile(r'^```(\S*)\s*(.*)$')
+PARALLEL = 8  # commands parsed, planted files and objects written or read, at a time
 # Programs that run the command given after their own options (`mpirun -np 4 railbench ...`); a script
 # (`scripts/rail-bind.sh`, `scripts/cluster.sh mpirun`) too. `git clone URL railbench` is no command.
 LAUNCHERS = {'mpirun', 'mpiexec', 'srun', 'salloc', 'timeout', 'env', 'sudo', 'time', 'nohup', 'taskset', 'numactl'}
@@ -134,20 +137,28 @@ def do_list(root):
 def do_parse(rb, root, only):
     env = dict(os.environ, RAILBENCH_PARSE_ONLY='1', **PARSE_ENV)
     os.environ.update(PARSE_ENV)  # for expandvars
-    problems, n = [], 0
+    todo = []  # (where, args or None, the split's error)
     for page in pages(root, only):
         for line, kind, text in blocks(root, page):
             for off, args, err in commands(text):
-                where = f'{page}:{line + 1 + off}'
-                if err:
-                    problems.append(f'{where}: {err}')
-                    continue
-                n += 1
-                p = subprocess.run([os.path.abspath(rb)] + args, capture_output=True, text=True, env=env, cwd=root,
-                                   stdin=subprocess.DEVNULL, timeout=60)
-                if p.returncode != 0 or not p.stdout.strip():
-                    msg = (p.stderr.strip().splitlines() or ['no output'])[-1]
-                    problems.append(f'{where}: railbench {" ".join(args)}: exit {p.returncode}: {msg}')
+                todo.append((f'{page}:{line + 1 + off}', args, err))
+
+    def parse(item):
+        """The problem of one command, or None."""
+        where, args, err = item
+        if err:
+            return f'{where}: {err}'
+        p = subprocess.run([os.path.abspath(rb)] + args, capture_output=True, text=True, env=env, cwd=root,
+                           stdin=subprocess.DEVNULL, timeout=60)
+        if p.returncode != 0 or not p.stdout.strip():
+            msg = (p.stderr.strip().splitlines() or ['no output'])[-1]
+            return f'{where}: railbench {" ".join(args)}: exit {p.returncode}: {msg}'
+        return None
+
+    # Each command parsed on its own (nothing runs), PARALLEL at a time; the problems in the pages' order.
+    with ThreadPoolExecutor(PARALLEL) as pool:
+        problems = [r for r in pool.map(parse, todo) if r]
+    n = sum(1 for _, _, err in todo if not err)
     for p in problems:
         print(p)
     print(f'{n} railbench commands parsed, {len(problems)} problems')
@@ -240,8 +251,8 @@ def s3_curl(args, data=None):
 
 def target_put(where, name, body):
     if where.startswith('s3://') or where.startswith('http'):
-        tmp = os.path.join(os.environ.get('DOC_TMP', '/tmp'), '.plant-body')
-        with open(tmp, 'wb') as f:
+        fd, tmp = tempfile.mkstemp(prefix='.plant-body-', dir=os.environ.get('DOC_TMP', '/tmp'))
+        with os.fdopen(fd, 'wb') as f:
             f.write(body)
         url = (f"{os.environ['RGW_ENDPOINT']}/{BUCKET}/{name}" if where.startswith('s3://')
                else f"{where.rstrip('/')}/{name}")
@@ -264,7 +275,8 @@ def target_get(where, name):
     if where.startswith('s3://') or where.startswith('http'):
         url = (f"{os.environ['RGW_ENDPOINT']}/{BUCKET}/{name}" if where.startswith('s3://')
                else f"{where.rstrip('/')}/{name}")
-        out = os.path.join(os.environ.get('DOC_TMP', '/tmp'), '.verify-body')
+        fd, out = tempfile.mkstemp(prefix='.verify-body-', dir=os.environ.get('DOC_TMP', '/tmp'))
+        os.close(fd)
         args = ['-o', out, '-w', '%{http_code}', url]
         p = s3_curl(args) if where.startswith('s3://') else subprocess.run(['curl', '-sS'] + args, capture_output=True,
                                                                            timeout=60)
@@ -296,10 +308,12 @@ def do_plant(root, manifest):
             for tail in PLANT_TAILS:
                 rows.append((where, p + tail))
     rows += [(os.path.dirname(local(f)), os.path.basename(local(f))) for f in files]
+    bodies = [(f'foreign data: {name} at {where}, not made by any example\n' * 64).encode() for where, name in rows]
+    # Every PUT at once, 8 at a time (each its own file and name); the manifest in the rows' order.
+    with ThreadPoolExecutor(PARALLEL) as pool:
+        list(pool.map(lambda r: target_put(r[0][0], r[0][1], r[1]), zip(rows, bodies)))
     with open(manifest, 'w', encoding='utf-8') as m:
-        for where, name in rows:
-            body = (f'foreign data: {name} at {where}, not made by any example\n' * 64).encode()
-            target_put(where, name, body)
+        for (where, name), body in zip(rows, bodies):
             m.write(json.dumps({'where': where, 'name': name, 'sha256': hashlib.sha256(body).hexdigest()}) + '\n')
     print(f'{len(rows)} foreign files and objects planted: {len(targets)} places, {len(prefixes)} prefixes '
           f'({" ".join(prefixes)}), {len(files)} lone files')
@@ -308,10 +322,11 @@ def do_plant(root, manifest):
 
 def do_verify(manifest):
     bad, n = [], 0
-    for line in open(manifest, encoding='utf-8'):
-        r = json.loads(line)
+    rows = [json.loads(line) for line in open(manifest, encoding='utf-8')]
+    with ThreadPoolExecutor(PARALLEL) as pool:
+        got = list(pool.map(lambda r: target_get(r['where'], r['name']), rows))
+    for r, body in zip(rows, got):
         n += 1
-        body = target_get(r['where'], r['name'])
         if body is None:
             bad.append(f"GONE {r['where']} {r['name']}")
         elif hashlib.sha256(body).hexdigest() != r['sha256']:

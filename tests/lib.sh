@@ -261,11 +261,29 @@ nginx_dav() {
 # rgw_up: starts a single-host Ceph RGW (tests/servers/rgw.sh) under $T/rgw; its PIDs join PIDS. Exports
 # RGW_ENDPOINT, RGW_VHOST_ENDPOINT, RGW_PORT, RGW_DIR, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
 # rgw_bucket NAME [public-read] creates a bucket; RGW_LOG is its per-request (beast access) log.
+# rgw_start: the same start in the background, for a test with other work before it needs RGW (start-up is
+# mostly waiting on the daemons); rgw_up then waits for that start (5 minutes at most) instead of making its own.
+# The daemons of a start no rgw_up waited for are stopped by PID at exit all the same.
+rgw_start() {
+    chmod go+x "$T" # the daemons drop to the ceph user
+    "$ROOT/tests/servers/rgw.sh" start "$T/rgw" >"$T/rgw.env" 2>"$T/rgw.err" &
+    RGW_START_PID=$!
+    AT_EXIT+=(rgw_start_end)
+}
+rgw_start_end() {
+    wait "$RGW_START_PID" 2>/dev/null || true
+    [ ! -f "$T/rgw/pids" ] || mapfile -t -O "${#PIDS[@]}" PIDS <"$T/rgw/pids"
+}
 rgw_up() {
     local p
-    chmod 711 "$T" # the daemons drop to the ceph user
-    "$ROOT/tests/servers/rgw.sh" start "$T/rgw" >"$T/rgw.env" 2>"$T/rgw.err" ||
-        fail "Ceph RGW did not start: $(tail -n 1 "$T/rgw.err") (logs: $T/rgw/log)"
+    if [ -n "${RGW_START_PID:-}" ]; then
+        wait_bounded "$RGW_START_PID" 300
+        [ "$WAIT_RC" = 0 ] || fail "Ceph RGW did not start: $(tail -n 1 "$T/rgw.err") (logs: $T/rgw/log)"
+    else
+        chmod 711 "$T" # the daemons drop to the ceph user
+        "$ROOT/tests/servers/rgw.sh" start "$T/rgw" >"$T/rgw.env" 2>"$T/rgw.err" ||
+            fail "Ceph RGW did not start: $(tail -n 1 "$T/rgw.err") (logs: $T/rgw/log)"
+    fi
     set -a
     # shellcheck disable=SC1091
     . "$T/rgw.env"

@@ -108,7 +108,11 @@ done
 cp "$ROOT/docs/file.md" "$T/broken/docs/file.md"
 sed -i '0,/railbench load delete \/tmp\/rb-file .*/s||railbench load delete /tmp/rb-file --prefix obj- --quiet|' \
     "$T/broken/docs/file.md"
-grep -q 'load delete /tmp/rb-file --prefix obj- --quiet' "$T/broken/docs/file.md" || fail "file.md's cleanup not found"
+n=$(grep -n 'load delete /tmp/rb-file --prefix obj- --quiet' "$T/broken/docs/file.md" | cut -d: -f1)
+[ -n "$n" ] || fail "file.md's cleanup not found"
+# The copy ends with the block of that cleanup: the page's later blocks, run in full in step 5, add nothing here.
+end=$(awk -v n="$n" 'NR > n && /^```/ { print NR; exit }' "$T/broken/docs/file.md")
+sed -i "$((end + 1)),\$d" "$T/broken/docs/file.md"
 python3 "$CHECK" run "$W" "$T/broken" "$T/broken-logs" docs/file.md >"$T/broken-run.out" 2>&1 ||
     { cat "$T/broken-run.out" >&2; fail "the broken docs/file.md failed to run"; }
 if python3 "$CHECK" verify "$T/planted" >"$T/verify.out"; then fail "a bare --prefix obj- cleanup went unseen"; fi

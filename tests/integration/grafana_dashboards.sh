@@ -25,17 +25,24 @@ node "$ROOT/tests/grafana/check-dashboards.mjs" "$D"/*.json >"$T/schema.out" || 
 grep -q '^ok: 4 dashboards, [0-9]* panels satisfy @grafana/schema' "$T/schema.out" || fail "schema: $(cat "$T/schema.out")"
 ok "$(cat "$T/schema.out")"
 # The check can fail: a misspelt key, a string where a number goes, a legend mode Grafana does not have.
-mkdir -p "$T/bad"
-while IFS='|' read -r edit want; do
-    jq "$edit" "$D/railbench-load.json" >"$T/bad/railbench-load.json"
-    rc=0
-    node "$ROOT/tests/grafana/check-dashboards.mjs" "$T/bad/railbench-load.json" >"$T/bad.out" || rc=$?
-    [ "$rc" = 1 ] && grep -qF "$want" "$T/bad.out" || fail "schema: '$edit' gave exit $rc, not '$want': $(cat "$T/bad.out")"
-done <<'EDITS'
+# One broken copy each, checked in one run of the compiler: each copy's errors carry its own name.
+edits=() wants=()
+while IFS='|' read -r edit want; do edits+=("$edit") wants+=("$want"); done <<'EDITS'
 .titel = .title|'"titel"' does not exist
 .panels[0].gridPos.x = "0"|Type 'string' is not assignable to type 'number'
 .panels[1].options.legend.displayMode = "grid"|'"grid"' is not assignable
 EDITS
+for k in "${!edits[@]}"; do
+    mkdir -p "$T/bad$k"
+    jq "${edits[k]}" "$D/railbench-load.json" >"$T/bad$k/railbench-load.json"
+done
+rc=0
+node "$ROOT/tests/grafana/check-dashboards.mjs" "$T"/bad[0-9]/railbench-load.json >"$T/bad.out" || rc=$?
+[ "$rc" = 1 ] || fail "schema: the broken copies gave exit $rc, not 1: $(cat "$T/bad.out")"
+for k in "${!edits[@]}"; do
+    grep -F "$T/bad$k/railbench-load.json: " "$T/bad.out" | grep -qF "${wants[k]}" ||
+        fail "schema: '${edits[k]}' did not give '${wants[k]}': $(cat "$T/bad.out")"
+done
 ok "the schema check rejects a misspelt key, a wrong type and an unknown legend mode"
 
 # 2. Real runs, each serving /metrics on its own port while Prometheus scrapes every 250 ms (load get paced at
@@ -78,19 +85,39 @@ for pp in "$PP" "$PN"; do
 done
 t0=$(date +%s)
 prom() { echo --prom-listen "127.0.0.1:${port[$1]}" --prom-linger 2s --out "$T/r-$1" --quiet; }
-"$RB" load get "http://127.0.0.1:$N/d" --objects 16 --duration 4s --rate 300/s --cache-header X-Cache-Status $(prom load) >/dev/null
-# A second run on the same port (as a user who keeps one --prom-listen does): each series carries its run.
-"$RB" load get "http://127.0.0.1:$N/d" --objects 16 --count 50 --rate 100/s --prom-listen "127.0.0.1:${port[load]}" \
-    --prom-linger 2s --out "$T/r-load2" --quiet >/dev/null
-"$RB" load tiers --backend "$BACKEND" --tier "$TIER" --objects 8 -c 2 --sizes 64KiB,256KiB $(prom tiers) >/dev/null
-"$RB" load sweep "http://127.0.0.1:$N/d" --objects 16 -c 1,4 --duration 1s $(prom sweep) >/dev/null
-"$RB" load train "http://127.0.0.1:$N/d" --objects 16 --batch-size 2 --compute-time 20ms --epochs 2 $(prom train) >/dev/null
-"$RB" block --allow-root-fs --target "$T/blk" --size 16M --bs 4k,64k --iodepth 1,4 --runtime 1s $(prom block) >/dev/null
-rb_mpirun 2 "$RB" coll allreduce -b 8 -e 64K -f 8 -n 20 -w 1 $(prom coll) >/dev/null
-"$RB" fabric counters --duration 2s $(prom hosts) >/dev/null
-"$RB" load checkpoint "$DAV_URL/" --params 1000000 --writes 2 --reads 2 --verify $(prom ckpt) >/dev/null
+# The runs are independent, each on a port of its own (the two load gets, which share one, one after the other):
+# all at once, each bounded to 2 minutes; one that fails is named with its stderr.
+declare -A RUNS=()
+run_bg() { # NAME CMD...: CMD in the background, bounded, its stderr in $T/NAME.err
+    local name=$1
+    shift
+    timeout -k 10 120 "$@" >/dev/null 2>"$T/$name.err" &
+    RUNS[$name]=$!
+}
+# The two load gets one after the other, each bounded as run_bg's commands are.
+(
+    timeout -k 10 120 "$RB" load get "http://127.0.0.1:$N/d" --objects 16 --duration 4s --rate 300/s \
+        --cache-header X-Cache-Status $(prom load) >/dev/null
+    # A second run on the same port (as a user who keeps one --prom-listen does): each series carries its run.
+    timeout -k 10 120 "$RB" load get "http://127.0.0.1:$N/d" --objects 16 --count 50 --rate 100/s \
+        --prom-listen "127.0.0.1:${port[load]}" --prom-linger 2s --out "$T/r-load2" --quiet >/dev/null
+) 2>"$T/load.err" &
+RUNS[load]=$!
+run_bg tiers "$RB" load tiers --backend "$BACKEND" --tier "$TIER" --objects 8 -c 2 --sizes 64KiB,256KiB $(prom tiers)
+run_bg sweep "$RB" load sweep "http://127.0.0.1:$N/d" --objects 16 -c 1,4 --duration 1s $(prom sweep)
+run_bg train "$RB" load train "http://127.0.0.1:$N/d" --objects 16 --batch-size 2 --compute-time 20ms --epochs 2 $(prom train)
+run_bg block "$RB" block --allow-root-fs --target "$T/blk" --size 16M --bs 4k,64k --iodepth 1,4 --runtime 1s $(prom block)
+run_bg coll "${MPIRUN[@]}" -np 2 "$RB" coll allreduce -b 8 -e 64K -f 8 -n 20 -w 1 $(prom coll)
+run_bg hosts "$RB" fabric counters --duration 2s $(prom hosts)
+run_bg ckpt "$RB" load checkpoint "$DAV_URL/" --params 1000000 --writes 2 --reads 2 --verify $(prom ckpt)
 mkdir -p "$T/kv"
-"$RB" load kvcache "file://$T/kv" --layers 2 --kv-heads 2 --head-dim 64 --users 2 --duration 2s --trials 1 $(prom kvcache) >/dev/null
+run_bg kvcache "$RB" load kvcache "file://$T/kv" --layers 2 --kv-heads 2 --head-dim 64 --users 2 --duration 2s --trials 1 \
+    $(prom kvcache)
+for k in "${!RUNS[@]}"; do
+    rc=0
+    wait "${RUNS[$k]}" || rc=$?
+    [ "$rc" = 0 ] || { cat "$T/$k.err" >&2; fail "the $k run: exit $rc"; }
+done
 t1=$(date +%s)
 ok "10 runs scraped by Prometheus (load get twice on one port, tiers, sweep, train, block, coll, host counters, checkpoint, kvcache)"
 

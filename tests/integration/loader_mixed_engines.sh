@@ -7,6 +7,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 chmod 755 "$T" # nginx's workers run as nobody
+rgw_start # for section 5: its start-up runs beside sections 1-4
 nginx_dav web "access_log $T/web/access.log;
         location /ro/ { dav_methods PUT; create_full_put_path on; }"
 URL=http://127.0.0.1:$DAV_PORT

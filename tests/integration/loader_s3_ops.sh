@@ -114,7 +114,9 @@ assert_eq "objects left under st/" 0 "$(keys st/)"
 "$RB" load put s3://ops/int/ --endpoint "$EP" --keep --objects 2000 --size 1k --rate 100/s --out "$T/i1" --quiet \
     >/dev/null 2>"$T/i1.err" &
 ipid=$!
-sleep 3
+# Signalled once its first interval is written (a second or so: ~100 objects at 100/s), bounded.
+for _ in $(seq 600); do [ -s "$T/i1/intervals.jsonl" ] && break; kill -0 "$ipid" 2>/dev/null || break; sleep 0.1; done
+[ -s "$T/i1/intervals.jsonl" ] || { cat "$T/i1.err"; fail "the put to interrupt wrote no interval"; }
 kill -INT "$ipid"
 wait "$ipid" || true
 grep -q 'interrupted: [0-9]* to [0-9]* objects written to s3://ops/int/ under "int/obj-" stay there (railbench load delete s3://ops/int/ --prefix obj- removes them)' \

@@ -4,11 +4,22 @@
 # (limit_rate; a 100 KiB object takes ~0.1 s) and the server admits 30 requests/s in total (limit_req, excess
 # requests queued). So throughput scales with in-flight requests up to 3-4 and then only latency grows:
 # the knee is at 4 in flight. One row per point, the knee against its rule, rates, bad input.
-# Runs once per request engine (RB_ENGINE=curl or native runs one of them).
+# Runs once per request engine (RB_ENGINE=curl or native runs one of them); both at once, each with its own nginx,
+# port and directory (the server's limits are each server's own, so neither run's points depend on the other's),
+# each bounded to 5 minutes, their output shown whole, curl's first.
 set -euo pipefail
 if [ -z "${RB_ENGINE:-}" ]; then
-    for e in curl native; do RB_ENGINE=$e bash "$0" "$@" || exit 1; done
-    exit 0
+    out=$(mktemp -d "$(cd "$(dirname "$0")/../.." && pwd)/build/tmp/loader_sweep-engines.XXXXXX")
+    pids=()
+    for e in curl native; do
+        RB_ENGINE=$e timeout -k 10 300 bash "$0" "$@" >"$out/$e.log" 2>&1 &
+        pids+=("$!")
+    done
+    rc=0
+    for i in 0 1; do wait "${pids[$i]}" || rc=1; done
+    cat "$out/curl.log" "$out/native.log"
+    rm -rf "$out"
+    exit "$rc"
 fi
 . "$(dirname "$0")/../lib.sh"
 echo "engine: $RB_ENGINE"

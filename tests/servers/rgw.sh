@@ -176,13 +176,12 @@ EOF
 
     local osd_uuid osd_id
     osd_uuid=$(cat /proc/sys/kernel/random/uuid)
-    # osd new with the same UUID gives the same id, and the CRUSH commands are idempotent: a retry cannot make a
-    # second OSD or host.
+    # osd new with the same UUID gives the same id, and the CRUSH command is idempotent: a retry cannot make a
+    # second OSD or host. One command (each ceph command costs a second) places the OSD and makes what its location
+    # names: the host bucket localhost under root default.
     osd_id=$(retry "ceph osd new" 60 ceph -c "$conf" --connect-timeout 5 osd new "$osd_uuid")
-    retry "ceph osd crush add-bucket" 60 ceph -c "$conf" --connect-timeout 5 osd crush add-bucket localhost host >/dev/null
-    retry "ceph osd crush move" 60 ceph -c "$conf" --connect-timeout 5 osd crush move localhost root=default >/dev/null
-    retry "ceph osd crush add" 60 ceph -c "$conf" --connect-timeout 5 osd crush add "osd.$osd_id" 1.0 host=localhost \
-        >/dev/null
+    retry "ceph osd crush add" 60 ceph -c "$conf" --connect-timeout 5 osd crush add "osd.$osd_id" 1.0 root=default \
+        host=localhost >/dev/null
     ceph-osd -c "$conf" -i "$osd_id" --mkfs --osd-uuid "$osd_uuid" "${user[@]}" >"$D/log/osd-mkfs.out" 2>&1 ||
         die "ceph-osd --mkfs failed: $(tail -n 1 "$D/log/osd-mkfs.out")"
     launch osd ceph-osd -c "$conf" -i "$osd_id" -f "${user[@]}"
