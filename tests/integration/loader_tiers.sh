@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# needs: -
+# needs: timing
 # railbench load tiers against an nginx origin (limit_rate) and an nginx proxy_cache tier: MISS/HIT counts per
 # phase, exact bytes, warm faster than direct by design, a pre-warmed tier caught, --fresh, --evict-cmd (no shell,
 # and with --evict-shell), X-Cache fallback, an unknown header, bad input, SIGINT.

@@ -58,7 +58,7 @@ out=$(bash -c "source '$T/inst/usr/share/bash-completion/completions/railbench'
     COMP_WORDS=(railbench coll ''); COMP_CWORD=2; _railbench; echo \"\${COMPREPLY[*]}\"
     COMP_WORDS=(railbench load ''); COMP_CWORD=2; _railbench; echo \"\${COMPREPLY[*]}\"")
 assert_eq "completion of load checkpoint --model" "llama3-8b llama3-70b llama3-405b llama3-1t" "$(sed -n 1p <<<"$out")"
-assert_eq "completion of load train --workload" "resnet50 unet3d cosmoflow" "$(sed -n 2p <<<"$out")"
+assert_eq "completion of load train --workload" "resnet50 unet3d cosmoflow retinanet flux dlrm" "$(sed -n 2p <<<"$out")"
 for w in allreduce alltoall alltoallv all latency bw bibw mbw_mr moe; do
     grep -qw -- "$w" <<<"$(sed -n 3p <<<"$out")" || fail "completion of coll lacks $w: $(sed -n 3p <<<"$out")"
 done
