@@ -6,7 +6,7 @@
 # time (default: the number of cores, at most 2).
 # Integration tests run INTEGRATION_JOBS at a time (default: twice the cores, at most 4: they mostly wait on
 # servers and timers; each has its own temp dir and free ports), longest first (durations of the last run, in
-# build/test-logs/durations.tsv). Each declares on its second line what it needs (tests/needs.py): at most
+# build/test-logs/durations.tsv, else tests/integration/durations.tsv). Each declares on its second line what it needs (tests/needs.py): at most
 # NETNS_JOBS (default 2) "netns" tests run at once, each on a 10.x.0.0/16 of its own (RB_TEST_CLUSTER_NET), and a
 # "host-net" test (it reads the host's interface counters) never runs beside one; "timing" tests (rates held
 # to a band) run first, each alone. TEST_WITHOUT="netns root"
@@ -102,7 +102,10 @@ if [ "$mode" = all ]; then
     jobs_max=$ijobs
     declare -A needs=() secs=() job_net=()
     while IFS=$'\t' read -r t tags; do needs[$t]=$tags; done < <(python3 "$here/tests/needs.py" show "$here")
-    [ -f "$logs/durations.tsv" ] && while IFS=$'\t' read -r t d; do secs[$t]=$d; done <"$logs/durations.tsv"
+    # The last run's durations, else those of a run on a 2-core machine kept beside the tests (a fresh clone).
+    dur=$logs/durations.tsv
+    [ -f "$dur" ] || dur=$here/tests/integration/durations.tsv
+    [ -f "$dur" ] && while IFS=$'\t' read -r t d; do secs[$t]=$d; done <"$dur"
     queue=()
     for t in "$here"/tests/integration/*.sh; do
         [ -e "$t" ] || continue
