@@ -34,6 +34,7 @@ column tests/integration/loader_tiers.sh
 column tests/integration/report.sh
 column tests/integration/train_formats.sh
 zip tests/integration/train_formats.sh
+zip tests/integration/file_tar_shards.sh
 systemd scripts/cluster-slurm.sh
 perf tests/integration/cluster_checkpoint.sh
 init tests/integration/loader_ktls.sh

@@ -109,7 +109,7 @@ assert_stderr_line '--format tar with --sample-size "3000/100": give a fixed siz
 assert_exit 2 "--format tar --verify without a sample size" "$RB" load train "file://$D" --objects 4 --format tar \
     --verify --compute-time 1ms
 assert_stderr_line '--format tar --verify: give --sample-size'
-assert_exit 3 "tar shards read as --format npz" "$RB" load train "file://$D" --objects 4 --format npz --compute-time 1ms
+assert_exit 3 "tar shards read as --format npz" "$RB" load train "file://$D" --objects 4 --format npz --compute-time 1ms --quiet
 assert_stderr_line '^railbench: error: --format npz: file://'"$D"' "obj-00000000": not an npz file \(no zip local header at its start\)$'
 assert_exit 2 "--format of no kind railbench writes" "$RB" load train "file://$D" --objects 4 --format hdf5 --compute-time 1ms
 assert_stderr_line '^railbench: error: --format: "hdf5" is not one of '

@@ -62,7 +62,7 @@ assert_eq "completion of load train --workload" "resnet50 unet3d cosmoflow retin
 for w in allreduce alltoall alltoallv all latency bw bibw mbw_mr moe; do
     grep -qw -- "$w" <<<"$(sed -n 3p <<<"$out")" || fail "completion of coll lacks $w: $(sed -n 3p <<<"$out")"
 done
-assert_eq "completion of load" "put get delete stat mixed list meta tiers sweep train checkpoint" "$(sed -n 4p <<<"$out")"
+assert_eq "completion of load" "put get delete stat mixed list meta tiers sweep train checkpoint kvcache" "$(sed -n 4p <<<"$out")"
 ok "completion offers presets (--model, --workload), coll's 16 words and load's 11 subcommands"
 
 # Every data path in the help texts: railbench --help and every load command that takes a URL name file://.
@@ -84,7 +84,7 @@ unknown() { # ARGS... -- EXPECTED-LINE
 }
 unknown coll allredcue -- 'railbench: error: unknown collective "allredcue" for "railbench coll"; did you mean "allreduce"? (use allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv, gather, scatter, alltoallv, all, latency, bw, bibw, mbw_mr, moe; see railbench coll --help)'
 unknown coll mbw-mr -- 'railbench: error: unknown collective "mbw-mr" for "railbench coll"; did you mean "mbw_mr"? (use allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv, gather, scatter, alltoallv, all, latency, bw, bibw, mbw_mr, moe; see railbench coll --help)'
-unknown load chekpoint -- 'railbench: error: unknown command "chekpoint" for "railbench load"; did you mean "checkpoint"? (use put, get, delete, stat, mixed, list, meta, tiers, sweep, train, checkpoint; see railbench load --help)'
+unknown load chekpoint -- 'railbench: error: unknown command "chekpoint" for "railbench load"; did you mean "checkpoint"? (use put, get, delete, stat, mixed, list, meta, tiers, sweep, train, checkpoint, kvcache; see railbench load --help)'
 unknown fabric sim allredcue -- 'railbench: error: unknown collective "allredcue" for "railbench fabric sim"; did you mean "allreduce"? (use allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv, gather, scatter, alltoallv, all, moe; see railbench fabric sim --help)'
 unknown fabric chek -- 'railbench: error: unknown command "chek" for "railbench fabric"; did you mean "check"? (use topo, map, sim, overhead, counters, check; see railbench fabric --help)'
 unknown repotr -- 'railbench: error: unknown command "repotr" for "railbench"; did you mean "report"? (use block, coll, fabric, load, report, version; see railbench --help)'
