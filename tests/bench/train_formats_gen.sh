@@ -41,7 +41,11 @@ for spec in "${FORMATS[@]}"; do
     done
 done | tee "$T/rows"
 echo
-awk '{ v[$1][++n[$1]] = $5 } END {
-    for (f in v) { c = asort(v[f], s); printf "%-14s populate/put min %.3f median %.3f max %.3f (%d rounds)\n",
-        f, s[1], (c % 2 ? s[(c + 1) / 2] : (s[c / 2] + s[c / 2 + 1]) / 2), s[c], c } }' "$T/rows"
+# min / median / max per format (sorted by format, then ratio; plain awk: Debian's is mawk)
+sort -k1,1 -k5,5g "$T/rows" | awk '
+function out() { printf "%-14s populate/put min %.3f median %.3f max %.3f (%d rounds)\n", f, v[1],
+    (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2), v[n], n }
+$1 != f { if (f != "") out(); f = $1; n = 0 }
+{ v[++n] = $5 }
+END { if (f != "") out() }'
 [ -n "${BENCH_DIR:-}" ] || rmdir "$DIR"
