@@ -137,11 +137,11 @@ def do_list(root):
 def do_parse(rb, root, only):
     env = dict(os.environ, RAILBENCH_PARSE_ONLY='1', **PARSE_ENV)
     os.environ.update(PARSE_ENV)  # for expandvars
-    todo = []  # (where, args or None, the split's error)
+    found = []  # (where, args or None, the split's error)
     for page in pages(root, only):
         for line, kind, text in blocks(root, page):
             for off, args, err in commands(text):
-                todo.append((f'{page}:{line + 1 + off}', args, err))
+                found.append((f'{page}:{line + 1 + off}', args, err))
 
     def parse(item):
         """The problem of one command, or None."""
@@ -157,8 +157,8 @@ def do_parse(rb, root, only):
 
     # Each command parsed on its own (nothing runs), PARALLEL at a time; the problems in the pages' order.
     with ThreadPoolExecutor(PARALLEL) as pool:
-        problems = [r for r in pool.map(parse, todo) if r]
-    n = sum(1 for _, _, err in todo if not err)
+        problems = [r for r in pool.map(parse, found) if r]
+    n = sum(1 for _, _, err in found if not err)
     for p in problems:
         print(p)
     print(f'{n} railbench commands parsed, {len(problems)} problems')
