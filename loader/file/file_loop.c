@@ -785,14 +785,21 @@ void rb_file_free(struct rb_worker *w)
     struct rb_file_loop *L = w->file;
     if (!L)
         return;
+    /*
+     * io_uring I/Os the watchdog gave up on are still in the kernel: when the file system answers, even while the
+     * process ends, the kernel reads into their buffers and posts to the ring, so both stay allocated.
+     */
+    bool in_kernel = L->q && rb_fio_pending(L->q) > 0;
     for (unsigned i = 0; L->s && i < w->nreq; i++) {
         if (L->s[i].fd >= 0 && !L->s[i].fd_kept)
             close(L->s[i].fd);
-        free(L->s[i].buf);
+        if (!in_kernel)
+            free(L->s[i].buf);
     }
     rb_openfiles_free(L->open);
     free(L->s);
-    rb_fio_free(L->q);
+    if (!in_kernel)
+        rb_fio_free(L->q);
     rb_fwatch_release(L->watch);
     w->watch = NULL;
     free(L);
