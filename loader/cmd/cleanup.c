@@ -76,7 +76,7 @@ static int cleanup(struct rb_harness *h, const struct rb_load_opts *o, const str
         char list[4300] = "";
         int rc = rb_cleanup_list(h, names, list, sizeof list);
         if (h->rank == 0) {
-            char how[4600] = "";
+            char how[2 * sizeof list + RB_URL_MAX + 64] = ""; /* the list twice and the target */
             if (!rc)
                 snprintf(how, sizeof how, "; listed in %s (railbench load delete --filelist %s %s removes them)", list,
                          list, rb_target_name(o->target));
