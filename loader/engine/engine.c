@@ -310,7 +310,7 @@ struct rb_fetcher {
 int rb_fetcher_new(struct rb_fetcher **out, const struct rb_load_opts *o)
 {
     *out = NULL;
-    if (!o->target || o->op != RB_LOAD_GET || o->inflight == 0)
+    if (!o->target || (o->op != RB_LOAD_GET && o->op != RB_LOAD_PUT && o->op != RB_LOAD_DELETE) || o->inflight == 0)
         return -EINVAL;
     struct rb_fetcher *f = calloc(1, sizeof *f);
     if (!f)
