@@ -275,6 +275,8 @@ struct rb_fetcher;
  * free with rb_fetcher_free (NULL-safe).
  */
 int rb_fetcher_new(struct rb_fetcher **f, const struct rb_load_opts *o);
+/* The same, its connections on the target's endpoints from number ep0 on (modulo their count) instead of the first. */
+int rb_fetcher_new_at(struct rb_fetcher **f, const struct rb_load_opts *o, size_t ep0);
 
 /*
  * GETs (PUTs, DELETEs: the fetcher's op) the objects idx[0..n) of set (names formatted per request into the

@@ -58,7 +58,9 @@ static int fetcher(struct rb_kv_worker *w, enum rb_load_op op, struct rb_fetcher
         o.inflight = 1;
         o.pattern = RB_PATTERN_SEQUENTIAL;
         o.verify = op == RB_LOAD_GET && w->rank->a->verify;
-        int rc = rb_fetcher_new(&w->fetch[k], &o);
+        /* The rank's threads spread over the target's endpoints, as load get spreads its connections. */
+        size_t ep0 = (size_t)w->rank->rank * w->rank->nworkers + w->index;
+        int rc = rb_fetcher_new_at(&w->fetch[k], &o, ep0);
         if (rc)
             return rc;
     }

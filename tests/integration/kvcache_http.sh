@@ -3,15 +3,18 @@
 # railbench load kvcache against a plain http:// store (nginx WebDAV: PUT, GET, DELETE) from 2 ranks: each entry one
 # object of 128 + tokens x 131,072 bytes, verified on every read, as nginx's access log counts them; the names
 # looked up (HEAD) before the first write; each thread's requests on connections it keeps (nginx's $connection and
-# $connection_requests: fewer connections than requests); an object fetched with curl is the entry's .npy file
+# $connection_requests: fewer connections than requests), the threads spread over two endpoints; an object fetched with curl is the entry's .npy file
 # (numpy: the model's shape and '<f2', the seeded payload of its name after the header), as a file:// entry is;
 # a file that was there is untouched and no object of the run is left.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
-nginx_dav web "access_log $T/web/logs/access.log kvc;" \
-    "log_format kvc '\$connection \$connection_requests \"\$request\" \$status';"
+P2=$(free_port)
+nginx_dav web "listen 127.0.0.1:$P2; access_log $T/web/logs/access.log kvc;" \
+    "log_format kvc '\$connection \$connection_requests \"\$request\" \$status \$server_port';"
 echo keep >"$DAV_ROOT/there.txt"
-rb_mpirun 2 "$RB" load kvcache "$DAV_URL" --option 1 --scale 1/64 --users 3 --inflight 3 --duration 3s --trials 1 \
+# Two endpoints (two ports of the one server): the ranks' threads spread over them.
+rb_mpirun 2 "$RB" load kvcache "$DAV_URL" --endpoint "http://127.0.0.1:$DAV_PORT" --endpoint "http://127.0.0.1:$P2" \
+    --option 1 --scale 1/64 --users 3 --inflight 3 --duration 3s --trials 1 \
     --verify --out "$T/run" >"$T/run.out" 2>"$T/run.err" || { cat "$T/run.err" >&2; fail "run"; }
 R=$T/run/result.json
 assert_jq "$R" '.summary.engine == "native" and (.summary.trials[0] | (.ranks | length) == 2 and
@@ -37,6 +40,8 @@ if [ "$C" -gt 18 ] || [ "$C" -ge "$N" ] || [ "$M" -le 1 ]; then
     fail "connections kept: $N requests on $C connections (at most 18 expected), at most $M on one"
 fi
 ok "connections kept: $N requests on $C connections (at most 2 ranks x 3 threads x 3 ops = 18), up to $M on one"
+assert_eq "threads on both endpoints (ports), each connection on one" "2 $C" \
+    "$(awk '{print $NF}' "$T/entry.log" | sort -u | grep -c .) $(awk '{print $1, $NF}' "$T/entry.log" | sort -u | grep -c .)"
 assert_eq "no object of the run left (WebDAV keeps the empty collections)" "there.txt" \
     "$(cd "$DAV_ROOT" && find . -type f -printf '%P\n')"
 assert_eq "the file that was there" keep "$(cat "$DAV_ROOT/there.txt")"
