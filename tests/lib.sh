@@ -238,8 +238,9 @@ CONF
     NGINX_PID=$LAST_PID
 }
 
-# nginx_dav NAME [DIRECTIVES]: nginx in $T/NAME serving $T/NAME/www with a WebDAV /dav/ (PUT and DELETE,
-# autoindex JSON for listings) on a free port; extra server DIRECTIVES (e.g. an access_log) go in as given.
+# nginx_dav NAME [DIRECTIVES [HTTP_DIRECTIVES]]: nginx in $T/NAME serving $T/NAME/www with a WebDAV /dav/ (PUT and
+# DELETE, autoindex JSON for listings) on a free port; extra server DIRECTIVES (e.g. an access_log) go in as given,
+# HTTP_DIRECTIVES (e.g. a log_format) into http{}.
 # Sets DAV_PORT, DAV_ROOT (the directory behind /dav/) and DAV_URL (http://127.0.0.1:PORT/dav).
 nginx_dav() {
     local www=$T/$1/www
@@ -247,7 +248,7 @@ nginx_dav() {
     DAV_ROOT=$www/dav
     mkdir -p "$DAV_ROOT"
     chmod 777 "$DAV_ROOT"
-    nginx_start "$1" "server {
+    nginx_start "$1" "${3:-} server {
         listen 127.0.0.1:$DAV_PORT;
         root $www;
         ${2:-}

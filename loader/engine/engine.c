@@ -309,8 +309,13 @@ struct rb_fetcher {
 
 int rb_fetcher_new(struct rb_fetcher **out, const struct rb_load_opts *o)
 {
+    return rb_fetcher_new_at(out, o, 0);
+}
+
+int rb_fetcher_new_at(struct rb_fetcher **out, const struct rb_load_opts *o, size_t ep0)
+{
     *out = NULL;
-    if (!o->target || o->op != RB_LOAD_GET || o->inflight == 0)
+    if (!o->target || (o->op != RB_LOAD_GET && o->op != RB_LOAD_PUT && o->op != RB_LOAD_DELETE) || o->inflight == 0)
         return -EINVAL;
     struct rb_fetcher *f = calloc(1, sizeof *f);
     if (!f)
@@ -321,7 +326,7 @@ int rb_fetcher_new(struct rb_fetcher **out, const struct rb_load_opts *o)
     for (int i = 0; i < RB_LERR_COUNT; i++)
         atomic_flag_clear(&f->logged[i]);
     f->w.logged = f->logged;
-    int rc = rb_worker_init(&f->w, &f->o, 0, 0);
+    int rc = rb_worker_init(&f->w, &f->o, 0, ep0);
     if (rc) {
         rb_fetcher_free(f);
         return rc;

@@ -268,14 +268,18 @@ void rb_engine_free(struct rb_engine *e);
 struct rb_fetcher;
 
 /*
- * A fetcher owns one curl multi handle and o->inflight easy handles; o->op
- * must be GET; objects, threads and limits in o are ignored. Returns 0 or
- * -errno. One fetcher per thread; free with rb_fetcher_free (NULL-safe).
+ * A fetcher owns one curl multi handle and o->inflight easy handles (or the
+ * native engine's connections), kept from one call to the next; o->op is
+ * GET, PUT (each object of its set's size) or DELETE; objects, threads and
+ * limits in o are ignored. Returns 0 or -errno. One fetcher per thread;
+ * free with rb_fetcher_free (NULL-safe).
  */
 int rb_fetcher_new(struct rb_fetcher **f, const struct rb_load_opts *o);
+/* The same, its connections on the target's endpoints from number ep0 on (modulo their count) instead of the first. */
+int rb_fetcher_new_at(struct rb_fetcher **f, const struct rb_load_opts *o, size_t ep0);
 
 /*
- * GETs the objects idx[0..n) of set (names formatted per request into the
+ * GETs (PUTs, DELETEs: the fetcher's op) the objects idx[0..n) of set (names formatted per request into the
  * fetcher's buffer; set and idx borrowed for the call) with up to inflight requests at a time and returns when
  * all have finished (or *stop became non-zero), recording each request into
  * stats (and uncorrected, which may be NULL). Returns the number of failed

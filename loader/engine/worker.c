@@ -57,8 +57,9 @@ static bool next_listed(struct rb_worker *w, const char **name, uint64_t *size)
     }
     uint64_t idx = f->idx[f->pos++];
     *name = rb_objset_name(f->set, idx, w->name_buf);
-    /* A verified object is the seeded payload of its set's size: fewer bytes are a short read, on every protocol. */
-    *size = w->o->verify ? rb_objset_size(f->set, idx) : 0;
+    /* A verified object is the seeded payload of its set's size: fewer bytes are a short read, on every protocol.
+       A PUT sends the set's size. */
+    *size = w->o->verify || w->o->op == RB_LOAD_PUT ? rb_objset_size(f->set, idx) : 0;
     return true;
 }
 

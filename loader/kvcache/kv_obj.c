@@ -5,62 +5,125 @@
 #include <string.h>
 
 #include "../engine/engine_int.h"
+#include "../engine/payload_int.h"
 #include "kvcache_int.h"
 #include "railbench/clock.h"
 #include "railbench/stats.h"
 
-#define WAIT_NS 100000 /* the waiting thread looks at its request this often */
+/*
+ * The entry whose request runs on this thread: its payload key and its NumPy header. A worker's fetchers run their
+ * requests on the worker's own thread (rb_fetcher_get), so the layout below finds the header of the object it fills
+ * here, without a lock.
+ */
+static _Thread_local struct {
+    uint64_t key;
+    bool set;
+    unsigned char hdr[RB_KV_NPY_HEADER];
+} cur;
 
 /*
- * One request (op on the object name of size bytes) on an engine of its own: one thread, one connection, the
- * target's options as the run resolved them. The request's own time (from the engine's latency record) goes to
- * *req_ns. Returns 0, -ENOENT for a 4xx answer (a GET of an object that is not there), or -EIO with the error
- * class in msg.
+ * The objects' payload layout (rb_payload_set_layout): the bytes of the entry's file (kv_run.c), the NumPy header
+ * then the plain seeded payload of the name. An object that is not this thread's entry gets a header of zeros: no
+ * file holds that, so --verify tells.
  */
-int rb_kv_obj_request(const struct rb_kv_rank *r, enum rb_load_op op, const char *name, uint64_t size, bool verify,
-                      uint64_t *req_ns, char *msg, size_t len)
+static void npy_fill(const void *ctx, uint64_t key, uint64_t off, void *buf, size_t len)
 {
+    (void)ctx;
+    unsigned char *out = buf;
+    size_t h = 0;
+    if (off < RB_KV_NPY_HEADER) {
+        h = RB_KV_NPY_HEADER - off < len ? (size_t)(RB_KV_NPY_HEADER - off) : len;
+        if (cur.set && cur.key == key)
+            memcpy(out, cur.hdr + off, h);
+        else
+            memset(out, 0, h);
+    }
+    if (h < len)
+        rb_payload_plain_fill(key, off + h - RB_KV_NPY_HEADER, out + h, len - h);
+}
+
+void rb_kv_obj_layout(bool on)
+{
+    rb_payload_set_layout(on ? npy_fill : NULL, NULL);
+}
+
+/* The fetcher of op (PUT, GET, DELETE) of w, made on first use: one connection kept from request to request. */
+static int fetcher(struct rb_kv_worker *w, enum rb_load_op op, struct rb_fetcher **out)
+{
+    unsigned k = op == RB_LOAD_PUT ? 0 : op == RB_LOAD_GET ? 1 : 2;
+    if (!w->fetch[k]) {
+        struct rb_load_opts o = w->rank->obj_opts;
+        o.op = op;
+        o.threads = 1;
+        o.inflight = 1;
+        o.pattern = RB_PATTERN_SEQUENTIAL;
+        o.verify = op == RB_LOAD_GET && w->rank->a->verify;
+        /* The rank's threads spread over the target's endpoints, as load get spreads its connections. */
+        size_t ep0 = (size_t)w->rank->rank * w->rank->nworkers + w->index;
+        int rc = rb_fetcher_new_at(&w->fetch[k], &o, ep0);
+        if (rc)
+            return rc;
+    }
+    *out = w->fetch[k];
+    return 0;
+}
+
+/*
+ * One request (op on the object name of e's size, or of 0 bytes) on w's fetcher of that op. The request's own time
+ * (the engine's latency record: from its start to its last byte) goes to *req_ns. Returns 0, -ENOENT for a 4xx
+ * answer (a GET of an object that is not there), or -EIO with the error class in msg.
+ */
+static int request(struct rb_kv_worker *w, enum rb_load_op op, const char *name, const struct rb_kv_entry *e,
+                   uint64_t *req_ns, char *msg, size_t len)
+{
+    const struct rb_kv_args *a = w->rank->a;
     struct rb_objset set = {0};
-    struct rb_stats *st = rb_stats_new();
-    struct rb_engine *e = NULL;
-    int rc = st ? rb_objset_add(&set, name, size) : -ENOMEM;
+    struct rb_fetcher *f = NULL;
+    int rc = !w->obj_st && !(w->obj_st = rb_stats_new()) ? -ENOMEM : rb_objset_add(&set, name, e ? e->bytes : 0);
+    if (!rc)
+        rc = fetcher(w, op, &f);
     if (rc)
         goto done;
-    struct rb_load_opts o = r->obj_opts;
-    o.op = op;
-    o.objects = &set;
-    o.threads = 1;
-    o.inflight = 1;
-    o.count = 1;
-    o.pattern = RB_PATTERN_SEQUENTIAL;
-    o.min_size = o.max_size = size;
-    o.verify = verify && op == RB_LOAD_GET;
-    if ((rc = rb_engine_new(&e, &o)) || (rc = rb_engine_start(e)))
-        goto done;
-    while (!rb_engine_done(e))
-        rb_clock_sleep_ns(WAIT_NS, NULL);
-    rb_engine_stop(e);
-    rb_engine_collect(e, st, NULL);
-    rc = rb_engine_status(e);
-    *req_ns = st->lat.sum_ns;
-    if (!rc && st->errors) {
+    if (e) {
+        cur.key = rb_payload_key(a->seed, name);
+        cur.set = rb_kv_npy_header(&a->model, (uint32_t)a->tp, e->tokens, cur.hdr) == 0;
+    }
+    struct rb_stats *st = w->obj_st;
+    const uint64_t ops0 = st->ops, sum0 = st->lat.sum_ns;
+    uint64_t err0[RB_STATS_ERR_MAX];
+    memcpy(err0, st->err, sizeof err0);
+    const uint32_t idx = 0;
+    int failed = rb_fetcher_get(f, &set, &idx, 1, st, NULL, NULL);
+    cur.set = false;
+    *req_ns = st->lat.sum_ns - sum0;
+    if (failed < 0) {
+        rc = failed;
+    } else if (failed) {
         static const char *const names[] = {RB_LOAD_ERR_NAMES};
         unsigned cls = 0;
-        while (cls + 1 < sizeof names / sizeof names[0] && !st->err[cls])
+        while (cls + 1 < sizeof names / sizeof names[0] && st->err[cls] == err0[cls])
             cls++;
-        snprintf(msg, len, "%s (%s)", op == RB_LOAD_PUT ? "PUT" : op == RB_LOAD_GET ? "GET" : "DELETE", names[cls]);
+        snprintf(msg, len, "%s (%s)", rb_load_op_name(op), names[cls]);
         rc = cls == RB_LERR_HTTP_4XX ? -ENOENT : -EIO;
-    } else if (!rc && st->ops != 1) {
+    } else if (st->ops - ops0 != 1) {
         snprintf(msg, len, "no answer");
         rc = -EIO;
     }
 done:
     if (rc && rc != -ENOENT && rc != -EIO)
         snprintf(msg, len, "%s", strerror(-rc));
-    rb_engine_free(e);
     rb_objset_free(&set);
-    rb_stats_free(st);
     return rc;
+}
+
+void rb_kv_obj_free(struct rb_kv_worker *w)
+{
+    for (unsigned k = 0; k < sizeof w->fetch / sizeof w->fetch[0]; k++) {
+        rb_fetcher_free(w->fetch[k]);
+        w->fetch[k] = NULL;
+    }
+    rb_stats_free(w->obj_st);
+    w->obj_st = NULL;
 }
 
 /* The object's URL-ish name for messages: the target and the name beneath it. */
@@ -73,14 +136,14 @@ static int obj_fail(struct rb_kv_worker *w, const char *msg, const char *name)
     return -EIO;
 }
 
-/* PUT: the engine's seeded payload of the entry's size; device time = the request, host = the engine's set-up. */
+/* PUT: the entry's file bytes (header and seeded payload, made by the layout); device time = the request. */
 static int obj_write(struct rb_kv_worker *w, struct rb_kv_entry *e, const unsigned char *src)
 {
     (void)src; /* the engine makes the bytes from the seed and the name: the CPU tier's copy holds the same */
     char name[320], msg[200] = "";
     rb_kv_entry_name(w, e, name, sizeof name);
     uint64_t t = rb_clock_ns(), req = 0;
-    int rc = rb_kv_obj_request(w->rank, RB_LOAD_PUT, name, e->bytes, false, &req, msg, sizeof msg);
+    int rc = request(w, RB_LOAD_PUT, name, e, &req, msg, sizeof msg);
     uint64_t all = rb_clock_ns() - t;
     if (rc)
         return obj_fail(w, msg, name);
@@ -95,7 +158,7 @@ static int obj_read(struct rb_kv_worker *w, struct rb_kv_entry *e)
     char name[320], msg[200] = "";
     rb_kv_entry_name(w, e, name, sizeof name);
     uint64_t t = rb_clock_ns(), req = 0;
-    int rc = rb_kv_obj_request(w->rank, RB_LOAD_GET, name, e->bytes, w->rank->a->verify, &req, msg, sizeof msg);
+    int rc = request(w, RB_LOAD_GET, name, e, &req, msg, sizeof msg);
     uint64_t all = rb_clock_ns() - t;
     if (rc == -ENOENT && e->is_block)
         return rc;
@@ -109,7 +172,7 @@ static int obj_remove(struct rb_kv_worker *w, const char *name)
 {
     char msg[200] = "";
     uint64_t req = 0;
-    int rc = rb_kv_obj_request(w->rank, RB_LOAD_DELETE, name, 0, false, &req, msg, sizeof msg);
+    int rc = request(w, RB_LOAD_DELETE, name, NULL, &req, msg, sizeof msg);
     return rc ? obj_fail(w, msg, name) : 0;
 }
 

@@ -87,7 +87,7 @@ static void entry_bytes(const struct rb_kv_worker *w, const struct rb_kv_entry *
         memcpy(buf, hdr + off, h);
     }
     if (h < len)
-        rb_payload_fill(key, off + h - RB_KV_NPY_HEADER, buf + h, len - h);
+        rb_payload_plain_fill(key, off + h - RB_KV_NPY_HEADER, buf + h, len - h);
 }
 
 void rb_kv_block_name(const struct rb_kv_rank *r, uint64_t block, char *out, size_t len)
@@ -490,6 +490,7 @@ void rb_kv_rank_free(struct rb_kv_rank *r)
         return;
     for (unsigned i = 0; i < r->nworkers; i++) {
         struct rb_kv_worker *w = &r->w[i];
+        rb_kv_obj_free(w);
         free(w->users);
         free(w->wrote);
         free(w->chunk);

@@ -190,6 +190,8 @@ struct rb_kv_worker {
     uint64_t *wrote;                              /* --trace: the hash blocks this thread wrote (to remove) */
     size_t nwrote, capwrote;
     atomic_bool finished;                         /* --trace: its share of the requests is done */
+    struct rb_fetcher *fetch[3];                  /* objects: PUT, GET, DELETE, each one connection kept (kv_obj.c) */
+    struct rb_stats *obj_st;                      /* objects: the fetchers' requests, as they add up */
     int err;                                      /* -errno that ended this thread (0: none) */
     char errmsg[512];
 };
@@ -237,9 +239,13 @@ int rb_kv_drop(struct rb_kv_worker *w, struct rb_kv_entry *e);
 int rb_kv_fail(struct rb_kv_worker *w, int err, const char *what, const char *name);
 /* Counts one storage write or read of e with its device and host time. */
 void rb_kv_account(struct rb_kv_worker *w, bool write, struct rb_kv_entry *e, uint64_t dev_ns, uint64_t host_ns);
-/* One request on an object of the rank's target (kv_obj.c): 0, -ENOENT (a 4xx), or -errno with msg. */
-int rb_kv_obj_request(const struct rb_kv_rank *r, enum rb_load_op op, const char *name, uint64_t size, bool verify,
-                      uint64_t *req_ns, char *msg, size_t len);
+/*
+ * Objects (kv_obj.c): on, every payload of the process is an entry's file bytes (its NumPy header, then the seeded
+ * payload), so an object holds what the file would; off, plain again. Before any thread starts, after they stopped.
+ */
+void rb_kv_obj_layout(bool on);
+/* Frees w's fetchers (their connections) and their stats; NULL-safe parts. After w's thread ended. */
+void rb_kv_obj_free(struct rb_kv_worker *w);
 /* --trace: a replay thread (kv_replay.c): its share of the rank's requests at their arrival times. */
 void *rb_kv_replay_main(void *arg);
 /* The name of e beneath the target: <rank dir>/u<user>-c<conversation>-t<turn>.npy, or its hash block's. */

@@ -3,7 +3,8 @@
 # railbench load kvcache against Ceph RGW (tests/servers/rgw.sh): MLPerf Storage's option 1 scaled down from 2 ranks,
 # each entry one object of 128 + tokens x 131,072 bytes (PUT, GET verified, DELETE on the engine); the bytes counted
 # are the tokens' bytes, each trial's figures the ranks' sums and maxima; RGW's log shows the requests; an object that
-# was in the bucket is untouched and nothing the run made is left; a missing bucket is one line, exit 3.
+# was in the bucket is untouched and nothing the run made is left; an entry kept and fetched is the .npy file numpy
+# reads with the model's shape; a missing bucket is one line, exit 3.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 chmod 755 "$T"
@@ -37,6 +38,20 @@ rgw_assert_seen "RGW saw a DELETE of each entry (conversations' ends and each tr
     "DELETE /kvc/rbkv-[^ ]*-r[01]/u[0-9]+-c[0-9]+-t[0-9]+\\.npy" 204
 assert_eq "nothing of the run left in the bucket" 0 "$(rgw_keys kvc rbkv-2)"
 assert_eq "the object that was there" keep "$(s3 "$EP/kvc/rbkv-there.txt")"
+
+# The bytes: an entry kept (--keep), fetched from RGW, is the .npy file the model gives (numpy), its payload that of
+# its name.
+"$RB" load kvcache s3://kvc --endpoint "$EP" --model llama3.1-8b --scale 1/256 --users 2 --inflight 1 --duration 1s \
+    --trials 1 --keep --verify --out "$T/k" >"$T/k.out" 2>&1 || { cat "$T/k.out" >&2; fail "--keep run"; }
+pre=$(jqr "$T/k/result.json" .summary.entry_dir_prefix)0/
+s3 "$EP/kvc?list-type=2&prefix=${pre//\//%2F}" | grep -o '<Key>[^<]*</Key>' | sed 's/<[^>]*>//g' >"$T/kept" || true
+[ -s "$T/kept" ] || fail "--keep: nothing kept under $pre"
+key=$(head -1 "$T/kept")
+s3 -o "$T/obj.npy" "$EP/kvc/$key"
+out=$(/usr/bin/python3 "$ROOT/tests/formats/check_kvnpy.py" 42 32 8 128 "$T/obj.npy" "$key") || fail "numpy: $out"
+ok "numpy reads an object of RGW: $out"
+while read -r k; do s3 -X DELETE "$EP/kvc/$k" >/dev/null; done <"$T/kept"
+assert_eq "the kept objects removed (by the test)" 0 "$(rgw_keys kvc rbkv-2)"
 
 rc=0
 "$RB" load kvcache s3://nobucket --endpoint "$EP" --option 1 --duration 1s --out "$T/nob" >"$T/nob.out" 2>"$T/nob.err" || rc=$?

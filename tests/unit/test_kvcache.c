@@ -1,5 +1,5 @@
 /* Unit tests of load kvcache's model and tiers (loader/kvcache/kv_model.c, kv_tier.c): bytes per token, the NumPy
- * header, MLPerf Storage's options, turns, and the LRU lists. */
+ * header, MLPerf Storage's options, turns, the LRU lists; the objects' payload layout (kv_obj.c). */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "kvcache_int.h"
+#include "payload_int.h"
 
 /* MLPerf Storage's figures: 8b (32, 8, 128) = 131,072 and 70b (80, 8, 128) = 327,680 bytes per token. */
 static void test_bytes_per_token(void **state)
@@ -113,11 +114,36 @@ static void test_tier_lru(void **state)
     assert_null(rb_kv_tier_victim(&t, 5000, 0.8)); /* empty: nothing to move out */
 }
 
+/*
+ * Objects' layout on: an object's bytes from 128 on are the plain payload from 0 (a file's bytes after its header),
+ * at any offset and length; the header of an object no request of this thread is filling is zeros (no file holds
+ * that: --verify tells); off: the plain payload again.
+ */
+static void test_obj_layout(void **state)
+{
+    (void)state;
+    enum { N = 3 * 4096 + 77 };
+    static unsigned char plain[N], got[N + RB_KV_NPY_HEADER];
+    const uint64_t key = rb_payload_key(42, "rbkv-x-r0/u0-c0-t1.npy");
+    rb_payload_plain_fill(key, 0, plain, N);
+    rb_kv_obj_layout(true);
+    rb_payload_fill(key, 0, got, sizeof got);
+    for (size_t i = 0; i < RB_KV_NPY_HEADER; i++)
+        assert_int_equal(got[i], 0);
+    assert_memory_equal(got + RB_KV_NPY_HEADER, plain, N);
+    rb_payload_fill(key, 100, got, 4000); /* across the header's end, unaligned */
+    assert_memory_equal(got + RB_KV_NPY_HEADER - 100, plain, 4000 - (RB_KV_NPY_HEADER - 100));
+    assert_int_equal(rb_payload_verify(key, RB_KV_NPY_HEADER + 5, plain + 5, 9000), 9000);
+    rb_kv_obj_layout(false);
+    rb_payload_fill(key, 0, got, N);
+    assert_memory_equal(got, plain, N);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bytes_per_token), cmocka_unit_test(test_npy_header), cmocka_unit_test(test_options),
-        cmocka_unit_test(test_turns),           cmocka_unit_test(test_tier_lru),
+        cmocka_unit_test(test_turns),           cmocka_unit_test(test_tier_lru),        cmocka_unit_test(test_obj_layout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
