@@ -716,11 +716,7 @@ int rb_file_run(struct rb_worker *w, const atomic_bool *stop, const volatile int
 
 /* ---- set-up ---- */
 
-/*
- * proto's file row runs this loop: it is handed over when the program
- * starts, so the dependency points down (file/ uses proto/, never the
- * reverse).
- */
+/* proto's file row runs this loop, handed over at start: file/ uses proto/, never the reverse. */
 __attribute__((constructor)) static void register_loop(void)
 {
     static const struct rb_loop_ops ops = {.init = rb_file_new, .run = rb_file_run, .free = rb_file_free};
@@ -785,21 +781,16 @@ void rb_file_free(struct rb_worker *w)
     struct rb_file_loop *L = w->file;
     if (!L)
         return;
-    /*
-     * io_uring I/Os the watchdog gave up on are still in the kernel: when the file system answers, even while the
-     * process ends, the kernel reads into their buffers and posts to the ring, so both stay allocated.
-     */
+    /* I/Os given up on (io_uring) are in the kernel, which may yet fill their buffers and ring: both stay. */
     bool in_kernel = L->q && rb_fio_pending(L->q) > 0;
     for (unsigned i = 0; L->s && i < w->nreq; i++) {
         if (L->s[i].fd >= 0 && !L->s[i].fd_kept)
             close(L->s[i].fd);
-        if (!in_kernel)
-            free(L->s[i].buf);
+        free(in_kernel ? NULL : L->s[i].buf);
     }
     rb_openfiles_free(L->open);
     free(L->s);
-    if (!in_kernel)
-        rb_fio_free(L->q);
+    rb_fio_free(in_kernel ? NULL : L->q);
     rb_fwatch_release(L->watch);
     w->watch = NULL;
     free(L);
