@@ -93,6 +93,13 @@ void rb_prom_free(struct rb_prom *p)
         free(p->phases[i].ex);
     }
     free(p->phases);
+    for (size_t i = 0; i < p->nsteps; i++) {
+        free(p->steps[i].phase);
+        free(p->steps[i].op);
+        free(p->steps[i].step);
+        rb_hist_free(p->steps[i].h);
+    }
+    free(p->steps);
     pthread_mutex_destroy(&p->lock);
     free(p->text);
     free(p->om);
@@ -167,6 +174,37 @@ void rb_prom_phase(struct rb_prom *p, const char *phase, const char *op,
     ph->extra = names ? names->extra : NULL;
     memcpy(ph->stats, total, sizeof *total);
     ph->has_stats = true;
+}
+
+void rb_prom_step(struct rb_prom *p, const char *phase, const char *op, const char *step, const struct rb_hist *h)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->nsteps; i++) {
+        struct rb_prom_step *s = &p->steps[i];
+        if (strcmp(s->phase, phase) == 0 && strcmp(s->op, op) == 0 && strcmp(s->step, step) == 0) {
+            memcpy(s->h, h, sizeof *h);
+            return;
+        }
+    }
+    if (p->nsteps == p->capsteps) {
+        size_t cap = p->capsteps ? p->capsteps * 2 : 16;
+        struct rb_prom_step *n = realloc(p->steps, cap * sizeof *n);
+        if (!n)
+            return;
+        p->steps = n;
+        p->capsteps = cap;
+    }
+    struct rb_prom_step s = {strdup(phase), strdup(op), strdup(step), rb_hist_new()};
+    if (!s.phase || !s.op || !s.step || !s.h) {
+        free(s.phase);
+        free(s.op);
+        free(s.step);
+        rb_hist_free(s.h);
+        return;
+    }
+    memcpy(s.h, h, sizeof *h);
+    p->steps[p->nsteps++] = s;
 }
 
 size_t rb_prom_slot(double value_s)

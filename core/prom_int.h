@@ -36,12 +36,20 @@ struct rb_prom_phase {
     struct rb_prom_ex *ex; /* RB_PROM_SLOTS(rb_prom_le_count()) slots of the latency histogram, or NULL */
 };
 
+/* One request phase's (step's) histogram of a load phase and op (rb_prom_step). */
+struct rb_prom_step {
+    char *phase, *op, *step;
+    struct rb_hist *h;
+};
+
 struct rb_prom {
     char *const_labels;
     struct rb_prom_sample *samples;
     size_t nsamples, capsamples;
     struct rb_prom_phase *phases;
     size_t nphases, capphases;
+    struct rb_prom_step *steps;
+    size_t nsteps, capsteps;
 
     struct MHD_Daemon *mhd;
     int fd;

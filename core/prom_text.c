@@ -141,9 +141,28 @@ static void walk_phases(const struct rb_prom *p, const struct rb_prom_sink *k)
     }
 }
 
+/* The request phases' histograms (rb_prom_step): {op, phase, step}. */
+static void walk_steps(const struct rb_prom *p, const struct rb_prom_sink *k)
+{
+    if (!p->nsteps)
+        return;
+    k->family(k->ctx, "railbench_request_step_seconds", "histogram",
+              "A request phase's (step's) time (--phases): queue, connect, tls, send, first_byte, body; file: open, "
+              "first_io, last_io, fsync, close.");
+    for (size_t i = 0; i < p->nsteps; i++) {
+        char l[1024], ph_[256], op_[128], st_[64];
+        rb_prom_escape(ph_, sizeof ph_, p->steps[i].phase);
+        rb_prom_escape(op_, sizeof op_, p->steps[i].op);
+        rb_prom_escape(st_, sizeof st_, p->steps[i].step);
+        snprintf(l, sizeof l, "op=\"%s\",phase=\"%s\",step=\"%s\"", op_, ph_, st_);
+        k->histogram(k->ctx, "railbench_request_step_seconds", l, p->steps[i].h, NULL);
+    }
+}
+
 void rb_prom_walk(const struct rb_prom *p, const struct rb_prom_sink *k)
 {
     walk_phases(p, k);
+    walk_steps(p, k);
     /* Samples grouped by family, families in order of first appearance. */
     for (size_t i = 0; i < p->nsamples; i++) {
         bool seen = false;

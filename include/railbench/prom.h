@@ -45,6 +45,16 @@ void rb_prom_set(struct rb_prom *p, const char *name, const char *type, const ch
 void rb_prom_phase(struct rb_prom *p, const char *phase, const char *op,
                    const struct rb_stats_names *names, const struct rb_stats *total);
 
+/*
+ * Records one request phase's histogram (--phases: a span such as
+ * "first_byte", here its "step") of a load phase and op (copied):
+ * railbench_request_step_seconds{op, phase, step}, a histogram family
+ * beside the latency's (classic buckets; native buckets in the protobuf
+ * form). A later call for the same phase, op and step replaces it. Not
+ * thread-safe: call from the thread that publishes.
+ */
+void rb_prom_step(struct rb_prom *p, const char *phase, const char *op, const char *step, const struct rb_hist *h);
+
 /* Longest request id an exemplar keeps (longer ones are cut to this many bytes). */
 #define RB_PROM_ID_MAX 64
 

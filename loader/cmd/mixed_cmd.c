@@ -36,11 +36,12 @@ static int prepare(struct rb_harness *h, const struct rb_load_opts *o, struct rb
     return status ? status : bad ? RB_EXIT_CHECK : 0;
 }
 
-/* One op's row (summary.ops[] and a table section) with the weight it was drawn with. */
+/* One op's row (summary.ops[] and a table section: its request phases with --phases) with the weight it was drawn with. */
 static cJSON *op_row(const struct rb_load_result *mixed, const struct rb_mix *m, int op, char **table, size_t *tlen)
 {
     const struct rb_load_result r = {.phase = mixed->phase, .op = rb_load_op_name((enum rb_load_op)op),
-                                     .total = mixed->mix_ops[op], .duration_s = mixed->duration_s};
+                                     .total = mixed->mix_ops[op], .duration_s = mixed->duration_s,
+                                     .rph = mixed->mix_rph[op]};
     cJSON *row = rb_load_summary_json(&r);
     cJSON_AddNumberToObject(row, "weight", m->weight[op]);
     cJSON_AddNumberToObject(row, "weight_pct", 100.0 * m->weight[op] / m->total);

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "fwatch_int.h"
+#include "mixed_int.h"
 #include "multipart_int.h"
 #include "ranged_int.h"
 #include "railbench/clock.h"
@@ -257,11 +258,18 @@ void rb_engine_tls_stats(const struct rb_engine *e, struct rb_stats *into)
         rb_native_tls_collect(&e->w[t], into);
 }
 
-void rb_engine_rphases(const struct rb_engine *e, struct rb_rphases *into)
+void rb_engine_rphases(const struct rb_engine *e, int op, struct rb_rphases *into)
 {
-    for (unsigned t = 0; t < e->nw; t++)
-        if (e->w[t].rph && !e->w[t].abandoned)
-            rb_rph_merge(into, e->w[t].rph);
+    for (unsigned t = 0; t < e->nw; t++) {
+        const struct rb_worker *w = &e->w[t];
+        if (!w->rph || w->abandoned)
+            continue;
+        if (!w->o->mix)
+            rb_rph_merge(into, &w->rph[0]);
+        for (int k = 0; w->o->mix && k < RB_MIX_OPS; k++)
+            if (op < 0 || op == k)
+                rb_rph_merge(into, &w->rph[k]);
+    }
 }
 
 void rb_engine_slowest(const struct rb_engine *e, struct rb_slowheap *into)

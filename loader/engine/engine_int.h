@@ -248,9 +248,10 @@ void rb_engine_part_stats(const struct rb_engine *e, struct rb_stats *into);
 /* Adds the native engine's TLS handshakes of every worker into into (rb_native_tls_collect). After the phase. */
 void rb_engine_tls_stats(const struct rb_engine *e, struct rb_stats *into);
 
-/* Adds every worker's request spans (o->phases) into into. After rb_engine_stop. */
+/* Adds every worker's request spans (o->phases) into into: load mixed's op (enum rb_load_op) alone, or with op -1 (and
+ * outside load mixed) every request's. After rb_engine_stop. */
 struct rb_rphases;
-void rb_engine_rphases(const struct rb_engine *e, struct rb_rphases *into);
+void rb_engine_rphases(const struct rb_engine *e, int op, struct rb_rphases *into);
 /* Offers every worker's slowest requests (o->slowest) to into. After rb_engine_stop. */
 struct rb_slowheap;
 void rb_engine_slowest(const struct rb_engine *e, struct rb_slowheap *into);

@@ -425,6 +425,10 @@ void rb_load_result_free(struct rb_load_result *res)
     rb_hist_free(res->uncorrected);
     free(res->rph);
     res->rph = NULL;
+    for (int op = 0; op < RB_MIX_OPS; op++) {
+        free(res->mix_rph[op]);
+        res->mix_rph[op] = NULL;
+    }
     rb_slow_free(&res->slow);
     free(res->segments);
     res->total = NULL;

@@ -45,6 +45,7 @@ struct rb_load_result {
     /* --phases: the requests' spans over all ranks (owned, rank 0), or NULL; --slowest: the slowest requests of all
      * ranks (rank 0), slowest first; inflight names their connections (rb_slow_id). */
     struct rb_rphases *rph;
+    struct rb_rphases *mix_rph[RB_MIX_OPS]; /* load mixed with --phases: each op's spans (owned, rank 0), or NULL */
     struct rb_slowheap slow;
     unsigned inflight;
     const struct rb_target *target;   /* borrowed: the endpoints the slowest went to */

@@ -18,27 +18,44 @@ const char *const rb_rph_names[RB_RPH_COUNT + 1] = {
     [RB_RPH_FSYNC] = "fsync",       [RB_RPH_CLOSE] = "close",       [RB_RPH_COUNT] = NULL,
 };
 
-void rb_rph_split(enum rb_rph_kind k, uint64_t intended, uint64_t start, const uint64_t marks[RB_RPH_MARKS],
-                  uint64_t end, uint64_t out[RB_RPH_COUNT])
+/* The spans of each kind in the order a request meets them (rb_rph_spans). */
+static const uint8_t kind_spans[2][RB_RPH_MARKS + 2] = {
+    [RB_RPH_NET] = {RB_RPH_QUEUE, RB_RPH_CONNECT, RB_RPH_TLS, RB_RPH_SEND, RB_RPH_FIRST_BYTE, RB_RPH_BODY},
+    [RB_RPH_FILE] = {RB_RPH_QUEUE, RB_RPH_OPEN, RB_RPH_FIRST_IO, RB_RPH_LAST_IO, RB_RPH_FSYNC, RB_RPH_CLOSE},
+};
+
+/* rb_rph_split's spans in the order of kind_spans into v; returns their sum (end - intended, clamped). */
+static inline uint64_t split_ordered(uint64_t intended, uint64_t start, const uint64_t marks[RB_RPH_MARKS],
+                                     uint64_t end, uint64_t v[RB_RPH_MARKS + 2])
 {
-    memset(out, 0, RB_RPH_COUNT * sizeof *out);
     if (start < intended)
         start = intended;
     if (end < start)
         end = start;
-    out[RB_RPH_QUEUE] = start - intended;
-    enum rb_rph first = rb_rph_first(k);
+    v[0] = start - intended;
     uint64_t prev = start;
+#pragma GCC unroll 4
     for (int i = 0; i < RB_RPH_MARKS; i++) {
         uint64_t m = marks[i];
         if (m < prev)
             m = prev; /* not reached, or before the span before it */
         if (m > end)
             m = end;
-        out[first + i] = m - prev;
+        v[i + 1] = m - prev;
         prev = m;
     }
-    out[first + RB_RPH_MARKS] = end - prev;
+    v[RB_RPH_MARKS + 1] = end - prev;
+    return end - intended;
+}
+
+void rb_rph_split(enum rb_rph_kind k, uint64_t intended, uint64_t start, const uint64_t marks[RB_RPH_MARKS],
+                  uint64_t end, uint64_t out[RB_RPH_COUNT])
+{
+    uint64_t v[RB_RPH_MARKS + 2];
+    memset(out, 0, RB_RPH_COUNT * sizeof *out);
+    split_ordered(intended, start, marks, end, v);
+    for (int i = 0; i < RB_RPH_MARKS + 2; i++)
+        out[kind_spans[k][i]] = v[i];
 }
 
 void rb_rph_reset(struct rb_rphases *p)
@@ -48,12 +65,50 @@ void rb_rph_reset(struct rb_rphases *p)
     rb_hist_reset(&p->total);
     memset(p->band_count, 0, sizeof p->band_count);
     memset(p->band_sum, 0, sizeof p->band_sum);
+    memset(p->zeros, 0, sizeof p->zeros);
+    p->raw = 0;
+}
+
+/*
+ * What a recording worker leaves out of a span's histogram, added where its
+ * spans are merged: the spans of 0 ns (zeros, bucket 0), and the count and
+ * sum of the others (their buckets' sum; their bands' sums: every span of a
+ * request above 0 ns is in its band's sum).
+ */
+static void span_rest(const struct rb_rphases *p, int i, uint64_t *count, uint64_t *sum)
+{
+    *count = *sum = 0;
+    if (!p->raw)
+        return;
+    for (size_t k = 0; k < RB_HIST_BUCKETS; k++)
+        *count += p->span[i].counts[k];
+    for (int b = 0; b < RB_RPH_BANDS; b++)
+        *sum += p->band_sum[b][i];
+}
+
+/* Adds a recording worker's left-out figures of span i of src (span_rest, zeros) to h. */
+static void add_rest(struct rb_hist *h, const struct rb_rphases *src, int i)
+{
+    uint64_t count, sum;
+    span_rest(src, i, &count, &sum);
+    h->count += count + src->zeros[i];
+    h->sum_ns += sum;
+    h->counts[0] += src->zeros[i];
+    if (src->zeros[i])
+        h->min_ns = 0;
 }
 
 void rb_rph_merge(struct rb_rphases *dst, const struct rb_rphases *src)
 {
-    for (int i = 0; i < RB_RPH_COUNT; i++)
+    for (int i = 0; dst->raw && i < RB_RPH_COUNT; i++) {
+        add_rest(&dst->span[i], dst, i); /* dst itself recorded: its own figures first */
+        dst->zeros[i] = 0;
+    }
+    dst->raw = 0;
+    for (int i = 0; i < RB_RPH_COUNT; i++) {
         rb_hist_merge(&dst->span[i], &src->span[i]);
+        add_rest(&dst->span[i], src, i);
+    }
     rb_hist_merge(&dst->total, &src->total);
     for (int b = 0; b < RB_RPH_BANDS; b++) {
         dst->band_count[b] += src->band_count[b];
@@ -64,27 +119,53 @@ void rb_rph_merge(struct rb_rphases *dst, const struct rb_rphases *src)
 
 int rb_rph_spans(enum rb_rph_kind k, int out[RB_RPH_COUNT])
 {
-    int n = 0;
-    enum rb_rph first = rb_rph_first(k);
-    out[n++] = RB_RPH_QUEUE;
-    for (int i = first; i <= (int)first + RB_RPH_MARKS; i++)
-        out[n++] = i;
-    return n;
+    for (int i = 0; i < RB_RPH_MARKS + 2; i++)
+        out[i] = kind_spans[k][i];
+    return RB_RPH_MARKS + 2;
+}
+
+/* Span i's value v of a request in band b: 0 ns a count (zeros); else its bucket, min, max and band sum. */
+static inline __attribute__((always_inline)) void record_span(struct rb_rphases *p, unsigned b, unsigned i, uint64_t v)
+{
+    if (!v) {
+        p->zeros[i]++;
+        return;
+    }
+    struct rb_hist *h = &p->span[i];
+    h->counts[rb_hist_index(v)]++;
+    if (v < h->min_ns)
+        h->min_ns = v;
+    if (v > h->max_ns)
+        h->max_ns = v;
+    p->band_sum[b][i] += v;
+}
+
+/*
+ * Records spans v (kind_spans' order of kind k, a constant where this is inlined) summing to sum: the band's count,
+ * each span (record_span), the sum's histogram. The spans' own histograms get their count and sum at a merge.
+ */
+static inline __attribute__((always_inline)) void record_ordered(struct rb_rphases *p, enum rb_rph_kind k,
+                                                                 const uint64_t v[RB_RPH_MARKS + 2], uint64_t sum)
+{
+    unsigned b = rb_rph_band(sum);
+    p->band_count[b]++;
+#pragma GCC unroll 6
+    for (int j = 0; j < RB_RPH_MARKS + 2; j++)
+        record_span(p, b, kind_spans[k][j], v[j]);
+    rb_hist_record(&p->total, sum);
 }
 
 void rb_rph_record(struct rb_rphases *p, const uint64_t spans[RB_RPH_COUNT])
 {
-    int idx[RB_RPH_COUNT], n = rb_rph_spans((enum rb_rph_kind)p->kind, idx);
-    uint64_t sum = 0;
-    for (int k = 0; k < n; k++)
-        sum += spans[idx[k]];
-    unsigned b = rb_rph_band(sum);
-    p->band_count[b]++;
-    for (int k = 0; k < n; k++) {
-        rb_hist_record(&p->span[idx[k]], spans[idx[k]]);
-        p->band_sum[b][idx[k]] += spans[idx[k]];
-    }
-    rb_hist_record(&p->total, sum);
+    enum rb_rph_kind k = p->kind == RB_RPH_FILE ? RB_RPH_FILE : RB_RPH_NET;
+    uint64_t v[RB_RPH_MARKS + 2], sum = 0;
+    for (int j = 0; j < RB_RPH_MARKS + 2; j++)
+        sum += v[j] = spans[kind_spans[k][j]];
+    p->raw = 1;
+    if (k == RB_RPH_FILE)
+        record_ordered(p, RB_RPH_FILE, v, sum);
+    else
+        record_ordered(p, RB_RPH_NET, v, sum);
 }
 
 /* The breakdown at percentile q of the latency: the band its value falls in, and that band's mean spans. */
@@ -234,10 +315,14 @@ int rb_slow_id(const struct rb_slow *e, unsigned inflight, char *buf, size_t len
 int rb_rph_worker_init(struct rb_worker *w)
 {
     if (w->o->phases) {
-        if (!(w->rph = malloc(sizeof *w->rph)))
+        size_t n = w->o->mix ? RB_MIX_OPS : 1; /* load mixed: one per op */
+        if (!(w->rph = malloc(n * sizeof *w->rph)))
             return -ENOMEM;
-        w->rph->kind = w->loop ? RB_RPH_FILE : RB_RPH_NET;
-        rb_rph_reset(w->rph);
+        for (size_t i = 0; i < n; i++) {
+            w->rph[i].kind = w->loop ? RB_RPH_FILE : RB_RPH_NET;
+            rb_rph_reset(&w->rph[i]);
+            w->rph[i].raw = 1; /* recorded by rb_rph_note */
+        }
     }
     return rb_slow_init(&w->slow, w->o->slowest);
 }
@@ -251,18 +336,23 @@ void rb_rph_worker_free(struct rb_worker *w)
 
 void rb_rph_note(struct rb_worker *w, const struct rb_req *r, int cls, long status, uint64_t total_ns, uint64_t lat_ns)
 {
-    uint64_t spans[RB_RPH_COUNT];
+    uint64_t v[RB_RPH_MARKS + 2];
     bool split = w->rph && r->ph_marked;
+    enum rb_rph_kind kind = w->loop ? RB_RPH_FILE : RB_RPH_NET;
     if (split) {
-        uint64_t m[RB_RPH_MARKS];
-        memcpy(m, r->ph_ns, sizeof m);
-        if (w->rph->kind == RB_RPH_FILE)
+        uint64_t m[RB_RPH_MARKS] = {r->ph_ns[0], r->ph_ns[1], r->ph_ns[2], r->ph_ns[3]};
+        if (kind == RB_RPH_FILE)
             m[1] = r->response_ns; /* the first I/O's end: the file loop's time to first byte */
         else if (w->nat)
             m[3] = r->response_ns; /* the native engine's first response byte */
-        rb_rph_split((enum rb_rph_kind)w->rph->kind, r->intended_ns, r->start_ns, m, r->start_ns + total_ns, spans);
-        if (cls < 0)
-            rb_rph_record(w->rph, spans); /* the requests whose latency is recorded: successes */
+        uint64_t sum = split_ordered(r->intended_ns, r->start_ns, m, r->start_ns + total_ns, v);
+        struct rb_rphases *p = w->mix ? &w->rph[rb_mix_slot_op(w, r->slot)] : w->rph;
+        if (cls >= 0)
+            ; /* only the requests whose latency is recorded: successes */
+        else if (kind == RB_RPH_FILE)
+            record_ordered(p, RB_RPH_FILE, v, sum);
+        else
+            record_ordered(p, RB_RPH_NET, v, sum);
     }
     if (!rb_slow_wants(&w->slow, lat_ns))
         return;
@@ -278,10 +368,10 @@ void rb_rph_note(struct rb_worker *w, const struct rb_req *r, int cls, long stat
         .cls = cls,
         .op = (int32_t)(w->mix ? rb_mix_slot_op(w, r->slot) : w->o->op),
         .has_spans = split,
-        .kind = w->rph ? (uint8_t)w->rph->kind : (w->loop ? RB_RPH_FILE : RB_RPH_NET),
+        .kind = (uint8_t)kind,
     };
-    if (split)
-        memcpy(e.span_ns, spans, sizeof spans);
+    for (int k = 0; split && k < RB_RPH_MARKS + 2; k++)
+        e.span_ns[kind_spans[kind][k]] = v[k];
     snprintf(e.name, sizeof e.name, "%s", r->name ? r->name : "");
     rb_slow_offer(&w->slow, &e);
 }

@@ -82,6 +82,13 @@ struct rb_rphases {
     uint64_t band_count[RB_RPH_BANDS];
     uint64_t band_sum[RB_RPH_BANDS][RB_RPH_COUNT];
     uint64_t kind;                 /* enum rb_rph_kind */
+    /*
+     * A recording worker's (raw) span histograms hold only buckets, min and max of the spans above 0 ns: the
+     * spans of 0 ns are counted in zeros, and rb_rph_merge adds those and the count and sum (from the buckets and
+     * band_sum) into its dst. Read the span[] of a merged rb_rphases (raw 0) only.
+     */
+    uint64_t zeros[RB_RPH_COUNT];
+    uint64_t raw;
 };
 /* The band of latency v. Pure. */
 static inline unsigned rb_rph_band(uint64_t v)
@@ -91,11 +98,12 @@ static inline unsigned rb_rph_band(uint64_t v)
 }
 /* Empties p (kind kept). */
 void rb_rph_reset(struct rb_rphases *p);
-/* dst += src. */
+/* dst += src; dst is then whole (raw 0: every span's count, sum and zeros in its histogram), even when it recorded. */
 void rb_rph_merge(struct rb_rphases *dst, const struct rb_rphases *src);
 
 /* Records one request's spans (from rb_rph_split) and their sum into p. No allocation. */
 void rb_rph_record(struct rb_rphases *p, const uint64_t spans[RB_RPH_COUNT]);
+
 
 /*
  * {"kind", "requests", "total_ns": summary, "spans": {name: summary, ...},

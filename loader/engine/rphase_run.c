@@ -13,8 +13,9 @@
 #include "railbench/units.h"
 #include "worker_int.h"
 
-/* This rank's spans summed over ranks into rank 0's *out (allocated there; NULL elsewhere). Collective. */
-static void reduce_spans(struct rb_harness *h, const struct rb_engine *e, const struct rb_load_opts *o,
+/* This rank's spans (of load mixed's op, or -1 all) summed over ranks into rank 0's *out (allocated there; NULL
+ * elsewhere). Collective. */
+static void reduce_spans(struct rb_harness *h, const struct rb_engine *e, const struct rb_load_opts *o, int op,
                          struct rb_rphases **out)
 {
     struct rb_rphases *mine = calloc(1, sizeof *mine), *all = h->rank == 0 ? calloc(1, sizeof *all) : NULL;
@@ -22,7 +23,7 @@ static void reduce_spans(struct rb_harness *h, const struct rb_engine *e, const 
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
     mine->kind = o->target->ops->loop ? RB_RPH_FILE : RB_RPH_NET;
     rb_rph_reset(mine);
-    rb_engine_rphases(e, mine);
+    rb_engine_rphases(e, op, mine);
     struct rb_hist *tmp = rb_hist_new();
     if (!tmp)
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
@@ -85,27 +86,16 @@ static void gather_slowest(struct rb_harness *h, const struct rb_engine *e, cons
 }
 
 /*
- * Rank 0's metrics of the phase's spans: railbench_request_step_seconds{op, phase, step, percentile} (gauges of
- * each span's percentiles over the phase, as railbench_block_latency_seconds; "step" names the span: "phase" is the
- * harness phase, as in every other family).
+ * Rank 0's metrics of the phase's spans of op: each its histogram (railbench_request_step_seconds{op, phase, step});
+ * none when no request of op was split (a file's stat or delete).
  */
-static void span_metrics(struct rb_harness *h, const struct rb_load_result *res)
+static void span_metrics(struct rb_harness *h, const char *phase, const char *op, const struct rb_rphases *p)
 {
-    static const double qs[] = {50, 90, 99, 99.9};
-    int idx[RB_RPH_COUNT], n = rb_rph_spans((enum rb_rph_kind)res->rph->kind, idx);
-    char op[64], ph[128], labels[400];
-    rb_prom_escape(op, sizeof op, res->op ? res->op : "?");
-    rb_prom_escape(ph, sizeof ph, res->phase ? res->phase : "?");
-    for (int k = 0; k < n; k++) {
-        const struct rb_hist *hist = &res->rph->span[idx[k]];
-        for (size_t q = 0; hist->count && q < sizeof qs / sizeof qs[0]; q++) {
-            snprintf(labels, sizeof labels, "op=\"%s\",phase=\"%s\",step=\"%s\",percentile=\"%g\"", op, ph,
-                     rb_rph_names[idx[k]], qs[q]);
-            rb_harness_metric(h, "railbench_request_step_seconds", "gauge",
-                              "A request phase's (step's) latency percentiles over the load phase (--phases).", labels,
-                              (double)rb_hist_percentile(hist, qs[q]) / 1e9);
-        }
-    }
+    if (!p->total.count)
+        return;
+    int idx[RB_RPH_COUNT], n = rb_rph_spans((enum rb_rph_kind)p->kind, idx);
+    for (int k = 0; k < n; k++)
+        rb_prom_step(h->prom, phase, op, rb_rph_names[idx[k]], &p->span[idx[k]]);
 }
 
 void rb_load_reduce_rphases(struct rb_harness *h, const struct rb_engine *e, const struct rb_load_opts *o,
@@ -113,11 +103,26 @@ void rb_load_reduce_rphases(struct rb_harness *h, const struct rb_engine *e, con
 {
     res->inflight = o->inflight;
     if (o->phases) {
-        reduce_spans(h, e, o, &res->rph);
-        if (record && res->rph)
+        reduce_spans(h, e, o, -1, &res->rph);
+        for (int op = 0; o->mix && op < RB_MIX_OPS; op++)
+            if (o->mix->weight[op])
+                reduce_spans(h, e, o, op, &res->mix_rph[op]);
+        if (record && res->rph) {
             cJSON_AddItemToObject(record, "request_phases", rb_rph_json(res->rph, true));
-        if (h->rank == 0 && res->rph)
-            span_metrics(h, res);
+            cJSON *by_op = o->mix ? cJSON_AddObjectToObject(record, "request_phases_by_op") : NULL;
+            for (int op = 0; by_op && op < RB_MIX_OPS; op++)
+                if (res->mix_rph[op])
+                    cJSON_AddItemToObject(by_op, rb_load_op_name((enum rb_load_op)op),
+                                          rb_rph_json(res->mix_rph[op], true));
+        }
+        const char *phase = res->phase ? res->phase : "?";
+        if (h->rank == 0 && h->prom && res->rph && !o->mix)
+            span_metrics(h, phase, res->op ? res->op : "?", res->rph);
+        for (int op = 0; h->rank == 0 && h->prom && op < RB_MIX_OPS; op++) /* load mixed: each op's */
+            if (res->mix_rph[op])
+                span_metrics(h, phase, rb_load_op_name((enum rb_load_op)op), res->mix_rph[op]);
+        if (h->rank == 0 && h->prom && res->rph)
+            rb_prom_publish(h->prom);
     }
     if (o->slowest)
         gather_slowest(h, e, o, &res->slow);

@@ -276,7 +276,7 @@ struct rb_worker {
     atomic_flag *logged;        /* per error class: already logged once (engine- or fetcher-wide) */
 
     struct rb_reqlog log;       /* --log-requests */
-    struct rb_rphases *rph;     /* o->phases: this worker's request spans (rphase_int.h), or NULL */
+    struct rb_rphases *rph;     /* o->phases: this worker's request spans (rphase_int.h; load mixed: one per op), or NULL */
     struct rb_slowheap slow;    /* o->slowest: its slowest requests */
 };
 

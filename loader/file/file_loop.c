@@ -337,8 +337,8 @@ static void get_done(struct rb_worker *w, struct fslot *s, const struct rb_fio_i
         finish(w, s, (int)-io->res, "read", false);
         return;
     }
-    if (!s->ttfb_ns)
-        s->ttfb_ns = rb_clock_ns() - s->r.start_ns;
+    if (!s->ttfb_ns) /* with --phases, reap's mark of this completion */
+        s->ttfb_ns = (w->rph ? s->r.ph_ns[2] : rb_clock_ns()) - s->r.start_ns;
     uint64_t got_end = io->off + (uint64_t)io->res, was = s->pos;
     if (got_end > s->end)
         got_end = s->end;
@@ -486,8 +486,8 @@ static void put_done(struct rb_worker *w, struct fslot *s, const struct rb_fio_i
             write_next(w, s);
         return;
     }
-    if (!s->ttfb_ns)
-        s->ttfb_ns = rb_clock_ns() - s->r.start_ns;
+    if (!s->ttfb_ns) /* with --phases, reap's mark of this completion */
+        s->ttfb_ns = (w->rph ? s->r.ph_ns[2] : rb_clock_ns()) - s->r.start_ns;
     if (io->res == 0) {
         finish(w, s, EIO, "write (no progress)", false);
         return;

@@ -97,7 +97,7 @@ run_bg() { # NAME CMD...: CMD in the background, bounded, its stderr in $T/NAME.
 # The two load gets one after the other, each bounded as run_bg's commands are.
 (
     timeout -k 10 120 "$RB" load get "http://127.0.0.1:$N/d" --objects 16 --duration 4s --rate 300/s \
-        --cache-header X-Cache-Status $(prom load) >/dev/null
+        --cache-header X-Cache-Status --phases $(prom load) >/dev/null
     # A second run on the same port (as a user who keeps one --prom-listen does): each series carries its run.
     timeout -k 10 120 "$RB" load get "http://127.0.0.1:$N/d" --objects 16 --count 50 --rate 100/s \
         --prom-listen "127.0.0.1:${port[load]}" --prom-linger 2s --out "$T/r-load2" --quiet >/dev/null
@@ -141,7 +141,7 @@ for f in files:
         for t in p["targets"]:
             expr = (t["expr"].replace("$__rate_interval", "2s").replace("$__range", rng)
                     .replace("$__interval", "1s").replace("$run", ".*"))
-            pp = native if re.search(r"railbench_(request_duration|ttfb)_seconds\{", expr) else classic
+            pp = native if re.search(r"railbench_(request_duration|ttfb|request_step)_seconds\{", expr) else classic
             # The labels the panel shows: those of its legend, and the x field of a bar chart.
             want = set(re.findall(r"\{\{(\w+)\}\}", t.get("legendFormat", "")))
             if p["type"] == "barchart":
@@ -184,4 +184,12 @@ for r in r-load r-load2; do
     got=$(q "sum(last_over_time(railbench_requests_total{run=\"$r\"}[$((t1 - t0 + 5))s]))" | jq -r '.data.result[0].value[1]')
     want=$(jq '[.summary.ops[].requests] | add' "$T/$r/result.json")
     assert_eq "requests of $r in Prometheus (the runs shared port ${port[load]})" "$want" "$got"
+done
+# The request phases panel's mean of a step: its histogram's sum over its count, result.json's mean of that span.
+for st in first_byte body; do
+    got=$(q "sum(last_over_time(railbench_request_step_seconds_sum{run=\"r-load\",step=\"$st\"}[$((t1 - t0 + 5))s])) / sum(last_over_time(railbench_request_step_seconds_count{run=\"r-load\",step=\"$st\"}[$((t1 - t0 + 5))s]))" | jq -r '.data.result[0].value[1]')
+    want=$(jq ".summary.ops[0].request_phases.spans.$st.mean" "$T/r-load/result.json")
+    awk -v a="$got" -v b="$want" 'BEGIN { exit !(b > 0 && (a * 1e9 - b) ^ 2 < 4) }' ||
+        fail "request phases panel: $st mean $got s in Prometheus, $want ns in result.json"
+    ok "request phases panel: $st mean in Prometheus = result.json ($want ns)"
 done

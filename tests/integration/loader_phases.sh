@@ -112,20 +112,28 @@ assert_exit 2 "report --phases of a run without either" "$RB" report "$T/none" -
 assert_stderr_line 'error: --phases: no run here recorded request phases or slowest requests'
 ok "railbench report lists the phases and the slowest; its HTML has the breakdown by percentile"
 
-# The metrics: each span's percentiles as gauges {op, phase, step, percentile}; promtool accepts the exposition.
+# The metrics: each span's histogram {op, phase, step} (classic buckets here); promtool accepts the exposition. The two
+# slow first bytes are above every bucket below the delay; the 38 others below 134 ms.
 mkdir "$T/prom"
 "$RB" load get "http://127.0.0.1:$PORT/" --filelist "$T/list" --pattern epoch --epochs 1 -c 4 --phases \
     --prom-textfile "$T/prom" --out "$T/metrics" >/dev/null 2>&1 || fail "the run with --prom-textfile failed"
-v=$(awk '/^railbench_request_step_seconds\{op="GET",phase="get",step="first_byte",percentile="99"/ { print $2 }' \
-    "$T/prom/railbench.prom")
-jq -en --argjson v "${v:-null}" --argjson d "$(min_of "$DELAY_NS")" '$v * 1e9 >= $d' >/dev/null ||
-    fail "metrics: first_byte p99 is ${v:-absent} s"
-assert_eq "metrics: steps" "body connect first_byte queue send tls" "$(grep -o 'step="[a-z_]*"' "$T/prom/railbench.prom" |
+P=$T/prom/railbench.prom
+grep -q '^# TYPE railbench_request_step_seconds histogram$' "$P" || fail "metrics: no histogram family railbench_request_step_seconds"
+fb='railbench_request_step_seconds_bucket\{op="GET",phase="get",step="first_byte"'
+assert_eq "metrics: first_byte requests (+Inf bucket)" 40 "$(awk -v re="^$fb,le=\"\\+Inf\"" '$0 ~ re { print $2 }' "$P")"
+assert_eq "metrics: first_byte below 134 ms" 38 "$(awk -v re="^$fb,le=\"0.134217728\"" '$0 ~ re { print $2 }' "$P")"
+v=$(awk -v re="^$fb,le=\"" -v d="$(min_of "$DELAY_NS")" '$0 ~ re { split($0, a, "le=\""); split(a[2], b, "\"");
+    if (b[1] != "+Inf" && b[1] * 1e9 < d && $2 > m) m = $2 } END { print m + 0 }' "$P")
+assert_eq "metrics: first_byte in the buckets below the delay" 38 "$v"
+s=$(awk '/^railbench_request_step_seconds_sum\{op="GET",phase="get",step="first_byte"/ { print $2 }' "$P")
+jq -en --argjson s "${s:-null}" --argjson d "$(min_of "$DELAY_NS")" '$s * 1e9 >= 2 * $d' >/dev/null ||
+    fail "metrics: first_byte's sum ${s:-absent} s holds not both delays"
+assert_eq "metrics: steps" "body connect first_byte queue send tls" "$(grep -o 'step="[a-z_]*"' "$P" |
     sort -u | sed 's/step="\(.*\)"/\1/' | tr '\n' ' ' | sed 's/ $//')"
 if command -v promtool >/dev/null; then
-    promtool check metrics <"$T/prom/railbench.prom" || fail "promtool rejects the metrics"
+    promtool check metrics <"$P" || fail "promtool rejects the metrics"
 fi
-ok "metrics: railbench_request_step_seconds, first_byte p99 $v s"
+ok "metrics: railbench_request_step_seconds histograms, first_byte's sum $s s"
 
 # Without --phases: no spans, no clock read more; --slowest still names them (their phases null).
 "$RB" load get "http://127.0.0.1:$PORT/" --filelist "$T/list" --pattern epoch --epochs 1 -c 4 --engine native \
@@ -256,3 +264,48 @@ ok "file get in 16 blocks: the reads after the first in last_io (p50 $v ns)"
 "$RB" load stat "$F" --objects 30 --phases --out "$T/fstat" >"$T/fstat.out" 2>&1 || fail "file stat: the run failed"
 assert_eq "file stat: not split" 0 "$(jq '.summary.ops[0].request_phases.requests' "$T/fstat/result.json")"
 grep -q 'no request was split' "$T/fstat.out" || fail "file stat: the table does not say why it has no phases"
+ok "file stat: one call, not split; the table says so"
+
+# 7. load mixed: each op its own spans (summary.ops[].request_phases, the phase record's request_phases_by_op with
+# histograms, a table block each), the total all of them. On file:// a get and a put are split, a delete and a stat
+# are one call each (0 split); on the native engine against nginx's WebDAV every request is split.
+# mixed_check RESULT OPS_SPLIT: every op row's split requests are its successes (or 0, for the ops not in
+# OPS_SPLIT), its spans' means sum to its latency's mean; the total's requests are the ops' sum; the record's
+# histograms per op count the same requests.
+mixed_check() {
+    local r=$1/result.json split=$2 op n ok_n
+    for op in $(jq -r '.summary.ops[].op' "$r"); do
+        n=$(jq --arg o "$op" '.summary.ops[] | select(.op == $o) | .request_phases.requests' "$r")
+        ok_n=$(jq --arg o "$op" '.summary.ops[] | select(.op == $o) | .requests - .errors.total' "$r")
+        if [[ " $split " == *" $op "* ]]; then
+            [ "$ok_n" -gt 0 ] || fail "$1: no $op succeeded"
+            assert_eq "$(basename "$1"): $op split" "$ok_n" "$n"
+            jq -e --arg o "$op" '.summary.ops[] | select(.op == $o) | .request_phases as $p
+                | ([$p.spans[].mean] | add) as $s | ($s - .latency_ns.mean | fabs) < 1
+                  and ($p.total_ns.mean - .latency_ns.mean | fabs) < 1' "$r" >/dev/null ||
+                fail "$1: $op's span means do not sum to its latency mean"
+        else
+            assert_eq "$(basename "$1"): $op split (one call)" 0 "$n"
+        fi
+        assert_eq "$(basename "$1"): $op's histograms in the record" "$n" \
+            "$(jq --arg o "$op" '.phases[] | select(.name == "mixed") | .request_phases_by_op[$o].hist.total.count // 0' "$r")"
+    done
+    assert_eq "$(basename "$1"): total split = the ops' sum" "$(jq '[.summary.ops[].request_phases.requests] | add' "$r")" \
+        "$(jq '.summary.total.request_phases.requests' "$r")"
+}
+mkdir "$LOOP_MNT/m"
+"$RB" load mixed "file://$LOOP_MNT/m" --objects 40 --size 8k --count 600 -c 2 --phases --out "$T/fmix" \
+    >"$T/fmix.out" 2>"$T/fmix.err" || { cat "$T/fmix.err"; fail "file mixed: the run failed"; }
+mixed_check "$T/fmix" "GET PUT"
+assert_eq "file mixed: a phase table for the prepare phase, each op split, the total" 4 "$(grep -c '^| request phase |' "$T/fmix.out")"
+assert_eq "file mixed: GET's spans" "close first_io fsync last_io open queue" \
+    "$(jq -r '.summary.ops[] | select(.op == "GET") | .request_phases.spans | keys | join(" ")' "$T/fmix/result.json")"
+nginx_dav dav
+"$RB" load mixed "$DAV_URL/" --objects 40 --size 8k --count 600 -c 2 --engine native --phases --out "$T/nmix" \
+    >"$T/nmix.out" 2>"$T/nmix.err" || { cat "$T/nmix.err"; fail "mixed on WebDAV: the run failed"; }
+mixed_check "$T/nmix" "GET PUT DELETE HEAD"
+assert_eq "mixed on WebDAV: a phase table for the prepare phase, each op, the total" 6 "$(grep -c '^| request phase |' "$T/nmix.out")"
+assert_eq "mixed on WebDAV: PUT's spans" "body connect first_byte queue send tls" \
+    "$(jq -r '.summary.ops[] | select(.op == "PUT") | .request_phases.spans | keys | join(" ")' "$T/nmix/result.json")"
+ok "load mixed: each op's request phases (file: $(jq -c '[.summary.ops[] | {(.op): .request_phases.requests}] | add' \
+    "$T/fmix/result.json"); WebDAV: $(jq -c '[.summary.ops[] | {(.op): .request_phases.requests}] | add' "$T/nmix/result.json"))"

@@ -46,7 +46,7 @@ wait_port "$N"
 # prom_serve: 2000 requests in 5 batches a second apart, then 40 s of serving; load get at the same time.
 bg "$SERVE" "$SP" 2000 5 1000 40 >"$T/serve.json"
 SRV=$LAST_PID
-bg "$RB" load get "http://127.0.0.1:$N/data" --objects 100 --count 2000 --rate 250/s --prom-listen "$LP" \
+bg "$RB" load get "http://127.0.0.1:$N/data" --objects 100 --count 2000 --rate 250/s --phases --prom-listen "$LP" \
     --prom-linger 3s --out "$T/r1" --quiet
 RUN=$LAST_PID
 wait_port "$LP" 60 "load get's --prom-listen"
@@ -88,6 +88,25 @@ within "$p99" "$(awk -v n="$p99_ns" 'BEGIN { print n / 1e9 }')" "$ERR" ||
 ok "load get: native histogram_quantile(0.99) = $p99 s, result.json p99 = $p99_ns ns (within $ERR)"
 rate_p99=$(q "$PN" query 'histogram_quantile(0.99, sum(rate(railbench_request_duration_seconds{job="load"}[1m])))' --data-urlencode "time=$at" | jq -r '.data.result[0].value[1]')
 awk -v a="$rate_p99" 'BEGIN { exit !(a > 0) }' || fail "histogram_quantile over sum(rate(native)) is $rate_p99"
+
+# Its request phases (--phases), published at the end of its phase: each step a native histogram too; at the last
+# scrape that has it, it counts every request, and histogram_quantile(0.99) of a step is within ERR of result.json's
+# p99 of it.
+for st in first_byte body; do
+    sel="railbench_request_step_seconds{job=\"load\",step=\"$st\"}"
+    q "$PN" query_range "histogram_count($sel)" --data-urlencode "start=$((now - 40))" \
+        --data-urlencode "end=$(date +%s)" --data-urlencode step=1 >"$T/range-$st.json"
+    sat=$(jq -r '.data.result[0].values[-1][0] // empty' "$T/range-$st.json")
+    [ -n "$sat" ] || fail "native $st histogram: not scraped: $(head -c 400 "$T/range-$st.json")"
+    assert_eq "native $st histogram: requests" "$count" "$(jq -r '.data.result[0].values[-1][1]' "$T/range-$st.json")"
+    want=$(jq ".summary.ops[0].request_phases.spans.$st.p99" "$R")
+    got=$(q "$PN" query "histogram_quantile(0.99, $sel)" --data-urlencode "time=$sat" | jq -r '.data.result[0].value[1]')
+    within "$got" "$(awk -v n="$want" 'BEGIN { print n / 1e9 }')" "$ERR" ||
+        fail "native histogram_quantile(0.99) of $st = $got s, result.json's p99 = $want ns: not within $ERR"
+    ok "request phase $st: native histogram_quantile(0.99) = $got s, result.json p99 = $want ns (within $ERR)"
+done
+assert_eq "classic _bucket series of the steps from the protobuf scrape" 0 \
+    "$(q "$PN" query 'count(railbench_request_step_seconds_bucket{job="load"}) or vector(0)' --data-urlencode "time=$sat" | jq -r '.data.result[0].value[1]')"
 
 # load get's slowest requests (--slowest, 10 by default) are the exemplars of its latency histogram from the end of
 # its phase on: query_exemplars returns the slowest one's id, with its latency.

@@ -87,6 +87,25 @@ static void test_record_merge(void **state)
     }
     rb_rph_merge(a, b);
     assert_int_equal(a->total.count, 100);
+    /* Both recorded (raw): every span's count, sum and spans of 0 ns (queue, a closed loop's) are whole after it. */
+    assert_int_equal(a->raw, 0);
+    assert_int_equal(a->span[RB_RPH_QUEUE].count, 100);
+    assert_int_equal(a->span[RB_RPH_QUEUE].counts[0], 100);
+    assert_int_equal(a->span[RB_RPH_QUEUE].min_ns, 0);
+    assert_int_equal(a->span[RB_RPH_BODY].count, 100);
+    assert_int_equal(a->span[RB_RPH_BODY].sum_ns, 4 * 5050);
+    assert_int_equal(a->span[RB_RPH_BODY].min_ns, 4);
+    assert_int_equal(a->span[RB_RPH_BODY].max_ns, 400);
+    /* Merged again into an empty one (as a rank sums its workers'): the same figures, nothing counted twice. */
+    struct rb_rphases *c = calloc(1, sizeof *c);
+    assert_non_null(c);
+    c->kind = RB_RPH_NET;
+    rb_rph_reset(c);
+    rb_rph_merge(c, a);
+    assert_int_equal(c->span[RB_RPH_QUEUE].count, 100);
+    assert_int_equal(c->span[RB_RPH_BODY].sum_ns, 4 * 5050);
+    assert_int_equal(c->span[RB_RPH_TLS].count, 100);
+    free(c);
     double means = 0;
     for (int i = 0; i < RB_RPH_COUNT; i++)
         means += rb_hist_mean(&a->span[i]);
