@@ -10,17 +10,23 @@ static const char *const spans[] = {"queue", "connect", "tls", "send", "first_by
                                     "open", "first_io", "last_io", "fsync", "close"};
 #define NSPANS (sizeof spans / sizeof spans[0])
 
-/* Whether some op row of a run of s has key. */
+/* Whether row has key, recorded (not null, not an empty list). */
+static bool row_has(const cJSON *row, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(row, key);
+    return v && !cJSON_IsNull(v) && !(cJSON_IsArray(v) && !cJSON_GetArraySize(v));
+}
+
+/* Whether some op row of a run of s (or its total: load mixed keeps its slowest requests there) has key. */
 static bool any_row_has(const struct rb_report_set *s, const char *key)
 {
     for (size_t i = 0; i < s->n; i++) {
         const cJSON *op;
         cJSON_ArrayForEach(op, rb_rundir_array(s->runs[i]->summary, "ops"))
-        {
-            const cJSON *v = cJSON_GetObjectItemCaseSensitive(op, key);
-            if (v && !cJSON_IsNull(v) && !(cJSON_IsArray(v) && !cJSON_GetArraySize(v)))
-                return true;
-        }
+        if (row_has(op, key))
+            return true;
+        if (row_has(cJSON_GetObjectItemCaseSensitive(s->runs[i]->summary, "total"), key))
+            return true;
     }
     return false;
 }
@@ -71,6 +77,38 @@ static void phases_table(const struct rb_report_set *s, struct rb_report_tables 
     }
 }
 
+/* The rows of the requests kept in row's "slowest" (an op row, or load mixed's total). */
+static void slowest_rows(struct rb_rtable *t, const struct rb_report_set *s, size_t i, const cJSON *row)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, rb_rundir_array(row, "slowest"))
+    {
+        size_t r = rb_report_row(t, s, i);
+        char st[48];
+        const char *err = rb_rundir_str(e, "error");
+        double status = rb_rundir_num(e, "status");
+        if (err)
+            snprintf(st, sizeof st, "%s", err);
+        else if (isfinite(status))
+            snprintf(st, sizeof st, "%.0f", status);
+        else
+            snprintf(st, sizeof st, "–");
+        rb_rtable_text(t, r, "phase", rb_rundir_str(row, "phase"));
+        rb_rtable_text(t, r, "id", rb_rundir_str(e, "id"));
+        rb_rtable_text(t, r, "op", rb_rundir_str(e, "op"));
+        rb_rtable_text(t, r, "object", rb_rundir_str(e, "object"));
+        rb_rtable_num(t, r, "latency", rb_rundir_num(e, "latency_ns"));
+        rb_rtable_text(t, r, "status", st);
+        rb_rtable_text(t, r, "host", rb_rundir_str(e, "host"));
+        rb_rtable_text(t, r, "endpoint", rb_rundir_str(e, "endpoint"));
+        for (size_t k = 0; k < NSPANS; k++) {
+            char path[64];
+            snprintf(path, sizeof path, "phases_ns.%s", spans[k]);
+            rb_rtable_num(t, r, spans[k], rb_rundir_num(e, path));
+        }
+    }
+}
+
 /* One row per kept request, slowest first within each op row: who it was and where its time went. */
 static void slowest_table(const struct rb_report_set *s, struct rb_report_tables *out)
 {
@@ -89,37 +127,10 @@ static void slowest_table(const struct rb_report_set *s, struct rb_report_tables
     for (size_t k = 0; k < NSPANS; k++)
         rb_rtable_col(t, spans[k], spans[k], RB_RF_NUM, 3, ms, RB_RCOL_OPTIONAL);
     for (size_t i = 0; i < s->n; i++) {
-        const cJSON *op;
-        cJSON_ArrayForEach(op, rb_rundir_array(s->runs[i]->summary, "ops"))
-        {
-            const cJSON *e;
-            cJSON_ArrayForEach(e, rb_rundir_array(op, "slowest"))
-            {
-                size_t r = rb_report_row(t, s, i);
-                char st[48];
-                const char *err = rb_rundir_str(e, "error");
-                double status = rb_rundir_num(e, "status");
-                if (err)
-                    snprintf(st, sizeof st, "%s", err);
-                else if (isfinite(status))
-                    snprintf(st, sizeof st, "%.0f", status);
-                else
-                    snprintf(st, sizeof st, "–");
-                rb_rtable_text(t, r, "phase", rb_rundir_str(op, "phase"));
-                rb_rtable_text(t, r, "id", rb_rundir_str(e, "id"));
-                rb_rtable_text(t, r, "op", rb_rundir_str(e, "op"));
-                rb_rtable_text(t, r, "object", rb_rundir_str(e, "object"));
-                rb_rtable_num(t, r, "latency", rb_rundir_num(e, "latency_ns"));
-                rb_rtable_text(t, r, "status", st);
-                rb_rtable_text(t, r, "host", rb_rundir_str(e, "host"));
-                rb_rtable_text(t, r, "endpoint", rb_rundir_str(e, "endpoint"));
-                for (size_t k = 0; k < NSPANS; k++) {
-                    char path[64];
-                    snprintf(path, sizeof path, "phases_ns.%s", spans[k]);
-                    rb_rtable_num(t, r, spans[k], rb_rundir_num(e, path));
-                }
-            }
-        }
+        const cJSON *summary = s->runs[i]->summary, *op;
+        cJSON_ArrayForEach(op, rb_rundir_array(summary, "ops"))
+        slowest_rows(t, s, i, op);
+        slowest_rows(t, s, i, cJSON_GetObjectItemCaseSensitive(summary, "total")); /* load mixed's, over its ops */
     }
 }
 

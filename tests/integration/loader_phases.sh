@@ -307,5 +307,10 @@ mixed_check "$T/nmix" "GET PUT DELETE HEAD"
 assert_eq "mixed on WebDAV: a phase table for the prepare phase, each op, the total" 6 "$(grep -c '^| request phase |' "$T/nmix.out")"
 assert_eq "mixed on WebDAV: PUT's spans" "body connect first_byte queue send tls" \
     "$(jq -r '.summary.ops[] | select(.op == "PUT") | .request_phases.spans | keys | join(" ")' "$T/nmix/result.json")"
+# report lists load mixed's slowest requests, kept over all its ops in summary.total
+"$RB" report --phases "$T/nmix" >"$T/nmix.report" 2>&1 || { cat "$T/nmix.report"; fail "report --phases of load mixed failed"; }
+N=$(jq '.summary.total.slowest | length' "$T/nmix/result.json")
+[ "$N" -gt 0 ] || fail "load mixed kept no slowest requests"
+assert_eq "report --phases: load mixed's slowest requests, one row each" "$N" "$(grep -c '^| mixed *| r[0-9]' "$T/nmix.report")"
 ok "load mixed: each op's request phases (file: $(jq -c '[.summary.ops[] | {(.op): .request_phases.requests}] | add' \
     "$T/fmix/result.json"); WebDAV: $(jq -c '[.summary.ops[] | {(.op): .request_phases.requests}] | add' "$T/nmix/result.json"))"
