@@ -6,11 +6,6 @@
 #include "railbench/load_errors.h"
 #include "report_int.h"
 
-static bool has_table(const struct rb_rundir *r)
-{
-    return rb_rundir_array(r->summary, "ops") != NULL;
-}
-
 /* Error classes of the loader, in its order. */
 static const char *const err_classes[] = {RB_LOAD_ERR_NAMES};
 
@@ -123,7 +118,4 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_load_phases(s, html);
 }
 
-RB_REPORT_KIND(load, 50) = {
-    "load get|put",
-    {"load get", "load put", "load delete", "load stat", "load mixed", "load list", "load meta", NULL},
-    has_table, tables, rb_report_plot_timeline, plots};
+RB_REPORT_KIND(load, 50) = {"load get|put", tables, rb_report_plot_timeline, plots};
