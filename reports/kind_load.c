@@ -33,10 +33,9 @@ static void run_notes(struct rb_rtable *t, const struct rb_report_set *s, size_t
     {
         char errs[512] = "";
         size_t n = 0;
+        const cJSON *errors = cJSON_GetObjectItemCaseSensitive(op, "errors");
         for (size_t k = 0; k < sizeof err_classes / sizeof err_classes[0]; k++) {
-            char path[64];
-            snprintf(path, sizeof path, "errors.%s", err_classes[k]);
-            double v = rb_rundir_num(op, path);
+            double v = rb_rundir_num(errors, err_classes[k]);
             if (v > 0 && n < sizeof errs)
                 n += (size_t)snprintf(errs + n, sizeof errs - n, "%s%s %.0f", n ? ", " : "", err_classes[k], v);
         }
