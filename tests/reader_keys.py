@@ -5,7 +5,7 @@ Usage: reader_keys.py [ROOT]   (ROOT: the checkout, default .)
 Reads reports/kind_*.c as text. A read is a call of rb_rundir_num, rb_rundir_str, rb_rundir_array,
 cJSON_GetObjectItemCaseSensitive or cJSON_GetObjectItem: its object is followed back to where it came from (a
 run's summary, root or phases; a variable set from another read; an element of cJSON_ArrayForEach or
-cJSON_GetArrayItem; a parameter, from every call of its function, across the files), and its key is a string
+cJSON_GetArrayItem; a parameter, from each call of its function apart, across the files), and its key is a string
 literal, either side of a ternary, an element of a const array of literals (or a field of a const array of
 structs), a parameter given one of those, or one of DYNAMIC's keys (those built with snprintf). Each object
 path and key, e.g. summary.ops[].errors.total, must be declared (properties, items, additionalProperties,
