@@ -81,3 +81,19 @@ jq '.command = "load sweeps"' tests/fixtures/report/sweep/result.json >"$T/r/osu
 grep -q 'command "load sweeps": named by 0 kind schemas' "$T/p6" || { cat "$T/p6" >&2; fail "load sweeps: message"; }
 rm -rf "$T/r"
 ok "schema_check.py: coll latency checked against coll.schema.json; load sweeps is no kind's"
+
+# 7. The kind is the command's: fabric check --plan-only (a "fabric check" result that counts hosts and links
+# instead of listing them) gets check's plan table, not the phases; coll latency (its schema: no kind) the phases.
+"$RB" fabric check --plan-only --hosts 8 --rails 2 --out "$T/plan" >"$T/plan.out" 2>&1
+assert_exit 0 "report of a plan" "$RB" report "$T/plan"
+grep -q '^## Plan (--plan-only: nothing measured)$' "$T/stdout" || { cat "$T/stdout" >&2; fail "no plan table"; }
+# 8 hosts: 7 rounds of 4 pairs; 28 pairs on each of 2 rails.
+grep -Eq '^\| +8 \| +2 \| +7 \| +4 \| +56 \| +[0-9.]+ \|$' "$T/stdout" || { cat "$T/stdout" >&2; fail "plan row"; }
+! grep -q '^## Rail 0\|^## Phases\|^## Findings' "$T/stdout" || fail "a plan shows measurement tables"
+! grep -q 'warning' "$T/stderr" || fail "a plan warned: $(cat "$T/stderr")"
+mkdir -p "$T/osu"
+jq '.command = "coll latency" | .summary = {osu_rows: [], test: "latency", ranks: 2, window: 1}' \
+    tests/fixtures/report/coll/result.json >"$T/osu/result.json"
+assert_exit 0 "report of coll latency" "$RB" report "$T/osu"
+grep -q '^## Phases$' "$T/stdout" && ! grep -q '^## Collectives' "$T/stdout" || { cat "$T/stdout" >&2; fail "coll latency"; }
+ok "fabric check --plan-only: the plan table (8 hosts, 2 rails: 7 rounds, 4 pairs each, 56 links); coll latency: its phases"
