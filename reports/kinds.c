@@ -48,7 +48,8 @@ const struct rb_report_kind *rb_report_kind_named(const char *command, const cha
     size_t best = 0, len = 0;
     for (size_t c = 0; c < sizeof schema_commands / sizeof schema_commands[0]; c++) {
         size_t n = strlen(schema_commands[c].command);
-        if (n > len && strncmp(command, schema_commands[c].command, n) == 0 && (command[n] == '\0' || command[n] == ' '))
+        bool names = strncmp(command, schema_commands[c].command, n) == 0 && (command[n] == '\0' || command[n] == ' ');
+        if (names && n > len)
             best = c, len = n;
     }
     if (needs)
