@@ -107,6 +107,14 @@ $(PB_GEN).o: $(PB_GEN).c
 $(B)/obj/core/prom_pb.o: RB_CFLAGS += -I$(B)/gen
 $(B)/obj/core/prom_pb.o: $(PB_GEN).h
 
+# Which schema, and so which report kind, a command's result is: from schemas/' "x-railbench-commands".
+$(B)/gen/schema_commands.h: scripts/gen-schema-commands.py $(wildcard schemas/*.schema.json)
+	@mkdir -p $(dir $@)
+	@echo "  GEN     $@"
+	$(Q)python3 scripts/gen-schema-commands.py schemas $@
+$(B)/obj/reports/kinds.o: RB_CFLAGS += -I$(B)/gen
+$(B)/obj/reports/kinds.o: $(B)/gen/schema_commands.h
+
 # The version is compiled into result.c only; the stamp changes when git describe does.
 $(B)/version.stamp: FORCE
 	@mkdir -p $(B)

@@ -5,11 +5,6 @@
 
 #include "report_int.h"
 
-static bool has_table(const struct rb_rundir *r)
-{
-    return rb_rundir_array(r->summary, "block_points") != NULL;
-}
-
 /* The index a knee or SLO entry points at, or -1. */
 static int point_index(const cJSON *o)
 {
@@ -208,4 +203,4 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_latency(s, html);
 }
 
-RB_REPORT_KIND(block, 80) = {"block", {"block"}, has_table, tables, plot_iops, plots};
+RB_REPORT_KIND(block, 80) = {"block", tables, plot_iops, plots};

@@ -5,11 +5,6 @@
 
 #include "report_int.h"
 
-static bool has_table(const struct rb_rundir *r)
-{
-    return rb_rundir_array(r->summary, "writes") || rb_rundir_array(r->summary, "reads");
-}
-
 /* Whether rank k is among the stragglers of checkpoint record p. */
 static bool is_straggler(const cJSON *p, double k)
 {
@@ -147,5 +142,4 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_latency(s, html);
 }
 
-RB_REPORT_KIND(ckpt, 10) = {"load checkpoint", {"load checkpoint"}, has_table, tables, plot_ranks,
-                                                   plots};
+RB_REPORT_KIND(ckpt, 10) = {"load checkpoint", tables, plot_ranks, plots};

@@ -6,28 +6,6 @@
 #include "railbench/busbw.h"
 #include "report_int.h"
 
-/* Measured rows come from `coll`; `fabric sim` marks its rows "predicted". */
-static bool predicted(const struct rb_rundir *r)
-{
-    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r->summary, "predicted")))
-        return true;
-    const cJSON *first = cJSON_GetArrayItem(rb_rundir_array(r->summary, "collective_rows"), 0);
-    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(first, "predicted"));
-}
-
-static bool has_coll_table(const struct rb_rundir *r)
-{
-    return (rb_rundir_array(r->summary, "collective_rows") || cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(r->summary, "moe"))) &&
-           !predicted(r);
-}
-
-/* fabric sim: predicted rows, or a calibration against measured runs (its rows carry both). */
-static bool has_sim_table(const struct rb_rundir *r)
-{
-    return (rb_rundir_array(r->summary, "collective_rows") && predicted(r)) ||
-           rb_rundir_array(r->summary, "calibration.rows");
-}
-
 /* nccl-tests' closing lines: the mean busbw over every row and both halves, and the wrong values. */
 static void closing_notes(struct rb_rtable *t, const struct rb_report_set *s, size_t i, bool pred)
 {
@@ -209,7 +187,7 @@ static void tables_coll(const struct rb_report_set *s, struct rb_report_tables *
         rows |= rb_rundir_array(s->runs[i]->summary, "collective_rows") != NULL;
         moe |= cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(s->runs[i]->summary, "moe"));
     }
-    if (rows)
+    if (rows || !moe) /* a run with neither: the nccl-tests table, without rows */
         coll_table(s, out, false);
     if (moe)
         moe_table(s, out);
@@ -259,7 +237,7 @@ static void tables_sim(const struct rb_report_set *s, struct rb_report_tables *o
         rows |= rb_rundir_array(s->runs[i]->summary, "collective_rows") != NULL;
         calib |= rb_rundir_array(s->runs[i]->summary, "calibration.rows") != NULL;
     }
-    if (rows)
+    if (rows || !calib) /* a run with neither: the predicted table, without rows */
         coll_table(s, out, true);
     if (calib)
         calibration_table(s, out);
@@ -392,6 +370,5 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     }
 }
 
-RB_REPORT_KIND(coll, 60) = {"coll", {"coll"}, has_coll_table, tables_coll, plots, NULL};
-RB_REPORT_KIND(sim, 70) = {"fabric sim", {"fabric sim"}, has_sim_table, tables_sim, plots,
-                                                  NULL};
+RB_REPORT_KIND(coll, 60) = {"coll", tables_coll, plots, NULL};
+RB_REPORT_KIND(sim, 70) = {"fabric sim", tables_sim, plots, NULL};

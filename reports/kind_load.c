@@ -6,11 +6,6 @@
 #include "railbench/load_errors.h"
 #include "report_int.h"
 
-static bool has_table(const struct rb_rundir *r)
-{
-    return rb_rundir_array(r->summary, "ops") != NULL;
-}
-
 /* Error classes of the loader, in its order. */
 static const char *const err_classes[] = {RB_LOAD_ERR_NAMES};
 
@@ -38,10 +33,9 @@ static void run_notes(struct rb_rtable *t, const struct rb_report_set *s, size_t
     {
         char errs[512] = "";
         size_t n = 0;
+        const cJSON *errors = cJSON_GetObjectItemCaseSensitive(op, "errors");
         for (size_t k = 0; k < sizeof err_classes / sizeof err_classes[0]; k++) {
-            char path[64];
-            snprintf(path, sizeof path, "errors.%s", err_classes[k]);
-            double v = rb_rundir_num(op, path);
+            double v = rb_rundir_num(errors, err_classes[k]);
             if (v > 0 && n < sizeof errs)
                 n += (size_t)snprintf(errs + n, sizeof errs - n, "%s%s %.0f", n ? ", " : "", err_classes[k], v);
         }
@@ -123,7 +117,4 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_load_phases(s, html);
 }
 
-RB_REPORT_KIND(load, 50) = {
-    "load get|put",
-    {"load get", "load put", "load delete", "load stat", "load mixed", "load list", "load meta", NULL},
-    has_table, tables, rb_report_plot_timeline, plots};
+RB_REPORT_KIND(load, 50) = {"load get|put", tables, rb_report_plot_timeline, plots};

@@ -5,12 +5,6 @@
 
 #include "report_int.h"
 
-static bool has_table(const struct rb_rundir *r)
-{
-    (void)r;
-    return true;
-}
-
 static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
 {
     struct rb_rtable *t = rb_report_table(out, s, "phases", "Phases");
@@ -79,4 +73,4 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_latency(s, html);
 }
 
-RB_REPORT_KIND(phases, 1000) = {"phases", {NULL}, has_table, tables, rb_report_plot_timeline, plots};
+RB_REPORT_KIND(phases, 1000) = {"phases", tables, rb_report_plot_timeline, plots};

@@ -5,11 +5,6 @@
 
 #include "report_int.h"
 
-static bool has_table(const struct rb_rundir *r)
-{
-    return rb_rundir_array(r->summary, "sweep_points") != NULL;
-}
-
 /* Index of the knee point in sweep_points, or -1 (knee null or missing). */
 static int knee_index(const struct rb_rundir *r)
 {
@@ -103,4 +98,4 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_latency(s, html);
 }
 
-RB_REPORT_KIND(sweep, 30) = {"load sweep", {"load sweep"}, has_table, tables, plot_curve, plots};
+RB_REPORT_KIND(sweep, 30) = {"load sweep", tables, plot_curve, plots};

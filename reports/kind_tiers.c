@@ -5,11 +5,6 @@
 
 #include "report_int.h"
 
-static bool has_table(const struct rb_rundir *r)
-{
-    return rb_rundir_array(r->summary, "tiers_rows") != NULL;
-}
-
 static void tables(const struct rb_report_set *s, struct rb_report_tables *out)
 {
     struct rb_rtable *t = rb_report_table(out, s, "tiers", "Tiers: direct, cold and warm reads (AIStore-style)");
@@ -146,4 +141,4 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_latency(s, html);
 }
 
-RB_REPORT_KIND(tiers, 20) = {"load tiers", {"load tiers"}, has_table, tables, plot_bars, plots};
+RB_REPORT_KIND(tiers, 20) = {"load tiers", tables, plot_bars, plots};

@@ -5,11 +5,6 @@
 
 #include "report_int.h"
 
-static bool has_table(const struct rb_rundir *r)
-{
-    return rb_rundir_array(r->summary, "train_epochs") != NULL;
-}
-
 static void find_max_note(struct rb_rtable *t, const struct rb_report_set *s, size_t i)
 {
     const cJSON *fm = cJSON_GetObjectItemCaseSensitive(s->runs[i]->summary, "find_max");
@@ -326,4 +321,4 @@ static void plots(const struct rb_report_set *s, struct rb_buf *html)
     rb_report_plot_latency(s, html);
 }
 
-RB_REPORT_KIND(train, 40) = {"load train", {"load train"}, has_table, tables_all, plot_epochs, plots};
+RB_REPORT_KIND(train, 40) = {"load train", tables_all, plot_epochs, plots};

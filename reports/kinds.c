@@ -1,10 +1,12 @@
-/* The kinds of result: their list (gathered by RB_REPORT_KIND), which kind a result is, and their tables. */
+/* The kinds of result: their list (gathered by RB_REPORT_KIND), which kind a result is (its schema says), and their
+ * tables. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "report_int.h"
+#include "schema_commands.h" /* generated from schemas/ by scripts/gen-schema-commands.py */
 
 /* The entries RB_REPORT_KIND put in section rb_report_kinds, from every kind_*.c linked in. */
 extern const struct rb_report_kind_entry __start_rb_report_kinds[], __stop_rb_report_kinds[];
@@ -15,9 +17,10 @@ static int by_order(const void *a, const void *b)
     return (x->order > y->order) - (x->order < y->order);
 }
 
+static struct rb_report_kind_entry sorted[64];
+
 const struct rb_report_kind *const *rb_report_kind_list(size_t *n)
 {
-    static struct rb_report_kind_entry sorted[64];
     static const struct rb_report_kind *kinds[64];
     static size_t nkinds;
     if (!nkinds) {
@@ -35,24 +38,36 @@ const struct rb_report_kind *const *rb_report_kind_list(size_t *n)
     return kinds;
 }
 
-const struct rb_report_kind *rb_report_kind_named(const char *command)
+/* Every command a schema declares: the kind that tables its results (NULL: none) and what its summary needs. */
+static const struct {
+    const char *command, *kind, *schema, *needs;
+} schema_commands[] = {RB_SCHEMA_COMMANDS};
+
+const struct rb_report_kind *rb_report_kind_named(const char *command, const char **needs)
 {
+    size_t best = 0, len = 0;
+    for (size_t c = 0; c < sizeof schema_commands / sizeof schema_commands[0]; c++) {
+        size_t n = strlen(schema_commands[c].command);
+        bool names = strncmp(command, schema_commands[c].command, n) == 0 && (command[n] == '\0' || command[n] == ' ');
+        if (names && n > len)
+            best = c, len = n;
+    }
+    if (needs)
+        *needs = len ? schema_commands[best].needs : "";
+    if (!len || !schema_commands[best].kind)
+        return NULL;
     size_t nkinds;
     const struct rb_report_kind *const *kinds = rb_report_kind_list(&nkinds);
-    for (size_t k = 0; k < nkinds; k++) {
-        for (const char *const *c = kinds[k]->commands; *c; c++) {
-            size_t n = strlen(*c);
-            if (strncmp(command, *c, n) == 0 && (command[n] == '\0' || command[n] == ' '))
-                return kinds[k];
-        }
-    }
+    for (size_t k = 0; k < nkinds; k++)
+        if (strcmp(sorted[k].id, schema_commands[best].kind) == 0)
+            return kinds[k];
     return NULL;
 }
 
 const struct rb_report_kind *rb_report_kind_of(const struct rb_rundir *r)
 {
-    const struct rb_report_kind *kind = rb_report_kind_named(r->command);
-    return kind && kind->has_table(r) ? kind : &rb_report_kind_phases;
+    const struct rb_report_kind *kind = rb_report_kind_named(r->command, NULL);
+    return kind ? kind : &rb_report_kind_phases;
 }
 
 /* Tables of runs[0..n) kind by kind (a kind's runs share one table, a row per run). */

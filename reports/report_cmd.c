@@ -85,15 +85,25 @@ static int load_one(struct report *R, const char *path, unsigned flags)
         rb_rundir_free(r);
         return rc == -ENOMEM ? rc : 0;
     }
-    /* A result without what its kind's table needs (cut short, or failed early) is shown as its phases. */
-    const struct rb_report_kind *kind = rb_report_kind_named(r->command);
+    /* The command decides the kind; a summary without a key its schema requires leaves rows out (said once). */
+    const char *needs;
     R->kind[R->n] = rb_report_kind_of(r);
-    if (kind && R->kind[R->n] == &rb_report_kind_phases && !r->partial) {
-        char line[4300];
-        snprintf(line, sizeof line,
-                 "%s/result.json: a \"%.60s\" result without the summary its table needs; showing its phases",
-                 r->path, r->command);
-        add_warning(R, line);
+    if (rb_report_kind_named(r->command, &needs) && !r->partial) {
+        for (const char *k = needs; *k;) {
+            size_t n = strcspn(k, " ");
+            char key[64];
+            snprintf(key, sizeof key, "%.*s", (int)(n < sizeof key ? n : sizeof key - 1), k);
+            if (!cJSON_GetObjectItemCaseSensitive(r->summary, key)) {
+                char line[4400];
+                snprintf(line, sizeof line,
+                         "%s/result.json: a \"%.60s\" result without summary.%s, which its schema requires; "
+                         "its tables miss what it holds",
+                         r->path, r->command, key);
+                add_warning(R, line);
+                break;
+            }
+            k += n + (k[n] == ' ');
+        }
     }
     R->n++;
     return 0;

@@ -30,16 +30,13 @@ struct rb_report_tables {
 };
 
 /*
- * A kind of result, chosen once per run by the command the result records
- * (the same command picks its schema in schemas/): it owns the tables users
- * of the matching tool expect and its plots.
+ * A kind of result, chosen by the command the result records alone: the
+ * schema in schemas/ whose "x-railbench-commands" names the command names
+ * the kind too (reports/kinds.c). It owns the tables users of the matching
+ * tool expect and its plots.
  */
 struct rb_report_kind {
     const char *name;                       /* "load get|put", for messages */
-    /* The commands whose results it tables ("load get"; "coll" for every "coll X"), NULL-ended. */
-    const char *commands[8];
-    /* Whether r holds what the tables need (its summary's rows); a result cut short may not. */
-    bool (*has_table)(const struct rb_rundir *r);
     void (*tables)(const struct rb_report_set *s, struct rb_report_tables *out);
     void (*headline)(const struct rb_report_set *s, struct rb_buf *html); /* the figure shown first */
     void (*plots)(const struct rb_report_set *s, struct rb_buf *html);    /* the others, after the tables; or NULL */
@@ -48,6 +45,7 @@ struct rb_report_kind {
 /* Where a kind stands among the others: its tables come in order (lower first). */
 struct rb_report_kind_entry {
     int order;
+    const char *id;                         /* NAME of RB_REPORT_KIND: what schemas/ call the kind */
     const struct rb_report_kind *kind;
 };
 
@@ -55,13 +53,14 @@ struct rb_report_kind_entry {
  * Defines the kind rb_report_kind_NAME and lists it among every kind (the
  * linker gathers the entries of section rb_report_kinds): adding a kind is
  * its file kind_<name>.c, `RB_REPORT_KIND(name, order) = {...};`, and its
- * schema in schemas/; nothing else names it. order places its tables in a
- * report (phases, the kind of any other command's result, last: 1000).
+ * commands in its schema's "x-railbench-commands" ({"command": "name"});
+ * nothing else names it. order places its tables in a report (phases, the
+ * kind of any other command's result, last: 1000).
  */
 #define RB_REPORT_KIND(name, order)                                                                              \
     extern const struct rb_report_kind rb_report_kind_##name;                                                    \
     static const struct rb_report_kind_entry rb_report_kind_entry_##name                                         \
-        __attribute__((used, section("rb_report_kinds"), aligned(sizeof(void *)))) = {order,                     \
+        __attribute__((used, section("rb_report_kinds"), aligned(sizeof(void *)))) = {order, #name,              \
                                                                                       &rb_report_kind_##name}; \
     const struct rb_report_kind rb_report_kind_##name
 
@@ -72,13 +71,15 @@ extern const struct rb_report_kind rb_report_kind_phases;
 const struct rb_report_kind *const *rb_report_kind_list(size_t *n);
 
 /*
- * The kind whose commands name command ("coll" names "coll allreduce"): the
- * result's recorded command decides, as its schema in schemas/ does; NULL
- * when no kind tables it (reports/kinds.c).
+ * The kind of a result of command: the kind its schema's
+ * "x-railbench-commands" names for the longest command there that names it
+ * ("coll" names "coll allreduce"); NULL when none does, or the schema gives
+ * the command no kind (reports/kinds.c). *needs (when not NULL) gets the
+ * summary keys the schema requires, space-separated ("" for none).
  */
-const struct rb_report_kind *rb_report_kind_named(const char *command);
+const struct rb_report_kind *rb_report_kind_named(const char *command, const char **needs);
 
-/* The kind of a run: the one whose commands name its recorded command, else phases (reports/kinds.c). */
+/* The kind of a run: the one its recorded command names, else phases (reports/kinds.c). */
 const struct rb_report_kind *rb_report_kind_of(const struct rb_rundir *r);
 
 /*

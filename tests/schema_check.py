@@ -5,8 +5,8 @@ Usage: schema_check.py SCHEMAS_DIR PATH...
   PATH is a result.json, a provenance.json, report --mlperf's JSON, or a directory searched for result.json
   and provenance.json files (recursively).
 Every result.json is checked against SCHEMAS_DIR/result.schema.json (what every command records) and against
-the one kind schema whose "command" property (const, enum or pattern) names its recorded command; a command
-that no schema names is a problem too. A document whose "schema" is one of DOCUMENTS (a provenance record,
+the kind schema whose "x-railbench-commands" names its recorded command ("coll" names "coll allreduce"; the
+longest name that matches wins, as in reports/kinds.c); a command that no schema names is a problem too. A document whose "schema" is one of DOCUMENTS (a provenance record,
 report --mlperf's verdict) is checked against that schema alone. Every line of the intervals.jsonl beside a
 result.json (or found in a directory searched without one) is checked against SCHEMAS_DIR/intervals.schema.json;
 a last line that is cut short (no newline, not JSON: a killed run) is allowed. Prints one line per problem, then
@@ -26,16 +26,18 @@ def load(path):
         return json.load(f)
 
 
-def names_command(schema, command):
-    """Whether a kind schema's "command" property admits command."""
-    c = schema.get('properties', {}).get('command', {})
-    if 'const' in c:
-        return c['const'] == command
-    if 'enum' in c:
-        return command in c['enum']
-    if 'pattern' in c:
-        return re.search(c['pattern'], command) is not None
-    return False
+def schema_of(kinds, command):
+    """The (name, schema) pairs whose "x-railbench-commands" name command with the longest name that matches:
+    a command itself, or a command and what follows a space ("coll" names "coll allreduce")."""
+    best, mine = -1, []
+    for n, s in kinds:
+        for c in s.get('x-railbench-commands', {}):
+            if command == c or command.startswith(c + ' '):
+                if len(c) > best:
+                    best, mine = len(c), []
+                if len(c) == best:
+                    mine.append((n, s))
+    return mine
 
 
 # tests/mpi/mpi_harness.c records what the harness gives every command under this name; it is no railbench
@@ -114,7 +116,7 @@ def problems_of(path, envelope, kinds, documents):
     command = doc.get('command')
     if command == TEST_HARNESS:
         return out, TEST_HARNESS
-    mine = [(n, s) for n, s in kinds if isinstance(command, str) and names_command(s, command)]
+    mine = schema_of(kinds, command) if isinstance(command, str) else []
     if len(mine) != 1:
         out.append(f'{path}: command "{command}": named by {len(mine)} kind schemas '
                    f'({", ".join(n for n, _ in mine) or "none"}); expected exactly one')

@@ -147,20 +147,20 @@ grep -q "alltoall, gather, scatter, alltoallv (n-1)/n; broadcast, reduce, sendre
     fail "busbw factors note"
 ok "busbw factor note: gather, scatter, alltoallv (n-1)/n"
 
-# coll moe: its own table from summary.moe, no "without the summary" warning.
+# coll moe: its own table from summary.moe, no "without summary." warning.
 mkdir -p "$T/moe"
 jq '.command = "coll moe" | .summary = {moe: {algo: "ring", ranks: 4, experts: 8, top_k: 2, tokens_per_rank: 256,
     hidden: 256, skew: 1.5, steps: 3, step_us: 72028.7, dispatch_us: 38603.5, combine_us: 39702.1, wait_us: 16171.9,
     balanced_step_us: 36396.6, lost_us: 35632.1, lost_pct: 49.47, imbalance: 2.5, wrong: 0}} | .phases = []' \
     "$F/coll/result.json" >"$T/moe/result.json"
 assert_exit 0 "coll moe run" "$RB" report "$T/moe" -o "$T/moe.md"
-! grep -q 'without the summary' "$T/stderr" || fail "coll moe: warned about a missing summary"
+! grep -q 'without summary\.' "$T/stderr" || fail "coll moe: warned about a missing summary"
 grep -q '^## Mixture-of-experts dispatch and combine (coll moe)$' "$T/moe.md" || { cat "$T/moe.md" >&2; fail "no MoE table"; }
 grep -Eq '^\| ring +\| +4 \| +8 \| +2 \| +256 \| +256 \| 1.50 \| +3 \| +72028.7 \| +38603.5 \| +39702.1 \| +16171.9 \| +36396.6 \| +35632.1 \| +49.5 \| +2.50 \| +0 \|$' "$T/moe.md" ||
     { cat "$T/moe.md" >&2; fail "MoE row"; }
 ok "coll moe: its table, one row with summary.moe's figures"
 
-mkdir -p "$T/bad/trunc" "$T/bad/garbage" "$T/bad/empty" "$T/bad/wrongtype" "$T/bad/nothing"
+mkdir -p "$T/bad/trunc" "$T/bad/garbage" "$T/bad/empty" "$T/bad/wrongtype" "$T/bad/noops" "$T/bad/nothing"
 head -c 5000 "$F/get-a/result.json" >"$T/bad/trunc/result.json"
 cp "$F/get-a/intervals.jsonl" "$T/bad/trunc/"
 head -c 3000 "$ROOT/build/railbench" >"$T/bad/garbage/result.json"
@@ -175,7 +175,12 @@ assert_exit 2 "empty result.json alone" "$RB" report "$T/bad/empty"
 grep -q 'empty/result.json: empty file' "$T/stderr" || fail "empty warning"
 assert_exit 0 "wrong types" "$RB" report "$T/bad/wrongtype"
 grep -q 'wrongtype/result.json: "phases" is not an array; ignored' "$T/stderr" || fail "wrong type warning"
-grep -q 'wrongtype/result.json: a "load get" result without the summary its table needs' "$T/stderr" || fail "no-summary warning"
+grep -q '^| GET ' "$T/stdout" && fail "wrong types: a row from summary.ops that is no array"
+jq -c 'del(.summary.ops)' "$F/get-a/result.json" >"$T/bad/noops/result.json"
+assert_exit 0 "no summary.ops" "$RB" report "$T/bad/noops"
+grep -q 'noops/result.json: a "load get" result without summary.ops, which its schema requires' "$T/stderr" ||
+    fail "no-summary warning"
+grep -q '^## Object load: per operation' "$T/stdout" || fail "no summary.ops: not the load table (the command decides)"
 assert_exit 2 "not a result directory" "$RB" report "$T/bad/nothing"
 assert_stderr_line 'nothing: no result.json or intervals.jsonl; not a result directory'
 assert_exit 0 "good and bad together" "$RB" report "$T/bad/garbage" "$F/get-a" /nonexistent/run

@@ -17,6 +17,8 @@
 #include <cjson/cJSON.h>
 
 #include "railbench/command.h"
+#include "report_int.h"
+#include "schema_commands.h"
 
 #define FIX RB_FIXTURES_DIR "/report"
 
@@ -161,6 +163,8 @@ static void check_output(const char *format, int rc)
     char *text = slurp(out), ids[512];
     if (strcmp(format, "json") == 0) {
         json_tables(text, ids, sizeof ids);
+        if (strncmp(ids, "runs,", 5) != 0)
+            fprintf(stdout, "tables: %s\n", ids);
         assert_true(strncmp(ids, "runs,", 5) == 0);
     } else if (strcmp(format, "md") == 0) {
         assert_true(strncmp(text, "# railbench report\n\n## Runs\n", 28) == 0);
@@ -275,6 +279,49 @@ static void test_wrong_types_every_kind(void **state)
     assert_true(reported > runs * 9 / 10);
 }
 
+/* The schemas' "x-railbench-commands" pick the kind: the longest command that names it, a kind of that name. */
+static void test_kind_by_command(void **state)
+{
+    (void)state;
+    static const char *const want[][3] = {
+        {"coll allreduce", "coll", ""},       {"coll", "coll", ""},        {"coll latency", NULL, ""},
+        {"coll mbw_mr", NULL, ""},            {"fabric sim", "fabric sim", ""}, {"fabric sim moe", NULL, ""},
+        {"load get", "load get|put", "ops"},  {"load meta", "load get|put", "ops"},
+        {"load sweep", "load sweep", "sweep_points knee"}, {"block", "block", "block_points"},
+        {"load replay", NULL, ""},            {"loadx get", NULL, ""},     {"", NULL, ""},
+        {"collx", NULL, ""},
+    };
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        const char *needs = "unset";
+        const struct rb_report_kind *kind = rb_report_kind_named(want[k][0], &needs);
+        if (want[k][1]) {
+            assert_non_null(kind);
+            assert_string_equal(kind->name, want[k][1]);
+        } else {
+            assert_null(kind);
+        }
+        assert_string_equal(needs, want[k][2]);
+    }
+    /* Every kind a schema names is linked in; every kind but phases is named by a schema. */
+    static const struct {
+        const char *command, *kind, *schema, *needs;
+    } all[] = {RB_SCHEMA_COMMANDS};
+    size_t nkinds, named = 0;
+    const struct rb_report_kind *const *kinds = rb_report_kind_list(&nkinds);
+    for (size_t k = 0; k < nkinds; k++) {
+        bool found = false;
+        for (size_t c = 0; c < sizeof all / sizeof all[0]; c++)
+            if (all[c].kind) {
+                const struct rb_report_kind *kind = rb_report_kind_named(all[c].command, NULL);
+                assert_non_null(kind);
+                found |= kind == kinds[k];
+            }
+        named += found;
+        assert_true(found || kinds[k] == &rb_report_kind_phases);
+    }
+    assert_int_equal(named, nkinds - 1);
+}
+
 static void test_garbage_file(void **state)
 {
     (void)state;
@@ -299,6 +346,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_kind),
         cmocka_unit_test(test_wrong_types_every_kind),
+        cmocka_unit_test(test_kind_by_command),
         cmocka_unit_test(test_garbage_file),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# needs: -
+# The result contract declared once: every key reports/kind_*.c reads is in its schema (tests/reader_keys.py), the
+# rows its tables walk are required, and a result's kind comes from the schemas' "x-railbench-commands" alone.
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+cd "$ROOT"
+
+python3 tests/reader_keys.py . >"$T/keys.out" || { cat "$T/keys.out" >&2; fail "a reader's key is not in its schema"; }
+read -r nkeys _ <<<"$(tail -n 1 "$T/keys.out")"
+[ "$nkeys" -ge 380 ] || fail "only $nkeys keys found in reports/kind_*.c (the readers hold about 390)"
+grep -Eq ', ([0-9]+) declared; ([0-9]+) table rows required; 0 problems$' "$T/keys.out" || fail "summary line"
+[ "$(sed -E 's/.*, ([0-9]+) declared;.*/\1/' "$T/keys.out")" = "$nkeys" ] || fail "not every key read is declared"
+ok "$(tail -n 1 "$T/keys.out")"
+
+# A copy of what the test reads, to break on purpose.
+copy() {
+    rm -rf "$T/c" && mkdir -p "$T/c/include"
+    cp -r schemas reports "$T/c/" && cp -r include/railbench "$T/c/include/"
+}
+
+# 1. A key no schema declares, read from a row the kind walks: named with its path.
+copy
+sed -i 's|rb_rundir_num(op, "requests")|rb_rundir_num(op, "requests_total")|' "$T/c/reports/kind_load.c"
+grep -q 'requests_total' "$T/c/reports/kind_load.c" || fail "the planted read is not in the copy"
+rc=0; python3 tests/reader_keys.py "$T/c" >"$T/p1" || rc=$?
+[ "$rc" = 1 ] || fail "undeclared key: exit $rc, expected 1"
+grep -qx 'reports/kind_load.c: reads summary.ops\[\].requests_total: declared by none of load.schema.json, result.schema.json' "$T/p1" ||
+    { cat "$T/p1" >&2; fail "undeclared key not named"; }
+[ "$(grep -c 'declared by none' "$T/p1")" = 1 ] || fail "one planted key, one problem"
+ok "a key no schema declares is named: summary.ops[].requests_total"
+
+# 2. The rows a table walks stop being required: named.
+copy
+jq '.properties.summary.required -= ["ops"]' schemas/load.schema.json >"$T/c/schemas/load.schema.json"
+rc=0; python3 tests/reader_keys.py "$T/c" >"$T/p2" || rc=$?
+[ "$rc" = 1 ] || fail "rows not required: exit $rc"
+grep -q '^reports/kind_load.c: walks summary.ops row by row: load.schema.json does not require it' "$T/p2" ||
+    { cat "$T/p2" >&2; fail "rows not required: not named"; }
+ok "a table's rows the schema does not require are named"
+
+# 3. A read whose object cannot be followed back: named, not skipped.
+copy
+sed -i 's|rb_rundir_num(op, "requests")|rb_rundir_num(rb_report_mystery(op), "requests")|' "$T/c/reports/kind_load.c"
+rc=0; python3 tests/reader_keys.py "$T/c" >"$T/p3" || rc=$?
+[ "$rc" = 1 ] && grep -q '^reports/kind_load.c: tables(): cannot tell the object or key of rb_rundir_num(rb_report_mystery(op), "requests")$' "$T/p3" ||
+    { cat "$T/p3" >&2; fail "an unresolvable read is not named"; }
+ok "a read that cannot be followed is a problem"
+
+# 4. A kind no schema names, and a command two schemas declare.
+copy
+jq '."x-railbench-commands" = {"load sweep": null}' schemas/sweep.schema.json >"$T/c/schemas/sweep.schema.json"
+rc=0; python3 tests/reader_keys.py "$T/c" >"$T/p4" || rc=$?
+[ "$rc" = 1 ] && grep -qx 'reports/kind_sweep.c: kind sweep: no schema names it in "x-railbench-commands"' "$T/p4" ||
+    { cat "$T/p4" >&2; fail "a kind no schema names: not said"; }
+jq '."x-railbench-commands" = {"load get": "sweep"}' schemas/sweep.schema.json >"$T/c/schemas/sweep.schema.json"
+rc=0; python3 scripts/gen-schema-commands.py "$T/c/schemas" "$T/c/h.h" 2>"$T/g4" || rc=$?
+[ "$rc" = 2 ] || fail "a command declared twice: gen-schema-commands.py exit $rc, expected 2"
+[ "$(cat "$T/g4")" = 'error: sweep.schema.json: command "load get" is declared by load.schema.json too' ] ||
+    { cat "$T/g4" >&2; fail "a command declared twice: message"; }
+[ ! -e "$T/c/h.h" ] || fail "a header written from a bad declaration"
+ok "a kind no schema names is said; a command two schemas declare: one error line, exit 2, no header"
+
+# 5. The generated table is what the build compiled: the same commands as the schemas, longest first to match.
+python3 scripts/gen-schema-commands.py schemas "$T/h.h"
+cmp -s "$T/h.h" build/gen/schema_commands.h || fail "build/gen/schema_commands.h is not the schemas' (make not run?)"
+grep -q '{"coll latency", NULL, "coll.schema.json", ""}' "$T/h.h" || fail "coll latency: no kind (phases)"
+grep -q '{"load get", "load", "load.schema.json", "ops"}' "$T/h.h" || fail "load get: kind load, needs ops"
+n=$(python3 -c 'import json,glob; print(sum(len(json.load(open(p)).get("x-railbench-commands", {})) for p in glob.glob("schemas/*.schema.json")))')
+[ "$(grep -c '^    {"' "$T/h.h")" = "$n" ] || fail "the header holds $(grep -c '^    {"' "$T/h.h") commands, the schemas $n"
+ok "the C table is made from the schemas: $n commands"
+
+# 6. schema_check.py picks the schema by the same rule: "coll latency" (an OSU test) is coll's, checked there.
+mkdir -p "$T/r/osu"
+jq '.command = "coll latency" | .summary = {osu_rows: [], test: "latency", ranks: 2, window: 1}' \
+    tests/fixtures/report/coll/result.json >"$T/r/osu/result.json"
+check_results "$T/r" || fail "coll latency does not keep coll.schema.json"
+grep -q '^1 results, 0 problems$' "$T/.schema-check.out" || fail "coll latency: $(cat "$T/.schema-check.out")"
+jq '.command = "load sweeps"' tests/fixtures/report/sweep/result.json >"$T/r/osu/result.json"
+! check_results "$T/r" 2>"$T/p6" || fail "a command no schema declares passed"
+grep -q 'command "load sweeps": named by 0 kind schemas' "$T/p6" || { cat "$T/p6" >&2; fail "load sweeps: message"; }
+rm -rf "$T/r"
+ok "schema_check.py: coll latency checked against coll.schema.json; load sweeps is no kind's"
+
+# 7. The kind is the command's: fabric check --plan-only (a "fabric check" result that counts hosts and links
+# instead of listing them) gets check's plan table, not the phases; coll latency (its schema: no kind) the phases.
+"$RB" fabric check --plan-only --hosts 8 --rails 2 --out "$T/plan" >"$T/plan.out" 2>&1
+assert_exit 0 "report of a plan" "$RB" report "$T/plan"
+grep -q '^## Plan (--plan-only: nothing measured)$' "$T/stdout" || { cat "$T/stdout" >&2; fail "no plan table"; }
+# 8 hosts: 7 rounds of 4 pairs; 28 pairs on each of 2 rails.
+grep -Eq '^\| +8 \| +2 \| +7 \| +4 \| +56 \| +[0-9.]+ \|$' "$T/stdout" || { cat "$T/stdout" >&2; fail "plan row"; }
+! grep -q '^## Rail 0\|^## Phases\|^## Findings' "$T/stdout" || fail "a plan shows measurement tables"
+! grep -q 'warning' "$T/stderr" || fail "a plan warned: $(cat "$T/stderr")"
+mkdir -p "$T/osu"
+jq '.command = "coll latency" | .summary = {osu_rows: [], test: "latency", ranks: 2, window: 1}' \
+    tests/fixtures/report/coll/result.json >"$T/osu/result.json"
+assert_exit 0 "report of coll latency" "$RB" report "$T/osu"
+grep -q '^## Phases$' "$T/stdout" && ! grep -q '^## Collectives' "$T/stdout" || { cat "$T/stdout" >&2; fail "coll latency"; }
+ok "fabric check --plan-only: the plan table (8 hosts, 2 rails: 7 rounds, 4 pairs each, 56 links); coll latency: its phases"
