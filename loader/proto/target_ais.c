@@ -28,8 +28,9 @@ static int ais_parse(struct rb_target *t, const char *rest, const struct rb_targ
 {
     const struct rb_ais_opts *o = opts;
     struct rb_ais *a = calloc(1, sizeof *a);
-    if (!(t->priv = a))
+    if (!a)
         return -ENOMEM;
+    t->priv = a;
     int rc = rb_target_bucket_prefix(t, rest, "ais", a->bucket, err, errlen);
     if (rc)
         return rc;

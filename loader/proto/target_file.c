@@ -32,8 +32,9 @@ static int file_parse(struct rb_target *t, const char *rest, const struct rb_tar
 {
     (void)opts;
     struct file *f = calloc(1, sizeof *f);
-    if (!(t->priv = f))
+    if (!f)
         return -ENOMEM;
+    t->priv = f;
     atomic_init(&f->root_fd, -EBADF);
     if (cfg->endpoints.n) {
         snprintf(err, errlen, "--endpoint: a file:// target is a directory on this host and has no endpoints");
@@ -203,11 +204,13 @@ RB_PROTO(file, 50) = {
 
 const char *rb_target_file_root(const struct rb_target *t)
 {
-    return file_of(t)->base_path;
+    return rb_target_can(t, RB_TCAP_FILES) ? file_of(t)->base_path : "";
 }
 
 int rb_target_file_dir(const struct rb_target *t)
 {
+    if (!rb_target_can(t, RB_TCAP_FILES))
+        return -ENOTDIR;
     struct file *f = file_of(t); /* the descriptor is set once, atomically: the target stays shared */
     int fd = atomic_load(&f->root_fd);
     if (fd >= 0)

@@ -27,8 +27,9 @@ static int http_parse(struct rb_target *t, const char *rest, const struct rb_tar
     (void)rest;
     (void)opts;
     struct http *h = calloc(1, sizeof *h);
-    if (!(t->priv = h))
+    if (!h)
         return -ENOMEM;
+    t->priv = h;
     char scheme[16], hp[512], path[1024];
     if (rb_target_split_url(cfg->url, scheme, sizeof scheme, hp, sizeof hp, path, sizeof path) != 0 ||
         !hp[0]) {

@@ -219,7 +219,7 @@ bool rb_target_can(const struct rb_target *t, unsigned caps);
 /* The capabilities of the kind of target url names, before it is opened (0: no kind known). Pure. */
 unsigned rb_target_url_caps(const char *url);
 
-/* The directory of a file target (no trailing slash). Pure. */
+/* The directory of a file target (no trailing slash); "" for a target without RB_TCAP_FILES. Pure. */
 const char *rb_target_file_root(const struct rb_target *t);
 
 /*
@@ -227,7 +227,7 @@ const char *rb_target_file_root(const struct rb_target *t);
  * every name of a run is resolved beneath it, never through a symbolic
  * link). Opened once, by the target's probe (or at the first call after
  * the directory appeared); the target closes it. Returns the descriptor or
- * -errno. Thread-safe.
+ * -errno (-ENOTDIR for a target without RB_TCAP_FILES). Thread-safe.
  */
 int rb_target_file_dir(const struct rb_target *t);
 

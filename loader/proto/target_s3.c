@@ -204,8 +204,9 @@ static int s3_parse(struct rb_target *t, const char *rest, const struct rb_targe
 {
     const struct rb_s3_opts *o = opts;
     struct rb_s3 *s3 = calloc(1, sizeof *s3);
-    if (!(t->priv = s3))
+    if (!s3)
         return -ENOMEM;
+    t->priv = s3;
     int rc = rb_target_bucket_prefix(t, rest, "s3", s3->bucket, err, errlen);
     if (rc)
         return rc;
