@@ -38,13 +38,14 @@ int rb_engine_check_usage(enum rb_engine_kind engine, const struct rb_target *t,
     if (engine == RB_ENGINE_NATIVE && !rb_engine_native_fits(&o, &why))
         return rb_cli_usage_error("--engine native: %s; use --engine curl or auto", why);
     /* libcurl 7.88 signs the x-amz-content-sha256 it is handed and hashes no streamed body. */
-    if (rb_target_can(t, RB_TCAP_SIGNED_BODIES) && engine == RB_ENGINE_CURL)
-        return rb_cli_usage_error("--sign-payload: only the native engine signs bodies; drop --engine curl");
-    if (rb_target_can(t, RB_TCAP_DIRECT) && engine == RB_ENGINE_CURL)
-        return rb_cli_usage_error("--ais-direct: only the native engine sends requests straight to the targets; "
-                                  "drop --engine curl");
-    if (rb_target_can(t, RB_TCAP_SIGNED_BODIES) && !rb_engine_native_fits(&o, &why))
-        return rb_cli_usage_error("--sign-payload: only the native engine signs bodies, and this run cannot use it: %s", why);
+    const char *signs = rb_target_cap_option(t, RB_TCAP_SIGNED_BODIES), *direct = rb_target_cap_option(t, RB_TCAP_DIRECT);
+    if (signs && engine == RB_ENGINE_CURL)
+        return rb_cli_usage_error("--%s: only the native engine signs bodies; drop --engine curl", signs);
+    if (direct && engine == RB_ENGINE_CURL)
+        return rb_cli_usage_error("--%s: only the native engine sends requests straight to the targets; "
+                                  "drop --engine curl", direct);
+    if (signs && !rb_engine_native_fits(&o, &why))
+        return rb_cli_usage_error("--%s: only the native engine signs bodies, and this run cannot use it: %s", signs, why);
     if (rb_engine_cmd_io_loop() == RB_IOLOOP_URING) {
         const struct rb_load_opts ko = {.op = op, .target = t, .engine = engine, .range_len = ranged};
         if (rb_engine_kind(&ko) != RB_ENGINE_NATIVE)
@@ -373,7 +374,7 @@ static int direct_new(struct rb_worker *w)
         const char *id, *url = rb_target_route_node(t, i, &id); /* of the first endpoint's scheme (its route_load) */
         const char *hp = url + strlen(scheme);
         if (!(n->tpool[i] = rb_npool_get(w, scheme, hp, strlen(hp)))) {
-            rb_error("%s: --ais-direct: target %s at %s does not resolve", t->name, id, url);
+            rb_error("%s: --%s: target %s at %s does not resolve", t->name, rb_target_cap_option(t, RB_TCAP_DIRECT), id, url);
             return -EHOSTUNREACH;
         }
     }

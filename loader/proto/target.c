@@ -401,7 +401,15 @@ int rb_target_open(struct rb_target **out, const struct rb_target_cfg *cfg, char
     t->id = atomic_fetch_add(&ids, 1) + 1;
     t->insecure = cfg->insecure;
     snprintf(t->name, sizeof t->name, "%.1000s", url);
-    rc = ops->parse(t, sep + 3, cfg, rb_proto_opts(cfg, ops), err, errlen);
+    const unsigned char *mine = rb_proto_opts(cfg, ops);
+    for (const struct rb_proto_opt *r = ops->opts; r && r->row.name; r++)
+        if (r->caps && given(r, mine)) {
+            t->caps |= r->caps;
+            for (unsigned b = 0; b < 8; b++)
+                if (r->caps & (1u << b))
+                    t->cap_opts[b] = r->row.name;
+        }
+    rc = ops->parse(t, sep + 3, cfg, mine, err, errlen);
     if (rc) {
         rb_target_close(t);
         return rc;
@@ -445,6 +453,14 @@ const char *rb_target_scheme(const struct rb_target *t)
 bool rb_target_can(const struct rb_target *t, unsigned caps)
 {
     return (t->caps & caps) == caps;
+}
+
+const char *rb_target_cap_option(const struct rb_target *t, unsigned cap)
+{
+    for (unsigned b = 0; b < 8; b++)
+        if (cap == 1u << b)
+            return t->cap_opts[b];
+    return NULL;
 }
 
 unsigned rb_target_url_caps(const char *url)

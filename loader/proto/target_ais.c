@@ -60,11 +60,8 @@ static int ais_parse(struct rb_target *t, const char *rest, const struct rb_targ
         if ((rc = rb_target_add_endpoint(t, env, err, errlen)))
             return rc;
     }
-    if (o->direct) {
-        if (!(a->smap = rb_ais_smap_new(a->provider, a->bucket)))
-            return -ENOMEM;
-        t->caps |= RB_TCAP_DIRECT;
-    }
+    if (o->direct && !(a->smap = rb_ais_smap_new(a->provider, a->bucket)))
+        return -ENOMEM;
     const char *token = getenv("AIS_AUTHN_TOKEN");
     if (token && *token) {
         size_t n = strlen(token) + 32;
@@ -247,11 +244,11 @@ static const struct rb_proto_opt ais_opts[] = {
     RB_PROTO_OPT(struct rb_ais_opts, provider, "provider", RB_OPT_STR, "NAME",
                  "AIStore bucket provider: ais, aws, gcp, azure (if not given: ais)",
                  "only an ais:// target has a bucket provider"),
-    RB_PROTO_OPT(struct rb_ais_opts, direct, "ais-direct", RB_OPT_FLAG, NULL,
-                 "AIStore: each object request straight to the target that owns it (HRW over the proxy's cluster "
-                 "map), not through the proxy's redirect (native engine)",
-                 "only an ais:// target has a cluster map to place objects by"),
-    {{0}, 0, NULL},
+    RB_PROTO_FLAG_CAP(struct rb_ais_opts, direct, "ais-direct",
+                      "AIStore: each object request straight to the target that owns it (HRW over the proxy's "
+                      "cluster map), not through the proxy's redirect (native engine)",
+                      "only an ais:// target has a cluster map to place objects by", RB_TCAP_DIRECT),
+    {{0}, 0, NULL, 0},
 };
 
 RB_PROTO(ais, 40) = {

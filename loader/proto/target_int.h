@@ -216,6 +216,8 @@ void rb_target_file_register_loop(const struct rb_loop_ops *ops);
 
 /* Whether t's kind has every capability in caps (enum rb_target_cap). Pure. */
 bool rb_target_can(const struct rb_target *t, unsigned caps);
+/* "sign-payload": the option that gave t the capability cap, for messages; NULL when its protocol has it anyway. */
+const char *rb_target_cap_option(const struct rb_target *t, unsigned cap);
 /* The capabilities of the kind of target url names, before it is opened (0: no kind known). Pure. */
 unsigned rb_target_url_caps(const char *url);
 
@@ -233,8 +235,8 @@ int rb_target_file_dir(const struct rb_target *t);
 
 /*
  * What a kind of target can do, for the code outside proto/ that must know: it asks for a capability, never
- * for a scheme's name. A protocol declares its own (struct rb_proto's caps); its parse may add the ones an
- * option turns on for one target (RB_TCAP_SIGNED_BODIES, RB_TCAP_DIRECT).
+ * for a scheme's name. A protocol declares its own (struct rb_proto's caps); a flag row adds the ones it
+ * turns on for one target (RB_TCAP_SIGNED_BODIES, RB_TCAP_DIRECT: struct rb_proto_opt's caps).
  */
 enum rb_target_cap {
     RB_TCAP_FILES = 1u << 0,            /* objects are files in a directory of this host (file://) */
@@ -253,15 +255,20 @@ enum rb_target_cap {
  * protocol's private options struct (offsetof). elsewhere says what a value
  * given for a target of another protocol means: NULL, nothing (a command
  * with two targets hands the options to both; each reads its own); else the
- * run is refused with "--NAME: " and this text.
+ * run is refused with "--NAME: " and this text. caps: what the row, given,
+ * adds to its target's (enum rb_target_cap; rb_target_cap_option names it).
  */
 struct rb_proto_opt {
     struct rb_opt row;
     size_t off;
     const char *elsewhere;
+    unsigned caps;
 };
 #define RB_PROTO_OPT(st, field, name, type, metavar, help, elsewhere)                              \
-    {{name, 0, type, NULL, metavar, help, NULL}, offsetof(st, field), elsewhere}
+    {{name, 0, type, NULL, metavar, help, NULL}, offsetof(st, field), elsewhere, 0}
+/* A flag row that turns on caps for its target (--sign-payload: RB_TCAP_SIGNED_BODIES). */
+#define RB_PROTO_FLAG_CAP(st, field, name, help, elsewhere, caps)                                  \
+    {{name, 0, RB_OPT_FLAG, NULL, NULL, help, NULL}, offsetof(st, field), elsewhere, caps}
 
 /*
  * One protocol: the one plug-in a scheme brings (as fio's engines), chosen
@@ -362,6 +369,7 @@ struct rb_target {
     size_t nendpoints;
     bool insecure;                      /* https: certificates are not verified (--insecure) */
     unsigned caps;                      /* ops->caps and what this target's options add */
+    const char *cap_opts[8];            /* per bit of the caps options add: the row's name (rb_target_cap_option) */
     uint64_t id;                        /* unique in the process: which target a kept worker serves */
     void *priv;                         /* the protocol's own state (its parse's; its close frees it) */
 };

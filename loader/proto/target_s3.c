@@ -220,8 +220,6 @@ static int s3_parse(struct rb_target *t, const char *rest, const struct rb_targe
     snprintf(s3->region, sizeof s3->region, "%s", region);
     snprintf(s3->sigv4, sizeof s3->sigv4, "aws:amz:%s:s3", s3->region);
     s3->virtual_host = o->virtual_host;
-    if (o->sign_payload)
-        t->caps |= RB_TCAP_SIGNED_BODIES;
     for (size_t i = 0; i < cfg->endpoints.n; i++)
         if ((rc = rb_target_add_endpoint(t, cfg->endpoints.v[i], err, errlen)))
             return rc;
@@ -509,10 +507,11 @@ static const struct rb_proto_opt s3_opts[] = {
                  "S3 credentials file (if not given: $AWS_SHARED_CREDENTIALS_FILE, else ~/.aws/credentials)", NULL),
     RB_PROTO_OPT(struct rb_s3_opts, profile, "profile", RB_OPT_STR, "NAME",
                  "profile in the credentials file (if not given: $AWS_PROFILE, else default)", NULL),
-    RB_PROTO_OPT(struct rb_s3_opts, sign_payload, "sign-payload", RB_OPT_FLAG, NULL,
-                 "s3: sign each body's SHA-256 (x-amz-content-sha256) instead of UNSIGNED-PAYLOAD; native engine only",
-                 "only an s3:// target signs its requests' bodies"),
-    {{0}, 0, NULL},
+    RB_PROTO_FLAG_CAP(struct rb_s3_opts, sign_payload, "sign-payload",
+                      "s3: sign each body's SHA-256 (x-amz-content-sha256) instead of UNSIGNED-PAYLOAD; native engine "
+                      "only",
+                      "only an s3:// target signs its requests' bodies", RB_TCAP_SIGNED_BODIES),
+    {{0}, 0, NULL, 0},
 };
 
 RB_PROTO(s3, 30) = {

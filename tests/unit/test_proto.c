@@ -150,11 +150,15 @@ static void test_option_caps(void **state)
     *(bool *)rb_target_cfg_opt(&cfg, "sign-payload") = true;
     assert_int_equal(rb_target_open(&t, &cfg, err, sizeof err), 0);
     assert_true(rb_target_can(t, RB_TCAP_SIGNED_BODIES));
+    /* The engine names the option in its messages by asking which row gave the capability. */
+    assert_string_equal(rb_target_cap_option(t, RB_TCAP_SIGNED_BODIES), "sign-payload");
+    assert_null(rb_target_cap_option(t, RB_TCAP_MULTIPART));
     rb_target_close(t);
     struct rb_target_cfg ac = {.url = "ais://bkt", .endpoints = {1, {"http://127.0.0.1:9"}}};
     *(bool *)rb_target_cfg_opt(&ac, "ais-direct") = true;
     assert_int_equal(rb_target_open(&t, &ac, err, sizeof err), 0);
     assert_true(rb_target_can(t, RB_TCAP_DIRECT | RB_TCAP_REDIRECTS));
+    assert_string_equal(rb_target_cap_option(t, RB_TCAP_DIRECT), "ais-direct");
     assert_false(rb_target_endpoint_tls(t, 0));
     rb_target_close(t);
     unsetenv("AWS_ACCESS_KEY_ID");
