@@ -1,4 +1,4 @@
-/* The ais table's eviction: AIStore's evict-listrange (objects, waited for) and evict-remote-bck (a bucket's cache). */
+/* The ais protocol's eviction: AIStore's evict-listrange (objects, waited for) and evict-remote-bck (a bucket's cache). */
 #define _GNU_SOURCE
 #include "evict_int.h"
 #include "target_ais_int.h"

@@ -66,9 +66,10 @@ struct rb_target_cfg {
 struct rb_target;
 
 /*
- * Parses cfg into a target (the scheme picks the http, s3 or ais table) and
+ * Parses cfg into a target (the scheme picks the protocol, struct rb_proto) and
  * loads credentials for s3 from the environment or the credentials file.
- * Returns 0; -EINVAL for a malformed URL, unknown scheme or bad endpoint, or
+ * Returns 0; -EINVAL for a malformed URL, unknown scheme, bad endpoint or an
+ * option another protocol owns whose row refuses it elsewhere, or
  * -EACCES when s3 credentials are missing, with one line in err (both are
  * usage errors, exit 2). Free with rb_target_close (NULL-safe). Secrets
  * never appear in err.
@@ -77,7 +78,7 @@ int rb_target_open(struct rb_target **t, const struct rb_target_cfg *cfg, char *
 /*
  * Adds the target options to t, their dests in cfg: --endpoint and --timeout,
  * then each protocol's own rows (s3's credentials, ais's provider), in the
- * order of the protocol table. Every command that opens a target takes this
+ * order of the protocols (RB_PROTO's order). Every command that opens a target takes this
  * group; the value in cfg before parsing is each row's default. Main thread.
  */
 void rb_target_options(struct rb_opts *t, struct rb_target_cfg *cfg);
@@ -85,7 +86,7 @@ void rb_target_options(struct rb_opts *t, struct rb_target_cfg *cfg);
 /* Frees t (NULL-safe); credentials are wiped from memory first. */
 void rb_target_close(struct rb_target *t);
 
-/* The scheme of t's table: "http", "https", "s3", "ais" or "file". */
+/* The scheme of t's protocol: "http", "https", "s3", "ais" or "file". */
 const char *rb_target_scheme(const struct rb_target *t);
 
 /* Number of endpoints requests go to round-robin per connection (at least 1). */
@@ -140,7 +141,7 @@ int rb_target_list_pages(const struct rb_target *t, const char *prefix, uint64_t
 /*
  * One listing page's request, the same for either engine: the method, the
  * URL at the first endpoint (its path and query as sent and signed), a body
- * with its Content-Type, or none. The table's list_spec fills it.
+ * with its Content-Type, or none. The protocol's list_spec fills it.
  */
 struct rb_list_spec {
     const char *method;
@@ -185,7 +186,7 @@ bool rb_target_can_evict(const struct rb_target *t);
  * or, when names is NULL, everything t cached of its bucket (see
  * evict_int.h for AIStore's requests). Gives up after timeout_ns, or when
  * *stop becomes non-zero (stop may be NULL). Returns 0; -EINVAL with one
- * line in err when t's kind cannot evict; else what the table's evict
+ * line in err when t's kind cannot evict; else what the protocol's evict
  * returns (-EIO, -ETIMEDOUT, -ECANCELED with err). Main thread only.
  */
 int rb_target_evict(const struct rb_target *t, const struct rb_objset *names, const char *prefix,
@@ -209,7 +210,7 @@ struct rb_loop_ops {
 
 /*
  * Gives the file protocol's row its request loop: loader/file/ registers it
- * when the program starts (a constructor), so this table does not name the
+ * when the program starts (a constructor), so this protocol does not name the
  * module above it. Until then a file target has a loop with no functions.
  */
 void rb_target_file_register_loop(const struct rb_loop_ops *ops);
@@ -409,7 +410,7 @@ void rb_target_tls_setup(const struct rb_target *t, CURL *easy);
 /* Percent-encodes s into out keeping RFC 3986 unreserved characters (and '/' when keep_slash). */
 int rb_url_escape(const char *s, bool keep_slash, char *out, size_t outlen);
 
-/* Object URL and per-handle setup through the target's table. */
+/* Object URL and per-handle setup through the target's protocol. */
 static inline int rb_target_object_url(const struct rb_target *t, size_t ep, const char *name, char *buf,
                                        size_t len)
 {
