@@ -78,7 +78,7 @@ void rb_ckpt_dirs_remove(struct rb_ckpt_run *x)
         if (rc == 0)
             mine++;
         else if (rc != -ENOENT && rc != -ENOTEMPTY && rc != -EEXIST)
-            rb_warn("load checkpoint: cannot remove the directory %s/%s this run made: %s", x->t->base_path,
+            rb_warn("load checkpoint: cannot remove the directory %s/%s this run made: %s", rb_target_file_root(x->t),
                     x->made_dirs[i], rc == -RB_BENEATH_LINK ? "a symbolic link now, not followed" : strerror(-rc));
     }
     all = mine;

@@ -22,7 +22,7 @@
 const char *rb_engine_name(const struct rb_load_opts *o)
 {
     if (o->target->ops->loop)
-        return o->target->ops->scheme;
+        return rb_target_scheme(o->target);
     return rb_engine_kind(o) == RB_ENGINE_NATIVE ? "native" : "curl";
 }
 

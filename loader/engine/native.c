@@ -17,14 +17,13 @@
 
 #define IDLE_POLL_NS (100 * RB_NS_PER_MS)
 #define REQ_FIXED_MAX 200      /* method, " HTTP/1.1", "Host: ", Range, Content-Length, line ends */
-#define REQ_AUTH_MAX 600       /* a SigV4 Authorization line and its x-amz-* lines, the session token apart */
 
 bool rb_engine_native_fits(const struct rb_load_opts *o, const char **why)
 {
     const char *w = NULL;
     const struct rb_target *t = o->target;
-    if (!rb_nproto_for(rb_target_scheme(t)))
-        w = "http://, https://, s3:// and ais:// targets only";
+    if (!rb_target_native(t))
+        w = rb_proto_native_only();
     else if (o->op > RB_LOAD_HEAD && o->op != RB_LOAD_MIXED)
         w = "GET, PUT, DELETE and HEAD only";
     if (why)
@@ -39,13 +38,14 @@ int rb_engine_check_usage(enum rb_engine_kind engine, const struct rb_target *t,
     if (engine == RB_ENGINE_NATIVE && !rb_engine_native_fits(&o, &why))
         return rb_cli_usage_error("--engine native: %s; use --engine curl or auto", why);
     /* libcurl 7.88 signs the x-amz-content-sha256 it is handed and hashes no streamed body. */
-    if (t->sign_payload && engine == RB_ENGINE_CURL)
-        return rb_cli_usage_error("--sign-payload: only the native engine signs bodies; drop --engine curl");
-    if (t->smap && engine == RB_ENGINE_CURL)
-        return rb_cli_usage_error("--ais-direct: only the native engine sends requests straight to the targets; "
-                                  "drop --engine curl");
-    if (t->sign_payload && !rb_engine_native_fits(&o, &why))
-        return rb_cli_usage_error("--sign-payload: only the native engine signs bodies, and this run cannot use it: %s", why);
+    const char *signs = rb_target_cap_option(t, RB_TCAP_SIGNED_BODIES), *direct = rb_target_cap_option(t, RB_TCAP_DIRECT);
+    if (signs && engine == RB_ENGINE_CURL)
+        return rb_cli_usage_error("--%s: only the native engine signs bodies; drop --engine curl", signs);
+    if (direct && engine == RB_ENGINE_CURL)
+        return rb_cli_usage_error("--%s: only the native engine sends requests straight to the targets; "
+                                  "drop --engine curl", direct);
+    if (signs && !rb_engine_native_fits(&o, &why))
+        return rb_cli_usage_error("--%s: only the native engine signs bodies, and this run cannot use it: %s", signs, why);
     if (rb_engine_cmd_io_loop() == RB_IOLOOP_URING) {
         const struct rb_load_opts ko = {.op = op, .target = t, .engine = engine, .range_len = ranged};
         if (rb_engine_kind(&ko) != RB_ENGINE_NATIVE)
@@ -144,9 +144,9 @@ static int issue(struct rb_worker *w, const struct rb_nop *op, const char *name,
 {
     struct rb_native *n = w->nat;
     struct rb_nconn *c = &n->c[w->free_slots[--w->nfree]];
-    if (n->smap) {
+    if (n->direct) {
         /* --ais-direct: to the target that owns the object, as a leg on its pool; the endpoint's connection waits. */
-        rb_nconn_leg_enter(c, n->tpool[rb_ais_smap_owner(n->smap, name)]);
+        rb_nconn_leg_enter(c, n->tpool[rb_target_route_owner(w->o->target, name)]);
     }
     int hrc = rb_nhead_build(w, c, op, name, size);
     if (hrc) {
@@ -360,25 +360,25 @@ static int direct_new(struct rb_worker *w)
     struct rb_native *n = w->nat;
     const struct rb_target *t = w->o->target;
     char err[600] = "";
-    int rc = rb_ais_smap_load(t, w->o->timeout_ns, err, sizeof err);
+    int rc = rb_target_route_load(t, w->o->timeout_ns, err, sizeof err);
     if (rc) {
         rb_error("%s", err);
         return rc;
     }
-    const struct rb_ais_smap *m = t->smap;
+    const size_t nodes = rb_target_route_count(t);
     const char *scheme = n->ep_tls[0] ? "https://" : "http://";
-    n->npool_max = RB_NPOOL_MAX + (unsigned)m->n;
-    if (!(n->tpool = calloc(m->n, sizeof *n->tpool)))
+    n->npool_max = RB_NPOOL_MAX + (unsigned)nodes;
+    if (!(n->tpool = calloc(nodes, sizeof *n->tpool)))
         return -ENOMEM;
-    for (size_t i = 0; i < m->n; i++) {
-        const char *url = m->t[i].url; /* of the proxy's scheme (rb_ais_smap_load) */
+    for (size_t i = 0; i < nodes; i++) {
+        const char *id, *url = rb_target_route_node(t, i, &id); /* of the first endpoint's scheme (its route_load) */
         const char *hp = url + strlen(scheme);
         if (!(n->tpool[i] = rb_npool_get(w, scheme, hp, strlen(hp)))) {
-            rb_error("%s: --ais-direct: target %s at %s does not resolve", t->name, m->t[i].id, url);
+            rb_error("%s: --%s: target %s at %s does not resolve", t->name, rb_target_cap_option(t, RB_TCAP_DIRECT), id, url);
             return -EHOSTUNREACH;
         }
     }
-    n->smap = m;
+    n->direct = true;
     return 0;
 }
 
@@ -391,7 +391,7 @@ int rb_native_new(struct rb_worker *w, size_t ep0)
         return -ENOMEM;
     w->nat = n;
     n->op = &native_ops[o->op];
-    n->proto = rb_nproto_for(rb_target_scheme(t));
+    n->proto = rb_target_native(t);
     if (!n->proto)
         return -EINVAL;
     int rc = n->proto->shape(t, &n->shape);
@@ -403,7 +403,7 @@ int rb_native_new(struct rb_worker *w, size_t ep0)
     for (size_t e = 0; e < neps; e++) {
         char hp[600];
         rb_nresolve(t->endpoints[e], &n->addr[e], &n->alen[e], hp, sizeof hp);
-        n->ep_tls[e] = strncmp(t->endpoints[e], "https:", 6) == 0;
+        n->ep_tls[e] = rb_target_endpoint_tls(t, e);
         if (n->ep_tls[e] && !n->tls) {
             char err[200];
             if ((rc = rb_ntls_new(&n->tls, w->nreq, t->insecure, err, sizeof err))) {
@@ -426,7 +426,7 @@ int rb_native_new(struct rb_worker *w, size_t ep0)
     if (o->listing)
         path_max = RB_NREQ_NAME_MAX + RB_NQUERY_MAX + 100; /* a listing's path and query, its Content-Type line */
     n->wbuf_bytes = REQ_FIXED_MAX + (path_max > RB_NLOC_MAX ? path_max : RB_NLOC_MAX) + RB_NHOST_MAX + host_max +
-                    n->shape.extra_len + (n->auth ? REQ_AUTH_MAX + 2 * (t->token_header ? strlen(t->token_header) : 0) : 0);
+                    n->shape.extra_len + (n->auth ? n->shape.auth_max : 0);
     n->c = calloc(w->nreq, sizeof *n->c);
     n->rbuf = malloc(n->rbuf_bytes);
     n->slab = malloc(w->nreq * n->wbuf_bytes);
@@ -446,7 +446,7 @@ int rb_native_new(struct rb_worker *w, size_t ep0)
     }
     /* As libcurl is set up (transfer.c, target_ais.c): AIStore's proxy redirects every object request. */
     n->follow = o->max_redirects > 0 || rb_target_can(t, RB_TCAP_REDIRECTS);
-    if (t->smap && !o->listing && (rc = direct_new(w)))
+    if (rb_target_can(t, RB_TCAP_DIRECT) && !o->listing && (rc = direct_new(w)))
         return rc;
     /* Header lines are read for the cache status, a redirect's Location, a multipart part's ETag. */
     rb_nconn_parser_settings(&n->settings, o->cache_header || n->follow || o->part_size);

@@ -15,8 +15,7 @@
 #include <curl/curl.h>
 #include <http_parser.h>
 
-#include "../proto/ais_smap_int.h"
-#include "native_int.h"
+#include "../proto/target_native_int.h"
 #include "native_tls_int.h"
 #include "worker_int.h"
 
@@ -124,8 +123,8 @@ struct rb_native {
     bool ep_tls[RB_TARGET_MAX_ENDPOINTS];  /* endpoint e is https:// */
     struct rb_npool *pools;                   /* npool_max, made at the first redirect (or with the cluster map) */
     unsigned npools, npool_max;
-    /* --ais-direct: the cluster map, and each of its targets' pool (requests go there first); NULL: to the endpoints. */
-    const struct rb_ais_smap *smap;
+    /* Direct routing (RB_TCAP_DIRECT, --ais-direct): each node's pool (requests go there first); false: to the endpoints. */
+    bool direct;
     struct rb_npool **tpool;
     struct rb_nshape shape;
     struct rb_nuring *ur;      /* the io_uring loop's state (native_uring.c), or NULL: the epoll loop */

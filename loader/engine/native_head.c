@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "native_conn_int.h"
+#include "payload_int.h"
 
 /* Writes v in decimal at p; returns the end. */
 static char *put_u64(char *p, uint64_t v)
@@ -65,7 +66,7 @@ int rb_nhead_rest(struct rb_worker *w, struct rb_nconn *c, char *p, const char *
                                     .query_len = query_len, .host = host, .host_len = host_len,
                                     .sends_body = c->sends_body, .body_key = c->r.key, .body_off = c->body_off,
                                     .body_size = c->r.put_size, .body_mem = c->body_mem,
-                                    .scratch = n->rbuf, .scratch_len = n->rbuf_bytes};
+                                    .scratch = n->rbuf, .scratch_len = n->rbuf_bytes, .fill = rb_payload_fill};
         int k = n->proto->auth(n->auth, &sg, p, (size_t)(end - p) - 2);
         if (k < 0)
             return k;

@@ -106,11 +106,10 @@ static const struct rb_worker_driver list_driver = {
     .done = list_done,
 };
 
-/* What a kept worker must match to list t again: the target (its address, endpoint, bucket, credentials), the timeout. */
+/* What a kept worker must match to list t again: the target (its address and id, one per opened target), the timeout. */
 static void ident(const struct rb_target *t, uint64_t timeout_ns, char *buf, size_t len)
 {
-    snprintf(buf, len, "%p|%s|%s|%s|%llu", (const void *)t, t->endpoints[0], t->bucket, t->userpwd ? t->userpwd : "",
-             (unsigned long long)timeout_ns);
+    snprintf(buf, len, "%p|%llu|%llu", (const void *)t, (unsigned long long)t->id, (unsigned long long)timeout_ns);
 }
 
 static void nlist_free(struct nlist *l)

@@ -133,7 +133,7 @@ bool rb_native_uring_fits(const struct rb_load_opts *o, const char **why)
     const char *w = NULL;
     const struct rb_target *t = o->target;
     for (size_t e = 0; e < rb_target_endpoint_count(t) && !w; e++)
-        if (strncmp(t->endpoints[e], "https:", 6) == 0)
+        if (rb_target_endpoint_tls(t, e))
             w = "https:// endpoints run on epoll";
     if (!w && o->listing)
         w = "listings run on epoll";

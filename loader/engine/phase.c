@@ -203,7 +203,7 @@ static struct rb_stats *tls_stats(struct rb_harness *h, const struct rb_engine *
 {
     bool tls = false;
     for (size_t i = 0; i < o->target->nendpoints; i++)
-        tls = tls || strncmp(o->target->endpoints[i], "https:", 6) == 0;
+        tls = tls || rb_target_endpoint_tls(o->target, i);
     *unmeasured = tls && rb_engine_kind(o) != RB_ENGINE_NATIVE;
     return !tls || *unmeasured ? NULL : ranks_sum(h, e, rb_engine_tls_stats);
 }

@@ -268,8 +268,8 @@ int rb_xfer_slot_init(struct rb_worker *w, struct rb_req *r, size_t ep)
     RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, o->max_redirects > 0 ? 1L : 0L));
     RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_MAXREDIRS, o->max_redirects));
     /* A redirect keeps the endpoint's scheme, as on the native engine: one to another is refused (class other). */
-    const char *ep_url = o->target->endpoints[ep % o->target->nendpoints];
-    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, strncmp(ep_url, "https:", 6) == 0 ? "https" : "http"));
+    const bool tls = rb_target_endpoint_tls(o->target, ep % o->target->nendpoints);
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, tls ? "https" : "http"));
     if (o->timeout_ns)
         RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)((o->timeout_ns + RB_NS_PER_MS - 1) / RB_NS_PER_MS)));
     int rc = w->op->slot_setup ? w->op->slot_setup(r) : 0;

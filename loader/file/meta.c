@@ -572,9 +572,11 @@ static int meta_run(void *arg, struct rb_cli *cli)
     }
     const char *root = rb_target_file_root(t);
     if (a->tree && tree_taken(t, a->tree)) {
+        /* The message first: root is the target's, gone with it. */
+        status = rb_cli_usage_error("--tree %s: %s/%s exists already (a run makes its own tree and never writes into "
+                                    "one it did not create)", a->tree, root, a->tree);
         rb_target_close(t);
-        return rb_cli_usage_error("--tree %s: %s/%s exists already (a run makes its own tree and never writes into "
-                                  "one it did not create)", a->tree, root, a->tree);
+        return status;
     }
     struct rb_harness h;
     if ((status = rb_harness_init(&h, "load meta", cli, &(struct rb_harness_opts){.mpi = true}))) {

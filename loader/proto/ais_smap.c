@@ -13,6 +13,7 @@
 #include "railbench/buf.h"
 #include "railbench/clock.h"
 #include "railbench/result.h"
+#include "target_ais_int.h"
 #include "target_int.h"
 
 /* ---- XXH64 (xxHash's doc/xxhash_spec.md) ---- */
@@ -224,7 +225,7 @@ int rb_ais_smap_parse(struct rb_ais_smap *m, const char *json, char *err, size_t
 
 int rb_ais_smap_load(const struct rb_target *t, uint64_t timeout_ns, char *err, size_t errlen)
 {
-    struct rb_ais_smap *m = t->smap;
+    struct rb_ais_smap *m = rb_ais_of(t)->smap;
     if (!m)
         return -EINVAL;
     pthread_mutex_lock(&m->mu);

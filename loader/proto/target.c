@@ -1,20 +1,199 @@
-/* Targets: scheme dispatch to the http, s3 and ais tables, endpoints, connection probe and paginated listing. */
+/* Targets: the protocols' registry (a linker section) and their option slots, scheme dispatch, endpoints, probe, listing. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <unistd.h>
 
-#include "ais_smap_int.h"
 #include "target_int.h"
+#include "target_native_int.h"
 #include "railbench/buf.h"
 #include "railbench/clock.h"
 
-/* A listing page or error body larger than this is not what we asked for. */
+/* The entries RB_PROTO put in section rb_protos, from every protocol's file linked in. */
+extern const struct rb_proto_entry __start_rb_protos[], __stop_rb_protos[];
 
-static const struct rb_target_ops *const tables[] = {&rb_target_http_ops, &rb_target_https_ops,
-                                                     &rb_target_s3_ops, &rb_target_ais_ops, &rb_target_file_ops};
+#define PROTO_MAX 16
+
+/* The protocols by order, and each one's slot in rb_target_cfg's popts (protocols sharing rows share one). */
+static struct {
+    pthread_once_t once;
+    const struct rb_proto *list[PROTO_MAX];
+    size_t slot[PROTO_MAX];
+    size_t n;
+    char native_only[200];      /* rb_proto_native_only */
+    char schemes[200];          /* "http, s3, ais or file": each protocol's scheme but its aliases' */
+    char forms[400];            /* "http://HOST[:PORT]/PATH, s3://BUCKET[/FOLDER], ...": their URLs' forms */
+} reg = {.once = PTHREAD_ONCE_INIT};
+
+/* The bytes row r's value takes (a protocol's rows are flags and strings). */
+static size_t row_bytes(const struct rb_proto_opt *r)
+{
+    return r->row.type == RB_OPT_FLAG ? sizeof(bool) : r->row.type == RB_OPT_STR ? sizeof(char *) : 0;
+}
+
+static int by_order(const void *a, const void *b)
+{
+    const struct rb_proto_entry *x = a, *y = b;
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+/* reg.schemes and reg.forms, from the protocols with a form (an alias, https, has none). */
+static void join_forms(void)
+{
+    size_t nf = 0, k = 0, as = 0, af = 0;
+    for (size_t i = 0; i < reg.n; i++)
+        nf += reg.list[i]->form != NULL;
+    for (size_t i = 0; i < reg.n && as < sizeof reg.schemes && af < sizeof reg.forms; i++) {
+        if (!reg.list[i]->form)
+            continue;
+        const char *sep = k == 0 ? "" : k + 1 == nf ? " or " : ", ";
+        k++;
+        as += (size_t)snprintf(reg.schemes + as, sizeof reg.schemes - as, "%s%s", sep, reg.list[i]->scheme);
+        af += (size_t)snprintf(reg.forms + af, sizeof reg.forms - af, "%s%s", k == 1 ? "" : ", ", reg.list[i]->form);
+    }
+}
+
+static void reg_init(void)
+{
+    struct rb_proto_entry e[PROTO_MAX];
+    /* The linker's bounds of one section: one array to cppcheck's eyes, two objects. */
+    // cppcheck-suppress comparePointers
+    size_t m = (size_t)(__stop_rb_protos - __start_rb_protos), used = 0;
+    if (m > PROTO_MAX) {
+        fprintf(stderr, "railbench: %zu protocols linked in, at most %d\n", m, PROTO_MAX);
+        abort();
+    }
+    memcpy(e, __start_rb_protos, m * sizeof *e);
+    qsort(e, m, sizeof *e, by_order);
+    for (size_t i = 0; i < m; i++) {
+        reg.list[i] = e[i].proto;
+        reg.slot[i] = SIZE_MAX;
+        for (size_t j = 0; j < i; j++)
+            if (e[i].proto->opts && reg.list[j]->opts == e[i].proto->opts)
+                reg.slot[i] = reg.slot[j];
+        if (reg.slot[i] != SIZE_MAX)
+            continue;
+        for (const struct rb_proto_opt *r = e[i].proto->opts; r && r->row.name; r++)
+            if (!row_bytes(r) || r->off + row_bytes(r) > e[i].proto->opts_size) {
+                fprintf(stderr, "railbench: protocol %s: option --%s is not a flag or a string in its struct\n",
+                        e[i].proto->scheme, r->row.name);
+                abort();
+            }
+        reg.slot[i] = used;
+        used += (e[i].proto->opts_size + _Alignof(max_align_t) - 1) / _Alignof(max_align_t) * _Alignof(max_align_t);
+        if (used > RB_PROTO_OPTS_BYTES) {
+            fprintf(stderr, "railbench: the protocols' options need more than RB_PROTO_OPTS_BYTES (%d)\n",
+                    RB_PROTO_OPTS_BYTES);
+            abort();
+        }
+    }
+    reg.n = m;
+    size_t nat = 0, k = 0, at = 0;
+    for (size_t i = 0; i < m; i++)
+        nat += reg.list[i]->native != NULL;
+    for (size_t i = 0; i < m && at < sizeof reg.native_only; i++)
+        if (reg.list[i]->native)
+            at += (size_t)snprintf(reg.native_only + at, sizeof reg.native_only - at, "%s%s://",
+                                   k++ == 0 ? "" : k == nat ? " and " : ", ", reg.list[i]->scheme);
+    if (at < sizeof reg.native_only)
+        snprintf(reg.native_only + at, sizeof reg.native_only - at, " targets only");
+    join_forms();
+}
+
+const char *rb_proto_native_only(void)
+{
+    size_t n;
+    rb_proto_list(&n);
+    return reg.native_only;
+}
+
+const struct rb_proto *const *rb_proto_list(size_t *n)
+{
+    pthread_once(&reg.once, reg_init);
+    *n = reg.n;
+    return reg.list;
+}
+
+const struct rb_proto *rb_proto_named(const char *scheme, size_t len)
+{
+    size_t n;
+    const struct rb_proto *const *all = rb_proto_list(&n);
+    for (size_t i = 0; i < n; i++)
+        if (strlen(all[i]->scheme) == len && strncmp(scheme, all[i]->scheme, len) == 0)
+            return all[i];
+    return NULL;
+}
+
+void *rb_proto_opts(const struct rb_target_cfg *cfg, const struct rb_proto *p)
+{
+    size_t n;
+    rb_proto_list(&n);
+    for (size_t i = 0; i < n; i++)
+        if (reg.list[i] == p || (p->opts && reg.list[i]->opts == p->opts))
+            return (void *)(cfg->popts + reg.slot[i]);
+    return NULL;
+}
+
+/* Whether option row r holds a value in o (any byte not zero: zero is every row's default). */
+static bool given(const struct rb_proto_opt *r, const unsigned char *o)
+{
+    for (size_t i = 0; i < row_bytes(r); i++)
+        if (o[r->off + i])
+            return true;
+    return false;
+}
+
+void *rb_target_cfg_opt(struct rb_target_cfg *cfg, const char *name)
+{
+    size_t n;
+    const struct rb_proto *const *all = rb_proto_list(&n);
+    for (size_t i = 0; i < n; i++)
+        for (const struct rb_proto_opt *r = all[i]->opts; r && r->row.name; r++)
+            if (strcmp(r->row.name, name) == 0)
+                return cfg->popts + reg.slot[i] + r->off;
+    return NULL;
+}
+
+void rb_target_cfg_only_for(struct rb_target_cfg *cfg, const char *url, const char *name)
+{
+    const char *sep = strstr(url, "://");
+    const struct rb_proto *mine = url[0] == '/' ? rb_proto_named("file", 4)
+                                  : sep         ? rb_proto_named(url, (size_t)(sep - url))
+                                                : NULL;
+    size_t n;
+    const struct rb_proto *const *all = rb_proto_list(&n);
+    for (size_t i = 0; i < n; i++) {
+        if (mine && (all[i] == mine || (mine->opts && all[i]->opts == mine->opts)))
+            continue;
+        for (const struct rb_proto_opt *r = all[i]->opts; r && r->row.name; r++) {
+            if (name && strcmp(name, r->row.name) != 0)
+                continue;
+            memset(cfg->popts + reg.slot[i] + r->off, 0, row_bytes(r));
+        }
+    }
+}
+
+/* The refusal of an option given for a target of another protocol than its owner's (struct rb_proto_opt's elsewhere). */
+static int refuse_foreign(const struct rb_proto *mine, const struct rb_target_cfg *cfg, char *err, size_t errlen)
+{
+    size_t n;
+    const struct rb_proto *const *all = rb_proto_list(&n);
+    for (size_t i = 0; i < n; i++) {
+        if (all[i] == mine || !all[i]->opts || all[i]->opts == mine->opts)
+            continue;
+        for (const struct rb_proto_opt *r = all[i]->opts; r->row.name; r++)
+            if (r->elsewhere && given(r, cfg->popts + reg.slot[i])) {
+                snprintf(err, errlen, "--%s: %s", r->row.name, r->elsewhere);
+                return -EINVAL;
+            }
+    }
+    return 0;
+}
 
 void rb_target_options(struct rb_opts *t, struct rb_target_cfg *cfg)
 {
@@ -28,13 +207,26 @@ void rb_target_options(struct rb_opts *t, struct rb_target_cfg *cfg)
         {0},
     };
     rb_opts_add(t, rows);
-    /* Each protocol's own rows once (http and https share a table's options). */
-    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+    /* Each protocol's own rows once (http and https share theirs), their dests in its slot of cfg. */
+    size_t n;
+    const struct rb_proto *const *all = rb_proto_list(&n);
+    for (size_t i = 0; i < n; i++) {
         bool seen = false;
         for (size_t j = 0; j < i; j++)
-            seen |= tables[j]->options == tables[i]->options;
-        if (tables[i]->options && !seen)
-            tables[i]->options(t, cfg);
+            seen |= all[j]->opts == all[i]->opts;
+        if (!all[i]->opts || seen)
+            continue;
+        struct rb_opt own[16 + 1] = {{0}};
+        size_t k = 0;
+        for (const struct rb_proto_opt *r = all[i]->opts; r->row.name; r++, k++) {
+            if (k == 16) {
+                fprintf(stderr, "railbench: protocol %s: more than 16 option rows\n", all[i]->scheme);
+                abort();
+            }
+            own[k] = r->row;
+            own[k].dest = cfg->popts + reg.slot[i] + r->off;
+        }
+        rb_opts_add(t, own);
     }
 }
 
@@ -188,45 +380,36 @@ int rb_target_open(struct rb_target **out, const struct rb_target_cfg *cfg, char
     }
     if (!sep) {
         snprintf(err, errlen,
-                 "target \"%.200s\": expected http://HOST[:PORT]/PATH, s3://BUCKET[/FOLDER], "
-                 "ais://BUCKET[/FOLDER], file:///PATH or /PATH",
-                 url);
+                 "target \"%.200s\": expected %s or /PATH", url, reg.forms);
         return -EINVAL;
     }
-    const struct rb_target_ops *ops = NULL;
-    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
-        if (strlen(tables[i]->scheme) == (size_t)(sep - url) &&
-            strncmp(url, tables[i]->scheme, (size_t)(sep - url)) == 0)
-            ops = tables[i];
+    const struct rb_proto *ops = rb_proto_named(url, (size_t)(sep - url));
     if (!ops) {
-        snprintf(err, errlen, "target \"%.200s\": unknown scheme \"%.*s\" (expected http, s3, ais or file)", url,
-                 (int)(sep - url > 32 ? 32 : sep - url), url);
+        snprintf(err, errlen, "target \"%.200s\": unknown scheme \"%.*s\" (expected %s)", url,
+                 (int)(sep - url > 32 ? 32 : sep - url), url, reg.schemes);
         return -EINVAL;
     }
-    /* Options that only one kind of target reads are refused elsewhere rather than silently ignored. */
-    if (cfg->virtual_host && !(ops->caps & RB_TCAP_VIRTUAL_HOST)) {
-        snprintf(err, errlen, "--virtual-host: only an s3:// target has virtual-host style (bucket.host)");
-        return -EINVAL;
-    }
-    if (cfg->sign_payload && ops != &rb_target_s3_ops) {
-        snprintf(err, errlen, "--sign-payload: only an s3:// target signs its requests' bodies");
-        return -EINVAL;
-    }
-    if (cfg->ais_direct && ops != &rb_target_ais_ops) {
-        snprintf(err, errlen, "--ais-direct: only an ais:// target has a cluster map to place objects by");
-        return -EINVAL;
-    }
-    if (cfg->provider && ops != &rb_target_ais_ops) {
-        snprintf(err, errlen, "--provider: only an ais:// target has a bucket provider");
-        return -EINVAL;
-    }
+    /* An option another protocol owns is refused rather than silently ignored, where its row says so. */
+    if ((rc = refuse_foreign(ops, cfg, err, errlen)))
+        return rc;
     struct rb_target *t = calloc(1, sizeof *t);
     if (!t)
         return -ENOMEM;
+    static atomic_uint_fast64_t ids;
     t->ops = ops;
+    t->caps = ops->caps;
+    t->id = atomic_fetch_add(&ids, 1) + 1;
     t->insecure = cfg->insecure;
     snprintf(t->name, sizeof t->name, "%.1000s", url);
-    rc = ops->parse(t, sep + 3, cfg, err, errlen);
+    const unsigned char *mine = rb_proto_opts(cfg, ops);
+    for (const struct rb_proto_opt *r = ops->opts; r && r->row.name; r++)
+        if (r->caps && given(r, mine)) {
+            t->caps |= r->caps;
+            for (unsigned b = 0; b < 8; b++)
+                if (r->caps & (1u << b))
+                    t->cap_opts[b] = r->row.name;
+        }
+    rc = ops->parse(t, sep + 3, cfg, mine, err, errlen);
     if (rc) {
         rb_target_close(t);
         return rc;
@@ -257,18 +440,8 @@ void rb_target_close(struct rb_target *t)
         return;
     for (size_t i = 0; i < t->nendpoints; i++)
         free(t->endpoints[i]);
-    if (t->userpwd) {
-        /* The secret leaves memory with the target. */
-        memset(t->userpwd, 0, strlen(t->userpwd));
-        free(t->userpwd);
-    }
-    if (t->token_header) {
-        memset(t->token_header, 0, strlen(t->token_header));
-        free(t->token_header);
-    }
-    rb_ais_smap_free(t->smap);
-    if (t->ops == &rb_target_file_ops && atomic_load(&t->root_fd) >= 0)
-        close(atomic_load(&t->root_fd));
+    if (t->ops->close)
+        t->ops->close(t);
     free(t);
 }
 
@@ -279,17 +452,74 @@ const char *rb_target_scheme(const struct rb_target *t)
 
 bool rb_target_can(const struct rb_target *t, unsigned caps)
 {
-    return (t->ops->caps & caps) == caps;
+    return (t->caps & caps) == caps;
+}
+
+const char *rb_target_cap_option(const struct rb_target *t, unsigned cap)
+{
+    for (unsigned b = 0; b < 8; b++)
+        if (cap == 1u << b)
+            return t->cap_opts[b];
+    return NULL;
 }
 
 unsigned rb_target_url_caps(const char *url)
 {
-    if (url[0] == '/')
-        return rb_target_file_ops.caps;
     const char *sep = strstr(url, "://");
-    for (size_t i = 0; sep && i < sizeof tables / sizeof tables[0]; i++)
-        if (strlen(tables[i]->scheme) == (size_t)(sep - url) && strncmp(url, tables[i]->scheme, (size_t)(sep - url)) == 0)
-            return tables[i]->caps;
+    const struct rb_proto *p = url[0] == '/' ? rb_proto_named("file", 4)
+                               : sep         ? rb_proto_named(url, (size_t)(sep - url))
+                                             : NULL;
+    return p ? p->caps : 0;
+}
+
+bool rb_target_endpoint_tls(const struct rb_target *t, size_t ep)
+{
+    return ep < t->nendpoints && strncmp(t->endpoints[ep], "https:", 6) == 0;
+}
+
+int rb_target_route_load(const struct rb_target *t, uint64_t timeout_ns, char *err, size_t errlen)
+{
+    if (!(t->caps & RB_TCAP_DIRECT) || !t->ops->route_load) {
+        snprintf(err, errlen, "%s: no direct routing", t->name);
+        return -EINVAL;
+    }
+    return t->ops->route_load(t, timeout_ns, err, errlen);
+}
+
+size_t rb_target_route_count(const struct rb_target *t)
+{
+    return t->ops->route_count(t);
+}
+
+const char *rb_target_route_node(const struct rb_target *t, size_t i, const char **id)
+{
+    return t->ops->route_node(t, i, id);
+}
+
+size_t rb_target_route_owner(const struct rb_target *t, const char *name)
+{
+    return t->ops->route_owner(t, name);
+}
+
+int rb_nshape_hosts(const struct rb_target *t, const char *prefix, struct rb_nshape *s)
+{
+    for (size_t e = 0; e < t->nendpoints; e++) {
+        const char *hp = strstr(t->endpoints[e], "://");
+        hp = hp ? hp + 3 : t->endpoints[e];
+        int n = snprintf(s->host[e], sizeof s->host[e], "%s%s", prefix, hp);
+        if (n < 0 || (size_t)n >= sizeof s->host[e])
+            return -ENAMETOOLONG;
+        s->host_len[e] = (size_t)n;
+    }
+    return 0;
+}
+
+int rb_nshape_path(struct rb_nshape *s, const char *a, const char *b)
+{
+    int n = snprintf(s->path, sizeof s->path, "%s%s", a, b);
+    if (n < 0 || (size_t)n >= sizeof s->path)
+        return -ENAMETOOLONG;
+    s->path_len = (size_t)n;
     return 0;
 }
 

@@ -1,6 +1,7 @@
-/* The ais table's eviction: AIStore's evict-listrange (objects, waited for) and evict-remote-bck (a bucket's cache). */
+/* The ais protocol's eviction: AIStore's evict-listrange (objects, waited for) and evict-remote-bck (a bucket's cache). */
 #define _GNU_SOURCE
 #include "evict_int.h"
+#include "target_ais_int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -197,7 +198,7 @@ static int evict_one(const struct rb_target *t, cJSON *value, uint64_t deadline,
     if (!body)
         return -ENOMEM;
     char path[700];
-    snprintf(path, sizeof path, "/v1/buckets/%s?provider=%s", t->bucket, t->provider);
+    snprintf(path, sizeof path, "/v1/buckets/%s?provider=%s", rb_ais_of(t)->bucket, rb_ais_of(t)->provider);
     struct rb_buf b = {.limit = BODY_LIMIT};
     long status = 0;
     int rc = rb_ais_call(t, "DELETE", path, body, remaining(deadline), &b, &status, err, errlen);
@@ -285,7 +286,8 @@ static int evict_objects(const struct rb_target *t, const struct rb_objset *name
 static int evict_bucket(const struct rb_target *t, uint64_t timeout_ns, char *err, size_t errlen)
 {
     char path[700];
-    snprintf(path, sizeof path, "/v1/buckets/%s?provider=%s&keep_bck_md=true", t->bucket, t->provider);
+    snprintf(path, sizeof path, "/v1/buckets/%s?provider=%s&keep_bck_md=true", rb_ais_of(t)->bucket,
+             rb_ais_of(t)->provider);
     struct rb_buf b = {.limit = BODY_LIMIT};
     long status = 0;
     int rc = rb_ais_call(t, "DELETE", path, "{\"action\":\"evict-remote-bck\"}", timeout_ns, &b, &status, err, errlen);

@@ -16,10 +16,26 @@
 /* Directories deeper than this under the root are not listed (a loop of bind mounts must end). */
 #define LIST_MAX_DEPTH 64
 
-static int file_parse(struct rb_target *t, const char *rest, const struct rb_target_cfg *cfg, char *err,
-                      size_t errlen)
+/* A target's state: its directory's path, and the directory held open (rb_target_file_dir), -errno until it is. */
+struct file {
+    char base_path[1024];
+    atomic_int root_fd;
+};
+
+static struct file *file_of(const struct rb_target *t)
 {
-    atomic_init(&t->root_fd, -EBADF);
+    return (struct file *)t->priv;
+}
+
+static int file_parse(struct rb_target *t, const char *rest, const struct rb_target_cfg *cfg, const void *opts,
+                      char *err, size_t errlen)
+{
+    (void)opts;
+    struct file *f = calloc(1, sizeof *f);
+    if (!f)
+        return -ENOMEM;
+    t->priv = f;
+    atomic_init(&f->root_fd, -EBADF);
     if (cfg->endpoints.n) {
         snprintf(err, errlen, "--endpoint: a file:// target is a directory on this host and has no endpoints");
         return -EINVAL;
@@ -29,40 +45,39 @@ static int file_parse(struct rb_target *t, const char *rest, const struct rb_tar
         return -EINVAL;
     }
     size_t n = strlen(rest);
-    if (n >= sizeof t->base_path) {
-        snprintf(err, errlen, "target \"%.200s...\": a path of at most %zu bytes", cfg->url, sizeof t->base_path - 1);
+    if (n >= sizeof f->base_path) {
+        snprintf(err, errlen, "target \"%.200s...\": a path of at most %zu bytes", cfg->url, sizeof f->base_path - 1);
         return -ENAMETOOLONG;
     }
-    memcpy(t->base_path, rest, n + 1);
-    while (n > 1 && t->base_path[n - 1] == '/')
-        t->base_path[--n] = '\0';
-    snprintf(t->name, sizeof t->name, "file://%s", t->base_path);
+    memcpy(f->base_path, rest, n + 1);
+    while (n > 1 && f->base_path[n - 1] == '/')
+        f->base_path[--n] = '\0';
+    snprintf(t->name, sizeof t->name, "file://%s", f->base_path);
     return 0; /* the root is opened by the probe, a call the file watchdog bounds (rb_target_file_dir) */
+}
+
+static void file_close(struct rb_target *t)
+{
+    struct file *f = file_of(t);
+    if (f && atomic_load(&f->root_fd) >= 0)
+        close(atomic_load(&f->root_fd));
+    free(f);
 }
 
 static int file_object_url(const struct rb_target *t, size_t ep, const char *name, char *buf, size_t len)
 {
     (void)ep;
-    int n = snprintf(buf, len, "file://%s/%s", t->base_path, name);
+    int n = snprintf(buf, len, "file://%s/%s", file_of(t)->base_path, name);
     return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
-/* Never called: a file target's requests go through its own loop, not libcurl. */
-static int file_setup(const struct rb_target *t, CURL *easy, enum rb_load_op op, struct curl_slist **hdrs)
-{
-    (void)t;
-    (void)easy;
-    (void)op;
-    (void)hdrs;
-    return -EOPNOTSUPP;
 }
 
 /* The root must be a directory this process can search and read: anything else ends the run before it starts. */
 static int file_probe(const struct rb_target *t, uint64_t timeout_ns, char *err, size_t errlen)
 {
     (void)timeout_ns;
+    const char *root = file_of(t)->base_path;
     struct stat st;
-    if (stat(t->base_path, &st) != 0) {
+    if (stat(root, &st) != 0) {
         int e = errno;
         snprintf(err, errlen, "%s: %s%s", t->name, strerror(e),
                  e == ENOENT ? " (the directory must exist; create it first)" : "");
@@ -72,7 +87,7 @@ static int file_probe(const struct rb_target *t, uint64_t timeout_ns, char *err,
         snprintf(err, errlen, "%s: not a directory (a file target names the directory its files are in)", t->name);
         return -ENOTDIR;
     }
-    if (access(t->base_path, R_OK | X_OK) != 0) {
+    if (access(root, R_OK | X_OK) != 0) {
         int e = errno;
         snprintf(err, errlen, "%s: %s (the directory must be readable and searchable)", t->name, strerror(e));
         return -e;
@@ -142,7 +157,7 @@ static int file_list(const struct rb_target *t, const char *prefix, struct rb_ob
         snprintf(err, errlen, "%s: listing: %s", t->name, strerror(e));
         return -e;
     }
-    int rc = walk(fd, "", prefix ? prefix : "", prefix ? strlen(prefix) : 0, 0, out, err, errlen, t->base_path);
+    int rc = walk(fd, "", prefix ? prefix : "", prefix ? strlen(prefix) : 0, 0, out, err, errlen, file_of(t)->base_path);
     if (rc && !err[0])
         snprintf(err, errlen, "%s: listing: %s", t->name, strerror(-rc));
     return rc;
@@ -174,12 +189,13 @@ void rb_target_file_register_loop(const struct rb_loop_ops *ops)
     file_loop = *ops;
 }
 
-const struct rb_target_ops rb_target_file_ops = {
+RB_PROTO(file, 50) = {
     .scheme = "file",
+    .form = "file:///PATH",
     .caps = RB_TCAP_FILES,
     .parse = file_parse,
+    .close = file_close,
     .object_url = file_object_url,
-    .setup = file_setup,
     .probe = file_probe,
     .list = file_list,
     .exists = file_exists,
@@ -188,19 +204,21 @@ const struct rb_target_ops rb_target_file_ops = {
 
 const char *rb_target_file_root(const struct rb_target *t)
 {
-    return t->base_path;
+    return rb_target_can(t, RB_TCAP_FILES) ? file_of(t)->base_path : "";
 }
 
 int rb_target_file_dir(const struct rb_target *t)
 {
-    struct rb_target *m = (struct rb_target *)t; /* the descriptor is set once, atomically: the target stays shared */
-    int fd = atomic_load(&m->root_fd);
+    if (!rb_target_can(t, RB_TCAP_FILES))
+        return -ENOTDIR;
+    struct file *f = file_of(t); /* the descriptor is set once, atomically: the target stays shared */
+    int fd = atomic_load(&f->root_fd);
     if (fd >= 0)
         return fd;
-    int mine = rb_beneath_root(t->base_path);
+    int mine = rb_beneath_root(f->base_path);
     if (mine < 0)
         return mine;
-    if (!atomic_compare_exchange_strong(&m->root_fd, &fd, mine))
+    if (!atomic_compare_exchange_strong(&f->root_fd, &fd, mine))
         close(mine); /* another thread's came first */
-    return atomic_load(&m->root_fd);
+    return atomic_load(&f->root_fd);
 }

@@ -8,12 +8,28 @@
 #include <cjson/cJSON.h>
 
 #include "target_int.h"
+#include "target_native_int.h"
 #include "railbench/result.h"
 
-static int http_parse(struct rb_target *t, const char *rest, const struct rb_target_cfg *cfg, char *err,
-                      size_t errlen)
+/* A target's state: the URL's path, no trailing slash. */
+struct http {
+    char base_path[1024];
+};
+
+static const char *base_path(const struct rb_target *t)
+{
+    return ((const struct http *)t->priv)->base_path;
+}
+
+static int http_parse(struct rb_target *t, const char *rest, const struct rb_target_cfg *cfg, const void *opts,
+                      char *err, size_t errlen)
 {
     (void)rest;
+    (void)opts;
+    struct http *h = calloc(1, sizeof *h);
+    if (!h)
+        return -ENOMEM;
+    t->priv = h;
     char scheme[16], hp[512], path[1024];
     if (rb_target_split_url(cfg->url, scheme, sizeof scheme, hp, sizeof hp, path, sizeof path) != 0 ||
         !hp[0]) {
@@ -23,7 +39,7 @@ static int http_parse(struct rb_target *t, const char *rest, const struct rb_tar
     size_t n = strlen(path);
     while (n && path[n - 1] == '/')
         path[--n] = '\0';
-    snprintf(t->base_path, sizeof t->base_path, "%s", path);
+    snprintf(h->base_path, sizeof h->base_path, "%s", path);
     /* The URL's host is checked even when --endpoint replaces it: a typo there is still a typo. */
     char ep[600];
     snprintf(ep, sizeof ep, "%s://%s", scheme, hp);
@@ -48,24 +64,20 @@ static int http_object_url(const struct rb_target *t, size_t ep, const char *nam
     char esc[3 * 1024 + 1];
     if (rb_url_escape(name, true, esc, sizeof esc))
         return -ENAMETOOLONG;
-    int n = snprintf(buf, len, "%s%s/%s", t->endpoints[ep % t->nendpoints], t->base_path, esc);
+    int n = snprintf(buf, len, "%s%s/%s", t->endpoints[ep % t->nendpoints], base_path(t), esc);
     return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-static int http_setup(const struct rb_target *t, CURL *easy, enum rb_load_op op, struct curl_slist **hdrs)
+static void http_close(struct rb_target *t)
 {
-    (void)t;
-    (void)easy;
-    (void)op;
-    (void)hdrs;
-    return 0;
+    free(t->priv);
 }
 
 static int http_list_spec(const struct rb_target *t, const char *prefix, const char *token, struct rb_list_spec *s)
 {
     (void)prefix;
     (void)token;
-    int n = snprintf(s->url, sizeof s->url, "%s%s/", t->endpoints[0], t->base_path);
+    int n = snprintf(s->url, sizeof s->url, "%s%s/", t->endpoints[0], base_path(t));
     return n < 0 || (size_t)n >= sizeof s->url ? -ENAMETOOLONG : 0;
 }
 
@@ -104,13 +116,22 @@ static int http_list_parse(const struct rb_target *t, const char *body, size_t l
     return rc;
 }
 
-/* One table for both schemes: libcurl picks plain or TLS transport from the endpoint URL itself. */
-#define HTTP_OPS(scheme_name)                                                                      \
+/* On the native engine: GET /base/<name>. */
+static int http_shape(const struct rb_target *t, struct rb_nshape *s)
+{
+    s->extra = "";
+    int rc = rb_nshape_path(s, base_path(t), "/");
+    return rc ? rc : rb_nshape_hosts(t, "", s);
+}
+
+static const struct rb_nproto http_native = {.shape = http_shape};
+
+/* One protocol under both schemes: libcurl and the native engine pick plain or TLS transport from the endpoint URL. */
+#define HTTP_PROTO(scheme_name, url_form)                                                          \
     {                                                                                              \
-        .scheme = scheme_name, .parse = http_parse, .object_url = http_object_url, .setup = http_setup, \
-        .list_spec = http_list_spec, .list_parse = http_list_parse, .error_message = NULL,   \
-        .evict = NULL,                                                                             \
+        .scheme = scheme_name, .form = url_form, .parse = http_parse, .close = http_close, .object_url = http_object_url, \
+        .native = &http_native, .list_spec = http_list_spec, .list_parse = http_list_parse,       \
     }
 
-const struct rb_target_ops rb_target_http_ops = HTTP_OPS("http");
-const struct rb_target_ops rb_target_https_ops = HTTP_OPS("https");
+RB_PROTO(http, 10) = HTTP_PROTO("http", "http://HOST[:PORT]/PATH");
+RB_PROTO(https, 11) = HTTP_PROTO("https", NULL);

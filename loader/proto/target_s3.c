@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "target_int.h"
+#include "target_s3_int.h"
 
 /*
  * libcurl 7.88 signs the value of a caller-supplied x-amz-content-sha256
@@ -34,7 +34,8 @@ static bool valid_bucket(const char *b, size_t n)
 }
 
 /* Splits "bucket[/prefix]"; shared with ais:// (whose bucket names follow the same shape). */
-int rb_target_bucket_prefix(struct rb_target *t, const char *rest, const char *scheme, char *err, size_t errlen)
+int rb_target_bucket_prefix(struct rb_target *t, const char *rest, const char *scheme, char *bucket, char *err,
+                            size_t errlen)
 {
     size_t n = strcspn(rest, "/");
     if (!valid_bucket(rest, n)) {
@@ -42,8 +43,8 @@ int rb_target_bucket_prefix(struct rb_target *t, const char *rest, const char *s
                  "BUCKET 3-63 of a-z 0-9 . -)", t->name, (int)(n > 80 ? 80 : n), rest, scheme);
         return -EINVAL;
     }
-    memcpy(t->bucket, rest, n);
-    t->bucket[n] = '\0';
+    memcpy(bucket, rest, n);
+    bucket[n] = '\0';
     const char *p = rest + n;
     if (*p == '/')
         p++;
@@ -116,7 +117,7 @@ static char *ini_value(const char *path, const char *profile, const char *key, b
     return val;
 }
 
-static int set_credentials(struct rb_target *t, const char *id, const char *secret, const char *token)
+static int set_credentials(struct rb_s3 *t, const char *id, const char *secret, const char *token)
 {
     size_t n = strlen(id) + strlen(secret) + 2;
     t->userpwd = malloc(n);
@@ -134,7 +135,8 @@ static int set_credentials(struct rb_target *t, const char *id, const char *secr
 }
 
 /* Credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY[/AWS_SESSION_TOKEN], else the credentials file's profile. */
-static int load_credentials(struct rb_target *t, const struct rb_target_cfg *cfg, char *err, size_t errlen)
+static int load_credentials(struct rb_s3 *s3, const struct rb_target *t, const struct rb_s3_opts *cfg, char *err,
+                            size_t errlen)
 {
     const char *id = getenv("AWS_ACCESS_KEY_ID"), *secret = getenv("AWS_SECRET_ACCESS_KEY");
     bool have_id = id && *id, have_secret = secret && *secret;
@@ -145,7 +147,7 @@ static int load_credentials(struct rb_target *t, const struct rb_target_cfg *cfg
         return -EACCES;
     }
     if (have_id && !cfg->credentials_file)
-        return set_credentials(t, id, secret, getenv("AWS_SESSION_TOKEN"));
+        return set_credentials(s3, id, secret, getenv("AWS_SESSION_TOKEN"));
 
     char path[4096];
     const char *explicit_file = cfg->credentials_file;
@@ -185,7 +187,7 @@ static int load_credentials(struct rb_target *t, const struct rb_target_cfg *cfg
                  t->name, profile, path);
         rc = -EACCES;
     } else {
-        rc = set_credentials(t, fid, fsecret, ftoken);
+        rc = set_credentials(s3, fid, fsecret, ftoken);
     }
     if (fsecret)
         memset(fsecret, 0, strlen(fsecret));
@@ -197,45 +199,67 @@ static int load_credentials(struct rb_target *t, const struct rb_target_cfg *cfg
     return rc;
 }
 
-static int s3_parse(struct rb_target *t, const char *rest, const struct rb_target_cfg *cfg, char *err,
-                    size_t errlen)
+static int s3_parse(struct rb_target *t, const char *rest, const struct rb_target_cfg *cfg, const void *opts,
+                    char *err, size_t errlen)
 {
-    int rc = rb_target_bucket_prefix(t, rest, "s3", err, errlen);
+    const struct rb_s3_opts *o = opts;
+    struct rb_s3 *s3 = calloc(1, sizeof *s3);
+    if (!s3)
+        return -ENOMEM;
+    t->priv = s3;
+    int rc = rb_target_bucket_prefix(t, rest, "s3", s3->bucket, err, errlen);
     if (rc)
         return rc;
-    const char *region = cfg->region ? cfg->region : getenv("AWS_REGION");
+    const char *region = o->region ? o->region : getenv("AWS_REGION");
     if (!region || !*region)
         region = "us-east-1";
-    if (strlen(region) >= sizeof t->region || strchr(region, ':')) {
+    if (strlen(region) >= sizeof s3->region || strchr(region, ':')) {
         snprintf(err, errlen, "--region \"%.80s\": expected a region name such as us-east-1", region);
         return -EINVAL;
     }
-    snprintf(t->region, sizeof t->region, "%s", region);
-    snprintf(t->sigv4, sizeof t->sigv4, "aws:amz:%s:s3", t->region);
-    t->virtual_host = cfg->virtual_host;
-    t->sign_payload = cfg->sign_payload;
+    snprintf(s3->region, sizeof s3->region, "%s", region);
+    snprintf(s3->sigv4, sizeof s3->sigv4, "aws:amz:%s:s3", s3->region);
+    s3->virtual_host = o->virtual_host;
     for (size_t i = 0; i < cfg->endpoints.n; i++)
         if ((rc = rb_target_add_endpoint(t, cfg->endpoints.v[i], err, errlen)))
             return rc;
     if (cfg->endpoints.n == 0) {
         char ep[160];
-        snprintf(ep, sizeof ep, "https://s3.%s.amazonaws.com", t->region);
+        snprintf(ep, sizeof ep, "https://s3.%s.amazonaws.com", s3->region);
         if ((rc = rb_target_add_endpoint(t, ep, err, errlen)))
             return rc;
     }
-    return load_credentials(t, cfg, err, errlen);
+    return load_credentials(s3, t, o, err, errlen);
+}
+
+/* The secrets leave memory with the target. */
+static void s3_close(struct rb_target *t)
+{
+    struct rb_s3 *s3 = t->priv;
+    if (!s3)
+        return;
+    if (s3->userpwd) {
+        memset(s3->userpwd, 0, strlen(s3->userpwd));
+        free(s3->userpwd);
+    }
+    if (s3->token_header) {
+        memset(s3->token_header, 0, strlen(s3->token_header));
+        free(s3->token_header);
+    }
+    free(s3);
 }
 
 /* The endpoint's base URL for this bucket: http://host:port/bucket, or http://bucket.host:port (virtual host). */
 static int bucket_base(const struct rb_target *t, size_t ep, char *buf, size_t len)
 {
+    const struct rb_s3 *s3 = rb_s3_of(t);
     const char *e = t->endpoints[ep % t->nendpoints];
     int n;
-    if (t->virtual_host) {
+    if (s3->virtual_host) {
         const char *hp = strstr(e, "://") + 3;
-        n = snprintf(buf, len, "%.*s%s.%s", (int)(hp - e), e, t->bucket, hp);
+        n = snprintf(buf, len, "%.*s%s.%s", (int)(hp - e), e, s3->bucket, hp);
     } else {
-        n = snprintf(buf, len, "%s/%s", e, t->bucket);
+        n = snprintf(buf, len, "%s/%s", e, s3->bucket);
     }
     return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
@@ -296,20 +320,21 @@ static int drop_removal_entries(struct curl_slist **hdrs, bool *dropped)
 static int s3_setup(const struct rb_target *t, CURL *easy, enum rb_load_op op, struct curl_slist **hdrs)
 {
     (void)op;
+    const struct rb_s3 *s3 = rb_s3_of(t);
     bool dropped;
     int rc = drop_removal_entries(hdrs, &dropped);
     if (rc)
         return rc;
     if (dropped)
         RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_EXPECT_100_TIMEOUT_MS, 0L));
-    RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_AWS_SIGV4, t->sigv4));
-    RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_USERPWD, t->userpwd));
+    RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_AWS_SIGV4, s3->sigv4));
+    RB_CURL_CHECK(curl_easy_setopt(easy, CURLOPT_USERPWD, s3->userpwd));
     struct curl_slist *l = curl_slist_append(*hdrs, PAYLOAD_HDR);
     if (!l)
         return -ENOMEM;
     *hdrs = l;
-    if (t->token_header) {
-        l = curl_slist_append(*hdrs, t->token_header);
+    if (s3->token_header) {
+        l = curl_slist_append(*hdrs, s3->token_header);
         if (!l)
             return -ENOMEM;
         *hdrs = l;
@@ -327,7 +352,7 @@ static int s3_list_spec(const struct rb_target *t, const char *prefix, const cha
         return -ENAMETOOLONG;
     /* Parameters in byte order: SigV4's canonical query string is sorted and libcurl signs it as written. */
     int n = snprintf(s->url, sizeof s->url, "%s%s?%s%s%slist-type=2&max-keys=1000%s%s", base,
-                     t->virtual_host ? "/" : "", token ? "continuation-token=" : "", etok, token ? "&" : "",
+                     rb_s3_of(t)->virtual_host ? "/" : "", token ? "continuation-token=" : "", etok, token ? "&" : "",
                      epre[0] ? "&prefix=" : "", epre);
     return n < 0 || (size_t)n >= sizeof s->url ? -ENAMETOOLONG : 0;
 }
@@ -471,32 +496,35 @@ static void s3_error_message(const char *body, size_t len, char *out, size_t out
         snprintf(out, outlen, "%s%s%s", code, msg[0] ? ": " : "", msg);
 }
 
-/* s3's own options: signing region, addressing style, where the credentials come from. */
-static void s3_options(struct rb_opts *t, struct rb_target_cfg *cfg)
-{
-    const struct rb_opt rows[] = {
-        {"region", 0, RB_OPT_STR, &cfg->region, "NAME", "S3 signing region (if not given: $AWS_REGION, else us-east-1)",
-         NULL},
-        {"virtual-host", 0, RB_OPT_FLAG, &cfg->virtual_host, NULL,
-         "S3 virtual-host style (bucket.host) instead of path style", NULL},
-        {"credentials-file", 0, RB_OPT_STR, &cfg->credentials_file, "FILE",
-         "S3 credentials file (if not given: $AWS_SHARED_CREDENTIALS_FILE, else ~/.aws/credentials)", NULL},
-        {"profile", 0, RB_OPT_STR, &cfg->profile, "NAME",
-         "profile in the credentials file (if not given: $AWS_PROFILE, else default)", NULL},
-        {"sign-payload", 0, RB_OPT_FLAG, &cfg->sign_payload, NULL,
-         "s3: sign each body's SHA-256 (x-amz-content-sha256) instead of UNSIGNED-PAYLOAD; native engine only", NULL},
-        {0},
-    };
-    rb_opts_add(t, rows);
-}
+/* s3's own options: signing region, addressing style, where the credentials come from, signed bodies. */
+static const struct rb_proto_opt s3_opts[] = {
+    RB_PROTO_OPT(struct rb_s3_opts, region, "region", RB_OPT_STR, "NAME",
+                 "S3 signing region (if not given: $AWS_REGION, else us-east-1)", NULL),
+    RB_PROTO_OPT(struct rb_s3_opts, virtual_host, "virtual-host", RB_OPT_FLAG, NULL,
+                 "S3 virtual-host style (bucket.host) instead of path style",
+                 "only an s3:// target has virtual-host style (bucket.host)"),
+    RB_PROTO_OPT(struct rb_s3_opts, credentials_file, "credentials-file", RB_OPT_STR, "FILE",
+                 "S3 credentials file (if not given: $AWS_SHARED_CREDENTIALS_FILE, else ~/.aws/credentials)", NULL),
+    RB_PROTO_OPT(struct rb_s3_opts, profile, "profile", RB_OPT_STR, "NAME",
+                 "profile in the credentials file (if not given: $AWS_PROFILE, else default)", NULL),
+    RB_PROTO_FLAG_CAP(struct rb_s3_opts, sign_payload, "sign-payload",
+                      "s3: sign each body's SHA-256 (x-amz-content-sha256) instead of UNSIGNED-PAYLOAD; native engine "
+                      "only",
+                      "only an s3:// target signs its requests' bodies", RB_TCAP_SIGNED_BODIES),
+    {{0}, 0, NULL, 0},
+};
 
-const struct rb_target_ops rb_target_s3_ops = {
+RB_PROTO(s3, 30) = {
     .scheme = "s3",
-    .caps = RB_TCAP_MULTIPART | RB_TCAP_LISTS | RB_TCAP_DEFAULT_ENDPOINT | RB_TCAP_VIRTUAL_HOST,
-    .options = s3_options,
+    .form = "s3://BUCKET[/FOLDER]",
+    .caps = RB_TCAP_MULTIPART | RB_TCAP_LISTS | RB_TCAP_DEFAULT_ENDPOINT,
+    .opts = s3_opts,
+    .opts_size = sizeof(struct rb_s3_opts),
     .parse = s3_parse,
+    .close = s3_close,
     .object_url = s3_object_url,
     .setup = s3_setup,
+    .native = &rb_s3_native,
     .list_spec = s3_list_spec,
     .list_parse = s3_list_parse,
     .error_message = s3_error_message,

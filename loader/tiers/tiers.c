@@ -391,9 +391,10 @@ static int open_target(struct rb_target **t, const char *opt, const char *url, c
     if (eps->n)
         tc.endpoints = *eps;
     if (provider)
-        tc.provider = provider;
+        *(const char **)rb_target_cfg_opt(&tc, "provider") = provider;
     /* --virtual-host is for whichever of the two is s3:// (the other may be ais:// or http://). */
-    tc.virtual_host = a->tgt.virtual_host && url && (rb_target_url_caps(url) & RB_TCAP_VIRTUAL_HOST);
+    if (url)
+        rb_target_cfg_only_for(&tc, url, "virtual-host");
     return rb_load_target_open(&tc, url, opt, t);
 }
 

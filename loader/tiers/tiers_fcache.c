@@ -405,7 +405,6 @@ static int fc_init(struct rb_worker *w)
     if (!(th->easy = curl_easy_init()))
         return -ENOMEM;
     CURL *c = th->easy;
-    const char *ep_url = fc->origin->endpoints[w->id % fc->origin->nendpoints];
     RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L));
     RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_ERRORBUFFER, th->r.ebuf));
     RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body));
@@ -413,7 +412,7 @@ static int fc_init(struct rb_worker *w)
     RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_PROXY, "")); /* straight to the backend, as the engine's requests */
     RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, o->max_redirects > 0 ? 1L : 0L));
     RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_MAXREDIRS, o->max_redirects));
-    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, strncmp(ep_url, "https:", 6) == 0 ? "https" : "http"));
+    RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, rb_target_endpoint_tls(fc->origin, w->id % fc->origin->nendpoints) ? "https" : "http"));
     if (o->timeout_ns)
         RB_CURL_CHECK(curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)((o->timeout_ns + RB_NS_PER_MS - 1) / RB_NS_PER_MS)));
     rc = rb_target_setup(fc->origin, c, RB_LOAD_GET, &th->hdrs);

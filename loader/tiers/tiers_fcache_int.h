@@ -30,7 +30,7 @@ enum { RB_TIERS_FC_ORIGIN_BYTES, RB_TIERS_FC_CACHE_BYTES, RB_TIERS_FC_FILLED, RB
 
 struct rb_tiers_fcache {
     struct rb_target t;             /* the tier (file://DIR) with this request loop: what cold and warm read */
-    struct rb_target_ops ops;       /* the file row's table with the loop replaced */
+    struct rb_proto ops;            /* the file row's table with the loop replaced */
     const struct rb_target *origin; /* the backend a miss fetches from (file://, http, s3, ais) */
     bool origin_file;
     unsigned nthreads;

@@ -144,6 +144,12 @@ assert_exit 2 "--virtual-host with http://" "$RB" load get "$U/x" --virtual-host
 assert_stderr_line '--virtual-host: only an s3:// target'
 assert_exit 2 "--provider with http://" "$RB" load get "$U/x" --provider aws --objects 1 --out "$T/bad6"
 assert_stderr_line '--provider: only an ais:// target'
+# An s3 row given for a file:// target: refused because s3's plug-in owns it (loader/proto/target_s3.c), nothing made.
+mkdir -p "$T/files"
+assert_exit 2 "--sign-payload with a file path" "$RB" load put "$T/files" --sign-payload --objects 1 --out "$T/bad5b"
+assert_stderr_line "^railbench: error: --sign-payload: only an s3:// target signs its requests' bodies$"
+[ -z "$(ls -A "$T/files")" ] && [ ! -e "$T/bad5b" ] || fail "a refused run made files"
+ok "a refused run made nothing"
 assert_exit 2 "--provider bogus" "$RB" load get ais://bench --endpoint "$U" --provider bogus --objects 1 --out "$T/bad7"
 assert_stderr_line '--provider "bogus": expected ais, aws'
 assert_exit 2 "put --size 0" "$RB" load put "$U/x" --objects 1 --size 0 --out "$T/bad8"

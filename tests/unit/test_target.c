@@ -14,9 +14,26 @@
 #include <cmocka.h>
 
 #include "railbench/clock.h"
+#include "target_ais_int.h"
 #include "target_int.h"
+#include "target_s3_int.h"
 
 static const char *const EP[] = {"http://127.0.0.1:9000", "http://localhost:9001/"};
+
+/* Sets a protocol's option in cfg as the command line would. */
+static void set_str(struct rb_target_cfg *cfg, const char *name, const char *v)
+{
+    const char **dest = rb_target_cfg_opt(cfg, name);
+    assert_non_null(dest);
+    *dest = v;
+}
+
+static void set_flag(struct rb_target_cfg *cfg, const char *name, bool v)
+{
+    bool *dest = rb_target_cfg_opt(cfg, name);
+    assert_non_null(dest);
+    *dest = v;
+}
 
 static struct rb_target *open_ok(const struct rb_target_cfg *cfg)
 {
@@ -95,22 +112,22 @@ static void test_s3_urls(void **state)
     setenv("AWS_ACCESS_KEY_ID", "AKID", 1);
     setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
     unsetenv("AWS_SESSION_TOKEN");
-    struct rb_target_cfg cfg = {.url = "s3://my-bucket/some/prefix/", .endpoints = {1, {EP[0]}},
-                                .region = "eu-west-1"};
+    struct rb_target_cfg cfg = {.url = "s3://my-bucket/some/prefix/", .endpoints = {1, {EP[0]}}};
+    set_str(&cfg, "region", "eu-west-1");
     struct rb_target *t = open_ok(&cfg);
     char url[RB_URL_MAX];
     assert_string_equal(rb_target_prefix(t), "some/prefix/");
-    assert_string_equal(t->sigv4, "aws:amz:eu-west-1:s3");
-    assert_null(t->token_header);
+    assert_string_equal(rb_s3_of(t)->sigv4, "aws:amz:eu-west-1:s3");
+    assert_null(rb_s3_of(t)->token_header);
     assert_int_equal(rb_target_object_url(t, 0, "k+1", url, sizeof url), 0);
     assert_string_equal(url, "http://127.0.0.1:9000/my-bucket/k%2B1");
     rb_target_close(t);
-    cfg.virtual_host = true;
+    set_flag(&cfg, "virtual-host", true);
     setenv("AWS_SESSION_TOKEN", "tok", 1);
     t = open_ok(&cfg);
     assert_int_equal(rb_target_object_url(t, 0, "k", url, sizeof url), 0);
     assert_string_equal(url, "http://my-bucket.127.0.0.1:9000/k");
-    assert_string_equal(t->token_header, "x-amz-security-token: tok");
+    assert_string_equal(rb_s3_of(t)->token_header, "x-amz-security-token: tok");
     rb_target_close(t);
     unsetenv("AWS_SESSION_TOKEN");
     /* The URL's path names a folder, with or without its "/": keys ck/NAME, as file:// and http:// make. */
@@ -125,7 +142,7 @@ static void test_s3_urls(void **state)
     }
     /* Without endpoints: AWS's regional endpoint. */
     cfg.endpoints.n = 0;
-    cfg.virtual_host = false;
+    set_flag(&cfg, "virtual-host", false);
     t = open_ok(&cfg);
     assert_string_equal(t->endpoints[0], "https://s3.eu-west-1.amazonaws.com");
     rb_target_close(t);
@@ -151,20 +168,21 @@ static void test_s3_credentials_file(void **state)
                        "aws_session_token = btok\n[empty]\naws_access_key_id = E\n";
     assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
     close(fd);
-    struct rb_target_cfg cfg = {.url = "s3://abc", .endpoints = {1, {EP[0]}}, .credentials_file = path};
+    struct rb_target_cfg cfg = {.url = "s3://abc", .endpoints = {1, {EP[0]}}};
+    set_str(&cfg, "credentials-file", path);
     struct rb_target *t = open_ok(&cfg);
-    assert_string_equal(t->userpwd, "D:dsecret");
+    assert_string_equal(rb_s3_of(t)->userpwd, "D:dsecret");
     rb_target_close(t);
-    cfg.profile = "bench";
+    set_str(&cfg, "profile", "bench");
     t = open_ok(&cfg);
-    assert_string_equal(t->userpwd, "B:bsecret");
-    assert_string_equal(t->token_header, "x-amz-security-token: btok");
+    assert_string_equal(rb_s3_of(t)->userpwd, "B:bsecret");
+    assert_string_equal(rb_s3_of(t)->token_header, "x-amz-security-token: btok");
     rb_target_close(t);
     char err[512];
-    cfg.profile = "empty";
+    set_str(&cfg, "profile", "empty");
     assert_int_equal(rb_target_open(&t, &cfg, err, sizeof err), -EACCES);
     assert_non_null(strstr(err, "lacks aws_access_key_id or aws_secret_access_key"));
-    cfg.profile = "none";
+    set_str(&cfg, "profile", "none");
     assert_int_equal(rb_target_open(&t, &cfg, err, sizeof err), -EACCES);
     assert_non_null(strstr(err, "profile \"none\" not found"));
     assert_null(strstr(err, "secret"));
@@ -240,7 +258,8 @@ static void test_s3_list_parse(void **state)
 static void test_ais(void **state)
 {
     (void)state;
-    struct rb_target_cfg cfg = {.url = "ais://train/shards/", .endpoints = {1, {EP[0]}}, .provider = "aws"};
+    struct rb_target_cfg cfg = {.url = "ais://train/shards/", .endpoints = {1, {EP[0]}}};
+    set_str(&cfg, "provider", "aws");
     struct rb_target *t = open_ok(&cfg);
     char url[RB_URL_MAX];
     assert_int_equal(rb_target_object_url(t, 0, "shards/0001.tar", url, sizeof url), 0);
@@ -268,7 +287,7 @@ static void test_ais(void **state)
     assert_string_equal(msg, "bucket \"ais://x\" does not exist");
     rb_objset_free(&s);
     rb_target_close(t);
-    cfg.provider = "Bad!";
+    set_str(&cfg, "provider", "Bad!");
     char err2[256];
     assert_int_equal(rb_target_open(&t, &cfg, err2, sizeof err2), -EINVAL);
     assert_non_null(strstr(err2, "--provider"));

@@ -1,12 +1,16 @@
-/* Native engine internals: what a target's requests look like on the wire (path, Host, auth), per protocol. */
-#ifndef RB_NATIVE_INT_H
-#define RB_NATIVE_INT_H
+/*
+ * The native engine's side of a protocol (struct rb_proto's native): what a
+ * target's requests look like on the wire (path, Host, auth). The one
+ * interface between a protocol and loader/engine's native engine.
+ */
+#ifndef RB_TARGET_NATIVE_INT_H
+#define RB_TARGET_NATIVE_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../proto/target_int.h"
+#include "target_int.h"
 
 /* Room for a request path's fixed parts and a Host value. */
 #define RB_NPATH_MAX 1400
@@ -28,6 +32,7 @@ struct rb_nshape {
     size_t host_len[RB_TARGET_MAX_ENDPOINTS];
     const char *extra;           /* one header line without its CRLF ("Authorization: Bearer ..."), or "" (the target's) */
     size_t extra_len;
+    size_t auth_max;             /* the most bytes the auth hook writes per request (0: no hook) */
 };
 
 /* What an auth hook signs: one request's method, path (no query), query (no '?'), Host, and the payload's hash. */
@@ -44,18 +49,19 @@ struct rb_nsign {
     const char *body_mem;
     char *scratch;
     size_t scratch_len;
+    /* Makes len bytes of the payload of key from offset into buf (the engine's seeded bodies). */
+    void (*fill)(uint64_t key, uint64_t offset, void *buf, size_t len);
 };
 
 struct rb_nauth;
 
 /*
- * One protocol on the native engine, chosen once per worker by the target's
- * scheme (rb_nproto_for): the request loop calls through it and never asks
- * which protocol it speaks. auth_new, auth and auth_free are NULL where
- * requests carry no per-request signature.
+ * A protocol on the native engine (struct rb_proto's native, rb_target_native):
+ * the request loop calls through it and never asks which protocol it speaks.
+ * auth_new, auth and auth_free are NULL where requests carry no per-request
+ * signature.
  */
 struct rb_nproto {
-    const char *scheme;
     /* Fills s from t. Returns 0, or -ENAMETOOLONG when a part does not fit. */
     int (*shape)(const struct rb_target *t, struct rb_nshape *s);
     /* The worker's own signing state (a derived key, the date). Returns 0 or -errno. */
@@ -69,7 +75,7 @@ struct rb_nproto {
 /* Sets s's Host values: prefix (S3 virtual host: "bucket.") and each endpoint's HOST[:PORT]. Returns 0 or -ENAMETOOLONG. */
 int rb_nshape_hosts(const struct rb_target *t, const char *prefix, struct rb_nshape *s);
 
-/* The protocol of scheme ("http", "s3", "ais"), or NULL when the native engine has none. Pure. */
-const struct rb_nproto *rb_nproto_for(const char *scheme);
+/* Sets s's path to a then b. Returns 0 or -ENAMETOOLONG. */
+int rb_nshape_path(struct rb_nshape *s, const char *a, const char *b);
 
 #endif

@@ -1,4 +1,4 @@
-/* The native engine's s3:// protocol: path- or virtual-host style, every request signed with SigV4 (sigv4.c). */
+/* s3:// on the native engine: path- or virtual-host style, every request signed with SigV4 (sigv4.c). */
 #define OPENSSL_SUPPRESS_DEPRECATED /* SHA256_*: as sigv4.c, on the stack and without allocation */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -7,9 +7,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "native_int.h"
-#include "payload_int.h"
 #include "sigv4_int.h"
+#include "target_native_int.h"
+#include "target_s3_int.h"
 
 /*
  * A worker's signer: its own derived key (sigv4.c re-derives it when the
@@ -26,43 +26,49 @@ struct rb_nauth {
     char body_hash[RB_SIGV4_HEX_BYTES];
 };
 
+/* A SigV4 Authorization line and its x-amz-* lines, the session token apart (it is counted twice: sent and signed). */
+#define AUTH_MAX 600
+
 static int s3_shape(const struct rb_target *t, struct rb_nshape *s)
 {
-    int n = t->virtual_host ? snprintf(s->path, sizeof s->path, "/")
-                            : snprintf(s->path, sizeof s->path, "/%s/", t->bucket);
+    const struct rb_s3 *s3 = rb_s3_of(t);
+    int n = s3->virtual_host ? snprintf(s->path, sizeof s->path, "/")
+                             : snprintf(s->path, sizeof s->path, "/%s/", s3->bucket);
     if (n < 0 || (size_t)n >= sizeof s->path)
         return -ENAMETOOLONG;
     s->path_len = (size_t)n;
     s->extra = "";
+    s->auth_max = AUTH_MAX + 2 * (s3->token_header ? strlen(s3->token_header) : 0);
     char vhost[300] = "";
-    if (t->virtual_host)
-        snprintf(vhost, sizeof vhost, "%s.", t->bucket);
+    if (s3->virtual_host)
+        snprintf(vhost, sizeof vhost, "%s.", s3->bucket);
     return rb_nshape_hosts(t, vhost, s);
 }
 
 static int s3_auth_new(struct rb_nauth **out, const struct rb_target *t)
 {
     *out = NULL;
-    const char *colon = t->userpwd ? strchr(t->userpwd, ':') : NULL;
+    const struct rb_s3 *s3 = rb_s3_of(t);
+    const char *colon = s3->userpwd ? strchr(s3->userpwd, ':') : NULL;
     if (!colon)
         return -EINVAL;
     struct rb_nauth *a = calloc(1, sizeof *a);
     if (!a)
         return -ENOMEM;
     char akid[128];
-    size_t idl = (size_t)(colon - t->userpwd);
+    size_t idl = (size_t)(colon - s3->userpwd);
     if (idl < sizeof akid) {
-        memcpy(akid, t->userpwd, idl);
+        memcpy(akid, s3->userpwd, idl);
         akid[idl] = '\0';
     }
-    if (idl >= sizeof akid || rb_sigv4_init(&a->sig, akid, colon + 1, t->region, "s3")) {
+    if (idl >= sizeof akid || rb_sigv4_init(&a->sig, akid, colon + 1, s3->region, "s3")) {
         free(a);
         return -EINVAL;
     }
-    a->sign_payload = t->sign_payload;
-    if (t->token_header) {
-        const char *v = strchr(t->token_header, ':');
-        v = v ? v + 1 : t->token_header;
+    a->sign_payload = rb_target_can(t, RB_TCAP_SIGNED_BODIES);
+    if (s3->token_header) {
+        const char *v = strchr(s3->token_header, ':');
+        v = v ? v + 1 : s3->token_header;
         while (*v == ' ')
             v++;
         a->token = v;
@@ -125,7 +131,7 @@ static int s3_auth(struct rb_nauth *a, const struct rb_nsign *rq, char *p, size_
                 SHA256_Update(&hc, rq->body_mem, rq->body_size);
             for (uint64_t off = 0; !rq->body_mem && off < rq->body_size;) {
                 size_t k = rq->body_size - off < rq->scratch_len ? (size_t)(rq->body_size - off) : rq->scratch_len;
-                rb_payload_fill(rq->body_key, rq->body_off + off, rq->scratch, k);
+                rq->fill(rq->body_key, rq->body_off + off, rq->scratch, k);
                 SHA256_Update(&hc, rq->scratch, k);
                 off += k;
             }
@@ -158,5 +164,5 @@ static int s3_auth(struct rb_nauth *a, const struct rb_nsign *rq, char *p, size_
     return (int)(o - p);
 }
 
-const struct rb_nproto rb_nproto_s3 = {
-    .scheme = "s3", .shape = s3_shape, .auth_new = s3_auth_new, .auth = s3_auth, .auth_free = s3_auth_free};
+const struct rb_nproto rb_s3_native = {
+    .shape = s3_shape, .auth_new = s3_auth_new, .auth = s3_auth, .auth_free = s3_auth_free};
