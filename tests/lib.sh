@@ -20,6 +20,10 @@ check_results() {
         { grep -v ' problems$' "$T/.schema-check.out" >&2; return 1; }
 }
 
+# running PID: PID exists and has not exited. A server started by a script that has ended (rgw.sh's daemons) is an
+# orphan: when it exits it stays a zombie (state Z) until PID 1 collects it, seconds on some machines.
+running() { kill -0 "$1" 2>/dev/null && ! grep -qs '^State:[[:space:]]*[ZX]' "/proc/$1/status"; }
+
 # On exit: stop the servers; a test that passed also has every result.json it made checked against its schema
 # (a test that plants broken results on purpose sets SCHEMA_SKIP=1 after checking its own with check_results).
 cleanup() {
@@ -29,7 +33,7 @@ cleanup() {
         kill "$pid" 2>/dev/null || true
     done
     for pid in "${PIDS[@]}"; do
-        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        for _ in $(seq 50); do running "$pid" || break; sleep 0.1; done
         kill -9 "$pid" 2>/dev/null || true
     done
     if [ "$rc" -eq 0 ] && [ -z "${SCHEMA_SKIP:-}" ]; then

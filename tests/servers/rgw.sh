@@ -29,8 +29,9 @@ free_port() {
 # port_open PORT: something accepts on 127.0.0.1:PORT.
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-# alive PID: the process exists.
-alive() { kill -0 "$1" 2>/dev/null; }
+# alive PID: the process runs: it exists and has not exited (an orphaned daemon that has exited stays a zombie,
+# state Z, until PID 1 collects it, seconds on some machines).
+alive() { kill -0 "$1" 2>/dev/null && ! grep -qs '^State:[[:space:]]*[ZX]' "/proc/$1/status"; }
 
 # stop_pids DIR: TERM every PID in DIR/pids (newest first), then KILL what is left after 10 s.
 stop_pids() {
