@@ -29,6 +29,14 @@ running() { kill -0 "$1" 2>/dev/null && ! grep -qs '^State:[[:space:]]*[ZX]' "/p
 cleanup() {
     local rc=$? pid i
     for ((i = ${#AT_EXIT[@]} - 1; i >= 0; i--)); do eval "${AT_EXIT[i]}" || true; done
+    # rgw_up's Ceph daemons one at a time, newest first, as rgw.sh stop does: the monitor last, so that the OSD's
+    # "mark me down" on its way out is answered at once (with the monitor gone first, the OSD waits 5 s for it).
+    if [ -f "$T/rgw/pids" ]; then
+        for pid in $(tac "$T/rgw/pids"); do
+            kill "$pid" 2>/dev/null || continue
+            for _ in $(seq 100); do running "$pid" || break; sleep 0.05; done
+        done
+    fi
     for pid in "${PIDS[@]}"; do
         kill "$pid" 2>/dev/null || true
     done
