@@ -195,13 +195,16 @@ rail_ip() { echo "$net.$((10 + $2)).$((10 + ${1#client}))"; }
 # or STATE/slurm/created while slurm up runs).
 record() { echo "$*" >>"$records"; }
 
-# proc_start PID: the process's start time in clock ticks since boot (field 22 of /proc/PID/stat), or "".
+# proc_start PID: the process's start time in clock ticks since boot (field 22 of /proc/PID/stat), or "" when it
+# is gone or has exited (a zombie, state Z or X: an orphan waits there until PID 1 collects it, seconds on some
+# machines, and a stop that waited for that would wait for nothing).
 proc_start() {
     local stat
     stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
     stat=${stat##*) }
     # shellcheck disable=SC2086 # word splitting is how the fields are read
     set -- $stat
+    case $1 in Z | X) return 0 ;; esac
     echo "${20}"
 }
 

@@ -2,8 +2,11 @@
 # Runs unit test binaries, fuzzers and (with "all") every tests/integration/*.sh; ends with
 # "tests: N passed, M failed[, K skipped]".
 # Usage: run-tests.sh unit|fuzz|all BIN...   Filter integration tests with TESTS=regex.
-# Fuzzers (build/fuzz/fuzzers/*) run FUZZ_SECONDS each from a copy of tests/fuzz/corpus/<name>, TEST_JOBS at a
-# time (default: the number of cores, at most 2).
+# Unit test binaries and fuzzers (build/fuzz/fuzzers/*) run TEST_JOBS at a time (default: the number of cores, at
+# most 2). A fuzzer runs from a copy of tests/fuzz/corpus/<name>: with "fuzz", FUZZ_SECONDS each; with "all", the
+# fixed number of inputs tests/fuzz/runs.tsv gives it (what it ran in 10 s on a 2-core machine: the same work
+# whatever runs beside it), queued with the integration tests after the timing ones, where it fills cores the
+# tests leave idle while they wait on servers and timers (FUZZ_SECONDS for a fuzzer runs.tsv does not list).
 # Integration tests run INTEGRATION_JOBS at a time (default: twice the cores, at most 4: they mostly wait on
 # servers and timers; each has its own temp dir and free ports), longest first (durations of the last run, in
 # build/test-logs/durations.tsv, else tests/integration/durations.tsv). Each declares on its second line what it needs (tests/needs.py): at most
@@ -68,12 +71,14 @@ start_one() { # name, command...: runs it in the background once fewer than jobs
 
 wait_all() { while [ ${#job_name[@]} -gt 0 ]; do reap_one; done; }
 
-fuzz_one() { # BIN: libFuzzer for FUZZ_SECONDS on a scratch copy of its seed corpus
-    local bin=$1 name corpus
+fuzz_one() { # BIN [RUNS]: libFuzzer on a scratch copy of its seed corpus, for RUNS inputs, else FUZZ_SECONDS
+    local bin=$1 name corpus budget
     name=$(basename "$bin")
+    budget=-max_total_time="${FUZZ_SECONDS:-10}"
+    [ -z "${2:-}" ] || budget=-runs=$2
     corpus=$(mktemp -d "$here/build/tmp/$name.XXXXXX")
     [ -d "$here/tests/fuzz/corpus/$name" ] && cp -r "$here/tests/fuzz/corpus/$name/." "$corpus/"
-    "$bin" -max_total_time="${FUZZ_SECONDS:-10}" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+    "$bin" "$budget" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
         -artifact_prefix="$here/build/test-logs/fuzz/$name-" "$corpus"
     local rc=$?
     rm -rf "$corpus"
@@ -81,10 +86,14 @@ fuzz_one() { # BIN: libFuzzer for FUZZ_SECONDS on a scratch copy of its seed cor
 }
 
 mkdir -p "$here/build/tmp" "$logs/fuzz"
+declare -A fuzz_bin=() fuzz_runs=()
+[ -f "$here/tests/fuzz/runs.tsv" ] && while IFS=$'\t' read -r f n; do fuzz_runs[$f]=$n; done < <(grep -v '^#' "$here/tests/fuzz/runs.tsv")
 for bin in "$@"; do
     case $bin in
-    */fuzzers/*) start_one "fuzz/$(basename "$bin")" fuzz_one "$bin" ;;
-    *) run_one "unit/$(basename "$bin")" "$bin" ;;
+    */fuzzers/*)
+        if [ "$mode" = all ]; then fuzz_bin[$(basename "$bin")]=$bin
+        else start_one "fuzz/$(basename "$bin")" fuzz_one "$bin"; fi ;;
+    *) start_one "unit/$(basename "$bin")" "$bin" ;;
     esac
 done
 
@@ -107,6 +116,8 @@ if [ "$mode" = all ]; then
     [ -f "$dur" ] || dur=$here/tests/integration/durations.tsv
     [ -f "$dur" ] && while IFS=$'\t' read -r t d; do secs[$t]=$d; done <"$dur"
     queue=()
+    # Fuzzers: after the timing tests, by the time they took (11 s at two at a time) among the short tests.
+    for f in "${!fuzz_bin[@]}"; do queue+=("11 fuzz:$f"); done
     for t in "$here"/tests/integration/*.sh; do
         [ -e "$t" ] || continue
         t=$(basename "$t" .sh)
@@ -127,8 +138,8 @@ if [ "$mode" = all ]; then
     [ ${#queue[@]} -eq 0 ] || mapfile -t queue < <(printf '%s\n' "${queue[@]}" | sort -k1,1nr -k2 | awk '{print $2}')
 
     # has TAG: a running test needs TAG. free_net: a 10.x no running test holds and no interface or route uses.
-    has() { local p; for p in "${!job_name[@]}"; do [[ " ${needs[${job_name[$p]#integration/}]} " != *" $1 "* ]] || return 0; done; return 1; }
-    count() { local p n=0; for p in "${!job_name[@]}"; do [[ " ${needs[${job_name[$p]#integration/}]} " != *" $1 "* ]] || n=$((n + 1)); done; echo $n; }
+    has() { local p; for p in "${!job_name[@]}"; do [[ " ${needs[${job_name[$p]#integration/}]:-} " != *" $1 "* ]] || return 0; done; return 1; }
+    count() { local p n=0; for p in "${!job_name[@]}"; do [[ " ${needs[${job_name[$p]#integration/}]:-} " != *" $1 "* ]] || n=$((n + 1)); done; echo $n; }
     free_net() {
         local o
         for o in $(seq 200 250); do
@@ -140,7 +151,7 @@ if [ "$mode" = all ]; then
         return 1
     }
     can_start() {
-        local tags=" ${needs[$1]} "
+        local tags=" ${needs[$1]:-} "
         [ ${#job_name[@]} -lt "$jobs_max" ] || return 1
         [[ $tags != *" timing "* ]] || { [ ${#job_name[@]} -eq 0 ]; return; }
         ! has timing || return 1
@@ -155,7 +166,10 @@ if [ "$mode" = all ]; then
         for i in "${!queue[@]}"; do
             t=${queue[$i]}
             can_start "$t" || continue
-            if [[ " ${needs[$t]} " == *" netns "* ]]; then
+            if [[ $t == fuzz:* ]]; then
+                f=${t#fuzz:}
+                start_one "fuzz/$f" fuzz_one "${fuzz_bin[$f]}" "${fuzz_runs[$f]:-}"
+            elif [[ " ${needs[$t]:-} " == *" netns "* ]]; then
                 net=$(free_net) || { [ ${#job_name[@]} -gt 0 ] && break; echo "run-tests.sh: no free 10.x.0.0/16 between 10.200 and 10.250" >&2; exit 3; }
                 start_one "integration/$t" env RB_TEST_CLUSTER_NET="$net" timeout --kill-after=10 "${TEST_TIMEOUT:-600}" bash "$here/tests/integration/$t.sh"
                 job_net[$last_pid]=$net

@@ -17,18 +17,21 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 state=${RB_SERVERS_DIR:-$here/build/servers}
 
 die() { echo "servers.sh: $1" >&2; exit "${2:-3}"; }
+# running PID: PID exists and has not exited (a server whose parent, this script's up, has ended stays a zombie,
+# state Z, once it exits, until PID 1 collects it: seconds on some machines).
+running() { kill -0 "$1" 2>/dev/null && ! grep -qs '^State:[[:space:]]*[ZX]' "/proc/$1/status"; }
 
 # alive_all: every recorded process is running.
 alive_all() {
     local pid _name
-    while read -r pid _name; do kill -0 "$pid" 2>/dev/null || return 1; done <"$state/pids"
+    while read -r pid _name; do running "$pid" || return 1; done <"$state/pids"
 }
 
 status() {
     [ -f "$state/pids" ] || { echo "servers.sh: not up (scripts/servers.sh up starts them)"; return 3; }
     local pid name rc=0
     while read -r pid name; do
-        if kill -0 "$pid" 2>/dev/null; then echo "up    $name (pid $pid)"; else echo "DOWN  $name (pid $pid)"; rc=1; fi
+        if running "$pid"; then echo "up    $name (pid $pid)"; else echo "DOWN  $name (pid $pid)"; rc=1; fi
     done <"$state/pids"
     grep -E '^export (ORIGIN|TIER|RGW_ENDPOINT|S3_TIER_ENDPOINT)=' "$state/env" | sed 's/^export /      /'
     return $rc
@@ -41,7 +44,7 @@ down() {
     while read -r pid name; do [ "$name" = rgw ] || pids+=("$pid"); done <"$state/pids"
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${pids[@]}"; do
-        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        for _ in $(seq 50); do running "$pid" || break; sleep 0.1; done
         kill -9 "$pid" 2>/dev/null || true
     done
     # RGW's own script stops its three daemons by the PIDs it recorded.

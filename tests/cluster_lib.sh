@@ -33,12 +33,13 @@ counter() {
     echo $((rx + tx))
 }
 
-# proc_start PID: field 22 of /proc/PID/stat, empty when PID is gone.
+# proc_start PID: field 22 of /proc/PID/stat, empty when PID is gone or has exited (a zombie PID 1 has not
+# collected yet: state Z or X).
 proc_start() {
     local s
     s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
     s=${s##*) }
-    awk '{print $20}' <<<"$s"
+    awk '$1 != "Z" && $1 != "X" {print $20}' <<<"$s"
 }
 
 # check_down: nothing the cluster made is left: namespaces, the controller's veth, /etc/netns

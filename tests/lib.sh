@@ -20,16 +20,28 @@ check_results() {
         { grep -v ' problems$' "$T/.schema-check.out" >&2; return 1; }
 }
 
+# running PID: PID exists and has not exited. A server started by a script that has ended (rgw.sh's daemons) is an
+# orphan: when it exits it stays a zombie (state Z) until PID 1 collects it, seconds on some machines.
+running() { kill -0 "$1" 2>/dev/null && ! grep -qs '^State:[[:space:]]*[ZX]' "/proc/$1/status"; }
+
 # On exit: stop the servers; a test that passed also has every result.json it made checked against its schema
 # (a test that plants broken results on purpose sets SCHEMA_SKIP=1 after checking its own with check_results).
 cleanup() {
     local rc=$? pid i
     for ((i = ${#AT_EXIT[@]} - 1; i >= 0; i--)); do eval "${AT_EXIT[i]}" || true; done
+    # rgw_up's Ceph daemons one at a time, newest first, as rgw.sh stop does: the monitor last, so that the OSD's
+    # "mark me down" on its way out is answered at once (with the monitor gone first, the OSD waits 5 s for it).
+    if [ -f "$T/rgw/pids" ]; then
+        for pid in $(tac "$T/rgw/pids"); do
+            kill "$pid" 2>/dev/null || continue
+            for _ in $(seq 100); do running "$pid" || break; sleep 0.05; done
+        done
+    fi
     for pid in "${PIDS[@]}"; do
         kill "$pid" 2>/dev/null || true
     done
     for pid in "${PIDS[@]}"; do
-        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        for _ in $(seq 50); do running "$pid" || break; sleep 0.1; done
         kill -9 "$pid" 2>/dev/null || true
     done
     if [ "$rc" -eq 0 ] && [ -z "${SCHEMA_SKIP:-}" ]; then

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # make image: the OCI image railbench:<version> (and railbench:latest) in the local podman store, built offline
 # from anything but Debian's mirror:
-#   1. the Debian package of HEAD (dpkg-buildpackage in a clone: build/image/deb-<commit>/), or the one
-#      RAILBENCH_DEB names;
+#   1. the Debian package of HEAD (packaging/deb-of-head.sh: dpkg-buildpackage in a clone,
+#      build/image/deb-<commit>/), or the one RAILBENCH_DEB names;
 #   2. a Debian 12 root by mmdebstrap (variant essential: no apt) holding only that package's runtime
 #      dependencies and OpenSSH (MPIJob launchers reach workers over ssh); man pages, docs and locales left out;
 #      imported as localhost/railbench-base:<hash of that list>, reused while the list stays the same;
@@ -25,24 +25,11 @@ done
 [ "$(id -u)" -eq 0 ] || die "run as root: mmdebstrap's root and podman's store are rootful here"
 mkdir -p "$out"
 
-# 1. The Debian package of HEAD, reused while HEAD is the same commit.
-head=$(git -C "$root" rev-parse HEAD)
+# 1. The Debian package of HEAD, reused while HEAD is the same commit (packaging/deb-of-head.sh; the deb_package
+# test shares it).
 deb=${RAILBENCH_DEB:-}
 [ -z "$deb" ] || [ -f "$deb" ] || die "RAILBENCH_DEB=$deb: no such file"
-# deb_of DIR: the railbench package in DIR, if there is one.
-deb_of() { local f; for f in "$1"/railbench_*_amd64.deb; do [ ! -f "$f" ] || echo "$f"; done; }
-[ -n "$deb" ] || deb=$(deb_of "$out/deb-$head" | head -n 1)
-if [ -z "$deb" ]; then
-    rm -rf "$out"/deb-* && mkdir -p "$out/deb-$head"
-    git clone -q --no-checkout "$root" "$out/deb-$head/railbench"
-    git -C "$out/deb-$head/railbench" checkout -q "$head"
-    echo "  DEB     $out/deb-$head (dpkg-buildpackage; the log: $out/deb-$head/build.log)"
-    (cd "$out/deb-$head/railbench" && DEB_BUILD_OPTIONS="parallel=$(nproc) nocheck" \
-        nice -n 10 dpkg-buildpackage -us -uc -b) >"$out/deb-$head/build.log" 2>&1 ||
-        { tail -n 20 "$out/deb-$head/build.log" >&2; die "dpkg-buildpackage failed"; }
-    rm -rf "$out/deb-$head/railbench"
-    deb=$(deb_of "$out/deb-$head" | head -n 1)
-fi
+[ -n "$deb" ] || deb=$("$root/packaging/deb-of-head.sh" "$out") || exit 3 # its error line said why
 version=$(dpkg-deb -f "$deb" Version)
 
 # 2. The base: the package's Depends (alternatives: the first; versions: what the mirror has) and OpenSSH.

@@ -80,7 +80,7 @@ assert_eq "cephfs umount" "cephfs unmounted in cluster $NAME" "$(cl cephfs umoun
 for h in client1 client2; do
     assert_eq "$h: no mount left" "" "$(cl ssh "$h" "findmnt -n -o FSTYPE $P || true")"
 done
-for pid in $pids; do ! kill -0 "$pid" 2>/dev/null || fail "ceph-fuse $pid still runs after umount"; done
+for pid in $pids; do ! running "$pid" || fail "ceph-fuse $pid still runs after umount"; done
 ok "every ceph-fuse stopped"
 cl status >"$T/status" || { cat "$T/status" >&2; fail "status: the cluster is not whole after cephfs umount"; }
 ! grep -q '^  cephfs' "$T/status" || fail "status still shows CephFS after umount"
@@ -119,7 +119,7 @@ cl cephfs mount "$CEPHFS_CONF" >/dev/null
 pids=$(awk '{print $3}' "$(cl path state)/cephfs.mounts")
 state=$(cl path state)
 cl down >/dev/null
-for pid in $pids; do ! kill -0 "$pid" 2>/dev/null || fail "ceph-fuse $pid still runs after down"; done
+for pid in $pids; do ! running "$pid" || fail "ceph-fuse $pid still runs after down"; done
 ! ip link show "$NAME-stor" >/dev/null 2>&1 || fail "the leg $NAME-stor is left after down"
 [ ! -e "$state" ] || fail "state $state left after down"
 ok "down: every ceph-fuse stopped, the leg and the state removed"

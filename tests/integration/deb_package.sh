@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # needs: -
 # The Debian package: `dpkg-buildpackage -us -uc -b` in a clone of this commit builds
-# railbench_<version>_amd64.deb, the version derived from git describe (debian/version.sh); lintian finds no
+# railbench_<version>_amd64.deb, the version derived from git describe (debian/version.sh), once per commit
+# (packaging/deb-of-head.sh under build/image: container_image's make image uses the same build); lintian finds no
 # error or warning; the package holds the binary, six man pages, the bash completion, the Grafana dashboards and
 # the Ansible playbooks under /usr/share/railbench, and declares the runtime libraries and Open MPI. Unpacked
 # (not installed: this machine is shared), its binary runs and reports the version, its man pages render.
@@ -17,15 +18,16 @@ dpkg --compare-versions 0.1.0+12.g1a2b3c4 gt 0.1.0 && dpkg --compare-versions 0.
     fail "0.1.0+12.g1a2b3c4 does not sort between 0.1.0 and 0.1.1"
 ok "snapshot versions sort after their tag and before the next"
 
-# 2. Build from a clone of HEAD (what is committed; the build writes its products beside the source).
-git clone -q "$ROOT" "$T/src/railbench"
-want=$(cd "$T/src/railbench" && debian/version.sh)
-[ -n "$want" ] || want=$(cd "$T/src/railbench" && dpkg-parsechangelog -S Version)
-(cd "$T/src/railbench" && DEB_BUILD_OPTIONS="parallel=$(nproc)" dpkg-buildpackage -us -uc -b) >"$T/build.log" 2>&1 ||
-    { tail -n 30 "$T/build.log" >&2; fail "dpkg-buildpackage failed"; }
-deb=$T/src/railbench_${want}_amd64.deb
-[ -f "$deb" ] || { ls "$T/src" >&2; fail "no $deb"; }
-ok "built $(basename "$deb")"
+# 2. Build from a clone of HEAD (what is committed; the build writes its products beside the source). A build
+# of this commit that is there already (make image's, or this test's last run) is the same package.
+describe=$(git -C "$ROOT" describe --tags --match 'v[0-9]*' --always HEAD)
+want=$("$ROOT/debian/version.sh" "$(git -C "$ROOT" describe --tags --match 'v[0-9]*' HEAD 2>/dev/null || true)")
+[ -n "$want" ] || want=$(dpkg-parsechangelog -l "$ROOT/debian/changelog" -S Version)
+deb=$("$ROOT/packaging/deb-of-head.sh" "$ROOT/build/image") || fail "dpkg-buildpackage failed"
+assert_eq "the package of HEAD" "railbench_${want}_amd64.deb" "$(basename "$deb")"
+grep -q "^dpkg-buildpackage: info: binary-only upload" "$(dirname "$deb")/build.log" ||
+    { tail -n 30 "$(dirname "$deb")/build.log" >&2; fail "no dpkg-buildpackage -b in $(dirname "$deb")/build.log"; }
+ok "built $(basename "$deb") by dpkg-buildpackage -us -uc -b in a clone of $(git -C "$ROOT" rev-parse --short HEAD)"
 
 # 3. lintian: no errors, no warnings.
 lintian --fail-on error,warning "$deb" >"$T/lintian.out" 2>&1 || { cat "$T/lintian.out" >&2; fail "lintian"; }
@@ -50,7 +52,7 @@ ok "files and Depends: $depends"
 # 5. Unpacked, it runs: the version it reports is the checkout's git describe; a result records it.
 dpkg-deb -x "$deb" "$T/x"
 line=$("$T/x/usr/bin/railbench" version | head -n 1)
-assert_eq "railbench version" "railbench $(git -C "$T/src/railbench" describe --tags --match 'v[0-9]*' --always)" "$line"
+assert_eq "railbench version" "railbench $describe" "$line"
 "$T/x/usr/bin/railbench" fabric overhead --quiet --out "$T/run" >/dev/null
 assert_jq "$T/run/result.json" ".version == \"${line#railbench }\"" "result.json records version ${line#railbench }"
 grep -q 'path: /usr/share/railbench/grafana/dashboards$' "$T/x/usr/share/railbench/grafana/provisioning/dashboards/railbench.yml" ||
@@ -60,6 +62,3 @@ MANPAGER=cat MANPATH=$T/x/usr/share/man man railbench-load 2>/dev/null | grep -q
     fail "the packaged railbench-load(1) does not render"
 ok "the packaged man pages render"
 
-# The clone holds tests/fixtures/report, results planted for the report tests: only this run's own result is
-# held against the schemas.
-rm -rf "$T/src"

@@ -15,7 +15,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 die() { echo "cephfs.sh: $1" >&2; exit "${2:-3}"; }
 usage() { die "usage: cephfs.sh start DIR | stop DIR" 2; }
-alive() { kill -0 "$1" 2>/dev/null; }
+alive() { kill -0 "$1" 2>/dev/null && ! grep -qs '^State:[[:space:]]*[ZX]' "/proc/$1/status"; } # a zombie has exited
 
 # show_log LOG: what a daemon said before it failed: its error lines (a C++ daemon's "what():" comes first, before
 # the backtrace) and its last lines. The directory goes when a failed start cleans up.

@@ -29,17 +29,20 @@ free_port() {
 # port_open PORT: something accepts on 127.0.0.1:PORT.
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-# alive PID: the process exists.
-alive() { kill -0 "$1" 2>/dev/null; }
+# alive PID: the process runs: it exists and has not exited (an orphaned daemon that has exited stays a zombie,
+# state Z, until PID 1 collects it, seconds on some machines).
+alive() { kill -0 "$1" 2>/dev/null && ! grep -qs '^State:[[:space:]]*[ZX]' "/proc/$1/status"; }
 
-# stop_pids DIR: TERM every PID in DIR/pids (newest first), then KILL what is left after 10 s.
+# stop_pids DIR: TERM each PID in DIR/pids, newest first, and wait for it to end (KILL after 10 s) before the next:
+# the monitor goes last, so the OSD's "mark me down" on its way out is answered at once (with the monitor gone
+# first, the OSD waited osd_mon_shutdown_timeout, 5 s, for an answer).
 stop_pids() {
     local dir=$1 pid pids=()
     [ -f "$dir/pids" ] || return 0
     mapfile -t pids < <(tac "$dir/pids")
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${pids[@]}"; do
-        for _ in $(seq 100); do alive "$pid" || break; sleep 0.1; done
+        kill "$pid" 2>/dev/null || true
+        for _ in $(seq 100); do alive "$pid" || break; sleep 0.05; done
         kill -9 "$pid" 2>/dev/null || true
     done
     rm -f "$dir/pids"
