@@ -32,8 +32,9 @@ bool rb_engine_native_fits(const struct rb_load_opts *o, const char **why)
     return !w;
 }
 
-int rb_engine_check_usage(enum rb_engine_kind engine, const struct rb_target *t, enum rb_load_op op, bool ranged)
+int rb_engine_check_usage(const struct rb_engine_args *ea, const struct rb_target *t, enum rb_load_op op, bool ranged)
 {
+    const enum rb_engine_kind engine = (enum rb_engine_kind)ea->engine;
     const struct rb_load_opts o = {.op = op, .target = t, .range_len = ranged};
     const char *why;
     if (engine == RB_ENGINE_NATIVE && !rb_engine_native_fits(&o, &why))
@@ -46,7 +47,7 @@ int rb_engine_check_usage(enum rb_engine_kind engine, const struct rb_target *t,
                                   "drop --engine curl");
     if (t->sign_payload && !rb_engine_native_fits(&o, &why))
         return rb_cli_usage_error("--sign-payload: only the native engine signs bodies, and this run cannot use it: %s", why);
-    if (rb_engine_cmd_io_loop() == RB_IOLOOP_URING) {
+    if (ea->io_loop == RB_IOLOOP_URING) {
         const struct rb_load_opts ko = {.op = op, .target = t, .engine = engine, .range_len = ranged};
         if (rb_engine_kind(&ko) != RB_ENGINE_NATIVE)
             return rb_cli_usage_error("--io-loop io_uring: it is the native engine's loop; drop --engine curl");

@@ -188,7 +188,7 @@ static int open_target(struct train_args *a, struct rb_cli *cli, struct rb_targe
     int status = rb_load_target_open(&a->tgt, cli->args[0], NULL, t);
     if (status)
         return status;
-    if ((status = rb_engine_check_usage(a->eng.engine, *t, RB_LOAD_GET, false))) {
+    if ((status = rb_engine_check_usage(&a->eng, *t, RB_LOAD_GET, false))) {
         rb_target_close(*t);
         *t = NULL;
         return status;
