@@ -64,6 +64,13 @@ enum rb_engine_kind rb_engine_kind(const struct rb_load_opts *o)
     return o->engine;
 }
 
+const char *rb_engine_io_loop_name(const struct rb_load_opts *o)
+{
+    if (o->target->ops->loop || rb_engine_kind(o) != RB_ENGINE_NATIVE)
+        return NULL;
+    return rb_native_io_loop(o) == RB_IOLOOP_URING ? "io_uring" : "epoll";
+}
+
 /* ---- requests and the loop ---- */
 
 static void get_ready(struct rb_worker *w, struct rb_req *r, const char *name, uint64_t size, uint64_t *off, uint64_t *len)
