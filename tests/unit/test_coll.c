@@ -424,6 +424,13 @@ static void test_alltoallv_pattern(void **state)
     rb_coll_alltoallv_free(&p);
     o = (struct rb_coll_a2av_opts){.spread = 1, .scale = -1};
     assert_int_equal(rb_coll_alltoallv_setup(&o, &p), 0);
+    /* Two patterns side by side (each run's own): setting up one leaves the other as it was. */
+    struct rb_coll_a2av u = {0};
+    o.spread = 0;
+    assert_int_equal(rb_coll_alltoallv_setup(&o, &u), 0);
+    assert_int_equal(rb_coll_alltoallv_pair_bytes(&u, 0, 1, 4, 1024), 256);
+    assert_int_equal(rb_coll_alltoallv_pair_bytes(&p, 0, 1, 4, 1024), 160);
+    rb_coll_alltoallv_free(&u);
     rb_coll_alltoallv_free(&p);
 }
 
