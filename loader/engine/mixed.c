@@ -268,11 +268,6 @@ static int mix_refill(struct rb_worker *w)
 
 /* ---- completions ---- */
 
-enum rb_load_op rb_mix_slot_op(const struct rb_worker *w, unsigned slot)
-{
-    return (enum rb_load_op)w->mix->slot_op[slot];
-}
-
 bool rb_mix_slot_overwrites(const struct rb_worker *w, unsigned slot)
 {
     return w->mix->slot_op[slot] == RB_LOAD_PUT && w->mix->slot_prev[slot] == OBJ_LIVE;

@@ -275,7 +275,7 @@ void rb_rph_note(struct rb_worker *w, const struct rb_req *r, int cls, long stat
         .ep = (uint32_t)r->ep,
         .status = (int32_t)status,
         .cls = cls,
-        .op = (int32_t)(w->mix_slot_op ? w->mix_slot_op[r->slot] : w->o->op),
+        .op = (int32_t)(w->mix ? rb_mix_slot_op(w, r->slot) : w->o->op),
         .has_spans = split,
         .kind = w->rph ? (uint8_t)w->rph->kind : (w->loop ? RB_RPH_FILE : RB_RPH_NET),
     };

@@ -281,6 +281,16 @@ struct rb_worker {
     struct rb_slowheap slow;    /* o->slowest: its slowest requests */
 };
 
+/*
+ * load mixed: the op of slot's request (w->mix set). Read from the array
+ * mixed.c hands the worker, so the layers below the drivers (request phases)
+ * need not call into mixed.c.
+ */
+static inline enum rb_load_op rb_mix_slot_op(const struct rb_worker *w, unsigned slot)
+{
+    return (enum rb_load_op)w->mix_slot_op[slot];
+}
+
 struct rb_engine {
     struct rb_load_opts o;
     unsigned inflight;          /* requests in flight at the last collect, over all workers */
