@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "railbench/clock.h"
+#include "mixed_int.h"
 #include "worker_int.h"
 
 const char *const rb_rph_names[RB_RPH_COUNT + 1] = {
