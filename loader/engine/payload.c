@@ -7,7 +7,6 @@
 /* The layout of every payload in this process (rb_payload_set_layout): plain when fill is NULL. */
 static struct {
     void (*fill)(const void *ctx, uint64_t key, uint64_t offset, void *buf, size_t len); /* a format's, or NULL */
-    size_t (*verify)(const void *ctx, uint64_t key, uint64_t offset, const void *buf, size_t len); /* or NULL */
     const void *ctx;
 } layout;
 
@@ -141,11 +140,9 @@ static void plain_fill(const void *ctx, uint64_t key, uint64_t offset, void *buf
 }
 
 void rb_payload_set_layout(void (*fill)(const void *ctx, uint64_t key, uint64_t offset, void *buf, size_t len),
-                           size_t (*verify)(const void *ctx, uint64_t key, uint64_t offset, const void *buf, size_t len),
                            const void *ctx)
 {
     layout.fill = fill;
-    layout.verify = fill ? verify : NULL;
     layout.ctx = ctx;
 }
 
@@ -159,8 +156,6 @@ void rb_payload_fill(uint64_t key, uint64_t offset, void *buf, size_t len)
 
 size_t rb_payload_verify(uint64_t key, uint64_t offset, const void *buf, size_t len)
 {
-    if (layout.verify)
-        return layout.verify(layout.ctx, key, offset, buf, len);
     if (layout.fill)
         return verify_with(layout.fill, layout.ctx, key, offset, buf, len);
     return verify_with(plain_fill, NULL, key, offset, buf, len);

@@ -28,14 +28,11 @@ uint64_t rb_payload_plain_word_mask(uint64_t key, uint64_t block);
 
 /*
  * From now on every payload (what PUT writes and --verify expects, in
- * every protocol) is what fill writes (a file format's layout, a tar shard's:
- * fill(ctx, key, offset, buf, len), pure and thread-safe); NULL: back to
- * plain. verify (may be NULL: buf is compared with fill's bytes) returns
- * the index of the first byte that differs from the layout's, or len. Call
- * before any worker starts; ctx must outlive the workers.
+ * every protocol) is what fill writes (a file format's layout, a tar
+ * shard's: fill(ctx, key, offset, buf, len), pure and thread-safe); NULL:
+ * back to plain. Call before any worker starts; ctx must outlive the workers.
  */
 void rb_payload_set_layout(void (*fill)(const void *ctx, uint64_t key, uint64_t offset, void *buf, size_t len),
-                           size_t (*verify)(const void *ctx, uint64_t key, uint64_t offset, const void *buf, size_t len),
                            const void *ctx);
 
 /* Compares buf with the payload at offset; returns the index of the first differing byte, or len. */

@@ -234,9 +234,3 @@ void rb_tar_layout_fill(const void *ctx, uint64_t key, uint64_t offset, void *bu
     const struct rb_tar_layout *l = ctx;
     rb_tar_fill(key, l->members, l->member_bytes, offset, buf, len);
 }
-
-size_t rb_tar_layout_verify(const void *ctx, uint64_t key, uint64_t offset, const void *buf, size_t len)
-{
-    const struct rb_tar_layout *l = ctx;
-    return rb_tar_verify(key, l->members, l->member_bytes, offset, buf, len);
-}

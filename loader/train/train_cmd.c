@@ -53,7 +53,7 @@ static void record_config(struct rb_cli *cli, const char *name, const char *valu
 static void tar_payload(struct train_args *a)
 {
     a->tar = (struct rb_tar_layout){a->spo, a->sample_bytes};
-    rb_payload_set_layout(rb_tar_layout_fill, rb_tar_layout_verify, &a->tar);
+    rb_payload_set_layout(rb_tar_layout_fill, &a->tar);
 }
 
 /* Resolves presets and checks the options together; prints one line and returns RB_EXIT_USAGE on the first problem. */
