@@ -4,8 +4,10 @@
 #include "algo_int.h"
 
 /* nccl-tests: each rank contributes its aligned share of count (rb_coll_per_rank_count); in place, its block sits at its offset. */
-static void counts(size_t count, size_t type_bytes, int nranks, bool legacy, struct rb_coll_counts *o)
+static void counts(const struct rb_coll_args *a, size_t count, size_t type_bytes, int nranks, bool legacy,
+                   struct rb_coll_counts *o)
 {
+    (void)a;
     size_t base = rb_coll_per_rank_count(count, nranks, type_bytes, legacy);
     *o = (struct rb_coll_counts){.send = base, .recv = base * (size_t)nranks, .param = base,
                                  .send_inplace_off = base};

@@ -15,52 +15,39 @@
 #include "railbench/cli.h"
 #include "railbench/file.h"
 
-static struct {
-    double spread;      /* 0 uniform .. 1 distance-weighted */
-    size_t *matrix;     /* dim x dim bytes, each aligned down to 16; NULL: the generated pattern */
-    int dim;
-    const char *path;
-    double scale;
-    size_t *m;          /* the n x n pattern of the last (n, total) asked for */
-    int m_n;
-    size_t m_total;
-    uint64_t *got_from; /* bytes from each source in the last pairwise call (MPI_Get_count) */
-    int got_n;
-    bool got_valid;
-} st = {.spread = 1.0, .scale = 1.0};
 
-size_t rb_coll_alltoallv_pair_bytes(int i, int j, int n, size_t total_bytes)
+size_t rb_coll_alltoallv_pair_bytes(const struct rb_coll_a2av *p, int i, int j, int n, size_t total_bytes)
 {
-    if (st.matrix)
-        return st.matrix[(size_t)i * (size_t)st.dim + (size_t)j];
+    if (p->matrix)
+        return p->matrix[(size_t)i * (size_t)p->dim + (size_t)j];
     if (n == 1)
         return total_bytes & ~(size_t)15;
     int distance = (j - i + n) % n;
     double sum_distances = (double)n * (n - 1) / 2;
     double uniform = (double)total_bytes / n, weighted = distance * (double)total_bytes / sum_distances;
     /* nccl-tests' AlltoAllvGetPeerBytesDistanceWeighted, aligned down to 16 bytes */
-    return (size_t)((1.0 - st.spread) * uniform + st.spread * weighted) & ~(size_t)15;
+    return (size_t)((1.0 - p->spread) * uniform + p->spread * weighted) & ~(size_t)15;
 }
 
 /* The n x n pattern (row: source) for total_bytes per rank (generated) or from the matrix; NULL when out of memory. */
-static const size_t *pattern(int n, size_t total_bytes)
+static const size_t *pattern(struct rb_coll_a2av *p, int n, size_t total_bytes)
 {
-    if (st.m && st.m_n == n && (st.matrix || st.m_total == total_bytes))
-        return st.m;
-    size_t *m = realloc(st.m, (size_t)n * (size_t)n * sizeof *m);
+    if (p->m && p->m_n == n && (p->matrix || p->m_total == total_bytes))
+        return p->m;
+    size_t *m = realloc(p->m, (size_t)n * (size_t)n * sizeof *m);
     if (!m)
         return NULL;
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++)
-            m[(size_t)i * n + j] = rb_coll_alltoallv_pair_bytes(i, j, n, total_bytes);
-    st.m = m;
-    st.m_n = n;
-    st.m_total = total_bytes;
+            m[(size_t)i * n + j] = rb_coll_alltoallv_pair_bytes(p, i, j, n, total_bytes);
+    p->m = m;
+    p->m_n = n;
+    p->m_total = total_bytes;
     return m;
 }
 
 /* Reads a whitespace-separated square matrix of byte counts, scaled and aligned down to 16 (nccl-tests' rules). */
-static int read_matrix(const char *path, double scale)
+static int read_matrix(struct rb_coll_a2av *pat, const char *path, double scale)
 {
     char *text = NULL;
     size_t len = 0;
@@ -116,8 +103,8 @@ static int read_matrix(const char *path, double scale)
         goto fail;
     }
     free(text);
-    st.matrix = vals;
-    st.dim = (int)rows;
+    pat->matrix = vals;
+    pat->dim = (int)rows;
     return 0;
 fail:
     free(text);
@@ -138,23 +125,25 @@ static double env_double(const char *name, double def, double lo, double hi)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
-int rb_coll_alltoallv_setup(const struct rb_coll_a2av_opts *o)
+int rb_coll_alltoallv_setup(const struct rb_coll_a2av_opts *o, struct rb_coll_a2av *p)
 {
-    st.spread = o->spread >= 0 ? o->spread : env_double("NCCL_TESTS_ALLTOALLV_SPREAD", 1.0, 0.0, 1.0);
-    if (st.spread > 1)
+    rb_coll_alltoallv_free(p);
+    *p = (struct rb_coll_a2av){0};
+    p->spread = o->spread >= 0 ? o->spread : env_double("NCCL_TESTS_ALLTOALLV_SPREAD", 1.0, 0.0, 1.0);
+    if (p->spread > 1)
         return rb_cli_usage_error("--spread: %g is out of range (use 0, uniform, to 1, distance-weighted)", o->spread);
-    st.scale = o->scale >= 0 ? o->scale : env_double("NCCL_TESTS_ALLTOALLV_MATRIX_SCALE", 1.0, 0.0, 1e18);
-    st.path = o->matrix ? o->matrix : getenv("NCCL_TESTS_ALLTOALLV_MATRIX_FILE");
-    return st.path ? read_matrix(st.path, st.scale) : 0;
+    p->scale = o->scale >= 0 ? o->scale : env_double("NCCL_TESTS_ALLTOALLV_MATRIX_SCALE", 1.0, 0.0, 1e18);
+    p->path = o->matrix ? o->matrix : getenv("NCCL_TESTS_ALLTOALLV_MATRIX_FILE");
+    return p->path ? read_matrix(p, p->path, p->scale) : 0;
 }
 
-int rb_coll_alltoallv_check(int nranks, uint64_t minbytes, uint64_t maxbytes)
+int rb_coll_alltoallv_check(const struct rb_coll_a2av *p, int nranks, uint64_t minbytes, uint64_t maxbytes)
 {
-    if (!st.matrix)
+    if (!p->matrix)
         return 0;
-    if (nranks > st.dim)
-        return rb_cli_usage_error("--matrix %s: %d ranks need a %dx%d matrix, the file has %dx%d", st.path, nranks,
-                                  nranks, nranks, st.dim, st.dim);
+    if (nranks > p->dim)
+        return rb_cli_usage_error("--matrix %s: %d ranks need a %dx%d matrix, the file has %dx%d", p->path, nranks,
+                                  nranks, nranks, p->dim, p->dim);
     if (minbytes != maxbytes)
         return rb_cli_usage_error("--matrix: -b and -e must be equal (the sizes come from the matrix), e.g. -b %llu "
                                   "-e %llu", (unsigned long long)maxbytes, (unsigned long long)maxbytes);
@@ -162,36 +151,37 @@ int rb_coll_alltoallv_check(int nranks, uint64_t minbytes, uint64_t maxbytes)
     for (int i = 0; i < nranks; i++) {
         size_t s = 0, r = 0;
         for (int j = 0; j < nranks; j++) {
-            s += st.matrix[(size_t)i * st.dim + j];
-            r += st.matrix[(size_t)j * st.dim + i];
+            s += p->matrix[(size_t)i * p->dim + j];
+            r += p->matrix[(size_t)j * p->dim + i];
         }
         most = s > most ? s : r > most ? r : most;
     }
     if (most > maxbytes)
         return rb_cli_usage_error("--maxbytes: %llu is below the %zu bytes one rank of --matrix %s sends or receives "
-                                  "(use -b %zu -e %zu)", (unsigned long long)maxbytes, most, st.path, most, most);
+                                  "(use -b %zu -e %zu)", (unsigned long long)maxbytes, most, p->path, most, most);
     return 0;
 }
 
-void rb_coll_alltoallv_free(void)
+void rb_coll_alltoallv_free(struct rb_coll_a2av *p)
 {
-    free(st.matrix);
-    free(st.m);
-    free(st.got_from);
-    st.matrix = st.m = NULL;
-    st.got_from = NULL;
-    st.m_n = st.got_n = 0;
+    free(p->matrix);
+    free(p->m);
+    free(p->got_from);
+    p->matrix = p->m = NULL;
+    p->got_from = NULL;
+    p->m_n = p->got_n = 0;
+    p->got_valid = false;
 }
 
 /* The busiest rank's elements sent and received (nccl-tests' AlltoAllvComputeMaxCounts), for total_bytes per rank. */
-static void max_counts(int n, size_t total_bytes, size_t tb, size_t *send, size_t *recv)
+static void max_counts(const struct rb_coll_a2av *p, int n, size_t total_bytes, size_t tb, size_t *send, size_t *recv)
 {
     *send = *recv = 0;
     for (int i = 0; i < n; i++) {
         size_t s = 0, r = 0;
         for (int j = 0; j < n; j++) {
-            s += rb_coll_alltoallv_pair_bytes(i, j, n, total_bytes) / tb;
-            r += rb_coll_alltoallv_pair_bytes(j, i, n, total_bytes) / tb;
+            s += rb_coll_alltoallv_pair_bytes(p, i, j, n, total_bytes) / tb;
+            r += rb_coll_alltoallv_pair_bytes(p, j, i, n, total_bytes) / tb;
         }
         *send = s > *send ? s : *send;
         *recv = r > *recv ? r : *recv;
@@ -199,16 +189,17 @@ static void max_counts(int n, size_t total_bytes, size_t tb, size_t *send, size_
 }
 
 /* nccl-tests: the count column is the aligned per-peer share (0 with a matrix); the buffers fit the busiest rank. */
-static void counts(size_t count, size_t type_bytes, int nranks, bool legacy, struct rb_coll_counts *o)
+static void counts(const struct rb_coll_args *a, size_t count, size_t type_bytes, int nranks, bool legacy,
+                   struct rb_coll_counts *o)
 {
-    size_t base = st.matrix ? 0 : rb_coll_per_rank_count(count, nranks, type_bytes, legacy);
+    size_t base = a->a2av->matrix ? 0 : rb_coll_per_rank_count(count, nranks, type_bytes, legacy);
     *o = (struct rb_coll_counts){.param = base};
-    max_counts(nranks, base * (size_t)nranks * type_bytes, type_bytes, &o->send, &o->recv);
+    max_counts(a->a2av, nranks, base * (size_t)nranks * type_bytes, type_bytes, &o->send, &o->recv);
 }
 
 static const size_t *pattern_of(const struct rb_coll_args *a)
 {
-    return pattern(a->world.size, a->count * (size_t)a->world.size * a->type_bytes);
+    return pattern(a->a2av, a->world.size, a->count * (size_t)a->world.size * a->type_bytes);
 }
 
 /* Rank i's stream is rank i's values, indexed from 0; the receive buffer is poisoned up to the busiest rank's size. */
@@ -217,7 +208,7 @@ static void init(const struct rb_coll_args *a, uint64_t seed)
     const int n = a->world.size, me = a->world.rank;
     const size_t *m = pattern_of(a);
     size_t sent = 0, most_s, most_r;
-    max_counts(n, a->count * (size_t)n * a->type_bytes, a->type_bytes, &most_s, &most_r);
+    max_counts(a->a2av, n, a->count * (size_t)n * a->type_bytes, a->type_bytes, &most_s, &most_r);
     if (!a->in_place)
         rb_coll_data_poison(a->recv, most_r * a->type_bytes);
     for (int j = 0; m && j < n; j++)
@@ -225,7 +216,7 @@ static void init(const struct rb_coll_args *a, uint64_t seed)
     rb_coll_data_fill_value(a->send, sent / a->type_bytes, a->type, me, 0, seed);
     if (a->in_place) /* the stream sits where the output goes; the tail past it must stay poisoned */
         rb_coll_data_poison((char *)a->recv + sent, most_r * a->type_bytes > sent ? most_r * a->type_bytes - sent : 0);
-    st.got_valid = false;
+    a->a2av->got_valid = false;
 }
 
 /* Block from source i holds source i's values from where its blocks for ranks before me end; the tail stays poison. */
@@ -244,7 +235,7 @@ static uint64_t check(const struct rb_coll_args *a, uint64_t seed)
         wrong += rb_coll_data_check_value((const char *)a->recv + at, bytes / tb, a->type, i, skip / tb, seed);
         at += bytes;
     }
-    max_counts(n, a->count * (size_t)n * tb, tb, &most_s, &most_r);
+    max_counts(a->a2av, n, a->count * (size_t)n * tb, tb, &most_s, &most_r);
     if (a->in_place) { /* in place, my own stream may reach past my blocks and stays there */
         size_t sent = 0;
         for (int j = 0; j < n; j++)
@@ -285,15 +276,16 @@ static int run_ring(const struct rb_coll_args *a)
     const size_t *m = pattern_of(a);
     if (!m)
         return -ENOMEM;
-    if (st.got_n != a->world.size) {
-        uint64_t *g = realloc(st.got_from, (size_t)a->world.size * sizeof *g);
+    struct rb_coll_a2av *p = a->a2av;
+    if (p->got_n != a->world.size) {
+        uint64_t *g = realloc(p->got_from, (size_t)a->world.size * sizeof *g);
         if (!g)
             return -ENOMEM;
-        st.got_from = g;
-        st.got_n = a->world.size;
+        p->got_from = g;
+        p->got_n = a->world.size;
     }
-    int rc = rb_a2av_pairwise(a, m, source(a, m), a->recv, st.got_from);
-    st.got_valid = rc == 0;
+    int rc = rb_a2av_pairwise(a, m, source(a, m), a->recv, p->got_from);
+    p->got_valid = rc == 0;
     return rc;
 }
 
@@ -306,9 +298,10 @@ static int run_hier(const struct rb_coll_args *a)
 /* The pairwise exchange counts what arrived from each source (MPI_Get_count); the others cannot say. */
 static bool received(const struct rb_coll_args *a, uint64_t *bytes_from)
 {
-    if (!st.got_valid || st.got_n != a->world.size)
+    const struct rb_coll_a2av *p = a->a2av;
+    if (!p->got_valid || p->got_n != a->world.size)
         return false;
-    memcpy(bytes_from, st.got_from, (size_t)st.got_n * sizeof *bytes_from);
+    memcpy(bytes_from, p->got_from, (size_t)p->got_n * sizeof *bytes_from);
     return true;
 }
 

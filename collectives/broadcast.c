@@ -3,8 +3,10 @@
 
 #include "algo_int.h"
 
-static void counts(size_t count, size_t type_bytes, int nranks, bool legacy, struct rb_coll_counts *o)
+static void counts(const struct rb_coll_args *a, size_t count, size_t type_bytes, int nranks, bool legacy,
+                   struct rb_coll_counts *o)
 {
+    (void)a;
     (void)type_bytes;
     (void)legacy;
     (void)nranks;

@@ -132,7 +132,7 @@ static int reserve_json(const char *path, char *used, size_t len)
 /* What the harness checks once the number of ranks is known, before the result directory exists. */
 struct precheck {
     const struct rb_coll_opts *o;
-    bool alltoallv; /* among the collectives: its matrix must fit the ranks */
+    const struct rb_coll_a2av *a2av; /* alltoallv's pattern if it runs (its matrix must fit the ranks), or NULL */
     int root, root_all;
     char *json_path;
     size_t json_len;
@@ -151,8 +151,8 @@ static int precheck(void *ctx, int rank, int size)
                    ? rb_cli_usage_error("--ranks-per-node: %llu does not divide the %d ranks (use a divisor of %d)",
                                         (unsigned long long)o->ranks_per_node, size, size)
                    : RB_EXIT_USAGE;
-    if (c->alltoallv) {
-        int arc = rb_coll_alltoallv_check(size, o->minbytes, o->maxbytes);
+    if (c->a2av) {
+        int arc = rb_coll_alltoallv_check(c->a2av, size, o->minbytes, o->maxbytes);
         if (arc)
             return arc;
     }
@@ -263,7 +263,7 @@ static void stop(struct rb_coll_run *R)
     free(R->scratch);
     free(R->times);
     free(R->iter_us);
-    rb_coll_alltoallv_free();
+    rb_coll_alltoallv_free(&R->a2av);
     rb_coll_out_free(&R->out);
 }
 
@@ -298,14 +298,14 @@ static int run(struct rb_cli *cli, struct rb_coll_opts *o, struct rb_coll_a2av_o
     R.o = o;
     R.which = cli->args[0];
     if ((rc = resolve(&R, o, R.which)) != 0 || (rc = rb_coll_bg_check(&R, bg)) != 0 ||
-        (rc = rb_coll_alltoallv_setup(a2av)) != 0)
+        (rc = rb_coll_alltoallv_setup(a2av, &R.a2av)) != 0)
         return rb_coll_usage_exit(rc);
     char json_path[4096] = "", command[64];
     bool any_a2av = false;
     for (int i = 0; i < R.ntests; i++)
         any_a2av = any_a2av || R.kinds[i] == RB_COLL_ALLTOALLV;
     struct precheck pc = {.o = o,
-                          .alltoallv = any_a2av,
+                          .a2av = any_a2av ? &R.a2av : NULL,
                           .root = R.root,
                           .root_all = R.root_all,
                           .json_path = json_path,

@@ -83,6 +83,7 @@ struct rb_coll_args {
     size_t chunk_bytes;        /* pipeline chunk of the tree and chain algorithms */
     MPI_Datatype mpi_type;     /* for the mpi algorithm */
     MPI_Op mpi_op;
+    struct rb_coll_a2av *a2av; /* alltoallv's traffic pattern, the run's (rb_coll_alltoallv_setup); NULL elsewhere */
 };
 
 /* Pipelined algorithms keep this many chunks in flight per peer. */
@@ -103,8 +104,11 @@ struct rb_coll_test {
     /*
      * Counts for count = size / type_bytes elements on nranks ranks; legacy
      * selects nccl-tests' rule before v2.13.12 (rb_coll_per_rank_count).
+     * a: the run's arguments (alltoallv reads its pattern there); the
+     * collectives without state of their own take NULL too.
      */
-    void (*counts)(size_t count, size_t type_bytes, int nranks, bool legacy, struct rb_coll_counts *out);
+    void (*counts)(const struct rb_coll_args *a, size_t count, size_t type_bytes, int nranks, bool legacy,
+                   struct rb_coll_counts *out);
     /* Fills this rank's input with the test data of seed and poisons the output it expects. */
     void (*init)(const struct rb_coll_args *a, uint64_t seed);
     /* Runs the collective once with one algorithm; returns 0 or -errno (MPI errors abort). Collective. */
@@ -125,7 +129,7 @@ struct rb_coll_test {
 RB_COLL_KIND_LIST(RB_COLL_TEST_EXTERN)
 #undef RB_COLL_TEST_EXTERN
 
-/* ---- alltoallv's traffic pattern (alltoallv.c; one per process, set before the first run) ---- */
+/* ---- alltoallv's traffic pattern (alltoallv.c; one per run, which hands it on in rb_coll_args.a2av) ---- */
 
 /* nccl-tests 2.19's imbalance controls; a negative number or NULL takes its environment variable. */
 struct rb_coll_a2av_opts {
@@ -134,21 +138,40 @@ struct rb_coll_a2av_opts {
     double scale;       /* factor on the matrix's values (NCCL_TESTS_ALLTOALLV_MATRIX_SCALE, else 1) */
 };
 
-/* Takes the pattern of o and reads its matrix; 0, or RB_EXIT_USAGE after one line. Not thread-safe. */
-int rb_coll_alltoallv_setup(const struct rb_coll_a2av_opts *o);
+/* One run's pattern: what o chose, the matrix read, and what the calls keep between them. */
+struct rb_coll_a2av {
+    double spread;      /* 0 uniform .. 1 distance-weighted */
+    size_t *matrix;     /* dim x dim bytes, each aligned down to 16; NULL: the generated pattern */
+    int dim;
+    const char *path;   /* the matrix file (o's, or the environment's) */
+    double scale;
+    size_t *m;          /* the n x n pattern of the last (n, total) asked for */
+    int m_n;
+    size_t m_total;
+    uint64_t *got_from; /* bytes from each source in the last pairwise call (MPI_Get_count) */
+    int got_n;
+    bool got_valid;
+};
+
+/*
+ * Fills p (zeroed, or set up before: its old pattern is released) with the
+ * pattern of o and reads its matrix; 0, or RB_EXIT_USAGE after one line.
+ * Main thread.
+ */
+int rb_coll_alltoallv_setup(const struct rb_coll_a2av_opts *o, struct rb_coll_a2av *p);
 
 /* With a matrix: it covers nranks, -b equals -e, and -e holds the busiest rank; 0 or RB_EXIT_USAGE after one line. */
-int rb_coll_alltoallv_check(int nranks, uint64_t minbytes, uint64_t maxbytes);
+int rb_coll_alltoallv_check(const struct rb_coll_a2av *p, int nranks, uint64_t minbytes, uint64_t maxbytes);
 
 /*
  * Bytes rank i sends rank j of n for total_bytes per rank: the matrix's
  * cell, or nccl-tests' blend (1 - spread) x uniform + spread x
  * distance-weighted (distance (j - i) mod n), aligned down to 16 bytes.
  */
-size_t rb_coll_alltoallv_pair_bytes(int i, int j, int n, size_t total_bytes);
+size_t rb_coll_alltoallv_pair_bytes(const struct rb_coll_a2av *p, int i, int j, int n, size_t total_bytes);
 
-/* Releases the pattern; safe to call twice. */
-void rb_coll_alltoallv_free(void);
+/* Releases what p holds; safe to call twice. */
+void rb_coll_alltoallv_free(struct rb_coll_a2av *p);
 
 /* The collective of kind k; NULL for an invalid kind. */
 const struct rb_coll_test *rb_coll_test_get(enum rb_coll_kind k);

@@ -305,6 +305,7 @@ void rb_coll_run_args(struct rb_coll_run *R, struct rb_coll_args *a, enum rb_col
     a->chunk_bytes = R->o->chunk;
     a->mpi_type = rb_coll_mpi_type(type);
     a->mpi_op = rb_coll_mpi_op(op, type);
+    a->a2av = &R->a2av;
 }
 
 size_t rb_coll_warmup_sizes(uint64_t minbytes, uint64_t maxbytes, uint64_t *out, size_t cap)
@@ -325,7 +326,7 @@ static void warm_up(struct rb_coll_run *R, const struct rb_coll_test *t, enum rb
     size_t n = R->o->warmup ? rb_coll_warmup_sizes(R->o->minbytes, R->o->maxbytes, sizes, 66) : 0;
     for (size_t s = 0; s < n; s++) {
         struct rb_coll_counts cn;
-        t->counts(sizes[s] / a->type_bytes, a->type_bytes, R->rl.world.size, R->o->count_rule == RB_COLL_COUNT_LEGACY,
+        t->counts(a, sizes[s] / a->type_bytes, a->type_bytes, R->rl.world.size, R->o->count_rule == RB_COLL_COUNT_LEGACY,
                   &cn);
         a->count = cn.param;
         point(R, a, &cn, false);
@@ -341,7 +342,7 @@ static void run_size(struct rb_coll_run *R, const struct rb_coll_test *t, enum r
 {
     const struct rb_coll_opts *o = R->o;
     struct rb_coll_counts cn;
-    t->counts(size / a->type_bytes, a->type_bytes, R->rl.world.size, o->count_rule == RB_COLL_COUNT_LEGACY, &cn);
+    t->counts(a, size / a->type_bytes, a->type_bytes, R->rl.world.size, o->count_rule == RB_COLL_COUNT_LEGACY, &cn);
     a->count = cn.param;
     struct rb_coll_row w = {.kind = t->kind, .algo = algo, .type = a->type, .op = a->op, .root = a->root,
                             .size_bytes = row_bytes(&cn, a->type_bytes), .count = cn.param};
@@ -430,7 +431,7 @@ double rb_coll_run_busbw(struct rb_coll_run *R, const struct rb_coll_test *t, en
                          struct rb_coll_args *a, uint64_t size)
 {
     struct rb_coll_counts cn;
-    t->counts(size / a->type_bytes, a->type_bytes, R->rl.world.size, R->o->count_rule == RB_COLL_COUNT_LEGACY, &cn);
+    t->counts(a, size / a->type_bytes, a->type_bytes, R->rl.world.size, R->o->count_rule == RB_COLL_COUNT_LEGACY, &cn);
     a->count = cn.param;
     point(R, a, &cn, false);
     t->init(a, 0);

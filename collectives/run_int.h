@@ -40,6 +40,7 @@ struct rb_coll_run {
     bool stop;
     struct rb_coll_out out;
     const struct rb_coll_bg *bg; /* --background, or NULL */
+    struct rb_coll_a2av a2av;    /* alltoallv's traffic pattern (--spread, --matrix, --matrix-scale) */
 };
 
 /* coll_comm.c: places this rank, splits its group off (--split, --per-rail, NCCL_TESTS_SPLIT*), and its rails.

@@ -4,8 +4,10 @@
 #include "algo_int.h"
 
 /* nccl-tests: the root sends n aligned shares, each rank receives one; in place, a rank's block sits at its offset. */
-static void counts(size_t count, size_t type_bytes, int nranks, bool legacy, struct rb_coll_counts *o)
+static void counts(const struct rb_coll_args *a, size_t count, size_t type_bytes, int nranks, bool legacy,
+                   struct rb_coll_counts *o)
 {
+    (void)a;
     size_t base = rb_coll_per_rank_count(count, nranks, type_bytes, legacy);
     *o = (struct rb_coll_counts){.send = base * (size_t)nranks, .recv = base, .param = base,
                                  .recv_inplace_off = base};

@@ -14,6 +14,10 @@ protocol's row in proto/ gets its loop from file/ at start-up, registered from a
 dispatcher) and core/main.c (the command table) may name every command. A public header
 include/railbench/X.h belongs to the module that holds X.c (or X_*.c); a header without one is core's.
 
+With OBJ_DIR it also draws each module's files as a graph of their link edges (file a uses a symbol file b
+defines) and finds its circles (files that use each other, directly or through others of the module): a module in
+CIRCLE_FREE may hold none but the circles ALLOWED_CIRCLES names; the others' circles are counted on one line.
+
 Two rules of shape ride along (docs/HACKING.md): no function body longer than MAX_FUNCTION_LINES lines
 (from its opening to its closing brace, both at the start of a line, as the house style writes them), and
 every command entry point, `int rb_*(int argc, char **argv)`, is named rb_<command>[_<sub>...]_main.
@@ -40,6 +44,9 @@ def makefile_modules(root):
         return None
     m = re.search(r'^SRC\s*:?=\s*\$\(wildcard ([^)]*)\)', text, re.M)
     return list(dict.fromkeys(w.split('/')[0] for w in m.group(1).split())) if m else None
+# Modules whose files form no circle (see circles()), and the circles allowed in them (none).
+CIRCLE_FREE = ['loader/engine', 'loader/proto']
+ALLOWED_CIRCLES = []
 # Declared exceptions: (from module, to module, what may be used).
 EXCEPTIONS = {('collectives', 'loader/cmd'): 'include/railbench/bgload.h'}
 DISPATCHERS = {'core/main.c', 'loader/load.c'}
@@ -102,7 +109,8 @@ def include_edges(root):
                 yield s, a, module_of(tgt) or '?', tgt
 
 
-def link_edges(objdir):
+def symbols(objdir):
+    """nm on every object of a module: ({symbol: source that defines it}, [(source, symbol it uses)])."""
     defined, used = {}, []
     for dp, _, files in os.walk(objdir):
         for f in sorted(files):
@@ -110,19 +118,67 @@ def link_edges(objdir):
                 continue
             path = os.path.join(dp, f)
             rel = os.path.relpath(path, objdir)[:-2] + '.c'
-            mod = module_of(rel)
-            if mod is None:
+            if module_of(rel) is None:
                 continue
             out = subprocess.run(['nm', path], capture_output=True, text=True).stdout
             for line in out.splitlines():
                 p = line.split()
                 if len(p) == 3 and p[1] in 'TDBRC':
-                    defined[p[2]] = mod
+                    defined[p[2]] = rel
                 elif len(p) == 2 and p[0] == 'U':
-                    used.append((rel, mod, p[1]))
-    for rel, mod, sym in used:
+                    used.append((rel, p[1]))
+    return defined, used
+
+
+def link_edges(syms):
+    defined, used = syms
+    for rel, sym in used:
         if sym in defined:
-            yield rel, mod, defined[sym], sym
+            yield rel, module_of(rel), module_of(defined[sym]), sym
+
+
+def circles(syms):
+    """{module: [sorted files of one circle, ...]}: the strongly connected groups of 2 or more files of each module."""
+    defined, used = syms
+    graph = {}
+    for rel, sym in used:
+        to = defined.get(sym)
+        if to and to != rel and module_of(to) == module_of(rel):
+            graph.setdefault(rel, set()).add(to)
+    index, low, stack, on, found = {}, {}, [], set(), {}
+    for start in sorted(graph):  # Tarjan's algorithm, without recursion
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph.get(start, ()))))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on.add(start)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(graph.get(w, ())))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                group = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    group.append(w)
+                    if w == v:
+                        break
+                if len(group) > 1:
+                    found.setdefault(module_of(v), []).append(sorted(group))
+    return found
 
 
 def functions(root):
@@ -182,13 +238,21 @@ def main():
             continue
         problems.append(f'{src}: includes {what}: {a} -> {b} is against the dependency rule')
     if len(sys.argv) > 2:
-        for src, a, b, sym in link_edges(sys.argv[2]):
+        syms = symbols(sys.argv[2])
+        for src, a, b, sym in link_edges(syms):
             nlink += 1
             if allowed(a, b) or src in DISPATCHERS:
                 continue
             if (a, b) in EXCEPTIONS and sym.startswith('rb_bgload_'):
                 continue
             problems.append(f'{src}: uses {sym}, defined in {b}: {a} -> {b} is against the dependency rule')
+        found = circles(syms)
+        for mod in CIRCLE_FREE:
+            for group in found.get(mod, []):
+                if not any(set(group) <= a for a in ALLOWED_CIRCLES):
+                    problems.append(f'{mod}: a circle of {len(group)} files that use each other: {", ".join(group)}')
+        print('circles inside modules: ' + (', '.join(f'{m} {len(g)} ({sum(map(len, g))} files)'
+                                                      for m, g in sorted(found.items())) or 'none'))
     shape, longest = shape_problems(root)
     problems += shape
     print(f'longest function: {longest[0]} lines ({longest[1]})')

@@ -267,7 +267,7 @@ static int cmp_name(const void *a, const void *b)
 /* Rank 0: names listed under base on the target (count, and whether all of set are among them). */
 static int list_under(struct rb_ckpt_run *x, const char *base, struct rb_objset *out, char *err, size_t errlen)
 {
-    return rb_target_list(x->t, base, x->a->tgt.timeout_ns, out, err, errlen);
+    return rb_engine_list(RB_ENGINE_AUTO, x->t, base, x->a->tgt.timeout_ns, out, err, errlen);
 }
 
 /*

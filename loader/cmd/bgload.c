@@ -31,7 +31,7 @@ int rb_bgload_open(struct rb_harness *h, const struct rb_bgload_opts *o, struct 
     char prefix[1100];
     if (!status) {
         snprintf(prefix, sizeof prefix, "%sobj-", rb_target_prefix(b->t));
-        status = rb_load_build_objects(h, b->t, o->objects, NULL, prefix, o->timeout_ns,
+        status = rb_load_build_objects(h, b->t, o->objects, NULL, prefix, o->timeout_ns, RB_ENGINE_AUTO,
                                        "for --background (give --bg-objects N)", false, &b->mine, &total);
     }
     if (status) {

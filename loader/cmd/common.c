@@ -109,7 +109,7 @@ static int build_local(struct rb_harness *h, uint64_t count, const char *filelis
 }
 
 int rb_load_build_objects(struct rb_harness *h, const struct rb_target *t, uint64_t count, const char *filelist,
-                          const char *prefix, uint64_t timeout_ns, const char *hint, bool whole,
+                          const char *prefix, uint64_t timeout_ns, enum rb_engine_kind engine, const char *hint, bool whole,
                           struct rb_objset *set, uint64_t *total)
 {
     char err[1024] = "";
@@ -117,7 +117,7 @@ int rb_load_build_objects(struct rb_harness *h, const struct rb_target *t, uint6
         return build_local(h, count, filelist, prefix, whole, set, total);
     int status = 0;
     if (h->rank == 0) {
-        if (rb_target_list(t, prefix, timeout_ns, set, err, sizeof err)) {
+        if (rb_engine_list(engine, t, prefix, timeout_ns, set, err, sizeof err)) {
             rb_error("%s", err);
             status = RB_EXIT_RUNTIME;
         } else if (set->n == 0) {

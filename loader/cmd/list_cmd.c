@@ -43,6 +43,7 @@ struct list_run {
     const struct rb_target *t;
     const char *prefix;
     uint64_t timeout_ns, listings_left; /* listings this rank still starts; UINT64_MAX = until stopped */
+    enum rb_engine_kind engine;         /* --engine: the listings' (rb_engine_list_pages) */
     pthread_mutex_t mu;
     atomic_bool stop;
     atomic_uint running;
@@ -89,7 +90,7 @@ static void *lister_main(void *arg)
         struct rb_objset out = {0};
         char err[1024] = "";
         l->names_before = 0;
-        int rc = rb_target_list_pages(r->t, r->prefix, r->timeout_ns, &out, on_page, l, err, sizeof err);
+        int rc = rb_engine_list_pages(r->engine, r->t, r->prefix, r->timeout_ns, &out, on_page, l, err, sizeof err);
         rb_objset_free(&out);
         if (rc == 0) {
             pthread_mutex_lock(&r->mu);
@@ -202,7 +203,8 @@ static char *list_report(struct rb_harness *h, const struct rb_target *t, const 
 static int list_phase(struct rb_harness *h, const struct list_args *a, const struct rb_target *t, const char *prefix,
                       char **table)
 {
-    struct list_run r = {.t = t, .prefix = prefix, .timeout_ns = a->tgt.timeout_ns, .n = (unsigned)a->threads};
+    struct list_run r = {.t = t, .prefix = prefix, .timeout_ns = a->tgt.timeout_ns, .n = (unsigned)a->threads,
+                         .engine = (enum rb_engine_kind)a->eng.engine};
     /* --count is whole listings over all ranks; without it, listings go on until --duration. */
     r.listings_left = a->count ? a->count / (uint64_t)h->size + ((uint64_t)h->rank < a->count % (uint64_t)h->size)
                                : UINT64_MAX;

@@ -189,7 +189,8 @@ static int build_objects(struct rb_harness *h, const struct load_args *a, const 
 {
     const char *hint = a->op == RB_LOAD_DELETE ? "to delete (nothing is left there)"
                                                 : "to read (put some first, or give --objects N / --filelist FILE)";
-    int status = rb_load_build_objects(h, t, a->objects, a->filelist, prefix, a->tgt.timeout_ns, hint, false, mine, total);
+    int status = rb_load_build_objects(h, t, a->objects, a->filelist, prefix, a->tgt.timeout_ns,
+                                       (enum rb_engine_kind)a->eng.engine, hint, false, mine, total);
     if (status)
         return status;
     /*
@@ -391,7 +392,7 @@ static int object_set(struct rb_harness *h, struct load_args *a, const struct rb
     if (status || (status = multipart_listed(h, a, mine)))
         return status;
     if (writes && !a->run_prefix[0] &&
-        (status = rb_safety_check(h, t, mine, a->tgt.timeout_ns, a->duration_ns, a->overwrite, command,
+        (status = rb_safety_check(h, t, mine, a->tgt.timeout_ns, (enum rb_engine_kind)a->eng.engine, a->duration_ns, a->overwrite, command,
                                   a->keep ? "--keep" : a->filelist ? "--filelist" : "--prefix", existing)))
         return status;
     /* A generated set with --random-range has sizes (open_target asked for them); a listed one may lack some. */
@@ -418,7 +419,7 @@ static int run(struct load_args *a, struct rb_cli *cli)
     char prefix[1600];
     if ((status = open_target(a, cli, &t, prefix, sizeof prefix)) != 0)
         return status;
-    if ((status = rb_engine_check_usage(a->eng.engine, t, a->op, range_len || a->random_range))) {
+    if ((status = rb_engine_check_usage(&a->eng, t, a->op, range_len || a->random_range))) {
         rb_target_close(t);
         return status;
     }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../engine/engine_int.h"
 #include "../objset/objset_int.h"
 #include "railbench/cli.h"
 #include "railbench/harness.h"
@@ -68,7 +69,8 @@ void rb_load_options(struct rb_opts *t, struct rb_target_cfg *tgt, struct rb_eng
 /*
  * Builds the object set (collective): count generated names
  * "<prefix><index>" (O(1) memory), the names in filelist, or (count == 0
- * and no filelist) rank 0's listing of t under prefix. With whole, a
+ * and no filelist) rank 0's listing of t under prefix on engine (the
+ * command's --engine: rb_engine_list). With whole, a
  * generated set is every rank's, a listed one (file or listing) rank 0's
  * alone, the others' left empty for rb_objset_share; otherwise only its share
  * (i % size == rank), which is all it ever stores: a generated share, the
@@ -78,7 +80,7 @@ void rb_load_options(struct rb_opts *t, struct rb_target_cfg *tgt, struct rb_eng
  * ...)"). Returns 0 or an exit status after rank 0 logged why.
  */
 int rb_load_build_objects(struct rb_harness *h, const struct rb_target *t, uint64_t count, const char *filelist,
-                          const char *prefix, uint64_t timeout_ns, const char *hint, bool whole,
+                          const char *prefix, uint64_t timeout_ns, enum rb_engine_kind engine, const char *hint, bool whole,
                           struct rb_objset *set, uint64_t *total);
 
 

@@ -538,7 +538,7 @@ static void cut_short(struct rb_harness *h, const struct lookup *lk, const char 
 }
 
 int rb_safety_check(struct rb_harness *h, const struct rb_target *t, const struct rb_objset *mine,
-                    uint64_t timeout_ns, uint64_t limit_ns, bool overwrite, const char *command, const char *option,
+                    uint64_t timeout_ns, enum rb_engine_kind engine, uint64_t limit_ns, bool overwrite, const char *command, const char *option,
                     struct rb_objset *existing)
 {
     struct rb_objset found = {0};
@@ -553,7 +553,7 @@ int rb_safety_check(struct rb_harness *h, const struct rb_target *t, const struc
         char prefix[RB_OBJSET_NAME_BYTES];
         job_prefix(h, mine, prefix, sizeof prefix);
         struct rb_objset listed = {0};
-        if (h->rank == 0 && rb_target_list(t, prefix, timeout_ns, &listed, err, sizeof err))
+        if (h->rank == 0 && rb_engine_list(engine, t, prefix, timeout_ns, &listed, err, sizeof err))
             bad = 1;
         if (h->mpi && h->size > 1)
             RB_MPI_CHECK(MPI_Bcast(&bad, 1, MPI_INT, 0, h->comm));

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../engine/engine_int.h"
 #include "../objset/objset_int.h"
 #include "railbench/harness.h"
 #include "../proto/target_int.h"
@@ -21,7 +22,8 @@ void rb_safety_run_prefix(const struct rb_harness *h, char *buf, size_t len);
  * Before a run writes names the user keeps (put --keep, a --prefix or
  * --filelist the user named, train --populate): finds which of this rank's
  * names (mine) exist already in t. s3:// and ais:// are listed once by rank
- * 0 under the longest prefix common to every rank's names; http(s):// gets a
+ * 0 under the longest prefix common to every rank's names (on engine, the
+ * command's --engine: rb_engine_list); http(s):// gets a
  * HEAD per name from the rank that owns it. When any exists and not
  * overwrite, rank 0 prints one error line naming the first one (and how
  * many), and every rank returns RB_EXIT_USAGE; with overwrite, rank 0 warns
@@ -38,7 +40,7 @@ void rb_safety_run_prefix(const struct rb_harness *h, char *buf, size_t len);
  * (not with --quiet). Collective. Returns 0 or an exit status.
  */
 int rb_safety_check(struct rb_harness *h, const struct rb_target *t, const struct rb_objset *mine,
-                    uint64_t timeout_ns, uint64_t limit_ns, bool overwrite, const char *command, const char *option,
+                    uint64_t timeout_ns, enum rb_engine_kind engine, uint64_t limit_ns, bool overwrite, const char *command, const char *option,
                     struct rb_objset *existing);
 
 /*

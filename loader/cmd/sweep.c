@@ -343,7 +343,7 @@ static int run(struct sweep_args *a, struct rb_cli *cli)
     for (size_t i = 0; i < a->inflight.n; i++)
         most = a->inflight.v[i] > most ? a->inflight.v[i] : most;
     const uint64_t asked = most;
-    if ((status = rb_engine_check_usage(a->eng.engine, t, RB_LOAD_GET, false)) ||
+    if ((status = rb_engine_check_usage(&a->eng, t, RB_LOAD_GET, false)) ||
         (status = rb_file_opts_check(&a->file)) || (status = rb_file_opts_target(&a->file, t, cli, &most)) ||
         (most < asked && (status = rb_cli_usage_error("load sweep %s: --io-engine psync does one I/O at a time per "
                                                       "thread; sweep in-flight I/Os with --io-engine io_uring",
@@ -371,7 +371,7 @@ static int run(struct sweep_args *a, struct rb_cli *cli)
     char *table = NULL;
     if (!pts)
         rb_harness_fatal(&h, RB_EXIT_RUNTIME, "out of memory");
-    if ((status = rb_load_build_objects(&h, t, a->objects, a->filelist, prefix, a->tgt.timeout_ns,
+    if ((status = rb_load_build_objects(&h, t, a->objects, a->filelist, prefix, a->tgt.timeout_ns, (enum rb_engine_kind)a->eng.engine,
                                          "to read (put some first, or give --objects N / --filelist FILE)", false,
                                          &mine, &total)))
         goto out;

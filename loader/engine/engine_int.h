@@ -80,10 +80,17 @@ struct rb_engine_args {
 void rb_engine_options(struct rb_opts *t, struct rb_engine_args *ea);
 /* Adds --engine alone (load list: a listing follows no redirects of its own). Main thread. */
 void rb_engine_list_options(struct rb_opts *t, struct rb_engine_args *ea);
-/* False when the command that runs said --engine curl: its listings go through libcurl too (else native). */
-bool rb_engine_lists_native(void);
-/* The --io-loop of the command that runs (AUTO when it has none). */
-enum rb_io_loop rb_engine_cmd_io_loop(void);
+/*
+ * rb_target_list_pages on the engine the command chose (native_list.c): engine CURL, or a target that lists
+ * itself (file://) or has no listing request, goes to proto's rb_target_list_pages (libcurl's listing); AUTO and
+ * NATIVE list on the native engine. Same contract as rb_target_list_pages.
+ */
+int rb_engine_list_pages(enum rb_engine_kind engine, const struct rb_target *t, const char *prefix,
+                         uint64_t timeout_ns, struct rb_objset *out, rb_list_page_fn *on_page, void *ctx, char *err,
+                         size_t errlen);
+/* rb_engine_list_pages without a callback: rb_target_list on the chosen engine. */
+int rb_engine_list(enum rb_engine_kind engine, const struct rb_target *t, const char *prefix, uint64_t timeout_ns,
+                   struct rb_objset *out, char *err, size_t errlen);
 
 /* What one rank runs in a phase. Pointers are borrowed and must outlive the engine. */
 struct rb_file_opts;
@@ -158,11 +165,12 @@ struct rb_load_opts rb_load_opts_from(enum rb_load_op op, const struct rb_target
 bool rb_engine_native_fits(const struct rb_load_opts *o, const char **why);
 
 /*
- * A user's --engine choice checked against what runs on target t: 0, or
- * RB_EXIT_USAGE after one line on stderr when native was forced where it
- * does not apply (ranged: a --range or --random-range GET). Thread-safe.
+ * A user's --engine and --io-loop (ea) checked against what runs on target t:
+ * 0, or RB_EXIT_USAGE after one line on stderr when native or io_uring was
+ * forced where it does not apply (ranged: a --range or --random-range GET).
+ * Thread-safe.
  */
-int rb_engine_check_usage(enum rb_engine_kind engine, const struct rb_target *t, enum rb_load_op op, bool ranged);
+int rb_engine_check_usage(const struct rb_engine_args *ea, const struct rb_target *t, enum rb_load_op op, bool ranged);
 
 /* The name of what carries o's requests, for results: "native", "curl", or the target's own loop ("file"). Pure. */
 const char *rb_engine_name(const struct rb_load_opts *o);

@@ -1,24 +1,12 @@
-/* The engine's option group (--engine, --max-redirects, --io-loop) and the one place its options are built from a command's. */
+/*
+ * The engine's option group (--engine, --max-redirects, --io-loop) and the one place its options are built from a
+ * command's. The rows write into the command's struct rb_engine_args; nothing here keeps a pointer to it: what the
+ * engine needs later (the listing engine, a forced io_uring) the command hands over as arguments.
+ */
 #include "engine_int.h"
-
-/* The --engine of the command that runs (its args live as long as it does): listings follow it (native_list.c). */
-static const int *cmd_engine;
-/* Its --io-loop (rb_engine_check_usage checks a forced io_uring against the target and op). */
-static const int *cmd_io_loop;
-
-enum rb_io_loop rb_engine_cmd_io_loop(void)
-{
-    return cmd_io_loop ? (enum rb_io_loop)*cmd_io_loop : RB_IOLOOP_AUTO;
-}
-
-bool rb_engine_lists_native(void)
-{
-    return !cmd_engine || *cmd_engine != RB_ENGINE_CURL;
-}
 
 void rb_engine_list_options(struct rb_opts *t, struct rb_engine_args *ea)
 {
-    cmd_engine = &ea->engine;
     const struct rb_opt rows[] = {
         {"engine", 0, RB_OPT_CHOICE, &ea->engine, "E",
          "listing engine: native (own epoll loop, one keep-alive connection per listing) or curl; auto: native",
@@ -30,8 +18,6 @@ void rb_engine_list_options(struct rb_opts *t, struct rb_engine_args *ea)
 
 void rb_engine_options(struct rb_opts *t, struct rb_engine_args *ea)
 {
-    cmd_engine = &ea->engine;
-    cmd_io_loop = &ea->io_loop;
     const struct rb_opt rows[] = {
         {"engine", 0, RB_OPT_CHOICE, &ea->engine, "E",
          "request engine: native (own epoll loop: http://, https://, s3:// with SigV4, ais://; GET, PUT, HEAD, "

@@ -125,6 +125,7 @@ static int mix_new(struct rb_worker *w)
     x->slot_prev = calloc(w->nreq, 1);
     if (!x->live || !x->absent || !x->pos || !x->state || !x->written || !x->slot_obj || !x->slot_op || !x->slot_prev)
         return -ENOMEM;
+    w->mix_slot_op = x->slot_op;
     for (int i = 0; i < RB_MIX_OPS; i++)
         if (!(x->local[i] = rb_stats_new()) || !(x->total[i] = rb_stats_new()))
             return -ENOMEM;
@@ -156,6 +157,7 @@ static void mix_free(struct rb_worker *w)
     }
     free(x);
     w->mix = NULL;
+    w->mix_slot_op = NULL;
 }
 
 /* ---- issuing ---- */
@@ -265,11 +267,6 @@ static int mix_refill(struct rb_worker *w)
 }
 
 /* ---- completions ---- */
-
-enum rb_load_op rb_mix_slot_op(const struct rb_worker *w, unsigned slot)
-{
-    return (enum rb_load_op)w->mix->slot_op[slot];
-}
 
 bool rb_mix_slot_overwrites(const struct rb_worker *w, unsigned slot)
 {

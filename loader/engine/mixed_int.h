@@ -68,9 +68,6 @@ typedef int (*rb_mix_issue_fn)(struct rb_worker *w, enum rb_load_op op, const ch
  */
 int rb_mix_refill(struct rb_worker *w, rb_mix_issue_fn issue);
 
-/* The op of slot's request. */
-enum rb_load_op rb_mix_slot_op(const struct rb_worker *w, unsigned slot);
-
 /* Whether slot's request is a PUT over a live object (one this run wrote, or named with --overwrite). */
 bool rb_mix_slot_overwrites(const struct rb_worker *w, unsigned slot);
 

@@ -31,8 +31,9 @@ bool rb_engine_native_fits(const struct rb_load_opts *o, const char **why)
     return !w;
 }
 
-int rb_engine_check_usage(enum rb_engine_kind engine, const struct rb_target *t, enum rb_load_op op, bool ranged)
+int rb_engine_check_usage(const struct rb_engine_args *ea, const struct rb_target *t, enum rb_load_op op, bool ranged)
 {
+    const enum rb_engine_kind engine = (enum rb_engine_kind)ea->engine;
     const struct rb_load_opts o = {.op = op, .target = t, .range_len = ranged};
     const char *why;
     if (engine == RB_ENGINE_NATIVE && !rb_engine_native_fits(&o, &why))
@@ -46,7 +47,7 @@ int rb_engine_check_usage(enum rb_engine_kind engine, const struct rb_target *t,
                                   "drop --engine curl", direct);
     if (signs && !rb_engine_native_fits(&o, &why))
         return rb_cli_usage_error("--%s: only the native engine signs bodies, and this run cannot use it: %s", signs, why);
-    if (rb_engine_cmd_io_loop() == RB_IOLOOP_URING) {
+    if (ea->io_loop == RB_IOLOOP_URING) {
         const struct rb_load_opts ko = {.op = op, .target = t, .engine = engine, .range_len = ranged};
         if (rb_engine_kind(&ko) != RB_ENGINE_NATIVE)
             return rb_cli_usage_error("--io-loop io_uring: it is the native engine's loop; drop --engine curl");
@@ -61,6 +62,13 @@ enum rb_engine_kind rb_engine_kind(const struct rb_load_opts *o)
     if (o->engine == RB_ENGINE_AUTO)
         return rb_engine_native_fits(o, NULL) ? RB_ENGINE_NATIVE : RB_ENGINE_CURL;
     return o->engine;
+}
+
+const char *rb_engine_io_loop_name(const struct rb_load_opts *o)
+{
+    if (o->target->ops->loop || rb_engine_kind(o) != RB_ENGINE_NATIVE)
+        return NULL;
+    return rb_native_io_loop(o) == RB_IOLOOP_URING ? "io_uring" : "epoll";
 }
 
 /* ---- requests and the loop ---- */

@@ -168,7 +168,7 @@ static bool resp_keep_alive(const struct rb_nconn *c)
 static void fd_close(struct rb_worker *w, int fd)
 {
     if (w->nat->ur)
-        rb_nuring_close(w, fd);
+        w->nat->ring->close(w, fd);
     else
         close(fd);
 }
@@ -282,7 +282,7 @@ static int conn_open(struct rb_worker *w, struct rb_nconn *c)
     int e = -errno;
     if (e == -EINPROGRESS) {
         c->connecting = true;
-        if (!n->ur || !(e = rb_nuring_watch(w, c)))
+        if (!n->ur || !(e = n->ring->watch(w, c)))
             return 0;
     }
     rb_nconn_close(c);
@@ -424,7 +424,7 @@ void rb_nconn_send_failed(struct rb_worker *w, struct rb_nconn *c, int err)
 void rb_nconn_send(struct rb_worker *w, struct rb_nconn *c)
 {
     if (w->nat->ur) {
-        rb_nuring_send(w, c); /* submitted with the loop's next wait */
+        w->nat->ring->send(w, c); /* submitted with the loop's next wait */
         return;
     }
     const char *at;
@@ -704,7 +704,7 @@ void rb_nconn_leg_go(struct rb_worker *w, struct rb_nconn *c)
         c->reused = true;
         c->connecting = false;
         /* The pooled connection was last some other slot's: its events come to this one now (io_uring: its completions
-         * go to whoever sent on it last, rb_nuring_send). */
+         * go to whoever sent on it last, the ring's send). */
         struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
                                  .data.u64 = ev_tag(w->nat, c, c->fd)};
         if (!w->nat->ur)

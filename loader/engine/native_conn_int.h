@@ -105,6 +105,20 @@ struct rb_nop {
 };
 
 /* A worker's native state; endpoints are resolved once, the request's fixed parts (rb_nshape) built once. */
+/*
+ * What a connection asks of the io_uring loop: native_uring.c sets it with
+ * rb_native.ur, and native_conn.c calls the loop through it, while the loop
+ * calls the connections' rb_nconn_* directly: the arrow runs one way.
+ */
+struct rb_nring_ops {
+    /* Queues what is left of c's request as a send (and arms its connection's receive), submitted with the next wait. */
+    void (*send)(struct rb_worker *w, struct rb_nconn *c);
+    /* Queues a watch of c's connecting socket (its end comes to rb_nconn_connected). Returns 0 or -errno. */
+    int (*watch)(struct rb_worker *w, struct rb_nconn *c);
+    /* Closes fd: the kernel's requests on it are ended (their completions ignored), then the descriptor. */
+    void (*close)(struct rb_worker *w, int fd);
+};
+
 struct rb_native {
     const struct rb_nop *op;
     const struct rb_nproto *proto;
@@ -128,6 +142,7 @@ struct rb_native {
     struct rb_npool **tpool;
     struct rb_nshape shape;
     struct rb_nuring *ur;      /* the io_uring loop's state (native_uring.c), or NULL: the epoll loop */
+    const struct rb_nring_ops *ring; /* with ur: the loop's calls a connection makes */
 };
 
 /* ---- native_conn.c: a connection and the request on it ---- */
@@ -187,12 +202,6 @@ int rb_nuring_new(struct rb_worker *w);
 int rb_nuring_start(struct rb_worker *w);
 /* Frees w's io_uring state (the ring, its buffers); safe when there is none. */
 void rb_nuring_free(struct rb_worker *w);
-/* Queues what is left of c's request as a send (and arms its connection's receive), submitted with the next wait. */
-void rb_nuring_send(struct rb_worker *w, struct rb_nconn *c);
-/* Queues a watch of c's connecting socket (its end comes to rb_nconn_connected). Returns 0 or -errno. */
-int rb_nuring_watch(struct rb_worker *w, struct rb_nconn *c);
-/* Closes fd: the kernel's requests on it are ended (their completions ignored), then the descriptor. */
-void rb_nuring_close(struct rb_worker *w, int fd);
 /* Submits what is queued and waits at most wait_ns for completions, then handles them all. Returns 0 or -errno. */
 int rb_nuring_wait(struct rb_worker *w, uint64_t wait_ns);
 

@@ -3,9 +3,10 @@
  * continuation tokens, AIStore's list action, an autoindex page) one after
  * the other on one keep-alive connection of a one-slot worker, each page
  * described by the target's table (rb_target_list_spec) and read by it
- * (rb_target_list_page), as libcurl's listing does. Registered into proto at
- * start-up: rb_target_list_pages lists through it, and it hands the listing
- * to libcurl when the command runs with --engine curl. Each thread keeps its
+ * (rb_target_list_page), as libcurl's listing does. The commands list through
+ * rb_engine_list_pages with their --engine: curl (or a target that lists
+ * itself, or has no listing request) goes down to proto's rb_target_list_pages,
+ * anything else runs here. Each thread keeps its
  * listing worker (and its keep-alive connection) for its next listing of the
  * same target: setting one up (its buffers and statistics, zeroed pages) cost
  * more than the pages of a short listing.
@@ -171,12 +172,12 @@ static struct nlist *nlist_get(const struct rb_target *t, uint64_t timeout_ns, i
     return l;
 }
 
-/* rb_target_lister on the native engine (see rb_target_list_pages). */
-static int native_list_pages(const struct rb_target *t, const char *prefix, uint64_t timeout_ns, struct rb_objset *out,
-                             rb_list_page_fn *on_page, void *ctx, char *err, size_t errlen)
+int rb_engine_list_pages(enum rb_engine_kind engine, const struct rb_target *t, const char *prefix,
+                         uint64_t timeout_ns, struct rb_objset *out, rb_list_page_fn *on_page, void *ctx, char *err,
+                         size_t errlen)
 {
-    if (!rb_engine_lists_native())
-        return rb_target_list_curl(t, prefix, timeout_ns, out, on_page, ctx, err, errlen);
+    if (engine == RB_ENGINE_CURL || t->ops->list || !t->ops->list_spec)
+        return rb_target_list_pages(t, prefix, timeout_ns, out, on_page, ctx, err, errlen);
     pthread_once(&kept_once, kept_init);
     err[0] = '\0';
     int rc = 0;
@@ -205,7 +206,8 @@ static int native_list_pages(const struct rb_target *t, const char *prefix, uint
     return rc ? rc : l->rc;
 }
 
-__attribute__((constructor)) static void register_lister(void)
+int rb_engine_list(enum rb_engine_kind engine, const struct rb_target *t, const char *prefix, uint64_t timeout_ns,
+                   struct rb_objset *out, char *err, size_t errlen)
 {
-    rb_target_register_lister(native_list_pages);
+    return rb_engine_list_pages(engine, t, prefix, timeout_ns, out, NULL, NULL, err, errlen);
 }

@@ -156,13 +156,6 @@ enum rb_io_loop rb_native_io_loop(const struct rb_load_opts *o)
     return RB_IOLOOP_EPOLL;
 }
 
-const char *rb_engine_io_loop_name(const struct rb_load_opts *o)
-{
-    if (o->target->ops->loop || rb_engine_kind(o) != RB_ENGINE_NATIVE)
-        return NULL;
-    return rb_native_io_loop(o) == RB_IOLOOP_URING ? "io_uring" : "epoll";
-}
-
 /* ---- set-up ---- */
 
 static unsigned pow2_at_least(unsigned n)
@@ -172,6 +165,12 @@ static unsigned pow2_at_least(unsigned n)
         p <<= 1;
     return p;
 }
+
+/* A connection's calls on the loop (struct rb_nring_ops), below. */
+static void ring_send(struct rb_worker *w, struct rb_nconn *c);
+static int ring_watch(struct rb_worker *w, struct rb_nconn *c);
+static void ring_close(struct rb_worker *w, int fd);
+static const struct rb_nring_ops ring_ops = {.send = ring_send, .watch = ring_watch, .close = ring_close};
 
 int rb_nuring_new(struct rb_worker *w)
 {
@@ -194,6 +193,7 @@ int rb_nuring_new(struct rb_worker *w)
     if (!u)
         return -ENOMEM;
     w->nat->ur = u;
+    w->nat->ring = &ring_ops;
     /* A send and a receive per connection at most, the wake-up, and room. */
     u->entries = pow2_at_least(2 * w->nreq + 8);
     u->entries = u->entries > SQ_MAX ? SQ_MAX : u->entries;
@@ -313,7 +313,7 @@ static bool arm_recv(struct rb_nuring *u, struct rb_nufd *f, int fd)
     return true;
 }
 
-void rb_nuring_send(struct rb_worker *w, struct rb_nconn *c)
+static void ring_send(struct rb_worker *w, struct rb_nconn *c)
 {
     struct rb_native *n = w->nat;
     struct rb_nuring *u = n->ur;
@@ -337,7 +337,7 @@ void rb_nuring_send(struct rb_worker *w, struct rb_nconn *c)
     rb_nconn_finish(w, c, CURLE_SEND_ERROR, "io_uring: no room in the submission queue (native engine)");
 }
 
-int rb_nuring_watch(struct rb_worker *w, struct rb_nconn *c)
+static int ring_watch(struct rb_worker *w, struct rb_nconn *c)
 {
     struct rb_nuring *u = w->nat->ur;
     struct rb_nufd *f = fd_entry(u, c->fd);
@@ -352,7 +352,7 @@ int rb_nuring_watch(struct rb_worker *w, struct rb_nconn *c)
     return 0;
 }
 
-void rb_nuring_close(struct rb_worker *w, int fd)
+static void ring_close(struct rb_worker *w, int fd)
 {
     struct rb_nuring *u = w->nat->ur;
     if ((unsigned)fd < u->nfds) {
@@ -423,9 +423,9 @@ static void on_cqe(struct rb_worker *w, const struct io_uring_cqe *cqe)
         c->sending = false;
         if (cqe->res > 0) {
             rb_nconn_wrote(c, (size_t)cqe->res);
-            rb_nuring_send(w, c); /* the rest of a partial send, if any */
+            ring_send(w, c); /* the rest of a partial send, if any */
         } else if (cqe->res == -EINTR || cqe->res == -EAGAIN) {
-            rb_nuring_send(w, c);
+            ring_send(w, c);
         } else {
             rb_nconn_send_failed(w, c, -cqe->res);
         }

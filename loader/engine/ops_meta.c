@@ -37,20 +37,3 @@ const struct rb_xfer_op rb_xfer_delete_op = {
     .name = "DELETE", .slot_setup = delete_slot_setup, .prepare = meta_prepare, .bytes = meta_bytes, .no_body = true};
 const struct rb_xfer_op rb_xfer_head_op = {
     .name = "HEAD", .slot_setup = head_slot_setup, .prepare = meta_prepare, .bytes = meta_bytes, .no_body = true};
-
-const char *rb_load_op_name(enum rb_load_op op)
-{
-    const struct rb_xfer_op *row = rb_xfer_op_for(op);
-    return row ? row->name : "?";
-}
-
-bool rb_load_op_moves_bytes(enum rb_load_op op)
-{
-    const struct rb_xfer_op *row = rb_xfer_op_for(op);
-    return !row || !row->no_body;
-}
-
-bool rb_load_op_once(enum rb_load_op op)
-{
-    return op == RB_LOAD_PUT || op == RB_LOAD_DELETE;
-}

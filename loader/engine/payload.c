@@ -3,11 +3,9 @@
 
 #include "payload_int.h"
 #include "railbench/mix.h"
-#include "tarshard_int.h"
 
-/* The layout of every payload in this process (rb_payload_set_tar): plain when members is 0. */
+/* The layout of every payload in this process (rb_payload_set_layout): plain when fill is NULL. */
 static struct {
-    uint64_t members, member_bytes;
     void (*fill)(const void *ctx, uint64_t key, uint64_t offset, void *buf, size_t len); /* a format's, or NULL */
     const void *ctx;
 } layout;
@@ -148,18 +146,10 @@ void rb_payload_set_layout(void (*fill)(const void *ctx, uint64_t key, uint64_t 
     layout.ctx = ctx;
 }
 
-void rb_payload_set_tar(uint64_t members, uint64_t member_bytes)
-{
-    layout.members = members;
-    layout.member_bytes = member_bytes;
-}
-
 void rb_payload_fill(uint64_t key, uint64_t offset, void *buf, size_t len)
 {
     if (layout.fill)
         layout.fill(layout.ctx, key, offset, buf, len);
-    else if (layout.members)
-        rb_tar_fill(key, layout.members, layout.member_bytes, offset, buf, len);
     else
         rb_payload_plain_fill(key, offset, buf, len);
 }
@@ -168,8 +158,6 @@ size_t rb_payload_verify(uint64_t key, uint64_t offset, const void *buf, size_t 
 {
     if (layout.fill)
         return verify_with(layout.fill, layout.ctx, key, offset, buf, len);
-    if (layout.members)
-        return rb_tar_verify(key, layout.members, layout.member_bytes, offset, buf, len);
     return verify_with(plain_fill, NULL, key, offset, buf, len);
 }
 

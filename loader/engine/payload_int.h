@@ -9,7 +9,7 @@
  * Every function here is pure (no allocation) and thread-safe: worker
  * threads call them per request. The state is read-only once workers run:
  * the plain layout's 4 KiB pattern (made before main) and the process's
- * payload layout, set once before any worker starts (rb_payload_set_tar).
+ * payload layout, set once before any worker starts (rb_payload_set_layout).
  * The plain layout, byte for byte, is in docs/load.md ("Payload and
  * verification").
  */
@@ -28,15 +28,9 @@ uint64_t rb_payload_plain_word_mask(uint64_t key, uint64_t block);
 
 /*
  * From now on every payload (what PUT writes and --verify expects, in
- * every protocol) is a tar shard of members members of member_bytes each
- * (tarshard_int.h); 0 members: plain again. Call before any worker starts.
- */
-void rb_payload_set_tar(uint64_t members, uint64_t member_bytes);
-
-/*
- * From now on every payload is what fill writes (a file format's layout,
- * fill(ctx, key, offset, buf, len): pure, thread-safe); NULL: back to plain
- * or tar. Call before any worker starts; ctx must outlive the workers.
+ * every protocol) is what fill writes (a file format's layout, a tar
+ * shard's: fill(ctx, key, offset, buf, len), pure and thread-safe); NULL:
+ * back to plain. Call before any worker starts; ctx must outlive the workers.
  */
 void rb_payload_set_layout(void (*fill)(const void *ctx, uint64_t key, uint64_t offset, void *buf, size_t len),
                            const void *ctx);

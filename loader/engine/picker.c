@@ -7,6 +7,10 @@
 
 #include "worker_int.h"
 
+bool rb_load_op_once(enum rb_load_op op)
+{
+    return op == RB_LOAD_PUT || op == RB_LOAD_DELETE;
+}
 
 static uint64_t next_rand(uint64_t *x)
 {

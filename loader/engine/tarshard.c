@@ -228,3 +228,9 @@ int rb_tar_stream_end(struct rb_tar_stream *s)
     s->why = s->pos ? "the body ends inside a member or header: a truncated shard" : "an empty body: not a tar archive";
     return -EBADMSG;
 }
+
+void rb_tar_layout_fill(const void *ctx, uint64_t key, uint64_t offset, void *buf, size_t len)
+{
+    const struct rb_tar_layout *l = ctx;
+    rb_tar_fill(key, l->members, l->member_bytes, offset, buf, len);
+}

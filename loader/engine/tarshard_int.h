@@ -31,6 +31,13 @@ void rb_tar_fill(uint64_t key, uint64_t members, uint64_t member_bytes, uint64_t
 size_t rb_tar_verify(uint64_t key, uint64_t members, uint64_t member_bytes, uint64_t offset, const void *buf,
                      size_t len);
 
+/* Tar shards as the payload layout: rb_payload_set_layout(rb_tar_layout_fill, ctx), ctx a struct rb_tar_layout. */
+struct rb_tar_layout {
+    uint64_t members, member_bytes;
+};
+/* rb_tar_fill of the shard layout ctx. */
+void rb_tar_layout_fill(const void *ctx, uint64_t key, uint64_t offset, void *buf, size_t len);
+
 /*
  * Reads one 512-byte header block of any POSIX ustar, pax or GNU archive:
  * 1 for an all-zero block (the archive's end), 0 with *size (the bytes of

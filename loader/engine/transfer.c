@@ -234,6 +234,18 @@ const struct rb_xfer_op *rb_xfer_op_for(enum rb_load_op op)
     return xfer_ops[op];
 }
 
+const char *rb_load_op_name(enum rb_load_op op)
+{
+    const struct rb_xfer_op *row = rb_xfer_op_for(op);
+    return row ? row->name : "?";
+}
+
+bool rb_load_op_moves_bytes(enum rb_load_op op)
+{
+    const struct rb_xfer_op *row = rb_xfer_op_for(op);
+    return !row || !row->no_body;
+}
+
 /* ---- slots ---- */
 
 int rb_xfer_slot_init(struct rb_worker *w, struct rb_req *r, size_t ep)
@@ -464,21 +476,6 @@ void rb_xfer_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
     w->free_slots[w->nfree++] = (unsigned)(r - w->reqs);
     rb_xfer_record(w, r, rc, status, (uint64_t)ttfb_us * RB_NS_PER_US, (uint64_t)total_us * RB_NS_PER_US,
                    redirects, rb_clock_ns());
-}
-
-struct rb_req *rb_worker_slot_busy(struct rb_worker *w, unsigned i, bool stop)
-{
-    struct rb_req *r = w->nat ? rb_native_req(w, i) : &w->reqs[i];
-    if (w->nat ? !rb_native_busy(w, i) : !r->busy)
-        return NULL;
-    if (stop && w->nat) {
-        rb_native_drop(w, i);
-    } else if (stop) {
-        curl_multi_remove_handle(r->sh->multi, r->easy);
-        r->busy = false;
-        w->free_slots[w->nfree++] = i;
-    }
-    return r;
 }
 
 void rb_xfer_release(struct rb_worker *w, struct rb_req *r, long *status, uint64_t *total_ns)

@@ -1,4 +1,4 @@
-/* Engine internals: requests and op rows (transfer.c), worker loops (worker.c), pickers (picker.c), API (engine.c). */
+/* Engine internals: requests and op rows (transfer.c), workers (worker.c, worker_turn.c), pickers, API (engine.c). */
 #ifndef RB_WORKER_INT_H
 #define RB_WORKER_INT_H
 
@@ -164,7 +164,7 @@ struct rb_fwatch;
  * Who issues and accounts a worker's requests: one const row per feature,
  * chosen once at init (worker.c) and never asked per request. The plain row
  * (worker.c: the op row through the picker), a put that notes what it wrote
- * (rb_written_driver, written.c), S3 multipart PUT (rb_mp_driver,
+ * (rb_written_driver, tracked.c), S3 multipart PUT (rb_mp_driver,
  * multipart.c), GET in ranged parts (rb_rg_driver, ranged.c), load mixed
  * (rb_mix_driver, mixed.c). Each feature keeps its state in a struct of its
  * own, owned by its file (w->mp, w->rg, w->mix, w->written).
@@ -228,6 +228,7 @@ struct rb_worker {
     /* The drivers' own state, each NULL unless its driver runs (set by its init): */
     struct rb_mp *mp;           /* S3 multipart PUT (multipart.c) */
     struct rb_mixer *mix;       /* load mixed (mixed.c) */
+    const uint8_t *mix_slot_op; /* load mixed: each slot's op (enum rb_load_op, mixed.c's), else NULL: o->op */
     struct rb_rg *rg;           /* GET in ranged parts (ranged.c) */
     uint64_t part_off, part_len; /* ranged.c: the Range of the GET it issues next (len 0: none; rb_xfer_get_range) */
     struct rb_written *written; /* o->track_written: what this worker wrote, for cleanup (written.c); else NULL */
@@ -280,6 +281,16 @@ struct rb_worker {
     struct rb_slowheap slow;    /* o->slowest: its slowest requests */
 };
 
+/*
+ * load mixed: the op of slot's request (w->mix set). Read from the array
+ * mixed.c hands the worker, so the layers below the drivers (request phases)
+ * need not call into mixed.c.
+ */
+static inline enum rb_load_op rb_mix_slot_op(const struct rb_worker *w, unsigned slot)
+{
+    return (enum rb_load_op)w->mix_slot_op[slot];
+}
+
 struct rb_engine {
     struct rb_load_opts o;
     unsigned inflight;          /* requests in flight at the last collect, over all workers */
@@ -313,7 +324,8 @@ int rb_xfer_issue(struct rb_worker *w, const char *name, uint64_t size, uint64_t
 void rb_xfer_get_range(struct rb_worker *w, struct rb_req *r, const char *name, uint64_t size, uint64_t *off, uint64_t *len);
 /*
  * Slot i's request on either engine (NULL when it has none in flight); with
- * stop, the request is stopped without being accounted and the slot freed.
+ * stop, the request is stopped without being accounted and the slot freed
+ * (worker_slot.c).
  */
 struct rb_req *rb_worker_slot_busy(struct rb_worker *w, unsigned i, bool stop);
 /* libcurl: slot r's request ended: its status (0 none) and total time read, its handle out of the multi, the slot freed. */
@@ -375,6 +387,9 @@ void rb_worker_free(struct rb_worker *w);
 int rb_worker_run(struct rb_worker *w, const atomic_bool *stop, const volatile int *stop2);
 /* The thread function of an engine worker. */
 void *rb_worker_main(void *arg);
+
+/* ---- worker_turn.c: what every request loop does each turn (libcurl's, native, file) ---- */
+
 /* The next object for w (name borrowed until the next call); false when its limits or objects are used up. */
 bool rb_worker_next(struct rb_worker *w, const char **name, uint64_t *size);
 /* Hands w's private stats to its mailbox (under mu); once per tick, never per request. Worker thread. */
@@ -435,16 +450,23 @@ void rb_tar_request_end(struct rb_worker *w, struct rb_req *r);
 /* Adds w's per-sample statistics into into (nothing without o->tar_samples). After the worker's thread joined. */
 void rb_tar_collect_samples(const struct rb_worker *w, struct rb_stats *into);
 
+/* ---- tracked.c: the driver of a put that notes each object it wrote ---- */
+
+/* The plain op row's requests, a success noted (rb_written_slot_stored). */
+extern const struct rb_worker_driver rb_written_driver;
+
 /* ---- written.c: which objects a put wrote (o->track_written), what cleanup deletes ---- */
 
-/* A put that notes each object it wrote: the plain op row's requests, a success noted (rb_worker_wrote). */
-extern const struct rb_worker_driver rb_written_driver;
 /* Sets up w->written for o->track_written. Returns 0 or -ENOMEM. Before the worker's thread starts. */
 int rb_written_new(struct rb_worker *w);
 /* Frees w->written; safe when there is none. */
 void rb_written_free(struct rb_worker *w);
 /* Notes that w wrote object idx of its set (o->track_written); a failed allocation stops tracking with a warning. */
 void rb_worker_wrote(struct rb_worker *w, uint64_t idx);
+/* Slot's put in flight writes object idx (rb_written_driver). */
+void rb_written_slot_put(struct rb_worker *w, unsigned slot, uint64_t idx);
+/* Slot's put succeeded: its object (rb_written_slot_put) is noted written. */
+void rb_written_slot_stored(struct rb_worker *w, unsigned slot);
 /*
  * Notes a put whose outcome is unknown (o->track_written): it timed out or its connection was reset after it was
  * sent, or it was in flight when the loop ended; the server may have stored it. On the file loop: an unfinished file

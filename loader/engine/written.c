@@ -5,7 +5,7 @@
 #include "railbench/log.h"
 #include "worker_int.h"
 
-/* The indices of the objects a worker wrote, and per slot the object its put in flight writes (rb_written_driver). */
+/* The indices of the objects a worker wrote, and per slot the object its put in flight writes (tracked.c). */
 struct rb_written {
     uint64_t *idx;
     size_t n, cap;
@@ -80,32 +80,12 @@ int rb_written_each(const struct rb_worker *w, const struct rb_objset *set, char
     return 0;
 }
 
-/* A put that cleans up after itself: the slot remembers its object, a success notes it written. */
-static int issue_tracked(struct rb_worker *w, const char *name, uint64_t size, uint64_t intended_ns)
+void rb_written_slot_put(struct rb_worker *w, unsigned slot, uint64_t idx)
 {
-    unsigned slot = w->free_slots[w->nfree - 1];
-    int rc = rb_xfer_issue(w, name, size, intended_ns);
-    if (!rc)
-        w->written->slot_idx[slot] = w->cur_idx;
-    return rc;
+    w->written->slot_idx[slot] = idx;
 }
 
-static int refill_tracked(struct rb_worker *w)
+void rb_written_slot_stored(struct rb_worker *w, unsigned slot)
 {
-    return rb_worker_refill(w, issue_tracked);
+    rb_worker_wrote(w, w->written->slot_idx[slot]);
 }
-
-static void complete_tracked(struct rb_worker *w, struct rb_req *r, CURLcode rc)
-{
-    uint64_t errors = w->local->errors;
-    rb_xfer_complete(w, r, rc);
-    if (w->local->errors == errors)
-        rb_worker_wrote(w, w->written->slot_idx[r - w->reqs]);
-}
-
-/* The state is w->written, set up for o->track_written whatever the driver (worker.c): no init or free of its own. */
-const struct rb_worker_driver rb_written_driver = {
-    .name = "written",
-    .refill = refill_tracked,
-    .complete = complete_tracked,
-};

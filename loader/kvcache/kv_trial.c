@@ -238,7 +238,7 @@ static int make_dir(struct kv_run *x)
         char name[320];
         snprintf(name, sizeof name, "%s/u0-c0-t1.npy", x->r.dir);
         int st = rb_objset_add(&first, name, 0) ? RB_EXIT_RUNTIME
-                 : rb_safety_check(&x->h, x->t, &first, x->a->tgt.timeout_ns, 0, false, "load kvcache", "its entries",
+                 : rb_safety_check(&x->h, x->t, &first, x->a->tgt.timeout_ns, RB_ENGINE_AUTO, 0, false, "load kvcache", "its entries",
                                    NULL);
         rb_objset_free(&first);
         return st;

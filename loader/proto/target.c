@@ -698,13 +698,6 @@ int rb_target_list_page(const struct rb_target *t, const char *prefix, CURLcode 
     return rc;
 }
 
-static rb_target_lister *lister;
-
-void rb_target_register_lister(rb_target_lister *fn)
-{
-    lister = fn;
-}
-
 /* libcurl's listing: one easy handle, page after page, each through rb_target_list_page. */
 int rb_target_list_curl(const struct rb_target *t, const char *prefix, uint64_t timeout_ns, struct rb_objset *out,
                         rb_list_page_fn *on_page, void *ctx, char *err, size_t errlen)
@@ -792,7 +785,5 @@ int rb_target_list_pages(const struct rb_target *t, const char *prefix, uint64_t
         snprintf(err, errlen, "%s: this target cannot be listed", t->name);
         return -EOPNOTSUPP;
     }
-    if (lister)
-        return lister(t, prefix, timeout_ns, out, on_page, ctx, err, errlen);
     return rb_target_list_curl(t, prefix, timeout_ns, out, on_page, ctx, err, errlen);
 }

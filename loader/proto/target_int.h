@@ -117,7 +117,9 @@ int rb_target_probe(const struct rb_target *t, uint64_t timeout_ns, char *err, s
  * Lists the objects under prefix (s3: ListObjectsV2 with pagination; ais: the
  * list action with continuation tokens; http: an nginx autoindex JSON page)
  * and appends them with their sizes to out. Returns 0, or -EIO/-EPROTO with
- * one line in err (the HTTP status and the server's message).
+ * one line in err (the HTTP status and the server's message). HTTP targets
+ * list through libcurl here; the commands list through the engine's
+ * rb_engine_list, which takes the native engine unless they chose curl.
  */
 int rb_target_list(const struct rb_target *t, const char *prefix, uint64_t timeout_ns,
                    struct rb_objset *out, char *err, size_t errlen);
@@ -166,14 +168,6 @@ int rb_target_list_page(const struct rb_target *t, const char *prefix, CURLcode 
                         const char *body, size_t len, struct rb_objset *out, char **token, rb_list_page_fn *on_page,
                         void *ctx, uint64_t total_ns, uint64_t ttfb_ns, char *err, size_t errlen);
 
-/*
- * A listing engine above proto (the native engine) registers itself when the
- * program starts; rb_target_list_pages then lists HTTP targets through it (it
- * may hand a listing back to rb_target_list_curl). Same contract as rb_target_list_pages.
- */
-typedef int rb_target_lister(const struct rb_target *t, const char *prefix, uint64_t timeout_ns,
-                             struct rb_objset *out, rb_list_page_fn *on_page, void *ctx, char *err, size_t errlen);
-void rb_target_register_lister(rb_target_lister *fn);
 /* rb_target_list_pages on libcurl: one easy handle, page after page. */
 int rb_target_list_curl(const struct rb_target *t, const char *prefix, uint64_t timeout_ns, struct rb_objset *out,
                         rb_list_page_fn *on_page, void *ctx, char *err, size_t errlen);

@@ -245,7 +245,8 @@ static int check_names(struct tiers_run *r)
     for (size_t i = 0; i < r->a->sizes.n && !status; i++) {
         struct size_set s;
         size_set_build(r, &s, r->a->sizes.v[i]);
-        status = rb_safety_check(&r->h, r->backend, &s.backend_mine, r->a->tgt.timeout_ns, 0, r->a->overwrite,
+        status = rb_safety_check(&r->h, r->backend, &s.backend_mine, r->a->tgt.timeout_ns,
+                                 (enum rb_engine_kind)r->a->eng.engine, 0, r->a->overwrite,
                                  "load tiers", strcmp(r->a->prefix, DEFAULT_PREFIX) ? "--prefix" : "(default names)", NULL);
         size_set_free(&s);
     }
@@ -455,8 +456,8 @@ static int run(struct tiers_args *a, struct rb_cli *cli)
     r->cache_headers = r->fc ? "cache file lookup" : a->cache_header ? a->cache_header : DEFAULT_CACHE_HEADERS;
 
     /* One connection to every endpoint of both before anything is measured: an unreachable one is exit 3. */
-    if ((status = rb_engine_check_usage(a->eng.engine, r->backend, RB_LOAD_GET, false)) != 0 ||
-        (status = rb_engine_check_usage(a->eng.engine, r->tier, RB_LOAD_GET, false)) != 0 ||
+    if ((status = rb_engine_check_usage(&a->eng, r->backend, RB_LOAD_GET, false)) != 0 ||
+        (status = rb_engine_check_usage(&a->eng, r->tier, RB_LOAD_GET, false)) != 0 ||
         (status = rb_load_target_probe(r->backend, a->tgt.timeout_ns)) != 0 ||
         (status = rb_load_target_probe(r->tier, a->tgt.timeout_ns)) != 0)
         goto early;

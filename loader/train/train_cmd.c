@@ -49,6 +49,13 @@ static void record_config(struct rb_cli *cli, const char *name, const char *valu
         cJSON_Delete(v);
 }
 
+/* From now on every payload is a tar shard of a->spo members of a->sample_bytes each (a->tar holds the layout). */
+static void tar_payload(struct train_args *a)
+{
+    a->tar = (struct rb_tar_layout){a->spo, a->sample_bytes};
+    rb_payload_set_layout(rb_tar_layout_fill, &a->tar);
+}
+
 /* Resolves presets and checks the options together; prints one line and returns RB_EXIT_USAGE on the first problem. */
 static int resolve(struct train_args *a, struct rb_cli *cli)
 {
@@ -167,7 +174,7 @@ static int resolve(struct train_args *a, struct rb_cli *cli)
     record_config(cli, "au-min", v);
     /* What --populate writes and --verify expects, in every protocol: shards of spo members (tarshard_int.h). */
     if (a->format == TRAIN_FORMAT_TAR && a->sample_known)
-        rb_payload_set_tar(a->spo, a->sample_bytes);
+        tar_payload(a);
     return rb_train_formats_resolve(a);
 }
 
@@ -188,7 +195,7 @@ static int open_target(struct train_args *a, struct rb_cli *cli, struct rb_targe
     int status = rb_load_target_open(&a->tgt, cli->args[0], NULL, t);
     if (status)
         return status;
-    if ((status = rb_engine_check_usage(a->eng.engine, *t, RB_LOAD_GET, false))) {
+    if ((status = rb_engine_check_usage(&a->eng, *t, RB_LOAD_GET, false))) {
         rb_target_close(*t);
         *t = NULL;
         return status;

@@ -12,6 +12,7 @@
 
 #include "../cmd/loader_int.h"
 #include "../engine/phase_int.h"
+#include "../engine/tarshard_int.h"
 #include "../file/file_int.h"
 #include "railbench/buf.h"
 #include "railbench/harness.h"
@@ -62,6 +63,7 @@ struct train_args {
     bool decode;               /* --decode: npz and jpeg files decoded as a loader does (train_decode.c) */
     struct train_pqcfg *pq;    /* --format parquet: the layout and the projection (train_pq.c) */
     struct rb_npz_spec npz;    /* --format npz: what every file holds (fmt_npz.c) */
+    struct rb_tar_layout tar;  /* --format tar: the shards' members, the payload layout (tarshard_int.h) */
     struct rb_jpeg_layout *jpeg; /* --format jpeg with a sample size: the coded pool (fmt_jpeg.c) */
 
     /* Resolved from the options and the preset. */

@@ -20,7 +20,7 @@ int rb_train_build_objects(struct rb_harness *h, const struct train_args *a, con
                            const char *prefix, struct rb_objset *all, const char **source)
 {
     uint64_t total = 0;
-    int status = rb_load_build_objects(h, t, a->objects, a->filelist, prefix, a->tgt.timeout_ns,
+    int status = rb_load_build_objects(h, t, a->objects, a->filelist, prefix, a->tgt.timeout_ns, (enum rb_engine_kind)a->eng.engine,
                                        "to train on (put some first, or give --objects N --populate)", true, all,
                                        &total);
     if (status)
@@ -201,7 +201,7 @@ int rb_train_populate(struct rb_train_run *R, cJSON **record)
     if (rb_objset_partition(R->all, h->rank, h->size, &mine))
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
     /* The data set is the user's to keep: names that exist are not written over without --overwrite. */
-    int status = rb_safety_check(h, R->t, &mine, R->a->tgt.timeout_ns, 0, R->a->overwrite, "load train", "--populate", NULL);
+    int status = rb_safety_check(h, R->t, &mine, R->a->tgt.timeout_ns, (enum rb_engine_kind)R->a->eng.engine, 0, R->a->overwrite, "load train", "--populate", NULL);
     if (status) {
         rb_objset_free(&mine);
         return status;

@@ -5,7 +5,7 @@
 # fabric -> loader, core -> loader, objset -> proto, proto -> file) and a wrong link edge planted in a copy of the objects are each caught;
 # so are a new load subcommand folder that includes another command (a folder the rule does not name is at the
 # commands' level) and the rules of shape it also holds: a function over 120 lines, a file over 800, an entry point
-# not named *_main.
+# not named *_main; and a circle of files inside loader/engine (two planted objects that call each other).
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 CHECK=$ROOT/tests/layering.py
@@ -61,6 +61,20 @@ if python3 "$CHECK" "$ROOT" "$T/obj" >"$T/plant.out"; then fail "link edge fabri
 grep -q '^fabric/plant.c: uses rb_engine_free, defined in loader/engine: fabric -> loader/engine is against' "$T/plant.out" ||
     { cat "$T/plant.out" >&2; fail "link edge: caught, but not as expected"; }
 ok "link edge fabric -> loader/engine: caught"
+
+# 5. No circle inside loader/engine: the tree has none but the allowed one, and two planted objects that call each
+# other (a circle of 2 files) are caught, named.
+grep -q '^circles inside modules: ' "$T/check.out" || fail "no circles counted: $(head -n 3 "$T/check.out")"
+ok "$(grep '^circles inside modules' "$T/check.out")"
+rm -f "$T/obj/fabric/plant.o"
+printf 'void planted_b(void);\nvoid planted_a(void) { planted_b(); }\n' >"$T/plant_a.c"
+printf 'void planted_a(void);\nvoid planted_b(void) { planted_a(); }\n' >"$T/plant_b.c"
+cc -c -o "$T/obj/loader/engine/planted_a.o" "$T/plant_a.c"
+cc -c -o "$T/obj/loader/engine/planted_b.o" "$T/plant_b.c"
+if python3 "$CHECK" "$ROOT" "$T/obj" >"$T/plant.out"; then fail "a circle inside loader/engine: not caught"; fi
+grep -qx 'loader/engine: a circle of 2 files that use each other: loader/engine/planted_a.c, loader/engine/planted_b.c' \
+    "$T/plant.out" || { cat "$T/plant.out" >&2; fail "a circle inside loader/engine: caught, but not as expected"; }
+ok "a circle inside loader/engine: caught"
 
 # The code map of docs/HACKING.md names every source file and lists every public header
 # (tests/hacking_map.py); a new file left off the map, a header left off the public list and a file the map

@@ -203,12 +203,17 @@ struct sim {
     char *send[NR], *recv[NR];
     struct rb_coll_args a[NR];
     struct rb_coll_counts cn;
+    struct rb_coll_a2av a2av; /* alltoallv's pattern (distance-weighted), every rank's */
 };
 
 static void sim_init(struct sim *s, const struct rb_coll_test *t, enum rb_coll_dtype type, enum rb_coll_redop op,
                      int root, uint64_t seed)
 {
-    t->counts(COUNT, rb_coll_dtype_bytes(type), NR, true, &s->cn);
+    const struct rb_coll_a2av_opts ao = {.spread = 1, .scale = -1};
+    s->a2av = (struct rb_coll_a2av){0};
+    assert_int_equal(rb_coll_alltoallv_setup(&ao, &s->a2av), 0);
+    const struct rb_coll_args pa = {.a2av = &s->a2av};
+    t->counts(&pa, COUNT, rb_coll_dtype_bytes(type), NR, true, &s->cn);
     size_t tb = rb_coll_dtype_bytes(type);
     for (int r = 0; r < NR; r++) {
         s->send[r] = calloc(s->cn.send + 1, tb);
@@ -226,6 +231,7 @@ static void sim_init(struct sim *s, const struct rb_coll_test *t, enum rb_coll_d
         a->count = s->cn.param;
         a->send = s->send[r];
         a->recv = s->recv[r];
+        a->a2av = &s->a2av;
         t->init(a, seed);
     }
 }
@@ -236,6 +242,7 @@ static void sim_free(struct sim *s)
         free(s->send[r]);
         free(s->recv[r]);
     }
+    rb_coll_alltoallv_free(&s->a2av);
 }
 
 /* What rank r's output must be, computed from every rank's input without the collective's code. */
@@ -283,8 +290,8 @@ static void reference(struct sim *s, const struct rb_coll_test *t, int r)
         for (int i = 0; i < NR; i++) {
             size_t skip = 0;
             for (int k = 0; k < r; k++)
-                skip += rb_coll_alltoallv_pair_bytes(i, k, NR, total);
-            size_t bytes = rb_coll_alltoallv_pair_bytes(i, r, NR, total);
+                skip += rb_coll_alltoallv_pair_bytes(&s->a2av, i, k, NR, total);
+            size_t bytes = rb_coll_alltoallv_pair_bytes(&s->a2av, i, r, NR, total);
             memcpy(out + at, s->send[i] + skip, bytes);
             at += bytes;
         }
@@ -369,23 +376,25 @@ static void test_alltoallv_pattern(void **state)
 {
     (void)state;
     struct rb_coll_a2av_opts o = {.spread = 1, .scale = -1};
-    assert_int_equal(rb_coll_alltoallv_setup(&o), 0);
+    struct rb_coll_a2av p = {0};
+    const struct rb_coll_args pa = {.a2av = &p};
+    assert_int_equal(rb_coll_alltoallv_setup(&o, &p), 0);
     /* 4 ranks, 1024 B each: distances 1, 2, 3 of 6 -> 170.7, 341.3, 512 -> aligned 160, 336, 512; none to itself. */
-    assert_int_equal(rb_coll_alltoallv_pair_bytes(0, 0, 4, 1024), 0);
-    assert_int_equal(rb_coll_alltoallv_pair_bytes(0, 1, 4, 1024), 160);
-    assert_int_equal(rb_coll_alltoallv_pair_bytes(0, 2, 4, 1024), 336);
-    assert_int_equal(rb_coll_alltoallv_pair_bytes(3, 2, 4, 1024), 512); /* distance (2 - 3) mod 4 = 3 */
+    assert_int_equal(rb_coll_alltoallv_pair_bytes(&p, 0, 0, 4, 1024), 0);
+    assert_int_equal(rb_coll_alltoallv_pair_bytes(&p, 0, 1, 4, 1024), 160);
+    assert_int_equal(rb_coll_alltoallv_pair_bytes(&p, 0, 2, 4, 1024), 336);
+    assert_int_equal(rb_coll_alltoallv_pair_bytes(&p, 3, 2, 4, 1024), 512); /* distance (2 - 3) mod 4 = 3 */
     struct rb_coll_counts c;
-    rb_coll_alltoallv.counts(256, 4, 4, false, &c); /* -b 1K float: 64 per peer, 1008 B sent and received */
+    rb_coll_alltoallv.counts(&pa, 256, 4, 4, false, &c); /* -b 1K float: 64 per peer, 1008 B sent and received */
     assert_true(c.param == 64 && c.send == 252 && c.recv == 252);
     o.spread = 0; /* uniform: 256 B to everyone, itself included */
-    assert_int_equal(rb_coll_alltoallv_setup(&o), 0);
-    assert_int_equal(rb_coll_alltoallv_pair_bytes(2, 2, 4, 1024), 256);
+    assert_int_equal(rb_coll_alltoallv_setup(&o, &p), 0);
+    assert_int_equal(rb_coll_alltoallv_pair_bytes(&p, 2, 2, 4, 1024), 256);
     o.spread = 0.5; /* halfway: (256 + 170.7) / 2 = 213.3 -> 208 */
-    assert_int_equal(rb_coll_alltoallv_setup(&o), 0);
-    assert_int_equal(rb_coll_alltoallv_pair_bytes(0, 1, 4, 1024), 208);
+    assert_int_equal(rb_coll_alltoallv_setup(&o, &p), 0);
+    assert_int_equal(rb_coll_alltoallv_pair_bytes(&p, 0, 1, 4, 1024), 208);
     o.spread = 1.5;
-    assert_int_equal(rb_coll_alltoallv_setup(&o), RB_EXIT_USAGE);
+    assert_int_equal(rb_coll_alltoallv_setup(&o, &p), RB_EXIT_USAGE);
     /* A matrix file: values aligned down to 16 after the scale; the busiest rank sizes the buffers. */
     char path[] = "/tmp/rb_a2av_XXXXXX";
     int fd = mkstemp(path);
@@ -394,27 +403,35 @@ static void test_alltoallv_pattern(void **state)
     assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
     close(fd);
     o = (struct rb_coll_a2av_opts){.spread = -1, .matrix = path, .scale = 2};
-    assert_int_equal(rb_coll_alltoallv_setup(&o), 0);
-    assert_int_equal(rb_coll_alltoallv_pair_bytes(0, 1, 3, 0), 192);  /* 200 -> 192 */
-    assert_int_equal(rb_coll_alltoallv_pair_bytes(1, 0, 3, 0), 32);   /* 34 -> 32 */
-    assert_int_equal(rb_coll_alltoallv_pair_bytes(2, 1, 3, 0), 16);   /* 30 -> 16 */
-    assert_int_equal(rb_coll_alltoallv_pair_bytes(2, 0, 3, 0), 8000);
-    rb_coll_alltoallv.counts(1000, 1, 3, false, &c);
+    assert_int_equal(rb_coll_alltoallv_setup(&o, &p), 0);
+    assert_int_equal(rb_coll_alltoallv_pair_bytes(&p, 0, 1, 3, 0), 192);  /* 200 -> 192 */
+    assert_int_equal(rb_coll_alltoallv_pair_bytes(&p, 1, 0, 3, 0), 32);   /* 34 -> 32 */
+    assert_int_equal(rb_coll_alltoallv_pair_bytes(&p, 2, 1, 3, 0), 16);   /* 30 -> 16 */
+    assert_int_equal(rb_coll_alltoallv_pair_bytes(&p, 2, 0, 3, 0), 8000);
+    rb_coll_alltoallv.counts(&pa, 1000, 1, 3, false, &c);
     assert_true(c.param == 0 && c.send == 8000 + 16 + 64 && c.recv == 8032);
-    assert_int_equal(rb_coll_alltoallv_check(3, 8080, 8080), 0);
-    assert_int_equal(rb_coll_alltoallv_check(3, 8079, 8079), RB_EXIT_USAGE); /* -e below the busiest rank */
-    assert_int_equal(rb_coll_alltoallv_check(3, 8000, 9000), RB_EXIT_USAGE); /* -b != -e */
-    assert_int_equal(rb_coll_alltoallv_check(4, 9000, 9000), RB_EXIT_USAGE); /* 4 ranks, 3x3 matrix */
-    rb_coll_alltoallv_free();
+    assert_int_equal(rb_coll_alltoallv_check(&p, 3, 8080, 8080), 0);
+    assert_int_equal(rb_coll_alltoallv_check(&p, 3, 8079, 8079), RB_EXIT_USAGE); /* -e below the busiest rank */
+    assert_int_equal(rb_coll_alltoallv_check(&p, 3, 8000, 9000), RB_EXIT_USAGE); /* -b != -e */
+    assert_int_equal(rb_coll_alltoallv_check(&p, 4, 9000, 9000), RB_EXIT_USAGE); /* 4 ranks, 3x3 matrix */
+    rb_coll_alltoallv_free(&p);
     fd = open(path, O_WRONLY | O_TRUNC);
     assert_int_equal(write(fd, "1 2\n3\n", 6), 6);
     close(fd);
     o.scale = -1;
-    assert_int_equal(rb_coll_alltoallv_setup(&o), RB_EXIT_USAGE); /* not square */
+    assert_int_equal(rb_coll_alltoallv_setup(&o, &p), RB_EXIT_USAGE); /* not square */
     unlink(path);
-    rb_coll_alltoallv_free();
+    rb_coll_alltoallv_free(&p);
     o = (struct rb_coll_a2av_opts){.spread = 1, .scale = -1};
-    assert_int_equal(rb_coll_alltoallv_setup(&o), 0);
+    assert_int_equal(rb_coll_alltoallv_setup(&o, &p), 0);
+    /* Two patterns side by side (each run's own): setting up one leaves the other as it was. */
+    struct rb_coll_a2av u = {0};
+    o.spread = 0;
+    assert_int_equal(rb_coll_alltoallv_setup(&o, &u), 0);
+    assert_int_equal(rb_coll_alltoallv_pair_bytes(&u, 0, 1, 4, 1024), 256);
+    assert_int_equal(rb_coll_alltoallv_pair_bytes(&p, 0, 1, 4, 1024), 160);
+    rb_coll_alltoallv_free(&u);
+    rb_coll_alltoallv_free(&p);
 }
 
 /* nccl-tests' element counts: per-rank blocks for the gathered/scattered ones, in-place offsets. */
@@ -422,31 +439,31 @@ static void test_counts(void **state)
 {
     (void)state;
     struct rb_coll_counts c;
-    rb_coll_allgather.counts(1001, 4, 4, true, &c);
+    rb_coll_allgather.counts(NULL, 1001, 4, 4, true, &c);
     assert_true(c.send == 250 && c.recv == 1000 && c.param == 250 && c.send_inplace_off == 250 &&
                 c.recv_inplace_off == 0);
-    rb_coll_reducescatter.counts(1001, 4, 4, true, &c);
+    rb_coll_reducescatter.counts(NULL, 1001, 4, 4, true, &c);
     assert_true(c.send == 1000 && c.recv == 250 && c.param == 250 && c.send_inplace_off == 0 &&
                 c.recv_inplace_off == 250);
-    rb_coll_alltoall.counts(1001, 4, 4, true, &c);
+    rb_coll_alltoall.counts(NULL, 1001, 4, 4, true, &c);
     assert_true(c.send == 1000 && c.recv == 1000 && c.param == 250);
-    rb_coll_allreduce.counts(1001, 4, 4, false, &c);
+    rb_coll_allreduce.counts(NULL, 1001, 4, 4, false, &c);
     assert_true(c.send == 1001 && c.recv == 1001 && c.param == 1001);
     /* nccl-tests v2.13.12+: np 3, float, 1000 B is 80 elements (960 B) per rank; 83 (996 B) before. */
-    rb_coll_allgather.counts(250, 4, 3, false, &c);
+    rb_coll_allgather.counts(NULL, 250, 4, 3, false, &c);
     assert_true(c.send == 80 && c.recv == 240 && c.param == 80 && c.send_inplace_off == 80);
-    rb_coll_allgather.counts(250, 4, 3, true, &c);
+    rb_coll_allgather.counts(NULL, 250, 4, 3, true, &c);
     assert_true(c.param == 83 && c.recv == 249);
-    rb_coll_reducescatter.counts(250, 4, 3, false, &c);
+    rb_coll_reducescatter.counts(NULL, 250, 4, 3, false, &c);
     assert_true(c.send == 240 && c.recv == 80 && c.recv_inplace_off == 80);
-    rb_coll_alltoall.counts(250, 4, 3, false, &c);
+    rb_coll_alltoall.counts(NULL, 250, 4, 3, false, &c);
     assert_true(c.send == 240 && c.param == 80);
     /* Multiples of 16 bytes: 16 int8, 8 half, 2 double elements. */
     assert_int_equal(rb_coll_per_rank_count(1000, 3, 1, false), 320);
     assert_int_equal(rb_coll_per_rank_count(500, 3, 2, false), 160);
     assert_int_equal(rb_coll_per_rank_count(125, 3, 8, false), 40);
     assert_int_equal(rb_coll_per_rank_count(7, 3, 4, false), 0);
-    rb_coll_sendrecv.counts(1001, 4, 3, false, &c);
+    rb_coll_sendrecv.counts(NULL, 1001, 4, 3, false, &c);
     assert_true(c.param == 1001);
 }
 

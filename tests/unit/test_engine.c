@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "payload_int.h"
+#include "railbench/cli.h"
 #include "railbench/clock.h"
 #include "script_peer.h"
 #include "worker_int.h"
@@ -462,6 +463,28 @@ static void test_uring_fits(void **state)
     rb_target_close(s);
 }
 
+/* The --engine and --io-loop checks take the command's arguments (no process state): each pair against a target. */
+static void test_check_usage(void **state)
+{
+    (void)state;
+    char err[256];
+    struct rb_target *h = NULL;
+    struct rb_target_cfg ch = {.url = "http://127.0.0.1:1/d"};
+    assert_int_equal(rb_target_open(&h, &ch, err, sizeof err), 0);
+    struct rb_engine_args ea = {.engine = RB_ENGINE_AUTO, .io_loop = RB_IOLOOP_AUTO};
+    assert_int_equal(rb_engine_check_usage(&ea, h, RB_LOAD_GET, false), 0);
+    ea.io_loop = RB_IOLOOP_URING;
+    assert_int_equal(rb_engine_check_usage(&ea, h, RB_LOAD_GET, false), 0);
+    assert_int_equal(rb_engine_check_usage(&ea, h, RB_LOAD_PUT, false), RB_EXIT_USAGE); /* io_uring: no bodies */
+    ea.engine = RB_ENGINE_CURL;
+    assert_int_equal(rb_engine_check_usage(&ea, h, RB_LOAD_GET, false), RB_EXIT_USAGE); /* io_uring is native's */
+    ea.io_loop = RB_IOLOOP_EPOLL;
+    assert_int_equal(rb_engine_check_usage(&ea, h, RB_LOAD_PUT, false), 0);
+    ea.engine = RB_ENGINE_NATIVE;
+    assert_int_equal(rb_engine_check_usage(&ea, h, RB_LOAD_PUT, false), 0);
+    rb_target_close(h);
+}
+
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -477,6 +500,7 @@ int main(void)
         cmocka_unit_test(test_put_sends_the_payload),
         cmocka_unit_test(test_io_loops_agree),
         cmocka_unit_test(test_uring_fits),
+        cmocka_unit_test(test_check_usage),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();

@@ -202,6 +202,21 @@ static void test_tar_shard(void **state)
     assert_int_equal(rb_tar_verify(key, N, M, 100, whole + 100, bytes - 100), 1536 + 512 + 17 - 100);
     whole[1536 + 512 + 17] ^= 1;
 
+    /* The shards as the process's payload layout: what every PUT writes and --verify expects, then plain again. */
+    const struct rb_tar_layout tl = {N, M};
+    rb_payload_set_layout(rb_tar_layout_fill, &tl);
+    rb_payload_fill(key, 700, parts, bytes - 700);
+    assert_memory_equal(parts, whole + 700, bytes - 700);
+    assert_int_equal(rb_payload_verify(key, 0, whole, bytes), bytes);
+    whole[512 + 5] ^= 0x40; /* member 0's sixth data byte */
+    assert_int_equal(rb_payload_verify(key, 0, whole, bytes), 512 + 5);
+    whole[512 + 5] ^= 0x40;
+    rb_payload_set_layout(NULL, NULL); /* plain again */
+    rb_payload_fill(key, 0, parts, M);
+    assert_memory_equal(parts, plain, M);
+    assert_int_equal(rb_payload_verify(key, 0, plain, sizeof plain), sizeof plain);
+    assert_true(rb_payload_verify(key, 0, whole, 1024) < 1024);
+
     free(whole);
     free(parts);
 }
