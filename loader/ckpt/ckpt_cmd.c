@@ -146,9 +146,12 @@ static int check_target(struct rb_ckpt_args *a, struct rb_cli *cli, struct rb_ck
     int status = rb_file_opts_check(&fo);
     if (status || (status = rb_file_opts_target(&fo, x->t, cli, &a->inflight)))
         return status;
-    if (a->files && rb_cli_given(cli, "--read-part-size"))
-        return rb_cli_usage_error("--read-part-size: ranged reads are HTTP's (s3://, ais://, http://); %s is a "
-                                  "file:// target", rb_target_name(x->t));
+    if (a->files && rb_cli_given(cli, "--read-part-size")) {
+        char objs[128];
+        rb_proto_schemes(RB_TCAP_FILES, false, objs, sizeof objs);
+        return rb_cli_usage_error("--read-part-size: ranged reads are for objects (%s); %s is a directory of files",
+                                  objs, rb_target_name(x->t));
+    }
     return rb_load_target_probe(x->t, a->tgt.timeout_ns);
 }
 

@@ -267,9 +267,12 @@ static int multipart_options(struct load_args *a, const struct rb_target *t, con
     const bool given = a->part_size != RB_MP_DEFAULT_PART_BYTES || a->mp_threshold != RB_MP_DEFAULT_THRESHOLD_BYTES ||
                        rb_cli_given(cli, "--part-size") || rb_cli_given(cli, "--multipart-threshold");
     if (a->op != RB_LOAD_PUT || !rb_target_can(t, RB_TCAP_MULTIPART)) {
-        if (given)
-            return rb_cli_usage_error("--part-size/--multipart-threshold: multipart uploads are S3's; %s is not an "
-                                      "s3:// target", rb_target_name(t));
+        if (given) {
+            char mp[128];
+            rb_proto_schemes(RB_TCAP_MULTIPART, true, mp, sizeof mp);
+            return rb_cli_usage_error("--part-size/--multipart-threshold: multipart uploads are for PUTs to %s "
+                                      "targets; %s is not one", mp, rb_target_name(t));
+        }
         a->part_size = a->mp_threshold = 0;
         return 0;
     }

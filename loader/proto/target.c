@@ -105,6 +105,19 @@ static void reg_init(void)
     join_forms();
 }
 
+void rb_proto_schemes(unsigned cap, bool with, char *buf, size_t len)
+{
+    size_t n, k = 0, at = 0, of = 0;
+    const struct rb_proto *const *all = rb_proto_list(&n);
+    for (size_t i = 0; i < n; i++)
+        of += !!(all[i]->caps & cap) == with;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && at < len; i++)
+        if (!!(all[i]->caps & cap) == with)
+            at += (size_t)snprintf(buf + at, len - at, "%s%s://", k++ == 0 ? "" : k == of ? " and " : ", ",
+                                   all[i]->scheme);
+}
+
 const char *rb_proto_native_only(void)
 {
     size_t n;

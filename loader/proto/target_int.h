@@ -353,6 +353,8 @@ void *rb_proto_opts(const struct rb_target_cfg *cfg, const struct rb_proto *p);
 void *rb_target_cfg_opt(struct rb_target_cfg *cfg, const char *name);
 /* Clears option name (NULL: every one) in cfg unless url's protocol owns it (a command opening two targets). */
 void rb_target_cfg_only_for(struct rb_target_cfg *cfg, const char *url, const char *name);
+/* "s3://" or "http://, https://, s3:// and ais://": the schemes whose protocols have cap (with) or lack it. Pure. */
+void rb_proto_schemes(unsigned cap, bool with, char *buf, size_t len);
 /* "http://, https://, s3:// and ais:// targets only": the schemes with a native side, for a refusal. Pure. */
 const char *rb_proto_native_only(void);
 

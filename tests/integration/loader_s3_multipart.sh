@@ -217,7 +217,7 @@ assert_stderr_line '--part-size 4194304: S3 parts are at least 5 MiB'
 assert_exit 2 "more than 10,000 parts" "$RB" load put s3://mpu/x/ --endpoint "$EP" --objects 1 --size 60G --part-size 5M
 assert_stderr_line 'would take 12288 parts, S3 allows at most 10000'
 assert_exit 2 "multipart on http://" "$RB" load put "http://127.0.0.1:$PX/x/" --objects 1 --part-size 8M
-assert_stderr_line 'multipart uploads are S3.s; http://127.0.0.1:[0-9]+/x/ is not an s3:// target'
+assert_stderr_line 'multipart uploads are for PUTs to s3:// targets; http://127.0.0.1:[0-9]+/x/ is not one'
 assert_exit 2 "multipart with --rate" "$RB" load put s3://mpu/x/ --endpoint "$EP" --objects 1 --size 12M --rate 10
 assert_stderr_line '--rate with multipart uploads'
 echo "PASS loader_s3_multipart"

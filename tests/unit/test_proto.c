@@ -165,12 +165,27 @@ static void test_option_caps(void **state)
     unsetenv("AWS_SECRET_ACCESS_KEY");
 }
 
+/* The schemes named in a refusal come from the protocols' capabilities, in registration order. */
+static void test_schemes_by_cap(void **state)
+{
+    (void)state;
+    char buf[128];
+    rb_proto_schemes(RB_TCAP_MULTIPART, true, buf, sizeof buf);
+    assert_string_equal(buf, "s3://");
+    rb_proto_schemes(RB_TCAP_FILES, false, buf, sizeof buf);
+    assert_string_equal(buf, "http://, https://, s3:// and ais://");
+    rb_proto_schemes(RB_TCAP_FILES, true, buf, sizeof buf);
+    assert_string_equal(buf, "file://");
+    rb_proto_schemes(RB_TCAP_FILES, false, buf, 12); /* cut short, still a string */
+    assert_int_equal(strlen(buf), 11);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_registered_once), cmocka_unit_test(test_rows_land_in_their_slot),
         cmocka_unit_test(test_foreign_option_refused), cmocka_unit_test(test_only_for),
-        cmocka_unit_test(test_option_caps),
+        cmocka_unit_test(test_option_caps), cmocka_unit_test(test_schemes_by_cap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
