@@ -58,6 +58,27 @@ static void join_forms(void)
     }
 }
 
+/* Joins into buf "http://, s3:// and ais://": the registered schemes with cap (with) or without it; cap 0: those
+   with a native side. Returns the length it would take. */
+static size_t join_schemes(char *buf, size_t len, unsigned cap, bool with)
+{
+    size_t k = 0, at = 0, of = 0;
+    for (size_t pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < reg.n; i++) {
+            const struct rb_proto *p = reg.list[i];
+            if ((cap ? !!(p->caps & cap) : p->native != NULL) != with)
+                continue;
+            if (!pass)
+                of++;
+            else if (at < len)
+                at += (size_t)snprintf(buf + at, len - at, "%s%s://", k++ == 0 ? "" : k == of ? " and " : ", ",
+                                       p->scheme);
+        }
+    if (!k && len)
+        buf[0] = '\0';
+    return at;
+}
+
 static void reg_init(void)
 {
     struct rb_proto_entry e[PROTO_MAX];
@@ -93,13 +114,7 @@ static void reg_init(void)
         }
     }
     reg.n = m;
-    size_t nat = 0, k = 0, at = 0;
-    for (size_t i = 0; i < m; i++)
-        nat += reg.list[i]->native != NULL;
-    for (size_t i = 0; i < m && at < sizeof reg.native_only; i++)
-        if (reg.list[i]->native)
-            at += (size_t)snprintf(reg.native_only + at, sizeof reg.native_only - at, "%s%s://",
-                                   k++ == 0 ? "" : k == nat ? " and " : ", ", reg.list[i]->scheme);
+    size_t at = join_schemes(reg.native_only, sizeof reg.native_only, 0, true);
     if (at < sizeof reg.native_only)
         snprintf(reg.native_only + at, sizeof reg.native_only - at, " targets only");
     join_forms();
@@ -107,15 +122,9 @@ static void reg_init(void)
 
 void rb_proto_schemes(unsigned cap, bool with, char *buf, size_t len)
 {
-    size_t n, k = 0, at = 0, of = 0;
-    const struct rb_proto *const *all = rb_proto_list(&n);
-    for (size_t i = 0; i < n; i++)
-        of += !!(all[i]->caps & cap) == with;
-    buf[0] = '\0';
-    for (size_t i = 0; i < n && at < len; i++)
-        if (!!(all[i]->caps & cap) == with)
-            at += (size_t)snprintf(buf + at, len - at, "%s%s://", k++ == 0 ? "" : k == of ? " and " : ", ",
-                                   all[i]->scheme);
+    size_t n;
+    rb_proto_list(&n);
+    join_schemes(buf, len, cap, with);
 }
 
 const char *rb_proto_native_only(void)
@@ -241,75 +250,6 @@ void rb_target_options(struct rb_opts *t, struct rb_target_cfg *cfg)
         }
         rb_opts_add(t, own);
     }
-}
-
-int rb_target_split_url(const char *url, char *scheme, size_t slen, char *hostport, size_t hlen,
-                        char *path, size_t plen)
-{
-    const char *sep = strstr(url, "://");
-    if (!sep || sep == url || (size_t)(sep - url) >= slen)
-        return -EINVAL;
-    for (const char *c = url; c < sep; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-              *c == '+' || *c == '-' || *c == '.'))
-            return -EINVAL;
-    memcpy(scheme, url, (size_t)(sep - url));
-    scheme[sep - url] = '\0';
-    const char *h = sep + 3, *p = h + strcspn(h, "/?#");
-    if ((size_t)(p - h) >= hlen)
-        return -EINVAL;
-    memcpy(hostport, h, (size_t)(p - h));
-    hostport[p - h] = '\0';
-    if (strchr(p, '?') || strchr(p, '#'))
-        return -EINVAL;
-    if (strlen(p) >= plen)
-        return -EINVAL;
-    snprintf(path, plen, "%s", p);
-    return 0;
-}
-
-void rb_target_escape(const char *s, char *out, size_t len)
-{
-    size_t o = 0;
-    for (const unsigned char *c = (const unsigned char *)s; *c && o + 5 < len; c++) {
-        if (*c == '\r' || *c == '\n' || *c == '\t') {
-            out[o++] = '\\';
-            out[o++] = *c == '\r' ? 'r' : *c == '\n' ? 'n' : 't';
-        } else if (*c < 0x20 || *c == 0x7f) {
-            o += (size_t)snprintf(out + o, len - o, "\\x%02x", *c);
-        } else {
-            out[o++] = (char)*c;
-        }
-    }
-    if (len)
-        out[o < len ? o : len - 1] = '\0';
-}
-
-int rb_target_check_url(const char *what, const char *url, char *err, size_t errlen)
-{
-    const char *sep = strstr(url, "://");
-    const char *auth = sep ? sep + 3 : url;
-    size_t alen = strcspn(auth, "/?#");
-    const char *at = memchr(auth, '@', alen);
-    if (at) {
-        /* Shown without what stands between "://" and "@": a password never reaches a terminal or a log. */
-        char rest[300];
-        rb_target_escape(at + 1, rest, sizeof rest);
-        snprintf(err, errlen,
-                 "%s \"%.*s***@%s\": credentials in a URL are refused (they would land in argv, logs and "
-                 "results); give them in AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or --credentials-file",
-                 what, (int)(auth - url > 16 ? 16 : auth - url), url, rest);
-        return -EINVAL;
-    }
-    for (const unsigned char *c = (const unsigned char *)url; *c; c++)
-        if (*c <= 0x20 || *c == 0x7f) {
-            char shown[600];
-            rb_target_escape(url, shown, sizeof shown);
-            snprintf(err, errlen, "%s \"%s\": %s at byte %zu; percent-encode it (%%%02X)", what, shown,
-                     *c == ' ' ? "a space" : "a control character", (size_t)(c - (const unsigned char *)url), *c);
-            return -EINVAL;
-        }
-    return 0;
 }
 
 /* host[:port] with a plausible host (letters, digits, '-', '.', '_' or a [v6] literal) and port 1..65535. */
@@ -582,29 +522,6 @@ bool rb_target_local(const struct rb_target *t)
             return false;
     }
     return true;
-}
-
-int rb_url_escape(const char *s, bool keep_slash, char *out, size_t outlen)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    size_t o = 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        bool plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-                     *p == '-' || *p == '.' || *p == '_' || *p == '~' || (keep_slash && *p == '/');
-        if (o + (plain ? 1 : 3) >= outlen)
-            return -ENAMETOOLONG;
-        if (plain) {
-            out[o++] = (char)*p;
-        } else {
-            out[o++] = '%';
-            out[o++] = hex[*p >> 4];
-            out[o++] = hex[*p & 15];
-        }
-    }
-    if (o >= outlen)
-        return -ENAMETOOLONG;
-    out[o] = '\0';
-    return 0;
 }
 
 static long timeout_ms(uint64_t ns)
