@@ -37,6 +37,8 @@ pkgs=(
   strace
   # tests/bench/engine_cpu.sh with BENCH_PERF=1: system calls and context switches per request (perf stat)
   linux-perf
+  # tests/bench/phases_instr.sh: instructions per request with and without --phases (callgrind, load-independent)
+  valgrind
   # tests/integration/loader_ktls.sh: a user-mode Linux guest whose kernel has the tls module (kernel TLS)
   user-mode-linux
   # make image and tests/integration/container_image.sh: a Debian 12 root (mmdebstrap), the image built and run

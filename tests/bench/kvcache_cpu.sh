@@ -49,7 +49,7 @@ rb() {
     local out=$T/rb-$1 cpu
     cpu=$(cpu_run "$out.out" "$RB" load kvcache "file://$D" --option 1 --scale "1/$SCALE" --users "$USERS" \
         --duration "${SECS}s" --trials 1 --block-size 1MiB --out "$out" --quiet) || fail "load kvcache (round $1)"
-    read -r bytes tcpu hd NF SIZE LOOPS < <(jq -r '.summary.trials[0] as $t | $t.counts as $c |
+    read -r bytes tcpu hdpct NF SIZE LOOPS < <(jq -r '.summary.trials[0] as $t | $t.counts as $c |
         if $c.writes == 0 then error("no entry written") else [$c.bytes_written + $c.bytes_read,
         ([.phases[].cpu_s] | add), $t.host_device_ratio * 100, $c.writes, ([($c.bytes_written / $c.writes / 1048576 | floor), 1] | max) * 1048576,
         ([($c.reads / $c.writes + 0.5 | floor), 1] | max)] | @tsv end' "$out/result.json")
@@ -81,8 +81,8 @@ for r in $(seq "$ROUNDS"); do
     sync
     if (( r % 2 )) || [ "$NF" -eq 0 ]; then rb "$r"; sync; fi_ "$r"; else fi_ "$r"; sync; rb "$r"; fi
     printf 'round %d: railbench %.4f CPU s/GiB (trial alone %.4f) of %d bytes, host/device %.3f %%; fio %.4f CPU s/GiB of %d bytes (%d files of %d bytes, read %d times)\n' \
-        "$r" "$rb_cpu" "$rb_trial" "$rb_bytes" "$hd" "$fio_cpu" "$fio_bytes" "$NF" "$SIZE" "$LOOPS"
-    RBC+=("$rb_cpu") RBT+=("$rb_trial") FIOC+=("$fio_cpu") HD+=("$hd")
+        "$r" "$rb_cpu" "$rb_trial" "$rb_bytes" "$hdpct" "$fio_cpu" "$fio_bytes" "$NF" "$SIZE" "$LOOPS"
+    RBC+=("$rb_cpu") RBT+=("$rb_trial") FIOC+=("$fio_cpu") HD+=("$hdpct")
     RATIO+=("$(awk -v a="$rb_cpu" -v b="$fio_cpu" 'BEGIN { print a / b }')")
 done
 
