@@ -19,13 +19,6 @@
 /* How long collect() waits for a worker to notice a tick before taking what its mailbox has. */
 #define HANDOVER_WAIT_NS (200 * RB_NS_PER_MS)
 
-const char *rb_engine_name(const struct rb_load_opts *o)
-{
-    if (o->target->ops->loop)
-        return rb_target_scheme(o->target);
-    return rb_engine_kind(o) == RB_ENGINE_NATIVE ? "native" : "curl";
-}
-
 /* Share i of n equal parts of total (the first total % n parts one larger). */
 static uint64_t share(uint64_t total, unsigned n, unsigned i)
 {

@@ -146,6 +146,8 @@ struct rb_load_opts {
     void (*body)(const char *name, uint64_t off, const void *p, size_t n);
     /* A file:// target's options (--io-engine, --direct, --block-size, --fsync, ...); NULL: the defaults. */
     const struct rb_file_opts *file;
+    /* The caller's own transport (worker_int.h; load tiers' read-through cache), or NULL: rb_transport_for's pick. */
+    const struct rb_transport *transport;
 };
 
 /*
@@ -172,7 +174,7 @@ bool rb_engine_native_fits(const struct rb_load_opts *o, const char **why);
  */
 int rb_engine_check_usage(const struct rb_engine_args *ea, const struct rb_target *t, enum rb_load_op op, bool ranged);
 
-/* The name of what carries o's requests, for results: "native", "curl", or the target's own loop ("file"). Pure. */
+/* The name of o's transport, for results: "native", "curl", "file" (transport.c: rb_transport_for). Thread-safe. */
 const char *rb_engine_name(const struct rb_load_opts *o);
 
 /*
@@ -188,7 +190,7 @@ bool rb_native_uring_fits(const struct rb_load_opts *o, const char **why);
  * line when auto falls back). Thread-safe.
  */
 enum rb_io_loop rb_native_io_loop(const struct rb_load_opts *o);
-/* The loop's name for results ("epoll", "io_uring"), or NULL when o does not run on the native engine. Thread-safe. */
+/* Its transport's loop for results ("epoll", "io_uring"); NULL when o does not run on the native engine. */
 const char *rb_engine_io_loop_name(const struct rb_load_opts *o);
 
 /* The engine o runs on: o->engine, with AUTO resolved (native when it fits). Pure; thread-safe. */

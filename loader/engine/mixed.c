@@ -37,6 +37,12 @@ struct rb_mixer {
     struct rb_stats *local[RB_MIX_OPS], *total[RB_MIX_OPS];
 };
 
+/* w's load mixed state: its driver's (w->drv_state), NULL when w runs another driver. */
+static struct rb_mixer *mix_of(const struct rb_worker *w)
+{
+    return w->drv == &rb_mix_driver ? w->drv_state : NULL;
+}
+
 const char *rb_mix_key(enum rb_load_op op)
 {
     return (unsigned)op < RB_MIX_OPS ? mix_keys[op] : "?";
@@ -110,7 +116,7 @@ static int mix_new(struct rb_worker *w)
     struct rb_mixer *x = calloc(1, sizeof *x);
     if (!x)
         return -ENOMEM;
-    w->mix = x;
+    w->drv_state = x;
     x->issue = w->nat ? rb_native_issue_op : curl_issue;
     uint64_t all = o->objects ? o->objects->n : 0;
     x->n = all > w->id ? (all - w->id + o->threads - 1) / o->threads : 0;
@@ -140,7 +146,7 @@ static int mix_new(struct rb_worker *w)
 /* Frees w's mixed state; safe when there is none. */
 static void mix_free(struct rb_worker *w)
 {
-    struct rb_mixer *x = w->mix;
+    struct rb_mixer *x = mix_of(w);
     if (!x)
         return;
     free(x->live);
@@ -156,7 +162,7 @@ static void mix_free(struct rb_worker *w)
         rb_stats_free(x->total[i]);
     }
     free(x);
-    w->mix = NULL;
+    w->drv_state = NULL;
     w->mix_slot_op = NULL;
 }
 
@@ -179,7 +185,7 @@ static enum rb_load_op draw_op(struct rb_worker *w)
  */
 static bool take_object(struct rb_worker *w, enum rb_load_op op, uint64_t *k, uint8_t *prev)
 {
-    struct rb_mixer *x = w->mix;
+    struct rb_mixer *x = mix_of(w);
     if (op == RB_LOAD_PUT && x->nabsent) {
         *k = list_take(x, x->absent, &x->nabsent, rb_picker_rand_below(&w->pick.rng, x->nabsent));
         *prev = OBJ_ABSENT;
@@ -219,7 +225,7 @@ static int curl_issue(struct rb_worker *w, enum rb_load_op op, const char *name,
 
 int rb_mix_refill(struct rb_worker *w, rb_mix_issue_fn issue)
 {
-    struct rb_mixer *x = w->mix;
+    struct rb_mixer *x = mix_of(w);
     const struct rb_load_opts *o = w->o;
     unsigned misses = 0, issued = 0;
     /* At most nreq a call, as rb_worker_refill: a file's stat or delete ends inside issue and frees its slot. */
@@ -263,26 +269,26 @@ int rb_mix_refill(struct rb_worker *w, rb_mix_issue_fn issue)
 
 static int mix_refill(struct rb_worker *w)
 {
-    return rb_mix_refill(w, w->mix->issue);
+    return rb_mix_refill(w, mix_of(w)->issue);
 }
 
 /* ---- completions ---- */
 
 bool rb_mix_slot_overwrites(const struct rb_worker *w, unsigned slot)
 {
-    return w->mix->slot_op[slot] == RB_LOAD_PUT && w->mix->slot_prev[slot] == OBJ_LIVE;
+    return mix_of(w)->slot_op[slot] == RB_LOAD_PUT && mix_of(w)->slot_prev[slot] == OBJ_LIVE;
 }
 
 struct rb_stats *rb_mix_slot_stats(struct rb_worker *w, unsigned slot)
 {
     enum rb_load_op op = rb_mix_slot_op(w, slot);
     w->op = rb_xfer_op_for(op);
-    return w->mix->local[op];
+    return mix_of(w)->local[op];
 }
 
 void rb_mix_settle(struct rb_worker *w, unsigned slot, bool ok)
 {
-    struct rb_mixer *x = w->mix;
+    struct rb_mixer *x = mix_of(w);
     enum rb_load_op op = rb_mix_slot_op(w, slot);
     uint64_t k = x->slot_obj[slot];
     if (!ok) {
@@ -296,7 +302,7 @@ void rb_mix_settle(struct rb_worker *w, unsigned slot, bool ok)
 
 void rb_mix_abandoned(struct rb_worker *w, unsigned slot)
 {
-    struct rb_mixer *x = w->mix;
+    struct rb_mixer *x = mix_of(w);
     enum rb_load_op op = rb_mix_slot_op(w, slot);
     /* A GET or STAT changed nothing; an abandoned PUT or DELETE may or may not have happened. */
     if (op == RB_LOAD_GET || op == RB_LOAD_HEAD)
@@ -363,7 +369,7 @@ static void mix_finish(struct rb_worker *w, uint64_t now_ns)
 /* At a handover: folds the per-op stats of the interval into w->local and into the per-op totals. Worker thread. */
 static void mix_fold(struct rb_worker *w)
 {
-    struct rb_mixer *x = w->mix;
+    struct rb_mixer *x = mix_of(w);
     for (int i = 0; i < RB_MIX_OPS; i++) {
         rb_stats_merge(w->local, x->local[i]);
         rb_stats_merge(x->total[i], x->local[i]);
@@ -376,15 +382,15 @@ static void mix_fold(struct rb_worker *w)
 void rb_engine_mix_stats(const struct rb_engine *e, enum rb_load_op op, struct rb_stats *into)
 {
     for (unsigned t = 0; e->w && t < e->nw; t++)
-        if (e->w[t].mix)
-            rb_stats_merge(into, e->w[t].mix->total[op]);
+        if (mix_of(&e->w[t]))
+            rb_stats_merge(into, mix_of(&e->w[t])->total[op]);
 }
 
 void rb_engine_mix_live(const struct rb_engine *e, uint64_t *live, uint64_t *unknown, uint64_t *dry)
 {
     *live = *unknown = *dry = 0;
     for (unsigned t = 0; e->w && t < e->nw; t++) {
-        const struct rb_mixer *x = e->w[t].mix;
+        const struct rb_mixer *x = mix_of(&e->w[t]);
         *dry += x && x->dry;
         for (uint64_t k = 0; x && k < x->n; k++) {
             *live += x->state[k] == OBJ_LIVE;
@@ -398,7 +404,7 @@ int rb_engine_mix_each_live(const struct rb_engine *e, int (*fn)(const char *nam
     char buf[RB_OBJSET_NAME_BYTES];
     for (unsigned t = 0; e->w && t < e->nw; t++) {
         const struct rb_worker *w = &e->w[t];
-        const struct rb_mixer *x = w->mix;
+        const struct rb_mixer *x = mix_of(w);
         for (uint64_t k = 0; x && k < x->n; k++) {
             /* What this run wrote and did not delete, and what may be there after an abandoned PUT or DELETE. */
             if (!(x->written[k] && x->state[k] == OBJ_LIVE) && x->state[k] != OBJ_UNKNOWN)

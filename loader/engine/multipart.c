@@ -65,6 +65,12 @@ struct rb_mp {
     bool native;                 /* the native engine sends the requests (aborts too) */
 };
 
+/* w's multipart state: its driver's (w->drv_state), NULL when w runs another driver. */
+static struct rb_mp *mp_of(const struct rb_worker *w)
+{
+    return w->drv == &rb_mp_driver ? w->drv_state : NULL;
+}
+
 uint64_t rb_mp_parts(uint64_t size, uint64_t part_bytes)
 {
     return part_bytes ? (size + part_bytes - 1) / part_bytes : 0;
@@ -86,7 +92,7 @@ int rb_mp_check_usage(uint64_t part_bytes, uint64_t threshold_bytes, uint64_t ma
 
 static struct mp_task *task_of(const struct rb_req *r)
 {
-    return &r->w->mp->tasks[r->slot];
+    return &mp_of(r->w)->tasks[r->slot];
 }
 
 static size_t mp_read(char *buf, size_t size, size_t n, void *arg)
@@ -142,7 +148,7 @@ static int mp_new(struct rb_worker *w)
     struct rb_mp *mp = calloc(1, sizeof *mp);
     if (!mp)
         return -ENOMEM;
-    w->mp = mp;
+    w->drv_state = mp;
     mp->nups = w->nreq;
     mp->ups = calloc(mp->nups, sizeof *mp->ups);
     mp->tasks = calloc(w->nreq, sizeof *mp->tasks);
@@ -161,7 +167,7 @@ static void upload_close(struct mp_upload *up)
 /* Frees w's multipart state; safe when there is none. */
 static void mp_free(struct rb_worker *w)
 {
-    struct rb_mp *mp = w->mp;
+    struct rb_mp *mp = mp_of(w);
     if (!mp)
         return;
     for (unsigned i = 0; mp->ups && i < mp->nups; i++)
@@ -175,13 +181,14 @@ static void mp_free(struct rb_worker *w)
     free(mp->ups);
     free(mp->tasks);
     free(mp);
-    w->mp = NULL;
+    w->drv_state = NULL;
 }
 
 void rb_mp_collect_parts(const struct rb_worker *w, struct rb_stats *into)
 {
-    if (w->mp && w->mp->parts)
-        rb_stats_merge(into, w->mp->parts);
+    const struct rb_mp *mp = mp_of(w);
+    if (mp && mp->parts)
+        rb_stats_merge(into, mp->parts);
 }
 
 /* ---- sending ---- */
@@ -238,12 +245,12 @@ static int mp_send(struct rb_worker *w, const struct mp_task *tmpl, const char *
                    const char *method, uint64_t key, uint64_t body_len)
 {
     unsigned slot = w->free_slots[w->nfree - 1];
-    struct mp_task *t = &w->mp->tasks[slot];
+    struct mp_task *t = &mp_of(w)->tasks[slot];
     struct rb_buf xml = t->xml;
     *t = *tmpl;
     if (tmpl->kind != MP_COMPLETE)
         t->xml = xml; /* a completion brings its own body; other tasks keep the slot's buffer for later */
-    if (w->mp->native) {
+    if (mp_of(w)->native) {
         const struct rb_nreq q = {.method = method ? method : "PUT", .name = name, .query = query,
                                   .sends_body = t->kind != MP_ABORT,
                                   .keep_body = t->kind == MP_INIT || t->kind == MP_COMPLETE || t->kind == MP_ABORT,
@@ -332,10 +339,11 @@ static int send_object(struct rb_worker *w, const char *name, uint64_t size)
         struct mp_task t = {.kind = MP_SINGLE, .idx = w->cur_idx};
         return mp_send(w, &t, name, NULL, NULL, key, size);
     }
+    struct rb_mp *mp = mp_of(w);
     struct mp_upload *up = NULL;
-    for (unsigned i = 0; i < w->mp->nups && !up; i++)
-        if (!w->mp->ups[i].open)
-            up = &w->mp->ups[i];
+    for (unsigned i = 0; i < mp->nups && !up; i++)
+        if (!mp->ups[i].open)
+            up = &mp->ups[i];
     if (!up)
         return -EAGAIN; /* cannot happen: an open upload holds a slot (see mp_refill) */
     up->nparts = rb_mp_parts(size, o->part_size);
@@ -360,8 +368,9 @@ static int send_object(struct rb_worker *w, const char *name, uint64_t size)
 
 static bool uploads_open(const struct rb_worker *w)
 {
-    for (unsigned i = 0; i < w->mp->nups; i++)
-        if (w->mp->ups[i].open)
+    const struct rb_mp *mp = mp_of(w);
+    for (unsigned i = 0; i < mp->nups; i++)
+        if (mp->ups[i].open)
             return true;
     return false;
 }
@@ -369,7 +378,7 @@ static bool uploads_open(const struct rb_worker *w)
 /* The next request of an upload under way: a part to send, or its completion once every part came back (0 sent, 1 none). */
 static int send_pending(struct rb_worker *w)
 {
-    struct rb_mp *mp = w->mp;
+    struct rb_mp *mp = mp_of(w);
     for (unsigned i = 0; i < mp->nups; i++) {
         struct mp_upload *u = &mp->ups[i];
         if (u->open && u->abort_due && !u->inflight)
@@ -399,7 +408,7 @@ static int send_pending(struct rb_worker *w)
  */
 static int mp_refill(struct rb_worker *w)
 {
-    return rb_worker_refill_split(w, &w->mp->no_more, send_pending, send_object, uploads_open);
+    return rb_worker_refill_split(w, &mp_of(w)->no_more, send_pending, send_object, uploads_open);
 }
 
 /* ---- finishing ---- */
@@ -411,14 +420,14 @@ static bool abort_answered(struct rb_worker *w, const struct mp_upload *up, CURL
     if (!ok)
         rb_warn("PUT \"%s\": AbortMultipartUpload failed (%s, HTTP %ld): upload %s stays on %s", up->name, why, status,
                 up->id, rb_target_name(w->o->target));
-    w->mp->parts->extra[ok ? RB_MP_ABORTED : RB_MP_ABORT_FAILED]++;
+    mp_of(w)->parts->extra[ok ? RB_MP_ABORTED : RB_MP_ABORT_FAILED]++;
     return ok;
 }
 
 /* AbortMultipartUpload, blocking, on the worker's own handle (libcurl): 204, or 404 when the upload is gone already. */
 static bool abort_upload(struct rb_worker *w, struct mp_upload *up)
 {
-    struct rb_mp *mp = w->mp;
+    struct rb_mp *mp = mp_of(w);
     const struct rb_load_opts *o = w->o;
     if (!mp->abort_easy) {
         if (!(mp->abort_easy = curl_easy_init()) ||
@@ -493,7 +502,7 @@ static void settle_failed(struct rb_worker *w, const struct rb_req *r, struct mp
 {
     record_object(w, r, up, CURLE_OK, 0, now);
     up->recorded = true;
-    if (up->id[0] && w->mp->native) {
+    if (up->id[0] && mp_of(w)->native) {
         up->abort_due = true;
         return;
     }
@@ -555,7 +564,7 @@ static void mp_done(struct rb_worker *w, struct rb_req *r, CURLcode rc, long sta
         return;
     }
     if (t->kind == MP_PART) {
-        rb_mp_record_part(w->mp->parts, r, cls, r->put_size, total_ns);
+        rb_mp_record_part(mp_of(w)->parts, r, cls, r->put_size, total_ns);
         if (cls >= 0 || !r->etag[0])
             fail_upload(up, r, rc, status);
         else
@@ -594,7 +603,7 @@ static void mp_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
  */
 static void abort_native(struct rb_worker *w)
 {
-    struct rb_mp *mp = w->mp;
+    struct rb_mp *mp = mp_of(w);
     for (unsigned i = 0; i < mp->nups && w->nfree; i++) {
         struct mp_upload *up = &mp->ups[i];
         if (up->open && up->id[0] && !up->inflight && send_abort(w, up))
@@ -617,7 +626,7 @@ static void abort_native(struct rb_worker *w)
  */
 static void mp_finish(struct rb_worker *w, uint64_t now_ns)
 {
-    struct rb_mp *mp = w->mp;
+    struct rb_mp *mp = mp_of(w);
     for (unsigned i = 0; i < w->nreq; i++) {
         struct rb_req *r = rb_worker_slot_busy(w, i, true);
         if (!r)

@@ -64,13 +64,6 @@ enum rb_engine_kind rb_engine_kind(const struct rb_load_opts *o)
     return o->engine;
 }
 
-const char *rb_engine_io_loop_name(const struct rb_load_opts *o)
-{
-    if (o->target->ops->loop || rb_engine_kind(o) != RB_ENGINE_NATIVE)
-        return NULL;
-    return rb_native_io_loop(o) == RB_IOLOOP_URING ? "io_uring" : "epoll";
-}
-
 /* ---- requests and the loop ---- */
 
 static void get_ready(struct rb_worker *w, struct rb_req *r, const char *name, uint64_t size, uint64_t *off, uint64_t *len)
@@ -458,9 +451,9 @@ int rb_native_new(struct rb_worker *w, size_t ep0)
         return rc;
     /* Header lines are read for the cache status, a redirect's Location, a multipart part's ETag. */
     rb_nconn_parser_settings(&n->settings, o->cache_header || n->follow || o->part_size);
+    for (unsigned i = 0; i < w->nreq; i++)
+        w->free_slots[w->nfree++] = w->nreq - 1 - i;
     static atomic_flag said = ATOMIC_FLAG_INIT;
-    if (w->e && (rc = rb_nuring_new(w))) /* engine workers; a fetcher's calls may come from any thread: epoll */
-        return rc;
     if (!w->e && o->io_loop == RB_IOLOOP_URING && !o->listing && !atomic_flag_test_and_set(&said))
         rb_info("--io-loop io_uring: this command's reads run on epoll (io_uring runs the load phases of load and sweep)");
     n->scan_ns = o->timeout_ns / 20;
@@ -497,3 +490,28 @@ void rb_native_free(struct rb_worker *w)
     free(n);
     w->nat = NULL;
 }
+
+/* ---- the transports: on epoll, or on io_uring (engine workers; a fetcher's calls may come from any thread) ---- */
+
+static bool on_uring(const struct rb_load_opts *o, bool fetcher)
+{
+    if (rb_target_can(o->target, RB_TCAP_FILES) || rb_engine_kind(o) != RB_ENGINE_NATIVE || fetcher)
+        return false;
+    return o->io_loop == RB_IOLOOP_URING || rb_native_io_loop(o) == RB_IOLOOP_URING; /* asked for: its init says why not */
+}
+
+static bool epoll_fits(const struct rb_load_opts *o, bool fetcher)
+{
+    return !rb_target_can(o->target, RB_TCAP_FILES) && rb_engine_kind(o) == RB_ENGINE_NATIVE && !on_uring(o, fetcher);
+}
+
+static int uring_init(struct rb_worker *w, size_t ep0)
+{
+    int rc = rb_native_new(w, ep0);
+    return rc ? rc : rb_nuring_new(w);
+}
+
+RB_TRANSPORT(native_epoll) = {.name = "native", .io_loop = "epoll", .fits = epoll_fits, .init = rb_native_new,
+                              .run = rb_native_run, .free = rb_native_free};
+RB_TRANSPORT(native_uring) = {.name = "native", .io_loop = "io_uring", .fits = on_uring, .init = uring_init,
+                              .run = rb_native_run, .free = rb_native_free};

@@ -112,7 +112,7 @@ static int on_body(http_parser *p, const char *at, size_t n)
     }
     if (c->verify && !r->mismatch && rb_payload_verify(r->key, r->off, at, n) != n)
         r->mismatch = true;
-    if (r->w->samples)
+    if (r->w->tars)
         rb_tar_body(r, at, n);
     if (r->w->o->body)
         r->w->o->body(r->name, r->off, at, n);

@@ -34,13 +34,19 @@ struct rb_rg {
     bool no_more;                   /* the worker's objects ran out */
 };
 
+/* w's ranged-read state: its driver's (w->drv_state), NULL when w runs another driver. */
+static struct rb_rg *rg_of(const struct rb_worker *w)
+{
+    return w->drv == &rb_rg_driver ? w->drv_state : NULL;
+}
+
 /* Sets up w's ranged-read state. Returns 0 or -ENOMEM. Before the worker's thread starts. */
 static int rg_new(struct rb_worker *w)
 {
     struct rb_rg *g = calloc(1, sizeof *g);
     if (!g)
         return -ENOMEM;
-    w->rg = g;
+    w->drv_state = g;
     g->nreads = w->nreq;
     g->reads = calloc(g->nreads, sizeof *g->reads);
     g->slot_read = calloc(w->nreq, sizeof *g->slot_read);
@@ -57,7 +63,7 @@ static void read_close(struct rg_read *rd)
 /* Frees w's ranged-read state; safe when there is none. */
 static void rg_free(struct rb_worker *w)
 {
-    struct rb_rg *g = w->rg;
+    struct rb_rg *g = rg_of(w);
     if (!g)
         return;
     for (unsigned i = 0; g->reads && i < g->nreads; i++)
@@ -66,13 +72,14 @@ static void rg_free(struct rb_worker *w)
     free(g->reads);
     free(g->slot_read);
     free(g);
-    w->rg = NULL;
+    w->drv_state = NULL;
 }
 
 void rb_rg_collect_parts(const struct rb_worker *w, struct rb_stats *into)
 {
-    if (w->rg && w->rg->parts)
-        rb_stats_merge(into, w->rg->parts);
+    const struct rb_rg *g = rg_of(w);
+    if (g && g->parts)
+        rb_stats_merge(into, g->parts);
 }
 
 /* ---- sending ---- */
@@ -91,13 +98,13 @@ static int send_part(struct rb_worker *w, struct rg_read *rd)
     w->part_off = off;
     w->part_len = rd->size - off < part ? rd->size - off : part;
     /* The slot's read and the counts first: its end may be accounted within the issue. */
-    w->rg->slot_read[slot] = rd;
+    rg_of(w)->slot_read[slot] = rd;
     rd->next++;
     rd->inflight++;
     int rc = issue(w, rd->name, rd->size);
     w->part_len = 0;
     if (rc) {
-        w->rg->slot_read[slot] = NULL;
+        rg_of(w)->slot_read[slot] = NULL;
         rd->next--;
         rd->inflight--;
     }
@@ -107,7 +114,7 @@ static int send_part(struct rb_worker *w, struct rg_read *rd)
 /* The next object: one plain GET up to the threshold (or of unknown size), else a new read in parts. */
 static int send_object(struct rb_worker *w, const char *name, uint64_t size)
 {
-    struct rb_rg *g = w->rg;
+    struct rb_rg *g = rg_of(w);
     if (!size || size <= w->o->multipart_threshold) {
         g->slot_read[w->free_slots[w->nfree - 1]] = NULL;
         return issue(w, name, size);
@@ -132,8 +139,9 @@ static int send_object(struct rb_worker *w, const char *name, uint64_t size)
 
 static bool reads_open(const struct rb_worker *w)
 {
-    for (unsigned i = 0; i < w->rg->nreads; i++)
-        if (w->rg->reads[i].open)
+    const struct rb_rg *g = rg_of(w);
+    for (unsigned i = 0; i < g->nreads; i++)
+        if (g->reads[i].open)
             return true;
     return false;
 }
@@ -141,7 +149,7 @@ static bool reads_open(const struct rb_worker *w)
 /* The next part of a read under way (the first found: reads are few, at most one per slot). */
 static int send_pending(struct rb_worker *w)
 {
-    struct rb_rg *g = w->rg;
+    struct rb_rg *g = rg_of(w);
     for (unsigned i = 0; i < g->nreads; i++)
         if (g->reads[i].open && !g->reads[i].failed && g->reads[i].next < g->reads[i].nparts)
             return send_part(w, &g->reads[i]);
@@ -160,7 +168,7 @@ static int send_pending(struct rb_worker *w)
  */
 static int rg_refill(struct rb_worker *w)
 {
-    return rb_worker_refill_split(w, &w->rg->no_more, send_pending, send_object, reads_open);
+    return rb_worker_refill_split(w, &rg_of(w)->no_more, send_pending, send_object, reads_open);
 }
 
 /* ---- finishing ---- */
@@ -207,7 +215,7 @@ static void record_object(struct rb_worker *w, const struct rb_req *r, struct rg
 static void part_done(struct rb_worker *w, struct rb_req *r, struct rg_read *rd, CURLcode rc, long status,
                       uint64_t total_ns, uint64_t now)
 {
-    struct rb_rg *g = w->rg;
+    struct rb_rg *g = rg_of(w);
     rd->inflight--;
     /* A part is exactly its range: 206 with its bytes. A 200 is the whole object: the server ignored the Range. */
     if (rc == CURLE_OK && status == 200)
@@ -233,12 +241,12 @@ static void part_done(struct rb_worker *w, struct rb_req *r, struct rg_read *rd,
 /* libcurl: accounts the finished request on slot r (a whole GET or a part) and frees the slot. Worker thread. */
 static void rg_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
 {
-    struct rg_read *rd = w->rg->slot_read[r->slot];
+    struct rg_read *rd = rg_of(w)->slot_read[r->slot];
     if (!rd) {
         rb_xfer_complete(w, r, rc);
         return;
     }
-    w->rg->slot_read[r->slot] = NULL;
+    rg_of(w)->slot_read[r->slot] = NULL;
     long status;
     uint64_t total_ns;
     rb_xfer_release(w, r, &status, &total_ns);
@@ -249,19 +257,19 @@ static void rg_complete(struct rb_worker *w, struct rb_req *r, CURLcode rc)
 static void rg_done(struct rb_worker *w, struct rb_req *r, CURLcode rc, long status, uint64_t ttfb_ns, uint64_t total_ns,
                     long redirects, uint64_t now)
 {
-    struct rg_read *rd = w->rg->slot_read[r->slot];
+    struct rg_read *rd = rg_of(w)->slot_read[r->slot];
     if (!rd) {
         rb_xfer_record(w, r, rc, status, ttfb_ns, total_ns, redirects, now);
         return;
     }
-    w->rg->slot_read[r->slot] = NULL;
+    rg_of(w)->slot_read[r->slot] = NULL;
     part_done(w, r, rd, rc, status, total_ns, now);
 }
 
 /* After the loop: parts in flight and objects under way are counted abandoned. Worker thread. */
 static void rg_finish(struct rb_worker *w, uint64_t now_ns)
 {
-    struct rb_rg *g = w->rg;
+    struct rb_rg *g = rg_of(w);
     for (unsigned i = 0; i < w->nreq; i++) {
         /* A whole GET in flight (no read on its slot) is left: the loop counts it abandoned. */
         if (!g->slot_read[i] || !rb_worker_slot_busy(w, i, true))

@@ -319,7 +319,7 @@ int rb_rph_worker_init(struct rb_worker *w)
         if (!(w->rph = malloc(n * sizeof *w->rph)))
             return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
-            w->rph[i].kind = w->loop ? RB_RPH_FILE : RB_RPH_NET;
+            w->rph[i].kind = w->tp->files ? RB_RPH_FILE : RB_RPH_NET;
             rb_rph_reset(&w->rph[i]);
             w->rph[i].raw = 1; /* recorded by rb_rph_note */
         }
@@ -338,7 +338,7 @@ void rb_rph_note(struct rb_worker *w, const struct rb_req *r, int cls, long stat
 {
     uint64_t v[RB_RPH_MARKS + 2];
     bool split = w->rph && r->ph_marked;
-    enum rb_rph_kind kind = w->loop ? RB_RPH_FILE : RB_RPH_NET;
+    enum rb_rph_kind kind = w->tp->files ? RB_RPH_FILE : RB_RPH_NET;
     if (split) {
         uint64_t m[RB_RPH_MARKS] = {r->ph_ns[0], r->ph_ns[1], r->ph_ns[2], r->ph_ns[3]};
         if (kind == RB_RPH_FILE)
@@ -346,7 +346,7 @@ void rb_rph_note(struct rb_worker *w, const struct rb_req *r, int cls, long stat
         else if (w->nat)
             m[3] = r->response_ns; /* the native engine's first response byte */
         uint64_t sum = split_ordered(r->intended_ns, r->start_ns, m, r->start_ns + total_ns, v);
-        struct rb_rphases *p = w->mix ? &w->rph[rb_mix_slot_op(w, r->slot)] : w->rph;
+        struct rb_rphases *p = w->mix_slot_op ? &w->rph[rb_mix_slot_op(w, r->slot)] : w->rph;
         if (cls >= 0)
             ; /* only the requests whose latency is recorded: successes */
         else if (kind == RB_RPH_FILE)
@@ -366,7 +366,7 @@ void rb_rph_note(struct rb_worker *w, const struct rb_req *r, int cls, long stat
         .ep = (uint32_t)r->ep,
         .status = (int32_t)status,
         .cls = cls,
-        .op = (int32_t)(w->mix ? rb_mix_slot_op(w, r->slot) : w->o->op),
+        .op = (int32_t)(w->mix_slot_op ? rb_mix_slot_op(w, r->slot) : w->o->op),
         .has_spans = split,
         .kind = (uint8_t)kind,
     };

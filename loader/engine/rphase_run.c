@@ -21,7 +21,8 @@ static void reduce_spans(struct rb_harness *h, const struct rb_engine *e, const 
     struct rb_rphases *mine = calloc(1, sizeof *mine), *all = h->rank == 0 ? calloc(1, sizeof *all) : NULL;
     if (!mine || (h->rank == 0 && !all))
         rb_harness_fatal(h, RB_EXIT_RUNTIME, "out of memory");
-    mine->kind = o->target->ops->loop ? RB_RPH_FILE : RB_RPH_NET;
+    const struct rb_transport *tp = rb_transport_for(o, false);
+    mine->kind = tp && tp->files ? RB_RPH_FILE : RB_RPH_NET;
     rb_rph_reset(mine);
     rb_engine_rphases(e, op, mine);
     struct rb_hist *tmp = rb_hist_new();

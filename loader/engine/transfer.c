@@ -100,7 +100,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
     }
     if (r->w->o->verify && !r->mismatch && rb_payload_verify(r->key, r->off, p, len) != len)
         r->mismatch = true;
-    if (r->w->samples)
+    if (r->w->tars)
         rb_tar_body(r, p, len);
     if (r->w->o->body)
         r->w->o->body(r->name, r->off, p, len);
@@ -499,9 +499,9 @@ void rb_xfer_record(struct rb_worker *w, struct rb_req *r, CURLcode rc, long sta
      * there a 200, the whole object for a Range, is the wrong length whatever its size).
      */
     bool wrong_length = (o->verify || r->exact_len) && r->expect_len && r->body != r->expect_len;
-    wrong_length = wrong_length || (r->exact_len && status == 200 && !w->loop); /* the file loop says 200 for any read */
+    wrong_length = wrong_length || (r->exact_len && status == 200 && !w->tp->files); /* a file read says 200 whatever its length */
     int cls = r->link && rc != CURLE_OK ? RB_LERR_SYMLINK : rb_engine_classify(rc, status, r->mismatch, wrong_length);
-    if (w->samples && cls < 0)
+    if (w->tars && cls < 0)
         rb_tar_request_end(w, r);
 
     struct rb_stats *s = w->local;
@@ -524,7 +524,7 @@ void rb_xfer_record(struct rb_worker *w, struct rb_req *r, CURLcode rc, long sta
         log_first_error(w, r, cls, rc, status);
         bytes = 0;
         /* Sent, no answer: the server may have stored it (a file put removes its own unfinished file instead). */
-        if (!w->loop && (cls == RB_LERR_TIMEOUT || cls == RB_LERR_RESET || (r->resent && rc != CURLE_OK)))
+        if (!w->tp->files && (cls == RB_LERR_TIMEOUT || cls == RB_LERR_RESET || (r->resent && rc != CURLE_OK)))
             rb_written_unknown(w, r->name);
     } else {
         s->bytes += bytes;

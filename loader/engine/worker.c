@@ -138,13 +138,14 @@ static int socket_action(struct rb_shard *sh, curl_socket_t s, int mask)
     return 0;
 }
 
-/* The request loop; stop and stop2 may be NULL. Returns 0 or -errno. */
 int rb_worker_run(struct rb_worker *w, const atomic_bool *stop, const volatile int *stop2)
 {
-    if (w->loop)
-        return w->loop->run(w, stop, stop2);
-    if (w->nat)
-        return rb_native_run(w, stop, stop2);
+    return w->tp->run(w, stop, stop2);
+}
+
+/* libcurl's request loop; stop and stop2 may be NULL. Returns 0 or -errno. */
+static int curls_run(struct rb_worker *w, const atomic_bool *stop, const volatile int *stop2)
+{
     const bool open_loop = w->open.period_ns != 0;
     struct epoll_event evs[RB_EPOLL_BATCH];
     int rc = 0;
@@ -276,54 +277,12 @@ static void seed_rng(struct rb_worker *w)
         w->pick.rng = 1;
 }
 
-int rb_worker_init(struct rb_worker *w, const struct rb_load_opts *o, unsigned id, size_t ep0)
+/* libcurl's multi handles (RB_SHARD_SLOTS slots each, on w's epoll set) and a handle per slot. Returns 0 or -errno. */
+static int curls_init(struct rb_worker *w, size_t ep0)
 {
-    w->o = o;
-    w->op = rb_xfer_op_for(o->op);
-    if (!w->op)
-        return -EINVAL;
-    w->next = o->objects ? next_picked : next_listed;
-    w->id = id;
-    w->nreq = o->inflight;
-    w->loop = o->target->ops->loop;
-    w->nshards = w->loop || rb_engine_kind(o) == RB_ENGINE_NATIVE ? 0 : (w->nreq + RB_SHARD_SLOTS - 1) / RB_SHARD_SLOTS;
-    w->shards = calloc(w->nshards, sizeof *w->shards);
-    w->epfd = epoll_create1(EPOLL_CLOEXEC);
-    w->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    w->reqs = calloc(w->nreq, sizeof *w->reqs);
-    w->free_slots = calloc(w->nreq, sizeof *w->free_slots);
-    w->local = rb_stats_new();
-    w->unc_local = rb_hist_new();
-    w->box = rb_stats_new();
-    w->unc_box = rb_hist_new();
-    if ((w->nshards && !w->shards) || !w->reqs || !w->free_slots || !w->local || !w->unc_local || !w->box || !w->unc_box)
+    w->nshards = (w->nreq + RB_SHARD_SLOTS - 1) / RB_SHARD_SLOTS;
+    if (!(w->shards = calloc(w->nshards, sizeof *w->shards)))
         return -ENOMEM;
-    if (w->epfd < 0 || w->evfd < 0)
-        return -errno;
-    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = RB_EV_WAKE};
-    if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->evfd, &ev) != 0)
-        return -errno;
-    pthread_mutex_init(&w->mu, NULL);
-    if (rb_rph_worker_init(w))
-        return -ENOMEM;
-    if (o->tar_samples && o->op == RB_LOAD_GET &&
-        (!(w->samples = rb_stats_new()) || !(w->tar = calloc(w->nreq, sizeof *w->tar))))
-        return -ENOMEM;
-    if (w->loop) {
-        /* The target's own loop owns the slots (fills free_slots), issues and accounts: no curl handle, no driver. */
-        int rc = w->loop->init(w);
-        if (!rc && o->track_written)
-            rc = rb_written_new(w);
-        if (!rc && o->log_fd >= 0 && !(w->log.buf = malloc(RB_LOG_BUF_BYTES)))
-            rc = -ENOMEM;
-        seed_rng(w);
-        return rc;
-    }
-    if (!w->nshards) {
-        int rc = rb_native_new(w, ep0);
-        if (rc)
-            return rc;
-    }
     for (unsigned i = 0; i < w->nshards; i++) {
         struct rb_shard *sh = &w->shards[i];
         sh->w = w;
@@ -337,45 +296,20 @@ int rb_worker_init(struct rb_worker *w, const struct rb_load_opts *o, unsigned i
         curl_multi_setopt(sh->multi, CURLMOPT_TIMERFUNCTION, on_timer);
         curl_multi_setopt(sh->multi, CURLMOPT_TIMERDATA, sh);
     }
-    size_t neps = rb_target_endpoint_count(o->target);
+    size_t neps = rb_target_endpoint_count(w->o->target);
     for (unsigned i = 0; i < w->nreq; i++) {
-        w->reqs[i].w = w;
-        w->reqs[i].slot = i;
-        if (w->nat) {
-            w->free_slots[w->nfree++] = w->nreq - 1 - i;
-            continue;
-        }
         w->reqs[i].sh = &w->shards[i / RB_SHARD_SLOTS];
         int rc = rb_xfer_slot_init(w, &w->reqs[i], (ep0 + i) % neps);
         if (rc)
             return rc;
         w->free_slots[w->nfree++] = w->nreq - 1 - i;
     }
-    int rc = choose_driver(w);
-    if (rc)
-        return rc;
-    if (o->log_fd >= 0) {
-        w->log.buf = malloc(RB_LOG_BUF_BYTES);
-        if (!w->log.buf)
-            return -ENOMEM;
-    }
-    seed_rng(w);
     return 0;
 }
 
-void rb_worker_free(struct rb_worker *w)
+/* Takes the requests still in flight out of their multi handles and frees the slots' handles and the multis. */
+static void curls_free(struct rb_worker *w)
 {
-    if (w->loop)
-        w->loop->free(w);
-    rb_native_free(w);
-    if (w->drv && w->drv->free)
-        w->drv->free(w);
-    rb_written_free(w);
-    rb_rph_worker_free(w);
-    rb_stats_free(w->samples);
-    w->samples = NULL;
-    free(w->tar);
-    w->tar = NULL;
     for (unsigned i = 0; w->reqs && i < w->nreq; i++) {
         if (w->reqs[i].busy && w->reqs[i].sh && w->reqs[i].sh->multi)
             curl_multi_remove_handle(w->reqs[i].sh->multi, w->reqs[i].easy);
@@ -385,6 +319,72 @@ void rb_worker_free(struct rb_worker *w)
         if (w->shards[i].multi)
             curl_multi_cleanup(w->shards[i].multi);
     free(w->shards);
+    w->shards = NULL;
+    w->nshards = 0;
+}
+
+static bool curls_fit(const struct rb_load_opts *o, bool fetcher)
+{
+    (void)fetcher;
+    return !rb_target_can(o->target, RB_TCAP_FILES) && rb_engine_kind(o) == RB_ENGINE_CURL;
+}
+
+RB_TRANSPORT(curl) = {.name = "curl", .fits = curls_fit, .init = curls_init, .run = curls_run, .free = curls_free};
+
+int rb_worker_init(struct rb_worker *w, const struct rb_load_opts *o, unsigned id, size_t ep0)
+{
+    w->o = o;
+    w->op = rb_xfer_op_for(o->op);
+    w->tp = rb_transport_for(o, !w->e);
+    if (!w->op || !w->tp)
+        return w->op ? -EOPNOTSUPP : -EINVAL;
+    w->next = o->objects ? next_picked : next_listed;
+    w->id = id;
+    w->nreq = o->inflight;
+    w->epfd = epoll_create1(EPOLL_CLOEXEC);
+    w->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    w->reqs = calloc(w->nreq, sizeof *w->reqs);
+    w->free_slots = calloc(w->nreq, sizeof *w->free_slots);
+    w->local = rb_stats_new();
+    w->unc_local = rb_hist_new();
+    w->box = rb_stats_new();
+    w->unc_box = rb_hist_new();
+    if (!w->reqs || !w->free_slots || !w->local || !w->unc_local || !w->box || !w->unc_box)
+        return -ENOMEM;
+    if (w->epfd < 0 || w->evfd < 0)
+        return -errno;
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = RB_EV_WAKE};
+    if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->evfd, &ev) != 0)
+        return -errno;
+    pthread_mutex_init(&w->mu, NULL);
+    if (rb_rph_worker_init(w))
+        return -ENOMEM;
+    if (o->tar_samples && o->op == RB_LOAD_GET && rb_tar_new(w))
+        return -ENOMEM;
+    for (unsigned i = 0; i < w->nreq; i++) {
+        w->reqs[i].w = w;
+        w->reqs[i].slot = i;
+    }
+    int rc = w->tp->init(w, ep0);
+    if (!rc && w->tp->drives && o->track_written)
+        rc = rb_written_new(w); /* a transport that drives itself issues and accounts: no driver of ours */
+    else if (!rc && !w->tp->drives)
+        rc = choose_driver(w);
+    if (!rc && o->log_fd >= 0 && !(w->log.buf = malloc(RB_LOG_BUF_BYTES)))
+        rc = -ENOMEM;
+    seed_rng(w);
+    return rc;
+}
+
+void rb_worker_free(struct rb_worker *w)
+{
+    if (w->tp)
+        w->tp->free(w);
+    if (w->drv && w->drv->free)
+        w->drv->free(w);
+    rb_written_free(w);
+    rb_rph_worker_free(w);
+    rb_tar_free(w);
     if (w->epfd > 0)
         close(w->epfd);
     if (w->evfd > 0)

@@ -153,10 +153,8 @@ struct rb_req {
 };
 
 struct rb_native;
-struct rb_mp;
-struct rb_mixer;
-struct rb_rg;
 struct rb_written;
+struct rb_tars;
 struct rb_file_loop;
 struct rb_fwatch;
 
@@ -167,7 +165,8 @@ struct rb_fwatch;
  * (rb_written_driver, tracked.c), S3 multipart PUT (rb_mp_driver,
  * multipart.c), GET in ranged parts (rb_rg_driver, ranged.c), load mixed
  * (rb_mix_driver, mixed.c). Each feature keeps its state in a struct of its
- * own, owned by its file (w->mp, w->rg, w->mix, w->written).
+ * own, owned by its file behind w->drv_state (what a put wrote is
+ * written.c's, w->written: several drivers and the file loop note it).
  */
 struct rb_worker_driver {
     const char *name;
@@ -192,6 +191,42 @@ struct rb_worker_driver {
     /* Frees the feature's state; safe on a partly set-up one. NULL: nothing to free. */
     void (*free)(struct rb_worker *w);
 };
+
+/*
+ * How a worker's requests travel: libcurl's multi handles (worker.c), the
+ * native engine on epoll or io_uring (native.c), system calls on a local
+ * directory (loader/file/file_loop.c). One const row per transport, each
+ * registered by RB_TRANSPORT in its own file (a linker section, as the
+ * protocols): the engine names none of them, rb_transport_for chooses the
+ * one that fits once at worker start, and the worker calls through it.
+ */
+struct rb_transport {
+    const char *name;           /* "curl", "native", "file": messages */
+    const char *io_loop;        /* the loop a report names ("epoll", "io_uring"); NULL: none (curl, file) */
+    /* System calls on files, not HTTP: --phases spans of a file's I/O, a read answers 200 whatever its length,
+     * nothing is sent again. */
+    bool files;
+    /* It issues and accounts its requests itself (file: a load mixed sets w->drv): the worker picks no driver. */
+    bool drives;
+    /* Whether it runs o's requests; for a fetcher's worker (no engine) with fetcher. Pure but for a probe. */
+    bool (*fits)(const struct rb_load_opts *o, bool fetcher);
+    /* Sets up its state on w (ep0: the endpoint of slot 0) and fills w->free_slots. Returns 0 or -errno. */
+    int (*init)(struct rb_worker *w, size_t ep0);
+    /* The request loop (rb_worker_run's contract). Returns 0 or -errno. */
+    int (*run)(struct rb_worker *w, const atomic_bool *stop, const volatile int *stop2);
+    /* Frees what init set up; safe after a failed init. */
+    void (*free)(struct rb_worker *w);
+};
+
+/* A transport's registration, in its own file: RB_TRANSPORT(file) = {.name = "file", ...}. */
+#define RB_TRANSPORT(name)                                                                         \
+    static const struct rb_transport rb_transport_##name;                                          \
+    static const struct rb_transport *const rb_transport_ptr_##name                                \
+        __attribute__((used, section("rb_transports"), aligned(sizeof(void *)))) = &rb_transport_##name; \
+    static const struct rb_transport rb_transport_##name
+
+/* The transport that runs o's requests (fetcher: for a fetcher's worker); NULL when none linked in fits. */
+const struct rb_transport *rb_transport_for(const struct rb_load_opts *o, bool fetcher);
 
 /* --log-requests: a worker's lines, buffered and written whole (transfer.c writes them, rb_worker_flush_log). */
 struct rb_reqlog {
@@ -219,21 +254,19 @@ struct rb_fetch_list {
 
 struct rb_worker {
     struct rb_engine *e;
-    struct rb_native *nat;      /* the native engine's connections, or NULL: libcurl (chosen at init) */
-    const struct rb_loop_ops *loop; /* the target's own request loop (file), or NULL: libcurl or native (at init) */
+    const struct rb_transport *tp; /* how its requests travel (chosen at init) */
+    struct rb_native *nat;      /* the native transport's connections, or NULL */
     struct rb_file_loop *file;  /* the file loop's slots and I/O queue (loader/file), or NULL */
     struct rb_fwatch *watch;    /* the file loop's watchdog slot (fwatch_int.h), or NULL */
     bool abandoned;             /* stuck in a file system call past --timeout: not joined, not freed */
     const struct rb_worker_driver *drv; /* who issues and accounts the requests (chosen at init) */
-    /* The drivers' own state, each NULL unless its driver runs (set by its init): */
-    struct rb_mp *mp;           /* S3 multipart PUT (multipart.c) */
-    struct rb_mixer *mix;       /* load mixed (mixed.c) */
+    /* Its driver's own state (struct rb_mp, rb_rg, rb_mixer: the driver's file alone knows it), set by the driver's
+     * init and freed by its free; NULL: none. */
+    void *drv_state;
     const uint8_t *mix_slot_op; /* load mixed: each slot's op (enum rb_load_op, mixed.c's), else NULL: o->op */
-    struct rb_rg *rg;           /* GET in ranged parts (ranged.c) */
     uint64_t part_off, part_len; /* ranged.c: the Range of the GET it issues next (len 0: none; rb_xfer_get_range) */
     struct rb_written *written; /* o->track_written: what this worker wrote, for cleanup (written.c); else NULL */
-    struct rb_stats *samples;   /* o->tar_samples: one record per tar member read (tarsamples.c); else NULL */
-    struct rb_tar_stream *tar;  /* o->tar_samples: per slot (rb_req.slot), its body read as a tar archive; else NULL */
+    struct rb_tars *tars;       /* o->tar_samples: GET bodies read as tar archives, a record per member (tarsamples.c) */
     const struct rb_load_opts *o;
     unsigned id;
     pthread_t th;
@@ -282,7 +315,7 @@ struct rb_worker {
 };
 
 /*
- * load mixed: the op of slot's request (w->mix set). Read from the array
+ * load mixed: the op of slot's request (w->mix_slot_op set). Read from the array
  * mixed.c hands the worker, so the layers below the drivers (request phases)
  * need not call into mixed.c.
  */
@@ -443,7 +476,11 @@ void rb_worker_flush_log(struct rb_worker *w);
 
 /* ---- tarsamples.c: GET bodies read as tar shards (o->tar_samples) ---- */
 
-/* n more body bytes of r (before r->body counts them): its members completed in them go to w->samples. Any engine. */
+/* Sets up w->tars for o->tar_samples (a GET). Returns 0 or -ENOMEM. Before the worker's thread starts. */
+int rb_tar_new(struct rb_worker *w);
+/* Frees w->tars; safe when there is none. */
+void rb_tar_free(struct rb_worker *w);
+/* n more body bytes of r (before r->body counts them): its members completed in them go to w->tars. Any engine. */
 void rb_tar_body(struct rb_req *r, const void *p, size_t n);
 /* A GET of r that succeeded: a body that was not one whole archive is a sample error and stops w's engine. */
 void rb_tar_request_end(struct rb_worker *w, struct rb_req *r);

@@ -29,9 +29,8 @@
 #define UNMADE_NAMED 8 /* unfinished files removed that each process names */
 
 /*
- * One request slot: the file being read or written and the accounting
- * struct the HTTP engines fill too, so rb_xfer_record classifies and logs
- * both alike. Its block buffer is aligned for O_DIRECT.
+ * One request slot: the file being read or written and the accounting struct the HTTP
+ * transports fill too, so rb_xfer_record classifies and logs all alike; its block buffer is aligned for O_DIRECT.
  */
 struct fop;
 
@@ -346,7 +345,7 @@ static void get_done(struct rb_worker *w, struct fslot *s, const struct rb_fio_i
         size_t skip = (size_t)(s->pos - io->off), n = (size_t)(got_end - s->pos);
         if (w->o->verify && !s->r.mismatch && rb_payload_verify(s->r.key, s->pos, s->buf + skip, n) != n)
             s->r.mismatch = true;
-        if (w->samples)
+        if (w->tars)
             rb_tar_body(&s->r, s->buf + skip, n);
         if (w->o->body)
             w->o->body(s->r.name, s->pos, s->buf + skip, n);
@@ -716,15 +715,9 @@ int rb_file_run(struct rb_worker *w, const atomic_bool *stop, const volatile int
 
 /* ---- set-up ---- */
 
-/* proto's file row runs this loop, handed over at start: file/ uses proto/, never the reverse. */
-__attribute__((constructor)) static void register_loop(void)
+int rb_file_new(struct rb_worker *w, size_t ep0)
 {
-    static const struct rb_loop_ops ops = {.init = rb_file_new, .run = rb_file_run, .free = rb_file_free};
-    rb_target_file_register_loop(&ops);
-}
-
-int rb_file_new(struct rb_worker *w)
-{
+    (void)ep0;
     const struct rb_load_opts *o = w->o;
     struct rb_file_loop *L = calloc(1, sizeof *L);
     if (!L)
@@ -796,3 +789,12 @@ void rb_file_free(struct rb_worker *w)
     free(L);
     w->file = NULL;
 }
+
+static bool file_fits(const struct rb_load_opts *o, bool fetcher)
+{
+    (void)fetcher;
+    return rb_target_can(o->target, RB_TCAP_FILES);
+}
+/* The engine's transport for a file target: system calls on its directory, issued and accounted here. */
+RB_TRANSPORT(file) = {.name = "file", .files = true, .drives = true, .fits = file_fits, .init = rb_file_new,
+                      .run = rb_file_run, .free = rb_file_free};

@@ -181,14 +181,6 @@ static int file_exists(const struct rb_target *t, const char *name, bool *yes, c
     return rc;
 }
 
-/* The file loop (loader/file/), registered from there at start-up: system calls on the directory, not libcurl. */
-static struct rb_loop_ops file_loop;
-
-void rb_target_file_register_loop(const struct rb_loop_ops *ops)
-{
-    file_loop = *ops;
-}
-
 RB_PROTO(file, 50) = {
     .scheme = "file",
     .form = "file:///PATH",
@@ -199,7 +191,6 @@ RB_PROTO(file, 50) = {
     .probe = file_probe,
     .list = file_list,
     .exists = file_exists,
-    .loop = &file_loop,
 };
 
 const char *rb_target_file_root(const struct rb_target *t)

@@ -186,29 +186,6 @@ bool rb_target_can_evict(const struct rb_target *t);
 int rb_target_evict(const struct rb_target *t, const struct rb_objset *names, const char *prefix,
                     uint64_t timeout_ns, const volatile int *stop, char *err, size_t errlen);
 
-struct rb_worker;
-
-/*
- * A request loop a kind of target brings when its requests are not HTTP
- * (file: system calls on a local path): the worker calls through it instead
- * of libcurl or the native engine, chosen once at worker start.
- */
-struct rb_loop_ops {
-    /* Sets up the loop's state for w (slots, buffers, queues). Returns 0 or -errno. */
-    int (*init)(struct rb_worker *w);
-    /* The request loop (rb_worker_run's contract). Returns 0 or -errno. */
-    int (*run)(struct rb_worker *w, const atomic_bool *stop, const volatile int *stop2);
-    /* Frees what init set up; safe after a failed init. */
-    void (*free)(struct rb_worker *w);
-};
-
-/*
- * Gives the file protocol's row its request loop: loader/file/ registers it
- * when the program starts (a constructor), so this protocol does not name the
- * module above it. Until then a file target has a loop with no functions.
- */
-void rb_target_file_register_loop(const struct rb_loop_ops *ops);
-
 /* Whether t's kind has every capability in caps (enum rb_target_cap). Pure. */
 bool rb_target_can(const struct rb_target *t, unsigned caps);
 /* "sign-payload": the option that gave t the capability cap, for messages; NULL when its protocol has it anyway. */
@@ -319,8 +296,6 @@ struct rb_proto {
      * by a HEAD per name. Returns 0 with *yes set, or -errno with one line in err.
      */
     int (*exists)(const struct rb_target *t, const char *name, bool *yes, char *err, size_t errlen);
-    /* The request loop of this kind; NULL: libcurl or the native engine (rb_engine_kind). */
-    const struct rb_loop_ops *loop;
     /*
      * Direct routing (RB_TCAP_DIRECT): loads the placement map once (any
      * thread; 0 or -errno with err), then the nodes (their count, each

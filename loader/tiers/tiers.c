@@ -92,6 +92,7 @@ static struct row *run_phase(struct tiers_run *r, const char *name, enum rb_load
     o.min_size = o.max_size = size;
     o.cache_header = cache_headers;
     o.file = &a->file;
+    o.transport = r->fc && t == &r->fc->t ? &rb_tiers_fc_transport : NULL;
     if (op != RB_LOAD_GET)
         o.engine = RB_ENGINE_CURL; /* --engine is the GET phases' */
     struct rb_load_result res = {0};

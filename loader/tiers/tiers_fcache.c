@@ -382,8 +382,9 @@ static int fc_run(struct rb_worker *w, const atomic_bool *stop, const volatile i
     return 0;
 }
 
-static int fc_init(struct rb_worker *w)
+static int fc_init(struct rb_worker *w, size_t ep0)
 {
+    (void)ep0;
     struct rb_tiers_fcache *fc = fc_of(w);
     const struct rb_load_opts *o = w->o;
     if (o->op != RB_LOAD_GET || w->nreq != 1 || w->id >= fc->nthreads)
@@ -439,7 +440,8 @@ static void fc_free(struct rb_worker *w)
     th->buf = NULL;
 }
 
-static const struct rb_loop_ops fc_loop = {.init = fc_init, .run = fc_run, .free = fc_free};
+const struct rb_transport rb_tiers_fc_transport = {.name = "file", .files = true, .drives = true, .init = fc_init,
+                                                   .run = fc_run, .free = fc_free};
 
 int rb_tiers_fcache_new(struct rb_tiers_fcache **out, const struct rb_target *tier, const struct rb_target *origin,
                         unsigned threads, uint64_t block_bytes)
@@ -449,10 +451,7 @@ int rb_tiers_fcache_new(struct rb_tiers_fcache **out, const struct rb_target *ti
         free(fc);
         return -ENOMEM;
     }
-    fc->ops = *tier->ops;
-    fc->ops.loop = &fc_loop;
     fc->t = *tier;
-    fc->t.ops = &fc->ops;
     fc->origin = origin;
     fc->origin_file = rb_target_can(origin, RB_TCAP_FILES);
     fc->nthreads = threads;

@@ -10,6 +10,8 @@
 #include "../objset/objset_int.h"
 #include "../proto/target_int.h"
 
+struct rb_transport;
+
 /*
  * A local cache directory as a tier, read through as data loaders with a
  * local cache read: a GET finds the object's file in the directory (HIT,
@@ -29,8 +31,7 @@ enum { RB_TIERS_FC_ORIGIN_BYTES, RB_TIERS_FC_CACHE_BYTES, RB_TIERS_FC_FILLED, RB
        RB_TIERS_FC_CONFLICTS, RB_TIERS_FC_COUNTS };
 
 struct rb_tiers_fcache {
-    struct rb_target t;             /* the tier (file://DIR) with this request loop: what cold and warm read */
-    struct rb_proto ops;            /* the file row's table with the loop replaced */
+    struct rb_target t;             /* the tier (file://DIR): what cold and warm read, on rb_tiers_fc_transport */
     const struct rb_target *origin; /* the backend a miss fetches from (file://, http, s3, ais) */
     bool origin_file;
     unsigned nthreads;
@@ -46,6 +47,9 @@ struct rb_tiers_fcache {
     _Atomic uint64_t foreign_hits;  /* hits on a file this run did not make (read, never touched) */
     _Atomic uint64_t conflicts;     /* fills that found the name taken meanwhile (served, not cached) */
 };
+
+/* The load options' transport of a phase on fc->t: a hit read from the cache file, a miss filled from the origin. */
+extern const struct rb_transport rb_tiers_fc_transport;
 
 /*
  * Builds the cache tier over tier (a file:// target) in front of origin,

@@ -463,6 +463,47 @@ static void test_uring_fits(void **state)
     rb_target_close(s);
 }
 
+/* One transport per run, chosen from the target's capabilities and the engine options; the caller's own wins. */
+static void test_transport_for(void **state)
+{
+    (void)state;
+    char err[256];
+    char dir[] = "/tmp/rb-tp-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char url[64];
+    snprintf(url, sizeof url, "file://%s", dir);
+    struct rb_target *h = NULL, *f = NULL;
+    struct rb_target_cfg ch = {.url = "http://127.0.0.1:1/d"}, cf = {.url = url};
+    assert_int_equal(rb_target_open(&h, &ch, err, sizeof err), 0);
+    assert_int_equal(rb_target_open(&f, &cf, err, sizeof err), 0);
+    struct rb_load_opts o = {.op = RB_LOAD_PUT, .target = f, .engine = RB_ENGINE_NATIVE};
+    const struct rb_transport *tp = rb_transport_for(&o, false);
+    assert_non_null(tp);
+    assert_string_equal(tp->name, "file");
+    assert_true(tp->files && tp->drives);
+    assert_null(rb_engine_io_loop_name(&o));
+    assert_string_equal(rb_engine_name(&o), "file");
+    o.target = h;
+    o.engine = RB_ENGINE_CURL;
+    assert_string_equal(rb_transport_for(&o, false)->name, "curl");
+    assert_false(rb_transport_for(&o, false)->files);
+    o.engine = RB_ENGINE_NATIVE;
+    tp = rb_transport_for(&o, false); /* a PUT has a body: epoll */
+    assert_string_equal(tp->name, "native");
+    assert_string_equal(tp->io_loop, "epoll");
+    assert_false(tp->drives);
+    o.op = RB_LOAD_GET;
+    o.io_loop = RB_IOLOOP_URING; /* asked for: the io_uring row, whose set-up says why when it cannot run */
+    assert_string_equal(rb_transport_for(&o, false)->io_loop, "io_uring");
+    assert_string_equal(rb_transport_for(&o, true)->io_loop, "epoll"); /* a fetcher's calls: any thread */
+    const struct rb_transport mine = {.name = "mine"};
+    o.transport = &mine;
+    assert_ptr_equal(rb_transport_for(&o, false), &mine);
+    rb_target_close(h);
+    rb_target_close(f);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 /* The --engine and --io-loop checks take the command's arguments (no process state): each pair against a target. */
 static void test_check_usage(void **state)
 {
@@ -500,6 +541,7 @@ int main(void)
         cmocka_unit_test(test_put_sends_the_payload),
         cmocka_unit_test(test_io_loops_agree),
         cmocka_unit_test(test_uring_fits),
+        cmocka_unit_test(test_transport_for),
         cmocka_unit_test(test_check_usage),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -100,6 +100,7 @@ static void run_get(struct fixture *f, const struct rb_objset *set, struct rb_st
     struct rb_load_opts o = {0};
     o.op = RB_LOAD_GET;
     o.target = &f->fc->t;
+    o.transport = &rb_tiers_fc_transport;
     o.objects = set;
     o.threads = o.inflight = 1;
     o.pattern = RB_PATTERN_EPOCH;
