@@ -25,9 +25,9 @@ DOCROOT holds README.md and docs/. A fenced block opened with ```sh runs as past
          $DOC_TMP/ (the run's own /tmp, shared with no other run); with DOC_BEFORE_DOWN set, that command
          runs just before each `scripts/servers.sh down` of a block (the servers' data is gone after it).
          Pages run DOC_JOBS at a time (default 4); those of ALONE (their examples hold a rule on time) then
-         one by one, README.md last; so no two pages under docs/ may
-         name the same thing (a /tmp entry, a --prefix, a path in the bucket, the default obj- names kept):
-         a name two pages use is named with both pages before anything runs; exit 1 then.
+         one by one, README.md last; so no two pages under docs/ may name the same thing (a /tmp entry, a
+         --prefix, a path in the bucket, a file of WORKDIR, the default obj- names kept): a name two pages
+         use is named with both pages before anything runs; exit 1 then.
   plant  puts foreign data where the runnable examples write, under names their cleanups could match: for
          every prefix the examples use (`--prefix P`, a URL's own prefix, the default obj-) the names
          P + "mine.txt" and P + "00000001.keep", in every directory the examples make (`mkdir -p /tmp/...`,
