@@ -24,6 +24,10 @@ DOCROOT holds README.md and docs/. A fenced block opened with ```sh runs as past
          block's wall time is printed (not asserted). With DOC_TMP set, every /tmp/ of a block is read as
          $DOC_TMP/ (the run's own /tmp, shared with no other run); with DOC_BEFORE_DOWN set, that command
          runs just before each `scripts/servers.sh down` of a block (the servers' data is gone after it).
+         Pages run DOC_JOBS at a time (default 4); those of ALONE (their examples hold a rule on time) then
+         one by one, README.md last; so no two pages under docs/ may name the same thing (a /tmp entry, a
+         --prefix, a path in the bucket, a file of WORKDIR, the default obj- names kept): a name two pages
+         use is named with both pages before anything runs; exit 1 then.
   plant  puts foreign data where the runnable examples write, under names their cleanups could match: for
          every prefix the examples use (`--prefix P`, a URL's own prefix, the default obj-) the names
          P + "mine.txt" and P + "00000001.keep", in every directory the examples make (`mkdir -p /tmp/...`,
@@ -48,6 +52,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 FENCE = re.compile(r'^```(\S*)\s*(.*)$')
 PARALLEL = 8  # commands parsed, planted files and objects written or read, at a time
+# Pages whose examples hold a rule on time, which other pages' load beside them breaks: each runs alone, after the
+# others (which run DOC_JOBS at a time).
+ALONE = {
+    'docs/load.md': 'its open loop must achieve 95 % of 400 requests/s, every send on time (none abandoned)',
+    'docs/mlperf.md': "MLPerf's AU rule (>= 90 %) over 2 ms of compute a step",
+}
 # Programs that run the command given after their own options (`mpirun -np 4 railbench ...`); a script
 # (`scripts/rail-bind.sh`, `scripts/cluster.sh mpirun`) too. `git clone URL railbench` is no command.
 LAUNCHERS = {'mpirun', 'mpiexec', 'srun', 'salloc', 'timeout', 'env', 'sudo', 'time', 'nohup', 'taskset', 'numactl'}
@@ -173,47 +183,104 @@ trap 'echo "DOC-FAIL $DOC_WHERE (line $LINENO of the block): exit $?: $BASH_COMM
 '''
 
 
+def run_page(work, root, logdir, page):
+    """Runs one page's runnable blocks in one bash; (blocks, the lines to print, failure or None)."""
+    runnable = [(line, text) for line, kind, text in blocks(root, page) if kind == 'run']
+    name = page.replace('/', '_')
+    driver = [PREAMBLE]
+    for line, text in runnable:
+        path = os.path.join(logdir, f'{name}.{line}.sh')
+        if os.environ.get('DOC_TMP'):
+            text = text.replace('/tmp/', os.environ['DOC_TMP'].rstrip('/') + '/')
+        if os.environ.get('DOC_BEFORE_DOWN'):
+            text = text.replace('scripts/servers.sh down', os.environ['DOC_BEFORE_DOWN'] + ' && scripts/servers.sh down')
+        with open(path, 'w', encoding='utf-8') as f:
+            f.write(text + '\n')
+        driver.append(f'DOC_WHERE={page}:{line}; echo "DOC-BLOCK {page}:{line} $EPOCHREALTIME"\n. {shlex.quote(path)}\n')
+    driver.append('echo "DOC-BLOCK end $EPOCHREALTIME"\n')
+    with open(os.path.join(logdir, f'{name}.driver.sh'), 'w', encoding='utf-8') as f:
+        f.write(''.join(driver))
+    log = os.path.join(logdir, f'{name}.log')
+    t0 = time.time()
+    with open(log, 'w', encoding='utf-8') as out:
+        p = subprocess.run(['bash', os.path.join(logdir, f'{name}.driver.sh')], cwd=work, stdout=out,
+                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=900)
+    text = open(log, encoding='utf-8', errors='replace').read()
+    marks = re.findall(r'^DOC-BLOCK (\S+) ([\d.]+)$', text, re.M)
+    times = [f'{a}:{float(t2) - float(t1):.1f}s'.replace(page + ':', '')
+             for (a, t1), (_, t2) in zip(marks, marks[1:])]
+    if p.returncode != 0:
+        why = re.findall(r'^DOC-FAIL (.*)$', text, re.M)
+        failed = f'{why[-1] if why else page + ": exit " + str(p.returncode)} (log: {log})'
+        return len(times), [f'FAILED {page}: {failed}', '  ' + '\n  '.join(text.rstrip().splitlines()[-15:])], failed
+    return len(times), [f'ok {page}: {len(runnable)} blocks in {time.time() - t0:.0f}s '
+                        f'(line:time {" ".join(times)})'], None
+
+
+def page_cost(root, page):
+    """A page's expected wall time, roughly: its railbench commands and the seconds its options name."""
+    text = '\n'.join(t for _, kind, t in blocks(root, page) if kind == 'run')
+    secs = sum(int(s) for s in re.findall(r'--(?:duration|runtime) (\d+)s', text))
+    return len(re.findall(r'\brailbench ', text)) + secs
+
+
+def page_names(root, page):
+    """What a page's runnable blocks name and could make: /tmp entries, --prefix values, files of the working
+    directory (--out, --save, -o, ...), paths in the bucket, and obj- where a command keeps (--keep,
+    --populate) names of the default prefix."""
+    text = '\n'.join(t for _, kind, t in blocks(root, page) if kind == 'run').replace('\\\n', ' ')
+    names = {f for f in re.findall(r'/tmp/[\w.-]+', text) if 'XXXXXX' not in f}
+    names |= set(re.findall(r'--prefix[ =]([\w./-]+)', text))
+    names |= {'./' + f.split('/')[0] for f in re.findall(r'(?:--out|--save|--dot|--html|-o) ([\w.-][\w./-]*)', text)}
+    names |= {'s3://%s/%s' % (BUCKET, u) for u in re.findall(r's3://%s/([\w./-]+)' % BUCKET, text)}
+    for line in text.split('\n'):
+        if re.search(r'\brailbench load \w+ .*--(keep|populate)\b', line) and '--prefix' not in line \
+                and '--fresh' not in line and not re.search(r'(s3://%s|file://\S+)/\w' % BUCKET, line):
+            names.add(re.sub(r'^.*\brailbench load \w+ ("?\S+"?).*$', r'\1', line) + ' obj-')
+    return names
+
+
+def shared_names(root, docs):
+    """One line per name that two pages of docs use."""
+    owner, out = {}, []
+    for page in docs:
+        for n in sorted(page_names(root, page)):
+            if n in owner:
+                out.append(f'{page} and {owner[n]} both use {n}: pages run at the same time')
+            else:
+                owner[n] = page
+    return out
+
+
 def do_run(work, root, logdir, only):
+    """Pages run DOC_JOBS at a time (default 4), the costliest first: no two pages share a directory, an
+    object name or a result directory (docs/HACKING.md, "Examples are tests"); then those of ALONE one by
+    one, and README.md last, since its tour ends with scripts/servers.sh down. What each page printed comes
+    out in the order they ran, the concurrent ones in the pages' order."""
     os.makedirs(logdir, exist_ok=True)
-    failed, ran = [], 0
-    # README.md last: its tour ends with scripts/servers.sh down.
-    order = [p for p in pages(root, only) if p != 'README.md'] + [p for p in pages(root, only) if p == 'README.md']
-    for page in order:
-        runnable = [(line, text) for line, kind, text in blocks(root, page) if kind == 'run']
-        if not runnable:
-            continue
-        name = page.replace('/', '_')
-        driver = [PREAMBLE]
-        for k, (line, text) in enumerate(runnable):
-            path = os.path.join(logdir, f'{name}.{line}.sh')
-            if os.environ.get('DOC_TMP'):
-                text = text.replace('/tmp/', os.environ['DOC_TMP'].rstrip('/') + '/')
-            if os.environ.get('DOC_BEFORE_DOWN'):
-                text = text.replace('scripts/servers.sh down', os.environ['DOC_BEFORE_DOWN'] + ' && scripts/servers.sh down')
-            with open(path, 'w', encoding='utf-8') as f:
-                f.write(text + '\n')
-            driver.append(f'DOC_WHERE={page}:{line}; echo "DOC-BLOCK {page}:{line} $EPOCHREALTIME"\n. {shlex.quote(path)}\n')
-        driver.append('echo "DOC-BLOCK end $EPOCHREALTIME"\n')
-        with open(os.path.join(logdir, f'{name}.driver.sh'), 'w', encoding='utf-8') as f:
-            f.write(''.join(driver))
-        log = os.path.join(logdir, f'{name}.log')
-        t0 = time.time()
-        with open(log, 'w', encoding='utf-8') as out:
-            p = subprocess.run(['bash', os.path.join(logdir, f'{name}.driver.sh')], cwd=work, stdout=out,
-                               stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=900)
-        text = open(log, encoding='utf-8', errors='replace').read()
-        marks = re.findall(r'^DOC-BLOCK (\S+) ([\d.]+)$', text, re.M)
-        times = [f'{a}:{float(t2) - float(t1):.1f}s'.replace(page + ':', '')
-                 for (a, t1), (_, t2) in zip(marks, marks[1:])]
-        ran += len(times)
-        if p.returncode != 0:
-            why = re.findall(r'^DOC-FAIL (.*)$', text, re.M)
-            failed.append(f'{why[-1] if why else page + ": exit " + str(p.returncode)} (log: {log})')
-            print(f'FAILED {page}: {failed[-1]}')
-            print('  ' + '\n  '.join(text.rstrip().splitlines()[-15:]))
-        else:
-            print(f'ok {page}: {len(runnable)} blocks in {time.time() - t0:.0f}s (line:time {" ".join(times)})')
-    print(f'{ran} blocks ran, {len(failed)} pages failed')
+    jobs = os.environ.get('DOC_JOBS', '4')
+    if not jobs.isdigit() or int(jobs) < 1:
+        sys.exit(f'run: DOC_JOBS {jobs!r}: expected a whole number >= 1')
+    todo = [p for p in pages(root, only) if any(kind == 'run' for _, kind, _ in blocks(root, p))]
+    docs = [p for p in todo if p != 'README.md']
+    clash = shared_names(root, docs)
+    if clash:
+        print('\n'.join(clash))
+        return 1
+    done, t0 = {}, time.time()
+    together = [p for p in docs if p not in ALONE]
+    with ThreadPoolExecutor(int(jobs)) as pool:
+        futures = {p: pool.submit(run_page, work, root, logdir, p)
+                   for p in sorted(together, key=lambda p: -page_cost(root, p))}
+        for p in together:
+            done[p] = futures[p].result()
+            print('\n'.join(done[p][1]), flush=True)
+    for p in [p for p in docs if p in ALONE] + [p for p in todo if p == 'README.md']:
+        done[p] = run_page(work, root, logdir, p)
+        print('\n'.join(done[p][1]), flush=True)
+    ran = sum(r[0] for r in done.values())
+    failed = [r[2] for r in done.values() if r[2]]
+    print(f'{ran} blocks ran in {time.time() - t0:.0f}s, {len(failed)} pages failed')
     return 1 if failed else 0
 
 

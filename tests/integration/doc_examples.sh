@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # needs: ceph
 # Examples are tests (docs/HACKING.md, "Examples are tests"): every ```sh block of README.md and docs/**/*.md
-# runs as pasted against scripts/servers.sh, page by page in one shell each, with railbench on PATH as the
-# README's tour puts it; every `railbench ...` command of every block, ```sh cluster-only ones included, is
-# parsed by the binary itself (the command exists, every option exists, every value parses:
-# RAILBENCH_PARSE_ONLY=1). Broken copies of pages prove that each half fails: a misspelled option in a
+# runs as pasted against scripts/servers.sh, in one shell per page, four pages at a time (those holding a rule on
+# time, then README.md, alone), with railbench on PATH as the README's tour puts it; every `railbench ...`
+# command of every block, ```sh cluster-only ones included, is parsed by the binary itself (the command exists,
+# every option exists, every value parses: RAILBENCH_PARSE_ONLY=1). Broken copies of pages prove that each half fails: a misspelled option in a
 # cluster-only block, a missing file and a missing bucket in runnable ones. Every example must be safe to
 # paste where other data lives: foreign files and objects are planted first under the names the examples'
 # cleanups could match (obj-mine.txt, obj-00000001.keep, ... in every directory, on the origin, in the
@@ -63,6 +63,14 @@ grep -Eq '^docs/train\.md:[0-9]+: railbench load train .*exit 2: .*--objekts' "$
 grep -Eq '^docs/block\.md:[0-9]+: railbench block .*exit 2: .*--runtime' "$T/broken-parse.out" ||
     { cat "$T/broken-parse.out" >&2; fail "--runtime 30x was not named"; }
 ok "broken copy: $(grep -c '' "$T/broken-parse.out") lines, --objekts and --runtime 30x named with page and line"
+
+# Pages run at the same time: two pages using one name are refused, both named, before anything runs.
+mkdir -p "$T/clash" && cp -r "$ROOT/README.md" "$ROOT/docs" "$T/clash/"
+sed -i 's/--prefix sw-/--prefix rep-/g' "$T/clash/docs/sweep.md"
+if python3 "$CHECK" run "$W" "$T/clash" "$T/clash-logs" >"$T/clash.out" 2>&1; then fail "two pages sharing rep- ran"; fi
+assert_eq "the clash" "docs/sweep.md and docs/report.md both use rep-: pages run at the same time" "$(cat "$T/clash.out")"
+assert_eq "pages run despite the clash" "" "$(ls "$T/clash-logs")"
+ok "two pages sharing a prefix refused: $(cat "$T/clash.out")"
 
 # 4. The examples' /tmp is this test's own ($DOC_TMP); foreign data goes where they write, under names their
 #    cleanups could match.

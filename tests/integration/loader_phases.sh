@@ -261,7 +261,7 @@ assert_eq "file get: fsync max" 0 "$(phase_p "$T/fget" 0 fsync max)"
 v=$(phase_p "$T/fget" 0 last_io p50)
 [ "$v" -gt 0 ] || fail "file get in 16 blocks: last_io p50 is $v"
 ok "file get in 16 blocks: the reads after the first in last_io (p50 $v ns)"
-"$RB" load stat "$F" --objects 30 --phases --out "$T/fstat" >"$T/fstat.out" 2>&1 || fail "file stat: the run failed"
+"$RB" load stat "$F" --objects 30 --count 60 --phases --out "$T/fstat" >"$T/fstat.out" 2>&1 || fail "file stat: the run failed"
 assert_eq "file stat: not split" 0 "$(jq '.summary.ops[0].request_phases.requests' "$T/fstat/result.json")"
 grep -q 'no request was split' "$T/fstat.out" || fail "file stat: the table does not say why it has no phases"
 ok "file stat: one call, not split; the table says so"
