@@ -59,7 +59,7 @@ static void join_forms(void)
 }
 
 /* Joins into buf "http://, s3:// and ais://": the registered schemes with cap (with) or without it; cap 0: those
-   with a native side. Returns the length it would take. */
+   with a native side. Returns the length written, or past len when cut short. */
 static size_t join_schemes(char *buf, size_t len, unsigned cap, bool with)
 {
     size_t k = 0, at = 0, of = 0;

@@ -117,7 +117,7 @@ q "$PN" query_exemplars 'railbench_request_duration_seconds{job="load"}' --data-
     --data-urlencode "end=$(($(date +%s) + 1))" >"$T/ex-load.json"
 got=$(jq -r --arg id "$sid" '[.data[].exemplars[] | select(.labels.request_id == $id) | .value][0] // empty' "$T/ex-load.json")
 [ -n "$got" ] || fail "query_exemplars (load get) has no exemplar of its slowest request $sid: $(head -c 600 "$T/ex-load.json")"
-within "$got" "$(awk -v n="$slat_ns" 'BEGIN { print n / 1e9 }')" 1.000001 ||
+within "$got" "$(awk -v n="$slat_ns" 'BEGIN { printf "%.9f", n / 1e9 }')" 1.000001 ||
     fail "exemplar of $sid has value $got s, result.json says $slat_ns ns"
 ok "load get: query_exemplars returns its slowest request, $sid ($got s), as result.json names it"
 
