@@ -261,8 +261,8 @@ def do_run(work, root, logdir, only):
     jobs = os.environ.get('DOC_JOBS', '4')
     if not jobs.isdigit() or int(jobs) < 1:
         sys.exit(f'run: DOC_JOBS {jobs!r}: expected a whole number >= 1')
-    todo = [p for p in pages(root, only) if any(kind == 'run' for _, kind, _ in blocks(root, p))]
-    docs = [p for p in todo if p != 'README.md']
+    runnable = [p for p in pages(root, only) if any(kind == 'run' for _, kind, _ in blocks(root, p))]
+    docs = [p for p in runnable if p != 'README.md']
     clash = shared_names(root, docs)
     if clash:
         print('\n'.join(clash))
@@ -275,7 +275,7 @@ def do_run(work, root, logdir, only):
         for p in together:
             done[p] = futures[p].result()
             print('\n'.join(done[p][1]), flush=True)
-    for p in [p for p in docs if p in ALONE] + [p for p in todo if p == 'README.md']:
+    for p in [p for p in docs if p in ALONE] + [p for p in runnable if p == 'README.md']:
         done[p] = run_page(work, root, logdir, p)
         print('\n'.join(done[p][1]), flush=True)
     ran = sum(r[0] for r in done.values())
