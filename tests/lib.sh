@@ -316,6 +316,26 @@ rgw_keys() {
 rgw_bucket() { "$ROOT/tests/servers/rgw.sh" bucket "$RGW_DIR" "$@" || fail "bucket $1 not created"; }
 # rgw_seen PATH-REGEX STATUS: how many requests RGW's beast access log shows as "METHOD PATH HTTP/1.1" STATUS.
 rgw_seen() { grep -Ec "beast: .*\"$1 HTTP/1.1\" $2 " "$RGW_LOG" || true; }
+# rgw_mark NAME: an unsigned GET of /railbench-mark-NAME, waited for (up to 10 s) in RGW's access log. The log is
+# written asynchronously but in order, so every request answered before the mark is logged above it.
+rgw_mark() {
+    local i
+    curl -s -o /dev/null "$RGW_ENDPOINT/railbench-mark-$1" || fail "RGW did not answer the mark $1"
+    for i in $(seq 50); do
+        grep -q "beast: .*\"GET /railbench-mark-$1 HTTP/1.1\"" "$RGW_LOG" && return 0
+        sleep 0.2
+    done
+    fail "RGW's log ($RGW_LOG) did not show the mark $1 within 10 s"
+}
+# rgw_between A B: how many requests RGW logged between the marks A and B.
+rgw_between() {
+    awk -v a="GET /railbench-mark-$1 HTTP" -v b="GET /railbench-mark-$2 HTTP" '
+        !/beast: / { next }
+        index($0, a) { on = 1; n = 0; next }
+        index($0, b) { print n; found = 1; exit }
+        on { n++ }
+        END { if (!found) print "no marks" }' "$RGW_LOG"
+}
 # rgw_assert_seen WHAT EXPECTED PATH-REGEX STATUS: RGW's log reaches EXPECTED such lines (its log is written
 # asynchronously, so give it up to 10 s to catch up; a count past EXPECTED fails at once).
 rgw_assert_seen() {

@@ -12,18 +12,18 @@ SECRET=$AWS_SECRET_ACCESS_KEY
 unset AWS_SESSION_TOKEN AWS_PROFILE AWS_SHARED_CREDENTIALS_FILE || true
 summary() { jq -c ".summary.ops[0] | $2" "$T/$1/result.json"; }
 # RGW's beast frontend logs one access line per request: ... "METHOD PATH HTTP/1.1" STATUS ...
-requests_seen() { grep -c 'beast: ' "$RGW_LOG" || true; }
 seen() { rgw_seen "$@"; }
 assert_seen() { rgw_assert_seen "$@"; }
 
 # 1. Missing credentials: a clear error before any request is sent.
-before=$(requests_seen)
+rgw_mark nocred-before
 assert_exit 2 "no credentials" env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY HOME="$T/nohome" \
     "$RB" load get s3://bench --endpoint "$EP" --objects 1
 assert_stderr_line 'no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY'
 assert_exit 2 "half the credentials" env -u AWS_SECRET_ACCESS_KEY "$RB" load get s3://bench --endpoint "$EP" --objects 1
 assert_stderr_line 'AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not'
-assert_eq "requests sent without credentials" "$before" "$(requests_seen)"
+rgw_mark nocred-after
+assert_eq "requests sent without credentials" 0 "$(rgw_between nocred-before nocred-after)"
 assert_exit 2 "bad bucket name" "$RB" load get s3://B --endpoint "$EP" --objects 1
 assert_stderr_line 'bad bucket name "B"'
 assert_exit 2 "bad endpoint" "$RB" load get s3://bench --endpoint "ftp://127.0.0.1:$PORT" --objects 1
