@@ -12,7 +12,8 @@
 # build/test-logs/durations.tsv, else tests/integration/durations.tsv). Each declares on its second line what it needs (tests/needs.py): at most
 # NETNS_JOBS (default 2) "netns" tests run at once, each on a 10.x.0.0/16 of its own (RB_TEST_CLUSTER_NET), and a
 # "host-net" test (it reads the host's interface counters) never runs beside one; "timing" tests (rates held
-# to a band) run first, each alone. TEST_WITHOUT="netns root"
+# to a band) run first, each alone; "deb" tests (they share one build of the Debian package) one at a time.
+# TEST_WITHOUT="netns root"
 # skips the tests that need any of the tags named (a machine without them), and says so.
 set -u
 mode=$1; shift
@@ -155,6 +156,7 @@ if [ "$mode" = all ]; then
         [ ${#job_name[@]} -lt "$jobs_max" ] || return 1
         [[ $tags != *" timing "* ]] || { [ ${#job_name[@]} -eq 0 ]; return; }
         ! has timing || return 1
+        [[ $tags != *" deb "* ]] || ! has deb || return 1
         if [[ $tags == *" netns "* ]]; then
             [ "$(count netns)" -lt "$netns_max" ] && ! has host-net
         elif [[ $tags == *" host-net "* ]]; then

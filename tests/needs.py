@@ -5,6 +5,8 @@ nothing), and checked against what the script calls. scripts/run-tests.sh schedu
 Tags: mpi (mpirun on this host), ceph (a Ceph cluster: RGW or CephFS), root (loop devices, mounts, FUSE,
 network namespaces, containers), netns (network namespaces or a container network: veths on the host),
 host-net (reads the host's interface counters, so it never runs beside a netns test; declared by hand),
+deb (builds or waits for the Debian package of HEAD, packaging/deb-of-head.sh: one such test runs at a time, so
+that the second does not hold a place while it waits on the first's build),
 timing (holds a rate or a ratio of rates to a band, which another test's load on the 2 cores could move: it
 runs with no other test beside it; declared by hand).
 
@@ -20,6 +22,7 @@ DERIVED = {
     "ceph": r"\brgw_up\b|\bcephfs_up\b|tests/servers/(rgw|cephfs)\.sh|scripts/servers\.sh up",
     "root": r"\bloopfs_up\b|\blosetup\b|\bcephfs_up\b|cluster_lib\.sh|\bip netns (add|exec)\b|\bpodman\b|\bunshare\b",
     "netns": r"cluster_lib\.sh|\bip netns add\b|\bpodman\b",
+    "deb": r"packaging/(deb-of-head|image/build)\.sh",
 }
 BY_HAND = {"host-net", "timing"}
 TAGS = set(DERIVED) | BY_HAND

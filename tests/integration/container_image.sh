@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# needs: mpi netns root
+# needs: deb mpi netns root
 # The OCI image and the Kubernetes manifests (docs/kubernetes.md), run where podman can run containers:
 #  1. make image's build (packaging/image/build.sh; the Debian root and the package of HEAD are reused from
 #     build/image while they stay the same): the image's railbench reports HEAD's version, holds the dashboards,

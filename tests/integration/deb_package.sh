@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# needs: -
+# needs: deb
 # The Debian package: `dpkg-buildpackage -us -uc -b` in a clone of this commit builds
 # railbench_<version>_amd64.deb, the version derived from git describe (debian/version.sh), once per commit
 # (packaging/deb-of-head.sh under build/image: container_image's make image uses the same build); lintian finds no
