@@ -221,8 +221,8 @@ void rb_target_options(struct rb_opts *t, struct rb_target_cfg *cfg)
 {
     const struct rb_opt rows[] = {
         {"endpoint", 0, RB_OPT_STRS, &cfg->endpoints, "URL",
-         "S3/AIStore endpoint http[s]://HOST[:PORT]; repeatable, used round-robin per connection; s3:// without it "
-         "is AWS, https://s3.<region>.amazonaws.com", NULL},
+         "the server http[s]://HOST[:PORT] (S3, AIStore; for http:// it replaces the URL's host); repeatable, used "
+         "round-robin per connection; s3:// without it is AWS, https://s3.<region>.amazonaws.com", NULL},
         {"timeout", 0, RB_OPT_DURATION, &cfg->timeout_ns, "D", "per-request timeout (0: none)", NULL},
         {"insecure", 0, RB_OPT_FLAG, &cfg->insecure, NULL,
          "https: do not verify the server's certificate (recorded in the result's config)", NULL},

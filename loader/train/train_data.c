@@ -167,7 +167,9 @@ int rb_train_loaders_new(struct rb_train_run *R)
         pthread_mutex_init(&l->mu, NULL);
         l->local = rb_stats_new();
         l->box = rb_stats_new();
-        int rc = rb_fetcher_new(&l->f, &R->fetch);
+        /* The read threads' connections spread over the target's endpoints across ranks, as load get's do. */
+        size_t ep0 = ((size_t)h->rank * R->nloaders + i) * (size_t)R->fetch.inflight;
+        int rc = rb_fetcher_new_at(&l->f, &R->fetch, ep0);
         if (rc)
             rb_error("cannot set up read thread %u: %s", i, strerror(-rc));
         bad = rc || !l->local || !l->box;

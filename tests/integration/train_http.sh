@@ -225,3 +225,20 @@ assert_jq "$R" '.summary.train_epochs[0].steps == 8 and (.summary.train_epochs[0
 assert_jq "$R" '(.summary.train_epochs | length) == 2 and .summary.train_epochs[1].interrupted == true' \
     "SIGINT: epoch 2 recorded as interrupted"
 assert_jq "$R" '.checks[] | select(.name == "completed") | .passed == false' "SIGINT: completed check failed"
+
+# 10. Two endpoints (--endpoint twice: one nginx on two ports, each with its own access log): the two read
+# threads' connections spread over them, each GET is logged by one, and together they saw every sample.
+read -r E1 E2 <<<"$(free_port 2 | tr '\n' ' ')"
+nginx_start two "server { listen 127.0.0.1:$E1; root $W; access_log $T/two/e1.log; autoindex on; autoindex_format json; }
+    server { listen 127.0.0.1:$E2; root $W; access_log $T/two/e2.log; autoindex on; autoindex_format json; }"
+wait_port "$E1" 30 "nginx on the first endpoint"
+wait_port "$E2" 30 "nginx on the second endpoint"
+"$RB" load train "$URL/fast" --endpoint "http://127.0.0.1:$E1" --endpoint "http://127.0.0.1:$E2" --objects 64 \
+    --batch-size 4 -t 2 -c 1 --compute-time 20ms --epochs 1 --out "$T/two-ep" --quiet >/dev/null 2>"$T/two-ep.err" ||
+    { cat "$T/two-ep.err" >&2; fail "load train over two endpoints"; }
+assert_jq "$T/two-ep/result.json" '.summary.train_epochs[0].requests == 64' "two endpoints: 64 GETs in the epoch"
+g1=$(grep -c 'GET /fast/obj-' "$T/two/e1.log" || true)
+g2=$(grep -c 'GET /fast/obj-' "$T/two/e2.log" || true)
+assert_eq "two endpoints: sample GETs over both access logs" 64 $((g1 + g2))
+[ "$g1" -gt 0 ] && [ "$g2" -gt 0 ] || fail "two endpoints: the read threads used one endpoint only ($g1 and $g2 GETs)"
+ok "two endpoints: $g1 and $g2 sample GETs"
