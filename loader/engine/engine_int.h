@@ -9,6 +9,7 @@
 #include <curl/curl.h>
 
 #include "../objset/objset_int.h"
+#include "payload_int.h"
 #include "railbench/hist.h"
 #include "railbench/load_errors.h"
 #include "railbench/stats.h"
@@ -109,6 +110,8 @@ struct rb_load_opts {
     uint64_t random_range_len;        /* GET a random LEN-byte range (sizes must be known); 0 = off */
     double rate_per_s;                /* this rank's open-loop rate; 0 = closed loop */
     uint64_t seed;                    /* payload, sizes, permutations */
+    /* What PUT bodies are and GET --verify expects (load train's formats, load kvcache's .npy objects); {0}: plain. */
+    struct rb_payload_layout payload;
     bool verify;                      /* GET: compare every byte with the payload (class checksum) */
     uint64_t min_size, max_size;      /* PUT object sizes (rb_payload_size) */
     uint64_t timeout_ns;              /* per request; 0 = none */

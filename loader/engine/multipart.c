@@ -106,7 +106,7 @@ static size_t mp_read(char *buf, size_t size, size_t n, void *arg)
     if (t->kind == MP_COMPLETE)
         memcpy(buf, t->xml.s + r->put_pos, len);
     else
-        rb_payload_fill(r->key, t->off + r->put_pos, buf, len);
+        rb_payload_fill(&r->w->o->payload, r->key, t->off + r->put_pos, buf, len);
     r->put_pos += len;
     return len;
 }

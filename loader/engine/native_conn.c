@@ -110,7 +110,7 @@ static int on_body(http_parser *p, const char *at, size_t n)
             r->errbody.oom = true; /* more than it may hold */
         return 0;
     }
-    if (c->verify && !r->mismatch && rb_payload_verify(r->key, r->off, at, n) != n)
+    if (c->verify && !r->mismatch && rb_payload_verify(&r->w->o->payload, r->key, r->off, at, n) != n)
         r->mismatch = true;
     if (r->w->tars)
         rb_tar_body(r, at, n);
@@ -363,8 +363,8 @@ size_t rb_nconn_pending(struct rb_native *n, struct rb_nconn *c, const char **at
         *at = c->body_mem + c->r.put_pos;
         return (size_t)left;
     }
-    if (len)
-        rb_payload_fill(c->r.key, c->body_off + c->r.put_pos, n->rbuf, len); /* a short send makes the rest again */
+    if (len) /* a short send makes the rest again */
+        rb_payload_fill(&c->r.w->o->payload, c->r.key, c->body_off + c->r.put_pos, n->rbuf, len);
     *at = n->rbuf;
     return len;
 }
@@ -410,7 +410,7 @@ static size_t tls_pending(struct rb_native *n, struct rb_nconn *c, const char **
     if (c->body_mem)
         memcpy(n->rbuf + head, c->body_mem + c->r.put_pos, len);
     else
-        rb_payload_fill(c->r.key, c->body_off + c->r.put_pos, n->rbuf + head, len);
+        rb_payload_fill(&c->r.w->o->payload, c->r.key, c->body_off + c->r.put_pos, n->rbuf + head, len);
     *at = n->rbuf;
     return head + len;
 }

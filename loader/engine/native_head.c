@@ -22,6 +22,12 @@ static char *put_u64(char *p, uint64_t v)
 
 #define PUT_LIT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) += sizeof(lit) - 1)
 
+/* rb_payload_fill behind the signing hook's fill (struct rb_nsign): ctx is the run's layout (rb_load_opts.payload). */
+static void body_fill(const void *ctx, uint64_t key, uint64_t offset, void *buf, size_t len)
+{
+    rb_payload_fill(ctx, key, offset, buf, len);
+}
+
 /*
  * Writes the head's rest at p, after c's request line ("METHOD path[?query]"
  * whose path and query are given for signing): the version, Host, Range, a
@@ -66,7 +72,8 @@ int rb_nhead_rest(struct rb_worker *w, struct rb_nconn *c, char *p, const char *
                                     .query_len = query_len, .host = host, .host_len = host_len,
                                     .sends_body = c->sends_body, .body_key = c->r.key, .body_off = c->body_off,
                                     .body_size = c->r.put_size, .body_mem = c->body_mem,
-                                    .scratch = n->rbuf, .scratch_len = n->rbuf_bytes, .fill = rb_payload_fill};
+                                    .scratch = n->rbuf, .scratch_len = n->rbuf_bytes, .fill = body_fill,
+                                    .fill_ctx = &w->o->payload};
         int k = n->proto->auth(n->auth, &sg, p, (size_t)(end - p) - 2);
         if (k < 0)
             return k;

@@ -4,12 +4,6 @@
 #include "payload_int.h"
 #include "railbench/mix.h"
 
-/* The layout of every payload in this process (rb_payload_set_layout): plain when fill is NULL. */
-static struct {
-    void (*fill)(const void *ctx, uint64_t key, uint64_t offset, void *buf, size_t len); /* a format's, or NULL */
-    const void *ctx;
-} layout;
-
 /*
  * The plain layout, in blocks of 4 KiB: byte o of an object is byte o mod 4096 of one fixed random pattern, XORed
  * with byte o mod 8 of the block's word rb_mix64(key + (o / 4096) * golden) (both little-endian). One mix per block
@@ -139,25 +133,18 @@ static void plain_fill(const void *ctx, uint64_t key, uint64_t offset, void *buf
     rb_payload_plain_fill(key, offset, buf, len);
 }
 
-void rb_payload_set_layout(void (*fill)(const void *ctx, uint64_t key, uint64_t offset, void *buf, size_t len),
-                           const void *ctx)
+void rb_payload_fill(const struct rb_payload_layout *l, uint64_t key, uint64_t offset, void *buf, size_t len)
 {
-    layout.fill = fill;
-    layout.ctx = ctx;
-}
-
-void rb_payload_fill(uint64_t key, uint64_t offset, void *buf, size_t len)
-{
-    if (layout.fill)
-        layout.fill(layout.ctx, key, offset, buf, len);
+    if (l && l->fill)
+        l->fill(l->ctx, key, offset, buf, len);
     else
         rb_payload_plain_fill(key, offset, buf, len);
 }
 
-size_t rb_payload_verify(uint64_t key, uint64_t offset, const void *buf, size_t len)
+size_t rb_payload_verify(const struct rb_payload_layout *l, uint64_t key, uint64_t offset, const void *buf, size_t len)
 {
-    if (layout.fill)
-        return verify_with(layout.fill, layout.ctx, key, offset, buf, len);
+    if (l && l->fill)
+        return verify_with(l->fill, l->ctx, key, offset, buf, len);
     return verify_with(plain_fill, NULL, key, offset, buf, len);
 }
 

@@ -31,7 +31,7 @@ void rb_tar_fill(uint64_t key, uint64_t members, uint64_t member_bytes, uint64_t
 size_t rb_tar_verify(uint64_t key, uint64_t members, uint64_t member_bytes, uint64_t offset, const void *buf,
                      size_t len);
 
-/* Tar shards as the payload layout: rb_payload_set_layout(rb_tar_layout_fill, ctx), ctx a struct rb_tar_layout. */
+/* Tar shards as a payload layout: struct rb_payload_layout {rb_tar_layout_fill, ctx}, ctx a struct rb_tar_layout. */
 struct rb_tar_layout {
     uint64_t members, member_bytes;
 };

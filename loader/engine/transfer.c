@@ -98,7 +98,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
                           len < ERRBODY_BYTES - r->errbody.len ? len : ERRBODY_BYTES - r->errbody.len);
         return len;
     }
-    if (r->w->o->verify && !r->mismatch && rb_payload_verify(r->key, r->off, p, len) != len)
+    if (r->w->o->verify && !r->mismatch && rb_payload_verify(&r->w->o->payload, r->key, r->off, p, len) != len)
         r->mismatch = true;
     if (r->w->tars)
         rb_tar_body(r, p, len);
@@ -116,7 +116,7 @@ static size_t on_read(char *buf, size_t size, size_t n, void *arg)
     uint64_t left = r->put_size - r->put_pos;
     if (len > left)
         len = (size_t)left;
-    rb_payload_fill(r->key, r->put_pos, buf, len);
+    rb_payload_fill(&r->w->o->payload, r->key, r->put_pos, buf, len);
     r->put_pos += len;
     return len;
 }

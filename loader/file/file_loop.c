@@ -343,7 +343,7 @@ static void get_done(struct rb_worker *w, struct fslot *s, const struct rb_fio_i
         got_end = s->end;
     if (got_end > s->pos) {
         size_t skip = (size_t)(s->pos - io->off), n = (size_t)(got_end - s->pos);
-        if (w->o->verify && !s->r.mismatch && rb_payload_verify(s->r.key, s->pos, s->buf + skip, n) != n)
+        if (w->o->verify && !s->r.mismatch && rb_payload_verify(&w->o->payload, s->r.key, s->pos, s->buf + skip, n) < n)
             s->r.mismatch = true;
         if (w->tars)
             rb_tar_body(&s->r, s->buf + skip, n);
@@ -405,7 +405,7 @@ static void write_next(struct rb_worker *w, struct fslot *s)
         if (fl >= 0 && (fl & O_DIRECT))
             fcntl(s->fd, F_SETFL, fl & ~O_DIRECT);
     }
-    rb_payload_fill(s->r.key, s->pos, s->buf, (size_t)want);
+    rb_payload_fill(&w->o->payload, s->r.key, s->pos, s->buf, (size_t)want);
     queue(w, s, RB_FIO_WRITE, (size_t)want, s->pos);
 }
 

@@ -112,14 +112,17 @@ static uint64_t phase_items(const struct meta_args *a, enum mphase p)
 
 /* ---- one operation each ---- */
 
-/* Writes size seeded bytes to fd (the payload of rel, as load put writes it). Returns 0 or an errno. */
+/*
+ * Writes size seeded bytes to fd (the payload of rel, as load put writes it: load meta's files are in the plain
+ * layout, NULL below and in read_all). Returns 0 or an errno.
+ */
 static int write_all(struct mworker *w, int fd, const char *rel)
 {
     const struct meta_args *a = w->run->a;
     uint64_t key = rb_payload_key(a->seed, rel);
     for (uint64_t off = 0; off < a->size;) {
         size_t n = (size_t)(a->size - off < CHUNK ? a->size - off : CHUNK);
-        rb_payload_fill(key, off, w->buf, n);
+        rb_payload_fill(NULL, key, off, w->buf, n);
         ssize_t k = pwrite(fd, w->buf, n, (off_t)off);
         if (k < 0 && errno == EINTR)
             continue;
@@ -144,7 +147,7 @@ static int read_all(struct mworker *w, int fd, const char *rel, uint64_t *got, b
             return errno;
         if (k == 0)
             return 0;
-        if (a->verify && !*bad && rb_payload_verify(key, *got, w->buf, (size_t)k) != (size_t)k)
+        if (a->verify && !*bad && rb_payload_verify(NULL, key, *got, w->buf, (size_t)k) != (size_t)k)
             *bad = true;
         *got += (uint64_t)k;
     }

@@ -22,7 +22,7 @@ static _Thread_local struct {
 } cur;
 
 /*
- * The objects' payload layout (rb_payload_set_layout): the bytes of the entry's file (kv_run.c), the NumPy header
+ * The objects' payload layout (rb_kv_obj_layout): the bytes of the entry's file (kv_run.c), the NumPy header
  * then the plain seeded payload of the name. An object that is not this thread's entry gets a header of zeros: no
  * file holds that, so --verify tells.
  */
@@ -42,9 +42,9 @@ static void npy_fill(const void *ctx, uint64_t key, uint64_t off, void *buf, siz
         rb_payload_plain_fill(key, off + h - RB_KV_NPY_HEADER, out + h, len - h);
 }
 
-void rb_kv_obj_layout(bool on)
+struct rb_payload_layout rb_kv_obj_layout(void)
 {
-    rb_payload_set_layout(on ? npy_fill : NULL, NULL);
+    return (struct rb_payload_layout){npy_fill, NULL};
 }
 
 /* The fetcher of op (PUT, GET, DELETE) of w, made on first use: one connection kept from request to request. */

@@ -325,7 +325,7 @@ int rb_kv_run(struct rb_kv_args *a, struct rb_cli *cli)
         const struct rb_engine_args ea = {.engine = RB_ENGINE_AUTO, .max_redirects = RB_ENGINE_MAX_REDIRECTS};
         x.r.obj_opts = rb_load_opts_from(RB_LOAD_PUT, x.t, &a->tgt, &ea, x.h.rank);
         x.r.obj_opts.seed = a->seed;
-        rb_kv_obj_layout(true); /* an object holds the entry's file bytes */
+        x.r.obj_opts.payload = rb_kv_obj_layout(); /* an object holds the entry's file bytes */
     }
     if (x.h.rank == 0)
         x.trials = cJSON_CreateArray();
@@ -337,8 +337,6 @@ int rb_kv_run(struct rb_kv_args *a, struct rb_cli *cli)
         status = trials(&x);
     }
     remove_dir(&x);
-    if (x.r.objects)
-        rb_kv_obj_layout(false);
     char *table = NULL;
     if (x.h.rank == 0) {
         cJSON *summary = cJSON_CreateObject();

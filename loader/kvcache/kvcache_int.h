@@ -240,10 +240,10 @@ int rb_kv_fail(struct rb_kv_worker *w, int err, const char *what, const char *na
 /* Counts one storage write or read of e with its device and host time. */
 void rb_kv_account(struct rb_kv_worker *w, bool write, struct rb_kv_entry *e, uint64_t dev_ns, uint64_t host_ns);
 /*
- * Objects (kv_obj.c): on, every payload of the process is an entry's file bytes (its NumPy header, then the seeded
- * payload), so an object holds what the file would; off, plain again. Before any thread starts, after they stopped.
+ * Objects (kv_obj.c): the payload layout of the objects' options (rb_load_opts.payload): an entry's file bytes (its
+ * NumPy header, then the seeded payload), so an object holds what the file would. Pure.
  */
-void rb_kv_obj_layout(bool on);
+struct rb_payload_layout rb_kv_obj_layout(void);
 /* Frees w's fetchers (their connections) and their stats; NULL-safe parts. After w's thread ended. */
 void rb_kv_obj_free(struct rb_kv_worker *w);
 /* --trace: a replay thread (kv_replay.c): its share of the rank's requests at their arrival times. */

@@ -49,8 +49,9 @@ struct rb_nsign {
     const char *body_mem;
     char *scratch;
     size_t scratch_len;
-    /* Makes len bytes of the payload of key from offset into buf (the engine's seeded bodies). */
-    void (*fill)(uint64_t key, uint64_t offset, void *buf, size_t len);
+    /* Makes len bytes of the payload of key from offset into buf (the engine's seeded bodies, in the run's layout). */
+    void (*fill)(const void *fill_ctx, uint64_t key, uint64_t offset, void *buf, size_t len);
+    const void *fill_ctx;
 };
 
 struct rb_nauth;

@@ -131,7 +131,7 @@ static int s3_auth(struct rb_nauth *a, const struct rb_nsign *rq, char *p, size_
                 SHA256_Update(&hc, rq->body_mem, rq->body_size);
             for (uint64_t off = 0; !rq->body_mem && off < rq->body_size;) {
                 size_t k = rq->body_size - off < rq->scratch_len ? (size_t)(rq->body_size - off) : rq->scratch_len;
-                rq->fill(rq->body_key, rq->body_off + off, rq->scratch, k);
+                rq->fill(rq->fill_ctx, rq->body_key, rq->body_off + off, rq->scratch, k);
                 SHA256_Update(&hc, rq->scratch, k);
                 off += k;
             }

@@ -79,7 +79,7 @@ static void took(struct rb_tiers_fc_thread *th, const struct rb_load_opts *o, co
 {
     if (!th->ttfb_ns)
         th->ttfb_ns = rb_clock_ns() - th->r.start_ns;
-    if (o->verify && !th->r.mismatch && rb_payload_verify(th->r.key, th->pos, p, n) != n)
+    if (o->verify && !th->r.mismatch && rb_payload_verify(&o->payload, th->r.key, th->pos, p, n) != n)
         th->r.mismatch = true;
     th->pos += n;
     th->r.body += n;

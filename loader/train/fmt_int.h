@@ -158,7 +158,7 @@ void rb_pq_layout_free(struct rb_pq_layout *l);
 uint64_t rb_pq_file_bytes(const struct rb_pq_layout *l);
 /* Column c's name ("c<c>"), its bytes per row; its values per row (1 for a scalar). */
 void rb_pq_column(const struct rb_pq_layout *l, uint64_t c, char name[24], uint64_t *row_bytes, uint64_t *per_row);
-/* The len bytes at offset of the file of key (a payload layout: rb_payload_set_layout). Pure. */
+/* The len bytes at offset of the file of key (a payload layout's fill: struct rb_payload_layout). Pure. */
 void rb_pq_fill(const void *layout, uint64_t key, uint64_t offset, void *buf, size_t len);
 
 /* The footer length the last 8 bytes of a file of file_bytes state. 0, or -EINVAL with one line in err. */

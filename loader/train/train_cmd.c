@@ -49,11 +49,11 @@ static void record_config(struct rb_cli *cli, const char *name, const char *valu
         cJSON_Delete(v);
 }
 
-/* From now on every payload is a tar shard of a->spo members of a->sample_bytes each (a->tar holds the layout). */
+/* The run's payloads are tar shards of a->spo members of a->sample_bytes each (a->tar holds the layout). */
 static void tar_payload(struct train_args *a)
 {
     a->tar = (struct rb_tar_layout){a->spo, a->sample_bytes};
-    rb_payload_set_layout(rb_tar_layout_fill, &a->tar);
+    a->payload = (struct rb_payload_layout){rb_tar_layout_fill, &a->tar};
 }
 
 /* Resolves presets and checks the options together; prints one line and returns RB_EXIT_USAGE on the first problem. */
@@ -272,6 +272,7 @@ static int prepare(struct rb_train_run *R, uint64_t steps)
     R->fetch.inflight = (unsigned)a->inflight;
     R->fetch.seed = a->seed;
     R->fetch.verify = a->verify;
+    R->fetch.payload = a->payload; /* --populate's copy of these options too */
     R->fetch.cache_header = a->file.cold_check ? RB_FILE_COLD_CHECK_NAME : a->cache_header;
     R->fetch.file = &a->file;
     R->fetch.body = a->decode ? rb_train_decode_body : NULL;

@@ -65,6 +65,11 @@ struct train_args {
     struct rb_npz_spec npz;    /* --format npz: what every file holds (fmt_npz.c) */
     struct rb_tar_layout tar;  /* --format tar: the shards' members, the payload layout (tarshard_int.h) */
     struct rb_jpeg_layout *jpeg; /* --format jpeg with a sample size: the coded pool (fmt_jpeg.c) */
+    /*
+     * What --populate writes and --verify expects, in every protocol: the format's files (ctx one of the above), or
+     * {0}: plain (raw; a format read without a sample size). The fetchers' options carry it (rb_load_opts.payload).
+     */
+    struct rb_payload_layout payload;
 
     /* Resolved from the options and the preset. */
     const struct rb_train_preset *preset;
@@ -341,8 +346,8 @@ struct train_pqread;
  */
 int rb_train_workload_resolve(struct train_args *a, struct rb_cli *cli);
 /*
- * --format parquet, npz and jpeg: resolves the parquet schema, row groups and columns, or the npz files, and sets the
- * payload layout --populate writes; prints one line and returns RB_EXIT_USAGE on a problem.
+ * --format parquet, npz and jpeg: resolves the parquet schema, row groups and columns, or the npz files, and sets
+ * a->payload, the layout --populate writes; prints one line and returns RB_EXIT_USAGE on a problem.
  */
 int rb_train_formats_resolve(struct train_args *a);
 /* The bytes of every file --populate writes (the layout's). */

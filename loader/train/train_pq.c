@@ -118,7 +118,7 @@ static int npz_resolve(struct train_args *a)
         return rb_cli_usage_error("--format npz: --sample-size x --samples-per-object (and 8 stdevs) must stay under "
                                   "4 GiB a file (no ZIP64)");
     a->npz = (struct rb_npz_spec){a->spo, a->sample_bytes, a->sample_stdev};
-    rb_payload_set_layout(rb_npz_fill, &a->npz);
+    a->payload = (struct rb_payload_layout){rb_npz_fill, &a->npz};
     return 0;
 }
 
@@ -142,7 +142,7 @@ static int jpeg_resolve(struct train_args *a)
         return rb_cli_usage_error("out of memory for the JPEG rows");
     if (rc)
         return rb_cli_usage_error("--format jpeg --sample-size %" PRIu64 ": %s", a->sample_bytes, err);
-    rb_payload_set_layout(rb_jpeg_fill, a->jpeg);
+    a->payload = (struct rb_payload_layout){rb_jpeg_fill, a->jpeg};
     return 0;
 }
 
@@ -201,7 +201,7 @@ int rb_train_formats_resolve(struct train_args *a)
         return rb_cli_usage_error("--format parquet --parquet-schema %s --sample-size %" PRIu64 ": %s", schema,
                                   a->sample_bytes, err);
     /* What --populate writes and --verify expects, in every protocol: this layout's files. */
-    rb_payload_set_layout(rb_pq_fill, c->layout);
+    a->payload = (struct rb_payload_layout){rb_pq_fill, c->layout};
     return 0;
 }
 
@@ -213,13 +213,11 @@ uint64_t rb_train_pq_file_bytes(const struct train_args *a)
 void rb_train_pq_cfg_free(struct train_args *a)
 {
     struct train_pqcfg *c = a->pq;
-    if (a->npz.spo || a->jpeg)
-        rb_payload_set_layout(NULL, NULL);
+    a->payload = (struct rb_payload_layout){0}; /* its ctx goes below */
     rb_jpeg_layout_free(a->jpeg);
     a->jpeg = NULL;
     if (!c)
         return;
-    rb_payload_set_layout(NULL, NULL);
     rb_pq_layout_free(c->layout);
     for (size_t k = 0; k < c->ncols; k++)
         free(c->cols[k]);

@@ -118,7 +118,7 @@ static inline void sp_printf(int c, const char *fmt, ...)
 static inline unsigned char *sp_body(const char *name)
 {
     unsigned char *b = malloc(SP_BYTES);
-    rb_payload_fill(rb_payload_key(SP_SEED, name), 0, b, SP_BYTES);
+    rb_payload_fill(NULL, rb_payload_key(SP_SEED, name), 0, b, SP_BYTES);
     return b;
 }
 

@@ -277,7 +277,7 @@ static bool answer(struct script_peer *sp, int c, const char *method, const char
     const char *name = strncmp(path, "/data/", 6) == 0 ? path + 6 : path;
     uint64_t key = rb_payload_key(SEED, name);
     unsigned char *body = malloc(OBJ_BYTES);
-    rb_payload_fill(key, 0, body, OBJ_BYTES);
+    rb_payload_fill(NULL, key, 0, body, OBJ_BYTES);
     char resp[256];
     bool keep = true;
     if (strcmp(method, "PUT") == 0) {

@@ -115,9 +115,9 @@ static void test_tier_lru(void **state)
 }
 
 /*
- * Objects' layout on: an object's bytes from 128 on are the plain payload from 0 (a file's bytes after its header),
+ * The objects' layout: an object's bytes from 128 on are the plain payload from 0 (a file's bytes after its header),
  * at any offset and length; the header of an object no request of this thread is filling is zeros (no file holds
- * that: --verify tells); off: the plain payload again.
+ * that: --verify tells); the plain layout (NULL) beside it still gives the plain payload.
  */
 static void test_obj_layout(void **state)
 {
@@ -126,17 +126,18 @@ static void test_obj_layout(void **state)
     static unsigned char plain[N], got[N + RB_KV_NPY_HEADER];
     const uint64_t key = rb_payload_key(42, "rbkv-x-r0/u0-c0-t1.npy");
     rb_payload_plain_fill(key, 0, plain, N);
-    rb_kv_obj_layout(true);
-    rb_payload_fill(key, 0, got, sizeof got);
+    const struct rb_payload_layout npy = rb_kv_obj_layout();
+    rb_payload_fill(&npy, key, 0, got, sizeof got);
     for (size_t i = 0; i < RB_KV_NPY_HEADER; i++)
         assert_int_equal(got[i], 0);
     assert_memory_equal(got + RB_KV_NPY_HEADER, plain, N);
-    rb_payload_fill(key, 100, got, 4000); /* across the header's end, unaligned */
+    rb_payload_fill(&npy, key, 100, got, 4000); /* across the header's end, unaligned */
     assert_memory_equal(got + RB_KV_NPY_HEADER - 100, plain, 4000 - (RB_KV_NPY_HEADER - 100));
-    assert_int_equal(rb_payload_verify(key, RB_KV_NPY_HEADER + 5, plain + 5, 9000), 9000);
-    rb_kv_obj_layout(false);
-    rb_payload_fill(key, 0, got, N);
+    assert_int_equal(rb_payload_verify(&npy, key, RB_KV_NPY_HEADER + 5, plain + 5, 9000), 9000);
+    rb_payload_fill(NULL, key, 0, got, N);
     assert_memory_equal(got, plain, N);
+    assert_int_equal(rb_payload_verify(NULL, key, 0, plain, N), N);
+    assert_true(rb_payload_verify(&npy, key, 0, plain, N) < RB_KV_NPY_HEADER); /* its header is not plain bytes */
 }
 
 int main(void)

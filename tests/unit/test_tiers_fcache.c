@@ -64,7 +64,7 @@ static int setup(void **state)
         char name[32];
         static unsigned char buf[SIZE];
         snprintf(name, sizeof name, "obj-%08d", i);
-        rb_payload_fill(rb_payload_key(SEED, name), 0, buf, SIZE);
+        rb_payload_fill(NULL, rb_payload_key(SEED, name), 0, buf, SIZE);
         write_file(f->origin, name, buf, SIZE);
     }
     char url[128], err[256];
