@@ -383,9 +383,9 @@ class Analysis:
         ra, rb = self.resolve(s, fn, a, record), self.resolve(s, fn, b, record)
         if ra and rb and ra[0] == rb[0] and ra[0] in ('key', 'json'):
             return (ra[0], ra[1] | rb[1])
-        if ra and ra[0] == 'none':
-            return rb or ra
-        return ra or rb
+        if not ra or not rb:
+            return None  # one side cannot be followed: neither is taken for the whole
+        return rb if ra[0] == 'none' else ra
 
     def resolve_name(self, s, fn, e):
         """A name, an array's element or field, a struct member: what it holds."""
