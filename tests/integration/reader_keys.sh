@@ -50,13 +50,17 @@ rc=0; python3 tests/reader_keys.py "$T/c" >"$T/p3" || rc=$?
     { cat "$T/p3" >&2; fail "an unresolvable read is not named"; }
 ok "a read that cannot be followed is a problem"
 
-# 3b. Readers outside the kinds: load_phases.c (a row it reaches through a parameter, from two callers) and
-# rundir.c's intervals.jsonl reader each read a key no schema declares; a new reader of result.json in core/ that
+# 3b. Readers outside the kinds: load_phases.c (a row it reaches through a parameter, from two callers),
+# rundir.c's intervals.jsonl reader, mlperf.c (through its item()) and fabric/calibrate.c (a coll or fabric sim
+# result, through its num()) each read a key no schema declares; a new reader of result.json in core/ that
 # FILE_KINDS does not list reads an undeclared key, and another in a function the script does not parse.
 copy
 sed -i 's|rb_rundir_num(e, "latency_ns")|rb_rundir_num(e, "latency_total_ns")|' "$T/c/reports/load_phases.c"
 sed -i 's|rb_rundir_num(line, "t_s")|rb_rundir_num(line, "t_secs")|' "$T/c/reports/rundir.c"
-grep -q 'latency_total_ns' "$T/c/reports/load_phases.c" && grep -q 't_secs' "$T/c/reports/rundir.c" ||
+sed -i 's|item(s, "cache_flush")|item(s, "cache_flushed")|' "$T/c/reports/mlperf.c"
+sed -i 's|num(it, "ranks_per_node")|num(it, "rpn")|' "$T/c/fabric/calibrate.c"
+grep -q 'latency_total_ns' "$T/c/reports/load_phases.c" && grep -q 't_secs' "$T/c/reports/rundir.c" &&
+    grep -q 'cache_flushed' "$T/c/reports/mlperf.c" && grep -q '"rpn"' "$T/c/fabric/calibrate.c" ||
     fail "the planted reads are not in the copy"
 cat >"$T/c/core/replay_read.c" <<'C'
 #include <stdio.h>
@@ -88,14 +92,16 @@ cat >"$T/want3b" <<'W'
 core/replay_read.c: a read outside any function this script recognises: cJSON_GetObjectItem(o, "gap_s")
 core/replay_read.c: parses a document it names: FILE_KINDS does not say which kinds' results it reads
 core/replay_read.c: reads replay_speed: declared by none of result.schema.json
+fabric/calibrate.c: reads summary.collective_rows[].rpn: declared by none of coll.schema.json, fabric-sim.schema.json, result.schema.json
 reports/load_phases.c: reads summary.ops[].slowest[].latency_total_ns: declared by none of load.schema.json, result.schema.json
 reports/load_phases.c: reads summary.total.slowest[].latency_total_ns: declared by none of load.schema.json, result.schema.json
+reports/mlperf.c: reads summary.cache_flushed: declared by none of checkpoint.schema.json, result.schema.json, train.schema.json
 reports/rundir.c: reads intervals.jsonl t_secs: declared by none of intervals.schema.json
 W
-head -n -1 "$T/p3b" | diff "$T/want3b" - >&2 || fail "planted readers: not the 6 problems expected"
-grep -Eq '^[0-9]+ keys read by 20 reader files, [0-9]+ declared; [0-9]+ table rows required; 6 problems$' "$T/p3b" ||
+head -n -1 "$T/p3b" | diff "$T/want3b" - >&2 || fail "planted readers: not the 8 problems expected"
+grep -Eq '^[0-9]+ keys read by 20 reader files, [0-9]+ declared; [0-9]+ table rows required; 8 problems$' "$T/p3b" ||
     fail "planted readers: $(tail -n 1 "$T/p3b")"
-ok "undeclared keys of load_phases.c (2 rows) and of rundir.c's intervals.jsonl reader, a reader FILE_KINDS does not list, a read outside a function: 6 problems"
+ok "undeclared keys of load_phases.c (2 rows), rundir.c's intervals.jsonl reader, mlperf.c and calibrate.c, a reader FILE_KINDS does not list, a read outside a function: 8 problems"
 
 # 4. A kind no schema names, and a command two schemas declare.
 copy
