@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # needs: -
-# The result contract declared once: every key reports/kind_*.c reads is in its schema (tests/reader_keys.py), the
-# rows its tables walk are required, and a result's kind comes from the schemas' "x-railbench-commands" alone.
+# The result contract declared once: every key a reader of result.json or intervals.jsonl reads (reports/*.c and the
+# readers elsewhere) is in its schema (tests/reader_keys.py), the rows the kinds' tables walk are required, and a
+# result's kind comes from the schemas' "x-railbench-commands" alone.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 cd "$ROOT"
 
 python3 tests/reader_keys.py . >"$T/keys.out" || { cat "$T/keys.out" >&2; fail "a reader's key is not in its schema"; }
 read -r nkeys _ <<<"$(tail -n 1 "$T/keys.out")"
-[ "$nkeys" -ge 380 ] || fail "only $nkeys keys found in reports/kind_*.c (the readers hold about 390)"
+[ "$nkeys" -ge 590 ] || fail "only $nkeys keys found (the readers hold about 610)"
+nfiles=$(sed -E 's/.* read by ([0-9]+) reader files.*/\1/' "$T/keys.out")
+[ "$nfiles" -ge 19 ] || fail "keys read by $nfiles files (the kinds, load_phases, hosts, rundir, report_cmd, mlperf...)"
 grep -Eq ', ([0-9]+) declared; ([0-9]+) table rows required; 0 problems$' "$T/keys.out" || fail "summary line"
 [ "$(sed -E 's/.*, ([0-9]+) declared;.*/\1/' "$T/keys.out")" = "$nkeys" ] || fail "not every key read is declared"
 ok "$(tail -n 1 "$T/keys.out")"
@@ -16,7 +19,7 @@ ok "$(tail -n 1 "$T/keys.out")"
 # A copy of what the test reads, to break on purpose.
 copy() {
     rm -rf "$T/c" && mkdir -p "$T/c/include"
-    cp -r schemas reports "$T/c/" && cp -r include/railbench "$T/c/include/"
+    cp -r schemas reports core loader fabric collectives block "$T/c/" && cp -r include/railbench "$T/c/include/"
 }
 
 # 1. A key no schema declares, read from a row the kind walks: named with its path.
@@ -46,6 +49,59 @@ rc=0; python3 tests/reader_keys.py "$T/c" >"$T/p3" || rc=$?
 [ "$rc" = 1 ] && grep -q '^reports/kind_load.c: tables(): cannot tell the object or key of rb_rundir_num(rb_report_mystery(op), "requests")$' "$T/p3" ||
     { cat "$T/p3" >&2; fail "an unresolvable read is not named"; }
 ok "a read that cannot be followed is a problem"
+
+# 3b. Readers outside the kinds: load_phases.c (a row it reaches through a parameter, from two callers),
+# rundir.c's intervals.jsonl reader, mlperf.c (through its item()) and fabric/calibrate.c (a coll or fabric sim
+# result, through its num()) each read a key no schema declares; a new reader of result.json in core/ that
+# FILE_KINDS does not list reads an undeclared key, and another in a function the script does not parse.
+copy
+sed -i 's|rb_rundir_num(e, "latency_ns")|rb_rundir_num(e, "latency_total_ns")|' "$T/c/reports/load_phases.c"
+sed -i 's|rb_rundir_num(line, "t_s")|rb_rundir_num(line, "t_secs")|' "$T/c/reports/rundir.c"
+sed -i 's|item(s, "cache_flush")|item(s, "cache_flushed")|' "$T/c/reports/mlperf.c"
+sed -i 's|num(it, "ranks_per_node")|num(it, "rpn")|' "$T/c/fabric/calibrate.c"
+grep -q 'latency_total_ns' "$T/c/reports/load_phases.c" && grep -q 't_secs' "$T/c/reports/rundir.c" &&
+    grep -q 'cache_flushed' "$T/c/reports/mlperf.c" && grep -q '"rpn"' "$T/c/fabric/calibrate.c" ||
+    fail "the planted reads are not in the copy"
+cat >"$T/c/core/replay_read.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cjson/cJSON.h>
+
+#include "railbench/file.h"
+
+static double gap(const cJSON *o) { return cJSON_GetNumberValue(cJSON_GetObjectItem(o, "gap_s")); }
+
+double rb_replay_speed(const char *dir)
+{
+    char path[4200], *text = NULL;
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s/result.json", dir);
+    if (rb_file_read(path, 1u << 20, &text, &len) != 0)
+        return -1;
+    cJSON *j = cJSON_ParseWithLength(text, len);
+    free(text);
+    double v = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "replay_speed")) + gap(j);
+    cJSON_Delete(j);
+    return v;
+}
+C
+rc=0; python3 tests/reader_keys.py "$T/c" >"$T/p3b" || rc=$?
+[ "$rc" = 1 ] || { cat "$T/p3b" >&2; fail "planted readers: exit $rc, expected 1"; }
+cat >"$T/want3b" <<'W'
+core/replay_read.c: a read outside any function this script recognises: cJSON_GetObjectItem(o, "gap_s")
+core/replay_read.c: parses a document it names: FILE_KINDS does not say which kinds' results it reads
+core/replay_read.c: reads replay_speed: declared by none of result.schema.json
+fabric/calibrate.c: reads summary.collective_rows[].rpn: declared by none of coll.schema.json, fabric-sim.schema.json, result.schema.json
+reports/load_phases.c: reads summary.ops[].slowest[].latency_total_ns: declared by none of load.schema.json, result.schema.json
+reports/load_phases.c: reads summary.total.slowest[].latency_total_ns: declared by none of load.schema.json, result.schema.json
+reports/mlperf.c: reads summary.cache_flushed: declared by none of checkpoint.schema.json, result.schema.json, train.schema.json
+reports/rundir.c: reads intervals.jsonl t_secs: declared by none of intervals.schema.json
+W
+head -n -1 "$T/p3b" | diff "$T/want3b" - >&2 || fail "planted readers: not the 8 problems expected"
+grep -Eq '^[0-9]+ keys read by 20 reader files, [0-9]+ declared; [0-9]+ table rows required; 8 problems$' "$T/p3b" ||
+    fail "planted readers: $(tail -n 1 "$T/p3b")"
+ok "undeclared keys of load_phases.c (2 rows), rundir.c's intervals.jsonl reader, mlperf.c and calibrate.c, a reader FILE_KINDS does not list, a read outside a function: 8 problems"
 
 # 4. A kind no schema names, and a command two schemas declare.
 copy
