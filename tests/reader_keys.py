@@ -632,10 +632,13 @@ def load_schemas(root):
 def reader_files(root):
     """reports/*.c, and every other .c of the tree (tests and build apart) that parses a document it names."""
     out = sorted(glob.glob(os.path.join(root, 'reports', '*.c')))
-    for path in sorted(glob.glob(os.path.join(root, '**', '*.c'), recursive=True)):
-        rel = os.path.relpath(path, root)
-        if rel.split(os.sep)[0] in ('reports', 'tests', 'build'):
-            continue
+    paths = []
+    # os.walk follows no symbolic link (a test's scratch tree under build/ may link back to the checkout).
+    for top, dirs, files in os.walk(root):
+        if top == root:
+            dirs[:] = [d for d in dirs if d not in ('reports', 'tests', 'build') and not d.startswith('.')]
+        paths += [os.path.join(top, f) for f in files if f.endswith('.c')]
+    for path in sorted(paths):
         with open(path, encoding='utf-8') as f:
             text = strip_comments(f.read())
         if 'cJSON_Parse' in text and any(re.search(t, text) for t, _ in DOCUMENTS.values()):
