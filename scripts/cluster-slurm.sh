@@ -131,12 +131,12 @@ do_slurm_up() {
         # (in that host's mount namespace only) and the named systemd one it checks for. Tasks are
         # still tracked by process group. Each host gets a /tmp of its own, as real hosts have
         # (Slurm's PMIx plugin names its directories there by job and step, not by node), and
-        # sees its own disk at STATE/local as its sshd does.
+        # sees its own disk at STATE/local and a /dev/shm of its own as its sshd does.
         mkdir -p "$sdir/tmp/$name-client$c"
         chmod 1777 "$sdir/tmp/$name-client$c"
         # shellcheck disable=SC2016 # expanded by the inner sh, from its arguments
         start_daemon "client$c" slurmd sh -c 'mount --bind "$3" /tmp && mount --bind "$4" "$5" &&
-            mount -t tmpfs -o mode=0755 cgroup_root /sys/fs/cgroup &&
+            mount -t tmpfs -o mode=1777 shm /dev/shm && mount -t tmpfs -o mode=0755 cgroup_root /sys/fs/cgroup &&
             mkdir /sys/fs/cgroup/freezer /sys/fs/cgroup/systemd &&
             mount -t cgroup -o freezer cgroup /sys/fs/cgroup/freezer &&
             mount -t cgroup -o none,name=systemd cgroup /sys/fs/cgroup/systemd &&

@@ -476,13 +476,15 @@ EOF
 }
 
 # start_sshds: an sshd on every host. Each host's sshd (and so every ssh session, mpirun daemon
-# and Ansible task there) sees its own disk, STATE/hostdisk/HOST, at STATE/local.
+# and Ansible task there) sees its own disk, STATE/hostdisk/HOST, at STATE/local, and a /dev/shm
+# of its own (Open MPI's shared-memory segments), as real hosts have.
 start_sshds() {
     local h
     for h in "${hosts[@]}"; do
         mkdir -p "$state/hostdisk/$h"
         # shellcheck disable=SC2016 # expanded by the inner sh, from its arguments
-        start_daemon "$h" sshd sh -c 'mount --bind "$1" "$2" && exec /usr/sbin/sshd -D -e -f "$3"' sshd \
+        start_daemon "$h" sshd sh -c 'mount --bind "$1" "$2" && mount -t tmpfs -o mode=1777 shm /dev/shm &&
+            exec /usr/sbin/sshd -D -e -f "$3"' sshd \
             "$state/hostdisk/$h" "$state/local" "$state/ssh/hosts/$name-$h/sshd_config"
     done
     for h in "${hosts[@]}"; do wait_tcp "$(mgmt_ip "$h")" 22 "sshd on $h"; done
