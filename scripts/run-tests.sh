@@ -5,14 +5,15 @@
 # Unit test binaries and fuzzers (build/fuzz/fuzzers/*) run TEST_JOBS at a time (default: the number of cores, at
 # most 2). A fuzzer runs from a copy of tests/fuzz/corpus/<name>: with "fuzz", FUZZ_SECONDS each; with "all", the
 # fixed number of inputs tests/fuzz/runs.tsv gives it (what it ran in 10 s on a 2-core machine: the same work
-# whatever runs beside it), queued with the integration tests after the timing ones, where it fills cores the
+# whatever runs beside it), queued with the integration tests among the short ones, where it fills cores the
 # tests leave idle while they wait on servers and timers (FUZZ_SECONDS for a fuzzer runs.tsv does not list).
 # Integration tests run INTEGRATION_JOBS at a time (default: twice the cores, at most 4: they mostly wait on
 # servers and timers; each has its own temp dir and free ports), longest first (durations of the last run, in
 # build/test-logs/durations.tsv, else tests/integration/durations.tsv). Each declares on its second line what it needs (tests/needs.py): at most
 # NETNS_JOBS (default 2) "netns" tests run at once, each on a 10.x.0.0/16 of its own (RB_TEST_CLUSTER_NET), and a
-# "host-net" test (it reads the host's interface counters) never runs beside one; "timing" tests (rates held
-# to a band) run first, each alone; "deb" tests (they share one build of the Debian package) one at a time.
+# "host-net" test (it reads the host's interface counters) never runs beside one; "deb" tests (they share one
+# build of the Debian package) one at a time. Rates held to a band are only printed here (tests/lib.sh "band";
+# tests/bench/bands.sh holds them, each test alone).
 # TEST_WITHOUT="netns root"
 # skips the tests that need any of the tags named (a machine without them), and says so.
 set -u
@@ -117,7 +118,7 @@ if [ "$mode" = all ]; then
     [ -f "$dur" ] || dur=$here/tests/integration/durations.tsv
     [ -f "$dur" ] && while IFS=$'\t' read -r t d; do secs[$t]=$d; done <"$dur"
     queue=()
-    # Fuzzers: after the timing tests, by the time they took (11 s at two at a time) among the short tests.
+    # Fuzzers: by the time they took (11 s at two at a time), among the short tests.
     for f in "${!fuzz_bin[@]}"; do queue+=("11 fuzz:$f"); done
     for t in "$here"/tests/integration/*.sh; do
         [ -e "$t" ] || continue
@@ -129,11 +130,9 @@ if [ "$mode" = all ]; then
             skipped=$((skipped + 1)); printf 'SKIP  %-40s needs%s (TEST_WITHOUT)\n' "integration/$t" "$lacking"
             continue
         fi
-        # "timing" tests first (each alone), then the longest first; a test not timed yet counts as long when
-        # it builds namespaces, else as average.
+        # The longest first; a test not timed yet counts as long when it builds namespaces, else as average.
         d=${secs[$t]:-}
         [ -n "$d" ] || { [[ " ${needs[$t]} " == *" netns "* ]] && d=90 || d=30; }
-        [[ " ${needs[$t]} " != *" timing "* ]] || d=$((d + 100000))
         queue+=("$d $t")
     done
     [ ${#queue[@]} -eq 0 ] || mapfile -t queue < <(printf '%s\n' "${queue[@]}" | sort -k1,1nr -k2 | awk '{print $2}')
@@ -154,8 +153,6 @@ if [ "$mode" = all ]; then
     can_start() {
         local tags=" ${needs[$1]:-} "
         [ ${#job_name[@]} -lt "$jobs_max" ] || return 1
-        [[ $tags != *" timing "* ]] || { [ ${#job_name[@]} -eq 0 ]; return; }
-        ! has timing || return 1
         [[ $tags != *" deb "* ]] || ! has deb || return 1
         if [[ $tags == *" netns "* ]]; then
             [ "$(count netns)" -lt "$netns_max" ] && ! has host-net

@@ -60,6 +60,29 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 ok() { echo "ok: $*"; }
 
+# A band is a figure the machine's speed decides (a rate against the rate the test set with tbf or
+# limit_rate, a slowdown, a ratio of times), held to LO..HI ('-': no bound on that side). Another test's
+# load on the same cores moves it, so `make test` only prints it; tests/bench/bands.sh runs the tests that
+# have bands alone with RB_BANDS=1, where a figure outside its band fails, and appends every figure to
+# RB_BANDS_LOG (TEST<TAB>WHAT<TAB>VALUE<TAB>LO<TAB>HI) for its min/median/max.
+# in_band VALUE LO HI: whether LO <= VALUE <= HI.
+in_band() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !((lo == "-" || v + 0 >= lo + 0) && (hi == "-" || v + 0 <= hi + 0)) }'; }
+# holding_bands: whether this run holds its bands (RB_BANDS=1), so a test measures once more where it would.
+holding_bands() { [ "${RB_BANDS:-}" = 1 ]; }
+# band WHAT VALUE LO HI: records the figure; fails outside LO..HI when holding_bands.
+band() {
+    local what=$1 v=$2 lo=$3 hi=$4
+    awk -v v="$v" 'BEGIN { exit !(v != "" && v == v + 0) }' || fail "band: $what = '$v', not a number"
+    [ -z "${RB_BANDS_LOG:-}" ] || printf '%s\t%s\t%s\t%s\t%s\n' "$(basename "$0" .sh)" "$what" "$v" "$lo" "$hi" >>"$RB_BANDS_LOG"
+    if in_band "$v" "$lo" "$hi"; then
+        ok "band: $what = $v (within $lo .. $hi)"
+    elif holding_bands; then
+        fail "band: $what = $v, outside $lo .. $hi"
+    else
+        echo "band: $what = $v, outside $lo .. $hi (held by tests/bench/bands.sh, not by make test)"
+    fi
+}
+
 # free_port [N]: prints N (default 1) distinct TCP ports on 127.0.0.1 that nothing listens on now, one a line.
 free_port() {
     python3 "$ROOT/scripts/free-port.py" "$@"

@@ -6,9 +6,7 @@ Tags: mpi (mpirun on this host), ceph (a Ceph cluster: RGW or CephFS), root (loo
 network namespaces, containers), netns (network namespaces or a container network: veths on the host),
 host-net (reads the host's interface counters, so it never runs beside a netns test; declared by hand),
 deb (builds or waits for the Debian package of HEAD, packaging/deb-of-head.sh: one such test runs at a time, so
-that the second does not hold a place while it waits on the first's build),
-timing (holds a rate or a ratio of rates to a band, which another test's load on the 2 cores could move: it
-runs with no other test beside it; declared by hand).
+that the second does not hold a place while it waits on the first's build).
 
 Usage: needs.py check ROOT     every tests/integration/*.sh declares exactly what it calls; exit 1 otherwise
        needs.py show ROOT      NAME<TAB>TAGS for every test (what run-tests.sh reads)
@@ -24,7 +22,7 @@ DERIVED = {
     "netns": r"cluster_lib\.sh|\bip netns add\b|\bpodman\b",
     "deb": r"packaging/(deb-of-head|image/build)\.sh",
 }
-BY_HAND = {"host-net", "timing"}
+BY_HAND = {"host-net"}
 TAGS = set(DERIVED) | BY_HAND
 
 

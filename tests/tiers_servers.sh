@@ -48,8 +48,3 @@ tiers_servers() {
 # row FILE SIZE HOW FIELD: one field of the summary row (size_bytes, how).
 row() { jq -r --argjson s "$2" --arg h "$3" ".summary.tiers_rows[] | select(.size_bytes == \$s and .how == \$h) | .$4" "$1"; }
 
-# gt A B WHAT: A > B (numbers).
-gt() {
-    awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }' || fail "$3: $1 is not above $2"
-    ok "$3: $1 > $2"
-}

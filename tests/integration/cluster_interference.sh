@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# needs: netns root timing
+# needs: netns root
 # Cluster in a box: load train --overlap with the reads and the all-reduce on one tbf-shaped rail, then on separate
 # networks (reads over mgmt); slowdown factors, the bytes each interface carried, and step time against its parts.
 # Needs root (network namespaces). Runs its own cluster name and subnet (RB_TEST_CLUSTER_NAME/NET).
@@ -57,18 +57,19 @@ READ=$((20 * MiB)) AR=$((20 * MiB))
 # Measured on this 2-core VM (load 3-4): storage 1.12-1.31, collective 1.60-1.66 (7 runs). The reads lose less
 # than the all-reduce: HTTP takes the larger share of the shared 12.5 MB/s from MPI's TCP connection. A build on
 # the same two cores during the reads-alone phase only (not during the overlapped one) slows the baseline: one run
-# so disturbed gave 0.85. So a run whose factors miss is run once more, and the second must hold them.
+# so disturbed gave 0.85. So where the bands are held, a run whose factors miss is run once more, and the second
+# must hold them.
 I='.summary.interference'
 for attempt in 1 2; do
     train "$RAIL_URL" "$T/a" --overlap
     fs=$(jq "$I.slowdown.storage" "$T/a/result.json") fc=$(jq "$I.slowdown.collective" "$T/a/result.json")
-    awk -v s="$fs" -v c="$fc" 'BEGIN { exit !(s > 1.05 && c > 1.2) }' && break
-    [ "$attempt" = 1 ] || fail "one shared rail: storage slowdown $fs (expected > 1.05), collective $fc (expected > 1.2)"
+    { [ "$attempt" = 2 ] || ! holding_bands || { in_band "$fs" 1.05 - && in_band "$fc" 1.2 -; }; } && break
     echo "one shared rail, run 1: storage slowdown $fs, collective $fc; once more"
     mv "$T/a" "$T/a-run1"
     rm -rf "$T/a.prom"
 done
-ok "one shared rail: storage slowdown ${fs}, collective ${fc}"
+band "one shared rail: storage slowdown" "$fs" 1.05 -
+band "one shared rail: collective slowdown" "$fc" 1.2 -
 R=$T/a/result.json
 assert_jq "$R" '[.phases[].name] == ["storage-alone", "collective-alone", "overlapped"]' "three phases, baselines first"
 assert_jq "$R" '.checks[] | select(.name == "interference") | .passed' "check interference passed"
@@ -77,8 +78,9 @@ assert_jq "$R" "$I | [.storage_alone, .overlapped] | all(.step.fetches == 20 and
 assert_jq "$R" "$I | .collective_alone.step | .fetches == 0 and .allreduces == 18 and .steps == 18" \
     "collective alone: no reads, 18 all-reduces timed (9 steps after the first per rank)"
 assert_jq "$R" "$I.overlapped.step.allreduces == 18" "overlapped: 18 all-reduces timed"
-assert_jq "$R" "$I.au_pct | .cost_points > 5 and (.cost_points - (.halves_alone - .overlapped) | fabs) < 1e-9" \
-    "AU cost = AU of the slower half alone - AU overlapped, above 5 points"
+assert_jq "$R" "$I.au_pct | (.cost_points - (.halves_alone - .overlapped) | fabs) < 1e-9" \
+    "AU cost = AU of the slower half alone - AU overlapped"
+band "one shared rail: AU cost in points" "$(jq "$I.au_pct.cost_points" "$R")" 5 -
 for h in client1 client2; do
     s=$(bytes "$T/a" storage_alone "$h" rail0) c=$(bytes "$T/a" collective_alone "$h" rail0)
     o=$(bytes "$T/a" overlapped "$h" rail0) m=$(bytes "$T/a" overlapped "$h" mgmt0)
@@ -104,9 +106,8 @@ R=$T/b/result.json
 fc=$(jq "$I.slowdown.collective" "$R") fs=$(jq "$I.slowdown.storage" "$R")
 # Measured (11 runs with 512 KiB objects, 6 with these): collective 0.984-1.11. The storage factor is not held to a band here: reads over the
 # unshaped mgmt veths run at memory speed, so it measures only how the two cores were shared (0.58-1.60 seen).
-awk -v c="$fc" 'BEGIN { exit !(c > 0.85 && c < 1.15) }' ||
-    fail "separate networks: collective slowdown $fc, expected 0.85-1.15"
 ok "separate networks: collective slowdown ${fc}, storage ${fs}"
+band "separate networks: collective slowdown" "$fc" 0.85 1.15
 for h in client1 client2; do
     sm=$(bytes "$T/b" storage_alone "$h" mgmt0) sr=$(bytes "$T/b" storage_alone "$h" rail0)
     cm=$(bytes "$T/b" collective_alone "$h" mgmt0) cr=$(bytes "$T/b" collective_alone "$h" rail0)
@@ -132,8 +133,7 @@ assert_jq "$R" "$st | (.step_ns - (.data_wait_ns + .compute_ns + .allreduce_ns) 
     "serial: step time = data wait + compute + all-reduce"
 ratio=$(jq "$I.overlapped.step | .step_ns / (.data_wait_ns + .compute_ns + .allreduce_ns)" "$T/b/result.json")
 # Measured (9 runs): 0.59-0.64; the all-reduce (about 150 ms) hides behind 150 ms of compute.
-awk -v r="$ratio" 'BEGIN { exit !(r < 0.85) }' || fail "overlapped on separate networks: step / sum of parts = $ratio, expected < 0.85"
-ok "overlapped on separate networks: step time is $ratio of data wait + compute + all-reduce"
+band "overlapped on separate networks: step time / (data wait + compute + all-reduce)" "$ratio" - 0.85
 
 # The server first (it lives in client3's namespace), then the cluster.
 kill "$NGINX_PID" && wait "$NGINX_PID" 2>/dev/null || true
