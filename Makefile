@@ -152,7 +152,7 @@ unit: $(UNIT_BIN)
 # every core unless make was given -j already.
 JOBS = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc))
 test: deps
-	$(Q)$(MAKE) --no-print-directory $(JOBS) all $(UNIT_BIN) $(MPI_TEST_BIN)
+	$(Q)$(MAKE) --no-print-directory $(JOBS) all $(UNIT_BIN) $(MPI_TEST_BIN) $(FUZZ_USES)
 	$(Q)OMPI_CC=clang $(MAKE) --no-print-directory $(JOBS) SUFFIX=fuzz CFLAGS="-O1 -g" \
 	    SANFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" fuzzers
 	$(Q)scripts/run-tests.sh all $(UNIT_BIN) $(FUZZ_BIN)
@@ -163,16 +163,39 @@ check: deps
 # libFuzzer targets (clang): the library built with fuzzer instrumentation plus ASan/UBSan, each target
 # run for FUZZ_SECONDS from its seed corpus in tests/fuzz/corpus/.
 fuzz: deps
+	$(Q)$(MAKE) --no-print-directory $(JOBS) $(FUZZ_USES)
 	$(Q)OMPI_CC=clang $(MAKE) --no-print-directory SUFFIX=fuzz CFLAGS="-O1 -g" \
 	    SANFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" fuzzers
 	$(Q)scripts/run-tests.sh fuzz $(FUZZ_BIN)
 
 fuzzers: $(FUZZ_BIN)
 
-build/fuzz/fuzzers/%: tests/fuzz/%.c $(LIBOBJ)
+# The fuzz build compiles only the library objects the fuzzers use (a sixth of them): FUZZ_USES lists them, the
+# closure of what the fuzzers' own code leaves undefined over the plain build's objects, with every object that
+# registers itself in a section the closure reads (protocols, transports, report kinds; scripts/link-closure.py).
+# Without the list (a fuzz build on its own), every object.
+FUZZ_USES := build/fuzz/uses.mk
+FUZZ_PLAIN := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/plain/%.o)
+ifeq ($(SUFFIX),)
+$(FUZZ_USES): $(FUZZ_PLAIN) $(LIBOBJ) scripts/link-closure.py
+	@echo "  GEN     $@"
+	$(Q)python3 scripts/link-closure.py $(FUZZ_PLAIN) -- $(LIBOBJ) >$@.tmp
+	$(Q)sed 's,^build/,$$(B)/,; s,^,FUZZ_LIBOBJ += ,' $@.tmp >$@ && rm $@.tmp
+
+build/fuzz/plain/%.o: tests/fuzz/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC_CHECKED) $(RB_CFLAGS) $(LOADER_INC) -c -o $@ $<
+endif
+ifeq ($(SUFFIX),fuzz)
+-include $(FUZZ_USES)
+endif
+FUZZ_LIBOBJ ?= $(LIBOBJ)
+
+build/fuzz/fuzzers/%: tests/fuzz/%.c $(FUZZ_LIBOBJ)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ    $<"
-	$(Q)$(CC_CHECKED) $(RB_CFLAGS) $(LOADER_INC) -fsanitize=fuzzer -o $@ $< $(LIBOBJ) $(LDLIBS)
+	$(Q)$(CC_CHECKED) $(RB_CFLAGS) $(LOADER_INC) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIBOBJ) $(LDLIBS)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory $(JOBS) all
@@ -214,4 +237,4 @@ lint: deps
 clean:
 	rm -rf build
 
--include $(OBJ:.o=.d) $(UNIT_BIN:=.d)
+-include $(OBJ:.o=.d) $(UNIT_BIN:=.d) $(if $(SUFFIX),,$(FUZZ_PLAIN:.o=.d))

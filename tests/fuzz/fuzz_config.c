@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         {"choice", 0, RB_OPT_CHOICE, &choice, "C", "", "a|b|c"},
         {0},
     };
-    const struct rb_cmd_spec spec = {"railbench fuzz [options]", "fuzz", opts, 0, -1};
+    const struct rb_cmd_spec spec = {"railbench fuzz [options]", "fuzz", opts, 0, -1, false};
     char *argv[] = {"fuzz", "--config", path, NULL};
     struct rb_cli cli;
     FILE *saved = stderr;

@@ -1,4 +1,5 @@
 /* libFuzzer target: S3, AIStore and HTTP listing replies and error bodies from a server never crash the parsers. */
+#define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
