@@ -111,22 +111,26 @@ def include_edges(root):
 
 def symbols(objdir):
     """nm on every object of a module: ({symbol: source that defines it}, [(source, symbol it uses)])."""
-    defined, used = {}, []
+    defined, used, rels = {}, [], {}
     for dp, _, files in os.walk(objdir):
         for f in sorted(files):
             if not f.endswith('.o'):
                 continue
             path = os.path.join(dp, f)
             rel = os.path.relpath(path, objdir)[:-2] + '.c'
-            if module_of(rel) is None:
-                continue
-            out = subprocess.run(['nm', path], capture_output=True, text=True).stdout
-            for line in out.splitlines():
-                p = line.split()
-                if len(p) == 3 and p[1] in 'TDBRC':
-                    defined[p[2]] = rel
-                elif len(p) == 2 and p[0] == 'U':
-                    used.append((rel, p[1]))
+            if module_of(rel) is not None:
+                rels[path] = rel
+    paths = sorted(rels)
+    out = subprocess.run(['nm', '-A', *paths], capture_output=True, text=True).stdout if paths else ''
+    for line in out.splitlines():  # one nm for all: "PATH:VALUE TYPE SYMBOL" or "PATH:  U SYMBOL"
+        path, _, rest = line.partition(':')
+        rel, p = rels.get(path), rest.split()
+        if rel is None:
+            continue
+        if len(p) == 3 and p[1] in 'TDBRC':
+            defined[p[2]] = rel
+        elif len(p) == 2 and p[0] == 'U':
+            used.append((rel, p[1]))
     return defined, used
 
 
