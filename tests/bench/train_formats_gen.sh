@@ -13,6 +13,8 @@ FILES=${BENCH_FILES:-16}
 DIR=${BENCH_DIR:-$(mktemp -d /dev/shm/rb-formats-gen.XXXXXX)}
 [ -d "$DIR" ] || fail "BENCH_DIR $DIR is not a directory"
 [ -z "$(ls -A "$DIR")" ] || fail "BENCH_DIR $DIR is not empty"
+# The directory it made goes at exit, also when interrupted; the end checks that the runs left it empty.
+[ -n "${BENCH_DIR:-}" ] || AT_EXIT+=("rm -rf '$DIR'")
 # The formats: name, files, and the load train options of its data set (fixed sizes, so load put can write the same
 # bytes).
 FORMATS=(
