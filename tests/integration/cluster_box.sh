@@ -73,9 +73,10 @@ assert_eq "first GET through the tier" "200 4194304 MISS" "$c2 $s2 ${x2:-none}"
 assert_eq "second GET through the tier" "200 4194304 HIT" "$c3 $s3 ${x3:-none}"
 for f in direct miss hit; do cmp -s "$ORIGIN/obj4m" "$T/$f" || fail "bytes of the $f read differ from the object"; done
 ok "direct ${t_direct}s, tier miss ${t_miss}s, tier hit ${t_hit}s"
-# Designed gap: 10 MB/s on the backend link against an unshaped veth; 4x is a wide margin.
-awk -v d="$t_direct" -v m="$t_miss" -v h="$t_hit" 'BEGIN { exit !(d > 4 * h && m > 4 * h) }' ||
-    fail "backend reads (direct ${t_direct}s, miss ${t_miss}s) not clearly slower than the tier hit (${t_hit}s)"
+# Designed gap: 10 MB/s on the backend link against an unshaped veth; 4x is a wide margin (a band: a hit took
+# 0.12 s of a loaded machine's time once, a third of the direct read's).
+band "direct read time / tier hit time" "$(jq -n "$t_direct / $t_hit")" 4 -
+band "tier miss time / tier hit time" "$(jq -n "$t_miss / $t_hit")" 4 -
 ok "direct and miss (backend link) slower than hit (tier) by more than 4x"
 sent_after=$(tc -s -n "$NAME-backend" qdisc show dev mgmt0 | awk '/Sent/ {print $2; exit}')
 [ $((sent_after - sent_before)) -ge $((2 * 4194304)) ] || fail "shaped qdisc sent $((sent_after - sent_before)) bytes, expected the direct and the miss read (>= 8 MiB)"
@@ -158,11 +159,9 @@ ok "cross-rail traffic went through the spine ($((sp1 - sp0)) bytes in on r0)"
 cross_bw=$(jq -r .bytes_per_s "$T/cross.json")
 ok "same-rail ${same_bw[0]} and ${same_bw[1]} B/s, cross-rail $cross_bw B/s"
 # Designed gap: spine links limited to 6.25 MB/s, rail bridges unshaped (0.04-3 GB/s seen on a
-# loaded 2-core machine); 3x is a wide margin.
-for bw in "${same_bw[@]}"; do
-    awk -v s="$bw" -v c="$cross_bw" 'BEGIN { exit !(s > 3 * c) }' || fail "same-rail $bw B/s not clearly faster than cross-rail $cross_bw B/s"
-done
-ok "same-rail faster than cross-rail by more than 3x"
+# loaded 2-core machine); 3x is a wide margin (a band).
+band "rail 0 same-rail / cross-rail bandwidth" "$(jq -n "${same_bw[0]} / $cross_bw")" 3 -
+band "rail 1 same-rail / cross-rail bandwidth" "$(jq -n "${same_bw[1]} / $cross_bw")" 3 -
 
 # railbench under rail binding across 2 clients x 2 ranks.
 cl mpirun --net rails -np 4 "$ROOT/scripts/rail-bind.sh" "$RB" fabric counters --duration 1s --interval 500ms --out "$T/fc-rails" --quiet
