@@ -83,18 +83,26 @@ static int setup_ranks(struct rb_harness *h, const struct rb_check_opts *o, stru
 /*
  * A barrier that sleeps while it waits: ranks with no pair in a round (all
  * but two while a suspect is measured again) would otherwise spin in
- * MPI_Barrier on the cores the measured pair needs, and slow it down.
+ * MPI_Barrier on the cores the measured pair needs, and slow it down. The
+ * sleeps grow from 1 us to IDLE_POLL_MAX_NS: each MPI_Test runs Open MPI's
+ * progress engine (about 12 us of CPU over TCP), so a rank polling every
+ * 200 us while a slow pair ran for seconds took 6 % of a core from it; the
+ * barrier ends at most one sleep, and never more than its own wait, late.
  */
+#define IDLE_POLL_MAX_NS RB_NS_PER_MS
 static void idle_barrier(struct rb_harness *h)
 {
     MPI_Request req;
     int done = 0;
+    uint64_t nap = RB_NS_PER_US;
     RB_MPI_CHECK(MPI_Ibarrier(h->comm, &req));
     for (;;) {
         RB_MPI_CHECK(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
         if (done)
             return;
-        rb_clock_sleep_ns(200 * RB_NS_PER_US, NULL);
+        rb_clock_sleep_ns(nap, NULL);
+        if (nap < IDLE_POLL_MAX_NS)
+            nap *= 2;
     }
 }
 
