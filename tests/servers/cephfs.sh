@@ -81,6 +81,8 @@ CONF
     ceph-mds -c "$conf" -i a -f "${user[@]}" >"$D/log/mds.out" 2>&1 &
     local mds_pid=$!
     echo "$mds_pid" >>"$D/pids"
+    # The monitor logs the MDS going active; then one command (half a second of CPU each) confirms it.
+    await "ceph-mds (no MDS up:active)" "$mds_pid" "$D/log/mds.out" 60 grep -q "daemon mds\.a is now active" "$D/log/cluster.log"
     await "ceph-mds (no MDS up:active)" "$mds_pid" "$D/log/mds.out" 60 sh -c "${c[*]} mds stat 2>/dev/null | grep -q up:active"
     ceph-fuse -c "$conf" -f "$D/mnt" >"$D/log/ceph-fuse.out" 2>&1 &
     local fuse_pid=$!

@@ -23,7 +23,7 @@ die() { echo "rgw.sh: $1" >&2; exit "${2:-3}"; }
 usage() { die "usage: rgw.sh start [DIR] | env DIR | bucket DIR NAME [public-read] | stop DIR" 2; }
 
 free_port() {
-    python3 "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/free-port.py"
+    python3 "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/free-port.py" "$@"
 }
 
 # port_open PORT: something accepts on 127.0.0.1:PORT.
@@ -81,11 +81,15 @@ retry() {
     done
 }
 
+# listening PORT: something accepts TCP connections on $addr:PORT.
+listening() { (exec 3<>"/dev/tcp/$addr/$1") 2>/dev/null; }
+
 # answers PORT: an HTTP server answers on $addr:PORT (any status: RGW answers an anonymous GET / with 200).
 answers() { [ "$(curl -s -o /dev/null -m 5 -w '%{http_code}' "http://$addr:$1/")" != 000 ]; }
 
 # key N ALPHABET: N random characters from ALPHABET (a string of the characters allowed).
-key() { python3 -c 'import secrets, sys; print("".join(secrets.choice(sys.argv[2]) for _ in range(int(sys.argv[1]))))' "$1" "$2"; }
+# (bash's SRANDOM: 32 bits from the kernel's getrandom each, no process started.)
+key() { local s='' i; for ((i = 0; i < $1; i++)); do s+=${2:SRANDOM % ${#2}:1}; done; echo "$s"; }
 
 print_env() {
     cat "$1/env"
@@ -112,8 +116,7 @@ start() {
     [[ $addr =~ ^[0-9]{1,3}(\.[0-9]{1,3}){3}$ ]] || die "RB_CEPH_ADDR '$addr': expected an IPv4 address" 2
     [ "$addr" = 127.0.0.1 ] || ip -4 -o addr show | grep -q " inet $addr/" ||
         die "RB_CEPH_ADDR $addr: no interface of this host has that address" 2
-    mon_port=$(free_port)
-    rgw_port=$(free_port)
+    read -r mon_port rgw_port <<<"$(free_port 2 | tr '\n' ' ')"
     fsid=$(cat /proc/sys/kernel/random/uuid)
     if [ "$(id -u)" = 0 ] && id ceph >/dev/null 2>&1; then
         user=(--setuser ceph --setgroup ceph)
@@ -175,6 +178,8 @@ EOF
     [ ${#user[@]} -eq 0 ] || chown -R ceph:ceph "$D"
     launch mon ceph-mon -c "$conf" -i a -f "${user[@]}"
     local mon_pid=$LAST_PID
+    # Each ceph command costs about half a second of CPU (a Python start): wait for the port first.
+    await "ceph-mon (monitor on $addr:$mon_port)" "$mon_pid" 60 listening "$mon_port"
     await "ceph-mon (monitor on $addr:$mon_port)" "$mon_pid" 60 ceph -c "$conf" --connect-timeout 2 mon stat
 
     local osd_uuid osd_id
@@ -189,6 +194,8 @@ EOF
         die "ceph-osd --mkfs failed: $(tail -n 1 "$D/log/osd-mkfs.out")"
     launch osd ceph-osd -c "$conf" -i "$osd_id" -f "${user[@]}"
     local osd_pid=$LAST_PID
+    # The monitor logs the OSD's boot when it marks it up; then one command confirms it.
+    await "ceph-osd (osd.$osd_id up)" "$osd_pid" 120 grep -q "osd\.$osd_id .* boot" "$D/log/cluster.log"
     await "ceph-osd (osd.$osd_id up)" "$osd_pid" 120 sh -c "ceph -c '$conf' --connect-timeout 5 osd stat -f json | grep -q '\"num_up_osds\":1'"
 
     mkdir -p "$D/rgw"
