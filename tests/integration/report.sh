@@ -237,12 +237,24 @@ grep -q 'Content-Security-Policy" content="default-src '"'"'none'"'" "$H" || fai
 grep -q '&lt;script&gt;alert(1)&lt;/script&gt;' "$H" || fail "label not escaped"
 ok "self-contained page; markup from result files escaped"
 
-CHROME=(chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking
-    --disable-component-update --disable-sync --disable-default-apps --hide-scrollbars)
-chrome() { local profile=$1; shift; timeout --kill-after=5 90 "${CHROME[@]}" --user-data-dir="$T/$profile" "$@"; }
-# Console messages on stderr; the virtual time budget lets any load the page attempted be refused first.
-chrome prof-dom --window-size=1400,9000 --enable-logging=stderr --v=0 --virtual-time-budget=2000 --dump-dom "file://$H" \
-    >"$T/dom.html" 2>"$T/chrome-dom.err" || { tail "$T/chrome-dom.err" >&2; fail "chromium --dump-dom"; }
+# pages JOBS.json: loads the pages the list names in one headless chromium (tests/cdp_pages.js, over the DevTools
+# protocol): their DOM, console messages and screenshots, as the list asks.
+pages() {
+    timeout --kill-after=5 300 node "$ROOT/tests/cdp_pages.js" "$T/chrome-profile" "$1" 2>"$T/pages.err" ||
+        { cat "$T/pages.err" >&2; fail "chromium (tests/cdp_pages.js $1)"; }
+}
+# The page's DOM and console, and a copy with an inline script, which the page's Content-Security-Policy must refuse
+# with a console message: the check of the console can fail.
+sed 's|</body>|<script>document.title = "ran"</script></body>|' "$H" >"$T/inline.html"
+cat >"$T/dom-jobs.json" <<JOBS
+[{"url": "file://$H", "width": 1400, "height": 9000, "settle_ms": 500, "dom": "$T/dom.html", "console": "$T/chrome-dom.err"},
+ {"url": "file://$T/inline.html", "width": 1400, "height": 1000, "settle_ms": 500, "dom": "$T/inline-dom.html",
+  "console": "$T/inline.err"}]
+JOBS
+pages "$T/dom-jobs.json"
+grep -q '^CONSOLE error security: .*Content Security Policy' "$T/inline.err" ||
+    { cat "$T/inline.err" >&2; fail "an inline script in the page was not refused with a console message"; }
+! grep -q '<title>ran</title>' "$T/inline-dom.html" || fail "an inline script in the page ran"
 # The parsed DOM (what the browser built), not the file: plots by kind, axes with units, no injected elements.
 plots() { grep -o "data-plot=\"$1\"" "$T/dom.html" | wc -l; }
 # Latency curves: the load runs, tiers, sweep, train, block (the killed run has no histograms).
@@ -291,7 +303,20 @@ SHOTS=$ROOT/build/report-screenshots
 rm -rf "$SHOTS"
 mkdir -p "$SHOTS"
 # kind, the id of its first headline plot, its result directories ("compare:A,B" for --compare)
-while read -r kind id dirs; do
+mapfile -t KINDS <<'KINDS'
+tiers tiers-bars tiers
+load throughput-time get-a
+sweep sweep-knee sweep
+block iops-latency block
+coll busbw-size coll
+sim-cal time-size sim-cal
+train au-epoch train
+compare throughput-time compare:get-a,get-b
+KINDS
+# Each kind's page and its probe copy, then the probes loaded in one browser, then the screenshots in one more.
+jobs=()
+for line in "${KINDS[@]}"; do
+    read -r kind id dirs <<<"$line"
     args=()
     if [[ $dirs == compare:* ]]; then args=(--compare); dirs=${dirs#compare:}; fi
     for d in ${dirs//,/ }; do args+=("$F/$d"); done
@@ -300,8 +325,14 @@ while read -r kind id dirs; do
     [ "$rc" -le 1 ] || fail "$kind: report exit $rc"
     { sed 's/<meta http-equiv="Content-Security-Policy"[^>]*>//' "$SHOTS/$kind.html" | sed '/<\/body>/d'
       printf '<script>\n'; cat "$F/dom_checks.js"; printf '</script>\n</body>\n'; } >"$T/$kind-probe.html"
-    chrome "prof-$kind" --window-size=1400,1000 --virtual-time-budget=1000 --dump-dom "file://$T/$kind-probe.html" \
-        2>/dev/null | sed -n 's:.*<pre id="rb-checks">\(.*\)</pre>.*:\1:p' | sed 's/&amp;/\&/g; s/&lt;/</g; s/&gt;/>/g' \
+    jobs+=("{\"url\": \"file://$T/$kind-probe.html\", \"width\": 1400, \"height\": 1000, \"wait_for\": \"#rb-checks\", \"dom\": \"$T/$kind-probe.dom\"}")
+done
+(IFS=,; echo "[${jobs[*]}]") >"$T/probe-jobs.json"
+pages "$T/probe-jobs.json"
+jobs=()
+for line in "${KINDS[@]}"; do
+    read -r kind id dirs <<<"$line"
+    sed -n 's:.*<pre id="rb-checks">\(.*\)</pre>.*:\1:p' "$T/$kind-probe.dom" | sed 's/&amp;/\&/g; s/&lt;/</g; s/&gt;/>/g' \
         >"$T/$kind-checks.json"
     C=$T/$kind-checks.json
     jq -e .viewport "$C" >/dev/null || fail "$kind: no measurements from the page"
@@ -313,26 +344,20 @@ while read -r kind id dirs; do
     assert_jq "$C" '.headlines | all((.bars > 0) or (.paths_per_series | all(. == 1)))' "$kind: one path per line series"
     assert_jq "$C" '.headlines | all(.titles == .points + .bars)' "$kind: a tooltip on every point and bar"
     h=$(jq -r '.height' "$C")
-    chrome "prof-$kind" --window-size=1400,"$h" --screenshot="$SHOTS/$kind-light.png" "file://$SHOTS/$kind.html" >/dev/null 2>&1 ||
-        fail "$kind: screenshot"
-    chrome "prof-$kind" --window-size=1400,"$h" --force-dark-mode --screenshot="$SHOTS/$kind-dark.png" \
-        "file://$SHOTS/$kind.html" >/dev/null 2>&1 || fail "$kind: dark screenshot"
+    jobs+=("{\"url\": \"file://$SHOTS/$kind.html\", \"width\": 1400, \"height\": $h, \"png\": \"$SHOTS/$kind-light.png\"}"
+        "{\"url\": \"file://$SHOTS/$kind.html\", \"width\": 1400, \"height\": $h, \"dark\": true, \"png\": \"$SHOTS/$kind-dark.png\"}")
+done
+(IFS=,; echo "[${jobs[*]}]") >"$T/shot-jobs.json"
+pages "$T/shot-jobs.json"
+for line in "${KINDS[@]}"; do
+    read -r kind _ <<<"$line"
     # The background follows the scheme: white in light, near black in dark (its first pixel's R + G + B).
     read -r w sum < <(png_info "$SHOTS/$kind-light.png" | awk '{print $1, $3 + $4 + $5}')
     [ "$w" = 1400 ] && [ "$sum" -gt 720 ] || fail "$kind light: ${w}px, background R+G+B $sum"
     read -r w sum < <(png_info "$SHOTS/$kind-dark.png" | awk '{print $1, $3 + $4 + $5}')
     [ "$w" = 1400 ] && [ "$sum" -lt 120 ] || fail "$kind dark: ${w}px, background R+G+B $sum"
     ok "$kind: screenshots $SHOTS/$kind-{light,dark}.png"
-done <<'KINDS'
-tiers tiers-bars tiers
-load throughput-time get-a
-sweep sweep-knee sweep
-block iops-latency block
-coll busbw-size coll
-sim-cal time-size sim-cal
-train au-epoch train
-compare throughput-time compare:get-a,get-b
-KINDS
+done
 # Numbers in the headlines, from the fixtures: what people read off the figures.
 assert_jq "$T/tiers-checks.json" '.headlines[0] | .series == 3 and .bars == 6 and .labels == 6' \
     "tiers: 3 ways x 2 sizes, every bar labelled"
