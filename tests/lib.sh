@@ -12,6 +12,10 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Shared-memory transport without ptrace-based single copy (not permitted in containers).
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 export OMPI_MCA_rmaps_base_oversubscribe=1
+# A run without mpirun is an MPI singleton, and Open MPI starts a daemon (orted) beside each one: a tenth of a second
+# of CPU that the suite's hundreds of singleton runs spend for nothing. Here they run isolated, without it; a user's run
+# has it, and so do the runs of tests/integration/run_outcome.sh (every way a run ends, signals included).
+export OMPI_MCA_ess_singleton_isolated=1
 
 # check_results PATH...: every result.json under PATH against the result contract, schemas/ (result.schema.json
 # and the kind schema naming its command; tests/schema_check.py). Prints the problems; returns 1 when there are any.

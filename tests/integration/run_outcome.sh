@@ -5,6 +5,7 @@
 # the exit status unchanged (0, 1, 1). Against nginx WebDAV.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
+unset OMPI_MCA_ess_singleton_isolated # singletons as a user's: with Open MPI's daemon (tests/lib.sh)
 chmod 755 "$T"
 nginx_dav web
 URL=http://127.0.0.1:$DAV_PORT/dav
