@@ -57,6 +57,7 @@ PARALLEL = 8  # commands parsed, planted files and objects written or read, at a
 ALONE = {
     'docs/load.md': 'its open loop must achieve 95 % of 400 requests/s, every send on time (none abandoned)',
     'docs/mlperf.md': "MLPerf's AU rule (>= 90 %) over 2 ms of compute a step",
+    'docs/sweep.md': 'its open loop against RGW sends every request on time (none abandoned), up to 200 requests/s',
 }
 # Programs that run the command given after their own options (`mpirun -np 4 railbench ...`); a script
 # (`scripts/rail-bind.sh`, `scripts/cluster.sh mpirun`) too. `git clone URL railbench` is no command.
