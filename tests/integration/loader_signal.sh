@@ -5,6 +5,10 @@
 # ranks); a rank killed (kill -9) or stopped (SIGSTOP) is named in the record and the run ends with exit 3.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
+# mpirun sends the ranks SIGTERM, then SIGKILL, each odls_base_sigkill_timeout after the last (1 s by default); the
+# outcome line comes at the run's very end, and on this machine with three other tests beside it one second was seen
+# to be too short for it. docs/many-hosts.md tells a loaded host's users to raise it; so does this test.
+export OMPI_MCA_odls_base_sigkill_timeout=2
 
 D=$T/data
 mkdir -p "$D" "$T/ck"
@@ -32,7 +36,7 @@ check_interrupted() { # DIR WHAT
     grep -Eq '^outcome: interrupted by SIG(INT|TERM) (during|after) phase .*\(exit 1\)$' "$T/run.err" ||
         { cat "$T/run.err" >&2; fail "$2: no outcome line"; }
     assert_eq "$2: mpirun's exit status" 1 "$WAIT_RC"
-    [ "$TOOK" -lt 5000 ] || fail "$2: ended ${TOOK} ms after the signal"
+    [ "$TOOK" -lt 7000 ] || fail "$2: ended ${TOOK} ms after the signal" # SIGKILL is due 4 s after it
     ok "$2: ended ${TOOK} ms after the signal: $(grep '^outcome:' "$T/run.err")"
 }
 
@@ -92,7 +96,7 @@ grep -q "^outcome: failed: rank 1 (pid $R1 on .*, stopped) did not answer for 10
     { cat "$T/run.err" >&2; fail "no outcome line naming rank 1"; }
 ok "stopped rank: ended ${took}s after SIGSTOP: $(grep '^outcome:' "$T/run.err")"
 
-# A rank killed (kill -9): mpirun sends the others SIGTERM 1 s later; rank 0 names the dead rank within the second
+# A rank killed (kill -9): mpirun sends the others SIGTERM 2 s later; rank 0 names the dead rank within the 2 s
 # before SIGKILL (mpirun exits 137, the killed rank's status; the record says 3).
 # Which of rank 0's two watches names it depends on where the SIGTERM finds rank 0: between ticks, the tick
 # watch ("did not answer"); inside an MPI call, the record watchdog ("did not take part").
