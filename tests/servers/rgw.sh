@@ -26,8 +26,8 @@ free_port() {
     python3 "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/free-port.py" "$@"
 }
 
-# port_open PORT: something accepts on 127.0.0.1:PORT.
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# port_open PORT: something accepts TCP connections on $addr:PORT.
+port_open() { (exec 3<>"/dev/tcp/$addr/$1") 2>/dev/null; }
 
 # alive PID: the process runs: it exists and has not exited (an orphaned daemon that has exited stays a zombie,
 # state Z, until PID 1 collects it, seconds on some machines).
@@ -80,9 +80,6 @@ retry() {
         sleep 0.5
     done
 }
-
-# listening PORT: something accepts TCP connections on $addr:PORT.
-listening() { (exec 3<>"/dev/tcp/$addr/$1") 2>/dev/null; }
 
 # answers PORT: an HTTP server answers on $addr:PORT (any status: RGW answers an anonymous GET / with 200).
 answers() { [ "$(curl -s -o /dev/null -m 5 -w '%{http_code}' "http://$addr:$1/")" != 000 ]; }
@@ -179,7 +176,7 @@ EOF
     launch mon ceph-mon -c "$conf" -i a -f "${user[@]}"
     local mon_pid=$LAST_PID
     # Each ceph command costs about half a second of CPU (a Python start): wait for the port first.
-    await "ceph-mon (monitor on $addr:$mon_port)" "$mon_pid" 60 listening "$mon_port"
+    await "ceph-mon (monitor on $addr:$mon_port)" "$mon_pid" 60 port_open "$mon_port"
     await "ceph-mon (monitor on $addr:$mon_port)" "$mon_pid" 60 ceph -c "$conf" --connect-timeout 2 mon stat
 
     local osd_uuid osd_id
