@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // cdp_pages.js PROFILE_DIR JOBS.json: loads pages in one headless chromium, driven over the DevTools protocol on a
 // pipe (--remote-debugging-pipe: JSON messages ending in NUL, commands on fd 3, answers and events on fd 4), instead
-// of a chromium started per page (--dump-dom, --screenshot): a start costs about a second of CPU, a page here a tenth.
+// of a chromium started per page (--dump-dom, --screenshot): a start costs about a second of CPU, a page here a fifth.
 // JOBS.json is a list of pages, each loaded in a tab of its own, one after the other:
 //   {"url": "file:///...", "width": 1400, "height": 1000, "dark": false, "wait_for": "#rb-checks",
 //    "settle_ms": 300, "dom": "OUT.html", "console": "OUT.txt", "png": "OUT.png"}

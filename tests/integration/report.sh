@@ -243,8 +243,9 @@ pages() {
     timeout --kill-after=5 300 node "$ROOT/tests/cdp_pages.js" "$T/chrome-profile" "$1" 2>"$T/pages.err" ||
         { cat "$T/pages.err" >&2; fail "chromium (tests/cdp_pages.js $1)"; }
 }
-# The page's DOM and console, and a copy with an inline script, which the page's Content-Security-Policy must refuse
-# with a console message: the check of the console can fail.
+# The page's DOM and console half a second after it loaded (any load it attempted is refused by then), and a copy
+# with an inline script, which the page's Content-Security-Policy must refuse with a console message: the check of
+# the console can fail.
 sed 's|</body>|<script>document.title = "ran"</script></body>|' "$H" >"$T/inline.html"
 cat >"$T/dom-jobs.json" <<JOBS
 [{"url": "file://$H", "width": 1400, "height": 9000, "settle_ms": 500, "dom": "$T/dom.html", "console": "$T/chrome-dom.err"},
