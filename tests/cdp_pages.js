@@ -39,7 +39,8 @@ const browser = spawn('chromium', ['--headless', '--no-sandbox', '--disable-gpu'
 let stderr = '';
 browser.stderr.on('data', (d) => { stderr = (stderr + d).slice(-2000); });
 browser.on('exit', (code, sig) => {
-    if (!finished) die(`chromium ended (${sig || code}) before the pages were done: ${stderr.trim().split('\n').pop()}`);
+    if (!finished)
+        die(`chromium ended (${sig || code}) before the pages were done: ${stderr.trim().split('\n').pop()}`);
 });
 browser.on('error', (e) => die(`chromium: ${e.message}`));
 let finished = false;
@@ -84,8 +85,10 @@ function event(method, sessionId) {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 function bounded(promise, ms, what) {
     let t;
-    return Promise.race([promise, new Promise((_, rej) => { t = setTimeout(() => rej(new Error(`${what}: no answer in ${ms / 1000} s`)), ms); })])
-        .finally(() => clearTimeout(t));
+    const late = new Promise((_, reject) => {
+        t = setTimeout(() => reject(new Error(`${what}: no answer in ${ms / 1000} s`)), ms);
+    });
+    return Promise.race([promise, late]).finally(() => clearTimeout(t));
 }
 
 async function page(job) {
@@ -98,7 +101,8 @@ async function page(job) {
         if (msg.method === 'Runtime.consoleAPICalled')
             lines.push(`CONSOLE ${p.type} console: ${p.args.map((a) => a.value ?? a.description ?? '').join(' ')}`);
         else if (msg.method === 'Runtime.exceptionThrown')
-            lines.push(`CONSOLE error exception: ${p.exceptionDetails.exception?.description ?? p.exceptionDetails.text}`);
+            lines.push(`CONSOLE error exception: ${p.exceptionDetails.exception?.description
+                ?? p.exceptionDetails.text}`);
         else if (msg.method === 'Log.entryAdded')
             lines.push(`CONSOLE ${p.entry.level} ${p.entry.source}: ${p.entry.text}`);
     };
