@@ -29,7 +29,12 @@ SPIDS=$(awk '$1 == "pid" {print $2, $3}' "$STATE/slurm/created")
 
 # What every step needs on this 2-core machine: TCP and shared memory, ranks that yield when idle.
 export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_mpi_yield_when_idle=1
-srun_rb() { cl slurm srun --mpi=pmix -N 2 --ntasks-per-node 2 "$@"; }
+srun_rb() { # ARGS...: a step of 2 tasks on each of the 2 hosts (slurm_step, tests/cluster_lib.sh); fails as srun does
+    slurm_step "$T/srun.out" "$T/srun.err" --mpi=pmix -N 2 --ntasks-per-node 2 "$@"
+    cat "$T/srun.out"
+    cat "$T/srun.err" >&2
+    return "$RC"
+}
 
 # 1. srun load tiers: 4 ranks on 2 hosts, cold all MISS, warm all HIT.
 OMPI_MCA_btl_tcp_if_include=mgmt0 srun_rb "$RB" load tiers --backend "$(cl path backend_url)/slurm-tiers" \

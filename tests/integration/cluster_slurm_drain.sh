@@ -24,23 +24,11 @@ cl exec client3 tc qdisc replace dev rail0 root tbf rate 40mbit burst 32kb laten
 ip netns exec "$NAME-fabric" tc qdisc replace dev client3-r0 root tbf rate 40mbit burst 32kb latency 400ms
 
 export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_tcp_if_include=mgmt0 OMPI_MCA_mpi_yield_when_idle=1
-# A run takes well under a minute; one that hung under srun for the whole 600 s of the test was seen once, so srun is given
-# 180 s, then what each rank was doing is shown (state, kernel wait channel) and the test fails.
-check() { # OUT ARGS...: fabric check over 3 ranks (one per host, rail0) under srun; sets RC
-    local out=$1 pid
+check() { # OUT ARGS...: fabric check over 3 ranks (one per host, rail0) under srun (tests/cluster_lib.sh); sets RC
+    local out=$1
     shift
-    RC=0
-    cl slurm srun --mpi=pmix -N 3 --ntasks-per-node 1 "$RB" fabric check --size 1MiB --iters 4 --timeout 15s \
-        --out "$T/$out" "$@" >"$T/$out.txt" 2>"$T/$out.err" &
-    pid=$!
-    for _ in $(seq 1800); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$pid" 2>/dev/null; then
-        ps -eo pid,ppid,stat,wchan:28,etime,args | grep -E "[f]abric check|[s]lurmstepd|[s]run " >&2 || true
-        tail -n 20 "$T/$out.err" >&2
-        kill "$pid" 2>/dev/null || true
-        fail "$out: srun still running after 180 s (its ranks above)"
-    fi
-    wait "$pid" || RC=$?
+    slurm_step "$T/$out.txt" "$T/$out.err" --mpi=pmix -N 3 --ntasks-per-node 1 "$RB" fabric check --size 1MiB --iters 4 \
+        --timeout 15s --out "$T/$out" "$@"
     [ -f "$T/$out/result.json" ] || { cat "$T/$out.err"; fail "$out: no result.json"; }
 }
 
