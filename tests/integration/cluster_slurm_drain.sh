@@ -15,8 +15,17 @@ for t in slurmctld slurmd munged srun scontrol; do command -v "$t" >/dev/null ||
 assert_exit 0 "up --clients 3 --rails 1" cl up --clients 3 --rails 1 --net "$NET"
 assert_exit 0 "slurm up" cl slurm up
 BAD=$NAME-client3
-# state HOST: the node's State= in scontrol show node ("IDLE", "IDLE+DRAIN", ...).
-state() { cl slurm scontrol show node "$1" | grep -o 'State=[A-Z+_]*' | cut -d= -f2; }
+# state HOST: the node's State= in scontrol show node ("IDLE", "IDLE+DRAIN", ...), once the last job's end has
+# settled on it: a node stays COMPLETING for a moment after srun returns (longer on a busy machine); waited up to 30 s.
+state() {
+    local st
+    for _ in $(seq 150); do
+        st=$(cl slurm scontrol show node "$1" | grep -o 'State=[A-Z+_]*' | cut -d= -f2)
+        [[ $st == *COMPLETING* ]] || break
+        sleep 0.2
+    done
+    echo "$st"
+}
 for h in client1 client2 client3; do assert_eq "$h before" IDLE "$(state "$NAME-$h")"; done
 
 # client3's rail0 limited both ways: its egress, and the switch port's egress to it.
