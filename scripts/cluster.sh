@@ -666,8 +666,7 @@ do_up() {
     fi
 
     # The management and rail subnets must be free on this machine.
-    if ip -o -4 addr show | awk '{print $4}' | grep -q "^${net//./\\.}\." ||
-        ip -4 route show | grep -q "^${net//./\\.}\."; then
+    if grep -q "^${net//./\\.}\." <<<"$(ip -o -4 addr show | awk '{print $4}'; ip -4 route show)"; then
         die_usage "--net $net: addresses or routes in $net.0.0/16 exist on this machine already; pick another --net"
     fi
     local ns_name

@@ -10,7 +10,7 @@ NAME=${NAME:0:10}
 # A /16 no interface or route on this machine uses.
 NET=${RB_TEST_CLUSTER_NET:-}
 [ -n "$NET" ] || for o in $(seq 200 250); do
-    if ! ip -o -4 addr show | awk '{print $4}' | grep -q "^10\.$o\." && ! ip -4 route show | grep -q "^10\.$o\."; then
+    if ! grep -q "^10\.$o\." <<<"$(ip -o -4 addr show | awk '{print $4}'; ip -4 route show)"; then
         NET=10.$o; break
     fi
 done

@@ -138,7 +138,7 @@ rank_pid() {
     local p c _
     for _ in $(seq 300); do
         for p in $(for c in "$1" $(pgrep -P "$1" || true); do pgrep -P "$c" || true; done); do
-            tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2" && { echo "$p"; return 0; }
+            grep -qx "OMPI_COMM_WORLD_RANK=$2" < <(tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null) && { echo "$p"; return 0; }
         done
         sleep 0.1
     done

@@ -20,7 +20,7 @@ name=rbcb$$
 name=${name:0:10}
 net=
 for o in $(seq 200 250); do
-    if ! ip -o -4 addr show | awk '{print $4}' | grep -q "^10\.$o\." && ! ip -4 route show | grep -q "^10\.$o\."; then
+    if ! grep -q "^10\.$o\." <<<"$(ip -o -4 addr show | awk '{print $4}'; ip -4 route show)"; then
         net=10.$o; break
     fi
 done

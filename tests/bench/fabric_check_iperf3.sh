@@ -56,7 +56,7 @@ bg ip netns exec "$NAME-client2" setsid iperf3 -s -B "$B" -p "$PORT" >/dev/null 
 bg ip netns exec "$NAME-client2" setsid iperf3 -s -B "$B" -p "$((PORT + 1))" >/dev/null 2>&1
 for p in "$PORT" "$((PORT + 1))"; do
     for _ in $(seq 50); do cl exec client2 ss -ltn | grep -q ":$p " && break; sleep 0.1; done
-    cl exec client2 ss -ltn | grep -q ":$p " || fail "iperf3 server on $B:$p did not listen within 5 s"
+    grep -q ":$p " <<<"$(cl exec client2 ss -ltn)" || fail "iperf3 server on $B:$p did not listen within 5 s"
 done
 
 # iperf MODE ARGS...: one test from client1 (bound to rail0) to client2; prints the bytes/s received (both ways' sum for bidir).

@@ -200,7 +200,7 @@ check_down "$STATE" "$PIDS_UP"
 
 assert_exit 0 "up --rails 2 --fabric fat-tree" cl up --clients 2 --rails 2 --fabric fat-tree --net "$NET"
 STATE=$(cl path state)
-! ip netns list | grep -q "^$NAME-spine" || fail "fat-tree made a spine"
+! grep -q "^$NAME-spine" <<<"$(ip netns list)" || fail "fat-tree made a spine"
 ports=$(ip -n "$NAME-fabric" -o link show master fat | wc -l)
 assert_eq "client rail ports on the one fat-tree bridge" 4 "$ports"
 c1r0=$(counter client1 rail0); c2r1=$(counter client2 rail1)

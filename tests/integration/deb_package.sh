@@ -58,7 +58,7 @@ assert_jq "$T/run/result.json" ".version == \"${line#railbench }\"" "result.json
 grep -q 'path: /usr/share/railbench/grafana/dashboards$' "$T/x/usr/share/railbench/grafana/provisioning/dashboards/railbench.yml" ||
     fail "the packaged Grafana provisioning does not point at /usr/share/railbench/grafana/dashboards"
 ok "the packaged Grafana provisioning loads the dashboards from /usr/share/railbench"
-MANPAGER=cat MANPATH=$T/x/usr/share/man man railbench-load 2>/dev/null | grep -q -- '--inflight N' ||
+grep -q -- '--inflight N' <<<"$(MANPAGER=cat MANPATH=$T/x/usr/share/man man railbench-load 2>/dev/null)" ||
     fail "the packaged railbench-load(1) does not render"
 ok "the packaged man pages render"
 

@@ -111,7 +111,7 @@ start() {
     local mon_port rgw_port fsid user=() conf=$D/ceph.conf
     addr=${RB_CEPH_ADDR:-127.0.0.1}
     [[ $addr =~ ^[0-9]{1,3}(\.[0-9]{1,3}){3}$ ]] || die "RB_CEPH_ADDR '$addr': expected an IPv4 address" 2
-    [ "$addr" = 127.0.0.1 ] || ip -4 -o addr show | grep -q " inet $addr/" ||
+    [ "$addr" = 127.0.0.1 ] || grep -q " inet $addr/" <<<"$(ip -4 -o addr show)" ||
         die "RB_CEPH_ADDR $addr: no interface of this host has that address" 2
     read -r mon_port rgw_port <<<"$(free_port 2 | tr '\n' ' ')"
     fsid=$(cat /proc/sys/kernel/random/uuid)
