@@ -13,6 +13,8 @@ run_flip() { # NAME CALL
     local rc=0
     rb_mpirun 2 -x LD_PRELOAD="$T/flip.so" -x RB_FLIP_RANK=1 -x RB_FLIP_CALL="$2" \
         "$RB" coll allreduce --algo ring -b 64 -e 64 -n 1 -w 0 -c 1 --out "$T/$1" >"$T/$1.out" 2>"$T/$1.err" || rc=$?
+    # A rank ended by a signal: what Open MPI and the ranks said, for the failure that follows.
+    [ "$rc" -lt 128 ] || { echo "note: $1: mpirun exit $rc; its stderr:"; sed 's/^/    /' "$T/$1.err"; } >&2
     echo "$rc"
 }
 
