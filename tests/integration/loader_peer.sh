@@ -19,20 +19,21 @@ between() {
     ok "$4: $2 in [$1, $3]"
 }
 
-# 1. A fixed 50 ms delay: p50 within 5 % of it (the histogram's error is under 1 %). Below 50 ms is wrong
-#    at once. Above 52.5 ms can be the Python peer waiting for a core beside another test (CI saw 53 ms):
-#    the run is made again (--force: into the same --out), up to 3 times, and the last one must be within 5 %.
+# 1. A fixed 50 ms delay: p50 within 10 % of it (the histogram's error is under 1 %). Below 50 ms is wrong
+#    at once. Above it by 2 to 4 ms is the Python peer's threads waiting for a core beside three other tests (a
+#    full run saw 52.3 to 53.6 ms in three runs in a row): the run is made again (--force: into the same --out), up
+#    to 3 times, and the last one must be within 10 %. A delay counted twice, or Nagle's 40 ms, is far outside.
 P1=$(free_port)
 bg python3 "$PEER" --port "$P1" --delay-ms 50
 wait_port "$P1"
 for attempt in 1 2 3; do
     "$RB" load get "${ENG[@]}" "http://127.0.0.1:$P1/d" --objects 16 --count 160 -c 8 --out "$T/d1" --force --quiet >/dev/null
     between 50000000 "$(summary d1 '[.latency_ns.p50, .ttfb_ns.p50] | min')" 1000000000000 "p50 and TTFB p50 not below the delay"
-    [ "$(summary d1 '[.latency_ns.p50, .ttfb_ns.p50] | max')" -le 52500000 ] && break
+    [ "$(summary d1 '[.latency_ns.p50, .ttfb_ns.p50] | max')" -le 55000000 ] && break
     echo "delay: attempt $attempt: p50 $(summary d1 .latency_ns.p50) ns, TTFB p50 $(summary d1 .ttfb_ns.p50) ns (busy machine?); again"
 done
-between 50000000 "$(summary d1 .latency_ns.p50)" 52500000 "p50 against a 50 ms delay"
-between 50000000 "$(summary d1 .ttfb_ns.p50)" 52500000 "TTFB p50 against a 50 ms delay"
+between 50000000 "$(summary d1 .latency_ns.p50)" 55000000 "p50 against a 50 ms delay"
+between 50000000 "$(summary d1 .ttfb_ns.p50)" 55000000 "TTFB p50 against a 50 ms delay"
 assert_eq "delay: requests" 160 "$(summary d1 .requests)"
 
 # 2. Open loop at 100/s with the peer stalling once for 1 s at its 200th request: requests due during
