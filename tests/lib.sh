@@ -16,6 +16,11 @@ export OMPI_MCA_rmaps_base_oversubscribe=1
 # of CPU that the suite's hundreds of singleton runs spend for nothing. Here they run isolated, without it; a user's run
 # has it, and so do the runs of tests/integration/run_outcome.sh (every way a run ends, signals included).
 export OMPI_MCA_ess_singleton_isolated=1
+# Open MPI's session directories under this test's own T, not the machine's /tmp/ompi.HOST.UID: isolated singletons
+# all name theirs jf.0/1/0 there, so the singletons of tests running side by side made and removed the same
+# directories (a start failed with "orte_ess_init failed"); and those a killed run leaves go with T.
+mkdir -p "$T/ompi"
+export OMPI_MCA_orte_tmpdir_base=$T/ompi
 
 # check_results PATH...: every result.json under PATH against the result contract, schemas/ (result.schema.json
 # and the kind schema naming its command; tests/schema_check.py). Prints the problems; returns 1 when there are any.
