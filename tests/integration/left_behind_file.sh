@@ -152,10 +152,11 @@ UD=$(mktemp -d /tmp/rb-left-behind.XXXXXX)
 AT_EXIT+=("rm -rf '$UD'")
 chmod 755 "$UD"
 U=$UD/u
-mkdir -p "$U" "$UD/uout"
-chown 65534:65534 "$UD/uout"
+mkdir -p "$U" "$UD/uout" "$UD/ompi"
+chown 65534:65534 "$UD/uout" "$UD/ompi"
 rc=0
-setpriv --reuid=65534 --regid=65534 --clear-groups "$RB" load checkpoint "file://$U" --model llama3-8b \
+# Open MPI's session directory where the user can make it (tests/lib.sh puts it under $T, root's).
+OMPI_MCA_orte_tmpdir_base=$UD/ompi setpriv --reuid=65534 --regid=65534 --clear-groups "$RB" load checkpoint "file://$U" --model llama3-8b \
     --scale 1/20000 --writes 1 --reads 1 --name r --out "$UD/uout/r" >"$T/ck-u.out" 2>"$T/ck-u.err" || rc=$?
 assert_eq "unwritable directory: exit" 3 "$rc"
 grep -q "error: file://$U: Permission denied (mkdir $U/r)" "$T/ck-u.err" \
