@@ -156,8 +156,9 @@ mkdir -p "$U" "$UD/uout" "$UD/ompi"
 chown 65534:65534 "$UD/uout" "$UD/ompi"
 rc=0
 # Open MPI's session directory where the user can make it (tests/lib.sh puts it under $T, root's).
-OMPI_MCA_orte_tmpdir_base=$UD/ompi setpriv --reuid=65534 --regid=65534 --clear-groups "$RB" load checkpoint "file://$U" --model llama3-8b \
-    --scale 1/20000 --writes 1 --reads 1 --name r --out "$UD/uout/r" >"$T/ck-u.out" 2>"$T/ck-u.err" || rc=$?
+OMPI_MCA_orte_tmpdir_base=$UD/ompi setpriv --reuid=65534 --regid=65534 --clear-groups \
+    "$RB" load checkpoint "file://$U" --model llama3-8b --scale 1/20000 --writes 1 --reads 1 --name r \
+    --out "$UD/uout/r" >"$T/ck-u.out" 2>"$T/ck-u.err" || rc=$?
 assert_eq "unwritable directory: exit" 3 "$rc"
 grep -q "error: file://$U: Permission denied (mkdir $U/r)" "$T/ck-u.err" \
     || fail "unwritable: the error does not name EACCES and the directory: $(cat "$T/ck-u.err")"
