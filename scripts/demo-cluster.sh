@@ -83,7 +83,7 @@ step_ansible() {
              "railbench_args": ["--backend", "{{ railbench_backend_url }}/tiers", "--tier", "{{ railbench_tier_url }}/tiers",
                                 "--objects", "8", "--sizes", "1MiB,4MiB", "--warm-epochs", "2", "--fresh",
                                 "--label", "demo=ansible"]}' \
-        -e "railbench_collect_dir=$here/$out/ansible"
+        -e "railbench_collect_dir=$here/$out/ansible" </dev/null
     cat "$out/ansible/ansible-tiers/table.md"
     echo
 }

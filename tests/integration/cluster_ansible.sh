@@ -18,7 +18,7 @@ export ANSIBLE_CONFIG=$ROOT/ansible/ansible.cfg ANSIBLE_LOCAL_TEMP=$T/ansible-lo
 # play PLAYBOOK LOG ARGS...: ansible-playbook against the box; fails the test with the log's tail.
 play() {
     local pb=$1 log=$2; shift 2
-    ansible-playbook -i "$INV" "$pb" "$@" >"$log" 2>&1 || { tail -n 30 "$log"; fail "ansible-playbook $(basename "$pb") $* failed"; }
+    ansible-playbook -i "$INV" "$pb" "$@" </dev/null >"$log" 2>&1 || { tail -n 30 "$log"; fail "ansible-playbook $(basename "$pb") $* failed"; }
 }
 # recap_ok LOG: every host of the recap has failed=0 and unreachable=0; prints the hosts' count.
 recap_ok() {
@@ -51,13 +51,13 @@ grep -q "does not run yet; setup would build and install it" "$T/check-fresh.log
 ok "setup.yml --check from a fresh checkout passes and creates nothing on the clients"
 
 # 3. Tags pick phases; argument specs reject bad input before anything runs.
-ansible-playbook -i "$INV" "$ROOT/ansible/bench.yml" --list-tasks --tags collect >"$T/tags.txt"
+ansible-playbook -i "$INV" "$ROOT/ansible/bench.yml" --list-tasks --tags collect </dev/null >"$T/tags.txt"
 grep -q "railbench_collect : Fetch the archive" "$T/tags.txt" || fail "--tags collect lists no collect task"
 # Ansible tags each role's argument validation "always": those run, and only those, of the other phases.
 ! grep -E "railbench_(setup|run) :" "$T/tags.txt" | grep -vq "Validating arguments" || fail "--tags collect lists setup or run tasks"
 ok "bench.yml --tags collect: collect's tasks only (and every role's argument check)"
 rc=0
-ansible-playbook -i "$INV" "$ROOT/ansible/run.yml" -e '{"railbench_args": {"not": "a list"}}' >"$T/spec.log" 2>&1 || rc=$?
+ansible-playbook -i "$INV" "$ROOT/ansible/run.yml" -e '{"railbench_args": {"not": "a list"}}' </dev/null >"$T/spec.log" 2>&1 || rc=$?
 [ "$rc" != 0 ] || fail "run.yml accepted railbench_args as a mapping"
 if ! grep -q "railbench_args" "$T/spec.log" || ! grep -q "Validation of arguments failed" "$T/spec.log"; then
     tail -n 20 "$T/spec.log"; fail "run.yml's failure does not come from its argument specs naming railbench_args"

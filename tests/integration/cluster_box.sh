@@ -89,7 +89,7 @@ ansible-playbook -i "$(cl path inventory)" "$ROOT/ansible/bench.yml" \
     -e "{\"railbench_command\": \"load tiers\", \"railbench_ranks_per_host\": 2,
          \"railbench_args\": [\"--backend\", \"{{ railbench_backend_url }}/tiers\", \"--tier\", \"{{ railbench_tier_url }}/tiers\",
                             \"--objects\", \"8\", \"--sizes\", \"1MiB\", \"--warm-epochs\", \"2\", \"--fresh\", \"-c\", \"2\"],
-         \"railbench_run_id\": \"ansible-tiers\", \"railbench_collect_dir\": \"$T/collected\"}" >"$T/ansible.log" 2>&1 ||
+         \"railbench_run_id\": \"ansible-tiers\", \"railbench_collect_dir\": \"$T/collected\"}" </dev/null >"$T/ansible.log" 2>&1 ||
     { tail -n 40 "$T/ansible.log"; fail "ansible-playbook bench.yml failed"; }
 ok "ansible-playbook bench.yml ($((SECONDS - t0)) s)"
 R=$T/collected/ansible-tiers/result.json

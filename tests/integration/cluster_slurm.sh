@@ -90,7 +90,7 @@ wait_job() {
 assert_eq "sbatch block job state" "JobState=COMPLETED" "$(wait_job "$jid")"
 export ANSIBLE_CONFIG=$ROOT/ansible/ansible.cfg ANSIBLE_LOCAL_TEMP=$T/ansible-local ANSIBLE_NOCOLOR=1
 ansible-playbook -i "$(cl path inventory)" "$ROOT/ansible/collect.yml" -e "railbench_results_dir=$L/results" \
-    -e "railbench_run_id=rb-block-$jid" -e "railbench_collect_dir=$T/collected" >"$T/collect.log" 2>&1 ||
+    -e "railbench_run_id=rb-block-$jid" -e "railbench_collect_dir=$T/collected" </dev/null >"$T/collect.log" 2>&1 ||
     { tail -n 30 "$T/collect.log"; fail "collect.yml failed"; }
 C=$T/collected/rb-block-$jid
 assert_jq "$C/result.json" '.command == "block" and .mpi.size == 2 and .mpi.hosts == 2' "collected result.json: block on 2 hosts"
