@@ -3,6 +3,10 @@
 # railbench coll stops at the next row on SIGINT to mpirun and still writes its results.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
+# mpirun's SIGKILL comes odls_base_sigkill_timeout after its SIGTERM to the ranks (1 s by default); a full run saw a
+# 2-rank sweep with three other tests beside it leave no record within that second. docs/many-hosts.md tells a
+# loaded host's users to raise it; so does this test, as loader_signal does.
+export OMPI_MCA_odls_base_sigkill_timeout=2
 
 # A sweep that would take hours: one byte more per row.
 bg "${MPIRUN[@]}" -np 2 "$RB" coll allreduce -b 4 -i 4 -e 1M -n 2 -w 0 --out "$T/r" --quiet
@@ -21,10 +25,10 @@ assert_jq "$T/r/result.json" '(.phases | length) == (.summary.collective_rows | 
 ok "exit status after SIGINT: $rc"
 
 # The rows a signal leaves: result.json's rows are the rows printed on stdout, the cut-short row (if any) is only
-# summary.partial_row, the outcome line is printed. Under mpirun a rank gets SIGCONT at once and SIGTERM 1 s after
-# mpirun got SIGINT, SIGTERM or SIGHUP, then SIGKILL 1 s later (odls_base_sigkill_timeout): the record must be on
-# disk within that second, so these sweeps have rows far longer than it (-n 200 up to 4 MiB), and repeat until the
-# signal (-N 0): on an idle machine one sweep can end before mpirun passes the signal on.
+# summary.partial_row, the outcome line is printed. Under mpirun a rank gets SIGCONT at once and SIGTERM 2 s after
+# mpirun got SIGINT, SIGTERM or SIGHUP, then SIGKILL 2 s later (odls_base_sigkill_timeout, above): the record must be on
+# disk by then (mpirun ends about 4 s after the signal). These sweeps have rows far longer than a second (-n 200 up
+# to 4 MiB), and repeat until the signal (-N 0): on an idle machine one sweep can end before mpirun passes it on.
 check_cut() { # DIR WHAT RC
     local dir=$1 what=$2 rc=$3 printed kept
     [ -f "$dir/result.json" ] || { cat "$T/run.err" >&2; fail "$what: no result.json (exit $rc)"; }
@@ -59,7 +63,7 @@ for np in 2 4; do
         sleep 1
         signal_mpirun "$how"
         check_cut "$d" "$how, $np ranks" "$WAIT_RC"
-        [ "$TOOK" -lt 5000 ] || fail "$how-$np: the run took ${TOOK} ms to end after the signal"
+        [ "$TOOK" -lt 7000 ] || fail "$how-$np: the run took ${TOOK} ms to end after the signal"
         ok "$how, $np ranks: ended ${TOOK} ms after the signal, mpirun exit $WAIT_RC"
     done
 done
